@@ -1,0 +1,122 @@
+package spec
+
+import "time"
+
+// ResultVersion is the version of the Result (JSON result file) schema.
+const ResultVersion = 1
+
+// Value is one output element: its bits in the compared dtype as hex, and
+// its decimal value.
+type Value struct {
+	Hex string `json:"hex"`
+	Dec string `json:"dec"`
+}
+
+// Finding is a violated relation with its minimal case.
+type Finding struct {
+	// Case is the minimal failing case (after shrinking).
+	Case Case `json:"case"`
+	// Original is the case as first found, before shrinking, when it differs.
+	Original *Case `json:"original,omitempty"`
+	// Kind is "mismatch" for differing bits, "crash" for a target that
+	// faulted, hung or answered garbage, "misuse" for a comparison the
+	// harness declares meaningless (wrong dtype, unmasked positions).
+	Kind       string `json:"kind"`
+	Relation   string `json:"relation"`
+	TargetA    string `json:"target_a"`
+	TargetB    string `json:"target_b,omitempty"`
+	Row        int    `json:"row"`
+	Col        int    `json:"col"`
+	A          Value  `json:"a"`
+	B          Value  `json:"b"`
+	ULPs       uint64 `json:"ulps"`
+	SignedZero bool   `json:"signed_zero,omitempty"` // +0 vs -0: 0 ulps, different bits
+	// RowsDiffering counts the rows that differ anywhere in the batch.
+	RowsDiffering int `json:"rows_differing"`
+	// Mismatches lists, for up to 64 differing rows, row index, mismatch
+	// count, first column and largest ulp distance (for heatmaps).
+	Mismatches  []RowMismatch `json:"mismatches,omitempty"`
+	DriftMap    *DriftMap     `json:"drift_map,omitempty"`
+	Message     string        `json:"message,omitempty"`
+	Error       string        `json:"error,omitempty"`
+	ShrinkSteps int           `json:"shrink_steps,omitempty"`
+	Repro       string        `json:"repro"`
+	Signature   string        `json:"signature"`
+	Env         Env           `json:"env"`
+	FoundAt     time.Time     `json:"found_at"`
+	// Elapsed is the time from campaign start to the first detection, and
+	// ToMinimal the time spent shrinking and mapping.
+	Elapsed   Duration `json:"elapsed"`
+	ToMinimal Duration `json:"to_minimal"`
+	// CasesBefore counts the cases run before this finding, this one included.
+	CasesBefore int64 `json:"cases_before"`
+}
+
+// RowMismatch summarises one differing row of a batch.
+type RowMismatch struct {
+	Row        int    `json:"row"`
+	Count      int    `json:"count"`
+	FirstCol   int    `json:"first_col"`
+	MaxULPs    uint64 `json:"max_ulps"`
+	Cols       int    `json:"cols"`
+	ColsSample []int  `json:"cols_sample,omitempty"`
+}
+
+// DriftMap says, for a swept dimension, which values give which output bits
+// for the rows they share, grouped into classes.
+type DriftMap struct {
+	Dim     string       `json:"dim"`
+	Values  []int        `json:"values"`
+	Classes []DriftClass `json:"classes"`
+	// Rule is the recognised pattern in words, e.g. "rows % 32 == 0 -> A,
+	// otherwise -> B" or "kv <= 48 -> A, kv >= 49 -> B"; empty when none
+	// was recognised.
+	Rule string `json:"rule"`
+	// Kind is "invariant", "threshold", "periodic" or "irregular".
+	Kind string `json:"kind"`
+}
+
+// DriftClass is one set of swept values that give the same output bits.
+type DriftClass struct {
+	Label  string `json:"label"`
+	Digest string `json:"digest"`
+	Values []int  `json:"values"`
+}
+
+// Env is an environment fingerprint.
+type Env struct {
+	Bitparity  string `json:"bitparity"`
+	GoVersion  string `json:"go"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	CPU        string `json:"cpu,omitempty"`
+	GPU        string `json:"gpu,omitempty"`
+	CC         string `json:"compute_capability,omitempty"`
+	Driver     string `json:"driver,omitempty"`
+	CUDA       string `json:"cuda,omitempty"`
+	KernelHash string `json:"kernel_hash,omitempty"`
+}
+
+// TargetStats counts what one target ran in a campaign.
+type TargetStats struct {
+	Target   string `json:"target"`
+	Cases    int64  `json:"cases"`
+	Findings int    `json:"findings"`
+	// Invariant is true when the target claims to satisfy every relation
+	// (a negative control expects findings on the others).
+	Invariant bool `json:"invariant"`
+}
+
+// Result is what one campaign writes with --json: a versioned file that
+// reports and corpus read.
+type Result struct {
+	Version  int           `json:"version"`
+	Started  time.Time     `json:"started"`
+	Duration Duration      `json:"duration"`
+	Seed     uint64        `json:"seed"`
+	Cases    int64         `json:"cases"`
+	Targets  []TargetStats `json:"targets"`
+	Findings []Finding     `json:"findings"`
+	Env      Env           `json:"env"`
+	Args     []string      `json:"args,omitempty"`
+}

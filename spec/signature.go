@@ -1,0 +1,25 @@
+package spec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+)
+
+// Signature is the deduplication key of a finding: two findings with the
+// same signature are the same bug. It hashes what identifies a bug, not the
+// particular case that showed it:
+//
+//	kind | op | relation | target A | target B | in | out | compare | drift rule
+//
+// so the same drift found through different seeds or shapes collapses into
+// one entry while a new onset (a different rule) stays separate.
+func Signature(f Finding) string {
+	key := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%s|", f.Kind, f.Case.Op, f.Relation,
+		f.TargetA, f.TargetB, f.Case.In, f.Case.Out, f.Case.CompareDType())
+	if f.DriftMap != nil {
+		key += f.DriftMap.Dim + ":" + f.DriftMap.Rule
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:8])
+}
