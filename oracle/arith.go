@@ -1,0 +1,87 @@
+package oracle
+
+import "math"
+
+// CanonicalNaN is the NaN that PTX fp32 arithmetic (add, mul, fma, div,
+// sqrt .rn) returns for any NaN result: 0x7fffffff.
+const CanonicalNaN = 0x7fffffff
+
+func canon(f float32) float32 {
+	if f != f {
+		return math.Float32frombits(CanonicalNaN)
+	}
+	return f
+}
+
+// Add32 is fp32 a+b rounded to nearest even (PTX add.rn.f32). The float64
+// sum of two fp32 values rounded to fp32 is correctly rounded (53 >= 2·24+2).
+func Add32(a, b float32) float32 { return canon(float32(float64(a) + float64(b))) }
+
+// Sub32 is fp32 a-b rounded to nearest even (PTX sub.rn.f32).
+func Sub32(a, b float32) float32 { return canon(float32(float64(a) - float64(b))) }
+
+// Mul32 is fp32 a·b rounded to nearest even (PTX mul.rn.f32).
+func Mul32(a, b float32) float32 { return canon(float32(float64(a) * float64(b))) }
+
+// Div32 is fp32 a/b rounded to nearest even (PTX div.rn.f32, CUDA's
+// __fdiv_rn and the default '/' without -prec-div=false).
+func Div32(a, b float32) float32 { return canon(float32(float64(a) / float64(b))) }
+
+// Sqrt32 is the fp32 square root rounded to nearest even (PTX sqrt.rn.f32,
+// CUDA's __fsqrt_rn).
+func Sqrt32(a float32) float32 { return canon(float32(math.Sqrt(float64(a)))) }
+
+// Max32 is PTX max.f32: the larger of a and b; if one is NaN the other is
+// returned; if both are NaN, the canonical NaN. max(-0, +0) is +0.
+func Max32(a, b float32) float32 {
+	switch {
+	case a != a && b != b:
+		return math.Float32frombits(CanonicalNaN)
+	case a != a:
+		return b
+	case b != b:
+		return a
+	case a == 0 && b == 0:
+		if math.Signbit(float64(a)) {
+			return b
+		}
+		return a
+	case a > b:
+		return a
+	}
+	return b
+}
+
+// FMA32 is the fp32 fused multiply-add a·b+c with a single rounding to
+// nearest even (PTX fma.rn.f32), correct for subnormal results, overflow to
+// Inf and signed zeros; any NaN result is the canonical NaN.
+//
+// Method: the product of two fp32 values is exact in float64 (24+24 bits,
+// exponents far inside float64's range). The float64 sum s = p+c is rounded
+// once; its exact error e comes from TwoSum. If e != 0 and s's last bit is
+// even, s moves one float64 ulp toward e, which makes s the sum rounded to
+// odd. Rounding an odd-rounded value with 53 bits to fp32 (24 bits, or fewer
+// for subnormals) is then correctly rounded. The naive
+// float32(math.FMA(...)) rounds twice and is wrong (TestFMA32DoubleRounding).
+func FMA32(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	cc := float64(c)
+	s := p + cc
+	if math.IsInf(s, 0) || s != s || math.IsInf(p, 0) || math.IsInf(cc, 0) {
+		return canon(float32(s))
+	}
+	bb := s - p
+	e := (p - (s - bb)) + (cc - bb)
+	if e != 0 {
+		bits := math.Float64bits(s)
+		if bits&1 == 0 {
+			if (e > 0) == (s > 0) {
+				bits++
+			} else {
+				bits--
+			}
+			s = math.Float64frombits(bits)
+		}
+	}
+	return float32(s)
+}

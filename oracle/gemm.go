@@ -1,0 +1,68 @@
+package oracle
+
+import "fmt"
+
+// GEMMInput is a batch for y = x·W: X is M x K, W is K x N (row-major),
+// both of the input dtype. Out is the output dtype.
+type GEMMInput struct {
+	X, W    []float32
+	M, K, N int
+	Out     DType
+}
+
+// GEMM computes, for each selected row m (all rows when rows is nil), into
+// out[i*N : (i+1)*N] for the i-th selected row, for every column n:
+//
+//	chunk = ceil(K / SplitK)
+//	for c := 0; c < SplitK; c++ {
+//		p[c] = +0
+//		for k := c*chunk; k < min((c+1)*chunk, K); k++ { p[c] = fma(x[m][k], W[k][n], p[c]) }
+//	}
+//	y[m][n] = round_out(combine(p))   // ((p0+p1)+p2)+... or a tree
+//
+// Rows are independent: row m's bits never depend on M or other rows.
+func GEMM(in GEMMInput, s GEMMSchedule, rows []int) ([]float32, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if in.M < 0 || in.K < 1 || in.N < 1 {
+		return nil, fmt.Errorf("gemm: m %d k %d n %d: %w", in.M, in.K, in.N, ErrShape)
+	}
+	if err := checkLen("gemm x", len(in.X), in.M*in.K); err != nil {
+		return nil, err
+	}
+	if err := checkLen("gemm w", len(in.W), in.K*in.N); err != nil {
+		return nil, err
+	}
+	sel, err := selectRows(rows, in.M)
+	if err != nil {
+		return nil, fmt.Errorf("gemm: %w", err)
+	}
+	K, N := in.K, in.N
+	chunk := (K + s.SplitK - 1) / s.SplitK
+	out := make([]float32, len(sel)*N)
+	parallelRows(len(sel), func(i int) {
+		x := in.X[sel[i]*K : (sel[i]+1)*K]
+		parts := make([]float32, s.SplitK)
+		acc := make([]float32, N*s.SplitK) // acc[c*N+n]
+		for c := 0; c < s.SplitK; c++ {
+			lo, hi := c*chunk, min((c+1)*chunk, K)
+			a := acc[c*N : (c+1)*N]
+			for k := lo; k < hi; k++ {
+				xk := x[k]
+				w := in.W[k*N : (k+1)*N]
+				for n := range a {
+					a[n] = FMA32(xk, w[n], a[n])
+				}
+			}
+		}
+		y := out[i*N : (i+1)*N]
+		for n := range y {
+			for c := range parts {
+				parts[c] = acc[c*N+n]
+			}
+			y[n] = Round(in.Out, combineParts(s.Combine, parts, Add32))
+		}
+	})
+	return out, nil
+}
