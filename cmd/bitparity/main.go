@@ -1,0 +1,120 @@
+// Command bitparity fuzzes GPU and CPU kernels for batch invariance and
+// bitwise parity with a CPU oracle, shrinks what it finds to the onset, and
+// keeps and replays the cases.
+//
+// Each subcommand lives in its own file and registers itself in init; main
+// is a thin shell over run.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/bitparity/bitparity/spec"
+)
+
+// command is one subcommand. Run returns an *exitError to choose the exit
+// code; any other error exits 3 (internal).
+type command struct {
+	Summary string
+	Run     func(stdout, stderr io.Writer, args []string) error
+}
+
+var commands = map[string]command{}
+
+func register(name string, c command) {
+	if _, dup := commands[name]; dup {
+		panic("bitparity: command registered twice: " + name)
+	}
+	commands[name] = c
+}
+
+// exitError carries an exit code (spec.Exit*) with its message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr is a usage or bad-input error (exit 2).
+func usageErr(format string, a ...any) error {
+	return &exitError{code: spec.ExitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// withCode wraps err with an exit code; a nil err stays nil.
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: bitparity COMMAND [flags] [args]")
+	fmt.Fprintln(w, "\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Summary)
+	}
+	fmt.Fprintln(w, "\nexit codes: 0 nothing found, 1 finding or mismatch reproduced, 2 usage or bad input,")
+	fmt.Fprintln(w, "            3 internal or device failure, 4 could not reproduce")
+	fmt.Fprintln(w, "run 'bitparity COMMAND -h' for a command's flags")
+}
+
+func run(stdout, stderr io.Writer, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return &exitError{code: spec.ExitUsage}
+		}
+		return nil
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		usage(stderr)
+		return usageErr("unknown command %q", args[0])
+	}
+	return c.Run(stdout, stderr, args[1:])
+}
+
+// exitCode maps an error from run to the process exit code.
+func exitCode(err error) int {
+	if err == nil {
+		return spec.ExitOK
+	}
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	return spec.ExitInternal
+}
+
+func main() {
+	err := run(os.Stdout, os.Stderr, os.Args[1:])
+	if err != nil {
+		var e *exitError
+		if !errors.As(err, &e) || e.err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "bitparity") {
+				msg = "bitparity: " + msg
+			}
+			fmt.Fprintln(os.Stderr, msg)
+		}
+	}
+	os.Exit(exitCode(err))
+}

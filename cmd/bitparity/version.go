@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=..."; when
+// empty the module's build info is used.
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return "dev-" + s.Value[:12]
+			}
+		}
+		if bi.Main.Version != "" {
+			return bi.Main.Version
+		}
+	}
+	return "dev"
+}
+
+func init() {
+	register("version", command{
+		Summary: "print the bitparity version",
+		Run: func(stdout, _ io.Writer, _ []string) error {
+			_, err := fmt.Fprintln(stdout, version())
+			return err
+		},
+	})
+}

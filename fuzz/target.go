@@ -1,0 +1,124 @@
+package fuzz
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Output is what a target computed for the selected rows of a batch:
+// len(Rows) rows of Cols values, exact in DType. A device target may leave
+// Values nil and hold the rows on the device in Device; relations then
+// compare through Device and fetch values only for findings.
+type Output struct {
+	Rows   []int // batch row indices, in order
+	Cols   int
+	DType  oracle.DType
+	Values []float32 // len(Rows)*Cols, row-major; nil when Device holds them
+	// Taps are optional fp32 intermediates, TapCols per row (for example
+	// RMSNorm's sum of squares and rstd).
+	Taps    []float32
+	TapCols int
+	Device  DeviceOutput
+}
+
+// Row returns the values of the i-th selected row (host outputs only).
+func (o *Output) Row(i int) []float32 { return o.Values[i*o.Cols : (i+1)*o.Cols] }
+
+// DeviceOutput is an output that lives on an accelerator.
+type DeviceOutput interface {
+	// CompareRows compares row ra[i] of this output with row rb[i] of other
+	// (both batch-row positions within their outputs' Rows) in dtype dt
+	// and returns one summary per pair that differs.
+	CompareRows(other DeviceOutput, ra, rb []int, dt oracle.DType) ([]RowDiff, error)
+	// Fetch copies the selected rows (positions within Rows) to the host.
+	Fetch(pos []int) ([]float32, error)
+	// Release frees the device memory (or returns it to a pool).
+	Release()
+}
+
+// RowDiff summarises one differing row pair.
+type RowDiff struct {
+	PosA, PosB int    // positions in the two outputs' Rows
+	Count      int    // differing columns
+	FirstCol   int    // first differing column
+	MaxULPs    uint64 // largest ulp distance in the compared dtype
+}
+
+// Info describes a target for `bitparity list` and for reports.
+type Info struct {
+	Name string
+	Op   spec.Op
+	// Device is "cpu", "cuda:N", "process", ...
+	Device string
+	// Invariant is true when the target claims every relation holds
+	// (batch invariance, padding, determinism). Drift models are false:
+	// they are negative controls and must be found.
+	Invariant bool
+	// Schedule, when the target declares one, is the oracle schedule it
+	// implements bit for bit; oracle parity is then bitwise. Empty means
+	// oracle parity is an ulp bound (ULPBound).
+	Schedule string
+	ULPBound uint64
+	// Models says which real kernel behaviour a drift model reproduces and
+	// where that fact comes from.
+	Models string
+}
+
+// Target is an implementation of one op that can run a batch.
+type Target interface {
+	Info() Info
+	// Run computes the selected rows of b (all rows when rows is nil).
+	Run(ctx context.Context, b *Batch, rows []int) (*Output, error)
+}
+
+// Factory makes a target; it may fail when the target is not available in
+// this build or on this machine.
+type Factory func() (Target, error)
+
+var (
+	regMu    sync.Mutex
+	registry = map[string]Factory{}
+)
+
+// Register adds a target factory under name. It panics on a duplicate name
+// (programmer misuse).
+func Register(name string, f Factory) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("fuzz: target registered twice: " + name)
+	}
+	registry[name] = f
+}
+
+// Names lists the registered target names, sorted.
+func Names() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup makes the target registered under name.
+func Lookup(name string) (Target, error) {
+	regMu.Lock()
+	f, ok := registry[name]
+	regMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown target %q (bitparity list shows the targets of this build)", name)
+	}
+	t, err := f()
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", name, err)
+	}
+	return t, nil
+}
