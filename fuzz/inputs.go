@@ -1,0 +1,302 @@
+package fuzz
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// MaxElements bounds the number of input values one case may ask for
+// (2^28 fp32 values, 1 GiB): a hostile or mistaken case fails with an error
+// instead of exhausting memory.
+const MaxElements = 1 << 28
+
+// rowRNG is the value stream of one tensor row: splitmix64 seeded by
+// mix(seed, tensor, row). A row's values depend only on (seed, tensor, row),
+// never on how many rows the batch has, so batches of 928 and 2274 rows
+// share their first 928 rows bit for bit.
+type rowRNG struct{ s uint64 }
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// tensor ids, part of the generator's contract (GeneratorVersion).
+const (
+	tensorX uint64 = iota + 1
+	tensorW
+	tensorLogits
+	tensorTargets
+	tensorQ
+	tensorK
+	tensorV
+)
+
+func newRowRNG(seed, tensor, row uint64) *rowRNG {
+	return &rowRNG{s: splitmix(splitmix(seed^tensor*0x9e3779b97f4a7c15) ^ row)}
+}
+
+func (r *rowRNG) next() uint64 { r.s += 0x9e3779b97f4a7c15; return splitmix(r.s) }
+
+// uniform returns a float64 in [0, 1) with 53 random bits.
+func (r *rowRNG) uniform() float64 { return float64(r.next()>>11) / (1 << 53) }
+
+// normal returns an N(0,1) sample (Box-Muller, first value only, so each
+// call consumes exactly two draws).
+func (r *rowRNG) normal() float64 {
+	u1 := r.uniform()
+	u2 := r.uniform()
+	if u1 < 1e-300 {
+		u1 = 1e-300
+	}
+	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
+}
+
+// fillRow writes n values of distribution dist (rounded to dt) for one row.
+func fillRow(dst []float32, dist spec.Dist, dt oracle.DType, scale float64, r *rowRNG) error {
+	round := func(v float64) float32 { return oracle.Round(dt, float32(v)) }
+	switch dist {
+	case spec.DistNormal, "":
+		for i := range dst {
+			dst[i] = round(r.normal() * scale)
+		}
+	case spec.DistHeavy:
+		for i := range dst {
+			n := r.normal()
+			a, b, c := r.normal(), r.normal(), r.normal()
+			dst[i] = round(n / math.Sqrt((a*a+b*b+c*c)/3+1e-12) * scale)
+		}
+	case spec.DistOutlier:
+		for i := range dst {
+			dst[i] = round(r.normal() * scale)
+		}
+		at := int(r.next() % uint64(len(dst)))
+		dst[at] = round(float64(dst[at]) * 1000)
+	case spec.DistConstant:
+		v := round(r.normal() * scale)
+		for i := range dst {
+			dst[i] = v
+		}
+	case spec.DistSignedZero:
+		for i := range dst {
+			switch r.next() % 3 {
+			case 0:
+				dst[i] = 0
+			case 1:
+				dst[i] = float32(math.Copysign(0, -1))
+			default:
+				dst[i] = round(r.normal() * scale)
+			}
+		}
+	case spec.DistSubnormal:
+		tiny := float64(oracle.SmallestNormal(dt))
+		for i := range dst {
+			dst[i] = round((r.uniform()*2 - 1) * tiny)
+		}
+	case spec.DistNearOverflow:
+		big := float64(oracle.MaxFinite(dt))
+		for i := range dst {
+			dst[i] = round((0.25 + 0.75*r.uniform()) * big * math.Copysign(1, r.normal()))
+		}
+	case spec.DistTies:
+		// small multiples of 1/8 and their powers of two: many exact sums
+		// and products land on rounding ties.
+		for i := range dst {
+			m := float64(int(r.next()%33) - 16)
+			e := int(r.next()%5) - 2
+			dst[i] = round(math.Ldexp(m/8, e) * scale)
+		}
+	case spec.DistBoundary:
+		return fmt.Errorf("dist %q needs the oracle-guided nudge (boundary.go)", dist)
+	default:
+		return fmt.Errorf("unknown value distribution %q", dist)
+	}
+	return nil
+}
+
+// fill generates rows x cols values of tensor id for rows [0, rows): row i
+// from newRowRNG(seed, tensor, rowKey(i)).
+func fill(c spec.Case, tensor uint64, dist spec.Dist, dt oracle.DType, scale float64, rows, cols int, rowKey func(i int) uint64) ([]float32, error) {
+	out := make([]float32, rows*cols)
+	for i := 0; i < rows; i++ {
+		key := uint64(i)
+		if rowKey != nil {
+			key = rowKey(i)
+		}
+		if err := fillRow(out[i*cols:(i+1)*cols], dist, dt, scale, newRowRNG(c.Seed, tensor, key)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func positive(name string, v int) error {
+	if v < 1 {
+		return fmt.Errorf("shape: %s = %d, want >= 1", name, v)
+	}
+	return nil
+}
+
+func budget(c spec.Case, elems ...int) error {
+	total := 0
+	for _, e := range elems {
+		if e < 0 || e > MaxElements || total > MaxElements-e {
+			return fmt.Errorf("case too large: %s %+v needs more than %d input values (the memory budget)", c.Op, c.Shape, MaxElements)
+		}
+		total += e
+	}
+	return nil
+}
+
+// Inputs derives the batch of case c from its seed (or its explicit Data):
+// the same case gives the same bits on every machine. Shape errors and
+// cases over the memory budget are errors, never panics.
+func Inputs(c spec.Case) (*Batch, error) {
+	in, err := oracle.ParseDType(string(c.In))
+	if err != nil {
+		return nil, fmt.Errorf("case input dtype: %w", err)
+	}
+	out, err := oracle.ParseDType(string(c.Out))
+	if err != nil {
+		return nil, fmt.Errorf("case output dtype: %w", err)
+	}
+	if c.Data != nil {
+		return explicitInputs(c, in, out)
+	}
+	if c.GenVersion != 0 && c.GenVersion != spec.GeneratorVersion {
+		return nil, fmt.Errorf("case made by generator version %d, this build has %d: only cases with explicit data replay across generator versions", c.GenVersion, spec.GeneratorVersion)
+	}
+	s := c.Shape
+	b := &Batch{Op: c.Op, In: in, Out: out}
+	switch c.Op {
+	case spec.OpRMSNorm:
+		if err := firstErr(positive("rows", s.Rows), positive("hidden", s.Hidden), budget(c, s.Rows*s.Hidden, s.Hidden)); err != nil {
+			return nil, err
+		}
+		x, err := fill(c, tensorX, c.Dist, in, 1, s.Rows, s.Hidden, nil)
+		if err != nil {
+			return nil, err
+		}
+		w, err := fill(c, tensorW, spec.DistNormal, in, 0.25, 1, s.Hidden, nil)
+		if err != nil {
+			return nil, err
+		}
+		for i := range w {
+			w[i] = oracle.Round(in, 1+w[i])
+		}
+		b.RMSNorm = &oracle.RMSNormInput{X: x, W: w, Rows: s.Rows, Hidden: s.Hidden, Eps: c.Eps, Out: out}
+	case spec.OpGEMM:
+		if err := firstErr(positive("rows", s.Rows), positive("hidden (K)", s.Hidden), positive("n", s.N),
+			budget(c, s.Rows*s.Hidden, s.Hidden*s.N, s.Rows*s.N)); err != nil {
+			return nil, err
+		}
+		x, err := fill(c, tensorX, c.Dist, in, 1, s.Rows, s.Hidden, nil)
+		if err != nil {
+			return nil, err
+		}
+		w, err := fill(c, tensorW, spec.DistNormal, in, 1/math.Sqrt(float64(s.Hidden)), s.Hidden, s.N, nil)
+		if err != nil {
+			return nil, err
+		}
+		b.GEMM = &oracle.GEMMInput{X: x, W: w, M: s.Rows, K: s.Hidden, N: s.N, Out: out}
+	case spec.OpLogProb:
+		if err := firstErr(positive("rows", s.Rows), positive("vocab", s.Vocab), budget(c, s.Rows*s.Vocab)); err != nil {
+			return nil, err
+		}
+		x, err := fill(c, tensorLogits, c.Dist, in, 3, s.Rows, s.Vocab, nil)
+		if err != nil {
+			return nil, err
+		}
+		t := make([]int32, s.Rows)
+		for i := range t {
+			t[i] = int32(newRowRNG(c.Seed, tensorTargets, uint64(i)).next() % uint64(s.Vocab))
+		}
+		b.LogProb = &oracle.LogProbInput{Logits: x, Targets: t, Rows: s.Rows, Vocab: s.Vocab}
+	case spec.OpAttnPrefill:
+		if err := firstErr(positive("seqs", s.Seqs), positive("seq_len", s.SeqLen), positive("heads", s.Heads),
+			positive("kv_heads", s.KVHeads), positive("head_dim", s.HeadDim)); err != nil {
+			return nil, err
+		}
+		if s.Heads%s.KVHeads != 0 {
+			return nil, fmt.Errorf("shape: heads %d is not a multiple of kv_heads %d", s.Heads, s.KVHeads)
+		}
+		tokens := s.Seqs * s.SeqLen
+		if err := budget(c, tokens*s.Heads*s.HeadDim, 2*tokens*s.KVHeads*s.HeadDim); err != nil {
+			return nil, err
+		}
+		key := func(i int) uint64 { return uint64(i/s.SeqLen)<<32 | uint64(i%s.SeqLen) }
+		q, err := fill(c, tensorQ, c.Dist, in, 1, tokens, s.Heads*s.HeadDim, key)
+		if err != nil {
+			return nil, err
+		}
+		k, err := fill(c, tensorK, c.Dist, in, 1, tokens, s.KVHeads*s.HeadDim, key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := fill(c, tensorV, spec.DistNormal, in, 1, tokens, s.KVHeads*s.HeadDim, key)
+		if err != nil {
+			return nil, err
+		}
+		b.Prefill = &oracle.PrefillInput{Q: q, K: k, V: v, Seqs: s.Seqs, SeqLen: s.SeqLen,
+			Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim, Out: out}
+	case spec.OpAttnDecode:
+		if err := firstErr(positive("rows (requests)", s.Rows), positive("heads", s.Heads),
+			positive("kv_heads", s.KVHeads), positive("head_dim", s.HeadDim)); err != nil {
+			return nil, err
+		}
+		if s.Heads%s.KVHeads != 0 {
+			return nil, fmt.Errorf("shape: heads %d is not a multiple of kv_heads %d", s.Heads, s.KVHeads)
+		}
+		lens := make([]int, s.Rows)
+		total := 0
+		for r := range lens {
+			lens[r] = s.KV
+			if len(s.KVLens) > 0 {
+				lens[r] = s.KVLens[r%len(s.KVLens)]
+			}
+			if err := positive("kv", lens[r]); err != nil {
+				return nil, err
+			}
+			if lens[r] > MaxElements {
+				return nil, budget(c, lens[r])
+			}
+			total += lens[r]
+			if err := budget(c, 2*total*s.KVHeads*s.HeadDim); err != nil {
+				return nil, err
+			}
+		}
+		q, err := fill(c, tensorQ, c.Dist, in, 1, s.Rows, s.Heads*s.HeadDim, nil)
+		if err != nil {
+			return nil, err
+		}
+		d := &oracle.DecodeInput{Q: q, K: make([][]float32, s.Rows), V: make([][]float32, s.Rows),
+			Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim, Out: out}
+		for r := range lens {
+			key := func(j int) uint64 { return uint64(r)<<32 | uint64(j) }
+			if d.K[r], err = fill(c, tensorK, c.Dist, in, 1, lens[r], s.KVHeads*s.HeadDim, key); err != nil {
+				return nil, err
+			}
+			if d.V[r], err = fill(c, tensorV, spec.DistNormal, in, 1, lens[r], s.KVHeads*s.HeadDim, key); err != nil {
+				return nil, err
+			}
+		}
+		b.Decode = d
+	default:
+		return nil, fmt.Errorf("unknown op %q", c.Op)
+	}
+	return b, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
