@@ -1,0 +1,71 @@
+# bitparity: differential fuzz testing of GPU kernels against a CPU oracle.
+#
+#   make run       the main job: a seeded campaign over every relation and
+#                  every target this machine has (CPU targets without a GPU)
+#   make test      everything CI runs (no GPU needed): vet, the cuda build
+#                  compile-check, unit and conformance tests, the browser test
+#   make fuzz      go test -fuzz on each native target for FUZZTIME
+#   make bench     benchmarks
+#   make nightly   fuzz, import new failures, recheck, reports under out/nightly
+#   make ptx       rebuild gpu/kernels PTX (needs nvcc)
+#   make test-gpu  the GPU suites (needs a GPU, CUDA and the cuda build tag)
+
+GO        ?= go
+DURATION  ?= 60s
+SEED      ?= 1
+FUZZTIME  ?= 10s
+NIGHTLY_FUZZTIME ?= 10s
+OUT       ?= out
+export NIGHTLY_FUZZTIME
+
+# Build with CUDA when this machine has a GPU, a driver and CUDA headers.
+CUDA_HOME ?= /usr/local/cuda
+HAVE_GPU  := $(shell nvidia-smi -L >/dev/null 2>&1 && test -f $(CUDA_HOME)/include/cuda.h && echo yes)
+ifeq ($(HAVE_GPU),yes)
+TAGS      := -tags cuda
+CUDA_ENV  := CGO_CFLAGS="-I$(CURDIR)/gpu/cudacompat -I$(CUDA_HOME)/include" CGO_LDFLAGS="-L$(CUDA_HOME)/lib64/stubs -L$(CUDA_HOME)/lib64"
+endif
+
+.PHONY: run test vet cuda-vet unit fuzz bench nightly ptx test-gpu build clean
+
+build:
+	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
+
+run: build
+	mkdir -p $(OUT)
+	./bin/bitparity run --duration $(DURATION) --seed $(SEED) --json $(OUT)/run.json
+
+test: vet cuda-vet unit
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+cuda-vet:
+	@if [ -x scripts/cuda-vet.sh ]; then scripts/cuda-vet.sh; \
+	else echo "cuda-vet: scripts/cuda-vet.sh does not exist yet (GPU issue)"; exit 1; fi
+
+unit:
+	$(GO) test -count=1 -timeout 9m ./...
+
+fuzz:
+	@targets=$$($(GO) test -list 'Fuzz.*' ./fuzz/native 2>/dev/null | grep '^Fuzz') || { echo "fuzz: no native fuzz targets in ./fuzz/native yet"; exit 1; }; \
+	for t in $$targets; do echo "== $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./fuzz/native || exit 1; done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
+
+nightly:
+	@if [ -x scripts/nightly.sh ]; then scripts/nightly.sh; \
+	else echo "nightly: scripts/nightly.sh does not exist yet (reports issue)"; exit 1; fi
+
+ptx:
+	@if [ -x scripts/ptx.sh ]; then scripts/ptx.sh; \
+	else echo "ptx: scripts/ptx.sh does not exist yet (GPU issue)"; exit 1; fi
+
+test-gpu:
+	@nvidia-smi -L >/dev/null 2>&1 || { echo "test-gpu: no GPU here (nvidia-smi -L failed)"; exit 3; }
+	$(GO) test -tags cuda -count=1 -timeout 30m ./...
+
+clean:
+	rm -rf bin $(OUT)
