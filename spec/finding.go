@@ -105,6 +105,11 @@ type TargetStats struct {
 	// Invariant is true when the target claims to satisfy every relation
 	// (a negative control expects findings on the others).
 	Invariant bool `json:"invariant"`
+	// Op is the op the target implements, and Relations the relations the
+	// campaign checked on it; reports make one op x relation x target cell
+	// (a JUnit test case) of each. Empty when not recorded.
+	Op        Op       `json:"op,omitempty"`
+	Relations []string `json:"relations,omitempty"`
 }
 
 // Result is what one campaign writes with --json: a versioned file that
