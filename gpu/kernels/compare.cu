@@ -1,0 +1,141 @@
+// compare.cu: the device-side row compare. Only per-row summaries of the
+// differing rows leave the device.
+#include "common.cuh"
+
+__device__ __forceinline__ bool is_nan_bits(unsigned x, int dt)
+{
+	if (dt == DT_FP32)
+		return (x & 0x7fffffffu) > 0x7f800000u;
+	if (dt == DT_BF16)
+		return (x & 0x7fffu) > 0x7f80u;
+	return (x & 0x7fffu) > 0x7c00u;
+}
+
+// ulp_dist is oracle.ULPDistanceBits(dt, a, b).ULPs: 0 for equal bits,
+// MaxUint64 when either is NaN and the bits differ, else |ord(a) - ord(b)|
+// on the sign-magnitude ordering (+0 and -0 are 0 apart).
+__device__ __forceinline__ u64 ulp_dist(unsigned a, unsigned b, int dt)
+{
+	if (a == b)
+		return 0;
+	if (is_nan_bits(a, dt) || is_nan_bits(b, dt))
+		return ~0ull;
+	unsigned sign = dt == DT_FP32 ? 0x80000000u : 0x8000u;
+	i64 oa = (i64)(a & ~sign), ob = (i64)(b & ~sign);
+	if (a & sign)
+		oa = -oa;
+	if (b & sign)
+		ob = -ob;
+	i64 d = oa - ob;
+	return (u64)(d < 0 ? -d : d);
+}
+
+// elem_bits returns element j of a row stored as dtype sdt, as the bits of
+// dtype cdt (rounded when the dtypes differ).
+__device__ __forceinline__ unsigned elem_bits(const void *row, i64 j, int sdt, int cdt)
+{
+	if (sdt == cdt) {
+		if (sdt == DT_FP32)
+			return ((const unsigned *)row)[j];
+		return ((const unsigned short *)row)[j];
+	}
+	return to_bits(load(row, j, sdt), cdt);
+}
+
+struct Acc {
+	unsigned count;
+	i64 first;
+	u64 ulps;
+	__device__ __forceinline__ void add(unsigned a, unsigned b, i64 col, int dt)
+	{
+		if (a != b) {
+			count++;
+			if (col < first)
+				first = col;
+			u64 u = ulp_dist(a, b, dt);
+			if (u > ulps)
+				ulps = u;
+		}
+	}
+};
+
+// compare_rows compares, for pair p (blocks stride over pairs), row pa[p]
+// of a with row pb[p] of b (cols values each; a stored as a_dt, b as b_dt)
+// in dtype cmp_dt. A differing pair gets one slot s = atomicAdd(ndiff, 1)
+// with out_pair[s] = p, out_count[s] = differing columns, out_first[s] =
+// first differing column, out_ulps[s] = largest ulp distance in cmp_dt.
+extern "C" __global__ void compare_rows(const void *a, const void *b, const i64 *pa, const i64 *pb, i64 npairs,
+					i64 cols, i64 a_dt, i64 b_dt, i64 cmp_dt, unsigned *ndiff, i64 *out_pair,
+					i64 *out_count, i64 *out_first, u64 *out_ulps)
+{
+	__shared__ unsigned s_count[32];
+	__shared__ i64 s_first[32];
+	__shared__ u64 s_ulps[32];
+	const int t = threadIdx.x;
+	const int adt = (int)a_dt, bdt = (int)b_dt, cdt = (int)cmp_dt;
+	const int asz = adt == DT_FP32 ? 4 : 2, bsz = bdt == DT_FP32 ? 4 : 2;
+	const bool fast = adt == cdt && bdt == cdt && ((cols * asz) % 16) == 0;
+	for (i64 p = blockIdx.x; p < npairs; p += gridDim.x) {
+		const char *ra = (const char *)a + (size_t)(pa[p] * cols) * asz;
+		const char *rb = (const char *)b + (size_t)(pb[p] * cols) * bsz;
+		Acc acc = {0u, 0x7fffffffffffffffll, 0ull};
+		if (fast) {
+			const uint4 *va = (const uint4 *)ra, *vb = (const uint4 *)rb;
+			const i64 nv = cols * asz / 16;
+			const int per = 16 / asz;
+			for (i64 u = t; u < nv; u += blockDim.x) {
+				uint4 x = va[u], y = vb[u];
+				if (x.x == y.x && x.y == y.y && x.z == y.z && x.w == y.w)
+					continue;
+				unsigned xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
+				for (int q = 0; q < 4; q++) {
+					if (xs[q] == ys[q])
+						continue;
+					if (asz == 4) {
+						acc.add(xs[q], ys[q], u * per + q, cdt);
+					} else {
+						acc.add(xs[q] & 0xffffu, ys[q] & 0xffffu, u * per + 2 * q, cdt);
+						acc.add(xs[q] >> 16, ys[q] >> 16, u * per + 2 * q + 1, cdt);
+					}
+				}
+			}
+		} else {
+			for (i64 j = t; j < cols; j += blockDim.x)
+				acc.add(elem_bits(ra, j, adt, cdt), elem_bits(rb, j, bdt, cdt), j, cdt);
+		}
+		// block reduce: sum of counts, min of first, max of ulps
+		for (int off = 16; off >= 1; off /= 2) {
+			acc.count += __shfl_xor_sync(0xffffffffu, acc.count, off);
+			i64 f = __shfl_xor_sync(0xffffffffu, acc.first, off);
+			if (f < acc.first)
+				acc.first = f;
+			u64 m = __shfl_xor_sync(0xffffffffu, acc.ulps, off);
+			if (m > acc.ulps)
+				acc.ulps = m;
+		}
+		const int warps = blockDim.x / 32;
+		if ((t & 31) == 0) {
+			s_count[t / 32] = acc.count;
+			s_first[t / 32] = acc.first;
+			s_ulps[t / 32] = acc.ulps;
+		}
+		__syncthreads();
+		if (t == 0) {
+			for (int w = 1; w < warps; w++) {
+				acc.count += s_count[w];
+				if (s_first[w] < acc.first)
+					acc.first = s_first[w];
+				if (s_ulps[w] > acc.ulps)
+					acc.ulps = s_ulps[w];
+			}
+			if (acc.count > 0) {
+				unsigned s = atomicAdd(ndiff, 1u);
+				out_pair[s] = p;
+				out_count[s] = acc.count;
+				out_first[s] = acc.first;
+				out_ulps[s] = acc.ulps;
+			}
+		}
+		__syncthreads();
+	}
+}

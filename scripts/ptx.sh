@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# ptx.sh: rebuild gpu/kernels/*.ptx from gpu/kernels/*.cu with nvcc and
+# record the sha256 of every source and PTX file in gpu/kernels/kernels.sha256
+# (gpu's tests check that the embedded PTX was made from the sources in the
+# tree). Needs nvcc (CUDA_HOME/bin, /usr/local/cuda/bin or PATH).
+#
+# Exact kernels: PTX for compute_80 (Ampere, Hopper and Blackwell JIT it),
+# no contraction of a*b+c (-fmad=false), IEEE division and square root, no
+# flush to zero, no fast math.
+set -euo pipefail
+cd "$(dirname "$0")/../gpu/kernels"
+
+nvcc=nvcc
+for d in "${CUDA_HOME:-}" /usr/local/cuda; do
+	if [ -n "$d" ] && [ -x "$d/bin/nvcc" ]; then nvcc=$d/bin/nvcc; break; fi
+done
+command -v "$nvcc" >/dev/null || { echo "ptx: nvcc not found (set CUDA_HOME)" >&2; exit 3; }
+
+flags=(-arch=compute_80 -ptx -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -std=c++17)
+
+for cu in *.cu; do
+	out=${cu%.cu}.ptx
+	echo "ptx: $nvcc ${flags[*]} -o $out $cu" >&2
+	"$nvcc" "${flags[@]}" -o "$out.tmp" "$cu"
+	mv "$out.tmp" "$out"
+done
+
+{
+	echo "# made by scripts/ptx.sh; checked by gpu/ptx_test.go"
+	echo "# nvcc: $("$nvcc" --version | tail -n 2 | head -n 1)"
+	echo "# flags: ${flags[*]}"
+	sha256sum -- *.cu *.cuh *.ptx
+} >kernels.sha256.tmp
+mv kernels.sha256.tmp kernels.sha256
+echo "ptx: wrote $(ls *.ptx | wc -l) PTX files and kernels.sha256" >&2
