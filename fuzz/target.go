@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -23,8 +24,18 @@ type Output struct {
 	// RMSNorm's sum of squares and rstd).
 	Taps    []float32
 	TapCols int
-	Device  DeviceOutput
+	// Filled lists positions (indices into Rows) that the target never
+	// computed and filled with a placeholder (an engine that zero-fills the
+	// log-probs of positions it did not report). Comparing them is a
+	// misuse, not a mismatch.
+	Filled []int
+	Device DeviceOutput
 }
+
+// ErrTargetCrashed is wrapped by a target's Run error when the target
+// faulted, hung or answered garbage (a process that died, a GPU fault): the
+// relation then reports a finding of kind "crash" instead of failing.
+var ErrTargetCrashed = errors.New("target crashed")
 
 // Row returns the values of the i-th selected row (host outputs only).
 func (o *Output) Row(i int) []float32 { return o.Values[i*o.Cols : (i+1)*o.Cols] }
@@ -67,6 +78,9 @@ type Info struct {
 	// Models says which real kernel behaviour a drift model reproduces and
 	// where that fact comes from.
 	Models string
+	// Expect lists the relations a drift model (a negative control) must
+	// be found by; empty for invariant targets.
+	Expect []string
 }
 
 // Target is an implementation of one op that can run a batch.

@@ -1,0 +1,172 @@
+package fuzz
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// CompareHost compares, for every i, row pa[i] of a with row pb[i] of b
+// (positions within the outputs' Rows) in dtype dt and returns one summary
+// per pair that differs, in the order of the pairs. Two values are equal
+// when their bits in dt are equal (each is rounded to dt first, exact for
+// values of that dtype): NaNs compare by bits, +0 and -0 differ (0 ulps).
+// MaxULPs is the largest oracle.ULPDistanceBits over the row.
+func CompareHost(a, b *Output, pa, pb []int, dt oracle.DType) []RowDiff {
+	return compareSlices(a.Values, b.Values, a.Cols, pa, pb, dt)
+}
+
+// compareTaps is CompareHost over the fp32 taps.
+func compareTaps(a, b *Output, pa, pb []int) []RowDiff {
+	if a.TapCols == 0 || a.TapCols != b.TapCols || a.Taps == nil || b.Taps == nil {
+		return nil
+	}
+	return compareSlices(a.Taps, b.Taps, a.TapCols, pa, pb, oracle.FP32)
+}
+
+func compareSlices(av, bv []float32, cols int, pa, pb []int, dt oracle.DType) []RowDiff {
+	var diffs []RowDiff
+	for i := range pa {
+		ra := av[pa[i]*cols : (pa[i]+1)*cols]
+		rb := bv[pb[i]*cols : (pb[i]+1)*cols]
+		d := RowDiff{PosA: pa[i], PosB: pb[i], FirstCol: -1}
+		for j, x := range ra {
+			y := rb[j]
+			if math.Float32bits(x) == math.Float32bits(y) {
+				continue
+			}
+			xb, yb := oracle.ToBits(dt, x), oracle.ToBits(dt, y)
+			if xb == yb {
+				continue
+			}
+			if d.Count == 0 {
+				d.FirstCol = j
+			}
+			d.Count++
+			if u := oracle.ULPDistanceBits(dt, xb, yb).ULPs; u > d.MaxULPs {
+				d.MaxULPs = u
+			}
+		}
+		if d.Count > 0 {
+			diffs = append(diffs, d)
+		}
+	}
+	return diffs
+}
+
+// compareOutputs compares batch rows ra[i] of a with rb[i] of b (batch row
+// indices, each present in its output's Rows) in dtype dt: on the device
+// when both outputs live there, on the host otherwise. Positions either
+// output lists in Filled are skipped and returned apart.
+func compareOutputs(a, b *Output, ra, rb []int, dt oracle.DType) (diffs []RowDiff, filled [][2]int, err error) {
+	posA, posB := positions(a), positions(b)
+	fa, fb := filledSet(a), filledSet(b)
+	pa := make([]int, 0, len(ra))
+	pb := make([]int, 0, len(rb))
+	for i := range ra {
+		x, okA := posA[ra[i]]
+		y, okB := posB[rb[i]]
+		if !okA || !okB {
+			return nil, nil, fmt.Errorf("compare: row %d / %d was not computed", ra[i], rb[i])
+		}
+		if fa[x] || fb[y] {
+			filled = append(filled, [2]int{x, y})
+			continue
+		}
+		pa = append(pa, x)
+		pb = append(pb, y)
+	}
+	if a.Device != nil && b.Device != nil {
+		diffs, err = a.Device.CompareRows(b.Device, pa, pb, dt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("compare on the device: %w", err)
+		}
+		sort.SliceStable(diffs, func(i, j int) bool { return diffs[i].PosA < diffs[j].PosA })
+		return diffs, filled, nil
+	}
+	if err := hostValues(a); err != nil {
+		return nil, nil, err
+	}
+	if err := hostValues(b); err != nil {
+		return nil, nil, err
+	}
+	return CompareHost(a, b, pa, pb, dt), filled, nil
+}
+
+// hostValues fetches a device output's rows to the host when they are not
+// there yet (one side of a comparison lives on the host).
+func hostValues(o *Output) error {
+	if o.Values != nil || o.Device == nil {
+		return nil
+	}
+	all := make([]int, len(o.Rows))
+	for i := range all {
+		all[i] = i
+	}
+	v, err := o.Device.Fetch(all)
+	if err != nil {
+		return fmt.Errorf("fetch device output: %w", err)
+	}
+	o.Values = v
+	return nil
+}
+
+func positions(o *Output) map[int]int {
+	m := make(map[int]int, len(o.Rows))
+	for i, r := range o.Rows {
+		m[r] = i
+	}
+	return m
+}
+
+func filledSet(o *Output) map[int]bool {
+	if len(o.Filled) == 0 {
+		return nil
+	}
+	m := make(map[int]bool, len(o.Filled))
+	for _, p := range o.Filled {
+		m[p] = true
+	}
+	return m
+}
+
+// value returns the element (pos, col) of o, fetching the row from the
+// device when needed.
+func value(o *Output, pos, col int) (float32, error) {
+	if o.Values != nil {
+		return o.Values[pos*o.Cols+col], nil
+	}
+	if o.Device == nil {
+		return 0, fmt.Errorf("output has neither host values nor a device")
+	}
+	row, err := o.Device.Fetch([]int{pos})
+	if err != nil {
+		return 0, fmt.Errorf("fetch row %d: %w", o.Rows[pos], err)
+	}
+	return row[col], nil
+}
+
+// specValue formats v as bits of dt and the decimal of its dt value.
+func specValue(dt oracle.DType, v float32) spec.Value {
+	return spec.Value{Hex: oracle.Hex(dt, v), Dec: oracle.Decimal(oracle.Round(dt, v))}
+}
+
+// maxMismatches is how many differing rows a finding lists.
+const maxMismatches = 64
+
+// summarize turns diffs into the finding's per-row summaries (batch rows of
+// a), up to maxMismatches.
+func summarize(a *Output, diffs []RowDiff, cols int) []spec.RowMismatch {
+	var ms []spec.RowMismatch
+	for _, d := range diffs {
+		if len(ms) == maxMismatches {
+			break
+		}
+		ms = append(ms, spec.RowMismatch{Row: a.Rows[d.PosA], Count: d.Count, FirstCol: d.FirstCol,
+			MaxULPs: d.MaxULPs, Cols: cols})
+	}
+	return ms
+}

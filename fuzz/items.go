@@ -1,0 +1,254 @@
+package fuzz
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// An item is the unit a batch is made of: a token for rmsnorm, gemm and
+// logprob (one output row), a request for decode (Heads output rows), a
+// sequence for prefill (SeqLen·Heads output rows). Relations build batches
+// by copying items, so a row's inputs are the same bits in every batch.
+
+// Items returns the number of items of b.
+func (b *Batch) Items() int {
+	switch b.Op {
+	case spec.OpAttnDecode:
+		return len(b.Decode.K)
+	case spec.OpAttnPrefill:
+		return b.Prefill.Seqs
+	}
+	return b.Rows()
+}
+
+// RowsPerItem returns the number of output rows of one item; item i owns
+// output rows [i·RowsPerItem, (i+1)·RowsPerItem).
+func (b *Batch) RowsPerItem() int {
+	switch b.Op {
+	case spec.OpAttnDecode:
+		return b.Decode.Heads
+	case spec.OpAttnPrefill:
+		return b.Prefill.SeqLen * b.Prefill.Heads
+	}
+	return 1
+}
+
+// caseItems returns the number of items a case asks for.
+func caseItems(c spec.Case) int {
+	if c.Op == spec.OpAttnPrefill {
+		return c.Shape.Seqs
+	}
+	return c.Shape.Rows
+}
+
+// withItems returns c asking for n items (rows, requests or sequences).
+func withItems(c spec.Case, n int) spec.Case {
+	if c.Op == spec.OpAttnPrefill {
+		c.Shape.Seqs = n
+	} else {
+		c.Shape.Rows = n
+	}
+	return c
+}
+
+// gather returns a new batch whose item i is a copy of item ids[i] of src.
+func gather(src *Batch, ids []int) (*Batch, error) {
+	n := src.Items()
+	for _, id := range ids {
+		if id < 0 || id >= n {
+			return nil, fmt.Errorf("gather: item %d of a batch of %d", id, n)
+		}
+	}
+	b := &Batch{Op: src.Op, In: src.In, Out: src.Out}
+	rows := func(dst *[]float32, x []float32, width int) {
+		out := make([]float32, 0, len(ids)*width)
+		for _, id := range ids {
+			out = append(out, x[id*width:(id+1)*width]...)
+		}
+		*dst = out
+	}
+	switch src.Op {
+	case spec.OpRMSNorm:
+		r := *src.RMSNorm
+		rows(&r.X, src.RMSNorm.X, r.Hidden)
+		r.Rows = len(ids)
+		b.RMSNorm = &r
+	case spec.OpGEMM:
+		g := *src.GEMM
+		rows(&g.X, src.GEMM.X, g.K)
+		g.M = len(ids)
+		b.GEMM = &g
+	case spec.OpLogProb:
+		l := *src.LogProb
+		rows(&l.Logits, src.LogProb.Logits, l.Vocab)
+		l.Targets = make([]int32, len(ids))
+		for i, id := range ids {
+			l.Targets[i] = src.LogProb.Targets[id]
+		}
+		l.Rows = len(ids)
+		b.LogProb = &l
+	case spec.OpAttnDecode:
+		d := *src.Decode
+		rows(&d.Q, src.Decode.Q, d.Heads*d.HeadDim)
+		d.K = make([][]float32, len(ids))
+		d.V = make([][]float32, len(ids))
+		for i, id := range ids {
+			d.K[i] = append([]float32(nil), src.Decode.K[id]...)
+			d.V[i] = append([]float32(nil), src.Decode.V[id]...)
+		}
+		b.Decode = &d
+	case spec.OpAttnPrefill:
+		p := *src.Prefill
+		rows(&p.Q, src.Prefill.Q, p.SeqLen*p.Heads*p.HeadDim)
+		rows(&p.K, src.Prefill.K, p.SeqLen*p.KVHeads*p.HeadDim)
+		rows(&p.V, src.Prefill.V, p.SeqLen*p.KVHeads*p.HeadDim)
+		p.Seqs = len(ids)
+		b.Prefill = &p
+	default:
+		return nil, fmt.Errorf("gather: unknown op %q", src.Op)
+	}
+	return b, nil
+}
+
+// fillItems overwrites the input values of items [from, Items()) of b with
+// v(j), j counting the values of those items; logprob target ids become 0.
+// The weights of rmsnorm and gemm are shared by all items and stay.
+func fillItems(b *Batch, from int, v func(j int) float32) {
+	set := func(x []float32, width int) {
+		for j := range x[from*width:] {
+			x[from*width+j] = v(j)
+		}
+	}
+	switch b.Op {
+	case spec.OpRMSNorm:
+		set(b.RMSNorm.X, b.RMSNorm.Hidden)
+	case spec.OpGEMM:
+		set(b.GEMM.X, b.GEMM.K)
+	case spec.OpLogProb:
+		set(b.LogProb.Logits, b.LogProb.Vocab)
+		for i := from; i < len(b.LogProb.Targets); i++ {
+			b.LogProb.Targets[i] = 0
+		}
+	case spec.OpAttnDecode:
+		d := b.Decode
+		set(d.Q, d.Heads*d.HeadDim)
+		for i := from; i < len(d.K); i++ {
+			for j := range d.K[i] {
+				d.K[i][j] = v(j)
+				d.V[i][j] = v(j + 1)
+			}
+		}
+	case spec.OpAttnPrefill:
+		p := b.Prefill
+		set(p.Q, p.SeqLen*p.Heads*p.HeadDim)
+		set(p.K, p.SeqLen*p.KVHeads*p.HeadDim)
+		set(p.V, p.SeqLen*p.KVHeads*p.HeadDim)
+	}
+}
+
+// Fillers are the kinds of padding rows (RelParams.Filler).
+var Fillers = []string{"zeros", "normal", "nan", "huge", "copy"}
+
+// padded returns c's batch b followed by pad-items filler items of kind
+// filler:
+//
+//	zeros   every input value +0
+//	normal  the next items of the case's own generator (items n, n+1, ...),
+//	        or copies when the case has explicit data
+//	nan     every input value a quiet NaN (0x7fc00000)
+//	huge    ±MaxFinite of the input dtype, alternating
+//	copy    copies of the real items, cyclically
+//
+// Filler decode requests get the KV length of the first request.
+func padded(c spec.Case, b *Batch, pad int, filler string) (*Batch, error) {
+	n := b.Items()
+	if pad < n {
+		return nil, fmt.Errorf("padding: pad %d is below the batch's %d items", pad, n)
+	}
+	if filler == "normal" && c.Data == nil {
+		big, err := Inputs(withItems(c, pad))
+		if err != nil {
+			return nil, fmt.Errorf("padding filler: %w", err)
+		}
+		ids := make([]int, pad)
+		for i := range ids {
+			ids[i] = i
+		}
+		// the real items are b's own (they equal big's first n bit for bit,
+		// but b may have been built another way).
+		out, err := gather(big, ids)
+		if err != nil {
+			return nil, err
+		}
+		return overlay(out, b)
+	}
+	ids := make([]int, pad)
+	for i := range ids {
+		ids[i] = i % n
+	}
+	if c.Op == spec.OpAttnDecode {
+		for i := n; i < pad; i++ {
+			ids[i] = 0
+		}
+	}
+	out, err := gather(b, ids)
+	if err != nil {
+		return nil, err
+	}
+	switch filler {
+	case "copy", "normal":
+	case "zeros", "":
+		fillItems(out, n, func(int) float32 { return 0 })
+	case "nan":
+		nan := math.Float32frombits(0x7fc00000)
+		fillItems(out, n, func(int) float32 { return nan })
+	case "huge":
+		h := oracle.MaxFinite(b.In)
+		fillItems(out, n, func(j int) float32 {
+			if j%2 == 1 {
+				return -h
+			}
+			return h
+		})
+	default:
+		return nil, fmt.Errorf("padding: unknown filler %q (want one of %v)", filler, Fillers)
+	}
+	return out, nil
+}
+
+// overlay copies the items of b over the first items of dst.
+func overlay(dst, b *Batch) (*Batch, error) {
+	n := b.Items()
+	switch b.Op {
+	case spec.OpRMSNorm:
+		copy(dst.RMSNorm.X, b.RMSNorm.X)
+	case spec.OpGEMM:
+		copy(dst.GEMM.X, b.GEMM.X)
+	case spec.OpLogProb:
+		copy(dst.LogProb.Logits, b.LogProb.Logits)
+		copy(dst.LogProb.Targets, b.LogProb.Targets)
+	case spec.OpAttnDecode:
+		copy(dst.Decode.Q, b.Decode.Q)
+		for i := 0; i < n; i++ {
+			dst.Decode.K[i], dst.Decode.V[i] = b.Decode.K[i], b.Decode.V[i]
+		}
+	case spec.OpAttnPrefill:
+		copy(dst.Prefill.Q, b.Prefill.Q)
+		copy(dst.Prefill.K, b.Prefill.K)
+		copy(dst.Prefill.V, b.Prefill.V)
+	}
+	return dst, nil
+}
+
+// itemRows returns the output rows of items [lo, hi) of b.
+func itemRows(b *Batch, lo, hi int) []int {
+	k := b.RowsPerItem()
+	rows := make([]int, 0, (hi-lo)*k)
+	for r := lo * k; r < hi*k; r++ {
+		rows = append(rows, r)
+	}
+	return rows
+}

@@ -1,0 +1,359 @@
+package fuzz
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Relation is what must hold between runs of one or two targets on batches
+// built from a case (DESIGN.md, relation).
+type Relation interface {
+	// Name is one of the spec.Rel* constants.
+	Name() string
+	// Ops lists the ops the relation applies to.
+	Ops() []spec.Op
+	// Targets is how many targets the relation takes: 1 or 2.
+	Targets() int
+	// Check runs the relation on case c, whose batch is b, with targets
+	// ts. It returns nil when the relation holds, a finding when it does
+	// not, and an error for a bad case or a target that failed.
+	Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error)
+}
+
+var relations = []Relation{batchInvariance{}, padding{}, oracleParity{}, pathParity{}, logprobParity{}, determinism{}}
+
+// Relations lists every relation in the order of spec.Relations.
+func Relations() []Relation { return append([]Relation(nil), relations...) }
+
+// RelationByName returns the relation named name (a spec.Rel* constant).
+func RelationByName(name string) (Relation, error) {
+	for _, r := range relations {
+		if r.Name() == name {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown relation %q (want one of %s)", name, strings.Join(spec.Relations, ", "))
+}
+
+// targetError is a target's Run failure, naming the target.
+type targetError struct {
+	target string
+	err    error
+}
+
+func (e *targetError) Error() string { return "target " + e.target + ": " + e.err.Error() }
+func (e *targetError) Unwrap() error { return e.err }
+
+// Check runs relation c.Relation with the targets named c.Targets on case
+// c. It returns nil when the relation holds and a finding when it does not;
+// the finding carries the case, the first diverging row and column, both
+// values, the ulp distance, a repro line, its signature and the
+// environment. A target whose Run error wraps ErrTargetCrashed gives a
+// finding of kind "crash"; any other failure, and a bad case, is an error.
+func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
+	rel, err := RelationByName(c.Relation)
+	if err != nil {
+		return nil, fmt.Errorf("case: %w", err)
+	}
+	if len(c.Targets) != rel.Targets() {
+		return nil, fmt.Errorf("case: relation %s takes %d target(s), the case names %d (%v)",
+			rel.Name(), rel.Targets(), len(c.Targets), c.Targets)
+	}
+	if !hasOp(rel.Ops(), c.Op) {
+		return nil, fmt.Errorf("case: relation %s does not apply to op %s", rel.Name(), c.Op)
+	}
+	ts := make([]Target, len(c.Targets))
+	for i, name := range c.Targets {
+		if ts[i], err = Lookup(name); err != nil {
+			return nil, fmt.Errorf("case: %w", err)
+		}
+	}
+	if op := ts[0].Info().Op; op != c.Op {
+		return nil, fmt.Errorf("case: target %s runs %s, the case is %s", c.Targets[0], op, c.Op)
+	}
+	b, err := Inputs(c)
+	if err != nil {
+		return nil, fmt.Errorf("case inputs: %w", err)
+	}
+	f, err := rel.Check(ctx, c, b, ts)
+	var te *targetError
+	if err != nil && errors.Is(err, ErrTargetCrashed) && errors.As(err, &te) {
+		f, err = &spec.Finding{Kind: "crash", TargetA: te.target, Error: te.err.Error(),
+			Message: "the target crashed (faulted, hung or answered garbage) on this case"}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", c.Relation, strings.Join(c.Targets, ", "), err)
+	}
+	if f == nil {
+		return nil, nil
+	}
+	complete(f, c)
+	return f, nil
+}
+
+// complete fills the fields every finding shares.
+func complete(f *spec.Finding, c spec.Case) {
+	f.Case = c
+	f.Relation = c.Relation
+	if f.TargetA == "" && len(c.Targets) > 0 {
+		f.TargetA = c.Targets[0]
+	}
+	if f.TargetB == "" && len(c.Targets) > 1 {
+		f.TargetB = c.Targets[1]
+	}
+	f.Repro = ReproLine(c)
+	f.Env = HostEnv()
+	f.FoundAt = time.Now().UTC()
+	f.Signature = spec.Signature(*f)
+}
+
+// ReproLine is the one-line command that re-runs case c:
+// bitparity run --case '<json>'.
+func ReproLine(c spec.Case) string {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "bitparity run --case <unencodable case: " + err.Error() + ">"
+	}
+	return "bitparity run --case " + shellQuote(string(b))
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+var (
+	envOnce sync.Once
+	env     spec.Env
+)
+
+// HostEnv is the environment fingerprint of this process (no GPU fields).
+func HostEnv() spec.Env {
+	envOnce.Do(func() {
+		env = spec.Env{Bitparity: "dev", GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPU: cpuModel()}
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+					env.Bitparity = "dev-" + s.Value[:12]
+				}
+			}
+			if env.Bitparity == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+				env.Bitparity = bi.Main.Version
+			}
+		}
+	})
+	return env
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func hasOp(ops []spec.Op, op spec.Op) bool {
+	for _, o := range ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// run is one target's output on one batch built from the case. uids[i] is
+// the case item that item i of the batch copies (-1 for filler), so runs
+// compare on the items they share.
+type run struct {
+	what   string
+	target Target
+	batch  *Batch
+	uids   []int
+	out    *Output
+}
+
+// execute runs t on b, computing the rows of every item with uid >= 0.
+func execute(ctx context.Context, t Target, b *Batch, uids []int, what string) (*run, error) {
+	var rows []int // nil: all rows
+	for _, u := range uids {
+		if u < 0 {
+			rows = []int{}
+			break
+		}
+	}
+	if rows != nil {
+		for i, u := range uids {
+			if u >= 0 {
+				rows = append(rows, itemRows(b, i, i+1)...)
+			}
+		}
+		if len(rows) == 0 {
+			return nil, fmt.Errorf("%s: no rows to compute", what)
+		}
+	}
+	out, err := t.Run(ctx, b, rows)
+	if err != nil {
+		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: %w", what, err)}
+	}
+	if want := len(b.Rows0(rows)); len(out.Rows) != want || (out.Values != nil && len(out.Values) != want*out.Cols) {
+		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: output has %d rows (%d values), want %d rows of %d: %w",
+			what, len(out.Rows), len(out.Values), want, b.Cols(), ErrTargetCrashed)}
+	}
+	return &run{what: what, target: t, batch: b, uids: uids, out: out}, nil
+}
+
+// Rows0 returns rows, or all rows of b when rows is nil.
+func (b *Batch) Rows0(rows []int) []int {
+	if rows != nil {
+		return rows
+	}
+	all := make([]int, b.Rows())
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
+// shared pairs the output rows of the items ref and other have in common
+// (other's items whose uid ref also holds, ref's first such item).
+func shared(ref, other *run) (ra, rb []int) {
+	at := make(map[int]int, len(ref.uids))
+	for i, u := range ref.uids {
+		if _, dup := at[u]; !dup && u >= 0 {
+			at[u] = i
+		}
+	}
+	k := ref.batch.RowsPerItem()
+	for i, u := range other.uids {
+		j, ok := at[u]
+		if u < 0 || !ok {
+			continue
+		}
+		for r := 0; r < k; r++ {
+			ra = append(ra, j*k+r)
+			rb = append(rb, i*k+r)
+		}
+	}
+	return ra, rb
+}
+
+func identity(n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
+}
+
+// differ compares rows ra of ref with rows rb of other in dt and returns a
+// mismatch finding for the first differing row, or, when the outputs are
+// equal and both carry taps, a finding on the fp32 taps; nil when equal.
+// bound > 0 ignores rows whose largest distance is within bound ulps.
+func differ(ref, other *run, ra, rb []int, dt oracle.DType, bound uint64) (*spec.Finding, error) {
+	diffs, _, err := compareOutputs(ref.out, other.out, ra, rb, dt)
+	if err != nil {
+		return nil, err
+	}
+	if bound > 0 {
+		kept := diffs[:0]
+		for _, d := range diffs {
+			if d.MaxULPs > bound {
+				kept = append(kept, d)
+			}
+		}
+		diffs = kept
+	}
+	if len(diffs) > 0 {
+		return mismatchFinding(ref, other, diffs, dt, false, len(ra))
+	}
+	if bound > 0 {
+		return nil, nil
+	}
+	fa, fb := filledSet(ref.out), filledSet(other.out)
+	pa, pb := make([]int, 0, len(ra)), make([]int, 0, len(rb))
+	posA, posB := positions(ref.out), positions(other.out)
+	for i := range ra {
+		x, y := posA[ra[i]], posB[rb[i]]
+		if !fa[x] && !fb[y] {
+			pa, pb = append(pa, x), append(pb, y)
+		}
+	}
+	if tdiffs := compareTaps(ref.out, other.out, pa, pb); len(tdiffs) > 0 {
+		return mismatchFinding(ref, other, tdiffs, oracle.FP32, true, len(ra))
+	}
+	return nil, nil
+}
+
+// tapNames names the tap columns of each op.
+func tapName(op spec.Op, col int) string {
+	switch op {
+	case spec.OpRMSNorm:
+		return [...]string{"sum of squares", "rstd"}[col%2]
+	case spec.OpLogProb:
+		return [...]string{"row max", "sum of exponentials"}[col%2]
+	}
+	return fmt.Sprintf("fp32 output column %d before rounding", col)
+}
+
+// mismatchFinding builds the finding of the first diff (batch rows of ref).
+func mismatchFinding(ref, other *run, diffs []RowDiff, dt oracle.DType, taps bool, compared int) (*spec.Finding, error) {
+	d := diffs[0]
+	var a, b float32
+	var err error
+	if taps {
+		a = ref.out.Taps[d.PosA*ref.out.TapCols+d.FirstCol]
+		b = other.out.Taps[d.PosB*other.out.TapCols+d.FirstCol]
+	} else {
+		if a, err = value(ref.out, d.PosA, d.FirstCol); err != nil {
+			return nil, err
+		}
+		if b, err = value(other.out, d.PosB, d.FirstCol); err != nil {
+			return nil, err
+		}
+	}
+	dist := oracle.ULPDistance(dt, a, b)
+	rowA, rowB := ref.out.Rows[d.PosA], other.out.Rows[d.PosB]
+	cols := ref.out.Cols
+	if taps {
+		cols = ref.out.TapCols
+	}
+	f := &spec.Finding{
+		Kind:          "mismatch",
+		TargetA:       ref.target.Info().Name,
+		Row:           rowA,
+		Col:           d.FirstCol,
+		A:             specValue(dt, a),
+		B:             specValue(dt, b),
+		ULPs:          dist.ULPs,
+		SignedZero:    dist.SignedZero,
+		RowsDiffering: len(diffs),
+		Mismatches:    summarize(ref.out, diffs, cols),
+	}
+	if n := other.target.Info().Name; n != f.TargetA {
+		f.TargetB = n
+	}
+	f.Message = fmt.Sprintf("%s (A) vs %s (B): %d of %d shared rows differ in %s; first: row %d of A = row %d of B, column %d, %d ulps",
+		ref.what, other.what, len(diffs), compared, dt, rowA, rowB, d.FirstCol, dist.ULPs)
+	if dist.SignedZero {
+		f.Message += " (+0 vs -0: 0 ulps, different bits)"
+	}
+	if taps {
+		f.Message = fmt.Sprintf("outputs are bitwise equal but the fp32 intermediates differ (tap %q): the reduction order changed, and it flips output bits wherever a value sits near a rounding boundary; ",
+			tapName(ref.batch.Op, d.FirstCol)) + f.Message
+	}
+	return f, nil
+}

@@ -1,0 +1,420 @@
+package fuzz
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+func compareDType(c spec.Case) (oracle.DType, error) {
+	dt, err := oracle.ParseDType(string(c.CompareDType()))
+	if err != nil {
+		return 0, fmt.Errorf("case compare dtype: %w", err)
+	}
+	return dt, nil
+}
+
+// permutation returns a permutation of 0..n-1 drawn by Fisher-Yates from a
+// splitmix64 stream seeded with seed; n > 1 never gives the identity (it is
+// rotated by one when the draw is the identity).
+func permutation(n int, seed uint64) []int {
+	p := identity(n)
+	r := &rowRNG{s: splitmix(seed ^ 0x5045524d)}
+	for i := n - 1; i > 0; i-- {
+		j := int(r.next() % uint64(i+1))
+		p[i], p[j] = p[j], p[i]
+	}
+	if n > 1 {
+		same := true
+		for i, v := range p {
+			same = same && v == i
+		}
+		if same {
+			p = append(p[1:], p[0])
+		}
+	}
+	return p
+}
+
+// itemsFrom returns a batch of the items ids of case c, each a copy of the
+// case's own item with that index: from b when it holds them, else from the
+// case's generator asked for more items (rows are derived from (seed,
+// tensor, row) only, so they are the same bits). A case with explicit data
+// has only its own items: ids wrap modulo its item count, and the returned
+// uids say which item each copy is.
+func itemsFrom(c spec.Case, b *Batch, ids []int) (*Batch, []int, error) {
+	n := b.Items()
+	maxID := 0
+	for _, id := range ids {
+		maxID = max(maxID, id)
+	}
+	uids := append([]int(nil), ids...)
+	src := b
+	if maxID >= n {
+		if c.Data != nil {
+			for i := range uids {
+				uids[i] %= n
+			}
+		} else {
+			big, err := Inputs(withItems(c, maxID+1))
+			if err != nil {
+				return nil, nil, fmt.Errorf("a batch of %d items: %w", maxID+1, err)
+			}
+			src = big
+		}
+	}
+	g, err := gather(src, uids)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, uids, nil
+}
+
+// batchInvariance: item Rel.Row of the case computed in the case's batch
+// (X), alone, in a batch of Rel.Batch items at Rel.Position (Y), and in a
+// permutation of X (Rel.PermSeed) must give the same bits. Y holds items
+// 0..Batch-1 with the watched item and item Position swapped; every row Y
+// or the permutation shares with X is compared, not only the watched one.
+type batchInvariance struct{}
+
+func (batchInvariance) Name() string   { return spec.RelBatchInvariance }
+func (batchInvariance) Ops() []spec.Op { return spec.Ops }
+func (batchInvariance) Targets() int   { return 1 }
+
+func (batchInvariance) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+	t := ts[0]
+	dt, err := compareDType(c)
+	if err != nil {
+		return nil, err
+	}
+	n, row := b.Items(), c.Rel.Row
+	if row < 0 || row >= n {
+		return nil, fmt.Errorf("batch invariance: watched item %d of a batch of %d", row, n)
+	}
+	x, err := execute(ctx, t, b, identity(n), fmt.Sprintf("the case's batch of %d", n))
+	if err != nil {
+		return nil, err
+	}
+	try := func(ids []int, what string) (*spec.Finding, error) {
+		g, uids, err := itemsFrom(c, b, ids)
+		if err != nil {
+			return nil, fmt.Errorf("batch invariance: %w", err)
+		}
+		o, err := execute(ctx, t, g, uids, what)
+		if err != nil {
+			return nil, err
+		}
+		ra, rb := shared(x, o)
+		return differ(x, o, ra, rb, dt, 0)
+	}
+	if n > 1 {
+		if f, err := try([]int{row}, fmt.Sprintf("item %d alone", row)); f != nil || err != nil {
+			return f, err
+		}
+	}
+	if B, pos := c.Rel.Batch, c.Rel.Position; B > 0 {
+		if pos < 0 || pos >= B {
+			return nil, fmt.Errorf("batch invariance: position %d outside a batch of %d", pos, B)
+		}
+		ids := identity(B)
+		if row < B {
+			ids[row], ids[pos] = ids[pos], ids[row]
+		} else {
+			ids[pos] = row
+		}
+		if f, err := try(ids, fmt.Sprintf("a batch of %d with item %d at position %d", B, row, pos)); f != nil || err != nil {
+			return f, err
+		}
+	}
+	if n > 1 {
+		return try(permutation(n, c.Rel.PermSeed), fmt.Sprintf("the batch of %d permuted (seed %d)", n, c.Rel.PermSeed))
+	}
+	return nil, nil
+}
+
+// padding: the case's batch padded with filler items to Rel.Pad items
+// (Rel.Filler: zeros, normal, nan, huge, copy) must give the same bits on
+// every real row; filler rows are not compared, but NaN or huge filler that
+// leaks into a real row shows there.
+type padding struct{}
+
+func (padding) Name() string   { return spec.RelPadding }
+func (padding) Ops() []spec.Op { return spec.Ops }
+func (padding) Targets() int   { return 1 }
+
+func (padding) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+	t := ts[0]
+	dt, err := compareDType(c)
+	if err != nil {
+		return nil, err
+	}
+	n := b.Items()
+	if c.Rel.Pad < n {
+		return nil, fmt.Errorf("padding: pad %d is below the case's %d items", c.Rel.Pad, n)
+	}
+	x, err := execute(ctx, t, b, identity(n), fmt.Sprintf("the case's batch of %d", n))
+	if err != nil {
+		return nil, err
+	}
+	p, err := padded(c, b, c.Rel.Pad, c.Rel.Filler)
+	if err != nil {
+		return nil, err
+	}
+	uids := identity(c.Rel.Pad)
+	for i := n; i < len(uids); i++ {
+		uids[i] = -1
+	}
+	filler := c.Rel.Filler
+	if filler == "" {
+		filler = "zeros"
+	}
+	o, err := execute(ctx, t, p, uids, fmt.Sprintf("the batch padded to %d with %s filler", c.Rel.Pad, filler))
+	if err != nil {
+		return nil, err
+	}
+	ra, rb := shared(x, o)
+	return differ(x, o, ra, rb, dt, 0)
+}
+
+// oracleParity: the target equals the oracle running the target's declared
+// schedule bit for bit on every row (OracleFor); a target that declares no
+// schedule is held to its ULPBound against the op's oracle target.
+type oracleParity struct{}
+
+func (oracleParity) Name() string   { return spec.RelOracleParity }
+func (oracleParity) Ops() []spec.Op { return spec.Ops }
+func (oracleParity) Targets() int   { return 1 }
+
+func (oracleParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+	t := ts[0]
+	dt, err := compareDType(c)
+	if err != nil {
+		return nil, err
+	}
+	var bound uint64
+	ref, err := OracleFor(t)
+	if t.Info().Schedule == "" {
+		if ref, err = Lookup(OracleName(c.Op)); err != nil {
+			return nil, err
+		}
+		bound = t.Info().ULPBound
+	} else if err != nil {
+		return nil, fmt.Errorf("oracle parity: %w", err)
+	}
+	n := b.Items()
+	o, err := execute(ctx, ref, b, identity(n), "the oracle with the declared schedule "+ref.Info().Schedule)
+	if err != nil {
+		return nil, err
+	}
+	x, err := execute(ctx, t, b, identity(n), "the target")
+	if err != nil {
+		return nil, err
+	}
+	rows := identity(b.Rows())
+	return differ(x, o, rows, rows, dt, bound)
+}
+
+// pathParity: two targets that must agree give the same bits. Targets of
+// the same op run the case's batch and compare every row; a prefill target
+// against a decode target compares the last position of every sequence of
+// the prefill with a decode request holding that sequence as its KV cache
+// (oracle.Decode with one split is bitwise the prefill row of the last
+// position).
+type pathParity struct{}
+
+func (pathParity) Name() string   { return spec.RelPathParity }
+func (pathParity) Ops() []spec.Op { return spec.Ops }
+func (pathParity) Targets() int   { return 2 }
+
+func (pathParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+	dt, err := compareDType(c)
+	if err != nil {
+		return nil, err
+	}
+	n := b.Items()
+	opA, opB := ts[0].Info().Op, ts[1].Info().Op
+	if opA == opB {
+		x, err := execute(ctx, ts[0], b, identity(n), ts[0].Info().Name+" on the case's batch")
+		if err != nil {
+			return nil, err
+		}
+		y, err := execute(ctx, ts[1], b, identity(n), ts[1].Info().Name+" on the case's batch")
+		if err != nil {
+			return nil, err
+		}
+		rows := identity(b.Rows())
+		return differ(x, y, rows, rows, dt, 0)
+	}
+	if opA != spec.OpAttnPrefill || opB != spec.OpAttnDecode {
+		return nil, fmt.Errorf("path parity: no path from %s to %s (same op, or prefill then decode)", opA, opB)
+	}
+	p := b.Prefill
+	d, err := decodeOfPrefill(p)
+	if err != nil {
+		return nil, err
+	}
+	db := &Batch{Op: spec.OpAttnDecode, In: b.In, Out: b.Out, Decode: d}
+	var ra, rb []int
+	for s := 0; s < p.Seqs; s++ {
+		for h := 0; h < p.Heads; h++ {
+			ra = append(ra, (s*p.SeqLen+p.SeqLen-1)*p.Heads+h)
+			rb = append(rb, s*p.Heads+h)
+		}
+	}
+	out, err := ts[0].Run(ctx, b, ra)
+	if err != nil {
+		return nil, &targetError{target: ts[0].Info().Name, err: err}
+	}
+	x := &run{what: "prefill (last position of each sequence)", target: ts[0], batch: b, uids: identity(n), out: out}
+	y, err := execute(ctx, ts[1], db, identity(n), "decode of each sequence's last token against its KV cache")
+	if err != nil {
+		return nil, err
+	}
+	return differ(x, y, ra, rb, dt, 0)
+}
+
+// decodeOfPrefill is the decode batch of a prefill: request s is the last
+// query of sequence s against the sequence's SeqLen tokens.
+func decodeOfPrefill(p *oracle.PrefillInput) (*oracle.DecodeInput, error) {
+	if p.Seqs < 1 || p.SeqLen < 1 {
+		return nil, fmt.Errorf("path parity: empty prefill")
+	}
+	qw, kw := p.Heads*p.HeadDim, p.KVHeads*p.HeadDim
+	d := &oracle.DecodeInput{Heads: p.Heads, KVHeads: p.KVHeads, HeadDim: p.HeadDim, Out: p.Out,
+		K: make([][]float32, p.Seqs), V: make([][]float32, p.Seqs)}
+	for s := 0; s < p.Seqs; s++ {
+		last := s*p.SeqLen + p.SeqLen - 1
+		d.Q = append(d.Q, p.Q[last*qw:(last+1)*qw]...)
+		d.K[s] = p.K[s*p.SeqLen*kw : (s+1)*p.SeqLen*kw]
+		d.V[s] = p.V[s*p.SeqLen*kw : (s+1)*p.SeqLen*kw]
+	}
+	return d, nil
+}
+
+// logprobParity: the token log-probs of two paths (a training path and an
+// inference path) equal bitwise in the declared dtype (Case.Compare) on the
+// declared positions (Rel.Mask; empty means every row). Two misuses of the
+// comparison itself are reported as findings of kind "misuse", not as
+// drift:
+//
+//   - comparing in a dtype wider than a path's own output dtype (fp32 when
+//     the training path produces bf16): the differences vanish when both
+//     are rounded to that dtype, so they are rounding noise;
+//   - comparing positions a path never reported (an engine that zero-fills
+//     the log-probs it did not compute, Output.Filled): the mismatch is
+//     spurious; the mask must list the reported positions.
+type logprobParity struct{}
+
+func (logprobParity) Name() string   { return spec.RelLogProbParity }
+func (logprobParity) Ops() []spec.Op { return []spec.Op{spec.OpLogProb} }
+func (logprobParity) Targets() int   { return 2 }
+
+func (logprobParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+	dt, err := compareDType(c)
+	if err != nil {
+		return nil, err
+	}
+	if ts[1].Info().Op != spec.OpLogProb {
+		return nil, fmt.Errorf("logprob parity: target %s runs %s", ts[1].Info().Name, ts[1].Info().Op)
+	}
+	n := b.Items()
+	mask := c.Rel.Mask
+	if len(mask) == 0 {
+		mask = identity(n)
+	}
+	for _, m := range mask {
+		if m < 0 || m >= n {
+			return nil, fmt.Errorf("logprob parity: mask position %d outside %d rows", m, n)
+		}
+	}
+	a, err := execute(ctx, ts[0], b, identity(n), ts[0].Info().Name)
+	if err != nil {
+		return nil, err
+	}
+	o, err := execute(ctx, ts[1], b, identity(n), ts[1].Info().Name)
+	if err != nil {
+		return nil, err
+	}
+	diffs, filled, err := compareOutputs(a.out, o.out, mask, mask, dt)
+	if err != nil {
+		return nil, err
+	}
+	if len(filled) > 0 {
+		pa, pb := make([]int, len(filled)), make([]int, len(filled))
+		for i, p := range filled {
+			pa[i], pb[i] = p[0], p[1]
+		}
+		if fd := CompareHost(a.out, o.out, pa, pb, dt); len(fd) > 0 {
+			f, err := mismatchFinding(a, o, fd, dt, false, len(mask))
+			if err != nil {
+				return nil, err
+			}
+			who := ts[0].Info().Name
+			if len(filledSet(o.out)) > 0 {
+				who = ts[1].Info().Name
+			}
+			f.Kind = "misuse"
+			f.Message = fmt.Sprintf("%d declared position(s) were never reported by %s: it zero-filled them, so the difference at position %d (%s vs %s) is spurious, not drift; declare only the reported positions in rel.mask. ",
+				len(fd), who, f.Row, f.A.Dec, f.B.Dec) + f.Message
+			return f, nil
+		}
+	}
+	if len(diffs) > 0 {
+		coarse := a.out.DType
+		if narrower(o.out.DType, coarse) {
+			coarse = o.out.DType
+		}
+		if narrower(coarse, dt) {
+			pa, pb := make([]int, len(diffs)), make([]int, len(diffs))
+			for i, d := range diffs {
+				pa[i], pb[i] = d.PosA, d.PosB
+			}
+			if len(CompareHost(a.out, o.out, pa, pb, coarse)) == 0 {
+				f, err := mismatchFinding(a, o, diffs, dt, false, len(mask))
+				if err != nil {
+					return nil, err
+				}
+				f.Kind = "misuse"
+				f.Message = fmt.Sprintf("compared in %s, but the log-probs of the path are %s (the training dtype): the %d differing positions are equal once both are rounded to %s, so the differences are rounding noise, not drift; compare in %s. ",
+					dt, coarse, len(diffs), coarse, coarse) + f.Message
+				return f, nil
+			}
+		}
+		return mismatchFinding(a, o, diffs, dt, false, len(mask))
+	}
+	return nil, nil
+}
+
+// narrower reports whether a has fewer significand bits than b.
+func narrower(a, b oracle.DType) bool {
+	prec := map[oracle.DType]int{oracle.BF16: 8, oracle.FP16: 11, oracle.FP32: 24}
+	return prec[a] < prec[b]
+}
+
+// determinism: the same call on the same batch twice gives the same bits on
+// every row.
+type determinism struct{}
+
+func (determinism) Name() string   { return spec.RelDeterminism }
+func (determinism) Ops() []spec.Op { return spec.Ops }
+func (determinism) Targets() int   { return 1 }
+
+func (determinism) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+	dt, err := compareDType(c)
+	if err != nil {
+		return nil, err
+	}
+	n := b.Items()
+	x, err := execute(ctx, ts[0], b, identity(n), "first call")
+	if err != nil {
+		return nil, err
+	}
+	y, err := execute(ctx, ts[0], b, identity(n), "second call")
+	if err != nil {
+		return nil, err
+	}
+	rows := identity(b.Rows())
+	return differ(x, y, rows, rows, dt, 0)
+}
