@@ -1,0 +1,307 @@
+package gen
+
+import (
+	"slices"
+
+	"github.com/bitparity/bitparity/spec"
+	"github.com/leanovate/gopter"
+)
+
+// Dim is one integer dimension of a case that shrinking reduces.
+type Dim struct {
+	// Name is the dimension as users read it: rows, hidden, n, vocab, kv,
+	// seq_len, seqs, head_dim, kv_heads, group (heads per kv head), batch,
+	// pad, row, position.
+	Name string
+	// Get returns the dimension's value in c.
+	Get func(c spec.Case) int
+	// Set returns c with the dimension set to v and the fields that depend
+	// on it repaired (Row and Position kept inside the batch, Mask and
+	// KVLens cut to the rows); ok is false when no valid case has that
+	// value (Valid decides the rest).
+	Set func(c spec.Case, v int) (out spec.Case, ok bool)
+	// Min is the smallest value Set may be given.
+	Min func(c spec.Case) int
+	// Interesting returns the values below v that shrinking tries first,
+	// ascending.
+	Interesting func(c spec.Case, v int) []int
+}
+
+// Dims returns the shrinkable dimensions of c's op and relation, the
+// per-row (costly) ones first, then the batch dimension, then the
+// relation parameters.
+func Dims(c spec.Case) []Dim {
+	one := func(spec.Case) int { return 1 }
+	zero := func(spec.Case) int { return 0 }
+	shape := func(name string, f func(*spec.Shape) *int, interesting func(lo, below int) []int) Dim {
+		return Dim{Name: name,
+			Get: func(c spec.Case) int { return *f(&c.Shape) },
+			Set: func(c spec.Case, v int) (spec.Case, bool) {
+				c = clone(c)
+				*f(&c.Shape) = v
+				return c, true
+			},
+			Min:         one,
+			Interesting: func(c spec.Case, v int) []int { return interesting(1, v) },
+		}
+	}
+	var ds []Dim
+	switch c.Op {
+	case spec.OpRMSNorm:
+		ds = append(ds, shape("hidden", func(s *spec.Shape) *int { return &s.Hidden }, interestingPow2))
+	case spec.OpGEMM:
+		ds = append(ds, shape("hidden", func(s *spec.Shape) *int { return &s.Hidden }, interestingPow2),
+			shape("n", func(s *spec.Shape) *int { return &s.N }, interestingPow2))
+	case spec.OpLogProb:
+		ds = append(ds, shape("vocab", func(s *spec.Shape) *int { return &s.Vocab }, interestingPow2))
+	case spec.OpAttnPrefill:
+		ds = append(ds, shape("seq_len", func(s *spec.Shape) *int { return &s.SeqLen }, interestingKV))
+	case spec.OpAttnDecode:
+		ds = append(ds, shape("kv", func(s *spec.Shape) *int { return &s.KV }, interestingKV))
+	}
+	if c.Op == spec.OpAttnPrefill || c.Op == spec.OpAttnDecode {
+		ds = append(ds,
+			Dim{Name: "head_dim",
+				Get: func(c spec.Case) int { return c.Shape.HeadDim },
+				Set: func(c spec.Case, v int) (spec.Case, bool) {
+					c = clone(c)
+					c.Shape.HeadDim = v
+					return c, true
+				},
+				Min: func(spec.Case) int { return headDims[0] },
+				Interesting: func(c spec.Case, v int) []int {
+					return slices.DeleteFunc(slices.Clone(headDims), func(d int) bool { return d >= v })
+				},
+			},
+			Dim{Name: "group",
+				Get: func(c spec.Case) int { return c.Shape.Heads / c.Shape.KVHeads },
+				Set: func(c spec.Case, v int) (spec.Case, bool) {
+					c = clone(c)
+					c.Shape.Heads = c.Shape.KVHeads * v
+					return c, true
+				},
+				Min:         one,
+				Interesting: func(c spec.Case, v int) []int { return interestingPow2(1, v) },
+			},
+			Dim{Name: "kv_heads",
+				Get: func(c spec.Case) int { return c.Shape.KVHeads },
+				Set: func(c spec.Case, v int) (spec.Case, bool) {
+					c = clone(c)
+					g := c.Shape.Heads / c.Shape.KVHeads
+					c.Shape.KVHeads = v
+					c.Shape.Heads = v * g
+					return c, true
+				},
+				Min:         one,
+				Interesting: func(c spec.Case, v int) []int { return interestingPow2(1, v) },
+			})
+	}
+	batchName := "rows"
+	if c.Op == spec.OpAttnPrefill {
+		batchName = "seqs"
+	}
+	ds = append(ds, Dim{Name: batchName,
+		Get: BatchRows,
+		Set: func(c spec.Case, v int) (spec.Case, bool) {
+			c = clone(c)
+			setBatchRows(&c, v)
+			c.Rel.Row = min(c.Rel.Row, v-1)
+			if len(c.Shape.KVLens) > v {
+				c.Shape.KVLens = c.Shape.KVLens[:v]
+			}
+			if len(c.Rel.Mask) > 0 {
+				c.Rel.Mask = slices.DeleteFunc(c.Rel.Mask, func(m int) bool { return m >= v })
+				if len(c.Rel.Mask) == 0 {
+					return c, false // an empty mask would mean every row
+				}
+			}
+			return c, true
+		},
+		Min:         one,
+		Interesting: func(c spec.Case, v int) []int { return interestingRows(1, v) },
+	})
+	if len(c.Shape.KVLens) > 0 {
+		for i := range c.Shape.KVLens {
+			ds = append(ds, Dim{Name: "kv_lens",
+				Get: func(c spec.Case) int { return c.Shape.KVLens[i] },
+				Set: func(c spec.Case, v int) (spec.Case, bool) {
+					c = clone(c)
+					c.Shape.KVLens[i] = v
+					return c, true
+				},
+				Min:         one,
+				Interesting: func(c spec.Case, v int) []int { return interestingKV(1, v) },
+			})
+		}
+	}
+	switch c.Relation {
+	case spec.RelBatchInvariance:
+		ds = append(ds,
+			Dim{Name: "batch",
+				Get: func(c spec.Case) int { return c.Rel.Batch },
+				Set: func(c spec.Case, v int) (spec.Case, bool) {
+					c = clone(c)
+					c.Rel.Batch = v
+					c.Rel.Position = min(c.Rel.Position, v-1)
+					return c, true
+				},
+				Min:         one,
+				Interesting: func(c spec.Case, v int) []int { return interestingRows(1, v) },
+			},
+			Dim{Name: "position",
+				Get: func(c spec.Case) int { return c.Rel.Position },
+				Set: func(c spec.Case, v int) (spec.Case, bool) {
+					c = clone(c)
+					c.Rel.Position = v
+					return c, true
+				},
+				Min:         zero,
+				Interesting: func(c spec.Case, v int) []int { return interestingIndex(v) },
+			})
+	case spec.RelPadding:
+		ds = append(ds, Dim{Name: "pad",
+			Get: func(c spec.Case) int { return c.Rel.Pad },
+			Set: func(c spec.Case, v int) (spec.Case, bool) {
+				c = clone(c)
+				c.Rel.Pad = v
+				return c, true
+			},
+			Min:         func(c spec.Case) int { return BatchRows(c) + 1 },
+			Interesting: func(c spec.Case, v int) []int { return interestingRows(BatchRows(c)+1, v) },
+		})
+	}
+	ds = append(ds, Dim{Name: "row",
+		Get: func(c spec.Case) int { return c.Rel.Row },
+		Set: func(c spec.Case, v int) (spec.Case, bool) {
+			c = clone(c)
+			c.Rel.Row = v
+			return c, true
+		},
+		Min:         zero,
+		Interesting: func(c spec.Case, v int) []int { return interestingIndex(v) },
+	})
+	return ds
+}
+
+// interestingPow2 returns lo..8, powers of two and their neighbours, and
+// the multiples of 64 and 32 nearest below `below`, ascending, in
+// [lo, below).
+func interestingPow2(lo, below int) []int {
+	var s []int
+	add := func(v int) {
+		if v >= lo && v < below {
+			s = append(s, v)
+		}
+	}
+	for v := lo; v <= 8; v++ {
+		add(v)
+	}
+	for p := 2; p < below+2; p *= 2 {
+		add(p - 1)
+		add(p)
+		add(p + 1)
+	}
+	for _, m := range []int{32, 64} {
+		add((below - 1) / m * m)
+	}
+	return sortedUnique(s)
+}
+
+// interestingIndex returns 0, 1, v/2 and v-1 below v, ascending.
+func interestingIndex(v int) []int {
+	return sortedUnique(slices.DeleteFunc([]int{0, 1, v / 2, v - 1}, func(x int) bool { return x < 0 || x >= v }))
+}
+
+// Candidates returns the values dimension d tries below its value in c, in
+// the order a greedy shrinker tries them: ascending, from d.Min through the
+// interesting values, v/2 and v-1, each once and each in [d.Min, v).
+func Candidates(d Dim, c spec.Case) []int {
+	v := d.Get(c)
+	lo := d.Min(c)
+	s := append([]int{lo, v / 2, v - 1}, d.Interesting(c, v)...)
+	return sortedUnique(slices.DeleteFunc(s, func(x int) bool { return x < lo || x >= v }))
+}
+
+// Simplifications returns the non-numeric simplifications of c, each a
+// valid case differing from c in one part: Dist -> normal, the filler ->
+// a simpler one (zeros, copy, normal, huge, nan), PermSeed -> 0, Mask ->
+// none, KVLens -> none (every request at KV), Seed -> 0.
+func Simplifications(c spec.Case) []spec.Case {
+	var out []spec.Case
+	try := func(f func(*spec.Case)) {
+		n := clone(c)
+		f(&n)
+		if Valid(n) == nil {
+			out = append(out, n)
+		}
+	}
+	if c.Dist != spec.DistNormal {
+		try(func(n *spec.Case) { n.Dist = spec.DistNormal })
+	}
+	if i := slices.Index(fillers, c.Rel.Filler); i > 0 {
+		for _, f := range fillers[:i] {
+			try(func(n *spec.Case) { n.Rel.Filler = f })
+		}
+	}
+	if c.Rel.PermSeed != 0 {
+		try(func(n *spec.Case) { n.Rel.PermSeed = 0 })
+	}
+	if len(c.Rel.Mask) > 0 {
+		try(func(n *spec.Case) { n.Rel.Mask = nil })
+	}
+	if len(c.Shape.KVLens) > 0 {
+		try(func(n *spec.Case) {
+			n.Shape.KV = slices.Max(n.Shape.KVLens)
+			n.Shape.KVLens = nil
+		})
+	}
+	if c.Seed != 0 {
+		try(func(n *spec.Case) { n.Seed = 0 })
+	}
+	return out
+}
+
+// Simpler returns every valid one-step simplification of c: for each
+// dimension of Dims(c) in order, the case with that dimension at each of
+// its Candidates, then Simplifications(c). Each is strictly smaller than c
+// in one dimension (or simpler in one part) and no larger in any other, so
+// repeated shrinking ends.
+func Simpler(c spec.Case) []spec.Case {
+	var out []spec.Case
+	for _, d := range Dims(c) {
+		for _, v := range Candidates(d, c) {
+			if n, ok := d.Set(c, v); ok && Valid(n) == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return append(out, Simplifications(c)...)
+}
+
+// Shrinker is the gopter shrinker of spec.Case values: the stream of
+// Simpler(c). gopter takes the first candidate that still fails and
+// shrinks again from there.
+func Shrinker(v interface{}) gopter.Shrink {
+	c, ok := v.(spec.Case)
+	if !ok {
+		return gopter.NoShrink
+	}
+	cands := Simpler(c)
+	i := 0
+	return func() (interface{}, bool) {
+		if i >= len(cands) {
+			return nil, false
+		}
+		i++
+		return cands[i-1], true
+	}
+}
+
+// clone returns c with its slices copied, so that a candidate never
+// aliases the case it came from.
+func clone(c spec.Case) spec.Case {
+	c.Targets = slices.Clone(c.Targets)
+	c.Shape.KVLens = slices.Clone(c.Shape.KVLens)
+	c.Rel.Mask = slices.Clone(c.Rel.Mask)
+	return c
+}

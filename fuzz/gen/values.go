@@ -1,0 +1,270 @@
+package gen
+
+import (
+	"math/rand"
+	"sort"
+)
+
+// Named row counts where real kernels were seen to switch paths: 928 and
+// 2274 rows gave different RMSNorm bits (the seed's bug); decode batches are
+// padded to the CUDA-graph size 4548.
+var namedRows = []int{928, 2274, 4548}
+
+// smSM is the number of SMs of an H200: grid sizes that are multiples of it
+// fill the machine exactly, so schedulers often switch there.
+const smCount = 132
+
+// tileEdges are KV tile sizes of attention kernels (FlashAttention
+// generations use 16..128 token tiles; 48 vs 64 is the known mismatch).
+var tileEdges = []int{16, 32, 48, 64, 128}
+
+// headDims are the head dimensions attention kernels are built for.
+var headDims = []int{64, 128, 256}
+
+// vocabs are vocabulary sizes of common models (GPT-2, Llama 2, Llama 3,
+// Qwen 2), drawn beside powers of two and small values.
+var vocabs = []int{50257, 32000, 128256, 151936, 152064}
+
+// epsilons are the RMSNorm eps values of common models.
+var epsilons = []float32{1e-5, 1e-6, 1e-12, 1e-8}
+
+// fillers are the kinds of padding rows (RelParams.Filler), simplest first.
+var fillers = []string{"zeros", "copy", "normal", "huge", "nan"}
+
+// clampDraw retries draw up to 8 times for a value in [1, max] and falls
+// back to a uniform value in [1, max].
+func clampDraw(r *rand.Rand, max int, draw func() int) int {
+	if max < 1 {
+		max = 1
+	}
+	for i := 0; i < 8; i++ {
+		if v := draw(); v >= 1 && v <= max {
+			return v
+		}
+	}
+	return 1 + r.Intn(max)
+}
+
+// pick returns one element of s.
+func pick[T any](r *rand.Rand, s []T) T { return s[r.Intn(len(s))] }
+
+// drawRows draws a row (token, request or batch) count in [1, max], biased:
+//
+//	25% 1
+//	20% a power of two 2^k (k <= 13) plus -1, 0 or +1
+//	20% a multiple of 32 or 64 plus -3..+3
+//	10% one of 928, 2274, 4548
+//	10% a multiple of 132 (H200 SMs) plus -1, 0 or +1
+//	15% uniform in [1, max]
+func drawRows(r *rand.Rand, max int) int {
+	return clampDraw(r, max, func() int {
+		switch p := r.Intn(100); {
+		case p < 25:
+			return 1
+		case p < 45:
+			return 1<<r.Intn(14) + r.Intn(3) - 1
+		case p < 65:
+			m := 32 << r.Intn(2)
+			if max < m {
+				return 1 + r.Intn(max)
+			}
+			return m*(1+r.Intn(max/m)) + r.Intn(7) - 3
+		case p < 75:
+			return pick(r, namedRows)
+		case p < 85:
+			if max < smCount {
+				return 1 + r.Intn(max)
+			}
+			return smCount*(1+r.Intn(max/smCount)) + r.Intn(3) - 1
+		default:
+			return 1 + r.Intn(max)
+		}
+	})
+}
+
+// drawHidden draws a hidden (reduction) size in [min(64, max), max], biased:
+//
+//	50% a power of two in 64..8192
+//	20% a multiple of 64
+//	15% a power of two -1 or +1 (vector-width edges)
+//	15% uniform in [64, max]
+func drawHidden(r *rand.Rand, max int) int {
+	lo := 64
+	if max < lo {
+		return 1 + r.Intn(max)
+	}
+	return clampDraw(r, max, func() int {
+		switch p := r.Intn(100); {
+		case p < 50:
+			return 64 << r.Intn(8)
+		case p < 70:
+			return 64 * (1 + r.Intn(max/64))
+		case p < 85:
+			return 64<<r.Intn(8) + 2*r.Intn(2) - 1
+		default:
+			return lo + r.Intn(max-lo+1)
+		}
+	})
+}
+
+// drawKV draws a KV or sequence length in [1, max], biased to tile edges:
+//
+//	15% 1..8
+//	30% a multiple of a tile size (16, 32, 48, 64, 128) plus -1, 0 or +1
+//	15% just past 48: 49, 50, 97 or 48k+1
+//	15% a power of two plus -1, 0 or +1
+//	25% uniform in [1, max]
+func drawKV(r *rand.Rand, max int) int {
+	return clampDraw(r, max, func() int {
+		switch p := r.Intn(100); {
+		case p < 15:
+			return 1 + r.Intn(8)
+		case p < 45:
+			t := pick(r, tileEdges)
+			if max < t {
+				return 1 + r.Intn(max)
+			}
+			return t*(1+r.Intn(max/t)) + r.Intn(3) - 1
+		case p < 60:
+			switch r.Intn(4) {
+			case 0:
+				return 49
+			case 1:
+				return 50
+			case 2:
+				return 97
+			default:
+				if max < 48 {
+					return 49
+				}
+				return 48*(1+r.Intn(max/48)) + 1
+			}
+		case p < 75:
+			return 1<<r.Intn(14) + r.Intn(3) - 1
+		default:
+			return 1 + r.Intn(max)
+		}
+	})
+}
+
+// drawVocab draws a vocabulary size in [2, max] (1 when max < 2):
+// 30% a model's vocabulary, 30% a power of two, 20% small (2..1024),
+// 20% uniform.
+func drawVocab(r *rand.Rand, max int) int {
+	if max < 2 {
+		return 1
+	}
+	v := clampDraw(r, max, func() int {
+		switch p := r.Intn(100); {
+		case p < 30:
+			return pick(r, vocabs)
+		case p < 60:
+			return 2 << r.Intn(17)
+		case p < 80:
+			return 2 + r.Intn(1023)
+		default:
+			return 2 + r.Intn(max-1)
+		}
+	})
+	if v < 2 {
+		v = 2
+	}
+	return v
+}
+
+// drawSmallPow2 draws 1, 2, 4 or 8 with weights 4:3:2:1.
+func drawSmallPow2(r *rand.Rand) int {
+	switch p := r.Intn(10); {
+	case p < 4:
+		return 1
+	case p < 7:
+		return 2
+	case p < 9:
+		return 4
+	default:
+		return 8
+	}
+}
+
+// interestingRows returns the interesting row counts in [lo, below):
+// lo..8, powers of two and their neighbours, the multiples of 32 and 64
+// nearest below `below` and their neighbours (-3..+3), 928, 2274, 4548,
+// multiples of 132 by powers of two, and the largest multiple of 132 below;
+// ascending, without duplicates.
+func interestingRows(lo, below int) []int {
+	var s []int
+	add := func(v int) {
+		if v >= lo && v < below {
+			s = append(s, v)
+		}
+	}
+	for v := lo; v <= 8; v++ {
+		add(v)
+	}
+	for p := 2; p < below+2; p *= 2 {
+		add(p - 1)
+		add(p)
+		add(p + 1)
+	}
+	for _, m := range []int{32, 64} {
+		for k := (below - 1) / m; k >= 1 && k >= (below-1)/m-1; k-- {
+			for d := -3; d <= 3; d++ {
+				add(k*m + d)
+			}
+		}
+	}
+	for _, v := range namedRows {
+		add(v)
+	}
+	for k := 1; smCount*k < below; k *= 2 {
+		add(smCount * k)
+	}
+	add((below - 1) / smCount * smCount)
+	return sortedUnique(s)
+}
+
+// interestingKV returns the interesting KV lengths in [lo, below): lo..8,
+// tile multiples and their neighbours up to 4 tiles, 49, 50, 97, powers of
+// two and their neighbours, and the tile multiples nearest below `below`.
+func interestingKV(lo, below int) []int {
+	var s []int
+	add := func(v int) {
+		if v >= lo && v < below {
+			s = append(s, v)
+		}
+	}
+	for v := lo; v <= 8; v++ {
+		add(v)
+	}
+	for _, t := range tileEdges {
+		for k := 1; k <= 4; k++ {
+			add(t*k - 1)
+			add(t * k)
+			add(t*k + 1)
+		}
+		k := (below - 1) / t
+		add(t*k - 1)
+		add(t * k)
+		add(t*k + 1)
+	}
+	add(49)
+	add(50)
+	add(97)
+	for p := 2; p < below+2; p *= 2 {
+		add(p - 1)
+		add(p)
+		add(p + 1)
+	}
+	return sortedUnique(s)
+}
+
+func sortedUnique(s []int) []int {
+	sort.Ints(s)
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
