@@ -176,11 +176,13 @@ func SplitBounds(L, tile, splits int) [][2]int {
 //
 //	for each split c of SplitBounds(L, Tile, Splits): attendRange(q, lo_c, hi_c, Tile) -> (m_c, l_c, acc_c)
 //	M = max_c m_c                                   // max.f32, c ascending
-//	num[d] = +0, den = +0
+//	num[d] = -0, den = -0                           // -0, not +0: see below
 //	for c ascending: w = Exp32(m_c - M); den = fma(w, l_c, den); num[d] = fma(w, acc_c[d], num[d])
 //	o[d] = round_out(num[d] / den)
 //
-// With Splits = 1 this is bitwise the prefill row of the last position.
+// With Splits = 1 this is bitwise the prefill row of the last position:
+// w = Exp32(+0) = 1 and fma(1, x, -0) = x for every x, -0 included (from
+// +0 an acc[d] of -0 would come out +0).
 // A request with an empty cache gives NaN (0/0), as a kernel would.
 func Decode(in DecodeInput, s AttentionSchedule, rows []int) ([]float32, error) {
 	if err := s.Validate(); err != nil {
@@ -228,8 +230,12 @@ func Decode(in DecodeInput, s AttentionSchedule, rows []int) ([]float32, error) 
 			attendRange(q, bd[0], bd[1], s.Tile, scale, kv, &parts[c], scratch)
 			M = Max32(M, parts[c].m)
 		}
+		negZero := float32(math.Copysign(0, -1))
 		num := make([]float32, D)
-		den := float32(0)
+		for d := range num {
+			num[d] = negZero
+		}
+		den := negZero
 		for _, p := range parts {
 			w := Exp32(Sub32(p.m, M))
 			den = FMA32(w, p.l, den)
