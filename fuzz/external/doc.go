@@ -1,0 +1,20 @@
+// Package external makes any process that speaks the bitparity process
+// protocol (docs/protocol.md) a fuzz.Target: a PyTorch op, a Triton
+// kernel, a NumPy reference, a binary in any language.
+//
+// The harness starts the adapter once (/bin/sh -c CMDLINE) and talks to it
+// over stdin and stdout in length-prefixed frames, each a safetensors
+// document: a hello handshake (protocol version, op, the adapter's name,
+// its invariance claim, its declared oracle schedule or ulp bound), then
+// one request per batch (op, dtypes, eps and the input tensors) answered by
+// one reply (the output tensor "y"). stderr is the adapter's log.
+//
+// A process that crashes, hangs past the per-request timeout or answers a
+// frame that breaks the protocol is killed; Run returns an error wrapping
+// fuzz.ErrTargetCrashed (naming the frame and field, with the tail of the
+// adapter's stderr) and the next Run starts a new process, so a campaign
+// records a crash finding and goes on.
+//
+// adapters/bitparity_proto.py implements the adapter side in Python;
+// adapters/numpy_ops.py and adapters/torch_ops.py are adapters built on it.
+package external

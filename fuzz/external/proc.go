@@ -1,0 +1,192 @@
+package external
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// process is one running adapter: its pipes, a copy of the last bytes it
+// wrote to stderr, and the reason it was killed, if it was.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout  *bufio.Reader
+	outFile *os.File
+	tail    *tailBuffer
+
+	stderrDone chan struct{}
+	waitDone   chan struct{}
+	waitErr    error
+
+	mu     sync.Mutex
+	killed string // why the harness killed it ("" while it lives)
+}
+
+// startProcess runs cmdline with /bin/sh -c in dir (the current directory
+// when empty), in its own process group, with env appended to the
+// harness's environment. Its stderr is kept (the last tailSize bytes) and,
+// when log is not nil, copied there.
+func startProcess(cmdline, dir string, env []string, log io.Writer) (*process, error) {
+	cmd := exec.Command("/bin/sh", "-c", cmdline)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	setProcAttr(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	// Our own pipes for stdout and stderr: exec.Cmd would close its pipes
+	// in Wait, possibly before a reply already written has been read.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, fmt.Errorf("start %q: %w", cmdline, err)
+	}
+	p := &process{
+		cmd:        cmd,
+		stdin:      stdin,
+		outFile:    outR,
+		stdout:     bufio.NewReaderSize(outR, 1<<20),
+		tail:       &tailBuffer{max: tailSize},
+		stderrDone: make(chan struct{}),
+		waitDone:   make(chan struct{}),
+	}
+	go func() {
+		defer close(p.stderrDone)
+		defer errR.Close()
+		var w io.Writer = p.tail
+		if log != nil {
+			w = io.MultiWriter(p.tail, log)
+		}
+		io.Copy(w, errR)
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.waitDone)
+	}()
+	return p, nil
+}
+
+// kill ends the process group (once) and records why.
+func (p *process) kill(why string) {
+	p.mu.Lock()
+	if p.killed == "" {
+		p.killed = why
+	}
+	p.mu.Unlock()
+	killGroup(p.cmd)
+	p.stdin.Close()
+}
+
+func (p *process) killReason() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killed
+}
+
+// stop closes stdin (an adapter exits at end of input), waits up to grace,
+// then kills the group, and waits for the exit.
+func (p *process) stop(grace time.Duration) {
+	p.stdin.Close()
+	select {
+	case <-p.waitDone:
+		return
+	case <-time.After(grace):
+	}
+	p.kill("stopped")
+	p.wait(5 * time.Second)
+	p.outFile.Close()
+}
+
+// discard kills the process, waits for it and describes how it ended.
+func (p *process) discard(why string) string {
+	p.kill(why)
+	st := p.wait(5 * time.Second)
+	p.outFile.Close()
+	return st
+}
+
+// wait waits up to d for the process to exit and describes how it ended.
+func (p *process) wait(d time.Duration) string {
+	select {
+	case <-p.waitDone:
+	case <-time.After(d):
+		return "still running"
+	}
+	select { // let the stderr copy finish, for the error message
+	case <-p.stderrDone:
+	case <-time.After(time.Second):
+	}
+	if p.waitErr == nil {
+		return "exited with status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	return p.waitErr.Error()
+}
+
+// exchange writes req and reads one reply frame under a watchdog: when
+// timeout passes or ctx ends first, the process is killed, which unblocks
+// the pipes. name names the reply ("reply frame 3") in errors.
+func (p *process) exchange(ctx context.Context, req *frame, buf []byte, name string, timeout time.Duration) (*frame, []byte, error) {
+	if timeout > 0 {
+		t := time.AfterFunc(timeout, func() { p.kill(fmt.Sprintf("no reply within %v (hung)", timeout)) })
+		defer t.Stop()
+	}
+	stop := context.AfterFunc(ctx, func() { p.kill("canceled: " + context.Cause(ctx).Error()) })
+	defer stop()
+	if err := writeFrame(p.stdin, req); err != nil {
+		return nil, buf, fmt.Errorf("%s: writing the request: %w", strings.Replace(name, "reply", "request", 1), err)
+	}
+	return readFrame(p.stdout, buf, name)
+}
+
+// tailSize is how much of an adapter's stderr an error message shows.
+const tailSize = 8 << 10
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

@@ -1,0 +1,152 @@
+package external
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// requestFrame builds the request frame of batch b (docs/protocol.md,
+// "request"): metadata op, in, out, eps, eps_bits, seq and the op's
+// tensors in the input dtype, plus "rows" (I64) when rows is not nil.
+// Tensor bytes are written into scratch (grown when short, returned for
+// reuse).
+func requestFrame(b *fuzz.Batch, rows []int, seq int, scratch []byte) (*frame, []byte, error) {
+	type spec_ struct {
+		name  string
+		dtype string
+		shape []int
+		enc   func([]byte) []byte
+	}
+	in := wireDType(b.In)
+	floats := func(name string, xs []float32, shape ...int) spec_ {
+		return spec_{name, in, shape, func(d []byte) []byte { return encodeFloats(d, b.In, xs) }}
+	}
+	var specs []spec_
+	var eps float32
+	switch b.Op {
+	case spec.OpRMSNorm:
+		r := b.RMSNorm
+		eps = r.Eps
+		specs = append(specs, floats("x", r.X, r.Rows, r.Hidden), floats("w", r.W, r.Hidden))
+	case spec.OpGEMM:
+		g := b.GEMM
+		specs = append(specs, floats("x", g.X, g.M, g.K), floats("w", g.W, g.K, g.N))
+	case spec.OpLogProb:
+		l := b.LogProb
+		specs = append(specs, floats("logits", l.Logits, l.Rows, l.Vocab),
+			spec_{"targets", wireI32, []int{l.Rows}, func(d []byte) []byte { return encodeInt32s(d, l.Targets) }})
+	case spec.OpAttnPrefill:
+		p := b.Prefill
+		specs = append(specs, floats("q", p.Q, p.Seqs, p.SeqLen, p.Heads, p.HeadDim),
+			floats("k", p.K, p.Seqs, p.SeqLen, p.KVHeads, p.HeadDim),
+			floats("v", p.V, p.Seqs, p.SeqLen, p.KVHeads, p.HeadDim))
+	case spec.OpAttnDecode:
+		d := b.Decode
+		width := d.KVHeads * d.HeadDim
+		lens := make([]int32, len(d.K))
+		total := 0
+		for i, k := range d.K {
+			if len(k)%width != 0 || len(d.V[i]) != len(k) {
+				return nil, scratch, fmt.Errorf("decode request %d: cache sizes k %d v %d not a multiple of %d", i, len(k), len(d.V[i]), width)
+			}
+			lens[i] = int32(len(k) / width)
+			total += int(lens[i])
+		}
+		cat := func(parts [][]float32) func([]byte) []byte {
+			return func(dst []byte) []byte {
+				for _, p := range parts {
+					dst = encodeFloats(dst, b.In, p)
+				}
+				return dst
+			}
+		}
+		specs = append(specs, floats("q", d.Q, len(d.K), d.Heads, d.HeadDim),
+			spec_{"k", in, []int{total, d.KVHeads, d.HeadDim}, cat(d.K)},
+			spec_{"v", in, []int{total, d.KVHeads, d.HeadDim}, cat(d.V)},
+			spec_{"kv_lens", wireI32, []int{len(d.K)}, func(dst []byte) []byte { return encodeInt32s(dst, lens) }})
+	default:
+		return nil, scratch, fmt.Errorf("request: unknown op %q", b.Op)
+	}
+	if rows != nil {
+		specs = append(specs, spec_{"rows", wireI64, []int{len(rows)}, func(d []byte) []byte { return encodeInt64s(d, rows) }})
+	}
+	size := 0
+	for _, s := range specs {
+		n := wireSize(s.dtype)
+		for _, d := range s.shape {
+			n *= d
+		}
+		size += n
+	}
+	if cap(scratch) < size {
+		scratch = make([]byte, 0, size)
+	}
+	scratch = scratch[:0]
+	f := &frame{meta: map[string]string{
+		"frame":    "request",
+		"seq":      strconv.Itoa(seq),
+		"op":       string(b.Op),
+		"in":       b.In.String(),
+		"out":      b.OutDType().String(),
+		"eps":      strconv.FormatFloat(float64(eps), 'g', -1, 32),
+		"eps_bits": fmt.Sprintf("%08x", math.Float32bits(eps)),
+	}}
+	for _, s := range specs {
+		lo := len(scratch)
+		scratch = s.enc(scratch)
+		f.tensors = append(f.tensors, tensor{name: s.name, dtype: s.dtype, shape: s.shape, data: scratch[lo:len(scratch):len(scratch)]})
+	}
+	return f, scratch, nil
+}
+
+// decodeReply checks a reply frame against its request and returns the
+// output: frame "reply", the same seq, tensor "y" of the output dtype and
+// shape [selected rows, cols], optional "taps" F32 [selected rows, k].
+func decodeReply(rep *frame, b *fuzz.Batch, rows []int, seq int, name string) (*fuzz.Output, error) {
+	bad := func(field, format string, a ...any) error {
+		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, a...)}
+	}
+	if k := rep.meta["frame"]; k != "reply" {
+		return nil, bad(`field "frame"`, "%q, want \"reply\"", k)
+	}
+	if s := rep.meta["seq"]; s != strconv.Itoa(seq) {
+		return nil, bad(`field "seq"`, "%q, want %d (the request's)", s, seq)
+	}
+	sel := rows
+	if sel == nil {
+		sel = make([]int, b.Rows())
+		for i := range sel {
+			sel[i] = i
+		}
+	} else {
+		sel = slices.Clone(rows)
+	}
+	cols := b.Cols()
+	dt := b.OutDType()
+	y, ok := rep.tensor("y")
+	if !ok {
+		return nil, bad(`tensor "y"`, "missing")
+	}
+	if want := wireDType(dt); y.dtype != want {
+		return nil, bad(`tensor "y"`, "dtype %s expected, got %s", want, y.dtype)
+	}
+	if !slices.Equal(y.shape, []int{len(sel), cols}) {
+		return nil, bad(`tensor "y"`, "shape [%d %d] expected, got %v", len(sel), cols, y.shape)
+	}
+	out := &fuzz.Output{Rows: sel, Cols: cols, DType: dt, Values: make([]float32, len(sel)*cols)}
+	if err := decodeFloats(out.Values, y); err != nil {
+		return nil, bad(`tensor "y"`, "%v", err)
+	}
+	if tp, ok := rep.tensor("taps"); ok {
+		if tp.dtype != wireF32 || len(tp.shape) != 2 || tp.shape[0] != len(sel) {
+			return nil, bad(`tensor "taps"`, "F32 [%d k] expected, got %s %v", len(sel), tp.dtype, tp.shape)
+		}
+		out.Taps, out.TapCols = decodeFloat32s(tp), tp.shape[1]
+	}
+	return out, nil
+}

@@ -1,0 +1,322 @@
+package external
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// ErrUnsupported is wrapped by Run's error when the adapter declined a
+// batch it does not implement (an "error" frame of kind "unsupported", for
+// example fp16 inputs to an adapter that only takes bf16). It is not a
+// crash: the process stays up and the case is skipped.
+var ErrUnsupported = errors.New("unsupported by the adapter")
+
+// Options configure an external target. The zero value is valid.
+type Options struct {
+	// Name is the target's name in reports; "exec:" + the adapter's
+	// declared name when empty.
+	Name string
+	// Timeout bounds one request (write, compute, reply); 2 minutes when
+	// zero. A request that takes longer is a hang: the process is killed
+	// and Run returns an error wrapping fuzz.ErrTargetCrashed.
+	Timeout time.Duration
+	// StartTimeout bounds the start and the handshake; 2 minutes when zero
+	// (importing torch and initialising CUDA takes seconds).
+	StartTimeout time.Duration
+	// Dir is the adapter's working directory; the harness's when empty.
+	Dir string
+	// Env is added to the harness's environment ("KEY=value").
+	Env []string
+	// Stderr receives a copy of the adapter's stderr (its log); nil keeps
+	// only the last 8 KiB, which errors quote.
+	Stderr io.Writer
+}
+
+func (o Options) timeout() time.Duration {
+	if o.Timeout > 0 {
+		return o.Timeout
+	}
+	return 2 * time.Minute
+}
+
+func (o Options) startTimeout() time.Duration {
+	if o.StartTimeout > 0 {
+		return o.StartTimeout
+	}
+	return 2 * time.Minute
+}
+
+// Target is an op implemented by an external process that speaks the
+// bitparity process protocol (docs/protocol.md). The process is started
+// once and reused for every batch; when it crashes, hangs or answers
+// garbage, Run returns an error wrapping fuzz.ErrTargetCrashed and the next
+// Run starts a fresh process. Run calls are serialized.
+type Target struct {
+	cmdline string
+	op      spec.Op
+	opts    Options
+	info    fuzz.Info
+	hello   map[string]string
+
+	mu       sync.Mutex
+	proc     *process
+	seq      int // frames sent to the current process; hello is frame 0
+	starts   int
+	scratch  []byte // request tensor bytes, reused
+	replyBuf []byte // reply frame bytes, reused
+}
+
+var _ fuzz.Target = (*Target)(nil)
+
+// New starts cmdline (run by /bin/sh -c), performs the handshake and
+// returns the target. op may be empty: the target then runs the op the
+// adapter names in its hello. The adapter's declared schedule must be one
+// fuzz.ParseSchedule reads. Close ends the process.
+func New(cmdline string, op spec.Op, opts Options) (*Target, error) {
+	if strings.TrimSpace(cmdline) == "" {
+		return nil, errors.New("external target: empty command line")
+	}
+	t := &Target{cmdline: cmdline, op: op, opts: opts}
+	if err := t.start(); err != nil {
+		return nil, fmt.Errorf("external target %q: %w", cmdline, err)
+	}
+	h := t.hello
+	t.op = spec.Op(h["op"])
+	bound, err := strconv.ParseUint(h["ulp_bound"], 10, 64)
+	if h["ulp_bound"] == "" {
+		bound, err = 0, nil
+	}
+	if err != nil {
+		t.Close()
+		return nil, fmt.Errorf("external target %q: hello frame 0: field \"ulp_bound\": %q is not an unsigned integer", cmdline, h["ulp_bound"])
+	}
+	if s := h["schedule"]; s != "" {
+		if _, err := fuzz.ParseSchedule(t.op, s); err != nil {
+			t.Close()
+			return nil, fmt.Errorf("external target %q: hello frame 0: field \"schedule\": %w", cmdline, err)
+		}
+	}
+	name := opts.Name
+	if name == "" {
+		name = "exec:" + h["name"]
+	}
+	dev := "process"
+	if d := h["device"]; d != "" {
+		dev += ":" + d
+	}
+	t.info = fuzz.Info{
+		Name:      name,
+		Op:        t.op,
+		Device:    dev,
+		Invariant: h["invariant"] == "true",
+		Schedule:  h["schedule"],
+		ULPBound:  bound,
+		Models:    fmt.Sprintf("external process %q (adapter %s: %s)", cmdline, h["name"], h["about"]),
+	}
+	return t, nil
+}
+
+// Info describes the target as the adapter declared it in its hello.
+func (t *Target) Info() fuzz.Info { return t.info }
+
+// Hello returns the adapter's hello metadata (name, op, device, invariant,
+// schedule, ulp_bound, about and any extra fields it sent).
+func (t *Target) Hello() map[string]string {
+	m := make(map[string]string, len(t.hello))
+	for k, v := range t.hello {
+		m[k] = v
+	}
+	return m
+}
+
+// Starts returns how many times the adapter process was started (1 plus
+// the restarts after crashes).
+func (t *Target) Starts() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.starts
+}
+
+// Close ends the adapter: it closes its stdin (an adapter exits at end of
+// input) and kills it if it has not exited within 2 seconds.
+func (t *Target) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.proc != nil {
+		t.proc.stop(2 * time.Second)
+		t.proc = nil
+	}
+	return nil
+}
+
+// start starts the process and performs the handshake (t.mu held or not
+// yet shared).
+func (t *Target) start() error {
+	p, err := startProcess(t.cmdline, t.opts.Dir, t.opts.Env, t.opts.Stderr)
+	if err != nil {
+		return err
+	}
+	t.starts++
+	t.seq = 0
+	req := &frame{meta: map[string]string{
+		"frame":    "hello",
+		"protocol": strconv.Itoa(ProtocolVersion),
+		"seq":      "0",
+		"op":       string(t.op),
+	}}
+	rep, buf, err := p.exchange(context.Background(), req, t.replyBuf, "hello frame 0", t.opts.startTimeout())
+	t.replyBuf = buf
+	if err == nil {
+		err = checkHello(rep, t.op)
+	}
+	if err != nil {
+		return t.failed(p, err)
+	}
+	if t.hello == nil {
+		t.hello = rep.meta
+	} else if rep.meta["op"] != t.hello["op"] || rep.meta["name"] != t.hello["name"] {
+		p.discard("changed identity")
+		return fmt.Errorf("hello frame 0: restarted adapter says op %q name %q, first start said op %q name %q",
+			rep.meta["op"], rep.meta["name"], t.hello["op"], t.hello["name"])
+	}
+	t.proc = p
+	return nil
+}
+
+func checkHello(rep *frame, op spec.Op) error {
+	bad := func(field, format string, a ...any) error {
+		return &frameError{frame: "hello frame 0", field: field, msg: fmt.Sprintf(format, a...)}
+	}
+	m := rep.meta
+	if m["frame"] == "error" {
+		return fmt.Errorf("hello frame 0: the adapter refused: %s", m["message"])
+	}
+	if m["frame"] != "hello" {
+		return bad(`field "frame"`, "%q, want \"hello\"", m["frame"])
+	}
+	if m["protocol"] != strconv.Itoa(ProtocolVersion) {
+		return bad(`field "protocol"`, "adapter speaks version %q, this harness speaks %d", m["protocol"], ProtocolVersion)
+	}
+	got := spec.Op(m["op"])
+	known := false
+	for _, o := range spec.Ops {
+		known = known || o == got
+	}
+	if !known {
+		return bad(`field "op"`, "unknown op %q", m["op"])
+	}
+	if op != "" && got != op {
+		return bad(`field "op"`, "adapter runs %q, the harness asked for %q", got, op)
+	}
+	if m["name"] == "" {
+		return bad(`field "name"`, "missing")
+	}
+	return nil
+}
+
+// failed discards p after err and returns err with the process's end and
+// the tail of its stderr; a hang or an early exit is reported as such.
+func (t *Target) failed(p *process, err error) error {
+	why := p.killReason()
+	status := p.discard("protocol error")
+	if why != "" && !strings.HasPrefix(why, "canceled") {
+		err = fmt.Errorf("%w (%s)", err, why)
+	}
+	msg := fmt.Sprintf("%v; adapter %s", err, status)
+	if tail := strings.TrimSpace(p.tail.String()); tail != "" {
+		msg += "; its stderr ends with:\n" + indent(tail)
+	}
+	return &procError{msg: msg, err: err}
+}
+
+// procError carries the process context of a failure and unwraps to the
+// underlying error.
+type procError struct {
+	msg string
+	err error
+}
+
+func (e *procError) Error() string { return e.msg }
+func (e *procError) Unwrap() error { return e.err }
+
+func indent(s string) string {
+	return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
+}
+
+// Run sends the batch to the adapter and returns its outputs for the
+// selected rows (all rows when rows is nil). A process that exits, hangs
+// past Options.Timeout, or answers a frame that breaks the protocol is
+// killed and Run returns an error wrapping fuzz.ErrTargetCrashed that names
+// the frame and field; the next Run restarts it. An adapter's "failure"
+// error frame (an exception in the op) also wraps fuzz.ErrTargetCrashed but
+// keeps the process. A canceled ctx kills the process and returns ctx's
+// error.
+func (t *Target) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
+	}
+	if b.Op != t.op {
+		return nil, fmt.Errorf("target %s runs %s, got a %s batch", t.info.Name, t.op, b.Op)
+	}
+	n := b.Rows()
+	for _, r := range rows {
+		if r < 0 || r >= n {
+			return nil, fmt.Errorf("target %s: row %d out of range [0,%d)", t.info.Name, r, n)
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if t.proc == nil {
+		if err := t.start(); err != nil {
+			return nil, fmt.Errorf("target %s: restarting the adapter: %w: %w", t.info.Name, fuzz.ErrTargetCrashed, err)
+		}
+	}
+	t.seq++
+	req, scratch, err := requestFrame(b, rows, t.seq, t.scratch[:0])
+	t.scratch = scratch
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
+	}
+	name := fmt.Sprintf("reply frame %d", t.seq)
+	p := t.proc
+	rep, buf, err := p.exchange(ctx, req, t.replyBuf, name, t.opts.timeout())
+	t.replyBuf = buf
+	var out *fuzz.Output
+	if err == nil {
+		if rep.meta["frame"] == "error" && rep.meta["seq"] == strconv.Itoa(t.seq) {
+			return nil, t.adapterError(rep, name)
+		}
+		out, err = decodeReply(rep, b, rows, t.seq, name)
+	}
+	if err != nil {
+		t.proc = nil
+		if ctx.Err() != nil {
+			p.discard("canceled")
+			return nil, fmt.Errorf("target %s: %w", t.info.Name, ctx.Err())
+		}
+		return nil, fmt.Errorf("target %s: %w: %w", t.info.Name, fuzz.ErrTargetCrashed, t.failed(p, err))
+	}
+	return out, nil
+}
+
+// adapterError turns an error frame into Run's error; the process lives on.
+func (t *Target) adapterError(rep *frame, name string) error {
+	name = strings.Replace(name, "reply", "error", 1)
+	msg := rep.meta["message"]
+	if rep.meta["kind"] == "unsupported" {
+		return fmt.Errorf("target %s: %s: %w: %s", t.info.Name, name, ErrUnsupported, msg)
+	}
+	return fmt.Errorf("target %s: %s: %w: the adapter failed: %s", t.info.Name, name, fuzz.ErrTargetCrashed, msg)
+}
