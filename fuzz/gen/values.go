@@ -189,6 +189,7 @@ func drawSmallPow2(r *rand.Rand) int {
 // interestingRows returns the interesting row counts in [lo, below):
 // lo..8, powers of two and their neighbours, the multiples of 32 and 64
 // nearest below `below` and their neighbours (-3..+3), 928, 2274, 4548,
+// below's residue r modulo 32, 64, 128 and 132 and r + the modulus,
 // multiples of 132 by powers of two, and the largest multiple of 132 below;
 // ascending, without duplicates.
 func interestingRows(lo, below int) []int {
@@ -216,6 +217,12 @@ func interestingRows(lo, below int) []int {
 	for _, v := range namedRows {
 		add(v)
 	}
+	// the smallest values with below's residue modulo m (a periodic class
+	// such as rows % 32 == 2 shrinks to 2 or 34 in one step)
+	for _, m := range []int{32, 64, 128, smCount} {
+		add(below % m)
+		add(below%m + m)
+	}
 	for k := 1; smCount*k < below; k *= 2 {
 		add(smCount * k)
 	}
@@ -224,8 +231,9 @@ func interestingRows(lo, below int) []int {
 }
 
 // interestingKV returns the interesting KV lengths in [lo, below): lo..8,
-// tile multiples and their neighbours up to 4 tiles, 49, 50, 97, powers of
-// two and their neighbours, and the tile multiples nearest below `below`.
+// tile multiples and their neighbours up to 4 tiles, 49, 50, 97, below's
+// residue r modulo each tile and r + the tile, powers of two and their
+// neighbours, and the tile multiples nearest below `below`.
 func interestingKV(lo, below int) []int {
 	var s []int
 	add := func(v int) {
@@ -250,6 +258,10 @@ func interestingKV(lo, below int) []int {
 	add(49)
 	add(50)
 	add(97)
+	for _, t := range tileEdges {
+		add(below % t)
+		add(below%t + t)
+	}
 	for p := 2; p < below+2; p *= 2 {
 		add(p - 1)
 		add(p)
