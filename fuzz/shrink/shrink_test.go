@@ -38,7 +38,7 @@ func TestShrinkOnsets(t *testing.T) {
 	decode := func(rows, kv int) spec.Case {
 		return spec.Case{Version: 1, GenVersion: 1, Op: spec.OpAttnDecode, Relation: spec.RelOracleParity,
 			Shape: spec.Shape{Rows: rows, KV: kv, Heads: 8, KVHeads: 2, HeadDim: 128},
-			In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5}
+			In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5}
 	}
 	pad := rmsnorm(100, 2048, spec.RelPadding)
 	pad.Rel = spec.RelParams{Pad: 4548, Filler: "nan"}
@@ -105,7 +105,9 @@ func TestShrinkOnsets(t *testing.T) {
 
 func TestShrinkLimits(t *testing.T) {
 	c := rmsnorm(2274, 4096, spec.RelOracleParity)
-	only := func(x spec.Case) (bool, error) { return reflect.DeepEqual(x.Shape, c.Shape) && x.Seed == c.Seed && x.Dist == c.Dist, nil }
+	only := func(x spec.Case) (bool, error) {
+		return reflect.DeepEqual(x.Shape, c.Shape) && x.Seed == c.Seed && x.Dist == c.Dist, nil
+	}
 
 	got, st, err := Options{MaxTries: 10}.Shrink(context.Background(), c, only)
 	if err != nil || st.Tried != 10 || !reflect.DeepEqual(got.Shape, c.Shape) {
