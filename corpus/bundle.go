@@ -263,16 +263,16 @@ func Unbundle(r io.Reader, dst Store) (*UnbundleReport, error) {
 			bad(name, fmt.Errorf("member type %q refused", hdr.Typeflag))
 			continue
 		}
-		base, err := memberName(name)
-		if err != nil {
-			bad(name, err)
-			continue
-		}
 		if done[name] {
 			bad(name, errors.New("duplicate member"))
 			continue
 		}
 		done[name] = true
+		base, err := memberName(name)
+		if err != nil {
+			bad(name, err)
+			continue
+		}
 		me, ok := want[name]
 		if !ok {
 			bad(name, errors.New("not listed in the manifest"))
