@@ -1,0 +1,185 @@
+package driftmap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// digest turns a class function into a classifier of digests.
+func digest(f func(v int) int) func(v int) (string, error) {
+	return func(v int) (string, error) { return fmt.Sprintf("bits-%d", f(v)), nil }
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestSweepRules(t *testing.T) {
+	tests := []struct {
+		name   string
+		dim    string
+		values []int
+		class  func(v int) int
+		kind   string
+		rule   string
+	}{
+		{"invariant", "rows", Values("rows", 100), func(int) int { return 0 },
+			Invariant, "every rows -> A"},
+		{"flash tile 48", "kv", Values("kv", 49), func(v int) int { return b2i(v >= 49) },
+			Threshold, "kv <= 48 -> A, kv >= 49 -> B"},
+		{"vllm 256", "rows", Values("rows", 256), func(v int) int { return b2i(v >= 256) },
+			Threshold, "rows <= 255 -> A, rows >= 256 -> B"},
+		{"decode splits by batch (heads 4)", "batch", Values("batch", 33), func(v int) int { return b2i(4*v >= 132) },
+			Threshold, "batch <= 32 -> A, batch >= 33 -> B"},
+		{"decode splits by batch (heads 1)", "batch", Values("batch", 132), func(v int) int { return b2i(v >= 132) },
+			Threshold, "batch <= 131 -> A, batch >= 132 -> B"},
+		{"TE rows % 32", "rows", Values("rows", 32), func(v int) int { return b2i(v%32 == 0) },
+			Periodic, "rows % 32 == 0 -> B, otherwise -> A"},
+		{"rows % 32 from a large onset", "rows", Values("rows", 2272), func(v int) int { return b2i(v%32 == 0) },
+			Periodic, "rows % 32 == 0 -> B, otherwise -> A"},
+		{"rows % 64 in {0, 32} is rows % 32", "rows", Values("rows", 64), func(v int) int { return b2i(v%64 == 0 || v%64 == 32) },
+			Periodic, "rows % 32 == 0 -> B, otherwise -> A"},
+		{"odd rows", "m", Values("m", 8), func(v int) int { return v % 2 },
+			Periodic, "m % 2 == 0 -> B, otherwise -> A"},
+		{"three residue classes", "rows", Values("rows", 64), func(v int) int {
+			switch v % 64 {
+			case 0:
+				return 2
+			case 32:
+				return 1
+			}
+			return 0
+		}, Periodic, "rows % 64 == 32 -> B, rows % 64 == 0 -> C, otherwise -> A"},
+		{"vector width residues", "rows", Values("rows", 16), func(v int) int { return b2i(v%8 < 4) },
+			Periodic, "rows % 8 in [4, 7] -> B, otherwise -> A"},
+		{"rows % 32 == 0 and rows >= 256", "rows", Values("rows", 256), func(v int) int { return b2i(v%32 == 0 && v >= 256) },
+			Periodic, "rows % 32 == 0 and rows >= 256 -> B, otherwise -> A"},
+		{"rows % 32 == 0 and rows <= 128", "rows", Values("rows", 128), func(v int) int { return b2i(v%32 == 0 && v <= 128) },
+			Periodic, "rows % 32 == 0 and rows <= 128 -> B, otherwise -> A"},
+		{"ranges", "batch", Values("batch", 17), func(v int) int {
+			switch {
+			case v <= 4:
+				return 0
+			case v <= 16:
+				return 1
+			}
+			return 2
+		}, Threshold, "batch <= 4 -> A, 5 <= batch <= 16 -> B, batch >= 17 -> C"},
+		{"a single value apart", "kv", Values("kv", 64), func(v int) int { return b2i(v == 64) },
+			Threshold, "kv <= 63 -> A, kv == 64 -> B, kv >= 65 -> A"},
+		{"irregular", "rows", Values("rows", 100), func(v int) int { return int((uint32(v) * 2654435761) >> 29 % 3) },
+			Irregular, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Sweep(context.Background(), tt.dim, tt.values, digest(tt.class))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Kind != tt.kind || m.Rule != tt.rule {
+				t.Errorf("got %s %q, want %s %q", m.Kind, m.Rule, tt.kind, tt.rule)
+			}
+			if m.Dim != tt.dim || !slices.IsSorted(m.Values) {
+				t.Errorf("dim %q values sorted %v", m.Dim, slices.IsSorted(m.Values))
+			}
+			// every swept value is in exactly one class, labels in order
+			n := 0
+			for i, c := range m.Classes {
+				if c.Label != label(i) {
+					t.Errorf("class %d labelled %s", i, c.Label)
+				}
+				if i > 0 && c.Values[0] < m.Classes[i-1].Values[0] {
+					t.Errorf("class %s starts before class %s", c.Label, m.Classes[i-1].Label)
+				}
+				for _, v := range c.Values {
+					if d, _ := digest(tt.class)(v); d != c.Digest {
+						t.Errorf("value %d in class %s (%s) has digest %s", v, c.Label, c.Digest, d)
+					}
+				}
+				n += len(c.Values)
+			}
+			if n != len(m.Values) {
+				t.Errorf("classes hold %d values, %d swept", n, len(m.Values))
+			}
+		})
+	}
+}
+
+func TestSweepStops(t *testing.T) {
+	boom := errors.New("device lost")
+	_, err := Sweep(context.Background(), "rows", []int{1, 2, 3}, func(v int) (string, error) {
+		if v == 2 {
+			return "", boom
+		}
+		return "x", nil
+	})
+	if !errors.Is(err, boom) {
+		t.Errorf("classify error: got %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	_, err = Sweep(ctx, "rows", []int{1, 2, 3}, func(v int) (string, error) {
+		calls++
+		cancel()
+		return "x", nil
+	})
+	if !errors.Is(err, context.Canceled) || calls != 1 {
+		t.Errorf("cancelled: %d calls, %v", calls, err)
+	}
+	if _, err := Sweep(context.Background(), "rows", nil, digest(func(int) int { return 0 })); err == nil {
+		t.Error("no values: want an error")
+	}
+}
+
+func TestValues(t *testing.T) {
+	tests := []struct {
+		dim     string
+		onset   int
+		must    []int
+		maxSize int
+	}{
+		{"kv", 49, []int{1, 48, 49, 50, 97, 100}, 120},
+		{"batch", 132, []int{1, 2, 131, 132, 133, 200, 256}, 300},
+		{"rows", 32, []int{1, 31, 32, 33, 64, 96, 255, 256, 257}, 300},
+		{"rows", 928, []int{1, 896, 927, 928, 929, 960, 1024, 1856}, 400},
+		{"rows", 4548, []int{4547, 4548, 4549, 4480, 4544, 4608, 8192, 9088}, 700},
+		{"seq_len", 1, []int{1, 2, 3, 4}, 10},
+	}
+	for _, tt := range tests {
+		vs := Values(tt.dim, tt.onset)
+		if !slices.IsSorted(vs) || len(slices.Compact(slices.Clone(vs))) != len(vs) || vs[0] < 1 {
+			t.Errorf("Values(%s, %d) not ascending, unique and positive: %v", tt.dim, tt.onset, vs)
+		}
+		for _, v := range tt.must {
+			if !slices.Contains(vs, v) {
+				t.Errorf("Values(%s, %d) lacks %d", tt.dim, tt.onset, v)
+			}
+		}
+		if len(vs) > tt.maxSize {
+			t.Errorf("Values(%s, %d) has %d values, want at most %d", tt.dim, tt.onset, len(vs), tt.maxSize)
+		}
+		if tt.dim == "rows" {
+			// two full periods of 64 around the onset
+			for v := max(1, tt.onset-64); v <= tt.onset+64; v++ {
+				if !slices.Contains(vs, v) {
+					t.Errorf("Values(rows, %d) lacks %d near the onset", tt.onset, v)
+					break
+				}
+			}
+		}
+	}
+}
+
+func TestLabel(t *testing.T) {
+	for k, want := range map[int]string{0: "A", 1: "B", 25: "Z", 26: "AA", 27: "AB", 51: "AZ", 52: "BA"} {
+		if got := label(k); got != want {
+			t.Errorf("label(%d) = %s, want %s", k, got, want)
+		}
+	}
+}
