@@ -1,0 +1,90 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Formats lists the output formats in the order WriteDir writes them, with
+// the file name each gets there.
+var Formats = []struct{ Name, File string }{
+	{"text", "report.txt"},
+	{"json", "report.json"},
+	{"junit", "junit.xml"},
+	{"markdown", "summary.md"},
+	{"html", "report.html"},
+}
+
+// Write writes r to w in format: text, json, junit, markdown or html.
+func Write(w io.Writer, r *Report, format string) error {
+	switch format {
+	case "text":
+		return writeText(w, r)
+	case "json":
+		return writeJSON(w, r)
+	case "junit":
+		return writeJUnit(w, r)
+	case "markdown", "md":
+		return writeMarkdown(w, r)
+	case "html":
+		return writeHTML(w, r)
+	}
+	return fmt.Errorf("unknown report format %q (want text, json, junit, markdown or html)", format)
+}
+
+// WriteDir writes every format into dir (created if missing), each file
+// atomically (a temporary file in dir, then rename), and returns the paths
+// written in Formats order.
+func WriteDir(dir string, r *Report) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("report dir: %w", err)
+	}
+	var paths []string
+	for _, f := range Formats {
+		var buf bytes.Buffer
+		if err := Write(&buf, r, f.Name); err != nil {
+			return paths, fmt.Errorf("%s report: %w", f.Name, err)
+		}
+		p := filepath.Join(dir, f.File)
+		if err := writeFileAtomic(p, buf.Bytes()); err != nil {
+			return paths, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
+}
+
+// writeJSON writes the report as indented JSON (schema: docs/report-schema.md).
+func writeJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}

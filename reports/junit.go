@@ -1,0 +1,166 @@
+package reports
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// JUnit XML, in the shape Jenkins, GitLab and GitHub test reporters read:
+// one <testsuite> per op, one <testcase> per op x relation x target of
+// tonight's campaign. A failing cell carries a <failure> (mismatch, misuse)
+// or an <error> (crash) whose text is each finding in words with its status
+// across nights and its repro command; a target that ran no case is
+// <skipped>.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+func writeJUnit(w io.Writer, r *Report) error {
+	byID := map[string]Entry{}
+	for _, e := range r.Findings {
+		byID[e.Signature] = e
+	}
+	root := junitSuites{Name: "bitparity", Time: seconds(time.Duration(r.Summary.Duration))}
+	var props []junitProperty
+	if n := len(r.Inputs); n > 0 {
+		in := r.Inputs[n-1]
+		props = []junitProperty{
+			{"result", in.Path},
+			{"seed", strconv.FormatUint(in.Seed, 10)},
+			{"cases", strconv.FormatInt(in.Cases, 10)},
+			{"bitparity", in.Env.Bitparity},
+			{"gpu", in.Env.GPU},
+		}
+	}
+	suiteIdx := map[string]int{}
+	for _, c := range r.Cells {
+		op := string(c.Op)
+		if op == "" {
+			op = "unknown-op"
+		}
+		i, ok := suiteIdx[op]
+		if !ok {
+			i = len(root.Suites)
+			suiteIdx[op] = i
+			root.Suites = append(root.Suites, junitSuite{
+				Name: "bitparity/" + op, Timestamp: stamp(r.Summary.Started), Properties: props,
+			})
+		}
+		s := &root.Suites[i]
+		tc := junitCase{Name: c.Relation + "/" + c.Target, Classname: "bitparity." + op}
+		switch c.Status {
+		case CellFail, CellCrash:
+			p := &junitProblem{Type: "mismatch"}
+			var texts, msgs []string
+			for _, sig := range c.Findings {
+				e := byID[sig]
+				if e.Finding.Kind != "" {
+					p.Type = e.Finding.Kind
+				}
+				msgs = append(msgs, fmt.Sprintf("%s (%s)", problemLine(e), strings.ReplaceAll(e.Status, "_", " ")))
+				texts = append(texts, fmt.Sprintf("%s [%s, first seen %s, signature %s]\n%s\nrepro: %s",
+					statusWords[e.Status], e.Finding.Kind, stamp(e.FirstSeen), sig, e.Words, repro(e.Finding.Repro)))
+			}
+			p.Message = strings.Join(msgs, "; ")
+			p.Text = strings.Join(texts, "\n\n")
+			if c.Status == CellCrash {
+				p.Type = "crash"
+				tc.Error = p
+				s.Errors++
+			} else {
+				tc.Failure = p
+				s.Failures++
+			}
+		case CellNotRun:
+			tc.Skipped = &junitSkipped{Message: "the target ran no case"}
+			s.Skipped++
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, tc)
+	}
+	for _, s := range root.Suites {
+		root.Tests += s.Tests
+		root.Failures += s.Failures
+		root.Errors += s.Errors
+		root.Skipped += s.Skipped
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// problemLine is the short failure message: the first diverging element
+// for a mismatch, the error for a crash.
+func problemLine(e Entry) string {
+	f := e.Finding
+	switch f.Kind {
+	case "crash":
+		if f.Error != "" {
+			return "crashed: " + f.Error
+		}
+		return "crashed"
+	case "misuse":
+		if f.Message != "" {
+			return "misuse: " + f.Message
+		}
+		return "misuse"
+	}
+	return fmt.Sprintf("row %d col %d: %s vs %s, %d %s", f.Row, f.Col, value(f.A), value(f.B),
+		f.ULPs, plural(int64(f.ULPs), "ulp", "ulps"))
+}
+
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
+}

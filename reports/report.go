@@ -1,0 +1,414 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Version is the version of the JSON report schema (docs/report-schema.md).
+const Version = 1
+
+// Finding statuses across nights.
+const (
+	// StatusNew: failing tonight, seen on no earlier night.
+	StatusNew = "new"
+	// StatusStillFailing: failing tonight and on an earlier night.
+	StatusStillFailing = "still_failing"
+	// StatusFixed: failing on the previous night, not tonight, although
+	// tonight's campaign ran the finding's target.
+	StatusFixed = "fixed"
+	// StatusNotRerun: failing on the previous night; tonight's campaign did
+	// not run its target, so nothing is known.
+	StatusNotRerun = "not_rerun"
+)
+
+// Cell statuses.
+const (
+	CellPass   = "pass"    // the target ran and nothing was found
+	CellFail   = "fail"    // a mismatch or misuse finding
+	CellCrash  = "crash"   // the target crashed, hung or answered garbage
+	CellNotRun = "not_run" // the target is listed but ran no case
+)
+
+// Report is the JSON report (schema in docs/report-schema.md). Inputs and
+// Trend are ordered by start time; the last input is tonight.
+type Report struct {
+	Version   int       `json:"version"`
+	Generated time.Time `json:"generated"`
+	Inputs    []Input   `json:"inputs"`
+	Summary   Summary   `json:"summary"`
+	Cells     []Cell    `json:"cells"`
+	Findings  []Entry   `json:"findings"`
+	Trend     []Night   `json:"trend"`
+}
+
+// Input describes one result file.
+type Input struct {
+	Path     string        `json:"path"`
+	Started  time.Time     `json:"started"`
+	Duration spec.Duration `json:"duration"`
+	Seed     uint64        `json:"seed"`
+	Cases    int64         `json:"cases"`
+	Findings int           `json:"findings"`
+	Env      spec.Env      `json:"env"`
+	Args     []string      `json:"args,omitempty"`
+}
+
+// Summary counts tonight's campaign.
+type Summary struct {
+	Started      time.Time     `json:"started"`
+	Duration     spec.Duration `json:"duration"`
+	Cases        int64         `json:"cases"`
+	Targets      int           `json:"targets"`
+	Cells        int           `json:"cells"`
+	CellsFailing int           `json:"cells_failing"`
+	Findings     int           `json:"findings"`
+	New          int           `json:"new"`
+	StillFailing int           `json:"still_failing"`
+	Fixed        int           `json:"fixed"`
+	NotRerun     int           `json:"not_rerun"`
+}
+
+// Cell is one op x relation x target of tonight's campaign.
+type Cell struct {
+	Op        spec.Op `json:"op"`
+	Relation  string  `json:"relation"`
+	Target    string  `json:"target"`
+	Invariant bool    `json:"invariant"`
+	Status    string  `json:"status"`
+	// Cases is the number of cases the target ran (all its relations).
+	Cases int64 `json:"cases"`
+	// Findings lists the signatures of tonight's findings in this cell.
+	Findings []string `json:"findings,omitempty"`
+}
+
+// Entry is one distinct finding (by signature) with its status across
+// nights. Finding is its latest occurrence.
+type Entry struct {
+	Signature string       `json:"signature"`
+	Status    string       `json:"status"`
+	FirstSeen time.Time    `json:"first_seen"`
+	LastSeen  time.Time    `json:"last_seen"`
+	Nights    int          `json:"nights"`
+	Words     string       `json:"words"`
+	Finding   spec.Finding `json:"finding"`
+}
+
+// Night is one point of the trend: a result file's findings counted against
+// the nights before it.
+type Night struct {
+	Started      time.Time `json:"started"`
+	Path         string    `json:"path"`
+	Cases        int64     `json:"cases"`
+	Findings     int       `json:"findings"`
+	New          int       `json:"new"`
+	StillFailing int       `json:"still_failing"`
+	Fixed        int       `json:"fixed"`
+}
+
+// Source is one result file read from disk.
+type Source struct {
+	Path   string
+	Result spec.Result
+}
+
+// Load reads result files. It rejects versions newer than
+// spec.ResultVersion and files without a start time (a case file or a
+// report is not a result).
+func Load(paths ...string) ([]Source, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no result files given")
+	}
+	srcs := make([]Source, 0, len(paths))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read result: %w", err)
+		}
+		var r spec.Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("result %s: %w", p, err)
+		}
+		if r.Version < 1 || r.Version > spec.ResultVersion {
+			return nil, fmt.Errorf("result %s: version %d, this build reads 1 to %d", p, r.Version, spec.ResultVersion)
+		}
+		if r.Started.IsZero() {
+			return nil, fmt.Errorf("result %s: no start time: not a result file (bitparity run --json writes those)", p)
+		}
+		srcs = append(srcs, Source{Path: p, Result: r})
+	}
+	return srcs, nil
+}
+
+// Build makes the report of srcs, stamped with generated. The sources are
+// ordered by Result.Started (then path); the last one is tonight.
+//
+// Status rules, for tonight's signature set S and the earlier nights'
+// union E: S\E is new, S∩E still failing; a signature of the previous night
+// missing from S is fixed when tonight ran its target A (TargetStats with
+// Cases > 0), and not rerun otherwise. The trend applies the same rules to
+// every night against the nights before it.
+func Build(srcs []Source, generated time.Time) (*Report, error) {
+	if len(srcs) == 0 {
+		return nil, errors.New("no result files given")
+	}
+	srcs = append([]Source(nil), srcs...)
+	sort.SliceStable(srcs, func(i, j int) bool {
+		a, b := srcs[i].Result.Started, srcs[j].Result.Started
+		if !a.Equal(b) {
+			return a.Before(b)
+		}
+		return srcs[i].Path < srcs[j].Path
+	})
+
+	r := &Report{Version: Version, Generated: generated.UTC()}
+	nights := make([]map[string]spec.Finding, len(srcs))
+	for i, s := range srcs {
+		r.Inputs = append(r.Inputs, Input{
+			Path: s.Path, Started: s.Result.Started, Duration: s.Result.Duration,
+			Seed: s.Result.Seed, Cases: s.Result.Cases, Findings: len(s.Result.Findings),
+			Env: s.Result.Env, Args: s.Result.Args,
+		})
+		nights[i] = bySignature(s.Result.Findings)
+	}
+
+	// Trend: every night against the nights before it.
+	seen := map[string]bool{}
+	for i, s := range srcs {
+		n := Night{Started: s.Result.Started, Path: s.Path, Cases: s.Result.Cases, Findings: len(nights[i])}
+		for sig := range nights[i] {
+			if seen[sig] {
+				n.StillFailing++
+			} else {
+				n.New++
+			}
+		}
+		if i > 0 {
+			for sig, f := range nights[i-1] {
+				if _, ok := nights[i][sig]; !ok && ranTarget(s.Result, f.TargetA) {
+					n.Fixed++
+				}
+			}
+		}
+		for sig := range nights[i] {
+			seen[sig] = true
+		}
+		r.Trend = append(r.Trend, n)
+	}
+
+	// Entries: tonight's findings plus last night's that are gone.
+	last := len(srcs) - 1
+	tonight := srcs[last].Result
+	for sig, f := range nights[last] {
+		e := entry(sig, f, srcs, nights)
+		if e.Nights > 1 {
+			e.Status = StatusStillFailing
+		} else {
+			e.Status = StatusNew
+		}
+		r.Findings = append(r.Findings, e)
+	}
+	if last > 0 {
+		for sig, f := range nights[last-1] {
+			if _, ok := nights[last][sig]; ok {
+				continue
+			}
+			e := entry(sig, f, srcs, nights)
+			if ranTarget(tonight, f.TargetA) {
+				e.Status = StatusFixed
+			} else {
+				e.Status = StatusNotRerun
+			}
+			r.Findings = append(r.Findings, e)
+		}
+	}
+	sortEntries(r.Findings)
+
+	r.Cells = cells(tonight, nights[last])
+	r.Summary = Summary{
+		Started: tonight.Started, Duration: tonight.Duration, Cases: tonight.Cases,
+		Targets: len(tonight.Targets), Cells: len(r.Cells), Findings: len(nights[last]),
+	}
+	for _, c := range r.Cells {
+		if c.Status == CellFail || c.Status == CellCrash {
+			r.Summary.CellsFailing++
+		}
+	}
+	for _, e := range r.Findings {
+		switch e.Status {
+		case StatusNew:
+			r.Summary.New++
+		case StatusStillFailing:
+			r.Summary.StillFailing++
+		case StatusFixed:
+			r.Summary.Fixed++
+		case StatusNotRerun:
+			r.Summary.NotRerun++
+		}
+	}
+	return r, nil
+}
+
+// signatureOf is the finding's recorded signature, or spec.Signature when
+// the file has none.
+func signatureOf(f spec.Finding) string {
+	if f.Signature != "" {
+		return f.Signature
+	}
+	return spec.Signature(f)
+}
+
+// bySignature keeps, per signature, the earliest finding (by FoundAt, then
+// file order).
+func bySignature(fs []spec.Finding) map[string]spec.Finding {
+	m := make(map[string]spec.Finding, len(fs))
+	for _, f := range fs {
+		sig := signatureOf(f)
+		if old, ok := m[sig]; ok && !f.FoundAt.Before(old.FoundAt) {
+			continue
+		}
+		m[sig] = f
+	}
+	return m
+}
+
+func ranTarget(r spec.Result, target string) bool {
+	for _, t := range r.Targets {
+		if t.Target == target && t.Cases > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func entry(sig string, f spec.Finding, srcs []Source, nights []map[string]spec.Finding) Entry {
+	e := Entry{Signature: sig, Finding: f, Words: Words(f)}
+	for i, n := range nights {
+		if _, ok := n[sig]; !ok {
+			continue
+		}
+		if e.Nights == 0 {
+			e.FirstSeen = srcs[i].Result.Started
+		}
+		e.LastSeen = srcs[i].Result.Started
+		e.Nights++
+	}
+	return e
+}
+
+var statusRank = map[string]int{StatusNew: 0, StatusStillFailing: 1, StatusNotRerun: 2, StatusFixed: 3}
+
+// sortEntries orders by status (new first), op, relation, target, signature.
+func sortEntries(es []Entry) {
+	sort.Slice(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		if statusRank[a.Status] != statusRank[b.Status] {
+			return statusRank[a.Status] < statusRank[b.Status]
+		}
+		if a.Finding.Case.Op != b.Finding.Case.Op {
+			return a.Finding.Case.Op < b.Finding.Case.Op
+		}
+		if a.Finding.Relation != b.Finding.Relation {
+			return a.Finding.Relation < b.Finding.Relation
+		}
+		if a.Finding.TargetA != b.Finding.TargetA {
+			return a.Finding.TargetA < b.Finding.TargetA
+		}
+		return a.Signature < b.Signature
+	})
+}
+
+// cells makes one cell per op x relation x target of tonight: for each
+// target, the relations its TargetStats lists plus those its findings name.
+// The op is TargetStats.Op, or else the op of the target's findings. A
+// finding whose target A has no TargetStats gets cells of its own.
+func cells(res spec.Result, tonight map[string]spec.Finding) []Cell {
+	type key struct {
+		op       spec.Op
+		rel, tgt string
+	}
+	idx := map[key]*Cell{}
+	var order []key
+	add := func(k key, st spec.TargetStats) *Cell {
+		if c, ok := idx[k]; ok {
+			return c
+		}
+		status := CellPass
+		if st.Cases == 0 {
+			status = CellNotRun
+		}
+		c := &Cell{Op: k.op, Relation: k.rel, Target: k.tgt, Invariant: st.Invariant, Status: status, Cases: st.Cases}
+		idx[k] = c
+		order = append(order, k)
+		return c
+	}
+	stats := map[string]spec.TargetStats{}
+	for _, st := range res.Targets {
+		stats[st.Target] = st
+	}
+	findingOp := map[string]spec.Op{}
+	for _, f := range tonight {
+		if _, ok := findingOp[f.TargetA]; !ok {
+			findingOp[f.TargetA] = f.Case.Op
+		}
+	}
+	for _, st := range res.Targets {
+		op := st.Op
+		if op == "" {
+			op = findingOp[st.Target]
+		}
+		for _, rel := range st.Relations {
+			add(key{op, rel, st.Target}, st)
+		}
+	}
+	for sig, f := range tonight {
+		st, ok := stats[f.TargetA]
+		if !ok {
+			st = spec.TargetStats{Target: f.TargetA, Cases: f.CasesBefore}
+		}
+		c := add(key{f.Case.Op, f.Relation, f.TargetA}, st)
+		c.Findings = append(c.Findings, sig)
+		if f.Kind == "crash" {
+			c.Status = CellCrash
+		} else if c.Status != CellCrash {
+			c.Status = CellFail
+		}
+	}
+	// A target with stats but neither relations nor findings still gets a
+	// cell, so a clean invariant target shows up as passing.
+	for _, st := range res.Targets {
+		found := false
+		for _, k := range order {
+			if k.tgt == st.Target {
+				found = true
+				break
+			}
+		}
+		if !found {
+			add(key{st.Op, "all", st.Target}, st)
+		}
+	}
+	out := make([]Cell, 0, len(order))
+	for _, k := range order {
+		c := *idx[k]
+		sort.Strings(c.Findings)
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Op != b.Op {
+			return a.Op < b.Op
+		}
+		if a.Relation != b.Relation {
+			return a.Relation < b.Relation
+		}
+		return a.Target < b.Target
+	})
+	return out
+}
