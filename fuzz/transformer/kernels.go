@@ -159,7 +159,7 @@ type Fixed struct {
 }
 
 func (f Fixed) Schedule(Call) Schedule { return f.S }
-func (f Fixed) String() string          { return "fixed" }
+func (f Fixed) String() string         { return "fixed" }
 
 // FixedFor returns the fixed schedules of a case: attention tile tile,
 // Splits 1, and reduction shapes derived from seed:

@@ -65,7 +65,7 @@ type Layer struct {
 type Model struct {
 	Config
 	Embed     []float32 // Vocab x Hidden
-	Blocks    []Layer // one per layer
+	Blocks    []Layer   // one per layer
 	FinalNorm []float32 // Hidden
 	LMHead    []float32 // Hidden x Vocab
 }

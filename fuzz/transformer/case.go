@@ -1,0 +1,176 @@
+package transformer
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// CaseOp is the op name of a transformer case (spec.Case.Op).
+const CaseOp spec.Op = "transformer"
+
+// Target name prefixes: Case.Targets is ["train:<kernels>",
+// "infer:<kernels>"] with <kernels> read by ParseKernels.
+const (
+	TrainPrefix = "train:"
+	InferPrefix = "infer:"
+)
+
+// DefaultTile is the attention tile of the fixed kernels when Shape.KV is 0.
+const DefaultTile = 16
+
+// Setup is everything a case says, decoded.
+type Setup struct {
+	Model    *Model
+	Requests []Request
+	Train    Kernels
+	Infer    Kernels
+	Engine   Engine
+	// LogProbType is the declared training dtype: the train path reports
+	// its log-probs rounded to it (Case.Out).
+	LogProbType oracle.DType
+	// Compare is the dtype the relation compares in (Case.CompareDType()).
+	Compare oracle.DType
+	// Mask lists the positions that count (Case.Rel.Mask); nil means all.
+	Mask []int
+}
+
+// FromCase decodes a transformer case. The mapping of spec.Case fields:
+//
+//	Shape.Rows    decoder layers          Shape.Hidden  model width
+//	Shape.Heads   query heads             Shape.KVHeads key/value heads
+//	Shape.HeadDim head dim                Shape.N       MLP width (ffn)
+//	Shape.Vocab   vocabulary              Shape.Seqs    requests
+//	Shape.SeqLen  longest request (prompt + response tokens; Plan)
+//	Shape.KV      attention tile of the fixed kernels (0: DefaultTile)
+//	In            weights and activations dtype
+//	Out           declared training dtype: the train path's log-probs
+//	Compare       dtype of the comparison (empty: Out)
+//	Eps           RMSNorm epsilon          Seed  weights, requests, schedules
+//	Rel.Pad       CUDA-graph granularity of decode batches (0: 64)
+//	Rel.Filler    filler rows' embedding: zeros (default), normal, nan, huge
+//	Rel.Mask      response positions compared (positionBase order); empty: all
+//	Targets       ["train:<kernels>", "infer:<kernels>"] (ParseKernels)
+//
+// Dist must be empty or normal; explicit Data is not supported.
+func FromCase(c spec.Case) (*Setup, error) {
+	if c.Op != CaseOp {
+		return nil, fmt.Errorf("transformer case: op %q, want %q", c.Op, CaseOp)
+	}
+	if c.Data != nil {
+		return nil, fmt.Errorf("transformer case: explicit data is not supported: weights and requests derive from the seed")
+	}
+	if c.Dist != "" && c.Dist != spec.DistNormal {
+		return nil, fmt.Errorf("transformer case: dist %q: only normal weights are derived", c.Dist)
+	}
+	if c.GenVersion != 0 && c.GenVersion != spec.GeneratorVersion {
+		return nil, fmt.Errorf("transformer case: generator version %d, this build has %d", c.GenVersion, spec.GeneratorVersion)
+	}
+	act, err := oracle.ParseDType(string(c.In))
+	if err != nil {
+		return nil, fmt.Errorf("transformer case: in: %w", err)
+	}
+	lpType, err := oracle.ParseDType(string(c.Out))
+	if err != nil {
+		return nil, fmt.Errorf("transformer case: out: %w", err)
+	}
+	cmp, err := oracle.ParseDType(string(c.CompareDType()))
+	if err != nil {
+		return nil, fmt.Errorf("transformer case: compare: %w", err)
+	}
+	s := c.Shape
+	cfg := Config{Layers: s.Rows, Hidden: s.Hidden, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim,
+		FFN: s.N, Vocab: s.Vocab, Eps: c.Eps, DType: act}
+	m, err := NewModel(cfg, c.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("transformer case: %w", err)
+	}
+	if s.Seqs < 1 || s.Seqs > 256 || s.SeqLen < 2 || s.SeqLen > 4096 {
+		return nil, fmt.Errorf("transformer case: %d requests of up to %d tokens: want 1..256 requests of 2..4096", s.Seqs, s.SeqLen)
+	}
+	tile := s.KV
+	if tile == 0 {
+		tile = DefaultTile
+	}
+	fixed := FixedFor(c.Seed, tile)
+	if err := fixed.S.Attention.Validate(); err != nil {
+		return nil, fmt.Errorf("transformer case: kv (tile): %w", err)
+	}
+	st := &Setup{Model: m, Requests: Plan(c.Seed, s.Seqs, s.SeqLen, s.Vocab), LogProbType: lpType, Compare: cmp,
+		Engine: Engine{Pad: c.Rel.Pad}}
+	if c.Rel.Pad < 0 || c.Rel.Pad > 4096 {
+		return nil, fmt.Errorf("transformer case: pad %d: want 0..4096", c.Rel.Pad)
+	}
+	targets := c.Targets
+	if len(targets) == 0 {
+		targets = []string{TrainPrefix + "fixed", InferPrefix + "fixed"}
+	}
+	if len(targets) != 2 || !strings.HasPrefix(targets[0], TrainPrefix) || !strings.HasPrefix(targets[1], InferPrefix) {
+		return nil, fmt.Errorf("transformer case: targets %q: want [%s<kernels> %s<kernels>]", targets, TrainPrefix, InferPrefix)
+	}
+	if st.Train, err = ParseKernels(strings.TrimPrefix(targets[0], TrainPrefix), fixed); err != nil {
+		return nil, fmt.Errorf("transformer case: train: %w", err)
+	}
+	if st.Infer, err = ParseKernels(strings.TrimPrefix(targets[1], InferPrefix), fixed); err != nil {
+		return nil, fmt.Errorf("transformer case: infer: %w", err)
+	}
+	for _, k := range []Kernels{st.Train, st.Infer} {
+		if p, ok := k.(Planted); ok && p.At.Layer >= cfg.Layers {
+			return nil, fmt.Errorf("transformer case: drift planted at %s but the model has %d layers", p.At, cfg.Layers)
+		}
+	}
+	if st.Engine.Fill, err = filler(c.Rel.Filler, c.Seed, cfg.Hidden, act); err != nil {
+		return nil, fmt.Errorf("transformer case: %w", err)
+	}
+	_, positions := positionBase(st.Requests)
+	if len(c.Rel.Mask) > 0 {
+		st.Mask = append([]int(nil), c.Rel.Mask...)
+		for _, p := range st.Mask {
+			if p < 0 || p >= positions {
+				return nil, fmt.Errorf("transformer case: mask position %d outside the %d response positions", p, positions)
+			}
+		}
+	}
+	return st, nil
+}
+
+// filler returns the embedding of a filler row.
+func filler(kind string, seed uint64, hidden int, dt oracle.DType) ([]float32, error) {
+	f := make([]float32, hidden)
+	switch kind {
+	case "", "zeros":
+	case "normal":
+		r := newRNG(seed, streamFiller, 0)
+		for i := range f {
+			f[i] = oracle.Round(dt, float32(r.gauss()))
+		}
+	case "nan":
+		for i := range f {
+			f[i] = float32(math.NaN())
+		}
+	case "huge":
+		for i := range f {
+			f[i] = oracle.MaxFinite(dt)
+		}
+	default:
+		return nil, fmt.Errorf("filler %q: want zeros, normal, nan or huge", kind)
+	}
+	return f, nil
+}
+
+// ReportedMask returns the positions the engine of case c reports (every
+// response position of a request up to its Reported count), the mask a
+// correct harness compares on.
+func ReportedMask(reqs []Request) []int {
+	pb, _ := positionBase(reqs)
+	var mask []int
+	for r, q := range reqs {
+		for j := range q.Reported {
+			mask = append(mask, pb[r]+j)
+		}
+	}
+	return mask
+}
