@@ -158,8 +158,9 @@ func ulpHistogram(es []Entry) (*plot.Plot, int, error) {
 	bc.LineStyle.Width = 0
 	p.Add(bc)
 	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(len(vals))-0.4
 	p.Y.Min = 0
-	p.Add(plotter.NewGrid())
+	p.Add(hGrid())
 	return p, n, nil
 }
 
@@ -233,9 +234,9 @@ func heatmap(ms []spec.RowMismatch) (*plot.Plot, error) {
 	h.Min, h.Max = 1, math.Max(zmax, 1.0001)
 	h.NaN = color.White
 	p := plot.New()
-	p.Title.Text = "differing columns by row"
+	p.Title.Text = fmt.Sprintf("differing columns by row and column bin (blue: 1 ... red: %g)", zmax)
 	if sampled {
-		p.Title.Text += " (sampled columns)"
+		p.Title.Text = "sampled " + p.Title.Text
 	}
 	p.X.Label.Text = fmt.Sprintf("column (%d bins of %d columns)", bins, cols)
 	p.Add(h)
@@ -245,53 +246,61 @@ func heatmap(ms []spec.RowMismatch) (*plot.Plot, error) {
 	return p, nil
 }
 
-// trendPlot draws new, still failing and fixed findings per night.
+// trendPlot draws, for every night (by start time), three bars: new, still
+// failing and fixed findings (Night counts). It returns nil for fewer than
+// two nights.
 func trendPlot(ns []Night) (*plot.Plot, error) {
 	if len(ns) < 2 {
 		return nil, nil
 	}
-	names := make([]string, len(ns))
 	series := []struct {
-		name string
-		get  func(Night) int
+		name  string
+		get   func(Night) int
+		color color.Color
 	}{
-		{"new", func(n Night) int { return n.New }},
-		{"still failing", func(n Night) int { return n.StillFailing }},
-		{"fixed", func(n Night) int { return n.Fixed }},
+		{"new", func(n Night) int { return n.New }, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}},
+		{"still failing", func(n Night) int { return n.StillFailing }, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}},
+		{"fixed", func(n Night) int { return n.Fixed }, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}},
 	}
 	p := plot.New()
 	p.Title.Text = "findings per night"
 	p.Y.Label.Text = "findings"
+	// Bars narrow with the number of nights so a month still fits.
+	w := vg.Points(math.Max(3, math.Min(14, 400/float64(3*len(ns)))))
 	ymax := 1.0
-	colors := []color.Color{color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
-		color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}}
 	for si, s := range series {
-		pts := make(plotter.XYs, len(ns))
+		vals := make(plotter.Values, len(ns))
 		for i, n := range ns {
-			pts[i] = plotter.XY{X: float64(i), Y: float64(s.get(n))}
-			ymax = math.Max(ymax, float64(s.get(n)))
+			vals[i] = float64(s.get(n))
+			ymax = math.Max(ymax, vals[i])
 		}
-		l, sc, err := plotter.NewLinePoints(pts)
+		bc, err := plotter.NewBarChart(vals, w)
 		if err != nil {
 			return nil, fmt.Errorf("trend plot: %w", err)
 		}
-		l.Color = colors[si]
-		l.Width = vg.Points(2)
-		sc.Color = colors[si]
-		sc.Shape = draw.CircleGlyph{}
-		p.Add(l, sc)
-		p.Legend.Add(s.name, l, sc)
+		bc.Color = s.color
+		bc.LineStyle.Width = 0
+		bc.Offset = vg.Length(si-1) * w
+		p.Add(bc)
+		p.Legend.Add(s.name, bc)
 	}
+	names := make([]string, len(ns))
 	for i, n := range ns {
 		names[i] = n.Started.UTC().Format("01-02 15:04")
 	}
 	p.NominalX(names...)
-	p.X.Min, p.X.Max = -0.3, float64(len(ns))-0.7
-	p.Y.Min, p.Y.Max = 0, ymax*1.15
+	p.X.Min, p.X.Max = -0.6, float64(len(ns))-0.4
+	p.Y.Min, p.Y.Max = 0, math.Ceil(ymax*1.25)
 	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Add(plotter.NewGrid())
+	p.Add(hGrid())
 	return p, nil
+}
+
+// hGrid is a grid of horizontal lines only (for bar charts).
+func hGrid() *plotter.Grid {
+	g := plotter.NewGrid()
+	g.Vertical.Color = nil
+	return g
 }
 
 func classLetter(i int) string {

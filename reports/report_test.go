@@ -1,0 +1,425 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bitparity/bitparity/spec"
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/ (and the browser screenshot)")
+
+// generated is the fixed report time of the golden files.
+var generated = time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+
+const (
+	night1 = "testdata/night1.json"
+	night2 = "testdata/night2.json"
+)
+
+func build(t *testing.T, paths ...string) *Report {
+	t.Helper()
+	srcs, err := Load(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build(srcs, generated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestGolden compares every text format with testdata/<name>.<ext>;
+// go test ./reports -update rewrites them.
+func TestGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		paths []string
+	}{
+		{"two-nights", []string{night2, night1}}, // out of order on purpose: Build sorts by start
+		{"one-night", []string{night2}},
+	} {
+		r := build(t, tc.paths...)
+		for _, f := range []struct{ format, ext string }{
+			{"text", "txt"}, {"json", "json"}, {"junit", "xml"}, {"markdown", "md"},
+		} {
+			t.Run(tc.name+"/"+f.format, func(t *testing.T) {
+				var buf bytes.Buffer
+				if err := Write(&buf, r, f.format); err != nil {
+					t.Fatal(err)
+				}
+				golden := filepath.Join("testdata", tc.name+"."+f.ext)
+				if *update {
+					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run go test ./reports -update to create it)", err)
+				}
+				if d := cmp.Diff(string(want), buf.String()); d != "" {
+					t.Errorf("%s differs from %s (-want +got; go test ./reports -update if intended):\n%s", f.format, golden, d)
+				}
+			})
+		}
+	}
+}
+
+func TestStatusAcrossNights(t *testing.T) {
+	r := build(t, night1, night2)
+	got := map[string]string{}
+	first := map[string]time.Time{}
+	for _, e := range r.Findings {
+		got[e.Finding.TargetA] = e.Status
+		first[e.Finding.TargetA] = e.FirstSeen
+	}
+	want := map[string]string{
+		"drift-rmsnorm-rows32":   StatusStillFailing,
+		"drift-decode-tile48":    StatusNew,
+		"user-ptx:rmsnorm_fused": StatusNew,
+		"drift-gemm-splitk":      StatusFixed,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("statuses (-want +got):\n%s", d)
+	}
+	if n1 := r.Inputs[0].Started; !first["drift-rmsnorm-rows32"].Equal(n1) {
+		t.Errorf("rmsnorm first seen %v, want the first night %v", first["drift-rmsnorm-rows32"], n1)
+	}
+	s := r.Summary
+	if s.New != 2 || s.StillFailing != 1 || s.Fixed != 1 || s.NotRerun != 0 || s.Findings != 3 {
+		t.Errorf("summary %+v", s)
+	}
+	wantTrend := [][3]int{{2, 0, 0}, {2, 1, 1}}
+	for i, n := range r.Trend {
+		if g := [3]int{n.New, n.StillFailing, n.Fixed}; g != wantTrend[i] {
+			t.Errorf("trend night %d: new/still/fixed %v, want %v", i, g, wantTrend[i])
+		}
+	}
+}
+
+// A finding that vanished because tonight did not run its target is not
+// fixed.
+func TestNotRerun(t *testing.T) {
+	srcs, err := Load(night1, night2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []spec.TargetStats
+	for _, st := range srcs[1].Result.Targets {
+		if st.Target != "drift-gemm-splitk" {
+			kept = append(kept, st)
+		}
+	}
+	srcs[1].Result.Targets = kept
+	r, err := Build(srcs, generated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range r.Findings {
+		if e.Finding.TargetA == "drift-gemm-splitk" && e.Status != StatusNotRerun {
+			t.Errorf("gemm finding status %q, want %q", e.Status, StatusNotRerun)
+		}
+	}
+	if r.Summary.Fixed != 0 || r.Summary.NotRerun != 1 || r.Trend[1].Fixed != 0 {
+		t.Errorf("summary %+v, trend %+v", r.Summary, r.Trend[1])
+	}
+}
+
+func TestCells(t *testing.T) {
+	r := build(t, night1, night2)
+	status := map[string]string{}
+	for _, c := range r.Cells {
+		status[string(c.Op)+"/"+c.Relation+"/"+c.Target] = c.Status
+	}
+	for key, want := range map[string]string{
+		"rmsnorm/batch_invariance/oracle-rmsnorm":         CellPass,
+		"rmsnorm/determinism/oracle-rmsnorm":              CellPass,
+		"rmsnorm/oracle_parity/oracle-rmsnorm":            CellPass,
+		"rmsnorm/padding/oracle-rmsnorm":                  CellPass,
+		"rmsnorm/batch_invariance/drift-rmsnorm-rows32":   CellFail,
+		"rmsnorm/padding/drift-rmsnorm-rows32":            CellPass,
+		"rmsnorm/batch_invariance/user-ptx:rmsnorm_fused": CellCrash,
+		"attn_decode/path_parity/drift-decode-tile48":     CellFail,
+		"gemm/batch_invariance/drift-gemm-splitk":         CellPass,
+	} {
+		if got := status[key]; got != want {
+			t.Errorf("cell %s: %q, want %q", key, got, want)
+		}
+	}
+	if len(r.Cells) != 11 || r.Summary.CellsFailing != 3 {
+		t.Errorf("%d cells, %d failing; want 11, 3", len(r.Cells), r.Summary.CellsFailing)
+	}
+}
+
+// Without Op/Relations in TargetStats (older result files), cells come
+// from the findings, and a clean target still gets one cell.
+func TestCellsWithoutRelations(t *testing.T) {
+	srcs, err := Load(night2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range srcs[0].Result.Targets {
+		srcs[0].Result.Targets[i].Op = ""
+		srcs[0].Result.Targets[i].Relations = nil
+	}
+	r, err := Build(srcs, generated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range r.Cells {
+		got = append(got, string(c.Op)+"/"+c.Relation+"/"+c.Target+"="+c.Status)
+	}
+	want := []string{
+		"/all/drift-gemm-splitk=pass",
+		"/all/oracle-rmsnorm=pass",
+		"attn_decode/path_parity/drift-decode-tile48=fail",
+		"rmsnorm/batch_invariance/drift-rmsnorm-rows32=fail",
+		"rmsnorm/batch_invariance/user-ptx:rmsnorm_fused=crash",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("cells (-want +got):\n%s", d)
+	}
+}
+
+// The JUnit file parses with encoding/xml, has one test case per cell, and
+// its failures carry the repro command and the finding in words.
+func TestJUnitParses(t *testing.T) {
+	r := build(t, night1, night2)
+	var buf bytes.Buffer
+	if err := Write(&buf, r, "junit"); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+		Suites   []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+					Text    string `xml:",chardata"`
+				} `xml:"failure"`
+				Error *struct {
+					Type string `xml:"type,attr"`
+					Text string `xml:",chardata"`
+				} `xml:"error"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("junit does not parse: %v\n%s", err, buf.String())
+	}
+	cases, failures, errs := 0, 0, 0
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			cases++
+			if c.Failure != nil {
+				failures++
+				if !strings.Contains(c.Failure.Text, "repro: bitparity repro corpus/cases/") {
+					t.Errorf("%s/%s: failure without repro:\n%s", s.Name, c.Name, c.Failure.Text)
+				}
+				if !strings.Contains(c.Failure.Text, "ulp in bf16") {
+					t.Errorf("%s/%s: failure without the finding in words:\n%s", s.Name, c.Name, c.Failure.Text)
+				}
+			}
+			if c.Error != nil {
+				errs++
+				if c.Error.Type != "crash" || !strings.Contains(c.Error.Text, "CUDA_ERROR_ILLEGAL_ADDRESS") ||
+					!strings.Contains(c.Error.Text, "<rmsnorm_fused+0x1a0>") {
+					t.Errorf("%s/%s: crash error %q", s.Name, c.Name, c.Error.Text)
+				}
+			}
+		}
+	}
+	if cases != len(r.Cells) || doc.Tests != cases {
+		t.Errorf("%d test cases (tests=%d), want one per cell: %d", cases, doc.Tests, len(r.Cells))
+	}
+	if failures != 2 || errs != 1 || doc.Failures != 2 || doc.Errors != 1 {
+		t.Errorf("failures %d (attr %d), errors %d (attr %d); want 2 and 1", failures, doc.Failures, errs, doc.Errors)
+	}
+}
+
+// The JSON report round-trips and carries its schema version.
+func TestJSONReport(t *testing.T) {
+	r := build(t, night1, night2)
+	var buf bytes.Buffer
+	if err := Write(&buf, r, "json"); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Version != Version || len(back.Findings) != 4 || len(back.Inputs) != 2 {
+		t.Errorf("round trip: version %d, %d findings, %d inputs", back.Version, len(back.Findings), len(back.Inputs))
+	}
+	if d := cmp.Diff(r.Summary, back.Summary); d != "" {
+		t.Errorf("summary after round trip (-want +got):\n%s", d)
+	}
+}
+
+// Text from result files cannot break out of Markdown tables or inject HTML.
+func TestMarkdownEscapes(t *testing.T) {
+	r := build(t, night2)
+	var buf bytes.Buffer
+	if err := Write(&buf, r, "markdown"); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	if strings.Contains(md, "<rmsnorm_fused") {
+		t.Error("raw '<' from an error message reached the Markdown")
+	}
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "| 🔴 new | `rmsnorm`") {
+			continue
+		}
+		// 8 unescaped pipes make 7 cells.
+		if n := strings.Count(line, "|") - strings.Count(line, `\|`); n != 8 {
+			t.Errorf("table row has %d unescaped pipes, want 8: %s", n, line)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"a|b", "`a\\|b`"},
+		{"x`y", "``x`y``"},
+		{"`x", "`` `x ``"},
+		{"", ""},
+	} {
+		if got := mdCode(tc.in); got != tc.want {
+			t.Errorf("mdCode(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestHTMLSelfContained(t *testing.T) {
+	r := build(t, night1, night2)
+	var buf bytes.Buffer
+	if err := Write(&buf, r, "html"); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, bad := range []string{"http://", "https://", "<script", "<rmsnorm_fused", "//cdn"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+	if !strings.Contains(page, "&lt;rmsnorm_fused") {
+		t.Error("crash error not escaped as text")
+	}
+	// trend + ulp histogram + (drift map + heatmap) x 3 findings with
+	// both (the crash has neither).
+	if n := strings.Count(page, `src="data:image/png;base64,`); n != 8 {
+		t.Errorf("%d inline PNG plots, want 8", n)
+	}
+}
+
+func TestWriteDir(t *testing.T) {
+	r := build(t, night1, night2)
+	dir := filepath.Join(t.TempDir(), "nightly", "2026-12-01")
+	paths, err := WriteDir(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != len(Formats) {
+		t.Fatalf("wrote %v", paths)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+		if info, _ := e.Info(); info.Size() == 0 {
+			t.Errorf("%s is empty", e.Name())
+		}
+	}
+	want := []string{"junit.xml", "report.html", "report.json", "report.txt", "summary.md"}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Errorf("files (-want +got), no temporary files may stay:\n%s", d)
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"newer.json", `{"version": 99, "started": "2026-12-01T02:00:00Z"}`, "version 99"},
+		{"case.json", `{"version": 1, "op": "rmsnorm", "relation": "padding"}`, "not a result file"},
+		{"broken.json", `{"version": `, "unexpected end"},
+	} {
+		_, err := Load(write(tc.name, tc.body))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := Load(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("missing file: no error")
+	}
+	if _, err := Build(nil, generated); err == nil {
+		t.Error("Build of no sources: no error")
+	}
+	if err := Write(&bytes.Buffer{}, &Report{}, "pdf"); err == nil {
+		t.Error("unknown format: no error")
+	}
+}
+
+func TestULPBucket(t *testing.T) {
+	for _, tc := range []struct {
+		u     uint64
+		k     int
+		label string
+	}{
+		{0, 0, "0"}, {1, 1, "1"}, {2, 2, "2"}, {3, 3, "3-4"}, {4, 3, "3-4"},
+		{5, 4, "5-8"}, {8, 4, "5-8"}, {9, 5, "9-16"}, {1 << 20, 21, "≤2^20"}, {1<<63 + 1, 65, ">2^63"},
+	} {
+		k := ulpBucket(tc.u)
+		if k != tc.k || ulpBucketLabel(k) != tc.label {
+			t.Errorf("ulpBucket(%d) = %d %q, want %d %q", tc.u, k, ulpBucketLabel(k), tc.k, tc.label)
+		}
+	}
+}
+
+// The heatmap and drift plot accept edge cases without panicking: one
+// class, a row without a column sample, a single differing column.
+func TestPlotsEdgeCases(t *testing.T) {
+	d := &spec.DriftMap{Dim: "rows", Values: []int{7}, Classes: []spec.DriftClass{{Values: []int{7}}}}
+	p, err := driftPlot(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pngDataURI(p, plotW, plotH); err != nil {
+		t.Fatal(err)
+	}
+	h, err := heatmap([]spec.RowMismatch{{Row: 5, Count: 1, FirstCol: 0, MaxULPs: 1}})
+	if err != nil || h == nil {
+		t.Fatalf("heatmap: %v %v", h, err)
+	}
+	if _, err := pngDataURI(h, plotW, heatH); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := driftPlot(&spec.DriftMap{Dim: "kv"}); err == nil {
+		t.Error("drift map without classes: no error")
+	}
+}
