@@ -78,28 +78,31 @@ func run(t *testing.T, tg fuzz.Target, b *fuzz.Batch, rows []int) *fuzz.Output {
 func TestNumpyOracleParity(t *testing.T) {
 	type tc struct {
 		op    spec.Op
+		args  []string
 		in    spec.DType
 		dists []spec.Dist
 	}
 	exactDists := []spec.Dist{spec.DistNormal, spec.DistSubnormal, spec.DistNearOverflow, spec.DistTies, spec.DistSignedZero, spec.DistOutlier}
 	tests := []tc{
-		{spec.OpRMSNorm, spec.BF16, exactDists},
-		{spec.OpRMSNorm, spec.FP16, exactDists},
-		{spec.OpRMSNorm, spec.FP32, exactDists},
-		{spec.OpGEMM, spec.BF16, exactDists},
-		{spec.OpGEMM, spec.FP32, exactDists},
-		{spec.OpLogProb, spec.BF16, []spec.Dist{spec.DistNormal, spec.DistHeavy}},
-		{spec.OpLogProb, spec.FP32, []spec.Dist{spec.DistNormal}},
-		{spec.OpAttnPrefill, spec.BF16, []spec.Dist{spec.DistNormal}},
-		{spec.OpAttnDecode, spec.BF16, []spec.Dist{spec.DistNormal}},
-		{spec.OpAttnDecode, spec.FP16, []spec.Dist{spec.DistNormal}},
+		{spec.OpRMSNorm, nil, spec.BF16, exactDists},
+		{spec.OpRMSNorm, nil, spec.FP16, exactDists},
+		{spec.OpRMSNorm, nil, spec.FP32, exactDists},
+		{spec.OpGEMM, nil, spec.BF16, exactDists},
+		{spec.OpGEMM, nil, spec.FP32, exactDists},
+		{spec.OpGEMM, []string{"--blas"}, spec.BF16, []spec.Dist{spec.DistNormal}},
+		{spec.OpLogProb, nil, spec.BF16, []spec.Dist{spec.DistNormal, spec.DistHeavy}},
+		{spec.OpLogProb, nil, spec.FP32, []spec.Dist{spec.DistNormal}},
+		{spec.OpAttnPrefill, nil, spec.BF16, []spec.Dist{spec.DistNormal}},
+		{spec.OpAttnDecode, nil, spec.BF16, []spec.Dist{spec.DistNormal}},
+		{spec.OpAttnDecode, nil, spec.FP16, []spec.Dist{spec.DistNormal}},
 	}
-	targets := map[spec.Op]*Target{}
+	targets := map[string]*Target{}
 	for _, tt := range tests {
-		tg := targets[tt.op]
+		key := fmt.Sprint(tt.op, tt.args)
+		tg := targets[key]
 		if tg == nil {
-			tg = numpyTarget(t, tt.op)
-			targets[tt.op] = tg
+			tg = numpyTarget(t, tt.op, tt.args...)
+			targets[key] = tg
 		}
 		info := tg.Info()
 		var ref fuzz.Target
@@ -113,7 +116,7 @@ func TestNumpyOracleParity(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, dist := range tt.dists {
-			t.Run(fmt.Sprintf("%s/%s/%s", tt.op, tt.in, dist), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s%v/%s/%s", tt.op, tt.args, tt.in, dist), func(t *testing.T) {
 				b, err := fuzz.Inputs(testCase(tt.op, tt.in, tt.in, dist, 7))
 				if err != nil {
 					t.Fatal(err)

@@ -16,8 +16,8 @@ import (
 // process is one running adapter: its pipes, a copy of the last bytes it
 // wrote to stderr, and the reason it was killed, if it was.
 type process struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
 	stdout  *bufio.Reader
 	outFile *os.File
 	tail    *tailBuffer
@@ -39,31 +39,44 @@ func startProcess(cmdline, dir string, env []string, log io.Writer) (*process, e
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	setProcAttr(cmd)
-	stdin, err := cmd.StdinPipe()
+	// Our own pipes: exec.Cmd would close its pipes in Wait, possibly
+	// before a reply already written has been read.
+	var files []*os.File // all six ends, closed on failure
+	pipe := func() (r, w *os.File, err error) {
+		if r, w, err = os.Pipe(); err == nil {
+			files = append(files, r, w)
+			growPipe(w)
+		}
+		return r, w, err
+	}
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	inR, inW, err := pipe()
 	if err != nil {
 		return nil, err
 	}
-	// Our own pipes for stdout and stderr: exec.Cmd would close its pipes
-	// in Wait, possibly before a reply already written has been read.
-	outR, outW, err := os.Pipe()
+	outR, outW, err := pipe()
 	if err != nil {
+		closeAll()
 		return nil, err
 	}
-	errR, errW, err := os.Pipe()
+	errR, errW, err := pipe()
 	if err != nil {
-		outR.Close()
-		outW.Close()
+		closeAll()
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll()
 		return nil, fmt.Errorf("start %q: %w", cmdline, err)
 	}
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	stdin := inW
 	p := &process{
 		cmd:        cmd,
 		stdin:      stdin,

@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/bitparity/bitparity/oracle"
 )
@@ -21,32 +24,61 @@ func wireDType(d oracle.DType) string {
 
 // encodeFloats appends the values xs in dtype d (little-endian bits,
 // each value rounded to d by oracle.ToBits, which is exact for values
-// already of that dtype) to dst.
+// already of that dtype) to dst. Large tensors are converted in parallel.
 func encodeFloats(dst []byte, d oracle.DType, xs []float32) []byte {
-	switch d {
-	case oracle.BF16:
-		n := len(dst)
-		dst = grow(dst, 2*len(xs))
-		out := dst[n:]
-		for i, x := range xs {
-			binary.LittleEndian.PutUint16(out[2*i:], oracle.BF16FromF32(x))
+	size := d.Bits() / 8
+	n := len(dst)
+	dst = grow(dst, size*len(xs))
+	out := dst[n:]
+	chunks(len(xs), func(lo, hi int) {
+		switch d {
+		case oracle.BF16:
+			o := out[2*lo : 2*hi]
+			for i, x := range xs[lo:hi] {
+				binary.LittleEndian.PutUint16(o[2*i:], oracle.BF16FromF32(x))
+			}
+		case oracle.FP16:
+			o := out[2*lo : 2*hi]
+			for i, x := range xs[lo:hi] {
+				binary.LittleEndian.PutUint16(o[2*i:], oracle.FP16FromF32(x))
+			}
+		default:
+			o := out[4*lo : 4*hi]
+			for i, x := range xs[lo:hi] {
+				binary.LittleEndian.PutUint32(o[4*i:], math.Float32bits(x))
+			}
 		}
-	case oracle.FP16:
-		n := len(dst)
-		dst = grow(dst, 2*len(xs))
-		out := dst[n:]
-		for i, x := range xs {
-			binary.LittleEndian.PutUint16(out[2*i:], oracle.FP16FromF32(x))
-		}
-	default:
-		n := len(dst)
-		dst = grow(dst, 4*len(xs))
-		out := dst[n:]
-		for i, x := range xs {
-			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
-		}
-	}
+	})
 	return dst
+}
+
+// chunkSize is the number of values one goroutine converts.
+const chunkSize = 1 << 18
+
+// chunks calls fn on [lo, hi) pieces of [0, n) of chunkSize values, on up
+// to GOMAXPROCS goroutines; each piece is written by one call only.
+func chunks(n int, fn func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), (n+chunkSize-1)/chunkSize)
+	if workers <= 1 {
+		fn(0, n)
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(chunkSize)) - chunkSize
+				if lo >= n {
+					return
+				}
+				fn(lo, min(lo+chunkSize, n))
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func encodeInt32s(dst []byte, xs []int32) []byte {
@@ -80,24 +112,34 @@ func grow(dst []byte, n int) []byte {
 }
 
 // decodeFloats widens the tensor's values of dtype d to fp32 (exact) into
-// dst, which must have the tensor's element count.
+// dst, which must have the tensor's element count. Large tensors are
+// converted in parallel.
 func decodeFloats(dst []float32, t tensor) error {
 	switch t.dtype {
-	case wireBF16:
-		for i := range dst {
-			dst[i] = oracle.BF16ToF32(binary.LittleEndian.Uint16(t.data[2*i:]))
-		}
-	case wireF16:
-		for i := range dst {
-			dst[i] = oracle.FP16ToF32(binary.LittleEndian.Uint16(t.data[2*i:]))
-		}
-	case wireF32:
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.data[4*i:]))
-		}
+	case wireBF16, wireF16, wireF32:
 	default:
 		return fmt.Errorf("dtype %s is not a float dtype", t.dtype)
 	}
+	chunks(len(dst), func(lo, hi int) {
+		d := dst[lo:hi]
+		switch t.dtype {
+		case wireBF16:
+			in := t.data[2*lo : 2*hi]
+			for i := range d {
+				d[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(in[2*i:])) << 16)
+			}
+		case wireF16:
+			in := t.data[2*lo : 2*hi]
+			for i := range d {
+				d[i] = oracle.FP16ToF32(binary.LittleEndian.Uint16(in[2*i:]))
+			}
+		case wireF32:
+			in := t.data[4*lo : 4*hi]
+			for i := range d {
+				d[i] = math.Float32frombits(binary.LittleEndian.Uint32(in[4*i:]))
+			}
+		}
+	})
 	return nil
 }
 

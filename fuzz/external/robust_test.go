@@ -1,0 +1,171 @@
+package external
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+)
+
+func rmsBatch(t *testing.T, rows int) *fuzz.Batch {
+	t.Helper()
+	c := testCase(spec.OpRMSNorm, spec.BF16, spec.BF16, spec.DistNormal, 3)
+	c.Shape = spec.Shape{Rows: rows, Hidden: 64}
+	b, err := fuzz.Inputs(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkEcho checks that the misbehaving adapter's normal answer, y = x,
+// arrived intact.
+func checkEcho(t *testing.T, b *fuzz.Batch, o *fuzz.Output) {
+	t.Helper()
+	for i, v := range o.Values {
+		if v != b.RMSNorm.X[i] {
+			t.Fatalf("value %d: got %v, sent %v", i, v, b.RMSNorm.X[i])
+		}
+	}
+}
+
+// TestMisbehavingAdapters plants each way an adapter can fail on the 13-row
+// batch (testdata/misbehave.py) and checks what the harness makes of it:
+// a crash error naming the frame and field, a restart for the next batch,
+// or, for an adapter's own error frame, an error without a restart.
+func TestMisbehavingAdapters(t *testing.T) {
+	tests := []struct {
+		mode        string
+		crash       bool // wraps fuzz.ErrTargetCrashed
+		unsupported bool // wraps ErrUnsupported
+		restart     bool // the next batch needs a new process
+		want        []string
+	}{
+		{mode: "crash", crash: true, restart: true, want: []string{"reply frame 2", "exit status 3", "boom: planted crash"}},
+		{mode: "segv", crash: true, restart: true, want: []string{"reply frame 2", "egmentation fault"}}, // "signal: segmentation fault", or the shell's "Segmentation fault"
+		{mode: "hang", crash: true, restart: true, want: []string{"reply frame 2", "no reply within 1s (hung)"}},
+		{mode: "garbage", crash: true, restart: true, want: []string{"reply frame 2: length prefix:", "is not a frame length"}},
+		{mode: "badjson", crash: true, restart: true, want: []string{"reply frame 2: header: not a JSON object"}},
+		{mode: "dtype", crash: true, restart: true, want: []string{`reply frame 2: tensor "y": dtype BF16 expected, got F32`}},
+		{mode: "shape", crash: true, restart: true, want: []string{`reply frame 2: tensor "y": shape [13 64] expected, got [12 64]`}},
+		{mode: "seq", crash: true, restart: true, want: []string{`reply frame 2: field "seq": "9", want 2`}},
+		{mode: "noy", crash: true, restart: true, want: []string{`reply frame 2: tensor "y": missing`}},
+		{mode: "exception", crash: true, want: []string{"error frame 2", "the adapter failed: planted failure"}},
+		{mode: "unsupported", unsupported: true, want: []string{"error frame 2", "13 rows are not supported"}},
+		{mode: "stdout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			tg, err := New(adapterCmd(t, "fuzz/external/testdata/misbehave.py", tt.mode), spec.OpRMSNorm, Options{Timeout: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			ctx := context.Background()
+			ok4, ok5, bad := rmsBatch(t, 4), rmsBatch(t, 5), rmsBatch(t, 13)
+			o, err := tg.Run(ctx, ok4, nil)
+			if err != nil {
+				t.Fatalf("frame 1: %v", err)
+			}
+			checkEcho(t, ok4, o)
+			o, err = tg.Run(ctx, bad, nil)
+			if got := errors.Is(err, fuzz.ErrTargetCrashed); got != tt.crash {
+				t.Fatalf("errors.Is(err, ErrTargetCrashed) = %v, want %v; err = %v", got, tt.crash, err)
+			}
+			if got := errors.Is(err, ErrUnsupported); got != tt.unsupported {
+				t.Fatalf("errors.Is(err, ErrUnsupported) = %v, want %v; err = %v", got, tt.unsupported, err)
+			}
+			if err == nil {
+				checkEcho(t, bad, o)
+			}
+			for _, w := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %v\ndoes not say %q", err, w)
+				}
+			}
+			o, err = tg.Run(ctx, ok5, []int{4, 1})
+			if err != nil {
+				t.Fatalf("the batch after the failure: %v", err)
+			}
+			if o.Rows[0] != 4 || o.Values[0] != ok5.RMSNorm.X[4*64] {
+				t.Fatalf("rows %v: first value %v, want row 4's %v", o.Rows, o.Values[0], ok5.RMSNorm.X[4*64])
+			}
+			want := 1
+			if tt.restart {
+				want = 2
+			}
+			if got := tg.Starts(); got != want {
+				t.Fatalf("adapter started %d times, want %d", got, want)
+			}
+		})
+	}
+}
+
+// TestCancelIsNotACrash: a canceled context stops a hung adapter and
+// returns the context's error, not a crash finding.
+func TestCancelIsNotACrash(t *testing.T) {
+	tg, err := New(adapterCmd(t, "fuzz/external/testdata/misbehave.py", "hang"), spec.OpRMSNorm, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = tg.Run(ctx, rmsBatch(t, 13), nil)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, fuzz.ErrTargetCrashed) {
+		t.Fatalf("got %v, want the context's deadline error and no crash", err)
+	}
+	if _, err := tg.Run(context.Background(), rmsBatch(t, 4), nil); err != nil {
+		t.Fatalf("after the cancel: %v", err)
+	}
+}
+
+// TestHandshakeFailures: New fails with the reason when the adapter cannot
+// serve the op, does not start, or dies before its hello.
+func TestHandshakeFailures(t *testing.T) {
+	py := python(t)
+	tests := []struct {
+		name    string
+		cmdline string
+		op      spec.Op
+		want    string
+	}{
+		{"op mismatch", adapterCmd(t, "adapters/numpy_ops.py", "rmsnorm"), spec.OpGEMM,
+			`the adapter refused: this adapter was started for 'rmsnorm', the harness asked for 'gemm'`},
+		{"no op", adapterCmd(t, "adapters/numpy_ops.py"), "", "the adapter refused: no op"},
+		{"unknown op arg", adapterCmd(t, "adapters/numpy_ops.py", "softmax"), "", "unknown op 'softmax'"},
+		{"exits", py + ` -c 'import sys; sys.stderr.write("cannot import torch\n"); sys.exit(1)'`, "", "cannot import torch"},
+		{"not a command", "/nonexistent/adapter", "", "not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tg, err := New(tt.cmdline, tt.op, Options{StartTimeout: 10 * time.Second})
+			if err == nil {
+				tg.Close()
+				t.Fatal("New succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v\ndoes not say %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestHelloDeclarations: the target's Info is what the adapter declared.
+func TestHelloDeclarations(t *testing.T) {
+	tg := numpyTarget(t, "", "attn_decode")
+	info := tg.Info()
+	if info.Name != "exec:numpy.attn_decode" || info.Op != spec.OpAttnDecode || info.Device != "process:cpu" ||
+		!info.Invariant || info.Schedule != "" || info.ULPBound != 2 {
+		t.Fatalf("info %+v", info)
+	}
+	tg = numpyTarget(t, spec.OpRMSNorm)
+	if got := tg.Info().Schedule; got != "threads=1 vec=1 warp=butterfly cross=sequential out=(x*rstd)*w" {
+		t.Fatalf("rmsnorm schedule %q", got)
+	}
+}
