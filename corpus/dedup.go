@@ -1,0 +1,106 @@
+package corpus
+
+import (
+	"fmt"
+	"sort"
+)
+
+// DedupGroup is one signature with the files that carry it: Keep is the
+// one kept, Drop the others.
+type DedupGroup struct {
+	Signature string
+	Keep      string
+	Drop      []string
+}
+
+// smaller orders files for dedup: the one to keep has the fewest input
+// values (the most minimal case), then the earliest creation, then the
+// smallest name.
+func smaller(a, b Entry) bool {
+	ea, eb := caseSize(a.File), caseSize(b.File)
+	if ea != eb {
+		return ea < eb
+	}
+	if !a.File.Created.Equal(b.File.Created) {
+		return a.File.Created.Before(b.File.Created)
+	}
+	return a.Name < b.Name
+}
+
+// caseSize is the number of input values a case's batch has (validated
+// cases only, so the products fit).
+func caseSize(f *File) int {
+	n := 0
+	for _, v := range tensorCounts(f.Case) {
+		n += v
+	}
+	return n
+}
+
+// Dedup groups the finding files of entries by signature (spec.Signature,
+// which keys kind, op, relation, targets, dtypes and the drift rule: the
+// same bug through other seeds or shapes) and picks one file to keep per
+// signature: the smallest case, then the oldest. Files without a finding
+// are never grouped. A fixed file is dropped only in favour of another
+// file; when any file of a group is open, the kept one is open.
+func Dedup(entries []Entry) []DedupGroup {
+	by := map[string][]Entry{}
+	for _, e := range entries {
+		if e.File.Finding == nil || e.File.Signature == "" {
+			continue
+		}
+		by[e.File.Signature] = append(by[e.File.Signature], e)
+	}
+	var out []DedupGroup
+	for sig, es := range by {
+		if len(es) < 2 {
+			continue
+		}
+		anyOpen := false
+		for _, e := range es {
+			anyOpen = anyOpen || e.File.Status.State == StateOpen
+		}
+		sort.Slice(es, func(i, j int) bool {
+			oi, oj := es[i].File.Status.State == StateOpen, es[j].File.Status.State == StateOpen
+			if anyOpen && oi != oj {
+				return oi
+			}
+			return smaller(es[i], es[j])
+		})
+		g := DedupGroup{Signature: sig, Keep: es[0].Name}
+		for _, e := range es[1:] {
+			g.Drop = append(g.Drop, e.Name)
+		}
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Signature < out[j].Signature })
+	return out
+}
+
+// MergeReport says what Merge did.
+type MergeReport struct {
+	Added, Existing []string
+	Bad             []error // files of the sources that could not be read
+}
+
+// Merge Puts every readable file of srcs into dst. Nothing dst holds is
+// overwritten; unreadable source files are reported and skipped.
+func Merge(dst Store, srcs ...Store) (*MergeReport, error) {
+	rep := &MergeReport{}
+	for _, src := range srcs {
+		entries, errs := Load(src)
+		rep.Bad = append(rep.Bad, errs...)
+		for _, e := range entries {
+			name, added, err := dst.Put(e.File)
+			if err != nil {
+				return rep, fmt.Errorf("merge %s: %w", e.Name, err)
+			}
+			if added {
+				rep.Added = append(rep.Added, name)
+			} else {
+				rep.Existing = append(rep.Existing, name)
+			}
+		}
+	}
+	return rep, nil
+}

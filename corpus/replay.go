@@ -1,0 +1,190 @@
+package corpus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Verdict of one replay.
+type Verdict int
+
+const (
+	// Reproduced: a finding file showed its finding again (same kind and
+	// base signature), or a pass file found something (a regression).
+	Reproduced Verdict = iota
+	// NotReproduced: a finding file ran clean here.
+	NotReproduced
+	// Passed: a pass file still passes.
+	Passed
+	// Changed: a finding file showed a finding of another kind or
+	// signature (another bug, or the same one described differently).
+	Changed
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Reproduced:
+		return "reproduced"
+	case NotReproduced:
+		return "not reproduced"
+	case Passed:
+		return "passed"
+	case Changed:
+		return "changed"
+	}
+	return fmt.Sprintf("verdict(%d)", int(v))
+}
+
+// Outcome is what one replay saw.
+type Outcome struct {
+	Verdict Verdict
+	// Finding is what this replay found (nil when the case ran clean).
+	Finding *spec.Finding
+	// SameSpot is true when the replayed finding has the recorded first
+	// row, column and both values bit for bit (CPU targets always should).
+	SameSpot bool
+	// Elapsed is the time the replay took.
+	Elapsed time.Duration
+}
+
+// BaseSignature is spec.Signature of fd without its drift map: the part of
+// a signature one fuzz.Check can reproduce (a drift map needs a sweep).
+func BaseSignature(fd spec.Finding) string {
+	fd.DriftMap = nil
+	return spec.Signature(fd)
+}
+
+// Replay runs the case of f once through fuzz.Check on the targets the
+// case names (those this build has registered) and judges the result
+// against what f recorded:
+//
+//	f records a finding: a finding of the same kind and BaseSignature is
+//	    Reproduced, another finding is Changed, none is NotReproduced;
+//	f records none: a finding is Reproduced (a regression), none Passed.
+//
+// An error means the case could not be run here (a target this build does
+// not have, a case over the memory budget, a target failure): it is never
+// a verdict.
+func Replay(ctx context.Context, f *File) (*Outcome, error) {
+	start := time.Now()
+	got, err := fuzz.Check(ctx, f.Case)
+	if err != nil {
+		return nil, err
+	}
+	o := &Outcome{Finding: got, Elapsed: time.Since(start)}
+	switch {
+	case f.Finding == nil && got == nil:
+		o.Verdict = Passed
+	case f.Finding == nil:
+		o.Verdict = Reproduced
+	case got == nil:
+		o.Verdict = NotReproduced
+	case got.Kind == f.Finding.Kind && BaseSignature(*got) == BaseSignature(*f.Finding):
+		o.Verdict = Reproduced
+	default:
+		o.Verdict = Changed
+	}
+	if got != nil && f.Finding != nil {
+		o.SameSpot = got.Row == f.Finding.Row && got.Col == f.Finding.Col &&
+			got.A.Hex == f.Finding.A.Hex && got.B.Hex == f.Finding.B.Hex
+	}
+	return o, nil
+}
+
+// RecheckResult is one file of a recheck.
+type RecheckResult struct {
+	Name    string
+	Outcome *Outcome // nil when Err is set
+	Err     error    // the case could not be run here; its status is unchanged
+	// Fixed is true when this recheck marked the file fixed.
+	Fixed bool
+}
+
+// Recheck replays every open finding of s (the nightly re-check). A file
+// whose finding no longer reproduces is marked fixed, with env, its kernel
+// hash and the time; the others get their Checked time updated. A file
+// that cannot run here (an unknown target, a failure) keeps its status and
+// is reported with its error; so is a file that does not decode.
+// Fixed files and files without a finding are skipped.
+func Recheck(ctx context.Context, s Store, env spec.Env) ([]RecheckResult, error) {
+	names, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []RecheckResult
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		f, err := s.Get(name)
+		if err != nil {
+			out = append(out, RecheckResult{Name: name, Err: err})
+			continue
+		}
+		if f.Finding == nil || f.Status.State != StateOpen {
+			continue
+		}
+		o, err := Replay(ctx, f)
+		r := RecheckResult{Name: name, Outcome: o, Err: err}
+		if err == nil {
+			now := time.Now().UTC().Truncate(time.Second)
+			e := env
+			uerr := s.Update(name, func(g *File) error {
+				g.Status.Checked = now
+				if o.Verdict == NotReproduced {
+					g.Status.State = StateFixed
+					g.Status.FixedAt = now
+					g.Status.FixedEnv = &e
+					g.Status.FixedKernelHash = e.KernelHash
+				}
+				return nil
+			})
+			if uerr != nil {
+				r.Err = fmt.Errorf("update status: %w", uerr)
+			} else {
+				r.Fixed = o.Verdict == NotReproduced
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// EnvDiff lists, one line each, how the environment here differs from the
+// recorded one: "gpu: recorded NVIDIA H200, here none". Empty when they
+// agree on every field both know.
+func EnvDiff(recorded, here spec.Env) []string {
+	var d []string
+	for _, f := range []struct{ name, a, b string }{
+		{"bitparity", recorded.Bitparity, here.Bitparity},
+		{"go", recorded.GoVersion, here.GoVersion},
+		{"os", recorded.OS, here.OS},
+		{"arch", recorded.Arch, here.Arch},
+		{"cpu", recorded.CPU, here.CPU},
+		{"gpu", recorded.GPU, here.GPU},
+		{"compute capability", recorded.CC, here.CC},
+		{"driver", recorded.Driver, here.Driver},
+		{"cuda", recorded.CUDA, here.CUDA},
+		{"kernel hash", recorded.KernelHash, here.KernelHash},
+	} {
+		if f.a != f.b {
+			d = append(d, fmt.Sprintf("%s: recorded %s, here %s", f.name, orNone(f.a), orNone(f.b)))
+		}
+	}
+	return d
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// ErrNoFinding is returned by Minimize for a file that records no finding.
+var ErrNoFinding = errors.New("the case file records no finding: nothing to minimize")
