@@ -7,9 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"sort"
-	"strings"
 
+	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -254,125 +253,22 @@ func digest(y []float32) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// sweep classifies every value (ascending) and describes the classes.
+// sweep is driftmap.Sweep; an irregular map (Rule empty) gets the onset,
+// the last value before the first change, as its rule: "kv <= 51 -> A,
+// kv >= 52 -> any of 2 classes (data-dependent)".
 func sweep(ctx context.Context, dim string, values []int, classify func(v int) (string, error)) (*spec.DriftMap, error) {
-	digests := make([]string, len(values))
-	for i, v := range values {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		s, err := classify(v)
-		if err != nil {
-			return nil, fmt.Errorf("drift map: %s = %d: %w", dim, v, err)
-		}
-		digests[i] = s
+	dm, err := driftmap.Sweep(ctx, dim, values, classify)
+	if err != nil || dm.Kind != driftmap.Irregular || dm.Rule != "" {
+		return dm, err
 	}
-	return describe(dim, values, digests), nil
-}
-
-// describe groups ascending values into classes by digest (labels A, B, ...
-// in order of first appearance) and recognises the rule: "invariant" (one
-// class), "threshold" (each class one contiguous range: "rows <= 64 -> A,
-// 65 <= rows <= 256 -> B, rows >= 257 -> C"), "periodic" (the class depends
-// only on v mod p for the smallest such p: "rows % 32 == 0 -> B, otherwise
-// -> A") or "irregular" (the rule then names the onset: "kv <= 51 -> A,
-// kv >= 52 -> any of 2 classes (data-dependent)").
-func describe(dim string, values []int, digests []string) *spec.DriftMap {
-	dm := &spec.DriftMap{Dim: dim, Values: values}
-	idx := map[string]int{}
-	lab := make([]int, len(values))
-	for i, d := range digests {
-		k, ok := idx[d]
-		if !ok {
-			k = len(dm.Classes)
-			idx[d] = k
-			dm.Classes = append(dm.Classes, spec.DriftClass{Label: string(rune('A' + k%26)), Digest: d})
-		}
-		dm.Classes[k].Values = append(dm.Classes[k].Values, values[i])
-		lab[i] = k
-	}
-	switch {
-	case len(dm.Classes) == 1:
-		dm.Kind, dm.Rule = "invariant", fmt.Sprintf("every %s -> A", dim)
-		return dm
-	case contiguous(lab):
-		var parts []string
-		for k, cl := range dm.Classes {
-			lo, hi := cl.Values[0], cl.Values[len(cl.Values)-1]
-			switch {
-			case k == 0:
-				parts = append(parts, fmt.Sprintf("%s <= %d -> %s", dim, hi, cl.Label))
-			case k == len(dm.Classes)-1:
-				parts = append(parts, fmt.Sprintf("%s >= %d -> %s", dim, lo, cl.Label))
-			default:
-				parts = append(parts, fmt.Sprintf("%d <= %s <= %d -> %s", lo, dim, hi, cl.Label))
-			}
-		}
-		dm.Kind, dm.Rule = "threshold", strings.Join(parts, ", ")
-		return dm
-	}
-	for p := 2; p <= len(values)/2; p++ {
-		res := map[int]int{}
-		ok := true
-		for i, v := range values {
-			if k, seen := res[v%p]; seen && k != lab[i] {
-				ok = false
-				break
-			}
-			res[v%p] = lab[i]
-		}
-		if !ok {
-			continue
-		}
-		// the class holding most residues is "otherwise".
-		byClass := map[int][]int{}
-		for r, k := range res {
-			byClass[k] = append(byClass[k], r)
-		}
-		other := 0
-		for k, rs := range byClass {
-			if len(rs) > len(byClass[other]) {
-				other = k
-			}
-		}
-		var parts []string
-		for k, cl := range dm.Classes {
-			if k == other {
-				continue
-			}
-			rs := byClass[k]
-			sort.Ints(rs)
-			if len(rs) == 1 {
-				parts = append(parts, fmt.Sprintf("%s %% %d == %d -> %s", dim, p, rs[0], cl.Label))
-			} else {
-				parts = append(parts, fmt.Sprintf("%s %% %d in %v -> %s", dim, p, rs, cl.Label))
-			}
-		}
-		parts = append(parts, "otherwise -> "+dm.Classes[other].Label)
-		dm.Kind, dm.Rule = "periodic", strings.Join(parts, ", ")
-		return dm
-	}
-	// irregular: name the onset, the last value before the first change.
-	t := 1
-	for lab[t] == lab[0] {
+	first := dm.Classes[0].Values
+	t := 0
+	for t < len(first) && first[t] == dm.Values[t] {
 		t++
 	}
-	dm.Kind = "irregular"
-	dm.Rule = fmt.Sprintf("%s <= %d -> %s, %s >= %d -> any of %d classes (data-dependent)",
-		dim, values[t-1], dm.Classes[0].Label, dim, values[t], len(dm.Classes))
-	return dm
-}
-
-// contiguous reports whether every label occupies one run.
-func contiguous(lab []int) bool {
-	done := map[int]bool{}
-	for i, k := range lab {
-		if i > 0 && lab[i-1] != k {
-			if done[k] {
-				return false
-			}
-			done[lab[i-1]] = true
-		}
+	if t > 0 && t < len(dm.Values) {
+		dm.Rule = fmt.Sprintf("%s <= %d -> %s, %s >= %d -> any of %d classes (data-dependent)",
+			dim, dm.Values[t-1], dm.Classes[0].Label, dim, dm.Values[t], len(dm.Classes))
 	}
-	return true
+	return dm, nil
 }
