@@ -82,7 +82,7 @@ func TestCaseErrors(t *testing.T) {
 		{"op", func(c *spec.Case) { c.Op = spec.OpGEMM }, "op"},
 		{"kv heads", func(c *spec.Case) { c.Shape.Heads, c.Shape.KVHeads = 3, 2 }, "multiple"},
 		{"zero layers", func(c *spec.Case) { c.Shape.Rows = 0 }, "layers"},
-		{"huge", func(c *spec.Case) { c.Shape.Hidden, c.Shape.Vocab = 1 << 14, 1 << 14 }, "budget"},
+		{"huge", func(c *spec.Case) { c.Shape.Hidden, c.Shape.Vocab = 1<<14, 1<<14 }, "budget"},
 		{"dtype", func(c *spec.Case) { c.In = "fp8" }, "dtype"},
 		{"seq len", func(c *spec.Case) { c.Shape.SeqLen = 1 }, "requests"},
 		{"mask", func(c *spec.Case) { c.Rel.Mask = []int{1 << 20} }, "mask"},
