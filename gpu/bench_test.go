@@ -1,0 +1,285 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"gorgonia.org/cu"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// timeDevice runs f (worker goroutine) reps times between two events and
+// returns the device time per repetition.
+func (d *Device) timeDevice(reps int, f func() error) (time.Duration, error) {
+	var per time.Duration
+	err := d.do(func() error {
+		start, err := cu.MakeEvent(cu.DefaultEvent)
+		if err != nil {
+			return err
+		}
+		end, err := cu.MakeEvent(cu.DefaultEvent)
+		if err != nil {
+			return err
+		}
+		defer cu.DestroyEvent(&start)
+		defer cu.DestroyEvent(&end)
+		if err := f(); err != nil { // warm-up
+			return err
+		}
+		if err := start.Record(cu.Stream{}); err != nil {
+			return err
+		}
+		for i := 0; i < reps; i++ {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		if err := end.Record(cu.Stream{}); err != nil {
+			return err
+		}
+		if err := end.Synchronize(); err != nil {
+			return err
+		}
+		ms, err := start.Elapsed(end)
+		per = time.Duration(ms * float64(time.Millisecond) / float64(reps))
+		return err
+	})
+	return per, err
+}
+
+// copyBandwidth measures device-to-device copy bandwidth (bytes read plus
+// bytes written per second) with cuMemcpyDtoD over two buffers of size
+// bytes.
+func (d *Device) copyBandwidth(size int) (float64, error) {
+	var a, b *buffer
+	err := d.do(func() (err error) {
+		if a, err = d.pool.get(size); err != nil {
+			return err
+		}
+		b, err = d.pool.get(size)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer d.do(func() error { d.pool.put(a, b); return nil })
+	per, err := d.timeDevice(20, func() error { return cu.MemcpyDtoDAsync(b.ptr, a.ptr, int64(size), cu.Stream{}) })
+	if err != nil {
+		return 0, err
+	}
+	return 2 * float64(size) / per.Seconds(), nil
+}
+
+// BenchmarkCompare measures the compare kernel over 2^28 bf16 values per
+// side (65536 rows of 4096, 512 MiB each; a few planted differences) and
+// reports its throughput, counting the bytes of both inputs, against the
+// device copy bandwidth measured in the same run (bytes read plus written).
+func BenchmarkCompare(b *testing.B) {
+	d := device(b)
+	const rows, cols = 65536, 4096
+	n := rows * cols
+	copyBW, err := d.copyBandwidth(2 * n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	vals := make([]float32, n)
+	for i := range vals {
+		vals[i] = oracle.BF16ToF32(uint16(r.Uint32()))
+	}
+	pairs := identityN(rows)
+	var x, y, pa, res *buffer
+	err = d.do(func() (err error) {
+		if x, err = d.upload(oracle.BF16, vals); err != nil {
+			return err
+		}
+		for i := 0; i < 8; i++ { // plant: flip the lowest bit of 8 values
+			j := r.IntN(n)
+			vals[j] = oracle.BF16ToF32(oracle.BF16FromF32(vals[j]) ^ 1)
+		}
+		if y, err = d.upload(oracle.BF16, vals); err != nil {
+			return err
+		}
+		if pa, err = d.uploadInts(pairs, false); err != nil {
+			return err
+		}
+		res, err = d.pool.get(8 + 32*rows)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	vals = nil
+	defer d.do(func() error { d.pool.put(x, y, pa, res); return nil })
+	var found int
+	b.ResetTimer()
+	per, err := d.timeDevice(b.N, func() (err error) {
+		found, err = d.launchCompare(x, y, oracle.BF16, oracle.BF16, oracle.BF16, cols, pa, pa, rows, res)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if found == 0 || found > 8 {
+		b.Fatalf("compare found %d differing rows, planted 8 values", found)
+	}
+	bw := 2 * 2 * float64(n) / per.Seconds()
+	b.ReportMetric(bw/1e12, "TB/s")
+	b.ReportMetric(copyBW/1e12, "copy-TB/s")
+	b.ReportMetric(100*bw/copyBW, "%-of-copy")
+	b.ReportMetric(float64(per.Microseconds()), "us/compare")
+}
+
+// BenchmarkRMSNormInvariance measures batch-invariance checks of RMSNorm
+// at 2274 x 4096 bf16 (schedule of cuda-rmsnorm): one check runs the
+// kernel on the batch of 2274 rows and on its first 928 rows as a batch of
+// their own, and compares the 928 shared rows on the device; only the
+// summary crosses to the host. Inputs are resident on the device.
+//
+//	bare-us:    device time of the two kernels and the compare, back to
+//	            back between two events (no host work in between)
+//	harness-us: wall time of the same check through the package's launch
+//	            path (worker hand-off, launches, taps and summary copies,
+//	            synchronisation)
+//	overhead-%: (harness - bare) / bare
+func BenchmarkRMSNormInvariance(b *testing.B) {
+	d := device(b)
+	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm, In: spec.BF16,
+		Out: spec.BF16, Dist: spec.DistNormal, Seed: 1, Eps: 1e-6, Shape: spec.Shape{Rows: 2274, Hidden: 4096}}
+	batch, err := fuzz.Inputs(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := batch.RMSNorm
+	s := ExactSchedules[spec.OpRMSNorm].(oracle.RMSNormSchedule)
+	const small = 928
+	var x, w, pairs, res *buffer
+	err = d.do(func() (err error) {
+		if x, err = d.upload(oracle.BF16, in.X); err != nil {
+			return err
+		}
+		if w, err = d.upload(oracle.BF16, in.W); err != nil {
+			return err
+		}
+		if pairs, err = d.uploadInts(identityN(small), false); err != nil {
+			return err
+		}
+		res, err = d.pool.get(8 + 32*small)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.do(func() error { d.pool.put(x, w, pairs, res); return nil })
+	check := func() (int, error) {
+		var o1, o2 fuzz.Output
+		big, sm := newDevOut(d, in.Rows, in.Hidden, oracle.BF16), newDevOut(d, small, in.Hidden, oracle.BF16)
+		if err := d.rmsnormOn(x, w, nil, in.Rows, in.Hidden, oracle.BF16, oracle.BF16, in.Eps, s, &o1, big); err != nil {
+			return 0, err
+		}
+		if err := d.rmsnormOn(x, w, nil, small, in.Hidden, oracle.BF16, oracle.BF16, in.Eps, s, &o2, sm); err != nil {
+			return 0, err
+		}
+		n, err := d.launchCompare(big.buf, sm.buf, oracle.BF16, oracle.BF16, oracle.BF16, in.Hidden, pairs, pairs, small, res)
+		d.pool.put(big.buf, sm.buf)
+		big.buf, sm.buf = nil, nil
+		return n, err
+	}
+	// bare: the three kernels alone.
+	bare, err := d.timeDevice(200, func() error {
+		var out [2]*buffer
+		var err error
+		for i, n := range []int{in.Rows, small} {
+			if out[i], err = d.pool.get(n * in.Hidden * 2); err != nil {
+				return err
+			}
+			taps, _ := d.pool.get(8 * n)
+			r := s.Reduce
+			if err := d.launch("rmsnorm", n, 1, r.Threads, ptrArg(x), ptrArg(w), ptrArg(out[i]), ptrArg(taps), 0,
+				arg(in.Hidden), arg(oracle.BF16), arg(oracle.BF16), arg(0), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order)); err != nil {
+				return err
+			}
+			d.pool.put(taps)
+		}
+		grid := small
+		base := uint64(res.ptr)
+		err = d.launch("compare_rows", grid, 1, compareBlock, ptrArg(out[0]), ptrArg(out[1]), ptrArg(pairs), ptrArg(pairs),
+			arg(small), arg(in.Hidden), arg(oracle.BF16), arg(oracle.BF16), arg(oracle.BF16), base, base+8, base+8+8*small, base+8+16*small, base+8+24*small)
+		d.pool.put(out[0], out[1])
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		var n int
+		if err := d.do(func() (err error) { n, err = check(); return err }); err != nil {
+			b.Fatal(err)
+		}
+		if n != 0 {
+			b.Fatalf("cuda-rmsnorm not batch invariant: %d rows differ", n)
+		}
+	}
+	harness := time.Since(start) / time.Duration(b.N)
+	b.ReportMetric(float64(bare.Nanoseconds())/1e3, "bare-us")
+	b.ReportMetric(float64(harness.Nanoseconds())/1e3, "harness-us")
+	b.ReportMetric(1/harness.Seconds(), "checks/s")
+	b.ReportMetric(100*(harness.Seconds()-bare.Seconds())/bare.Seconds(), "overhead-%")
+}
+
+// BenchmarkRMSNormCheckEndToEnd is the same check through the public
+// path: Target.Run on the 2274-row batch and on a 928-row batch (inputs
+// converted and uploaded from the host each time) and CompareRows.
+func BenchmarkRMSNormCheckEndToEnd(b *testing.B) {
+	ctx := context.Background()
+	tg := lookup2(b, Name(spec.OpRMSNorm))
+	mk := func(rows int) *fuzz.Batch {
+		c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm, In: spec.BF16,
+			Out: spec.BF16, Dist: spec.DistNormal, Seed: 1, Eps: 1e-6, Shape: spec.Shape{Rows: rows, Hidden: 4096}}
+		bt, err := fuzz.Inputs(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return bt
+	}
+	big, small := mk(2274), mk(928)
+	pairs := identityN(928)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		o1, err := tg.Run(ctx, big, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		o2, err := tg.Run(ctx, small, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		diffs, err := o1.Device.CompareRows(o2.Device, pairs, pairs, oracle.BF16)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(diffs) != 0 {
+			b.Fatalf("%d rows differ", len(diffs))
+		}
+		o1.Device.Release()
+		o2.Device.Release()
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checks/s")
+}
+
+func lookup2(b *testing.B, name string) fuzz.Target {
+	tg, err := fuzz.Lookup(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tg
+}

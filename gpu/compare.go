@@ -1,0 +1,220 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"sort"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
+)
+
+// devOut is a target's output held on the device: rows x cols values
+// stored as dt bits, row-major. It implements fuzz.DeviceOutput.
+//
+// Relations need not call Release: when an output becomes unreachable its
+// buffer goes back to the pool through a runtime cleanup.
+type devOut struct {
+	*handle
+	d          *Device
+	rows, cols int
+	dt         oracle.DType
+}
+
+// handle owns a devOut's buffer; the cleanup holds the handle, never the
+// devOut, and Release empties it, so a buffer returns to the pool once.
+type handle struct{ buf *buffer }
+
+// newDevOut makes an output of rows x cols dt values whose buffer goes back
+// to d's pool on Release or, failing that, when it is garbage collected.
+func newDevOut(d *Device, rows, cols int, dt oracle.DType) *devOut {
+	o := &devOut{handle: &handle{}, d: d, rows: rows, cols: cols, dt: dt}
+	runtime.AddCleanup(o, func(h *handle) {
+		d.do(func() error {
+			if h.buf != nil {
+				d.pool.put(h.buf)
+				h.buf = nil
+			}
+			return nil
+		})
+	}, o.handle)
+	return o
+}
+
+// compareBlock is the block size of compare_rows.
+const compareBlock = 256
+
+// CompareRows compares row ra[i] of o with row rb[i] of other (positions
+// within each output) in dtype dt with the compare_rows kernel and returns
+// one summary per differing pair, ordered by i. Only the summaries cross to
+// the host.
+func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DType) ([]fuzz.RowDiff, error) {
+	p, ok := other.(*devOut)
+	if !ok {
+		return nil, fmt.Errorf("gpu compare: the other output (%T) is not on a GPU of this package", other)
+	}
+	if p.d != o.d {
+		return nil, fmt.Errorf("gpu compare: outputs live on different devices")
+	}
+	if o.buf == nil || p.buf == nil {
+		return nil, fmt.Errorf("gpu compare: output already released")
+	}
+	if len(ra) != len(rb) {
+		return nil, fmt.Errorf("gpu compare: %d rows against %d", len(ra), len(rb))
+	}
+	if o.cols != p.cols {
+		return nil, fmt.Errorf("gpu compare: rows of %d and %d columns", o.cols, p.cols)
+	}
+	for i := range ra {
+		if ra[i] < 0 || ra[i] >= o.rows || rb[i] < 0 || rb[i] >= p.rows {
+			return nil, fmt.Errorf("gpu compare: pair %d (%d, %d) outside outputs of %d and %d rows", i, ra[i], rb[i], o.rows, p.rows)
+		}
+	}
+	var diffs []fuzz.RowDiff
+	err := o.d.do(func() (err error) {
+		diffs, err = o.d.compare(o.buf, p.buf, o.dt, p.dt, dt, o.cols, ra, rb)
+		return err
+	})
+	return diffs, err
+}
+
+// compare runs compare_rows over the pairs (worker goroutine only).
+func (d *Device) compare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, ra, rb []int) ([]fuzz.RowDiff, error) {
+	n := len(ra)
+	if n == 0 {
+		return nil, nil
+	}
+	pa, err := d.uploadInts(ra, false)
+	if err != nil {
+		return nil, err
+	}
+	pb, err := d.uploadInts(rb, false)
+	if err != nil {
+		return nil, err
+	}
+	res, err := d.pool.get(8 + 4*8*n) // counter, then pair, count, first, ulps
+	if err != nil {
+		return nil, err
+	}
+	defer d.pool.put(pa, pb, res)
+	cnt, err := d.launchCompare(a, b, adt, bdt, cdt, cols, pa, pb, n, res)
+	if err != nil {
+		return nil, err
+	}
+	if cnt == 0 {
+		return nil, nil
+	}
+	host := d.stage(4 * 8 * n)
+	for f := 0; f < 4; f++ {
+		if err := fromDevice(host[f*8*n:f*8*n+8*cnt], res, 8+f*8*n); err != nil {
+			return nil, err
+		}
+	}
+	diffs := make([]fuzz.RowDiff, cnt)
+	pairs := make([]int, cnt)
+	for s := range diffs {
+		g := func(f int) uint64 { return binary.LittleEndian.Uint64(host[f*8*n+8*s:]) }
+		p := int(g(0))
+		pairs[s] = p
+		diffs[s] = fuzz.RowDiff{PosA: ra[p], PosB: rb[p], Count: int(g(1)), FirstCol: int(g(2)), MaxULPs: g(3)}
+	}
+	sort.Sort(byPair{pairs, diffs})
+	return diffs, nil
+}
+
+// launchCompare zeroes the counter at res, launches compare_rows and
+// returns the number of differing pairs (worker goroutine only).
+func (d *Device) launchCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, pa, pb *buffer, n int, res *buffer) (int, error) {
+	zero := d.stage(8)
+	clear(zero)
+	if err := copyToDevice(res, zero); err != nil {
+		return 0, err
+	}
+	base := uint64(res.ptr)
+	grid := min(n, 1<<20)
+	if err := d.launch("compare_rows", grid, 1, compareBlock, ptrArg(a), ptrArg(b), ptrArg(pa), ptrArg(pb), arg(n), arg(cols),
+		arg(adt), arg(bdt), arg(cdt), base, base+8, base+8+uint64(8*n), base+8+uint64(16*n), base+8+uint64(24*n)); err != nil {
+		return 0, err
+	}
+	host := d.stage(4)
+	if err := fromDevice(host, res, 0); err != nil {
+		return 0, fmt.Errorf("gpu compare: %w", err)
+	}
+	return int(binary.LittleEndian.Uint32(host)), nil
+}
+
+type byPair struct {
+	p []int
+	d []fuzz.RowDiff
+}
+
+func (s byPair) Len() int           { return len(s.p) }
+func (s byPair) Less(i, j int) bool { return s.p[i] < s.p[j] }
+func (s byPair) Swap(i, j int) {
+	s.p[i], s.p[j] = s.p[j], s.p[i]
+	s.d[i], s.d[j] = s.d[j], s.d[i]
+}
+
+// Fetch copies the rows at the given positions to the host, widened to
+// fp32 exactly.
+func (o *devOut) Fetch(pos []int) ([]float32, error) {
+	for _, p := range pos {
+		if p < 0 || p >= o.rows {
+			return nil, fmt.Errorf("gpu fetch: position %d outside an output of %d rows", p, o.rows)
+		}
+	}
+	out := make([]float32, len(pos)*o.cols)
+	row := o.cols * dsize(o.dt)
+	err := o.d.do(func() error {
+		if o.buf == nil {
+			return fmt.Errorf("gpu fetch: output already released")
+		}
+		for i := 0; i < len(pos); {
+			j := i + 1 // copy runs of consecutive positions at once
+			for j < len(pos) && pos[j] == pos[j-1]+1 {
+				j++
+			}
+			host := o.d.stage((j - i) * row)
+			if err := fromDevice(host, o.buf, pos[i]*row); err != nil {
+				return err
+			}
+			decode(out[i*o.cols:j*o.cols], o.dt, host)
+			i = j
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Release returns the output's buffer to the device's pool. It is safe to
+// call more than once.
+func (o *devOut) Release() {
+	o.d.do(func() error {
+		if o.buf != nil {
+			o.d.pool.put(o.buf)
+			o.buf = nil
+		}
+		return nil
+	})
+}
+
+// Upload puts a host output on the device (stored as o.DType), so it can be
+// compared there with a device output: for tests and for relations that
+// hold one side on the host.
+func (d *Device) Upload(o *fuzz.Output) (fuzz.DeviceOutput, error) {
+	if len(o.Values) != len(o.Rows)*o.Cols {
+		return nil, fmt.Errorf("gpu upload: %d values for %d rows of %d", len(o.Values), len(o.Rows), o.Cols)
+	}
+	out := newDevOut(d, len(o.Rows), o.Cols, o.DType)
+	err := d.do(func() (err error) {
+		out.buf, err = d.upload(o.DType, o.Values)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,223 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// Device is one GPU with a CUDA context, the loaded kernel modules and a
+// pool of device buffers. Every CUDA call runs on one goroutine locked to
+// its OS thread (the context is current there only); methods hand work to
+// it and wait, so a Device is safe for concurrent use and calls are
+// serialised. All launches and copies go to the context's default stream,
+// so a buffer returned to the pool may be reused by the next call at once.
+type Device struct {
+	work chan func()
+	name string
+	ord  int
+	sms  int
+	fns  map[string]cu.Function
+
+	// owned by the worker goroutine
+	pool    pool
+	staging []byte   // host staging for uploads and downloads
+	args    []uint64 // kernel parameter values
+	argp    []unsafe.Pointer
+}
+
+var (
+	defOnce sync.Once
+	def     *Device
+	defErr  error
+)
+
+// Default opens device 0 once per process.
+func Default() (*Device, error) {
+	defOnce.Do(func() { def, defErr = Open(0) })
+	return def, defErr
+}
+
+// Available reports whether a GPU can be opened and its kernels loaded.
+func Available() error {
+	_, err := Default()
+	return err
+}
+
+// kernels lists each module's entry points.
+var kernels = map[string][]string{
+	"attention": {"prefill", "decode_split", "decode_combine"},
+	"compare":   {"compare_rows"},
+	"gemm":      {"gemm"},
+	"logprob":   {"logprob"},
+	"probe":     {"probe_max", "probe_explog", "probe_convert"},
+	"rmsnorm":   {"rmsnorm"},
+}
+
+// Open creates a context on GPU ordinal and loads the embedded PTX (the
+// driver compiles it for the GPU at hand).
+func Open(ordinal int) (*Device, error) {
+	d := &Device{work: make(chan func()), ord: ordinal, fns: map[string]cu.Function{}}
+	errc := make(chan error)
+	go d.loop(errc)
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Device) loop(errc chan<- error) {
+	runtime.LockOSThread()
+	if err := d.init(); err != nil {
+		errc <- err
+		return
+	}
+	errc <- nil
+	for f := range d.work {
+		f()
+	}
+}
+
+func (d *Device) init() error {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return fmt.Errorf("gpu: count devices: %w", err)
+	}
+	if d.ord < 0 || d.ord >= n {
+		return fmt.Errorf("gpu: device %d requested, %d present", d.ord, n)
+	}
+	dev, err := cu.GetDevice(d.ord)
+	if err != nil {
+		return fmt.Errorf("gpu: device %d: %w", d.ord, err)
+	}
+	if d.name, err = dev.Name(); err != nil {
+		return fmt.Errorf("gpu: device %d name: %w", d.ord, err)
+	}
+	if d.sms, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
+		return fmt.Errorf("gpu: device %d attributes: %w", d.ord, err)
+	}
+	if _, err := dev.MakeContext(cu.SchedAuto); err != nil {
+		return fmt.Errorf("gpu: create context on %s: %w", d.name, err)
+	}
+	for _, mod := range Modules {
+		src, err := PTX(mod)
+		if err != nil {
+			return err
+		}
+		m, err := cu.LoadData(src)
+		if err != nil {
+			return fmt.Errorf("gpu: load module %s (PTX for compute_80) on %s: %w", mod, d.name, err)
+		}
+		for _, fn := range kernels[mod] {
+			f, err := m.Function(fn)
+			if err != nil {
+				return fmt.Errorf("gpu: module %s has no kernel %s: %w", mod, fn, err)
+			}
+			d.fns[fn] = f
+		}
+	}
+	return nil
+}
+
+// Name is the GPU's name, e.g. "NVIDIA H200".
+func (d *Device) Name() string { return d.name }
+
+// SMs is the GPU's multiprocessor count.
+func (d *Device) SMs() int { return d.sms }
+
+// do runs f on the context's goroutine and returns its error.
+func (d *Device) do(f func() error) error {
+	done := make(chan error, 1)
+	d.work <- func() { done <- f() }
+	return <-done
+}
+
+// arg is one kernel parameter: every kernel parameter is 64 bits wide.
+type arg = uint64
+
+func ptrArg(b *buffer) arg {
+	if b == nil {
+		return 0
+	}
+	return uint64(b.ptr)
+}
+
+// launch runs kernel name on grid x block threads with the given
+// parameters (worker goroutine only) and reports launch errors.
+func (d *Device) launch(name string, gx, gy, block int, params ...arg) error {
+	f, ok := d.fns[name]
+	if !ok {
+		return fmt.Errorf("gpu: no kernel %s", name)
+	}
+	if gx == 0 || gy == 0 {
+		return nil
+	}
+	d.args = append(d.args[:0], params...)
+	d.argp = d.argp[:0]
+	for i := range d.args {
+		d.argp = append(d.argp, unsafe.Pointer(&d.args[i]))
+	}
+	if err := f.Launch(gx, gy, 1, block, 1, 1, 0, cu.Stream{}, d.argp); err != nil {
+		return fmt.Errorf("gpu: launch %s grid %dx%d block %d: %w", name, gx, gy, block, err)
+	}
+	return nil
+}
+
+// sync waits for the default stream and reports asynchronous kernel
+// errors (worker goroutine only).
+func (d *Device) sync(what string) error {
+	if err := cu.Synchronize(); err != nil {
+		return fmt.Errorf("gpu: %s: %w", what, err)
+	}
+	return nil
+}
+
+// stage returns the host staging buffer with at least n bytes.
+func (d *Device) stage(n int) []byte {
+	if cap(d.staging) < n {
+		d.staging = make([]byte, n+n/4)
+	}
+	return d.staging[:n]
+}
+
+// toDevice copies host bytes to a pooled buffer (worker goroutine only).
+func (d *Device) toDevice(host []byte) (*buffer, error) {
+	b, err := d.pool.get(len(host))
+	if err != nil {
+		return nil, err
+	}
+	if len(host) > 0 {
+		if err := cu.MemcpyHtoD(b.ptr, unsafe.Pointer(&host[0]), int64(len(host))); err != nil {
+			d.pool.put(b)
+			return nil, fmt.Errorf("gpu: copy %d bytes to the device: %w", len(host), err)
+		}
+	}
+	return b, nil
+}
+
+// fromDevice copies n bytes at byte offset off of b into host.
+func fromDevice(host []byte, b *buffer, off int) error {
+	if len(host) == 0 {
+		return nil
+	}
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&host[0]), b.ptr+cu.DevicePtr(off), int64(len(host))); err != nil {
+		return fmt.Errorf("gpu: copy %d bytes to the host: %w", len(host), err)
+	}
+	return nil
+}
+
+// copyToDevice copies host bytes into an existing buffer.
+func copyToDevice(b *buffer, host []byte) error {
+	if len(host) == 0 {
+		return nil
+	}
+	if err := cu.MemcpyHtoD(b.ptr, unsafe.Pointer(&host[0]), int64(len(host))); err != nil {
+		return fmt.Errorf("gpu: copy %d bytes to the device: %w", len(host), err)
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+package gpu
+
+import (
+	"math"
+	"testing"
+
+	"github.com/bitparity/bitparity/oracle"
+)
+
+func mathFloat32bits(f float32) uint32 { return math.Float32bits(f) }
+
+// TestEncodeDecode checks the host side of uploads and fetches: encode
+// writes the dtype's bits (oracle.ToBits, little endian) and decode widens
+// them back exactly, for every dtype, on special values.
+func TestEncodeDecode(t *testing.T) {
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1.5, 65504, 3.0e38, float32(math.Inf(1)),
+		float32(math.Inf(-1)), math.Float32frombits(0x7fc00000), math.Float32frombits(1), 1.0 / 3}
+	for _, dt := range []oracle.DType{oracle.FP32, oracle.BF16, oracle.FP16} {
+		buf := make([]byte, len(vals)*dsize(dt))
+		encode(buf, dt, vals)
+		back := make([]float32, len(vals))
+		decode(back, dt, buf)
+		for i, v := range vals {
+			var got uint32
+			if dt == oracle.FP32 {
+				got = uint32(buf[4*i]) | uint32(buf[4*i+1])<<8 | uint32(buf[4*i+2])<<16 | uint32(buf[4*i+3])<<24
+			} else {
+				got = uint32(buf[2*i]) | uint32(buf[2*i+1])<<8
+			}
+			if want := oracle.ToBits(dt, v); got != want {
+				t.Errorf("%s encode(%v) = %x, want %x", dt, v, got, want)
+			}
+			if math.Float32bits(back[i]) != math.Float32bits(oracle.FromBits(dt, got)) {
+				t.Errorf("%s decode(%x) = %08x, want %08x", dt, got, math.Float32bits(back[i]), math.Float32bits(oracle.FromBits(dt, got)))
+			}
+		}
+	}
+}

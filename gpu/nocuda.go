@@ -1,0 +1,7 @@
+//go:build !cuda
+
+package gpu
+
+// Available reports whether this build can run GPU targets. Without the
+// cuda build tag it always returns ErrNoCUDA.
+func Available() error { return ErrNoCUDA }

@@ -1,0 +1,432 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// upload copies vals as dt bits to a pooled buffer (worker goroutine only).
+func (d *Device) upload(dt oracle.DType, vals []float32) (*buffer, error) {
+	host := d.stage(len(vals) * dsize(dt))
+	encode(host, dt, vals)
+	return d.toDevice(host)
+}
+
+// uploadInts copies vals as int64 (or int32 when narrow) to the device.
+func (d *Device) uploadInts(vals []int, narrow bool) (*buffer, error) {
+	if narrow {
+		host := d.stage(4 * len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint32(host[4*i:], uint32(int32(v)))
+		}
+		return d.toDevice(host)
+	}
+	host := d.stage(8 * len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint64(host[8*i:], uint64(int64(v)))
+	}
+	return d.toDevice(host)
+}
+
+// fetchF32 copies n fp32 values from b to the host.
+func (d *Device) fetchF32(b *buffer, n int) ([]float32, error) {
+	host := d.stage(4 * n)
+	if err := fromDevice(host, b, 0); err != nil {
+		return nil, err
+	}
+	out := make([]float32, n)
+	decode(out, oracle.FP32, host)
+	return out, nil
+}
+
+func selected(rows []int, n int) ([]int, error) {
+	if rows == nil {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	}
+	for _, r := range rows {
+		if r < 0 || r >= n {
+			return nil, fmt.Errorf("row %d out of range [0,%d): %w", r, n, oracle.ErrShape)
+		}
+	}
+	return append([]int(nil), rows...), nil
+}
+
+func need(name string, got, want int) error {
+	if got != want {
+		return fmt.Errorf("%s has %d values, want %d: %w", name, got, want, oracle.ErrShape)
+	}
+	return nil
+}
+
+// blockFor is the block size of the attention kernels: thread d owns
+// output column d.
+func blockFor(D int) int {
+	b := (D + 31) / 32 * 32
+	return max(b, 32)
+}
+
+// Run computes the selected rows of b (all when rows is nil) with schedule
+// s (the oracle schedule type of b.Op) on the device. The output stays on
+// the device (Output.Device); RMSNorm and log-prob also return their fp32
+// taps (sum of squares and rstd; row max and sum of exponentials).
+func (d *Device) Run(b *fuzz.Batch, s any, rows []int) (*fuzz.Output, error) {
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	sel, err := selected(rows, b.Rows())
+	if err != nil {
+		return nil, fmt.Errorf("gpu %s: %w", b.Op, err)
+	}
+	o := &fuzz.Output{Rows: sel, Cols: b.Cols(), DType: b.OutDType()}
+	out := newDevOut(d, len(sel), o.Cols, o.DType)
+	var run func() error
+	switch b.Op {
+	case spec.OpRMSNorm:
+		sch, ok := s.(oracle.RMSNormSchedule)
+		if !ok {
+			return nil, fmt.Errorf("gpu rmsnorm: schedule %T", s)
+		}
+		run, err = d.rmsnorm(b.RMSNorm, b.In, sch, rows, sel, o, out)
+	case spec.OpGEMM:
+		sch, ok := s.(oracle.GEMMSchedule)
+		if !ok {
+			return nil, fmt.Errorf("gpu gemm: schedule %T", s)
+		}
+		run, err = d.gemm(b.GEMM, b.In, sch, rows, sel, out)
+	case spec.OpLogProb:
+		sch, ok := s.(oracle.LogProbSchedule)
+		if !ok {
+			return nil, fmt.Errorf("gpu logprob: schedule %T", s)
+		}
+		run, err = d.logprob(b.LogProb, b.In, sch, rows, sel, o, out)
+	case spec.OpAttnPrefill:
+		sch, ok := s.(oracle.AttentionSchedule)
+		if !ok {
+			return nil, fmt.Errorf("gpu attn_prefill: schedule %T", s)
+		}
+		run, err = d.prefill(b.Prefill, b.In, sch, rows, sel, out)
+	case spec.OpAttnDecode:
+		sch, ok := s.(oracle.AttentionSchedule)
+		if !ok {
+			return nil, fmt.Errorf("gpu attn_decode: schedule %T", s)
+		}
+		run, err = d.decode(b.Decode, b.In, sch, rows, sel, out)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gpu %s: %w", b.Op, err)
+	}
+	if err := d.do(run); err != nil {
+		out.Release()
+		return nil, fmt.Errorf("gpu %s: %w", b.Op, err)
+	}
+	o.Device = out
+	return o, nil
+}
+
+// rowsel uploads the selected rows, or returns nil (all rows in order).
+func (d *Device) rowsel(rows, sel []int) (*buffer, error) {
+	if rows == nil {
+		return nil, nil
+	}
+	return d.uploadInts(sel, false)
+}
+
+func (d *Device) rmsnorm(in *oracle.RMSNormInput, dt oracle.DType, s oracle.RMSNormSchedule, rows, sel []int, o *fuzz.Output, out *devOut) (func() error, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if in.Rows < 0 || in.Hidden < 1 {
+		return nil, fmt.Errorf("rows %d hidden %d: %w", in.Rows, in.Hidden, oracle.ErrShape)
+	}
+	if err := firstErr(need("x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
+		return nil, err
+	}
+	return func() error {
+		n := len(sel)
+		x, err := d.upload(dt, in.X)
+		if err != nil {
+			return err
+		}
+		w, err := d.upload(dt, in.W)
+		if err != nil {
+			return err
+		}
+		rs, err := d.rowsel(rows, sel)
+		if err != nil {
+			return err
+		}
+		defer d.pool.put(x, w, rs)
+		return d.rmsnormOn(x, w, rs, n, in.Hidden, dt, in.Out, in.Eps, s, o, out)
+	}, nil
+}
+
+// rmsnormOn runs the rmsnorm kernel on inputs already on the device (x:
+// the batch, w: the weights, rs: the selected rows or nil for n rows in
+// order) into a new buffer of out, fetches the fp32 taps into o and waits
+// (worker goroutine only).
+func (d *Device) rmsnormOn(x, w, rs *buffer, n, hidden int, dt, outDT oracle.DType, eps float32, s oracle.RMSNormSchedule, o *fuzz.Output, out *devOut) error {
+	var err error
+	if out.buf, err = d.pool.get(n * hidden * dsize(outDT)); err != nil {
+		return err
+	}
+	taps, err := d.pool.get(8 * n)
+	if err != nil {
+		return err
+	}
+	defer d.pool.put(taps)
+	r := s.Reduce
+	if err := d.launch("rmsnorm", n, 1, r.Threads, ptrArg(x), ptrArg(w), ptrArg(out.buf), ptrArg(taps), ptrArg(rs),
+		arg(hidden), arg(dt), arg(outDT), arg(math.Float32bits(eps)), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order)); err != nil {
+		return err
+	}
+	if o.Taps, err = d.fetchF32(taps, 2*n); err != nil {
+		return err
+	}
+	o.TapCols = 2
+	return d.sync("rmsnorm")
+}
+
+func (d *Device) gemm(in *oracle.GEMMInput, dt oracle.DType, s oracle.GEMMSchedule, rows, sel []int, out *devOut) (func() error, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if in.M < 0 || in.K < 1 || in.N < 1 {
+		return nil, fmt.Errorf("m %d k %d n %d: %w", in.M, in.K, in.N, oracle.ErrShape)
+	}
+	if err := firstErr(need("x", len(in.X), in.M*in.K), need("w", len(in.W), in.K*in.N)); err != nil {
+		return nil, err
+	}
+	if (in.N+255)/256 > 65535 {
+		return nil, fmt.Errorf("n %d too large for one launch: %w", in.N, oracle.ErrShape)
+	}
+	return func() error {
+		n := len(sel)
+		x, err := d.upload(dt, in.X)
+		if err != nil {
+			return err
+		}
+		w, err := d.upload(dt, in.W)
+		if err != nil {
+			return err
+		}
+		rs, err := d.rowsel(rows, sel)
+		if err != nil {
+			return err
+		}
+		defer d.pool.put(x, w, rs)
+		if out.buf, err = d.pool.get(n * in.N * dsize(in.Out)); err != nil {
+			return err
+		}
+		block := min(256, (in.N+31)/32*32)
+		if err := d.launch("gemm", n, (in.N+block-1)/block, block, ptrArg(x), ptrArg(w), ptrArg(out.buf), ptrArg(rs),
+			arg(in.K), arg(in.N), arg(dt), arg(in.Out), arg(s.SplitK), arg(s.Combine)); err != nil {
+			return err
+		}
+		return d.sync("gemm")
+	}, nil
+}
+
+func (d *Device) logprob(in *oracle.LogProbInput, dt oracle.DType, s oracle.LogProbSchedule, rows, sel []int, o *fuzz.Output, out *devOut) (func() error, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if in.Rows < 0 || in.Vocab < 1 {
+		return nil, fmt.Errorf("rows %d vocab %d: %w", in.Rows, in.Vocab, oracle.ErrShape)
+	}
+	if err := firstErr(need("logits", len(in.Logits), in.Rows*in.Vocab), need("targets", len(in.Targets), in.Rows)); err != nil {
+		return nil, err
+	}
+	tg := make([]int, len(in.Targets))
+	for r, t := range in.Targets {
+		if t < 0 || int(t) >= in.Vocab {
+			return nil, fmt.Errorf("row %d target %d outside vocab %d: %w", r, t, in.Vocab, oracle.ErrShape)
+		}
+		tg[r] = int(t)
+	}
+	return func() error {
+		n := len(sel)
+		x, err := d.upload(dt, in.Logits)
+		if err != nil {
+			return err
+		}
+		t, err := d.uploadInts(tg, true)
+		if err != nil {
+			return err
+		}
+		rs, err := d.rowsel(rows, sel)
+		if err != nil {
+			return err
+		}
+		defer d.pool.put(x, t, rs)
+		if out.buf, err = d.pool.get(4 * n); err != nil {
+			return err
+		}
+		taps, err := d.pool.get(8 * n)
+		if err != nil {
+			return err
+		}
+		defer d.pool.put(taps)
+		r := s.Reduce
+		if err := d.launch("logprob", n, 1, r.Threads, ptrArg(x), ptrArg(t), ptrArg(out.buf), ptrArg(taps), ptrArg(rs),
+			arg(in.Vocab), arg(dt), arg(r.Vec), arg(r.Warp), arg(r.Cross)); err != nil {
+			return err
+		}
+		if o.Taps, err = d.fetchF32(taps, 2*n); err != nil {
+			return err
+		}
+		o.TapCols = 2
+		return d.sync("logprob")
+	}, nil
+}
+
+func attnCheck(heads, kvHeads, headDim int, s oracle.AttentionSchedule) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if heads < 1 || kvHeads < 1 || headDim < 1 || heads%kvHeads != 0 {
+		return fmt.Errorf("heads %d kv heads %d head dim %d: %w", heads, kvHeads, headDim, oracle.ErrShape)
+	}
+	if headDim > 1024 {
+		return fmt.Errorf("head dim %d above the kernels' 1024: %w", headDim, oracle.ErrShape)
+	}
+	return nil
+}
+
+func (d *Device) prefill(in *oracle.PrefillInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, out *devOut) (func() error, error) {
+	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim, s); err != nil {
+		return nil, err
+	}
+	if in.Seqs < 0 || in.SeqLen < 1 {
+		return nil, fmt.Errorf("seqs %d seq len %d: %w", in.Seqs, in.SeqLen, oracle.ErrShape)
+	}
+	D, H, KH := in.HeadDim, in.Heads, in.KVHeads
+	kvn := in.Seqs * in.SeqLen * KH * D
+	if err := firstErr(need("q", len(in.Q), in.Seqs*in.SeqLen*H*D), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
+		return nil, err
+	}
+	return func() error {
+		n := len(sel)
+		q, err := d.upload(dt, in.Q)
+		if err != nil {
+			return err
+		}
+		k, err := d.upload(dt, in.K)
+		if err != nil {
+			return err
+		}
+		v, err := d.upload(dt, in.V)
+		if err != nil {
+			return err
+		}
+		rs, err := d.rowsel(rows, sel)
+		if err != nil {
+			return err
+		}
+		defer d.pool.put(q, k, v, rs)
+		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
+			return err
+		}
+		if err := d.launch("prefill", n, 1, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(out.buf), ptrArg(rs),
+			arg(in.SeqLen), arg(H), arg(KH), arg(D), arg(s.Tile), arg(dt), arg(in.Out)); err != nil {
+			return err
+		}
+		return d.sync("prefill")
+	}, nil
+}
+
+func (d *Device) decode(in *oracle.DecodeInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, out *devOut) (func() error, error) {
+	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim, s); err != nil {
+		return nil, err
+	}
+	B, D, H, KH := len(in.K), in.HeadDim, in.Heads, in.KVHeads
+	if len(in.V) != B {
+		return nil, fmt.Errorf("%d key caches but %d value caches: %w", B, len(in.V), oracle.ErrShape)
+	}
+	if err := need("q", len(in.Q), B*H*D); err != nil {
+		return nil, err
+	}
+	off := make([]int, B)
+	lens := make([]int, B)
+	total := 0
+	for b := range in.K {
+		if len(in.K[b])%(KH*D) != 0 || len(in.V[b]) != len(in.K[b]) {
+			return nil, fmt.Errorf("request %d cache sizes k %d v %d not a multiple of kv heads x head dim %d: %w",
+				b, len(in.K[b]), len(in.V[b]), KH*D, oracle.ErrShape)
+		}
+		off[b] = total
+		lens[b] = len(in.K[b]) / (KH * D)
+		total += lens[b]
+	}
+	return func() error {
+		n := len(sel)
+		q, err := d.upload(dt, in.Q)
+		if err != nil {
+			return err
+		}
+		pack := func(cache [][]float32) (*buffer, error) {
+			sz := dsize(dt)
+			host := d.stage(total * KH * D * sz)
+			for b, c := range cache {
+				encode(host[off[b]*KH*D*sz:], dt, c)
+			}
+			return d.toDevice(host)
+		}
+		k, err := pack(in.K)
+		if err != nil {
+			return err
+		}
+		v, err := pack(in.V)
+		if err != nil {
+			return err
+		}
+		ko, err := d.uploadInts(off, false)
+		if err != nil {
+			return err
+		}
+		kl, err := d.uploadInts(lens, false)
+		if err != nil {
+			return err
+		}
+		rs, err := d.rowsel(rows, sel)
+		if err != nil {
+			return err
+		}
+		part, err := d.pool.get(4 * n * s.Splits * (D + 2))
+		if err != nil {
+			return err
+		}
+		defer d.pool.put(q, k, v, ko, kl, rs, part)
+		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
+			return err
+		}
+		if err := d.launch("decode_split", n, s.Splits, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(ko), ptrArg(kl),
+			ptrArg(part), ptrArg(rs), arg(H), arg(KH), arg(D), arg(s.Tile), arg(s.Splits), arg(dt)); err != nil {
+			return err
+		}
+		if err := d.launch("decode_combine", n, 1, blockFor(D), ptrArg(kl), ptrArg(part), ptrArg(out.buf), ptrArg(rs),
+			arg(H), arg(D), arg(s.Tile), arg(s.Splits), arg(in.Out)); err != nil {
+			return err
+		}
+		return d.sync("decode")
+	}, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
