@@ -64,24 +64,17 @@ func Max32(a, b float32) float32 {
 // for subnormals) is then correctly rounded. The naive
 // float32(math.FMA(...)) rounds twice and is wrong (TestFMA32DoubleRounding).
 func FMA32(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
+	p := float64(float64(a) * float64(b)) // exact; the conversion forbids fusing it into the add
 	cc := float64(c)
 	s := p + cc
-	if math.IsInf(s, 0) || s != s || math.IsInf(p, 0) || math.IsInf(cc, 0) {
-		return canon(float32(s))
-	}
 	bb := s - p
-	e := (p - (s - bb)) + (cc - bb)
-	if e != 0 {
+	e := (p - (s - bb)) + (cc - bb) // TwoSum: s + e = p + cc exactly (NaN if s is not finite)
+	if e != 0 && s-s == 0 {
+		// s was rounded: round to odd instead. The odd neighbour is the
+		// truncation (s, or s one ulp toward zero when e points toward
+		// zero, i.e. e's sign differs from s's) with its last bit set.
 		bits := math.Float64bits(s)
-		if bits&1 == 0 {
-			if (e > 0) == (s > 0) {
-				bits++
-			} else {
-				bits--
-			}
-			s = math.Float64frombits(bits)
-		}
+		s = math.Float64frombits((bits - (math.Float64bits(e)^bits)>>63) | 1)
 	}
-	return float32(s)
+	return canon(float32(s))
 }

@@ -147,8 +147,9 @@ func Prefill(in PrefillInput, s AttentionSchedule, rows []int) ([]float32, error
 		attendRange(q, 0, pos+1, s.Tile, scale, kv, &st, make([]float32, s.Tile))
 		o := out[i*D : (i+1)*D]
 		for d := range o {
-			o[d] = Round(in.Out, Div32(st.acc[d], st.l))
+			o[d] = Div32(st.acc[d], st.l)
 		}
+		RoundSlice(in.Out, o)
 	})
 	return out, nil
 }
@@ -245,8 +246,9 @@ func Decode(in DecodeInput, s AttentionSchedule, rows []int) ([]float32, error) 
 		}
 		o := out[i*D : (i+1)*D]
 		for d := range o {
-			o[d] = Round(in.Out, Div32(num[d], den))
+			o[d] = Div32(num[d], den)
 		}
+		RoundSlice(in.Out, o)
 	})
 	return out, nil
 }

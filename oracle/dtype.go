@@ -87,11 +87,15 @@ func Round(d DType, f float32) float32 {
 
 // RoundSlice rounds every element of xs to d in place.
 func RoundSlice(d DType, xs []float32) {
-	if d == FP32 {
-		return
-	}
-	for i, x := range xs {
-		xs[i] = Round(d, x)
+	switch d {
+	case BF16:
+		for i, x := range xs {
+			xs[i] = BF16ToF32(BF16FromF32(x))
+		}
+	case FP16:
+		for i, x := range xs {
+			xs[i] = FP16ToF32(FP16FromF32(x))
+		}
 	}
 }
 

@@ -61,8 +61,9 @@ func GEMM(in GEMMInput, s GEMMSchedule, rows []int) ([]float32, error) {
 			for c := range parts {
 				parts[c] = acc[c*N+n]
 			}
-			y[n] = Round(in.Out, combineParts(s.Combine, parts, Add32))
+			y[n] = combineParts(s.Combine, parts, opAdd)
 		}
+		RoundSlice(in.Out, y)
 	})
 	return out, nil
 }

@@ -1,9 +1,6 @@
 package oracle
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // LogProbInput is a batch of logits (Rows x Vocab, of the input dtype) and
 // one target id per row.
@@ -57,15 +54,11 @@ func LogProbTaps(in LogProbInput, s LogProbSchedule, rows []int) ([]float32, []L
 	V := in.Vocab
 	out := make([]float32, len(sel))
 	taps := make([]LogProbTap, len(sel))
-	negInf := float32(math.Inf(-1))
 	parallelRows(len(sel), func(i int) {
 		x := in.Logits[sel[i]*V : (sel[i]+1)*V]
 		lanes := make([]float32, s.Reduce.Threads)
-		// max: every thread starts from -Inf, not +0.
-		m := reduce(s.Reduce, x, lanes, negInf, Max32, Max32)
-		sum := reduce(s.Reduce, x, lanes, 0, func(acc, v float32) float32 {
-			return Add32(acc, Exp32(Sub32(v, m)))
-		}, Add32)
+		m := reduceMax(s.Reduce, x, lanes) // every thread starts from -Inf, not +0
+		sum := reduceSumExp(s.Reduce, x, m, lanes)
 		taps[i] = LogProbTap{Max: m, SumExp: sum}
 		out[i] = Sub32(Sub32(x[in.Targets[sel[i]]], m), Log32(sum))
 	})

@@ -1,72 +1,129 @@
 package oracle
 
-// reduce folds term(acc, x[i]) over x following r (see Reduction), every
-// thread's accumulator starting at init; lanes and warp partials combine with
-// combine. lanes holds scratch space of at least r.Threads values.
-func reduce(r Reduction, x []float32, lanes []float32, init float32, term, combine func(a, b float32) float32) float32 {
-	n := len(x)
-	T, V := r.Threads, r.Vec
+import "math"
+
+// The scheduled reductions of a row (see Reduction). Each thread loop is
+// written out per term so that the hot loop calls no function values; the
+// lane and warp-partial combines are shared. All scratch lives in lanes
+// (r.Threads values, owned by the caller) or in fixed-size arrays on the
+// stack.
+
+// reduceSumSquares is Σ x[i]² by r with term acc = fma(x, x, acc), every
+// thread starting at +0, partials combined with add.rn.
+func reduceSumSquares(r Reduction, x, lanes []float32) float32 {
+	n, T, V := len(x), r.Threads, r.Vec
 	acc := lanes[:T]
-	for t := 0; t < T; t++ {
-		a := init
+	for t := range acc {
+		a := float32(0)
 		for base := t * V; base < n; base += T * V {
-			for v := 0; v < V && base+v < n; v++ {
-				a = term(a, x[base+v])
+			for _, v := range x[base:min(base+V, n)] {
+				a = FMA32(v, v, a)
 			}
 		}
 		acc[t] = a
 	}
-	warp := T
-	if warp > 32 {
-		warp = 32
-	}
-	warps := T / warp
-	for w := 0; w < warps; w++ {
-		lane := acc[w*warp : (w+1)*warp]
-		switch r.Warp {
-		case WarpSequential:
-			s := lane[0]
-			for l := 1; l < warp; l++ {
-				s = combine(s, lane[l])
+	return combineLanes(r, acc, opAdd)
+}
+
+// reduceMax is max x[i] by r with max.f32, every thread starting at -Inf.
+func reduceMax(r Reduction, x, lanes []float32) float32 {
+	n, T, V := len(x), r.Threads, r.Vec
+	acc := lanes[:T]
+	negInf := float32(math.Inf(-1))
+	for t := range acc {
+		a := negInf
+		for base := t * V; base < n; base += T * V {
+			for _, v := range x[base:min(base+V, n)] {
+				a = Max32(a, v)
 			}
-			lane[0] = s
-		default:
-			butterfly(lane, combine)
 		}
+		acc[t] = a
 	}
-	// warp partials are acc[0], acc[warp], acc[2*warp], ...
-	parts := make([]float32, 0, 32)
-	for w := 0; w < warps; w++ {
-		parts = append(parts, acc[w*warp])
-	}
-	return combineParts(r.Cross, parts, combine)
+	return combineLanes(r, acc, opMax)
 }
 
-// butterfly does for off = n/2, ..., 1: v[l] = v[l] + v[l^off], for every
-// lane l at once (n a power of two). Afterwards every lane holds the sum.
-func butterfly(v []float32, combine func(a, b float32) float32) {
-	n := len(v)
-	tmp := make([]float32, n)
-	for off := n / 2; off >= 1; off /= 2 {
-		for l := range v {
-			tmp[l] = combine(v[l], v[l^off])
+// reduceSumExp is Σ Exp32(x[i] - m) by r with term
+// acc = acc + Exp32(x - m), every thread starting at +0, partials combined
+// with add.rn.
+func reduceSumExp(r Reduction, x []float32, m float32, lanes []float32) float32 {
+	n, T, V := len(x), r.Threads, r.Vec
+	acc := lanes[:T]
+	for t := range acc {
+		a := float32(0)
+		for base := t * V; base < n; base += T * V {
+			for _, v := range x[base:min(base+V, n)] {
+				a = Add32(a, Exp32(Sub32(v, m)))
+			}
 		}
-		copy(v, tmp)
+		acc[t] = a
 	}
+	return combineLanes(r, acc, opAdd)
 }
 
-// combineParts combines partials in the given order.
-func combineParts(order CrossOrder, parts []float32, combine func(a, b float32) float32) float32 {
+// combineOp is how two partials combine.
+type combineOp uint8
+
+const (
+	opAdd combineOp = iota // add.rn.f32
+	opMax                  // max.f32
+)
+
+func (o combineOp) apply(a, b float32) float32 {
+	if o == opMax {
+		return Max32(a, b)
+	}
+	return Add32(a, b)
+}
+
+// combineLanes combines the thread partials acc (len r.Threads): warps of
+// min(Threads, 32) lanes combine by r.Warp, then the warp partials by
+// r.Cross. acc is overwritten.
+func combineLanes(r Reduction, acc []float32, op combineOp) float32 {
+	warp := min(len(acc), 32)
+	warps := len(acc) / warp
+	var parts [32]float32 // at most 1024/32 warps
+	for w := range warps {
+		lane := acc[w*warp : (w+1)*warp]
+		if r.Warp == WarpSequential {
+			s := lane[0]
+			for _, v := range lane[1:] {
+				s = op.apply(s, v)
+			}
+			parts[w] = s
+		} else {
+			parts[w] = butterfly(lane, op)
+		}
+	}
+	return combineParts(r.Cross, parts[:warps], op)
+}
+
+// butterfly returns lane 0 of the butterfly
+//
+//	for off = n/2, ..., 1: v[l] = v[l] op v[l^off] for every lane l at once
+//
+// (n = len(v), a power of two). Since op is commutative, lanes l and
+// l^off hold the same bits after each step, so lane 0's value only needs
+// lanes below off: the loop below updates just those, in place, with the
+// same operands in the same order (v[l^off] = v[l+off] for l < off).
+func butterfly(v []float32, op combineOp) float32 {
+	for off := len(v) / 2; off >= 1; off /= 2 {
+		for l := range off {
+			v[l] = op.apply(v[l], v[l+off])
+		}
+	}
+	return v[0]
+}
+
+// combineParts combines partials in the given order: CrossTree is a
+// butterfly (when len(parts) is a power of two), otherwise
+// ((p0 op p1) op p2) op .... parts is overwritten.
+func combineParts(order CrossOrder, parts []float32, op combineOp) float32 {
 	if order == CrossTree && isPow2(len(parts)) {
-		p := append([]float32(nil), parts...)
-		butterfly(p, combine)
-		return p[0]
+		return butterfly(parts, op)
 	}
 	s := parts[0]
 	for _, p := range parts[1:] {
-		s = combine(s, p)
+		s = op.apply(s, p)
 	}
 	return s
 }
-
-func sumSquares(acc, x float32) float32 { return FMA32(x, x, acc) }

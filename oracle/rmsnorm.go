@@ -57,20 +57,21 @@ func RMSNormTaps(in RMSNormInput, s RMSNormSchedule, rows []int) ([]float32, []R
 	parallelRows(len(sel), func(i int) {
 		x := in.X[sel[i]*H : (sel[i]+1)*H]
 		lanes := make([]float32, s.Reduce.Threads)
-		ss := reduce(s.Reduce, x, lanes, 0, sumSquares, Add32)
+		ss := reduceSumSquares(s.Reduce, x, lanes)
 		mean := Div32(ss, hf)
 		rstd := Div32(1, Sqrt32(Add32(mean, in.Eps)))
 		taps[i] = RMSNormTap{SumSq: ss, Rstd: rstd}
 		y := out[i*H : (i+1)*H]
-		for j, xv := range x {
-			var v float32
-			if s.Order == WeightedScale {
-				v = Mul32(xv, Mul32(rstd, in.W[j]))
-			} else {
-				v = Mul32(Mul32(xv, rstd), in.W[j])
+		if s.Order == WeightedScale {
+			for j, xv := range x {
+				y[j] = Mul32(xv, Mul32(rstd, in.W[j]))
 			}
-			y[j] = Round(in.Out, v)
+		} else {
+			for j, xv := range x {
+				y[j] = Mul32(Mul32(xv, rstd), in.W[j])
+			}
 		}
+		RoundSlice(in.Out, y)
 	})
 	return out, taps, nil
 }
