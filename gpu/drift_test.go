@@ -87,7 +87,10 @@ func TestDriftModelsFound(t *testing.T) {
 	models := []model{
 		{"cuda-drift-rmsnorm-te-mod32", mk(spec.OpRMSNorm, spec.Shape{Rows: 64, Hidden: 4096}), "rows",
 			[]int{1, 2, 31, 32, 33, 63, 64, 65, 96, 100, 928, 2274}, rowsAt, func(v int) bool { return v%32 == 0 }},
-		{"cuda-drift-rmsnorm-vllm-256", mk(spec.OpRMSNorm, spec.Shape{Rows: 300, Hidden: 4096}), "rows",
+		// seed 2: with the base seed 7, row 0's sum of squares happens to
+		// be the same bits under 1024 and 256 threads (drift shows on some
+		// rows only; the relations compare every row).
+		{"cuda-drift-rmsnorm-vllm-256", withSeed(mk(spec.OpRMSNorm, spec.Shape{Rows: 300, Hidden: 4096}), 2), "rows",
 			[]int{1, 2, 128, 255, 256, 257, 512, 928}, rowsAt, func(v int) bool { return v >= 256 }},
 		{"cuda-drift-gemm-splitk-by-m", mk(spec.OpGEMM, spec.Shape{Rows: 100, Hidden: 512, N: 64}), "rows",
 			[]int{1, 2, 63, 64, 65, 66, 128, 928}, rowsAt, func(v int) bool { return v > 64 }},
@@ -157,6 +160,8 @@ func TestDriftModelsFound(t *testing.T) {
 		})
 	}
 }
+
+func withSeed(c spec.Case, seed uint64) spec.Case { c.Seed = seed; return c }
 
 func twoClasses(vals []int, second func(int) bool) map[int]string {
 	m := map[int]string{}
