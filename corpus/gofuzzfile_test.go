@@ -53,4 +53,3 @@ func TestGoFuzzFile(t *testing.T) {
 		}
 	}
 }
-
