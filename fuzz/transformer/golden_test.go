@@ -20,18 +20,18 @@ var update = flag.Bool("update", false, "rewrite testdata/golden.json")
 // weights, requests, engine schedule and log-prob bits on every machine
 // (and a GPU run of the same case must give these bits).
 type golden struct {
-	Case        spec.Case `json:"case"`
-	Weights     string    `json:"weights_digest"`
-	Tokens      string    `json:"tokens_digest"`
-	Prompts     []int     `json:"prompts"`
-	Arrivals    []int     `json:"arrivals"`
-	Reported    []int     `json:"reported"`
-	Steps       int       `json:"steps"`
-	Decodes     int       `json:"decodes"`
-	MaxBatch    int       `json:"max_batch"`
-	TrainBF16   string    `json:"train_logprobs_bf16"`
-	EngineFP32  string    `json:"engine_logprobs_fp32"`
-	EngineMask  string    `json:"engine_reported"` // 1 reported, 0 never
+	Case       spec.Case `json:"case"`
+	Weights    string    `json:"weights_digest"`
+	Tokens     string    `json:"tokens_digest"`
+	Prompts    []int     `json:"prompts"`
+	Arrivals   []int     `json:"arrivals"`
+	Reported   []int     `json:"reported"`
+	Steps      int       `json:"steps"`
+	Decodes    int       `json:"decodes"`
+	MaxBatch   int       `json:"max_batch"`
+	TrainBF16  string    `json:"train_logprobs_bf16"`
+	EngineFP32 string    `json:"engine_logprobs_fp32"`
+	EngineMask string    `json:"engine_reported"` // 1 reported, 0 never
 }
 
 func makeGolden(t *testing.T) golden {
