@@ -1,17 +1,117 @@
 package external
 
 import (
+	"fmt"
+	"strings"
+	"sync"
+
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
 )
 
-// Register adds an external target to the fuzz registry under name: each
-// fuzz.Lookup(name) starts cmdline and performs the handshake (New with
-// op, possibly empty, and opts; the target is named name). It panics on a
-// duplicate name, as fuzz.Register does.
+var (
+	openMu sync.Mutex
+	open   []*Target // targets started through this file, for CloseAll
+)
+
+func track(t *Target) {
+	openMu.Lock()
+	open = append(open, t)
+	openMu.Unlock()
+}
+
+// CloseAll closes every target that Register, Add or AddAll started. An
+// adapter also exits on its own when the harness exits (its stdin closes).
+func CloseAll() {
+	openMu.Lock()
+	ts := open
+	open = nil
+	openMu.Unlock()
+	for _, t := range ts {
+		t.Close()
+	}
+}
+
+// Register adds an external target to the fuzz registry under name, started
+// lazily: the first fuzz.Lookup(name) starts cmdline and performs the
+// handshake (New with op, possibly empty, and opts, the target named name);
+// every later Lookup returns the same target, so one process serves the
+// whole campaign. A failed start is remembered and returned by every
+// Lookup. It panics on a duplicate name, as fuzz.Register does.
 func Register(name, cmdline string, op spec.Op, opts Options) {
 	opts.Name = name
+	var once sync.Once
+	var t *Target
+	var err error
 	fuzz.Register(name, func() (fuzz.Target, error) {
-		return New(cmdline, op, opts)
+		once.Do(func() {
+			if t, err = New(cmdline, op, opts); err == nil {
+				track(t)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		return t, nil
 	})
+}
+
+// Add starts cmdline, performs the handshake, and registers the running
+// target in the fuzz registry under its name (opts.Name, or exec:NAME from
+// the adapter's hello); fuzz.Lookup returns this same target.
+func Add(cmdline string, op spec.Op, opts Options) (*Target, error) {
+	t, err := New(cmdline, op, opts)
+	if err != nil {
+		return nil, err
+	}
+	name := t.Info().Name
+	for _, n := range fuzz.Names() {
+		if n == name {
+			t.Close()
+			return nil, fmt.Errorf("external target %q: a target named %s is already registered (set a name)", cmdline, name)
+		}
+	}
+	track(t)
+	fuzz.Register(name, func() (fuzz.Target, error) { return t, nil })
+	return t, nil
+}
+
+// AddAll is what `bitparity run --exec CMD` (repeatable) does: it adds each
+// command line (Add, op from the adapter's hello) and returns the target
+// names in order. When one adapter serves both attention forms (the same
+// adapter name before the op, e.g. torch_ops.py attn_prefill and
+// torch_ops.py attn_decode), it also registers the pair prefill vs decode
+// under path parity. On error the targets already started are closed.
+func AddAll(cmdlines []string, opts Options) ([]string, error) {
+	var ts []*Target
+	for _, cl := range cmdlines {
+		t, err := Add(cl, "", opts)
+		if err != nil {
+			for _, s := range ts {
+				s.Close()
+			}
+			return nil, err
+		}
+		ts = append(ts, t)
+	}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Info().Name
+	}
+	for _, p := range ts {
+		for _, d := range ts {
+			if p.Info().Op == spec.OpAttnPrefill && d.Info().Op == spec.OpAttnDecode && adapterBase(p) == adapterBase(d) {
+				fuzz.RegisterPair(fuzz.Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
+					Targets: []string{p.Info().Name, d.Info().Name}})
+			}
+		}
+	}
+	return names, nil
+}
+
+// adapterBase is the adapter's name without its op suffix ("torch" for
+// "torch.attn_decode").
+func adapterBase(t *Target) string {
+	n := t.hello["name"]
+	return strings.TrimSuffix(n, "."+t.hello["op"])
 }

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""PyTorch adapter for bitparity: the five ops through PyTorch's own kernels.
+
+usage: torch_ops.py [OP] [--device DEV] [--sdpa-backend B] [--decode-mask M]
+                    [--logprob-dtype D] [--deterministic] [--ulp-bound N]
+                    [--no-invariant-claim]
+
+    bitparity run --exec 'python3 adapters/torch_ops.py rmsnorm'
+
+  rmsnorm       torch.nn.functional.rms_norm(x, (hidden,), w, eps) in the input
+                dtype (torch < 2.4: the Llama formula, fp32 inside)
+  gemm          torch.matmul(x, w) in the input dtype (cuBLAS on CUDA)
+  logprob       torch.log_softmax(logits.float(), -1).gather(-1, targets):
+                fp32 (--logprob-dtype native: log_softmax in the input dtype,
+                then widened, the "compared in the wrong dtype" bug)
+  attn_prefill  F.scaled_dot_product_attention(q, k, v, is_causal=True) on
+                [seqs, heads, seq_len, head_dim], GQA by enable_gqa
+  attn_decode   the same with one query per request against its KV cache,
+                caches padded to the longest with a boolean mask; when every
+                request has the same length no mask is passed (--decode-mask
+                always forces one), which lets PyTorch pick another backend
+
+--device: cuda, cuda:N or cpu (default: $BITPARITY_DEVICE, else cuda when
+available). --sdpa-backend: flash, efficient, cudnn or math (default: let
+PyTorch choose). --deterministic: torch.use_deterministic_algorithms(True).
+Outputs are cast to the request's output dtype with .to(); bits travel as
+computed (no NumPy rounding).
+
+Every op claims batch invariance (invariant=true) unless
+--no-invariant-claim: bitparity tests the claim. None claims an oracle
+schedule; the ulp bounds (rmsnorm 1, gemm 2, logprob 64 fp32 ulps,
+attention 2) are what the oracle-parity relation holds it to (--ulp-bound
+overrides).
+"""
+
+import argparse
+import contextlib
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bitparity_proto as bp  # noqa: E402
+
+TORCH_DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+class Ops:
+    def __init__(self, args):
+        self.args = args
+        dev = args.device or os.environ.get("BITPARITY_DEVICE") or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = torch.device(dev)
+        if self.device.type == "cuda" and self.device.index is None:
+            self.device = torch.device("cuda", torch.cuda.current_device())
+        if args.deterministic:
+            if self.device.type == "cuda":
+                os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+            torch.use_deterministic_algorithms(True)
+
+    def describe(self):
+        s = "torch %s" % torch.__version__
+        if self.device.type == "cuda":
+            s += ", %s, CUDA %s" % (torch.cuda.get_device_name(self.device), torch.version.cuda)
+        if self.args.sdpa_backend:
+            s += ", sdpa backend %s" % self.args.sdpa_backend
+        if self.args.deterministic:
+            s += ", deterministic algorithms"
+        return s
+
+    # ---- tensors in and out ---------------------------------------------
+
+    def tensor(self, req, name):
+        """A request tensor on the device in its wire dtype, bits intact."""
+        w, a = req.wire(name), req.bits(name)
+        if w == "BF16":
+            t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+        elif w == "I32" or w == "I64":
+            t = torch.from_numpy(a.astype(np.int64))
+        else:
+            t = torch.from_numpy(a)
+        return t.to(self.device)
+
+    def out(self, req, y):
+        """The output cast to the request's dtype, as bits for the reply."""
+        y = y.to(TORCH_DTYPE[req.out_dtype]).contiguous().cpu()
+        if y.dtype == torch.bfloat16:
+            return bp.Raw(y.view(torch.int16).numpy().view(np.uint16))
+        return bp.Raw(y.numpy())
+
+    def sdpa_context(self):
+        b = self.args.sdpa_backend
+        if not b:
+            return contextlib.nullcontext()
+        from torch.nn.attention import SDPBackend, sdpa_kernel  # torch >= 2.3
+        names = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
+                 "cudnn": "CUDNN_ATTENTION", "math": "MATH"}
+        return sdpa_kernel(getattr(SDPBackend, names[b]))
+
+    def sdpa(self, q, k, v, **kw):
+        """scaled_dot_product_attention with GQA ([B, H, L, D] layout)."""
+        group = q.shape[1] // k.shape[1]
+        with self.sdpa_context():
+            if group > 1:
+                try:
+                    return F.scaled_dot_product_attention(q, k, v, enable_gqa=True, **kw)
+                except TypeError:  # torch < 2.5: no enable_gqa
+                    k = k.repeat_interleave(group, dim=1)
+                    v = v.repeat_interleave(group, dim=1)
+            return F.scaled_dot_product_attention(q, k, v, **kw)
+
+    # ---- ops ------------------------------------------------------------
+
+    @torch.inference_mode()
+    def rmsnorm(self, req):
+        x, w = self.tensor(req, "x"), self.tensor(req, "w")
+        eps = float(req.eps)
+        if hasattr(F, "rms_norm"):
+            y = F.rms_norm(x, (x.shape[-1],), weight=w, eps=eps)
+        else:  # torch < 2.4: the Llama/HF formula
+            xf = x.float()
+            y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * w
+        return self.out(req, y)
+
+    @torch.inference_mode()
+    def gemm(self, req):
+        return self.out(req, torch.matmul(self.tensor(req, "x"), self.tensor(req, "w")))
+
+    @torch.inference_mode()
+    def logprob(self, req):
+        lg, t = self.tensor(req, "logits"), self.tensor(req, "targets")
+        if self.args.logprob_dtype == "native":
+            lp = torch.log_softmax(lg, dim=-1).gather(-1, t[:, None]).float()
+        else:
+            lp = torch.log_softmax(lg.float(), dim=-1).gather(-1, t[:, None])
+        return self.out(req, lp)
+
+    @torch.inference_mode()
+    def attn_prefill(self, req):
+        q, k, v = (self.tensor(req, n).transpose(1, 2) for n in ("q", "k", "v"))  # [S, H, L, D]
+        o = self.sdpa(q, k, v, is_causal=True)
+        return self.out(req, o.transpose(1, 2))  # [S, L, H, D]
+
+    @torch.inference_mode()
+    def attn_decode(self, req):
+        q = self.tensor(req, "q")  # [B, H, D]
+        k, v = self.tensor(req, "k"), self.tensor(req, "v")  # [T, KH, D]
+        lens = self.tensor(req, "kv_lens")
+        B, T = q.shape[0], k.shape[0]
+        lmax = int(lens.max().item())
+        same = bool((lens == lmax).all().item())
+        if same:
+            kp = k.view(B, lmax, k.shape[1], k.shape[2])
+            vp = v.view(B, lmax, v.shape[1], v.shape[2])
+        else:
+            b = torch.repeat_interleave(torch.arange(B, device=self.device), lens)
+            starts = torch.cumsum(lens, 0) - lens
+            pos = torch.arange(T, device=self.device) - torch.repeat_interleave(starts, lens)
+            kp = k.new_zeros((B, lmax, k.shape[1], k.shape[2]))
+            vp = v.new_zeros((B, lmax, v.shape[1], v.shape[2]))
+            kp[b, pos] = k
+            vp[b, pos] = v
+        kw = {}
+        if not same or self.args.decode_mask == "always":
+            mask = torch.arange(lmax, device=self.device)[None, :] < lens[:, None]  # [B, Lmax]
+            kw["attn_mask"] = mask[:, None, None, :]
+        o = self.sdpa(q[:, :, None, :], kp.transpose(1, 2), vp.transpose(1, 2), **kw)  # [B, H, 1, D]
+        return self.out(req, o[:, :, 0, :])
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="torch_ops.py")
+    ap.add_argument("op", nargs="?", default="", choices=("",) + bp.OPS)
+    ap.add_argument("--device", default="")
+    ap.add_argument("--sdpa-backend", default="", choices=("", "flash", "efficient", "cudnn", "math"))
+    ap.add_argument("--decode-mask", default="auto", choices=("auto", "always"))
+    ap.add_argument("--logprob-dtype", default="fp32", choices=("fp32", "native"))
+    ap.add_argument("--deterministic", action="store_true")
+    ap.add_argument("--ulp-bound", type=int, default=-1)
+    ap.add_argument("--no-invariant-claim", action="store_true")
+    args = ap.parse_args(argv)
+    ops = Ops(args)
+    inv = not args.no_invariant_claim
+    about = ops.describe()
+
+    def bound(default):
+        return args.ulp_bound if args.ulp_bound >= 0 else default
+
+    table = {
+        "rmsnorm": bp.Op(ops.rmsnorm, ulp_bound=bound(1), invariant=inv, about="F.rms_norm; " + about),
+        "gemm": bp.Op(ops.gemm, ulp_bound=bound(2), invariant=inv, about="torch.matmul; " + about),
+        "logprob": bp.Op(ops.logprob, ulp_bound=bound(64), invariant=inv,
+                         about="log_softmax(%s)+gather; %s" % (args.logprob_dtype, about)),
+        "attn_prefill": bp.Op(ops.attn_prefill, ulp_bound=bound(2), invariant=inv, about="SDPA causal; " + about),
+        "attn_decode": bp.Op(ops.attn_decode, ulp_bound=bound(2), invariant=inv,
+                             about="SDPA decode (mask %s); %s" % (args.decode_mask, about)),
+    }
+    name = "torch"
+    if args.sdpa_backend:
+        name += "-" + args.sdpa_backend
+    if args.logprob_dtype == "native":
+        name += "-nativelp"
+    if args.deterministic:
+        name += "-det"
+    return bp.serve(name, table, device=str(ops.device), argv=[args.op] if args.op else [])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
