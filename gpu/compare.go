@@ -45,7 +45,7 @@ func newDevOut(d *Device, rows, cols int, dt oracle.DType) *devOut {
 }
 
 // compareBlock is the block size of compare_rows.
-const compareBlock = 256
+const compareBlock = 128
 
 // CompareRows compares row ra[i] of o with row rb[i] of other (positions
 // within each output) in dtype dt with the compare_rows kernel and returns

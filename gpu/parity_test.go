@@ -276,3 +276,36 @@ func checkPlanted(t *testing.T, d *Device, r *rand.Rand, got *fuzz.Output, vals 
 func sortDiffs(ds []fuzz.RowDiff) {
 	slices.SortFunc(ds, func(a, b fuzz.RowDiff) int { return a.PosA - b.PosA })
 }
+
+// TestDecodeNegativeZero is the case of the oracle's fix 448de4e: with tile
+// 1, scores 0 then 200 and values -1 then -0, the online softmax ends with
+// acc = -0; the decode combine must start from -0 so that fma(1, -0, -0)
+// keeps it, as prefill does (from +0 it would come out +0).
+func TestDecodeNegativeZero(t *testing.T) {
+	d := device(t)
+	negZero := float32(math.Copysign(0, -1))
+	in := &oracle.DecodeInput{Q: []float32{1}, K: [][]float32{{0, 200}}, V: [][]float32{{-1, negZero}},
+		Heads: 1, KVHeads: 1, HeadDim: 1, Out: oracle.FP32}
+	b := &fuzz.Batch{Op: spec.OpAttnDecode, In: oracle.FP32, Out: oracle.FP32, Decode: in}
+	for _, splits := range []int{1, 2} {
+		s := oracle.AttentionSchedule{Tile: 1, Splits: splits}
+		want, err := oracle.Decode(*in, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := d.Run(b, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := o.Device.Fetch([]int{0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Float32bits(got[0]) != math.Float32bits(want[0]) {
+			t.Errorf("splits %d: gpu %08x, oracle %08x", splits, math.Float32bits(got[0]), math.Float32bits(want[0]))
+		}
+		if splits == 1 && math.Float32bits(want[0]) != 0x80000000 {
+			t.Errorf("oracle gives %08x, the test expects -0 (did the oracle change?)", math.Float32bits(want[0]))
+		}
+	}
+}
