@@ -1,0 +1,192 @@
+package transformer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Campaign runs transformer cases for a while, round-robin over its jobs:
+//
+//   - "invariant/logprob_parity" and "invariant/path_parity": fixed kernels
+//     in both paths over fuzzed models and request mixes; any finding is
+//     unexpected;
+//   - "drift/<model>": the drift model planted at a random site of its
+//     kind in both paths, under path parity; a negative control that must
+//     be found, localised to the planted site (else the finding is
+//     unexpected); retired once found;
+//   - "misuse/compare_fp32" and "misuse/zero_fill": the seed's harness
+//     bugs (log-probs compared in fp32 against the bf16 training dtype;
+//     unreported positions zero-filled and compared); controls that must
+//     be flagged as misuse; retired once found.
+//
+// The zero value runs 10 s from seed 0 with no case limit.
+type Campaign struct {
+	Duration time.Duration
+	Seed     uint64
+	MaxCases int64
+}
+
+// Summary is what a campaign did.
+type Summary struct {
+	Elapsed time.Duration
+	Cases   int64
+	// InvariantCases counts the cases of the invariant jobs (all of which
+	// agreed bitwise unless Unexpected says otherwise).
+	InvariantCases int64
+	// Jobs has one entry per job (Target is the job name; Invariant is
+	// true for the jobs that must hold).
+	Jobs []spec.TargetStats
+	// Findings holds the controls' findings, Unexpected the findings of
+	// invariant jobs and of controls localised to the wrong site.
+	Findings, Unexpected []spec.Finding
+	// Missed lists the controls not found in the time given.
+	Missed []string
+}
+
+type job struct {
+	name      string
+	invariant bool
+	gen       Gen
+	edit      func(c spec.Case, seed uint64) (spec.Case, bool) // false: skip this seed
+	check     func(f *spec.Finding, c spec.Case) error         // nil: f must be nil
+	cases     int64
+	found     bool
+}
+
+// jobs lists a campaign's jobs in round-robin order.
+func jobs() []*job {
+	js := []*job{
+		{name: "invariant/" + spec.RelLogProbParity, invariant: true},
+		{name: "invariant/" + spec.RelPathParity, invariant: true, edit: func(c spec.Case, seed uint64) (spec.Case, bool) {
+			if seed%4 == 0 { // KV lengths past 48
+				c = (Gen{MinSeqLen: 56}).Case(seed)
+			}
+			c.Relation = spec.RelPathParity
+			return c, true
+		}},
+	}
+	for _, m := range DriftModels {
+		g := Gen{}
+		switch m.Name {
+		case "rmsnorm_rows_ge256":
+			g.MinTokens = 256
+		case "attn_tile_48_64":
+			g.MinSeqLen = 56
+		case "decode_splits_by_batch":
+			g.MinSeqLen = 24
+		}
+		js = append(js, &job{name: "drift/" + m.Name, gen: g,
+			edit: func(c spec.Case, seed uint64) (spec.Case, bool) {
+				sites := PlantSites(m.Kind, c.Shape.Rows)
+				c.Relation = spec.RelPathParity
+				c, err := Plant(c, m.Name, sites[newRNG(seed, 99, 0).intn(len(sites))])
+				return c, err == nil
+			},
+			check: func(f *spec.Finding, c spec.Case) error {
+				_, at, _ := strings.Cut(c.Targets[1], "@")
+				if f.Kind != "mismatch" || !strings.Contains(f.Message, "first divergence: "+at+" ") {
+					return fmt.Errorf("planted at %s, found a %s: %s", at, f.Kind, f.Message)
+				}
+				return nil
+			}})
+	}
+	misuse := func(f *spec.Finding, _ spec.Case) error {
+		if f.Kind != "misuse" {
+			return fmt.Errorf("want misuse, found a %s: %s", f.Kind, f.Message)
+		}
+		return nil
+	}
+	js = append(js,
+		&job{name: "misuse/compare_fp32", check: misuse, edit: func(c spec.Case, _ uint64) (spec.Case, bool) {
+			c.Compare = spec.FP32
+			return c, true
+		}},
+		&job{name: "misuse/zero_fill", check: misuse, edit: func(c spec.Case, _ uint64) (spec.Case, bool) {
+			if len(c.Rel.Mask) == 0 {
+				return c, false // the engine reported every position
+			}
+			c.Rel.Mask = nil
+			return c, true
+		}})
+	return js
+}
+
+// Run runs the campaign until Duration has passed, MaxCases cases have
+// run, or ctx ends. A case that errors stops the campaign with the error.
+func (cp Campaign) Run(ctx context.Context) (*Summary, error) {
+	dur := cp.Duration
+	if dur <= 0 {
+		dur = 10 * time.Second
+	}
+	start := time.Now()
+	deadline := start.Add(dur)
+	js := jobs()
+	s := &Summary{}
+	for i := uint64(0); time.Now().Before(deadline) && (cp.MaxCases == 0 || s.Cases < cp.MaxCases); i++ {
+		if err := ctx.Err(); err != nil {
+			break
+		}
+		live := 0
+		for _, j := range js {
+			if j.invariant || !j.found {
+				live++
+			}
+		}
+		if live == 0 {
+			break
+		}
+		j := js[i%uint64(len(js))]
+		if !j.invariant && j.found {
+			continue
+		}
+		seed := splitmix(cp.Seed ^ splitmix(i))
+		c := j.gen.Case(seed)
+		if j.edit != nil {
+			var ok bool
+			if c, ok = j.edit(c, seed); !ok {
+				continue
+			}
+		}
+		f, err := Check(ctx, c)
+		if err != nil {
+			return s, fmt.Errorf("transformer campaign: %s: %w", j.name, err)
+		}
+		s.Cases++
+		j.cases++
+		if j.invariant {
+			s.InvariantCases++
+		}
+		if f == nil {
+			continue
+		}
+		f.Elapsed = spec.Duration(time.Since(start))
+		f.CasesBefore = s.Cases
+		if j.check == nil {
+			s.Unexpected = append(s.Unexpected, *f)
+			continue
+		}
+		j.found = true
+		if err := j.check(f, c); err != nil {
+			f.Message = j.name + ": " + err.Error()
+			s.Unexpected = append(s.Unexpected, *f)
+			continue
+		}
+		s.Findings = append(s.Findings, *f)
+	}
+	s.Elapsed = time.Since(start)
+	for _, j := range js {
+		st := spec.TargetStats{Target: j.name, Cases: j.cases, Invariant: j.invariant}
+		if j.found {
+			st.Findings = 1
+		}
+		if !j.invariant && !j.found {
+			s.Missed = append(s.Missed, j.name)
+		}
+		s.Jobs = append(s.Jobs, st)
+	}
+	return s, nil
+}
