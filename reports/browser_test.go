@@ -156,7 +156,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	if len(resources) != 0 {
 		t.Errorf("page loaded resources, it must be self-contained: %v", resources)
 	}
-	if !strings.Contains(title, "2 new") {
+	if !strings.Contains(title, "2 unexpected (2 new)") {
 		t.Errorf("title %q", title)
 	}
 	mu.Lock()

@@ -135,7 +135,7 @@ const pageHTML = `<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>bitparity: {{.R.Summary.New}} new, {{.R.Summary.StillFailing}} still failing, {{.R.Summary.Fixed}} fixed</title>
+<title>bitparity: {{.R.Summary.Unexpected}} unexpected ({{.R.Summary.NewUnexpected}} new), {{.R.Summary.New}} new, {{.R.Summary.StillFailing}} still failing, {{.R.Summary.Fixed}} fixed</title>
 <style>
 body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1000px; padding: 1em 1.5em; color: #1b1b1b; }
 h1 { font-size: 1.5em; margin-bottom: 0.2em; }
@@ -147,6 +147,7 @@ h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 1.6em; }
 .b-fixed, .s-fixed, .c-pass { background: #d3f2d3; color: #135c13; }
 .b-not_rerun, .s-not_rerun, .c-not_run { background: #e8e8e8; color: #444; }
 .c-crash { background: #5c1010; color: #fff; }
+.b-expected, .c-expected, .expected { background: #dde8f7; color: #1d3f6e; }
 .status { font-size: 0.8em; font-weight: 700; padding: 0.1em 0.5em; border-radius: 0.6em; text-transform: uppercase; white-space: nowrap; }
 table { border-collapse: collapse; margin: 0.5em 0; }
 th, td { text-align: left; padding: 0.25em 0.6em; border-bottom: 1px solid #eee; vertical-align: top; }
@@ -163,7 +164,7 @@ img.plot { display: block; max-width: 100%; height: auto; margin: 0.5em 0; }
 <h1>bitparity report</h1>
 <p class="meta">Tonight: {{stamp .Tonight.Started}} · {{.Tonight.Duration}} · {{.Tonight.Cases}} cases · seed {{.Tonight.Seed}} · {{.R.Summary.Targets}} targets · {{.Tonight.Path}}<br>
 Generated {{stamp .R.Generated}} · report schema {{.R.Version}} · bitparity {{dash .Tonight.Env.Bitparity}} · {{dash .Tonight.Env.GPU}} {{.Tonight.Env.OS}}/{{.Tonight.Env.Arch}}</p>
-<p class="counts"><span class="b-new">{{.R.Summary.New}} new</span><span class="b-still_failing">{{.R.Summary.StillFailing}} still failing</span><span class="b-fixed">{{.R.Summary.Fixed}} fixed</span>{{if .R.Summary.NotRerun}}<span class="b-not_rerun">{{.R.Summary.NotRerun}} not rerun</span>{{end}}<span class="b-not_rerun">{{.R.Summary.CellsFailing}} of {{.R.Summary.Cells}} cells failing</span></p>
+<p class="counts"><span class="b-new">{{.R.Summary.Unexpected}} unexpected ({{.R.Summary.NewUnexpected}} new)</span><span class="b-expected">{{.R.Summary.Expected}} expected on negative controls</span><span class="b-new">{{.R.Summary.New}} new</span><span class="b-still_failing">{{.R.Summary.StillFailing}} still failing</span><span class="b-fixed">{{.R.Summary.Fixed}} fixed</span>{{if .R.Summary.NotRerun}}<span class="b-not_rerun">{{.R.Summary.NotRerun}} not rerun</span>{{end}}<span class="b-not_rerun">{{.R.Summary.CellsFailing}} of {{.R.Summary.Cells}} cells failing</span></p>
 
 {{if .Trend}}<h2 id="trend">Trend over {{len .R.Trend}} nights</h2>
 <img class="plot" id="plot-trend" src="{{.Trend}}" alt="new, still failing and fixed findings per night">
@@ -174,11 +175,11 @@ Generated {{stamp .R.Generated}} · report schema {{.R.Version}} · bitparity {{
 <h2 id="findings">Findings</h2>
 {{if not .Findings}}<p>No findings: every cell passed.</p>{{else}}
 <table><tr><th>status</th><th>op · relation · target</th><th>first seen</th><th>nights</th><th>drift</th></tr>
-{{range $i, $f := .Findings}}<tr><td><span class="status s-{{.Status}}">{{status .Status}}</span></td><td><a href="#f{{$i}}">{{.Title}}</a></td><td>{{date .Entry}}</td><td class="num">{{.Nights}}</td><td>{{with .Finding.DriftMap}}<code>{{.Rule}}</code>{{end}}</td></tr>
+{{range $i, $f := .Findings}}<tr><td><span class="status s-{{.Status}}">{{status .Status}}</span>{{if .Expected}} <span class="status expected">expected</span>{{end}}</td><td><a href="#f{{$i}}">{{.Title}}</a></td><td>{{date .Entry}}</td><td class="num">{{.Nights}}</td><td>{{with .Finding.DriftMap}}<code>{{.Rule}}</code>{{end}}</td></tr>
 {{end}}</table>
 {{if .ULP}}<img class="plot" id="plot-ulps" src="{{.ULP}}" alt="histogram of the largest ulp distance of {{.ULPRows}} differing rows">{{end}}
 {{range $i, $f := .Findings}}<div class="finding" id="f{{$i}}">
-<h3><span class="status s-{{.Status}}">{{status .Status}}</span> {{.Title}}</h3>
+<h3><span class="status s-{{.Status}}">{{status .Status}}</span>{{if .Expected}} <span class="status expected">expected: negative control</span>{{end}} {{.Title}}</h3>
 <p class="meta">signature <code>{{.Signature}}</code> · {{.Finding.Kind}} · first seen {{stamp .FirstSeen}}, last seen {{stamp .LastSeen}}, on {{.Nights}} night(s){{if .Finding.ShrinkSteps}} · shrunk in {{.Finding.ShrinkSteps}} steps{{end}}</p>
 <p>{{.Words}}</p>
 {{if eq .Finding.Kind "mismatch"}}<table><tr><th></th><th>{{dash .Finding.TargetA}}</th><th>{{if .Finding.TargetB}}{{.Finding.TargetB}}{{else}}other run{{end}}</th></tr>

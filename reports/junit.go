@@ -14,7 +14,8 @@ import (
 // tonight's campaign. A failing cell carries a <failure> (mismatch, misuse)
 // or an <error> (crash) whose text is each finding in words with its status
 // across nights and its repro command; a target that ran no case is
-// <skipped>.
+// <skipped>. A cell whose findings are all expected (negative controls)
+// passes and names them in <system-out>.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
@@ -48,6 +49,7 @@ type junitCase struct {
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
 }
 
 type junitProblem struct {
@@ -116,6 +118,14 @@ func writeJUnit(w io.Writer, r *Report) error {
 				tc.Failure = p
 				s.Failures++
 			}
+		case CellExpected:
+			var texts []string
+			for _, sig := range c.Findings {
+				e := byID[sig]
+				texts = append(texts, fmt.Sprintf("expected (negative control) %s [%s, signature %s]: %s",
+					strings.ReplaceAll(e.Status, "_", " "), e.Finding.Kind, sig, e.Words))
+			}
+			tc.SystemOut = strings.Join(texts, "\n")
 		case CellNotRun:
 			tc.Skipped = &junitSkipped{Message: "the target ran no case"}
 			s.Skipped++
@@ -156,6 +166,9 @@ func problemLine(e Entry) string {
 			return "misuse: " + f.Message
 		}
 		return "misuse"
+	}
+	if f.SignedZero {
+		return fmt.Sprintf("row %d col %d: %s vs %s, +0 vs -0", f.Row, f.Col, value(f.A), value(f.B))
 	}
 	return fmt.Sprintf("row %d col %d: %s vs %s, %d %s", f.Row, f.Col, value(f.A), value(f.B),
 		f.ULPs, plural(int64(f.ULPs), "ulp", "ulps"))

@@ -16,6 +16,7 @@ var statusMark = map[string]string{
 	CellFail:           "❌ fail",
 	CellCrash:          "💥 crash",
 	CellNotRun:         "⚪ not run",
+	CellExpected:       "☑️ expected",
 }
 
 // writeMarkdown writes a GitHub-flavoured Markdown summary for a CI step
@@ -25,7 +26,8 @@ var statusMark = map[string]string{
 func writeMarkdown(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	s := r.Summary
-	fmt.Fprintf(ew, "## bitparity: %d new, %d still failing, %d fixed\n\n", s.New, s.StillFailing, s.Fixed)
+	fmt.Fprintf(ew, "## bitparity: %d unexpected (%d new), %d fixed, %d expected on negative controls\n\n",
+		s.Unexpected, s.NewUnexpected, s.Fixed, s.Expected)
 	if n := len(r.Inputs); n > 0 {
 		in := r.Inputs[n-1]
 		fmt.Fprintf(ew, "Tonight: %s, %s, %d cases, seed %d, %d targets, %d of %d op × relation × target cells failing.",
@@ -38,8 +40,8 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	if len(r.Findings) == 0 {
 		fmt.Fprintf(ew, "No findings.\n")
 	} else {
-		fmt.Fprintf(ew, "| status | op | relation | target | first seen | what | drift |\n")
-		fmt.Fprintf(ew, "|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(ew, "| status | expected | op | relation | target | first seen | what | drift |\n")
+		fmt.Fprintf(ew, "|---|---|---|---|---|---|---|---|\n")
 		for _, e := range r.Findings {
 			f := e.Finding
 			tgt := f.TargetA
@@ -50,26 +52,30 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			if f.DriftMap != nil && f.DriftMap.Rule != "" {
 				drift = mdCode(f.DriftMap.Rule)
 			}
-			fmt.Fprintf(ew, "| %s | %s | %s | %s | %s | %s | %s |\n", statusMark[e.Status],
+			exp := "no"
+			if e.Expected {
+				exp = "negative control"
+			}
+			fmt.Fprintf(ew, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", statusMark[e.Status], exp,
 				mdCode(string(f.Case.Op)), mdCode(f.Relation), mdCode(tgt),
 				e.FirstSeen.UTC().Format("2006-01-02"), mdText(problemLine(e)), drift)
 		}
 		fmt.Fprintf(ew, "\n<details><summary>Findings in words and repro commands</summary>\n\n")
 		for _, e := range r.Findings {
-			fmt.Fprintf(ew, "- **%s** %s  \n  %s  \n  repro: %s\n", statusMark[e.Status], mdCode(e.Signature),
-				mdText(e.Words), mdCode(repro(e.Finding.Repro)))
+			fmt.Fprintf(ew, "- **%s** %s, %s  \n  %s  \n  repro: %s\n", statusMark[e.Status], mdCode(e.Signature),
+				expectWords(e), mdText(e.Words), mdCode(repro(e.Finding.Repro)))
 		}
 		fmt.Fprintf(ew, "\n</details>\n")
 	}
 
 	var failing []Cell
 	for _, c := range r.Cells {
-		if c.Status == CellFail || c.Status == CellCrash || c.Status == CellNotRun {
+		if c.Status != CellPass {
 			failing = append(failing, c)
 		}
 	}
 	if len(failing) > 0 {
-		fmt.Fprintf(ew, "\n### Cells not passing\n\n| status | op | relation | target | cases |\n|---|---|---|---|---|\n")
+		fmt.Fprintf(ew, "\n### Cells that are not a plain pass\n\n| status | op | relation | target | cases |\n|---|---|---|---|---|\n")
 		for _, c := range failing {
 			fmt.Fprintf(ew, "| %s | %s | %s | %s | %d |\n", statusMark[c.Status], mdCode(orDash(string(c.Op))),
 				mdCode(c.Relation), mdCode(targetLabel(c.Target, c.Invariant)), c.Cases)

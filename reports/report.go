@@ -34,6 +34,9 @@ const (
 	CellFail   = "fail"    // a mismatch or misuse finding
 	CellCrash  = "crash"   // the target crashed, hung or answered garbage
 	CellNotRun = "not_run" // the target is listed but ran no case
+	// CellExpected: every finding of the cell is an expected one, on a
+	// negative control (see Entry.Expected).
+	CellExpected = "expected"
 )
 
 // Report is the JSON report (schema in docs/report-schema.md). Inputs and
@@ -69,10 +72,15 @@ type Summary struct {
 	Cells        int           `json:"cells"`
 	CellsFailing int           `json:"cells_failing"`
 	Findings     int           `json:"findings"`
-	New          int           `json:"new"`
-	StillFailing int           `json:"still_failing"`
-	Fixed        int           `json:"fixed"`
-	NotRerun     int           `json:"not_rerun"`
+	// Expected counts tonight's findings on negative controls, Unexpected
+	// the others, and NewUnexpected the new ones among those.
+	Expected      int `json:"expected"`
+	Unexpected    int `json:"unexpected"`
+	NewUnexpected int `json:"new_unexpected"`
+	New           int `json:"new"`
+	StillFailing  int `json:"still_failing"`
+	Fixed         int `json:"fixed"`
+	NotRerun      int `json:"not_rerun"`
 }
 
 // Cell is one op x relation x target of tonight's campaign.
@@ -91,13 +99,18 @@ type Cell struct {
 // Entry is one distinct finding (by signature) with its status across
 // nights. Finding is its latest occurrence.
 type Entry struct {
-	Signature string       `json:"signature"`
-	Status    string       `json:"status"`
-	FirstSeen time.Time    `json:"first_seen"`
-	LastSeen  time.Time    `json:"last_seen"`
-	Nights    int          `json:"nights"`
-	Words     string       `json:"words"`
-	Finding   spec.Finding `json:"finding"`
+	Signature string    `json:"signature"`
+	Status    string    `json:"status"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	Nights    int       `json:"nights"`
+	// Expected is true for a mismatch or misuse finding on a negative
+	// control: target A or B is a listed target that does not claim
+	// invariance (TargetStats.Invariant false, a drift model). Crashes are
+	// never expected.
+	Expected bool         `json:"expected"`
+	Words    string       `json:"words"`
+	Finding  spec.Finding `json:"finding"`
 }
 
 // Night is one point of the trend: a result file's findings counted against
@@ -207,6 +220,7 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 	tonight := srcs[last].Result
 	for sig, f := range nights[last] {
 		e := entry(sig, f, srcs, nights)
+		e.Expected = expected(tonight, f)
 		if e.Nights > 1 {
 			e.Status = StatusStillFailing
 		} else {
@@ -220,6 +234,7 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 				continue
 			}
 			e := entry(sig, f, srcs, nights)
+			e.Expected = expected(srcs[last-1].Result, f)
 			if ranTarget(tonight, f.TargetA) {
 				e.Status = StatusFixed
 			} else {
@@ -230,7 +245,11 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 	}
 	sortEntries(r.Findings)
 
-	r.Cells = cells(tonight, nights[last])
+	exp := map[string]bool{}
+	for _, e := range r.Findings {
+		exp[e.Signature] = e.Expected
+	}
+	r.Cells = cells(tonight, nights[last], exp)
 	r.Summary = Summary{
 		Started: tonight.Started, Duration: tonight.Duration, Cases: tonight.Cases,
 		Targets: len(tonight.Targets), Cells: len(r.Cells), Findings: len(nights[last]),
@@ -241,6 +260,16 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 		}
 	}
 	for _, e := range r.Findings {
+		if e.Status == StatusNew || e.Status == StatusStillFailing {
+			if e.Expected {
+				r.Summary.Expected++
+			} else {
+				r.Summary.Unexpected++
+				if e.Status == StatusNew {
+					r.Summary.NewUnexpected++
+				}
+			}
+		}
 		switch e.Status {
 		case StatusNew:
 			r.Summary.New++
@@ -278,6 +307,20 @@ func bySignature(fs []spec.Finding) map[string]spec.Finding {
 	return m
 }
 
+// expected says whether f is a finding on a negative control of r (see
+// Entry.Expected).
+func expected(r spec.Result, f spec.Finding) bool {
+	if f.Kind == "crash" {
+		return false
+	}
+	for _, t := range r.Targets {
+		if (t.Target == f.TargetA || (f.TargetB != "" && t.Target == f.TargetB)) && !t.Invariant {
+			return true
+		}
+	}
+	return false
+}
+
 func ranTarget(r spec.Result, target string) bool {
 	for _, t := range r.Targets {
 		if t.Target == target && t.Cases > 0 {
@@ -304,12 +347,16 @@ func entry(sig string, f spec.Finding, srcs []Source, nights []map[string]spec.F
 
 var statusRank = map[string]int{StatusNew: 0, StatusStillFailing: 1, StatusNotRerun: 2, StatusFixed: 3}
 
-// sortEntries orders by status (new first), op, relation, target, signature.
+// sortEntries orders by status (new first), unexpected before expected,
+// op, relation, target, signature.
 func sortEntries(es []Entry) {
 	sort.Slice(es, func(i, j int) bool {
 		a, b := es[i], es[j]
 		if statusRank[a.Status] != statusRank[b.Status] {
 			return statusRank[a.Status] < statusRank[b.Status]
+		}
+		if a.Expected != b.Expected {
+			return !a.Expected
 		}
 		if a.Finding.Case.Op != b.Finding.Case.Op {
 			return a.Finding.Case.Op < b.Finding.Case.Op
@@ -327,8 +374,10 @@ func sortEntries(es []Entry) {
 // cells makes one cell per op x relation x target of tonight: for each
 // target, the relations its TargetStats lists plus those its findings name.
 // The op is TargetStats.Op, or else the op of the target's findings. A
-// finding whose target A has no TargetStats gets cells of its own.
-func cells(res spec.Result, tonight map[string]spec.Finding) []Cell {
+// finding whose target A has no TargetStats gets cells of its own. A cell
+// fails on any unexpected finding, crashes on a crash, and is "expected"
+// when all its findings are on negative controls.
+func cells(res spec.Result, tonight map[string]spec.Finding, exp map[string]bool) []Cell {
 	type key struct {
 		op       spec.Op
 		rel, tgt string
@@ -374,10 +423,14 @@ func cells(res spec.Result, tonight map[string]spec.Finding) []Cell {
 		}
 		c := add(key{f.Case.Op, f.Relation, f.TargetA}, st)
 		c.Findings = append(c.Findings, sig)
-		if f.Kind == "crash" {
+		switch {
+		case f.Kind == "crash":
 			c.Status = CellCrash
-		} else if c.Status != CellCrash {
+		case c.Status == CellCrash:
+		case !exp[sig]:
 			c.Status = CellFail
+		case c.Status != CellFail:
+			c.Status = CellExpected
 		}
 	}
 	// A target with stats but neither relations nor findings still gets a

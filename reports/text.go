@@ -30,12 +30,13 @@ func writeText(w io.Writer, r *Report) error {
 	}
 	fmt.Fprintf(ew, "findings: %d tonight (%d new, %d still failing); %d fixed, %d not rerun since the night before\n",
 		s.Findings, s.New, s.StillFailing, s.Fixed, s.NotRerun)
-	fmt.Fprintf(ew, "cells: %d op x relation x target, %d failing\n", s.Cells, s.CellsFailing)
+	fmt.Fprintf(ew, "unexpected: %d (%d new); expected on negative controls: %d\n", s.Unexpected, s.NewUnexpected, s.Expected)
+	fmt.Fprintf(ew, "cells: %d op x relation x target, %d failing or crashing\n", s.Cells, s.CellsFailing)
 
 	if len(r.Findings) > 0 {
 		fmt.Fprintf(ew, "\nFINDINGS\n")
 		for _, e := range r.Findings {
-			fmt.Fprintf(ew, "%-13s  %s  first seen %s, %d %s\n", statusWords[e.Status], e.Signature,
+			fmt.Fprintf(ew, "%-13s  %s  %s, first seen %s, %d %s\n", statusWords[e.Status], e.Signature, expectWords(e),
 				stamp(e.FirstSeen), e.Nights, plural(int64(e.Nights), "night", "nights"))
 			fmt.Fprintf(ew, "    %s\n", e.Words)
 			fmt.Fprintf(ew, "    repro: %s\n", repro(e.Finding.Repro))
@@ -63,6 +64,14 @@ func writeText(w io.Writer, r *Report) error {
 		tw.Flush()
 	}
 	return ew.err
+}
+
+// expectWords says whether a finding was expected (a negative control).
+func expectWords(e Entry) string {
+	if e.Expected {
+		return "expected (negative control)"
+	}
+	return "unexpected"
 }
 
 func stamp(t time.Time) string {

@@ -32,7 +32,7 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	}
 	format := fs.String("format", "text", "output format on stdout: "+strings.Join(names, ", "))
 	outDir := fs.String("out-dir", "", "write every format into `DIR` (report.txt, report.json, junit.xml, summary.md, report.html) instead of stdout")
-	failOn := fs.String("fail-on", "none", "exit 1 when tonight has findings of this kind: none, new (new findings), any (new or still failing)")
+	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity report [flags] RESULT.json...")
 		fmt.Fprintln(stderr, "\nReports on campaign result files (bitparity run --json). The latest file by start")
@@ -83,10 +83,10 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	}
 	s := r.Summary
 	switch {
-	case *failOn == "new" && s.New > 0:
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new finding(s)", s.New)}
-	case *failOn == "any" && s.New+s.StillFailing > 0:
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new and %d still failing finding(s)", s.New, s.StillFailing)}
+	case *failOn == "new" && s.NewUnexpected > 0:
+		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new unexpected finding(s)", s.NewUnexpected)}
+	case *failOn == "any" && s.Unexpected > 0:
+		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d unexpected finding(s), %d of them new", s.Unexpected, s.NewUnexpected)}
 	}
 	return nil
 }
