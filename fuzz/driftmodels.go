@@ -18,8 +18,8 @@ import (
 const SMs = 132
 
 var (
-	// rmsWide is a 4-wide, 128-thread reduction (the vectorised path).
-	rmsWide = oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 128, Vec: 8,
+	// rmsWide is an 8-wide, 64-thread reduction (the vectorised path).
+	rmsWide = oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 64, Vec: 8,
 		Warp: oracle.WarpButterfly, Cross: oracle.CrossSequential}, Order: oracle.ScaleThenWeight}
 	// rmsBlock1024 and rmsBlock256 are vLLM's two block sizes, 1 element
 	// per load.
@@ -34,8 +34,8 @@ var (
 // whether the row count M is a multiple of 32 (DESIGN.md, "What the anchors
 // taught": TransformerEngine's RMSNorm switches reduction path on M % 32):
 //
-//	rows % 32 == 0: threads=128 vec=8  (rmsWide)
-//	otherwise:      threads=256 vec=4  (OracleRMSNormSchedule, declared)
+//	rows % 32 == 0: threads=64 vec=8  (rmsWide)
+//	otherwise:      threads=32 vec=4  (OracleRMSNormSchedule, declared)
 //
 // Only the fp32 sum of squares changes order; the output is rounded alike.
 func TERMSNormMod32(b *Batch) any {
@@ -107,7 +107,7 @@ func init() {
 	}
 	batchRels := []string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}
 	drift("drift-rmsnorm-te-mod32", spec.OpRMSNorm, OracleRMSNormSchedule,
-		"TransformerEngine RMSNorm: reduction path chosen by rows % 32 (threads=128 vec=8 when rows % 32 == 0, else threads=256 vec=4)",
+		"TransformerEngine RMSNorm: reduction path chosen by rows % 32 (threads=64 vec=8 when rows % 32 == 0, else threads=32 vec=4)",
 		batchRels, TERMSNormMod32, nil)
 	drift("drift-rmsnorm-vllm-256", spec.OpRMSNorm, rmsBlock1024,
 		"vLLM rms_norm: 1024-thread blocks below 256 tokens, 256-thread blocks from 256 tokens on",

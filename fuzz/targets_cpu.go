@@ -8,14 +8,17 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// The fixed schedules of the oracle targets. They are what our CUDA kernels
-// implement (one block of 256 threads per row, 4-wide loads, butterfly
-// warps, warp partials in order; one K chunk; KV tile 64, one split).
+// The fixed schedules of the oracle targets, which the exact CUDA kernels
+// implement too: one warp per row (32 threads, 4-wide loads, butterfly
+// combine), one K chunk, KV tile 64 with one split. One warp per row keeps
+// the CPU oracle cheap for the small rows most cases have (a 256-thread
+// block costs 8 warp butterflies, 1280 adds per row, whatever the row's
+// length).
 var (
-	OracleRMSNormSchedule = oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 256, Vec: 4,
+	OracleRMSNormSchedule = oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 32, Vec: 4,
 		Warp: oracle.WarpButterfly, Cross: oracle.CrossSequential}, Order: oracle.ScaleThenWeight}
 	OracleGEMMSchedule    = oracle.GEMMSchedule{SplitK: 1, Combine: oracle.CrossSequential}
-	OracleLogProbSchedule = oracle.LogProbSchedule{Reduce: oracle.Reduction{Threads: 256, Vec: 4,
+	OracleLogProbSchedule = oracle.LogProbSchedule{Reduce: oracle.Reduction{Threads: 32, Vec: 4,
 		Warp: oracle.WarpButterfly, Cross: oracle.CrossSequential}}
 	OracleAttentionSchedule = oracle.AttentionSchedule{Tile: 64, Splits: 1}
 )

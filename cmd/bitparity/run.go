@@ -1,0 +1,381 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/mattn/go-isatty"
+)
+
+func init() {
+	register("run", command{
+		Summary: "run a seeded campaign over every relation and target (or one case with --case)",
+		Run:     runCmd,
+	})
+}
+
+// runCmd is `bitparity run`. Exit codes: 0 when nothing unexpected was
+// found (with --expect-controls, the default, findings on drift models are
+// the expected negative controls, and every control in the run must have
+// been found); 1 when a finding is unexpected, or a control was missed; 2
+// for bad flags or a bad case; 3 for internal failures.
+func runCmd(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dur := fs.Duration("duration", 60*time.Second, "how long to generate cases (shrinking the last finding may add a few seconds)")
+	seed := fs.Uint64("seed", 1, "campaign seed: the same seed draws the same cases per pair")
+	targets := fs.String("targets", "", "comma-separated targets to run (default: all; see bitparity list)")
+	rels := fs.String("relations", "", "comma-separated relations to run (default: all)")
+	jsonPath := fs.String("json", "", "write the versioned result (spec.Result) to this file, atomically")
+	caseJSON := fs.String("case", "", "run one case given as JSON (as printed by a repro line) instead of a campaign")
+	maxCases := fs.Int64("max-cases", 0, "stop after this many cases (0: no limit)")
+	workers := fs.Int("workers", 0, "cases run at once (0: one per CPU)")
+	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
+	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &exitError{code: spec.ExitUsage}
+	}
+	if fs.NArg() > 0 {
+		return usageErr("run: unexpected arguments %q", fs.Args())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if *caseJSON != "" {
+		return runOneCase(ctx, stdout, *caseJSON, *jsonPath)
+	}
+	c := &fuzz.Campaign{
+		Duration:  *dur,
+		Seed:      *seed,
+		Targets:   runSplitList(*targets),
+		Relations: runSplitList(*rels),
+		MaxCases:  *maxCases,
+		Workers:   *workers,
+		NoShrink:  *noShrink,
+	}
+	var last fuzz.Stats
+	show := runProgressPrinter(stderr)
+	c.Progress = func(s fuzz.Stats) { last = s; show(s) }
+	c.OnFinding = func(f spec.Finding) {
+		fmt.Fprintf(stderr, "\rfound: %s %s (%s) after %s, %d cases\n", f.Relation, runTargetsOf(f), f.Kind,
+			time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore)
+	}
+	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *seed, *dur, runCountPairs(c))
+	res, err := c.Run(ctx)
+	if res == nil {
+		if errors.Is(err, fuzz.ErrNoPairs) {
+			return usageErr("run: %v", err)
+		}
+		return withCode(spec.ExitInternal, err)
+	}
+	res.Args = append([]string{"run"}, args...)
+	if *jsonPath != "" {
+		if werr := runWriteJSONAtomic(*jsonPath, res); werr != nil {
+			return withCode(spec.ExitInternal, werr)
+		}
+	}
+	sum := runSummarize(res)
+	sum.invCases = last.InvariantCases
+	runPrintResult(stdout, res, sum)
+	if *jsonPath != "" {
+		fmt.Fprintf(stdout, "result written to %s\n", *jsonPath)
+	}
+	if err != nil {
+		return withCode(spec.ExitInternal, err)
+	}
+	switch {
+	case !*expect && len(res.Findings) > 0:
+		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d finding(s)", len(res.Findings))}
+	case len(sum.unexpected) > 0:
+		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d unexpected finding(s)", len(sum.unexpected))}
+	case *expect && len(sum.missed) > 0:
+		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("negative control(s) not found: %s", strings.Join(sum.missed, ", "))}
+	}
+	return nil
+}
+
+// runOneCase runs one case and prints its finding, if any (exit 1).
+func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string) error {
+	var c spec.Case
+	dec := json.NewDecoder(strings.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return usageErr("run --case: %v", err)
+	}
+	start := time.Now()
+	f, err := fuzz.Check(ctx, c)
+	if err != nil {
+		return usageErr("run --case: %v", err)
+	}
+	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Duration: spec.Duration(time.Since(start)),
+		Seed: c.Seed, Cases: 1, Env: fuzz.HostEnv(), Args: []string{"run", "--case", js}}
+	for _, name := range c.Targets {
+		if t, err := fuzz.Lookup(name); err == nil {
+			res.Targets = append(res.Targets, spec.TargetStats{Target: name, Cases: 1, Invariant: t.Info().Invariant,
+				Op: t.Info().Op, Relations: []string{c.Relation}})
+		}
+	}
+	if f != nil {
+		res.Findings = []spec.Finding{*f}
+	}
+	if jsonPath != "" {
+		if err := runWriteJSONAtomic(jsonPath, res); err != nil {
+			return withCode(spec.ExitInternal, err)
+		}
+	}
+	if f == nil {
+		fmt.Fprintf(stdout, "%s holds on %s (%s)\n", c.Relation, strings.Join(c.Targets, ", "), c.Op)
+		return nil
+	}
+	runPrintFinding(stdout, 1, *f, "")
+	return &exitError{code: spec.ExitFinding}
+}
+
+func runSplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func runCountPairs(c *fuzz.Campaign) int {
+	n := 0
+	for _, p := range fuzz.Pairs() {
+		if len(c.Relations) > 0 && !runInList(c.Relations, p.Relation) {
+			continue
+		}
+		hit := len(c.Targets) == 0
+		for _, t := range p.Targets {
+			hit = hit || runInList(c.Targets, t)
+		}
+		if hit {
+			n++
+		}
+	}
+	return n
+}
+
+func runInList(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func runTargetsOf(f spec.Finding) string {
+	if f.TargetB != "" {
+		return f.TargetA + " vs " + f.TargetB
+	}
+	return f.TargetA
+}
+
+// runProgressPrinter shows cases/s and findings: one line rewritten in place
+// on a terminal, a plain line every 5 s otherwise.
+func runProgressPrinter(w io.Writer) func(fuzz.Stats) {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = isatty.IsTerminal(f.Fd())
+	}
+	last := time.Time{}
+	return func(s fuzz.Stats) {
+		line := fmt.Sprintf("%6.1fs  %8d cases  %7.0f cases/s  %d finding(s)  %d/%d pairs live",
+			s.Elapsed.Seconds(), s.Cases, s.CasesPerSecond(), s.Findings, s.Pairs, s.Total)
+		if tty {
+			fmt.Fprintf(w, "\r%s ", line)
+			return
+		}
+		if time.Since(last) >= 5*time.Second {
+			last = time.Now()
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// runWriteJSONAtomic writes v as indented JSON to path through a temporary
+// file in the same folder and a rename, so a reader never sees half a file.
+func runWriteJSONAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write result: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write result: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
+}
+
+// runSummaryT sorts a campaign's findings against its negative controls.
+type runSummaryT struct {
+	expected   map[string][]spec.Finding // drift model -> its findings
+	unexpected []spec.Finding
+	missed     []string // drift models in the run without a finding
+	controls   []string // drift models in the run
+	invCases   int64 // cases whose targets are all invariant
+	invFound   int
+}
+
+func runSummarize(res *spec.Result) runSummaryT {
+	s := runSummaryT{expected: map[string][]spec.Finding{}}
+	drift := map[string]fuzz.Info{}
+	for _, ts := range res.Targets {
+		if ts.Invariant {
+			s.invFound += ts.Findings
+			continue
+		}
+		if t, err := fuzz.Lookup(ts.Target); err == nil {
+			drift[ts.Target] = t.Info()
+			s.controls = append(s.controls, ts.Target)
+		}
+	}
+	for _, f := range res.Findings {
+		model := ""
+		for _, name := range []string{f.TargetA, f.TargetB} {
+			if info, ok := drift[name]; ok && runInList(info.Expect, f.Relation) && f.Kind != "crash" {
+				model = name
+			}
+		}
+		if model == "" {
+			s.unexpected = append(s.unexpected, f)
+			continue
+		}
+		s.expected[model] = append(s.expected[model], f)
+	}
+	for _, name := range s.controls {
+		if len(s.expected[name]) == 0 {
+			s.missed = append(s.missed, name)
+		}
+	}
+	sort.Strings(s.missed)
+	return s
+}
+
+func runPrintResult(w io.Writer, res *spec.Result, s runSummaryT) {
+	fmt.Fprintf(w, "\n%d cases in %s (%.0f cases/s), %d finding(s)\n\n", res.Cases,
+		time.Duration(res.Duration).Round(time.Millisecond), float64(res.Cases)/max(1e-9, time.Duration(res.Duration).Seconds()), len(res.Findings))
+	for i, f := range res.Findings {
+		note := "UNEXPECTED"
+		for _, fs := range s.expected {
+			for _, e := range fs {
+				if e.Signature == f.Signature && e.Elapsed == f.Elapsed {
+					note = "expected: negative control"
+				}
+			}
+		}
+		runPrintFinding(w, i+1, f, note)
+	}
+	fmt.Fprintln(w, "summary")
+	if len(s.controls) > 0 {
+		fmt.Fprintln(w, "  negative controls (drift models, must be found):")
+		for _, name := range s.controls {
+			fs := s.expected[name]
+			if len(fs) == 0 {
+				fmt.Fprintf(w, "    %-30s NOT FOUND\n", name)
+				continue
+			}
+			f := fs[0]
+			what := f.Kind
+			if f.DriftMap != nil && f.DriftMap.Rule != "" {
+				what = f.DriftMap.Rule
+			} else if f.DriftMap != nil {
+				what = fmt.Sprintf("%s: %d classes over %s", f.DriftMap.Kind, len(f.DriftMap.Classes), f.DriftMap.Dim)
+			}
+			fmt.Fprintf(w, "    %-30s found by %s in %s (minimal after %s): %s\n", name, f.Relation,
+				time.Duration(f.Elapsed).Round(time.Millisecond), time.Duration(f.Elapsed+f.ToMinimal).Round(time.Millisecond), what)
+		}
+	}
+	fmt.Fprintf(w, "  invariant targets: %d cases (on pairs of invariant targets only), %d finding(s)\n", s.invCases, s.invFound)
+	if len(s.unexpected) > 0 {
+		fmt.Fprintf(w, "  UNEXPECTED findings: %d\n", len(s.unexpected))
+	}
+}
+
+// runPrintFinding prints one finding: minimal case, first diverging row and
+// column, both values, ulps, drift map in words and the repro line.
+func runPrintFinding(w io.Writer, n int, f spec.Finding, note string) {
+	head := fmt.Sprintf("finding %d: %s, %s on %s", n, f.Kind, f.Relation, runTargetsOf(f))
+	if note != "" {
+		head += " [" + note + "]"
+	}
+	fmt.Fprintln(w, head)
+	cj, _ := json.Marshal(f.Case)
+	fmt.Fprintf(w, "  minimal case: %s\n", cj)
+	if f.Original != nil {
+		fmt.Fprintf(w, "  shrunk in %d steps from %s\n", f.ShrinkSteps, runShapeWords(*f.Original))
+	}
+	if f.Kind == "crash" {
+		fmt.Fprintf(w, "  error: %s\n", f.Error)
+	} else {
+		fmt.Fprintf(w, "  first diverging row %d, column %d: A = 0x%s (%s), B = 0x%s (%s), %d ulps", f.Row, f.Col,
+			f.A.Hex, f.A.Dec, f.B.Hex, f.B.Dec, f.ULPs)
+		if f.SignedZero {
+			fmt.Fprint(w, " (+0 vs -0)")
+		}
+		fmt.Fprintf(w, "; %d row(s) differ\n", f.RowsDiffering)
+	}
+	if f.Message != "" {
+		fmt.Fprintf(w, "  %s\n", f.Message)
+	}
+	if f.DriftMap != nil {
+		fmt.Fprintf(w, "  drift map over %s (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Kind, runDriftWords(f.DriftMap))
+	}
+	fmt.Fprintf(w, "  found after %s and %d cases; minimal after %s more\n", time.Duration(f.Elapsed).Round(time.Millisecond),
+		f.CasesBefore, time.Duration(f.ToMinimal).Round(time.Millisecond))
+	fmt.Fprintf(w, "  repro: %s\n\n", f.Repro)
+}
+
+func runShapeWords(c spec.Case) string {
+	b, _ := json.Marshal(c.Shape)
+	r, _ := json.Marshal(c.Rel)
+	return fmt.Sprintf("shape %s rel %s", b, r)
+}
+
+func runDriftWords(d *spec.DriftMap) string {
+	if d.Rule != "" {
+		return d.Rule
+	}
+	var parts []string
+	for _, c := range d.Classes {
+		parts = append(parts, fmt.Sprintf("%s = %v", c.Label, c.Values))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,427 @@
+package fuzz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Campaign runs every pair (Pairs) for a duration: it draws cases with
+// gen.Case, runs Check, and shrinks and maps every finding. The zero value
+// of every field is valid: 60 s, seed 0, every target and relation, no
+// case limit, no progress calls, GOMAXPROCS workers.
+type Campaign struct {
+	Duration time.Duration
+	Seed     uint64
+	// Targets and Relations filter the pairs: a pair runs when one of its
+	// targets is listed (or the list is empty) and its relation is listed
+	// (or the list is empty).
+	Targets   []string
+	Relations []string
+	// MaxCases stops the campaign after that many cases (0: no limit).
+	MaxCases int64
+	// Progress, when set, is called about every ProgressEvery (default
+	// 1 s) and once at the end.
+	Progress      func(Stats)
+	ProgressEvery time.Duration
+	// Workers is the number of cases run at once (0: GOMAXPROCS).
+	Workers int
+	// ShrinkBudget bounds the time spent shrinking and mapping one finding
+	// (0: 10 s). NoShrink reports findings as first found.
+	ShrinkBudget time.Duration
+	NoShrink     bool
+	// OnFinding, when set, is called with each finding once it is shrunk
+	// and mapped.
+	OnFinding func(spec.Finding)
+}
+
+// Stats is a campaign's progress.
+type Stats struct {
+	Elapsed  time.Duration
+	Cases    int64
+	Findings int
+	// InvariantCases counts the cases run on pairs whose targets are all
+	// invariant (the negative controls' counterpart: they must give no
+	// finding).
+	InvariantCases int64
+	// Pairs is the number of pairs still generating cases, of Total.
+	Pairs, Total int
+}
+
+// CasesPerSecond is Cases over Elapsed.
+func (s Stats) CasesPerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Cases) / s.Elapsed.Seconds()
+}
+
+// pairState is one pair's share of a campaign.
+type pairState struct {
+	Pair
+	mu        sync.Mutex
+	rng       *rand.Rand
+	spent     time.Duration // wall time of its cases, for fair scheduling
+	cases     int64
+	retired   bool // a finding was made: no more cases
+	busy      int
+	invariant bool
+	errs      int
+	lastErr   error
+}
+
+// ErrNoPairs is returned by Run when the filters leave nothing to run.
+var ErrNoPairs = errors.New("no target and relation pair to run (bitparity list shows them)")
+
+// Run runs the campaign until Duration has passed, MaxCases cases have run,
+// every pair has a finding, or ctx ends; it returns what it found. A target
+// that fails on a case (an error, not a finding) counts against that pair;
+// a pair whose cases keep failing (8 in a row) stops and Run reports the
+// last error among its findings as kind "crash" only when the target
+// wrapped ErrTargetCrashed, else returns it.
+func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
+	dur := c.Duration
+	if dur <= 0 {
+		dur = 60 * time.Second
+	}
+	workers := c.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	shrinkBudget := c.ShrinkBudget
+	if shrinkBudget <= 0 {
+		shrinkBudget = 10 * time.Second
+	}
+	pairs, err := c.pairs()
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: c.Seed, Env: HostEnv()}
+	deadline := start.Add(dur)
+	runCtx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+
+	var (
+		mu       sync.Mutex
+		cases    int64
+		invCases int64
+		findings []spec.Finding
+		fatal    error
+	)
+	stats := func() Stats {
+		mu.Lock()
+		defer mu.Unlock()
+		s := Stats{Elapsed: time.Since(start), Cases: cases, InvariantCases: invCases, Findings: len(findings), Total: len(pairs)}
+		for _, p := range pairs {
+			p.mu.Lock()
+			if !p.retired {
+				s.Pairs++
+			}
+			p.mu.Unlock()
+		}
+		return s
+	}
+	// next picks the live pair that has had the least time (fair share),
+	// draws its next case, or returns nil when none is left.
+	next := func() (*pairState, spec.Case) {
+		mu.Lock()
+		defer mu.Unlock()
+		if c.MaxCases > 0 && cases >= c.MaxCases {
+			return nil, spec.Case{}
+		}
+		var best *pairState
+		for _, p := range pairs {
+			p.mu.Lock()
+			ok := !p.retired
+			if ok && (best == nil || p.spent+time.Duration(p.busy)*time.Millisecond < best.spent+time.Duration(best.busy)*time.Millisecond) {
+				best = p
+			}
+			p.mu.Unlock()
+		}
+		if best == nil {
+			return nil, spec.Case{}
+		}
+		best.mu.Lock()
+		defer best.mu.Unlock()
+		k := drawCase(best.rng, best.Op, best.Relation)
+		k.Targets = append([]string(nil), best.Targets...)
+		best.busy++
+		cases++
+		if best.invariant {
+			invCases++
+		}
+		best.cases++
+		return best, k
+	}
+
+	done := make(chan struct{})
+	if c.Progress != nil {
+		every := c.ProgressEvery
+		if every <= 0 {
+			every = time.Second
+		}
+		go func() {
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-tick.C:
+					c.Progress(stats())
+				}
+			}
+		}()
+	}
+
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for runCtx.Err() == nil {
+				p, k := next()
+				if p == nil {
+					return
+				}
+				t0 := time.Now()
+				f, err := Check(runCtx, k)
+				spent := time.Since(t0)
+				p.mu.Lock()
+				p.busy--
+				p.spent += spent
+				first := f != nil && !p.retired
+				if f != nil {
+					p.retired = true
+				}
+				if err != nil && runCtx.Err() == nil {
+					p.errs++
+					p.lastErr = err
+					if p.errs >= 8 {
+						p.retired = true
+					}
+				} else if err == nil {
+					p.errs = 0
+				}
+				p.mu.Unlock()
+				if err != nil && runCtx.Err() == nil {
+					mu.Lock()
+					if p.errs >= 8 && fatal == nil {
+						fatal = fmt.Errorf("pair %s: 8 cases in a row failed, the last: %w", p.Pair, err)
+					}
+					mu.Unlock()
+				}
+				if !first {
+					continue
+				}
+				mu.Lock()
+				f.Elapsed = spec.Duration(time.Since(start))
+				f.CasesBefore = cases
+				mu.Unlock()
+				if !c.NoShrink {
+					sctx, scancel := context.WithTimeout(ctx, shrinkBudget)
+					minimize(sctx, f)
+					scancel()
+				}
+				f.ToMinimal = spec.Duration(time.Since(start) - time.Duration(f.Elapsed))
+				mu.Lock()
+				findings = append(findings, *f)
+				mu.Unlock()
+				if c.OnFinding != nil {
+					c.OnFinding(*f)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	st := stats()
+	if c.Progress != nil {
+		c.Progress(st)
+	}
+	res.Duration = spec.Duration(st.Elapsed)
+	res.Cases = st.Cases
+	sort.SliceStable(findings, func(i, j int) bool { return findings[i].Elapsed < findings[j].Elapsed })
+	res.Findings = findings
+	res.Targets = targetStats(pairs, findings)
+	if fatal != nil {
+		return res, fatal
+	}
+	return res, nil
+}
+
+// pairs applies the filters to Pairs.
+func (c *Campaign) pairs() ([]*pairState, error) {
+	for _, name := range c.Targets {
+		if _, err := Lookup(name); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range c.Relations {
+		if _, err := RelationByName(name); err != nil {
+			return nil, err
+		}
+	}
+	var out []*pairState
+	for i, p := range Pairs() {
+		if len(c.Relations) > 0 && !contains(c.Relations, p.Relation) {
+			continue
+		}
+		if len(c.Targets) > 0 {
+			hit := false
+			for _, t := range p.Targets {
+				hit = hit || contains(c.Targets, t)
+			}
+			if !hit {
+				continue
+			}
+		}
+		inv := true
+		for _, name := range p.Targets {
+			t, err := Lookup(name)
+			if err != nil {
+				return nil, err
+			}
+			inv = inv && t.Info().Invariant
+		}
+		seed := int64(splitmix(c.Seed ^ splitmix(uint64(i)+1)))
+		out = append(out, &pairState{Pair: p, rng: rand.New(rand.NewSource(seed)), invariant: inv})
+	}
+	if len(out) == 0 {
+		return nil, ErrNoPairs
+	}
+	return out, nil
+}
+
+// targetStats counts cases and findings per target.
+func targetStats(pairs []*pairState, findings []spec.Finding) []spec.TargetStats {
+	by := map[string]*spec.TargetStats{}
+	var names []string
+	for _, p := range pairs {
+		for _, name := range p.Targets {
+			s, ok := by[name]
+			if !ok {
+				t, err := Lookup(name)
+				if err != nil {
+					continue
+				}
+				s = &spec.TargetStats{Target: name, Invariant: t.Info().Invariant, Op: t.Info().Op}
+				by[name] = s
+				names = append(names, name)
+			}
+			s.Cases += p.cases
+			if !contains(s.Relations, p.Relation) {
+				s.Relations = append(s.Relations, p.Relation)
+			}
+		}
+	}
+	// A finding counts for the drift models it names; only a finding that
+	// names invariant targets alone counts for them.
+	for _, f := range findings {
+		var drift, inv []*spec.TargetStats
+		for _, name := range []string{f.TargetA, f.TargetB} {
+			if s, ok := by[name]; ok {
+				if s.Invariant {
+					inv = append(inv, s)
+				} else {
+					drift = append(drift, s)
+				}
+			}
+		}
+		if len(drift) == 0 {
+			drift = inv
+		}
+		for _, s := range drift {
+			s.Findings++
+		}
+	}
+	sort.Strings(names)
+	out := make([]spec.TargetStats, 0, len(names))
+	for _, n := range names {
+		out = append(out, *by[n])
+	}
+	return out
+}
+
+// Cost limits of drawn cases, in fma-equivalents of CPU work over every
+// batch the relation builds (CaseCost). Most cases stay under SmallCost
+// (8x for attention prefill, whose rows cost the square of their length)
+// so a 2-core machine runs thousands a minute; one draw in BigEvery takes
+// a big case, more than 4x SmallCost and up to BigCost (hundreds or
+// thousands of rows with a hidden size past 256, long KV caches).
+const (
+	SmallCost = 1 << 18
+	BigCost   = 1 << 23
+	BigEvery  = 32
+)
+
+// drawCase draws gen.Case until one fits this draw's window, at most 64
+// times, and then takes the cheapest drawn: a small draw wants CaseCost <=
+// SmallCost; a big draw (one in BigEvery) wants 4x SmallCost < CaseCost <=
+// BigCost. The shapes keep gen's bias; only
+// their cost is bounded.
+func drawCase(r *rand.Rand, op spec.Op, relation string) spec.Case {
+	small := int64(SmallCost)
+	if op == spec.OpAttnPrefill {
+		small *= 8
+	}
+	big := r.Intn(BigEvery) == 0
+	var best spec.Case
+	bestCost := int64(-1)
+	for i := 0; i < 64; i++ {
+		c := gen.Case(r, op, relation)
+		cost := CaseCost(c)
+		if big && cost > 4*small && cost <= BigCost || !big && cost <= small {
+			return c
+		}
+		if bestCost < 0 || cost < bestCost {
+			best, bestCost = c, cost
+		}
+	}
+	return best
+}
+
+// CaseCost estimates the CPU work of checking case c, in fma-equivalents:
+// the work of one item (an Exp32 counts 12, a generated input value 4,
+// every output row 500 for the oracle's per-row overhead) times the items
+// of the batches the relation runs: batch invariance the case's batch
+// twice, the item alone and Rel.Batch; padding the batch and Rel.Pad; the
+// others the batch twice.
+func CaseCost(c spec.Case) int64 {
+	s := c.Shape
+	var item int64
+	switch c.Op {
+	case spec.OpRMSNorm:
+		item = 5*int64(s.Hidden) + 500
+	case spec.OpGEMM:
+		item = int64(s.Hidden)*int64(s.N) + 4*int64(s.Hidden) + 500
+	case spec.OpLogProb:
+		item = 18*int64(s.Vocab) + 500
+	case spec.OpAttnPrefill:
+		item = int64(s.Heads) * int64(s.SeqLen) * (int64(s.SeqLen+1)/2*int64(2*s.HeadDim+12) + 4*int64(s.HeadDim) + 500)
+	case spec.OpAttnDecode:
+		kv := s.KV
+		for _, l := range s.KVLens {
+			kv = max(kv, l)
+		}
+		item = int64(s.Heads) * (int64(kv)*int64(2*s.HeadDim+12+8) + 500)
+	}
+	n := int64(caseItems(c))
+	runs := 2 * n
+	switch c.Relation {
+	case spec.RelBatchInvariance:
+		runs = 2*n + 1 + int64(c.Rel.Batch)
+	case spec.RelPadding:
+		runs = n + int64(c.Rel.Pad)
+	}
+	return item * runs
+}
