@@ -250,7 +250,7 @@ type runSummaryT struct {
 	unexpected []spec.Finding
 	missed     []string // drift models in the run without a finding
 	controls   []string // drift models in the run
-	invCases   int64 // cases whose targets are all invariant
+	invCases   int64    // cases whose targets are all invariant
 	invFound   int
 }
 
