@@ -294,3 +294,30 @@ func BenchmarkBundle1000(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "bytes/bundle")
 }
+
+func BenchmarkUnbundle1000(b *testing.B) {
+	var entries []Entry
+	for s := uint64(0); s < 1000; s++ {
+		c := seedCase(s)
+		f := NewFile(c, sampleFinding(c), spec.Env{GPU: "H200"}, "bench")
+		n, _ := f.Name()
+		entries = append(entries, Entry{Name: n, File: f})
+	}
+	data, err := bundleBytes(entries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		d, err := OpenDir(b.TempDir(), true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		rep, err := Unbundle(bytes.NewReader(data), d)
+		if err != nil || len(rep.Added) != 1000 {
+			b.Fatalf("%v, %d added", err, len(rep.Added))
+		}
+	}
+}
