@@ -17,13 +17,21 @@ import (
 	"github.com/leanovate/gopter"
 )
 
-// Budgets of input values (Elements) of one case: most cases are small so
-// that a campaign runs >= 10^4 cases a minute on 2 cores; BigPercent of
-// them may be large (up to 4548-row batches, hidden 8192, vocab 152k).
+// Budgets of Work (the values one run of the relation's batches touches,
+// weighted by op) of one case: most cases are small so that a campaign runs
+// >= 10^4 cases a minute on 2 cores; a few may be large (up to 4548-row
+// batches, hidden 8192, vocab 152k, 1024-token prefills):
+//
+//	94.5%  SmallWork  (2^15)
+//	 5%    MediumWork (2^18: 928 or 2274 rows of hidden 64..256, vLLM's 256
+//	                   rows at hidden 1024)
+//	 0.5%  BigWork    (2^21: 4548 rows, hidden 8192, vocab 152k)
 const (
-	SmallBudget = 1 << 16
-	BigBudget   = 1 << 21
-	BigPercent  = 4
+	SmallWork      = 1 << 15
+	MediumWork     = 1 << 18
+	BigWork        = 1 << 21
+	MediumPermille = 50
+	BigPermille    = 5
 )
 
 // dists are the value distributions Case draws. spec.DistBoundary is left
@@ -35,23 +43,71 @@ var dists = []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.
 // Dists returns the value distributions Case draws from.
 func Dists() []spec.Dist { return slices.Clone(dists) }
 
+// logprobWeight is the cost of one log-prob input value (an exp and a
+// reduction step) relative to one RMSNorm value, and prefillDiscount how
+// many prefill score-dimension products cost one RMSNorm value (measured
+// with the CPU oracle targets).
+const (
+	logprobWeight   = 4
+	prefillDiscount = 8
+)
+
+// rowWork returns the Work of one batch row of c (its inner dimensions
+// drawn): rmsnorm hidden; gemm hidden·n; logprob 4·vocab; attn_prefill
+// seq_len·(seq_len+1)/2·heads·head_dim/8; attn_decode heads·kv·head_dim
+// (the longest of KV and KVLens).
+func rowWork(c spec.Case) int {
+	s := c.Shape
+	switch c.Op {
+	case spec.OpRMSNorm:
+		return s.Hidden
+	case spec.OpGEMM:
+		return s.Hidden * s.N
+	case spec.OpLogProb:
+		return logprobWeight * s.Vocab
+	case spec.OpAttnPrefill:
+		return max(1, s.SeqLen*(s.SeqLen+1)/2*s.Heads*s.HeadDim/prefillDiscount)
+	case spec.OpAttnDecode:
+		kv := s.KV
+		for _, l := range s.KVLens {
+			kv = max(kv, l)
+		}
+		return s.Heads * kv * s.HeadDim
+	}
+	return 0
+}
+
+// Work estimates the cost of running c's relation: rowWork times the
+// batch rows of every batch it builds (BatchRows + Rel.Batch + Rel.Pad).
+// Case keeps it under SmallWork for all but 5.5% of the cases.
+func Work(c spec.Case) int {
+	w := rowWork(c)
+	rows := BatchRows(c) + c.Rel.Batch + c.Rel.Pad
+	if w > 0 && rows > (1<<62)/w {
+		return 1 << 62
+	}
+	return rows * w
+}
+
 // Case draws one valid case of op under relation from r; the same r state
 // gives the same case. Version, GenVersion, Op, Relation, Shape, In, Out,
 // Compare (logprob only), Eps (rmsnorm only), Dist, Seed and the relation's
 // Rel parameters are set; Targets is left empty for the caller. The draw:
 //
-//  1. the budget: BigBudget with probability BigPercent %, else SmallBudget;
+//  1. the budget: SmallWork, MediumWork or BigWork (see there);
 //  2. dtypes, distribution (half normal, half the others), seed;
 //  3. the inner dimensions that do not scale with the batch (heads, head
-//     dim, KV length);
+//     dim, KV or sequence length), capped so one row fits the budget;
 //  4. the batch dimension (rows, or seqs for attn_prefill) and the
-//     relation's extra rows (Rel.Batch or Rel.Pad), each capped so the
-//     budget still fits the smallest remaining dimension;
+//     relation's extra rows (Rel.Batch or Rel.Pad), capped by the budget
+//     over the smallest per-row work left (hidden 64, gemm K·N 64,
+//     vocab 2);
 //  5. the remaining per-row dimensions (hidden, n, vocab) capped by the
 //     budget left for that many rows;
 //  6. the other relation parameters (row, position, perm seed, filler,
 //     mask).
 //
+// So Work(c) <= the budget except where a dimension's minimum exceeds it.
 // It panics on an op or relation it does not know (programmer misuse).
 func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 	if !slices.Contains(spec.Ops, op) {
@@ -61,9 +117,12 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		panic(fmt.Sprintf("gen: unknown relation %q", relation))
 	}
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: op, Relation: relation}
-	budget := SmallBudget
-	if r.Intn(100) < BigPercent {
-		budget = BigBudget
+	budget := SmallWork
+	switch p := r.Intn(1000); {
+	case p < BigPermille:
+		budget = BigWork
+	case p < BigPermille+MediumPermille:
+		budget = MediumWork
 	}
 	drawDTypes(r, &c)
 	c.Dist = spec.DistNormal
@@ -72,16 +131,14 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 	}
 	c.Seed = r.Uint64()
 	s := &c.Shape
-	// minRow is a lower bound of the per-row cost once the inner
+	// minRow is a lower bound of the per-row work once the inner
 	// dimensions are drawn; it caps the batch dimensions.
 	minRow := 64
 	switch op {
 	case spec.OpRMSNorm:
 		c.Eps = drawEps(r)
-	case spec.OpGEMM:
-		minRow = 2 * 64
 	case spec.OpLogProb:
-		minRow = 2
+		minRow = 2 * logprobWeight
 	case spec.OpAttnPrefill, spec.OpAttnDecode:
 		s.KVHeads = drawSmallPow2(r)
 		s.Heads = s.KVHeads * drawSmallPow2(r)
@@ -89,18 +146,17 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		if p := r.Intn(10); p >= 6 {
 			s.HeadDim = headDims[1+p/9]
 		}
-		tok := 2 * s.KVHeads * s.HeadDim
+		hw := s.Heads * s.HeadDim
 		if op == spec.OpAttnPrefill {
-			maxLen := 160
-			if budget == BigBudget {
-				maxLen = 1024
+			maxLen := 1
+			for (maxLen+1)*(maxLen+2)/2*hw/prefillDiscount <= budget && maxLen < 1024 {
+				maxLen++
 			}
-			s.SeqLen = drawKV(r, min(maxLen, budget/((s.Heads+2*s.KVHeads)*s.HeadDim)))
-			minRow = s.SeqLen * (s.Heads + 2*s.KVHeads) * s.HeadDim
+			s.SeqLen = drawKV(r, maxLen)
 		} else {
-			s.KV = drawKV(r, min(8192, max(1, (budget-s.Heads*s.HeadDim)/tok)))
-			minRow = s.Heads*s.HeadDim + s.KV*tok
+			s.KV = drawKV(r, min(8192, max(1, budget/hw)))
 		}
+		minRow = rowWork(c)
 	}
 	maxBatch := 8192
 	if op == spec.OpAttnPrefill {
@@ -131,17 +187,16 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		extra = c.Rel.Pad
 	}
 	total := rows + extra
-	perRowBudget := max(1, budget/total)
+	perRow := max(1, budget/total)
 	switch op {
 	case spec.OpRMSNorm:
-		s.Hidden = drawHidden(r, min(8192, max(1, perRowBudget-1)))
+		s.Hidden = drawHidden(r, min(8192, perRow))
 	case spec.OpGEMM:
-		s.Hidden = drawHidden(r, min(8192, max(1, perRowBudget/2)))
-		// K·N weights plus N per row must fit what is left.
-		left := budget - total*s.Hidden
-		s.N = drawHidden(r, min(8192, max(1, left/(s.Hidden+total))))
+		// K first, leaving room for N >= 8 where the budget allows.
+		s.Hidden = drawHidden(r, min(8192, max(1, perRow/8)))
+		s.N = drawHidden(r, min(8192, max(1, perRow/s.Hidden)))
 	case spec.OpLogProb:
-		s.Vocab = drawVocab(r, min(152064, max(1, perRowBudget-1)))
+		s.Vocab = drawVocab(r, min(152064, max(1, perRow/logprobWeight)))
 	case spec.OpAttnDecode:
 		if rows <= 64 && r.Intn(5) == 0 {
 			s.KVLens = make([]int, rows)
@@ -231,23 +286,24 @@ func drawPad(r *rand.Rand, rows, limit int) int {
 	return p
 }
 
-// drawRel sets the relation parameters that do not change the budget:
-// Row (50% 0, 25% the last row, 25% uniform), Position (40% 0, 30% last,
-// 30% uniform), PermSeed (half 0, half random) and, for logprob_parity,
+// drawRel sets the relation parameters that do not change the budget: for
+// batch_invariance Row (50% 0, 25% the last row, 25% uniform), Position
+// (40% 0, 30% last, 30% uniform) and PermSeed (half 0, half random); for
+// logprob_parity
 // a Mask (half none; else each of <= 64 rows with probability 1/2, or
 // 1..16 random rows of a larger batch; never empty).
 func drawRel(r *rand.Rand, c *spec.Case) {
 	rows := BatchRows(*c)
-	switch p := r.Intn(4); {
-	case p < 2:
-		c.Rel.Row = 0
-	case p < 3:
-		c.Rel.Row = rows - 1
-	default:
-		c.Rel.Row = r.Intn(rows)
-	}
 	switch c.Relation {
 	case spec.RelBatchInvariance:
+		switch p := r.Intn(4); {
+		case p < 2:
+			c.Rel.Row = 0
+		case p < 3:
+			c.Rel.Row = rows - 1
+		default:
+			c.Rel.Row = r.Intn(rows)
+		}
 		switch p := r.Intn(10); {
 		case p < 4:
 			c.Rel.Position = 0
