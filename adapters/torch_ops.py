@@ -62,6 +62,8 @@ class Ops:
 
     def describe(self):
         s = "torch %s" % torch.__version__
+        if not hasattr(F, "scaled_dot_product_attention"):
+            s += " (no SDPA: attention by the math formula)"
         if self.device.type == "cuda":
             s += ", %s, CUDA %s" % (torch.cuda.get_device_name(self.device), torch.version.cuda)
         if self.args.sdpa_backend:
@@ -102,6 +104,8 @@ class Ops:
     def sdpa(self, q, k, v, **kw):
         """scaled_dot_product_attention with GQA ([B, H, L, D] layout)."""
         group = q.shape[1] // k.shape[1]
+        if not hasattr(F, "scaled_dot_product_attention"):  # torch < 2.0
+            return _sdpa_math(q, k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1), **kw)
         with self.sdpa_context():
             if group > 1:
                 try:
@@ -168,6 +172,19 @@ class Ops:
             kw["attn_mask"] = mask[:, None, None, :]
         o = self.sdpa(q[:, :, None, :], kp.transpose(1, 2), vp.transpose(1, 2), **kw)  # [B, H, 1, D]
         return self.out(req, o[:, :, 0, :])
+
+
+def _sdpa_math(q, k, v, attn_mask=None, is_causal=False):
+    """The reference formula of F.scaled_dot_product_attention, for torch
+    < 2.0 only (there is no SDPA kernel to test there; this keeps the
+    adapter's layouts, GQA and masks testable)."""
+    s = (q @ k.transpose(-2, -1)) * (1.0 / (q.shape[-1] ** 0.5))
+    if is_causal:
+        L = q.shape[-2]
+        s = s.masked_fill(~torch.ones(L, L, dtype=torch.bool, device=q.device).tril(), float("-inf"))
+    if attn_mask is not None:
+        s = s.masked_fill(~attn_mask, float("-inf"))
+    return torch.softmax(s, dim=-1) @ v
 
 
 def main(argv):
