@@ -78,3 +78,51 @@ func FMA32(a, b, c float32) float32 {
 	}
 	return canon(float32(s))
 }
+
+// axpy32 does y[i] = FMA32(alpha, x[i], y[i]) for every i (len(x) <=
+// len(y)), with FMA32's common path written inline: the hot loops of GEMM
+// and attention. Bitwise the same as calling FMA32 (TestAxpy32).
+func axpy32(alpha float32, x, y []float32) {
+	y = y[:len(x)]
+	a := float64(alpha)
+	for i, xv := range x {
+		p := float64(a * float64(xv))
+		cc := float64(y[i])
+		s := p + cc
+		bb := s - p
+		e := (p - (s - bb)) + (cc - bb)
+		if e != 0 {
+			if e != e { // s is ±Inf or NaN
+				y[i] = FMA32(alpha, xv, y[i])
+				continue
+			}
+			bits := math.Float64bits(s)
+			s = math.Float64frombits((bits - (math.Float64bits(e)^bits)>>63) | 1)
+		}
+		y[i] = float32(s)
+	}
+}
+
+// fmaChain does acc = FMA32(x[i], y[i], acc) for i ascending (len(x) <=
+// len(y)) and returns acc, with FMA32's common path inline. Bitwise the
+// same as the loop of FMA32 calls (TestFMAChain).
+func fmaChain(acc float32, x, y []float32) float32 {
+	y = y[:len(x)]
+	for i, xv := range x {
+		p := float64(float64(xv) * float64(y[i]))
+		cc := float64(acc)
+		s := p + cc
+		bb := s - p
+		e := (p - (s - bb)) + (cc - bb)
+		if e != 0 {
+			if e != e { // s is ±Inf or NaN
+				acc = FMA32(xv, y[i], acc)
+				continue
+			}
+			bits := math.Float64bits(s)
+			s = math.Float64frombits((bits - (math.Float64bits(e)^bits)>>63) | 1)
+		}
+		acc = float32(s)
+	}
+	return acc
+}

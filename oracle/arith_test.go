@@ -472,3 +472,46 @@ func ExampleFMA32() {
 	fmt.Printf("%08x\n", math.Float32bits(FMA32(a, a, c)))
 	// Output: 3f801001
 }
+
+// TestAxpy32: the inlined loop is bitwise FMA32 on random bit patterns
+// (NaN and Inf included), on close exponents and on the midpoint class.
+func TestAxpy32(t *testing.T) {
+	cl := fmaClasses()
+	for _, class := range []string{"random bits", "close exponents", "midpoints", "subnormal midpoints", "nan and inf", "signed zeros", "overflow"} {
+		for _, c := range cl[class] {
+			y := []float32{c.c}
+			axpy32(c.a, []float32{c.b}, y)
+			if got, want := math.Float32bits(y[0]), math.Float32bits(FMA32(c.a, c.b, c.c)); got != want {
+				t.Fatalf("%s: axpy32(%08x, %08x, %08x) = %08x, FMA32 %08x", class,
+					math.Float32bits(c.a), math.Float32bits(c.b), math.Float32bits(c.c), got, want)
+			}
+		}
+	}
+}
+
+// TestFMAChain: the inlined loop is bitwise a loop of FMA32 calls, on
+// random vectors, random bit patterns (NaN and Inf included) and spiky
+// values, from +0, -0 and random starting values.
+func TestFMAChain(t *testing.T) {
+	r := newRNG(5)
+	for i := range 20_000 {
+		n := r.IntN(200)
+		x, y := randVals(r, FP32, n, 1), randVals(r, FP32, n, 1)
+		for j := range x {
+			switch {
+			case i%3 == 1:
+				x[j], y[j] = f32(r.Uint32()), f32(r.Uint32())
+			case i%3 == 2 && r.IntN(8) == 0:
+				x[j] = ldexp32(1+r.IntN(1<<20), r.IntN(200)-100)
+			}
+		}
+		start := []float32{0, f32(0x80000000), float32(r.NormFloat64())}[i%3]
+		want := start
+		for j := range x {
+			want = FMA32(x[j], y[j], want)
+		}
+		if got := fmaChain(start, x, y); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("case %d: fmaChain = %08x, FMA32 loop %08x", i, math.Float32bits(got), math.Float32bits(want))
+		}
+	}
+}

@@ -66,11 +66,7 @@ func attendRange(q []float32, lo, hi, tile int, scale float32, kv func(j int) ([
 		mt := st.m
 		for j := t0; j < t1; j++ {
 			k, _ := kv(j)
-			dot := float32(0)
-			for d, qd := range q {
-				dot = FMA32(qd, k[d], dot)
-			}
-			s[j-t0] = Mul32(dot, scale)
+			s[j-t0] = Mul32(fmaChain(0, q, k), scale) // dot = fma(q[d], k[d], dot), d ascending from +0
 			mt = Max32(mt, s[j-t0])
 		}
 		alpha := Exp32(Sub32(st.m, mt))
@@ -82,9 +78,7 @@ func attendRange(q []float32, lo, hi, tile int, scale float32, kv func(j int) ([
 			_, v := kv(j)
 			p := Exp32(Sub32(s[j-t0], mt))
 			st.l = Add32(st.l, p)
-			for d := range st.acc {
-				st.acc[d] = FMA32(p, v[d], st.acc[d])
-			}
+			axpy32(p, v, st.acc) // acc[d] = fma(p, v[d], acc[d])
 		}
 		st.m = mt
 	}
@@ -240,9 +234,7 @@ func Decode(in DecodeInput, s AttentionSchedule, rows []int) ([]float32, error) 
 		for _, p := range parts {
 			w := Exp32(Sub32(p.m, M))
 			den = FMA32(w, p.l, den)
-			for d := range num {
-				num[d] = FMA32(w, p.acc[d], num[d])
-			}
+			axpy32(w, p.acc, num) // num[d] = fma(w, acc_c[d], num[d])
 		}
 		o := out[i*D : (i+1)*D]
 		for d := range o {

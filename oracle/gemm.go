@@ -49,11 +49,7 @@ func GEMM(in GEMMInput, s GEMMSchedule, rows []int) ([]float32, error) {
 			lo, hi := c*chunk, min((c+1)*chunk, K)
 			a := acc[c*N : (c+1)*N]
 			for k := lo; k < hi; k++ {
-				xk := x[k]
-				w := in.W[k*N : (k+1)*N]
-				for n := range a {
-					a[n] = FMA32(xk, w[n], a[n])
-				}
+				axpy32(x[k], in.W[k*N:(k+1)*N], a) // a[n] = fma(x[k], W[k][n], a[n])
 			}
 		}
 		y := out[i*N : (i+1)*N]

@@ -13,6 +13,9 @@ import "math"
 func reduceSumSquares(r Reduction, x, lanes []float32) float32 {
 	n, T, V := len(x), r.Threads, r.Vec
 	acc := lanes[:T]
+	if T == 1 { // one thread visits x in order, whatever Vec
+		return fmaChain(0, x, x)
+	}
 	for t := range acc {
 		a := float32(0)
 		for base := t * V; base < n; base += T * V {
