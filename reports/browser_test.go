@@ -136,6 +136,10 @@ func TestHTMLInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	overflow, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	shot, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +162,9 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	if !strings.Contains(title, "2 unexpected (2 new)") {
 		t.Errorf("title %q", title)
+	}
+	if overflow > 0 {
+		t.Errorf("page is %d px wider than the window: something does not wrap", overflow)
 	}
 	mu.Lock()
 	for _, m := range messages {

@@ -118,6 +118,7 @@ func findingTitle(f spec.Finding) string {
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"stamp":  stamp,
+	"span":   span,
 	"status": func(s string) string { return strings.ToLower(statusWords[s]) },
 	"date":   func(e Entry) string { return e.FirstSeen.UTC().Format("2006-01-02") },
 	"repro":  repro,
@@ -150,6 +151,8 @@ h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 1.6em; }
 .b-expected, .c-expected, .expected { background: #dde8f7; color: #1d3f6e; }
 .status { font-size: 0.8em; font-weight: 700; padding: 0.1em 0.5em; border-radius: 0.6em; text-transform: uppercase; white-space: nowrap; }
 table { border-collapse: collapse; margin: 0.5em 0; }
+td { overflow-wrap: anywhere; }
+th { white-space: nowrap; }
 th, td { text-align: left; padding: 0.25em 0.6em; border-bottom: 1px solid #eee; vertical-align: top; }
 th { background: #f6f6f6; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -162,7 +165,7 @@ img.plot { display: block; max-width: 100%; height: auto; margin: 0.5em 0; }
 </head>
 <body>
 <h1>bitparity report</h1>
-<p class="meta">Tonight: {{stamp .Tonight.Started}} · {{.Tonight.Duration}} · {{.Tonight.Cases}} cases · seed {{.Tonight.Seed}} · {{.R.Summary.Targets}} targets · {{.Tonight.Path}}<br>
+<p class="meta">Tonight: {{stamp .Tonight.Started}} · {{span .Tonight.Duration}} · {{.Tonight.Cases}} cases · seed {{.Tonight.Seed}} · {{.R.Summary.Targets}} targets · {{.Tonight.Path}}<br>
 Generated {{stamp .R.Generated}} · report schema {{.R.Version}} · bitparity {{dash .Tonight.Env.Bitparity}} · {{dash .Tonight.Env.GPU}} {{.Tonight.Env.OS}}/{{.Tonight.Env.Arch}}</p>
 <p class="counts"><span class="b-new">{{.R.Summary.Unexpected}} unexpected ({{.R.Summary.NewUnexpected}} new)</span><span class="b-expected">{{.R.Summary.Expected}} expected on negative controls</span><span class="b-new">{{.R.Summary.New}} new</span><span class="b-still_failing">{{.R.Summary.StillFailing}} still failing</span><span class="b-fixed">{{.R.Summary.Fixed}} fixed</span>{{if .R.Summary.NotRerun}}<span class="b-not_rerun">{{.R.Summary.NotRerun}} not rerun</span>{{end}}<span class="b-not_rerun">{{.R.Summary.CellsFailing}} of {{.R.Summary.Cells}} cells failing</span></p>
 

@@ -31,7 +31,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	if n := len(r.Inputs); n > 0 {
 		in := r.Inputs[n-1]
 		fmt.Fprintf(ew, "Tonight: %s, %s, %d cases, seed %d, %d targets, %d of %d op × relation × target cells failing.",
-			stamp(in.Started), in.Duration, in.Cases, in.Seed, s.Targets, s.CellsFailing, s.Cells)
+			stamp(in.Started), span(in.Duration), in.Cases, in.Seed, s.Targets, s.CellsFailing, s.Cells)
 		if s.NotRerun > 0 {
 			fmt.Fprintf(ew, " %d finding(s) of the night before were not rerun.", s.NotRerun)
 		}

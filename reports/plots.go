@@ -79,7 +79,15 @@ func driftPlot(d *spec.DriftMap) (*plot.Plot, error) {
 	}
 	p.NominalY(names...)
 	p.Y.Min, p.Y.Max = -0.6, float64(len(d.Classes))-0.4
-	if !math.IsInf(xmin, 0) {
+	switch {
+	case math.IsInf(xmin, 0):
+	case xmin > 0 && xmax/xmin >= 64:
+		// Swept values that span decades (batch 1 ... 1025) read on a log axis.
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Min, p.X.Max = xmin/1.15, xmax*1.15
+		p.X.Label.Text += " (log scale)"
+	default:
 		pad := math.Max(1, (xmax-xmin)*0.03)
 		p.X.Min, p.X.Max = xmin-pad, xmax+pad
 	}
@@ -160,6 +168,7 @@ func ulpHistogram(es []Entry) (*plot.Plot, int, error) {
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(vals))-0.4
 	p.Y.Min = 0
+	p.Y.Tick.Marker = intTicks{}
 	p.Add(hGrid())
 	return p, n, nil
 }
@@ -291,9 +300,27 @@ func trendPlot(ns []Night) (*plot.Plot, error) {
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(ns))-0.4
 	p.Y.Min, p.Y.Max = 0, math.Ceil(ymax*1.25)
+	p.Y.Tick.Marker = intTicks{}
 	p.Legend.Top = true
 	p.Add(hGrid())
 	return p, nil
+}
+
+// intTicks are the default ticks with labels only on whole numbers (counts).
+type intTicks struct{}
+
+func (intTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(min, max) {
+		if t.Label != "" && t.Value != math.Trunc(t.Value) {
+			continue
+		}
+		if t.Label != "" {
+			t.Label = strconv.FormatFloat(t.Value, 'f', 0, 64)
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // hGrid is a grid of horizontal lines only (for bar charts).

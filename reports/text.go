@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/bitparity/bitparity/spec"
 )
 
 // statusWords says a finding status for people.
@@ -26,7 +28,7 @@ func writeText(w io.Writer, r *Report) error {
 	if n := len(r.Inputs); n > 0 {
 		in := r.Inputs[n-1]
 		fmt.Fprintf(ew, "tonight: %s, %s, %d cases, seed %d, %d targets (%s)\n",
-			stamp(in.Started), in.Duration, in.Cases, in.Seed, s.Targets, in.Path)
+			stamp(in.Started), span(in.Duration), in.Cases, in.Seed, s.Targets, in.Path)
 	}
 	fmt.Fprintf(ew, "findings: %d tonight (%d new, %d still failing); %d fixed, %d not rerun since the night before\n",
 		s.Findings, s.New, s.StillFailing, s.Fixed, s.NotRerun)
@@ -72,6 +74,16 @@ func expectWords(e Entry) string {
 		return "expected (negative control)"
 	}
 	return "unexpected"
+}
+
+// span formats a campaign's duration: whole seconds from a minute up,
+// milliseconds below.
+func span(d spec.Duration) string {
+	t := time.Duration(d)
+	if t >= time.Minute {
+		return t.Round(time.Second).String()
+	}
+	return t.Round(time.Millisecond).String()
 }
 
 func stamp(t time.Time) string {
