@@ -356,18 +356,19 @@ func targetStats(pairs []*pairState, findings []spec.Finding) []spec.TargetStats
 // batch the relation builds (CaseCost). Most cases stay under SmallCost
 // (8x for attention prefill, whose rows cost the square of their length)
 // so a 2-core machine runs thousands a minute; one draw in BigEvery takes
-// a big case, more than 4x SmallCost and up to BigCost (hundreds or
-// thousands of rows with a hidden size past 256, long KV caches).
+// a big case of up to BigCost (hundreds or thousands of rows with a hidden
+// size past 256, long KV caches).
 const (
 	SmallCost = 1 << 18
 	BigCost   = 1 << 23
-	BigEvery  = 32
+	BigEvery  = 16
 )
 
-// drawCase draws gen.Case until one fits this draw's window, at most 64
-// times, and then takes the cheapest drawn: a small draw wants CaseCost <=
-// SmallCost; a big draw (one in BigEvery) wants 4x SmallCost < CaseCost <=
-// BigCost. The shapes keep gen's bias; only
+// drawCase draws from gen.Case: a small draw takes the first case with
+// CaseCost <= SmallCost (of at most 64); a big draw (one in BigEvery) takes
+// the most costly of 64 cases that still fits BigCost, since gen makes the
+// big shapes (hundreds of rows with a hidden size past 256) rarely. When
+// nothing fits, the cheapest case drawn. The shapes keep gen's bias; only
 // their cost is bounded.
 func drawCase(r *rand.Rand, op spec.Op, relation string) spec.Case {
 	small := int64(SmallCost)
@@ -375,19 +376,25 @@ func drawCase(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		small *= 8
 	}
 	big := r.Intn(BigEvery) == 0
-	var best spec.Case
-	bestCost := int64(-1)
+	var best, cheap spec.Case
+	bestCost, cheapCost := int64(-1), int64(-1)
 	for i := 0; i < 64; i++ {
 		c := gen.Case(r, op, relation)
 		cost := CaseCost(c)
-		if big && cost > 4*small && cost <= BigCost || !big && cost <= small {
+		if !big && cost <= small {
 			return c
 		}
-		if bestCost < 0 || cost < bestCost {
+		if big && cost <= BigCost && cost > bestCost {
 			best, bestCost = c, cost
 		}
+		if cheapCost < 0 || cost < cheapCost {
+			cheap, cheapCost = c, cost
+		}
 	}
-	return best
+	if bestCost >= 0 {
+		return best
+	}
+	return cheap
 }
 
 // CaseCost estimates the CPU work of checking case c, in fma-equivalents:

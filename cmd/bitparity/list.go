@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+)
+
+func init() {
+	register("list", command{
+		Summary: "list the ops, relations, targets and campaign pairs of this build",
+		Run:     listCmd,
+	})
+}
+
+// listCmd is `bitparity list`: data on stdout, a target that is registered
+// but not available here (no GPU, no process) is listed with the reason.
+func listCmd(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &exitError{code: spec.ExitUsage}
+	}
+	if fs.NArg() > 0 {
+		return usageErr("list: unexpected arguments %q", fs.Args())
+	}
+	fmt.Fprintln(stdout, "ops:")
+	for _, op := range spec.Ops {
+		fmt.Fprintf(stdout, "  %s\n", op)
+	}
+	fmt.Fprintln(stdout, "\nrelations:")
+	for _, r := range fuzz.Relations() {
+		ops := make([]string, len(r.Ops()))
+		for i, op := range r.Ops() {
+			ops[i] = string(op)
+		}
+		fmt.Fprintf(stdout, "  %-17s %d target(s), ops: %s\n", r.Name(), r.Targets(), strings.Join(ops, ", "))
+	}
+	fmt.Fprintln(stdout, "\ntargets:")
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NAME\tOP\tDEVICE\tINVARIANT\tSCHEDULE\tMODELS")
+	for _, name := range fuzz.Names() {
+		t, err := fuzz.Lookup(name)
+		if err != nil {
+			fmt.Fprintf(tw, "  %s\t-\tunavailable\t-\t-\t%v\n", name, err)
+			continue
+		}
+		info := t.Info()
+		inv := "yes"
+		if !info.Invariant {
+			inv = "no (control: " + strings.Join(info.Expect, ", ") + ")"
+		}
+		sched := info.Schedule
+		if sched == "" {
+			sched = fmt.Sprintf("undeclared (oracle parity within %d ulps)", info.ULPBound)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", name, info.Op, info.Device, inv, sched, info.Models)
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, "\ncampaign pairs (relation: targets):")
+	for _, p := range fuzz.Pairs() {
+		note := ""
+		if p.Expect {
+			note = "  [must find: negative control]"
+		}
+		fmt.Fprintf(stdout, "  %-17s %s%s\n", p.Relation, strings.Join(p.Targets, " vs "), note)
+	}
+	return nil
+}
