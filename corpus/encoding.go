@@ -391,3 +391,23 @@ func ReadFile(path string) (*File, error) {
 	}
 	return Decode(filepath.Clean(path), data)
 }
+
+// readLimited reads a regular file of at most MaxFileBytes.
+func readLimited(path string) ([]byte, error) { return readLimitedN(path, MaxFileBytes) }
+
+// readLimitedN reads a regular file of at most limit bytes.
+func readLimitedN(path string, limit int64) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > limit {
+		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", path, limit)
+	}
+	return io.ReadAll(io.LimitReader(fh, limit+1))
+}

@@ -1,0 +1,52 @@
+package corpus
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/bitparity/bitparity/spec"
+)
+
+// MaxResultBytes bounds a campaign result file read by ReadResult (256 MiB).
+const MaxResultBytes = 256 << 20
+
+// ReadResult reads a campaign result file (spec.Result, as `bitparity run
+// --json` writes it), refusing files over MaxResultBytes and other versions.
+func ReadResult(path string) (*spec.Result, error) {
+	data, err := readLimitedN(path, MaxResultBytes)
+	if err != nil {
+		return nil, err
+	}
+	var r spec.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a result file: %w", path, jsonErr(err))
+	}
+	if r.Version != spec.ResultVersion {
+		return nil, fmt.Errorf("%s: version: %d, this build reads result version %d", path, r.Version, spec.ResultVersion)
+	}
+	return &r, nil
+}
+
+// ImportResult stores every finding of a campaign result as a case file
+// (source "campaign"). A finding whose case does not validate is reported
+// in errs, naming its index, and skipped; added lists the new names,
+// existing the names dst already held.
+func ImportResult(dst Store, r *spec.Result) (added, existing []string, errs []error) {
+	for i := range r.Findings {
+		fd := r.Findings[i]
+		env := fd.Env
+		if env == (spec.Env{}) {
+			env = r.Env
+		}
+		name, ok, err := dst.Put(NewFile(fd.Case, &fd, env, "campaign"))
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("findings[%d]: %w", i, err))
+		case ok:
+			added = append(added, name)
+		default:
+			existing = append(existing, name)
+		}
+	}
+	return added, existing, errs
+}
