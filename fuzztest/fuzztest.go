@@ -1,0 +1,407 @@
+// Package fuzztest lets a team fuzz its own kernel with bitparity's
+// relations from its own repository, under go test -fuzz:
+//
+//	func FuzzMyKernel(f *testing.F) {
+//		fuzztest.Fuzz(f, fuzztest.Options{
+//			Target:    mykernel.New(),                 // a fuzz.Target, or
+//			// Exec:   "python3 my_adapter.py rmsnorm", // a process (docs/protocol.md)
+//			Relations: []string{spec.RelBatchInvariance, spec.RelOracleParity},
+//		})
+//	}
+//
+//	go test -fuzz=FuzzMyKernel -fuzztime 60s
+//
+// Each fuzz input is one byte choosing the relation followed by a case in
+// the byte format of fuzz/native (which Go's minimizer shrinks): shapes,
+// dtypes, value distribution, relation parameters and the seed of the
+// values. A case the relation fails on is shrunk with fuzz/shrink to its
+// onset, written as a bitparity case file (replay with `bitparity repro
+// FILE`) and, while fuzzing, as a seed file under testdata/fuzz so that a
+// plain `go test` replays it from then on; the test fails with the minimal
+// case, both values as hex, the ulps and the files written.
+//
+// Without -fuzz, go test runs the seed corpus: a few cases per relation
+// drawn by bitparity's generator (fuzz/gen), and the files under
+// testdata/fuzz/FuzzMyKernel.
+package fuzztest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/fuzz/native"
+	"github.com/bitparity/bitparity/fuzz/shrink"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Options say what to fuzz. Exactly one of Target and Exec is set; the
+// zero value of every other field is valid.
+type Options struct {
+	// Target is the kernel under test.
+	Target fuzz.Target
+	// Exec is the command line of an external target (docs/protocol.md),
+	// started once per test process and reused.
+	Exec string
+	// Relations are the relations to check (spec.Rel* names). Empty: every
+	// one-target relation of the target's op (batch invariance, padding,
+	// oracle parity, determinism), and the two-target ones of the op too
+	// when Against is set.
+	Relations []string
+	// Against is the registered name of the second target of the
+	// two-target relations (path parity, logprob parity): e.g.
+	// "oracle-attn_decode" for a prefill kernel, or another of your
+	// targets registered with fuzz.Register.
+	Against string
+	// MaxElements caps a case's input values (gen.Elements); larger
+	// decoded cases are skipped so the fuzzer keeps a high rate. 0: 1<<18.
+	MaxElements int
+	// CorpusDir receives the minimal failing cases as bitparity case files;
+	// "" is testdata/bitparity, "-" writes none.
+	CorpusDir string
+	// ShrinkTries bounds the shrinking of a failure (fuzz/shrink); 0: its
+	// default.
+	ShrinkTries int
+	// SeedCases is the number of generated seed cases per relation (0: 4),
+	// drawn from Seed.
+	SeedCases int
+	Seed      uint64
+}
+
+// DefaultMaxElements is the case size cap when Options.MaxElements is 0.
+const DefaultMaxElements = 1 << 18
+
+var (
+	regMu sync.Mutex
+	byObj = map[fuzz.Target]string{}
+	byCmd = map[string]string{}
+)
+
+// register puts the target under test in the fuzz registry (once per
+// target value or command line) and returns its name.
+func register(opts Options) (string, error) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	switch {
+	case opts.Target != nil && opts.Exec != "":
+		return "", errors.New("fuzztest: set Target or Exec, not both")
+	case opts.Target != nil:
+		if name, ok := byObj[opts.Target]; ok {
+			return name, nil
+		}
+		name := opts.Target.Info().Name
+		if name == "" {
+			return "", errors.New("fuzztest: the target's Info has no Name")
+		}
+		if slices.Contains(fuzz.Names(), name) {
+			return "", fmt.Errorf("fuzztest: a target named %q is already registered: give yours another name", name)
+		}
+		t := opts.Target
+		fuzz.Register(name, func() (fuzz.Target, error) { return t, nil })
+		byObj[opts.Target] = name
+		return name, nil
+	case opts.Exec != "":
+		if name, ok := byCmd[opts.Exec]; ok {
+			return name, nil
+		}
+		t, err := external.Add(opts.Exec, "", external.Options{Stderr: os.Stderr})
+		if err != nil {
+			return "", fmt.Errorf("fuzztest: %w", err)
+		}
+		byCmd[opts.Exec] = t.Info().Name
+		return t.Info().Name, nil
+	}
+	return "", errors.New("fuzztest: Options.Target or Options.Exec must be set")
+}
+
+// plan is a resolved Options: the target's name and op, and the relations
+// with their target lists.
+type plan struct {
+	opts    Options
+	name    string
+	op      spec.Op
+	rels    []string
+	targets map[string][]string // relation -> Case.Targets
+	max     int
+}
+
+func newPlan(opts Options) (*plan, error) {
+	name, err := register(opts)
+	if err != nil {
+		return nil, err
+	}
+	t, err := fuzz.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("fuzztest: %w", err)
+	}
+	p := &plan{opts: opts, name: name, op: t.Info().Op, targets: map[string][]string{}, max: opts.MaxElements}
+	if p.max <= 0 {
+		p.max = DefaultMaxElements
+	}
+	if opts.Against != "" {
+		if _, err := fuzz.Lookup(opts.Against); err != nil {
+			return nil, fmt.Errorf("fuzztest: Against: %w", err)
+		}
+	}
+	rels := opts.Relations
+	explicit := len(rels) > 0
+	if !explicit {
+		rels = spec.Relations
+	}
+	for _, rn := range rels {
+		r, err := fuzz.RelationByName(rn)
+		if err != nil {
+			return nil, fmt.Errorf("fuzztest: %w", err)
+		}
+		if !slices.Contains(r.Ops(), p.op) {
+			if explicit {
+				return nil, fmt.Errorf("fuzztest: relation %s does not apply to op %s", rn, p.op)
+			}
+			continue
+		}
+		switch {
+		case r.Targets() == 1:
+			p.targets[rn] = []string{name}
+		case opts.Against != "":
+			p.targets[rn] = []string{name, opts.Against}
+		case explicit:
+			return nil, fmt.Errorf("fuzztest: relation %s compares two targets: set Options.Against", rn)
+		default:
+			continue
+		}
+		p.rels = append(p.rels, rn)
+	}
+	if len(p.rels) == 0 {
+		return nil, fmt.Errorf("fuzztest: no relation to run for op %s", p.op)
+	}
+	return p, nil
+}
+
+// input is the fuzz input of case c under relation index i.
+func input(i int, c spec.Case) []byte { return append([]byte{byte(i)}, native.Encode(c)...) }
+
+// decode turns a fuzz input into a case, or says why it is skipped.
+func (p *plan) decode(data []byte) (spec.Case, string) {
+	i := 0
+	if len(data) > 0 {
+		i, data = int(data[0])%len(p.rels), data[1:]
+	}
+	rel := p.rels[i]
+	c, err := native.Decode(p.op, rel, data)
+	if err != nil {
+		return c, err.Error()
+	}
+	if e := gen.Elements(c); e > p.max {
+		return c, fmt.Sprintf("%d input values, above MaxElements %d", e, p.max)
+	}
+	if !slices.Contains(gen.Dists(), c.Dist) {
+		return c, fmt.Sprintf("distribution %s is not derived by this build", c.Dist)
+	}
+	c.Targets = p.targets[rel]
+	return c, ""
+}
+
+// seeds are the generated seed inputs: SeedCases per relation.
+func (p *plan) seeds() [][]byte {
+	n := p.opts.SeedCases
+	if n <= 0 {
+		n = 4
+	}
+	var out [][]byte
+	for i, rel := range p.rels {
+		r := rand.New(rand.NewSource(int64(p.opts.Seed)*7919 + int64(i)))
+		for k, tries := 0, 0; k < n && tries < 50*n; tries++ {
+			c := gen.Case(r, p.op, rel)
+			if gen.Elements(c) > p.max {
+				continue
+			}
+			out = append(out, input(i, c))
+			k++
+		}
+	}
+	return out
+}
+
+// check runs one case; a finding comes back shrunk, with the files it
+// was written to.
+func (p *plan) check(ctx context.Context, c spec.Case, fuzzName string) (*spec.Finding, []string, error) {
+	f, err := fuzz.Check(ctx, c)
+	if err != nil || f == nil {
+		return nil, nil, err
+	}
+	m, st, merr := native.Minimize(ctx, f, shrink.Options{MaxTries: p.opts.ShrinkTries})
+	if merr != nil {
+		m = f // keep the case as found; say why below
+		m.Message = strings.TrimSpace(m.Message + " (not shrunk: " + merr.Error() + ")")
+	} else if st.Steps > 0 {
+		m.Message = strings.TrimSpace(fmt.Sprintf("%s (shrunk in %d steps, %d tries)", m.Message, st.Steps, st.Tried))
+	}
+	var files []string
+	if dir := p.opts.CorpusDir; dir != "-" {
+		if dir == "" {
+			dir = filepath.Join("testdata", "bitparity")
+		}
+		path, err := writeCase(dir, m, fuzzName)
+		if err != nil {
+			return m, files, err
+		}
+		files = append(files, path)
+	}
+	if fuzzing() {
+		i := slices.Index(p.rels, m.Case.Relation)
+		path, err := writeSeed(filepath.Join("testdata", "fuzz", fuzzName), "min-"+m.Signature, input(i, m.Case))
+		if err != nil {
+			return m, files, err
+		}
+		files = append(files, path)
+	}
+	return m, files, nil
+}
+
+// Fuzz runs the relations of opts on the target under go test (-fuzz): a
+// seed corpus without -fuzz, the fuzzer's inputs with it. A failure is
+// shrunk, written (CorpusDir, and testdata/fuzz/NAME while fuzzing) and
+// reported with t.Fatal; a case too large for MaxElements, or one the
+// target declines (external.ErrUnsupported), is skipped; any other error
+// of the target fails the test.
+func Fuzz(f *testing.F, opts Options) {
+	f.Helper()
+	p, err := newPlan(opts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range p.seeds() {
+		f.Add(s)
+	}
+	name := f.Name()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, skip := p.decode(data)
+		if skip != "" {
+			t.Skip(skip)
+		}
+		m, files, err := p.check(context.Background(), c, name)
+		if errors.Is(err, external.ErrUnsupported) {
+			t.Skip(err)
+		}
+		if m != nil {
+			t.Fatal(report(m, files, name))
+		}
+		if err != nil {
+			t.Fatalf("%s on %s: %v", c.Relation, strings.Join(c.Targets, ", "), err)
+		}
+	})
+}
+
+// Search checks n generated cases per relation of opts (drawn from seed
+// with bitparity's generator, as a campaign would) and returns the first
+// finding, shrunk and written like Fuzz's, or nil when every case holds.
+// It is Fuzz without the fuzzer: for plain tests, negative controls and
+// CI jobs that want a fixed budget.
+func Search(ctx context.Context, opts Options, seed uint64, n int) (*spec.Finding, error) {
+	opts.Seed, opts.SeedCases = seed, n
+	p, err := newPlan(opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range p.seeds() {
+		c, skip := p.decode(in)
+		if skip != "" {
+			continue
+		}
+		m, _, err := p.check(ctx, c, "Search")
+		if m != nil || (err != nil && !errors.Is(err, external.ErrUnsupported)) {
+			return m, err
+		}
+	}
+	return nil, nil
+}
+
+func fuzzing() bool {
+	f := flag.Lookup("test.fuzz")
+	return f != nil && f.Value.String() != ""
+}
+
+// report is the failure message: what differs, the minimal case, the
+// repro line and the files written.
+func report(f *spec.Finding, files []string, fuzzName string) string {
+	var b strings.Builder
+	targets := f.TargetA
+	if f.TargetB != "" {
+		targets += " vs " + f.TargetB
+	}
+	fmt.Fprintf(&b, "bitparity: %s %s on %s: %s", f.Case.Op, f.Relation, targets, f.Kind)
+	if f.Kind == "mismatch" {
+		fmt.Fprintf(&b, " at row %d col %d: %s (%s) vs %s (%s), %d ulps in %s, %d row(s) differ",
+			f.Row, f.Col, f.A.Hex, f.A.Dec, f.B.Hex, f.B.Dec, f.ULPs, f.Case.CompareDType(), f.RowsDiffering)
+	}
+	b.WriteString("\n")
+	if f.Message != "" {
+		fmt.Fprintf(&b, "%s\n", f.Message)
+	}
+	if f.Error != "" {
+		fmt.Fprintf(&b, "error: %s\n", f.Error)
+	}
+	js, err := json.MarshalIndent(f.Case, "", "  ")
+	if err != nil {
+		js = []byte(err.Error())
+	}
+	fmt.Fprintf(&b, "minimal case:\n%s\n", js)
+	fmt.Fprintf(&b, "repro: %s\n", f.Repro)
+	for _, path := range files {
+		fmt.Fprintf(&b, "written: %s\n", path)
+		if strings.Contains(path, filepath.Join("testdata", "fuzz")) {
+			fmt.Fprintf(&b, "re-run: go test -run '%s/%s' .\n", fuzzName, filepath.Base(path))
+		}
+	}
+	return b.String()
+}
+
+// writeCase stores finding f as a case file in the folder store dir.
+func writeCase(dir string, f *spec.Finding, source string) (string, error) {
+	d, err := corpus.OpenDir(dir, true)
+	if err != nil {
+		return "", fmt.Errorf("corpus: %w", err)
+	}
+	name, _, err := d.Put(corpus.NewFile(f.Case, f, fuzz.HostEnv(), "go test "+source))
+	if err != nil {
+		return "", fmt.Errorf("corpus: %w", err)
+	}
+	return d.PathOf(name), nil
+}
+
+// writeSeed writes a go test fuzz v1 seed file atomically.
+func writeSeed(dir, name string, data []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("seed file: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-"+name)
+	if err != nil {
+		return "", fmt.Errorf("seed file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := fmt.Fprintf(tmp, "go test fuzz v1\n[]byte(%q)\n", data); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("seed file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("seed file: %w", err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("seed file: %w", err)
+	}
+	return path, nil
+}
