@@ -28,6 +28,41 @@ type Campaign struct {
 	Duration time.Duration
 	Seed     uint64
 	MaxCases int64
+	// ShrinkBudget bounds the time spent minimising one control's finding
+	// (0: 3 s); NoShrink reports findings as first found.
+	ShrinkBudget time.Duration
+	NoShrink     bool
+}
+
+// minimal shrinks the case of finding f (from case c) to one that gives a
+// finding of the same kind at the same site (Minimize) and returns that
+// finding, with Original, ShrinkSteps, Elapsed, CasesBefore and ToMinimal
+// set.
+func minimal(ctx context.Context, f *spec.Finding, c spec.Case, budget time.Duration) (*spec.Finding, error) {
+	if budget <= 0 {
+		budget = 3 * time.Second
+	}
+	start := time.Now()
+	site := func(m string) string {
+		_, rest, _ := strings.Cut(m, "first divergence: ")
+		at, _, _ := strings.Cut(rest, " ")
+		return at
+	}
+	keep := func(g *spec.Finding) bool { return g.Kind == f.Kind && site(g.Message) == site(f.Message) }
+	small, steps, err := Minimize(ctx, c, keep, budget)
+	if err != nil || steps == 0 {
+		return f, err
+	}
+	g, err := Check(ctx, small)
+	if err != nil || g == nil {
+		return f, err
+	}
+	orig := c
+	g.Original = &orig
+	g.ShrinkSteps = steps
+	g.Elapsed, g.CasesBefore = f.Elapsed, f.CasesBefore
+	g.ToMinimal = spec.Duration(time.Since(start))
+	return g, nil
 }
 
 // Summary is what a campaign did.
@@ -174,6 +209,11 @@ func (cp Campaign) Run(ctx context.Context) (*Summary, error) {
 			f.Message = j.name + ": " + err.Error()
 			s.Unexpected = append(s.Unexpected, *f)
 			continue
+		}
+		if !cp.NoShrink {
+			if f, err = minimal(ctx, f, c, cp.ShrinkBudget); err != nil {
+				return s, fmt.Errorf("transformer campaign: %s: shrink: %w", j.name, err)
+			}
 		}
 		s.Findings = append(s.Findings, *f)
 	}

@@ -10,7 +10,7 @@ import (
 // localised to their planted site, misuses flagged) and the invariant jobs
 // give no finding.
 func TestCampaign(t *testing.T) {
-	s, err := Campaign{Duration: 5 * time.Second, Seed: 1}.Run(context.Background())
+	s, err := Campaign{Duration: 8 * time.Second, Seed: 1, ShrinkBudget: time.Second}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,13 @@ func TestCampaign(t *testing.T) {
 		t.Error("no invariant case ran")
 	}
 	for _, f := range s.Findings {
-		t.Logf("%-22s after %4d cases, %v: %s", f.Kind, f.CasesBefore, time.Duration(f.Elapsed).Round(time.Millisecond), f.Message[:min(len(f.Message), 140)])
+		t.Logf("%-8s after %3d cases, %v, minimal in %v (%d steps, %d layers, %d requests of <= %d tokens, hidden %d): %s",
+			f.Kind, f.CasesBefore, time.Duration(f.Elapsed).Round(time.Millisecond), time.Duration(f.ToMinimal).Round(time.Millisecond),
+			f.ShrinkSteps, f.Case.Shape.Rows, f.Case.Shape.Seqs, f.Case.Shape.SeqLen, f.Case.Shape.Hidden, f.Message[:min(len(f.Message), 200)])
+		if f.Original != nil && (f.Case.Shape.Rows > f.Original.Shape.Rows || f.Case.Shape.Hidden > f.Original.Shape.Hidden ||
+			f.Case.Shape.Seqs > f.Original.Shape.Seqs || f.Case.Shape.SeqLen > f.Original.Shape.SeqLen) {
+			t.Errorf("the minimal case is larger than the original: %+v vs %+v", f.Case.Shape, f.Original.Shape)
+		}
 	}
 	t.Logf("%d cases (%d invariant, all agreeing) in %v", s.Cases, s.InvariantCases, s.Elapsed.Round(time.Millisecond))
 }
