@@ -1,0 +1,516 @@
+package native
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/fuzz/shrink"
+	"github.com/bitparity/bitparity/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite the seed corpus under testdata/fuzz")
+
+// EnvMaxWork caps the work (gen.Work) of the cases a native target runs;
+// larger decoded cases are skipped so that the fuzzer keeps a high rate.
+// Default DefaultMaxWork.
+const (
+	EnvMaxWork     = "BITPARITY_NATIVE_MAX_WORK"
+	DefaultMaxWork = 1 << 20
+)
+
+func maxWork(tb testing.TB) int {
+	if s := os.Getenv(EnvMaxWork); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			tb.Fatalf("%s=%q: want a positive integer", EnvMaxWork, s)
+		}
+		return v
+	}
+	return DefaultMaxWork
+}
+
+// fuzzing reports whether this test binary runs with -fuzz.
+func fuzzing() bool {
+	f := flag.Lookup("test.fuzz")
+	return f != nil && f.Value.String() != ""
+}
+
+// runnable reports why a decoded case is skipped, or "".
+func runnable(tb testing.TB, c spec.Case) string {
+	if !slices.Contains(gen.Dists(), c.Dist) {
+		return fmt.Sprintf("distribution %s is not derived by this build", c.Dist)
+	}
+	if w := gen.Work(c); w > maxWork(tb) {
+		return fmt.Sprintf("work %d, above %s=%d", w, EnvMaxWork, maxWork(tb))
+	}
+	return ""
+}
+
+// fuzzTarget is the body of every FuzzXxx: decode, run the target sets,
+// and on a finding shrink and report (writing the minimal case's seed file
+// next to Go's own failing input when fuzzing).
+func fuzzTarget(f *testing.F, op spec.Op, rel string) {
+	sets, err := TargetSets(op, rel)
+	if err != nil {
+		f.Fatal(err)
+	}
+	name := f.Name()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Decode(op, rel, data)
+		if err != nil {
+			t.Skip(err)
+		}
+		if why := runnable(t, c); why != "" {
+			t.Skip(why)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		fd, err := Find(ctx, c, sets)
+		if err != nil {
+			js, _ := json.Marshal(c)
+			t.Fatalf("case %s: %v", js, err)
+		}
+		if fd == nil {
+			return
+		}
+		m, st, err := Minimize(ctx, fd, shrink.Options{MaxTries: 400})
+		if err != nil {
+			t.Logf("shrinking stopped: %v", err)
+		}
+		if fuzzing() {
+			if path, err := WriteSeed(filepath.Join("testdata", "fuzz", name), "min-"+m.Signature, m.Case); err != nil {
+				t.Logf("%v", err)
+			} else {
+				t.Logf("minimal case written to %s", path)
+			}
+		}
+		t.Fatal(Report(m, st, name))
+	})
+}
+
+func FuzzRMSNormBatchInvariance(f *testing.F) { fuzzTarget(f, spec.OpRMSNorm, spec.RelBatchInvariance) }
+func FuzzRMSNormPadding(f *testing.F)         { fuzzTarget(f, spec.OpRMSNorm, spec.RelPadding) }
+func FuzzRMSNormOracleParity(f *testing.F)    { fuzzTarget(f, spec.OpRMSNorm, spec.RelOracleParity) }
+func FuzzRMSNormDeterminism(f *testing.F)     { fuzzTarget(f, spec.OpRMSNorm, spec.RelDeterminism) }
+
+func FuzzGEMMBatchInvariance(f *testing.F) { fuzzTarget(f, spec.OpGEMM, spec.RelBatchInvariance) }
+func FuzzGEMMPadding(f *testing.F)         { fuzzTarget(f, spec.OpGEMM, spec.RelPadding) }
+func FuzzGEMMOracleParity(f *testing.F)    { fuzzTarget(f, spec.OpGEMM, spec.RelOracleParity) }
+func FuzzGEMMDeterminism(f *testing.F)     { fuzzTarget(f, spec.OpGEMM, spec.RelDeterminism) }
+
+func FuzzLogProbBatchInvariance(f *testing.F) { fuzzTarget(f, spec.OpLogProb, spec.RelBatchInvariance) }
+func FuzzLogProbPadding(f *testing.F)         { fuzzTarget(f, spec.OpLogProb, spec.RelPadding) }
+func FuzzLogProbOracleParity(f *testing.F)    { fuzzTarget(f, spec.OpLogProb, spec.RelOracleParity) }
+func FuzzLogProbDeterminism(f *testing.F)     { fuzzTarget(f, spec.OpLogProb, spec.RelDeterminism) }
+func FuzzLogProbParity(f *testing.F)          { fuzzTarget(f, spec.OpLogProb, spec.RelLogProbParity) }
+
+func FuzzAttnPrefillBatchInvariance(f *testing.F) {
+	fuzzTarget(f, spec.OpAttnPrefill, spec.RelBatchInvariance)
+}
+func FuzzAttnPrefillPadding(f *testing.F)      { fuzzTarget(f, spec.OpAttnPrefill, spec.RelPadding) }
+func FuzzAttnPrefillOracleParity(f *testing.F) { fuzzTarget(f, spec.OpAttnPrefill, spec.RelOracleParity) }
+func FuzzAttnPrefillDeterminism(f *testing.F)  { fuzzTarget(f, spec.OpAttnPrefill, spec.RelDeterminism) }
+func FuzzAttnPrefillPathParity(f *testing.F)   { fuzzTarget(f, spec.OpAttnPrefill, spec.RelPathParity) }
+
+func FuzzDecodeBatchInvariance(f *testing.F) { fuzzTarget(f, spec.OpAttnDecode, spec.RelBatchInvariance) }
+func FuzzDecodePadding(f *testing.F)         { fuzzTarget(f, spec.OpAttnDecode, spec.RelPadding) }
+func FuzzDecodeOracleParity(f *testing.F)    { fuzzTarget(f, spec.OpAttnDecode, spec.RelOracleParity) }
+func FuzzDecodeDeterminism(f *testing.F)     { fuzzTarget(f, spec.OpAttnDecode, spec.RelDeterminism) }
+
+// natives lists every native target with its op and relation.
+var natives = []struct {
+	name string
+	op   spec.Op
+	rel  string
+}{
+	{"FuzzRMSNormBatchInvariance", spec.OpRMSNorm, spec.RelBatchInvariance},
+	{"FuzzRMSNormPadding", spec.OpRMSNorm, spec.RelPadding},
+	{"FuzzRMSNormOracleParity", spec.OpRMSNorm, spec.RelOracleParity},
+	{"FuzzRMSNormDeterminism", spec.OpRMSNorm, spec.RelDeterminism},
+	{"FuzzGEMMBatchInvariance", spec.OpGEMM, spec.RelBatchInvariance},
+	{"FuzzGEMMPadding", spec.OpGEMM, spec.RelPadding},
+	{"FuzzGEMMOracleParity", spec.OpGEMM, spec.RelOracleParity},
+	{"FuzzGEMMDeterminism", spec.OpGEMM, spec.RelDeterminism},
+	{"FuzzLogProbBatchInvariance", spec.OpLogProb, spec.RelBatchInvariance},
+	{"FuzzLogProbPadding", spec.OpLogProb, spec.RelPadding},
+	{"FuzzLogProbOracleParity", spec.OpLogProb, spec.RelOracleParity},
+	{"FuzzLogProbDeterminism", spec.OpLogProb, spec.RelDeterminism},
+	{"FuzzLogProbParity", spec.OpLogProb, spec.RelLogProbParity},
+	{"FuzzAttnPrefillBatchInvariance", spec.OpAttnPrefill, spec.RelBatchInvariance},
+	{"FuzzAttnPrefillPadding", spec.OpAttnPrefill, spec.RelPadding},
+	{"FuzzAttnPrefillOracleParity", spec.OpAttnPrefill, spec.RelOracleParity},
+	{"FuzzAttnPrefillDeterminism", spec.OpAttnPrefill, spec.RelDeterminism},
+	{"FuzzAttnPrefillPathParity", spec.OpAttnPrefill, spec.RelPathParity},
+	{"FuzzDecodeBatchInvariance", spec.OpAttnDecode, spec.RelBatchInvariance},
+	{"FuzzDecodePadding", spec.OpAttnDecode, spec.RelPadding},
+	{"FuzzDecodeOracleParity", spec.OpAttnDecode, spec.RelOracleParity},
+	{"FuzzDecodeDeterminism", spec.OpAttnDecode, spec.RelDeterminism},
+}
+
+// TestNativesCoverPairs checks that every op and relation fuzz.Pairs runs
+// against an invariant target has a native target.
+func TestNativesCoverPairs(t *testing.T) {
+	for _, p := range fuzz.Pairs() {
+		if p.Expect {
+			continue
+		}
+		if !slices.ContainsFunc(natives, func(n struct {
+			name string
+			op   spec.Op
+			rel  string
+		}) bool {
+			return n.op == p.Op && n.rel == p.Relation
+		}) {
+			t.Errorf("no native target for %s %s (%v)", p.Op, p.Relation, p.Targets)
+		}
+	}
+}
+
+const drawnSeeds = 6
+
+// edgeShapes are, per op, an inner shape and the batch sizes where the
+// kernels bitparity models switch paths: RMSNorm at rows % 32 == 0 and at
+// 256 rows (hidden 512 so that 256- and 1024-thread blocks differ), GEMM
+// split-K at M 65, prefill at 49 KV tokens (tile 48), decode at
+// requests·heads >= 132 (17 requests of 8 heads, 65 KV tokens: past one
+// tile), log-probs at 8 rows.
+var edgeShapes = map[spec.Op]struct {
+	shape spec.Shape
+	rows  []int
+}{
+	spec.OpRMSNorm:     {spec.Shape{Hidden: 512}, []int{32, 256}},
+	spec.OpGEMM:        {spec.Shape{Hidden: 64, N: 8}, []int{65}},
+	spec.OpLogProb:     {spec.Shape{Vocab: 1024}, []int{8}},
+	spec.OpAttnPrefill: {spec.Shape{SeqLen: 49, Heads: 1, KVHeads: 1, HeadDim: 64}, []int{1}},
+	spec.OpAttnDecode:  {spec.Shape{KV: 65, Heads: 8, KVHeads: 1, HeadDim: 64}, []int{17}},
+}
+
+// edgeCases are the hand-written seeds of a native target: each edge batch
+// size of its op as the case's batch (batch invariance against a batch of
+// 1; oracle parity; determinism; path parity), or as the padded size of a
+// one-row batch (padding); logprob parity also with the mask of the
+// generated half.
+func edgeCases(t *testing.T, op spec.Op, rel string) []spec.Case {
+	e := edgeShapes[op]
+	var cs []spec.Case
+	for _, n := range e.rows {
+		c, err := Decode(op, rel, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := e.shape
+		s.Rows, s.Seqs = c.Shape.Rows, c.Shape.Seqs
+		c.Shape = s
+		switch rel {
+		case spec.RelPadding:
+			c.Rel.Pad = max(n, gen.BatchRows(c)+1)
+		default:
+			if op == spec.OpAttnPrefill {
+				c.Shape.Seqs = n
+			} else {
+				c.Shape.Rows = n
+			}
+		}
+		cs = append(cs, c)
+		if rel == spec.RelLogProbParity {
+			m := c
+			for i := n / 2; i < n; i++ {
+				m.Rel.Mask = append(m.Rel.Mask, i)
+			}
+			cs = append(cs, m)
+		}
+	}
+	for _, c := range cs {
+		if err := gen.Valid(c); err != nil {
+			t.Fatalf("edge seed %+v: %v", c, err)
+		}
+	}
+	return cs
+}
+
+// seedCases are the seed corpus of a native target: the all-defaults case
+// (empty data), edgeCases, and drawnSeeds generator draws small enough for
+// plain go test (work at most 2^14), from a seed fixed by the name.
+func seedCases(t *testing.T, name string, op spec.Op, rel string) []spec.Case {
+	c0, err := Decode(op, rel, nil)
+	if err != nil {
+		t.Fatalf("%s: the empty input: %v", name, err)
+	}
+	cs := append([]spec.Case{c0}, edgeCases(t, op, rel)...)
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	r := rand.New(rand.NewSource(int64(h.Sum64())))
+	for n := 0; n < drawnSeeds; {
+		if c := gen.Case(r, op, rel); gen.Work(c) <= 1<<14 {
+			cs = append(cs, c)
+			n++
+		}
+	}
+	return cs
+}
+
+// TestSeedCorpus checks testdata/fuzz/FuzzXxx/seed-N against seedCases;
+// go test ./fuzz/native -run TestSeedCorpus -update rewrites them.
+func TestSeedCorpus(t *testing.T) {
+	for _, n := range natives {
+		dir := filepath.Join("testdata", "fuzz", n.name)
+		for i, c := range seedCases(t, n.name, n.op, n.rel) {
+			file := fmt.Sprintf("seed-%02d", i)
+			want := SeedFile(c)
+			if *update {
+				if _, err := WriteSeed(dir, file, c); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			got, err := os.ReadFile(filepath.Join(dir, file))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s/%s is stale or missing (go test ./fuzz/native -run TestSeedCorpus -update): %v", dir, file, err)
+			}
+		}
+	}
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for _, op := range spec.Ops {
+		for _, rel := range spec.Relations {
+			for i := 0; i < 200; i++ {
+				c := gen.Case(r, op, rel)
+				got, err := Decode(op, rel, Encode(c))
+				if err != nil {
+					t.Fatalf("%s/%s: decode of %+v: %v", op, rel, c, err)
+				}
+				if !equalCase(got, c) {
+					t.Fatalf("%s/%s: round trip\n got %+v\nwant %+v", op, rel, got, c)
+				}
+			}
+		}
+	}
+}
+
+// equalCase compares two cases by their JSON (nil and empty slices alike).
+func equalCase(a, b spec.Case) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
+}
+
+// TestDecodeAnyBytes: every byte string decodes to a valid case or an
+// error, never a panic, and the empty input is the smallest case.
+func TestDecodeAnyBytes(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	for _, op := range spec.Ops {
+		for _, rel := range spec.Relations {
+			for i := 0; i < 300; i++ {
+				b := make([]byte, r.Intn(40))
+				r.Read(b)
+				if c, err := Decode(op, rel, b); err == nil {
+					if err := gen.Valid(c); err != nil {
+						t.Fatalf("%s/%s %x: decoded an invalid case: %v", op, rel, b, err)
+					}
+				}
+			}
+			c, err := Decode(op, rel, nil)
+			if err != nil {
+				t.Fatalf("%s/%s: empty input: %v", op, rel, err)
+			}
+			if gen.BatchRows(c) != 1 || c.Dist != spec.DistNormal || c.Seed != 0 || c.In != spec.BF16 {
+				t.Errorf("%s/%s: empty input gives %+v, want 1 row, normal, seed 0, bf16", op, rel, c)
+			}
+		}
+	}
+	if _, err := Decode("conv", spec.RelPadding, nil); err == nil {
+		t.Error("unknown op: want an error")
+	}
+}
+
+// TestByteMinimizationShrinks: what Go's minimizer does to bytes (cut the
+// tail, remove a byte, zero a byte) never makes a case larger in the
+// dimension whose field it touches first.
+func TestByteMinimizationShrinks(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	for i := 0; i < 300; i++ {
+		c := gen.Case(r, spec.OpRMSNorm, spec.RelBatchInvariance)
+		b := Encode(c)
+		for n := len(b) - 1; n >= 0; n-- {
+			d, err := Decode(c.Op, c.Relation, b[:n])
+			if err != nil {
+				continue
+			}
+			if gen.Elements(d) > gen.Elements(c) && n < 2 {
+				t.Fatalf("cutting %x to %x grew the case: %+v from %+v", b, b[:n], d.Shape, c.Shape)
+			}
+		}
+		z := slices.Clone(b)
+		if len(z) > 0 {
+			z[0] = 0
+			if d, err := Decode(c.Op, c.Relation, z); err == nil && d.Shape.Rows > c.Shape.Rows && d.Shape.Rows != 1 {
+				t.Fatalf("zeroing the rows byte grew rows: %d from %d", d.Shape.Rows, c.Shape.Rows)
+			}
+		}
+	}
+	// a hand-made case: rows 32 (table index 4), hidden 4096 (index 8)
+	c, err := Decode(spec.OpRMSNorm, spec.RelOracleParity, []byte{4, 8})
+	if err != nil || c.Shape.Rows != 32 || c.Shape.Hidden != 4096 {
+		t.Fatalf("decode {4, 8}: %+v, %v; want rows 32, hidden 4096", c.Shape, err)
+	}
+	if b := Encode(c); !bytes.Equal(b, []byte{4, 8}) {
+		t.Errorf("encode rows 32 hidden 4096: %x, want 0408", b)
+	}
+	c.Shape.Rows = 1000 // not in the table: literal 1 + (v - 18)
+	if b := Encode(c); !bytes.HasPrefix(b, []byte{0xf9, 0x07, 8}) { // uvarint 18+999
+		t.Errorf("encode rows 1000: %x, want f90708", b)
+	}
+	if d, _ := Decode(c.Op, c.Relation, Encode(c)); d.Shape.Rows != 1000 {
+		t.Errorf("rows 1000 round trip: %d", d.Shape.Rows)
+	}
+}
+
+// mutate changes data the way Go's mutator roughly does: replace, insert
+// or delete a byte, once to three times.
+func mutate(r *rand.Rand, data []byte) []byte {
+	b := slices.Clone(data)
+	for k := 1 + r.Intn(3); k > 0; k-- {
+		switch op := r.Intn(3); {
+		case op == 0 && len(b) > 0:
+			b[r.Intn(len(b))] = byte(r.Intn(256))
+		case op == 1 || len(b) == 0:
+			i := r.Intn(len(b) + 1)
+			b = slices.Insert(b, i, byte(r.Intn(64)))
+		default:
+			i := r.Intn(len(b))
+			b = slices.Delete(b, i, i+1)
+		}
+	}
+	return b
+}
+
+// TestNativeFindsDriftModels is the negative control of the native path:
+// for every drift model fuzz.Pairs expects to be found, inputs built the
+// way the fuzzer builds them (the seed corpus, then mutations of it),
+// decoded and run through Find as FuzzXxx does, find it within maxInputs
+// inputs; the minimal case then still fails and is no larger.
+func TestNativeFindsDriftModels(t *testing.T) {
+	const maxInputs = 400
+	for _, p := range fuzz.Pairs() {
+		if !p.Expect {
+			continue
+		}
+		t.Run(p.String(), func(t *testing.T) {
+			name := ""
+			for _, n := range natives {
+				if n.op == p.Op && n.rel == p.Relation {
+					name = n.name
+				}
+			}
+			var seeds [][]byte
+			if name != "" {
+				for _, c := range seedCases(t, name, p.Op, p.Relation) {
+					seeds = append(seeds, Encode(c))
+				}
+			} else {
+				seeds = [][]byte{nil}
+			}
+			r := rand.New(rand.NewSource(1))
+			ctx := context.Background()
+			start := time.Now()
+			for i := 0; i < maxInputs; i++ {
+				data := seeds[i%len(seeds)]
+				if i >= len(seeds) {
+					data = mutate(r, data)
+				}
+				c, err := Decode(p.Op, p.Relation, data)
+				if err != nil || runnable(t, c) != "" {
+					continue
+				}
+				f, err := Find(ctx, c, [][]string{p.Targets})
+				if err != nil {
+					t.Fatalf("input %d %x: %v", i, data, err)
+				}
+				if f == nil {
+					continue
+				}
+				found := time.Since(start)
+				m, st, err := Minimize(ctx, f, shrink.Options{MaxTries: 300})
+				if err != nil {
+					t.Fatalf("minimize: %v", err)
+				}
+				if gen.Elements(m.Case) > gen.Elements(f.Case) || m.Kind != f.Kind {
+					t.Errorf("minimal case %+v larger or of another kind than %+v", m.Case, f.Case)
+				}
+				t.Logf("found after %d inputs (%v), minimal in %v: %s",
+					i+1, found.Round(time.Millisecond), st.Elapsed.Round(time.Millisecond),
+					strings.SplitN(Report(m, st, name), "\n", 2)[0])
+				t.Logf("minimal: %s", mustJSON(m.Case))
+				return
+			}
+			t.Fatalf("%s not found within %d native inputs", p, maxInputs)
+		})
+	}
+}
+
+func mustJSON(c spec.Case) string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+func TestTargetSets(t *testing.T) {
+	sets, err := TargetSets(spec.OpRMSNorm, spec.RelBatchInvariance)
+	if err != nil || len(sets) != 1 || sets[0][0] != fuzz.OracleName(spec.OpRMSNorm) {
+		t.Errorf("rmsnorm batch_invariance: %v, %v; want the oracle only", sets, err)
+	}
+	sets, err = TargetSets(spec.OpLogProb, spec.RelLogProbParity)
+	if err != nil || len(sets) != 1 || len(sets[0]) != 2 {
+		t.Errorf("logprob parity: %v, %v; want one pair", sets, err)
+	}
+	t.Setenv(EnvTargets, "drift-rmsnorm-te-mod32, oracle-attn_prefill+drift-attn-tile48")
+	sets, err = TargetSets(spec.OpRMSNorm, spec.RelBatchInvariance)
+	if err != nil || len(sets) != 2 || sets[1][0] != "drift-rmsnorm-te-mod32" {
+		t.Errorf("with %s: %v, %v", EnvTargets, sets, err)
+	}
+	sets, err = TargetSets(spec.OpAttnPrefill, spec.RelPathParity)
+	if err != nil || len(sets) != 2 || sets[1][1] != "drift-attn-tile48" {
+		t.Errorf("with %s, path parity: %v, %v", EnvTargets, sets, err)
+	}
+	t.Setenv(EnvTargets, "no-such-target")
+	if _, err := TargetSets(spec.OpRMSNorm, spec.RelBatchInvariance); err == nil {
+		t.Error("unknown target: want an error")
+	}
+}
+
+// TestDistsMatchInputs keeps gen's distributions in step with fuzz.Inputs:
+// every distribution gen draws must be derivable, and one that Inputs
+// derives but gen leaves out (spec.DistBoundary, once it lands) must be
+// added to gen.
+func TestDistsMatchInputs(t *testing.T) {
+	for _, d := range spec.Dists {
+		c := spec.Case{Version: 1, GenVersion: 1, Op: spec.OpRMSNorm, Relation: spec.RelDeterminism,
+			Shape: spec.Shape{Rows: 2, Hidden: 64}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Dist: d, Seed: 1}
+		_, err := fuzz.Inputs(c)
+		drawn := slices.Contains(gen.Dists(), d)
+		if drawn && err != nil {
+			t.Errorf("gen draws %s but fuzz.Inputs rejects it: %v", d, err)
+		}
+		if !drawn && err == nil {
+			t.Errorf("fuzz.Inputs derives %s now: add it to gen's distributions", d)
+		}
+	}
+	if gen.MaxElements > fuzz.MaxElements {
+		t.Errorf("gen.MaxElements %d above fuzz.MaxElements %d", gen.MaxElements, fuzz.MaxElements)
+	}
+}
