@@ -121,15 +121,19 @@ func FuzzLogProbParity(f *testing.F)          { fuzzTarget(f, spec.OpLogProb, sp
 func FuzzAttnPrefillBatchInvariance(f *testing.F) {
 	fuzzTarget(f, spec.OpAttnPrefill, spec.RelBatchInvariance)
 }
-func FuzzAttnPrefillPadding(f *testing.F)      { fuzzTarget(f, spec.OpAttnPrefill, spec.RelPadding) }
-func FuzzAttnPrefillOracleParity(f *testing.F) { fuzzTarget(f, spec.OpAttnPrefill, spec.RelOracleParity) }
-func FuzzAttnPrefillDeterminism(f *testing.F)  { fuzzTarget(f, spec.OpAttnPrefill, spec.RelDeterminism) }
-func FuzzAttnPrefillPathParity(f *testing.F)   { fuzzTarget(f, spec.OpAttnPrefill, spec.RelPathParity) }
+func FuzzAttnPrefillPadding(f *testing.F) { fuzzTarget(f, spec.OpAttnPrefill, spec.RelPadding) }
+func FuzzAttnPrefillOracleParity(f *testing.F) {
+	fuzzTarget(f, spec.OpAttnPrefill, spec.RelOracleParity)
+}
+func FuzzAttnPrefillDeterminism(f *testing.F) { fuzzTarget(f, spec.OpAttnPrefill, spec.RelDeterminism) }
+func FuzzAttnPrefillPathParity(f *testing.F)  { fuzzTarget(f, spec.OpAttnPrefill, spec.RelPathParity) }
 
-func FuzzDecodeBatchInvariance(f *testing.F) { fuzzTarget(f, spec.OpAttnDecode, spec.RelBatchInvariance) }
-func FuzzDecodePadding(f *testing.F)         { fuzzTarget(f, spec.OpAttnDecode, spec.RelPadding) }
-func FuzzDecodeOracleParity(f *testing.F)    { fuzzTarget(f, spec.OpAttnDecode, spec.RelOracleParity) }
-func FuzzDecodeDeterminism(f *testing.F)     { fuzzTarget(f, spec.OpAttnDecode, spec.RelDeterminism) }
+func FuzzDecodeBatchInvariance(f *testing.F) {
+	fuzzTarget(f, spec.OpAttnDecode, spec.RelBatchInvariance)
+}
+func FuzzDecodePadding(f *testing.F)      { fuzzTarget(f, spec.OpAttnDecode, spec.RelPadding) }
+func FuzzDecodeOracleParity(f *testing.F) { fuzzTarget(f, spec.OpAttnDecode, spec.RelOracleParity) }
+func FuzzDecodeDeterminism(f *testing.F)  { fuzzTarget(f, spec.OpAttnDecode, spec.RelDeterminism) }
 
 // natives lists every native target with its op and relation.
 var natives = []struct {
@@ -372,7 +376,7 @@ func TestByteMinimizationShrinks(t *testing.T) {
 	if b := Encode(c); !bytes.Equal(b, []byte{4, 8}) {
 		t.Errorf("encode rows 32 hidden 4096: %x, want 0408", b)
 	}
-	c.Shape.Rows = 1000 // not in the table: literal 1 + (v - 18)
+	c.Shape.Rows = 1000                                             // not in the table: literal 1 + (v - 18)
 	if b := Encode(c); !bytes.HasPrefix(b, []byte{0xf9, 0x07, 8}) { // uvarint 18+999
 		t.Errorf("encode rows 1000: %x, want f90708", b)
 	}
