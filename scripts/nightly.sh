@@ -8,10 +8,13 @@
 #   2. bitparity corpus import: turn those inputs into corpus cases
 #   3. bitparity corpus recheck: replay every open finding of the corpus,
 #      marking those that no longer reproduce fixed
-#   4. bitparity run --json: a short seeded campaign, NIGHTLY_DURATION long
+#   4. bitparity run --json OUT/<date>/campaign.json: a short seeded
+#      campaign, NIGHTLY_DURATION long
 #   5. bitparity report --out-dir OUT/<date>: every report format over
-#      tonight's result and the earlier nights' (OUT/*/result.json) for the
-#      trend: report.txt, report.json, junit.xml, summary.md, report.html
+#      tonight's campaign plus the corpus's open findings (the go fuzz
+#      failures and whatever recheck still reproduces), saved as
+#      OUT/<date>/result.json, and the earlier nights' OUT/*/result.json for
+#      the trend: report.txt, report.json, junit.xml, summary.md, report.html
 #
 # Exit status: 0 nothing new; 1 something new (a native fuzz target failed,
 # or the report has a new unexpected finding); 3 a step could not run
@@ -122,24 +125,31 @@ else
 fi
 
 # --- 4. campaign ---------------------------------------------------------------
-say "bitparity run --duration $duration --seed $seed --json $dir/result.json"
-"$bin" run --duration "$duration" --seed "$seed" --json "$dir/result.json" >"$dir/run.txt" 2>>"$log"
+rm -f "$dir/campaign.json" "$dir/result.json"
+say "bitparity run --duration $duration --seed $seed --json $dir/campaign.json"
+"$bin" run --duration "$duration" --seed "$seed" --json "$dir/campaign.json" >"$dir/run.txt" 2>>"$log"
 rc=$?
 # 0 or 1: the campaign ran (1: something unexpected, the report says what).
-if [ $rc -ge 2 ] || [ ! -s "$dir/result.json" ]; then
+if [ $rc -ge 2 ] || [ ! -s "$dir/campaign.json" ]; then
   say "campaign exited $rc without a result file (see $dir/run.txt and $log)"
   broken=1
 fi
 
 # --- 5. reports ------------------------------------------------------------------
-results=()
-while IFS= read -r f; do results+=("$f"); done < <(ls -1 "$root"/*/result.json 2>/dev/null | sort | tail -n "$trend")
-if [ ${#results[@]} -eq 0 ]; then
-  say "no result files: no report"
+if [ ! -s "$dir/campaign.json" ]; then
+  say "no campaign result tonight: no report"
   exit 3
 fi
+# Earlier nights (folders sort by date), then tonight's campaign.
+results=()
+while IFS= read -r f; do
+  [ "$f" = "$dir/result.json" ] || results+=("$f")
+done < <(ls -1 "$root"/*/result.json 2>/dev/null | sort | tail -n "$((trend - 1))")
+results+=("$dir/campaign.json")
+with_corpus=()
+[ -d "$BITPARITY_CORPUS" ] && with_corpus=(--corpus "$BITPARITY_CORPUS")
 say "bitparity report --out-dir $dir over ${#results[@]} night(s)"
-"$bin" report --out-dir "$dir" --fail-on new "${results[@]}" >/dev/null 2>>"$log"
+"$bin" report --out-dir "$dir" --fail-on new "${with_corpus[@]}" --save-result "$dir/result.json" "${results[@]}" >/dev/null 2>>"$log"
 rc=$?
 case $rc in
   0) ;;

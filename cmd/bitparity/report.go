@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -32,6 +36,8 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	}
 	format := fs.String("format", "text", "output format on stdout: "+strings.Join(names, ", "))
 	outDir := fs.String("out-dir", "", "write every format into `DIR` (report.txt, report.json, junit.xml, summary.md, report.html) instead of stdout")
+	corpusDir := fs.String("corpus", "", "add the open findings of the corpus folder `DIR` to tonight's result (after corpus recheck, those still reproduce)")
+	saveResult := fs.String("save-result", "", "write tonight's result, with the corpus findings added, to `FILE` (later nights then count them)")
 	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity report [flags] RESULT.json...")
@@ -66,6 +72,19 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 	}
+	tonight := latest(srcs)
+	if *corpusDir != "" {
+		n, err := addCorpusFindings(&tonight.Result, *corpusDir)
+		if err != nil {
+			return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
+		}
+		fmt.Fprintf(stderr, "report: %d open finding(s) of corpus %s added to %s\n", n, *corpusDir, tonight.Path)
+	}
+	if *saveResult != "" {
+		if err := saveResultFile(*saveResult, tonight.Result); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
 	r, err := reports.Build(srcs, time.Now())
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
@@ -87,6 +106,82 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new unexpected finding(s)", s.NewUnexpected)}
 	case *failOn == "any" && s.Unexpected > 0:
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d unexpected finding(s), %d of them new", s.Unexpected, s.NewUnexpected)}
+	}
+	return nil
+}
+
+// latest returns the source with the latest start time (the one
+// reports.Build takes for tonight: ties go to the greater path).
+func latest(srcs []reports.Source) *reports.Source {
+	best := &srcs[0]
+	for i := range srcs[1:] {
+		s := &srcs[i+1]
+		if s.Result.Started.After(best.Result.Started) ||
+			(s.Result.Started.Equal(best.Result.Started) && s.Path > best.Path) {
+			best = s
+		}
+	}
+	return best
+}
+
+// addCorpusFindings appends to res the findings recorded in the open case
+// files of the corpus folder dir (a finding without a repro command gets
+// `bitparity repro FILE`), and returns how many it added.
+func addCorpusFindings(res *spec.Result, dir string) (int, error) {
+	d, err := corpus.OpenDir(dir, false)
+	if err != nil {
+		return 0, err
+	}
+	names, err := d.List()
+	if err != nil {
+		return 0, fmt.Errorf("corpus %s: %w", dir, err)
+	}
+	n := 0
+	for _, name := range names {
+		f, err := d.Get(name)
+		if err != nil {
+			return n, fmt.Errorf("corpus %s: %w", dir, err)
+		}
+		if f.Finding == nil || f.Status.State != corpus.StateOpen {
+			continue
+		}
+		fd := *f.Finding
+		if fd.Repro == "" {
+			fd.Repro = "bitparity repro " + d.PathOf(name)
+		}
+		if fd.Signature == "" {
+			fd.Signature = f.Signature
+		}
+		res.Findings = append(res.Findings, fd)
+		n++
+	}
+	return n, nil
+}
+
+// saveResultFile writes res as indented JSON to path atomically (a
+// temporary file in the same folder, then rename).
+func saveResultFile(path string, res spec.Result) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("save result: %w", err)
+	}
+	_, werr := tmp.Write(append(b, '\n'))
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save result %s: %w", path, werr)
 	}
 	return nil
 }
