@@ -144,7 +144,7 @@ extern "C" __global__ void decode_split(const void *q, const void *k, const void
 // blockDim.x >= D), oracle.Decode's combine:
 //
 //	M = max_c m_c                              oracle.Max32, c ascending from -Inf
-//	num[d] = +0, den = +0
+//	num[d] = -0, den = -0                       -0, not +0 (oracle 448de4e)
 //	for c ascending: w = Exp32(m_c - M); den = fma(w, l_c, den); num[d] = fma(w, acc_c[d], num[d])
 //	y[i][d] = round_out(num[d] / den)
 extern "C" __global__ void decode_combine(const i64 *kv_len, const float *part, void *y, const i64 *rowsel, i64 H,
@@ -160,7 +160,7 @@ extern "C" __global__ void decode_combine(const i64 *kv_len, const float *part, 
 	float M = NEG_INF;
 	for (i64 c = 0; c < nparts; c++)
 		M = omax(M, pp[c * (D + 2)]);
-	float num = 0.0f, den = 0.0f;
+	float num = __uint_as_float(0x80000000u), den = __uint_as_float(0x80000000u);
 	for (i64 c = 0; c < nparts; c++) {
 		const float *p = pp + c * (D + 2);
 		float w = exp32(__fsub_rn(p[0], M));

@@ -2,6 +2,8 @@
 // differing rows leave the device.
 #include "common.cuh"
 
+#define UNROLL 4
+
 __device__ __forceinline__ bool is_nan_bits(unsigned x, int dt)
 {
 	if (dt == DT_FP32)
@@ -59,7 +61,7 @@ struct Acc {
 	}
 };
 
-// compare_rows compares, for pair p (blocks stride over pairs), row pa[p]
+// compare_rows (blockDim.x a multiple of 32) compares, for pair p (blocks stride over pairs), row pa[p]
 // of a with row pb[p] of b (cols values each; a stored as a_dt, b as b_dt)
 // in dtype cmp_dt. A differing pair gets one slot s = atomicAdd(ndiff, 1)
 // with out_pair[s] = p, out_count[s] = differing columns, out_first[s] =
@@ -80,22 +82,39 @@ extern "C" __global__ void compare_rows(const void *a, const void *b, const i64 
 		const char *rb = (const char *)b + (size_t)(pb[p] * cols) * bsz;
 		Acc acc = {0u, 0x7fffffffffffffffll, 0ull};
 		if (fast) {
-			const uint4 *va = (const uint4 *)ra, *vb = (const uint4 *)rb;
+			// 16-byte loads, UNROLL of them per thread in flight before
+			// the first compare.
+			const uint4 *__restrict__ va = (const uint4 *)ra, *__restrict__ vb = (const uint4 *)rb;
 			const i64 nv = cols * asz / 16;
 			const int per = 16 / asz;
-			for (i64 u = t; u < nv; u += blockDim.x) {
-				uint4 x = va[u], y = vb[u];
-				if (x.x == y.x && x.y == y.y && x.z == y.z && x.w == y.w)
-					continue;
-				unsigned xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
-				for (int q = 0; q < 4; q++) {
-					if (xs[q] == ys[q])
-						continue;
-					if (asz == 4) {
-						acc.add(xs[q], ys[q], u * per + q, cdt);
+			for (i64 u0 = t; u0 < nv; u0 += UNROLL * (i64)blockDim.x) {
+				uint4 x[UNROLL], y[UNROLL];
+#pragma unroll
+				for (int k = 0; k < UNROLL; k++) {
+					i64 u = u0 + (i64)k * blockDim.x;
+					if (u < nv) {
+						x[k] = __ldcs(va + u);
+						y[k] = __ldcs(vb + u);
 					} else {
-						acc.add(xs[q] & 0xffffu, ys[q] & 0xffffu, u * per + 2 * q, cdt);
-						acc.add(xs[q] >> 16, ys[q] >> 16, u * per + 2 * q + 1, cdt);
+						x[k] = make_uint4(0, 0, 0, 0);
+						y[k] = x[k];
+					}
+				}
+#pragma unroll
+				for (int k = 0; k < UNROLL; k++) {
+					if (x[k].x == y[k].x && x[k].y == y[k].y && x[k].z == y[k].z && x[k].w == y[k].w)
+						continue;
+					i64 u = u0 + (i64)k * blockDim.x;
+					unsigned xs[4] = {x[k].x, x[k].y, x[k].z, x[k].w}, ys[4] = {y[k].x, y[k].y, y[k].z, y[k].w};
+					for (int q = 0; q < 4; q++) {
+						if (xs[q] == ys[q])
+							continue;
+						if (asz == 4) {
+							acc.add(xs[q], ys[q], u * per + q, cdt);
+						} else {
+							acc.add(xs[q] & 0xffffu, ys[q] & 0xffffu, u * per + 2 * q, cdt);
+							acc.add(xs[q] >> 16, ys[q] >> 16, u * per + 2 * q + 1, cdt);
+						}
 					}
 				}
 			}
