@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+)
+
+func init() {
+	register("repro", command{
+		Summary: "replay a case file here: the first diverging row and column, or 'could not reproduce'",
+		Run:     reproCmd,
+	})
+}
+
+// reproCmd is `bitparity repro FILE`: replay the case on the targets it
+// names (CPU targets here; GPU targets when built with cuda on a GPU) and
+// say whether the recorded finding reproduces. Exit codes: 1 the mismatch
+// reproduced (or a pass case now fails), 4 could not reproduce, 0 a pass
+// case still passes, 2 a bad file or flags, 3 the case could not run here.
+func reproCmd(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bitparity repro FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &exitError{code: spec.ExitUsage}
+	}
+	if fs.NArg() != 1 {
+		return usageErr("repro: want exactly one case FILE")
+	}
+	path := fs.Arg(0)
+	f, err := corpus.ReadFile(path)
+	if err != nil {
+		return withCode(spec.ExitUsage, fmt.Errorf("repro: %w", err))
+	}
+	name, _ := f.Name()
+	fmt.Fprintf(stdout, "case %s: %s\n", name, describe(f.Case))
+	if f.Finding != nil {
+		printFinding(stdout, "recorded", f.Finding)
+	} else {
+		fmt.Fprintln(stdout, "recorded: no finding (a case that must pass)")
+	}
+	here := hereEnv()
+	diff := corpus.EnvDiff(f.Env, here)
+	missing := missingTargets(f.Case)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	o, err := corpus.Replay(ctx, f)
+	printEnv := func() {
+		if len(diff) == 0 {
+			fmt.Fprintln(stdout, "environment: as recorded")
+		} else {
+			fmt.Fprintln(stdout, "environment differs from the recorded one:")
+			for _, d := range diff {
+				fmt.Fprintf(stdout, "  %s\n", d)
+			}
+		}
+		for _, m := range missing {
+			fmt.Fprintf(stdout, "  %s\n", m)
+		}
+	}
+	if err != nil {
+		printEnv()
+		if len(missing) > 0 {
+			return withCode(spec.ExitInternal, fmt.Errorf("repro: cannot run %s here: %s", name, strings.Join(missing, "; ")))
+		}
+		return withCode(spec.ExitInternal, fmt.Errorf("repro: %s: %w", name, err))
+	}
+	if o.Finding != nil {
+		printFinding(stdout, "here", o.Finding)
+		if f.Finding != nil && o.SameSpot {
+			fmt.Fprintln(stdout, "  same row, column and bits as recorded")
+		}
+	}
+	printEnv()
+	switch o.Verdict {
+	case corpus.Reproduced:
+		if f.Finding == nil {
+			fmt.Fprintf(stdout, "REGRESSION: the case should pass but shows a %s (%v)\n", o.Finding.Kind, o.Elapsed.Round(1e6))
+		} else {
+			fmt.Fprintf(stdout, "REPRODUCED: the %s shows here too, signature %s (%v)\n", o.Finding.Kind, corpus.BaseSignature(*o.Finding), o.Elapsed.Round(1e6))
+		}
+		return &exitError{code: spec.ExitFinding}
+	case corpus.Changed:
+		fmt.Fprintf(stdout, "REPRODUCED, CHANGED: a %s with signature %s where a %s with %s was recorded\n",
+			o.Finding.Kind, corpus.BaseSignature(*o.Finding), f.Finding.Kind, corpus.BaseSignature(*f.Finding))
+		return &exitError{code: spec.ExitFinding}
+	case corpus.NotReproduced:
+		fmt.Fprintf(stdout, "COULD NOT REPRODUCE: every compared row is bitwise equal here (%v).\n", o.Elapsed.Round(1e6))
+		if len(diff) > 0 {
+			fmt.Fprintln(stdout, "The environment differences above may explain it (another GPU, driver or kernel build).")
+		} else {
+			fmt.Fprintln(stdout, "The environment is as recorded: the finding may be fixed, or depend on something not fingerprinted.")
+		}
+		return &exitError{code: spec.ExitNotReproduced}
+	}
+	fmt.Fprintf(stdout, "PASSED: the case passes, as recorded (%v)\n", o.Elapsed.Round(1e6))
+	return nil
+}
+
+// missingTargets names the case's targets this build does not have.
+func missingTargets(c spec.Case) []string {
+	have := map[string]bool{}
+	for _, n := range fuzz.Names() {
+		have[n] = true
+	}
+	var out []string
+	for _, t := range c.Targets {
+		if !have[t] {
+			hint := "see 'bitparity list'"
+			if strings.HasPrefix(t, "cuda") || strings.HasPrefix(t, "gpu") || strings.HasPrefix(t, "cublas") {
+				hint = "a GPU target: build with -tags cuda on a machine with a GPU (make build)"
+			}
+			out = append(out, fmt.Sprintf("target %s: not in this build (%s)", t, hint))
+		}
+	}
+	return out
+}
