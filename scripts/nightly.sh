@@ -94,6 +94,7 @@ for t in $targets; do
   if [ -n "$added" ]; then
     mkdir -p "$dir/gofuzz/$t"
     for f in $added; do mv "$seeds/$t/$f" "$dir/gofuzz/$t/$f"; done
+    [ -z "$before" ] && rmdir "$seeds/$t" 2>/dev/null
     n=$(printf '%s\n' "$added" | wc -l)
     say "$t FAILED: $n new input(s), moved to $dir/gofuzz/$t (log: $dir/fuzz-$t.log)"
     failed+=("$t")
