@@ -1,0 +1,395 @@
+package fuzz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// testTarget is a target whose behaviour a test chooses.
+type testTarget struct {
+	info Info
+	run  func(ctx context.Context, b *Batch, rows []int) (*Output, error)
+}
+
+func (t *testTarget) Info() Info { return t.info }
+func (t *testTarget) Run(ctx context.Context, b *Batch, rows []int) (*Output, error) {
+	return t.run(ctx, b, rows)
+}
+
+func oracleRun(b *Batch, rows []int) (*Output, error) {
+	s, err := oracleSchedule(b.Op)
+	if err != nil {
+		return nil, err
+	}
+	return runOracle(b, s, rows)
+}
+
+func init() {
+	reg := func(name string, op spec.Op, run func(ctx context.Context, b *Batch, rows []int) (*Output, error)) {
+		t := &testTarget{info: Info{Name: name, Op: op, Device: "test", Schedule: scheduleString(OracleRMSNormSchedule)}, run: run}
+		Register(name, func() (Target, error) { return t, nil })
+	}
+	// test-leaky-nan: RMSNorm that adds 0 x (the batch's first value of
+	// every row) to each output: NaN or Inf in any row leaks everywhere.
+	reg("test-leaky-nan", spec.OpRMSNorm, func(_ context.Context, b *Batch, rows []int) (*Output, error) {
+		o, err := oracleRun(b, rows)
+		if err != nil {
+			return nil, err
+		}
+		leak := float32(0)
+		for r := 0; r < b.RMSNorm.Rows; r++ {
+			leak = oracle.Add32(leak, oracle.Mul32(0, b.RMSNorm.X[r*b.RMSNorm.Hidden]))
+		}
+		for i := range o.Values {
+			o.Values[i] = oracle.Round(b.Out, oracle.Add32(o.Values[i], leak))
+		}
+		o.Taps = nil
+		o.TapCols = 0
+		return o, nil
+	})
+	// test-crash: fails like a process that died.
+	reg("test-crash", spec.OpRMSNorm, func(context.Context, *Batch, []int) (*Output, error) {
+		return nil, fmt.Errorf("worker exited with signal 11: %w", ErrTargetCrashed)
+	})
+	// test-broken: fails with an ordinary error.
+	reg("test-broken", spec.OpRMSNorm, func(context.Context, *Batch, []int) (*Output, error) {
+		return nil, errors.New("no device")
+	})
+	// test-nondeterministic: the second and later calls flip one bit of
+	// row 0.
+	calls := 0
+	reg("test-nondeterministic", spec.OpRMSNorm, func(_ context.Context, b *Batch, rows []int) (*Output, error) {
+		o, err := oracleRun(b, rows)
+		if err != nil {
+			return nil, err
+		}
+		calls++
+		if calls%2 == 0 {
+			o.Values[0] = math.Float32frombits(math.Float32bits(o.Values[0]) ^ 1<<16)
+		}
+		return o, nil
+	})
+	// test-device: the oracle with its output on a fake device.
+	reg("test-device", spec.OpRMSNorm, func(_ context.Context, b *Batch, rows []int) (*Output, error) {
+		o, err := oracleRun(b, rows)
+		if err != nil {
+			return nil, err
+		}
+		d := &fakeDevice{vals: o.Values, cols: o.Cols}
+		o.Values, o.Taps, o.TapCols = nil, nil, 0
+		o.Device = d
+		return o, nil
+	})
+}
+
+// fakeDevice holds rows "on a device" and counts what crossed to the host.
+type fakeDevice struct {
+	vals     []float32
+	cols     int
+	compares int
+	fetched  int
+}
+
+var lastDevice *fakeDevice
+
+func (d *fakeDevice) CompareRows(other DeviceOutput, ra, rb []int, dt oracle.DType) ([]RowDiff, error) {
+	o, ok := other.(*fakeDevice)
+	if !ok {
+		return nil, errors.New("foreign device output")
+	}
+	d.compares++
+	lastDevice = d
+	a := &Output{Values: d.vals, Cols: d.cols}
+	b := &Output{Values: o.vals, Cols: o.cols}
+	return CompareHost(a, b, ra, rb, dt), nil
+}
+
+func (d *fakeDevice) Fetch(pos []int) ([]float32, error) {
+	d.fetched += len(pos)
+	var out []float32
+	for _, p := range pos {
+		out = append(out, d.vals[p*d.cols:(p+1)*d.cols]...)
+	}
+	return out, nil
+}
+
+func (d *fakeDevice) Release() {}
+
+func rmsCase(rel string, target string, rows, hidden int, p spec.RelParams) spec.Case {
+	c := suiteCase(spec.OpRMSNorm, rel, spec.Shape{Rows: rows, Hidden: hidden}, p)
+	c.Targets = []string{target}
+	return c
+}
+
+func TestRelations(t *testing.T) {
+	tests := []struct {
+		name    string
+		c       spec.Case
+		kind    string // "" when the relation must hold
+		message string // a substring of the finding's message
+	}{
+		{"oracle batch invariance", rmsCase(spec.RelBatchInvariance, "oracle-rmsnorm", 5, 64, spec.RelParams{Row: 4, Batch: 40, Position: 1, PermSeed: 9}), "", ""},
+		{"oracle padding nan", rmsCase(spec.RelPadding, "oracle-rmsnorm", 5, 64, spec.RelParams{Pad: 9, Filler: "nan"}), "", ""},
+		{"nan filler leaks", rmsCase(spec.RelPadding, "test-leaky-nan", 5, 64, spec.RelParams{Pad: 9, Filler: "nan"}), "mismatch", "padded to 9 with nan filler"},
+		{"huge filler does not leak through 0 x huge", rmsCase(spec.RelPadding, "test-leaky-nan", 5, 64, spec.RelParams{Pad: 9, Filler: "huge"}), "", ""},
+		{"zero filler does not leak", rmsCase(spec.RelPadding, "test-leaky-nan", 5, 64, spec.RelParams{Pad: 9, Filler: "zeros"}), "", ""},
+		{"determinism", rmsCase(spec.RelDeterminism, "test-nondeterministic", 3, 64, spec.RelParams{}), "mismatch", "second call"},
+		{"crash", rmsCase(spec.RelBatchInvariance, "test-crash", 3, 64, spec.RelParams{}), "crash", "crashed"},
+		{"te mod32 in a batch of 32", rmsCase(spec.RelBatchInvariance, "drift-rmsnorm-te-mod32", 3, 64, spec.RelParams{Batch: 32, Position: 31}), "mismatch", "a batch of 32 with item 0 at position 31"},
+		{"te mod32 in a batch of 33", rmsCase(spec.RelBatchInvariance, "drift-rmsnorm-te-mod32", 3, 64, spec.RelParams{Batch: 33, Position: 31}), "", ""},
+		{"device outputs", rmsCase(spec.RelBatchInvariance, "test-device", 6, 64, spec.RelParams{Row: 2, Batch: 7, Position: 6, PermSeed: 1}), "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Check(context.Background(), tt.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.kind == "" && f != nil:
+				t.Fatalf("want no finding, got %s: %s", f.Kind, f.Message)
+			case tt.kind != "" && f == nil:
+				t.Fatalf("want a %s finding, got none", tt.kind)
+			case f != nil && (f.Kind != tt.kind || !strings.Contains(f.Message, tt.message)):
+				t.Fatalf("got %s %q, want %s containing %q", f.Kind, f.Message, tt.kind, tt.message)
+			}
+			if f != nil && (f.Signature == "" || !strings.HasPrefix(f.Repro, "bitparity run --case '")) {
+				t.Errorf("finding lacks signature or repro: %q %q", f.Signature, f.Repro)
+			}
+		})
+	}
+}
+
+func TestTargetErrorIsAnError(t *testing.T) {
+	f, err := Check(context.Background(), rmsCase(spec.RelDeterminism, "test-broken", 2, 8, spec.RelParams{}))
+	if err == nil || f != nil || !strings.Contains(err.Error(), "no device") {
+		t.Fatalf("got finding %v, error %v; want the target's error", f, err)
+	}
+}
+
+func TestBadCases(t *testing.T) {
+	good := rmsCase(spec.RelBatchInvariance, "oracle-rmsnorm", 4, 8, spec.RelParams{})
+	bad := map[string]func(c *spec.Case){
+		"unknown relation":     func(c *spec.Case) { c.Relation = "sameness" },
+		"unknown target":       func(c *spec.Case) { c.Targets = []string{"nope"} },
+		"two targets":          func(c *spec.Case) { c.Targets = []string{"oracle-rmsnorm", "oracle-rmsnorm"} },
+		"target of another op": func(c *spec.Case) { c.Targets = []string{"oracle-gemm"} },
+		"row outside":          func(c *spec.Case) { c.Rel.Row = 4 },
+		"position outside":     func(c *spec.Case) { c.Rel.Batch, c.Rel.Position = 3, 3 },
+		"pad below rows":       func(c *spec.Case) { c.Relation, c.Rel.Pad = spec.RelPadding, 2 },
+		"unknown filler":       func(c *spec.Case) { c.Relation, c.Rel.Pad, c.Rel.Filler = spec.RelPadding, 8, "glitter" },
+		"zero hidden":          func(c *spec.Case) { c.Shape.Hidden = 0 },
+		"logprob parity on rms": func(c *spec.Case) {
+			c.Relation, c.Targets = spec.RelLogProbParity, []string{"oracle-rmsnorm", "oracle-rmsnorm"}
+		},
+	}
+	for name, mut := range bad {
+		c := good
+		c.Targets = append([]string(nil), good.Targets...)
+		mut(&c)
+		if f, err := Check(context.Background(), c); err == nil {
+			t.Errorf("%s: no error (finding %v)", name, f)
+		}
+	}
+	if f, err := Check(context.Background(), good); err != nil || f != nil {
+		t.Fatalf("the good case: %v %v", f, err)
+	}
+}
+
+func TestDeviceCompareFetchesOnlyTheFinding(t *testing.T) {
+	lastDevice = nil
+	c := rmsCase(spec.RelBatchInvariance, "test-device", 6, 64, spec.RelParams{Row: 2, Batch: 7, Position: 6})
+	if f, err := Check(context.Background(), c); err != nil || f != nil {
+		t.Fatalf("%v %v", f, err)
+	}
+	if lastDevice == nil || lastDevice.compares == 0 || lastDevice.fetched != 0 {
+		t.Fatalf("want device compares and no fetch, got %+v", lastDevice)
+	}
+}
+
+func TestLogProbMisuse(t *testing.T) {
+	lp := func(targets []string, cmp spec.DType, mask []int) spec.Case {
+		c := suiteCase(spec.OpLogProb, spec.RelLogProbParity, spec.Shape{Rows: 6, Vocab: 50}, spec.RelParams{Mask: mask})
+		c.Compare, c.Targets = cmp, targets
+		return c
+	}
+	train := []string{"drift-logprob-train-bf16", "oracle-logprob"}
+	zero := []string{"oracle-logprob", "drift-logprob-zerofill"}
+	tests := []struct {
+		name    string
+		c       spec.Case
+		kind    string
+		message string
+	}{
+		{"bf16 path compared in fp32", lp(train, spec.FP32, nil), "misuse", "rounding noise"},
+		{"bf16 path compared in bf16", lp(train, spec.BF16, nil), "", ""},
+		{"zero-filled positions compared", lp(zero, spec.FP32, nil), "misuse", "zero-filled"},
+		{"zero-filled positions in the mask", lp(zero, spec.FP32, []int{1, 4}), "misuse", "never reported"},
+		{"only reported positions declared", lp(zero, spec.FP32, []int{3, 4, 5}), "", ""},
+		{"the oracle against itself in fp32", lp([]string{"oracle-logprob", "oracle-logprob"}, spec.FP32, nil), "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Check(context.Background(), tt.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (f == nil) != (tt.kind == "") {
+				t.Fatalf("finding %v, want kind %q", f, tt.kind)
+			}
+			if f != nil && (f.Kind != tt.kind || !strings.Contains(f.Message, tt.message)) {
+				t.Fatalf("got %s %q, want %s with %q", f.Kind, f.Message, tt.kind, tt.message)
+			}
+		})
+	}
+}
+
+// TestExplicitData checks cases that carry their tensors as hex bits.
+func TestExplicitData(t *testing.T) {
+	// the tensors of a generated 12 x 300 case, written out as fp32 bits.
+	c := suiteCase(spec.OpRMSNorm, spec.RelBatchInvariance, spec.Shape{Rows: 12, Hidden: 300},
+		spec.RelParams{Row: 1, Batch: 32, Position: 5, PermSeed: 2})
+	c.In = spec.FP32
+	b, err := Inputs(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hexes := func(vs []float32) []string {
+		out := make([]string, len(vs))
+		for i, v := range vs {
+			out[i] = oracle.Hex(oracle.FP32, v)
+		}
+		return out
+	}
+	x, w := hexes(b.RMSNorm.X), hexes(b.RMSNorm.W)
+	c.Seed = 0
+	c.Data = &spec.Data{Tensors: map[string][]string{"x": x, "w": w}}
+	for _, tc := range []struct {
+		target  string
+		finding bool
+	}{{"oracle-rmsnorm", false}, {"drift-rmsnorm-te-mod32", true}} {
+		c.Targets = []string{tc.target}
+		f, err := Check(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (f != nil) != tc.finding {
+			t.Fatalf("%s: finding %v, want %v", tc.target, f, tc.finding)
+		}
+	}
+	// the finding's values are the row's bits: rows of explicit data are
+	// compared with the copies of themselves.
+	c.Targets = []string{"oracle-rmsnorm"}
+	c.Relation = spec.RelPadding
+	c.Rel = spec.RelParams{Pad: 15, Filler: "nan"}
+	if f, err := Check(context.Background(), c); err != nil || f != nil {
+		t.Fatalf("explicit padding: %v %v", f, err)
+	}
+	c.Data.Tensors["x"] = x[:7]
+	c.Relation, c.Rel = spec.RelDeterminism, spec.RelParams{}
+	if _, err := Check(context.Background(), c); err == nil {
+		t.Fatal("explicit data of the wrong size: no error")
+	}
+}
+
+func TestCompareHost(t *testing.T) {
+	nan := math.Float32frombits(0x7fc00000)
+	negZero := float32(math.Copysign(0, -1))
+	tests := []struct {
+		name       string
+		a, b       []float32
+		dt         oracle.DType
+		count      int
+		first      int
+		ulps       uint64
+		signedZero bool
+	}{
+		{"equal", []float32{1, 2}, []float32{1, 2}, oracle.FP32, 0, -1, 0, false},
+		{"one ulp", []float32{1, 2}, []float32{1, math.Nextafter32(2, 3)}, oracle.FP32, 1, 1, 1, false},
+		{"below bf16 resolution is equal in bf16", []float32{1}, []float32{math.Nextafter32(1, 2)}, oracle.BF16, 0, -1, 0, false},
+		{"signed zero", []float32{0, 1}, []float32{negZero, 1}, oracle.FP32, 1, 0, 0, true},
+		{"nan bits equal", []float32{nan}, []float32{nan}, oracle.FP32, 0, -1, 0, false},
+		{"nan vs number", []float32{nan}, []float32{1}, oracle.FP32, 1, 0, math.MaxUint64, false},
+	}
+	for _, tt := range tests {
+		a := &Output{Values: tt.a, Cols: len(tt.a)}
+		b := &Output{Values: tt.b, Cols: len(tt.b)}
+		diffs := CompareHost(a, b, []int{0}, []int{0}, tt.dt)
+		if tt.count == 0 {
+			if len(diffs) != 0 {
+				t.Errorf("%s: diffs %+v", tt.name, diffs)
+			}
+			continue
+		}
+		if len(diffs) != 1 || diffs[0].Count != tt.count || diffs[0].FirstCol != tt.first || diffs[0].MaxULPs != tt.ulps {
+			t.Errorf("%s: got %+v, want count %d first %d ulps %d", tt.name, diffs, tt.count, tt.first, tt.ulps)
+		}
+		if d := oracle.ULPDistance(tt.dt, tt.a[tt.first], tt.b[tt.first]); d.SignedZero != tt.signedZero {
+			t.Errorf("%s: signed zero %v", tt.name, d.SignedZero)
+		}
+	}
+}
+
+func TestPermutation(t *testing.T) {
+	for n := 1; n < 40; n++ {
+		for seed := uint64(0); seed < 20; seed++ {
+			p := permutation(n, seed)
+			seen := make([]bool, n)
+			moved := false
+			for i, v := range p {
+				if seen[v] {
+					t.Fatalf("n %d seed %d: %v is not a permutation", n, seed, p)
+				}
+				seen[v] = true
+				moved = moved || v != i
+			}
+			if n > 1 && !moved {
+				t.Fatalf("n %d seed %d: identity", n, seed)
+			}
+		}
+	}
+}
+
+func TestPaddedFillers(t *testing.T) {
+	c := suiteCase(spec.OpAttnDecode, spec.RelPadding, spec.Shape{Rows: 2, KV: 5, Heads: 2, KVHeads: 1, HeadDim: 4}, spec.RelParams{})
+	b, err := Inputs(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range Fillers {
+		p, err := padded(c, b, 5, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Items() != 5 || len(p.Decode.K[4]) != len(b.Decode.K[0]) {
+			t.Fatalf("%s: %d items, filler cache %d", f, p.Items(), len(p.Decode.K[4]))
+		}
+		for i := 0; i < 2; i++ {
+			if p.Decode.K[i][3] != b.Decode.K[i][3] || p.Decode.Q[i*8+1] != b.Decode.Q[i*8+1] {
+				t.Fatalf("%s: real request %d differs from the case's", f, i)
+			}
+		}
+		q := p.Decode.Q[2*8]
+		switch f {
+		case "nan":
+			if q == q {
+				t.Errorf("nan filler: q = %v", q)
+			}
+		case "zeros":
+			if q != 0 {
+				t.Errorf("zero filler: q = %v", q)
+			}
+		case "huge":
+			if math.Abs(float64(q)) != float64(oracle.MaxFinite(oracle.BF16)) {
+				t.Errorf("huge filler: q = %v", q)
+			}
+		}
+	}
+}
