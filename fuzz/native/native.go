@@ -15,8 +15,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -88,10 +90,15 @@ func Find(ctx context.Context, c spec.Case, sets [][]string) (*spec.Finding, err
 	return nil, nil
 }
 
+// MapBudget bounds the time Minimize spends on a drift map.
+const MapBudget = 10 * time.Second
+
 // Minimize shrinks the case of finding f to the smallest case that still
 // gives a finding of the same kind on the same targets (fuzz/shrink, with
 // opts) and returns the finding of that case, with Original set to f's
-// case when it differs and ShrinkSteps filled.
+// case when it differs, ShrinkSteps filled, and the drift map of the
+// dimension fuzz.SweepFor names (swept over driftmap.Values around the
+// minimal case's value, within MapBudget) when there is one.
 func Minimize(ctx context.Context, f *spec.Finding, opts shrink.Options) (*spec.Finding, shrink.Stats, error) {
 	fails := func(c spec.Case) (bool, error) {
 		g, err := fuzz.Check(ctx, c)
@@ -113,6 +120,19 @@ func Minimize(ctx context.Context, f *spec.Finding, opts shrink.Options) (*spec.
 		g.Original = &orig
 	}
 	g.ShrinkSteps = st.Steps
+	mctx, cancel := context.WithTimeout(ctx, MapBudget)
+	defer cancel()
+	sw, err := fuzz.SweepFor(mctx, g)
+	if err == nil && sw != nil {
+		var dm *spec.DriftMap
+		if dm, err = driftmap.Sweep(mctx, sw.Dim, driftmap.Values(sw.Dim, sw.Onset), sw.Classify); err == nil {
+			g.DriftMap = dm
+			g.Signature = spec.Signature(*g)
+		}
+	}
+	if err != nil {
+		g.Message += fmt.Sprintf(" (no drift map: %v)", err)
+	}
 	return g, st, nil
 }
 
@@ -171,6 +191,9 @@ func Report(f *spec.Finding, st shrink.Stats, fuzzName string) string {
 	js, err := json.MarshalIndent(f.Case, "", "  ")
 	if err != nil {
 		js = []byte(err.Error())
+	}
+	if m := f.DriftMap; m != nil {
+		fmt.Fprintf(&b, "drift map over %s (%d values, %s): %s\n", m.Dim, len(m.Values), m.Kind, m.Rule)
 	}
 	fmt.Fprintf(&b, "minimal case (%d shrink steps, %d tries, %v):\n%s\n", st.Steps, st.Tried, st.Elapsed.Round(1e6), js)
 	fmt.Fprintf(&b, "repro: %s\n", f.Repro)

@@ -450,7 +450,7 @@ func TestNativeFindsDriftModels(t *testing.T) {
 					continue
 				}
 				found := time.Since(start)
-				m, st, err := Minimize(ctx, f, shrink.Options{MaxTries: 300})
+				m, st, err := Minimize(ctx, f, shrink.Options{MaxTries: 150})
 				if err != nil {
 					t.Fatalf("minimize: %v", err)
 				}
@@ -461,11 +461,29 @@ func TestNativeFindsDriftModels(t *testing.T) {
 					i+1, found.Round(time.Millisecond), st.Elapsed.Round(time.Millisecond),
 					strings.SplitN(Report(m, st, name), "\n", 2)[0])
 				t.Logf("minimal: %s", mustJSON(m.Case))
+				if dm := m.DriftMap; dm != nil {
+					t.Logf("drift map over %s: %s %q", dm.Dim, dm.Kind, dm.Rule)
+					for _, tg := range p.Targets {
+						if w, ok := wantRules[tg]; ok && dm.Kind != "invariant" && !strings.Contains(dm.Rule, w) {
+							t.Errorf("drift map rule %q, want one with %q", dm.Rule, w)
+						}
+					}
+				}
 				return
 			}
 			t.Fatalf("%s not found within %d native inputs", p, maxInputs)
 		})
 	}
+}
+
+// wantRules are the words the drift map of each drift model must contain
+// (the onsets driftmodels.go documents).
+var wantRules = map[string]string{
+	"drift-rmsnorm-te-mod32":       "rows % 32 == 0 -> ",
+	"drift-rmsnorm-vllm-256":       "rows <= 255 -> A, rows >= 256 -> B",
+	"drift-gemm-splitk-by-m":       "rows <= 64 -> A, rows >= 65 -> B",
+	"drift-attn-tile48":            "kv <= 48 -> A, kv >= 49 -> B",
+	"drift-decode-splits-by-batch": "batch >= ",
 }
 
 func mustJSON(c spec.Case) string {
