@@ -105,16 +105,7 @@ func jobs() []*job {
 		}},
 	}
 	for _, m := range DriftModels {
-		g := Gen{}
-		switch m.Name {
-		case "rmsnorm_rows_ge256":
-			g.MinTokens = 256
-		case "attn_tile_48_64":
-			g.MinSeqLen = 56
-		case "decode_splits_by_batch":
-			g.MinSeqLen = 24
-		}
-		js = append(js, &job{name: "drift/" + m.Name, gen: g,
+		js = append(js, &job{name: "drift/" + m.Name, gen: m.Needs,
 			edit: func(c spec.Case, seed uint64) (spec.Case, bool) {
 				sites := PlantSites(m.Kind, c.Shape.Rows)
 				c.Relation = spec.RelPathParity

@@ -54,18 +54,23 @@ func TestPlantedDriftFound(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		model string
-		gen   Gen
 		dim   string
 		rule  string // a piece of the drift map's rule; empty: see below
 	}{
-		{"rmsnorm_rows_mod32", Gen{}, "rows", "rows % 32 == 0 -> B, otherwise -> A"},
-		{"rmsnorm_rows_ge256", Gen{MinTokens: 256}, "rows", "rows <= 255 -> A, rows >= 256 -> B"},
-		{"gemm_splitk_by_m", Gen{}, "rows", "rows <= 64 -> A, 65 <= rows <= 256 -> B, rows >= 257 -> C"},
+		{"rmsnorm_rows_mod32", "rows", "rows % 32 == 0 -> B, otherwise -> A"},
+		{"rmsnorm_rows_ge256", "rows", "rows <= 255 -> A, rows >= 256 -> B"},
+		{"gemm_splitk_by_m", "rows", "rows <= 64 -> A, 65 <= rows <= 256 -> B, rows >= 257 -> C"},
 		// the tiles agree unless a tile past 48 brings a new running max:
 		// no difference at kv <= 48, data-dependent above.
-		{"attn_tile_48_64", Gen{MinSeqLen: 56}, "kv", ""},
+		{"attn_tile_48_64", "kv", ""},
 		// 4 and 2 splits may agree on a short cache: the edge is at 64 or 128.
-		{"decode_splits_by_batch", Gen{MinSeqLen: 24}, "batch", "batch <= "},
+		{"decode_splits_by_batch", "batch", "batch <= "},
+		// the fuzz engine's drift models, plugged into a layer.
+		{"fuzz.drift-rmsnorm-te-mod32", "rows", "rows % 32 == 0 -> B, otherwise -> A"},
+		{"fuzz.drift-rmsnorm-vllm-256", "rows", "rows <= 255 -> A, rows >= 256 -> B"},
+		{"fuzz.drift-gemm-splitk-by-m", "rows", "rows <= 64 -> A, rows >= 65 -> B"},
+		// 4 splits while padded requests x heads < 132.
+		{"fuzz.drift-decode-splits-by-batch", "batch", "batch <= "},
 	}
 	const plants, maxCases = 3, 40
 	for ti, tt := range tests {
@@ -79,7 +84,7 @@ func TestPlantedDriftFound(t *testing.T) {
 				cases := 0
 				for ; cases < maxCases; cases++ {
 					seed++
-					c := tt.gen.Case(seed)
+					c := m.Needs.Case(seed)
 					c.Relation = spec.RelPathParity
 					sites := PlantSites(m.Kind, c.Shape.Rows)
 					site := sites[newRNG(seed, 99, 0).intn(len(sites))]

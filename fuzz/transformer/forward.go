@@ -28,7 +28,7 @@ type runner struct {
 }
 
 func (r *runner) call(site Site, b *batch, rows int) Schedule {
-	return r.k.Schedule(Call{Site: site, Path: r.path, Phase: b.phase, Rows: rows})
+	return r.k.Schedule(Call{Site: site, Path: r.path, Phase: b.phase, Rows: rows, Heads: r.m.Heads})
 }
 
 // scatter places the selected rows' values (len(real) x cols) into an
@@ -48,7 +48,7 @@ func (r *runner) tap(site Site, b *batch, y []float32, cols int) {
 	if r.taps == nil {
 		return
 	}
-	c := Call{Site: site, Path: r.path, Phase: b.phase, Rows: b.rows}
+	c := Call{Site: site, Path: r.path, Phase: b.phase, Rows: b.rows, Heads: r.m.Heads}
 	for row, t := range b.tok {
 		if t >= 0 {
 			r.taps.put(site, c, t, y[row*cols:(row+1)*cols])

@@ -16,6 +16,9 @@ type Gen struct {
 	// MinTokens raises the request count so the train path packs at least
 	// this many tokens: 256 lets rows >= 256 policies show.
 	MinTokens int
+	// MinHidden raises Shape.Hidden to at least this: reductions over more
+	// than 256 elements let 256- and 1024-thread orders differ.
+	MinHidden int
 }
 
 // Case derives a random invariant case from seed: fixed kernels in both
@@ -59,6 +62,7 @@ func (g Gen) Case(seed uint64) spec.Case {
 		c.Rel.Pad = 128
 	}
 	c.Rel.Filler = []string{"zeros", "normal", "nan", "huge"}[r.intn(4)]
+	c.Shape.Hidden = max(c.Shape.Hidden, g.MinHidden)
 	if c.Shape.SeqLen < g.MinSeqLen {
 		c.Shape.SeqLen = g.MinSeqLen + r.intn(9)
 	}

@@ -134,6 +134,9 @@ type Call struct {
 	// prefill attention; requests (the padded batch) for a decode
 	// attention.
 	Rows int
+	// Heads is the model's query heads (decode heuristics weigh
+	// requests x heads against the SMs).
+	Heads int
 }
 
 // Schedule is the schedule of one call; an op reads the field of its kind.
@@ -209,6 +212,9 @@ type DriftModel struct {
 	Models string
 	// Policy returns the schedule of call c given the base schedule.
 	Policy func(c Call, base Schedule) Schedule
+	// Needs bounds the generated cases so the policy's classes can differ
+	// between the paths (enough packed tokens, KV lengths past a tile).
+	Needs Gen
 }
 
 // otherReduction returns a reduction order that differs from r.
@@ -232,7 +238,7 @@ var DriftModels = []DriftModel{
 		},
 	},
 	{
-		Name: "rmsnorm_rows_ge256", Kind: KindRMSNorm, Dim: "rows",
+		Name: "rmsnorm_rows_ge256", Kind: KindRMSNorm, Dim: "rows", Needs: Gen{MinTokens: 256},
 		Models: "vLLM's RMSNorm switched reduction strategy at 256 tokens",
 		Policy: func(c Call, s Schedule) Schedule {
 			if c.Rows >= 256 {
@@ -257,7 +263,7 @@ var DriftModels = []DriftModel{
 		},
 	},
 	{
-		Name: "attn_tile_48_64", Kind: KindAttention, Dim: "path",
+		Name: "attn_tile_48_64", Kind: KindAttention, Dim: "path", Needs: Gen{MinSeqLen: 56},
 		Models: "the trainer's FlashAttention uses KV tile 64, the engine's generation tile 48: identical up to 48 KV tokens, different from 49",
 		Policy: func(c Call, s Schedule) Schedule {
 			s.Attention.Tile = 64
@@ -268,7 +274,7 @@ var DriftModels = []DriftModel{
 		},
 	},
 	{
-		Name: "decode_splits_by_batch", Kind: KindAttention, Dim: "batch",
+		Name: "decode_splits_by_batch", Kind: KindAttention, Dim: "batch", Needs: Gen{MinSeqLen: 24},
 		Models: "FlashAttention/FlashInfer split-KV decode chooses num_splits by the batch size (padded batch <= 64: 4 splits, <= 128: 2, else 1)",
 		Policy: func(c Call, s Schedule) Schedule {
 			if c.Phase != Decode {

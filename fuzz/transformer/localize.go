@@ -109,7 +109,7 @@ func DriftMap(ctx context.Context, st *Setup, d *Divergence, taps *Taps) (*spec.
 	x := append([]float32(nil), in...)
 	oracle.RoundSlice(c.DType, x)
 	call := func(rows int) Schedule {
-		return k.Schedule(Call{Site: d.Site, Path: path, Phase: phase, Rows: rows})
+		return k.Schedule(Call{Site: d.Site, Path: path, Phase: phase, Rows: rows, Heads: c.Heads})
 	}
 	rows := make([]int, MaxSweep)
 	for i := range rows {
@@ -199,7 +199,7 @@ func attentionMap(ctx context.Context, st *Setup, d *Divergence, taps *Taps, k K
 			values[i] = i + 1
 		}
 		dm, err := sweep(ctx, "batch", values, func(v int) (string, error) {
-			s := k.Schedule(Call{Site: d.Site, Path: path, Phase: Decode, Rows: (v + pad - 1) / pad * pad})
+			s := k.Schedule(Call{Site: d.Site, Path: path, Phase: Decode, Rows: (v + pad - 1) / pad * pad, Heads: H})
 			y, err := decode(q, K, V, s.Attention)
 			return digest(y), err
 		})
@@ -208,9 +208,9 @@ func attentionMap(ctx context.Context, st *Setup, d *Divergence, taps *Taps, k K
 		}
 	}
 	// kv: does the train path's schedule agree with the engine's?
-	ts := st.Train.Schedule(Call{Site: d.Site, Path: Train, Phase: Packed, Rows: d.TrainCall.Rows}).Attention
+	ts := st.Train.Schedule(d.TrainCall).Attention
 	ts.Splits = 1 // a prefill row is one split
-	is := st.Infer.Schedule(Call{Site: d.Site, Path: Infer, Phase: d.InferCall.Phase, Rows: d.InferCall.Rows}).Attention
+	is := st.Infer.Schedule(d.InferCall).Attention
 	if d.InferCall.Phase != Decode {
 		is.Splits = 1
 	}
