@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sort"
 
+	"gorgonia.org/cu"
+
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 )
@@ -128,10 +130,8 @@ func (d *Device) compare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, ra,
 // launchCompare zeroes the counter at res, launches compare_rows and
 // returns the number of differing pairs (worker goroutine only).
 func (d *Device) launchCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, pa, pb *buffer, n int, res *buffer) (int, error) {
-	zero := d.stage(8)
-	clear(zero)
-	if err := copyToDevice(res, zero); err != nil {
-		return 0, err
+	if err := cu.MemsetD32Async(res.ptr, 0, 2, cu.Stream{}); err != nil {
+		return 0, fmt.Errorf("gpu compare: zero the counter: %w", err)
 	}
 	base := uint64(res.ptr)
 	grid := min(n, 1<<20)

@@ -27,6 +27,7 @@ type Device struct {
 	// owned by the worker goroutine
 	pool    pool
 	staging []byte   // host staging for uploads and downloads
+	pinned  bool     // staging is page-locked (cuMemAllocHost)
 	args    []uint64 // kernel parameter values
 	argp    []unsafe.Pointer
 }
@@ -177,11 +178,27 @@ func (d *Device) sync(what string) error {
 	return nil
 }
 
-// stage returns the host staging buffer with at least n bytes.
+// stage returns the host staging buffer with at least n bytes: page-locked
+// memory up to maxPinned bytes (grown as needed, never shrunk), pageable Go
+// memory above (worker goroutine only).
 func (d *Device) stage(n int) []byte {
-	if cap(d.staging) < n {
-		d.staging = make([]byte, n+n/4)
+	if cap(d.staging) >= n {
+		return d.staging[:n]
 	}
+	if n <= maxPinned {
+		size := min(max(n+n/4, 1<<20), maxPinned)
+		if p, err := allocPinned(size); err == nil {
+			if d.pinned {
+				freePinned(d.staging)
+			}
+			d.staging, d.pinned = p, true
+			return d.staging[:n]
+		}
+	}
+	if d.pinned {
+		freePinned(d.staging)
+	}
+	d.staging, d.pinned = make([]byte, n+n/4), false
 	return d.staging[:n]
 }
 
@@ -207,17 +224,6 @@ func fromDevice(host []byte, b *buffer, off int) error {
 	}
 	if err := cu.MemcpyDtoH(unsafe.Pointer(&host[0]), b.ptr+cu.DevicePtr(off), int64(len(host))); err != nil {
 		return fmt.Errorf("gpu: copy %d bytes to the host: %w", len(host), err)
-	}
-	return nil
-}
-
-// copyToDevice copies host bytes into an existing buffer.
-func copyToDevice(b *buffer, host []byte) error {
-	if len(host) == 0 {
-		return nil
-	}
-	if err := cu.MemcpyHtoD(b.ptr, unsafe.Pointer(&host[0]), int64(len(host))); err != nil {
-		return fmt.Errorf("gpu: copy %d bytes to the device: %w", len(host), err)
 	}
 	return nil
 }

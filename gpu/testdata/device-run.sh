@@ -5,7 +5,8 @@
 #   CUDA_COMPAT_INCLUDE=gpu/cudacompat bash .device/run.sh bash gpu/testdata/device-run.sh OUTDIR
 #
 # It rebuilds the PTX (make ptx), runs the CPU and GPU suites of package gpu,
-# the benchmarks, and a short `bitparity run` campaign over the GPU targets,
+# the benchmarks, and a short `bitparity run` campaign over every target
+# of the cuda build (CPU and GPU),
 # writing logs and the PTX (ptx.tar) to OUTDIR.
 set -uo pipefail
 out=${1:?usage: device-run.sh OUTDIR}
@@ -19,8 +20,6 @@ echo "gpu tests: rc=$?"
 grep -E '^(--- |ok|FAIL|panic)|parity:|found|drift map|zero findings|max:|exp32|bf16/|cases bitwise' "$out/test.log" | grep -v '^    --- PASS' | head -40
 go test -tags cuda -count=1 -run '^$' -bench . -benchtime 20x -timeout 240s ./gpu/ 2>&1 | tee "$out/bench.log" | grep -E 'Benchmark|^ok|FAIL'
 go build -tags cuda -o /tmp/bitparity ./cmd/bitparity &&
-	timeout 120 /tmp/bitparity run --duration 30s --seed 1 --json "$out/run.json" \
-		--targets cuda-rmsnorm,cuda-gemm,cuda-logprob,cuda-attn_prefill,cuda-attn_decode,cuda-drift-rmsnorm-te-mod32,cuda-drift-rmsnorm-vllm-256,cuda-drift-gemm-splitk-by-m,cuda-drift-decode-splits-by-batch,cuda-drift-attn-tile48 \
-		>"$out/run.log" 2>&1
+	timeout 150 /tmp/bitparity run --duration 40s --seed 1 --json "$out/run.json" >"$out/run.log" 2>&1
 echo "bitparity run: rc=$?"
 tail -25 "$out/run.log"
