@@ -49,12 +49,12 @@ func Dists() []spec.Dist { return slices.Clone(dists) }
 // with the CPU oracle targets).
 const (
 	logprobWeight   = 4
-	prefillDiscount = 8
+	prefillDiscount = 4
 )
 
 // rowWork returns the Work of one batch row of c (its inner dimensions
 // drawn): rmsnorm hidden; gemm hidden·n; logprob 4·vocab; attn_prefill
-// seq_len·(seq_len+1)/2·heads·head_dim/8; attn_decode heads·kv·head_dim
+// seq_len·(seq_len+1)/2·heads·head_dim/4; attn_decode heads·kv·head_dim
 // (the longest of KV and KVLens).
 func rowWork(c spec.Case) int {
 	s := c.Shape
@@ -149,7 +149,11 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		hw := s.Heads * s.HeadDim
 		if op == spec.OpAttnPrefill {
 			maxLen := 1
-			for (maxLen+1)*(maxLen+2)/2*hw/prefillDiscount <= budget && maxLen < 1024 {
+			for maxLen < 1024 {
+				s.SeqLen = maxLen + 1
+				if rowWork(c) > budget {
+					break
+				}
 				maxLen++
 			}
 			s.SeqLen = drawKV(r, maxLen)

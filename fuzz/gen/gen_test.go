@@ -308,3 +308,11 @@ func TestValidRejects(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCase measures one draw.
+func BenchmarkCase(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < b.N; i++ {
+		Case(r, spec.Ops[i%len(spec.Ops)], spec.Relations[i%len(spec.Relations)])
+	}
+}

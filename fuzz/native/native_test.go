@@ -536,3 +536,32 @@ func TestDistsMatchInputs(t *testing.T) {
 		t.Errorf("gen.MaxElements %d above fuzz.MaxElements %d", gen.MaxElements, fuzz.MaxElements)
 	}
 }
+
+// BenchmarkGeneratedCases measures, for every pair a campaign runs, the
+// time of one generated case (gen.Case then fuzz.Check): the campaign's
+// rate is the inverse, per core.
+func BenchmarkGeneratedCases(b *testing.B) {
+	for _, p := range fuzz.Pairs() {
+		b.Run(strings.ReplaceAll(p.String(), " ", "/"), func(b *testing.B) {
+			r := rand.New(rand.NewSource(1))
+			ctx := context.Background()
+			for i := 0; i < b.N; i++ {
+				c := gen.Case(r, p.Op, p.Relation)
+				c.Targets = p.Targets
+				if _, err := fuzz.Check(ctx, c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecode measures decoding a native input.
+func BenchmarkDecode(b *testing.B) {
+	data := Encode(gen.Case(rand.New(rand.NewSource(1)), spec.OpAttnDecode, spec.RelBatchInvariance))
+	for i := 0; i < b.N; i++ {
+		if _, err := Decode(spec.OpAttnDecode, spec.RelBatchInvariance, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
