@@ -1,8 +1,11 @@
 package transformer
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -84,6 +87,7 @@ type Summary struct {
 
 type job struct {
 	name      string
+	rel       string
 	invariant bool
 	gen       Gen
 	edit      func(c spec.Case, seed uint64) (spec.Case, bool) // false: skip this seed
@@ -95,8 +99,8 @@ type job struct {
 // jobs lists a campaign's jobs in round-robin order.
 func jobs() []*job {
 	js := []*job{
-		{name: "invariant/" + spec.RelLogProbParity, invariant: true},
-		{name: "invariant/" + spec.RelPathParity, invariant: true, edit: func(c spec.Case, seed uint64) (spec.Case, bool) {
+		{name: "invariant/" + spec.RelLogProbParity, rel: spec.RelLogProbParity, invariant: true},
+		{name: "invariant/" + spec.RelPathParity, rel: spec.RelPathParity, invariant: true, edit: func(c spec.Case, seed uint64) (spec.Case, bool) {
 			if seed%4 == 0 { // KV lengths past 48
 				c = (Gen{MinSeqLen: 56}).Case(seed)
 			}
@@ -105,7 +109,7 @@ func jobs() []*job {
 		}},
 	}
 	for _, m := range DriftModels {
-		js = append(js, &job{name: "drift/" + m.Name, gen: m.Needs,
+		js = append(js, &job{name: "drift/" + m.Name, rel: spec.RelPathParity, gen: m.Needs,
 			edit: func(c spec.Case, seed uint64) (spec.Case, bool) {
 				sites := PlantSites(m.Kind, c.Shape.Rows)
 				c.Relation = spec.RelPathParity
@@ -127,11 +131,11 @@ func jobs() []*job {
 		return nil
 	}
 	js = append(js,
-		&job{name: "misuse/compare_fp32", check: misuse, edit: func(c spec.Case, _ uint64) (spec.Case, bool) {
+		&job{name: "misuse/compare_fp32", rel: spec.RelLogProbParity, check: misuse, edit: func(c spec.Case, _ uint64) (spec.Case, bool) {
 			c.Compare = spec.FP32
 			return c, true
 		}},
-		&job{name: "misuse/zero_fill", check: misuse, edit: func(c spec.Case, _ uint64) (spec.Case, bool) {
+		&job{name: "misuse/zero_fill", rel: spec.RelLogProbParity, check: misuse, edit: func(c spec.Case, _ uint64) (spec.Case, bool) {
 			if len(c.Rel.Mask) == 0 {
 				return c, false // the engine reported every position
 			}
@@ -210,14 +214,54 @@ func (cp Campaign) Run(ctx context.Context) (*Summary, error) {
 	}
 	s.Elapsed = time.Since(start)
 	for _, j := range js {
-		st := spec.TargetStats{Target: j.name, Cases: j.cases, Invariant: j.invariant}
+		st := spec.TargetStats{Target: "transformer/" + j.name, Cases: j.cases, Invariant: j.invariant,
+			Op: CaseOp, Relations: []string{j.rel}}
 		if j.found {
 			st.Findings = 1
 		}
 		if !j.invariant && !j.found {
-			s.Missed = append(s.Missed, j.name)
+			s.Missed = append(s.Missed, "transformer/"+j.name)
 		}
 		s.Jobs = append(s.Jobs, st)
 	}
 	return s, nil
+}
+
+// Err is nil when the campaign went as it must: no unexpected finding and
+// every control found; otherwise it says what went wrong.
+func (s *Summary) Err() error {
+	var msgs []string
+	if n := len(s.Unexpected); n > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d unexpected transformer finding(s)", n))
+	}
+	if len(s.Missed) > 0 {
+		msgs = append(msgs, "transformer control(s) not found: "+strings.Join(s.Missed, ", "))
+	}
+	if msgs == nil {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// WriteText writes the summary for people: the counts, each control's
+// finding (expected), each unexpected finding with its repro line, and the
+// missed controls.
+func (s *Summary) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "transformer: %d cases in %s (%.0f cases/s), %d invariant (train vs inference path, fixed kernels)\n",
+		s.Cases, s.Elapsed.Round(time.Millisecond), float64(s.Cases)/max(1e-9, s.Elapsed.Seconds()), s.InvariantCases)
+	for _, f := range s.Findings {
+		fmt.Fprintf(bw, "  expected (negative control) %s %s after %d cases, %s: %s\n", f.Relation, f.TargetB,
+			f.CasesBefore, time.Duration(f.Elapsed).Round(time.Millisecond), f.Message)
+		if f.DriftMap != nil && f.DriftMap.Rule != "" {
+			fmt.Fprintf(bw, "    drift map (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Rule)
+		}
+	}
+	for _, f := range s.Unexpected {
+		fmt.Fprintf(bw, "  UNEXPECTED %s %s: %s\n    repro: %s\n", f.Relation, f.Kind, f.Message, f.Repro)
+	}
+	for _, m := range s.Missed {
+		fmt.Fprintf(bw, "  MISSED control %s\n", m)
+	}
+	return bw.Flush()
 }

@@ -24,6 +24,16 @@ func TestCampaign(t *testing.T) {
 	if s.InvariantCases == 0 {
 		t.Error("no invariant case ran")
 	}
+	if err := s.Err(); err != nil {
+		t.Error(err)
+	}
+	var text strings.Builder
+	if err := s.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(text.String(), "expected (negative control)"); n != len(s.Findings) || n == 0 {
+		t.Errorf("text lists %d controls, the summary %d:\n%s", n, len(s.Findings), text.String())
+	}
 	for _, f := range s.Findings {
 		t.Logf("%-8s after %3d cases, %v, localised and mapped (or shrunk) in %v (%d steps, %d layers, %d requests of <= %d tokens, hidden %d): %s",
 			f.Kind, f.CasesBefore, time.Duration(f.Elapsed).Round(time.Millisecond), time.Duration(f.ToMinimal).Round(time.Millisecond),
