@@ -129,3 +129,31 @@ func TestPlantedDriftFound(t *testing.T) {
 		})
 	}
 }
+
+// TestPlantedOnePath: a drift model in the engine only (the trainer keeps
+// the fixed kernels) is found at its site too, and its map sweeps the
+// engine's policy.
+func TestPlantedOnePath(t *testing.T) {
+	ctx := context.Background()
+	site := Site{1, OpQKV}
+	for seed := uint64(300); seed < 340; seed++ {
+		c := (Gen{}).Case(seed)
+		if c.Shape.Rows < 2 {
+			continue
+		}
+		c.Relation = spec.RelPathParity
+		c.Targets = []string{TrainPrefix + "fixed", InferPrefix + "fixed+gemm_splitk_by_m@" + site.String()}
+		f, err := Check(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == nil {
+			continue
+		}
+		if !strings.Contains(f.Message, "first divergence: "+site.String()+" ") || f.DriftMap == nil || f.DriftMap.Dim != "rows" {
+			t.Fatalf("seed %d: %s (map %+v)", seed, f.Message, f.DriftMap)
+		}
+		return
+	}
+	t.Fatal("an engine-only split-K drift at L1.qkv was not found in 40 cases")
+}
