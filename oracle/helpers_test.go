@@ -26,7 +26,8 @@ func hexes(d DType, xs []float32) []string {
 	return s
 }
 
-// sameBits reports the first index where a and b differ in bits, or -1.
+// firstDiff returns the first index where a and b differ in bits, -1 if
+// none, 0 if their lengths differ.
 func firstDiff(a, b []float32) int {
 	if len(a) != len(b) {
 		return 0
