@@ -91,6 +91,10 @@ func FromCase(c spec.Case) (*Setup, error) {
 	if s.Seqs < 1 || s.Seqs > 256 || s.SeqLen < 2 || s.SeqLen > 4096 {
 		return nil, fmt.Errorf("transformer case: %d requests of up to %d tokens: want 1..256 requests of 2..4096", s.Seqs, s.SeqLen)
 	}
+	if width := max(cfg.Hidden, cfg.qkvWidth(), 2*cfg.FFN, cfg.Vocab); s.Seqs*s.SeqLen*width > maxParams {
+		return nil, fmt.Errorf("transformer case: %d requests of up to %d tokens at width %d exceed the memory budget (%d activations)",
+			s.Seqs, s.SeqLen, width, maxParams)
+	}
 	tile := s.KV
 	if tile == 0 {
 		tile = DefaultTile

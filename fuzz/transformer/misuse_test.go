@@ -85,6 +85,7 @@ func TestCaseErrors(t *testing.T) {
 		{"huge", func(c *spec.Case) { c.Shape.Hidden, c.Shape.Vocab = 1<<14, 1<<14 }, "budget"},
 		{"dtype", func(c *spec.Case) { c.In = "fp8" }, "dtype"},
 		{"seq len", func(c *spec.Case) { c.Shape.SeqLen = 1 }, "requests"},
+		{"activations", func(c *spec.Case) { c.Shape.Seqs, c.Shape.SeqLen, c.Shape.Vocab = 256, 4096, 4096 }, "memory budget"},
 		{"mask", func(c *spec.Case) { c.Rel.Mask = []int{1 << 20} }, "mask"},
 		{"filler", func(c *spec.Case) { c.Rel.Filler = "junk" }, "filler"},
 		{"targets", func(c *spec.Case) { c.Targets = []string{"oracle-gemm"} }, "targets"},
