@@ -99,6 +99,18 @@ func checkHeads(heads, kvHeads, headDim int) error {
 //	attendRange(q[s][i][h], 0, i+1, Tile)    // KV tokens 0..i of sequence s
 //	o[d] = round_out(acc[d] / l)             // div.rn
 //
+// where attendRange(q, lo, hi, Tile), the online softmax over KV tokens
+// [lo, hi) of KV head h/(Heads/KVHeads), in tiles starting at lo, is
+//
+//	m = -Inf, l = +0, acc[d] = +0
+//	for each tile [t0, t1):
+//		s[j]  = fma-dot(q, k[j]) · scale          // d ascending from +0; scale = Scale(HeadDim)
+//		mt    = max(m, max_j s[j])                // max.f32, j ascending
+//		alpha = Exp32(m - mt)
+//		l     = l · alpha;  acc[d] = acc[d] · alpha
+//		for j ascending: p = Exp32(s[j] - mt); l = l + p; acc[d] = fma(p, v[j][d], acc[d])
+//		m = mt
+//
 // s.Splits is ignored: a prefill row is one split.
 func Prefill(in PrefillInput, s AttentionSchedule, rows []int) ([]float32, error) {
 	if err := s.Validate(); err != nil {
@@ -170,6 +182,7 @@ func SplitBounds(L, tile, splits int) [][2]int {
 // out[i*HeadDim : (i+1)*HeadDim]:
 //
 //	for each split c of SplitBounds(L, Tile, Splits): attendRange(q, lo_c, hi_c, Tile) -> (m_c, l_c, acc_c)
+//	                                                // attendRange: see Prefill
 //	M = max_c m_c                                   // max.f32, c ascending
 //	num[d] = -0, den = -0                           // -0, not +0: see below
 //	for c ascending: w = Exp32(m_c - M); den = fma(w, l_c, den); num[d] = fma(w, acc_c[d], num[d])
