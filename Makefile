@@ -15,8 +15,9 @@ DURATION  ?= 60s
 SEED      ?= 1
 FUZZTIME  ?= 10s
 NIGHTLY_FUZZTIME ?= 10s
+NIGHTLY_DURATION ?= 30s
 OUT       ?= out
-export NIGHTLY_FUZZTIME
+export NIGHTLY_FUZZTIME NIGHTLY_DURATION
 
 # Build with CUDA when this machine has a GPU, a driver and CUDA headers.
 CUDA_HOME ?= /usr/local/cuda
@@ -26,7 +27,7 @@ TAGS      := -tags cuda
 CUDA_ENV  := CGO_CFLAGS="-I$(CURDIR)/gpu/cudacompat -I$(CUDA_HOME)/include" CGO_LDFLAGS="-L$(CUDA_HOME)/lib64/stubs -L$(CUDA_HOME)/lib64"
 endif
 
-.PHONY: run test vet cuda-vet unit fuzz bench nightly ptx test-gpu build clean
+.PHONY: run report test vet cuda-vet unit fuzz bench nightly ptx test-gpu build clean
 
 build:
 	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
@@ -55,9 +56,11 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
 
-nightly:
-	@if [ -x scripts/nightly.sh ]; then scripts/nightly.sh; \
-	else echo "nightly: scripts/nightly.sh does not exist yet (reports issue)"; exit 1; fi
+nightly: build
+	BITPARITY_BIN=bin/bitparity scripts/nightly.sh
+
+report: build
+	./bin/bitparity report --out-dir $(OUT)/report $(OUT)/run.json
 
 ptx:
 	@if [ -x scripts/ptx.sh ]; then scripts/ptx.sh; \
