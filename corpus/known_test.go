@@ -99,6 +99,10 @@ func TestKnownGenerate(t *testing.T) {
 		env := fuzz.HostEnv()
 		if fd != nil {
 			env = fd.Env
+			if fd.DriftMap, err = MapDrift(context.Background(), fd); err != nil {
+				t.Fatalf("%s: drift map: %v", k.note, err)
+			}
+			fd.Signature = spec.Signature(*fd)
 		}
 		f := NewFile(k.c, fd, env, "known")
 		f.Note = k.note
@@ -112,8 +116,8 @@ func TestKnownGenerate(t *testing.T) {
 
 // TestKnownReplay replays every case file shipped in corpus/known/: a
 // drift or misuse case must show its finding again, of the same kind and
-// signature (and drift rule, when both carry one); an invariant case must
-// still pass. A first difference at another row, column or bits than
+// signature, and its drift map swept again (MapDrift; skipped with -short)
+// must give the recorded rule; an invariant case must still pass. A first difference at another row, column or bits than
 // recorded is logged: it moves when the oracle's or a drift model's values
 // change, which their own golden tests pin. Every case of
 // knownCases must be shipped.
@@ -142,6 +146,7 @@ func TestKnownReplay(t *testing.T) {
 	for _, e := range entries {
 		e := e
 		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
 			o, err := Replay(context.Background(), e.File)
 			if err != nil {
 				t.Fatalf("%s: %v", e.File.Note, err)
@@ -159,8 +164,14 @@ func TestKnownReplay(t *testing.T) {
 						o.Finding.Row, o.Finding.Col, o.Finding.A.Hex, o.Finding.B.Hex,
 						e.File.Finding.Row, e.File.Finding.Col, e.File.Finding.A.Hex, e.File.Finding.B.Hex)
 				}
-				if e.File.Finding.DriftMap != nil && o.Finding.DriftMap != nil && o.Finding.DriftMap.Rule != e.File.Finding.DriftMap.Rule {
-					t.Errorf("%s: drift rule %q, recorded %q", e.File.Note, o.Finding.DriftMap.Rule, e.File.Finding.DriftMap.Rule)
+				if rec := e.File.Finding.DriftMap; rec != nil && !testing.Short() {
+					dm, err := MapDrift(context.Background(), o.Finding)
+					if err != nil {
+						t.Fatalf("%s: drift map: %v", e.File.Note, err)
+					}
+					if dm == nil || dm.Rule != rec.Rule {
+						t.Errorf("%s: drift map now %+v, recorded rule %q", e.File.Note, dm, rec.Rule)
+					}
 				}
 			case ExpectPass:
 				if o.Verdict != Passed {
