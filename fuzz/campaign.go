@@ -17,7 +17,7 @@ import (
 // Campaign runs every pair (Pairs) for a duration: it draws cases with
 // gen.Case, runs Check, and shrinks and maps every finding. The zero value
 // of every field is valid: 60 s, seed 0, every target and relation, no
-// case limit, no progress calls, GOMAXPROCS workers.
+// case limit, no progress calls, GOMAXPROCS/2 workers.
 type Campaign struct {
 	Duration time.Duration
 	Seed     uint64
@@ -32,10 +32,15 @@ type Campaign struct {
 	// 1 s) and once at the end.
 	Progress      func(Stats)
 	ProgressEvery time.Duration
-	// Workers is the number of cases run at once (0: GOMAXPROCS).
+	// Workers is the number of cases run at once (0: half of GOMAXPROCS,
+	// at least 1: the oracle spreads each case's rows over GOMAXPROCS
+	// goroutines already, and more workers than that only contend). One
+	// more goroutine shrinks and maps findings meanwhile.
 	Workers int
-	// ShrinkBudget bounds the time spent shrinking and mapping one finding
-	// (0: 10 s). NoShrink reports findings as first found.
+	// ShrinkBudget bounds the time spent shrinking one finding (0: 10 s;
+	// LateShrinkBudget for findings still queued at the deadline; the
+	// drift map has its own MapBudget). NoShrink reports findings as first
+	// found.
 	ShrinkBudget time.Duration
 	NoShrink     bool
 	// OnFinding, when set, is called with each finding once it is shrunk
@@ -94,7 +99,7 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 	}
 	workers := c.Workers
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = max(1, runtime.GOMAXPROCS(0)/2)
 	}
 	shrinkBudget := c.ShrinkBudget
 	if shrinkBudget <= 0 {
@@ -183,6 +188,7 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 		}()
 	}
 
+	found := make(chan *spec.Finding, 1024)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -227,22 +233,37 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 				f.Elapsed = spec.Duration(time.Since(start))
 				f.CasesBefore = cases
 				mu.Unlock()
-				if !c.NoShrink {
-					sctx, scancel := context.WithTimeout(ctx, shrinkBudget)
-					minimize(sctx, f)
-					scancel()
-				}
-				f.ToMinimal = spec.Duration(time.Since(start) - time.Duration(f.Elapsed))
-				mu.Lock()
-				findings = append(findings, *f)
-				mu.Unlock()
-				if c.OnFinding != nil {
-					c.OnFinding(*f)
-				}
+				found <- f
 			}
 		}()
 	}
+	// One goroutine shrinks and maps findings while the workers go on;
+	// findings still queued at the deadline get LateShrinkBudget each.
+	shrunk := make(chan struct{})
+	go func() {
+		defer close(shrunk)
+		for f := range found {
+			if !c.NoShrink {
+				budget := shrinkBudget
+				if time.Now().After(deadline) {
+					budget = min(budget, LateShrinkBudget)
+				}
+				sctx, scancel := context.WithTimeout(ctx, budget)
+				minimize(sctx, f)
+				scancel()
+			}
+			f.ToMinimal = spec.Duration(time.Since(start) - time.Duration(f.Elapsed))
+			mu.Lock()
+			findings = append(findings, *f)
+			mu.Unlock()
+			if c.OnFinding != nil {
+				c.OnFinding(*f)
+			}
+		}
+	}()
 	wg.Wait()
+	close(found)
+	<-shrunk
 	close(done)
 	st := stats()
 	if c.Progress != nil {
@@ -353,46 +374,41 @@ func targetStats(pairs []*pairState, findings []spec.Finding) []spec.TargetStats
 }
 
 // Cost limits of drawn cases, in fma-equivalents of CPU work over every
-// batch the relation builds (CaseCost). Most cases stay under SmallCost
-// (8x for attention prefill, whose rows cost the square of their length)
-// so a 2-core machine runs thousands a minute; one draw in BigEvery takes
-// a big case of up to BigCost (hundreds or thousands of rows with a hidden
-// size past 256, long KV caches).
+// batch the relation builds (CaseCost). gen.Case already keeps most cases
+// small (gen.SmallWork); the campaign caps what it takes at SmallCost (8x
+// for attention prefill, whose rows cost the square of their length), and
+// one draw in BigEvery takes one of gen's medium or big cases (more than
+// gen.SmallWork: hundreds or thousands of rows with a hidden size past 256,
+// long KV caches) of up to BigCost, so the thresholds that only large
+// batches cross are reached every few seconds.
 const (
-	SmallCost = 1 << 18
+	SmallCost = 1 << 20
 	BigCost   = 1 << 23
-	BigEvery  = 16
+	BigEvery  = 10
 )
 
 // drawCase draws from gen.Case: a small draw takes the first case with
-// CaseCost <= SmallCost (of at most 64); a big draw (one in BigEvery) takes
-// the most costly of 64 cases that still fits BigCost, since gen makes the
-// big shapes (hundreds of rows with a hidden size past 256) rarely. When
-// nothing fits, the cheapest case drawn. The shapes keep gen's bias; only
-// their cost is bounded.
+// CaseCost <= SmallCost, a big draw (one in BigEvery) the first with
+// gen.Work > gen.SmallWork and CaseCost <= BigCost, each of at most 64
+// draws; when none fits, the cheapest case drawn. The shapes keep gen's
+// bias; only their cost is bounded.
 func drawCase(r *rand.Rand, op spec.Op, relation string) spec.Case {
 	small := int64(SmallCost)
 	if op == spec.OpAttnPrefill {
 		small *= 8
 	}
 	big := r.Intn(BigEvery) == 0
-	var best, cheap spec.Case
-	bestCost, cheapCost := int64(-1), int64(-1)
+	var cheap spec.Case
+	cheapCost := int64(-1)
 	for i := 0; i < 64; i++ {
 		c := gen.Case(r, op, relation)
 		cost := CaseCost(c)
-		if !big && cost <= small {
+		if !big && cost <= small || big && cost <= BigCost && gen.Work(c) > gen.SmallWork {
 			return c
-		}
-		if big && cost <= BigCost && cost > bestCost {
-			best, bestCost = c, cost
 		}
 		if cheapCost < 0 || cost < cheapCost {
 			cheap, cheapCost = c, cost
 		}
-	}
-	if bestCost >= 0 {
-		return best
 	}
 	return cheap
 }

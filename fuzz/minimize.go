@@ -11,11 +11,13 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// ShrinkTries bounds the Checks one shrink may run, and MapBudget the time
-// of one drift map.
+// ShrinkTries bounds the Checks one shrink may run, MapBudget the time of
+// one drift map, and LateShrinkBudget the shrinking of a finding still
+// queued when the campaign's duration is over.
 const (
-	ShrinkTries = 400
-	MapBudget   = 10 * time.Second
+	ShrinkTries      = 400
+	MapBudget        = 10 * time.Second
+	LateShrinkBudget = 3 * time.Second
 )
 
 // minimize shrinks f's case (fuzz/shrink) to the smallest that still fails
