@@ -74,6 +74,16 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	var last fuzz.Stats
 	show := runProgressPrinter(stderr)
 	c.Progress = func(s fuzz.Stats) { last = s; show(s) }
+	for _, name := range c.Targets {
+		if _, err := fuzz.Lookup(name); err != nil {
+			return usageErr("run: %v", err)
+		}
+	}
+	for _, name := range c.Relations {
+		if _, err := fuzz.RelationByName(name); err != nil {
+			return usageErr("run: %v", err)
+		}
+	}
 	c.OnFinding = func(f spec.Finding) {
 		fmt.Fprintf(stderr, "\rfound: %s %s (%s) after %s, %d cases\n", f.Relation, runTargetsOf(f), f.Kind,
 			time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore)
@@ -358,8 +368,10 @@ func runPrintFinding(w io.Writer, n int, f spec.Finding, note string) {
 	if f.DriftMap != nil {
 		fmt.Fprintf(w, "  drift map over %s (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Kind, runDriftWords(f.DriftMap))
 	}
-	fmt.Fprintf(w, "  found after %s and %d cases; minimal after %s more\n", time.Duration(f.Elapsed).Round(time.Millisecond),
-		f.CasesBefore, time.Duration(f.ToMinimal).Round(time.Millisecond))
+	if f.CasesBefore > 0 {
+		fmt.Fprintf(w, "  found after %s and %d cases; minimal after %s more\n", time.Duration(f.Elapsed).Round(time.Millisecond),
+			f.CasesBefore, time.Duration(f.ToMinimal).Round(time.Millisecond))
+	}
 	fmt.Fprintf(w, "  repro: %s\n\n", f.Repro)
 }
 

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bitparity/bitparity/spec"
+)
+
+func runArgs(args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	err := run(&out, &errb, args)
+	return out.String(), errb.String(), exitCode(err)
+}
+
+// TestRunCampaign: a short campaign over one drift model and its oracle
+// finds the control, prints its drift map, writes a result file, and exits
+// 0 because the only findings are the expected control's.
+func TestRunCampaign(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.json")
+	out, errs, code := runArgs("run", "--duration", "4s", "--targets", "drift-gemm-splitk-by-m,oracle-gemm", "--json", path)
+	if code != spec.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"rows <= 64 -> A, rows >= 65 -> B", "repro: bitparity run --case '", "invariant targets:", "drift-gemm-splitk-by-m         found by"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res spec.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != spec.ResultVersion || res.Cases == 0 || len(res.Findings) == 0 || len(res.Targets) != 2 {
+		t.Fatalf("result: version %d, %d cases, %d findings, %d targets", res.Version, res.Cases, len(res.Findings), len(res.Targets))
+	}
+	for _, ts := range res.Targets {
+		if ts.Invariant && ts.Findings != 0 {
+			t.Errorf("invariant %s has %d findings", ts.Target, ts.Findings)
+		}
+	}
+	// without --expect-controls every finding makes exit 1
+	if _, _, code := runArgs("run", "--duration", "2s", "--targets", "drift-gemm-splitk-by-m", "--no-shrink", "--expect-controls=false"); code != spec.ExitFinding {
+		t.Fatalf("--expect-controls=false with a finding: exit %d, want 1", code)
+	}
+}
+
+// TestRunCase: one case from a repro line; the exit code says whether it
+// failed.
+func TestRunCase(t *testing.T) {
+	drift := `{"version":1,"op":"gemm","relation":"oracle_parity","targets":["drift-gemm-splitk-by-m"],"shape":{"rows":1,"hidden":6,"n":2},"in":"fp16","out":"fp16","dist":"normal","seed":0,"gen_version":1,"rel":{}}`
+	out, _, code := runArgs("run", "--case", drift)
+	if code != spec.ExitFinding || !strings.Contains(out, "first diverging row 0, column 1") {
+		t.Fatalf("drift case: exit %d\n%s", code, out)
+	}
+	held := strings.Replace(drift, "drift-gemm-splitk-by-m", "oracle-gemm", 1)
+	if out, _, code := runArgs("run", "--case", held); code != spec.ExitOK || !strings.Contains(out, "holds") {
+		t.Fatalf("oracle case: exit %d\n%s", code, out)
+	}
+	for _, bad := range [][]string{{"run", "--case", `{"op":"gemm","bogus":1}`}, {"run", "--targets", "nope"}, {"run", "--relations", "nope"}, {"run", "extra"}} {
+		if _, _, code := runArgs(bad...); code != spec.ExitUsage {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	out, _, code := runArgs("list")
+	if code != spec.ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"rmsnorm", "logprob_parity", "oracle-attn_decode", "drift-attn-tile48", "oracle-attn_prefill vs drift-attn-tile48  [must find: negative control]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %q", want)
+		}
+	}
+}
