@@ -181,7 +181,8 @@ func canonicalCase(c spec.Case) (spec.Case, error) {
 	return c, nil
 }
 
-// Encode validates f and returns its canonical bytes: indented JSON, the
+// Encode validates f and returns its canonical bytes: indented JSON
+// without HTML escaping, the
 // case canonicalised (canonicalCase), Format and Version set, the signature
 // filled in from the finding when empty, and a trailing newline.
 func Encode(f *File) ([]byte, error) {
@@ -216,6 +217,8 @@ func Encode(f *File) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // drift rules read "kv <= 48", not "kv \u003c= 48"
+
 	if err := enc.Encode(&g); err != nil {
 		return nil, fmt.Errorf("encode case file: %w", err)
 	}
