@@ -33,9 +33,9 @@ func testCase(op spec.Op, in, out spec.DType, dist spec.Dist, seed uint64) spec.
 	case spec.OpLogProb:
 		c.Shape = spec.Shape{Rows: 17, Vocab: 1000}
 	case spec.OpAttnPrefill:
-		c.Shape = spec.Shape{Seqs: 2, SeqLen: 33, Heads: 4, KVHeads: 2, HeadDim: 16}
+		c.Shape = spec.Shape{Seqs: 2, SeqLen: 70, Heads: 4, KVHeads: 2, HeadDim: 16}
 	case spec.OpAttnDecode:
-		c.Shape = spec.Shape{Rows: 5, KVLens: []int{1, 17, 49, 64, 3}, Heads: 4, KVHeads: 1, HeadDim: 32}
+		c.Shape = spec.Shape{Rows: 5, KVLens: []int{1, 17, 49, 130, 64}, Heads: 4, KVHeads: 1, HeadDim: 32}
 	}
 	return c
 }
@@ -92,9 +92,11 @@ func TestNumpyOracleParity(t *testing.T) {
 		{spec.OpGEMM, []string{"--blas"}, spec.BF16, []spec.Dist{spec.DistNormal}},
 		{spec.OpLogProb, nil, spec.BF16, append(exactDists, spec.DistHeavy, spec.DistConstant)},
 		{spec.OpLogProb, nil, spec.FP32, exactDists},
-		{spec.OpAttnPrefill, nil, spec.BF16, []spec.Dist{spec.DistNormal}},
-		{spec.OpAttnDecode, nil, spec.BF16, []spec.Dist{spec.DistNormal}},
-		{spec.OpAttnDecode, nil, spec.FP16, []spec.Dist{spec.DistNormal}},
+		{spec.OpAttnPrefill, nil, spec.BF16, exactDists},
+		{spec.OpAttnPrefill, nil, spec.FP32, []spec.Dist{spec.DistNormal, spec.DistNearOverflow}},
+		{spec.OpAttnDecode, nil, spec.BF16, exactDists},
+		{spec.OpAttnDecode, nil, spec.FP16, []spec.Dist{spec.DistNormal, spec.DistSubnormal}},
+		{spec.OpAttnDecode, nil, spec.FP32, []spec.Dist{spec.DistNormal, spec.DistSignedZero}},
 	}
 	targets := map[string]*Target{}
 	for _, tt := range tests {

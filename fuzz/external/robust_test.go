@@ -161,7 +161,7 @@ func TestHelloDeclarations(t *testing.T) {
 	tg := numpyTarget(t, "", "attn_decode")
 	info := tg.Info()
 	if info.Name != "exec:numpy.attn_decode" || info.Op != spec.OpAttnDecode || info.Device != "process:cpu" ||
-		!info.Invariant || info.Schedule != "" || info.ULPBound != 16 {
+		!info.Invariant || info.Schedule != "tile=64 splits=1" || info.ULPBound != 0 {
 		t.Fatalf("info %+v", info)
 	}
 	tg = numpyTarget(t, spec.OpRMSNorm)
