@@ -87,6 +87,7 @@ func SweepFor(ctx context.Context, f *spec.Finding) (*Sweep, error) {
 		if err != nil {
 			return "", err
 		}
+		defer (&run{out: out}).release()
 		if err := hostValues(out); err != nil {
 			return "", err
 		}
@@ -153,6 +154,8 @@ func (k *kvClass) classify(v int) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		r := &run{out: out}
+		defer r.release()
 		if err := hostValues(out); err != nil {
 			return "", err
 		}

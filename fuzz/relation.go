@@ -216,6 +216,13 @@ func execute(ctx context.Context, t Target, b *Batch, uids []int, what string) (
 	return &run{what: what, target: t, batch: b, uids: uids, out: out}, nil
 }
 
+// release returns a device output's memory; host outputs need nothing.
+func (r *run) release() {
+	if r != nil && r.out != nil && r.out.Device != nil {
+		r.out.Device.Release()
+	}
+}
+
 // Rows0 returns rows, or all rows of b when rows is nil.
 func (b *Batch) Rows0(rows []int) []int {
 	if rows != nil {

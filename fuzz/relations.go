@@ -97,6 +97,7 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *Batch, ts []Ta
 	if err != nil {
 		return nil, err
 	}
+	defer x.release()
 	try := func(ids []int, what string) (*spec.Finding, error) {
 		g, uids, err := itemsFrom(c, b, ids)
 		if err != nil {
@@ -106,6 +107,7 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *Batch, ts []Ta
 		if err != nil {
 			return nil, err
 		}
+		defer o.release()
 		ra, rb := shared(x, o)
 		return differ(x, o, ra, rb, dt, 0)
 	}
@@ -158,6 +160,7 @@ func (padding) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*
 	if err != nil {
 		return nil, err
 	}
+	defer x.release()
 	p, err := padded(c, b, c.Rel.Pad, c.Rel.Filler)
 	if err != nil {
 		return nil, err
@@ -174,6 +177,7 @@ func (padding) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*
 	if err != nil {
 		return nil, err
 	}
+	defer o.release()
 	ra, rb := shared(x, o)
 	return differ(x, o, ra, rb, dt, 0)
 }
@@ -208,10 +212,12 @@ func (oracleParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Targe
 	if err != nil {
 		return nil, err
 	}
+	defer o.release()
 	x, err := execute(ctx, t, b, identity(n), "the target")
 	if err != nil {
 		return nil, err
 	}
+	defer x.release()
 	rows := identity(b.Rows())
 	return differ(x, o, rows, rows, dt, bound)
 }
@@ -240,10 +246,12 @@ func (pathParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target)
 		if err != nil {
 			return nil, err
 		}
+		defer x.release()
 		y, err := execute(ctx, ts[1], b, identity(n), ts[1].Info().Name+" on the case's batch")
 		if err != nil {
 			return nil, err
 		}
+		defer y.release()
 		rows := identity(b.Rows())
 		return differ(x, y, rows, rows, dt, 0)
 	}
@@ -268,10 +276,12 @@ func (pathParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target)
 		return nil, &targetError{target: ts[0].Info().Name, err: err}
 	}
 	x := &run{what: "prefill (last position of each sequence)", target: ts[0], batch: b, uids: identity(n), out: out}
+	defer x.release()
 	y, err := execute(ctx, ts[1], db, identity(n), "decode of each sequence's last token against its KV cache")
 	if err != nil {
 		return nil, err
 	}
+	defer y.release()
 	return differ(x, y, ra, rb, dt, 0)
 }
 
@@ -333,10 +343,12 @@ func (logprobParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Targ
 	if err != nil {
 		return nil, err
 	}
+	defer a.release()
 	o, err := execute(ctx, ts[1], b, identity(n), ts[1].Info().Name)
 	if err != nil {
 		return nil, err
 	}
+	defer o.release()
 	diffs, filled, err := compareOutputs(a.out, o.out, mask, mask, dt)
 	if err != nil {
 		return nil, err
@@ -411,10 +423,12 @@ func (determinism) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target
 	if err != nil {
 		return nil, err
 	}
+	defer x.release()
 	y, err := execute(ctx, ts[0], b, identity(n), "second call")
 	if err != nil {
 		return nil, err
 	}
+	defer y.release()
 	rows := identity(b.Rows())
 	return differ(x, y, rows, rows, dt, 0)
 }

@@ -76,13 +76,29 @@ func init() {
 		}
 		return o, nil
 	})
-	// test-device: the oracle with its output on a fake device.
+	// test-device: the oracle with its output on a fake device;
+	// test-device-drift: TERMSNormMod32 on a fake device.
+	onDevice := func(policy func(*Batch) any) func(_ context.Context, b *Batch, rows []int) (*Output, error) {
+		return func(_ context.Context, b *Batch, rows []int) (*Output, error) {
+			o, err := runOracle(b, policy(b), rows)
+			if err != nil {
+				return nil, err
+			}
+			d := &fakeDevice{vals: o.Values, cols: o.Cols}
+			devices = append(devices, d)
+			o.Values, o.Taps, o.TapCols = nil, nil, 0
+			o.Device = d
+			return o, nil
+		}
+	}
+	reg("test-device-drift", spec.OpRMSNorm, onDevice(TERMSNormMod32))
 	reg("test-device", spec.OpRMSNorm, func(_ context.Context, b *Batch, rows []int) (*Output, error) {
 		o, err := oracleRun(b, rows)
 		if err != nil {
 			return nil, err
 		}
 		d := &fakeDevice{vals: o.Values, cols: o.Cols}
+		devices = append(devices, d)
 		o.Values, o.Taps, o.TapCols = nil, nil, 0
 		o.Device = d
 		return o, nil
@@ -95,9 +111,13 @@ type fakeDevice struct {
 	cols     int
 	compares int
 	fetched  int
+	released int
 }
 
-var lastDevice *fakeDevice
+var (
+	lastDevice *fakeDevice
+	devices    []*fakeDevice
+)
 
 func (d *fakeDevice) CompareRows(other DeviceOutput, ra, rb []int, dt oracle.DType) ([]RowDiff, error) {
 	o, ok := other.(*fakeDevice)
@@ -120,7 +140,7 @@ func (d *fakeDevice) Fetch(pos []int) ([]float32, error) {
 	return out, nil
 }
 
-func (d *fakeDevice) Release() {}
+func (d *fakeDevice) Release() { d.released++ }
 
 func rmsCase(rel string, target string, rows, hidden int, p spec.RelParams) spec.Case {
 	c := suiteCase(spec.OpRMSNorm, rel, spec.Shape{Rows: rows, Hidden: hidden}, p)
@@ -204,13 +224,38 @@ func TestBadCases(t *testing.T) {
 }
 
 func TestDeviceCompareFetchesOnlyTheFinding(t *testing.T) {
-	lastDevice = nil
+	lastDevice, devices = nil, nil
 	c := rmsCase(spec.RelBatchInvariance, "test-device", 6, 64, spec.RelParams{Row: 2, Batch: 7, Position: 6})
 	if f, err := Check(context.Background(), c); err != nil || f != nil {
 		t.Fatalf("%v %v", f, err)
 	}
 	if lastDevice == nil || lastDevice.compares == 0 || lastDevice.fetched != 0 {
 		t.Fatalf("want device compares and no fetch, got %+v", lastDevice)
+	}
+	for i, d := range devices {
+		if d.released != 1 {
+			t.Errorf("device output %d released %d times", i, d.released)
+		}
+	}
+}
+
+func TestDeviceMismatchFetchesTheRow(t *testing.T) {
+	devices = nil
+	c := rmsCase(spec.RelBatchInvariance, "test-device-drift", 12, 300, spec.RelParams{Row: 3, Batch: 32, Position: 7})
+	c.In, c.Out = spec.FP32, spec.FP32
+	f, err := Check(context.Background(), c)
+	if err != nil || f == nil {
+		t.Fatalf("want a finding: %v %v", f, err)
+	}
+	fetched := 0
+	for _, d := range devices {
+		fetched += d.fetched
+		if d.released != 1 {
+			t.Errorf("device output released %d times", d.released)
+		}
+	}
+	if fetched != 2 || f.A.Hex == f.B.Hex || f.ULPs == 0 {
+		t.Fatalf("fetched %d rows (want the finding's row from each side), A %s B %s ulps %d", fetched, f.A.Hex, f.B.Hex, f.ULPs)
 	}
 }
 
