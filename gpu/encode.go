@@ -3,6 +3,8 @@ package gpu
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/bitparity/bitparity/oracle"
 )
@@ -15,10 +17,40 @@ func dsize(dt oracle.DType) int {
 	return 2
 }
 
+// parallelMin is the number of values from which encode and decode split
+// the work over GOMAXPROCS goroutines.
+const parallelMin = 1 << 18
+
+// split calls fn on [lo, hi) chunks of [0, n), on up to GOMAXPROCS
+// goroutines when n is large. Chunks are disjoint, so the result does not
+// depend on how the work was split.
+func split(n int, fn func(lo, hi int)) {
+	w := min(runtime.GOMAXPROCS(0), n/parallelMin)
+	if w <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (n + w - 1) / w
+	for lo := 0; lo < n; lo += per {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			fn(lo, hi)
+		}(lo, min(lo+per, n))
+	}
+	wg.Wait()
+}
+
 // encode writes vals as the little-endian bits of dt into dst
 // (len(dst) == len(vals)*dsize(dt)); values are rounded to dt (exact for
-// values already of that dtype).
+// values already of that dtype). Large inputs are encoded in parallel.
 func encode(dst []byte, dt oracle.DType, vals []float32) {
+	sz := dsize(dt)
+	split(len(vals), func(lo, hi int) { encodeSerial(dst[lo*sz:hi*sz], dt, vals[lo:hi]) })
+}
+
+func encodeSerial(dst []byte, dt oracle.DType, vals []float32) {
 	switch dt {
 	case oracle.BF16:
 		for i, v := range vals {
@@ -35,8 +67,14 @@ func encode(dst []byte, dt oracle.DType, vals []float32) {
 	}
 }
 
-// decode widens the little-endian dt bits in src into dst exactly.
+// decode widens the little-endian dt bits in src into dst exactly (in
+// parallel for large outputs).
 func decode(dst []float32, dt oracle.DType, src []byte) {
+	sz := dsize(dt)
+	split(len(dst), func(lo, hi int) { decodeSerial(dst[lo:hi], dt, src[lo*sz:hi*sz]) })
+}
+
+func decodeSerial(dst []float32, dt oracle.DType, src []byte) {
 	switch dt {
 	case oracle.BF16:
 		for i := range dst {
