@@ -18,7 +18,9 @@ usage: torch_ops.py [OP] [--device DEV] [--sdpa-backend B] [--decode-mask M]
   attn_decode   the same with one query per request against its KV cache,
                 caches padded to the longest with a boolean mask; when every
                 request has the same length no mask is passed (--decode-mask
-                always forces one), which lets PyTorch pick another backend
+                always forces one), which lets PyTorch pick another backend;
+                with --sdpa-backend flash (no masks) requests of different
+                lengths run as one call per length
 
 --device: cuda, cuda:N or cpu (default: $BITPARITY_DEVICE, else cuda when
 available). --sdpa-backend: flash, efficient, cudnn or math (default: let
@@ -51,13 +53,13 @@ TORCH_DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.floa
 class Ops:
     def __init__(self, args):
         self.args = args
+        if args.deterministic:  # before CUDA starts: cuBLAS reads it once
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         dev = args.device or os.environ.get("BITPARITY_DEVICE") or ("cuda" if torch.cuda.is_available() else "cpu")
         self.device = torch.device(dev)
         if self.device.type == "cuda" and self.device.index is None:
             self.device = torch.device("cuda", torch.cuda.current_device())
         if args.deterministic:
-            if self.device.type == "cuda":
-                os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
             torch.use_deterministic_algorithms(True)
 
     def describe(self):
@@ -155,6 +157,8 @@ class Ops:
         B, T = q.shape[0], k.shape[0]
         lmax = int(lens.max().item())
         same = bool((lens == lmax).all().item())
+        if not same and self.args.sdpa_backend == "flash":
+            return self.out(req, self._decode_by_length(q, k, v, lens))
         if same:
             kp = k.view(B, lmax, k.shape[1], k.shape[2])
             vp = v.view(B, lmax, v.shape[1], v.shape[2])
@@ -172,6 +176,21 @@ class Ops:
             kw["attn_mask"] = mask[:, None, None, :]
         o = self.sdpa(q[:, :, None, :], kp.transpose(1, 2), vp.transpose(1, 2), **kw)  # [B, H, 1, D]
         return self.out(req, o[:, :, 0, :])
+
+
+    def _decode_by_length(self, q, k, v, lens):
+        """Decode without a mask (flash takes none): requests grouped by KV
+        length, one SDPA call per length, in order of first appearance."""
+        starts = (torch.cumsum(lens, 0) - lens).tolist()
+        ls = lens.tolist()
+        out = torch.empty_like(q)
+        for n in dict.fromkeys(ls):
+            idx = [b for b, x in enumerate(ls) if x == n]
+            kb = torch.stack([k[starts[b]:starts[b] + n] for b in idx])  # [G, n, KH, D]
+            vb = torch.stack([v[starts[b]:starts[b] + n] for b in idx])
+            o = self.sdpa(q[idx][:, :, None, :], kb.transpose(1, 2), vb.transpose(1, 2))
+            out[idx] = o[:, :, 0, :]
+        return out
 
 
 def _sdpa_math(q, k, v, attn_mask=None, is_causal=False):
@@ -207,12 +226,14 @@ def main(argv):
 
     def capable(fn):
         """A dtype the build has no kernel for ("not implemented for
-        'Half'" on CPU) is unsupported, not a crash."""
+        'Half'" on CPU), or a forced SDPA backend that cannot take the
+        batch ("No available kernel", e.g. flash with a mask), is
+        unsupported, not a crash."""
         def run(req):
             try:
                 return fn(req)
             except RuntimeError as e:
-                if "not implemented for" in str(e):
+                if "not implemented for" in str(e) or "No available kernel" in str(e):
                     raise bp.Unsupported(str(e)) from e
                 raise
         return run
