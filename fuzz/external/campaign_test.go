@@ -84,3 +84,15 @@ func TestCrashFinding(t *testing.T) {
 		t.Fatalf("started %d times, want 2 (one restart)", n)
 	}
 }
+
+// TestExecFlags: the repro flags of external targets, quoted for a shell.
+func TestExecFlags(t *testing.T) {
+	Register("exec:test-flags", `python3 it's.py rmsnorm`, spec.OpRMSNorm, Options{})
+	got := ExecFlags("oracle-rmsnorm", "exec:test-flags")
+	if want := ` --exec 'python3 it'\''s.py rmsnorm'`; got != want {
+		t.Fatalf("ExecFlags = %s, want %s", got, want)
+	}
+	if got := ExecFlags("oracle-rmsnorm"); got != "" {
+		t.Fatalf("ExecFlags of a Go target = %q, want empty", got)
+	}
+}

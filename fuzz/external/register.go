@@ -10,14 +10,39 @@ import (
 )
 
 var (
-	openMu sync.Mutex
-	open   []*Target // targets started through this file, for CloseAll
+	openMu   sync.Mutex
+	open     []*Target             // targets started through this file, for CloseAll
+	cmdlines = map[string]string{} // registered name -> command line
 )
 
 func track(t *Target) {
 	openMu.Lock()
 	open = append(open, t)
 	openMu.Unlock()
+}
+
+func remember(name, cmdline string) {
+	openMu.Lock()
+	cmdlines[name] = cmdline
+	openMu.Unlock()
+}
+
+// ExecFlags returns the --exec flags that register the named targets, for
+// the external ones among them (those of Register, Add and AddAll), in
+// order and shell-quoted, e.g. " --exec 'python3 adapters/torch_ops.py
+// gemm'"; "" when none is external. A repro line of a finding on an
+// external target needs them: `bitparity run` + ExecFlags(targets...) +
+// " --case '...'".
+func ExecFlags(names ...string) string {
+	openMu.Lock()
+	defer openMu.Unlock()
+	var b strings.Builder
+	for _, n := range names {
+		if cl, ok := cmdlines[n]; ok {
+			b.WriteString(" --exec '" + strings.ReplaceAll(cl, "'", `'\''`) + "'")
+		}
+	}
+	return b.String()
 }
 
 // CloseAll closes every target that Register, Add or AddAll started. An
@@ -40,6 +65,7 @@ func CloseAll() {
 // Lookup. It panics on a duplicate name, as fuzz.Register does.
 func Register(name, cmdline string, op spec.Op, opts Options) {
 	opts.Name = name
+	remember(name, cmdline)
 	var once sync.Once
 	var t *Target
 	var err error
@@ -72,6 +98,7 @@ func Add(cmdline string, op spec.Op, opts Options) (*Target, error) {
 		}
 	}
 	track(t)
+	remember(name, cmdline)
 	fuzz.Register(name, func() (fuzz.Target, error) { return t, nil })
 	return t, nil
 }
