@@ -86,12 +86,11 @@ const DefaultMaxElements = 1 << 18
 
 var (
 	regMu sync.Mutex
-	byObj = map[fuzz.Target]string{}
 	byCmd = map[string]string{}
 )
 
-// register puts the target under test in the fuzz registry (once per
-// target value or command line) and returns its name.
+// register puts the target under test in the fuzz registry (an external
+// process once per command line) and returns its registered name.
 func register(opts Options) (string, error) {
 	regMu.Lock()
 	defer regMu.Unlock()
@@ -99,19 +98,19 @@ func register(opts Options) (string, error) {
 	case opts.Target != nil && opts.Exec != "":
 		return "", errors.New("fuzztest: set Target or Exec, not both")
 	case opts.Target != nil:
-		if name, ok := byObj[opts.Target]; ok {
-			return name, nil
-		}
-		name := opts.Target.Info().Name
-		if name == "" {
+		base := opts.Target.Info().Name
+		if base == "" {
 			return "", errors.New("fuzztest: the target's Info has no Name")
 		}
-		if slices.Contains(fuzz.Names(), name) {
-			return "", fmt.Errorf("fuzztest: a target named %q is already registered: give yours another name", name)
+		// Each call registers its target afresh (Fuzz runs once per test
+		// process), under base, or base#2, #3, ... when two differently
+		// configured kernels share a name in one test binary.
+		name := base
+		for k := 2; slices.Contains(fuzz.Names(), name); k++ {
+			name = fmt.Sprintf("%s#%d", base, k)
 		}
 		t := opts.Target
 		fuzz.Register(name, func() (fuzz.Target, error) { return t, nil })
-		byObj[opts.Target] = name
 		return name, nil
 	case opts.Exec != "":
 		if name, ok := byCmd[opts.Exec]; ok {
