@@ -14,6 +14,7 @@ GO        ?= go
 DURATION  ?= 60s
 SEED      ?= 1
 FUZZTIME  ?= 10s
+FUZZ_TARGETS ?=
 NIGHTLY_FUZZTIME ?= 10s
 NIGHTLY_DURATION ?= 30s
 OUT       ?= out
@@ -24,10 +25,10 @@ CUDA_HOME ?= /usr/local/cuda
 HAVE_GPU  := $(shell nvidia-smi -L >/dev/null 2>&1 && test -f $(CUDA_HOME)/include/cuda.h && echo yes)
 ifeq ($(HAVE_GPU),yes)
 TAGS      := -tags cuda
-CUDA_ENV  := CGO_CFLAGS="-I$(CURDIR)/gpu/cudacompat -I$(CUDA_HOME)/include" CGO_LDFLAGS="-L$(CUDA_HOME)/lib64/stubs -L$(CUDA_HOME)/lib64"
+CUDA_ENV  = $(GPU_ENV)
 endif
 
-.PHONY: run report test vet cuda-vet unit fuzz bench nightly ptx test-gpu build clean
+.PHONY: run report test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
 
 build:
 	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
@@ -51,7 +52,7 @@ unit:
 
 fuzz:
 	@targets=$$($(GO) test -list 'Fuzz.*' ./fuzz/native 2>/dev/null | grep '^Fuzz') || { echo "fuzz: no native fuzz targets in ./fuzz/native yet"; exit 1; }; \
-	for t in $$targets; do echo "== $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./fuzz/native || exit 1; done
+	for t in $$targets; do echo "== $$t"; BITPARITY_FUZZ_TARGETS=$(FUZZ_TARGETS) $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./fuzz/native || exit 1; done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
@@ -63,12 +64,18 @@ report: build
 	./bin/bitparity report --out-dir $(OUT)/report $(OUT)/run.json
 
 ptx:
-	@if [ -x scripts/ptx.sh ]; then scripts/ptx.sh; \
-	else echo "ptx: scripts/ptx.sh does not exist yet (GPU issue)"; exit 1; fi
+	scripts/ptx.sh
+
+# CUDA flags for the cuda build: the compatibility header first (CUDA 13),
+# then CUDA_HOME's headers and link stubs.
+GPU_ENV := CGO_CFLAGS="-I$(CURDIR)/gpu/cudacompat -I$(CUDA_HOME)/include $(CGO_CFLAGS)" CGO_LDFLAGS="-L$(CUDA_HOME)/lib64/stubs -L$(CUDA_HOME)/lib64 $(CGO_LDFLAGS)"
 
 test-gpu:
 	@nvidia-smi -L >/dev/null 2>&1 || { echo "test-gpu: no GPU here (nvidia-smi -L failed)"; exit 3; }
-	$(GO) test -tags cuda -count=1 -timeout 30m ./...
+	$(GPU_ENV) $(GO) test -tags cuda -count=1 -timeout 30m ./...
+
+bench-gpu:
+	$(GPU_ENV) $(GO) test -tags cuda -run '^$$' -bench . -benchtime 20x ./gpu/
 
 clean:
 	rm -rf bin $(OUT)
