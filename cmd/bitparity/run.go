@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/spec"
-	"github.com/mattn/go-isatty"
 )
 
 func init() {
@@ -72,8 +72,9 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		NoShrink:  *noShrink,
 	}
 	var last fuzz.Stats
-	show := runProgressPrinter(stderr)
-	c.Progress = func(s fuzz.Stats) { last = s; show(s) }
+	prog := reports.NewProgress(stderr, *dur)
+	c.ProgressEvery = 200 * time.Millisecond
+	c.Progress = func(s fuzz.Stats) { last = s; prog.Update(s.Cases, s.Findings) }
 	for _, name := range c.Targets {
 		if _, err := fuzz.Lookup(name); err != nil {
 			return usageErr("run: %v", err)
@@ -85,11 +86,12 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	c.OnFinding = func(f spec.Finding) {
-		fmt.Fprintf(stderr, "\rfound: %s %s (%s) after %s, %d cases\n", f.Relation, runTargetsOf(f), f.Kind,
+		fmt.Fprintf(stderr, "found: %s %s (%s) after %s, %d cases\n", f.Relation, runTargetsOf(f), f.Kind,
 			time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore)
 	}
 	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *seed, *dur, runCountPairs(c))
 	res, err := c.Run(ctx)
+	prog.Finish()
 	if res == nil {
 		if errors.Is(err, fuzz.ErrNoPairs) {
 			return usageErr("run: %v", err)
@@ -200,28 +202,6 @@ func runTargetsOf(f spec.Finding) string {
 		return f.TargetA + " vs " + f.TargetB
 	}
 	return f.TargetA
-}
-
-// runProgressPrinter shows cases/s and findings: one line rewritten in place
-// on a terminal, a plain line every 5 s otherwise.
-func runProgressPrinter(w io.Writer) func(fuzz.Stats) {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		tty = isatty.IsTerminal(f.Fd())
-	}
-	last := time.Time{}
-	return func(s fuzz.Stats) {
-		line := fmt.Sprintf("%6.1fs  %8d cases  %7.0f cases/s  %d finding(s)  %d/%d pairs live",
-			s.Elapsed.Seconds(), s.Cases, s.CasesPerSecond(), s.Findings, s.Pairs, s.Total)
-		if tty {
-			fmt.Fprintf(w, "\r%s ", line)
-			return
-		}
-		if time.Since(last) >= 5*time.Second {
-			last = time.Now()
-			fmt.Fprintln(w, line)
-		}
-	}
 }
 
 // runWriteJSONAtomic writes v as indented JSON to path through a temporary
