@@ -192,3 +192,13 @@ func TestCorpusCommands(t *testing.T) {
 		t.Errorf("unknown subcommand: exit %d", code)
 	}
 }
+
+func TestTapFinding(t *testing.T) {
+	_, tile := knownFile(t, "differs from 49 KV tokens")
+	_, splitK := knownFile(t, "split-K chosen by M")
+	_, pass := knownFile(t, "identical up to 48")
+	if !tapFinding(tile) || tapFinding(splitK) || tapFinding(pass) {
+		t.Errorf("tapFinding: tile48 %v (%s), split-K %v (%s), pass %v", tapFinding(tile), tile.Finding.A.Hex,
+			tapFinding(splitK), splitK.Finding.A.Hex, tapFinding(pass))
+	}
+}

@@ -103,6 +103,9 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		return &exitError{code: spec.ExitFinding}
 	case corpus.NotReproduced:
 		fmt.Fprintf(stdout, "COULD NOT REPRODUCE: every compared row is bitwise equal here (%v).\n", o.Elapsed.Round(1e6))
+		if tapFinding(f) {
+			fmt.Fprintln(stdout, "The recorded difference was in fp32 intermediates (taps), not in the output bits: a target that exposes no taps here (GPU kernels, external processes) can show it only where it flips an output bit.")
+		}
 		if len(diff) > 0 {
 			fmt.Fprintln(stdout, "The environment differences above may explain it (another GPU, driver or kernel build).")
 		} else {
@@ -131,4 +134,12 @@ func missingTargets(c spec.Case) []string {
 		}
 	}
 	return out
+}
+
+// tapFinding reports whether f's finding was seen in fp32 intermediates
+// (taps) rather than in the outputs: its values are fp32 bits (8 hex
+// digits) while the case compares in a 16-bit dtype.
+func tapFinding(f *corpus.File) bool {
+	fd := f.Finding
+	return fd != nil && fd.Kind == "mismatch" && len(fd.A.Hex) == 8 && f.Case.CompareDType() != spec.FP32
 }
