@@ -1,0 +1,451 @@
+package gpu
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// ManifestVersion is the version of the kernel manifest format
+// (docs/kernel-abi.md) this build reads.
+const ManifestVersion = 1
+
+// Manifest describes a user's kernel: the compiled image, its entry point,
+// the op it implements, the order of its parameters, the dtypes it takes,
+// its launch geometry as expressions of the shape, and what it claims
+// (a schedule, so oracle parity is bitwise, or an ulp bound). LoadManifest
+// reads and checks one; it needs no GPU.
+type Manifest struct {
+	Path  string // the manifest file
+	Name  string // target name is "kernel:" + Name
+	Op    spec.Op
+	Entry string
+	// Image is the PTX text or the cubin bytes; ImagePath the file.
+	Image     []byte
+	ImagePath string
+	Cubin     bool
+	Params    []string // parameter names in the kernel's order
+	In, Out   []oracle.DType
+	Grid      [3]*Expr // nil: 1
+	Block     [3]*Expr
+	Shared    *Expr // dynamic shared memory bytes; nil: 0
+	Schedule  string
+	ULPBound  uint64
+	Timeout   time.Duration
+	About     string
+}
+
+// manifestFile is the JSON form (docs/kernel-abi.md).
+type manifestFile struct {
+	Version  int      `json:"version"`
+	Name     string   `json:"name"`
+	Op       string   `json:"op"`
+	PTX      string   `json:"ptx"`
+	Cubin    string   `json:"cubin"`
+	Entry    string   `json:"entry"`
+	Params   []string `json:"params"`
+	In       []string `json:"in"`
+	Out      []string `json:"out"`
+	Grid     []string `json:"grid"`
+	Block    []string `json:"block"`
+	Shared   string   `json:"shared"`
+	Schedule string   `json:"schedule"`
+	ULPBound *uint64  `json:"ulp_bound"`
+	Timeout  string   `json:"timeout"`
+	About    string   `json:"about"`
+}
+
+// OpParams lists, per op a user kernel may implement, the parameter names
+// the ABI knows: device pointers to inputs, the output pointer y, the
+// shape sizes (passed as 64-bit integers), eps (fp32) and the dtype codes
+// in_dtype and out_dtype (0 fp32, 1 bf16, 2 fp16).
+var OpParams = map[spec.Op]struct{ Inputs, Sizes, Scalars []string }{
+	spec.OpRMSNorm: {Inputs: []string{"x", "w"}, Sizes: []string{"rows", "hidden"}, Scalars: []string{"eps", "in_dtype", "out_dtype"}},
+	spec.OpGEMM:    {Inputs: []string{"x", "w"}, Sizes: []string{"m", "k", "n"}, Scalars: []string{"in_dtype", "out_dtype"}},
+	spec.OpLogProb: {Inputs: []string{"logits", "targets"}, Sizes: []string{"rows", "vocab"}, Scalars: []string{"in_dtype"}},
+}
+
+// Geometry limits checked at load (on sample shapes) and at every launch.
+const (
+	maxBlockThreads = 1024
+	maxSharedBytes  = 48 << 10 // without the opt-in attribute
+	maxGridX        = 1<<31 - 1
+	maxGridYZ       = 65535
+	maxTimeout      = time.Hour
+	defaultTimeout  = 2 * time.Minute
+)
+
+// ManifestError names the manifest file and the field that is wrong.
+type ManifestError struct {
+	Path  string
+	Field string
+	Err   error
+}
+
+func (e *ManifestError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("kernel manifest %s: %v", e.Path, e.Err)
+	}
+	return fmt.Sprintf("kernel manifest %s: field %q: %v", e.Path, e.Field, e.Err)
+}
+
+func (e *ManifestError) Unwrap() error { return e.Err }
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// LoadManifest reads and checks the manifest at path: every field, the
+// image file (relative to the manifest's folder), the entry point and its
+// parameter count (PTX), and the geometry on sample shapes. Errors are
+// *ManifestError naming the field.
+func LoadManifest(path string) (*Manifest, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ManifestError{Path: path, Err: err}
+	}
+	return ParseManifest(path, raw)
+}
+
+// ParseManifest checks the manifest raw read from path (image paths are
+// relative to path's folder).
+func ParseManifest(path string, raw []byte) (*Manifest, error) {
+	bad := func(field, format string, a ...any) error {
+		return &ManifestError{Path: path, Field: field, Err: fmt.Errorf(format, a...)}
+	}
+	var f manifestFile
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, bad(te.Field, "%v", err)
+		}
+		return nil, &ManifestError{Path: path, Err: fmt.Errorf("not a JSON manifest: %w", err)}
+	}
+	m := &Manifest{Path: path, About: f.About}
+	var err error
+	if f.Version != ManifestVersion {
+		return nil, bad("version", "%d, this build reads version %d", f.Version, ManifestVersion)
+	}
+	m.Name = f.Name
+	if m.Name == "" {
+		m.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	if !nameRE.MatchString(m.Name) {
+		return nil, bad("name", "%q: want letters, digits, '.', '_' and '-'", m.Name)
+	}
+	m.Op = spec.Op(f.Op)
+	abi, ok := OpParams[m.Op]
+	if !ok {
+		return nil, bad("op", "unknown op %q (user kernels implement rmsnorm, gemm or logprob)", f.Op)
+	}
+
+	// Image.
+	switch {
+	case f.PTX != "" && f.Cubin != "":
+		return nil, bad("ptx", "give ptx or cubin, not both")
+	case f.PTX == "" && f.Cubin == "":
+		return nil, bad("ptx", "missing: name the PTX (or cubin) file, relative to the manifest")
+	}
+	field, rel := "ptx", f.PTX
+	if f.Cubin != "" {
+		field, rel, m.Cubin = "cubin", f.Cubin, true
+	}
+	m.ImagePath = rel
+	if !filepath.IsAbs(rel) {
+		m.ImagePath = filepath.Join(filepath.Dir(path), rel)
+	}
+	if m.Image, err = os.ReadFile(m.ImagePath); err != nil {
+		return nil, bad(field, "%v", err)
+	}
+	if len(m.Image) == 0 {
+		return nil, bad(field, "%s is empty", m.ImagePath)
+	}
+	if m.Entry = f.Entry; m.Entry == "" {
+		return nil, bad("entry", "missing: the kernel's entry point (its extern \"C\" name)")
+	}
+
+	// Parameters.
+	known := map[string]bool{"y": true}
+	for _, s := range [][]string{abi.Inputs, abi.Sizes, abi.Scalars} {
+		for _, n := range s {
+			known[n] = true
+		}
+	}
+	seen := map[string]bool{}
+	for i, p := range f.Params {
+		if !known[p] {
+			return nil, bad("params", "parameter %d %q is not a parameter of op %s (known: %s)", i, p, m.Op, strings.Join(sortedKeys(known), ", "))
+		}
+		if seen[p] {
+			return nil, bad("params", "parameter %q given twice", p)
+		}
+		seen[p] = true
+	}
+	for _, p := range append(slices.Clone(abi.Inputs), "y") {
+		if !seen[p] {
+			return nil, bad("params", "missing pointer %q (op %s needs %s and y)", p, m.Op, strings.Join(abi.Inputs, ", "))
+		}
+	}
+	m.Params = f.Params
+	if !m.Cubin {
+		n, err := ptxParamCount(m.Image, m.Entry)
+		if err != nil {
+			return nil, bad("entry", "%v", err)
+		}
+		if n != len(m.Params) {
+			return nil, bad("params", "%d names, but the PTX entry %s takes %d parameters", len(m.Params), m.Entry, n)
+		}
+	}
+
+	// Dtypes.
+	if m.In, err = parseDTypes(f.In); err != nil {
+		return nil, bad("in", "%v", err)
+	}
+	if m.Op == spec.OpLogProb {
+		if len(f.Out) > 0 && !slices.Equal(f.Out, []string{"fp32"}) {
+			return nil, bad("out", "logprob outputs are fp32")
+		}
+		m.Out = []oracle.DType{oracle.FP32}
+	} else if m.Out, err = parseDTypes(f.Out); err != nil {
+		return nil, bad("out", "%v", err)
+	}
+	if len(m.In) > 1 && !seen["in_dtype"] {
+		return nil, bad("params", "several input dtypes %v need the parameter in_dtype", f.In)
+	}
+	if len(m.Out) > 1 && !seen["out_dtype"] {
+		return nil, bad("params", "several output dtypes %v need the parameter out_dtype", f.Out)
+	}
+
+	// Geometry.
+	if err := parseDims("grid", f.Grid, &m.Grid, bad); err != nil {
+		return nil, err
+	}
+	if err := parseDims("block", f.Block, &m.Block, bad); err != nil {
+		return nil, err
+	}
+	if f.Shared != "" {
+		if m.Shared, err = ParseExpr(f.Shared); err != nil {
+			return nil, bad("shared", "%q: %v", f.Shared, err)
+		}
+	}
+	for _, sample := range sampleShapes(m.Op) {
+		if _, _, _, err := m.Geometry(sample); err != nil {
+			var me *ManifestError
+			if errors.As(err, &me) {
+				me.Err = fmt.Errorf("%w (at the sample shape %s)", me.Err, shapeWords(sample))
+			}
+			return nil, err
+		}
+	}
+
+	// Claim.
+	switch {
+	case f.Schedule != "" && f.ULPBound != nil:
+		return nil, bad("schedule", "give a schedule (bitwise oracle parity) or ulp_bound, not both")
+	case f.Schedule != "":
+		if _, err := fuzz.ParseSchedule(m.Op, f.Schedule); err != nil {
+			return nil, bad("schedule", "%v", err)
+		}
+		m.Schedule = f.Schedule
+	case f.ULPBound != nil:
+		if *f.ULPBound > 1<<16 {
+			return nil, bad("ulp_bound", "%d ulps is no bound (at most 65536)", *f.ULPBound)
+		}
+		m.ULPBound = *f.ULPBound
+	default:
+		return nil, bad("schedule", "missing: declare the oracle schedule the kernel implements, or an ulp_bound")
+	}
+	m.Timeout = defaultTimeout
+	if f.Timeout != "" {
+		if m.Timeout, err = time.ParseDuration(f.Timeout); err != nil {
+			return nil, bad("timeout", "%v", err)
+		}
+		if m.Timeout <= 0 || m.Timeout > maxTimeout {
+			return nil, bad("timeout", "%v: want more than 0 and at most %v", m.Timeout, maxTimeout)
+		}
+	}
+	return m, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func parseDTypes(names []string) ([]oracle.DType, error) {
+	if len(names) == 0 {
+		return nil, fmt.Errorf("missing: list the dtypes the kernel takes (bf16, fp16, fp32)")
+	}
+	var out []oracle.DType
+	for _, n := range names {
+		var d oracle.DType
+		switch n {
+		case "bf16":
+			d = oracle.BF16
+		case "fp16":
+			d = oracle.FP16
+		case "fp32":
+			d = oracle.FP32
+		default:
+			return nil, fmt.Errorf("unknown dtype %q (bf16, fp16, fp32)", n)
+		}
+		if slices.Contains(out, d) {
+			return nil, fmt.Errorf("dtype %s listed twice", n)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func parseDims(field string, src []string, dst *[3]*Expr, bad func(field, format string, a ...any) error) error {
+	if len(src) == 0 || len(src) > 3 {
+		return bad(field, "want 1 to 3 expressions (x, y, z), got %d", len(src))
+	}
+	for i, s := range src {
+		e, err := ParseExpr(s)
+		if err != nil {
+			return bad(field, "%s %q: %v", "xyz"[i:i+1], s, err)
+		}
+		dst[i] = e
+	}
+	return nil
+}
+
+// sampleShapes are the shapes LoadManifest checks the geometry on: the
+// smallest and a large one of the op.
+func sampleShapes(op spec.Op) []map[string]int64 {
+	switch op {
+	case spec.OpGEMM:
+		return []map[string]int64{{"m": 1, "k": 1, "n": 1}, {"m": 8192, "k": 16384, "n": 16384}}
+	case spec.OpLogProb:
+		return []map[string]int64{{"rows": 1, "vocab": 1}, {"rows": 8192, "vocab": 262144}}
+	}
+	return []map[string]int64{{"rows": 1, "hidden": 1}, {"rows": 8192, "hidden": 16384}}
+}
+
+func shapeWords(s map[string]int64) string {
+	var parts []string
+	for _, k := range sortedKeys(func() map[string]bool {
+		m := map[string]bool{}
+		for k := range s {
+			m[k] = true
+		}
+		return m
+	}()) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, s[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Geometry evaluates the launch geometry for a shape (the op's size names;
+// "block" is the block's x size, for grid and shared) and checks it: block
+// threads 1..1024, grid x 1..2^31-1, y and z 1..65535, shared memory
+// 0..48 KiB. Errors are *ManifestError naming the field.
+func (m *Manifest) Geometry(shape map[string]int64) (grid, block [3]int, shared int, err error) {
+	env := make(map[string]int64, len(shape)+1)
+	for k, v := range shape {
+		env[k] = v
+	}
+	bad := func(field, format string, a ...any) error {
+		return &ManifestError{Path: m.Path, Field: field, Err: fmt.Errorf(format, a...)}
+	}
+	eval := func(field string, i int, e *Expr) (int64, error) {
+		if e == nil {
+			return 1, nil
+		}
+		v, err := e.Eval(env)
+		if err != nil {
+			return 0, bad(field, "%s: %v", "xyz"[i:i+1], err)
+		}
+		return v, nil
+	}
+	threads := int64(1)
+	for i, e := range m.Block {
+		v, err := eval("block", i, e)
+		if err != nil {
+			return grid, block, 0, err
+		}
+		if v < 1 || v > maxBlockThreads {
+			return grid, block, 0, bad("block", "%s = %q is %d (want 1..%d)", "xyz"[i:i+1], e, v, maxBlockThreads)
+		}
+		block[i] = int(v)
+		threads *= v
+	}
+	if threads > maxBlockThreads {
+		return grid, block, 0, bad("block", "%d x %d x %d = %d threads (at most %d)", block[0], block[1], block[2], threads, maxBlockThreads)
+	}
+	env["block"] = int64(block[0])
+	for i, e := range m.Grid {
+		v, err := eval("grid", i, e)
+		if err != nil {
+			return grid, block, 0, err
+		}
+		limit := int64(maxGridYZ)
+		if i == 0 {
+			limit = maxGridX
+		}
+		if v < 1 || v > limit {
+			return grid, block, 0, bad("grid", "%s = %q is %d (want 1..%d)", "xyz"[i:i+1], e, v, limit)
+		}
+		grid[i] = int(v)
+	}
+	if m.Shared != nil {
+		v, err := m.Shared.Eval(env)
+		if err != nil {
+			return grid, block, 0, bad("shared", "%v", err)
+		}
+		if v < 0 || v > maxSharedBytes {
+			return grid, block, 0, bad("shared", "%q is %d bytes (want 0..%d)", m.Shared, v, maxSharedBytes)
+		}
+		shared = int(v)
+	}
+	return grid, block, shared, nil
+}
+
+// Info is the fuzz.Info of the user kernel target kernel:NAME: it claims
+// invariance (that is what is tested), and oracle parity by its schedule
+// (bitwise) or its ulp bound.
+func (m *Manifest) Info(device string) fuzz.Info {
+	about := m.About
+	if about == "" {
+		about = "user kernel " + m.Entry
+	}
+	return fuzz.Info{Name: "kernel:" + m.Name, Op: m.Op, Device: device, Invariant: true,
+		Schedule: m.Schedule, ULPBound: m.ULPBound,
+		Models: fmt.Sprintf("%s (%s, entry %s, manifest %s)", about, filepath.Base(m.ImagePath), m.Entry, m.Path)}
+}
+
+// ptxParamCount finds `.entry NAME(` in PTX text and counts its `.param`
+// declarations.
+func ptxParamCount(ptx []byte, entry string) (int, error) {
+	src := string(ptx)
+	re := regexp.MustCompile(`\.entry\s+` + regexp.QuoteMeta(entry) + `\s*\(`)
+	loc := re.FindStringIndex(src)
+	if loc == nil {
+		var names []string
+		for _, mm := range regexp.MustCompile(`\.entry\s+([A-Za-z_$][\w$]*)`).FindAllStringSubmatch(src, -1) {
+			names = append(names, mm[1])
+		}
+		return 0, fmt.Errorf("the PTX has no entry %q (it has: %s)", entry, strings.Join(names, ", "))
+	}
+	end := strings.IndexByte(src[loc[1]:], ')')
+	if end < 0 {
+		return 0, fmt.Errorf("entry %s: unterminated parameter list", entry)
+	}
+	return strings.Count(src[loc[1]:loc[1]+end], ".param"), nil
+}
