@@ -14,7 +14,8 @@ usage: torch_ops.py [OP] [--device DEV] [--sdpa-backend B] [--decode-mask M]
                 fp32 (--logprob-dtype native: log_softmax in the input dtype,
                 then widened, the "compared in the wrong dtype" bug)
   attn_prefill  F.scaled_dot_product_attention(q, k, v, is_causal=True) on
-                [seqs, heads, seq_len, head_dim], GQA by enable_gqa
+                [seqs, heads, seq_len, head_dim], GQA by enable_gqa (by
+                repeating the kv heads where the backend has no GQA)
   attn_decode   the same with one query per request against its KV cache,
                 caches padded to the longest with a boolean mask; when every
                 request has the same length no mask is passed (--decode-mask
@@ -113,8 +114,12 @@ class Ops:
                 try:
                     return F.scaled_dot_product_attention(q, k, v, enable_gqa=True, **kw)
                 except TypeError:  # torch < 2.5: no enable_gqa
-                    k = k.repeat_interleave(group, dim=1)
-                    v = v.repeat_interleave(group, dim=1)
+                    pass
+                except RuntimeError as e:  # a forced backend without GQA support
+                    if "No available kernel" not in str(e):
+                        raise
+                k = k.repeat_interleave(group, dim=1)
+                v = v.repeat_interleave(group, dim=1)
             return F.scaled_dot_product_attention(q, k, v, **kw)
 
     # ---- ops ------------------------------------------------------------
