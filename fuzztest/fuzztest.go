@@ -135,6 +135,9 @@ type plan struct {
 	rels    []string
 	targets map[string][]string // relation -> Case.Targets
 	max     int
+
+	mu   sync.Mutex
+	done map[string][]string // signature of a finding as found -> files written
 }
 
 func newPlan(opts Options) (*plan, error) {
@@ -146,7 +149,8 @@ func newPlan(opts Options) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fuzztest: %w", err)
 	}
-	p := &plan{opts: opts, name: name, op: t.Info().Op, targets: map[string][]string{}, max: opts.MaxElements}
+	p := &plan{opts: opts, name: name, op: t.Info().Op, targets: map[string][]string{}, max: opts.MaxElements,
+		done: map[string][]string{}}
 	if p.max <= 0 {
 		p.max = DefaultMaxElements
 	}
@@ -241,6 +245,15 @@ func (p *plan) check(ctx context.Context, c spec.Case, fuzzName string) (*spec.F
 	if err != nil || f == nil {
 		return nil, nil, err
 	}
+	// Go's minimizer re-runs a failing input many times: shrink and write
+	// each bug (signature) once per process, then point at what was written.
+	p.mu.Lock()
+	prev, seen := p.done[f.Signature]
+	p.mu.Unlock()
+	if seen {
+		f.Message = strings.TrimSpace(f.Message + " (already shrunk and written in this process: see above)")
+		return f, prev, nil
+	}
 	m, st, merr := native.Minimize(ctx, f, shrink.Options{MaxTries: p.opts.ShrinkTries})
 	if merr != nil {
 		m = f // keep the case as found; say why below
@@ -267,6 +280,9 @@ func (p *plan) check(ctx context.Context, c spec.Case, fuzzName string) (*spec.F
 		}
 		files = append(files, path)
 	}
+	p.mu.Lock()
+	p.done[f.Signature] = files
+	p.mu.Unlock()
 	return m, files, nil
 }
 
