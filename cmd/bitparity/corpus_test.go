@@ -93,6 +93,9 @@ func TestRepro(t *testing.T) {
 	if _, errs, code := bp(t, "repro", bad); code != spec.ExitUsage {
 		t.Errorf("bad file: exit %d %s", code, errs)
 	}
+	if _, errs, code := bp(t, "repro", "-max-elements", "1000", drift); code != spec.ExitUsage {
+		t.Errorf("case above -max-elements: exit %d %s", code, errs)
+	}
 	if _, _, code := bp(t, "repro"); code != spec.ExitUsage {
 		t.Errorf("no file: exit %d", code)
 	}

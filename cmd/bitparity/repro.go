@@ -12,6 +12,7 @@ import (
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -30,8 +31,9 @@ func init() {
 func reproCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	maxElems := fs.Int("max-elements", 1<<26, "refuse a case whose batches need more input values (a file from elsewhere may ask for GiBs)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity repro FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.")
+		fmt.Fprintln(stderr, "usage: bitparity repro [flags] FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -49,6 +51,9 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		return withCode(spec.ExitUsage, fmt.Errorf("repro: %w", err))
 	}
 	name, _ := f.Name()
+	if e := gen.Elements(f.Case); e > *maxElems {
+		return usageErr("repro: %s needs %d input values, above -max-elements %d (raise it to run the case)", path, e, *maxElems)
+	}
 	fmt.Fprintf(stdout, "case %s: %s\n", name, describe(f.Case))
 	if f.Finding != nil {
 		printFinding(stdout, "recorded", f.Finding)
