@@ -137,7 +137,16 @@ func TestKnownReplay(t *testing.T) {
 	for _, e := range entries {
 		shipped[e.Name] = true
 	}
+	have := map[string]bool{}
+	for _, n := range fuzz.Names() {
+		have[n] = true
+	}
 	for _, k := range knownCases() {
+		for _, tn := range k.c.Targets {
+			if !have[tn] {
+				t.Errorf("known case %q names target %s, which fuzz.Names() does not list", k.note, tn)
+			}
+		}
 		f := NewFile(k.c, nil, spec.Env{}, "")
 		if name, _ := f.Name(); !shipped[name] {
 			t.Errorf("known case %q is not shipped as %s (go test ./corpus -run TestKnown -update)", k.note, name)
