@@ -46,6 +46,9 @@ type Campaign struct {
 	// OnFinding, when set, is called with each finding once it is shrunk
 	// and mapped.
 	OnFinding func(spec.Finding)
+	// NoTaps compares outputs only (WithoutTaps): drift that changes only
+	// fp32 intermediates is then found once it flips an output bit.
+	NoTaps bool
 }
 
 // Stats is a campaign's progress.
@@ -112,6 +115,9 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 	start := time.Now()
 	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: c.Seed, Env: HostEnv()}
 	deadline := start.Add(dur)
+	if c.NoTaps {
+		ctx = WithoutTaps(ctx)
+	}
 	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 

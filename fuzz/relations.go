@@ -109,7 +109,7 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *Batch, ts []Ta
 		}
 		defer o.release()
 		ra, rb := shared(x, o)
-		return differ(x, o, ra, rb, dt, 0)
+		return differ(ctx, x, o, ra, rb, dt, 0)
 	}
 	if n > 1 {
 		if f, err := try([]int{row}, fmt.Sprintf("item %d alone", row)); f != nil || err != nil {
@@ -179,7 +179,7 @@ func (padding) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*
 	}
 	defer o.release()
 	ra, rb := shared(x, o)
-	return differ(x, o, ra, rb, dt, 0)
+	return differ(ctx, x, o, ra, rb, dt, 0)
 }
 
 // oracleParity: the target equals the oracle running the target's declared
@@ -219,7 +219,7 @@ func (oracleParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Targe
 	}
 	defer x.release()
 	rows := identity(b.Rows())
-	return differ(x, o, rows, rows, dt, bound)
+	return differ(ctx, x, o, rows, rows, dt, bound)
 }
 
 // pathParity: two targets that must agree give the same bits. Targets of
@@ -253,7 +253,7 @@ func (pathParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target)
 		}
 		defer y.release()
 		rows := identity(b.Rows())
-		return differ(x, y, rows, rows, dt, 0)
+		return differ(ctx, x, y, rows, rows, dt, 0)
 	}
 	if opA != spec.OpAttnPrefill || opB != spec.OpAttnDecode {
 		return nil, fmt.Errorf("path parity: no path from %s to %s (same op, or prefill then decode)", opA, opB)
@@ -282,7 +282,7 @@ func (pathParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target)
 		return nil, err
 	}
 	defer y.release()
-	return differ(x, y, ra, rb, dt, 0)
+	return differ(ctx, x, y, ra, rb, dt, 0)
 }
 
 // decodeOfPrefill is the decode batch of a prefill: request s is the last
@@ -439,5 +439,5 @@ func (determinism) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target
 	}
 	defer y.release()
 	rows := identity(b.Rows())
-	return differ(x, y, rows, rows, dt, 0)
+	return differ(ctx, x, y, rows, rows, dt, 0)
 }

@@ -43,6 +43,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	maxCases := fs.Int64("max-cases", 0, "stop after this many cases (0: no limit)")
 	workers := fs.Int("workers", 0, "cases run at once (0: one per CPU)")
 	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
+	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
 	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
@@ -70,6 +71,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		MaxCases:  *maxCases,
 		Workers:   *workers,
 		NoShrink:  *noShrink,
+		NoTaps:    !*taps,
 	}
 	var last fuzz.Stats
 	prog := reports.NewProgress(stderr, *dur)
