@@ -61,7 +61,7 @@ func (r *rowRNG) normal() float64 {
 func fillRow(dst []float32, dist spec.Dist, dt oracle.DType, scale float64, r *rowRNG) error {
 	round := func(v float64) float32 { return oracle.Round(dt, float32(v)) }
 	switch dist {
-	case spec.DistNormal, "":
+	case spec.DistNormal, "", spec.DistBoundary: // boundary: nudged after (nudgeBoundary)
 		for i := range dst {
 			dst[i] = round(r.normal() * scale)
 		}
@@ -111,8 +111,6 @@ func fillRow(dst []float32, dist spec.Dist, dt oracle.DType, scale float64, r *r
 			e := int(r.next()%5) - 2
 			dst[i] = round(math.Ldexp(m/8, e) * scale)
 		}
-	case spec.DistBoundary:
-		return fmt.Errorf("dist %q needs the oracle-guided nudge (boundary.go)", dist)
 	default:
 		return fmt.Errorf("unknown value distribution %q", dist)
 	}
@@ -288,6 +286,11 @@ func Inputs(c spec.Case) (*Batch, error) {
 		b.Decode = d
 	default:
 		return nil, fmt.Errorf("unknown op %q", c.Op)
+	}
+	if c.Dist == spec.DistBoundary {
+		if err := nudgeBoundary(c, b); err != nil {
+			return nil, err
+		}
 	}
 	return b, nil
 }

@@ -1,0 +1,328 @@
+package boundary
+
+import (
+	"math"
+	"sort"
+
+	"github.com/bitparity/bitparity/oracle"
+)
+
+// MaxEvals bounds the oracle evaluations of one row's nudge (the secant
+// steps of every knob plus the final scan).
+const MaxEvals = 40
+
+// mantissa returns the mantissa and exponent field masks of dt's bits.
+func fields(dt oracle.DType) (mant, exp uint32) {
+	switch dt {
+	case oracle.BF16:
+		return 0x7f, 0x7f80
+	case oracle.FP16:
+		return 0x3ff, 0x7c00
+	}
+	return 0x7fffff, 0x7f800000
+}
+
+// RMSNormRow nudges one RMSNorm row x (values of dtype in; len(x) = hidden
+// >= 8) in place so that many of its fp32 outputs y[j] = (x[j]·rstd)·w[j]
+// (schedule s, the declared one) sit on an out rounding midpoint at once:
+//
+//  1. probes: the indices j < hidden-3 whose weight w[j] has the most common
+//     mantissa (first such mantissa in index order), at most hidden/4; each
+//     probe x[j] keeps its sign and exponent and takes the mantissa of the
+//     first probe, so every probe output is ±2^e times the same fp32 value
+//     V = round((m·rstd)·mw) (products with powers of two are exact);
+//  2. knobs: x[hidden-1], x[hidden-2], x[hidden-3] are set to magnitudes
+//     sqrt(hidden)·2^-3, 2^-6 and 2^-9 (signs kept): each tunes the sum of
+//     squares, and so rstd, about 2^7 times finer than the one before, the
+//     last one below one fp32 ulp of the sum;
+//  3. a secant search on each knob in turn drives the first probe's output
+//     to the target (the midpoint nearest it, or the fp32 value one ulp to
+//     its odd side when odd), then a scan of the last knob over ±4 input
+//     values keeps the value with the highest Score.
+//
+// The other hidden-3-probes elements keep their random values, so the sum
+// of squares stays sensitive to the reduction order. Nothing happens when
+// out has no boundary (fp32), hidden < 8, or the row is not finite.
+func RMSNormRow(x, w []float32, eps float32, in, out oracle.DType, s oracle.RMSNormSchedule, odd bool) {
+	h := len(x)
+	if h < 8 || lowBits(out) == 0 || len(w) != h {
+		return
+	}
+	mant, exp := fields(in)
+	count := make(map[uint32]int)
+	best, bestN := uint32(0), 0
+	for j := 0; j < h-3; j++ {
+		u := oracle.ToBits(in, w[j])
+		if e := u & exp; e == 0 || e == exp {
+			continue
+		}
+		m := u & mant
+		count[m]++
+		if count[m] > bestN {
+			best, bestN = m, count[m]
+		}
+	}
+	var probes []int
+	for j := 0; j < h-3 && len(probes) < max(1, h/4); j++ {
+		u := oracle.ToBits(in, w[j])
+		if e := u & exp; e != 0 && e != exp && u&mant == best {
+			probes = append(probes, j)
+		}
+	}
+	if len(probes) == 0 {
+		return
+	}
+	var m uint32
+	for i, j := range probes {
+		u := oracle.ToBits(in, x[j])
+		if u&exp == 0 || u&exp == exp { // zero, subnormal, Inf or NaN: magnitude 1
+			u = u&^exp | (exp>>1)&exp
+		}
+		if i == 0 {
+			m = u & mant
+		}
+		x[j] = oracle.FromBits(in, u&^mant|m)
+	}
+	sq := float32(math.Sqrt(float64(h)))
+	for i, scale := range []float32{1.0 / 8, 1.0 / 64, 1.0 / 512} {
+		k := h - 1 - i
+		x[k] = oracle.Round(in, float32(math.Copysign(float64(sq*scale), float64(x[k]))))
+	}
+	row := oracle.RMSNormInput{X: x, W: w, Rows: 1, Hidden: h, Eps: eps, Out: oracle.FP32}
+	p0 := probes[0]
+	tu, ok := newTuner(x, in, out, odd, MaxEvals, func() (float32, []float32) {
+		y, err := oracle.RMSNorm(row, s, nil)
+		if err != nil {
+			return float32(math.NaN()), nil
+		}
+		return y[p0], y
+	})
+	if !ok {
+		return
+	}
+	tu.knob(h-1, sq)
+	tu.knob(h-2, sq/4)
+	tu.knob(h-3, sq/32)
+	tu.scan(h-3, 4)
+}
+
+// byMagnitude returns the indices of v ordered by |v| descending (index
+// ascending among equals), skipping those in skip.
+func byMagnitude(v []float32, skip ...int) []int {
+	idx := make([]int, 0, len(v))
+outer:
+	for i := range v {
+		for _, s := range skip {
+			if i == s {
+				continue outer
+			}
+		}
+		idx = append(idx, i)
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return math.Abs(float64(v[idx[a]])) > math.Abs(float64(v[idx[b]])) })
+	return idx
+}
+
+// linearKnobs tunes a row output that is linear in three knob elements
+// x[k[i]] with coefficients c[i] (|c| descending): before the search, knob
+// 2 and 3 are set so that their terms are 2^-6 and 2^-13 of the first
+// knob's term (each later knob then covers a few times the residual the
+// one before leaves, 2^8 times finer), then the secant search runs on each,
+// and the last one is scanned over ±4 input values.
+func linearKnobs(tu *tuner, x []float32, in oracle.DType, k []int, c []float64, limit float32) {
+	c1 := math.Abs(c[0]) * math.Max(1, math.Abs(float64(x[k[0]])))
+	for i, frac := range []float64{0x1p-6, 0x1p-13} {
+		j := i + 1
+		if j >= len(k) || c[j] == 0 {
+			break
+		}
+		v := c1 * frac / math.Abs(c[j])
+		if v > float64(limit) {
+			break
+		}
+		x[k[j]] = oracle.Round(in, float32(math.Copysign(v, float64(x[k[j]]))))
+	}
+	tu.f, tu.all = tu.eval()
+	tu.evals++
+	for _, kk := range k {
+		tu.knob(kk, limit)
+	}
+	tu.scan(k[len(k)-1], 4)
+}
+
+// GEMMRow nudges one GEMM row x (K values of dtype in) in place so that its
+// fp32 output in column col, y = Σ_k x[k]·W[k][col] (schedule s), lands on
+// the out midpoint target (see RMSNormRow for odd): the knobs are the
+// three elements with the largest |W[k][col]|, tuned as linearKnobs says.
+// w is K x n row-major. Nothing happens for K < 4 or out fp32.
+func GEMMRow(x, w []float32, n, col int, in, out oracle.DType, s oracle.GEMMSchedule, odd bool) {
+	kk := len(x)
+	if kk < 4 || lowBits(out) == 0 || col < 0 || col >= n || len(w) != kk*n {
+		return
+	}
+	wc := make([]float32, kk)
+	for k := range wc {
+		wc[k] = w[k*n+col]
+	}
+	order := byMagnitude(wc)[:3]
+	coef := []float64{float64(wc[order[0]]), float64(wc[order[1]]), float64(wc[order[2]])}
+	if coef[0] == 0 {
+		return
+	}
+	g := oracle.GEMMInput{X: x, W: wc, M: 1, K: kk, N: 1, Out: oracle.FP32}
+	tu, ok := newTuner(x, in, out, odd, MaxEvals, func() (float32, []float32) {
+		y, err := oracle.GEMM(g, s, nil)
+		if err != nil {
+			return float32(math.NaN()), nil
+		}
+		return y[0], y
+	})
+	if !ok {
+		return
+	}
+	linearKnobs(tu, x, in, order, coef, 64)
+}
+
+// AttendRow nudges the value cache v of one attention query (q: heads x
+// headDim of one request; k, v: L tokens x kvHeads x headDim) so that the
+// fp32 output of head h in column col = (h mod group) mod headDim (group =
+// heads/kvHeads, so the heads of a group tune distinct columns) lands on
+// the out midpoint target. The output is linear in v: the knobs are
+// v[j][h/group][col] for the three tokens with the highest scores q·k[j]
+// (weights p_j, computed in float64), tuned as linearKnobs says; the fp32
+// output is the oracle's Decode of that one row with schedule s (bitwise
+// the last query position of a prefill, Splits = 1). Nothing happens for
+// fewer than 3 tokens or out fp32.
+func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle.DType, s oracle.AttentionSchedule, odd bool) {
+	if lowBits(out) == 0 || kvHeads < 1 || heads%kvHeads != 0 || headDim < 1 {
+		return
+	}
+	group := heads / kvHeads
+	g, col := h/group, (h%group)%headDim
+	stride := kvHeads * headDim
+	L := len(k) / stride
+	if L < 3 || len(v) != len(k) || len(q) != heads*headDim {
+		return
+	}
+	qh := q[h*headDim : (h+1)*headDim]
+	sc := make([]float32, L)
+	mx := math.Inf(-1)
+	for j := range sc {
+		d := 0.0
+		for c, qv := range qh {
+			d += float64(qv) * float64(k[j*stride+g*headDim+c])
+		}
+		sc[j] = float32(d / math.Sqrt(float64(headDim)))
+		mx = math.Max(mx, float64(sc[j]))
+	}
+	if math.IsInf(mx, 0) || math.IsNaN(mx) {
+		return
+	}
+	sum := 0.0
+	for _, x := range sc {
+		sum += math.Exp(float64(x) - mx)
+	}
+	shifted := make([]float32, L)
+	for j := range sc {
+		shifted[j] = sc[j] - float32(mx) + 1e4 // all positive: byMagnitude orders by score
+	}
+	top := byMagnitude(shifted)[:3]
+	knobs := make([]int, 3)
+	coef := make([]float64, 3)
+	for i, j := range top {
+		knobs[i] = j*stride + g*headDim + col
+		coef[i] = math.Exp(float64(sc[j])-mx) / sum
+	}
+	d := oracle.DecodeInput{Q: q, K: [][]float32{k}, V: [][]float32{v}, Heads: heads, KVHeads: kvHeads, HeadDim: headDim, Out: oracle.FP32}
+	rows := []int{h}
+	tu, ok := newTuner(v, in, out, odd, MaxEvals, func() (float32, []float32) {
+		y, err := oracle.Decode(d, s, rows)
+		if err != nil {
+			return float32(math.NaN()), nil
+		}
+		return y[col], y
+	})
+	if !ok {
+		return
+	}
+	linearKnobs(tu, v, in, knobs, coef, 64)
+}
+
+// LogProbRow nudges one row of logits x (dtype in) with target id t in
+// place so that its fp32 log-prob lp = (x[t] - max) - log(Σ exp(x - max))
+// (schedule s) lands on a cmp midpoint target (see RMSNormRow for odd):
+//
+//  1. fine knobs: the 5 smallest logits (not t, not the max) are set so
+//     that their shares of the sum, p_j = exp(x_j - max)/sum, are 2·r_{j-1}
+//     where r_0 is the coarse knob's step (ulp(x[t]) in lp units) and r_j
+//     = p_j·ulp(x_j) the step knob j leaves;
+//  2. the secant search runs on x[t] (lp moves by about 1 - p_t per unit),
+//     then on each fine knob (lp moves by about -p_j per unit of x_j);
+//  3. the last fine knob is scanned over ±4 input values.
+//
+// Nothing happens for vocab < 8, cmp fp32, or a row that is not finite.
+func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedule, odd bool) {
+	n := len(x)
+	if n < 8 || lowBits(cmp) == 0 || t < 0 || t >= n {
+		return
+	}
+	imax := 0
+	for j := range x {
+		if x[j] > x[imax] {
+			imax = j
+		}
+	}
+	m := float64(x[imax])
+	if math.IsInf(m, 0) || math.IsNaN(m) {
+		return
+	}
+	neg := make([]float32, n)
+	for j := range x {
+		neg[j] = float32(m) - x[j] + 1 // >= 1: byMagnitude gives the smallest logits first
+	}
+	order := byMagnitude(neg, t, imax)
+	sum := 0.0
+	for _, v := range x {
+		sum += math.Exp(float64(v) - m)
+	}
+	r := float64(ulp(in, x[t]))
+	var fine []int
+	for _, j := range order {
+		if len(fine) == 5 || r < 0x1p-30 {
+			break
+		}
+		p := 2 * r
+		v := oracle.Round(in, float32(m+math.Log(p*sum)))
+		if !finite(v) || float64(v) >= m {
+			break
+		}
+		x[j] = v
+		fine = append(fine, j)
+		r = p * float64(ulp(in, v))
+	}
+	row := oracle.LogProbInput{Logits: x, Targets: []int32{int32(t)}, Rows: 1, Vocab: n}
+	tu, ok := newTuner(x, in, cmp, odd, MaxEvals, func() (float32, []float32) {
+		y, err := oracle.LogProb(row, s, nil)
+		if err != nil {
+			return float32(math.NaN()), nil
+		}
+		return y[0], y
+	})
+	if !ok {
+		return
+	}
+	lim := float32(math.Abs(m) + 64)
+	tu.knob(t, lim)
+	for _, j := range fine {
+		tu.knob(j, lim)
+	}
+	if len(fine) > 0 {
+		tu.scan(fine[len(fine)-1], 4)
+	}
+}
+
+// ulp is the spacing of dtype dt at v (towards +Inf in magnitude).
+func ulp(dt oracle.DType, v float32) float32 {
+	a := float32(math.Abs(float64(v)))
+	return step(dt, a, 1) - a
+}
