@@ -137,7 +137,13 @@ type plan struct {
 	max     int
 
 	mu   sync.Mutex
-	done map[string][]string // signature of a finding as found -> files written
+	done map[string]shrunk // signature of a finding as found -> its minimal case
+}
+
+// shrunk is a minimized finding and the files it was written to.
+type shrunk struct {
+	finding *spec.Finding
+	files   []string
 }
 
 func newPlan(opts Options) (*plan, error) {
@@ -150,7 +156,7 @@ func newPlan(opts Options) (*plan, error) {
 		return nil, fmt.Errorf("fuzztest: %w", err)
 	}
 	p := &plan{opts: opts, name: name, op: t.Info().Op, targets: map[string][]string{}, max: opts.MaxElements,
-		done: map[string][]string{}}
+		done: map[string]shrunk{}}
 	if p.max <= 0 {
 		p.max = DefaultMaxElements
 	}
@@ -251,8 +257,10 @@ func (p *plan) check(ctx context.Context, c spec.Case, fuzzName string) (*spec.F
 	prev, seen := p.done[f.Signature]
 	p.mu.Unlock()
 	if seen {
-		f.Message = strings.TrimSpace(f.Message + " (already shrunk and written in this process: see above)")
-		return f, prev, nil
+		m := *prev.finding
+		m.Message = strings.TrimSpace(fmt.Sprintf("%s (the minimal case of an earlier input of this process with the same signature; this input's shape: %+v)",
+			m.Message, c.Shape))
+		return &m, prev.files, nil
 	}
 	m, st, merr := native.Minimize(ctx, f, shrink.Options{MaxTries: p.opts.ShrinkTries})
 	if merr != nil {
@@ -281,7 +289,7 @@ func (p *plan) check(ctx context.Context, c spec.Case, fuzzName string) (*spec.F
 		files = append(files, path)
 	}
 	p.mu.Lock()
-	p.done[f.Signature] = files
+	p.done[f.Signature] = shrunk{m, files}
 	p.mu.Unlock()
 	return m, files, nil
 }
