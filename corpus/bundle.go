@@ -123,7 +123,12 @@ type BadMember struct {
 	Err  error
 }
 
-func (b BadMember) Error() string { return b.Name + ": " + b.Err.Error() }
+func (b BadMember) Error() string {
+	if msg := b.Err.Error(); strings.HasPrefix(msg, b.Name+": ") {
+		return msg // Decode's errors already start with the name
+	}
+	return b.Name + ": " + b.Err.Error()
+}
 
 // UnbundleReport says what Unbundle did with each member.
 type UnbundleReport struct {
