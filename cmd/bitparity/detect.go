@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/boundary/detect"
+	"github.com/bitparity/bitparity/spec"
+)
+
+func init() {
+	register("detect", command{
+		Summary: "measure detection power: cases and seconds to find each drift model, random vs boundary-seeking inputs",
+		Run:     detectCmd,
+	})
+}
+
+// detectCmd is `bitparity detect`: the detection table of docs/detection.md
+// as Markdown on stdout, one line per run on stderr with -v.
+func detectCmd(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("detect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	models := fs.String("models", "", "comma-separated drift models (default: every drift model of this build)")
+	seeds := fs.Int("seeds", 5, "runs per model and distribution (seeds 1..N); the table shows medians")
+	maxCases := fs.Int("max-cases", 20000, "cases per run before giving up")
+	out := fs.String("out", "bf16", "output (and log-prob compare) dtype forced on every case")
+	taps := fs.Bool("taps", false, "compare the fp32 intermediates (taps) too")
+	verbose := fs.Bool("v", false, "print every run on stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &exitError{code: spec.ExitUsage}
+	}
+	if fs.NArg() > 0 {
+		return usageErr("detect: unexpected arguments %q", fs.Args())
+	}
+	if *seeds < 1 {
+		return usageErr("detect: --seeds %d, want >= 1", *seeds)
+	}
+	var list []string
+	if *models != "" {
+		list = strings.Split(*models, ",")
+	} else {
+		for _, n := range fuzz.Names() {
+			t, err := fuzz.Lookup(n)
+			if err == nil && !t.Info().Invariant && len(t.Info().Expect) > 0 && t.Info().Device == "cpu" {
+				list = append(list, n)
+			}
+		}
+	}
+	base := detect.Options{Out: spec.DType(*out), MaxCases: *maxCases, Taps: *taps}
+	progress := func(m string, d spec.Dist, seed uint64, r detect.Run) {
+		if *verbose {
+			fmt.Fprintf(stderr, "%s %s seed %d: found=%v cases=%d %.3fs\n", m, d, seed, r.Found, r.Cases, r.Elapsed.Seconds())
+		}
+	}
+	lines, err := detect.Table(context.Background(), list, *seeds, base, progress)
+	if err != nil {
+		return &exitError{code: spec.ExitInternal, err: fmt.Errorf("detect: %w", err)}
+	}
+	fmt.Fprintf(stdout, "| drift model | relation | random: cases | random: s | boundary: cases | boundary: s |\n")
+	fmt.Fprintf(stdout, "|---|---|---:|---:|---:|---:|\n")
+	cell := func(m detect.Median) (string, string) {
+		c := fmt.Sprint(m.Cases)
+		if m.Found*2 <= m.Runs { // the median run found nothing
+			c = ">" + c
+		}
+		if m.Found < m.Runs {
+			c += fmt.Sprintf(" (%d/%d found)", m.Found, m.Runs)
+		}
+		return c, fmt.Sprintf("%.3f", m.Seconds)
+	}
+	for _, l := range lines {
+		nc, ns := cell(l.Normal)
+		bc, bs := cell(l.Boundary)
+		fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s | %s |\n", l.Model, l.Relation, nc, ns, bc, bs)
+	}
+	return nil
+}
