@@ -16,7 +16,7 @@ import (
 // queued when the campaign's duration is over.
 const (
 	ShrinkTries      = 400
-	MapBudget        = 10 * time.Second
+	MapBudget        = 30 * time.Second
 	LateShrinkBudget = 3 * time.Second
 )
 
