@@ -449,3 +449,9 @@ func ptxParamCount(ptx []byte, entry string) (int, error) {
 	}
 	return strings.Count(src[loc[1]:loc[1]+end], ".param"), nil
 }
+
+// ErrUnsupported is wrapped by a GPU target's Run error when it does not
+// implement the batch (a user kernel given a dtype its manifest does not
+// list, a cuBLAS target given an input dtype it has no call for). It is
+// not a crash: `bitparity worker` answers it as "unsupported".
+var ErrUnsupported = errors.New("gpu: batch not supported by this kernel")

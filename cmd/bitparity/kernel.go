@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// workerTargets starts one `bitparity worker` subprocess per user kernel
+// manifest (`run --kernel FILE`, comma-separated) and per isolated target
+// (`run --isolate NAME`, comma-separated), and registers each as an
+// external target: kernel:NAME with the manifest's timeout as its
+// watchdog, worker:NAME with the protocol's default (2 minutes). It returns
+// the registered names. A bad manifest is a usage error naming the field;
+// a worker that cannot start (a build without CUDA, no GPU) an internal
+// error with the worker's stderr.
+//
+// In a worker a GPU fault or a hang kills only the worker: the campaign
+// records a crash finding with the case and the error and the next case
+// starts a new worker.
+func workerTargets(kernels, isolate string, stderr io.Writer) ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, withCode(spec.ExitInternal, fmt.Errorf("find this executable for the worker: %w", err))
+	}
+	self := shQuote(exe) + " worker"
+	var names []string
+	for _, file := range runSplitList(kernels) {
+		m, err := gpu.LoadManifest(file)
+		if err != nil {
+			return names, usageErr("run --kernel: %v", err)
+		}
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			return names, usageErr("run --kernel: %v", err)
+		}
+		name := "kernel:" + m.Name
+		if _, err := external.Add(self+" --kernel "+shQuote(abs), m.Op, external.Options{Name: name, Timeout: m.Timeout}); err != nil {
+			return names, withCode(spec.ExitInternal, fmt.Errorf("run --kernel %s: %w", file, err))
+		}
+		names = append(names, name)
+	}
+	for _, t := range runSplitList(isolate) {
+		name := "worker:" + t
+		if _, err := external.Add(self+" --target "+shQuote(t), "", external.Options{Name: name}); err != nil {
+			return names, withCode(spec.ExitInternal, fmt.Errorf("run --isolate %s: %w", t, err))
+		}
+		names = append(names, name)
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(stderr, "bitparity run: workers started for %s\n", strings.Join(names, ", "))
+	}
+	return names, nil
+}
+
+// shQuote quotes s for /bin/sh.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

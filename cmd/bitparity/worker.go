@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/spec"
+)
+
+func init() {
+	register("worker", command{
+		Summary: "(internal) serve one target over the process protocol on stdin/stdout (crash isolation; run --kernel and --isolate start it)",
+		Run:     workerCmd,
+	})
+}
+
+// workerCmd is `bitparity worker --target NAME` or `bitparity worker
+// --kernel MANIFEST`: it runs one target in this process and serves it to a
+// harness over stdin and stdout with the process protocol
+// (docs/protocol.md, external.Serve). A fault of the target (an illegal
+// address, a sticky CUDA error) ends the worker with exit status 3 and the
+// error on stderr; the harness reports a crash finding with the case and
+// starts a new worker. A hang is ended by the harness's watchdog.
+func workerCmd(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	target := fs.String("target", "", "serve this registered target")
+	kernel := fs.String("kernel", "", "serve the user kernel of this manifest (docs/kernel-abi.md)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &exitError{code: spec.ExitUsage}
+	}
+	if (*target == "") == (*kernel == "") || fs.NArg() > 0 {
+		return usageErr("worker: give exactly one of --target NAME or --kernel MANIFEST")
+	}
+	var t fuzz.Target
+	var err error
+	if *kernel != "" {
+		var m *gpu.Manifest
+		if m, err = gpu.LoadManifest(*kernel); err != nil {
+			return usageErr("worker: %v", err)
+		}
+		t, err = gpu.NewUserKernel(m)
+	} else {
+		t, err = fuzz.Lookup(*target)
+	}
+	if err != nil {
+		return withCode(spec.ExitInternal, fmt.Errorf("worker: %w", err))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := external.Serve(ctx, os.Stdin, stdout, unsupportedAs{t}); err != nil {
+		return withCode(spec.ExitInternal, fmt.Errorf("worker %s: %w", t.Info().Name, err))
+	}
+	return nil
+}
+
+// unsupportedAs makes a target's gpu.ErrUnsupported errors (a dtype its
+// kernel does not take) the protocol's "unsupported" answer.
+type unsupportedAs struct{ fuzz.Target }
+
+func (u unsupportedAs) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+	o, err := u.Target.Run(ctx, b, rows)
+	if err != nil && errors.Is(err, gpu.ErrUnsupported) {
+		return nil, fmt.Errorf("%w: %w", external.ErrUnsupported, err)
+	}
+	return o, err
+}

@@ -1,0 +1,287 @@
+package external
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Serve is the adapter side of the process protocol in Go: it answers the
+// harness's hello with t's Info, then reads requests from r, runs t on each
+// batch and writes the replies to w, until r ends (it returns nil then).
+// `bitparity worker` uses it to run a GPU or user-kernel target in a
+// subprocess, so a fault or a hang kills the worker, not the campaign.
+//
+// A Run error wrapping ErrUnsupported is answered with an error frame
+// of kind "unsupported"; one wrapping fuzz.ErrTargetCrashed makes Serve
+// return it (the worker then exits, and the harness restarts it: a GPU
+// context after a fault is unusable); any other error is answered with an
+// error frame of kind "failure".
+func Serve(ctx context.Context, r io.Reader, w io.Writer, t fuzz.Target) error {
+	info := t.Info()
+	var buf []byte
+	hello, buf, err := readFrame(r, buf, "hello frame 0")
+	if err != nil {
+		return err
+	}
+	if hello.meta["frame"] != "hello" {
+		return fmt.Errorf("hello frame 0: frame %q, want hello", hello.meta["frame"])
+	}
+	if op := hello.meta["op"]; op != "" && spec.Op(op) != info.Op {
+		return writeFrame(w, &frame{meta: map[string]string{"frame": "error", "seq": "0", "kind": "unsupported",
+			"message": fmt.Sprintf("target %s runs %s, not %s", info.Name, info.Op, op)}})
+	}
+	meta := map[string]string{
+		"frame": "hello", "protocol": strconv.Itoa(ProtocolVersion), "seq": "0",
+		"op": string(info.Op), "name": info.Name, "device": info.Device,
+		"invariant": strconv.FormatBool(info.Invariant), "schedule": info.Schedule,
+		"about": info.Models,
+	}
+	if info.Schedule == "" {
+		meta["ulp_bound"] = strconv.FormatUint(info.ULPBound, 10)
+	}
+	if err := writeFrame(w, &frame{meta: meta}); err != nil {
+		return fmt.Errorf("write hello: %w", err)
+	}
+	var scratch []byte
+	for seq := 1; ; seq++ {
+		name := fmt.Sprintf("request frame %d", seq)
+		req, nbuf, err := readFrame(r, buf, name)
+		buf = nbuf
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sseq := req.meta["seq"]
+		b, rows, err := decodeRequest(req, name)
+		if err != nil {
+			return err
+		}
+		out, err := t.Run(ctx, b, rows)
+		if err == nil {
+			err = hostValues(out)
+		}
+		if err != nil {
+			switch {
+			case errors.Is(err, fuzz.ErrTargetCrashed):
+				return fmt.Errorf("%s: %w", name, err)
+			case errors.Is(err, ErrUnsupported):
+				err = writeFrame(w, &frame{meta: map[string]string{"frame": "error", "seq": sseq, "kind": "unsupported", "message": err.Error()}})
+			default:
+				err = writeFrame(w, &frame{meta: map[string]string{"frame": "error", "seq": sseq, "kind": "failure", "message": err.Error()}})
+			}
+			if err != nil {
+				return fmt.Errorf("write error frame %d: %w", seq, err)
+			}
+			continue
+		}
+		scratch = encodeFloats(scratch[:0], out.DType, out.Values)
+		rep := &frame{meta: map[string]string{"frame": "reply", "seq": sseq}}
+		rep.tensors = append(rep.tensors, tensor{name: "y", dtype: wireDType(out.DType), shape: []int{len(out.Rows), out.Cols}, data: scratch})
+		if out.TapCols > 0 && len(out.Taps) == len(out.Rows)*out.TapCols {
+			taps := encodeFloats(nil, oracle.FP32, out.Taps)
+			rep.tensors = append(rep.tensors, tensor{name: "taps", dtype: wireF32, shape: []int{len(out.Rows), out.TapCols}, data: taps})
+		}
+		if err := writeFrame(w, rep); err != nil {
+			return fmt.Errorf("write reply frame %d: %w", seq, err)
+		}
+	}
+}
+
+// hostValues fetches a device output's rows to the host and releases it.
+func hostValues(o *fuzz.Output) error {
+	if o.Values != nil || o.Device == nil {
+		return nil
+	}
+	pos := make([]int, len(o.Rows))
+	for i := range pos {
+		pos[i] = i
+	}
+	v, err := o.Device.Fetch(pos)
+	o.Device.Release()
+	if err != nil {
+		return fmt.Errorf("fetch the output: %w: %w", fuzz.ErrTargetCrashed, err)
+	}
+	o.Values, o.Device = v, nil
+	return nil
+}
+
+// decodeRequest is the inverse of requestFrame: the batch and the selected
+// rows (nil: all) of a request frame.
+func decodeRequest(f *frame, name string) (*fuzz.Batch, []int, error) {
+	bad := func(field, format string, a ...any) error {
+		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, a...)}
+	}
+	if f.meta["frame"] != "request" {
+		return nil, nil, bad(`field "frame"`, "%q, want \"request\"", f.meta["frame"])
+	}
+	dtype := func(field string) (oracle.DType, error) {
+		switch f.meta[field] {
+		case "bf16":
+			return oracle.BF16, nil
+		case "fp16":
+			return oracle.FP16, nil
+		case "fp32":
+			return oracle.FP32, nil
+		}
+		return 0, bad(fmt.Sprintf("field %q", field), "unknown dtype %q", f.meta[field])
+	}
+	in, err := dtype("in")
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := dtype("out")
+	if err != nil {
+		return nil, nil, err
+	}
+	floats := func(tn string, dims int) ([]float32, []int, error) {
+		t, ok := f.tensor(tn)
+		if !ok {
+			return nil, nil, bad(fmt.Sprintf("tensor %q", tn), "missing")
+		}
+		if len(t.shape) != dims {
+			return nil, nil, bad(fmt.Sprintf("tensor %q", tn), "shape %v, want %d dimensions", t.shape, dims)
+		}
+		v := make([]float32, len(t.data)/max(1, wireSize(t.dtype)))
+		if err := decodeFloats(v, t); err != nil {
+			return nil, nil, bad(fmt.Sprintf("tensor %q", tn), "%v", err)
+		}
+		return v, t.shape, nil
+	}
+	ints := func(tn string) ([]int64, error) {
+		t, ok := f.tensor(tn)
+		if !ok {
+			return nil, bad(fmt.Sprintf("tensor %q", tn), "missing")
+		}
+		return decodeInts(t)
+	}
+	b := &fuzz.Batch{Op: spec.Op(f.meta["op"]), In: in, Out: out}
+	switch b.Op {
+	case spec.OpRMSNorm:
+		x, xs, err := floats("x", 2)
+		if err != nil {
+			return nil, nil, err
+		}
+		wv, _, err := floats("w", 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		eps, err := strconv.ParseUint(f.meta["eps_bits"], 16, 32)
+		if err != nil {
+			return nil, nil, bad(`field "eps_bits"`, "%v", err)
+		}
+		b.RMSNorm = &oracle.RMSNormInput{X: x, W: wv, Rows: xs[0], Hidden: xs[1], Eps: float32frombits(uint32(eps)), Out: out}
+	case spec.OpGEMM:
+		x, xs, err := floats("x", 2)
+		if err != nil {
+			return nil, nil, err
+		}
+		wv, ws, err := floats("w", 2)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.GEMM = &oracle.GEMMInput{X: x, W: wv, M: xs[0], K: xs[1], N: ws[1], Out: out}
+	case spec.OpLogProb:
+		l, ls, err := floats("logits", 2)
+		if err != nil {
+			return nil, nil, err
+		}
+		ids, err := ints("targets")
+		if err != nil {
+			return nil, nil, err
+		}
+		tg := make([]int32, len(ids))
+		for i, v := range ids {
+			tg[i] = int32(v)
+		}
+		b.LogProb = &oracle.LogProbInput{Logits: l, Targets: tg, Rows: ls[0], Vocab: ls[1]}
+	case spec.OpAttnPrefill:
+		q, qs, err := floats("q", 4)
+		if err != nil {
+			return nil, nil, err
+		}
+		k, ks, err := floats("k", 4)
+		if err != nil {
+			return nil, nil, err
+		}
+		v, _, err := floats("v", 4)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.Prefill = &oracle.PrefillInput{Q: q, K: k, V: v, Seqs: qs[0], SeqLen: qs[1], Heads: qs[2], KVHeads: ks[2], HeadDim: qs[3], Out: out}
+	case spec.OpAttnDecode:
+		q, qs, err := floats("q", 3)
+		if err != nil {
+			return nil, nil, err
+		}
+		k, ks, err := floats("k", 3)
+		if err != nil {
+			return nil, nil, err
+		}
+		v, _, err := floats("v", 3)
+		if err != nil {
+			return nil, nil, err
+		}
+		lens, err := ints("kv_lens")
+		if err != nil {
+			return nil, nil, err
+		}
+		width := ks[1] * ks[2]
+		d := &oracle.DecodeInput{Q: q, Heads: qs[1], KVHeads: ks[1], HeadDim: qs[2], Out: out}
+		at := 0
+		for i, n := range lens {
+			end := at + int(n)*width
+			if n < 0 || end > len(k) || end > len(v) {
+				return nil, nil, bad(`tensor "kv_lens"`, "request %d: %d tokens past the cache", i, n)
+			}
+			d.K, d.V = append(d.K, k[at:end]), append(d.V, v[at:end])
+			at = end
+		}
+		b.Decode = d
+	default:
+		return nil, nil, bad(`field "op"`, "unknown op %q", b.Op)
+	}
+	var rows []int
+	if _, ok := f.tensor("rows"); ok {
+		rs, err := ints("rows")
+		if err != nil {
+			return nil, nil, err
+		}
+		rows = make([]int, len(rs))
+		for i, r := range rs {
+			rows[i] = int(r)
+		}
+	}
+	return b, rows, nil
+}
+
+func float32frombits(b uint32) float32 { return math.Float32frombits(b) }
+
+// decodeInts reads an I32 or I64 tensor.
+func decodeInts(t tensor) ([]int64, error) {
+	switch t.dtype {
+	case wireI32:
+		out := make([]int64, len(t.data)/4)
+		for i := range out {
+			out[i] = int64(int32(binary.LittleEndian.Uint32(t.data[4*i:])))
+		}
+		return out, nil
+	case wireI64:
+		out := make([]int64, len(t.data)/8)
+		for i := range out {
+			out[i] = int64(binary.LittleEndian.Uint64(t.data[8*i:]))
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("tensor %q: dtype %s, want I32 or I64", t.name, t.dtype)
+}
