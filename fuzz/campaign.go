@@ -49,6 +49,9 @@ type Campaign struct {
 	// NoTaps compares outputs only (WithoutTaps): drift that changes only
 	// fp32 intermediates is then found once it flips an output bit.
 	NoTaps bool
+	// Shard, when set, runs only the draws of each pair's case stream that
+	// it owns (fuzz/shard.go); MaxCases then counts this shard's cases.
+	Shard Shard
 }
 
 // Stats is a campaign's progress.
@@ -81,6 +84,7 @@ type pairState struct {
 	cases     int64
 	retired   bool // a finding was made: no more cases
 	busy      int
+	drawn     int64 // draws of its stream so far, owned by the shard or not
 	invariant bool
 	errs      int
 	lastErr   error
@@ -163,7 +167,7 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 		}
 		best.mu.Lock()
 		defer best.mu.Unlock()
-		k := drawCase(best.rng, best.Op, best.Relation)
+		k := c.Shard.draw(best.rng, best.Op, best.Relation, &best.drawn)
 		k.Targets = append([]string(nil), best.Targets...)
 		best.busy++
 		cases++

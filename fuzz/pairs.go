@@ -69,7 +69,7 @@ func Pairs() []Pair {
 		avail[name] = true
 		info := t.Info()
 		for _, rel := range relations {
-			if rel.Targets() != 1 || !hasOp(rel.Ops(), info.Op) {
+			if rel.Targets() != 1 || !hasOp(rel.Ops(), info.Op) || isPairOnly(rel) {
 				continue
 			}
 			expect := contains(info.Expect, rel.Name())

@@ -20,8 +20,11 @@ const (
 	RelLogProbParity = "logprob_parity"
 	// RelDeterminism: the same call twice gives the same bits.
 	RelDeterminism = "determinism"
+	// RelCrossDevice: the same target on the same batch gives the same bits
+	// on every GPU of the host (with one GPU: determinism).
+	RelCrossDevice = "cross_device"
 )
 
 // Relations lists every relation in a stable order.
 var Relations = []string{RelBatchInvariance, RelPadding, RelOracleParity,
-	RelPathParity, RelLogProbParity, RelDeterminism}
+	RelPathParity, RelLogProbParity, RelDeterminism, RelCrossDevice}

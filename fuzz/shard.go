@@ -1,0 +1,188 @@
+package fuzz
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Shard is one part of a campaign's case stream, so that n processes (one
+// per GPU, or one per host) split a campaign without running a case twice.
+//
+// The stream of a campaign is per pair: pair p (its index in Pairs after
+// the filters) draws its cases from its own generator, seeded by (seed, p),
+// as draws 0, 1, 2, ... Shard i/n owns draw k of every pair when
+//
+//	k mod n == i
+//
+// and skips the others (it still draws them, so every process sees the same
+// stream; a draw costs microseconds, a check milliseconds). So the shards
+// 0/n ... n-1/n are disjoint and their union is the unsharded stream, on any
+// host, for the same seed, targets and relations. The zero Shard (and 0/1)
+// owns every draw: the unsharded campaign.
+type Shard struct {
+	Index, Count int
+}
+
+// ParseShard parses "i/n" with 0 <= i < n; "" is the zero Shard.
+func ParseShard(s string) (Shard, error) {
+	if s == "" {
+		return Shard{}, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return Shard{}, fmt.Errorf("shard %q: want i/n with 0 <= i < n, e.g. 0/4", s)
+	}
+	return Shard{Index: i, Count: n}, nil
+}
+
+// String is "i/n" ("0/1" for the zero Shard).
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, max(1, s.Count)) }
+
+// Owns reports whether draw k of a pair belongs to the shard: k mod Count
+// == Index (always true for Count <= 1).
+func (s Shard) Owns(k int64) bool { return s.Count <= 1 || k%int64(s.Count) == int64(s.Index) }
+
+// Budget is the shard's share of a budget of m draws of one stream: the
+// number of k in [0, m) that it owns, ceil((m-Index)/Count). Shards given
+// their Budget of m each run, together, exactly draws 0 ... m-1 of a
+// one-pair campaign.
+func (s Shard) Budget(m int64) int64 {
+	if s.Count <= 1 {
+		return m
+	}
+	if m <= int64(s.Index) {
+		return 0
+	}
+	return (m - int64(s.Index) + int64(s.Count) - 1) / int64(s.Count)
+}
+
+// draw returns the next case of the pair's stream that the shard owns:
+// it draws with drawCase from r, counting draws in *drawn, until
+// Owns(*drawn) held for the draw taken.
+func (s Shard) draw(r *rand.Rand, op spec.Op, relation string, drawn *int64) spec.Case {
+	for {
+		c := drawCase(r, op, relation)
+		k := *drawn
+		*drawn++
+		if s.Owns(k) {
+			return c
+		}
+	}
+}
+
+// MergeResults merges the results of the shards of one campaign (or of any
+// campaigns with the same seed) into one:
+//
+//   - findings are deduplicated by signature (spec.Signature, or the
+//     recorded Signature): of each signature the earliest is kept (FoundAt,
+//     then the order of rs), so a drift found by several shards is one
+//     finding; the kept findings are sorted by FoundAt;
+//   - Cases is the sum over rs, and so is each target's Cases; its
+//     Relations are the union; its Findings are recounted over the kept
+//     findings by the campaign's rule (a finding counts for the drift models
+//     it names, and for invariant targets only when it names no drift
+//     model);
+//   - Started is the earliest start, Duration the longest (the shards run
+//     side by side), Env and Args those of rs[0].
+//
+// Results with different seeds are an error: their streams differ, so
+// their union is no campaign's.
+func MergeResults(rs ...*spec.Result) (*spec.Result, error) {
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("merge results: none given")
+	}
+	out := &spec.Result{Version: spec.ResultVersion, Started: rs[0].Started, Seed: rs[0].Seed, Env: rs[0].Env,
+		Args: append([]string(nil), rs[0].Args...)}
+	by := map[string]*spec.TargetStats{}
+	var names []string
+	type kept struct {
+		f     spec.Finding
+		order int
+	}
+	first := map[string]kept{}
+	order := 0
+	for i, r := range rs {
+		if r.Version != spec.ResultVersion {
+			return nil, fmt.Errorf("merge results: result %d has version %d, want %d", i, r.Version, spec.ResultVersion)
+		}
+		if r.Seed != out.Seed {
+			return nil, fmt.Errorf("merge results: result %d has seed %d, result 0 seed %d: not shards of one campaign", i, r.Seed, out.Seed)
+		}
+		if r.Started.Before(out.Started) {
+			out.Started = r.Started
+		}
+		out.Duration = max(out.Duration, r.Duration)
+		out.Cases += r.Cases
+		for _, ts := range r.Targets {
+			s, ok := by[ts.Target]
+			if !ok {
+				s = &spec.TargetStats{Target: ts.Target, Invariant: ts.Invariant, Op: ts.Op}
+				by[ts.Target] = s
+				names = append(names, ts.Target)
+			}
+			s.Cases += ts.Cases
+			for _, rel := range ts.Relations {
+				if !contains(s.Relations, rel) {
+					s.Relations = append(s.Relations, rel)
+				}
+			}
+		}
+		for _, f := range r.Findings {
+			sig := f.Signature
+			if sig == "" {
+				sig = spec.Signature(f)
+				f.Signature = sig
+			}
+			old, dup := first[sig]
+			if !dup || f.FoundAt.Before(old.f.FoundAt) {
+				first[sig] = kept{f: f, order: order}
+			}
+			order++
+		}
+	}
+	ks := make([]kept, 0, len(first))
+	for _, k := range first {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		if !ks[i].f.FoundAt.Equal(ks[j].f.FoundAt) {
+			return ks[i].f.FoundAt.Before(ks[j].f.FoundAt)
+		}
+		return ks[i].order < ks[j].order
+	})
+	out.Findings = make([]spec.Finding, 0, len(ks))
+	for _, k := range ks {
+		out.Findings = append(out.Findings, k.f)
+	}
+	for _, f := range out.Findings {
+		var drift, inv []*spec.TargetStats
+		for i, name := range []string{f.TargetA, f.TargetB} {
+			if s, ok := by[name]; ok && (i == 0 || name != f.TargetA) {
+				if s.Invariant {
+					inv = append(inv, s)
+				} else {
+					drift = append(drift, s)
+				}
+			}
+		}
+		if len(drift) == 0 {
+			drift = inv
+		}
+		for _, s := range drift {
+			s.Findings++
+		}
+	}
+	sort.Strings(names)
+	out.Targets = make([]spec.TargetStats, 0, len(names))
+	for _, n := range names {
+		out.Targets = append(out.Targets, *by[n])
+	}
+	return out, nil
+}
