@@ -150,7 +150,7 @@ func Measure(ctx context.Context, o Options) (Run, error) {
 // Line is one drift model's row of the detection table: the medians over
 // seeds of cases and seconds to the first finding, for each distribution.
 type Line struct {
-	Model, Relation string
+	Model, Relation  string
 	Normal, Boundary Median
 }
 
