@@ -597,11 +597,19 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 	return nil
 }
 
-// hereEnv is the environment fingerprint of this process.
+// envHooks fill the parts of this environment's fingerprint that only
+// some builds know (repro_cuda.go: the GPU).
+var envHooks []func(*spec.Env)
+
+// hereEnv is the environment fingerprint of this process: fuzz.HostEnv,
+// the version of this binary, then envHooks.
 func hereEnv() spec.Env {
 	e := fuzz.HostEnv()
 	if Version != "" {
 		e.Bitparity = Version
+	}
+	for _, h := range envHooks {
+		h(&e)
 	}
 	return e
 }
