@@ -45,6 +45,8 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
 	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
 	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
+	par := runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
+	wk := runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
 		fs.PrintDefaults()
@@ -60,13 +62,18 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	workerNames, werr := wk.start(stderr)
+	defer wk.close()
+	if werr != nil {
+		return werr
+	}
 	if *caseJSON != "" {
 		return runOneCase(ctx, stdout, *caseJSON, *jsonPath)
 	}
 	c := &fuzz.Campaign{
 		Duration:  *dur,
 		Seed:      *seed,
-		Targets:   runSplitList(*targets),
+		Targets:   append(runSplitList(*targets), workerNames...),
 		Relations: runSplitList(*rels),
 		MaxCases:  *maxCases,
 		Workers:   *workers,
@@ -87,12 +94,24 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 			return usageErr("run: %v", err)
 		}
 	}
+	if err := par.apply(c); err != nil {
+		return err
+	}
 	c.OnFinding = func(f spec.Finding) {
 		fmt.Fprintf(stderr, "found: %s %s (%s) after %s, %d cases\n", f.Relation, runTargetsOf(f), f.Kind,
 			time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore)
 	}
 	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *seed, *dur, runCountPairs(c))
-	res, err := c.Run(ctx)
+	var res *spec.Result
+	var err error
+	if par.parallel() {
+		if res, last.InvariantCases, err = par.run(ctx, stdout, stderr, fs, *maxCases); res == nil {
+			return err
+		}
+		prog.Update(res.Cases, len(res.Findings))
+	} else {
+		res, err = c.Run(ctx)
+	}
 	prog.Finish()
 	if res == nil {
 		if errors.Is(err, fuzz.ErrNoPairs) {
@@ -105,6 +124,9 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		if werr := runWriteJSONAtomic(*jsonPath, res); werr != nil {
 			return withCode(spec.ExitInternal, werr)
 		}
+	}
+	if werr := par.after(stdout, res, last); werr != nil {
+		return withCode(spec.ExitInternal, werr)
 	}
 	sum := runSummarize(res)
 	sum.invCases = last.InvariantCases
