@@ -25,7 +25,7 @@ func init() {
 func detectCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("detect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	models := fs.String("models", "", "comma-separated drift models (default: every drift model of this build)")
+	models := fs.String("models", "", "comma-separated drift models, each optionally model@relation (default: every CPU drift model of this build, on the first relation it expects)")
 	seeds := fs.Int("seeds", 5, "runs per model and distribution (seeds 1..N); the table shows medians")
 	maxCases := fs.Int("max-cases", 20000, "cases per run before giving up")
 	out := fs.String("out", "bf16", "output (and log-prob compare) dtype forced on every case")
@@ -43,14 +43,17 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 	if *seeds < 1 {
 		return usageErr("detect: --seeds %d, want >= 1", *seeds)
 	}
-	var list []string
+	var list []detect.Model
 	if *models != "" {
-		list = strings.Split(*models, ",")
+		for _, m := range strings.Split(*models, ",") {
+			name, rel, _ := strings.Cut(m, "@")
+			list = append(list, detect.Model{Name: name, Relation: rel})
+		}
 	} else {
 		for _, n := range fuzz.Names() {
 			t, err := fuzz.Lookup(n)
 			if err == nil && !t.Info().Invariant && len(t.Info().Expect) > 0 && t.Info().Device == "cpu" {
-				list = append(list, n)
+				list = append(list, detect.Model{Name: n})
 			}
 		}
 	}

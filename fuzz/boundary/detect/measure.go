@@ -186,13 +186,17 @@ func median(runs []Run) Median {
 	return m
 }
 
+// Model names a drift model and the relation a table measures it on
+// (empty: RelationFor).
+type Model struct{ Name, Relation string }
+
 // Table measures every model with seeds 1..seeds for Dist normal and Dist
 // boundary (other fields of base apply to every run) and returns one line
 // per model. progress, when set, is called after each run.
-func Table(ctx context.Context, models []string, seeds int, base Options, progress func(model string, dist spec.Dist, seed uint64, r Run)) ([]Line, error) {
+func Table(ctx context.Context, models []Model, seeds int, base Options, progress func(model string, dist spec.Dist, seed uint64, r Run)) ([]Line, error) {
 	var lines []Line
-	for _, m := range models {
-		rel := base.Relation
+	for _, mm := range models {
+		m, rel := mm.Name, mm.Relation
 		if rel == "" {
 			var err error
 			if rel, err = RelationFor(m); err != nil {
