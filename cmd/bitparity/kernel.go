@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,25 @@ import (
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
 )
+
+// workerFlags are run's --kernel and --isolate.
+type workerFlags struct{ kernels, isolate *string }
+
+// runWorkerFlags adds --kernel and --isolate to run's flags.
+func runWorkerFlags(fs *flag.FlagSet) *workerFlags {
+	return &workerFlags{
+		kernels: fs.String("kernel", "", "fuzz the user kernel of this manifest (comma-separated for several; docs/kernel-abi.md) with every relation of its op, in a worker subprocess"),
+		isolate: fs.String("isolate", "", "comma-separated registered targets to run in worker subprocesses (as worker:NAME), so a GPU fault or hang is a crash finding"),
+	}
+}
+
+// start starts the workers (workerTargets) and returns their target names.
+func (w *workerFlags) start(stderr io.Writer) ([]string, error) {
+	return workerTargets(*w.kernels, *w.isolate, stderr)
+}
+
+// close ends the workers.
+func (w *workerFlags) close() { external.CloseAll() }
 
 // workerTargets starts one `bitparity worker` subprocess per user kernel
 // manifest (`run --kernel FILE`, comma-separated) and per isolated target
