@@ -438,3 +438,23 @@ func TestPaddedFillers(t *testing.T) {
 		}
 	}
 }
+
+func TestLookupMakesOnce(t *testing.T) {
+	made, fail := 0, true
+	Register("test-lookup-once", func() (Target, error) {
+		if fail {
+			fail = false
+			return nil, errors.New("no device yet")
+		}
+		made++
+		return &testTarget{info: Info{Name: "test-lookup-once", Op: spec.OpRMSNorm}}, nil
+	})
+	if _, err := Lookup("test-lookup-once"); err == nil {
+		t.Fatal("a failing factory gave no error")
+	}
+	a, err1 := Lookup("test-lookup-once")
+	b, err2 := Lookup("test-lookup-once")
+	if err1 != nil || err2 != nil || a != b || made != 1 {
+		t.Fatalf("made %d targets (%v %v), same %v", made, err1, err2, a == b)
+	}
+}

@@ -97,6 +97,7 @@ type Factory func() (Target, error)
 var (
 	regMu    sync.Mutex
 	registry = map[string]Factory{}
+	made     = map[string]Target{}
 )
 
 // Register adds a target factory under name. It panics on a duplicate name
@@ -122,9 +123,15 @@ func Names() []string {
 	return names
 }
 
-// Lookup makes the target registered under name.
+// Lookup returns the target registered under name, made by its factory on
+// the first successful call and the same one after (a factory that fails,
+// for want of a GPU say, is asked again next time).
 func Lookup(name string) (Target, error) {
 	regMu.Lock()
+	if t, ok := made[name]; ok {
+		regMu.Unlock()
+		return t, nil
+	}
 	f, ok := registry[name]
 	regMu.Unlock()
 	if !ok {
@@ -134,5 +141,12 @@ func Lookup(name string) (Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", name, err)
 	}
+	regMu.Lock()
+	if prev, ok := made[name]; ok {
+		t = prev
+	} else {
+		made[name] = t
+	}
+	regMu.Unlock()
 	return t, nil
 }
