@@ -14,7 +14,8 @@ import (
 // per pair that differs, in the order of the pairs. Two values are equal
 // when their bits in dt are equal (each is rounded to dt first, exact for
 // values of that dtype): NaNs compare by bits, +0 and -0 differ (0 ulps).
-// MaxULPs is the largest oracle.ULPDistanceBits over the row.
+// MaxULPs is the largest oracle.ULPDistanceBits over the row; SignedZero
+// says whether some differing column is +0 against -0.
 func CompareHost(a, b *Output, pa, pb []int, dt oracle.DType) []RowDiff {
 	return compareSlices(a.Values, b.Values, a.Cols, pa, pb, dt)
 }
@@ -46,9 +47,9 @@ func compareSlices(av, bv []float32, cols int, pa, pb []int, dt oracle.DType) []
 				d.FirstCol = j
 			}
 			d.Count++
-			if u := oracle.ULPDistanceBits(dt, xb, yb).ULPs; u > d.MaxULPs {
-				d.MaxULPs = u
-			}
+			dist := oracle.ULPDistanceBits(dt, xb, yb)
+			d.MaxULPs = max(d.MaxULPs, dist.ULPs)
+			d.SignedZero = d.SignedZero || dist.SignedZero
 		}
 		if d.Count > 0 {
 			diffs = append(diffs, d)

@@ -376,8 +376,8 @@ func TestCompareHost(t *testing.T) {
 		if len(diffs) != 1 || diffs[0].Count != tt.count || diffs[0].FirstCol != tt.first || diffs[0].MaxULPs != tt.ulps {
 			t.Errorf("%s: got %+v, want count %d first %d ulps %d", tt.name, diffs, tt.count, tt.first, tt.ulps)
 		}
-		if d := oracle.ULPDistance(tt.dt, tt.a[tt.first], tt.b[tt.first]); d.SignedZero != tt.signedZero {
-			t.Errorf("%s: signed zero %v", tt.name, d.SignedZero)
+		if diffs[0].SignedZero != tt.signedZero {
+			t.Errorf("%s: signed zero %v", tt.name, diffs[0].SignedZero)
 		}
 	}
 }

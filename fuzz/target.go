@@ -58,6 +58,9 @@ type RowDiff struct {
 	Count      int    // differing columns
 	FirstCol   int    // first differing column
 	MaxULPs    uint64 // largest ulp distance in the compared dtype
+	// SignedZero is true when some differing column is +0 against -0
+	// (0 ulps apart, different bits).
+	SignedZero bool
 }
 
 // Info describes a target for `bitparity list` and for reports.
