@@ -217,3 +217,40 @@ func TestRunProcsMerge(t *testing.T) {
 		t.Errorf("merged corpus %v, want the workers' case files %v", names, want)
 	}
 }
+
+// TestMergeCommand: `bitparity merge` over the shard results of two
+// `run --shard` processes (two hosts) gives the unsharded case count, and
+// refuses results of another seed.
+func TestMergeCommand(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--seed", "5", "--targets", "oracle-rmsnorm", "--relations", "determinism", "--workers", "1", "--duration", "60s"}
+	var paths []string
+	for i, budget := range []string{"5", "4"} {
+		p := filepath.Join(dir, "shard"+string(rune('0'+i))+".json")
+		if out, errs, code := runArgs(append([]string{"run", "--shard", string(rune('0'+i)) + "/2", "--max-cases", budget, "--json", p}, args...)...); code != spec.ExitOK {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, code, out, errs)
+		}
+		paths = append(paths, p)
+	}
+	merged := filepath.Join(dir, "merged.json")
+	if out, errs, code := runArgs(append([]string{"merge", "--json", merged}, paths...)...); code != spec.ExitOK {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errs)
+	}
+	r, err := corpus.ReadResult(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Cases != 9 || len(r.Targets) != 1 || r.Targets[0].Cases != 9 {
+		t.Errorf("merged %d cases (targets %+v), want 9", r.Cases, r.Targets)
+	}
+	other := filepath.Join(dir, "other.json")
+	if _, _, code := runArgs("run", "--seed", "6", "--targets", "oracle-rmsnorm", "--relations", "determinism", "--max-cases", "1", "--json", other); code != spec.ExitOK {
+		t.Fatal("run seed 6 failed")
+	}
+	if _, _, code := runArgs("merge", "--json", merged, paths[0], other); code != spec.ExitUsage {
+		t.Errorf("merge of two seeds: exit %d, want 2", code)
+	}
+	if _, _, code := runArgs("merge", paths[0]); code != spec.ExitUsage {
+		t.Errorf("merge without --json: exit %d, want 2", code)
+	}
+}

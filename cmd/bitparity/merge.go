@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+)
+
+func init() {
+	register("merge", command{
+		Summary: "merge the result files of a campaign's shards (run --shard i/n on several hosts) into one",
+		Run:     mergeCmd,
+	})
+}
+
+// mergeCmd is `bitparity merge --json OUT RESULT.json...`: fuzz.MergeResults
+// over the given result files (findings deduplicated by signature, the
+// earliest kept; cases summed), written atomically to OUT. Exit 2 for a
+// missing, unreadable or mismatched (other seed) file, 3 when OUT cannot be
+// written. The shards' corpus folders merge with `bitparity corpus merge`.
+func mergeCmd(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("json", "", "write the merged result to `FILE` (required)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bitparity merge --json OUT RESULT.json...")
+		fmt.Fprintln(stderr, "\nMerges the results of the shards of one campaign (bitparity run --shard i/n --json, one")
+		fmt.Fprintln(stderr, "per host): findings deduplicated by signature (the earliest kept), cases summed.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &exitError{code: spec.ExitUsage}
+	}
+	if *out == "" || fs.NArg() == 0 {
+		fs.Usage()
+		return usageErr("merge: want --json OUT and one or more result files")
+	}
+	var rs []*spec.Result
+	for _, path := range fs.Args() {
+		r, err := corpus.ReadResult(path)
+		if err != nil {
+			return usageErr("merge: %v", err)
+		}
+		rs = append(rs, r)
+	}
+	res, err := fuzz.MergeResults(rs...)
+	if err != nil {
+		return usageErr("merge: %v", err)
+	}
+	res.Args = append([]string{"merge"}, args...)
+	if err := runWriteJSONAtomic(*out, res); err != nil {
+		return withCode(spec.ExitInternal, fmt.Errorf("merge: %w", err))
+	}
+	fmt.Fprintf(stdout, "%d result(s) merged into %s: %d cases, %d finding(s)\n", len(rs), *out, res.Cases, len(res.Findings))
+	return nil
+}
