@@ -1,0 +1,219 @@
+//go:build cuda
+
+package gpu
+
+// #cgo LDFLAGS: -lcublas
+// #include <cublas_v2.h>
+//
+// // y[m][n] = x[m][k] · w[k][n], all row-major, is in cuBLAS's column-major
+// // terms y' = w' · x' with y' n x m (ld n), w' n x k (ld n), x' k x m
+// // (ld k): no transposes and no copies.
+// static cublasStatus_t bp_sgemm(cublasHandle_t h, int m, int n, int k,
+// 		unsigned long long x, unsigned long long w, unsigned long long y) {
+// 	const float alpha = 1.0f, beta = 0.0f;
+// 	return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,
+// 		(const float *)w, n, (const float *)x, k, &beta, (float *)y, n);
+// }
+//
+// static cublasStatus_t bp_gemmex(cublasHandle_t h, int m, int n, int k,
+// 		unsigned long long x, unsigned long long w, unsigned long long y, int ab, int c) {
+// 	const float alpha = 1.0f, beta = 0.0f;
+// 	return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,
+// 		(const void *)w, (cudaDataType)ab, n, (const void *)x, (cudaDataType)ab, k, &beta,
+// 		(void *)y, (cudaDataType)c, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+// }
+//
+// static int bp_version(cublasHandle_t h) { int v = 0; cublasGetVersion(h, &v); return v; }
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"gorgonia.org/cu"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// cuBLAS target names.
+const (
+	CublasSgemm  = "cublas-sgemm"
+	CublasGemmEx = "cublas-gemmex"
+)
+
+// CublasULPBound is the distance to the oracle (sequential fma over k, in
+// ulps of the compared dtype) the cuBLAS targets are held to: cuBLAS does
+// not document its reduction order, so oracle parity is a bound, not
+// bitwise; a larger distance is reported as a finding with its case.
+const CublasULPBound = 16
+
+// blasHandle is one cuBLAS handle per device, created on the device's
+// goroutine (its OS thread holds the CUDA context) and used only there.
+type blasHandle struct {
+	once    sync.Once
+	h       C.cublasHandle_t
+	version int
+	err     error
+}
+
+var (
+	blasMu      sync.Mutex
+	blasHandles = map[*Device]*blasHandle{}
+)
+
+func (d *Device) blas() (*blasHandle, error) {
+	blasMu.Lock()
+	bh := blasHandles[d]
+	if bh == nil {
+		bh = &blasHandle{}
+		blasHandles[d] = bh
+	}
+	blasMu.Unlock()
+	bh.once.Do(func() {
+		bh.err = d.do(func() error {
+			if st := C.cublasCreate(&bh.h); st != C.CUBLAS_STATUS_SUCCESS {
+				return fmt.Errorf("gpu: cublasCreate: status %d", int(st))
+			}
+			bh.version = int(C.bp_version(bh.h))
+			return nil
+		})
+	})
+	return bh, bh.err
+}
+
+// cublasTarget is a cuBLAS GEMM: y = x·w computed by cublasSgemm (inputs
+// widened exactly to fp32, fp32 output) or by cublasGemmEx with A and B in
+// the batch's input dtype (CUDA_R_16BF, CUDA_R_16F or CUDA_R_32F), fp32
+// compute and accumulation (CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), and C
+// in the output dtype where cuBLAS writes it (the input dtype or fp32);
+// any other output is computed in fp32 and rounded to nearest even on the
+// host, as the oracle rounds. The handle's math mode is cuBLAS's default.
+type cublasTarget struct {
+	info fuzz.Info
+	ex   bool
+	d    *Device
+}
+
+func (t *cublasTarget) Info() fuzz.Info { return t.info }
+
+// cudaType is the cudaDataType of dt.
+func cudaType(dt oracle.DType) C.int {
+	switch dt {
+	case oracle.BF16:
+		return C.CUDA_R_16BF
+	case oracle.FP16:
+		return C.CUDA_R_16F
+	}
+	return C.CUDA_R_32F
+}
+
+// Run computes the whole batch with cuBLAS and returns the selected rows on
+// the host. A cuBLAS or CUDA error after the call wraps
+// fuzz.ErrTargetCrashed.
+func (t *cublasTarget) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if b.Op != spec.OpGEMM || b.GEMM == nil {
+		return nil, fmt.Errorf("target %s runs gemm, not %s", t.info.Name, b.Op)
+	}
+	g := b.GEMM
+	if g.M < 0 || g.K < 1 || g.N < 1 || len(g.X) != g.M*g.K || len(g.W) != g.K*g.N {
+		return nil, fmt.Errorf("target %s: m %d k %d n %d with %d x and %d w values: %w", t.info.Name, g.M, g.K, g.N, len(g.X), len(g.W), oracle.ErrShape)
+	}
+	sel, err := selected(rows, g.M)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
+	}
+	out := &fuzz.Output{Rows: sel, Cols: g.N, DType: g.Out, Values: make([]float32, len(sel)*g.N)}
+	if g.M == 0 {
+		return out, nil
+	}
+	bh, err := t.d.blas()
+	if err != nil {
+		return nil, err
+	}
+	in, cdt := oracle.FP32, oracle.FP32
+	if t.ex {
+		in = b.In
+		if g.Out == in || g.Out == oracle.FP32 {
+			cdt = g.Out
+		}
+	}
+	err = t.d.do(func() error {
+		d := t.d
+		x, err := d.upload(in, g.X)
+		if err != nil {
+			return err
+		}
+		w, err := d.upload(in, g.W)
+		if err != nil {
+			d.pool.put(x)
+			return err
+		}
+		ybytes := g.M * g.N * dsize(cdt)
+		y, err := d.pool.get(ybytes)
+		if err != nil {
+			d.pool.put(x, w)
+			return err
+		}
+		defer d.pool.put(x, w, y)
+		var st C.cublasStatus_t
+		if t.ex {
+			st = C.bp_gemmex(bh.h, C.int(g.M), C.int(g.N), C.int(g.K), C.ulonglong(x.ptr), C.ulonglong(w.ptr), C.ulonglong(y.ptr), cudaType(in), cudaType(cdt))
+		} else {
+			st = C.bp_sgemm(bh.h, C.int(g.M), C.int(g.N), C.int(g.K), C.ulonglong(x.ptr), C.ulonglong(w.ptr), C.ulonglong(y.ptr))
+		}
+		if st != C.CUBLAS_STATUS_SUCCESS {
+			return fmt.Errorf("%w: cublas gemm m %d n %d k %d: status %d", fuzz.ErrTargetCrashed, g.M, g.N, g.K, int(st))
+		}
+		if err := cu.Synchronize(); err != nil {
+			return fmt.Errorf("%w: cublas gemm m %d n %d k %d: %w", fuzz.ErrTargetCrashed, g.M, g.N, g.K, err)
+		}
+		host := d.stage(ybytes)
+		if err := fromDevice(host, y, 0); err != nil {
+			return fmt.Errorf("%w: %w", fuzz.ErrTargetCrashed, err)
+		}
+		row := g.N * dsize(cdt)
+		for i, r := range sel {
+			v := out.Values[i*g.N : (i+1)*g.N]
+			decode(v, cdt, host[r*row:(r+1)*row])
+			if cdt != g.Out {
+				oracle.RoundSlice(g.Out, v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
+	}
+	return out, nil
+}
+
+func init() {
+	for _, c := range []struct {
+		name, models string
+		ex           bool
+	}{
+		{CublasSgemm, "cuBLAS cublasSgemm (fp32 inputs, the batch's values widened exactly; output rounded to the case's dtype on the host), default math mode", false},
+		{CublasGemmEx, "cuBLAS cublasGemmEx with A and B in the case's input dtype (bf16, fp16 or fp32), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, C in the output dtype", true},
+	} {
+		c := c
+		fuzz.Register(c.name, func() (fuzz.Target, error) {
+			d, err := Default()
+			if err != nil {
+				return nil, err
+			}
+			bh, err := d.blas()
+			if err != nil {
+				return nil, err
+			}
+			return &cublasTarget{ex: c.ex, d: d, info: fuzz.Info{Name: c.name, Op: spec.OpGEMM,
+				Device: deviceName(d), Invariant: true, ULPBound: CublasULPBound,
+				Models: fmt.Sprintf("%s; cuBLAS version %d", c.models, bh.version)}}, nil
+		})
+	}
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# build.sh: compile the example user kernels (*.cu) to PTX for compute_80
+# with nvcc, with the flags of scripts/ptx.sh (no contraction, IEEE division
+# and square root, no flush to zero), and record the sha256 of every source
+# and PTX in userkernels.sha256 (gpu's plain tests check it).
+set -euo pipefail
+cd "$(dirname "$0")"
+nvcc=nvcc
+for d in "${CUDA_HOME:-}" /usr/local/cuda; do
+	if [ -n "$d" ] && [ -x "$d/bin/nvcc" ]; then nvcc=$d/bin/nvcc; break; fi
+done
+command -v "$nvcc" >/dev/null || { echo "build.sh: nvcc not found (set CUDA_HOME)" >&2; exit 3; }
+flags=(-arch=compute_80 -ptx -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -std=c++17)
+for cu in *.cu; do
+	"$nvcc" "${flags[@]}" -o "${cu%.cu}.ptx" "$cu"
+done
+{
+	echo "# made by gpu/testdata/userkernels/build.sh; checked by gpu/userkernel_ptx_test.go"
+	echo "# nvcc: $("$nvcc" --version | tail -n 2 | head -n 1)"
+	echo "# flags: ${flags[*]}"
+	sha256sum -- *.cu *.cuh *.ptx
+} >userkernels.sha256
+echo "build.sh: $(ls *.ptx | wc -l) PTX files" >&2

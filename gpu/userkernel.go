@@ -1,0 +1,188 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// userKernel is the target kernel:NAME of a manifest: the user's PTX or
+// cubin loaded into the device's context, launched once per batch on the
+// whole batch with the manifest's parameter order and geometry.
+type userKernel struct {
+	m    *Manifest
+	d    *Device
+	fn   cu.Function
+	info fuzz.Info
+	// owned by the device's goroutine
+	args []uint64
+	argp []unsafe.Pointer
+}
+
+// NewUserKernel loads the manifest's image on the default device and
+// returns its target. Run it in a worker subprocess (`bitparity run
+// --kernel`): a user kernel that faults leaves the CUDA context unusable.
+func NewUserKernel(m *Manifest) (fuzz.Target, error) {
+	d, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	k := &userKernel{m: m, d: d, info: m.Info(deviceName(d))}
+	err = d.do(func() error {
+		mod, err := cu.LoadData(string(m.Image))
+		if err != nil {
+			return fmt.Errorf("gpu: load %s on %s: %w", m.ImagePath, d.name, err)
+		}
+		if k.fn, err = mod.Function(m.Entry); err != nil {
+			return fmt.Errorf("gpu: %s has no kernel %s: %w", m.ImagePath, m.Entry, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func (k *userKernel) Info() fuzz.Info { return k.info }
+
+// Run launches the kernel on the whole batch b and returns the selected
+// rows on the host. The output buffer is filled with 0xff bytes (NaN in
+// every dtype) before the launch, so values the kernel never writes show.
+// A launch or synchronisation error (an illegal address, a sticky error)
+// wraps fuzz.ErrTargetCrashed.
+func (k *userKernel) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	m := k.m
+	if b.Op != m.Op {
+		return nil, fmt.Errorf("target %s runs %s, not %s", k.info.Name, m.Op, b.Op)
+	}
+	if !slices.Contains(m.In, b.In) || !slices.Contains(m.Out, b.OutDType()) {
+		return nil, fmt.Errorf("target %s: %s -> %s: %w (manifest in %v out %v)", k.info.Name, b.In, b.OutDType(), ErrUnsupported, m.In, m.Out)
+	}
+	sel, err := selected(rows, b.Rows())
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", k.info.Name, err)
+	}
+	type input struct {
+		vals []float32
+		ints []int
+	}
+	inputs := map[string]input{}
+	shape := map[string]int64{}
+	var eps float32
+	switch b.Op {
+	case spec.OpRMSNorm:
+		r := b.RMSNorm
+		inputs["x"], inputs["w"] = input{vals: r.X}, input{vals: r.W}
+		shape["rows"], shape["hidden"] = int64(r.Rows), int64(r.Hidden)
+		eps = r.Eps
+	case spec.OpGEMM:
+		g := b.GEMM
+		inputs["x"], inputs["w"] = input{vals: g.X}, input{vals: g.W}
+		shape["m"], shape["k"], shape["n"] = int64(g.M), int64(g.K), int64(g.N)
+	case spec.OpLogProb:
+		l := b.LogProb
+		ids := make([]int, len(l.Targets))
+		for i, t := range l.Targets {
+			ids[i] = int(t)
+		}
+		inputs["logits"], inputs["targets"] = input{vals: l.Logits}, input{ints: ids}
+		shape["rows"], shape["vocab"] = int64(l.Rows), int64(l.Vocab)
+	}
+	n, cols, outDT := b.Rows(), b.Cols(), b.OutDType()
+	out := &fuzz.Output{Rows: sel, Cols: cols, DType: outDT, Values: make([]float32, len(sel)*cols)}
+	if n == 0 {
+		return out, nil
+	}
+	grid, block, shared, err := m.Geometry(shape)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", k.info.Name, err)
+	}
+	err = k.d.do(func() error {
+		d := k.d
+		var bufs []*buffer
+		defer func() { d.pool.put(bufs...) }()
+		ptrs := map[string]*buffer{}
+		for name, in := range inputs {
+			var buf *buffer
+			var err error
+			if in.ints != nil {
+				buf, err = d.uploadInts(in.ints, true)
+			} else {
+				buf, err = d.upload(b.In, in.vals)
+			}
+			if err != nil {
+				return err
+			}
+			bufs = append(bufs, buf)
+			ptrs[name] = buf
+		}
+		ybytes := n * cols * dsize(outDT)
+		y, err := d.pool.get(ybytes)
+		if err != nil {
+			return err
+		}
+		bufs = append(bufs, y)
+		ptrs["y"] = y
+		if err := cu.MemsetD8(y.ptr, 0xff, int64(ybytes)); err != nil {
+			return fmt.Errorf("%w: gpu: clear the output: %w", fuzz.ErrTargetCrashed, err)
+		}
+		k.args = k.args[:0]
+		for _, p := range m.Params {
+			var v uint64
+			switch p {
+			case "eps":
+				v = uint64(math.Float32bits(eps))
+			case "in_dtype":
+				v = uint64(b.In)
+			case "out_dtype":
+				v = uint64(outDT)
+			default:
+				if bf, ok := ptrs[p]; ok {
+					v = uint64(bf.ptr)
+				} else {
+					v = uint64(shape[p])
+				}
+			}
+			k.args = append(k.args, v)
+		}
+		k.argp = k.argp[:0]
+		for i := range k.args {
+			k.argp = append(k.argp, unsafe.Pointer(&k.args[i]))
+		}
+		if err := k.fn.Launch(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, cu.Stream{}, k.argp); err != nil {
+			return fmt.Errorf("%w: launch %s grid %v block %v shared %d: %w", fuzz.ErrTargetCrashed, m.Entry, grid, block, shared, err)
+		}
+		if err := cu.Synchronize(); err != nil {
+			return fmt.Errorf("%w: %s on %d rows: %w", fuzz.ErrTargetCrashed, m.Entry, n, err)
+		}
+		host := d.stage(ybytes)
+		if err := fromDevice(host, y, 0); err != nil {
+			return fmt.Errorf("%w: %w", fuzz.ErrTargetCrashed, err)
+		}
+		row := cols * dsize(outDT)
+		for i, r := range sel {
+			decode(out.Values[i*cols:(i+1)*cols], outDT, host[r*row:(r+1)*row])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", k.info.Name, err)
+	}
+	return out, nil
+}
