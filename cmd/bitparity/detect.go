@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +32,7 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 	out := fs.String("out", "bf16", "output (and log-prob compare) dtype forced on every case")
 	taps := fs.Bool("taps", false, "compare the fp32 intermediates (taps) too")
 	verbose := fs.Bool("v", false, "print every run on stderr")
+	caseJSON := fs.String("case", "", "instead of the table: run this case (JSON) with Dist normal and Dist boundary, outputs only, and print how many rows differ")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -42,6 +44,21 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	if *seeds < 1 {
 		return usageErr("detect: --seeds %d, want >= 1", *seeds)
+	}
+	if *caseJSON != "" {
+		var c spec.Case
+		if err := json.Unmarshal([]byte(*caseJSON), &c); err != nil {
+			return usageErr("detect: --case: %v", err)
+		}
+		for _, d := range []spec.Dist{spec.DistNormal, spec.DistBoundary} {
+			c.Dist = d
+			n, msg, err := detect.RowsDiffering(context.Background(), c)
+			if err != nil {
+				return &exitError{code: spec.ExitInternal, err: fmt.Errorf("detect: %w", err)}
+			}
+			fmt.Fprintf(stdout, "%s: %d rows differ (outputs only) %s\n", d, n, msg)
+		}
+		return nil
 	}
 	var list []detect.Model
 	if *models != "" {

@@ -228,3 +228,14 @@ func Table(ctx context.Context, models []Model, seeds int, base Options, progres
 	}
 	return lines, nil
 }
+
+// RowsDiffering runs case c (its relation and targets) comparing outputs
+// only and returns how many compared rows differ (0 when the relation
+// holds) and the finding's message.
+func RowsDiffering(ctx context.Context, c spec.Case) (int, string, error) {
+	f, err := fuzz.Check(fuzz.WithoutTaps(ctx), c)
+	if err != nil || f == nil {
+		return 0, "", err
+	}
+	return f.RowsDiffering, f.Message, nil
+}
