@@ -171,3 +171,25 @@ func TestWorkerCampaign(t *testing.T) {
 	}
 	t.Logf("%d cases, %d crash findings, %d worker starts", res.Cases, crashes, w.Starts())
 }
+
+// TestRunKernelBadManifest: run --kernel with a bad manifest exits 2 with
+// an error naming the field, before any worker starts.
+func TestRunKernelBadManifest(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/k.json"
+	if err := os.WriteFile(path, []byte(`{"version": 1, "op": "conv2d"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb strings.Builder
+	err := run(&out, &errb, []string{"run", "--kernel", path, "--duration", "1s"})
+	if code := exitCode(err); code != spec.ExitUsage {
+		t.Fatalf("exit %d, want %d: %v", code, spec.ExitUsage, err)
+	}
+	if !strings.Contains(err.Error(), `field "op": unknown op "conv2d"`) {
+		t.Fatalf("error %q does not name the field", err)
+	}
+	err = run(&out, &errb, []string{"worker", "--kernel", path})
+	if code := exitCode(err); code != spec.ExitUsage || !strings.Contains(err.Error(), `field "op"`) {
+		t.Fatalf("worker: exit %d: %v", code, err)
+	}
+}
