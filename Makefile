@@ -18,6 +18,7 @@ FUZZ_TARGETS ?=
 NIGHTLY_FUZZTIME ?= 10s
 NIGHTLY_DURATION ?= 30s
 OUT       ?= out
+CORPUS    ?= bitparity-corpus
 export NIGHTLY_FUZZTIME NIGHTLY_DURATION
 
 # Build with CUDA when this machine has a GPU, a driver and CUDA headers.
@@ -28,7 +29,7 @@ TAGS      := -tags cuda
 CUDA_ENV  = $(GPU_ENV)
 endif
 
-.PHONY: run report test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
+.PHONY: run report recheck test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
 
 build:
 	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
@@ -59,6 +60,9 @@ bench:
 
 nightly: build
 	BITPARITY_BIN=bin/bitparity scripts/nightly.sh
+
+recheck: build
+	./bin/bitparity corpus recheck -dir $(CORPUS)
 
 report: build
 	./bin/bitparity report --out-dir $(OUT)/report $(OUT)/run.json

@@ -141,13 +141,7 @@ func (k *kvClass) classify(v int) (string, error) {
 		}
 		return "same", nil
 	}
-	p := b.Prefill
-	var rows []int
-	for s := 0; s < p.Seqs; s++ {
-		for h := 0; h < p.Heads; h++ {
-			rows = append(rows, (s*p.SeqLen+p.SeqLen-1)*p.Heads+h)
-		}
-	}
+	rows := lastPositions(b.Prefill)
 	var ds [2]string
 	for i, t := range k.ts[:2] {
 		out, err := t.Run(k.ctx, b, rows)
