@@ -398,35 +398,71 @@ const (
 )
 
 // drawCase draws from gen.Case: a small draw takes the first case with
-// CaseCost <= SmallCost, a big draw (one in BigEvery) the first with
-// gen.Work > gen.SmallWork and CaseCost <= BigCost, each of at most 64
-// draws; when none fits, the cheapest case drawn. The shapes keep gen's
-// bias; only their cost is bounded.
+// CaseCost <= SmallCost (of at most 64); a big draw (one in BigEvery)
+// collects up to 8 of gen's medium or big cases (gen.Work > gen.SmallWork)
+// with CaseCost <= BigCost (of at most 512 draws) and takes the most
+// balanced one (balance): gen's budget trades the batch size against the
+// row size, while dispatch thresholds want both large at once (256 tokens
+// of a 1024-wide RMSNorm, 132 requests of a 65-token KV cache). When
+// nothing fits, the cheapest case drawn. The shapes keep gen's bias; only
+// their cost is bounded.
 func drawCase(r *rand.Rand, op spec.Op, relation string) spec.Case {
 	small := int64(SmallCost)
 	if op == spec.OpAttnPrefill {
 		small *= 8
 	}
 	big := r.Intn(BigEvery) == 0
-	var cheap spec.Case
-	cheapCost := int64(-1)
-	for i := 0; i < 64; i++ {
+	var cheap, best spec.Case
+	cheapCost, bestBal, found := int64(-1), -1, 0
+	for i := 0; i < 512 && (big || i < 64); i++ {
 		c := gen.Case(r, op, relation)
 		cost := CaseCost(c)
-		if !big && cost <= small || big && cost <= BigCost && gen.Work(c) > gen.SmallWork {
+		if !big && cost <= small {
 			return c
+		}
+		if big && cost <= BigCost && gen.Work(c) > gen.SmallWork {
+			if b := balance(c); b > bestBal {
+				best, bestBal = c, b
+			}
+			if found++; found == 8 {
+				break
+			}
 		}
 		if cheapCost < 0 || cost < cheapCost {
 			cheap, cheapCost = c, cost
 		}
 	}
+	if found > 0 {
+		return best
+	}
 	return cheap
+}
+
+// balance is min(batch size, row size) of a case: the batch size is the
+// largest batch its relation builds (items, Rel.Batch, Rel.Pad; times the
+// heads for attention), the row size its reduction length (hidden, vocab,
+// KV or sequence length).
+func balance(c spec.Case) int {
+	s := c.Shape
+	n := max(caseItems(c), c.Rel.Batch, c.Rel.Pad)
+	switch c.Op {
+	case spec.OpRMSNorm, spec.OpGEMM:
+		return min(n, s.Hidden)
+	case spec.OpLogProb:
+		return min(n, s.Vocab)
+	case spec.OpAttnDecode:
+		return min(n*s.Heads, s.KV)
+	case spec.OpAttnPrefill:
+		return min(n*s.Heads, s.SeqLen)
+	}
+	return 0
 }
 
 // CaseCost estimates the CPU work of checking case c, in fma-equivalents:
 // the work of one item (an Exp32 counts 12, a generated input value 4,
 // every output row 500 for the oracle's per-row overhead) times the items
-// of the batches the relation runs: batch invariance the case's batch
+// of the batches the relation runs (path parity of attention prefill runs
+// only the last position of each sequence): batch invariance the case's batch
 // twice, the item alone and Rel.Batch; padding the batch and Rel.Pad; the
 // others the batch twice.
 func CaseCost(c spec.Case) int64 {
@@ -440,6 +476,11 @@ func CaseCost(c spec.Case) int64 {
 	case spec.OpLogProb:
 		item = 18*int64(s.Vocab) + 500
 	case spec.OpAttnPrefill:
+		if c.Relation == spec.RelPathParity { // the last position of each sequence
+			item = int64(s.Heads)*(int64(s.SeqLen)*int64(2*s.HeadDim+12)+500) +
+				4*int64(s.SeqLen)*int64(s.Heads+2*s.KVHeads)*int64(s.HeadDim)
+			break
+		}
 		item = int64(s.Heads) * int64(s.SeqLen) * (int64(s.SeqLen+1)/2*int64(2*s.HeadDim+12) + 4*int64(s.HeadDim) + 500)
 	case spec.OpAttnDecode:
 		kv := s.KV
