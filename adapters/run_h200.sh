@@ -146,7 +146,9 @@ for r in rows:
             print()
         print("repro:\n```\n%s run %s --case %s\n```\n" % (bp, exec_flags, shlex.quote(json.dumps(c, separators=(",", ":")))))
 EOF
-"$BP" report --format markdown "$OUT"/*.json > "$OUT/report.md" 2>/dev/null || true
+for j in "$OUT"/*.json; do # bitparity's own Markdown report of each run
+  "$BP" report --format markdown "$j" > "${j%.json}.md" 2>/dev/null || rm -f "${j%.json}.md"
+done
 echo
 column -t -s $'\t' "$summary" 2>/dev/null || cat "$summary"
-echo "written: $OUT/findings.md (per finding: drift map, repro), $OUT/report.md, $OUT/*.json, $OUT/*.log"
+echo "written: $OUT/findings.md (per finding: drift map, repro with --exec), and per run RUN.json, RUN.md, RUN.txt, RUN.log"
