@@ -47,6 +47,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
 	par := runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
 	wk := runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
+	ex := runExecFlags(fs)      // --exec (exec.go)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
 		fs.PrintDefaults()
@@ -67,6 +68,11 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if werr != nil {
 		return werr
 	}
+	execNames, eerr := ex.start()
+	if eerr != nil {
+		return eerr
+	}
+	workerNames = append(workerNames, execNames...)
 	if *caseJSON != "" {
 		return runOneCase(ctx, stdout, *caseJSON, *jsonPath)
 	}
