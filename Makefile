@@ -29,7 +29,7 @@ TAGS      := -tags cuda
 CUDA_ENV  = $(GPU_ENV)
 endif
 
-.PHONY: run report recheck test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
+.PHONY: run report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
 
 build:
 	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
@@ -38,7 +38,7 @@ run: build
 	mkdir -p $(OUT)
 	./bin/bitparity run --duration $(DURATION) --seed $(SEED) --json $(OUT)/run.json
 
-test: vet cuda-vet unit
+test: vet cuda-vet unit examples
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
@@ -50,6 +50,15 @@ cuda-vet:
 
 unit:
 	$(GO) test -count=1 -timeout 9m ./...
+
+# The examples/ module: a team's own kernel fuzzed with the fuzztest API,
+# built offline against this checkout, and a few seconds of go test -fuzz.
+examples:
+	cd examples && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -run '^$$' -fuzz='^FuzzMyKernel$$' -fuzztime 5s ./mykernel
+
+# PyTorch adapters through every relation (on a GPU host with torch).
+h200: build
+	adapters/run_h200.sh $(OUT)/h200
 
 fuzz:
 	@targets=$$($(GO) test -list 'Fuzz.*' ./fuzz/native 2>/dev/null | grep '^Fuzz') || { echo "fuzz: no native fuzz targets in ./fuzz/native yet"; exit 1; }; \
