@@ -440,8 +440,8 @@ func drawCase(r *rand.Rand, op spec.Op, relation string) spec.Case {
 
 // balance is min(batch size, row size) of a case: the batch size is the
 // largest batch its relation builds (items, Rel.Batch, Rel.Pad; times the
-// heads for attention), the row size its reduction length (hidden, vocab,
-// KV or sequence length).
+// heads for decode), the row size its reduction length (hidden, vocab, KV
+// length); a prefill's is its sequence length alone.
 func balance(c spec.Case) int {
 	s := c.Shape
 	n := max(caseItems(c), c.Rel.Batch, c.Rel.Pad)
@@ -453,7 +453,7 @@ func balance(c spec.Case) int {
 	case spec.OpAttnDecode:
 		return min(n*s.Heads, s.KV)
 	case spec.OpAttnPrefill:
-		return min(n*s.Heads, s.SeqLen)
+		return s.SeqLen // a prefill's threshold is its length (KV tile edges)
 	}
 	return 0
 }
