@@ -1,7 +1,18 @@
-// Package fuzz is bitparity's engine: cases become batches (inputs.go),
-// targets run them (target.go, targets_cpu.go, driftmodels.go), relations
-// say what must hold between runs (relation.go), generators make the cases
-// (gen.go), failures shrink to their onset (shrink.go) and sweeps become
-// drift maps (driftmap.go); the campaign loop ties them together
-// (campaign.go).
+// Package fuzz is bitparity's engine.
+//
+//   - inputs.go, explicit.go, items.go: a case becomes a batch (every value
+//     derived from (seed, tensor, row), or explicit bits), and batches are
+//     built from the case's items by copy: alone, at another position,
+//     permuted, padded with filler.
+//   - target.go: the Target interface and registry; targets_cpu.go the
+//     oracle targets (fixed schedules, invariant by construction) and
+//     OracleFor; driftmodels.go the CPU drift models, the negative controls.
+//   - relation.go, relations.go: Check and the relations (batch invariance,
+//     padding, oracle parity, path parity, log-prob parity, determinism);
+//     compare.go compares every shared row, on the device when both outputs
+//     live there.
+//   - pairs.go: which relation runs on which target(s); campaign.go runs
+//     them for a duration with cases from fuzz/gen, and minimize.go and
+//     mapping.go shrink each finding (fuzz/shrink) and map the dimension
+//     that decides it (fuzz/driftmap).
 package fuzz
