@@ -34,7 +34,7 @@ func runParallelFlags(fs *flag.FlagSet) *parallelFlags {
 	p := &parallelFlags{}
 	fs.StringVar(&p.gpus, "gpus", "", "run one worker process per GPU: `all`, a count N (GPUs 0..N-1) or a list of ids such as 0,2,3 (one id: 3,); each worker sees its GPU alone (CUDA_VISIBLE_DEVICES) and runs shard k/n; the parent merges findings and corpus")
 	fs.IntVar(&p.procs, "procs", 0, "run `N` CPU worker processes sharded like --gpus (CPU-only hosts and tests)")
-	fs.StringVar(&p.shardS, "shard", "", "run only shard `i/n` of the case stream: draw k of each pair belongs to shard k mod n (the union of shards 0/n..n-1/n is the unsharded campaign; with --gpus or --procs each worker takes a part of this shard)")
+	fs.StringVar(&p.shardS, "shard", "", "run only shard `i/n` of the case stream: draw k of each pair belongs to shard k mod n (the union of shards 0/n..n-1/n is the unsharded campaign; --max-cases then counts this shard's cases; with --gpus or --procs each worker takes a part of this shard)")
 	fs.StringVar(&p.corpus, "corpus", "", "store every finding as a case file in the corpus folder `DIR` (created if needed; with --gpus or --procs the workers' folders are merged into it)")
 	fs.StringVar(&p.workDir, "work-dir", "", "with --gpus or --procs: keep each worker's result, corpus and logs under `DIR`/shard-K (default: a temporary folder, removed when every worker succeeded)")
 	return p
