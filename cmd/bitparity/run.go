@@ -344,6 +344,10 @@ func runPrintResult(w io.Writer, res *spec.Result, s runSummaryT) {
 		}
 	}
 	fmt.Fprintf(w, "  invariant targets: %d cases (on pairs of invariant targets only), %d finding(s)\n", s.invCases, s.invFound)
+	fmt.Fprintln(w, "  per target (cases, findings, relations):")
+	for _, ts := range res.Targets {
+		fmt.Fprintf(w, "    %-30s %7d %3d  %s\n", ts.Target, ts.Cases, ts.Findings, strings.Join(ts.Relations, ", "))
+	}
 	if len(s.unexpected) > 0 {
 		fmt.Fprintf(w, "  UNEXPECTED findings: %d\n", len(s.unexpected))
 	}
