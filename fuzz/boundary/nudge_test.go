@@ -23,7 +23,7 @@ var nudgeCases = []struct {
 	{spec.Case{Op: spec.OpRMSNorm, Shape: spec.Shape{Rows: 64, Hidden: 256}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6}, nil, 0.9},
 	{spec.Case{Op: spec.OpRMSNorm, Shape: spec.Shape{Rows: 32, Hidden: 64}, In: spec.FP32, Out: spec.FP16, Eps: 1e-5}, nil, 0.9},
 	{spec.Case{Op: spec.OpGEMM, Shape: spec.Shape{Rows: 64, Hidden: 128, N: 8}, In: spec.BF16, Out: spec.BF16}, nil, 0.8},
-	{spec.Case{Op: spec.OpLogProb, Shape: spec.Shape{Rows: 32, Vocab: 500}, In: spec.BF16, Out: spec.BF16, Compare: spec.BF16}, nil, 0.8},
+	{spec.Case{Op: spec.OpLogProb, Shape: spec.Shape{Rows: 32, Vocab: 500}, In: spec.BF16, Out: spec.BF16, Compare: spec.BF16}, nil, 0.7},
 	{spec.Case{Op: spec.OpAttnDecode, Shape: spec.Shape{Rows: 8, KV: 70, Heads: 4, KVHeads: 2, HeadDim: 32}, In: spec.BF16, Out: spec.BF16}, nil, 0.7},
 	{spec.Case{Op: spec.OpAttnPrefill, Shape: spec.Shape{Seqs: 4, SeqLen: 12, Heads: 2, KVHeads: 1, HeadDim: 32}, In: spec.BF16, Out: spec.BF16},
 		func(row int) bool { return (row/2)%12 == 11 }, 0.7}, // the last query position of each sequence

@@ -252,13 +252,18 @@ func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle
 // place so that its fp32 log-prob lp = (x[t] - max) - log(Σ exp(x - max))
 // (schedule s) lands on a cmp midpoint target (see RMSNormRow for odd):
 //
-//  1. fine knobs: the 5 smallest logits (not t, not the max) are set so
-//     that their shares of the sum, p_j = exp(x_j - max)/sum, are 2·r_{j-1}
-//     where r_0 is the coarse knob's step (ulp(x[t]) in lp units) and r_j
-//     = p_j·ulp(x_j) the step knob j leaves;
-//  2. the secant search runs on x[t] (lp moves by about 1 - p_t per unit),
-//     then on each fine knob (lp moves by about -p_j per unit of x_j);
-//  3. the last fine knob is scanned over ±4 input values.
+//  1. peak: x[t] becomes the row's max, m_o + ln(2·Σ_{j≠t} exp(x_j - m_o))
+//     (m_o the max of the others), so the sum of exponentials is about 1.5
+//     and lp = -log(sum) is about -0.4: a one-ulp change of the fp32 sum
+//     then moves lp by several of its ulps (at |lp| of 10 it would move it
+//     by a tenth of one, and the final subtraction would absorb most
+//     drift). A confident token, as most generated tokens are;
+//  2. fine knobs: the 6 smallest logits (not t) are set so that their
+//     shares of the sum, p_j = exp(x_j - max)/sum, are 2·r_{j-1} where r_0
+//     is the coarse knob's step ((1-p_t)·ulp(x[t]) in lp units) and r_j =
+//     p_j·ulp(x_j) the step knob j leaves;
+//  3. the secant search runs on x[t], then on each fine knob;
+//  4. the last fine knob is scanned over ±4 input values.
 //
 // Nothing happens for vocab < 8, cmp fp32, or a row that is not finite.
 func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedule, odd bool) {
@@ -266,29 +271,39 @@ func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedu
 	if n < 8 || lowBits(cmp) == 0 || t < 0 || t >= n {
 		return
 	}
-	imax := 0
-	for j := range x {
-		if x[j] > x[imax] {
-			imax = j
+	mo := math.Inf(-1)
+	for j, v := range x {
+		if j != t {
+			mo = math.Max(mo, float64(v))
 		}
 	}
-	m := float64(x[imax])
-	if math.IsInf(m, 0) || math.IsNaN(m) {
+	if math.IsInf(mo, 0) || math.IsNaN(mo) {
+		return
+	}
+	rest := 0.0
+	for j, v := range x {
+		if j != t {
+			rest += math.Exp(float64(v) - mo)
+		}
+	}
+	x[t] = oracle.Round(in, float32(mo+math.Log(2*rest)))
+	m := float64(x[t])
+	if !finite(x[t]) || m <= mo {
 		return
 	}
 	neg := make([]float32, n)
 	for j := range x {
 		neg[j] = float32(m) - x[j] + 1 // >= 1: byMagnitude gives the smallest logits first
 	}
-	order := byMagnitude(neg, t, imax)
+	order := byMagnitude(neg, t)
 	sum := 0.0
 	for _, v := range x {
 		sum += math.Exp(float64(v) - m)
 	}
-	r := float64(ulp(in, x[t]))
+	r := (1 - 1/sum) * float64(ulp(in, x[t]))
 	var fine []int
 	for _, j := range order {
-		if len(fine) == 5 || r < 0x1p-30 {
+		if len(fine) == 6 || r < 0x1p-30 {
 			break
 		}
 		p := 2 * r

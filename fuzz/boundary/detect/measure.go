@@ -68,20 +68,23 @@ func RelationFor(model string) (string, error) {
 	return "", fmt.Errorf("%s is not a drift model (it expects no relation to find it)", model)
 }
 
-// draw is the campaign's small draw: the first of at most 64 gen.Case
-// draws with fuzz.CaseCost <= fuzz.SmallCost (8x for prefill), else the
-// cheapest.
+// draw is the campaign's draw (fuzz's drawCase): one draw in
+// fuzz.BigEvery is big, the first of at most 64 gen.Case draws with
+// gen.Work > gen.SmallWork and fuzz.CaseCost <= fuzz.BigCost; the others
+// take the first with CaseCost <= fuzz.SmallCost (8x for prefill); when
+// none fits, the cheapest case drawn.
 func draw(r *rand.Rand, op spec.Op, relation string) spec.Case {
 	small := int64(fuzz.SmallCost)
 	if op == spec.OpAttnPrefill {
 		small *= 8
 	}
+	big := r.Intn(fuzz.BigEvery) == 0
 	var cheap spec.Case
 	cheapCost := int64(-1)
 	for i := 0; i < 64; i++ {
 		c := gen.Case(r, op, relation)
 		cost := fuzz.CaseCost(c)
-		if cost <= small {
+		if !big && cost <= small || big && cost <= fuzz.BigCost && gen.Work(c) > gen.SmallWork {
 			return c
 		}
 		if cheapCost < 0 || cost < cheapCost {
@@ -91,8 +94,8 @@ func draw(r *rand.Rand, op spec.Op, relation string) spec.Case {
 	return cheap
 }
 
-// Measure draws cases of the model's op under the relation (gen.Case with
-// the campaign's cost bound), forces Dist and Out, and runs fuzz.Check on
+// Measure draws cases of the model's op under the relation as the
+// campaign does (draw), forces Dist and Out, and runs fuzz.Check on
 // each until one gives a finding or MaxCases have run:
 //
 //	for n := 1; n <= MaxCases; n++ {
