@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -153,6 +154,12 @@ func parseGPUs(s string, count int, visible string) ([]string, error) {
 	return out, nil
 }
 
+// workerProcs is each of n workers' GOMAXPROCS: an equal share of the
+// host's CPUs, at least 1, so n workers together run about as many
+// goroutines as one process would (a GOMAXPROCS in the parent's
+// environment is passed on instead).
+func workerProcs(n int) int { return max(1, runtime.NumCPU()/max(1, n)) }
+
 // workerExe is the program a worker runs (a test replaces it).
 var workerExe = os.Executable
 
@@ -244,6 +251,9 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		w.cmd.Cancel = func() error { return w.cmd.Process.Signal(os.Interrupt) }
 		w.cmd.WaitDelay = 30 * time.Second
 		w.cmd.Env = append(os.Environ(), statsEnv+"="+filepath.Join(w.dir, "stats.json"))
+		if os.Getenv("GOMAXPROCS") == "" {
+			w.cmd.Env = append(w.cmd.Env, "GOMAXPROCS="+strconv.Itoa(workerProcs(n)))
+		}
 		where := "CPU"
 		if p.gpus != "" {
 			w.cmd.Env = append(w.cmd.Env, "CUDA_VISIBLE_DEVICES="+id)
