@@ -3,6 +3,8 @@ package fuzz
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -118,20 +120,49 @@ func fillRow(dst []float32, dist spec.Dist, dt oracle.DType, scale float64, r *r
 }
 
 // fill generates rows x cols values of tensor id for rows [0, rows): row i
-// from newRowRNG(seed, tensor, rowKey(i)).
+// from newRowRNG(seed, tensor, rowKey(i)). Rows are independent, so large
+// tensors fill on GOMAXPROCS goroutines with the same bits.
 func fill(c spec.Case, tensor uint64, dist spec.Dist, dt oracle.DType, scale float64, rows, cols int, rowKey func(i int) uint64) ([]float32, error) {
 	out := make([]float32, rows*cols)
-	for i := 0; i < rows; i++ {
+	row := func(i int) error {
 		key := uint64(i)
 		if rowKey != nil {
 			key = rowKey(i)
 		}
-		if err := fillRow(out[i*cols:(i+1)*cols], dist, dt, scale, newRowRNG(c.Seed, tensor, key)); err != nil {
-			return nil, err
-		}
+		return fillRow(out[i*cols:(i+1)*cols], dist, dt, scale, newRowRNG(c.Seed, tensor, key))
 	}
+	if rows == 0 {
+		return out, nil
+	}
+	// the first row reports a bad distribution; the others cannot fail then.
+	if err := row(0); err != nil {
+		return nil, err
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || rows*cols < parallelFill {
+		for i := 1; i < rows; i++ {
+			row(i)
+		}
+		return out, nil
+	}
+	var wg sync.WaitGroup
+	per := (rows - 1 + workers - 1) / workers
+	for lo := 1; lo < rows; lo += per {
+		hi := min(lo+per, rows)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				row(i)
+			}
+		}()
+	}
+	wg.Wait()
 	return out, nil
 }
+
+// parallelFill is the tensor size from which fill uses several goroutines.
+const parallelFill = 1 << 15
 
 func positive(name string, v int) error {
 	if v < 1 {
