@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +26,58 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv("BITPARITY_GPU_TEST_WORKER"); path != "" {
 		os.Exit(serveKernel(path))
 	}
-	os.Exit(m.Run())
+	var cleanup func()
+	examples, cleanup, examplesErr = exampleDir()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// examples is the folder of the example manifests with their PTX:
+// testdata/userkernels once build.sh has run there, otherwise a temporary
+// copy with PTX compiled by nvcc now (the GPU host has nvcc).
+var (
+	examples    string
+	examplesErr error
+)
+
+func exampleDir() (string, func(), error) {
+	src := filepath.Join("testdata", "userkernels")
+	if _, err := os.Stat(filepath.Join(src, "rmsnorm_invariant.ptx")); err == nil {
+		return src, func() {}, nil
+	}
+	nvcc := "nvcc"
+	for _, d := range []string{os.Getenv("CUDA_HOME"), "/usr/local/cuda"} {
+		if _, err := os.Stat(filepath.Join(d, "bin", "nvcc")); d != "" && err == nil {
+			nvcc = filepath.Join(d, "bin", "nvcc")
+			break
+		}
+	}
+	tmp, err := os.MkdirTemp("", "userkernels")
+	if err != nil {
+		return "", func() {}, err
+	}
+	done := func() { os.RemoveAll(tmp) }
+	files, _ := filepath.Glob(filepath.Join(src, "*"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", done, err
+		}
+		if err := os.WriteFile(filepath.Join(tmp, filepath.Base(f)), b, 0o644); err != nil {
+			return "", done, err
+		}
+	}
+	cus, _ := filepath.Glob(filepath.Join(tmp, "*.cu"))
+	for _, cu := range cus {
+		cmd := exec.Command(nvcc, "-arch=compute_80", "-ptx", "-fmad=false", "-prec-div=true", "-prec-sqrt=true", "-ftz=false", "-std=c++17",
+			"-o", strings.TrimSuffix(cu, ".cu")+".ptx", cu)
+		cmd.Dir = tmp
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", done, fmt.Errorf("no PTX in %s and %s failed (run build.sh where nvcc exists): %v\n%s", src, nvcc, err, out)
+		}
+	}
+	return tmp, done, nil
 }
 
 func serveKernel(path string) int {
@@ -45,7 +97,10 @@ func serveKernel(path string) int {
 
 func exampleManifest(t *testing.T, name string) *Manifest {
 	t.Helper()
-	m, err := LoadManifest(filepath.Join("testdata", "userkernels", name+".json"))
+	if examplesErr != nil {
+		t.Fatal(examplesErr)
+	}
+	m, err := LoadManifest(filepath.Join(examples, name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +206,10 @@ func worker(t *testing.T, name string, timeout time.Duration) *external.Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, _ := filepath.Abs(filepath.Join("testdata", "userkernels", name+".json"))
+	if examplesErr != nil {
+		t.Fatal(examplesErr)
+	}
+	path, _ := filepath.Abs(filepath.Join(examples, name+".json"))
 	w, err := external.New("BITPARITY_GPU_TEST_WORKER="+path+" exec "+exe, "", external.Options{Name: "kernel:" + name, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
