@@ -19,7 +19,10 @@ import (
 // BITPARITY_TEST_WORKER=1) with test-only targets that fault and hang, so
 // the supervision is tested on the CPU, without a GPU.
 func TestMain(m *testing.M) {
-	if os.Getenv("BITPARITY_TEST_WORKER") == "1" {
+	// As a worker also when started as `TESTBINARY worker ...` without the
+	// variable (a worker target registered by one test and restarted by a
+	// later campaign), never the whole suite again.
+	if os.Getenv("BITPARITY_TEST_WORKER") == "1" || len(os.Args) > 1 && os.Args[1] == "worker" {
 		fuzz.Register("test-faulty-rmsnorm", func() (fuzz.Target, error) { return faulty{}, nil })
 		os.Exit(exitCode(run(os.Stdout, os.Stderr, os.Args[1:])))
 	}
@@ -191,5 +194,30 @@ func TestRunKernelBadManifest(t *testing.T) {
 	err = run(&out, &errb, []string{"worker", "--kernel", path})
 	if code := exitCode(err); code != spec.ExitUsage || !strings.Contains(err.Error(), `field "op"`) {
 		t.Fatalf("worker: exit %d: %v", code, err)
+	}
+}
+
+// TestRunIsolate: run --isolate runs targets in worker subprocesses (here
+// this test binary as the worker): the oracle gives no finding through the
+// protocol, and a target that faults gives crash findings (exit 1) while
+// the campaign goes on.
+func TestRunIsolate(t *testing.T) {
+	t.Setenv("BITPARITY_TEST_WORKER", "1") // inherited by the workers only
+	var out, errb strings.Builder
+	err := run(&out, &errb, []string{"run", "--isolate", "oracle-rmsnorm", "--duration", "2s", "--no-shrink"})
+	if err != nil {
+		t.Fatalf("oracle in a worker: %v\n%s\n%s", err, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "worker:oracle-rmsnorm") || !strings.Contains(out.String(), "0 finding(s)") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	t.Setenv("BITPARITY_TEST_FAULT_MOD", "3")
+	out.Reset()
+	err = run(&out, &errb, []string{"run", "--isolate", "test-faulty-rmsnorm", "--duration", "3s", "--no-shrink"})
+	if code := exitCode(err); code != spec.ExitFinding {
+		t.Fatalf("faulty target: exit %d, want %d: %v\n%s", code, spec.ExitFinding, err, out.String())
+	}
+	if !strings.Contains(out.String(), "crash") || !strings.Contains(out.String(), "illegal memory access") {
+		t.Fatalf("output has no crash finding with its error:\n%s", out.String())
 	}
 }
