@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
@@ -20,7 +21,7 @@ type workerFlags struct{ kernels, isolate *string }
 func runWorkerFlags(fs *flag.FlagSet) *workerFlags {
 	return &workerFlags{
 		kernels: fs.String("kernel", "", "fuzz the user kernel of this manifest (comma-separated for several; docs/kernel-abi.md) with every relation of its op, in a worker subprocess"),
-		isolate: fs.String("isolate", "", "comma-separated registered targets to run in worker subprocesses (as worker:NAME), so a GPU fault or hang is a crash finding"),
+		isolate: fs.String("isolate", "", "comma-separated registered targets to run in worker subprocesses (as worker:NAME), so a GPU fault or hang is a crash finding; \"gpu\": every invariant GPU target (cuda-<op>, cublas-*)"),
 	}
 }
 
@@ -66,7 +67,11 @@ func workerTargets(kernels, isolate string, stderr io.Writer) ([]string, error) 
 		}
 		names = append(names, name)
 	}
-	for _, t := range runSplitList(isolate) {
+	iso := isolateList(isolate, stderr)
+	if isolate != "" && len(iso) == 0 {
+		return names, withCode(spec.ExitInternal, fmt.Errorf("run --isolate %s: no such target available here (%v)", isolate, gpu.Available()))
+	}
+	for _, t := range iso {
 		name := "worker:" + t
 		if _, err := external.Add(self+" --target "+shQuote(t), "", external.Options{Name: name}); err != nil {
 			return names, withCode(spec.ExitInternal, fmt.Errorf("run --isolate %s: %w", t, err))
@@ -77,6 +82,34 @@ func workerTargets(kernels, isolate string, stderr io.Writer) ([]string, error) 
 		fmt.Fprintf(stderr, "bitparity run: workers started for %s\n", strings.Join(names, ", "))
 	}
 	return names, nil
+}
+
+// isolateList expands --isolate: "gpu" stands for every GPU target of this
+// build that is available here and claims invariance (cuda-<op>,
+// cublas-*); drift models keep running in process, since a worker's hello
+// does not carry the relations a negative control must be found by.
+func isolateList(s string, stderr io.Writer) []string {
+	var out []string
+	for _, t := range runSplitList(s) {
+		if t != "gpu" {
+			out = append(out, t)
+			continue
+		}
+		for _, n := range fuzz.Names() {
+			if !strings.HasPrefix(n, "cuda-") && !strings.HasPrefix(n, "cublas-") {
+				continue
+			}
+			tg, err := fuzz.Lookup(n)
+			if err != nil {
+				fmt.Fprintf(stderr, "bitparity run: --isolate gpu: %s left out: %v\n", n, err)
+				continue
+			}
+			if tg.Info().Invariant {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // shQuote quotes s for /bin/sh.
