@@ -62,6 +62,9 @@ func (e *targetError) Unwrap() error { return e.err }
 // environment. A target whose Run error wraps ErrTargetCrashed gives a
 // finding of kind "crash"; any other failure, and a bad case, is an error.
 func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
+	if fn := checkerFor(c.Op); fn != nil {
+		return fn(ctx, c)
+	}
 	rel, err := RelationByName(c.Relation)
 	if err != nil {
 		return nil, fmt.Errorf("case: %w", err)

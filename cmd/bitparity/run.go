@@ -108,6 +108,13 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 			time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore)
 	}
 	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *seed, *dur, runCountPairs(c))
+	// The end-to-end transformer (train vs inference path) takes a share of
+	// a full campaign: every target and relation, in this process.
+	var e2e time.Duration
+	if *targets == "" && *rels == "" && len(workerNames) == 0 && !par.parallel() {
+		e2e = transformerShare(*dur)
+		c.Duration -= e2e
+	}
 	var res *spec.Result
 	var err error
 	if par.parallel() {
@@ -124,6 +131,13 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 			return usageErr("run: %v", err)
 		}
 		return withCode(spec.ExitInternal, err)
+	}
+	var e2eErr error
+	if e2e > 0 && err == nil {
+		var terr error
+		if e2eErr, terr = runTransformer(ctx, stdout, res, e2e, *seed); terr != nil {
+			return withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", terr))
+		}
 	}
 	res.Args = append([]string{"run"}, args...)
 	if *jsonPath != "" {
@@ -150,6 +164,8 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d unexpected finding(s)", len(sum.unexpected))}
 	case *expect && len(sum.missed) > 0:
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("negative control(s) not found: %s", strings.Join(sum.missed, ", "))}
+	case e2eErr != nil:
+		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("transformer: %w", e2eErr)}
 	}
 	return nil
 }
