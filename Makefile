@@ -29,7 +29,7 @@ TAGS      := -tags cuda
 CUDA_ENV  = $(GPU_ENV)
 endif
 
-.PHONY: run report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
+.PHONY: run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
 
 build:
 	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
@@ -72,6 +72,32 @@ nightly: build
 
 recheck: build
 	./bin/bitparity corpus recheck -dir $(CORPUS)
+
+# A campaign comparing outputs only (no fp32 taps): detection without
+# intermediates, the way most kernels are observed.
+run-outputs: build
+	mkdir -p $(OUT)
+	./bin/bitparity run --duration $(DURATION) --seed $(SEED) --taps=false --json $(OUT)/run-outputs.json
+
+# One worker process per GPU, each on its own shard; findings and corpus merged.
+run-gpus: build
+	mkdir -p $(OUT)
+	./bin/bitparity run --gpus all --duration $(DURATION) --seed $(SEED) --json $(OUT)/run.json --corpus $(CORPUS)
+
+# The detection-power table (docs/detection.md): cases to first detection,
+# plain random vs boundary-seeking inputs, outputs only.
+DETECT_MODELS ?= drift-rmsnorm-te-mod32,drift-rmsnorm-vllm-256,drift-gemm-splitk-by-m,drift-order-logprob-rows132,drift-decode-splits-by-batch@oracle_parity,drift-attn-tile48,drift-logprob-zerofill
+detect: build
+	mkdir -p $(OUT)
+	./bin/bitparity detect --seeds 5 --max-cases 5000 -v --models $(DETECT_MODELS) | tee $(OUT)/detection.md
+
+# Refresh the native fuzz targets' seed corpus after a generator change.
+seeds:
+	$(GO) test ./fuzz/native -run TestSeedCorpus -update
+
+# The example user kernels' PTX (needs nvcc).
+kernels-ptx:
+	bash gpu/testdata/userkernels/build.sh
 
 report: build
 	./bin/bitparity report --out-dir $(OUT)/report $(OUT)/run.json
