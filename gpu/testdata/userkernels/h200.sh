@@ -13,16 +13,16 @@ step nvidia-smi; nvidia-smi -L
 step ptx; bash gpu/testdata/userkernels/build.sh && cp gpu/testdata/userkernels/*.ptx gpu/testdata/userkernels/userkernels.sha256 "$R"/
 step build; timeout 200 go build -tags cuda -o bin/bitparity ./cmd/bitparity || echo "build failed"
 step gpu-tests
-timeout 150 go test -tags cuda -count=1 -short -v -run 'UserKernel|Cublas|Manifest|Expr|Shipped' ./gpu/ >"$R/gputest.log" 2>&1; echo "go test exit $?"
+timeout 90 go test -tags cuda -count=1 -short -v -run 'UserKernel|Cublas|Manifest|Expr|Shipped' ./gpu/ >"$R/gputest.log" 2>&1; echo "go test exit $?"
 grep -E '^(=== RUN|--- |ok|FAIL|PASS)|found:|finding|crash|cases' "$R/gputest.log" | head -80
 step cublas-campaign
-timeout 60 bin/bitparity run --targets cublas-sgemm,cublas-gemmex --duration 25s --seed 1 --json "$R/cublas.json" >"$R/cublas.txt" 2>"$R/cublas.err"; echo "exit $?"
+timeout 35 bin/bitparity run --targets cublas-sgemm,cublas-gemmex --duration 15s --seed 1 --json "$R/cublas.json" >"$R/cublas.txt" 2>"$R/cublas.err"; echo "exit $?"
 tail -c 4000 "$R/cublas.txt"
 step kernel-drift
-timeout 40 bin/bitparity run --kernel gpu/testdata/userkernels/rmsnorm_drift.json --duration 12s --seed 1 --json "$R/kernel-drift.json" >"$R/kernel-drift.txt" 2>"$R/kernel-drift.err"; echo "exit $?"
+timeout 30 bin/bitparity run --kernel gpu/testdata/userkernels/rmsnorm_drift.json --duration 10s --seed 1 --json "$R/kernel-drift.json" >"$R/kernel-drift.txt" 2>"$R/kernel-drift.err"; echo "exit $?"
 tail -c 2500 "$R/kernel-drift.txt"
 step kernel-fault
-timeout 30 bin/bitparity run --kernel gpu/testdata/userkernels/fault.json,gpu/testdata/userkernels/rmsnorm_invariant.json --duration 8s --seed 1 --no-shrink --json "$R/kernel-fault.json" >"$R/kernel-fault.txt" 2>"$R/kernel-fault.err"; echo "exit $?"
+timeout 25 bin/bitparity run --kernel gpu/testdata/userkernels/fault.json,gpu/testdata/userkernels/rmsnorm_invariant.json --duration 6s --seed 1 --no-shrink --json "$R/kernel-fault.json" >"$R/kernel-fault.txt" 2>"$R/kernel-fault.err"; echo "exit $?"
 tail -c 1500 "$R/kernel-fault.txt"
 if [ -f adapters/run_h200.sh ]; then
 	step adapters
