@@ -45,6 +45,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/fuzz/native"
 	"github.com/bitparity/bitparity/fuzz/shrink"
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -410,20 +411,8 @@ func writeSeed(dir, name string, data []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("seed file: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-"+name)
-	if err != nil {
-		return "", fmt.Errorf("seed file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := fmt.Fprintf(tmp, "go test fuzz v1\n[]byte(%q)\n", data); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("seed file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("seed file: %w", err)
-	}
 	path := filepath.Join(dir, name)
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", data)); err != nil {
 		return "", fmt.Errorf("seed file: %w", err)
 	}
 	return path, nil

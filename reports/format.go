@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/bitparity/bitparity/internal/atomicfile"
 )
 
 // Formats lists the output formats in the order WriteDir writes them, with
@@ -50,35 +52,12 @@ func WriteDir(dir string, r *Report) ([]string, error) {
 			return paths, fmt.Errorf("%s report: %w", f.Name, err)
 		}
 		p := filepath.Join(dir, f.File)
-		if err := writeFileAtomic(p, buf.Bytes()); err != nil {
+		if err := atomicfile.Write(p, buf.Bytes()); err != nil {
 			return paths, err
 		}
 		paths = append(paths, p)
 	}
 	return paths, nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp.Name(), 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
 }
 
 // writeJSON writes the report as indented JSON (schema: docs/report-schema.md).

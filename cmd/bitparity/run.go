@@ -9,12 +9,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -257,27 +257,7 @@ func runWriteJSONAtomic(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write result: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write result: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	return nil
+	return atomicfile.Write(path, append(b, '\n'))
 }
 
 // runSummaryT sorts a campaign's findings against its negative controls.

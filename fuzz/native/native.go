@@ -20,6 +20,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/shrink"
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -148,20 +149,8 @@ func WriteSeed(dir, name string, c spec.Case) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("seed file: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-"+name)
-	if err != nil {
-		return "", fmt.Errorf("seed file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(SeedFile(c)); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("seed file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("seed file: %w", err)
-	}
 	path := filepath.Join(dir, name)
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, SeedFile(c)); err != nil {
 		return "", fmt.Errorf("seed file: %w", err)
 	}
 	return path, nil

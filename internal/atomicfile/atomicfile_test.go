@@ -1,0 +1,55 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteReplacesAndLeavesNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "result.json")
+	for _, content := range []string{"first\n", "second, longer\n"} {
+		if err := Write(path, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != content {
+			t.Fatalf("read back %q, %v; want %q", got, err, content)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("folder holds %d entries, want only the file: %v", len(entries), entries)
+	}
+}
+
+func TestWriteErrorKeepsOldFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := Write(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	// a path whose folder does not exist fails before touching anything
+	if err := Write(filepath.Join(dir, "missing", "f"), []byte("x")); err == nil {
+		t.Fatal("write into a missing folder succeeded")
+	}
+	// replacing a folder by a file fails at the rename; the folder stays
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "keep"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(sub, []byte("x")); err == nil {
+		t.Fatal("replacing a non-empty folder succeeded")
+	}
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Fatalf("old file changed: %q", got)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Fatalf("a temp file was left behind: %v", entries)
+	}
+}
