@@ -357,24 +357,7 @@ func targetStats(pairs []*pairState, findings []spec.Finding) []spec.TargetStats
 	}
 	// A finding counts for the drift models it names; only a finding that
 	// names invariant targets alone counts for them.
-	for _, f := range findings {
-		var drift, inv []*spec.TargetStats
-		for _, name := range []string{f.TargetA, f.TargetB} {
-			if s, ok := by[name]; ok {
-				if s.Invariant {
-					inv = append(inv, s)
-				} else {
-					drift = append(drift, s)
-				}
-			}
-		}
-		if len(drift) == 0 {
-			drift = inv
-		}
-		for _, s := range drift {
-			s.Findings++
-		}
-	}
+	countFindings(by, findings)
 	sort.Strings(names)
 	out := make([]spec.TargetStats, 0, len(names))
 	for _, n := range names {
@@ -498,4 +481,28 @@ func CaseCost(c spec.Case) int64 {
 		runs = n + int64(c.Rel.Pad)
 	}
 	return item * runs
+}
+
+// countFindings adds each finding to the Findings count of the targets it
+// names: the drift models among them, or, when it names invariant targets
+// only, those (a target named twice counts once).
+func countFindings(by map[string]*spec.TargetStats, findings []spec.Finding) {
+	for _, f := range findings {
+		var drift, inv []*spec.TargetStats
+		for i, name := range []string{f.TargetA, f.TargetB} {
+			if s, ok := by[name]; ok && (i == 0 || name != f.TargetA) {
+				if s.Invariant {
+					inv = append(inv, s)
+				} else {
+					drift = append(drift, s)
+				}
+			}
+		}
+		if len(drift) == 0 {
+			drift = inv
+		}
+		for _, s := range drift {
+			s.Findings++
+		}
+	}
 }

@@ -161,24 +161,7 @@ func MergeResults(rs ...*spec.Result) (*spec.Result, error) {
 	for _, k := range ks {
 		out.Findings = append(out.Findings, k.f)
 	}
-	for _, f := range out.Findings {
-		var drift, inv []*spec.TargetStats
-		for i, name := range []string{f.TargetA, f.TargetB} {
-			if s, ok := by[name]; ok && (i == 0 || name != f.TargetA) {
-				if s.Invariant {
-					inv = append(inv, s)
-				} else {
-					drift = append(drift, s)
-				}
-			}
-		}
-		if len(drift) == 0 {
-			drift = inv
-		}
-		for _, s := range drift {
-			s.Findings++
-		}
-	}
+	countFindings(by, out.Findings)
 	sort.Strings(names)
 	out.Targets = make([]spec.TargetStats, 0, len(names))
 	for _, n := range names {

@@ -124,7 +124,7 @@ func (t *cublasTarget) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuz
 	if g.M < 0 || g.K < 1 || g.N < 1 || len(g.X) != g.M*g.K || len(g.W) != g.K*g.N {
 		return nil, fmt.Errorf("target %s: m %d k %d n %d with %d x and %d w values: %w", t.info.Name, g.M, g.K, g.N, len(g.X), len(g.W), oracle.ErrShape)
 	}
-	sel, err := selected(rows, g.M)
+	sel, err := oracle.SelectRows(rows, g.M)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
 	}

@@ -46,22 +46,6 @@ func (d *Device) fetchF32(b *buffer, n int) ([]float32, error) {
 	return out, nil
 }
 
-func selected(rows []int, n int) ([]int, error) {
-	if rows == nil {
-		all := make([]int, n)
-		for i := range all {
-			all[i] = i
-		}
-		return all, nil
-	}
-	for _, r := range rows {
-		if r < 0 || r >= n {
-			return nil, fmt.Errorf("row %d out of range [0,%d): %w", r, n, oracle.ErrShape)
-		}
-	}
-	return append([]int(nil), rows...), nil
-}
-
 func need(name string, got, want int) error {
 	if got != want {
 		return fmt.Errorf("%s has %d values, want %d: %w", name, got, want, oracle.ErrShape)
@@ -84,7 +68,7 @@ func (d *Device) Run(b *fuzz.Batch, s any, rows []int) (*fuzz.Output, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	sel, err := selected(rows, b.Rows())
+	sel, err := oracle.SelectRows(rows, b.Rows())
 	if err != nil {
 		return nil, fmt.Errorf("gpu %s: %w", b.Op, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -74,7 +75,7 @@ func (k *userKernel) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.
 	if !slices.Contains(m.In, b.In) || !slices.Contains(m.Out, b.OutDType()) {
 		return nil, fmt.Errorf("target %s: %s -> %s: %w (manifest in %v out %v)", k.info.Name, b.In, b.OutDType(), ErrUnsupported, m.In, m.Out)
 	}
-	sel, err := selected(rows, b.Rows())
+	sel, err := oracle.SelectRows(rows, b.Rows())
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", k.info.Name, err)
 	}

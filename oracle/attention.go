@@ -131,7 +131,7 @@ func Prefill(in PrefillInput, s AttentionSchedule, rows []int) ([]float32, error
 			return nil, err
 		}
 	}
-	sel, err := selectRows(rows, in.Rows())
+	sel, err := SelectRows(rows, in.Rows())
 	if err != nil {
 		return nil, fmt.Errorf("prefill: %w", err)
 	}
@@ -212,7 +212,7 @@ func Decode(in DecodeInput, s AttentionSchedule, rows []int) ([]float32, error) 
 				b, len(in.K[b]), len(in.V[b]), KH*D, ErrShape)
 		}
 	}
-	sel, err := selectRows(rows, in.Rows())
+	sel, err := SelectRows(rows, in.Rows())
 	if err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}

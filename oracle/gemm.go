@@ -34,7 +34,7 @@ func GEMM(in GEMMInput, s GEMMSchedule, rows []int) ([]float32, error) {
 	if err := checkLen("gemm w", len(in.W), in.K*in.N); err != nil {
 		return nil, err
 	}
-	sel, err := selectRows(rows, in.M)
+	sel, err := SelectRows(rows, in.M)
 	if err != nil {
 		return nil, fmt.Errorf("gemm: %w", err)
 	}

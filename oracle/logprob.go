@@ -47,7 +47,7 @@ func LogProbTaps(in LogProbInput, s LogProbSchedule, rows []int) ([]float32, []L
 			return nil, nil, fmt.Errorf("logprob: row %d target %d outside vocab %d: %w", r, t, in.Vocab, ErrShape)
 		}
 	}
-	sel, err := selectRows(rows, in.Rows)
+	sel, err := SelectRows(rows, in.Rows)
 	if err != nil {
 		return nil, nil, fmt.Errorf("logprob: %w", err)
 	}

@@ -46,7 +46,7 @@ func RMSNormTaps(in RMSNormInput, s RMSNormSchedule, rows []int) ([]float32, []R
 	if err := checkLen("rmsnorm w", len(in.W), in.Hidden); err != nil {
 		return nil, nil, err
 	}
-	sel, err := selectRows(rows, in.Rows)
+	sel, err := SelectRows(rows, in.Rows)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rmsnorm: %w", err)
 	}

@@ -6,9 +6,10 @@ import (
 	"sync"
 )
 
-// selectRows returns rows, or 0..n-1 when rows is nil, after checking that
-// every index is in range.
-func selectRows(rows []int, n int) ([]int, error) {
+// SelectRows returns rows, or 0..n-1 when rows is nil, after checking that
+// every index is in [0, n) (an error wrapping ErrShape otherwise): the row
+// subset every op of this package, and every target, accepts.
+func SelectRows(rows []int, n int) ([]int, error) {
 	if rows == nil {
 		all := make([]int, n)
 		for i := range all {
