@@ -22,6 +22,7 @@ type Device struct {
 	name string
 	ord  int
 	sms  int
+	cc   string // compute capability, "9.0"
 	fns  map[string]cu.Function
 
 	// owned by the worker goroutine
@@ -101,6 +102,9 @@ func (d *Device) init() error {
 	}
 	if d.sms, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
 		return fmt.Errorf("gpu: device %d attributes: %w", d.ord, err)
+	}
+	if major, minor, err := dev.ComputeCapability(); err == nil {
+		d.cc = fmt.Sprintf("%d.%d", major, minor)
 	}
 	if _, err := dev.MakeContext(cu.SchedAuto); err != nil {
 		return fmt.Errorf("gpu: create context on %s: %w", d.name, err)
@@ -226,4 +230,15 @@ func fromDevice(host []byte, b *buffer, off int) error {
 		return fmt.Errorf("gpu: copy %d bytes to the host: %w", len(host), err)
 	}
 	return nil
+}
+
+// ComputeCapability returns the device's compute capability, e.g. "9.0"
+// (empty when the driver did not say).
+func (d *Device) ComputeCapability() string { return d.cc }
+
+// DriverCUDAVersion returns the CUDA version the driver supports, e.g.
+// "13.0" (cuDriverGetVersion).
+func DriverCUDAVersion() string {
+	v := cu.Version()
+	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
 }
