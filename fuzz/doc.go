@@ -15,4 +15,11 @@
 //     them for a duration with cases from fuzz/gen, and minimize.go and
 //     mapping.go shrink each finding (fuzz/shrink) and map the dimension
 //     that decides it (fuzz/driftmap).
+//   - boundary_inputs.go: cases with dist "boundary" get values the oracle
+//     nudges onto output rounding midpoints (fuzz/boundary).
+//   - shard.go: --shard i/n splits each pair's case stream (draw k goes to
+//     shard k mod n) and MergeResults joins the shards' results;
+//     crossdevice.go the cross_device relation (same kernel, every GPU).
+//   - checkers.go: composite ops (fuzz/transformer) register their own
+//     check, so Check, repro and corpus replay run them too.
 package fuzz
