@@ -63,6 +63,9 @@ type Stats struct {
 	// invariant (the negative controls' counterpart: they must give no
 	// finding).
 	InvariantCases int64
+	// Skipped counts the cases a target declined (ErrUnsupported); they
+	// are not in Cases.
+	Skipped int64
 	// Pairs is the number of pairs still generating cases, of Total.
 	Pairs, Total int
 }
@@ -129,13 +132,14 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 		mu       sync.Mutex
 		cases    int64
 		invCases int64
+		skipped  int64 // cases a target declined (ErrUnsupported)
 		findings []spec.Finding
 		fatal    error
 	)
 	stats := func() Stats {
 		mu.Lock()
 		defer mu.Unlock()
-		s := Stats{Elapsed: time.Since(start), Cases: cases, InvariantCases: invCases, Findings: len(findings), Total: len(pairs)}
+		s := Stats{Elapsed: time.Since(start), Cases: cases, InvariantCases: invCases, Skipped: skipped, Findings: len(findings), Total: len(pairs)}
 		for _, p := range pairs {
 			p.mu.Lock()
 			if !p.retired {
@@ -212,6 +216,22 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 				t0 := time.Now()
 				f, err := Check(runCtx, k)
 				spent := time.Since(t0)
+				if errors.Is(err, ErrUnsupported) {
+					// the target has no kernel for this batch: not a case
+					mu.Lock()
+					cases--
+					if p.invariant {
+						invCases--
+					}
+					skipped++
+					mu.Unlock()
+					p.mu.Lock()
+					p.busy--
+					p.spent += spent
+					p.cases--
+					p.mu.Unlock()
+					continue
+				}
 				p.mu.Lock()
 				p.busy--
 				p.spent += spent

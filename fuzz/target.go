@@ -32,6 +32,12 @@ type Output struct {
 	Device DeviceOutput
 }
 
+// ErrUnsupported is wrapped by a target's Run error when the target does
+// not implement the batch at all (a dtype or shape it has no kernel for).
+// It is neither a finding nor a failure: the campaign skips the case and
+// does not count it.
+var ErrUnsupported = errors.New("batch not supported by this target")
+
 // ErrTargetCrashed is wrapped by a target's Run error when the target
 // faulted, hung or answered garbage (a process that died, a GPU fault): the
 // relation then reports a finding of kind "crash" instead of failing.

@@ -454,4 +454,4 @@ func ptxParamCount(ptx []byte, entry string) (int, error) {
 // implement the batch (a user kernel given a dtype its manifest does not
 // list, a cuBLAS target given an input dtype it has no call for). It is
 // not a crash: `bitparity worker` answers it as "unsupported".
-var ErrUnsupported = errors.New("gpu: batch not supported by this kernel")
+var ErrUnsupported = fuzz.ErrUnsupported

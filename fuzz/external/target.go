@@ -18,7 +18,7 @@ import (
 // batch it does not implement (an "error" frame of kind "unsupported", for
 // example fp16 inputs to an adapter that only takes bf16). It is not a
 // crash: the process stays up and the case is skipped.
-var ErrUnsupported = errors.New("unsupported by the adapter")
+var ErrUnsupported = fuzz.ErrUnsupported
 
 // Options configure an external target. The zero value is valid.
 type Options struct {
