@@ -54,7 +54,7 @@ unit:
 # The examples/ module: a team's own kernel fuzzed with the fuzztest API,
 # built offline against this checkout, and a few seconds of go test -fuzz.
 examples:
-	cd examples && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -run '^$$' -fuzz='^FuzzMyKernel$$' -fuzztime 5s ./mykernel
+	cd examples && $(GO) vet ./... && $(GO) test -count=1 ./... && GO=$(GO) ../scripts/gofuzz.sh ./mykernel FuzzMyKernel 5s
 
 # PyTorch adapters through every relation (on a GPU host with torch).
 h200: build
@@ -62,7 +62,7 @@ h200: build
 
 fuzz:
 	@targets=$$($(GO) test -list 'Fuzz.*' ./fuzz/native 2>/dev/null | grep '^Fuzz') || { echo "fuzz: no native fuzz targets in ./fuzz/native yet"; exit 1; }; \
-	for t in $$targets; do echo "== $$t"; BITPARITY_FUZZ_TARGETS=$(FUZZ_TARGETS) $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./fuzz/native || exit 1; done
+	for t in $$targets; do echo "== $$t"; BITPARITY_FUZZ_TARGETS=$(FUZZ_TARGETS) GO=$(GO) scripts/gofuzz.sh ./fuzz/native $$t $(FUZZTIME) || exit 1; done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./...

@@ -171,9 +171,28 @@ func positive(name string, v int) error {
 	return nil
 }
 
-func budget(c spec.Case, elems ...int) error {
+// elems is the product of factors, saturating: MaxElements+1 when it would
+// exceed MaxElements (so int overflow never wraps a hostile shape into a
+// small number), -1 when a factor is negative.
+func elems(factors ...int) int {
+	p := 1
+	for _, f := range factors {
+		switch {
+		case f < 0:
+			return -1
+		case f == 0:
+			return 0
+		case p > MaxElements/f:
+			return MaxElements + 1
+		}
+		p *= f
+	}
+	return p
+}
+
+func budget(c spec.Case, counts ...int) error {
 	total := 0
-	for _, e := range elems {
+	for _, e := range counts {
 		if e < 0 || e > MaxElements || total > MaxElements-e {
 			return fmt.Errorf("case too large: %s %+v needs more than %d input values (the memory budget)", c.Op, c.Shape, MaxElements)
 		}
@@ -204,7 +223,7 @@ func Inputs(c spec.Case) (*Batch, error) {
 	b := &Batch{Op: c.Op, In: in, Out: out}
 	switch c.Op {
 	case spec.OpRMSNorm:
-		if err := firstErr(positive("rows", s.Rows), positive("hidden", s.Hidden), budget(c, s.Rows*s.Hidden, s.Hidden)); err != nil {
+		if err := firstErr(positive("rows", s.Rows), positive("hidden", s.Hidden), budget(c, elems(s.Rows, s.Hidden), s.Hidden)); err != nil {
 			return nil, err
 		}
 		x, err := fill(c, tensorX, c.Dist, in, 1, s.Rows, s.Hidden, nil)
@@ -221,7 +240,7 @@ func Inputs(c spec.Case) (*Batch, error) {
 		b.RMSNorm = &oracle.RMSNormInput{X: x, W: w, Rows: s.Rows, Hidden: s.Hidden, Eps: c.Eps, Out: out}
 	case spec.OpGEMM:
 		if err := firstErr(positive("rows", s.Rows), positive("hidden (K)", s.Hidden), positive("n", s.N),
-			budget(c, s.Rows*s.Hidden, s.Hidden*s.N, s.Rows*s.N)); err != nil {
+			budget(c, elems(s.Rows, s.Hidden), elems(s.Hidden, s.N), elems(s.Rows, s.N))); err != nil {
 			return nil, err
 		}
 		x, err := fill(c, tensorX, c.Dist, in, 1, s.Rows, s.Hidden, nil)
@@ -234,7 +253,7 @@ func Inputs(c spec.Case) (*Batch, error) {
 		}
 		b.GEMM = &oracle.GEMMInput{X: x, W: w, M: s.Rows, K: s.Hidden, N: s.N, Out: out}
 	case spec.OpLogProb:
-		if err := firstErr(positive("rows", s.Rows), positive("vocab", s.Vocab), budget(c, s.Rows*s.Vocab)); err != nil {
+		if err := firstErr(positive("rows", s.Rows), positive("vocab", s.Vocab), budget(c, elems(s.Rows, s.Vocab))); err != nil {
 			return nil, err
 		}
 		x, err := fill(c, tensorLogits, c.Dist, in, 3, s.Rows, s.Vocab, nil)
@@ -254,8 +273,8 @@ func Inputs(c spec.Case) (*Batch, error) {
 		if s.Heads%s.KVHeads != 0 {
 			return nil, fmt.Errorf("shape: heads %d is not a multiple of kv_heads %d", s.Heads, s.KVHeads)
 		}
-		tokens := s.Seqs * s.SeqLen
-		if err := budget(c, tokens*s.Heads*s.HeadDim, 2*tokens*s.KVHeads*s.HeadDim); err != nil {
+		tokens := elems(s.Seqs, s.SeqLen)
+		if err := budget(c, elems(tokens, s.Heads, s.HeadDim), elems(2, tokens, s.KVHeads, s.HeadDim)); err != nil {
 			return nil, err
 		}
 		key := func(i int) uint64 { return uint64(i/s.SeqLen)<<32 | uint64(i%s.SeqLen) }
@@ -295,7 +314,7 @@ func Inputs(c spec.Case) (*Batch, error) {
 				return nil, budget(c, lens[r])
 			}
 			total += lens[r]
-			if err := budget(c, 2*total*s.KVHeads*s.HeadDim); err != nil {
+			if err := budget(c, elems(2, total, s.KVHeads, s.HeadDim)); err != nil {
 				return nil, err
 			}
 		}

@@ -99,6 +99,10 @@ for t in $targets; do
     say "$t FAILED: $n new input(s), moved to $dir/gofuzz/$t (log: $dir/fuzz-$t.log)"
     failed+=("$t")
     new=1
+  elif [ $rc -ne 0 ] && tail -n 6 "$dir/fuzz-$t.log" | grep -q 'context deadline exceeded'; then
+    # Go 1.26's coordinator race at the -fuzztime boundary (golang/go#75804,
+    # fixed in Go 1.27): no input failed; see scripts/gofuzz.sh.
+    say "$t: 'context deadline exceeded' at the fuzztime boundary with no failing input: Go's fuzz coordinator race (golang/go#75804), not a finding"
   elif [ $rc -ne 0 ]; then
     say "$t: go test exited $rc without a failing input (see $dir/fuzz-$t.log)"
     broken=1

@@ -61,17 +61,17 @@ func rowWork(c spec.Case) int {
 	case spec.OpRMSNorm:
 		return s.Hidden
 	case spec.OpGEMM:
-		return s.Hidden * s.N
+		return satMul(s.Hidden, s.N)
 	case spec.OpLogProb:
-		return logprobWeight * s.Vocab
+		return satMul(logprobWeight, s.Vocab)
 	case spec.OpAttnPrefill:
-		return max(1, s.SeqLen*(s.SeqLen+1)/2*s.Heads*s.HeadDim/prefillDiscount)
+		return max(1, satMul(s.SeqLen, satAdd(s.SeqLen, 1), s.Heads, s.HeadDim)/2/prefillDiscount)
 	case spec.OpAttnDecode:
 		kv := s.KV
 		for _, l := range s.KVLens {
 			kv = max(kv, l)
 		}
-		return s.Heads * kv * s.HeadDim
+		return satMul(s.Heads, kv, s.HeadDim)
 	}
 	return 0
 }
@@ -80,12 +80,7 @@ func rowWork(c spec.Case) int {
 // batch rows of every batch it builds (BatchRows + Rel.Batch + Rel.Pad).
 // Case keeps it under SmallWork for all but 5.5% of the cases.
 func Work(c spec.Case) int {
-	w := rowWork(c)
-	rows := BatchRows(c) + c.Rel.Batch + c.Rel.Pad
-	if w > 0 && rows > (1<<62)/w {
-		return 1 << 62
-	}
-	return rows * w
+	return satMul(satAdd(BatchRows(c), c.Rel.Batch, c.Rel.Pad), rowWork(c))
 }
 
 // Case draws one valid case of op under relation from r; the same r state

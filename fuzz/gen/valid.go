@@ -38,17 +38,17 @@ func perRow(c spec.Case) (row, shared int) {
 	case spec.OpRMSNorm:
 		return s.Hidden, s.Hidden
 	case spec.OpGEMM:
-		return s.Hidden + s.N, s.Hidden * s.N
+		return satAdd(s.Hidden, s.N), satMul(s.Hidden, s.N)
 	case spec.OpLogProb:
 		return s.Vocab + 1, 0
 	case spec.OpAttnPrefill:
-		return s.SeqLen * (s.Heads + 2*s.KVHeads) * s.HeadDim, 0
+		return satMul(s.SeqLen, satAdd(s.Heads, satMul(2, s.KVHeads)), s.HeadDim), 0
 	case spec.OpAttnDecode:
 		kv := s.KV
 		for _, l := range s.KVLens {
 			kv = max(kv, l)
 		}
-		return (s.Heads + 2*kv*s.KVHeads) * s.HeadDim, 0
+		return satMul(satAdd(s.Heads, satMul(2, kv, s.KVHeads)), s.HeadDim), 0
 	}
 	return 0, 0
 }
@@ -59,11 +59,7 @@ func perRow(c spec.Case) (row, shared int) {
 // so that a campaign runs thousands of cases a minute.
 func Elements(c spec.Case) int {
 	row, shared := perRow(c)
-	rows := BatchRows(c) + c.Rel.Batch + c.Rel.Pad
-	if row > 0 && rows > (1<<62)/row {
-		return 1 << 62
-	}
-	return rows*row + shared
+	return satAdd(satMul(satAdd(BatchRows(c), c.Rel.Batch, c.Rel.Pad), row), shared)
 }
 
 // Valid reports whether c is a well-formed case of its op and relation:
@@ -191,4 +187,39 @@ func validRel(c spec.Case) error {
 		}
 	}
 	return nil
+}
+
+// satLimit caps the size arithmetic of a case: shapes decoded from fuzz
+// bytes or case files may hold absurd values whose products overflow int.
+const satLimit = 1 << 62
+
+// satMul is the product of non-negative xs, saturating at satLimit
+// (a negative factor counts as satLimit: never a small, valid-looking size).
+func satMul(xs ...int) int {
+	p := 1
+	for _, x := range xs {
+		switch {
+		case x < 0:
+			return satLimit
+		case x == 0:
+			return 0
+		case p > satLimit/x:
+			return satLimit
+		}
+		p *= x
+	}
+	return p
+}
+
+// satAdd is the sum of xs, saturating at satLimit (negative terms count as
+// satLimit).
+func satAdd(xs ...int) int {
+	s := 0
+	for _, x := range xs {
+		if x < 0 || s > satLimit-x {
+			return satLimit
+		}
+		s += x
+	}
+	return s
 }
