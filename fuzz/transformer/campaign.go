@@ -35,6 +35,11 @@ type Campaign struct {
 	// (0: 3 s); NoShrink reports findings as first found.
 	ShrinkBudget time.Duration
 	NoShrink     bool
+	// ControlCases is how many cases each control (a planted drift model
+	// or a misuse) gets before it counts as missed, even past Duration
+	// (0: 12). Whether a control is found then depends on the seed, not on
+	// how fast the machine is.
+	ControlCases int64
 }
 
 // minimal shrinks the case of finding f (from case c) to one that gives a
@@ -145,8 +150,10 @@ func jobs() []*job {
 	return js
 }
 
-// Run runs the campaign until Duration has passed, MaxCases cases have
-// run, or ctx ends. A case that errors stops the campaign with the error.
+// Run runs the campaign until Duration has passed or MaxCases cases have
+// run, and then on until every control is found or has had ControlCases
+// cases, or until ctx ends. A case that errors stops the campaign with the
+// error.
 func (cp Campaign) Run(ctx context.Context) (*Summary, error) {
 	dur := cp.Duration
 	if dur <= 0 {
@@ -156,13 +163,20 @@ func (cp Campaign) Run(ctx context.Context) (*Summary, error) {
 	deadline := start.Add(dur)
 	js := jobs()
 	s := &Summary{}
-	for i := uint64(0); time.Now().Before(deadline) && (cp.MaxCases == 0 || s.Cases < cp.MaxCases); i++ {
+	controlCases := cp.ControlCases
+	if controlCases <= 0 {
+		controlCases = 12
+	}
+	// owed: a control not found yet that has had fewer than controlCases.
+	owed := func(j *job) bool { return !j.invariant && !j.found && j.cases < controlCases }
+	for i := uint64(0); ; i++ {
 		if err := ctx.Err(); err != nil {
 			break
 		}
+		inTime := time.Now().Before(deadline) && (cp.MaxCases == 0 || s.Cases < cp.MaxCases)
 		live := 0
 		for _, j := range js {
-			if j.invariant || !j.found {
+			if (inTime && (j.invariant || !j.found)) || owed(j) {
 				live++
 			}
 		}
@@ -172,6 +186,9 @@ func (cp Campaign) Run(ctx context.Context) (*Summary, error) {
 		j := js[i%uint64(len(js))]
 		if !j.invariant && j.found {
 			continue
+		}
+		if !inTime && !owed(j) {
+			continue // past the budget, only controls still owed cases run
 		}
 		seed := splitmix(cp.Seed ^ splitmix(i))
 		c := j.gen.Case(seed)
