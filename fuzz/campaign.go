@@ -29,7 +29,7 @@ type Campaign struct {
 	// MaxCases stops the campaign after that many cases (0: no limit).
 	MaxCases int64
 	// Progress, when set, is called about every ProgressEvery (default
-	// 1 s) and once at the end.
+	// 1 s) and once at the end, from one goroutine at a time.
 	Progress      func(Stats)
 	ProgressEvery time.Duration
 	// Workers is the number of cases run at once (0: half of GOMAXPROCS,
@@ -158,11 +158,12 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 			return nil, spec.Case{}
 		}
 		var best *pairState
+		var bestLoad time.Duration // best's spent time, read under best's lock
 		for _, p := range pairs {
 			p.mu.Lock()
-			ok := !p.retired
-			if ok && (best == nil || p.spent+time.Duration(p.busy)*time.Millisecond < best.spent+time.Duration(best.busy)*time.Millisecond) {
-				best = p
+			load := p.spent + time.Duration(p.busy)*time.Millisecond
+			if !p.retired && (best == nil || load < bestLoad) {
+				best, bestLoad = p, load
 			}
 			p.mu.Unlock()
 		}
@@ -183,12 +184,16 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 	}
 
 	done := make(chan struct{})
-	if c.Progress != nil {
+	ticker := make(chan struct{}) // closed when the progress goroutine has returned
+	if c.Progress == nil {
+		close(ticker)
+	} else {
 		every := c.ProgressEvery
 		if every <= 0 {
 			every = time.Second
 		}
 		go func() {
+			defer close(ticker)
 			tick := time.NewTicker(every)
 			defer tick.Stop()
 			for {
@@ -295,6 +300,7 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 	close(found)
 	<-shrunk
 	close(done)
+	<-ticker // Progress is never called twice at once
 	st := stats()
 	if c.Progress != nil {
 		c.Progress(st)
