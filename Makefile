@@ -29,7 +29,7 @@ TAGS      := -tags cuda
 CUDA_ENV  = $(GPU_ENV)
 endif
 
-.PHONY: run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
+.PHONY: race run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
 
 build:
 	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
@@ -59,6 +59,10 @@ examples:
 # PyTorch adapters through every relation (on a GPU host with torch).
 h200: build
 	adapters/run_h200.sh $(OUT)/h200
+
+# The race detector over every package (about 5 minutes on 2 cores).
+race:
+	$(GO) test -race -count=1 -timeout 20m ./...
 
 fuzz:
 	@targets=$$($(GO) test -list 'Fuzz.*' ./fuzz/native 2>/dev/null | grep '^Fuzz') || { echo "fuzz: no native fuzz targets in ./fuzz/native yet"; exit 1; }; \
