@@ -362,22 +362,7 @@ func fuzzing() bool {
 // repro line and the files written.
 func report(f *spec.Finding, files []string, fuzzName string) string {
 	var b strings.Builder
-	targets := f.TargetA
-	if f.TargetB != "" {
-		targets += " vs " + f.TargetB
-	}
-	fmt.Fprintf(&b, "bitparity: %s %s on %s: %s", f.Case.Op, f.Relation, targets, f.Kind)
-	if f.Kind == "mismatch" {
-		fmt.Fprintf(&b, " at row %d col %d: %s (%s) vs %s (%s), %d ulps in %s, %d row(s) differ",
-			f.Row, f.Col, f.A.Hex, f.A.Dec, f.B.Hex, f.B.Dec, f.ULPs, f.Case.CompareDType(), f.RowsDiffering)
-	}
-	b.WriteString("\n")
-	if f.Message != "" {
-		fmt.Fprintf(&b, "%s\n", f.Message)
-	}
-	if f.Error != "" {
-		fmt.Fprintf(&b, "error: %s\n", f.Error)
-	}
+	b.WriteString("bitparity: " + native.Describe(f))
 	js, err := json.MarshalIndent(f.Case, "", "  ")
 	if err != nil {
 		js = []byte(err.Error())

@@ -156,10 +156,11 @@ func WriteSeed(dir, name string, c spec.Case) (string, error) {
 	return path, nil
 }
 
-// Report is the text a failing native target prints: what differs, the
-// minimal case as JSON, the one-line repro command, and the seed file of
-// the minimal case with the command that re-runs it under fuzzName.
-func Report(f *spec.Finding, st shrink.Stats, fuzzName string) string {
+// Describe says in words what finding f is: op, relation and targets,
+// kind, and for a difference the first diverging row and column, both
+// values in hex and decimal, the ulps in the compared dtype and the rows
+// that differ; then its message and error, one line each.
+func Describe(f *spec.Finding) string {
 	var b strings.Builder
 	targets := f.TargetA
 	if f.TargetB != "" {
@@ -177,6 +178,15 @@ func Report(f *spec.Finding, st shrink.Stats, fuzzName string) string {
 	if f.Error != "" {
 		fmt.Fprintf(&b, "error: %s\n", f.Error)
 	}
+	return b.String()
+}
+
+// Report is the text a failing native target prints: what differs, the
+// minimal case as JSON, the one-line repro command, and the seed file of
+// the minimal case with the command that re-runs it under fuzzName.
+func Report(f *spec.Finding, st shrink.Stats, fuzzName string) string {
+	var b strings.Builder
+	b.WriteString(Describe(f))
 	js, err := json.MarshalIndent(f.Case, "", "  ")
 	if err != nil {
 		js = []byte(err.Error())
