@@ -169,6 +169,26 @@ func resolve(s corpus.Store, arg string) (name string, f *corpus.File, err error
 	return name, f, nil
 }
 
+// selectEntries returns the cases named by args (names or paths, see
+// resolve), or every case of s when args is empty, warning on stderr about
+// files that do not decode.
+func selectEntries(stderr io.Writer, s corpus.Store, args []string) ([]corpus.Entry, error) {
+	if len(args) == 0 {
+		entries, errs := corpus.Load(s)
+		warnAll(stderr, errs)
+		return entries, nil
+	}
+	var entries []corpus.Entry
+	for _, arg := range args {
+		name, f, err := resolve(s, arg)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, corpus.Entry{Name: name, File: f})
+	}
+	return entries, nil
+}
+
 func warnAll(stderr io.Writer, errs []error) {
 	for _, err := range errs {
 		fmt.Fprintln(stderr, "warning:", err)
@@ -474,19 +494,9 @@ func corpusBundle(_ context.Context, stdout, stderr io.Writer, st *storeFlags, f
 	if err != nil {
 		return err
 	}
-	var entries []corpus.Entry
-	if fs.NArg() > 0 {
-		for _, arg := range fs.Args() {
-			name, f, err := resolve(s, arg)
-			if err != nil {
-				return err
-			}
-			entries = append(entries, corpus.Entry{Name: name, File: f})
-		}
-	} else {
-		var errs []error
-		entries, errs = corpus.Load(s)
-		warnAll(stderr, errs)
+	entries, err := selectEntries(stderr, s, fs.Args())
+	if err != nil {
+		return err
 	}
 	if *open {
 		kept := entries[:0]
@@ -732,19 +742,9 @@ func corpusExport(_ context.Context, stdout, stderr io.Writer, st *storeFlags, f
 	if err != nil {
 		return err
 	}
-	var entries []corpus.Entry
-	if fs.NArg() > 0 {
-		for _, arg := range fs.Args() {
-			name, f, err := resolve(s, arg)
-			if err != nil {
-				return err
-			}
-			entries = append(entries, corpus.Entry{Name: name, File: f})
-		}
-	} else {
-		var errs []error
-		entries, errs = corpus.Load(s)
-		warnAll(stderr, errs)
+	entries, err := selectEntries(stderr, s, fs.Args())
+	if err != nil {
+		return err
 	}
 	n := 0
 	for _, e := range entries {
