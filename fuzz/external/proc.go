@@ -122,6 +122,7 @@ func (p *process) killReason() string {
 // stop closes stdin (an adapter exits at end of input), waits up to grace,
 // then kills the group, and waits for the exit.
 func (p *process) stop(grace time.Duration) {
+	defer p.outFile.Close()
 	p.stdin.Close()
 	select {
 	case <-p.waitDone:
@@ -130,7 +131,6 @@ func (p *process) stop(grace time.Duration) {
 	}
 	p.kill("stopped")
 	p.wait(5 * time.Second)
-	p.outFile.Close()
 }
 
 // discard kills the process, waits for it and describes how it ended.
