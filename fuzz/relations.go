@@ -256,9 +256,9 @@ func runRows(ctx context.Context, t Target, b *Batch, rows []int, what string) (
 	if err != nil {
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: %w", what, err)}
 	}
-	if len(out.Rows) != len(rows) {
-		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: output has %d rows, want %d: %w",
-			what, len(out.Rows), len(rows), ErrTargetCrashed)}
+	if len(out.Rows) != len(rows) || out.Cols != b.Cols() || (out.Values != nil && len(out.Values) != len(rows)*out.Cols) {
+		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: output has %d rows (%d values), want %d rows of %d: %w",
+			what, len(out.Rows), len(out.Values), len(rows), b.Cols(), ErrTargetCrashed)}
 	}
 	return &run{what: what, target: t, batch: b, uids: identity(b.Items()), out: out}, nil
 }
