@@ -212,7 +212,8 @@ func execute(ctx context.Context, t Target, b *Batch, uids []int, what string) (
 	if err != nil {
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: %w", what, err)}
 	}
-	if want := len(b.Rows0(rows)); len(out.Rows) != want || out.Cols != b.Cols() || (out.Values != nil && len(out.Values) != want*out.Cols) {
+	if want := len(b.Rows0(rows)); len(out.Rows) != want || out.Cols != b.Cols() || (out.Values != nil && len(out.Values) != want*out.Cols) ||
+		len(out.Taps) != want*out.TapCols {
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: output has %d rows (%d values), want %d rows of %d: %w",
 			what, len(out.Rows), len(out.Values), want, b.Cols(), ErrTargetCrashed)}
 	}

@@ -10,10 +10,12 @@ import (
 func init() {
 	// test-short-prefill: the prefill oracle, but its output holds one
 	// value fewer than its rows need; test-narrow-prefill: it claims one
-	// column fewer than the batch has (garbage from broken targets).
+	// column fewer than the batch has; test-short-taps: it claims one tap
+	// column more than its taps hold (garbage from broken targets).
 	for name, spoil := range map[string]func(*Output){
 		"test-short-prefill":  func(o *Output) { o.Values = o.Values[:len(o.Values)-1] },
 		"test-narrow-prefill": func(o *Output) { o.Cols--; o.Values = o.Values[:len(o.Rows)*o.Cols] },
+		"test-short-taps":     func(o *Output) { o.TapCols++ },
 	} {
 		t := &testTarget{info: Info{Name: name, Op: spec.OpAttnPrefill, Device: "test"},
 			run: func(_ context.Context, b *Batch, rows []int) (*Output, error) {
@@ -29,12 +31,13 @@ func init() {
 }
 
 // TestMalformedOutputIsACrash: a target whose output has the right rows but
-// too few values, or another column count than the batch, is a crash
+// too few values, another column count than the batch, or taps that do
+// not fill their columns, is a crash
 // finding in every relation, path parity of prefill (which selects rows
 // itself) included, never a comparison of values past the output.
 func TestMalformedOutputIsACrash(t *testing.T) {
 	sh := spec.Shape{Seqs: 2, SeqLen: 5, Heads: 2, KVHeads: 1, HeadDim: 8}
-	for _, target := range []string{"test-short-prefill", "test-narrow-prefill"} {
+	for _, target := range []string{"test-short-prefill", "test-narrow-prefill", "test-short-taps"} {
 		for _, rel := range []string{spec.RelPathParity, spec.RelDeterminism} {
 			c := suiteCase(spec.OpAttnPrefill, rel, sh, spec.RelParams{})
 			c.Targets = []string{target}
