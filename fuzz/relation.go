@@ -55,6 +55,14 @@ type targetError struct {
 func (e *targetError) Error() string { return "target " + e.target + ": " + e.err.Error() }
 func (e *targetError) Unwrap() error { return e.err }
 
+// IsTargetFailure reports whether err, an error of Check, is a target's
+// Run failure (an internal or device error: exit 3) rather than a case
+// that cannot run (bad input: exit 2).
+func IsTargetFailure(err error) bool {
+	var te *targetError
+	return errors.As(err, &te)
+}
+
 // Check runs relation c.Relation with the targets named c.Targets on case
 // c. It returns nil when the relation holds and a finding when it does not;
 // the finding carries the case, the first diverging row and column, both

@@ -181,6 +181,9 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string) erro
 	start := time.Now()
 	f, err := fuzz.Check(ctx, c)
 	if err != nil {
+		if fuzz.IsTargetFailure(err) {
+			return withCode(spec.ExitInternal, fmt.Errorf("run --case: %w", err))
+		}
 		return usageErr("run --case: %v", err)
 	}
 	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Duration: spec.Duration(time.Since(start)),
