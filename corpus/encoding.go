@@ -373,6 +373,19 @@ func validate(f *File) error {
 // ReadFile reads and decodes the case file at path, refusing files over
 // MaxFileBytes before reading them.
 func ReadFile(path string) (*File, error) {
+	data, err := readLimited(path)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(filepath.Clean(path), data)
+}
+
+// readLimited reads a regular file of at most MaxFileBytes.
+func readLimited(path string) ([]byte, error) { return readLimitedN(path, MaxFileBytes) }
+
+// readLimitedN reads a regular file of at most limit bytes, checked before
+// reading (its size) and while reading (a file that grows meanwhile).
+func readLimitedN(path string, limit int64) ([]byte, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -385,32 +398,15 @@ func ReadFile(path string) (*File, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	if st.Size() > MaxFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes, a case file may have at most %d", path, st.Size(), MaxFileBytes)
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes, a file here may have at most %d", path, st.Size(), limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return Decode(filepath.Clean(path), data)
-}
-
-// readLimited reads a regular file of at most MaxFileBytes.
-func readLimited(path string) ([]byte, error) { return readLimitedN(path, MaxFileBytes) }
-
-// readLimitedN reads a regular file of at most limit bytes.
-func readLimitedN(path string, limit int64) ([]byte, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: grew past %d bytes while it was read", path, limit)
 	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() || st.Size() > limit {
-		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", path, limit)
-	}
-	return io.ReadAll(io.LimitReader(fh, limit+1))
+	return data, nil
 }
