@@ -85,7 +85,15 @@ func compareOutputs(a, b *Output, ra, rb []int, dt oracle.DType) (diffs []RowDif
 		if err != nil {
 			return nil, nil, fmt.Errorf("compare on the device: %w", err)
 		}
-		sort.SliceStable(diffs, func(i, j int) bool { return diffs[i].PosA < diffs[j].PosA })
+		// in the order of the pairs, as CompareHost returns them (a device
+		// may return them in any order)
+		at := make(map[[2]int]int, len(pa))
+		for i := len(pa) - 1; i >= 0; i-- {
+			at[[2]int{pa[i], pb[i]}] = i
+		}
+		sort.SliceStable(diffs, func(i, j int) bool {
+			return at[[2]int{diffs[i].PosA, diffs[i].PosB}] < at[[2]int{diffs[j].PosA, diffs[j].PosB}]
+		})
 		return diffs, filled, nil
 	}
 	if err := hostValues(a); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -51,6 +52,43 @@ func TestMalformedOutputIsACrash(t *testing.T) {
 			if f == nil || f.Kind != "crash" || f.TargetA != target {
 				t.Errorf("%s %s: got %+v, want a crash finding of %s", target, rel, f, target)
 			}
+		}
+	}
+}
+
+// TestDeviceCompareKeepsPairOrder: compareOutputs returns the differing
+// pairs in the order of the pairs on the device as on the host, so the
+// "first diverging row" of a finding does not depend on where the rows
+// were compared (the pairs of a permuted batch are not in row order).
+func TestDeviceCompareKeepsPairOrder(t *testing.T) {
+	const rows, cols = 4, 2
+	a := make([]float32, rows*cols)
+	b := make([]float32, rows*cols)
+	for i := range b {
+		b[i] = 1
+	}
+	ra, rb := []int{3, 1, 2, 0}, []int{0, 1, 2, 3}
+	host := func(v []float32) *Output {
+		return &Output{Rows: []int{0, 1, 2, 3}, Cols: cols, DType: oracle.FP32, Values: v}
+	}
+	dev := func(v []float32) *Output {
+		return &Output{Rows: []int{0, 1, 2, 3}, Cols: cols, DType: oracle.FP32, Device: &fakeDevice{vals: v, cols: cols}}
+	}
+	hd, _, err := compareOutputs(host(a), host(b), ra, rb, oracle.FP32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dd, _, err := compareOutputs(dev(a), dev(b), ra, rb, oracle.FP32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hd) != rows || len(dd) != rows {
+		t.Fatalf("%d host and %d device diffs, want %d", len(hd), len(dd), rows)
+	}
+	for i := range hd {
+		if hd[i].PosA != ra[i] || dd[i].PosA != hd[i].PosA || dd[i].PosB != hd[i].PosB {
+			t.Errorf("diff %d: host (%d, %d), device (%d, %d), want (%d, %d)", i,
+				hd[i].PosA, hd[i].PosB, dd[i].PosA, dd[i].PosB, ra[i], rb[i])
 		}
 	}
 }
