@@ -120,6 +120,9 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *Batch, ts []Ta
 		if pos < 0 || pos >= B {
 			return nil, fmt.Errorf("batch invariance: position %d outside a batch of %d", pos, B)
 		}
+		if err := budget(c, elems(B, perItem(b))); err != nil {
+			return nil, fmt.Errorf("batch invariance: a batch of %d: %w", B, err)
+		}
 		ids := identity(B)
 		if row < B {
 			ids[row], ids[pos] = ids[pos], ids[row]
@@ -155,6 +158,9 @@ func (padding) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*
 	n := b.Items()
 	if c.Rel.Pad < n {
 		return nil, fmt.Errorf("padding: pad %d is below the case's %d items", c.Rel.Pad, n)
+	}
+	if err := budget(c, elems(c.Rel.Pad, perItem(b))); err != nil {
+		return nil, fmt.Errorf("padding: a batch of %d: %w", c.Rel.Pad, err)
 	}
 	x, err := execute(ctx, t, b, identity(n), fmt.Sprintf("the case's batch of %d", n))
 	if err != nil {

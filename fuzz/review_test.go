@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/bitparity/bitparity/oracle"
@@ -89,6 +90,22 @@ func TestDeviceCompareKeepsPairOrder(t *testing.T) {
 		if hd[i].PosA != ra[i] || dd[i].PosA != hd[i].PosA || dd[i].PosB != hd[i].PosB {
 			t.Errorf("diff %d: host (%d, %d), device (%d, %d), want (%d, %d)", i,
 				hd[i].PosA, hd[i].PosB, dd[i].PosA, dd[i].PosB, ra[i], rb[i])
+		}
+	}
+}
+
+// TestHugeRelBatchIsAnError: a case (from run --case or a fuzzer) whose
+// rel.batch or rel.pad asks for more input values than the memory budget
+// is an error naming the budget, not an allocation that kills the process.
+func TestHugeRelBatchIsAnError(t *testing.T) {
+	for _, c := range []spec.Case{
+		rmsCase(spec.RelBatchInvariance, "oracle-rmsnorm", 2, 8, spec.RelParams{Batch: 1 << 40, Position: 1}),
+		rmsCase(spec.RelPadding, "oracle-rmsnorm", 2, 8, spec.RelParams{Pad: 1 << 40}),
+		rmsCase(spec.RelPadding, "oracle-rmsnorm", 2, 8, spec.RelParams{Pad: MaxElements/8 + 1, Filler: "copy"}),
+	} {
+		f, err := Check(context.Background(), c)
+		if err == nil || !strings.Contains(err.Error(), "memory budget") {
+			t.Errorf("rel %+v: finding %v, error %v; want the memory budget error", c.Rel, f, err)
 		}
 	}
 }
