@@ -85,7 +85,12 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		if len(missing) > 0 {
 			return withCode(spec.ExitInternal, fmt.Errorf("repro: cannot run %s here: %s", name, strings.Join(missing, "; ")))
 		}
-		return withCode(spec.ExitInternal, fmt.Errorf("repro: %s: %w", name, err))
+		if fuzz.IsTargetFailure(err) {
+			return withCode(spec.ExitInternal, fmt.Errorf("repro: %s: %w", name, err))
+		}
+		// the case itself cannot run (a relation that takes other targets,
+		// a shape over the memory budget): bad input
+		return withCode(spec.ExitUsage, fmt.Errorf("repro: %s: %w", name, err))
 	}
 	if o.Finding != nil {
 		printFinding(stdout, "here", o.Finding)
