@@ -415,8 +415,7 @@ func corpusDedup(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs
 	if err != nil {
 		return err
 	}
-	entries, errs := corpus.Load(s)
-	warnAll(stderr, errs)
+	entries, _ := selectEntries(stderr, s, nil)
 	groups := corpus.Dedup(entries)
 	dropped := 0
 	for _, g := range groups {

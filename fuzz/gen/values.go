@@ -193,19 +193,11 @@ func drawSmallPow2(r *rand.Rand) int {
 // multiples of 132 by powers of two, and the largest multiple of 132 below;
 // ascending, without duplicates.
 func interestingRows(lo, below int) []int {
-	var s []int
+	s := interestingPow2(lo, below)
 	add := func(v int) {
 		if v >= lo && v < below {
 			s = append(s, v)
 		}
-	}
-	for v := lo; v <= 8; v++ {
-		add(v)
-	}
-	for p := 2; p < below+2; p *= 2 {
-		add(p - 1)
-		add(p)
-		add(p + 1)
 	}
 	for _, m := range []int{32, 64} {
 		for k := (below - 1) / m; k >= 1 && k >= (below-1)/m-1; k-- {
