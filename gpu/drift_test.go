@@ -96,6 +96,8 @@ func TestDriftModelsFound(t *testing.T) {
 			[]int{1, 2, 63, 64, 65, 66, 128, 928}, rowsAt, func(v int) bool { return v > 64 }},
 		{"cuda-drift-decode-splits-by-batch", mk(spec.OpAttnDecode, spec.Shape{Rows: 20, Heads: 8, KVHeads: 2, HeadDim: 64, KV: 512}), "batch",
 			[]int{1, 2, 8, 16, 17, 18, 32, 64}, rowsAt, func(v int) bool { return v*8 >= 132 }},
+		{"cuda-drift-order-logprob-rows132", mk(spec.OpLogProb, spec.Shape{Rows: 200, Vocab: 4096}), "rows",
+			[]int{1, 2, 64, 131, 132, 133, 200, 928}, rowsAt, func(v int) bool { return v >= 132 }},
 		{"cuda-drift-attn-tile48", spec.Case{}, "kv", []int{1, 2, 47, 48, 49, 50, 64, 65, 100, 300}, nil, func(v int) bool { return v >= 49 }},
 	}
 	for _, m := range models {

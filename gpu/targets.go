@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/boundary/detect"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -85,6 +86,9 @@ var drifts = []drift{
 	{"cuda-drift-attn-tile48", spec.OpAttnPrefill, fuzz.Tile48, func(*fuzz.Batch) any { return fuzz.Tile48 },
 		"a FlashAttention generation with KV tile 48 on the GPU, against cuda-attn_prefill's tile 64: identical up to 48 KV tokens, different from 49",
 		[]string{spec.RelPathParity}},
+	{"cuda-drift-order-logprob-rows132", spec.OpLogProb, fuzz.OracleLogProbSchedule, func(b *fuzz.Batch) any { return detect.LogProbRows132(b) },
+		"a log-softmax kernel on the GPU whose block size follows the launch shape: 1024 threads per row below 132 rows, one warp per row from 132 on; only the fp32 sum of exponentials changes order (detect.LogProbRows132)",
+		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
 }
 
 // deviceName is the Info.Device of targets on d.

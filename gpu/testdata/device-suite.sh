@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# device-suite.sh: the whole GPU verification of a session on the H200, from
+# the project root (after scripts/device-prepare.sh):
+#
+#   CUDA_COMPAT_INCLUDE=gpu/cudacompat bash .device/run.sh bash gpu/testdata/device-suite.sh OUTDIR [STEPS]
+#
+# STEPS (default "test detect bench") picks what runs, each step's log under
+# OUTDIR:
+#   test    make test-gpu: every package with -tags cuda (test-gpu.log)
+#   detect  bitparity detect over the GPU drift models (detect-h200.md, detect-h200.log)
+#   bench   make bench-gpu (bench-gpu.log)
+#   e2e     the transformer's GPU tests, verbose (transformer-gpu.log)
+set -uo pipefail
+out=${1:?usage: device-suite.sh OUTDIR [STEPS]}
+steps=${2:-test detect bench}
+mkdir -p "$out"
+nvidia-smi -L
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+go version
+for s in $steps; do
+	start=$(date +%s)
+	case $s in
+	test)
+		make test-gpu >"$out/test-gpu.log" 2>&1
+		echo "make test-gpu: rc=$?"
+		grep -E '^(ok|FAIL|---.FAIL|panic)' "$out/test-gpu.log" | head -60
+		;;
+	detect)
+		go build -tags cuda -o /tmp/bitparity ./cmd/bitparity || exit 1
+		models=${DETECT_GPU_MODELS:-cuda-drift-rmsnorm-te-mod32,cuda-drift-rmsnorm-vllm-256,cuda-drift-gemm-splitk-by-m,cuda-drift-order-logprob-rows132,cuda-drift-decode-splits-by-batch@oracle_parity,cuda-drift-attn-tile48}
+		timeout ${DETECT_TIMEOUT:-240} /tmp/bitparity detect --seeds ${DETECT_SEEDS:-3} --max-cases ${DETECT_MAX:-3000} -v --models "$models" \
+			>"$out/detect-h200.md" 2>"$out/detect-h200.log"
+		echo "bitparity detect: rc=$?"
+		cat "$out/detect-h200.md"
+		;;
+	bench)
+		make bench-gpu >"$out/bench-gpu.log" 2>&1
+		echo "make bench-gpu: rc=$?"
+		grep -E 'Benchmark|^ok|FAIL' "$out/bench-gpu.log"
+		;;
+	e2e)
+		go test -tags cuda -count=1 -v -run 'Transformer' ./gpu/ >"$out/transformer-gpu.log" 2>&1
+		echo "transformer gpu: rc=$?"
+		grep -E '^(---|ok|FAIL|panic)|cases|found|agree' "$out/transformer-gpu.log" | head -40
+		;;
+	esac
+	echo "== step $s took $(( $(date +%s) - start )) s"
+done
