@@ -20,12 +20,38 @@ func CompareHost(a, b *Output, pa, pb []int, dt oracle.DType) []RowDiff {
 	return compareSlices(a.Values, b.Values, a.Cols, pa, pb, dt)
 }
 
-// compareTaps is CompareHost over the fp32 taps.
-func compareTaps(a, b *Output, pa, pb []int) []RowDiff {
-	if a.TapCols == 0 || a.TapCols != b.TapCols || a.Taps == nil || b.Taps == nil {
-		return nil
+// compareTaps compares the fp32 taps of positions pa[i] of a and pb[i] of
+// b: on the device when both hold them there, on the host otherwise; nil
+// when either output has no taps or their tap columns differ.
+func compareTaps(a, b *Output, pa, pb []int) ([]RowDiff, error) {
+	has := func(o *Output) bool { return o.TapCols > 0 && (o.Taps != nil || o.DeviceTaps != nil) }
+	if !has(a) || !has(b) || a.TapCols != b.TapCols {
+		return nil, nil
 	}
-	return compareSlices(a.Taps, b.Taps, a.TapCols, pa, pb, oracle.FP32)
+	if a.Taps == nil && b.Taps == nil {
+		diffs, err := a.DeviceTaps.CompareRows(b.DeviceTaps, pa, pb, oracle.FP32)
+		if err != nil {
+			return nil, fmt.Errorf("compare taps on the device: %w", err)
+		}
+		sortLike(diffs, pa, pb)
+		return diffs, nil
+	}
+	if err := firstErr(a.ToHost(), b.ToHost()); err != nil {
+		return nil, err
+	}
+	return compareSlices(a.Taps, b.Taps, a.TapCols, pa, pb, oracle.FP32), nil
+}
+
+// sortLike orders device diffs as the pairs (pa[i], pb[i]) are ordered,
+// as CompareHost returns them (a device may return them in any order).
+func sortLike(diffs []RowDiff, pa, pb []int) {
+	at := make(map[[2]int]int, len(pa))
+	for i := len(pa) - 1; i >= 0; i-- {
+		at[[2]int{pa[i], pb[i]}] = i
+	}
+	sort.SliceStable(diffs, func(i, j int) bool {
+		return at[[2]int{diffs[i].PosA, diffs[i].PosB}] < at[[2]int{diffs[j].PosA, diffs[j].PosB}]
+	})
 }
 
 func compareSlices(av, bv []float32, cols int, pa, pb []int, dt oracle.DType) []RowDiff {
@@ -85,15 +111,7 @@ func compareOutputs(a, b *Output, ra, rb []int, dt oracle.DType) (diffs []RowDif
 		if err != nil {
 			return nil, nil, fmt.Errorf("compare on the device: %w", err)
 		}
-		// in the order of the pairs, as CompareHost returns them (a device
-		// may return them in any order)
-		at := make(map[[2]int]int, len(pa))
-		for i := len(pa) - 1; i >= 0; i-- {
-			at[[2]int{pa[i], pb[i]}] = i
-		}
-		sort.SliceStable(diffs, func(i, j int) bool {
-			return at[[2]int{diffs[i].PosA, diffs[i].PosB}] < at[[2]int{diffs[j].PosA, diffs[j].PosB}]
-		})
+		sortLike(diffs, pa, pb)
 		return diffs, filled, nil
 	}
 	if err := hostValues(a); err != nil {
@@ -105,23 +123,9 @@ func compareOutputs(a, b *Output, ra, rb []int, dt oracle.DType) (diffs []RowDif
 	return CompareHost(a, b, pa, pb, dt), filled, nil
 }
 
-// hostValues fetches a device output's rows to the host when they are not
-// there yet (one side of a comparison lives on the host).
-func hostValues(o *Output) error {
-	if o.Values != nil || o.Device == nil {
-		return nil
-	}
-	all := make([]int, len(o.Rows))
-	for i := range all {
-		all[i] = i
-	}
-	v, err := o.Device.Fetch(all)
-	if err != nil {
-		return fmt.Errorf("fetch device output: %w", err)
-	}
-	o.Values = v
-	return nil
-}
+// hostValues fetches a device output's rows and taps to the host when
+// they are not there yet (one side of a comparison lives on the host).
+func hostValues(o *Output) error { return o.ToHost() }
 
 func positions(o *Output) map[int]int {
 	m := make(map[int]int, len(o.Rows))

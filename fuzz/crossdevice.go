@@ -75,10 +75,10 @@ func (crossDevice) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target
 			return nil, err
 		}
 		// The outputs live on different devices: compare on the host.
-		if r.out.Device != nil {
+		if r.out.Device != nil || r.out.DeviceTaps != nil {
 			err := hostValues(r.out)
 			r.release()
-			r.out.Device = nil
+			r.out.Device, r.out.DeviceTaps = nil, nil
 			if err != nil {
 				return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: %w", what, err)}
 			}

@@ -220,8 +220,7 @@ func execute(ctx context.Context, t Target, b *Batch, uids []int, what string) (
 	if err != nil {
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: %w", what, err)}
 	}
-	if want := len(b.Rows0(rows)); len(out.Rows) != want || out.Cols != b.Cols() || (out.Values != nil && len(out.Values) != want*out.Cols) ||
-		len(out.Taps) != want*out.TapCols {
+	if want := len(b.Rows0(rows)); !out.shapeOK(want, b.Cols()) {
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: output has %d rows (%d values), want %d rows of %d: %w",
 			what, len(out.Rows), len(out.Values), want, b.Cols(), ErrTargetCrashed)}
 	}
@@ -230,8 +229,8 @@ func execute(ctx context.Context, t Target, b *Batch, uids []int, what string) (
 
 // release returns a device output's memory; host outputs need nothing.
 func (r *run) release() {
-	if r != nil && r.out != nil && r.out.Device != nil {
-		r.out.Device.Release()
+	if r != nil && r.out != nil {
+		r.out.Release()
 	}
 }
 
@@ -283,8 +282,26 @@ func identity(n int) []int {
 // equal and both carry taps (and ctx is not WithoutTaps), a finding on the
 // fp32 taps; nil when equal.
 // bound > 0 ignores rows whose largest distance is within bound ulps.
+//
+// When both outputs hold their taps on a device, the taps compare is
+// queued beside the outputs compare (and its result dropped when the
+// outputs differ), so the check waits for the device once, not twice.
 func differ(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType, bound uint64) (*spec.Finding, error) {
+	wantTaps := bound == 0 && tapsOn(ctx)
+	var tapc chan tapResult
+	if wantTaps && ref.out.DeviceTaps != nil && other.out.DeviceTaps != nil {
+		tapc = make(chan tapResult, 1)
+		go func() {
+			pa, pb := tapPairs(ref.out, other.out, ra, rb)
+			d, err := compareTaps(ref.out, other.out, pa, pb)
+			tapc <- tapResult{d, err}
+		}()
+	}
 	diffs, _, err := compareOutputs(ref.out, other.out, ra, rb, dt)
+	var taps tapResult
+	if tapc != nil {
+		taps = <-tapc // always: the outputs may be released once differ returns
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -300,22 +317,44 @@ func differ(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType,
 	if len(diffs) > 0 {
 		return mismatchFinding(ref, other, diffs, dt, false, len(ra))
 	}
-	if bound > 0 || !tapsOn(ctx) {
+	if !wantTaps {
 		return nil, nil
 	}
-	fa, fb := filledSet(ref.out), filledSet(other.out)
-	pa, pb := make([]int, 0, len(ra)), make([]int, 0, len(rb))
-	posA, posB := positions(ref.out), positions(other.out)
+	if tapc == nil {
+		pa, pb := tapPairs(ref.out, other.out, ra, rb)
+		taps.diffs, taps.err = compareTaps(ref.out, other.out, pa, pb)
+	}
+	tdiffs, err := taps.diffs, taps.err
+	if err != nil {
+		return nil, err
+	}
+	if len(tdiffs) > 0 {
+		if err := firstErr(ref.out.ToHost(), other.out.ToHost()); err != nil {
+			return nil, err
+		}
+		return mismatchFinding(ref, other, tdiffs, oracle.FP32, true, len(ra))
+	}
+	return nil, nil
+}
+
+type tapResult struct {
+	diffs []RowDiff
+	err   error
+}
+
+// tapPairs maps the batch-row pairs (ra[i], rb[i]) to output positions,
+// leaving out positions either output lists in Filled.
+func tapPairs(a, b *Output, ra, rb []int) (pa, pb []int) {
+	fa, fb := filledSet(a), filledSet(b)
+	posA, posB := positions(a), positions(b)
+	pa, pb = make([]int, 0, len(ra)), make([]int, 0, len(rb))
 	for i := range ra {
 		x, y := posA[ra[i]], posB[rb[i]]
 		if !fa[x] && !fb[y] {
 			pa, pb = append(pa, x), append(pb, y)
 		}
 	}
-	if tdiffs := compareTaps(ref.out, other.out, pa, pb); len(tdiffs) > 0 {
-		return mismatchFinding(ref, other, tdiffs, oracle.FP32, true, len(ra))
-	}
-	return nil, nil
+	return pa, pb
 }
 
 type noTapsKey struct{}

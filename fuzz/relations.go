@@ -262,8 +262,7 @@ func runRows(ctx context.Context, t Target, b *Batch, rows []int, what string) (
 	if err != nil {
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: %w", what, err)}
 	}
-	if len(out.Rows) != len(rows) || out.Cols != b.Cols() || (out.Values != nil && len(out.Values) != len(rows)*out.Cols) ||
-		len(out.Taps) != len(rows)*out.TapCols {
+	if !out.shapeOK(len(rows), b.Cols()) {
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: output has %d rows (%d values), want %d rows of %d: %w",
 			what, len(out.Rows), len(out.Values), len(rows), b.Cols(), ErrTargetCrashed)}
 	}

@@ -84,10 +84,10 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			d := &fakeDevice{vals: o.Values, cols: o.Cols}
-			devices = append(devices, d)
-			o.Values, o.Taps, o.TapCols = nil, nil, 0
-			o.Device = d
+			d, td := &fakeDevice{vals: o.Values, cols: o.Cols}, &fakeDevice{vals: o.Taps, cols: o.TapCols, taps: true}
+			devices = append(devices, d, td)
+			o.Values, o.Taps = nil, nil
+			o.Device, o.DeviceTaps = d, td
 			return o, nil
 		}
 	}
@@ -97,18 +97,20 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		d := &fakeDevice{vals: o.Values, cols: o.Cols}
-		devices = append(devices, d)
-		o.Values, o.Taps, o.TapCols = nil, nil, 0
-		o.Device = d
+		d, td := &fakeDevice{vals: o.Values, cols: o.Cols}, &fakeDevice{vals: o.Taps, cols: o.TapCols, taps: true}
+		devices = append(devices, d, td)
+		o.Values, o.Taps = nil, nil
+		o.Device, o.DeviceTaps = d, td
 		return o, nil
 	})
 }
 
-// fakeDevice holds rows "on a device" and counts what crossed to the host.
+// fakeDevice holds rows (or taps) "on a device" and counts what crossed
+// to the host.
 type fakeDevice struct {
 	vals     []float32
 	cols     int
+	taps     bool
 	compares int
 	fetched  int
 	released int
@@ -257,6 +259,49 @@ func TestDeviceMismatchFetchesTheRow(t *testing.T) {
 	if fetched != 2 || f.A.Hex == f.B.Hex || f.ULPs == 0 {
 		t.Fatalf("fetched %d rows (want the finding's row from each side), A %s B %s ulps %d", fetched, f.A.Hex, f.B.Hex, f.ULPs)
 	}
+}
+
+// TestDeviceTapsComparedOnTheDevice: taps held on a device (DeviceTaps)
+// are compared there when the outputs agree; they cross to the host only
+// for a finding on them, which names the tap as host taps would.
+func TestDeviceTapsComparedOnTheDevice(t *testing.T) {
+	devices = nil
+	c := rmsCase(spec.RelBatchInvariance, "test-device", 6, 64, spec.RelParams{Row: 2, Batch: 7, Position: 6})
+	if f, err := Check(context.Background(), c); err != nil || f != nil {
+		t.Fatalf("%v %v", f, err)
+	}
+	tapCompares := 0
+	for _, d := range devices {
+		if d.taps {
+			tapCompares += d.compares
+		}
+		if d.fetched != 0 {
+			t.Fatalf("an invariant check fetched %d rows from the device", d.fetched)
+		}
+	}
+	if tapCompares == 0 {
+		t.Fatal("the taps were never compared on the device")
+	}
+	// te-mod32 in bf16: some seed leaves every output bit equal while the
+	// sums of squares differ; the finding must come from the device taps.
+	for seed := uint64(1); seed <= 200; seed++ {
+		devices = nil
+		c := rmsCase(spec.RelBatchInvariance, "test-device-drift", 3, 64, spec.RelParams{Batch: 32, Position: 31})
+		c.Seed = seed
+		f, err := Check(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == nil || !strings.Contains(f.Message, "fp32 intermediates differ") {
+			continue
+		}
+		host, err := Check(context.Background(), func() spec.Case { h := c; h.Targets = []string{"drift-rmsnorm-te-mod32"}; return h }())
+		if err != nil || host == nil || host.Message != strings.ReplaceAll(f.Message, "test-device-drift", "drift-rmsnorm-te-mod32") {
+			t.Fatalf("seed %d: device-taps finding %q, host-taps finding %v (%v)", seed, f.Message, host, err)
+		}
+		return
+	}
+	t.Fatal("no seed gave a finding on the taps alone")
 }
 
 func TestLogProbMisuse(t *testing.T) {

@@ -21,9 +21,12 @@ type Output struct {
 	DType  oracle.DType
 	Values []float32 // len(Rows)*Cols, row-major; nil when Device holds them
 	// Taps are optional fp32 intermediates, TapCols per row (for example
-	// RMSNorm's sum of squares and rstd).
-	Taps    []float32
-	TapCols int
+	// RMSNorm's sum of squares and rstd). A device target may leave Taps
+	// nil and hold them on the device in DeviceTaps (TapCols fp32 columns
+	// per row), so relations compare them there too.
+	Taps       []float32
+	TapCols    int
+	DeviceTaps DeviceOutput
 	// Filled lists positions (indices into Rows) that the target never
 	// computed and filled with a placeholder (an engine that zero-fills the
 	// log-probs of positions it did not report). Comparing them is a
@@ -43,6 +46,52 @@ var ErrUnsupported = errors.New("batch not supported by this target")
 // relation then reports a finding of kind "crash" instead of failing.
 var ErrTargetCrashed = errors.New("target crashed")
 
+// ToHost copies the rows and taps an output holds on a device (Device,
+// DeviceTaps) to Values and Taps, where they are not on the host yet. The
+// device copies stay until Release.
+func (o *Output) ToHost() error {
+	all := func() []int {
+		p := make([]int, len(o.Rows))
+		for i := range p {
+			p[i] = i
+		}
+		return p
+	}
+	if o.Values == nil && o.Device != nil {
+		v, err := o.Device.Fetch(all())
+		if err != nil {
+			return fmt.Errorf("fetch device output: %w", err)
+		}
+		o.Values = v
+	}
+	if o.Taps == nil && o.DeviceTaps != nil && o.TapCols > 0 {
+		v, err := o.DeviceTaps.Fetch(all())
+		if err != nil {
+			return fmt.Errorf("fetch device taps: %w", err)
+		}
+		o.Taps = v
+	}
+	return nil
+}
+
+// Release returns the device memory of the output's rows and taps (host
+// outputs need nothing); the host copies ToHost made stay.
+func (o *Output) Release() {
+	if o.Device != nil {
+		o.Device.Release()
+	}
+	if o.DeviceTaps != nil {
+		o.DeviceTaps.Release()
+	}
+}
+
+// shapeOK says whether the output has want rows of cols values (on the
+// host or the device) and want rows of taps.
+func (o *Output) shapeOK(want, cols int) bool {
+	taps := len(o.Taps) == want*o.TapCols || o.Taps == nil && o.DeviceTaps != nil && o.TapCols > 0
+	return len(o.Rows) == want && o.Cols == cols && (o.Values == nil || len(o.Values) == want*o.Cols) && taps
+}
+
 // Row returns the values of the i-th selected row (host outputs only).
 func (o *Output) Row(i int) []float32 { return o.Values[i*o.Cols : (i+1)*o.Cols] }
 
@@ -50,7 +99,9 @@ func (o *Output) Row(i int) []float32 { return o.Values[i*o.Cols : (i+1)*o.Cols]
 type DeviceOutput interface {
 	// CompareRows compares row ra[i] of this output with row rb[i] of other
 	// (both batch-row positions within their outputs' Rows) in dtype dt
-	// and returns one summary per pair that differs.
+	// and returns one summary per pair that differs. A device may leave
+	// RowDiff.SignedZero false: a +0 against -0 still counts as a differing
+	// column, and a finding reads the first one's bits from Fetch.
 	CompareRows(other DeviceOutput, ra, rb []int, dt oracle.DType) ([]RowDiff, error)
 	// Fetch copies the selected rows (positions within Rows) to the host.
 	Fetch(pos []int) ([]float32, error)

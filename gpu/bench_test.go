@@ -4,7 +4,10 @@ package gpu
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,9 +123,19 @@ func BenchmarkCompare(b *testing.B) {
 	defer d.do(func() error { d.pool.put(x, y, pa, res); return nil })
 	var found int
 	b.ResetTimer()
-	per, err := d.timeDevice(b.N, func() (err error) {
-		found, err = d.launchCompare(x, y, oracle.BF16, oracle.BF16, oracle.BF16, cols, pa, pa, rows, res)
-		return err
+	per, err := d.timeDevice(b.N, func() error {
+		return d.launchCompare(x, y, oracle.BF16, oracle.BF16, oracle.BF16, cols, pa, pa, rows, res)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = d.do(func() error {
+		host := d.stage(4)
+		if err := fromDevice(host, res, 0); err != nil {
+			return err
+		}
+		found = int(binary.LittleEndian.Uint32(host))
+		return nil
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -140,15 +153,21 @@ func BenchmarkCompare(b *testing.B) {
 // BenchmarkRMSNormInvariance measures batch-invariance checks of RMSNorm
 // at 2274 x 4096 bf16 (schedule of cuda-rmsnorm): one check runs the
 // kernel on the batch of 2274 rows and on its first 928 rows as a batch of
-// their own, and compares the 928 shared rows on the device; only the
-// summary crosses to the host. Inputs are resident on the device.
+// their own, and compares the 928 shared rows and their fp32 taps on the
+// device; only the summaries cross to the host. Inputs are resident on the
+// device.
 //
-//	bare-us:    device time of the two kernels and the compare, back to
-//	            back between two events (no host work in between)
-//	harness-us: wall time of the same check through the package's launch
-//	            path (worker hand-off, launches, taps and summary copies,
-//	            synchronisation)
-//	overhead-%: (harness - bare) / bare
+//	bare-us:      device time of the two kernels and the two compares,
+//	              back to back between two events (no host work between)
+//	harness-us:   wall time per check through the package's path, one
+//	              check at a time: two runs (rmsnormOn, as Target.Run
+//	              calls it), then CompareRows on the outputs and on the
+//	              taps at once, as fuzz's relations do: pairs uploaded,
+//	              compares queued, one wait on a waiter thread
+//	harness4-us:  the same with 4 checks in flight (4 goroutines, as
+//	              campaign workers share one Device): wall time / checks
+//	overhead-%:   (harness - bare) / bare, likewise overhead4-%
+//	checks/s:     with 4 checks in flight
 func BenchmarkRMSNormInvariance(b *testing.B) {
 	d := device(b)
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm, In: spec.BF16,
@@ -160,7 +179,8 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 	in := batch.RMSNorm
 	s := ExactSchedules[spec.OpRMSNorm].(oracle.RMSNormSchedule)
 	const small = 928
-	var x, w, pairs, res *buffer
+	pairs := identityN(small)
+	var x, w, dpairs, res, tres *buffer
 	err = d.do(func() (err error) {
 		if x, err = d.upload(oracle.BF16, in.X); err != nil {
 			return err
@@ -168,72 +188,122 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 		if w, err = d.upload(oracle.BF16, in.W); err != nil {
 			return err
 		}
-		if pairs, err = d.uploadInts(identityN(small), false); err != nil {
+		if dpairs, err = d.uploadInts(pairs, false); err != nil {
 			return err
 		}
-		res, err = d.pool.get(8 + 32*small)
+		if res, err = d.pool.get(8 + 32*small); err != nil {
+			return err
+		}
+		tres, err = d.pool.get(8 + 32*small)
 		return err
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer d.do(func() error { d.pool.put(x, w, pairs, res); return nil })
-	check := func() (int, error) {
-		var o1, o2 fuzz.Output
-		big, sm := newDevOut(d, in.Rows, in.Hidden, oracle.BF16), newDevOut(d, small, in.Hidden, oracle.BF16)
-		if err := d.rmsnormOn(x, w, nil, in.Rows, in.Hidden, oracle.BF16, oracle.BF16, in.Eps, s, &o1, big); err != nil {
-			return 0, err
-		}
-		if err := d.rmsnormOn(x, w, nil, small, in.Hidden, oracle.BF16, oracle.BF16, in.Eps, s, &o2, sm); err != nil {
-			return 0, err
-		}
-		n, err := d.launchCompare(big.buf, sm.buf, oracle.BF16, oracle.BF16, oracle.BF16, in.Hidden, pairs, pairs, small, res)
-		d.pool.put(big.buf, sm.buf)
-		big.buf, sm.buf = nil, nil
-		return n, err
+	defer d.do(func() error { d.pool.put(x, w, dpairs, res, tres); return nil })
+	run := func(n int) (*fuzz.Output, error) {
+		o := &fuzz.Output{}
+		out := newDevOut(d, n, in.Hidden, oracle.BF16)
+		o.Device = out
+		err := d.do(func() error {
+			return d.rmsnormOn(x, w, nil, n, in.Hidden, oracle.BF16, oracle.BF16, in.Eps, s, o, out)
+		})
+		return o, err
 	}
-	// bare: the three kernels alone.
+	check := func() error {
+		big, err := run(in.Rows)
+		if err != nil {
+			return err
+		}
+		defer big.Release()
+		sm, err := run(small)
+		if err != nil {
+			return err
+		}
+		defer sm.Release()
+		var tapDiffs []fuzz.RowDiff
+		var tapErr error
+		done := make(chan struct{})
+		go func() {
+			tapDiffs, tapErr = big.DeviceTaps.CompareRows(sm.DeviceTaps, pairs, pairs, oracle.FP32)
+			close(done)
+		}()
+		diffs, err := big.Device.CompareRows(sm.Device, pairs, pairs, oracle.BF16)
+		<-done
+		if err = firstErr(err, tapErr); err != nil {
+			return err
+		}
+		if len(diffs)+len(tapDiffs) != 0 {
+			return fmt.Errorf("cuda-rmsnorm not batch invariant: %d rows and %d taps rows differ", len(diffs), len(tapDiffs))
+		}
+		return nil
+	}
+	// bare: the four kernels alone.
 	bare, err := d.timeDevice(200, func() error {
-		var out [2]*buffer
+		var out, taps [2]*buffer
 		var err error
 		for i, n := range []int{in.Rows, small} {
 			if out[i], err = d.pool.get(n * in.Hidden * 2); err != nil {
 				return err
 			}
-			taps, _ := d.pool.get(8 * n)
+			if taps[i], err = d.pool.get(8 * n); err != nil {
+				return err
+			}
 			r := s.Reduce
-			if err := d.launch("rmsnorm", n, 1, r.Threads, ptrArg(x), ptrArg(w), ptrArg(out[i]), ptrArg(taps), 0,
+			if err := d.launch("rmsnorm", n, 1, r.Threads, ptrArg(x), ptrArg(w), ptrArg(out[i]), ptrArg(taps[i]), 0,
 				arg(in.Hidden), arg(oracle.BF16), arg(oracle.BF16), arg(0), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order)); err != nil {
 				return err
 			}
-			d.pool.put(taps)
 		}
-		grid := small
-		base := uint64(res.ptr)
-		err = d.launch("compare_rows", grid, 1, compareBlock, ptrArg(out[0]), ptrArg(out[1]), ptrArg(pairs), ptrArg(pairs),
-			arg(small), arg(in.Hidden), arg(oracle.BF16), arg(oracle.BF16), arg(oracle.BF16), base, base+8, base+8+8*small, base+8+16*small, base+8+24*small)
-		d.pool.put(out[0], out[1])
-		return err
+		defer d.pool.put(out[0], out[1], taps[0], taps[1])
+		if err := d.launchCompare(out[0], out[1], oracle.BF16, oracle.BF16, oracle.BF16, in.Hidden, dpairs, dpairs, small, res); err != nil {
+			return err
+		}
+		return d.launchCompare(taps[0], taps[1], oracle.FP32, oracle.FP32, oracle.FP32, 2, dpairs, dpairs, small, tres)
 	})
 	if err != nil {
+		b.Fatal(err)
+	}
+	if err := check(); err != nil { // warm-up: slots, waiters, pool
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		var n int
-		if err := d.do(func() (err error) { n, err = check(); return err }); err != nil {
+		if err := check(); err != nil {
 			b.Fatal(err)
-		}
-		if n != 0 {
-			b.Fatalf("cuda-rmsnorm not batch invariant: %d rows differ", n)
 		}
 	}
 	harness := time.Since(start) / time.Duration(b.N)
+	const inFlight = 4
+	var wg sync.WaitGroup
+	errs := make(chan error, inFlight)
+	start = time.Now()
+	for g := 0; g < inFlight; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < b.N; i++ {
+				if err := check(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	harness4 := time.Since(start) / time.Duration(inFlight*b.N)
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	over := func(h time.Duration) float64 { return 100 * (h.Seconds() - bare.Seconds()) / bare.Seconds() }
 	b.ReportMetric(float64(bare.Nanoseconds())/1e3, "bare-us")
 	b.ReportMetric(float64(harness.Nanoseconds())/1e3, "harness-us")
-	b.ReportMetric(1/harness.Seconds(), "checks/s")
-	b.ReportMetric(100*(harness.Seconds()-bare.Seconds())/bare.Seconds(), "overhead-%")
+	b.ReportMetric(float64(harness4.Nanoseconds())/1e3, "harness4-us")
+	b.ReportMetric(over(harness), "overhead-%")
+	b.ReportMetric(over(harness4), "overhead4-%")
+	b.ReportMetric(1/harness4.Seconds(), "checks/s")
 }
 
 // BenchmarkRMSNormCheckEndToEnd is the same check through the public
@@ -270,8 +340,8 @@ func BenchmarkRMSNormCheckEndToEnd(b *testing.B) {
 		if len(diffs) != 0 {
 			b.Fatalf("%d rows differ", len(diffs))
 		}
-		o1.Device.Release()
-		o2.Device.Release()
+		o1.Release()
+		o2.Release()
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checks/s")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"unsafe"
 
 	"gorgonia.org/cu"
 
@@ -75,51 +76,106 @@ func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DT
 			return nil, fmt.Errorf("gpu compare: pair %d (%d, %d) outside outputs of %d and %d rows", i, ra[i], rb[i], o.rows, p.rows)
 		}
 	}
-	var diffs []fuzz.RowDiff
+	if len(ra) == 0 {
+		return nil, nil
+	}
+	var sl *slot
 	err := o.d.do(func() (err error) {
-		diffs, err = o.d.compare(o.buf, p.buf, o.dt, p.dt, dt, o.cols, ra, rb)
+		sl, err = o.d.enqueueCompare(o.buf, p.buf, o.dt, p.dt, dt, o.cols, ra, rb)
 		return err
 	})
-	return diffs, err
+	if err != nil {
+		return nil, err
+	}
+	return o.d.finishCompare(sl, ra, rb)
 }
 
-// compare runs compare_rows over the pairs (worker goroutine only).
-func (d *Device) compare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, ra, rb []int) ([]fuzz.RowDiff, error) {
+// enqueueCompare queues a compare of the pairs (ra[i], rb[i]) on the
+// default stream and returns without waiting (worker goroutine only):
+//
+//	pairs -> slot's page-locked memory -> device (async copies)
+//	zero the counter, compare_rows, summaries -> slot (async copy)
+//	record the slot's event
+//
+// Every buffer goes back to the pool at once: whatever takes one next is
+// queued after these on the same stream. Only the slot stays taken until
+// finishCompare has read it.
+func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, ra, rb []int) (*slot, error) {
 	n := len(ra)
-	if n == 0 {
-		return nil, nil
-	}
-	pa, err := d.uploadInts(ra, false)
+	sl, err := d.takeSlot(16*n + 8 + 32*n)
 	if err != nil {
 		return nil, err
 	}
-	pb, err := d.uploadInts(rb, false)
-	if err != nil {
-		return nil, err
+	for i := range ra {
+		binary.LittleEndian.PutUint64(sl.host[8*i:], uint64(ra[i]))
+		binary.LittleEndian.PutUint64(sl.host[8*(n+i):], uint64(rb[i]))
 	}
-	res, err := d.pool.get(8 + 4*8*n) // counter, then pair, count, first, ulps
-	if err != nil {
-		return nil, err
-	}
-	defer d.pool.put(pa, pb, res)
-	cnt, err := d.launchCompare(a, b, adt, bdt, cdt, cols, pa, pb, n, res)
-	if err != nil {
-		return nil, err
-	}
-	if cnt == 0 {
-		return nil, nil
-	}
-	host := d.stage(4 * 8 * n)
-	for f := 0; f < 4; f++ {
-		if err := fromDevice(host[f*8*n:f*8*n+8*cnt], res, 8+f*8*n); err != nil {
-			return nil, err
+	enqueue := func() error {
+		pa, err := d.pool.get(8 * n)
+		if err != nil {
+			return err
 		}
+		pb, err := d.pool.get(8 * n)
+		if err != nil {
+			d.pool.put(pa)
+			return err
+		}
+		res, err := d.pool.get(8 + 32*n) // counter, then pair, count, first, ulps
+		if err != nil {
+			d.pool.put(pa, pb)
+			return err
+		}
+		defer d.pool.put(pa, pb, res)
+		if err := cu.MemcpyHtoDAsync(pa.ptr, unsafe.Pointer(&sl.host[0]), int64(8*n), cu.Stream{}); err != nil {
+			return fmt.Errorf("gpu compare: copy the pairs: %w", err)
+		}
+		if err := cu.MemcpyHtoDAsync(pb.ptr, unsafe.Pointer(&sl.host[8*n]), int64(8*n), cu.Stream{}); err != nil {
+			return fmt.Errorf("gpu compare: copy the pairs: %w", err)
+		}
+		if err := d.launchCompare(a, b, adt, bdt, cdt, cols, pa, pb, n, res); err != nil {
+			return err
+		}
+		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.host[16*n]), res.ptr, int64(8+32*n), cu.Stream{}); err != nil {
+			return fmt.Errorf("gpu compare: copy the summaries: %w", err)
+		}
+		if err := sl.ev.Record(cu.Stream{}); err != nil {
+			return fmt.Errorf("gpu compare: record the event: %w", err)
+		}
+		return nil
+	}
+	if err := enqueue(); err != nil {
+		// nothing may still read or write the slot when it is reused
+		if serr := d.sync("compare"); serr != nil {
+			err = fmt.Errorf("%w (then %w)", err, serr)
+		}
+		d.putSlot(sl)
+		return nil, err
+	}
+	return sl, nil
+}
+
+// finishCompare waits for a queued compare on a waiter thread, so the
+// device's goroutine goes on launching other work meanwhile, and decodes
+// the summaries: one per differing pair, ordered by i.
+func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]fuzz.RowDiff, error) {
+	defer d.putSlot(sl)
+	if err := d.wait(sl.ev); err != nil {
+		return nil, fmt.Errorf("gpu compare: %w", err)
+	}
+	n := len(ra)
+	res := sl.host[16*n:]
+	cnt := int(binary.LittleEndian.Uint32(res))
+	if cnt > n {
+		return nil, fmt.Errorf("gpu compare: the kernel counted %d differing pairs of %d", cnt, n)
 	}
 	diffs := make([]fuzz.RowDiff, cnt)
 	pairs := make([]int, cnt)
 	for s := range diffs {
-		g := func(f int) uint64 { return binary.LittleEndian.Uint64(host[f*8*n+8*s:]) }
+		g := func(f int) uint64 { return binary.LittleEndian.Uint64(res[8+f*8*n+8*s:]) }
 		p := int(g(0))
+		if p < 0 || p >= n {
+			return nil, fmt.Errorf("gpu compare: summary %d names pair %d of %d", s, p, n)
+		}
 		pairs[s] = p
 		diffs[s] = fuzz.RowDiff{PosA: ra[p], PosB: rb[p], Count: int(g(1)), FirstCol: int(g(2)), MaxULPs: g(3)}
 	}
@@ -127,23 +183,16 @@ func (d *Device) compare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, ra,
 	return diffs, nil
 }
 
-// launchCompare zeroes the counter at res, launches compare_rows and
-// returns the number of differing pairs (worker goroutine only).
-func (d *Device) launchCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, pa, pb *buffer, n int, res *buffer) (int, error) {
+// launchCompare zeroes the counter at res and launches compare_rows over
+// n pairs (worker goroutine only); it does not wait.
+func (d *Device) launchCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, pa, pb *buffer, n int, res *buffer) error {
 	if err := cu.MemsetD32Async(res.ptr, 0, 2, cu.Stream{}); err != nil {
-		return 0, fmt.Errorf("gpu compare: zero the counter: %w", err)
+		return fmt.Errorf("gpu compare: zero the counter: %w", err)
 	}
 	base := uint64(res.ptr)
 	grid := min(n, 1<<20)
-	if err := d.launch("compare_rows", grid, 1, compareBlock, ptrArg(a), ptrArg(b), ptrArg(pa), ptrArg(pb), arg(n), arg(cols),
-		arg(adt), arg(bdt), arg(cdt), base, base+8, base+8+uint64(8*n), base+8+uint64(16*n), base+8+uint64(24*n)); err != nil {
-		return 0, err
-	}
-	host := d.stage(4)
-	if err := fromDevice(host, res, 0); err != nil {
-		return 0, fmt.Errorf("gpu compare: %w", err)
-	}
-	return int(binary.LittleEndian.Uint32(host)), nil
+	return d.launch("compare_rows", grid, 1, compareBlock, ptrArg(a), ptrArg(b), ptrArg(pa), ptrArg(pb), arg(n), arg(cols),
+		arg(adt), arg(bdt), arg(cdt), base, base+8, base+8+uint64(8*n), base+8+uint64(16*n), base+8+uint64(24*n))
 }
 
 type byPair struct {

@@ -25,6 +25,11 @@ type Device struct {
 	cc   string // compute capability, "9.0"
 	fns  map[string]cu.Function
 
+	// compares in flight (inflight.go): free slots, waiter threads
+	slotMu sync.Mutex
+	slots  []*slot
+	waits  chan func()
+
 	// owned by the worker goroutine
 	pool    pool
 	staging []byte   // host staging for uploads and downloads
@@ -106,8 +111,12 @@ func (d *Device) init() error {
 	if major, minor, err := dev.ComputeCapability(); err == nil {
 		d.cc = fmt.Sprintf("%d.%d", major, minor)
 	}
-	if _, err := dev.MakeContext(cu.SchedAuto); err != nil {
+	ctx, err := dev.MakeContext(cu.SchedAuto)
+	if err != nil {
 		return fmt.Errorf("gpu: create context on %s: %w", d.name, err)
+	}
+	if err := d.startWaiters(ctx); err != nil {
+		return err
 	}
 	for _, mod := range Modules {
 		src, err := PTX(mod)

@@ -30,10 +30,10 @@ func lookup(t *testing.T, name string) fuzz.Target {
 // digest is the class of output row pos of o: its bits and its taps.
 func digest(t *testing.T, o *fuzz.Output, pos int) string {
 	t.Helper()
-	v, err := o.Device.Fetch([]int{pos})
-	if err != nil {
+	if err := o.ToHost(); err != nil {
 		t.Fatal(err)
 	}
+	v := o.Values[pos*o.Cols : (pos+1)*o.Cols]
 	h := sha256.New()
 	for _, x := range v {
 		binary.Write(h, binary.LittleEndian, math.Float32bits(x))
@@ -96,8 +96,11 @@ func TestDriftModelsFound(t *testing.T) {
 			[]int{1, 2, 63, 64, 65, 66, 128, 928}, rowsAt, func(v int) bool { return v > 64 }},
 		{"cuda-drift-decode-splits-by-batch", mk(spec.OpAttnDecode, spec.Shape{Rows: 20, Heads: 8, KVHeads: 2, HeadDim: 64, KV: 512}), "batch",
 			[]int{1, 2, 8, 16, 17, 18, 32, 64}, rowsAt, func(v int) bool { return v*8 >= 132 }},
-		{"cuda-drift-order-logprob-rows132", mk(spec.OpLogProb, spec.Shape{Rows: 200, Vocab: 4096}), "rows",
-			[]int{1, 2, 64, 131, 132, 133, 200, 928}, rowsAt, func(v int) bool { return v >= 132 }},
+		// vocab 32000: at 4096 the sum of exponentials of seed 7's rows
+		// is dominated by the row max and comes out the same in both orders
+		// (the CPU twin agrees).
+		{"cuda-drift-order-logprob-rows132", mk(spec.OpLogProb, spec.Shape{Rows: 200, Vocab: 32000}), "rows",
+			[]int{1, 2, 64, 131, 132, 133, 200, 300}, rowsAt, func(v int) bool { return v >= 132 }},
 		{"cuda-drift-attn-tile48", spec.Case{}, "kv", []int{1, 2, 47, 48, 49, 50, 64, 65, 100, 300}, nil, func(v int) bool { return v >= 49 }},
 	}
 	for _, m := range models {
@@ -107,7 +110,11 @@ func TestDriftModelsFound(t *testing.T) {
 				ref := lookup(t, Name(spec.OpAttnPrefill))
 				c := base
 				c.Op, c.Relation, c.Targets = spec.OpAttnPrefill, spec.RelPathParity, []string{ref.Info().Name, m.name}
-				c.Shape = spec.Shape{Seqs: 1, SeqLen: 100, Heads: 4, KVHeads: 2, HeadDim: 64}
+				// 16 sequences: a tile edge moves the last position of one
+				// sequence only when a later tile raises its running max or
+				// reorders its sum; with one sequence kv 50 and 64 come out
+				// the same under both tiles (the CPU twin agrees).
+				c.Shape = spec.Shape{Seqs: 16, SeqLen: 100, Heads: 4, KVHeads: 2, HeadDim: 64}
 				f, err := fuzz.Check(ctx, c)
 				if err != nil {
 					t.Fatal(err)
@@ -129,7 +136,7 @@ func TestDriftModelsFound(t *testing.T) {
 				if got != want {
 					t.Fatalf("drift map over kv: got %s, want %s", got, want)
 				}
-				t.Logf("found; drift map over kv (last position of one sequence): %s (same | differs)", got)
+				t.Logf("found; drift map over kv (16 sequences): %s (same | differs)", got)
 				return
 			}
 			c := m.c
@@ -152,7 +159,7 @@ func TestDriftModelsFound(t *testing.T) {
 					t.Fatal(err)
 				}
 				class[v] = digest(t, o, 0)
-				o.Device.Release()
+				o.Release()
 			}
 			got, want := classes(m.vals, class), classes(m.vals, twoClasses(m.vals, m.want))
 			if got != want {

@@ -62,8 +62,11 @@ func blockFor(D int) int {
 
 // Run computes the selected rows of b (all when rows is nil) with schedule
 // s (the oracle schedule type of b.Op) on the device. The output stays on
-// the device (Output.Device); RMSNorm and log-prob also return their fp32
-// taps (sum of squares and rstd; row max and sum of exponentials).
+// the device (Output.Device); RMSNorm and log-prob also keep their fp32
+// taps there (Output.DeviceTaps: sum of squares and rstd; row max and sum
+// of exponentials). Run uploads the inputs and launches the kernels
+// without waiting for them: the first copy back to the host (a compare's
+// summary, a Fetch) waits and reports a kernel's failure.
 func (d *Device) Run(b *fuzz.Batch, s any, rows []int) (*fuzz.Output, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
@@ -112,6 +115,9 @@ func (d *Device) Run(b *fuzz.Batch, s any, rows []int) (*fuzz.Output, error) {
 	}
 	if err := d.do(run); err != nil {
 		out.Release()
+		if o.DeviceTaps != nil {
+			o.DeviceTaps.Release()
+		}
 		return nil, fmt.Errorf("gpu %s: %w", b.Op, err)
 	}
 	o.Device = out
@@ -155,30 +161,37 @@ func (d *Device) rmsnorm(in *oracle.RMSNormInput, dt oracle.DType, s oracle.RMSN
 	}, nil
 }
 
-// rmsnormOn runs the rmsnorm kernel on inputs already on the device (x:
-// the batch, w: the weights, rs: the selected rows or nil for n rows in
-// order) into a new buffer of out, fetches the fp32 taps into o and waits
-// (worker goroutine only).
+// rmsnormOn launches the rmsnorm kernel on inputs already on the device
+// (x: the batch, w: the weights, rs: the selected rows or nil for n rows in
+// order) into a new buffer of out, with its fp32 taps [sum of squares,
+// rstd] in a device output of two columns (o.DeviceTaps). It does not wait:
+// the next copy to the host (a compare's summary) does (worker goroutine
+// only).
 func (d *Device) rmsnormOn(x, w, rs *buffer, n, hidden int, dt, outDT oracle.DType, eps float32, s oracle.RMSNormSchedule, o *fuzz.Output, out *devOut) error {
 	var err error
 	if out.buf, err = d.pool.get(n * hidden * dsize(outDT)); err != nil {
 		return err
 	}
-	taps, err := d.pool.get(8 * n)
+	taps, err := d.tapsOut(o, n)
 	if err != nil {
 		return err
 	}
-	defer d.pool.put(taps)
 	r := s.Reduce
-	if err := d.launch("rmsnorm", n, 1, r.Threads, ptrArg(x), ptrArg(w), ptrArg(out.buf), ptrArg(taps), ptrArg(rs),
-		arg(hidden), arg(dt), arg(outDT), arg(math.Float32bits(eps)), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order)); err != nil {
-		return err
+	return d.launch("rmsnorm", n, 1, r.Threads, ptrArg(x), ptrArg(w), ptrArg(out.buf), ptrArg(taps.buf), ptrArg(rs),
+		arg(hidden), arg(dt), arg(outDT), arg(math.Float32bits(eps)), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order))
+}
+
+// tapsOut gives o a device output for n rows of two fp32 taps
+// (o.DeviceTaps, o.TapCols = 2), which the relations compare on the device
+// with compare_rows in fp32 (worker goroutine only).
+func (d *Device) tapsOut(o *fuzz.Output, n int) (*devOut, error) {
+	taps := newDevOut(d, n, 2, oracle.FP32)
+	var err error
+	if taps.buf, err = d.pool.get(8 * n); err != nil {
+		return nil, err
 	}
-	if o.Taps, err = d.fetchF32(taps, 2*n); err != nil {
-		return err
-	}
-	o.TapCols = 2 // the copy waited for the kernel and reports its errors
-	return nil
+	o.DeviceTaps, o.TapCols = taps, 2
+	return taps, nil
 }
 
 func (d *Device) gemm(in *oracle.GEMMInput, dt oracle.DType, s oracle.GEMMSchedule, rows, sel []int, out *devOut) (func() error, error) {
@@ -217,7 +230,7 @@ func (d *Device) gemm(in *oracle.GEMMInput, dt oracle.DType, s oracle.GEMMSchedu
 			arg(in.K), arg(in.N), arg(dt), arg(in.Out), arg(s.SplitK), arg(s.Combine)); err != nil {
 			return err
 		}
-		return d.sync("gemm")
+		return nil
 	}, nil
 }
 
@@ -256,21 +269,13 @@ func (d *Device) logprob(in *oracle.LogProbInput, dt oracle.DType, s oracle.LogP
 		if out.buf, err = d.pool.get(4 * n); err != nil {
 			return err
 		}
-		taps, err := d.pool.get(8 * n)
+		taps, err := d.tapsOut(o, n)
 		if err != nil {
 			return err
 		}
-		defer d.pool.put(taps)
 		r := s.Reduce
-		if err := d.launch("logprob", n, 1, r.Threads, ptrArg(x), ptrArg(t), ptrArg(out.buf), ptrArg(taps), ptrArg(rs),
-			arg(in.Vocab), arg(dt), arg(r.Vec), arg(r.Warp), arg(r.Cross)); err != nil {
-			return err
-		}
-		if o.Taps, err = d.fetchF32(taps, 2*n); err != nil {
-			return err
-		}
-		o.TapCols = 2 // the copy waited for the kernel and reports its errors
-		return nil
+		return d.launch("logprob", n, 1, r.Threads, ptrArg(x), ptrArg(t), ptrArg(out.buf), ptrArg(taps.buf), ptrArg(rs),
+			arg(in.Vocab), arg(dt), arg(r.Vec), arg(r.Warp), arg(r.Cross))
 	}, nil
 }
 
@@ -325,7 +330,7 @@ func (d *Device) prefill(in *oracle.PrefillInput, dt oracle.DType, s oracle.Atte
 			arg(in.SeqLen), arg(H), arg(KH), arg(D), arg(s.Tile), arg(dt), arg(in.Out)); err != nil {
 			return err
 		}
-		return d.sync("prefill")
+		return nil
 	}, nil
 }
 
@@ -402,7 +407,7 @@ func (d *Device) decode(in *oracle.DecodeInput, dt oracle.DType, s oracle.Attent
 			arg(H), arg(D), arg(s.Tile), arg(s.Splits), arg(in.Out)); err != nil {
 			return err
 		}
-		return d.sync("decode")
+		return nil
 	}, nil
 }
 

@@ -77,9 +77,9 @@ func TestRepro(t *testing.T) {
 	fd.Case, fd.TargetA = g.Case, "oracle-gemm"
 	fd.Signature = spec.Signature(fd)
 	g.Finding, g.Signature = &fd, fd.Signature
-	g.Env = spec.Env{Bitparity: "v0.9", GPU: "NVIDIA H200", CC: "9.0", KernelHash: "abc123"}
+	g.Env = spec.Env{Bitparity: "v0.9", GPU: "NVIDIA B300 (test)", CC: "10.0", KernelHash: "abc123"}
 	out, _, code = bp(t, "repro", writeCase(t, &g))
-	if code != spec.ExitNotReproduced || !strings.Contains(out, "COULD NOT REPRODUCE") || !strings.Contains(out, "gpu: recorded NVIDIA H200, here none") {
+	if code != spec.ExitNotReproduced || !strings.Contains(out, "COULD NOT REPRODUCE") || !strings.Contains(out, "gpu: recorded NVIDIA B300 (test), here ") {
 		t.Errorf("fixed case: exit %d\n%s", code, out)
 	}
 

@@ -100,19 +100,12 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, t fuzz.Target) error {
 
 // hostValues fetches a device output's rows to the host and releases it.
 func hostValues(o *fuzz.Output) error {
-	if o.Values != nil || o.Device == nil {
-		return nil
-	}
-	pos := make([]int, len(o.Rows))
-	for i := range pos {
-		pos[i] = i
-	}
-	v, err := o.Device.Fetch(pos)
-	o.Device.Release()
+	err := o.ToHost()
+	o.Release()
+	o.Device, o.DeviceTaps = nil, nil
 	if err != nil {
 		return fmt.Errorf("fetch the output: %w: %w", fuzz.ErrTargetCrashed, err)
 	}
-	o.Values, o.Device = v, nil
 	return nil
 }
 
