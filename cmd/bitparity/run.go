@@ -44,6 +44,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	workers := fs.Int("workers", 0, "cases run at once (0: half of GOMAXPROCS, at least 1; the oracle already spreads each case's rows over every CPU)")
 	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
 	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
+	e2eOn := fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
 	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
 	par := runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
 	wk := runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
@@ -57,6 +58,10 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 			return nil
 		}
 		return &exitError{code: spec.ExitUsage}
+	}
+	trainOn, inferOn, err := parseTransformerOn(*e2eOn)
+	if err != nil {
+		return usageErr("run: --transformer-on: %v", err)
 	}
 	if fs.NArg() > 0 {
 		return usageErr("run: unexpected arguments %q", fs.Args())
@@ -116,7 +121,6 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		c.Duration -= e2e
 	}
 	var res *spec.Result
-	var err error
 	if par.parallel() {
 		if res, last.InvariantCases, err = par.run(ctx, stdout, stderr, fs, *maxCases); res == nil {
 			return err
@@ -135,7 +139,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	var e2eErr error
 	if e2e > 0 && err == nil {
 		var terr error
-		if e2eErr, terr = runTransformer(ctx, stdout, res, e2e, *seed); terr != nil {
+		if e2eErr, terr = runTransformer(ctx, stdout, res, e2e, *seed, trainOn, inferOn); terr != nil {
 			return withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", terr))
 		}
 	}

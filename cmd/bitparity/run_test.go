@@ -65,7 +65,8 @@ func TestRunCase(t *testing.T) {
 	if out, _, code := runArgs("run", "--case", held); code != spec.ExitOK || !strings.Contains(out, "holds") {
 		t.Fatalf("oracle case: exit %d\n%s", code, out)
 	}
-	for _, bad := range [][]string{{"run", "--case", `{"op":"gemm","bogus":1}`}, {"run", "--targets", "nope"}, {"run", "--relations", "nope"}, {"run", "extra"}} {
+	for _, bad := range [][]string{{"run", "--case", `{"op":"gemm","bogus":1}`}, {"run", "--targets", "nope"}, {"run", "--relations", "nope"}, {"run", "extra"},
+		{"run", "--transformer-on", "warp9"}, {"run", "--transformer-on", "cpu,cpu,cpu"}} {
 		if _, _, code := runArgs(bad...); code != spec.ExitUsage {
 			t.Errorf("%v: exit %d, want 2", bad, code)
 		}

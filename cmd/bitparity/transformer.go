@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz/transformer"
@@ -14,12 +17,44 @@ import (
 // 10 s; its controls are found within about 2 s on 2 cores.
 func transformerShare(d time.Duration) time.Duration { return min(d/6, 10*time.Second) }
 
+// defaultTransformerOn is --transformer-on's default: the trainer on the
+// CPU oracle and the engine on the GPU where this build has the cuda
+// backend (the two paths on different devices must still agree bitwise),
+// both on the CPU otherwise.
+func defaultTransformerOn() string {
+	if slices.Contains(transformer.Backends(), "cuda") {
+		return "cpu,cuda"
+	}
+	return transformer.CPU
+}
+
+// parseTransformerOn reads --transformer-on: "TRAIN,INFER" or one backend
+// for both paths, each one this build registered.
+func parseTransformerOn(v string) (train, infer string, err error) {
+	names := strings.Split(v, ",")
+	if len(names) == 1 {
+		names = append(names, names[0])
+	}
+	if len(names) != 2 {
+		return "", "", fmt.Errorf("%q: want TRAIN,INFER or one backend", v)
+	}
+	for _, n := range names {
+		if !slices.Contains(transformer.Backends(), n) {
+			return "", "", fmt.Errorf("backend %q: this build has %s", n, strings.Join(transformer.Backends(), ", "))
+		}
+	}
+	return names[0], names[1], nil
+}
+
 // runTransformer runs the end-to-end transformer campaign for d, prints its
 // summary and folds its jobs, cases and unexpected findings into res. The
 // error it returns (unexpected findings or controls not found) decides the
 // exit code after the main summary is printed.
-func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d time.Duration, seed uint64) (error, error) {
-	ts, err := transformer.Campaign{Duration: d, Seed: seed}.Run(ctx)
+func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d time.Duration, seed uint64, trainOn, inferOn string) (error, error) {
+	if trainOn != transformer.CPU || inferOn != transformer.CPU {
+		fmt.Fprintf(stdout, "transformer: train path on %s, inference path on %s\n", trainOn, inferOn)
+	}
+	ts, err := transformer.Campaign{Duration: d, Seed: seed, TrainBackend: trainOn, InferBackend: inferOn}.Run(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,9 @@ type Campaign struct {
 	// (0: 12). Whether a control is found then depends on the seed, not on
 	// how fast the machine is.
 	ControlCases int64
+	// TrainBackend and InferBackend name the backends the two paths run
+	// on (WithBackends; empty: the CPU oracle).
+	TrainBackend, InferBackend string
 }
 
 // minimal shrinks the case of finding f (from case c) to one that gives a
@@ -198,6 +201,7 @@ func (cp Campaign) Run(ctx context.Context) (*Summary, error) {
 				continue
 			}
 		}
+		c = WithBackends(c, cp.TrainBackend, cp.InferBackend)
 		f, err := Check(ctx, c)
 		if err != nil {
 			return s, fmt.Errorf("transformer campaign: %s: %w", j.name, err)

@@ -13,7 +13,8 @@ import (
 const CaseOp spec.Op = "transformer"
 
 // Target name prefixes: Case.Targets is ["train:<kernels>",
-// "infer:<kernels>"] with <kernels> read by ParseKernels.
+// "infer:<kernels>"] with <kernels> read by ParseKernels, optionally on a
+// backend: "infer:cuda/fixed" (WithBackends).
 const (
 	TrainPrefix = "train:"
 	InferPrefix = "infer:"
@@ -53,7 +54,8 @@ type Setup struct {
 //	Rel.Pad       CUDA-graph granularity of decode batches (0: 64)
 //	Rel.Filler    filler rows' embedding: zeros (default), normal, nan, huge
 //	Rel.Mask      response positions compared (positionBase order); empty: all
-//	Targets       ["train:<kernels>", "infer:<kernels>"] (ParseKernels)
+//	Targets       ["train:<kernels>", "infer:<kernels>"] (ParseKernels;
+//	              "<path>:cuda/<kernels>" runs that path on the GPU)
 //
 // Dist must be empty or normal; explicit Data is not supported.
 func FromCase(c spec.Case) (*Setup, error) {
@@ -122,7 +124,7 @@ func FromCase(c spec.Case) (*Setup, error) {
 		return nil, fmt.Errorf("transformer case: infer: %w", err)
 	}
 	for _, k := range []Kernels{st.Train, st.Infer} {
-		if p, ok := k.(Planted); ok && p.At.Layer >= cfg.Layers {
+		if p, ok := planted(k); ok && p.At.Layer >= cfg.Layers {
 			return nil, fmt.Errorf("transformer case: drift planted at %s but the model has %d layers", p.At, cfg.Layers)
 		}
 	}

@@ -23,6 +23,7 @@ type batch struct {
 type runner struct {
 	m    *Model
 	k    Kernels
+	ops  Ops // where the reduction ops run: opsOf(k)
 	path Path
 	taps *Taps
 }
@@ -61,7 +62,7 @@ func (r *runner) tap(site Site, b *batch, y []float32, cols int) {
 func (r *runner) rmsnorm(site Site, b *batch, x, w []float32) ([]float32, error) {
 	H := r.m.Hidden
 	s := r.call(site, b, b.rows)
-	y, err := oracle.RMSNorm(oracle.RMSNormInput{X: x, W: w, Rows: b.rows, Hidden: H, Eps: r.m.Eps, Out: oracle.FP32}, s.RMSNorm, b.real)
+	y, err := r.ops.RMSNorm(oracle.RMSNormInput{X: x, W: w, Rows: b.rows, Hidden: H, Eps: r.m.Eps, Out: oracle.FP32}, s.RMSNorm, b.real)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", r.path, site, err)
 	}
@@ -72,7 +73,7 @@ func (r *runner) rmsnorm(site Site, b *batch, x, w []float32) ([]float32, error)
 // choose for (site, M), rounded to the model's dtype.
 func (r *runner) gemm(site Site, b *batch, x []float32, k int, W []float32, n int) ([]float32, error) {
 	s := r.call(site, b, b.rows)
-	y, err := oracle.GEMM(oracle.GEMMInput{X: x, W: W, M: b.rows, K: k, N: n, Out: oracle.FP32}, s.GEMM, b.real)
+	y, err := r.ops.GEMM(oracle.GEMMInput{X: x, W: W, M: b.rows, K: k, N: n, Out: oracle.FP32}, s.GEMM, b.real)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", r.path, site, err)
 	}
@@ -194,7 +195,7 @@ func (r *runner) logprobs(hb *batch, x []float32, targets []int32) ([]float32, e
 	}
 	site := Site{Final, OpLogProb}
 	s := r.call(site, hb, hb.rows)
-	lp, err := oracle.LogProb(oracle.LogProbInput{Logits: logits, Targets: targets, Rows: hb.rows, Vocab: c.Vocab}, s.LogProb, hb.real)
+	lp, err := r.ops.LogProb(oracle.LogProbInput{Logits: logits, Targets: targets, Rows: hb.rows, Vocab: c.Vocab}, s.LogProb, hb.real)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", r.path, site, err)
 	}
@@ -235,7 +236,7 @@ func (r *runner) prefillAttention(site Site, b *batch, qkv []float32, seqs []pre
 		}
 	}
 	s := r.call(site, b, b.rows)
-	out, err := oracle.Prefill(in, s.Attention, sel)
+	out, err := r.ops.Prefill(in, s.Attention, sel)
 	if err != nil {
 		return nil, err
 	}

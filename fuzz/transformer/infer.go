@@ -81,7 +81,7 @@ func RunInfer(m *Model, k Kernels, reqs []Request, e Engine, taps *Taps) (*Infer
 			left++
 		}
 	}
-	run := &runner{m: m, k: k, path: Infer, taps: taps}
+	run := &runner{m: m, k: k, ops: opsOf(k), path: Infer, taps: taps}
 	c := m.Config
 	W, KD := c.qkvWidth(), c.KVHeads*c.HeadDim
 	HD := c.Heads * c.HeadDim
@@ -203,7 +203,7 @@ func RunInfer(m *Model, k Kernels, reqs []Request, e Engine, taps *Taps) (*Infer
 				}
 			}
 			s := run.call(Site{l, OpAttention}, b, P)
-			out, err := oracle.Decode(in, s.Attention, sel)
+			out, err := run.ops.Decode(in, s.Attention, sel)
 			if err != nil {
 				return nil, err
 			}

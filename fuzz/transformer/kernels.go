@@ -307,8 +307,27 @@ func LookupDriftModel(name string) (DriftModel, error) {
 
 // ParseKernels reads a kernel spec: "fixed" (base, the case's fixed
 // schedules) or "fixed+<drift model>@<site>", e.g.
-// "fixed+gemm_splitk_by_m@L1.mlp_up".
+// "fixed+gemm_splitk_by_m@L1.mlp_up", optionally prefixed with the backend
+// the ops run on: "cuda/fixed" (RegisterBackend; no prefix or "cpu/": the
+// CPU oracle).
 func ParseKernels(spec string, base Fixed) (Kernels, error) {
+	if backend, rest, ok := strings.Cut(spec, "/"); ok {
+		if strings.Contains(rest, "/") {
+			return nil, fmt.Errorf("kernels %q: at most one backend prefix", spec)
+		}
+		k, err := ParseKernels(rest, base)
+		if err != nil {
+			return nil, err
+		}
+		if backend == CPU {
+			return k, nil
+		}
+		ops, err := openBackend(backend)
+		if err != nil {
+			return nil, fmt.Errorf("kernels %q: %w", spec, err)
+		}
+		return OnBackend{Kernels: k, Name: backend, Ops: ops}, nil
+	}
 	head, plant, ok := strings.Cut(spec, "+")
 	if head != "fixed" {
 		return nil, fmt.Errorf("kernels %q: want fixed or fixed+<model>@<site>", spec)

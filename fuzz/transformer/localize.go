@@ -70,10 +70,10 @@ func inputSite(s Site, layers int) Site {
 // swept picks the kernels and path whose policy the drift map sweeps: a
 // path with a planted drift model (the engine's first), else the engine.
 func swept(st *Setup) (Kernels, Path) {
-	if _, ok := st.Infer.(Planted); ok {
+	if _, ok := planted(st.Infer); ok {
 		return st.Infer, Infer
 	}
-	if _, ok := st.Train.(Planted); ok {
+	if _, ok := planted(st.Train); ok {
 		return st.Train, Train
 	}
 	return st.Infer, Infer
@@ -111,6 +111,7 @@ func DriftMap(ctx context.Context, st *Setup, d *Divergence, taps *Taps) (*spec.
 	call := func(rows int) Schedule {
 		return k.Schedule(Call{Site: d.Site, Path: path, Phase: phase, Rows: rows, Heads: c.Heads})
 	}
+	ops := opsOf(k)
 	rows := make([]int, MaxSweep)
 	for i := range rows {
 		rows[i] = i + 1
@@ -124,13 +125,13 @@ func DriftMap(ctx context.Context, st *Setup, d *Divergence, taps *Taps) (*spec.
 			w = m.Blocks[d.Site.Layer].MLPNorm
 		}
 		return sweep(ctx, "rows", rows, func(v int) (string, error) {
-			y, err := oracle.RMSNorm(oracle.RMSNormInput{X: x, W: w, Rows: 1, Hidden: c.Hidden, Eps: c.Eps, Out: oracle.FP32}, call(v).RMSNorm, nil)
+			y, err := ops.RMSNorm(oracle.RMSNormInput{X: x, W: w, Rows: 1, Hidden: c.Hidden, Eps: c.Eps, Out: oracle.FP32}, call(v).RMSNorm, nil)
 			return digest(y), err
 		})
 	case KindGEMM:
 		W, n := gemmWeights(m, d.Site)
 		return sweep(ctx, "rows", rows, func(v int) (string, error) {
-			y, err := oracle.GEMM(oracle.GEMMInput{X: x, W: W, M: 1, K: len(x), N: n, Out: oracle.FP32}, call(v).GEMM, nil)
+			y, err := ops.GEMM(oracle.GEMMInput{X: x, W: W, M: 1, K: len(x), N: n, Out: oracle.FP32}, call(v).GEMM, nil)
 			return digest(y), err
 		})
 	case KindLogProb:
@@ -140,7 +141,7 @@ func DriftMap(ctx context.Context, st *Setup, d *Divergence, taps *Taps) (*spec.
 			target = q.Tokens[d.Pos+1]
 		}
 		return sweep(ctx, "rows", rows, func(v int) (string, error) {
-			y, err := oracle.LogProb(oracle.LogProbInput{Logits: x, Targets: []int32{target}, Rows: 1, Vocab: c.Vocab}, call(v).LogProb, nil)
+			y, err := ops.LogProb(oracle.LogProbInput{Logits: x, Targets: []int32{target}, Rows: 1, Vocab: c.Vocab}, call(v).LogProb, nil)
 			return digest(y), err
 		})
 	case KindAttention:
@@ -186,7 +187,7 @@ func attentionMap(ctx context.Context, st *Setup, d *Divergence, taps *Taps, k K
 		return q, K, V
 	}
 	decode := func(q, K, V []float32, s oracle.AttentionSchedule) ([]float32, error) {
-		return oracle.Decode(oracle.DecodeInput{Q: q, K: [][]float32{K}, V: [][]float32{V}, Heads: H, KVHeads: KH, HeadDim: D, Out: oracle.FP32}, s, nil)
+		return opsOf(k).Decode(oracle.DecodeInput{Q: q, K: [][]float32{K}, V: [][]float32{V}, Heads: H, KVHeads: KH, HeadDim: D, Out: oracle.FP32}, s, nil)
 	}
 	pad := st.Engine.Pad
 	if pad == 0 {

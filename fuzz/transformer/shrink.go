@@ -40,7 +40,7 @@ func Minimize(ctx context.Context, c spec.Case, keep func(*spec.Finding) bool, b
 	minLayers := 1
 	if st, err := FromCase(c); err == nil {
 		for _, k := range []Kernels{st.Train, st.Infer} {
-			if p, ok := k.(Planted); ok && p.At.Layer != Final {
+			if p, ok := planted(k); ok && p.At.Layer != Final {
 				minLayers = max(minLayers, p.At.Layer+1)
 			}
 		}

@@ -32,7 +32,7 @@ func RunTrain(m *Model, k Kernels, reqs []Request, lpType oracle.DType, taps *Ta
 			}
 		}
 	}
-	run := &runner{m: m, k: k, path: Train, taps: taps}
+	run := &runner{m: m, k: k, ops: opsOf(k), path: Train, taps: taps}
 	h := run.embed(b, ids, nil)
 	h, err := run.layers(b, h, func(l int, qkv []float32) ([]float32, error) {
 		return run.prefillAttention(Site{l, OpAttention}, b, qkv, seqs)

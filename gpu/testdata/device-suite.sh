@@ -6,10 +6,11 @@
 #
 # STEPS (default "test detect bench") picks what runs, each step's log under
 # OUTDIR:
-#   test    make test-gpu: every package with -tags cuda (test-gpu.log)
+#   test    make test-gpu TESTFLAGS=-v: every package with -tags cuda (test-gpu.log)
 #   detect  bitparity detect over the GPU drift models (detect-h200.md, detect-h200.log)
 #   bench   make bench-gpu (bench-gpu.log)
 #   e2e     the transformer's GPU tests, verbose (transformer-gpu.log)
+#   run     a 40 s `bitparity run` of the cuda build, every target (run.log, run.json)
 set -uo pipefail
 out=${1:?usage: device-suite.sh OUTDIR [STEPS]}
 steps=${2:-test detect bench}
@@ -21,9 +22,9 @@ for s in $steps; do
 	start=$(date +%s)
 	case $s in
 	test)
-		make test-gpu >"$out/test-gpu.log" 2>&1
+		make test-gpu TESTFLAGS=-v >"$out/test-gpu.log" 2>&1
 		echo "make test-gpu: rc=$?"
-		grep -E '^(ok|FAIL|---.FAIL|panic)' "$out/test-gpu.log" | head -60
+		grep -E '^(ok|FAIL|--- FAIL|panic)|three-way|fuzzed transformer|both paths on the GPU|drift map over|found \(|test-gpu:' "$out/test-gpu.log" | head -80
 		;;
 	detect)
 		go build -tags cuda -o /tmp/bitparity ./cmd/bitparity || exit 1
@@ -42,6 +43,12 @@ for s in $steps; do
 		go test -tags cuda -count=1 -v -run 'Transformer' ./gpu/ >"$out/transformer-gpu.log" 2>&1
 		echo "transformer gpu: rc=$?"
 		grep -E '^(---|ok|FAIL|panic)|cases|found|agree' "$out/transformer-gpu.log" | head -40
+		;;
+	run)
+		go build -tags cuda -o /tmp/bitparity ./cmd/bitparity || exit 1
+		timeout 200 /tmp/bitparity run --duration ${RUN_DURATION:-40s} --seed 1 --json "$out/run.json" >"$out/run.log" 2>&1
+		echo "bitparity run: rc=$?"
+		tail -40 "$out/run.log"
 		;;
 	esac
 	echo "== step $s took $(( $(date +%s) - start )) s"
