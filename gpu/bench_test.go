@@ -18,7 +18,7 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// timeDevice runs f (worker goroutine) reps times between two events and
+// timeDevice runs f (under do) reps times between two events and
 // returns the device time per repetition.
 func (d *Device) timeDevice(reps int, f func() error) (time.Duration, error) {
 	var per time.Duration
@@ -163,7 +163,7 @@ func BenchmarkCompare(b *testing.B) {
 //	              check at a time: two runs (rmsnormOn, as Target.Run
 //	              calls it), then CompareRows on the outputs and on the
 //	              taps at once, as fuzz's relations do: pairs uploaded,
-//	              compares queued, one wait on a waiter thread
+//	              compares queued, each waited for outside the lock
 //	harness4-us:  the same with 4 checks in flight (4 goroutines, as
 //	              campaign workers share one Device): wall time / checks
 //	overhead-%:   (harness - bare) / bare, likewise overhead4-%
@@ -264,7 +264,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := check(); err != nil { // warm-up: slots, waiters, pool
+	if err := check(); err != nil { // warm-up: slots, pool
 		b.Fatal(err)
 	}
 	b.ResetTimer()

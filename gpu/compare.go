@@ -91,7 +91,7 @@ func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DT
 }
 
 // enqueueCompare queues a compare of the pairs (ra[i], rb[i]) on the
-// default stream and returns without waiting (worker goroutine only):
+// default stream and returns without waiting (under do):
 //
 //	pairs -> slot's page-locked memory -> device (async copies)
 //	zero the counter, compare_rows, summaries -> slot (async copy)
@@ -154,9 +154,9 @@ func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols i
 	return sl, nil
 }
 
-// finishCompare waits for a queued compare on a waiter thread, so the
-// device's goroutine goes on launching other work meanwhile, and decodes
-// the summaries: one per differing pair, ordered by i.
+// finishCompare waits for a queued compare (Device.wait: without the
+// device's lock, so other work is queued meanwhile) and decodes the
+// summaries: one per differing pair, ordered by i.
 func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]fuzz.RowDiff, error) {
 	defer d.putSlot(sl)
 	if err := d.wait(sl.ev); err != nil {
@@ -184,7 +184,7 @@ func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]fuzz.RowDiff, error) {
 }
 
 // launchCompare zeroes the counter at res and launches compare_rows over
-// n pairs (worker goroutine only); it does not wait.
+// n pairs (under do); it does not wait.
 func (d *Device) launchCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, pa, pb *buffer, n int, res *buffer) error {
 	if err := cu.MemsetD32Async(res.ptr, 0, 2, cu.Stream{}); err != nil {
 		return fmt.Errorf("gpu compare: zero the counter: %w", err)

@@ -12,25 +12,28 @@ import (
 )
 
 // Device is one GPU with a CUDA context, the loaded kernel modules and a
-// pool of device buffers. Every CUDA call runs on one goroutine locked to
-// its OS thread (the context is current there only); methods hand work to
-// it and wait, so a Device is safe for concurrent use and calls are
-// serialised. All launches and copies go to the context's default stream,
-// so a buffer returned to the pool may be reused by the next call at once.
+// pool of device buffers. Work on it runs through do: under the device's
+// mutex, on the caller's own OS thread (locked for the call) with the
+// context made current there, so calls are serialised and a Device is safe
+// for concurrent use, without handing each call to another thread (a
+// thread hand-off costs tens of microseconds, as much as a small kernel).
+// All launches and copies go to the context's default stream, so a buffer
+// returned to the pool may be reused by the next call at once. Waiting for
+// queued work (wait) holds no lock: other callers queue theirs meanwhile.
 type Device struct {
-	work chan func()
+	mu   sync.Mutex
+	ctx  cu.CUContext
 	name string
 	ord  int
 	sms  int
 	cc   string // compute capability, "9.0"
 	fns  map[string]cu.Function
 
-	// compares in flight (inflight.go): free slots, waiter threads
+	// compares in flight (inflight.go): free slots
 	slotMu sync.Mutex
 	slots  []*slot
-	waits  chan func()
 
-	// owned by the worker goroutine
+	// owned by whoever holds mu
 	pool    pool
 	staging []byte   // host staging for uploads and downloads
 	pinned  bool     // staging is page-locked (cuMemAllocHost)
@@ -69,25 +72,13 @@ var kernels = map[string][]string{
 // Open creates a context on GPU ordinal and loads the embedded PTX (the
 // driver compiles it for the GPU at hand).
 func Open(ordinal int) (*Device, error) {
-	d := &Device{work: make(chan func()), ord: ordinal, fns: map[string]cu.Function{}}
-	errc := make(chan error)
-	go d.loop(errc)
-	if err := <-errc; err != nil {
+	d := &Device{ord: ordinal, fns: map[string]cu.Function{}}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := d.init(); err != nil {
 		return nil, err
 	}
 	return d, nil
-}
-
-func (d *Device) loop(errc chan<- error) {
-	runtime.LockOSThread()
-	if err := d.init(); err != nil {
-		errc <- err
-		return
-	}
-	errc <- nil
-	for f := range d.work {
-		f()
-	}
 }
 
 func (d *Device) init() error {
@@ -111,12 +102,8 @@ func (d *Device) init() error {
 	if major, minor, err := dev.ComputeCapability(); err == nil {
 		d.cc = fmt.Sprintf("%d.%d", major, minor)
 	}
-	ctx, err := dev.MakeContext(cu.SchedAuto)
-	if err != nil {
+	if d.ctx, err = dev.MakeContext(cu.SchedAuto); err != nil {
 		return fmt.Errorf("gpu: create context on %s: %w", d.name, err)
-	}
-	if err := d.startWaiters(ctx); err != nil {
-		return err
 	}
 	for _, mod := range Modules {
 		src, err := PTX(mod)
@@ -144,11 +131,18 @@ func (d *Device) Name() string { return d.name }
 // SMs is the GPU's multiprocessor count.
 func (d *Device) SMs() int { return d.sms }
 
-// do runs f on the context's goroutine and returns its error.
+// do runs f under the device's mutex, on the calling goroutine's OS
+// thread with the device's context current, and returns its error. f must
+// not call do.
 func (d *Device) do(f func() error) error {
-	done := make(chan error, 1)
-	d.work <- func() { done <- f() }
-	return <-done
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cu.SetCurrentContext(d.ctx); err != nil {
+		return fmt.Errorf("gpu: make the context of %s current: %w", d.name, err)
+	}
+	return f()
 }
 
 // arg is one kernel parameter: every kernel parameter is 64 bits wide.
@@ -162,7 +156,7 @@ func ptrArg(b *buffer) arg {
 }
 
 // launch runs kernel name on grid x block threads with the given
-// parameters (worker goroutine only) and reports launch errors.
+// parameters (under do) and reports launch errors.
 func (d *Device) launch(name string, gx, gy, block int, params ...arg) error {
 	f, ok := d.fns[name]
 	if !ok {
@@ -183,7 +177,7 @@ func (d *Device) launch(name string, gx, gy, block int, params ...arg) error {
 }
 
 // sync waits for the default stream and reports asynchronous kernel
-// errors (worker goroutine only).
+// errors (under do).
 func (d *Device) sync(what string) error {
 	if err := cu.Synchronize(); err != nil {
 		return fmt.Errorf("gpu: %s: %w", what, err)
@@ -193,7 +187,7 @@ func (d *Device) sync(what string) error {
 
 // stage returns the host staging buffer with at least n bytes: page-locked
 // memory up to maxPinned bytes (grown as needed, never shrunk), pageable Go
-// memory above (worker goroutine only).
+// memory above (under do).
 func (d *Device) stage(n int) []byte {
 	if cap(d.staging) >= n {
 		return d.staging[:n]
@@ -215,7 +209,7 @@ func (d *Device) stage(n int) []byte {
 	return d.staging[:n]
 }
 
-// toDevice copies host bytes to a pooled buffer (worker goroutine only).
+// toDevice copies host bytes to a pooled buffer (under do).
 func (d *Device) toDevice(host []byte) (*buffer, error) {
 	b, err := d.pool.get(len(host))
 	if err != nil {

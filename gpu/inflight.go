@@ -9,13 +9,6 @@ import (
 	"gorgonia.org/cu"
 )
 
-// waiters is how many threads wait for queued work (finishCompare), each
-// with the device's context current: while they block, the device's
-// goroutine goes on launching the next checks, so the GPU is not left idle
-// for a round trip to the host per check when several checks are in
-// flight (campaign workers share one Device).
-const waiters = 4
-
 // slot is the page-locked host memory and the event of one compare in
 // flight: the pairs it uploads from and the summaries it reads back into.
 type slot struct {
@@ -24,7 +17,7 @@ type slot struct {
 }
 
 // takeSlot returns a free slot whose host memory holds n bytes, creating
-// or growing one as needed (worker goroutine only: it allocates).
+// or growing one as needed (under do: it allocates).
 func (d *Device) takeSlot(n int) (*slot, error) {
 	d.slotMu.Lock()
 	var sl *slot
@@ -59,38 +52,18 @@ func (d *Device) putSlot(sl *slot) {
 	d.slotMu.Unlock()
 }
 
-// startWaiters starts the waiter threads with ctx current on each.
-func (d *Device) startWaiters(ctx cu.CUContext) error {
-	d.waits = make(chan func())
-	errc := make(chan error)
-	for range waiters {
-		go func() {
-			runtime.LockOSThread()
-			if err := cu.SetCurrentContext(ctx); err != nil {
-				errc <- fmt.Errorf("gpu: make the context current on a waiter thread: %w", err)
-				return
-			}
-			errc <- nil
-			for f := range d.waits {
-				f()
-			}
-		}()
-	}
-	var first error
-	for range waiters {
-		if err := <-errc; err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
-
-// wait blocks until ev has completed, on a waiter thread, and reports the
-// failure of any work queued before it.
+// wait blocks until ev has completed and reports the failure of any work
+// queued before it. It runs on the caller's thread with the context
+// current but without the device's mutex, so other callers launch their
+// work meanwhile: with several checks in flight (campaign workers share a
+// Device) the GPU is not left idle for a round trip to the host per check.
 func (d *Device) wait(ev cu.Event) error {
-	done := make(chan error, 1)
-	d.waits <- func() { done <- ev.Synchronize() }
-	if err := <-done; err != nil {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cu.SetCurrentContext(d.ctx); err != nil {
+		return fmt.Errorf("make the context current: %w", err)
+	}
+	if err := ev.Synchronize(); err != nil {
 		return fmt.Errorf("wait for the queued work: %w", err)
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// upload copies vals as dt bits to a pooled buffer (worker goroutine only).
+// upload copies vals as dt bits to a pooled buffer (under do).
 func (d *Device) upload(dt oracle.DType, vals []float32) (*buffer, error) {
 	host := d.stage(len(vals) * dsize(dt))
 	encode(host, dt, vals)
@@ -165,8 +165,7 @@ func (d *Device) rmsnorm(in *oracle.RMSNormInput, dt oracle.DType, s oracle.RMSN
 // (x: the batch, w: the weights, rs: the selected rows or nil for n rows in
 // order) into a new buffer of out, with its fp32 taps [sum of squares,
 // rstd] in a device output of two columns (o.DeviceTaps). It does not wait:
-// the next copy to the host (a compare's summary) does (worker goroutine
-// only).
+// the next copy to the host (a compare's summary) does (under do).
 func (d *Device) rmsnormOn(x, w, rs *buffer, n, hidden int, dt, outDT oracle.DType, eps float32, s oracle.RMSNormSchedule, o *fuzz.Output, out *devOut) error {
 	var err error
 	if out.buf, err = d.pool.get(n * hidden * dsize(outDT)); err != nil {
@@ -183,7 +182,7 @@ func (d *Device) rmsnormOn(x, w, rs *buffer, n, hidden int, dt, outDT oracle.DTy
 
 // tapsOut gives o a device output for n rows of two fp32 taps
 // (o.DeviceTaps, o.TapCols = 2), which the relations compare on the device
-// with compare_rows in fp32 (worker goroutine only).
+// with compare_rows in fp32 (under do).
 func (d *Device) tapsOut(o *fuzz.Output, n int) (*devOut, error) {
 	taps := newDevOut(d, n, 2, oracle.FP32)
 	var err error

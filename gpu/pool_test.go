@@ -59,7 +59,7 @@ func TestPoolReuse(t *testing.T) {
 }
 
 // TestConcurrentCompares: compares queued from many goroutines at once
-// (each waits on a waiter thread while the device's goroutine queues the
+// (each waits outside the device's lock while another goroutine queues the
 // next) each return exactly their own summaries, as fuzz.CompareHost.
 func TestConcurrentCompares(t *testing.T) {
 	d := device(t)

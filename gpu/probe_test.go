@@ -32,7 +32,7 @@ func probeInputs(r *rand.Rand, n int) []float32 {
 }
 
 // run1D launches an elementwise probe kernel over n values and waits
-// (worker goroutine only).
+// (under do).
 func (d *Device) run1D(name string, n int, bufs ...*buffer) error {
 	params := make([]arg, 0, len(bufs)+1)
 	for _, b := range bufs {
