@@ -15,6 +15,7 @@ DURATION  ?= 60s
 SEED      ?= 1
 FUZZTIME  ?= 10s
 TESTFLAGS ?=
+BENCHTIME ?= 20x
 FUZZ_TARGETS ?=
 NIGHTLY_FUZZTIME ?= 10s
 NIGHTLY_DURATION ?= 30s
@@ -123,7 +124,7 @@ test-gpu:
 		$(GPU_ENV) $(GO) test -tags cuda -count=1 $(TESTFLAGS) -timeout 30m ./...
 
 bench-gpu:
-	$(GPU_ENV) $(GO) test -tags cuda -run '^$$' -bench . -benchtime 20x ./gpu/
+	$(GPU_ENV) $(GO) test -tags cuda -run '^$$' -bench . -benchtime $(BENCHTIME) ./gpu/
 
 clean:
 	rm -rf bin $(OUT)

@@ -35,7 +35,7 @@ for s in $steps; do
 		cat "$out/detect-h200.md"
 		;;
 	bench)
-		make bench-gpu >"$out/bench-gpu.log" 2>&1
+		make bench-gpu BENCHTIME=${BENCHTIME:-200x} >"$out/bench-gpu.log" 2>&1
 		echo "make bench-gpu: rc=$?"
 		grep -E 'Benchmark|^ok|FAIL' "$out/bench-gpu.log"
 		;;
