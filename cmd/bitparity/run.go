@@ -45,6 +45,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
 	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
 	e2eOn := fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
+	knownDirs := fs.String("known", "", "comma-separated case folders of known, still-open findings (a team's corpus): a finding of the same kind, op, relation, targets and dtypes is listed as known and does not fail the run; one matching a case marked fixed is a regression")
 	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
 	par := runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
 	wk := runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
@@ -62,6 +63,10 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	trainOn, inferOn, err := parseTransformerOn(*e2eOn)
 	if err != nil {
 		return usageErr("run: --transformer-on: %v", err)
+	}
+	known, err := loadKnown(*knownDirs, stderr)
+	if err != nil {
+		return usageErr("run: %v", err)
 	}
 	if fs.NArg() > 0 {
 		return usageErr("run: unexpected arguments %q", fs.Args())
@@ -152,7 +157,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if werr := par.after(stdout, res, last); werr != nil {
 		return withCode(spec.ExitInternal, werr)
 	}
-	sum := runSummarize(res)
+	sum := runSummarize(res, known)
 	sum.invCases = last.InvariantCases
 	runPrintResult(stdout, res, sum)
 	if *jsonPath != "" {
@@ -271,14 +276,16 @@ func runWriteJSONAtomic(path string, v any) error {
 type runSummaryT struct {
 	expected   map[string][]spec.Finding // drift model -> its findings
 	unexpected []spec.Finding
+	known      map[string]string // signature of a known finding -> its case file (--known)
 	missed     []string // drift models in the run without a finding
 	controls   []string // drift models in the run
+	knownSet   *knownSet
 	invCases   int64    // cases whose targets are all invariant
 	invFound   int
 }
 
-func runSummarize(res *spec.Result) runSummaryT {
-	s := runSummaryT{expected: map[string][]spec.Finding{}}
+func runSummarize(res *spec.Result, known *knownSet) runSummaryT {
+	s := runSummaryT{expected: map[string][]spec.Finding{}, known: map[string]string{}, knownSet: known}
 	drift := map[string]fuzz.Info{}
 	for _, ts := range res.Targets {
 		if ts.Invariant {
@@ -298,6 +305,10 @@ func runSummarize(res *spec.Result) runSummaryT {
 			}
 		}
 		if model == "" {
+			if at, ok := known.match(f); ok {
+				s.known[f.Signature] = at
+				continue
+			}
 			s.unexpected = append(s.unexpected, f)
 			continue
 		}
@@ -317,6 +328,11 @@ func runPrintResult(w io.Writer, res *spec.Result, s runSummaryT) {
 		time.Duration(res.Duration).Round(time.Millisecond), float64(res.Cases)/max(1e-9, time.Duration(res.Duration).Seconds()), len(res.Findings))
 	for i, f := range res.Findings {
 		note := "UNEXPECTED"
+		if at, ok := s.known[f.Signature]; ok {
+			note = "known (--known " + at + ")"
+		} else if at, ok := s.knownSet.regression(f); ok {
+			note = "UNEXPECTED: regression of " + at + ", marked fixed"
+		}
 		for _, fs := range s.expected {
 			for _, e := range fs {
 				if e.Signature == f.Signature && e.Elapsed == f.Elapsed {
@@ -350,6 +366,9 @@ func runPrintResult(w io.Writer, res *spec.Result, s runSummaryT) {
 	fmt.Fprintln(w, "  per target (cases, findings, relations):")
 	for _, ts := range res.Targets {
 		fmt.Fprintf(w, "    %-30s %7d %3d  %s\n", ts.Target, ts.Cases, ts.Findings, strings.Join(ts.Relations, ", "))
+	}
+	if len(s.known) > 0 {
+		fmt.Fprintf(w, "  known findings (--known, not failing the run): %d\n", len(s.known))
 	}
 	if len(s.unexpected) > 0 {
 		fmt.Fprintf(w, "  UNEXPECTED findings: %d\n", len(s.unexpected))

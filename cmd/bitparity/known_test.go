@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// claimsInvariant is a vendor kernel under test that claims batch
+// invariance but picks its reduction by rows % 32 (drift-rmsnorm-te-mod32
+// under another name): its findings are real, not negative controls.
+type claimsInvariant struct{ fuzz.Target }
+
+func (c claimsInvariant) Info() fuzz.Info {
+	i := c.Target.Info()
+	i.Name, i.Invariant, i.Expect, i.Device = "test-claims-invariant-rmsnorm", true, nil, "test"
+	return i
+}
+
+func (c claimsInvariant) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+	return c.Target.Run(ctx, b, rows)
+}
+
+func init() {
+	fuzz.Register("test-claims-invariant-rmsnorm", func() (fuzz.Target, error) {
+		t, err := fuzz.Lookup("drift-rmsnorm-te-mod32")
+		return claimsInvariant{t}, err
+	})
+}
+
+// TestRunKnown: a real finding fails the run (exit 1); with the case in a
+// --known folder the same run lists it as known and exits 0; once the case
+// is marked fixed it is a regression and fails again. A --known folder
+// that does not exist is a usage error.
+func TestRunKnown(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "run.json")
+	args := []string{"run", "--targets", "test-claims-invariant-rmsnorm", "--relations", "batch_invariance",
+		"--max-cases", "400", "--workers", "1", "--no-shrink", "--seed", "3"}
+	out, errs, code := runArgs(append(args, "--json", res)...)
+	if code != spec.ExitFinding || !strings.Contains(out, "UNEXPECTED") {
+		t.Fatalf("without --known: exit %d\n%s\n%s", code, out, errs)
+	}
+	r, err := corpus.ReadResult(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := filepath.Join(dir, "known")
+	d, err := corpus.OpenDir(known, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added, _, ierrs := corpus.ImportResult(d, r)
+	if len(ierrs) > 0 || len(added) == 0 {
+		t.Fatalf("import: %v %v", added, ierrs)
+	}
+	out, errs, code = runArgs(append(args, "--known", known)...)
+	if code != spec.ExitOK || !strings.Contains(out, "known (--known "+known) || strings.Contains(out, "UNEXPECTED") {
+		t.Fatalf("with --known: exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, name := range added {
+		p := filepath.Join(known, name)
+		f, err := corpus.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Status.State, f.Status.FixedAt = corpus.StateFixed, time.Now().UTC().Truncate(time.Second)
+		b, err := corpus.Encode(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errs, code = runArgs(append(args, "--known", known)...)
+	if code != spec.ExitFinding || !strings.Contains(out, "regression of "+known) {
+		t.Fatalf("with the case marked fixed: exit %d\n%s\n%s", code, out, errs)
+	}
+	if _, errs, code := runArgs(append(args, "--known", filepath.Join(dir, "nope"))...); code != spec.ExitUsage {
+		t.Fatalf("missing --known folder: exit %d %s", code, errs)
+	}
+}
