@@ -277,10 +277,10 @@ type runSummaryT struct {
 	expected   map[string][]spec.Finding // drift model -> its findings
 	unexpected []spec.Finding
 	known      map[string]string // signature of a known finding -> its case file (--known)
-	missed     []string // drift models in the run without a finding
-	controls   []string // drift models in the run
+	missed     []string          // drift models in the run without a finding
+	controls   []string          // drift models in the run
 	knownSet   *knownSet
-	invCases   int64    // cases whose targets are all invariant
+	invCases   int64 // cases whose targets are all invariant
 	invFound   int
 }
 
