@@ -10,7 +10,8 @@
 #   detect  bitparity detect over the GPU drift models (detect-h200.md, detect-h200.log)
 #   bench   make bench-gpu (bench-gpu.log)
 #   e2e     the transformer's GPU tests, verbose (transformer-gpu.log)
-#   run     a 40 s `bitparity run` of the cuda build, every target (run.log, run.json)
+#   run     a 40 s `bitparity run` of the cuda build, every target, with cuBLAS's
+#           known findings as the baseline (--known corpus/h200; run.log, run.json)
 set -uo pipefail
 out=${1:?usage: device-suite.sh OUTDIR [STEPS]}
 steps=${2:-test detect bench}
@@ -46,7 +47,7 @@ for s in $steps; do
 		;;
 	run)
 		go build -tags cuda -o /tmp/bitparity ./cmd/bitparity || exit 1
-		timeout 200 /tmp/bitparity run --duration ${RUN_DURATION:-40s} --seed 1 --json "$out/run.json" >"$out/run.log" 2>&1
+		timeout 200 /tmp/bitparity run --duration ${RUN_DURATION:-40s} --seed 1 --known ${RUN_KNOWN:-corpus/h200} --json "$out/run.json" >"$out/run.log" 2>&1
 		echo "bitparity run: rc=$?"
 		tail -40 "$out/run.log"
 		;;
