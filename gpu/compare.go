@@ -93,44 +93,35 @@ func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DT
 // enqueueCompare queues a compare of the pairs (ra[i], rb[i]) on the
 // default stream and returns without waiting (under do):
 //
-//	pairs -> slot's page-locked memory -> device (async copies)
+//	pairs: the device copies of ra and rb (pairCache; a list not cached
+//	       is written to the slot's page-locked memory and copied async)
 //	zero the counter, compare_rows, summaries -> slot (async copy)
 //	record the slot's event
 //
-// Every buffer goes back to the pool at once: whatever takes one next is
-// queued after these on the same stream. Only the slot stays taken until
-// finishCompare has read it.
+// The summaries' buffer goes back to the pool at once: whatever takes it
+// next is queued after these on the same stream. Only the slot stays taken
+// until finishCompare has read it.
 func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, ra, rb []int) (*slot, error) {
 	n := len(ra)
 	sl, err := d.takeSlot(16*n + 8 + 32*n)
 	if err != nil {
 		return nil, err
 	}
-	for i := range ra {
-		binary.LittleEndian.PutUint64(sl.host[8*i:], uint64(ra[i]))
-		binary.LittleEndian.PutUint64(sl.host[8*(n+i):], uint64(rb[i]))
-	}
 	enqueue := func() error {
-		pa, err := d.pool.get(8 * n)
-		if err != nil {
-			return err
-		}
-		pb, err := d.pool.get(8 * n)
-		if err != nil {
-			d.pool.put(pa)
-			return err
-		}
+		// res first: a pair list evicted while the second is cached goes
+		// back to the pool, and must not come back as res for this launch
 		res, err := d.pool.get(8 + 32*n) // counter, then pair, count, first, ulps
 		if err != nil {
-			d.pool.put(pa, pb)
 			return err
 		}
-		defer d.pool.put(pa, pb, res)
-		if err := cu.MemcpyHtoDAsync(pa.ptr, unsafe.Pointer(&sl.host[0]), int64(8*n), cu.Stream{}); err != nil {
-			return fmt.Errorf("gpu compare: copy the pairs: %w", err)
+		defer d.pool.put(res)
+		pa, err := d.pairs(ra, sl.host[:8*n])
+		if err != nil {
+			return err
 		}
-		if err := cu.MemcpyHtoDAsync(pb.ptr, unsafe.Pointer(&sl.host[8*n]), int64(8*n), cu.Stream{}); err != nil {
-			return fmt.Errorf("gpu compare: copy the pairs: %w", err)
+		pb, err := d.pairs(rb, sl.host[8*n:16*n])
+		if err != nil {
+			return err
 		}
 		if err := d.launchCompare(a, b, adt, bdt, cdt, cols, pa, pb, n, res); err != nil {
 			return err

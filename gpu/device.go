@@ -34,11 +34,12 @@ type Device struct {
 	slots  []*slot
 
 	// owned by whoever holds mu
-	pool    pool
-	staging []byte   // host staging for uploads and downloads
-	pinned  bool     // staging is page-locked (cuMemAllocHost)
-	args    []uint64 // kernel parameter values
-	argp    []unsafe.Pointer
+	pool      pool
+	pairCache pairCache
+	staging   []byte   // host staging for uploads and downloads
+	pinned    bool     // staging is page-locked (cuMemAllocHost)
+	args      []uint64 // kernel parameter values
+	argp      []unsafe.Pointer
 }
 
 var (

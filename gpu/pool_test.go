@@ -117,3 +117,69 @@ func TestConcurrentCompares(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestPairCache: a pair list compared again is found in the cache (no
+// upload), a list of the same hash bucket but other content is not, the
+// cache stays within its bounds over many lists, and every compare still
+// returns the host's summaries.
+func TestPairCache(t *testing.T) {
+	d := device(t)
+	stats := func() (hits, misses, n int) {
+		d.do(func() error { hits, misses, n = d.pairCache.hits, d.pairCache.misses, d.pairCache.n; return nil })
+		return
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	mk := func(rows, cols int) *fuzz.Output {
+		o := &fuzz.Output{Rows: identityN(rows), Cols: cols, DType: oracle.FP32, Values: make([]float32, rows*cols)}
+		for i := range o.Values {
+			o.Values[i] = float32(r.NormFloat64())
+		}
+		return o
+	}
+	a := mk(200, 64)
+	b := *a
+	b.Values = slices.Clone(a.Values)
+	b.Values[5*64+7] += 1
+	da, err := d.Upload(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer da.Release()
+	db, err := d.Upload(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Release()
+	check := func(ra, rb []int) {
+		t.Helper()
+		got, err := da.CompareRows(db, ra, rb, oracle.FP32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fuzz.CompareHost(a, &b, ra, rb, oracle.FP32)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("pairs %v..: device %+v, host %+v", ra[:min(4, len(ra))], got, want)
+		}
+	}
+	all := identityN(200)
+	check(all, all)
+	h0, m0, _ := stats()
+	check(all, all)
+	if h1, m1, _ := stats(); m1 != m0 || h1 != h0+2 {
+		t.Fatalf("the same pair list again: hits %d->%d, misses %d->%d; want 2 hits, no miss", h0, h1, m0, m1)
+	}
+	rev := slices.Clone(all)
+	slices.Reverse(rev)
+	check(rev, all)
+	if _, m2, _ := stats(); m2 != m0+1 {
+		t.Fatalf("a new list: misses %d->%d, want one more", m0, m2)
+	}
+	for k := 0; k < 3*pairCacheEntries; k++ {
+		n := 1 + r.IntN(200)
+		ra := r.Perm(200)[:n]
+		check(ra, identityN(n))
+	}
+	if _, _, n := stats(); n > pairCacheEntries {
+		t.Fatalf("%d pair lists cached, bound %d", n, pairCacheEntries)
+	}
+}

@@ -1,0 +1,124 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// Pair-list cache limits: entries and device bytes held.
+const (
+	pairCacheEntries = 64
+	pairCacheBytes   = 64 << 20
+)
+
+// pairEntry is a pair list held on the device (int64 per position).
+type pairEntry struct {
+	host []int // the list, compared in full on every hit
+	buf  *buffer
+	used uint64 // clock of the last use
+}
+
+// pairCache keeps the device copies of recently compared pair lists, so a
+// check that compares the same rows as an earlier one (identity lists, the
+// same sub-batch, the outputs and then the taps of one check) queues no
+// upload: on the default stream every small copy costs a few microseconds
+// between kernels. Entries are found by a hash of the list and confirmed
+// by comparing the whole list, so a hash collision cannot hand a compare
+// another list. Owned by whoever holds the device's mutex.
+type pairCache struct {
+	seed    maphash.Seed
+	entries map[uint64][]*pairEntry
+	n       int
+	bytes   int
+	clock   uint64
+	hits    int // tests and benchmarks read them
+	misses  int
+}
+
+func (c *pairCache) key(list []int) uint64 {
+	if c.entries == nil {
+		c.seed, c.entries = maphash.MakeSeed(), map[uint64][]*pairEntry{}
+	}
+	if len(list) == 0 {
+		return maphash.Bytes(c.seed, nil)
+	}
+	return maphash.Bytes(c.seed, unsafe.Slice((*byte)(unsafe.Pointer(&list[0])), len(list)*int(unsafe.Sizeof(list[0]))))
+}
+
+// pairs returns the device copy of list (under do). On a miss it writes the
+// list as int64 into host, page-locked memory that must stay untouched
+// until the stream has passed this point (a compare's slot), and queues an
+// asynchronous copy into a new cache entry.
+func (d *Device) pairs(list []int, host []byte) (*buffer, error) {
+	c := &d.pairCache
+	k := c.key(list)
+	c.clock++
+	for _, e := range c.entries[k] {
+		if slices.Equal(e.host, list) {
+			e.used = c.clock
+			c.hits++
+			return e.buf, nil
+		}
+	}
+	c.misses++
+	buf, err := d.pool.get(8 * len(list))
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range list {
+		putInt64(host[8*i:], int64(v))
+	}
+	if len(list) > 0 {
+		if err := cu.MemcpyHtoDAsync(buf.ptr, unsafe.Pointer(&host[0]), int64(8*len(list)), cu.Stream{}); err != nil {
+			d.pool.put(buf)
+			return nil, fmt.Errorf("gpu compare: copy the pairs: %w", err)
+		}
+	}
+	e := &pairEntry{host: slices.Clone(list), buf: buf, used: c.clock}
+	c.entries[k] = append(c.entries[k], e)
+	c.n++
+	c.bytes += buf.cap
+	for (c.n > pairCacheEntries || c.bytes > pairCacheBytes) && d.evictPair(e) {
+	}
+	return buf, nil
+}
+
+// evictPair drops the least recently used entry other than keep and says
+// whether there was one; its buffer goes back to the pool (a later writer
+// is queued after every compare that read it).
+func (d *Device) evictPair(keep *pairEntry) bool {
+	c := &d.pairCache
+	var oldK uint64
+	var old *pairEntry
+	for k, es := range c.entries {
+		for _, e := range es {
+			if e != keep && (old == nil || e.used < old.used) {
+				oldK, old = k, e
+			}
+		}
+	}
+	if old == nil {
+		return false
+	}
+	c.entries[oldK] = slices.DeleteFunc(c.entries[oldK], func(e *pairEntry) bool { return e == old })
+	if len(c.entries[oldK]) == 0 {
+		delete(c.entries, oldK)
+	}
+	c.n--
+	c.bytes -= old.buf.cap
+	d.pool.put(old.buf)
+	return true
+}
+
+func putInt64(b []byte, v int64) {
+	_ = b[7]
+	for i := range 8 {
+		b[i] = byte(uint64(v) >> (8 * i))
+	}
+}
