@@ -95,26 +95,19 @@ func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DT
 //
 //	pairs: the device copies of ra and rb (pairCache; a list not cached
 //	       is written to the slot's page-locked memory and copied async)
-//	zero the counter, compare_rows, summaries -> slot (async copy)
+//	zero the counter, compare_rows into the slot's device buffer
+//	counter -> slot (an async copy of 8 bytes)
 //	record the slot's event
 //
-// The summaries' buffer goes back to the pool at once: whatever takes it
-// next is queued after these on the same stream. Only the slot stays taken
-// until finishCompare has read it.
+// The slot stays taken until finishCompare has read it; only a compare
+// that found differing rows reads their summaries (32 bytes a row).
 func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, ra, rb []int) (*slot, error) {
 	n := len(ra)
-	sl, err := d.takeSlot(16*n + 8 + 32*n)
+	sl, err := d.takeSlot(16*n+8, 8+32*n) // pairs, counter; counter, then pair, count, first, ulps
 	if err != nil {
 		return nil, err
 	}
 	enqueue := func() error {
-		// res first: a pair list evicted while the second is cached goes
-		// back to the pool, and must not come back as res for this launch
-		res, err := d.pool.get(8 + 32*n) // counter, then pair, count, first, ulps
-		if err != nil {
-			return err
-		}
-		defer d.pool.put(res)
 		pa, err := d.pairs(ra, sl.host[:8*n])
 		if err != nil {
 			return err
@@ -123,11 +116,11 @@ func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols i
 		if err != nil {
 			return err
 		}
-		if err := d.launchCompare(a, b, adt, bdt, cdt, cols, pa, pb, n, res); err != nil {
+		if err := d.launchCompare(a, b, adt, bdt, cdt, cols, pa, pb, n, sl.res); err != nil {
 			return err
 		}
-		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.host[16*n]), res.ptr, int64(8+32*n), cu.Stream{}); err != nil {
-			return fmt.Errorf("gpu compare: copy the summaries: %w", err)
+		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.host[16*n]), sl.res.ptr, 8, cu.Stream{}); err != nil {
+			return fmt.Errorf("gpu compare: copy the counter: %w", err)
 		}
 		if err := sl.ev.Record(cu.Stream{}); err != nil {
 			return fmt.Errorf("gpu compare: record the event: %w", err)
@@ -154,21 +147,35 @@ func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]fuzz.RowDiff, error) {
 		return nil, fmt.Errorf("gpu compare: %w", err)
 	}
 	n := len(ra)
-	res := sl.host[16*n:]
-	cnt := int(binary.LittleEndian.Uint32(res))
+	cnt := int(binary.LittleEndian.Uint32(sl.host[16*n:]))
+	if cnt == 0 {
+		return nil, nil
+	}
 	if cnt > n {
 		return nil, fmt.Errorf("gpu compare: the kernel counted %d differing pairs of %d", cnt, n)
 	}
 	diffs := make([]fuzz.RowDiff, cnt)
 	pairs := make([]int, cnt)
-	for s := range diffs {
-		g := func(f int) uint64 { return binary.LittleEndian.Uint64(res[8+f*8*n+8*s:]) }
-		p := int(g(0))
-		if p < 0 || p >= n {
-			return nil, fmt.Errorf("gpu compare: summary %d names pair %d of %d", s, p, n)
+	err := d.do(func() error {
+		host := d.stage(4 * 8 * n)
+		for f := 0; f < 4; f++ { // the first cnt entries of pair, count, first, ulps
+			if err := fromDevice(host[f*8*n:f*8*n+8*cnt], sl.res, 8+f*8*n); err != nil {
+				return fmt.Errorf("gpu compare: read the summaries: %w", err)
+			}
 		}
-		pairs[s] = p
-		diffs[s] = fuzz.RowDiff{PosA: ra[p], PosB: rb[p], Count: int(g(1)), FirstCol: int(g(2)), MaxULPs: g(3)}
+		for s := range diffs {
+			g := func(f int) uint64 { return binary.LittleEndian.Uint64(host[f*8*n+8*s:]) }
+			p := int(g(0))
+			if p < 0 || p >= n {
+				return fmt.Errorf("gpu compare: summary %d names pair %d of %d", s, p, n)
+			}
+			pairs[s] = p
+			diffs[s] = fuzz.RowDiff{PosA: ra[p], PosB: rb[p], Count: int(g(1)), FirstCol: int(g(2)), MaxULPs: g(3)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Sort(byPair{pairs, diffs})
 	return diffs, nil

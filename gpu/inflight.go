@@ -9,16 +9,20 @@ import (
 	"gorgonia.org/cu"
 )
 
-// slot is the page-locked host memory and the event of one compare in
-// flight: the pairs it uploads from and the summaries it reads back into.
+// slot is what one compare in flight holds: page-locked host memory (the
+// pairs it uploads from, the counter it reads back into), the device
+// buffer compare_rows writes its counter and summaries to, and the event
+// that marks its copies done.
 type slot struct {
 	host []byte
+	res  *buffer
 	ev   cu.Event
 }
 
-// takeSlot returns a free slot whose host memory holds n bytes, creating
-// or growing one as needed (under do: it allocates).
-func (d *Device) takeSlot(n int) (*slot, error) {
+// takeSlot returns a free slot whose host memory holds n bytes and whose
+// device buffer holds res bytes, creating or growing one as needed (under
+// do: it allocates).
+func (d *Device) takeSlot(n, res int) (*slot, error) {
 	d.slotMu.Lock()
 	var sl *slot
 	if k := len(d.slots); k > 0 {
@@ -42,6 +46,15 @@ func (d *Device) takeSlot(n int) (*slot, error) {
 		sl.host = p
 	}
 	sl.host = sl.host[:n]
+	if sl.res == nil || sl.res.cap < res {
+		b, err := d.pool.get(res)
+		if err != nil {
+			d.putSlot(sl)
+			return nil, err
+		}
+		d.pool.put(sl.res) // nothing queued uses a free slot's buffer
+		sl.res = b
+	}
 	return sl, nil
 }
 
