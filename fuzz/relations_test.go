@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bitparity/bitparity/oracle"
@@ -121,11 +122,17 @@ var (
 	devices    []*fakeDevice
 )
 
+// fakeMu guards the fake devices' counters: relations compare outputs and
+// taps concurrently.
+var fakeMu sync.Mutex
+
 func (d *fakeDevice) CompareRows(other DeviceOutput, ra, rb []int, dt oracle.DType) ([]RowDiff, error) {
 	o, ok := other.(*fakeDevice)
 	if !ok {
 		return nil, errors.New("foreign device output")
 	}
+	fakeMu.Lock()
+	defer fakeMu.Unlock()
 	d.compares++
 	lastDevice = d
 	a := &Output{Values: d.vals, Cols: d.cols}
@@ -134,6 +141,8 @@ func (d *fakeDevice) CompareRows(other DeviceOutput, ra, rb []int, dt oracle.DTy
 }
 
 func (d *fakeDevice) Fetch(pos []int) ([]float32, error) {
+	fakeMu.Lock()
+	defer fakeMu.Unlock()
 	d.fetched += len(pos)
 	var out []float32
 	for _, p := range pos {
@@ -142,7 +151,11 @@ func (d *fakeDevice) Fetch(pos []int) ([]float32, error) {
 	return out, nil
 }
 
-func (d *fakeDevice) Release() { d.released++ }
+func (d *fakeDevice) Release() {
+	fakeMu.Lock()
+	defer fakeMu.Unlock()
+	d.released++
+}
 
 func rmsCase(rel string, target string, rows, hidden int, p spec.RelParams) spec.Case {
 	c := suiteCase(spec.OpRMSNorm, rel, spec.Shape{Rows: rows, Hidden: hidden}, p)

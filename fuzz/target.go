@@ -102,6 +102,8 @@ type DeviceOutput interface {
 	// and returns one summary per pair that differs. A device may leave
 	// RowDiff.SignedZero false: a +0 against -0 still counts as a differing
 	// column, and a finding reads the first one's bits from Fetch.
+	// Relations call CompareRows on an output and on its taps from two
+	// goroutines at once: an implementation must allow that.
 	CompareRows(other DeviceOutput, ra, rb []int, dt oracle.DType) ([]RowDiff, error)
 	// Fetch copies the selected rows (positions within Rows) to the host.
 	Fetch(pos []int) ([]float32, error)
