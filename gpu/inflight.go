@@ -14,9 +14,11 @@ import (
 // buffer compare_rows writes its counter and summaries to, and the event
 // that marks its copies done.
 type slot struct {
-	host []byte
-	res  *buffer
-	ev   cu.Event
+	host     []byte
+	res      *buffer
+	launched cu.Event // on the default stream, after compare_rows
+	ev       cu.Event // on the copy stream, after the counter's copy and zeroing
+	dirty    bool     // the counter may not be 0 (a failed compare)
 }
 
 // takeSlot returns a free slot whose host memory holds n bytes and whose
@@ -34,7 +36,11 @@ func (d *Device) takeSlot(n, res int) (*slot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gpu: create an event: %w", err)
 		}
-		sl = &slot{ev: ev}
+		launched, err := cu.MakeEvent(cu.DisableTiming)
+		if err != nil {
+			return nil, fmt.Errorf("gpu: create an event: %w", err)
+		}
+		sl = &slot{ev: ev, launched: launched}
 	}
 	if cap(sl.host) < n {
 		p, err := allocPinned(max(n+n/4, 4096))
@@ -53,7 +59,14 @@ func (d *Device) takeSlot(n, res int) (*slot, error) {
 			return nil, err
 		}
 		d.pool.put(sl.res) // nothing queued uses a free slot's buffer
-		sl.res = b
+		sl.res, sl.dirty = b, true
+	}
+	if sl.dirty { // a new buffer, or a failed compare: zero the counter first
+		if err := zeroCounter(sl.res, cu.Stream{}); err != nil {
+			d.putSlot(sl)
+			return nil, err
+		}
+		sl.dirty = false
 	}
 	return sl, nil
 }
