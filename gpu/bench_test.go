@@ -124,9 +124,6 @@ func BenchmarkCompare(b *testing.B) {
 	var found int
 	b.ResetTimer()
 	per, err := d.timeDevice(b.N, func() error {
-		if err := zeroCounter(res, cu.Stream{}); err != nil {
-			return err
-		}
 		return d.launchCompare(x, y, oracle.BF16, oracle.BF16, oracle.BF16, cols, pa, pa, rows, res)
 	})
 	if err != nil {
@@ -160,9 +157,8 @@ func BenchmarkCompare(b *testing.B) {
 // device; only the summaries cross to the host. Inputs are resident on the
 // device.
 //
-//	bare-us:      device time of the two RMSNorm kernels and the two
-//	              compare kernels, back to back between two events (no
-//	              host work, no copy, no counter zeroing between)
+//	bare-us:      device time of the two kernels and the two compares,
+//	              back to back between two events (no host work between)
 //	harness-us:   wall time per check through the package's path, one
 //	              check at a time: two runs (rmsnormOn, as Target.Run
 //	              calls it), then CompareRows on the outputs and on the

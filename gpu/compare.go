@@ -95,16 +95,12 @@ func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DT
 //
 //	pairs: the device copies of ra and rb (pairCache; a list not cached
 //	       is written to the slot's page-locked memory and copied async)
-//	compare_rows into the slot's device buffer, whose counter holds 0;
-//	record the slot's launched event
-//	on the copy stream, after launched: counter -> slot (8 bytes), zero
-//	the counter again, record the slot's done event
+//	zero the counter, compare_rows into the slot's device buffer
+//	counter -> slot (an async copy of 8 bytes)
+//	record the slot's event
 //
-// The default stream carries only kernels (and the upload of a pair list
-// not cached): the counter's round trip and its zeroing run on the copy
-// stream, beside the next check's kernels. The slot stays taken until
-// finishCompare has seen done; only a compare that found differing rows
-// reads their summaries (32 bytes a row).
+// The slot stays taken until finishCompare has read it; only a compare
+// that found differing rows reads their summaries (32 bytes a row).
 func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, ra, rb []int) (*slot, error) {
 	n := len(ra)
 	sl, err := d.takeSlot(16*n+8, 8+32*n) // pairs, counter; counter, then pair, count, first, ulps
@@ -123,30 +119,19 @@ func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols i
 		if err := d.launchCompare(a, b, adt, bdt, cdt, cols, pa, pb, n, sl.res); err != nil {
 			return err
 		}
-		if err := sl.launched.Record(cu.Stream{}); err != nil {
-			return fmt.Errorf("gpu compare: record the launch: %w", err)
-		}
-		if err := d.copies.Wait(sl.launched, 0); err != nil {
-			return fmt.Errorf("gpu compare: order the copy after the compare: %w", err)
-		}
-		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.host[16*n]), sl.res.ptr, 8, d.copies); err != nil {
+		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.host[16*n]), sl.res.ptr, 8, cu.Stream{}); err != nil {
 			return fmt.Errorf("gpu compare: copy the counter: %w", err)
 		}
-		if err := zeroCounter(sl.res, d.copies); err != nil {
-			return err
-		}
-		if err := sl.ev.Record(d.copies); err != nil {
+		if err := sl.ev.Record(cu.Stream{}); err != nil {
 			return fmt.Errorf("gpu compare: record the event: %w", err)
 		}
 		return nil
 	}
 	if err := enqueue(); err != nil {
-		// nothing may still read or write the slot when it is reused, and
-		// its counter may not be 0
+		// nothing may still read or write the slot when it is reused
 		if serr := d.sync("compare"); serr != nil {
 			err = fmt.Errorf("%w (then %w)", err, serr)
 		}
-		sl.dirty = true
 		d.putSlot(sl)
 		return nil, err
 	}
@@ -159,7 +144,6 @@ func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols i
 func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]fuzz.RowDiff, error) {
 	defer d.putSlot(sl)
 	if err := d.wait(sl.ev); err != nil {
-		sl.dirty = true // the zeroing may not have run
 		return nil, fmt.Errorf("gpu compare: %w", err)
 	}
 	n := len(ra)
@@ -197,19 +181,12 @@ func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]fuzz.RowDiff, error) {
 	return diffs, nil
 }
 
-// zeroCounter queues the zeroing of the 8-byte counter at the start of res
-// on stream s (under do).
-func zeroCounter(res *buffer, s cu.Stream) error {
-	if err := cu.MemsetD32Async(res.ptr, 0, 2, s); err != nil {
+// launchCompare zeroes the counter at res and launches compare_rows over
+// n pairs (under do); it does not wait.
+func (d *Device) launchCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, pa, pb *buffer, n int, res *buffer) error {
+	if err := cu.MemsetD32Async(res.ptr, 0, 2, cu.Stream{}); err != nil {
 		return fmt.Errorf("gpu compare: zero the counter: %w", err)
 	}
-	return nil
-}
-
-// launchCompare launches compare_rows over n pairs (under do), counting
-// differing pairs at res (which must hold 0) and writing their summaries
-// after it; it does not wait.
-func (d *Device) launchCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, pa, pb *buffer, n int, res *buffer) error {
 	base := uint64(res.ptr)
 	grid := min(n, 1<<20)
 	return d.launch("compare_rows", grid, 1, compareBlock, ptrArg(a), ptrArg(b), ptrArg(pa), ptrArg(pb), arg(n), arg(cols),

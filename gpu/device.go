@@ -21,14 +21,13 @@ import (
 // returned to the pool may be reused by the next call at once. Waiting for
 // queued work (wait) holds no lock: other callers queue theirs meanwhile.
 type Device struct {
-	mu     sync.Mutex
-	ctx    cu.CUContext
-	copies cu.Stream // non-blocking: compares' counter copies (inflight.go)
-	name   string
-	ord    int
-	sms    int
-	cc     string // compute capability, "9.0"
-	fns    map[string]cu.Function
+	mu   sync.Mutex
+	ctx  cu.CUContext
+	name string
+	ord  int
+	sms  int
+	cc   string // compute capability, "9.0"
+	fns  map[string]cu.Function
 
 	// compares in flight (inflight.go): free slots
 	slotMu sync.Mutex
@@ -106,9 +105,6 @@ func (d *Device) init() error {
 	}
 	if d.ctx, err = dev.MakeContext(cu.SchedAuto); err != nil {
 		return fmt.Errorf("gpu: create context on %s: %w", d.name, err)
-	}
-	if d.copies, err = cu.MakeStream(cu.NonBlocking); err != nil {
-		return fmt.Errorf("gpu: create the copy stream on %s: %w", d.name, err)
 	}
 	for _, mod := range Modules {
 		src, err := PTX(mod)

@@ -14,11 +14,9 @@ import (
 // buffer compare_rows writes its counter and summaries to, and the event
 // that marks its copies done.
 type slot struct {
-	host     []byte
-	res      *buffer
-	launched cu.Event // on the default stream, after compare_rows
-	ev       cu.Event // on the copy stream, after the counter's copy and zeroing
-	dirty    bool     // the counter may not be 0 (a failed compare)
+	host []byte
+	res  *buffer
+	ev   cu.Event
 }
 
 // takeSlot returns a free slot whose host memory holds n bytes and whose
@@ -36,11 +34,7 @@ func (d *Device) takeSlot(n, res int) (*slot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gpu: create an event: %w", err)
 		}
-		launched, err := cu.MakeEvent(cu.DisableTiming)
-		if err != nil {
-			return nil, fmt.Errorf("gpu: create an event: %w", err)
-		}
-		sl = &slot{ev: ev, launched: launched}
+		sl = &slot{ev: ev}
 	}
 	if cap(sl.host) < n {
 		p, err := allocPinned(max(n+n/4, 4096))
@@ -59,14 +53,7 @@ func (d *Device) takeSlot(n, res int) (*slot, error) {
 			return nil, err
 		}
 		d.pool.put(sl.res) // nothing queued uses a free slot's buffer
-		sl.res, sl.dirty = b, true
-	}
-	if sl.dirty { // a new buffer, or a failed compare: zero the counter first
-		if err := zeroCounter(sl.res, cu.Stream{}); err != nil {
-			d.putSlot(sl)
-			return nil, err
-		}
-		sl.dirty = false
+		sl.res = b
 	}
 	return sl, nil
 }
