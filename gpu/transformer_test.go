@@ -5,6 +5,7 @@ package gpu
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,11 +98,10 @@ func TestTransformerCampaign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range s.Unexpected {
-		t.Errorf("unexpected: %s %s: %s", f.Relation, f.Kind, f.Message)
-	}
-	if len(s.Missed) > 0 {
-		t.Errorf("controls not found: %v", s.Missed)
+	if err := s.Err(); err != nil { // unexpected findings or missed controls
+		var text strings.Builder
+		s.WriteText(&text)
+		t.Errorf("%v\n%s", err, text.String())
 	}
 	if s.InvariantCases == 0 {
 		t.Error("no invariant case ran")
