@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"slices"
@@ -72,7 +73,7 @@ func (d *Device) pairs(list []int, host []byte) (*buffer, error) {
 		return nil, err
 	}
 	for i, v := range list {
-		putInt64(host[8*i:], int64(v))
+		binary.LittleEndian.PutUint64(host[8*i:], uint64(v))
 	}
 	if len(list) > 0 {
 		if err := cu.MemcpyHtoDAsync(buf.ptr, unsafe.Pointer(&host[0]), int64(8*len(list)), cu.Stream{}); err != nil {
@@ -114,11 +115,4 @@ func (d *Device) evictPair(keep *pairEntry) bool {
 	c.bytes -= old.buf.cap
 	d.pool.put(old.buf)
 	return true
-}
-
-func putInt64(b []byte, v int64) {
-	_ = b[7]
-	for i := range 8 {
-		b[i] = byte(uint64(v) >> (8 * i))
-	}
 }
