@@ -84,48 +84,56 @@ func compareSlices(av, bv []float32, cols int, pa, pb []int, dt oracle.DType) []
 	return diffs
 }
 
-// compareOutputs compares batch rows ra[i] of a with rb[i] of b (batch row
-// indices, each present in its output's Rows) in dtype dt: on the device
-// when both outputs live there, on the host otherwise. Positions either
-// output lists in Filled are skipped and returned apart.
-func compareOutputs(a, b *Output, ra, rb []int, dt oracle.DType) (diffs []RowDiff, filled [][2]int, err error) {
+// comparedPositions maps batch rows ra[i] of a and rb[i] of b (each present
+// in its output's Rows) to positions within the outputs: the pairs to
+// compare (pa, pb), and apart the pairs either output lists in Filled.
+func comparedPositions(a, b *Output, ra, rb []int) (pa, pb []int, filled [][2]int, err error) {
 	posA, posB := positions(a), positions(b)
 	fa, fb := filledSet(a), filledSet(b)
-	pa := make([]int, 0, len(ra))
-	pb := make([]int, 0, len(rb))
+	pa, pb = make([]int, 0, len(ra)), make([]int, 0, len(rb))
 	for i := range ra {
 		x, okA := posA[ra[i]]
 		y, okB := posB[rb[i]]
 		if !okA || !okB {
-			return nil, nil, fmt.Errorf("compare: row %d / %d was not computed", ra[i], rb[i])
+			return nil, nil, nil, fmt.Errorf("compare: row %d / %d was not computed", ra[i], rb[i])
 		}
 		if fa[x] || fb[y] {
 			filled = append(filled, [2]int{x, y})
 			continue
 		}
-		pa = append(pa, x)
-		pb = append(pb, y)
+		pa, pb = append(pa, x), append(pb, y)
 	}
-	if a.Device != nil && b.Device != nil {
-		diffs, err = a.Device.CompareRows(b.Device, pa, pb, dt)
-		if err != nil {
-			return nil, nil, fmt.Errorf("compare on the device: %w", err)
-		}
-		sortLike(diffs, pa, pb)
-		return diffs, filled, nil
-	}
-	if err := hostValues(a); err != nil {
-		return nil, nil, err
-	}
-	if err := hostValues(b); err != nil {
-		return nil, nil, err
-	}
-	return CompareHost(a, b, pa, pb, dt), filled, nil
+	return pa, pb, filled, nil
 }
 
-// hostValues fetches a device output's rows and taps to the host when
-// they are not there yet (one side of a comparison lives on the host).
-func hostValues(o *Output) error { return o.ToHost() }
+// compareOutputs compares batch rows ra[i] of a with rb[i] of b in dtype
+// dt (comparedPositions, then compareValues). Positions either output
+// lists in Filled are skipped and returned apart.
+func compareOutputs(a, b *Output, ra, rb []int, dt oracle.DType) (diffs []RowDiff, filled [][2]int, err error) {
+	pa, pb, filled, err := comparedPositions(a, b, ra, rb)
+	if err != nil {
+		return nil, nil, err
+	}
+	diffs, err = compareValues(a, b, pa, pb, dt)
+	return diffs, filled, err
+}
+
+// compareValues compares positions pa[i] of a with pb[i] of b in dtype dt:
+// on the device when both outputs live there, on the host otherwise.
+func compareValues(a, b *Output, pa, pb []int, dt oracle.DType) ([]RowDiff, error) {
+	if a.Device != nil && b.Device != nil {
+		diffs, err := a.Device.CompareRows(b.Device, pa, pb, dt)
+		if err != nil {
+			return nil, fmt.Errorf("compare on the device: %w", err)
+		}
+		sortLike(diffs, pa, pb)
+		return diffs, nil
+	}
+	if err := firstErr(a.ToHost(), b.ToHost()); err != nil {
+		return nil, err
+	}
+	return CompareHost(a, b, pa, pb, dt), nil
+}
 
 func positions(o *Output) map[int]int {
 	m := make(map[int]int, len(o.Rows))
@@ -158,6 +166,22 @@ func value(o *Output, pos, col int) (float32, error) {
 	row, err := o.Device.Fetch([]int{pos})
 	if err != nil {
 		return 0, fmt.Errorf("fetch row %d: %w", o.Rows[pos], err)
+	}
+	return row[col], nil
+}
+
+// tapValue returns tap column col of the output's position pos, fetching
+// that row of taps alone when they live on a device.
+func tapValue(o *Output, pos, col int) (float32, error) {
+	if o.Taps != nil {
+		return o.Taps[pos*o.TapCols+col], nil
+	}
+	if o.DeviceTaps == nil {
+		return 0, fmt.Errorf("output has neither host taps nor device taps")
+	}
+	row, err := o.DeviceTaps.Fetch([]int{pos})
+	if err != nil {
+		return 0, fmt.Errorf("fetch the taps of row %d: %w", o.Rows[pos], err)
 	}
 	return row[col], nil
 }

@@ -76,7 +76,7 @@ func (crossDevice) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target
 		}
 		// The outputs live on different devices: compare on the host.
 		if r.out.Device != nil || r.out.DeviceTaps != nil {
-			err := hostValues(r.out)
+			err := r.out.ToHost()
 			r.release()
 			r.out.Device, r.out.DeviceTaps = nil, nil
 			if err != nil {

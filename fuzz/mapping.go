@@ -88,7 +88,7 @@ func SweepFor(ctx context.Context, f *spec.Finding) (*Sweep, error) {
 			return "", err
 		}
 		defer (&run{out: out}).release()
-		if err := hostValues(out); err != nil {
+		if err := out.ToHost(); err != nil {
 			return "", err
 		}
 		return digest(out), nil
@@ -150,7 +150,7 @@ func (k *kvClass) classify(v int) (string, error) {
 		}
 		r := &run{out: out}
 		defer r.release()
-		if err := hostValues(out); err != nil {
+		if err := out.ToHost(); err != nil {
 			return "", err
 		}
 		ds[i] = digest(out)

@@ -287,17 +287,20 @@ func identity(n int) []int {
 // queued beside the outputs compare (and its result dropped when the
 // outputs differ), so the check waits for the device once, not twice.
 func differ(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType, bound uint64) (*spec.Finding, error) {
+	pa, pb, _, err := comparedPositions(ref.out, other.out, ra, rb)
+	if err != nil {
+		return nil, err
+	}
 	wantTaps := bound == 0 && tapsOn(ctx)
 	var tapc chan tapResult
 	if wantTaps && ref.out.DeviceTaps != nil && other.out.DeviceTaps != nil {
 		tapc = make(chan tapResult, 1)
 		go func() {
-			pa, pb := tapPairs(ref.out, other.out, ra, rb)
 			d, err := compareTaps(ref.out, other.out, pa, pb)
 			tapc <- tapResult{d, err}
 		}()
 	}
-	diffs, _, err := compareOutputs(ref.out, other.out, ra, rb, dt)
+	diffs, err := compareValues(ref.out, other.out, pa, pb, dt)
 	var taps tapResult
 	if tapc != nil {
 		taps = <-tapc // always: the outputs may be released once differ returns
@@ -321,18 +324,13 @@ func differ(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType,
 		return nil, nil
 	}
 	if tapc == nil {
-		pa, pb := tapPairs(ref.out, other.out, ra, rb)
 		taps.diffs, taps.err = compareTaps(ref.out, other.out, pa, pb)
 	}
-	tdiffs, err := taps.diffs, taps.err
-	if err != nil {
-		return nil, err
+	if taps.err != nil {
+		return nil, taps.err
 	}
-	if len(tdiffs) > 0 {
-		if err := firstErr(ref.out.ToHost(), other.out.ToHost()); err != nil {
-			return nil, err
-		}
-		return mismatchFinding(ref, other, tdiffs, oracle.FP32, true, len(ra))
+	if len(taps.diffs) > 0 {
+		return mismatchFinding(ref, other, taps.diffs, oracle.FP32, true, len(ra))
 	}
 	return nil, nil
 }
@@ -340,21 +338,6 @@ func differ(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType,
 type tapResult struct {
 	diffs []RowDiff
 	err   error
-}
-
-// tapPairs maps the batch-row pairs (ra[i], rb[i]) to output positions,
-// leaving out positions either output lists in Filled.
-func tapPairs(a, b *Output, ra, rb []int) (pa, pb []int) {
-	fa, fb := filledSet(a), filledSet(b)
-	posA, posB := positions(a), positions(b)
-	pa, pb = make([]int, 0, len(ra)), make([]int, 0, len(rb))
-	for i := range ra {
-		x, y := posA[ra[i]], posB[rb[i]]
-		if !fa[x] && !fb[y] {
-			pa, pb = append(pa, x), append(pb, y)
-		}
-	}
-	return pa, pb
 }
 
 type noTapsKey struct{}
@@ -386,8 +369,12 @@ func mismatchFinding(ref, other *run, diffs []RowDiff, dt oracle.DType, taps boo
 	var a, b float32
 	var err error
 	if taps {
-		a = ref.out.Taps[d.PosA*ref.out.TapCols+d.FirstCol]
-		b = other.out.Taps[d.PosB*other.out.TapCols+d.FirstCol]
+		if a, err = tapValue(ref.out, d.PosA, d.FirstCol); err != nil {
+			return nil, err
+		}
+		if b, err = tapValue(other.out, d.PosB, d.FirstCol); err != nil {
+			return nil, err
+		}
 	} else {
 		if a, err = value(ref.out, d.PosA, d.FirstCol); err != nil {
 			return nil, err

@@ -398,10 +398,10 @@ func (logprobParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Targ
 	}
 	if len(filled) > 0 || len(diffs) > 0 {
 		// the misuse checks below compare on the host: one value per row
-		if err := hostValues(a.out); err != nil {
+		if err := a.out.ToHost(); err != nil {
 			return nil, err
 		}
-		if err := hostValues(o.out); err != nil {
+		if err := o.out.ToHost(); err != nil {
 			return nil, err
 		}
 	}

@@ -35,17 +35,6 @@ func (d *Device) uploadInts(vals []int, narrow bool) (*buffer, error) {
 	return d.toDevice(host)
 }
 
-// fetchF32 copies n fp32 values from b to the host.
-func (d *Device) fetchF32(b *buffer, n int) ([]float32, error) {
-	host := d.stage(4 * n)
-	if err := fromDevice(host, b, 0); err != nil {
-		return nil, err
-	}
-	out := make([]float32, n)
-	decode(out, oracle.FP32, host)
-	return out, nil
-}
-
 func need(name string, got, want int) error {
 	if got != want {
 		return fmt.Errorf("%s has %d values, want %d: %w", name, got, want, oracle.ErrShape)
@@ -80,48 +69,49 @@ func (d *Device) Run(b *fuzz.Batch, s any, rows []int) (*fuzz.Output, error) {
 	var run func() error
 	switch b.Op {
 	case spec.OpRMSNorm:
-		sch, ok := s.(oracle.RMSNormSchedule)
-		if !ok {
-			return nil, fmt.Errorf("gpu rmsnorm: schedule %T", s)
+		var sch oracle.RMSNormSchedule
+		if sch, err = scheduleOf[oracle.RMSNormSchedule](s); err == nil {
+			run, err = d.rmsnorm(b.RMSNorm, b.In, sch, rows, sel, o, out)
 		}
-		run, err = d.rmsnorm(b.RMSNorm, b.In, sch, rows, sel, o, out)
 	case spec.OpGEMM:
-		sch, ok := s.(oracle.GEMMSchedule)
-		if !ok {
-			return nil, fmt.Errorf("gpu gemm: schedule %T", s)
+		var sch oracle.GEMMSchedule
+		if sch, err = scheduleOf[oracle.GEMMSchedule](s); err == nil {
+			run, err = d.gemm(b.GEMM, b.In, sch, rows, sel, out)
 		}
-		run, err = d.gemm(b.GEMM, b.In, sch, rows, sel, out)
 	case spec.OpLogProb:
-		sch, ok := s.(oracle.LogProbSchedule)
-		if !ok {
-			return nil, fmt.Errorf("gpu logprob: schedule %T", s)
+		var sch oracle.LogProbSchedule
+		if sch, err = scheduleOf[oracle.LogProbSchedule](s); err == nil {
+			run, err = d.logprob(b.LogProb, b.In, sch, rows, sel, o, out)
 		}
-		run, err = d.logprob(b.LogProb, b.In, sch, rows, sel, o, out)
 	case spec.OpAttnPrefill:
-		sch, ok := s.(oracle.AttentionSchedule)
-		if !ok {
-			return nil, fmt.Errorf("gpu attn_prefill: schedule %T", s)
+		var sch oracle.AttentionSchedule
+		if sch, err = scheduleOf[oracle.AttentionSchedule](s); err == nil {
+			run, err = d.prefill(b.Prefill, b.In, sch, rows, sel, out)
 		}
-		run, err = d.prefill(b.Prefill, b.In, sch, rows, sel, out)
 	case spec.OpAttnDecode:
-		sch, ok := s.(oracle.AttentionSchedule)
-		if !ok {
-			return nil, fmt.Errorf("gpu attn_decode: schedule %T", s)
+		var sch oracle.AttentionSchedule
+		if sch, err = scheduleOf[oracle.AttentionSchedule](s); err == nil {
+			run, err = d.decode(b.Decode, b.In, sch, rows, sel, out)
 		}
-		run, err = d.decode(b.Decode, b.In, sch, rows, sel, out)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("gpu %s: %w", b.Op, err)
 	}
+	o.Device = out
 	if err := d.do(run); err != nil {
-		out.Release()
-		if o.DeviceTaps != nil {
-			o.DeviceTaps.Release()
-		}
+		o.Release()
 		return nil, fmt.Errorf("gpu %s: %w", b.Op, err)
 	}
-	o.Device = out
 	return o, nil
+}
+
+// scheduleOf asserts that s is the schedule type S of the batch's op.
+func scheduleOf[S any](s any) (S, error) {
+	sch, ok := s.(S)
+	if !ok {
+		return sch, fmt.Errorf("schedule %T, want %T", s, sch)
+	}
+	return sch, nil
 }
 
 // rowsel uploads the selected rows, or returns nil (all rows in order).

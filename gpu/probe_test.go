@@ -162,3 +162,14 @@ func TestProbes(t *testing.T) {
 	}
 	t.Logf("bf16/fp16 rounding and fp16 widening bitwise equal to the oracle on %d inputs", n)
 }
+
+// fetchF32 copies n fp32 values from b to the host.
+func (d *Device) fetchF32(b *buffer, n int) ([]float32, error) {
+	host := d.stage(4 * n)
+	if err := fromDevice(host, b, 0); err != nil {
+		return nil, err
+	}
+	out := make([]float32, n)
+	decode(out, oracle.FP32, host)
+	return out, nil
+}

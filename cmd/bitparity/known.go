@@ -70,10 +70,3 @@ func (k *knownSet) regression(f spec.Finding) (string, bool) {
 	at, ok := k.fixed[corpus.BaseSignature(f)]
 	return at, ok
 }
-
-func (k *knownSet) size() int {
-	if k == nil {
-		return 0
-	}
-	return len(k.open) + len(k.fixed)
-}
