@@ -15,6 +15,8 @@ DURATION  ?= 60s
 SEED      ?= 1
 FUZZTIME  ?= 10s
 TESTFLAGS ?=
+# PKGS: the packages make test-gpu runs (default all)
+PKGS ?= ./...
 BENCHTIME ?= 20x
 FUZZ_TARGETS ?=
 NIGHTLY_FUZZTIME ?= 10s
@@ -125,7 +127,7 @@ test-gpu:
 	@nvidia-smi -L >/dev/null 2>&1 || { echo "test-gpu: no GPU here (nvidia-smi -L failed)"; exit 3; }
 	@command -v $${BITPARITY_CHROMIUM:-chromium} >/dev/null || echo "test-gpu: no Chromium here: the HTML report's browser test is skipped (make test runs it)"
 	BITPARITY_SKIP_BROWSER=$${BITPARITY_SKIP_BROWSER:-$$(command -v $${BITPARITY_CHROMIUM:-chromium} >/dev/null || echo 1)} \
-		$(GPU_ENV) $(GO) test -tags cuda -count=1 $(TESTFLAGS) -timeout 30m ./...
+		$(GPU_ENV) $(GO) test -tags cuda -count=1 $(TESTFLAGS) -timeout 30m $(PKGS)
 
 bench-gpu:
 	$(GPU_ENV) $(GO) test -tags cuda -run '^$$' -bench . -benchtime $(BENCHTIME) ./gpu/

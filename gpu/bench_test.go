@@ -98,7 +98,8 @@ func BenchmarkCompare(b *testing.B) {
 		vals[i] = oracle.BF16ToF32(uint16(r.Uint32()))
 	}
 	pairs := identityN(rows)
-	var x, y, pa, res *buffer
+	var x, y, pa *buffer
+	var res *slot
 	err = d.do(func() (err error) {
 		if x, err = d.upload(oracle.BF16, vals); err != nil {
 			return err
@@ -113,34 +114,24 @@ func BenchmarkCompare(b *testing.B) {
 		if pa, err = d.uploadInts(pairs, false); err != nil {
 			return err
 		}
-		res, err = d.pool.get(8 + 32*rows)
+		res, err = d.takeSlot(4, 8+32*rows)
 		return err
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
 	vals = nil
-	defer d.do(func() error { d.pool.put(x, y, pa, res); return nil })
-	var found int
+	defer d.do(func() error { d.pool.put(x, y, pa); d.putSlot(res); return nil })
+	count, addr := res.countAt(0)
 	b.ResetTimer()
 	per, err := d.timeDevice(b.N, func() error {
-		return d.launchCompare(x, y, oracle.BF16, oracle.BF16, oracle.BF16, cols, pa, pa, rows, res)
+		return d.launchCompare(x, y, oracle.BF16, oracle.BF16, oracle.BF16, cols, pa, pa, rows, res.res, addr)
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	err = d.do(func() error {
-		host := d.stage(4)
-		if err := fromDevice(host, res, 0); err != nil {
-			return err
-		}
-		found = int(binary.LittleEndian.Uint32(host))
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if found == 0 || found > 8 {
+	// timeDevice has waited for the last compare, which stored its count
+	if found := binary.LittleEndian.Uint32(count); found == 0 || found > 8 {
 		b.Fatalf("compare found %d differing rows, planted 8 values", found)
 	}
 	bw := 2 * 2 * float64(n) / per.Seconds()
@@ -159,6 +150,9 @@ func BenchmarkCompare(b *testing.B) {
 //
 //	bare-us:      device time of the two kernels and the two compares,
 //	              back to back between two events (no host work between)
+//	queued-us:    device time of what the harness queues for one check
+//	              (the same kernels plus the compares' events), back to
+//	              back with no host waits between checks
 //	harness-us:   wall time per check through the package's path, one
 //	              check at a time: two runs (rmsnormOn, as Target.Run
 //	              calls it), then CompareRows on the outputs and on the
@@ -180,7 +174,8 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 	s := ExactSchedules[spec.OpRMSNorm].(oracle.RMSNormSchedule)
 	const small = 928
 	pairs := identityN(small)
-	var x, w, dpairs, res, tres *buffer
+	var x, w, dpairs *buffer
+	var res, tres *slot
 	err = d.do(func() (err error) {
 		if x, err = d.upload(oracle.BF16, in.X); err != nil {
 			return err
@@ -191,16 +186,18 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 		if dpairs, err = d.uploadInts(pairs, false); err != nil {
 			return err
 		}
-		if res, err = d.pool.get(8 + 32*small); err != nil {
+		if res, err = d.takeSlot(4, 8+32*small); err != nil {
 			return err
 		}
-		tres, err = d.pool.get(8 + 32*small)
+		tres, err = d.takeSlot(4, 8+32*small)
 		return err
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer d.do(func() error { d.pool.put(x, w, dpairs, res, tres); return nil })
+	defer d.do(func() error { d.pool.put(x, w, dpairs); d.putSlot(res); d.putSlot(tres); return nil })
+	_, count := res.countAt(0)
+	_, tcount := tres.countAt(0)
 	run := func(n int) (*fuzz.Output, error) {
 		o := &fuzz.Output{}
 		out := newDevOut(d, n, in.Hidden, oracle.BF16)
@@ -256,10 +253,47 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 			}
 		}
 		defer d.pool.put(out[0], out[1], taps[0], taps[1])
-		if err := d.launchCompare(out[0], out[1], oracle.BF16, oracle.BF16, oracle.BF16, in.Hidden, dpairs, dpairs, small, res); err != nil {
+		if err := d.launchCompare(out[0], out[1], oracle.BF16, oracle.BF16, oracle.BF16, in.Hidden, dpairs, dpairs, small, res.res, count); err != nil {
 			return err
 		}
-		return d.launchCompare(taps[0], taps[1], oracle.FP32, oracle.FP32, oracle.FP32, 2, dpairs, dpairs, small, tres)
+		return d.launchCompare(taps[0], taps[1], oracle.FP32, oracle.FP32, oracle.FP32, 2, dpairs, dpairs, small, tres.res, tcount)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// queued: what the harness puts on the stream for one check (the runs'
+	// kernels, the two compares, their events), back to back with no host
+	// waits; harness4 - queued is host time the GPU waited for.
+	queued, err := d.timeDevice(200, func() error {
+		var outs [2]*fuzz.Output
+		for i, n := range []int{in.Rows, small} {
+			o := &fuzz.Output{}
+			out := newDevOut(d, n, in.Hidden, oracle.BF16)
+			o.Device, outs[i] = out, o
+			if err := d.rmsnormOn(x, w, nil, n, in.Hidden, oracle.BF16, oracle.BF16, in.Eps, s, o, out); err != nil {
+				return err
+			}
+		}
+		buf := func(o fuzz.DeviceOutput) *buffer { return o.(*devOut).buf }
+		sa, err := d.enqueueCompare(buf(outs[0].Device), buf(outs[1].Device), oracle.BF16, oracle.BF16, oracle.BF16, in.Hidden, pairs, pairs)
+		if err != nil {
+			return err
+		}
+		sb, err := d.enqueueCompare(buf(outs[0].DeviceTaps), buf(outs[1].DeviceTaps), oracle.FP32, oracle.FP32, oracle.FP32, 2, pairs, pairs)
+		if err != nil {
+			return err
+		}
+		// the stream runs in order: the next use of these slots and
+		// buffers queues behind this check, and nothing reads them here
+		d.putSlot(sa)
+		d.putSlot(sb)
+		for _, o := range outs {
+			for _, h := range []*devOut{o.Device.(*devOut), o.DeviceTaps.(*devOut)} {
+				d.pool.put(h.buf)
+				h.buf = nil
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -299,6 +333,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 	}
 	over := func(h time.Duration) float64 { return 100 * (h.Seconds() - bare.Seconds()) / bare.Seconds() }
 	b.ReportMetric(float64(bare.Nanoseconds())/1e3, "bare-us")
+	b.ReportMetric(float64(queued.Nanoseconds())/1e3, "queued-us")
 	b.ReportMetric(float64(harness.Nanoseconds())/1e3, "harness-us")
 	b.ReportMetric(float64(harness4.Nanoseconds())/1e3, "harness4-us")
 	b.ReportMetric(over(harness), "overhead-%")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
-	"unsafe"
 
 	"gorgonia.org/cu"
 
@@ -35,20 +34,30 @@ type handle struct{ buf *buffer }
 // to d's pool on Release or, failing that, when it is garbage collected.
 func newDevOut(d *Device, rows, cols int, dt oracle.DType) *devOut {
 	o := &devOut{handle: &handle{}, d: d, rows: rows, cols: cols, dt: dt}
-	runtime.AddCleanup(o, func(h *handle) {
-		d.do(func() error {
-			if h.buf != nil {
-				d.pool.put(h.buf)
-				h.buf = nil
-			}
-			return nil
-		})
-	}, o.handle)
+	runtime.AddCleanup(o, func(h *handle) { h.free(d) }, o.handle)
 	return o
 }
 
-// compareBlock is the block size of compare_rows.
-const compareBlock = 128
+// free returns h's buffer, if it still holds one, to d's pool.
+func (h *handle) free(d *Device) {
+	d.locked(func() {
+		if h.buf != nil {
+			d.pool.put(h.buf)
+			h.buf = nil
+		}
+	})
+}
+
+// compareBlock is the block size of compare_rows, and compareBlocksPerSM
+// the blocks per multiprocessor its grid is capped at: the grid strides
+// over the pairs, and every block ends with one atomic on a single
+// counter, so a grid of one block per pair (65536 rows) spent 20 % of a
+// 512 MiB compare in that atomic; 8 blocks of 4 warps per multiprocessor
+// keep enough loads in flight to stream at copy bandwidth.
+const (
+	compareBlock       = 128
+	compareBlocksPerSM = 8
+)
 
 // CompareRows compares row ra[i] of o with row rb[i] of other (positions
 // within each output) in dtype dt with the compare_rows kernel and returns
@@ -95,15 +104,17 @@ func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DT
 //
 //	pairs: the device copies of ra and rb (pairCache; a list not cached
 //	       is written to the slot's page-locked memory and copied async)
-//	zero the counter, compare_rows into the slot's device buffer
-//	counter -> slot (an async copy of 8 bytes)
+//	compare_rows into the slot's device buffer; its last block stores
+//	       the count in the slot's page-locked memory
 //	record the slot's event
 //
-// The slot stays taken until finishCompare has read it; only a compare
-// that found differing rows reads their summaries (32 bytes a row).
+// So a compare that finds nothing puts one kernel and one event on the
+// stream: no memset and no copy. The slot stays taken until finishCompare
+// has read it; only a compare that found differing rows reads their
+// summaries (32 bytes a row).
 func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, ra, rb []int) (*slot, error) {
 	n := len(ra)
-	sl, err := d.takeSlot(16*n+8, 8+32*n) // pairs, counter; counter, then pair, count, first, ulps
+	sl, err := d.takeSlot(16*n+4, 8+32*n) // pairs, count; counters, then pair, count, first, ulps
 	if err != nil {
 		return nil, err
 	}
@@ -116,11 +127,10 @@ func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols i
 		if err != nil {
 			return err
 		}
-		if err := d.launchCompare(a, b, adt, bdt, cdt, cols, pa, pb, n, sl.res); err != nil {
+		count, addr := sl.countAt(n)
+		binary.LittleEndian.PutUint32(count, countUnset)
+		if err := d.launchCompare(a, b, adt, bdt, cdt, cols, pa, pb, n, sl.res, addr); err != nil {
 			return err
-		}
-		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&sl.host[16*n]), sl.res.ptr, 8, cu.Stream{}); err != nil {
-			return fmt.Errorf("gpu compare: copy the counter: %w", err)
 		}
 		if err := sl.ev.Record(cu.Stream{}); err != nil {
 			return fmt.Errorf("gpu compare: record the event: %w", err)
@@ -132,11 +142,18 @@ func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols i
 		if serr := d.sync("compare"); serr != nil {
 			err = fmt.Errorf("%w (then %w)", err, serr)
 		}
+		d.dropResult(sl)
 		d.putSlot(sl)
 		return nil, err
 	}
 	return sl, nil
 }
+
+// countUnset is what the host writes where compare_rows stores its count
+// before the launch: a count the kernel cannot give (it is at most the
+// number of pairs), so a kernel that did not finish is not read as
+// "no rows differ".
+const countUnset = ^uint32(0)
 
 // finishCompare waits for a queued compare (Device.wait: without the
 // device's lock, so other work is queued meanwhile) and decodes the
@@ -144,10 +161,17 @@ func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols i
 func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]fuzz.RowDiff, error) {
 	defer d.putSlot(sl)
 	if err := d.wait(sl.ev); err != nil {
+		d.locked(func() { d.dropResult(sl) })
 		return nil, fmt.Errorf("gpu compare: %w", err)
 	}
 	n := len(ra)
-	cnt := int(binary.LittleEndian.Uint32(sl.host[16*n:]))
+	count, _ := sl.countAt(n)
+	c := binary.LittleEndian.Uint32(count)
+	if c == countUnset {
+		d.locked(func() { d.dropResult(sl) })
+		return nil, fmt.Errorf("gpu compare: compare_rows completed without storing its count")
+	}
+	cnt := int(c)
 	if cnt == 0 {
 		return nil, nil
 	}
@@ -181,16 +205,15 @@ func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]fuzz.RowDiff, error) {
 	return diffs, nil
 }
 
-// launchCompare zeroes the counter at res and launches compare_rows over
-// n pairs (under do); it does not wait.
-func (d *Device) launchCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, pa, pb *buffer, n int, res *buffer) error {
-	if err := cu.MemsetD32Async(res.ptr, 0, 2, cu.Stream{}); err != nil {
-		return fmt.Errorf("gpu compare: zero the counter: %w", err)
-	}
+// launchCompare launches compare_rows over n pairs into res, whose two
+// counters must be zero (a slot's are), and has its last block store the
+// count at the device address count of mapped page-locked memory (0: no
+// store) (under do); it does not wait.
+func (d *Device) launchCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols int, pa, pb *buffer, n int, res *buffer, count cu.DevicePtr) error {
 	base := uint64(res.ptr)
-	grid := min(n, 1<<20)
+	grid := min(n, compareBlocksPerSM*d.sms)
 	return d.launch("compare_rows", grid, 1, compareBlock, ptrArg(a), ptrArg(b), ptrArg(pa), ptrArg(pb), arg(n), arg(cols),
-		arg(adt), arg(bdt), arg(cdt), base, base+8, base+8+uint64(8*n), base+8+uint64(16*n), base+8+uint64(24*n))
+		arg(adt), arg(bdt), arg(cdt), base, base+8, base+8+uint64(8*n), base+8+uint64(16*n), base+8+uint64(24*n), uint64(count))
 }
 
 type byPair struct {
@@ -238,15 +261,7 @@ func (o *devOut) Fetch(pos []int) ([]float32, error) {
 
 // Release returns the output's buffer to the device's pool. It is safe to
 // call more than once.
-func (o *devOut) Release() {
-	o.d.do(func() error {
-		if o.buf != nil {
-			o.d.pool.put(o.buf)
-			o.buf = nil
-		}
-		return nil
-	})
-}
+func (o *devOut) Release() { o.free(o.d) }
 
 // Upload puts a host output on the device (stored as o.DType), so it can be
 // compared there with a device output: for tests and for relations that

@@ -146,6 +146,15 @@ func (d *Device) do(f func() error) error {
 	return f()
 }
 
+// locked runs f under the device's mutex alone, with no context made
+// current: for host bookkeeping that makes no driver call (the pool's free
+// lists, a slot's buffer), which a check does several times.
+func (d *Device) locked(f func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f()
+}
+
 // arg is one kernel parameter: every kernel parameter is 64 bits wide.
 type arg = uint64
 

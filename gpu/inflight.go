@@ -9,14 +9,24 @@ import (
 	"gorgonia.org/cu"
 )
 
-// slot is what one compare in flight holds: page-locked host memory (the
-// pairs it uploads from, the counter it reads back into), the device
-// buffer compare_rows writes its counter and summaries to, and the event
-// that marks its copies done.
+// slot is what one compare in flight holds: page-locked host memory, mapped
+// into the device (the pairs it uploads from, the count compare_rows
+// stores there), the device buffer compare_rows writes its counters and
+// summaries to, and the event that marks the compare done.
+//
+// A free slot's res starts with two zero counters: compare_rows leaves
+// them so, and a res attached to a slot is zeroed first.
 type slot struct {
-	host []byte
-	res  *buffer
-	ev   cu.Event
+	host     []byte
+	hostAddr cu.DevicePtr // device address of host[0]
+	res      *buffer
+	ev       cu.Event
+}
+
+// countAt is where a compare of n pairs gets its count: the 4 bytes of
+// host after the two pair lists, and their device address.
+func (sl *slot) countAt(n int) ([]byte, cu.DevicePtr) {
+	return sl.host[16*n : 16*n+4], sl.hostAddr + cu.DevicePtr(16*n)
 }
 
 // takeSlot returns a free slot whose host memory holds n bytes and whose
@@ -42,8 +52,14 @@ func (d *Device) takeSlot(n, res int) (*slot, error) {
 			d.putSlot(sl)
 			return nil, err
 		}
+		addr, err := mappedAddr(p)
+		if err != nil {
+			freePinned(p)
+			d.putSlot(sl)
+			return nil, err
+		}
 		freePinned(sl.host)
-		sl.host = p
+		sl.host, sl.hostAddr = p, addr
 	}
 	sl.host = sl.host[:n]
 	if sl.res == nil || sl.res.cap < res {
@@ -52,10 +68,23 @@ func (d *Device) takeSlot(n, res int) (*slot, error) {
 			d.putSlot(sl)
 			return nil, err
 		}
+		if err := cu.MemsetD32Async(b.ptr, 0, 2, cu.Stream{}); err != nil {
+			d.pool.put(b)
+			d.putSlot(sl)
+			return nil, fmt.Errorf("gpu: zero a compare's counters: %w", err)
+		}
 		d.pool.put(sl.res) // nothing queued uses a free slot's buffer
 		sl.res = b
 	}
 	return sl, nil
+}
+
+// dropResult returns sl's device buffer to the pool after a failed
+// compare, which may have left its counters nonzero; the slot's next use
+// attaches and zeroes another (under do or locked: no driver call).
+func (d *Device) dropResult(sl *slot) {
+	d.pool.put(sl.res)
+	sl.res = nil
 }
 
 // putSlot makes sl free again; nothing queued may still use it.

@@ -30,6 +30,19 @@ func allocPinned(n int) ([]byte, error) {
 	return unsafe.Slice((*byte)(p), n), nil
 }
 
+// mappedAddr returns the device address of page-locked host memory p
+// allocated by allocPinned (cuMemHostGetDevicePointer): kernels store
+// there over the bus, and the host reads the value once an event after
+// the kernel has completed. The calling thread must have the context
+// current.
+func mappedAddr(p []byte) (cu.DevicePtr, error) {
+	var dp C.CUdeviceptr
+	if r := C.cuMemHostGetDevicePointer(&dp, unsafe.Pointer(&p[:1][0]), 0); r != C.CUDA_SUCCESS {
+		return 0, fmt.Errorf("gpu: cuMemHostGetDevicePointer: CUresult %d", int(r))
+	}
+	return cu.DevicePtr(dp), nil
+}
+
 func freePinned(b []byte) {
 	if cap(b) > 0 {
 		cu.MemFreeHost(unsafe.Pointer(&b[:1][0]))

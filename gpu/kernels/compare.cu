@@ -63,12 +63,20 @@ struct Acc {
 
 // compare_rows (blockDim.x a multiple of 32) compares, for pair p (blocks stride over pairs), row pa[p]
 // of a with row pb[p] of b (cols values each; a stored as a_dt, b as b_dt)
-// in dtype cmp_dt. A differing pair gets one slot s = atomicAdd(ndiff, 1)
+// in dtype cmp_dt. A differing pair gets one slot s = atomicAdd(&ndiff[0], 1)
 // with out_pair[s] = p, out_count[s] = differing columns, out_first[s] =
 // first differing column, out_ulps[s] = largest ulp distance in cmp_dt.
+//
+// ndiff[0] counts the differing pairs and ndiff[1] the finished blocks;
+// both must be zero at launch. The last block to finish (after a
+// __threadfence, so every other block's atomics are visible) stores the
+// count at *host_ndiff, page-locked host memory mapped into the device
+// (skipped when host_ndiff is null), and zeroes ndiff[0] and ndiff[1]
+// again, so the next compare into the same buffer needs no memset and the
+// host no copy: only the kernel and an event sit on the stream.
 extern "C" __global__ void compare_rows(const void *a, const void *b, const i64 *pa, const i64 *pb, i64 npairs,
 					i64 cols, i64 a_dt, i64 b_dt, i64 cmp_dt, unsigned *ndiff, i64 *out_pair,
-					i64 *out_count, i64 *out_first, u64 *out_ulps)
+					i64 *out_count, i64 *out_first, u64 *out_ulps, unsigned *host_ndiff)
 {
 	__shared__ unsigned s_count[32];
 	__shared__ i64 s_first[32];
@@ -156,5 +164,15 @@ extern "C" __global__ void compare_rows(const void *a, const void *b, const i64 
 			}
 		}
 		__syncthreads();
+	}
+	if (t == 0) {
+		__threadfence();
+		if (atomicAdd(&ndiff[1], 1u) == gridDim.x - 1) {
+			__threadfence();
+			const unsigned count = atomicExch(&ndiff[0], 0u);
+			atomicExch(&ndiff[1], 0u);
+			if (host_ndiff)
+				*(volatile unsigned *)host_ndiff = count;
+		}
 	}
 }

@@ -6,6 +6,9 @@
 #
 # STEPS (default "test detect bench") picks what runs, each step's log under
 # OUTDIR:
+#   ptx     make ptx (scripts/ptx.sh): rebuild gpu/kernels/*.ptx with this host's
+#           nvcc; the PTX and kernels.sha256 come back in OUTDIR/ptx.tar to commit
+#   quick   the gpu package's kernel, compare and parity tests, -short (quick.log)
 #   test    make test-gpu TESTFLAGS=-v: every package with -tags cuda (test-gpu.log)
 #   detect  bitparity detect over the GPU drift models (detect-h200.md, detect-h200.log)
 #   bench   make bench-gpu (bench-gpu.log)
@@ -22,6 +25,16 @@ go version
 for s in $steps; do
 	start=$(date +%s)
 	case $s in
+	ptx)
+		make ptx >"$out/ptx.log" 2>&1 || { echo "make ptx failed"; cat "$out/ptx.log"; exit 1; }
+		tar -cf "$out/ptx.tar" -C gpu/kernels $(cd gpu/kernels && ls *.ptx) kernels.sha256
+		echo "make ptx: $(tar -tf "$out/ptx.tar" | grep -c ptx) PTX files in ptx.tar"
+		;;
+	quick)
+		make test-gpu TESTFLAGS="-short -v -run '${QUICK_RUN:-TestCompare|TestConcurrentCompares|TestPairCache|TestPoolReuse|TestParity|TestDriftModelsFound|TestTransformerParity|TestProbes|TestPTX}'" PKGS=./gpu/ >"$out/quick.log" 2>&1
+		echo "quick gpu tests: rc=$?"
+		grep -E '^(ok|FAIL|--- FAIL|--- PASS|panic)' "$out/quick.log" | head -60
+		;;
 	test)
 		make test-gpu TESTFLAGS=-v >"$out/test-gpu.log" 2>&1
 		echo "make test-gpu: rc=$?"
