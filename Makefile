@@ -18,6 +18,9 @@ TESTFLAGS ?=
 # PKGS: the packages make test-gpu runs (default all)
 PKGS ?= ./...
 BENCHTIME ?= 20x
+# BENCH, BENCHCOUNT: which GPU benchmarks make bench-gpu runs, how often
+BENCH ?= .
+BENCHCOUNT ?= 1
 FUZZ_TARGETS ?=
 NIGHTLY_FUZZTIME ?= 10s
 NIGHTLY_DURATION ?= 30s
@@ -130,7 +133,7 @@ test-gpu:
 		$(GPU_ENV) $(GO) test -tags cuda -count=1 $(TESTFLAGS) -timeout 30m $(PKGS)
 
 bench-gpu:
-	$(GPU_ENV) $(GO) test -tags cuda -run '^$$' -bench . -benchtime $(BENCHTIME) ./gpu/
+	$(GPU_ENV) $(GO) test -tags cuda -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./gpu/
 
 clean:
 	rm -rf bin $(OUT)

@@ -24,22 +24,64 @@ func CompareHost(a, b *Output, pa, pb []int, dt oracle.DType) []RowDiff {
 // b: on the device when both hold them there, on the host otherwise; nil
 // when either output has no taps or their tap columns differ.
 func compareTaps(a, b *Output, pa, pb []int) ([]RowDiff, error) {
+	if wait := startDeviceTaps(a, b, pa, pb); wait != nil {
+		return wait()
+	}
 	has := func(o *Output) bool { return o.TapCols > 0 && (o.Taps != nil || o.DeviceTaps != nil) }
 	if !has(a) || !has(b) || a.TapCols != b.TapCols {
 		return nil, nil
 	}
-	if a.Taps == nil && b.Taps == nil {
-		diffs, err := a.DeviceTaps.CompareRows(b.DeviceTaps, pa, pb, oracle.FP32)
+	if err := firstErr(a.ToHost(), b.ToHost()); err != nil {
+		return nil, err
+	}
+	return compareSlices(a.Taps, b.Taps, a.TapCols, pa, pb, oracle.FP32), nil
+}
+
+// startDeviceTaps queues the device compare of the fp32 taps of positions
+// pa[i] of a and pb[i] of b when both hold their taps (of the same
+// columns) only on the device, and returns the wait for its summaries,
+// which must be called once; nil when the taps are not compared there.
+func startDeviceTaps(a, b *Output, pa, pb []int) func() ([]RowDiff, error) {
+	if a.TapCols == 0 || a.TapCols != b.TapCols || a.Taps != nil || b.Taps != nil || a.DeviceTaps == nil || b.DeviceTaps == nil {
+		return nil
+	}
+	wait := startCompare(a.DeviceTaps, b.DeviceTaps, pa, pb, oracle.FP32)
+	return func() ([]RowDiff, error) {
+		diffs, err := wait()
 		if err != nil {
 			return nil, fmt.Errorf("compare taps on the device: %w", err)
 		}
 		sortLike(diffs, pa, pb)
 		return diffs, nil
 	}
-	if err := firstErr(a.ToHost(), b.ToHost()); err != nil {
-		return nil, err
+}
+
+// startCompare queues a device compare of row pa[i] of a with row pb[i] of
+// b in dtype dt and returns the wait for its summaries, which must be
+// called once: through a.StartCompare when the device queues compares
+// (CompareStarter), so a second compare queued behind it is waited for
+// with no thread of its own; else CompareRows runs on a goroutine.
+func startCompare(a, b DeviceOutput, pa, pb []int, dt oracle.DType) func() ([]RowDiff, error) {
+	if s, ok := a.(CompareStarter); ok {
+		wait, err := s.StartCompare(b, pa, pb, dt)
+		if err != nil {
+			return func() ([]RowDiff, error) { return nil, err }
+		}
+		return wait
 	}
-	return compareSlices(a.Taps, b.Taps, a.TapCols, pa, pb, oracle.FP32), nil
+	type result struct {
+		diffs []RowDiff
+		err   error
+	}
+	c := make(chan result, 1)
+	go func() {
+		d, err := a.CompareRows(b, pa, pb, dt)
+		c <- result{d, err}
+	}()
+	return func() ([]RowDiff, error) {
+		r := <-c
+		return r.diffs, r.err
+	}
 }
 
 // sortLike orders device diffs as the pairs (pa[i], pb[i]) are ordered,

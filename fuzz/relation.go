@@ -284,7 +284,7 @@ func identity(n int) []int {
 // bound > 0 ignores rows whose largest distance is within bound ulps.
 //
 // When both outputs hold their taps on a device, the taps compare is
-// queued beside the outputs compare (and its result dropped when the
+// queued ahead of the outputs compare (and its result dropped when the
 // outputs differ), so the check waits for the device once, not twice.
 func differ(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType, bound uint64) (*spec.Finding, error) {
 	pa, pb, _, err := comparedPositions(ref.out, other.out, ra, rb)
@@ -292,18 +292,15 @@ func differ(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType,
 		return nil, err
 	}
 	wantTaps := bound == 0 && tapsOn(ctx)
-	var tapc chan tapResult
-	if wantTaps && ref.out.DeviceTaps != nil && other.out.DeviceTaps != nil {
-		tapc = make(chan tapResult, 1)
-		go func() {
-			d, err := compareTaps(ref.out, other.out, pa, pb)
-			tapc <- tapResult{d, err}
-		}()
+	var waitTaps func() ([]RowDiff, error)
+	if wantTaps {
+		waitTaps = startDeviceTaps(ref.out, other.out, pa, pb)
 	}
 	diffs, err := compareValues(ref.out, other.out, pa, pb, dt)
-	var taps tapResult
-	if tapc != nil {
-		taps = <-tapc // always: the outputs may be released once differ returns
+	var tapDiffs []RowDiff
+	var tapErr error
+	if waitTaps != nil {
+		tapDiffs, tapErr = waitTaps() // always: the outputs may be released once differ returns
 	}
 	if err != nil {
 		return nil, err
@@ -323,21 +320,16 @@ func differ(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType,
 	if !wantTaps {
 		return nil, nil
 	}
-	if tapc == nil {
-		taps.diffs, taps.err = compareTaps(ref.out, other.out, pa, pb)
+	if waitTaps == nil {
+		tapDiffs, tapErr = compareTaps(ref.out, other.out, pa, pb)
 	}
-	if taps.err != nil {
-		return nil, taps.err
+	if tapErr != nil {
+		return nil, tapErr
 	}
-	if len(taps.diffs) > 0 {
-		return mismatchFinding(ref, other, taps.diffs, oracle.FP32, true, len(ra))
+	if len(tapDiffs) > 0 {
+		return mismatchFinding(ref, other, tapDiffs, oracle.FP32, true, len(ra))
 	}
 	return nil, nil
-}
-
-type tapResult struct {
-	diffs []RowDiff
-	err   error
 }
 
 type noTapsKey struct{}

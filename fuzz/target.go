@@ -103,12 +103,25 @@ type DeviceOutput interface {
 	// RowDiff.SignedZero false: a +0 against -0 still counts as a differing
 	// column, and a finding reads the first one's bits from Fetch.
 	// Relations call CompareRows on an output and on its taps from two
-	// goroutines at once: an implementation must allow that.
+	// goroutines at once (unless the output is a CompareStarter): an
+	// implementation must allow that.
 	CompareRows(other DeviceOutput, ra, rb []int, dt oracle.DType) ([]RowDiff, error)
 	// Fetch copies the selected rows (positions within Rows) to the host.
 	Fetch(pos []int) ([]float32, error)
 	// Release frees the device memory (or returns it to a pool).
 	Release()
+}
+
+// CompareStarter is a DeviceOutput that can queue a compare and return
+// before it has run. Relations queue the taps compare this way ahead of
+// the outputs compare, so one check waits for the device on one thread:
+// when the outputs compare is done, the taps compare queued before it
+// usually is too.
+type CompareStarter interface {
+	// StartCompare queues what CompareRows computes and returns the wait
+	// for its result, which the caller must call exactly once (it frees
+	// what the compare holds).
+	StartCompare(other DeviceOutput, ra, rb []int, dt oracle.DType) (wait func() ([]RowDiff, error), err error)
 }
 
 // RowDiff summarises one differing row pair.

@@ -155,9 +155,10 @@ func BenchmarkCompare(b *testing.B) {
 //	              back with no host waits between checks
 //	harness-us:   wall time per check through the package's path, one
 //	              check at a time: two runs (rmsnormOn, as Target.Run
-//	              calls it), then CompareRows on the outputs and on the
-//	              taps at once, as fuzz's relations do: pairs uploaded,
-//	              compares queued, each waited for outside the lock
+//	              calls it), then, as fuzz's relations do, the taps
+//	              compare queued (StartCompare), CompareRows on the
+//	              outputs, and the taps compare waited for; waits are
+//	              outside the device's lock
 //	harness4-us:  the same with 4 checks in flight (4 goroutines, as
 //	              campaign workers share one Device): wall time / checks
 //	overhead-%:   (harness - bare) / bare, likewise overhead4-%
@@ -218,15 +219,12 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 			return err
 		}
 		defer sm.Release()
-		var tapDiffs []fuzz.RowDiff
-		var tapErr error
-		done := make(chan struct{})
-		go func() {
-			tapDiffs, tapErr = big.DeviceTaps.CompareRows(sm.DeviceTaps, pairs, pairs, oracle.FP32)
-			close(done)
-		}()
+		waitTaps, err := big.DeviceTaps.(fuzz.CompareStarter).StartCompare(sm.DeviceTaps, pairs, pairs, oracle.FP32)
+		if err != nil {
+			return err
+		}
 		diffs, err := big.Device.CompareRows(sm.Device, pairs, pairs, oracle.BF16)
-		<-done
+		tapDiffs, tapErr := waitTaps()
 		if err = firstErr(err, tapErr); err != nil {
 			return err
 		}

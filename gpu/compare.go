@@ -64,6 +64,17 @@ const (
 // one summary per differing pair, ordered by i. Only the summaries cross to
 // the host.
 func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DType) ([]fuzz.RowDiff, error) {
+	wait, err := o.StartCompare(other, ra, rb, dt)
+	if err != nil {
+		return nil, err
+	}
+	return wait()
+}
+
+// StartCompare queues what CompareRows computes (fuzz.CompareStarter) and
+// returns the wait for it, which must be called once: it blocks without
+// the device's lock and gives the compare's slot back.
+func (o *devOut) StartCompare(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DType) (func() ([]fuzz.RowDiff, error), error) {
 	p, ok := other.(*devOut)
 	if !ok {
 		return nil, fmt.Errorf("gpu compare: the other output (%T) is not on a GPU of this package", other)
@@ -86,7 +97,7 @@ func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DT
 		}
 	}
 	if len(ra) == 0 {
-		return nil, nil
+		return func() ([]fuzz.RowDiff, error) { return nil, nil }, nil
 	}
 	var sl *slot
 	err := o.d.do(func() (err error) {
@@ -96,7 +107,7 @@ func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DT
 	if err != nil {
 		return nil, err
 	}
-	return o.d.finishCompare(sl, ra, rb)
+	return func() ([]fuzz.RowDiff, error) { return o.d.finishCompare(sl, ra, rb) }, nil
 }
 
 // enqueueCompare queues a compare of the pairs (ra[i], rb[i]) on the

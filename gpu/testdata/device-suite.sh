@@ -11,7 +11,7 @@
 #   quick   the gpu package's kernel, compare and parity tests, -short (quick.log)
 #   test    make test-gpu TESTFLAGS=-v: every package with -tags cuda (test-gpu.log)
 #   detect  bitparity detect over the GPU drift models (detect-h200.md, detect-h200.log)
-#   bench   make bench-gpu (bench-gpu.log)
+#   bench   make bench-gpu (bench-gpu.log; BENCH, BENCHTIME, BENCHCOUNT pass through)
 #   e2e     the transformer's GPU tests, verbose (transformer-gpu.log)
 #   run     a 40 s `bitparity run` of the cuda build, every target, with cuBLAS's
 #           known findings as the baseline (--known corpus/h200; run.log, run.json)
@@ -49,7 +49,7 @@ for s in $steps; do
 		cat "$out/detect-h200.md"
 		;;
 	bench)
-		make bench-gpu BENCHTIME=${BENCHTIME:-200x} >"$out/bench-gpu.log" 2>&1
+		make bench-gpu BENCHTIME=${BENCHTIME:-200x} BENCH="${BENCH:-.}" BENCHCOUNT=${BENCHCOUNT:-1} >"$out/bench-gpu.log" 2>&1
 		echo "make bench-gpu: rc=$?"
 		grep -E 'Benchmark|^ok|FAIL' "$out/bench-gpu.log"
 		;;
