@@ -57,6 +57,40 @@ func (d *Device) timeDevice(reps int, f func() error) (time.Duration, error) {
 	return per, err
 }
 
+// timeSerial runs f (under do) reps times, each followed by an event
+// waited for, and returns the wall time per repetition.
+func (d *Device) timeSerial(reps int, f func() error) (time.Duration, error) {
+	var per time.Duration
+	err := d.do(func() error {
+		ev, err := cu.MakeEvent(cu.DisableTiming)
+		if err != nil {
+			return err
+		}
+		defer cu.DestroyEvent(&ev)
+		run := func() error {
+			if err := f(); err != nil {
+				return err
+			}
+			if err := ev.Record(cu.Stream{}); err != nil {
+				return err
+			}
+			return ev.Synchronize()
+		}
+		if err := run(); err != nil { // warm-up
+			return err
+		}
+		start := time.Now()
+		for i := 0; i < reps; i++ {
+			if err := run(); err != nil {
+				return err
+			}
+		}
+		per = time.Since(start) / time.Duration(reps)
+		return nil
+	})
+	return per, err
+}
+
 // copyBandwidth measures device-to-device copy bandwidth (bytes read plus
 // bytes written per second) with cuMemcpyDtoD over two buffers of size
 // bytes.
@@ -159,6 +193,11 @@ func BenchmarkCompare(b *testing.B) {
 //	              compare queued (StartCompare), CompareRows on the
 //	              outputs, and the taps compare waited for; waits are
 //	              outside the device's lock
+//	bare1-us:     wall time of the bare kernels one check at a time, each
+//	              launched and waited for (an event) before the next
+//	overhead1-%:  (harness - bare1) / bare1: what the package adds to a
+//	              check that overlaps with nothing, beyond the launch and
+//	              completion latency any such check pays
 //	harness4-us:  the same with 4 checks in flight (4 goroutines, as
 //	              campaign workers share one Device): wall time / checks
 //	overhead-%:   (harness - bare) / bare, likewise overhead4-%
@@ -234,7 +273,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 		return nil
 	}
 	// bare: the four kernels alone.
-	bare, err := d.timeDevice(200, func() error {
+	bareCheck := func() error {
 		var out, taps [2]*buffer
 		var err error
 		for i, n := range []int{in.Rows, small} {
@@ -255,7 +294,15 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 			return err
 		}
 		return d.launchCompare(taps[0], taps[1], oracle.FP32, oracle.FP32, oracle.FP32, 2, dpairs, dpairs, small, tres.res, tcount)
-	})
+	}
+	bare, err := d.timeDevice(200, bareCheck)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// bare1: the bare kernels one check at a time, each launched and then
+	// waited for with an event before the next: the floor that launch and
+	// completion latency set for checks that do not overlap.
+	bare1, err := d.timeSerial(200, bareCheck)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -332,6 +379,8 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 	over := func(h time.Duration) float64 { return 100 * (h.Seconds() - bare.Seconds()) / bare.Seconds() }
 	b.ReportMetric(float64(bare.Nanoseconds())/1e3, "bare-us")
 	b.ReportMetric(float64(queued.Nanoseconds())/1e3, "queued-us")
+	b.ReportMetric(float64(bare1.Nanoseconds())/1e3, "bare1-us")
+	b.ReportMetric(100*(harness.Seconds()-bare1.Seconds())/bare1.Seconds(), "overhead1-%")
 	b.ReportMetric(float64(harness.Nanoseconds())/1e3, "harness-us")
 	b.ReportMetric(float64(harness4.Nanoseconds())/1e3, "harness4-us")
 	b.ReportMetric(over(harness), "overhead-%")
