@@ -20,13 +20,11 @@ func CompareHost(a, b *Output, pa, pb []int, dt oracle.DType) []RowDiff {
 	return compareSlices(a.Values, b.Values, a.Cols, pa, pb, dt)
 }
 
-// compareTaps compares the fp32 taps of positions pa[i] of a and pb[i] of
-// b: on the device when both hold them there, on the host otherwise; nil
-// when either output has no taps or their tap columns differ.
-func compareTaps(a, b *Output, pa, pb []int) ([]RowDiff, error) {
-	if wait := startDeviceTaps(a, b, pa, pb); wait != nil {
-		return wait()
-	}
+// compareHostTaps compares the fp32 taps of positions pa[i] of a and
+// pb[i] of b on the host (fetching device taps), for outputs whose taps
+// startDeviceTaps does not compare on the device; nil when either output
+// has no taps or their tap columns differ.
+func compareHostTaps(a, b *Output, pa, pb []int) ([]RowDiff, error) {
 	has := func(o *Output) bool { return o.TapCols > 0 && (o.Taps != nil || o.DeviceTaps != nil) }
 	if !has(a) || !has(b) || a.TapCols != b.TapCols {
 		return nil, nil
@@ -196,34 +194,23 @@ func filledSet(o *Output) map[int]bool {
 	return m
 }
 
-// value returns the element (pos, col) of o, fetching the row from the
-// device when needed.
-func value(o *Output, pos, col int) (float32, error) {
-	if o.Values != nil {
-		return o.Values[pos*o.Cols+col], nil
+// element returns column col of the output's position pos, of its values
+// or, with taps, of its fp32 taps, fetching that one row from the device
+// when it lives there.
+func element(o *Output, taps bool, pos, col int) (float32, error) {
+	vals, cols, dev, what := o.Values, o.Cols, o.Device, "values"
+	if taps {
+		vals, cols, dev, what = o.Taps, o.TapCols, o.DeviceTaps, "taps"
 	}
-	if o.Device == nil {
-		return 0, fmt.Errorf("output has neither host values nor a device")
+	if vals != nil {
+		return vals[pos*cols+col], nil
 	}
-	row, err := o.Device.Fetch([]int{pos})
+	if dev == nil {
+		return 0, fmt.Errorf("output has its %s neither on the host nor on a device", what)
+	}
+	row, err := dev.Fetch([]int{pos})
 	if err != nil {
-		return 0, fmt.Errorf("fetch row %d: %w", o.Rows[pos], err)
-	}
-	return row[col], nil
-}
-
-// tapValue returns tap column col of the output's position pos, fetching
-// that row of taps alone when they live on a device.
-func tapValue(o *Output, pos, col int) (float32, error) {
-	if o.Taps != nil {
-		return o.Taps[pos*o.TapCols+col], nil
-	}
-	if o.DeviceTaps == nil {
-		return 0, fmt.Errorf("output has neither host taps nor device taps")
-	}
-	row, err := o.DeviceTaps.Fetch([]int{pos})
-	if err != nil {
-		return 0, fmt.Errorf("fetch the taps of row %d: %w", o.Rows[pos], err)
+		return 0, fmt.Errorf("fetch the %s of row %d: %w", what, o.Rows[pos], err)
 	}
 	return row[col], nil
 }

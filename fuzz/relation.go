@@ -321,7 +321,7 @@ func differ(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType,
 		return nil, nil
 	}
 	if waitTaps == nil {
-		tapDiffs, tapErr = compareTaps(ref.out, other.out, pa, pb)
+		tapDiffs, tapErr = compareHostTaps(ref.out, other.out, pa, pb)
 	}
 	if tapErr != nil {
 		return nil, tapErr
@@ -358,22 +358,13 @@ func tapName(op spec.Op, col int) string {
 // mismatchFinding builds the finding of the first diff (batch rows of ref).
 func mismatchFinding(ref, other *run, diffs []RowDiff, dt oracle.DType, taps bool, compared int) (*spec.Finding, error) {
 	d := diffs[0]
-	var a, b float32
-	var err error
-	if taps {
-		if a, err = tapValue(ref.out, d.PosA, d.FirstCol); err != nil {
-			return nil, err
-		}
-		if b, err = tapValue(other.out, d.PosB, d.FirstCol); err != nil {
-			return nil, err
-		}
-	} else {
-		if a, err = value(ref.out, d.PosA, d.FirstCol); err != nil {
-			return nil, err
-		}
-		if b, err = value(other.out, d.PosB, d.FirstCol); err != nil {
-			return nil, err
-		}
+	a, err := element(ref.out, taps, d.PosA, d.FirstCol)
+	if err != nil {
+		return nil, err
+	}
+	b, err := element(other.out, taps, d.PosB, d.FirstCol)
+	if err != nil {
+		return nil, err
 	}
 	dist := oracle.ULPDistance(dt, a, b)
 	rowA, rowB := ref.out.Rows[d.PosA], other.out.Rows[d.PosB]
