@@ -10,6 +10,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 var update = flag.Bool("update", false, "regenerate corpus/known/ from fuzz.Check (go test ./corpus -run TestKnown -update)")
@@ -40,7 +41,7 @@ func knownCases() []known {
 	}
 	decode := spec.Shape{Rows: 8, KV: 512, Heads: 4, KVHeads: 2, HeadDim: 64}
 	logprob := spec.Shape{Rows: 8, Vocab: 4096}
-	trainVsInfer := knownCase(spec.OpLogProb, spec.RelLogProbParity, logprob, spec.RelParams{}, "drift-logprob-train-bf16", fuzz.OracleName(spec.OpLogProb))
+	trainVsInfer := knownCase(spec.OpLogProb, spec.RelLogProbParity, logprob, spec.RelParams{}, "drift-logprob-train-bf16", target.OracleName(spec.OpLogProb))
 	trainVsInfer.Compare = spec.FP32
 	trainVsInferBF16 := trainVsInfer
 	trainVsInferBF16.Compare = spec.BF16
@@ -48,19 +49,19 @@ func knownCases() []known {
 		{"TransformerEngine-like RMSNorm (path by rows % 32): 928 rows vs the same rows in a batch of 2274",
 			knownCase(spec.OpRMSNorm, spec.RelPadding, rms, spec.RelParams{Pad: 2274, Filler: "normal"}, "drift-rmsnorm-te-mod32"), true},
 		{"the oracle RMSNorm keeps its bits from 928 to 2274 rows",
-			knownCase(spec.OpRMSNorm, spec.RelPadding, rms, spec.RelParams{Pad: 2274, Filler: "normal"}, fuzz.OracleName(spec.OpRMSNorm)), false},
+			knownCase(spec.OpRMSNorm, spec.RelPadding, rms, spec.RelParams{Pad: 2274, Filler: "normal"}, target.OracleName(spec.OpRMSNorm)), false},
 		{"decode batch padded to the CUDA-graph size 4548 with zero rows: the rows % 32 path changes",
 			knownCase(spec.OpRMSNorm, spec.RelPadding, rms, spec.RelParams{Pad: 4548, Filler: "zeros"}, "drift-rmsnorm-te-mod32"), true},
 		{"FlashAttention tile 48 vs 64: differs from 49 KV tokens",
-			knownCase(spec.OpAttnPrefill, spec.RelPathParity, prefill(49), spec.RelParams{}, fuzz.OracleName(spec.OpAttnPrefill), "drift-attn-tile48"), true},
+			knownCase(spec.OpAttnPrefill, spec.RelPathParity, prefill(49), spec.RelParams{}, target.OracleName(spec.OpAttnPrefill), "drift-attn-tile48"), true},
 		{"FlashAttention tile 48 vs 64: identical up to 48 KV tokens",
-			knownCase(spec.OpAttnPrefill, spec.RelPathParity, prefill(48), spec.RelParams{}, fuzz.OracleName(spec.OpAttnPrefill), "drift-attn-tile48"), false},
+			knownCase(spec.OpAttnPrefill, spec.RelPathParity, prefill(48), spec.RelParams{}, target.OracleName(spec.OpAttnPrefill), "drift-attn-tile48"), false},
 		{"cuBLAS-like split-K chosen by M: M = 64 (split 4) vs the same rows at M = 65 (no split)",
 			knownCase(spec.OpGEMM, spec.RelBatchInvariance, spec.Shape{Rows: 64, Hidden: 1024, N: 256}, spec.RelParams{Batch: 65}, "drift-gemm-splitk-by-m"), true},
 		{"FlashDecoding num_splits by batch size: 8 requests x 4 heads (4 splits) vs 40 x 4 >= 132 SMs (1 split)",
 			knownCase(spec.OpAttnDecode, spec.RelBatchInvariance, decode, spec.RelParams{Batch: 40}, "drift-decode-splits-by-batch"), true},
 		{"the oracle decode keeps its bits from 8 to 40 requests",
-			knownCase(spec.OpAttnDecode, spec.RelBatchInvariance, decode, spec.RelParams{Batch: 40}, fuzz.OracleName(spec.OpAttnDecode)), false},
+			knownCase(spec.OpAttnDecode, spec.RelBatchInvariance, decode, spec.RelParams{Batch: 40}, target.OracleName(spec.OpAttnDecode)), false},
 		{"vLLM RMSNorm block size switch at 256 tokens: 255 vs 256 rows",
 			knownCase(spec.OpRMSNorm, spec.RelBatchInvariance, spec.Shape{Rows: 255, Hidden: 4096}, spec.RelParams{Batch: 256}, "drift-rmsnorm-vllm-256"), true},
 		{"log-probs of a bf16 training path compared in fp32: a misuse",
@@ -68,9 +69,9 @@ func knownCases() []known {
 		{"the same log-probs compared in bf16, the training dtype: equal",
 			trainVsInferBF16, false},
 		{"zero-filled prompt positions the engine never reported, compared: a misuse",
-			knownCase(spec.OpLogProb, spec.RelLogProbParity, logprob, spec.RelParams{}, fuzz.OracleName(spec.OpLogProb), "drift-logprob-zerofill"), true},
+			knownCase(spec.OpLogProb, spec.RelLogProbParity, logprob, spec.RelParams{}, target.OracleName(spec.OpLogProb), "drift-logprob-zerofill"), true},
 		{"only the reported positions declared in rel.mask: equal",
-			knownCase(spec.OpLogProb, spec.RelLogProbParity, logprob, spec.RelParams{Mask: []int{4, 5, 6, 7}}, fuzz.OracleName(spec.OpLogProb), "drift-logprob-zerofill"), false},
+			knownCase(spec.OpLogProb, spec.RelLogProbParity, logprob, spec.RelParams{Mask: []int{4, 5, 6, 7}}, target.OracleName(spec.OpLogProb), "drift-logprob-zerofill"), false},
 	}
 }
 
@@ -100,7 +101,7 @@ func TestKnownGenerate(t *testing.T) {
 		env := fuzz.HostEnv()
 		if fd != nil {
 			env = fd.Env
-			if fd.DriftMap, err = MapDrift(context.Background(), fd); err != nil {
+			if fd.DriftMap, err = fuzz.MapDrift(context.Background(), fd); err != nil {
 				t.Fatalf("%s: drift map: %v", k.note, err)
 			}
 			fd.Signature = spec.Signature(*fd)
@@ -117,7 +118,7 @@ func TestKnownGenerate(t *testing.T) {
 
 // TestKnownReplay replays every case file shipped in corpus/known/: a
 // drift or misuse case must show its finding again, of the same kind and
-// signature, and its drift map swept again (MapDrift; skipped with -short)
+// signature, and its drift map swept again (fuzz.MapDrift; skipped with -short)
 // must give the recorded rule; an invariant case must still pass. A first difference at another row, column or bits than
 // recorded is logged: it moves when the oracle's or a drift model's values
 // change, which their own golden tests pin. Every case of
@@ -139,13 +140,13 @@ func TestKnownReplay(t *testing.T) {
 		shipped[e.Name] = true
 	}
 	have := map[string]bool{}
-	for _, n := range fuzz.Names() {
+	for _, n := range target.Names() {
 		have[n] = true
 	}
 	for _, k := range knownCases() {
 		for _, tn := range k.c.Targets {
 			if !have[tn] {
-				t.Errorf("known case %q names target %s, which fuzz.Names() does not list", k.note, tn)
+				t.Errorf("known case %q names target %s, which target.Names() does not list", k.note, tn)
 			}
 		}
 		f := NewFile(k.c, nil, spec.Env{}, "")
@@ -186,7 +187,7 @@ func TestKnownReplay(t *testing.T) {
 						e.File.Finding.Row, e.File.Finding.Col, e.File.Finding.A.Hex, e.File.Finding.B.Hex)
 				}
 				if rec := e.File.Finding.DriftMap; rec != nil && !testing.Short() && sweeper[e.File.Signature].Name == e.Name {
-					dm, err := MapDrift(context.Background(), o.Finding)
+					dm, err := fuzz.MapDrift(context.Background(), o.Finding)
 					if err != nil {
 						t.Fatalf("%s: drift map: %v", e.File.Note, err)
 					}

@@ -2,10 +2,8 @@ package corpus
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -22,57 +20,17 @@ func Minimize(ctx context.Context, f *File, opts shrink.Options) (*File, shrink.
 	if f.Finding == nil {
 		return nil, shrink.Stats{}, ErrNoFinding
 	}
-	want, kind := BaseSignature(*f.Finding), f.Finding.Kind
-	fails := func(c spec.Case) (bool, error) {
-		got, err := fuzz.Check(ctx, c)
-		if err != nil || got == nil {
-			return false, err
-		}
-		return got.Kind == kind && BaseSignature(*got) == want, nil
-	}
-	min, st, err := opts.Shrink(ctx, f.Case, fails)
+	want := BaseSignature(*f.Finding)
+	got, st, err := fuzz.Minimize(ctx, f.Finding, fuzz.MinimizeOptions{Shrink: opts, KeepMap: true,
+		Same: func(f, g *spec.Finding) bool { return g.Kind == f.Kind && BaseSignature(*g) == want }})
 	if err != nil {
-		return nil, st, fmt.Errorf("minimize: %w", err)
+		return nil, st, err
 	}
-	got, err := fuzz.Check(ctx, min)
-	if err != nil {
-		return nil, st, fmt.Errorf("minimize: the minimal case: %w", err)
+	if got.Original == nil {
+		orig := f.Case
+		got.Original = &orig
 	}
-	if got == nil {
-		return nil, st, fmt.Errorf("minimize: the minimal case no longer fails (a flaky target?)")
-	}
-	got.DriftMap = f.Finding.DriftMap
-	got.Signature = spec.Signature(*got)
-	orig := f.Case
-	if f.Finding.Original != nil {
-		orig = *f.Finding.Original
-	}
-	got.Original = &orig
-	got.ShrinkSteps = f.Finding.ShrinkSteps + st.Steps
-	g := NewFile(min, got, f.Env, f.Source)
+	g := NewFile(got.Case, got, f.Env, f.Source)
 	g.Created, g.Note = f.Created, f.Note
 	return g, st, nil
-}
-
-// MapDrift sweeps the dimension that decides fd's drift (fuzz.SweepFor)
-// over driftmap.Values around the finding's onset, plus, for the decode
-// batch dimension, the batch sizes around the H200's SMs and powers of two
-// where split heuristics switch, and returns the drift map
-// (fuzz/driftmap.Sweep). It returns nil, nil for relations without such a
-// dimension (log-prob parity, determinism).
-func MapDrift(ctx context.Context, fd *spec.Finding) (*spec.DriftMap, error) {
-	sw, err := fuzz.SweepFor(ctx, fd)
-	if err != nil || sw == nil {
-		return nil, err
-	}
-	vs := driftmap.Values(sw.Dim, sw.Onset)
-	if sw.Dim == "batch" {
-		for _, m := range []int{fuzz.SMs, 2 * fuzz.SMs} {
-			vs = append(vs, m-1, m, m+1)
-		}
-		for p := 8; p <= 1024; p *= 2 {
-			vs = append(vs, p-1, p, p+1)
-		}
-	}
-	return driftmap.Sweep(ctx, sw.Dim, vs, sw.Classify)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // splitK is a small GEMM case on the split-K-by-M drift model, compared in
@@ -42,7 +43,7 @@ func TestReplayVerdicts(t *testing.T) {
 	}
 	// the same finding claimed for the invariant oracle does not reproduce
 	fixed := *drift
-	fixed.Case = splitK(1, 64, fuzz.OracleName(spec.OpGEMM))
+	fixed.Case = splitK(1, 64, target.OracleName(spec.OpGEMM))
 	if o, err := Replay(ctx, &fixed); err != nil || o.Verdict != NotReproduced {
 		t.Errorf("oracle with a recorded finding: %v %+v, want not reproduced", err, o)
 	}
@@ -51,7 +52,7 @@ func TestReplayVerdicts(t *testing.T) {
 	if o, err := Replay(ctx, pass); err != nil || o.Verdict != Reproduced {
 		t.Errorf("pass case on a drift model: %v %+v, want reproduced (a regression)", err, o)
 	}
-	if o, err := Replay(ctx, NewFile(splitK(1, 64, fuzz.OracleName(spec.OpGEMM)), nil, spec.Env{}, "")); err != nil || o.Verdict != Passed {
+	if o, err := Replay(ctx, NewFile(splitK(1, 64, target.OracleName(spec.OpGEMM)), nil, spec.Env{}, "")); err != nil || o.Verdict != Passed {
 		t.Errorf("pass case on the oracle: %v %+v", err, o)
 	}
 	// another kind of finding is a change, not a reproduction
@@ -77,7 +78,7 @@ func TestRecheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a finding recorded for a target that since became invariant
-	fixedCase := splitK(2, 64, fuzz.OracleName(spec.OpGEMM))
+	fixedCase := splitK(2, 64, target.OracleName(spec.OpGEMM))
 	fd := *found(t, splitK(2, 64, "drift-gemm-splitk-by-m")).Finding
 	fd.Case, fd.TargetA = fixedCase, fixedCase.Targets[0]
 	fd.Signature = spec.Signature(fd)

@@ -8,6 +8,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/boundary"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // nudgeBoundary applies the boundary-seeking nudge of package
@@ -26,18 +27,18 @@ import (
 // Odd rows (row + head odd for attention) aim one fp32 ulp to the odd side
 // of the midpoint, even rows at the midpoint itself, so that a drift of
 // either sign flips some rows.
-func nudgeBoundary(c spec.Case, b *Batch) error {
+func nudgeBoundary(c spec.Case, b *target.Batch) error {
 	switch b.Op {
 	case spec.OpRMSNorm:
 		in := b.RMSNorm
 		eachRow(in.Rows, func(i int) {
-			boundary.RMSNormRow(in.X[i*in.Hidden:(i+1)*in.Hidden], in.W, in.Eps, b.In, b.Out, OracleRMSNormSchedule, i%2 == 1)
+			boundary.RMSNormRow(in.X[i*in.Hidden:(i+1)*in.Hidden], in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule, i%2 == 1)
 		})
 	case spec.OpGEMM:
 		g := b.GEMM
 		eachRow(g.M, func(i int) {
 			col := int(splitmix(c.Seed^uint64(i)) % uint64(g.N))
-			boundary.GEMMRow(g.X[i*g.K:(i+1)*g.K], g.W, g.N, col, b.In, b.Out, OracleGEMMSchedule, i%2 == 1)
+			boundary.GEMMRow(g.X[i*g.K:(i+1)*g.K], g.W, g.N, col, b.In, b.Out, target.OracleGEMMSchedule, i%2 == 1)
 		})
 	case spec.OpLogProb:
 		cmp, err := oracle.ParseDType(string(c.CompareDType()))
@@ -46,14 +47,14 @@ func nudgeBoundary(c spec.Case, b *Batch) error {
 		}
 		l := b.LogProb
 		eachRow(l.Rows, func(i int) {
-			boundary.LogProbRow(l.Logits[i*l.Vocab:(i+1)*l.Vocab], int(l.Targets[i]), b.In, cmp, OracleLogProbSchedule, i%2 == 1)
+			boundary.LogProbRow(l.Logits[i*l.Vocab:(i+1)*l.Vocab], int(l.Targets[i]), b.In, cmp, target.OracleLogProbSchedule, i%2 == 1)
 		})
 	case spec.OpAttnDecode:
 		d := b.Decode
 		hd := d.Heads * d.HeadDim
 		eachRow(len(d.K), func(r int) {
 			for h := 0; h < d.Heads; h++ {
-				boundary.AttendRow(d.Q[r*hd:(r+1)*hd], d.K[r], d.V[r], d.Heads, d.KVHeads, d.HeadDim, h, b.In, b.Out, OracleAttentionSchedule, (r+h)%2 == 1)
+				boundary.AttendRow(d.Q[r*hd:(r+1)*hd], d.K[r], d.V[r], d.Heads, d.KVHeads, d.HeadDim, h, b.In, b.Out, target.OracleAttentionSchedule, (r+h)%2 == 1)
 			}
 		})
 	case spec.OpAttnPrefill:
@@ -64,7 +65,7 @@ func nudgeBoundary(c spec.Case, b *Batch) error {
 			k := p.K[s*p.SeqLen*kvd : (s+1)*p.SeqLen*kvd]
 			v := p.V[s*p.SeqLen*kvd : (s+1)*p.SeqLen*kvd]
 			for h := 0; h < p.Heads; h++ {
-				boundary.AttendRow(p.Q[last*hd:(last+1)*hd], k, v, p.Heads, p.KVHeads, p.HeadDim, h, b.In, b.Out, OracleAttentionSchedule, (s+h)%2 == 1)
+				boundary.AttendRow(p.Q[last*hd:(last+1)*hd], k, v, p.Heads, p.KVHeads, p.HeadDim, h, b.In, b.Out, target.OracleAttentionSchedule, (s+h)%2 == 1)
 			}
 		})
 	}

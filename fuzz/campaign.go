@@ -12,6 +12,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // Campaign runs every pair (Pairs) for a duration: it draws cases with
@@ -80,7 +81,7 @@ func (s Stats) CasesPerSecond() float64 {
 
 // pairState is one pair's share of a campaign.
 type pairState struct {
-	Pair
+	target.Pair
 	mu        sync.Mutex
 	rng       *rand.Rand
 	spent     time.Duration // wall time of its cases, for fair scheduling
@@ -221,7 +222,7 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 				t0 := time.Now()
 				f, err := Check(runCtx, k)
 				spent := time.Since(t0)
-				if errors.Is(err, ErrUnsupported) {
+				if errors.Is(err, target.ErrUnsupported) {
 					// the target has no kernel for this batch: not a case
 					mu.Lock()
 					cases--
@@ -284,7 +285,7 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 					budget = min(budget, LateShrinkBudget)
 				}
 				sctx, scancel := context.WithTimeout(ctx, budget)
-				minimize(sctx, f)
+				minimizeInPlace(sctx, f)
 				scancel()
 			}
 			f.ToMinimal = spec.Duration(time.Since(start) - time.Duration(f.Elapsed))
@@ -319,7 +320,7 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 // pairs applies the filters to Pairs.
 func (c *Campaign) pairs() ([]*pairState, error) {
 	for _, name := range c.Targets {
-		if _, err := Lookup(name); err != nil {
+		if _, err := target.Lookup(name); err != nil {
 			return nil, err
 		}
 	}
@@ -344,7 +345,7 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 		}
 		inv := true
 		for _, name := range p.Targets {
-			t, err := Lookup(name)
+			t, err := target.Lookup(name)
 			if err != nil {
 				return nil, err
 			}
@@ -367,7 +368,7 @@ func targetStats(pairs []*pairState, findings []spec.Finding) []spec.TargetStats
 		for _, name := range p.Targets {
 			s, ok := by[name]
 			if !ok {
-				t, err := Lookup(name)
+				t, err := target.Lookup(name)
 				if err != nil {
 					continue
 				}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TestCampaignControls runs a short campaign over every pair: invariant
@@ -32,7 +33,7 @@ func TestCampaignControls(t *testing.T) {
 	}
 	rules := map[string]string{}
 	for _, f := range res.Findings {
-		p := Pair{Relation: f.Relation, Targets: f.Case.Targets}
+		p := target.Pair{Relation: f.Relation, Targets: f.Case.Targets}
 		if !expect[p.String()] {
 			t.Errorf("finding on a pair that must hold: %s: %s %s", p, f.Kind, f.Message)
 		}

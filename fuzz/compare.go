@@ -2,49 +2,38 @@ package fuzz
 
 import (
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
-
-// CompareHost compares, for every i, row pa[i] of a with row pb[i] of b
-// (positions within the outputs' Rows) in dtype dt and returns one summary
-// per pair that differs, in the order of the pairs. Two values are equal
-// when their bits in dt are equal (each is rounded to dt first, exact for
-// values of that dtype): NaNs compare by bits, +0 and -0 differ (0 ulps).
-// MaxULPs is the largest oracle.ULPDistanceBits over the row; SignedZero
-// says whether some differing column is +0 against -0.
-func CompareHost(a, b *Output, pa, pb []int, dt oracle.DType) []RowDiff {
-	return compareSlices(a.Values, b.Values, a.Cols, pa, pb, dt)
-}
 
 // compareHostTaps compares the fp32 taps of positions pa[i] of a and
 // pb[i] of b on the host (fetching device taps), for outputs whose taps
 // startDeviceTaps does not compare on the device; nil when either output
 // has no taps or their tap columns differ.
-func compareHostTaps(a, b *Output, pa, pb []int) ([]RowDiff, error) {
-	has := func(o *Output) bool { return o.TapCols > 0 && (o.Taps != nil || o.DeviceTaps != nil) }
+func compareHostTaps(a, b *target.Output, pa, pb []int) ([]target.RowDiff, error) {
+	has := func(o *target.Output) bool { return o.TapCols > 0 && (o.Taps != nil || o.DeviceTaps != nil) }
 	if !has(a) || !has(b) || a.TapCols != b.TapCols {
 		return nil, nil
 	}
 	if err := firstErr(a.ToHost(), b.ToHost()); err != nil {
 		return nil, err
 	}
-	return compareSlices(a.Taps, b.Taps, a.TapCols, pa, pb, oracle.FP32), nil
+	return target.CompareSlices(a.Taps, b.Taps, a.TapCols, pa, pb, oracle.FP32), nil
 }
 
 // startDeviceTaps queues the device compare of the fp32 taps of positions
 // pa[i] of a and pb[i] of b when both hold their taps (of the same
 // columns) only on the device, and returns the wait for its summaries,
 // which must be called once; nil when the taps are not compared there.
-func startDeviceTaps(a, b *Output, pa, pb []int) func() ([]RowDiff, error) {
+func startDeviceTaps(a, b *target.Output, pa, pb []int) func() ([]target.RowDiff, error) {
 	if a.TapCols == 0 || a.TapCols != b.TapCols || a.Taps != nil || b.Taps != nil || a.DeviceTaps == nil || b.DeviceTaps == nil {
 		return nil
 	}
 	wait := startCompare(a.DeviceTaps, b.DeviceTaps, pa, pb, oracle.FP32)
-	return func() ([]RowDiff, error) {
+	return func() ([]target.RowDiff, error) {
 		diffs, err := wait()
 		if err != nil {
 			return nil, fmt.Errorf("compare taps on the device: %w", err)
@@ -59,16 +48,16 @@ func startDeviceTaps(a, b *Output, pa, pb []int) func() ([]RowDiff, error) {
 // called once: through a.StartCompare when the device queues compares
 // (CompareStarter), so a second compare queued behind it is waited for
 // with no thread of its own; else CompareRows runs on a goroutine.
-func startCompare(a, b DeviceOutput, pa, pb []int, dt oracle.DType) func() ([]RowDiff, error) {
-	if s, ok := a.(CompareStarter); ok {
+func startCompare(a, b target.DeviceOutput, pa, pb []int, dt oracle.DType) func() ([]target.RowDiff, error) {
+	if s, ok := a.(target.CompareStarter); ok {
 		wait, err := s.StartCompare(b, pa, pb, dt)
 		if err != nil {
-			return func() ([]RowDiff, error) { return nil, err }
+			return func() ([]target.RowDiff, error) { return nil, err }
 		}
 		return wait
 	}
 	type result struct {
-		diffs []RowDiff
+		diffs []target.RowDiff
 		err   error
 	}
 	c := make(chan result, 1)
@@ -76,7 +65,7 @@ func startCompare(a, b DeviceOutput, pa, pb []int, dt oracle.DType) func() ([]Ro
 		d, err := a.CompareRows(b, pa, pb, dt)
 		c <- result{d, err}
 	}()
-	return func() ([]RowDiff, error) {
+	return func() ([]target.RowDiff, error) {
 		r := <-c
 		return r.diffs, r.err
 	}
@@ -84,7 +73,7 @@ func startCompare(a, b DeviceOutput, pa, pb []int, dt oracle.DType) func() ([]Ro
 
 // sortLike orders device diffs as the pairs (pa[i], pb[i]) are ordered,
 // as CompareHost returns them (a device may return them in any order).
-func sortLike(diffs []RowDiff, pa, pb []int) {
+func sortLike(diffs []target.RowDiff, pa, pb []int) {
 	at := make(map[[2]int]int, len(pa))
 	for i := len(pa) - 1; i >= 0; i-- {
 		at[[2]int{pa[i], pb[i]}] = i
@@ -94,40 +83,10 @@ func sortLike(diffs []RowDiff, pa, pb []int) {
 	})
 }
 
-func compareSlices(av, bv []float32, cols int, pa, pb []int, dt oracle.DType) []RowDiff {
-	var diffs []RowDiff
-	for i := range pa {
-		ra := av[pa[i]*cols : (pa[i]+1)*cols]
-		rb := bv[pb[i]*cols : (pb[i]+1)*cols]
-		d := RowDiff{PosA: pa[i], PosB: pb[i], FirstCol: -1}
-		for j, x := range ra {
-			y := rb[j]
-			if math.Float32bits(x) == math.Float32bits(y) {
-				continue
-			}
-			xb, yb := oracle.ToBits(dt, x), oracle.ToBits(dt, y)
-			if xb == yb {
-				continue
-			}
-			if d.Count == 0 {
-				d.FirstCol = j
-			}
-			d.Count++
-			dist := oracle.ULPDistanceBits(dt, xb, yb)
-			d.MaxULPs = max(d.MaxULPs, dist.ULPs)
-			d.SignedZero = d.SignedZero || dist.SignedZero
-		}
-		if d.Count > 0 {
-			diffs = append(diffs, d)
-		}
-	}
-	return diffs
-}
-
 // comparedPositions maps batch rows ra[i] of a and rb[i] of b (each present
 // in its output's Rows) to positions within the outputs: the pairs to
 // compare (pa, pb), and apart the pairs either output lists in Filled.
-func comparedPositions(a, b *Output, ra, rb []int) (pa, pb []int, filled [][2]int, err error) {
+func comparedPositions(a, b *target.Output, ra, rb []int) (pa, pb []int, filled [][2]int, err error) {
 	posA, posB := positions(a), positions(b)
 	fa, fb := filledSet(a), filledSet(b)
 	pa, pb = make([]int, 0, len(ra)), make([]int, 0, len(rb))
@@ -149,7 +108,7 @@ func comparedPositions(a, b *Output, ra, rb []int) (pa, pb []int, filled [][2]in
 // compareOutputs compares batch rows ra[i] of a with rb[i] of b in dtype
 // dt (comparedPositions, then compareValues). Positions either output
 // lists in Filled are skipped and returned apart.
-func compareOutputs(a, b *Output, ra, rb []int, dt oracle.DType) (diffs []RowDiff, filled [][2]int, err error) {
+func compareOutputs(a, b *target.Output, ra, rb []int, dt oracle.DType) (diffs []target.RowDiff, filled [][2]int, err error) {
 	pa, pb, filled, err := comparedPositions(a, b, ra, rb)
 	if err != nil {
 		return nil, nil, err
@@ -160,7 +119,7 @@ func compareOutputs(a, b *Output, ra, rb []int, dt oracle.DType) (diffs []RowDif
 
 // compareValues compares positions pa[i] of a with pb[i] of b in dtype dt:
 // on the device when both outputs live there, on the host otherwise.
-func compareValues(a, b *Output, pa, pb []int, dt oracle.DType) ([]RowDiff, error) {
+func compareValues(a, b *target.Output, pa, pb []int, dt oracle.DType) ([]target.RowDiff, error) {
 	if a.Device != nil && b.Device != nil {
 		diffs, err := a.Device.CompareRows(b.Device, pa, pb, dt)
 		if err != nil {
@@ -172,10 +131,10 @@ func compareValues(a, b *Output, pa, pb []int, dt oracle.DType) ([]RowDiff, erro
 	if err := firstErr(a.ToHost(), b.ToHost()); err != nil {
 		return nil, err
 	}
-	return CompareHost(a, b, pa, pb, dt), nil
+	return target.CompareHost(a, b, pa, pb, dt), nil
 }
 
-func positions(o *Output) map[int]int {
+func positions(o *target.Output) map[int]int {
 	m := make(map[int]int, len(o.Rows))
 	for i, r := range o.Rows {
 		m[r] = i
@@ -183,7 +142,7 @@ func positions(o *Output) map[int]int {
 	return m
 }
 
-func filledSet(o *Output) map[int]bool {
+func filledSet(o *target.Output) map[int]bool {
 	if len(o.Filled) == 0 {
 		return nil
 	}
@@ -197,7 +156,7 @@ func filledSet(o *Output) map[int]bool {
 // element returns column col of the output's position pos, of its values
 // or, with taps, of its fp32 taps, fetching that one row from the device
 // when it lives there.
-func element(o *Output, taps bool, pos, col int) (float32, error) {
+func element(o *target.Output, taps bool, pos, col int) (float32, error) {
 	vals, cols, dev, what := o.Values, o.Cols, o.Device, "values"
 	if taps {
 		vals, cols, dev, what = o.Taps, o.TapCols, o.DeviceTaps, "taps"
@@ -225,7 +184,7 @@ const maxMismatches = 64
 
 // summarize turns diffs into the finding's per-row summaries (batch rows of
 // a), up to maxMismatches.
-func summarize(a *Output, diffs []RowDiff, cols int) []spec.RowMismatch {
+func summarize(a *target.Output, diffs []target.RowDiff, cols int) []spec.RowMismatch {
 	var ms []spec.RowMismatch
 	for _, d := range diffs {
 		if len(ms) == maxMismatches {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/target"
 )
 
 // startingDevice is a fakeDevice that queues compares (CompareStarter)
@@ -16,7 +17,7 @@ type startingDevice struct {
 	err             error
 }
 
-func (d *startingDevice) StartCompare(other DeviceOutput, ra, rb []int, dt oracle.DType) (func() ([]RowDiff, error), error) {
+func (d *startingDevice) StartCompare(other target.DeviceOutput, ra, rb []int, dt oracle.DType) (func() ([]target.RowDiff, error), error) {
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -26,7 +27,7 @@ func (d *startingDevice) StartCompare(other DeviceOutput, ra, rb []int, dt oracl
 	}
 	d.started++
 	diffs, err := d.fakeDevice.CompareRows(&o.fakeDevice, ra, rb, dt)
-	return func() ([]RowDiff, error) { d.waited++; return diffs, err }, nil
+	return func() ([]target.RowDiff, error) { d.waited++; return diffs, err }, nil
 }
 
 // TestStartCompare: startCompare queues through CompareStarter when the
@@ -37,7 +38,7 @@ func (d *startingDevice) StartCompare(other DeviceOutput, ra, rb []int, dt oracl
 func TestStartCompare(t *testing.T) {
 	a := []float32{1, 2, 3, 4, 5, 6}
 	b := []float32{1, 2, 3, 4.5, 5, 6}
-	want := fmt.Sprint(CompareHost(&Output{Values: a, Cols: 2}, &Output{Values: b, Cols: 2}, []int{0, 1, 2}, []int{0, 1, 2}, oracle.FP32))
+	want := fmt.Sprint(target.CompareHost(&target.Output{Values: a, Cols: 2}, &target.Output{Values: b, Cols: 2}, []int{0, 1, 2}, []int{0, 1, 2}, oracle.FP32))
 	pairs := []int{0, 1, 2}
 
 	sa, sb := &startingDevice{fakeDevice: fakeDevice{vals: a, cols: 2}}, &startingDevice{fakeDevice: fakeDevice{vals: b, cols: 2}}
@@ -62,15 +63,15 @@ func TestStartCompare(t *testing.T) {
 	}
 	sa.err = nil
 
-	dev := func(d DeviceOutput) *Output { return &Output{TapCols: 2, DeviceTaps: d} }
+	dev := func(d target.DeviceOutput) *target.Output { return &target.Output{TapCols: 2, DeviceTaps: d} }
 	if startDeviceTaps(dev(sa), dev(sb), pairs, pairs) == nil {
 		t.Error("taps on the device on both sides: not started")
 	}
-	host := &Output{TapCols: 2, Taps: b}
+	host := &target.Output{TapCols: 2, Taps: b}
 	if startDeviceTaps(dev(sa), host, pairs, pairs) != nil {
 		t.Error("taps on the host on one side: started on the device")
 	}
-	if startDeviceTaps(dev(sa), &Output{TapCols: 3, DeviceTaps: sb}, pairs, pairs) != nil {
+	if startDeviceTaps(dev(sa), &target.Output{TapCols: 3, DeviceTaps: sb}, pairs, pairs) != nil {
 		t.Error("taps of other columns: started")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // The conformance suite: one list of cases per op and relation, placed on
@@ -85,7 +86,7 @@ func suite(op spec.Op, rel string) []spec.Case {
 }
 
 // conformance runs the suite of one pair and returns the findings.
-func conformance(t *testing.T, p Pair) []*spec.Finding {
+func conformance(t *testing.T, p target.Pair) []*spec.Finding {
 	t.Helper()
 	var fs []*spec.Finding
 	for _, c := range suite(p.Op, p.Relation) {
@@ -123,8 +124,8 @@ func TestConformance(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range Names() {
-		tg, err := Lookup(name)
+	for _, name := range target.Names() {
+		tg, err := target.Lookup(name)
 		if err != nil {
 			continue
 		}
@@ -151,7 +152,7 @@ func TestDriftModelsKind(t *testing.T) {
 		{[]string{"oracle-logprob", "drift-logprob-zerofill"}, spec.RelLogProbParity, spec.OpLogProb, "misuse"},
 	}
 	for _, tt := range tests {
-		fs := conformance(t, Pair{Op: tt.op, Relation: tt.rel, Targets: tt.targets})
+		fs := conformance(t, target.Pair{Op: tt.op, Relation: tt.rel, Targets: tt.targets})
 		if len(fs) == 0 {
 			t.Errorf("%s %v: no finding", tt.rel, tt.targets)
 			continue

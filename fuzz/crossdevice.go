@@ -5,18 +5,8 @@ import (
 	"fmt"
 
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
-
-// Replicated is a target that can run on every device of the host: the GPU
-// targets (package gpu) implement it. The cross_device relation compares
-// its replicas; any other target runs on one device.
-type Replicated interface {
-	Target
-	// Replicas returns the same target (same kernel, same schedule policy)
-	// once per device of the host, the receiver's own device first; each
-	// replica's Info().Device names its device.
-	Replicas() ([]Target, error)
-}
 
 // crossDevice: the same target on the same batch gives the same bits on
 // every device of the host (other SM count, clocks or driver state must not
@@ -40,36 +30,18 @@ func (crossDevice) pairOnly() {}
 
 func init() { relations = append(relations, crossDevice{}) }
 
-// CrossDevices returns the replicas cross_device compares for target t,
-// one per device (Info().Device names it): t alone when t is not
-// Replicated. One replica means the relation only checks determinism.
-func CrossDevices(t Target) ([]Target, error) {
-	rt, ok := t.(Replicated)
-	if !ok {
-		return []Target{t}, nil
-	}
-	rs, err := rt.Replicas()
-	if err != nil {
-		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("replicas: %w", err)}
-	}
-	if len(rs) == 0 {
-		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("replicas: none")}
-	}
-	return rs, nil
-}
-
-func (crossDevice) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+func (crossDevice) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error) {
 	dt, err := compareDType(c)
 	if err != nil {
 		return nil, err
 	}
-	reps, err := CrossDevices(ts[0])
+	reps, err := target.CrossDevices(ts[0])
 	if err != nil {
 		return nil, err
 	}
 	n := b.Items()
 	rows := identity(b.Rows())
-	on := func(t Target, what string) (*run, error) {
+	on := func(t target.Target, what string) (*run, error) {
 		r, err := execute(ctx, t, b, identity(n), what)
 		if err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // devTarget is a CPU target posing as one device of a host: it runs the
@@ -17,21 +18,21 @@ import (
 // that gives other bits). calls counts its runs; flipAfter > 0 drifts from
 // that call on (a nondeterministic device).
 type devTarget struct {
-	Target
+	target.Target
 	dev       string
 	drift     bool
 	flipAfter int64
 	calls     *atomic.Int64
-	reps      []Target
+	reps      []target.Target
 }
 
-func (d *devTarget) Info() Info {
+func (d *devTarget) Info() target.Info {
 	i := d.Target.Info()
 	i.Device = d.dev
 	return i
 }
 
-func (d *devTarget) Run(ctx context.Context, b *Batch, rows []int) (*Output, error) {
+func (d *devTarget) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	o, err := d.Target.Run(ctx, b, rows)
 	if err != nil {
 		return nil, err
@@ -43,17 +44,17 @@ func (d *devTarget) Run(ctx context.Context, b *Batch, rows []int) (*Output, err
 	return o, nil
 }
 
-func (d *devTarget) Replicas() ([]Target, error) { return d.reps, nil }
+func (d *devTarget) Replicas() ([]target.Target, error) { return d.reps, nil }
 
 // host makes a Replicated oracle-rmsnorm on n devices; drift[i] makes
 // device i give other bits.
 func host(t *testing.T, n int, drift map[int]bool) *devTarget {
 	t.Helper()
-	base, err := Lookup(OracleName(spec.OpRMSNorm))
+	base, err := target.Lookup(target.OracleName(spec.OpRMSNorm))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reps []Target
+	var reps []target.Target
 	for i := 0; i < n; i++ {
 		reps = append(reps, &devTarget{Target: base, dev: fmt.Sprintf("cuda:%d (test)", i), drift: drift[i], calls: new(atomic.Int64)})
 	}
@@ -63,10 +64,10 @@ func host(t *testing.T, n int, drift map[int]bool) *devTarget {
 	return reps[0].(*devTarget)
 }
 
-func crossCase(t *testing.T, seed int64) (spec.Case, *Batch) {
+func crossCase(t *testing.T, seed int64) (spec.Case, *target.Batch) {
 	t.Helper()
 	c := gen.Case(rand.New(rand.NewSource(seed)), spec.OpRMSNorm, spec.RelCrossDevice)
-	c.Targets = []string{OracleName(spec.OpRMSNorm)}
+	c.Targets = []string{target.OracleName(spec.OpRMSNorm)}
 	b, err := Inputs(c)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestCrossDevice(t *testing.T) {
 	nondet.flipAfter = 2
 	for _, tc := range []struct {
 		name   string
-		target Target
+		target target.Target
 		want   string // "" holds; else a substring of the finding's message
 	}{
 		{"three equal devices", host(t, 3, nil), ""},
@@ -95,7 +96,7 @@ func TestCrossDevice(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, b := crossCase(t, 5)
-			f, err := rel.Check(context.Background(), c, b, []Target{tc.target})
+			f, err := rel.Check(context.Background(), c, b, []target.Target{tc.target})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,8 +107,8 @@ func TestCrossDevice(t *testing.T) {
 				t.Fatalf("no finding, want one saying %q", tc.want)
 			case tc.want != "" && !strings.Contains(f.Message, tc.want):
 				t.Fatalf("finding says %q, want %q", f.Message, tc.want)
-			case f != nil && (f.TargetA != OracleName(spec.OpRMSNorm) || f.TargetB != "" || f.Kind != "mismatch"):
-				t.Fatalf("finding on %q vs %q (%s), want %s alone, a mismatch", f.TargetA, f.TargetB, f.Kind, OracleName(spec.OpRMSNorm))
+			case f != nil && (f.TargetA != target.OracleName(spec.OpRMSNorm) || f.TargetB != "" || f.Kind != "mismatch"):
+				t.Fatalf("finding on %q vs %q (%s), want %s alone, a mismatch", f.TargetA, f.TargetB, f.Kind, target.OracleName(spec.OpRMSNorm))
 			}
 		})
 	}

@@ -6,13 +6,14 @@ import (
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // explicitInputs builds the batch of a case that carries its tensors as hex
 // bits (spec.Data). Tensor names: rmsnorm x, w; gemm x, w; logprob logits,
 // targets (decimal); attention q, k, v (decode: k and v concatenated over
 // requests in request order, lengths from the shape).
-func explicitInputs(c spec.Case, in, out oracle.DType) (*Batch, error) {
+func explicitInputs(c spec.Case, in, out oracle.DType) (*target.Batch, error) {
 	s := c.Shape
 	get := func(name string, want int) ([]float32, error) {
 		hex, ok := c.Data.Tensors[name]
@@ -32,7 +33,7 @@ func explicitInputs(c spec.Case, in, out oracle.DType) (*Batch, error) {
 		}
 		return vals, nil
 	}
-	b := &Batch{Op: c.Op, In: in, Out: out}
+	b := &target.Batch{Op: c.Op, In: in, Out: out}
 	var err error
 	switch c.Op {
 	case spec.OpRMSNorm:

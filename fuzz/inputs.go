@@ -8,6 +8,7 @@ import (
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // MaxElements bounds the number of input values one case may ask for
@@ -204,7 +205,7 @@ func budget(c spec.Case, counts ...int) error {
 // Inputs derives the batch of case c from its seed (or its explicit Data):
 // the same case gives the same bits on every machine. Shape errors and
 // cases over the memory budget are errors, never panics.
-func Inputs(c spec.Case) (*Batch, error) {
+func Inputs(c spec.Case) (*target.Batch, error) {
 	in, err := oracle.ParseDType(string(c.In))
 	if err != nil {
 		return nil, fmt.Errorf("case input dtype: %w", err)
@@ -220,7 +221,7 @@ func Inputs(c spec.Case) (*Batch, error) {
 		return nil, fmt.Errorf("case made by generator version %d, this build has %d: only cases with explicit data replay across generator versions", c.GenVersion, spec.GeneratorVersion)
 	}
 	s := c.Shape
-	b := &Batch{Op: c.Op, In: in, Out: out}
+	b := &target.Batch{Op: c.Op, In: in, Out: out}
 	switch c.Op {
 	case spec.OpRMSNorm:
 		if err := firstErr(positive("rows", s.Rows), positive("hidden", s.Hidden), budget(c, elems(s.Rows, s.Hidden), s.Hidden)); err != nil {

@@ -6,35 +6,13 @@ import (
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // An item is the unit a batch is made of: a token for rmsnorm, gemm and
 // logprob (one output row), a request for decode (Heads output rows), a
 // sequence for prefill (SeqLen·Heads output rows). Relations build batches
 // by copying items, so a row's inputs are the same bits in every batch.
-
-// Items returns the number of items of b.
-func (b *Batch) Items() int {
-	switch b.Op {
-	case spec.OpAttnDecode:
-		return len(b.Decode.K)
-	case spec.OpAttnPrefill:
-		return b.Prefill.Seqs
-	}
-	return b.Rows()
-}
-
-// RowsPerItem returns the number of output rows of one item; item i owns
-// output rows [i·RowsPerItem, (i+1)·RowsPerItem).
-func (b *Batch) RowsPerItem() int {
-	switch b.Op {
-	case spec.OpAttnDecode:
-		return b.Decode.Heads
-	case spec.OpAttnPrefill:
-		return b.Prefill.SeqLen * b.Prefill.Heads
-	}
-	return 1
-}
 
 // caseItems returns the number of items a case asks for.
 func caseItems(c spec.Case) int {
@@ -55,14 +33,14 @@ func withItems(c spec.Case, n int) spec.Case {
 }
 
 // gather returns a new batch whose item i is a copy of item ids[i] of src.
-func gather(src *Batch, ids []int) (*Batch, error) {
+func gather(src *target.Batch, ids []int) (*target.Batch, error) {
 	n := src.Items()
 	for _, id := range ids {
 		if id < 0 || id >= n {
 			return nil, fmt.Errorf("gather: item %d of a batch of %d", id, n)
 		}
 	}
-	b := &Batch{Op: src.Op, In: src.In, Out: src.Out}
+	b := &target.Batch{Op: src.Op, In: src.In, Out: src.Out}
 	rows := func(dst *[]float32, x []float32, width int) {
 		out := make([]float32, 0, len(ids)*width)
 		for _, id := range ids {
@@ -116,7 +94,7 @@ func gather(src *Batch, ids []int) (*Batch, error) {
 // fillItems overwrites the input values of items [from, Items()) of b with
 // v(j), j counting the values of those items; logprob target ids become 0.
 // The weights of rmsnorm and gemm are shared by all items and stay.
-func fillItems(b *Batch, from int, v func(j int) float32) {
+func fillItems(b *target.Batch, from int, v func(j int) float32) {
 	set := func(x []float32, width int) {
 		for j := range x[from*width:] {
 			x[from*width+j] = v(j)
@@ -163,7 +141,7 @@ var Fillers = []string{"zeros", "normal", "nan", "huge", "copy"}
 //	copy    copies of the real items, cyclically
 //
 // Filler decode requests get the KV length of the first request.
-func padded(c spec.Case, b *Batch, pad int, filler string) (*Batch, error) {
+func padded(c spec.Case, b *target.Batch, pad int, filler string) (*target.Batch, error) {
 	n := b.Items()
 	if pad < n {
 		return nil, fmt.Errorf("padding: pad %d is below the batch's %d items", pad, n)
@@ -220,7 +198,7 @@ func padded(c spec.Case, b *Batch, pad int, filler string) (*Batch, error) {
 }
 
 // overlay copies the items of b over the first items of dst.
-func overlay(dst, b *Batch) (*Batch, error) {
+func overlay(dst, b *target.Batch) (*target.Batch, error) {
 	n := b.Items()
 	switch b.Op {
 	case spec.OpRMSNorm:
@@ -244,7 +222,7 @@ func overlay(dst, b *Batch) (*Batch, error) {
 }
 
 // itemRows returns the output rows of items [lo, hi) of b.
-func itemRows(b *Batch, lo, hi int) []int {
+func itemRows(b *target.Batch, lo, hi int) []int {
 	k := b.RowsPerItem()
 	rows := make([]int, 0, (hi-lo)*k)
 	for r := lo * k; r < hi*k; r++ {

@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // Sweep says which dimension of a finding's case decides its drift, and how
@@ -36,9 +37,9 @@ type Sweep struct {
 // length of one sequence: both targets run the last position.
 func SweepFor(ctx context.Context, f *spec.Finding) (*Sweep, error) {
 	c := f.Case
-	ts := make([]Target, len(c.Targets))
+	ts := make([]target.Target, len(c.Targets))
 	for i, name := range c.Targets {
-		t, err := Lookup(name)
+		t, err := target.Lookup(name)
 		if err != nil {
 			return nil, err
 		}
@@ -111,8 +112,8 @@ const kvRows = 256
 type kvClass struct {
 	ctx  context.Context
 	c    spec.Case
-	ts   []Target
-	long *Batch // sequences of maxLen tokens
+	ts   []target.Target
+	long *target.Batch // sequences of maxLen tokens
 }
 
 func (k *kvClass) classify(v int) (string, error) {
@@ -163,7 +164,7 @@ func (k *kvClass) classify(v int) (string, error) {
 
 // truncate returns a prefill batch of the first v tokens of every sequence
 // of b.
-func truncate(b *Batch, v int) *Batch {
+func truncate(b *target.Batch, v int) *target.Batch {
 	p := *b.Prefill
 	L := p.SeqLen
 	cut := func(x []float32, heads int) []float32 {
@@ -176,11 +177,11 @@ func truncate(b *Batch, v int) *Batch {
 	}
 	p.Q, p.K, p.V = cut(p.Q, p.Heads), cut(p.K, p.KVHeads), cut(p.V, p.KVHeads)
 	p.SeqLen = v
-	return &Batch{Op: b.Op, In: b.In, Out: b.Out, Prefill: &p}
+	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Prefill: &p}
 }
 
 // perItem is the number of input values one item of b holds.
-func perItem(b *Batch) int {
+func perItem(b *target.Batch) int {
 	switch b.Op {
 	case spec.OpRMSNorm:
 		return b.RMSNorm.Hidden
@@ -197,7 +198,7 @@ func perItem(b *Batch) int {
 }
 
 // digest is a short hash of an output's value bits and tap bits.
-func digest(o *Output) string {
+func digest(o *target.Output) string {
 	h := sha256.New()
 	var buf [4]byte
 	for _, vs := range [][]float32{o.Values, o.Taps} {

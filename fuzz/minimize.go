@@ -9,81 +9,129 @@ import (
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
-// ShrinkTries bounds the Checks one shrink may run, MapBudget the time of
-// one drift map, and LateShrinkBudget the shrinking of a finding still
-// queued when the campaign's duration is over.
+// ShrinkTries bounds the Checks one shrink may run by default, MapBudget the
+// time of one drift map, and LateShrinkBudget the shrinking of a finding
+// still queued when a campaign's duration is over.
 const (
 	ShrinkTries      = 400
 	MapBudget        = 30 * time.Second
 	LateShrinkBudget = 3 * time.Second
 )
 
-// minimize shrinks f's case (fuzz/shrink) to the smallest that still fails
-// with the same kind, then maps the dimension that decides the drift
-// (SweepFor, fuzz/driftmap); it records the original case, the steps and
-// the drift map, and recomputes the finding on the minimal case. When
-// shrinking or mapping fails the finding keeps what it had and its Message
-// says why.
-func minimize(ctx context.Context, f *spec.Finding) {
-	orig := f.Case
-	kind := f.Kind
-	fails := func(k spec.Case) (bool, error) {
-		g, err := Check(ctx, k)
+// MinimizeOptions configures Minimize. The zero value is valid: ShrinkTries
+// tries, a drift map within MapBudget, and "the same bug" meaning a finding
+// of the same kind.
+type MinimizeOptions struct {
+	// Shrink bounds the shrinking; MaxTries 0 means ShrinkTries.
+	Shrink shrink.Options
+	// MapBudget bounds the drift map; 0 means MapBudget. KeepMap keeps f's
+	// recorded drift map instead of sweeping again (its signature stays).
+	MapBudget time.Duration
+	KeepMap   bool
+	// Same says whether finding g, seen on a candidate case, is the bug f
+	// is; nil means g has f's kind.
+	Same func(f, g *spec.Finding) bool
+}
+
+// Minimize is the one way a finding is shrunk and mapped, for campaigns,
+// native fuzz targets, fuzztest and the corpus:
+//
+//  1. shrink f's case (fuzz/shrink) to the smallest case on which Check
+//     still finds the same bug (opts.Same);
+//  2. Check that case again and take its finding, with Original set to
+//     the case shrinking started from (f.Original when f was itself
+//     minimized), ShrinkSteps added to f's, and f's Elapsed and
+//     CasesBefore;
+//  3. map the dimension that decides the drift (MapDrift) unless
+//     opts.KeepMap, and compute the signature.
+//
+// When shrinking stops early (ctx done, tries spent) the smallest failing
+// case so far is used and Message says so; a map that cannot be made is
+// said in Message too. It returns an error only when no failing case could
+// be checked again; f itself is never changed.
+func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec.Finding, shrink.Stats, error) {
+	same := opts.Same
+	if same == nil {
+		same = func(f, g *spec.Finding) bool { return g.Kind == f.Kind }
+	}
+	if opts.Shrink.MaxTries == 0 {
+		opts.Shrink.MaxTries = ShrinkTries
+	}
+	fails := func(c spec.Case) (bool, error) {
+		g, err := Check(ctx, c)
 		if err != nil {
 			if ctx.Err() != nil {
 				return false, ctx.Err()
 			}
 			return false, err // counted as passing by shrink (Stats.Errors)
 		}
-		return g != nil && g.Kind == kind, nil
+		return g != nil && same(f, g), nil
 	}
-	minCase, st, err := shrink.Options{MaxTries: ShrinkTries}.Shrink(ctx, orig, fails)
+	minCase, st, shrinkErr := opts.Shrink.Shrink(ctx, f.Case, fails)
 	if minCase.Op == "" {
-		minCase = orig
+		minCase = f.Case
 	}
-	if g, cerr := Check(context.WithoutCancel(ctx), minCase); cerr == nil && g != nil && g.Kind == kind {
-		elapsed, before := f.Elapsed, f.CasesBefore
-		*f = *g
-		f.Elapsed, f.CasesBefore = elapsed, before
-		if ReproLine(minCase) != ReproLine(orig) {
-			o := orig
-			f.Original = &o
+	g, err := Check(context.WithoutCancel(ctx), minCase)
+	switch {
+	case err != nil:
+		return nil, st, fmt.Errorf("minimize: the minimal case: %w", err)
+	case g == nil || !same(f, g):
+		return nil, st, fmt.Errorf("minimize: the minimal case no longer shows the finding (a flaky target?)")
+	}
+	g.Elapsed, g.CasesBefore = f.Elapsed, f.CasesBefore
+	g.ShrinkSteps = f.ShrinkSteps + st.Steps
+	g.Original = f.Original
+	if g.Original == nil && ReproLine(minCase) != ReproLine(f.Case) {
+		o := f.Case
+		g.Original = &o
+	}
+	if shrinkErr != nil {
+		g.Message += fmt.Sprintf(" (shrinking stopped early: %v)", shrinkErr)
+	}
+	if opts.KeepMap {
+		g.DriftMap = f.DriftMap
+	} else {
+		budget := opts.MapBudget
+		if budget == 0 {
+			budget = MapBudget
 		}
-		f.ShrinkSteps = st.Steps
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+		defer cancel()
+		dm, err := MapDrift(mctx, g)
+		if err != nil {
+			g.Message += fmt.Sprintf(" (no drift map: %v)", err)
+		}
+		g.DriftMap = dm
 	}
-	if err != nil {
-		f.Message += fmt.Sprintf(" (shrinking stopped early: %v)", err)
-	}
-	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MapBudget)
-	defer cancel()
-	sw, err := SweepFor(mctx, f)
-	if err != nil {
-		f.Message += fmt.Sprintf(" (no drift map: %v)", err)
-		return
-	}
-	if sw == nil {
-		return
-	}
-	dm, err := driftmap.Sweep(mctx, sw.Dim, sweepValues(sw.Dim, sw.Onset), sw.Classify)
-	if err != nil {
-		f.Message += fmt.Sprintf(" (no drift map: %v)", err)
-		return
-	}
-	f.DriftMap = dm
-	f.Signature = spec.Signature(*f)
+	g.Signature = spec.Signature(*g)
+	return g, st, nil
 }
 
-// sweepValues is driftmap.Values plus, for the decode batch dimension, the
-// batch sizes where decode heuristics switch: around multiples of the
+// MapDrift sweeps the dimension that decides f's drift (SweepFor) over
+// SweepValues around the finding's onset and returns the drift map
+// (fuzz/driftmap.Sweep); nil, nil for relations without such a dimension
+// (log-prob parity, determinism).
+func MapDrift(ctx context.Context, f *spec.Finding) (*spec.DriftMap, error) {
+	sw, err := SweepFor(ctx, f)
+	if err != nil || sw == nil {
+		return nil, err
+	}
+	return driftmap.Sweep(ctx, sw.Dim, SweepValues(sw.Dim, sw.Onset), sw.Classify)
+}
+
+// SweepValues is the one rule for the values a drift map sweeps:
+// driftmap.Values around the onset plus, for the decode batch dimension,
+// the batch sizes where decode heuristics switch: around multiples of the
 // H200's 132 SMs and powers of two up to 1024 (a split heuristic's
 // threshold is requests x heads against the SMs, so it can sit far above a
-// minimal case's single request).
-func sweepValues(dim string, onset int) []int {
+// minimal case's single request). Sorted, without repeats.
+func SweepValues(dim string, onset int) []int {
 	vs := driftmap.Values(dim, onset)
 	if dim == "batch" {
-		for _, m := range []int{SMs, 2 * SMs} {
+		for _, m := range []int{target.SMs, 2 * target.SMs} {
 			vs = append(vs, m-1, m, m+1)
 		}
 		for p := 8; p <= 1024; p *= 2 {
@@ -98,4 +146,15 @@ func sweepValues(dim string, onset int) []int {
 		}
 	}
 	return out
+}
+
+// minimizeInPlace replaces f by its minimal finding (Minimize); when none
+// can be made, f stays as found and its Message says why.
+func minimizeInPlace(ctx context.Context, f *spec.Finding) {
+	g, _, err := Minimize(ctx, f, MinimizeOptions{})
+	if err != nil {
+		f.Message += fmt.Sprintf(" (not minimized: %v)", err)
+		return
+	}
+	*f = *g
 }

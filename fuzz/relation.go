@@ -14,6 +14,7 @@ import (
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // Relation is what must hold between runs of one or two targets on batches
@@ -28,7 +29,7 @@ type Relation interface {
 	// Check runs the relation on case c, whose batch is b, with targets
 	// ts. It returns nil when the relation holds, a finding when it does
 	// not, and an error for a bad case or a target that failed.
-	Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error)
+	Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error)
 }
 
 var relations = []Relation{batchInvariance{}, padding{}, oracleParity{}, pathParity{}, logprobParity{}, determinism{}}
@@ -84,9 +85,9 @@ func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 	if !hasOp(rel.Ops(), c.Op) {
 		return nil, fmt.Errorf("case: relation %s does not apply to op %s", rel.Name(), c.Op)
 	}
-	ts := make([]Target, len(c.Targets))
+	ts := make([]target.Target, len(c.Targets))
 	for i, name := range c.Targets {
-		if ts[i], err = Lookup(name); err != nil {
+		if ts[i], err = target.Lookup(name); err != nil {
 			return nil, fmt.Errorf("case: %w", err)
 		}
 	}
@@ -99,7 +100,7 @@ func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 	}
 	f, err := rel.Check(ctx, c, b, ts)
 	var te *targetError
-	if err != nil && errors.Is(err, ErrTargetCrashed) && errors.As(err, &te) {
+	if err != nil && errors.Is(err, target.ErrTargetCrashed) && errors.As(err, &te) {
 		f, err = &spec.Finding{Kind: "crash", TargetA: te.target, Error: te.err.Error(),
 			Message: "the target crashed (faulted, hung or answered garbage) on this case"}, nil
 	}
@@ -191,14 +192,14 @@ func hasOp(ops []spec.Op, op spec.Op) bool {
 // compare on the items they share.
 type run struct {
 	what   string
-	target Target
-	batch  *Batch
+	target target.Target
+	batch  *target.Batch
 	uids   []int
-	out    *Output
+	out    *target.Output
 }
 
 // execute runs t on b, computing the rows of every item with uid >= 0.
-func execute(ctx context.Context, t Target, b *Batch, uids []int, what string) (*run, error) {
+func execute(ctx context.Context, t target.Target, b *target.Batch, uids []int, what string) (*run, error) {
 	var rows []int // nil: all rows
 	for _, u := range uids {
 		if u < 0 {
@@ -220,9 +221,9 @@ func execute(ctx context.Context, t Target, b *Batch, uids []int, what string) (
 	if err != nil {
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: %w", what, err)}
 	}
-	if want := len(b.Rows0(rows)); !out.shapeOK(want, b.Cols()) {
+	if want := len(b.Rows0(rows)); !shapeOK(out, want, b.Cols()) {
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: output has %d rows (%d values), want %d rows of %d: %w",
-			what, len(out.Rows), len(out.Values), want, b.Cols(), ErrTargetCrashed)}
+			what, len(out.Rows), len(out.Values), want, b.Cols(), target.ErrTargetCrashed)}
 	}
 	return &run{what: what, target: t, batch: b, uids: uids, out: out}, nil
 }
@@ -232,18 +233,6 @@ func (r *run) release() {
 	if r != nil && r.out != nil {
 		r.out.Release()
 	}
-}
-
-// Rows0 returns rows, or all rows of b when rows is nil.
-func (b *Batch) Rows0(rows []int) []int {
-	if rows != nil {
-		return rows
-	}
-	all := make([]int, b.Rows())
-	for i := range all {
-		all[i] = i
-	}
-	return all
 }
 
 // shared pairs the output rows of the items ref and other have in common
@@ -292,12 +281,12 @@ func differ(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType,
 		return nil, err
 	}
 	wantTaps := bound == 0 && tapsOn(ctx)
-	var waitTaps func() ([]RowDiff, error)
+	var waitTaps func() ([]target.RowDiff, error)
 	if wantTaps {
 		waitTaps = startDeviceTaps(ref.out, other.out, pa, pb)
 	}
 	diffs, err := compareValues(ref.out, other.out, pa, pb, dt)
-	var tapDiffs []RowDiff
+	var tapDiffs []target.RowDiff
 	var tapErr error
 	if waitTaps != nil {
 		tapDiffs, tapErr = waitTaps() // always: the outputs may be released once differ returns
@@ -356,7 +345,7 @@ func tapName(op spec.Op, col int) string {
 }
 
 // mismatchFinding builds the finding of the first diff (batch rows of ref).
-func mismatchFinding(ref, other *run, diffs []RowDiff, dt oracle.DType, taps bool, compared int) (*spec.Finding, error) {
+func mismatchFinding(ref, other *run, diffs []target.RowDiff, dt oracle.DType, taps bool, compared int) (*spec.Finding, error) {
 	d := diffs[0]
 	a, err := element(ref.out, taps, d.PosA, d.FirstCol)
 	if err != nil {
@@ -397,4 +386,11 @@ func mismatchFinding(ref, other *run, diffs []RowDiff, dt oracle.DType, taps boo
 			tapName(ref.batch.Op, d.FirstCol)) + f.Message
 	}
 	return f, nil
+}
+
+// shapeOK says whether the output has want rows of cols values (on the
+// host or the device) and want rows of taps.
+func shapeOK(o *target.Output, want, cols int) bool {
+	taps := len(o.Taps) == want*o.TapCols || o.Taps == nil && o.DeviceTaps != nil && o.TapCols > 0
+	return len(o.Rows) == want && o.Cols == cols && (o.Values == nil || len(o.Values) == want*o.Cols) && taps
 }

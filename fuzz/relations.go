@@ -6,6 +6,7 @@ import (
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 func compareDType(c spec.Case) (oracle.DType, error) {
@@ -44,7 +45,7 @@ func permutation(n int, seed uint64) []int {
 // tensor, row) only, so they are the same bits). A case with explicit data
 // has only its own items: ids wrap modulo its item count, and the returned
 // uids say which item each copy is.
-func itemsFrom(c spec.Case, b *Batch, ids []int) (*Batch, []int, error) {
+func itemsFrom(c spec.Case, b *target.Batch, ids []int) (*target.Batch, []int, error) {
 	n := b.Items()
 	maxID := 0
 	for _, id := range ids {
@@ -83,7 +84,7 @@ func (batchInvariance) Name() string   { return spec.RelBatchInvariance }
 func (batchInvariance) Ops() []spec.Op { return spec.Ops }
 func (batchInvariance) Targets() int   { return 1 }
 
-func (batchInvariance) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+func (batchInvariance) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error) {
 	t := ts[0]
 	dt, err := compareDType(c)
 	if err != nil {
@@ -149,7 +150,7 @@ func (padding) Name() string   { return spec.RelPadding }
 func (padding) Ops() []spec.Op { return spec.Ops }
 func (padding) Targets() int   { return 1 }
 
-func (padding) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+func (padding) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error) {
 	t := ts[0]
 	dt, err := compareDType(c)
 	if err != nil {
@@ -197,16 +198,16 @@ func (oracleParity) Name() string   { return spec.RelOracleParity }
 func (oracleParity) Ops() []spec.Op { return spec.Ops }
 func (oracleParity) Targets() int   { return 1 }
 
-func (oracleParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+func (oracleParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error) {
 	t := ts[0]
 	dt, err := compareDType(c)
 	if err != nil {
 		return nil, err
 	}
 	var bound uint64
-	ref, err := OracleFor(t)
+	ref, err := target.OracleFor(t)
 	if t.Info().Schedule == "" {
-		if ref, err = Lookup(OracleName(c.Op)); err != nil {
+		if ref, err = target.Lookup(target.OracleName(c.Op)); err != nil {
 			return nil, err
 		}
 		bound = t.Info().ULPBound
@@ -257,19 +258,19 @@ func lastPositions(p *oracle.PrefillInput) []int {
 }
 
 // runRows runs t on the given rows of b.
-func runRows(ctx context.Context, t Target, b *Batch, rows []int, what string) (*run, error) {
+func runRows(ctx context.Context, t target.Target, b *target.Batch, rows []int, what string) (*run, error) {
 	out, err := t.Run(ctx, b, rows)
 	if err != nil {
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: %w", what, err)}
 	}
-	if !out.shapeOK(len(rows), b.Cols()) {
+	if !shapeOK(out, len(rows), b.Cols()) {
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: output has %d rows (%d values), want %d rows of %d: %w",
-			what, len(out.Rows), len(out.Values), len(rows), b.Cols(), ErrTargetCrashed)}
+			what, len(out.Rows), len(out.Values), len(rows), b.Cols(), target.ErrTargetCrashed)}
 	}
 	return &run{what: what, target: t, batch: b, uids: identity(b.Items()), out: out}, nil
 }
 
-func (pathParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+func (pathParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error) {
 	dt, err := compareDType(c)
 	if err != nil {
 		return nil, err
@@ -312,7 +313,7 @@ func (pathParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target)
 	if err != nil {
 		return nil, err
 	}
-	db := &Batch{Op: spec.OpAttnDecode, In: b.In, Out: b.Out, Decode: d}
+	db := &target.Batch{Op: spec.OpAttnDecode, In: b.In, Out: b.Out, Decode: d}
 	ra := lastPositions(p)
 	rb := identity(len(ra))
 	x, err := runRows(ctx, ts[0], b, ra, "prefill (last position of each sequence)")
@@ -364,7 +365,7 @@ func (logprobParity) Name() string   { return spec.RelLogProbParity }
 func (logprobParity) Ops() []spec.Op { return []spec.Op{spec.OpLogProb} }
 func (logprobParity) Targets() int   { return 2 }
 
-func (logprobParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+func (logprobParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error) {
 	dt, err := compareDType(c)
 	if err != nil {
 		return nil, err
@@ -410,7 +411,7 @@ func (logprobParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Targ
 		for i, p := range filled {
 			pa[i], pb[i] = p[0], p[1]
 		}
-		if fd := CompareHost(a.out, o.out, pa, pb, dt); len(fd) > 0 {
+		if fd := target.CompareHost(a.out, o.out, pa, pb, dt); len(fd) > 0 {
 			f, err := mismatchFinding(a, o, fd, dt, false, len(mask))
 			if err != nil {
 				return nil, err
@@ -435,7 +436,7 @@ func (logprobParity) Check(ctx context.Context, c spec.Case, b *Batch, ts []Targ
 			for i, d := range diffs {
 				pa[i], pb[i] = d.PosA, d.PosB
 			}
-			if len(CompareHost(a.out, o.out, pa, pb, coarse)) == 0 {
+			if len(target.CompareHost(a.out, o.out, pa, pb, coarse)) == 0 {
 				f, err := mismatchFinding(a, o, diffs, dt, false, len(mask))
 				if err != nil {
 					return nil, err
@@ -465,7 +466,7 @@ func (determinism) Name() string   { return spec.RelDeterminism }
 func (determinism) Ops() []spec.Op { return spec.Ops }
 func (determinism) Targets() int   { return 1 }
 
-func (determinism) Check(ctx context.Context, c spec.Case, b *Batch, ts []Target) (*spec.Finding, error) {
+func (determinism) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error) {
 	dt, err := compareDType(c)
 	if err != nil {
 		return nil, err

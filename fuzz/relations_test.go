@@ -11,35 +11,36 @@ import (
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // testTarget is a target whose behaviour a test chooses.
 type testTarget struct {
-	info Info
-	run  func(ctx context.Context, b *Batch, rows []int) (*Output, error)
+	info target.Info
+	run  func(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error)
 }
 
-func (t *testTarget) Info() Info { return t.info }
-func (t *testTarget) Run(ctx context.Context, b *Batch, rows []int) (*Output, error) {
+func (t *testTarget) Info() target.Info { return t.info }
+func (t *testTarget) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	return t.run(ctx, b, rows)
 }
 
-func oracleRun(b *Batch, rows []int) (*Output, error) {
-	s, err := oracleSchedule(b.Op)
+func oracleRun(b *target.Batch, rows []int) (*target.Output, error) {
+	o, err := target.Lookup(target.OracleName(b.Op))
 	if err != nil {
 		return nil, err
 	}
-	return runOracle(b, s, rows)
+	return o.Run(context.Background(), b, rows)
 }
 
 func init() {
-	reg := func(name string, op spec.Op, run func(ctx context.Context, b *Batch, rows []int) (*Output, error)) {
-		t := &testTarget{info: Info{Name: name, Op: op, Device: "test", Schedule: scheduleString(OracleRMSNormSchedule)}, run: run}
-		Register(name, func() (Target, error) { return t, nil })
+	reg := func(name string, op spec.Op, run func(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error)) {
+		t := &testTarget{info: target.Info{Name: name, Op: op, Device: "test", Schedule: target.OracleRMSNormSchedule.String()}, run: run}
+		target.Register(name, func() (target.Target, error) { return t, nil })
 	}
 	// test-leaky-nan: RMSNorm that adds 0 x (the batch's first value of
 	// every row) to each output: NaN or Inf in any row leaks everywhere.
-	reg("test-leaky-nan", spec.OpRMSNorm, func(_ context.Context, b *Batch, rows []int) (*Output, error) {
+	reg("test-leaky-nan", spec.OpRMSNorm, func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 		o, err := oracleRun(b, rows)
 		if err != nil {
 			return nil, err
@@ -56,17 +57,17 @@ func init() {
 		return o, nil
 	})
 	// test-crash: fails like a process that died.
-	reg("test-crash", spec.OpRMSNorm, func(context.Context, *Batch, []int) (*Output, error) {
-		return nil, fmt.Errorf("worker exited with signal 11: %w", ErrTargetCrashed)
+	reg("test-crash", spec.OpRMSNorm, func(context.Context, *target.Batch, []int) (*target.Output, error) {
+		return nil, fmt.Errorf("worker exited with signal 11: %w", target.ErrTargetCrashed)
 	})
 	// test-broken: fails with an ordinary error.
-	reg("test-broken", spec.OpRMSNorm, func(context.Context, *Batch, []int) (*Output, error) {
+	reg("test-broken", spec.OpRMSNorm, func(context.Context, *target.Batch, []int) (*target.Output, error) {
 		return nil, errors.New("no device")
 	})
 	// test-nondeterministic: the second and later calls flip one bit of
 	// row 0.
 	calls := 0
-	reg("test-nondeterministic", spec.OpRMSNorm, func(_ context.Context, b *Batch, rows []int) (*Output, error) {
+	reg("test-nondeterministic", spec.OpRMSNorm, func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 		o, err := oracleRun(b, rows)
 		if err != nil {
 			return nil, err
@@ -79,9 +80,9 @@ func init() {
 	})
 	// test-device: the oracle with its output on a fake device;
 	// test-device-drift: TERMSNormMod32 on a fake device.
-	onDevice := func(policy func(*Batch) any) func(_ context.Context, b *Batch, rows []int) (*Output, error) {
-		return func(_ context.Context, b *Batch, rows []int) (*Output, error) {
-			o, err := runOracle(b, policy(b), rows)
+	onDevice := func(policy func(*target.Batch) oracle.Schedule) func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+		return func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+			o, err := target.RunOracle(b, policy(b), rows)
 			if err != nil {
 				return nil, err
 			}
@@ -92,8 +93,8 @@ func init() {
 			return o, nil
 		}
 	}
-	reg("test-device-drift", spec.OpRMSNorm, onDevice(TERMSNormMod32))
-	reg("test-device", spec.OpRMSNorm, func(_ context.Context, b *Batch, rows []int) (*Output, error) {
+	reg("test-device-drift", spec.OpRMSNorm, onDevice(target.TERMSNormMod32))
+	reg("test-device", spec.OpRMSNorm, func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 		o, err := oracleRun(b, rows)
 		if err != nil {
 			return nil, err
@@ -126,7 +127,7 @@ var (
 // taps concurrently.
 var fakeMu sync.Mutex
 
-func (d *fakeDevice) CompareRows(other DeviceOutput, ra, rb []int, dt oracle.DType) ([]RowDiff, error) {
+func (d *fakeDevice) CompareRows(other target.DeviceOutput, ra, rb []int, dt oracle.DType) ([]target.RowDiff, error) {
 	o, ok := other.(*fakeDevice)
 	if !ok {
 		return nil, errors.New("foreign device output")
@@ -135,9 +136,9 @@ func (d *fakeDevice) CompareRows(other DeviceOutput, ra, rb []int, dt oracle.DTy
 	defer fakeMu.Unlock()
 	d.compares++
 	lastDevice = d
-	a := &Output{Values: d.vals, Cols: d.cols}
-	b := &Output{Values: o.vals, Cols: o.cols}
-	return CompareHost(a, b, ra, rb, dt), nil
+	a := &target.Output{Values: d.vals, Cols: d.cols}
+	b := &target.Output{Values: o.vals, Cols: o.cols}
+	return target.CompareHost(a, b, ra, rb, dt), nil
 }
 
 func (d *fakeDevice) Fetch(pos []int) ([]float32, error) {
@@ -422,9 +423,9 @@ func TestCompareHost(t *testing.T) {
 		{"nan vs number", []float32{nan}, []float32{1}, oracle.FP32, 1, 0, math.MaxUint64, false},
 	}
 	for _, tt := range tests {
-		a := &Output{Values: tt.a, Cols: len(tt.a)}
-		b := &Output{Values: tt.b, Cols: len(tt.b)}
-		diffs := CompareHost(a, b, []int{0}, []int{0}, tt.dt)
+		a := &target.Output{Values: tt.a, Cols: len(tt.a)}
+		b := &target.Output{Values: tt.b, Cols: len(tt.b)}
+		diffs := target.CompareHost(a, b, []int{0}, []int{0}, tt.dt)
 		if tt.count == 0 {
 			if len(diffs) != 0 {
 				t.Errorf("%s: diffs %+v", tt.name, diffs)
@@ -499,19 +500,19 @@ func TestPaddedFillers(t *testing.T) {
 
 func TestLookupMakesOnce(t *testing.T) {
 	made, fail := 0, true
-	Register("test-lookup-once", func() (Target, error) {
+	target.Register("test-lookup-once", func() (target.Target, error) {
 		if fail {
 			fail = false
 			return nil, errors.New("no device yet")
 		}
 		made++
-		return &testTarget{info: Info{Name: "test-lookup-once", Op: spec.OpRMSNorm}}, nil
+		return &testTarget{info: target.Info{Name: "test-lookup-once", Op: spec.OpRMSNorm}}, nil
 	})
-	if _, err := Lookup("test-lookup-once"); err == nil {
+	if _, err := target.Lookup("test-lookup-once"); err == nil {
 		t.Fatal("a failing factory gave no error")
 	}
-	a, err1 := Lookup("test-lookup-once")
-	b, err2 := Lookup("test-lookup-once")
+	a, err1 := target.Lookup("test-lookup-once")
+	b, err2 := target.Lookup("test-lookup-once")
 	if err1 != nil || err2 != nil || a != b || made != 1 {
 		t.Fatalf("made %d targets (%v %v), same %v", made, err1, err2, a == b)
 	}

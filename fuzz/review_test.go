@@ -7,6 +7,7 @@ import (
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 func init() {
@@ -14,13 +15,13 @@ func init() {
 	// value fewer than its rows need; test-narrow-prefill: it claims one
 	// column fewer than the batch has; test-short-taps: it claims one tap
 	// column more than its taps hold (garbage from broken targets).
-	for name, spoil := range map[string]func(*Output){
-		"test-short-prefill":  func(o *Output) { o.Values = o.Values[:len(o.Values)-1] },
-		"test-narrow-prefill": func(o *Output) { o.Cols--; o.Values = o.Values[:len(o.Rows)*o.Cols] },
-		"test-short-taps":     func(o *Output) { o.TapCols++ },
+	for name, spoil := range map[string]func(*target.Output){
+		"test-short-prefill":  func(o *target.Output) { o.Values = o.Values[:len(o.Values)-1] },
+		"test-narrow-prefill": func(o *target.Output) { o.Cols--; o.Values = o.Values[:len(o.Rows)*o.Cols] },
+		"test-short-taps":     func(o *target.Output) { o.TapCols++ },
 	} {
-		t := &testTarget{info: Info{Name: name, Op: spec.OpAttnPrefill, Device: "test"},
-			run: func(_ context.Context, b *Batch, rows []int) (*Output, error) {
+		t := &testTarget{info: target.Info{Name: name, Op: spec.OpAttnPrefill, Device: "test"},
+			run: func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 				o, err := oracleRun(b, rows)
 				if err != nil {
 					return nil, err
@@ -28,7 +29,7 @@ func init() {
 				spoil(o)
 				return o, nil
 			}}
-		Register(name, func() (Target, error) { return t, nil })
+		target.Register(name, func() (target.Target, error) { return t, nil })
 	}
 }
 
@@ -69,11 +70,11 @@ func TestDeviceCompareKeepsPairOrder(t *testing.T) {
 		b[i] = 1
 	}
 	ra, rb := []int{3, 1, 2, 0}, []int{0, 1, 2, 3}
-	host := func(v []float32) *Output {
-		return &Output{Rows: []int{0, 1, 2, 3}, Cols: cols, DType: oracle.FP32, Values: v}
+	host := func(v []float32) *target.Output {
+		return &target.Output{Rows: []int{0, 1, 2, 3}, Cols: cols, DType: oracle.FP32, Values: v}
 	}
-	dev := func(v []float32) *Output {
-		return &Output{Rows: []int{0, 1, 2, 3}, Cols: cols, DType: oracle.FP32, Device: &fakeDevice{vals: v, cols: cols}}
+	dev := func(v []float32) *target.Output {
+		return &target.Output{Rows: []int{0, 1, 2, 3}, Cols: cols, DType: oracle.FP32, Device: &fakeDevice{vals: v, cols: cols}}
 	}
 	hd, _, err := compareOutputs(host(a), host(b), ra, rb, oracle.FP32)
 	if err != nil {

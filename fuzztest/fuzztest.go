@@ -3,7 +3,7 @@
 //
 //	func FuzzMyKernel(f *testing.F) {
 //		fuzztest.Fuzz(f, fuzztest.Options{
-//			Target:    mykernel.New(),                 // a fuzz.Target, or
+//			Target:    mykernel.New(),                 // a target.Target, or
 //			// Exec:   "python3 my_adapter.py rmsnorm", // a process (docs/protocol.md)
 //			Relations: []string{spec.RelBatchInvariance, spec.RelOracleParity},
 //		})
@@ -47,13 +47,14 @@ import (
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // Options say what to fuzz. Exactly one of Target and Exec is set; the
 // zero value of every other field is valid.
 type Options struct {
 	// Target is the kernel under test.
-	Target fuzz.Target
+	Target target.Target
 	// Exec is the command line of an external target (docs/protocol.md),
 	// started once per test process and reused.
 	Exec string
@@ -65,7 +66,7 @@ type Options struct {
 	// Against is the registered name of the second target of the
 	// two-target relations (path parity, logprob parity): e.g.
 	// "oracle-attn_decode" for a prefill kernel, or another of your
-	// targets registered with fuzz.Register.
+	// targets registered with target.Register.
 	Against string
 	// MaxElements caps a case's input values (gen.Elements); larger
 	// decoded cases are skipped so the fuzzer keeps a high rate. 0: 1<<18.
@@ -107,11 +108,11 @@ func register(opts Options) (string, error) {
 		// process), under base, or base#2, #3, ... when two differently
 		// configured kernels share a name in one test binary.
 		name := base
-		for k := 2; slices.Contains(fuzz.Names(), name); k++ {
+		for k := 2; slices.Contains(target.Names(), name); k++ {
 			name = fmt.Sprintf("%s#%d", base, k)
 		}
 		t := opts.Target
-		fuzz.Register(name, func() (fuzz.Target, error) { return t, nil })
+		target.Register(name, func() (target.Target, error) { return t, nil })
 		return name, nil
 	case opts.Exec != "":
 		if name, ok := byCmd[opts.Exec]; ok {
@@ -152,7 +153,7 @@ func newPlan(opts Options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := fuzz.Lookup(name)
+	t, err := target.Lookup(name)
 	if err != nil {
 		return nil, fmt.Errorf("fuzztest: %w", err)
 	}
@@ -162,7 +163,7 @@ func newPlan(opts Options) (*plan, error) {
 		p.max = DefaultMaxElements
 	}
 	if opts.Against != "" {
-		if _, err := fuzz.Lookup(opts.Against); err != nil {
+		if _, err := target.Lookup(opts.Against); err != nil {
 			return nil, fmt.Errorf("fuzztest: Against: %w", err)
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/corpus"
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // rmsKernel is a Go RMSNorm under test: the sequential schedule, or, with
@@ -24,11 +24,11 @@ type rmsKernel struct {
 
 var seqSchedule = oracle.RMSNormSchedule{Reduce: oracle.Sequential, Order: oracle.ScaleThenWeight}
 
-func (k rmsKernel) Info() fuzz.Info {
-	return fuzz.Info{Name: k.name, Op: spec.OpRMSNorm, Device: "cpu", Invariant: true, Schedule: seqSchedule.String()}
+func (k rmsKernel) Info() target.Info {
+	return target.Info{Name: k.name, Op: spec.OpRMSNorm, Device: "cpu", Invariant: true, Schedule: seqSchedule.String()}
 }
 
-func (k rmsKernel) Run(_ context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+func (k rmsKernel) Run(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	s := seqSchedule
 	if k.drift && b.RMSNorm.Rows%32 == 0 {
 		s.Reduce = oracle.Reduction{Threads: 4, Vec: 1}
@@ -43,7 +43,7 @@ func (k rmsKernel) Run(_ context.Context, b *fuzz.Batch, rows []int) (*fuzz.Outp
 			rows[i] = i
 		}
 	}
-	return &fuzz.Output{Rows: rows, Cols: b.Cols(), DType: b.OutDType(), Values: y}, nil
+	return &target.Output{Rows: rows, Cols: b.Cols(), DType: b.OutDType(), Values: y}, nil
 }
 
 // FuzzGoodKernel is the API as a team uses it: a kernel that holds every

@@ -16,6 +16,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // timeDevice runs f (under do) reps times between two events and
@@ -238,8 +239,8 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 	defer d.do(func() error { d.pool.put(x, w, dpairs); d.putSlot(res); d.putSlot(tres); return nil })
 	_, count := res.countAt(0)
 	_, tcount := tres.countAt(0)
-	run := func(n int) (*fuzz.Output, error) {
-		o := &fuzz.Output{}
+	run := func(n int) (*target.Output, error) {
+		o := &target.Output{}
 		out := newDevOut(d, n, in.Hidden, oracle.BF16)
 		o.Device = out
 		err := d.do(func() error {
@@ -258,7 +259,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 			return err
 		}
 		defer sm.Release()
-		waitTaps, err := big.DeviceTaps.(fuzz.CompareStarter).StartCompare(sm.DeviceTaps, pairs, pairs, oracle.FP32)
+		waitTaps, err := big.DeviceTaps.(target.CompareStarter).StartCompare(sm.DeviceTaps, pairs, pairs, oracle.FP32)
 		if err != nil {
 			return err
 		}
@@ -310,16 +311,16 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 	// kernels, the two compares, their events), back to back with no host
 	// waits; harness4 - queued is host time the GPU waited for.
 	queued, err := d.timeDevice(200, func() error {
-		var outs [2]*fuzz.Output
+		var outs [2]*target.Output
 		for i, n := range []int{in.Rows, small} {
-			o := &fuzz.Output{}
+			o := &target.Output{}
 			out := newDevOut(d, n, in.Hidden, oracle.BF16)
 			o.Device, outs[i] = out, o
 			if err := d.rmsnormOn(x, w, nil, n, in.Hidden, oracle.BF16, oracle.BF16, in.Eps, s, o, out); err != nil {
 				return err
 			}
 		}
-		buf := func(o fuzz.DeviceOutput) *buffer { return o.(*devOut).buf }
+		buf := func(o target.DeviceOutput) *buffer { return o.(*devOut).buf }
 		sa, err := d.enqueueCompare(buf(outs[0].Device), buf(outs[1].Device), oracle.BF16, oracle.BF16, oracle.BF16, in.Hidden, pairs, pairs)
 		if err != nil {
 			return err
@@ -394,7 +395,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 func BenchmarkRMSNormCheckEndToEnd(b *testing.B) {
 	ctx := context.Background()
 	tg := lookup2(b, Name(spec.OpRMSNorm))
-	mk := func(rows int) *fuzz.Batch {
+	mk := func(rows int) *target.Batch {
 		c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm, In: spec.BF16,
 			Out: spec.BF16, Dist: spec.DistNormal, Seed: 1, Eps: 1e-6, Shape: spec.Shape{Rows: rows, Hidden: 4096}}
 		bt, err := fuzz.Inputs(c)
@@ -428,8 +429,8 @@ func BenchmarkRMSNormCheckEndToEnd(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checks/s")
 }
 
-func lookup2(b *testing.B, name string) fuzz.Target {
-	tg, err := fuzz.Lookup(name)
+func lookup2(b *testing.B, name string) target.Target {
+	tg, err := target.Lookup(name)
 	if err != nil {
 		b.Fatal(err)
 	}

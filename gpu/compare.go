@@ -10,12 +10,12 @@ import (
 
 	"gorgonia.org/cu"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/target"
 )
 
 // devOut is a target's output held on the device: rows x cols values
-// stored as dt bits, row-major. It implements fuzz.DeviceOutput.
+// stored as dt bits, row-major. It implements target.DeviceOutput.
 //
 // Relations need not call Release: when an output becomes unreachable its
 // buffer goes back to the pool through a runtime cleanup.
@@ -64,7 +64,7 @@ const (
 // within each output) in dtype dt with the compare_rows kernel and returns
 // one summary per differing pair, ordered by i. Only the summaries cross to
 // the host.
-func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DType) ([]fuzz.RowDiff, error) {
+func (o *devOut) CompareRows(other target.DeviceOutput, ra, rb []int, dt oracle.DType) ([]target.RowDiff, error) {
 	wait, err := o.StartCompare(other, ra, rb, dt)
 	if err != nil {
 		return nil, err
@@ -72,10 +72,10 @@ func (o *devOut) CompareRows(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DT
 	return wait()
 }
 
-// StartCompare queues what CompareRows computes (fuzz.CompareStarter) and
+// StartCompare queues what CompareRows computes (target.CompareStarter) and
 // returns the wait for it, which must be called once: it blocks without
 // the device's lock and gives the compare's slot back.
-func (o *devOut) StartCompare(other fuzz.DeviceOutput, ra, rb []int, dt oracle.DType) (func() ([]fuzz.RowDiff, error), error) {
+func (o *devOut) StartCompare(other target.DeviceOutput, ra, rb []int, dt oracle.DType) (func() ([]target.RowDiff, error), error) {
 	p, ok := other.(*devOut)
 	if !ok {
 		return nil, fmt.Errorf("gpu compare: the other output (%T) is not on a GPU of this package", other)
@@ -98,7 +98,7 @@ func (o *devOut) StartCompare(other fuzz.DeviceOutput, ra, rb []int, dt oracle.D
 		}
 	}
 	if len(ra) == 0 {
-		return func() ([]fuzz.RowDiff, error) { return nil, nil }, nil
+		return func() ([]target.RowDiff, error) { return nil, nil }, nil
 	}
 	var sl *slot
 	err := o.d.do(func() (err error) {
@@ -108,7 +108,7 @@ func (o *devOut) StartCompare(other fuzz.DeviceOutput, ra, rb []int, dt oracle.D
 	if err != nil {
 		return nil, err
 	}
-	return func() ([]fuzz.RowDiff, error) { return o.d.finishCompare(sl, ra, rb) }, nil
+	return func() ([]target.RowDiff, error) { return o.d.finishCompare(sl, ra, rb) }, nil
 }
 
 // enqueueCompare queues a compare of the pairs (ra[i], rb[i]) on the
@@ -170,7 +170,7 @@ const countUnset = ^uint32(0)
 // finishCompare waits for a queued compare (Device.wait: without the
 // device's lock, so other work is queued meanwhile) and decodes the
 // summaries: one per differing pair, ordered by i.
-func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]fuzz.RowDiff, error) {
+func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]target.RowDiff, error) {
 	defer d.putSlot(sl)
 	if err := d.wait(sl.ev); err != nil {
 		d.locked(func() { d.dropResult(sl) })
@@ -190,7 +190,7 @@ func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]fuzz.RowDiff, error) {
 	if cnt > n {
 		return nil, fmt.Errorf("gpu compare: the kernel counted %d differing pairs of %d", cnt, n)
 	}
-	diffs := make([]fuzz.RowDiff, cnt)
+	diffs := make([]target.RowDiff, cnt)
 	pairs := make([]int, cnt)
 	err := d.do(func() error {
 		host := d.stage(4 * 8 * n)
@@ -206,7 +206,7 @@ func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]fuzz.RowDiff, error) {
 				return fmt.Errorf("gpu compare: summary %d names pair %d of %d", s, p, n)
 			}
 			pairs[s] = p
-			diffs[s] = fuzz.RowDiff{PosA: ra[p], PosB: rb[p], Count: int(g(1)), FirstCol: int(g(2)), MaxULPs: g(3)}
+			diffs[s] = target.RowDiff{PosA: ra[p], PosB: rb[p], Count: int(g(1)), FirstCol: int(g(2)), MaxULPs: g(3)}
 		}
 		return nil
 	})
@@ -230,7 +230,7 @@ func (d *Device) launchCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols in
 
 type byPair struct {
 	p []int
-	d []fuzz.RowDiff
+	d []target.RowDiff
 }
 
 func (s byPair) Len() int           { return len(s.p) }
@@ -278,7 +278,7 @@ func (o *devOut) Release() { o.free(o.d) }
 // Upload puts a host output on the device (stored as o.DType), so it can be
 // compared there with a device output: for tests and for relations that
 // hold one side on the host.
-func (d *Device) Upload(o *fuzz.Output) (fuzz.DeviceOutput, error) {
+func (d *Device) Upload(o *target.Output) (target.DeviceOutput, error) {
 	if len(o.Values) != len(o.Rows)*o.Cols {
 		return nil, fmt.Errorf("gpu upload: %d values for %d rows of %d", len(o.Values), len(o.Rows), o.Cols)
 	}

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TestCompareLeavesCountersZero: compare_rows's last block hands the count
@@ -18,7 +18,7 @@ import (
 func TestCompareLeavesCountersZero(t *testing.T) {
 	d := device(t)
 	for _, rows := range []int{1, 37, 1<<20 + 4099} {
-		a := &fuzz.Output{Rows: identityN(rows), Cols: 3, DType: oracle.BF16, Values: make([]float32, rows*3)}
+		a := &target.Output{Rows: identityN(rows), Cols: 3, DType: oracle.BF16, Values: make([]float32, rows*3)}
 		for i := range a.Values {
 			a.Values[i] = float32(i%251) / 8
 		}
@@ -35,8 +35,8 @@ func TestCompareLeavesCountersZero(t *testing.T) {
 			t.Fatal(err)
 		}
 		pairs := identityN(rows)
-		want := fmt.Sprint([]fuzz.RowDiff{{PosA: rows - 1, PosB: rows - 1, Count: 1, FirstCol: 2, MaxULPs: 1}})
-		for i, other := range []fuzz.DeviceOutput{db, da, db, da} {
+		want := fmt.Sprint([]target.RowDiff{{PosA: rows - 1, PosB: rows - 1, Count: 1, FirstCol: 2, MaxULPs: 1}})
+		for i, other := range []target.DeviceOutput{db, da, db, da} {
 			got, err := da.CompareRows(other, pairs, pairs, oracle.BF16)
 			if err != nil {
 				t.Fatal(err)

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 	"gorgonia.org/cu"
 )
 
@@ -59,16 +59,16 @@ func Devices() ([]*Device, error) {
 	return all, allErr
 }
 
-// Replicas returns t on every GPU this process sees (fuzz.Replicated, for
+// Replicas returns t on every GPU this process sees (target.Replicated, for
 // the cross_device relation): t itself for its own device, first, then a
 // copy with the same kernel and schedule policy on each other device, in
 // ordinal order. Info().Device names each one's device.
-func (t *Target) Replicas() ([]fuzz.Target, error) {
+func (t *Target) Replicas() ([]target.Target, error) {
 	ds, err := Devices()
 	if err != nil {
 		return nil, err
 	}
-	out := []fuzz.Target{t}
+	out := []target.Target{t}
 	for _, d := range ds {
 		if d == t.dev {
 			continue
@@ -85,6 +85,6 @@ func (t *Target) Replicas() ([]fuzz.Target, error) {
 // host. With one GPU visible the relation checks determinism and says so.
 func init() {
 	for _, op := range spec.Ops {
-		fuzz.RegisterPair(fuzz.Pair{Op: op, Relation: spec.RelCrossDevice, Targets: []string{Name(op)}})
+		target.RegisterPair(target.Pair{Op: op, Relation: spec.RelCrossDevice, Targets: []string{Name(op)}})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TestCrossDevice runs cross_device on every exact kernel: one replica per
@@ -23,11 +24,11 @@ func TestCrossDevice(t *testing.T) {
 	t.Logf("%d GPU(s) visible: cross_device %s", n, map[bool]string{true: "compares them all", false: "checks determinism only"}[n > 1])
 	r := rand.New(rand.NewSource(9))
 	for _, op := range spec.Ops {
-		tg, err := fuzz.Lookup(Name(op))
+		tg, err := target.Lookup(Name(op))
 		if err != nil {
 			t.Fatal(err)
 		}
-		reps, err := fuzz.CrossDevices(tg)
+		reps, err := target.CrossDevices(tg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,9 +33,9 @@ import (
 
 	"gorgonia.org/cu"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // cuBLAS target names.
@@ -92,12 +92,12 @@ func (d *Device) blas() (*blasHandle, error) {
 // any other output is computed in fp32 and rounded to nearest even on the
 // host, as the oracle rounds. The handle's math mode is cuBLAS's default.
 type cublasTarget struct {
-	info fuzz.Info
+	info target.Info
 	ex   bool
 	d    *Device
 }
 
-func (t *cublasTarget) Info() fuzz.Info { return t.info }
+func (t *cublasTarget) Info() target.Info { return t.info }
 
 // cudaType is the cudaDataType of dt.
 func cudaType(dt oracle.DType) C.int {
@@ -112,8 +112,8 @@ func cudaType(dt oracle.DType) C.int {
 
 // Run computes the whole batch with cuBLAS and returns the selected rows on
 // the host. A cuBLAS or CUDA error after the call wraps
-// fuzz.ErrTargetCrashed.
-func (t *cublasTarget) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+// target.ErrTargetCrashed.
+func (t *cublasTarget) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (t *cublasTarget) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuz
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
 	}
-	out := &fuzz.Output{Rows: sel, Cols: g.N, DType: g.Out, Values: make([]float32, len(sel)*g.N)}
+	out := &target.Output{Rows: sel, Cols: g.N, DType: g.Out, Values: make([]float32, len(sel)*g.N)}
 	if g.M == 0 {
 		return out, nil
 	}
@@ -168,14 +168,14 @@ func (t *cublasTarget) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuz
 			st = C.bp_sgemm(bh.h, C.int(g.M), C.int(g.N), C.int(g.K), C.ulonglong(x.ptr), C.ulonglong(w.ptr), C.ulonglong(y.ptr))
 		}
 		if st != C.CUBLAS_STATUS_SUCCESS {
-			return fmt.Errorf("%w: cublas gemm m %d n %d k %d: status %d", fuzz.ErrTargetCrashed, g.M, g.N, g.K, int(st))
+			return fmt.Errorf("%w: cublas gemm m %d n %d k %d: status %d", target.ErrTargetCrashed, g.M, g.N, g.K, int(st))
 		}
 		if err := cu.Synchronize(); err != nil {
-			return fmt.Errorf("%w: cublas gemm m %d n %d k %d: %w", fuzz.ErrTargetCrashed, g.M, g.N, g.K, err)
+			return fmt.Errorf("%w: cublas gemm m %d n %d k %d: %w", target.ErrTargetCrashed, g.M, g.N, g.K, err)
 		}
 		host := d.stage(ybytes)
 		if err := fromDevice(host, y, 0); err != nil {
-			return fmt.Errorf("%w: %w", fuzz.ErrTargetCrashed, err)
+			return fmt.Errorf("%w: %w", target.ErrTargetCrashed, err)
 		}
 		row := g.N * dsize(cdt)
 		for i, r := range sel {
@@ -202,7 +202,7 @@ func init() {
 		{CublasGemmEx, "cuBLAS cublasGemmEx with A and B in the case's input dtype (bf16, fp16 or fp32), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, C in the output dtype", true},
 	} {
 		c := c
-		fuzz.Register(c.name, func() (fuzz.Target, error) {
+		target.Register(c.name, func() (target.Target, error) {
 			d, err := Default()
 			if err != nil {
 				return nil, err
@@ -211,7 +211,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return &cublasTarget{ex: c.ex, d: d, info: fuzz.Info{Name: c.name, Op: spec.OpGEMM,
+			return &cublasTarget{ex: c.ex, d: d, info: target.Info{Name: c.name, Op: spec.OpGEMM,
 				Device: deviceName(d), Invariant: true, ULPBound: CublasULPBound,
 				Models: fmt.Sprintf("%s; cuBLAS version %d", c.models, bh.version)}}, nil
 		})

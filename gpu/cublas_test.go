@@ -10,6 +10,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TestCublasExact: on inputs whose every partial sum is exact (small
@@ -18,7 +19,7 @@ import (
 // rows must not depend on M.
 func TestCublasExact(t *testing.T) {
 	for _, name := range []string{CublasSgemm, CublasGemmEx} {
-		tg, err := fuzz.Lookup(name)
+		tg, err := target.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,12 +33,12 @@ func TestCublasExact(t *testing.T) {
 				for i := range g.W {
 					g.W[i] = float32(i%5 - 2)
 				}
-				b := &fuzz.Batch{Op: spec.OpGEMM, In: dt[0], Out: dt[1], GEMM: g}
+				b := &target.Batch{Op: spec.OpGEMM, In: dt[0], Out: dt[1], GEMM: g}
 				got, err := tg.Run(context.Background(), b, nil)
 				if err != nil {
 					t.Fatalf("%s %v m %d: %v", name, dt, m, err)
 				}
-				want, err := oracle.GEMM(*g, fuzz.OracleGEMMSchedule, nil)
+				want, err := oracle.GEMM(*g, target.OracleGEMMSchedule, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

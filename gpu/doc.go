@@ -18,6 +18,6 @@
 // tag. Without it the package still builds: Available reports ErrNoCUDA and
 // no GPU target is registered. With it, importing the package registers
 // the targets cuda-<op> (the exact kernels, Info.Schedule set) and
-// cuda-drift-<model> (the drift models) with fuzz.Register; their factories
+// cuda-drift-<model> (the drift models) with target.Register; their factories
 // fail with a clear error where no GPU or driver is found.
 package gpu

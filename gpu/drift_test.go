@@ -16,11 +16,12 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
-func lookup(t *testing.T, name string) fuzz.Target {
+func lookup(t *testing.T, name string) target.Target {
 	t.Helper()
-	tg, err := fuzz.Lookup(name)
+	tg, err := target.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func lookup(t *testing.T, name string) fuzz.Target {
 }
 
 // digest is the class of output row pos of o: its bits and its taps.
-func digest(t *testing.T, o *fuzz.Output, pos int) string {
+func digest(t *testing.T, o *target.Output, pos int) string {
 	t.Helper()
 	if err := o.ToHost(); err != nil {
 		t.Fatal(err)

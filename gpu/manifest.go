@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // ManifestVersion is the version of the kernel manifest format
@@ -254,7 +254,7 @@ func ParseManifest(path string, raw []byte) (*Manifest, error) {
 	case f.Schedule != "" && f.ULPBound != nil:
 		return nil, bad("schedule", "give a schedule (bitwise oracle parity) or ulp_bound, not both")
 	case f.Schedule != "":
-		if _, err := fuzz.ParseSchedule(m.Op, f.Schedule); err != nil {
+		if _, err := target.ParseSchedule(m.Op, f.Schedule); err != nil {
 			return nil, bad("schedule", "%v", err)
 		}
 		m.Schedule = f.Schedule
@@ -417,15 +417,15 @@ func (m *Manifest) Geometry(shape map[string]int64) (grid, block [3]int, shared 
 	return grid, block, shared, nil
 }
 
-// Info is the fuzz.Info of the user kernel target kernel:NAME: it claims
+// Info is the target.Info of the user kernel target kernel:NAME: it claims
 // invariance (that is what is tested), and oracle parity by its schedule
 // (bitwise) or its ulp bound.
-func (m *Manifest) Info(device string) fuzz.Info {
+func (m *Manifest) Info(device string) target.Info {
 	about := m.About
 	if about == "" {
 		about = "user kernel " + m.Entry
 	}
-	return fuzz.Info{Name: "kernel:" + m.Name, Op: m.Op, Device: device, Invariant: true,
+	return target.Info{Name: "kernel:" + m.Name, Op: m.Op, Device: device, Invariant: true,
 		Schedule: m.Schedule, ULPBound: m.ULPBound,
 		Models: fmt.Sprintf("%s (%s, entry %s, manifest %s)", about, filepath.Base(m.ImagePath), m.Entry, m.Path)}
 }
@@ -454,4 +454,4 @@ func ptxParamCount(ptx []byte, entry string) (int, error) {
 // implement the batch (a user kernel given a dtype its manifest does not
 // list, a cuBLAS target given an input dtype it has no call for). It is
 // not a crash: `bitparity worker` answers it as "unsupported".
-var ErrUnsupported = fuzz.ErrUnsupported
+var ErrUnsupported = target.ErrUnsupported

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TestNoCUDA checks that a build without the cuda tag says so plainly and
@@ -20,7 +20,7 @@ func TestNoCUDA(t *testing.T) {
 	if !strings.Contains(err.Error(), "built without CUDA") || !strings.Contains(err.Error(), "-tags cuda") {
 		t.Errorf("message %q should say the build has no CUDA and how to get it", err)
 	}
-	for _, n := range fuzz.Names() {
+	for _, n := range target.Names() {
 		if strings.HasPrefix(n, "cuda-") {
 			t.Errorf("target %s registered in a build without CUDA", n)
 		}

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // upload copies vals as dt bits to a pooled buffer (under do).
@@ -56,7 +56,7 @@ func blockFor(D int) int {
 // of exponentials). Run uploads the inputs and launches the kernels
 // without waiting for them: the first copy back to the host (a compare's
 // summary, a Fetch) waits and reports a kernel's failure.
-func (d *Device) Run(b *fuzz.Batch, s any, rows []int) (*fuzz.Output, error) {
+func (d *Device) Run(b *target.Batch, s oracle.Schedule, rows []int) (*target.Output, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (d *Device) Run(b *fuzz.Batch, s any, rows []int) (*fuzz.Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpu %s: %w", b.Op, err)
 	}
-	o := &fuzz.Output{Rows: sel, Cols: b.Cols(), DType: b.OutDType()}
+	o := &target.Output{Rows: sel, Cols: b.Cols(), DType: b.OutDType()}
 	out := newDevOut(d, len(sel), o.Cols, o.DType)
 	var run func() error
 	switch b.Op {
@@ -106,7 +106,7 @@ func (d *Device) Run(b *fuzz.Batch, s any, rows []int) (*fuzz.Output, error) {
 }
 
 // scheduleOf asserts that s is the schedule type S of the batch's op.
-func scheduleOf[S any](s any) (S, error) {
+func scheduleOf[S oracle.Schedule](s oracle.Schedule) (S, error) {
 	sch, ok := s.(S)
 	if !ok {
 		return sch, fmt.Errorf("schedule %T, want %T", s, sch)
@@ -122,7 +122,7 @@ func (d *Device) rowsel(rows, sel []int) (*buffer, error) {
 	return d.uploadInts(sel, false)
 }
 
-func (d *Device) rmsnorm(in *oracle.RMSNormInput, dt oracle.DType, s oracle.RMSNormSchedule, rows, sel []int, o *fuzz.Output, out *devOut) (func() error, error) {
+func (d *Device) rmsnorm(in *oracle.RMSNormInput, dt oracle.DType, s oracle.RMSNormSchedule, rows, sel []int, o *target.Output, out *devOut) (func() error, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (d *Device) rmsnorm(in *oracle.RMSNormInput, dt oracle.DType, s oracle.RMSN
 // order) into a new buffer of out, with its fp32 taps [sum of squares,
 // rstd] in a device output of two columns (o.DeviceTaps). It does not wait:
 // the next copy to the host (a compare's summary) does (under do).
-func (d *Device) rmsnormOn(x, w, rs *buffer, n, hidden int, dt, outDT oracle.DType, eps float32, s oracle.RMSNormSchedule, o *fuzz.Output, out *devOut) error {
+func (d *Device) rmsnormOn(x, w, rs *buffer, n, hidden int, dt, outDT oracle.DType, eps float32, s oracle.RMSNormSchedule, o *target.Output, out *devOut) error {
 	var err error
 	if out.buf, err = d.pool.get(n * hidden * dsize(outDT)); err != nil {
 		return err
@@ -173,7 +173,7 @@ func (d *Device) rmsnormOn(x, w, rs *buffer, n, hidden int, dt, outDT oracle.DTy
 // tapsOut gives o a device output for n rows of two fp32 taps
 // (o.DeviceTaps, o.TapCols = 2), which the relations compare on the device
 // with compare_rows in fp32 (under do).
-func (d *Device) tapsOut(o *fuzz.Output, n int) (*devOut, error) {
+func (d *Device) tapsOut(o *target.Output, n int) (*devOut, error) {
 	taps := newDevOut(d, n, 2, oracle.FP32)
 	var err error
 	if taps.buf, err = d.pool.get(8 * n); err != nil {
@@ -223,7 +223,7 @@ func (d *Device) gemm(in *oracle.GEMMInput, dt oracle.DType, s oracle.GEMMSchedu
 	}, nil
 }
 
-func (d *Device) logprob(in *oracle.LogProbInput, dt oracle.DType, s oracle.LogProbSchedule, rows, sel []int, o *fuzz.Output, out *devOut) (func() error, error) {
+func (d *Device) logprob(in *oracle.LogProbInput, dt oracle.DType, s oracle.LogProbSchedule, rows, sel []int, o *target.Output, out *devOut) (func() error, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 func device(t testing.TB) *Device {
@@ -25,9 +26,9 @@ func device(t testing.TB) *Device {
 
 // oracleRun is the oracle with schedule s on the selected rows of b, output
 // rounded to b.Out, with RMSNorm's and log-prob's taps.
-func oracleRun(b *fuzz.Batch, s any, rows []int) (*fuzz.Output, error) {
+func oracleRun(b *target.Batch, s oracle.Schedule, rows []int) (*target.Output, error) {
 	sel := b.Rows0(rows)
-	o := &fuzz.Output{Rows: sel, Cols: b.Cols(), DType: b.OutDType()}
+	o := &target.Output{Rows: sel, Cols: b.Cols(), DType: b.OutDType()}
 	var err error
 	switch b.Op {
 	case spec.OpRMSNorm:
@@ -71,7 +72,7 @@ func randReduction(r *rand.Rand) oracle.Reduction {
 // selected rows (nil: all).
 type parityCase struct {
 	c     spec.Case
-	sched any
+	sched oracle.Schedule
 	rows  []int
 }
 
@@ -81,7 +82,7 @@ type parityCase struct {
 func genParity(r *rand.Rand, op spec.Op, big bool) parityCase {
 	c := spec.Case{Version: spec.CaseVersion, Op: op, In: pick(r, dtypes...), Out: pick(r, dtypes...),
 		Dist: pick(r, dists...), Seed: r.Uint64(), GenVersion: spec.GeneratorVersion}
-	var s any
+	var s oracle.Schedule
 	switch op {
 	case spec.OpRMSNorm:
 		c.Shape = spec.Shape{Rows: 1 + r.IntN(24), Hidden: pick(r, 1, 3, 31, 64, 100, 257, 1024, 2048, 4096, 5000)}
@@ -153,7 +154,7 @@ func bitsEqual(dt oracle.DType, a, b []float32) (int, bool) {
 // cases, (1) the kernel's rows fetched to the host equal the oracle's bit
 // for bit (taps too), (2) the device compare of the kernel's output with
 // the oracle's output uploaded reports no differing row, and (3) on planted
-// differences the device compare returns exactly fuzz.CompareHost's
+// differences the device compare returns exactly target.CompareHost's
 // summaries.
 func TestParity(t *testing.T) {
 	d := device(t)
@@ -198,7 +199,7 @@ func TestParity(t *testing.T) {
 						math.Float32bits(got.Taps[j]), math.Float32bits(want.Taps[j]))
 				}
 				if got.DeviceTaps != nil { // the device compare of the taps, in fp32
-					upTaps, err := d.Upload(&fuzz.Output{Rows: want.Rows, Cols: want.TapCols, DType: oracle.FP32, Values: want.Taps})
+					upTaps, err := d.Upload(&target.Output{Rows: want.Rows, Cols: want.TapCols, DType: oracle.FP32, Values: want.Taps})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -251,7 +252,7 @@ func identityN(n int) []int {
 // checkPlanted flips bits in some rows of the oracle output, compares on
 // the device and on the host, in the output dtype and in a narrower one,
 // and requires the same summaries.
-func checkPlanted(t *testing.T, d *Device, r *rand.Rand, got *fuzz.Output, vals []float32, want *fuzz.Output) {
+func checkPlanted(t *testing.T, d *Device, r *rand.Rand, got *target.Output, vals []float32, want *target.Output) {
 	t.Helper()
 	bad := *want
 	bad.Values = slices.Clone(want.Values)
@@ -266,7 +267,7 @@ func checkPlanted(t *testing.T, d *Device, r *rand.Rand, got *fuzz.Output, vals 
 		t.Fatal(err)
 	}
 	defer up.Release()
-	host := &fuzz.Output{Rows: got.Rows, Cols: got.Cols, DType: got.DType, Values: vals}
+	host := &target.Output{Rows: got.Rows, Cols: got.Cols, DType: got.DType, Values: vals}
 	n := len(got.Rows)
 	ra, rb := identityN(n), identityN(n)
 	r.Shuffle(n, func(i, j int) { ra[i], ra[j] = ra[j], ra[i]; rb[i], rb[j] = rb[j], rb[i] })
@@ -275,10 +276,10 @@ func checkPlanted(t *testing.T, d *Device, r *rand.Rand, got *fuzz.Output, vals 
 		if err != nil {
 			t.Fatal(err)
 		}
-		hostDiffs := fuzz.CompareHost(host, &bad, ra, rb, cdt)
+		hostDiffs := target.CompareHost(host, &bad, ra, rb, cdt)
 		for i := range hostDiffs {
 			// compare_rows counts a +0 against -0 as a differing column
-			// (Count, FirstCol) but does not flag it (fuzz.DeviceOutput)
+			// (Count, FirstCol) but does not flag it (target.DeviceOutput)
 			hostDiffs[i].SignedZero = false
 		}
 		sortDiffs(dev)
@@ -289,8 +290,8 @@ func checkPlanted(t *testing.T, d *Device, r *rand.Rand, got *fuzz.Output, vals 
 	}
 }
 
-func sortDiffs(ds []fuzz.RowDiff) {
-	slices.SortFunc(ds, func(a, b fuzz.RowDiff) int { return a.PosA - b.PosA })
+func sortDiffs(ds []target.RowDiff) {
+	slices.SortFunc(ds, func(a, b target.RowDiff) int { return a.PosA - b.PosA })
 }
 
 // TestDecodeNegativeZero is the case of the oracle's fix 448de4e: with tile
@@ -302,7 +303,7 @@ func TestDecodeNegativeZero(t *testing.T) {
 	negZero := float32(math.Copysign(0, -1))
 	in := &oracle.DecodeInput{Q: []float32{1}, K: [][]float32{{0, 200}}, V: [][]float32{{-1, negZero}},
 		Heads: 1, KVHeads: 1, HeadDim: 1, Out: oracle.FP32}
-	b := &fuzz.Batch{Op: spec.OpAttnDecode, In: oracle.FP32, Out: oracle.FP32, Decode: in}
+	b := &target.Batch{Op: spec.OpAttnDecode, In: oracle.FP32, Out: oracle.FP32, Decode: in}
 	for _, splits := range []int{1, 2} {
 		s := oracle.AttentionSchedule{Tile: 1, Splits: splits}
 		want, err := oracle.Decode(*in, s, nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TestPoolReuse checks that device buffers are reused across cases: after
@@ -60,7 +61,7 @@ func TestPoolReuse(t *testing.T) {
 
 // TestConcurrentCompares: compares queued from many goroutines at once
 // (each waits outside the device's lock while another goroutine queues the
-// next) each return exactly their own summaries, as fuzz.CompareHost.
+// next) each return exactly their own summaries, as target.CompareHost.
 func TestConcurrentCompares(t *testing.T) {
 	d := device(t)
 	var wg sync.WaitGroup
@@ -72,7 +73,7 @@ func TestConcurrentCompares(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(g), 7))
 			for it := 0; it < 40; it++ {
 				rows, cols := 1+r.IntN(300), 1+r.IntN(700)
-				a := &fuzz.Output{Rows: identityN(rows), Cols: cols, DType: oracle.BF16, Values: make([]float32, rows*cols)}
+				a := &target.Output{Rows: identityN(rows), Cols: cols, DType: oracle.BF16, Values: make([]float32, rows*cols)}
 				for i := range a.Values {
 					a.Values[i] = oracle.BF16ToF32(uint16(r.Uint32()) &^ 0x4000) // exponent below 128: finite
 				}
@@ -100,7 +101,7 @@ func TestConcurrentCompares(t *testing.T) {
 					errs <- err
 					return
 				}
-				want := fuzz.CompareHost(a, &b, pairs, pairs, oracle.BF16)
+				want := target.CompareHost(a, &b, pairs, pairs, oracle.BF16)
 				for i := range want {
 					want[i].SignedZero = false
 				}
@@ -129,8 +130,8 @@ func TestPairCache(t *testing.T) {
 		return
 	}
 	r := rand.New(rand.NewPCG(3, 3))
-	mk := func(rows, cols int) *fuzz.Output {
-		o := &fuzz.Output{Rows: identityN(rows), Cols: cols, DType: oracle.FP32, Values: make([]float32, rows*cols)}
+	mk := func(rows, cols int) *target.Output {
+		o := &target.Output{Rows: identityN(rows), Cols: cols, DType: oracle.FP32, Values: make([]float32, rows*cols)}
 		for i := range o.Values {
 			o.Values[i] = float32(r.NormFloat64())
 		}
@@ -156,7 +157,7 @@ func TestPairCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fuzz.CompareHost(a, &b, ra, rb, oracle.FP32)
+		want := target.CompareHost(a, &b, ra, rb, oracle.FP32)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("pairs %v..: device %+v, host %+v", ra[:min(4, len(ra))], got, want)
 		}

@@ -6,10 +6,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/boundary/detect"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // Target is a GPU target: our exact kernels running the schedule its
@@ -18,18 +17,18 @@ import (
 // (cuda-drift-<model>) use package fuzz's drift policies, so a GPU drift
 // model and its CPU twin choose the same schedule for every batch.
 type Target struct {
-	info   fuzz.Info
-	policy func(b *fuzz.Batch) any
+	info   target.Info
+	policy func(b *target.Batch) oracle.Schedule
 	dev    *Device
 }
 
 // Info describes the target.
-func (t *Target) Info() fuzz.Info { return t.info }
+func (t *Target) Info() target.Info { return t.info }
 
 // Run uploads b, computes the selected rows (all when rows is nil) with the
 // schedule policy(b) chooses, and returns an output that stays on the
-// device (fuzz.DeviceOutput); relations compare it there.
-func (t *Target) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+// device (target.DeviceOutput); relations compare it there.
+func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -45,12 +44,12 @@ func (t *Target) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Outp
 
 // ExactSchedules are the schedules of the cuda-<op> targets: the oracle
 // targets' schedules, so cuda-<op> must equal oracle-<op> bit for bit.
-var ExactSchedules = map[spec.Op]any{
-	spec.OpRMSNorm:     fuzz.OracleRMSNormSchedule,
-	spec.OpGEMM:        fuzz.OracleGEMMSchedule,
-	spec.OpLogProb:     fuzz.OracleLogProbSchedule,
-	spec.OpAttnPrefill: fuzz.OracleAttentionSchedule,
-	spec.OpAttnDecode:  fuzz.OracleAttentionSchedule,
+var ExactSchedules = map[spec.Op]oracle.Schedule{
+	spec.OpRMSNorm:     target.OracleRMSNormSchedule,
+	spec.OpGEMM:        target.OracleGEMMSchedule,
+	spec.OpLogProb:     target.OracleLogProbSchedule,
+	spec.OpAttnPrefill: target.OracleAttentionSchedule,
+	spec.OpAttnDecode:  target.OracleAttentionSchedule,
 }
 
 // Name returns the registry name of op's exact GPU target: cuda-<op>.
@@ -61,8 +60,8 @@ func Name(op spec.Op) string { return "cuda-" + string(op) }
 type drift struct {
 	name     string
 	op       spec.Op
-	declared any
-	policy   func(*fuzz.Batch) any
+	declared oracle.Schedule
+	policy   func(*target.Batch) oracle.Schedule
 	models   string
 	expect   []string
 }
@@ -70,24 +69,24 @@ type drift struct {
 // Drifts lists the GPU drift models. Each must be found by the relations
 // in its expect list, exactly as its CPU twin (fuzz/driftmodels.go).
 var drifts = []drift{
-	{"cuda-drift-rmsnorm-te-mod32", spec.OpRMSNorm, fuzz.OracleRMSNormSchedule, fuzz.TERMSNormMod32,
+	{"cuda-drift-rmsnorm-te-mod32", spec.OpRMSNorm, target.OracleRMSNormSchedule, target.TERMSNormMod32,
 		"TransformerEngine RMSNorm on the GPU: reduction path chosen by rows % 32 (threads=128 vec=8 when rows % 32 == 0, else threads=256 vec=4)",
 		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
 	{"cuda-drift-rmsnorm-vllm-256", spec.OpRMSNorm,
-		oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 1024, Vec: 1}}, fuzz.VLLMRMSNorm256,
+		oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 1024, Vec: 1}}, target.VLLMRMSNorm256,
 		"vLLM rms_norm on the GPU: 1024-thread blocks below 256 tokens, 256-thread blocks from 256 tokens on",
 		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
-	{"cuda-drift-gemm-splitk-by-m", spec.OpGEMM, fuzz.OracleGEMMSchedule, fuzz.GEMMSplitKByM,
+	{"cuda-drift-gemm-splitk-by-m", spec.OpGEMM, target.OracleGEMMSchedule, target.GEMMSplitKByM,
 		"cuBLAS-like split-K chosen by M on the GPU: split-K 4 for M <= 64, none above",
 		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
-	{"cuda-drift-decode-splits-by-batch", spec.OpAttnDecode, fuzz.OracleAttentionSchedule, fuzz.DecodeSplitsByBatch,
+	{"cuda-drift-decode-splits-by-batch", spec.OpAttnDecode, target.OracleAttentionSchedule, target.DecodeSplitsByBatch,
 		"FlashDecoding num_splits chosen by batch size on the GPU: 4 KV splits while requests x heads < 132 SMs, 1 from 132 on",
 		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
-	{"cuda-drift-attn-tile48", spec.OpAttnPrefill, fuzz.Tile48, func(*fuzz.Batch) any { return fuzz.Tile48 },
+	{"cuda-drift-attn-tile48", spec.OpAttnPrefill, target.Tile48, func(*target.Batch) oracle.Schedule { return target.Tile48 },
 		"a FlashAttention generation with KV tile 48 on the GPU, against cuda-attn_prefill's tile 64: identical up to 48 KV tokens, different from 49",
 		[]string{spec.RelPathParity}},
-	{"cuda-drift-order-logprob-rows132", spec.OpLogProb, fuzz.OracleLogProbSchedule, func(b *fuzz.Batch) any { return detect.LogProbRows132(b) },
-		"a log-softmax kernel on the GPU whose block size follows the launch shape: 1024 threads per row below 132 rows, one warp per row from 132 on; only the fp32 sum of exponentials changes order (detect.LogProbRows132)",
+	{"cuda-drift-order-logprob-rows132", spec.OpLogProb, target.OracleLogProbSchedule, func(b *target.Batch) oracle.Schedule { return target.LogProbRows132(b) },
+		"a log-softmax kernel on the GPU whose block size follows the launch shape: 1024 threads per row below 132 rows, one warp per row from 132 on; only the fp32 sum of exponentials changes order (target.LogProbRows132)",
 		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
 }
 
@@ -97,36 +96,36 @@ func deviceName(d *Device) string { return fmt.Sprintf("cuda:%d (%s)", d.ord, d.
 func init() {
 	for _, op := range spec.Ops {
 		op, s := op, ExactSchedules[op]
-		fuzz.Register(Name(op), func() (fuzz.Target, error) {
+		target.Register(Name(op), func() (target.Target, error) {
 			d, err := Default()
 			if err != nil {
 				return nil, err
 			}
 			return &Target{
-				info: fuzz.Info{Name: Name(op), Op: op, Device: deviceName(d), Invariant: true, Schedule: fmt.Sprint(s),
+				info: target.Info{Name: Name(op), Op: op, Device: deviceName(d), Invariant: true, Schedule: s.String(),
 					Models: "bitparity's exact CUDA kernel (gpu/kernels), bitwise equal to the oracle with this schedule"},
-				policy: func(*fuzz.Batch) any { return s },
+				policy: func(*target.Batch) oracle.Schedule { return s },
 				dev:    d,
 			}, nil
 		})
 	}
 	for _, m := range drifts {
 		m := m
-		fuzz.Register(m.name, func() (fuzz.Target, error) {
+		target.Register(m.name, func() (target.Target, error) {
 			d, err := Default()
 			if err != nil {
 				return nil, err
 			}
 			return &Target{
-				info: fuzz.Info{Name: m.name, Op: m.op, Device: deviceName(d), Schedule: fmt.Sprint(m.declared),
+				info: target.Info{Name: m.name, Op: m.op, Device: deviceName(d), Schedule: m.declared.String(),
 					Models: m.models, Expect: m.expect},
 				policy: m.policy,
 				dev:    d,
 			}, nil
 		})
 	}
-	fuzz.RegisterPair(fuzz.Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
+	target.RegisterPair(target.Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
 		Targets: []string{Name(spec.OpAttnPrefill), Name(spec.OpAttnDecode)}})
-	fuzz.RegisterPair(fuzz.Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
+	target.RegisterPair(target.Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
 		Targets: []string{Name(spec.OpAttnPrefill), "cuda-drift-attn-tile48"}, Expect: true})
 }

@@ -5,22 +5,21 @@ package gpu
 import (
 	"fmt"
 
-	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TransformerOps runs the end-to-end transformer's reduction ops
 // (transformer.Ops) on a device with bitparity's exact kernels: each call
 // uploads its inputs as fp32 (exact for the model's bf16 or fp16 values),
 // runs the kernel with the schedule the path's kernel set chose, and
-// fetches the selected rows. Registered as the transformer backend "cuda",
-// so a case's targets "train:cuda/fixed" and "infer:cuda/fixed+..." run
-// that path on device 0.
+// fetches the selected rows. The command registers it as the transformer
+// backend "cuda" (cmd/bitparity/gpu_cuda.go), so a case's targets
+// "train:cuda/fixed" and "infer:cuda/fixed+..." run that path on device 0.
 type TransformerOps struct{ D *Device }
 
-func (t TransformerOps) run(b *fuzz.Batch, s any, sel []int) ([]float32, error) {
+func (t TransformerOps) run(b *target.Batch, s oracle.Schedule, sel []int) ([]float32, error) {
 	o, err := t.D.Run(b, s, sel)
 	if err != nil {
 		return nil, err
@@ -33,31 +32,21 @@ func (t TransformerOps) run(b *fuzz.Batch, s any, sel []int) ([]float32, error) 
 }
 
 func (t TransformerOps) RMSNorm(in oracle.RMSNormInput, s oracle.RMSNormSchedule, sel []int) ([]float32, error) {
-	return t.run(&fuzz.Batch{Op: spec.OpRMSNorm, In: oracle.FP32, Out: in.Out, RMSNorm: &in}, s, sel)
+	return t.run(&target.Batch{Op: spec.OpRMSNorm, In: oracle.FP32, Out: in.Out, RMSNorm: &in}, s, sel)
 }
 
 func (t TransformerOps) GEMM(in oracle.GEMMInput, s oracle.GEMMSchedule, sel []int) ([]float32, error) {
-	return t.run(&fuzz.Batch{Op: spec.OpGEMM, In: oracle.FP32, Out: in.Out, GEMM: &in}, s, sel)
+	return t.run(&target.Batch{Op: spec.OpGEMM, In: oracle.FP32, Out: in.Out, GEMM: &in}, s, sel)
 }
 
 func (t TransformerOps) LogProb(in oracle.LogProbInput, s oracle.LogProbSchedule, sel []int) ([]float32, error) {
-	return t.run(&fuzz.Batch{Op: spec.OpLogProb, In: oracle.FP32, Out: oracle.FP32, LogProb: &in}, s, sel)
+	return t.run(&target.Batch{Op: spec.OpLogProb, In: oracle.FP32, Out: oracle.FP32, LogProb: &in}, s, sel)
 }
 
 func (t TransformerOps) Prefill(in oracle.PrefillInput, s oracle.AttentionSchedule, sel []int) ([]float32, error) {
-	return t.run(&fuzz.Batch{Op: spec.OpAttnPrefill, In: oracle.FP32, Out: in.Out, Prefill: &in}, s, sel)
+	return t.run(&target.Batch{Op: spec.OpAttnPrefill, In: oracle.FP32, Out: in.Out, Prefill: &in}, s, sel)
 }
 
 func (t TransformerOps) Decode(in oracle.DecodeInput, s oracle.AttentionSchedule, sel []int) ([]float32, error) {
-	return t.run(&fuzz.Batch{Op: spec.OpAttnDecode, In: oracle.FP32, Out: in.Out, Decode: &in}, s, sel)
-}
-
-func init() {
-	transformer.RegisterBackend("cuda", func() (transformer.Ops, error) {
-		d, err := Default()
-		if err != nil {
-			return nil, err
-		}
-		return TransformerOps{D: d}, nil
-	})
+	return t.run(&target.Batch{Op: spec.OpAttnDecode, In: oracle.FP32, Out: in.Out, Decode: &in}, s, sel)
 }

@@ -13,6 +13,18 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
+// The command registers the "cuda" transformer backend
+// (cmd/bitparity/gpu_cuda.go); the tests here register it the same way.
+func init() {
+	transformer.RegisterBackend("cuda", func() (transformer.Ops, error) {
+		d, err := Default()
+		if err != nil {
+			return nil, err
+		}
+		return TransformerOps{D: d}, nil
+	})
+}
+
 // TestTransformerParity is the GPU half of the end-to-end check: over
 // fuzzed models and request mixes (transformer.Gen; one case in four with
 // KV lengths past 48), with fixed kernels,

@@ -11,9 +11,9 @@ import (
 
 	"gorgonia.org/cu"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // userKernel is the target kernel:NAME of a manifest: the user's PTX or
@@ -23,7 +23,7 @@ type userKernel struct {
 	m    *Manifest
 	d    *Device
 	fn   cu.Function
-	info fuzz.Info
+	info target.Info
 	// owned by the device's goroutine
 	args []uint64
 	argp []unsafe.Pointer
@@ -32,7 +32,7 @@ type userKernel struct {
 // NewUserKernel loads the manifest's image on the default device and
 // returns its target. Run it in a worker subprocess (`bitparity run
 // --kernel`): a user kernel that faults leaves the CUDA context unusable.
-func NewUserKernel(m *Manifest) (fuzz.Target, error) {
+func NewUserKernel(m *Manifest) (target.Target, error) {
 	d, err := Default()
 	if err != nil {
 		return nil, err
@@ -54,14 +54,14 @@ func NewUserKernel(m *Manifest) (fuzz.Target, error) {
 	return k, nil
 }
 
-func (k *userKernel) Info() fuzz.Info { return k.info }
+func (k *userKernel) Info() target.Info { return k.info }
 
 // Run launches the kernel on the whole batch b and returns the selected
 // rows on the host. The output buffer is filled with 0xff bytes (NaN in
 // every dtype) before the launch, so values the kernel never writes show.
 // A launch or synchronisation error (an illegal address, a sticky error)
-// wraps fuzz.ErrTargetCrashed.
-func (k *userKernel) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+// wraps target.ErrTargetCrashed.
+func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (k *userKernel) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.
 		shape["rows"], shape["vocab"] = int64(l.Rows), int64(l.Vocab)
 	}
 	n, cols, outDT := b.Rows(), b.Cols(), b.OutDType()
-	out := &fuzz.Output{Rows: sel, Cols: cols, DType: outDT, Values: make([]float32, len(sel)*cols)}
+	out := &target.Output{Rows: sel, Cols: cols, DType: outDT, Values: make([]float32, len(sel)*cols)}
 	if n == 0 {
 		return out, nil
 	}
@@ -141,7 +141,7 @@ func (k *userKernel) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.
 		bufs = append(bufs, y)
 		ptrs["y"] = y
 		if err := cu.MemsetD8(y.ptr, 0xff, int64(ybytes)); err != nil {
-			return fmt.Errorf("%w: gpu: clear the output: %w", fuzz.ErrTargetCrashed, err)
+			return fmt.Errorf("%w: gpu: clear the output: %w", target.ErrTargetCrashed, err)
 		}
 		k.args = k.args[:0]
 		for _, p := range m.Params {
@@ -167,14 +167,14 @@ func (k *userKernel) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.
 			k.argp = append(k.argp, unsafe.Pointer(&k.args[i]))
 		}
 		if err := k.fn.Launch(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, cu.Stream{}, k.argp); err != nil {
-			return fmt.Errorf("%w: launch %s grid %v block %v shared %d: %w", fuzz.ErrTargetCrashed, m.Entry, grid, block, shared, err)
+			return fmt.Errorf("%w: launch %s grid %v block %v shared %d: %w", target.ErrTargetCrashed, m.Entry, grid, block, shared, err)
 		}
 		if err := cu.Synchronize(); err != nil {
-			return fmt.Errorf("%w: %s on %d rows: %w", fuzz.ErrTargetCrashed, m.Entry, n, err)
+			return fmt.Errorf("%w: %s on %d rows: %w", target.ErrTargetCrashed, m.Entry, n, err)
 		}
 		host := d.stage(ybytes)
 		if err := fromDevice(host, y, 0); err != nil {
-			return fmt.Errorf("%w: %w", fuzz.ErrTargetCrashed, err)
+			return fmt.Errorf("%w: %w", target.ErrTargetCrashed, err)
 		}
 		row := cols * dsize(outDT)
 		for i, r := range sel {

@@ -2,9 +2,9 @@
 
 package gpu
 
-import "github.com/bitparity/bitparity/fuzz"
+import "github.com/bitparity/bitparity/target"
 
 // NewUserKernel makes the target of a user kernel. Without the cuda build
 // tag it fails with ErrNoCUDA (the manifest itself is checked by
 // LoadManifest in any build).
-func NewUserKernel(m *Manifest) (fuzz.Target, error) { return nil, ErrNoCUDA }
+func NewUserKernel(m *Manifest) (target.Target, error) { return nil, ErrNoCUDA }

@@ -17,6 +17,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TestMain lets this test binary serve a user kernel as a worker
@@ -83,7 +84,7 @@ func exampleDir() (string, func(), error) {
 func serveKernel(path string) int {
 	man, err := LoadManifest(path)
 	if err == nil {
-		var t fuzz.Target
+		var t target.Target
 		if t, err = NewUserKernel(man); err == nil {
 			err = external.Serve(context.Background(), os.Stdin, os.Stdout, t)
 		}
@@ -115,8 +116,8 @@ func inProcess(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !containsName(fuzz.Names(), k.Info().Name) {
-		fuzz.Register(k.Info().Name, func() (fuzz.Target, error) { return k, nil })
+	if !containsName(target.Names(), k.Info().Name) {
+		target.Register(k.Info().Name, func() (target.Target, error) { return k, nil })
 	}
 	return k.Info().Name
 }
@@ -218,7 +219,7 @@ func worker(t *testing.T, name string, timeout time.Duration) *external.Target {
 	return w
 }
 
-func batch(t *testing.T, rows int) *fuzz.Batch {
+func batch(t *testing.T, rows int) *target.Batch {
 	t.Helper()
 	b, err := fuzz.Inputs(userCase(rows, 256, spec.BF16, spec.BF16, 7))
 	if err != nil {
@@ -247,7 +248,7 @@ func TestUserKernelCrashes(t *testing.T) {
 			}
 			start := time.Now()
 			_, err := w.Run(ctx, batch(t, 16), nil)
-			if !errors.Is(err, fuzz.ErrTargetCrashed) {
+			if !errors.Is(err, target.ErrTargetCrashed) {
 				t.Fatalf("16 rows: error %v, want a crash", err)
 			}
 			for _, s := range tc.says {
@@ -273,7 +274,7 @@ func TestUserKernelCrashes(t *testing.T) {
 	// A campaign over the faulting kernel reports crash findings and goes on.
 	w := worker(t, "fault", 30*time.Second)
 	name := "kernel:fault-campaign"
-	fuzz.Register(name, func() (fuzz.Target, error) { return renamed{w, name}, nil })
+	target.Register(name, func() (target.Target, error) { return renamed{w, name}, nil })
 	res, err := (&fuzz.Campaign{Duration: 30 * time.Second, Seed: 1, Targets: []string{name}, MaxCases: 60, NoShrink: true}).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -296,4 +297,4 @@ type renamed struct {
 	name string
 }
 
-func (r renamed) Info() fuzz.Info { i := r.Target.Info(); i.Name = r.name; return i }
+func (r renamed) Info() target.Info { i := r.Target.Info(); i.Name = r.name; return i }

@@ -9,9 +9,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/boundary/detect"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 func init() {
@@ -67,8 +67,8 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 			list = append(list, detect.Model{Name: name, Relation: rel})
 		}
 	} else {
-		for _, n := range fuzz.Names() {
-			t, err := fuzz.Lookup(n)
+		for _, n := range target.Names() {
+			t, err := target.Lookup(n)
 			if err == nil && !t.Info().Invariant && len(t.Info().Expect) > 0 && t.Info().Device == "cpu" {
 				list = append(list, detect.Model{Name: n})
 			}

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // workerFlags are run's --kernel and --isolate.
@@ -95,11 +95,11 @@ func isolateList(s string, stderr io.Writer) []string {
 			out = append(out, t)
 			continue
 		}
-		for _, n := range fuzz.Names() {
+		for _, n := range target.Names() {
 			if !strings.HasPrefix(n, "cuda-") && !strings.HasPrefix(n, "cublas-") {
 				continue
 			}
-			tg, err := fuzz.Lookup(n)
+			tg, err := target.Lookup(n)
 			if err != nil {
 				fmt.Fprintf(stderr, "bitparity run: --isolate gpu: %s left out: %v\n", n, err)
 				continue

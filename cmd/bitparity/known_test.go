@@ -9,28 +9,28 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // claimsInvariant is a vendor kernel under test that claims batch
 // invariance but picks its reduction by rows % 32 (drift-rmsnorm-te-mod32
 // under another name): its findings are real, not negative controls.
-type claimsInvariant struct{ fuzz.Target }
+type claimsInvariant struct{ target.Target }
 
-func (c claimsInvariant) Info() fuzz.Info {
+func (c claimsInvariant) Info() target.Info {
 	i := c.Target.Info()
 	i.Name, i.Invariant, i.Expect, i.Device = "test-claims-invariant-rmsnorm", true, nil, "test"
 	return i
 }
 
-func (c claimsInvariant) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+func (c claimsInvariant) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	return c.Target.Run(ctx, b, rows)
 }
 
 func init() {
-	fuzz.Register("test-claims-invariant-rmsnorm", func() (fuzz.Target, error) {
-		t, err := fuzz.Lookup("drift-rmsnorm-te-mod32")
+	target.Register("test-claims-invariant-rmsnorm", func() (target.Target, error) {
+		t, err := target.Lookup("drift-rmsnorm-te-mod32")
 		return claimsInvariant{t}, err
 	})
 }

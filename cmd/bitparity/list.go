@@ -10,6 +10,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 func init() {
@@ -48,8 +49,8 @@ func listCmd(stdout, stderr io.Writer, args []string) error {
 	fmt.Fprintln(stdout, "\ntargets:")
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  NAME\tOP\tDEVICE\tINVARIANT\tSCHEDULE\tMODELS")
-	for _, name := range fuzz.Names() {
-		t, err := fuzz.Lookup(name)
+	for _, name := range target.Names() {
+		t, err := target.Lookup(name)
 		if err != nil {
 			fmt.Fprintf(tw, "  %s\t-\tunavailable\t-\t-\t%v\n", name, err)
 			continue

@@ -14,6 +14,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 func init() {
@@ -130,7 +131,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 // missingTargets names the case's targets this build does not have.
 func missingTargets(c spec.Case) []string {
 	have := map[string]bool{}
-	for _, n := range fuzz.Names() {
+	for _, n := range target.Names() {
 		have[n] = true
 	}
 	var out []string

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // failing is an RMSNorm target that fails every batch with an ordinary
@@ -15,16 +15,16 @@ import (
 // so no campaign pair includes it.
 type failing struct{}
 
-func (failing) Info() fuzz.Info {
-	return fuzz.Info{Name: "test-failing-rmsnorm", Op: spec.OpRMSNorm, Device: "test"}
+func (failing) Info() target.Info {
+	return target.Info{Name: "test-failing-rmsnorm", Op: spec.OpRMSNorm, Device: "test"}
 }
 
-func (failing) Run(context.Context, *fuzz.Batch, []int) (*fuzz.Output, error) {
+func (failing) Run(context.Context, *target.Batch, []int) (*target.Output, error) {
 	return nil, errors.New("no device")
 }
 
 func init() {
-	fuzz.Register("test-failing-rmsnorm", func() (fuzz.Target, error) { return failing{}, nil })
+	target.Register("test-failing-rmsnorm", func() (target.Target, error) { return failing{}, nil })
 }
 
 // TestRunCaseTargetFailure: `run --case` on a well-formed case whose target

@@ -17,6 +17,7 @@ import (
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 func init() {
@@ -101,7 +102,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	c.ProgressEvery = 200 * time.Millisecond
 	c.Progress = func(s fuzz.Stats) { last = s; prog.Update(s.Cases, s.Findings) }
 	for _, name := range c.Targets {
-		if _, err := fuzz.Lookup(name); err != nil {
+		if _, err := target.Lookup(name); err != nil {
 			return usageErr("run: %v", err)
 		}
 	}
@@ -198,7 +199,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string) erro
 	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Duration: spec.Duration(time.Since(start)),
 		Seed: c.Seed, Cases: 1, Env: fuzz.HostEnv(), Args: []string{"run", "--case", js}}
 	for _, name := range c.Targets {
-		if t, err := fuzz.Lookup(name); err == nil {
+		if t, err := target.Lookup(name); err == nil {
 			res.Targets = append(res.Targets, spec.TargetStats{Target: name, Cases: 1, Invariant: t.Info().Invariant,
 				Op: t.Info().Op, Relations: []string{c.Relation}})
 		}
@@ -286,13 +287,13 @@ type runSummaryT struct {
 
 func runSummarize(res *spec.Result, known *knownSet) runSummaryT {
 	s := runSummaryT{expected: map[string][]spec.Finding{}, known: map[string]string{}, knownSet: known}
-	drift := map[string]fuzz.Info{}
+	drift := map[string]target.Info{}
 	for _, ts := range res.Targets {
 		if ts.Invariant {
 			s.invFound += ts.Findings
 			continue
 		}
-		if t, err := fuzz.Lookup(ts.Target); err == nil {
+		if t, err := target.Lookup(ts.Target); err == nil {
 			drift[ts.Target] = t.Info()
 			s.controls = append(s.controls, ts.Target)
 		}

@@ -9,10 +9,10 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 func init() {
@@ -32,7 +32,7 @@ func init() {
 func workerCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	target := fs.String("target", "", "serve this registered target")
+	name := fs.String("target", "", "serve this registered target")
 	kernel := fs.String("kernel", "", "serve the user kernel of this manifest (docs/kernel-abi.md)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -40,10 +40,10 @@ func workerCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		return &exitError{code: spec.ExitUsage}
 	}
-	if (*target == "") == (*kernel == "") || fs.NArg() > 0 {
+	if (*name == "") == (*kernel == "") || fs.NArg() > 0 {
 		return usageErr("worker: give exactly one of --target NAME or --kernel MANIFEST")
 	}
-	var t fuzz.Target
+	var t target.Target
 	var err error
 	if *kernel != "" {
 		var m *gpu.Manifest
@@ -52,7 +52,7 @@ func workerCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		t, err = gpu.NewUserKernel(m)
 	} else {
-		t, err = fuzz.Lookup(*target)
+		t, err = target.Lookup(*name)
 	}
 	if err != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("worker: %w", err))
@@ -67,9 +67,9 @@ func workerCmd(stdout, stderr io.Writer, args []string) error {
 
 // unsupportedAs makes a target's gpu.ErrUnsupported errors (a dtype its
 // kernel does not take) the protocol's "unsupported" answer.
-type unsupportedAs struct{ fuzz.Target }
+type unsupportedAs struct{ target.Target }
 
-func (u unsupportedAs) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+func (u unsupportedAs) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	o, err := u.Target.Run(ctx, b, rows)
 	if err != nil && errors.Is(err, gpu.ErrUnsupported) {
 		return nil, fmt.Errorf("%w: %w", external.ErrUnsupported, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TestMain lets the test binary be a `bitparity worker` (env
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 	// variable (a worker target registered by one test and restarted by a
 	// later campaign), never the whole suite again.
 	if os.Getenv("BITPARITY_TEST_WORKER") == "1" || len(os.Args) > 1 && os.Args[1] == "worker" {
-		fuzz.Register("test-faulty-rmsnorm", func() (fuzz.Target, error) { return faulty{}, nil })
+		target.Register("test-faulty-rmsnorm", func() (target.Target, error) { return faulty{}, nil })
 		os.Exit(exitCode(run(os.Stdout, os.Stderr, os.Args[1:])))
 	}
 	os.Exit(m.Run())
@@ -34,19 +35,19 @@ func TestMain(m *testing.M) {
 // wrote to an illegal address, and batches of 11 rows hang.
 type faulty struct{}
 
-func (faulty) Info() fuzz.Info {
+func (faulty) Info() target.Info {
 	i := mustLookup("oracle-rmsnorm").Info()
 	i.Name, i.Models = "test-faulty-rmsnorm", "oracle RMSNorm that faults at 7 rows and hangs at 11 (test only)"
 	return i
 }
 
-func (faulty) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+func (faulty) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	n := b.Rows()
 	var mod int
 	fmt.Sscan(os.Getenv("BITPARITY_TEST_FAULT_MOD"), &mod)
 	if n == 7 || mod > 0 && n > 1 && n%mod == 1 {
 		fmt.Fprintln(os.Stderr, "simulated CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered")
-		return nil, fmt.Errorf("rmsnorm %d rows: %w: simulated illegal address", n, fuzz.ErrTargetCrashed)
+		return nil, fmt.Errorf("rmsnorm %d rows: %w: simulated illegal address", n, target.ErrTargetCrashed)
 	}
 	if n == 11 {
 		time.Sleep(time.Hour)
@@ -54,8 +55,8 @@ func (faulty) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output,
 	return mustLookup("oracle-rmsnorm").Run(ctx, b, rows)
 }
 
-func mustLookup(name string) fuzz.Target {
-	t, err := fuzz.Lookup(name)
+func mustLookup(name string) target.Target {
+	t, err := target.Lookup(name)
 	if err != nil {
 		panic(err)
 	}
@@ -71,7 +72,7 @@ func workerCmdline(t *testing.T, env string) string {
 	return "BITPARITY_TEST_WORKER=1 " + env + " exec " + shQuote(exe) + " worker --target test-faulty-rmsnorm"
 }
 
-func rmsBatch(t *testing.T, rows int) *fuzz.Batch {
+func rmsBatch(t *testing.T, rows int) *target.Batch {
 	t.Helper()
 	c := spec.Case{Version: spec.CaseVersion, Op: spec.OpRMSNorm, Relation: spec.RelDeterminism,
 		Shape: spec.Shape{Rows: rows, Hidden: 64}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Dist: spec.DistNormal, Seed: 3}
@@ -83,7 +84,7 @@ func rmsBatch(t *testing.T, rows int) *fuzz.Batch {
 }
 
 // TestWorkerSupervision: a worker that faults or hangs becomes an error
-// wrapping fuzz.ErrTargetCrashed with the worker's error; the next batch
+// wrapping target.ErrTargetCrashed with the worker's error; the next batch
 // gets a fresh worker whose results are bitwise the in-process target's.
 func TestWorkerSupervision(t *testing.T) {
 	w, err := external.New(workerCmdline(t, ""), "", external.Options{Name: "worker:test", Timeout: 2 * time.Second})
@@ -115,8 +116,8 @@ func TestWorkerSupervision(t *testing.T) {
 	crash := func(rows int, says string) {
 		t.Helper()
 		_, err := w.Run(ctx, rmsBatch(t, rows), nil)
-		if !errors.Is(err, fuzz.ErrTargetCrashed) {
-			t.Fatalf("%d rows: error %v does not wrap fuzz.ErrTargetCrashed", rows, err)
+		if !errors.Is(err, target.ErrTargetCrashed) {
+			t.Fatalf("%d rows: error %v does not wrap target.ErrTargetCrashed", rows, err)
 		}
 		if !strings.Contains(err.Error(), says) {
 			t.Fatalf("%d rows: error %q does not say %q", rows, err, says)

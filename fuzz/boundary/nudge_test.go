@@ -11,6 +11,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/boundary"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // nudgeCases are one case per op (and per input/output dtype kind) with
@@ -61,7 +62,7 @@ func nearShare(t *testing.T, c spec.Case, tuned func(int) bool) float64 {
 			}
 		}
 	}
-	tg, err := fuzz.Lookup(fuzz.OracleName(c.Op))
+	tg, err := target.Lookup(target.OracleName(c.Op))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestNudgeRowsIndependent(t *testing.T) {
 
 // tensors lists a batch's per-row tensors as bits (decode caches of all
 // requests concatenated; W tensors shared by all rows are left out).
-func tensors(b *fuzz.Batch) map[string][]uint32 {
+func tensors(b *target.Batch) map[string][]uint32 {
 	bits := func(v []float32) []uint32 {
 		out := make([]uint32, len(v))
 		for i, x := range v {

@@ -9,10 +9,11 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // bigBatch is the seed's batch: RMSNorm, 2274 rows x 4096, bf16 in and out.
-func bigBatch(b *testing.B) *fuzz.Batch {
+func bigBatch(b *testing.B) *target.Batch {
 	c := testCase(spec.OpRMSNorm, spec.BF16, spec.BF16, spec.DistNormal, 1)
 	c.Shape = spec.Shape{Rows: 2274, Hidden: 4096}
 	bt, err := fuzz.Inputs(c)

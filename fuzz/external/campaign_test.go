@@ -8,6 +8,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TestCampaignOverNumpy runs a short campaign over the NumPy adapter's five
@@ -76,7 +77,7 @@ func TestCrashFinding(t *testing.T) {
 	if f, err := fuzz.Check(context.Background(), c); err != nil || f != nil {
 		t.Fatalf("the next case: finding %+v, error %v", f, err)
 	}
-	tg, err := fuzz.Lookup(name)
+	tg, err := target.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package external makes any process that speaks the bitparity process
-// protocol (docs/protocol.md) a fuzz.Target: a PyTorch op, a Triton
+// protocol (docs/protocol.md) a target.Target: a PyTorch op, a Triton
 // kernel, a NumPy reference, a binary in any language.
 //
 // The harness starts the adapter once (/bin/sh -c CMDLINE) and talks to it
@@ -11,7 +11,7 @@
 //
 // A process that crashes, hangs past the per-request timeout or answers a
 // frame that breaks the protocol is killed; Run returns an error wrapping
-// fuzz.ErrTargetCrashed (naming the frame and field, with the tail of the
+// target.ErrTargetCrashed (naming the frame and field, with the tail of the
 // adapter's stderr) and the next Run starts a new process, so a campaign
 // records a crash finding and goes on.
 //

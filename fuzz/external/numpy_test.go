@@ -8,6 +8,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // numpyTarget starts the NumPy adapter for op (extra args such as --blas).
@@ -43,7 +44,7 @@ func testCase(op spec.Op, in, out spec.DType, dist spec.Dist, seed uint64) spec.
 // diff compares two outputs row by row in dtype dt: the number of
 // differing values (by bits), the largest ulp distance and the first
 // difference in words.
-func diff(dt oracle.DType, a, b *fuzz.Output) (n int, maxULPs uint64, first string) {
+func diff(dt oracle.DType, a, b *target.Output) (n int, maxULPs uint64, first string) {
 	if len(a.Values) != len(b.Values) {
 		return -1, 0, fmt.Sprintf("%d values vs %d", len(a.Values), len(b.Values))
 	}
@@ -62,7 +63,7 @@ func diff(dt oracle.DType, a, b *fuzz.Output) (n int, maxULPs uint64, first stri
 	return n, maxULPs, first
 }
 
-func run(t *testing.T, tg fuzz.Target, b *fuzz.Batch, rows []int) *fuzz.Output {
+func run(t *testing.T, tg target.Target, b *target.Batch, rows []int) *target.Output {
 	t.Helper()
 	o, err := tg.Run(context.Background(), b, rows)
 	if err != nil {
@@ -107,12 +108,12 @@ func TestNumpyOracleParity(t *testing.T) {
 			targets[key] = tg
 		}
 		info := tg.Info()
-		var ref fuzz.Target
+		var ref target.Target
 		var err error
 		if info.Schedule != "" {
-			ref, err = fuzz.OracleFor(tg)
+			ref, err = target.OracleFor(tg)
 		} else {
-			ref, err = fuzz.Lookup(fuzz.OracleName(tt.op))
+			ref, err = target.Lookup(target.OracleName(tt.op))
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 var (
@@ -58,18 +58,18 @@ func CloseAll() {
 }
 
 // Register adds an external target to the fuzz registry under name, started
-// lazily: the first fuzz.Lookup(name) starts cmdline and performs the
+// lazily: the first target.Lookup(name) starts cmdline and performs the
 // handshake (New with op, possibly empty, and opts, the target named name);
 // every later Lookup returns the same target, so one process serves the
 // whole campaign. A failed start is remembered and returned by every
-// Lookup. It panics on a duplicate name, as fuzz.Register does.
+// Lookup. It panics on a duplicate name, as target.Register does.
 func Register(name, cmdline string, op spec.Op, opts Options) {
 	opts.Name = name
 	remember(name, cmdline)
 	var once sync.Once
 	var t *Target
 	var err error
-	fuzz.Register(name, func() (fuzz.Target, error) {
+	target.Register(name, func() (target.Target, error) {
 		once.Do(func() {
 			if t, err = New(cmdline, op, opts); err == nil {
 				track(t)
@@ -84,14 +84,14 @@ func Register(name, cmdline string, op spec.Op, opts Options) {
 
 // Add starts cmdline, performs the handshake, and registers the running
 // target in the fuzz registry under its name (opts.Name, or exec:NAME from
-// the adapter's hello); fuzz.Lookup returns this same target.
+// the adapter's hello); target.Lookup returns this same target.
 func Add(cmdline string, op spec.Op, opts Options) (*Target, error) {
 	t, err := New(cmdline, op, opts)
 	if err != nil {
 		return nil, err
 	}
 	name := t.Info().Name
-	for _, n := range fuzz.Names() {
+	for _, n := range target.Names() {
 		if n == name {
 			t.Close()
 			return nil, fmt.Errorf("external target %q: a target named %s is already registered (set a name)", cmdline, name)
@@ -99,7 +99,7 @@ func Add(cmdline string, op spec.Op, opts Options) (*Target, error) {
 	}
 	track(t)
 	remember(name, cmdline)
-	fuzz.Register(name, func() (fuzz.Target, error) { return t, nil })
+	target.Register(name, func() (target.Target, error) { return t, nil })
 	return t, nil
 }
 
@@ -128,7 +128,7 @@ func AddAll(cmdlines []string, opts Options) ([]string, error) {
 	for _, p := range ts {
 		for _, d := range ts {
 			if p.Info().Op == spec.OpAttnPrefill && d.Info().Op == spec.OpAttnDecode && adapterBase(p) == adapterBase(d) {
-				fuzz.RegisterPair(fuzz.Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
+				target.RegisterPair(target.Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
 					Targets: []string{p.Info().Name, d.Info().Name}})
 			}
 		}

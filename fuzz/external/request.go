@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // requestFrame builds the request frame of batch b (docs/protocol.md,
@@ -15,7 +15,7 @@ import (
 // tensors in the input dtype, plus "rows" (I64) when rows is not nil.
 // Tensor bytes are written into scratch (grown when short, returned for
 // reuse).
-func requestFrame(b *fuzz.Batch, rows []int, seq int, scratch []byte) (*frame, []byte, error) {
+func requestFrame(b *target.Batch, rows []int, seq int, scratch []byte) (*frame, []byte, error) {
 	type spec_ struct {
 		name  string
 		dtype string
@@ -107,7 +107,7 @@ func requestFrame(b *fuzz.Batch, rows []int, seq int, scratch []byte) (*frame, [
 // decodeReply checks a reply frame against its request and returns the
 // output: frame "reply", the same seq, tensor "y" of the output dtype and
 // shape [selected rows, cols], optional "taps" F32 [selected rows, k].
-func decodeReply(rep *frame, b *fuzz.Batch, rows []int, seq int, name string) (*fuzz.Output, error) {
+func decodeReply(rep *frame, b *target.Batch, rows []int, seq int, name string) (*target.Output, error) {
 	bad := func(field, format string, a ...any) error {
 		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, a...)}
 	}
@@ -138,7 +138,7 @@ func decodeReply(rep *frame, b *fuzz.Batch, rows []int, seq int, name string) (*
 	if !slices.Equal(y.shape, []int{len(sel), cols}) {
 		return nil, bad(`tensor "y"`, "shape [%d %d] expected, got %v", len(sel), cols, y.shape)
 	}
-	out := &fuzz.Output{Rows: sel, Cols: cols, DType: dt, Values: make([]float32, len(sel)*cols)}
+	out := &target.Output{Rows: sel, Cols: cols, DType: dt, Values: make([]float32, len(sel)*cols)}
 	if err := decodeFloats(out.Values, y); err != nil {
 		return nil, bad(`tensor "y"`, "%v", err)
 	}

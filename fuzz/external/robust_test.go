@@ -9,9 +9,10 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
-func rmsBatch(t *testing.T, rows int) *fuzz.Batch {
+func rmsBatch(t *testing.T, rows int) *target.Batch {
 	t.Helper()
 	c := testCase(spec.OpRMSNorm, spec.BF16, spec.BF16, spec.DistNormal, 3)
 	c.Shape = spec.Shape{Rows: rows, Hidden: 64}
@@ -24,7 +25,7 @@ func rmsBatch(t *testing.T, rows int) *fuzz.Batch {
 
 // checkEcho checks that the misbehaving adapter's normal answer, y = x,
 // arrived intact.
-func checkEcho(t *testing.T, b *fuzz.Batch, o *fuzz.Output) {
+func checkEcho(t *testing.T, b *target.Batch, o *target.Output) {
 	t.Helper()
 	for i, v := range o.Values {
 		if v != b.RMSNorm.X[i] {
@@ -40,7 +41,7 @@ func checkEcho(t *testing.T, b *fuzz.Batch, o *fuzz.Output) {
 func TestMisbehavingAdapters(t *testing.T) {
 	tests := []struct {
 		mode        string
-		crash       bool // wraps fuzz.ErrTargetCrashed
+		crash       bool // wraps target.ErrTargetCrashed
 		unsupported bool // wraps ErrUnsupported
 		restart     bool // the next batch needs a new process
 		want        []string
@@ -74,7 +75,7 @@ func TestMisbehavingAdapters(t *testing.T) {
 			}
 			checkEcho(t, ok4, o)
 			o, err = tg.Run(ctx, bad, nil)
-			if got := errors.Is(err, fuzz.ErrTargetCrashed); got != tt.crash {
+			if got := errors.Is(err, target.ErrTargetCrashed); got != tt.crash {
 				t.Fatalf("errors.Is(err, ErrTargetCrashed) = %v, want %v; err = %v", got, tt.crash, err)
 			}
 			if got := errors.Is(err, ErrUnsupported); got != tt.unsupported {
@@ -117,7 +118,7 @@ func TestCancelIsNotACrash(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err = tg.Run(ctx, rmsBatch(t, 13), nil)
-	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, fuzz.ErrTargetCrashed) {
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, target.ErrTargetCrashed) {
 		t.Fatalf("got %v, want the context's deadline error and no crash", err)
 	}
 	if _, err := tg.Run(context.Background(), rmsBatch(t, 4), nil); err != nil {

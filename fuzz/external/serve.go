@@ -9,9 +9,9 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // Serve is the adapter side of the process protocol in Go: it answers the
@@ -21,11 +21,11 @@ import (
 // subprocess, so a fault or a hang kills the worker, not the campaign.
 //
 // A Run error wrapping ErrUnsupported is answered with an error frame
-// of kind "unsupported"; one wrapping fuzz.ErrTargetCrashed makes Serve
+// of kind "unsupported"; one wrapping target.ErrTargetCrashed makes Serve
 // return it (the worker then exits, and the harness restarts it: a GPU
 // context after a fault is unusable); any other error is answered with an
 // error frame of kind "failure".
-func Serve(ctx context.Context, r io.Reader, w io.Writer, t fuzz.Target) error {
+func Serve(ctx context.Context, r io.Reader, w io.Writer, t target.Target) error {
 	info := t.Info()
 	var buf []byte
 	hello, buf, err := readFrame(r, buf, "hello frame 0")
@@ -73,7 +73,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, t fuzz.Target) error {
 		}
 		if err != nil {
 			switch {
-			case errors.Is(err, fuzz.ErrTargetCrashed):
+			case errors.Is(err, target.ErrTargetCrashed):
 				return fmt.Errorf("%s: %w", name, err)
 			case errors.Is(err, ErrUnsupported):
 				err = writeFrame(w, &frame{meta: map[string]string{"frame": "error", "seq": sseq, "kind": "unsupported", "message": err.Error()}})
@@ -99,19 +99,19 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, t fuzz.Target) error {
 }
 
 // hostValues fetches a device output's rows to the host and releases it.
-func hostValues(o *fuzz.Output) error {
+func hostValues(o *target.Output) error {
 	err := o.ToHost()
 	o.Release()
 	o.Device, o.DeviceTaps = nil, nil
 	if err != nil {
-		return fmt.Errorf("fetch the output: %w: %w", fuzz.ErrTargetCrashed, err)
+		return fmt.Errorf("fetch the output: %w: %w", target.ErrTargetCrashed, err)
 	}
 	return nil
 }
 
 // decodeRequest is the inverse of requestFrame: the batch and the selected
 // rows (nil: all) of a request frame.
-func decodeRequest(f *frame, name string) (*fuzz.Batch, []int, error) {
+func decodeRequest(f *frame, name string) (*target.Batch, []int, error) {
 	bad := func(field, format string, a ...any) error {
 		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, a...)}
 	}
@@ -158,7 +158,7 @@ func decodeRequest(f *frame, name string) (*fuzz.Batch, []int, error) {
 		}
 		return decodeInts(t)
 	}
-	b := &fuzz.Batch{Op: spec.Op(f.meta["op"]), In: in, Out: out}
+	b := &target.Batch{Op: spec.Op(f.meta["op"]), In: in, Out: out}
 	switch b.Op {
 	case spec.OpRMSNorm:
 		x, xs, err := floats("x", 2)

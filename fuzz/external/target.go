@@ -10,15 +10,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // ErrUnsupported is wrapped by Run's error when the adapter declined a
 // batch it does not implement (an "error" frame of kind "unsupported", for
 // example fp16 inputs to an adapter that only takes bf16). It is not a
 // crash: the process stays up and the case is skipped.
-var ErrUnsupported = fuzz.ErrUnsupported
+var ErrUnsupported = target.ErrUnsupported
 
 // Options configure an external target. The zero value is valid.
 type Options struct {
@@ -27,7 +27,7 @@ type Options struct {
 	Name string
 	// Timeout bounds one request (write, compute, reply); 2 minutes when
 	// zero. A request that takes longer is a hang: the process is killed
-	// and Run returns an error wrapping fuzz.ErrTargetCrashed.
+	// and Run returns an error wrapping target.ErrTargetCrashed.
 	Timeout time.Duration
 	// StartTimeout bounds the start and the handshake; 2 minutes when zero
 	// (importing torch and initialising CUDA takes seconds).
@@ -58,13 +58,13 @@ func (o Options) startTimeout() time.Duration {
 // Target is an op implemented by an external process that speaks the
 // bitparity process protocol (docs/protocol.md). The process is started
 // once and reused for every batch; when it crashes, hangs or answers
-// garbage, Run returns an error wrapping fuzz.ErrTargetCrashed and the next
+// garbage, Run returns an error wrapping target.ErrTargetCrashed and the next
 // Run starts a fresh process. Run calls are serialized.
 type Target struct {
 	cmdline string
 	op      spec.Op
 	opts    Options
-	info    fuzz.Info
+	info    target.Info
 	hello   map[string]string
 
 	mu       sync.Mutex
@@ -75,12 +75,12 @@ type Target struct {
 	replyBuf []byte // reply frame bytes, reused
 }
 
-var _ fuzz.Target = (*Target)(nil)
+var _ target.Target = (*Target)(nil)
 
 // New starts cmdline (run by /bin/sh -c), performs the handshake and
 // returns the target. op may be empty: the target then runs the op the
 // adapter names in its hello. The adapter's declared schedule must be one
-// fuzz.ParseSchedule reads. Close ends the process.
+// target.ParseSchedule reads. Close ends the process.
 func New(cmdline string, op spec.Op, opts Options) (*Target, error) {
 	if strings.TrimSpace(cmdline) == "" {
 		return nil, errors.New("external target: empty command line")
@@ -100,7 +100,7 @@ func New(cmdline string, op spec.Op, opts Options) (*Target, error) {
 		return nil, fmt.Errorf("external target %q: hello frame 0: field \"ulp_bound\": %q is not an unsigned integer", cmdline, h["ulp_bound"])
 	}
 	if s := h["schedule"]; s != "" {
-		if _, err := fuzz.ParseSchedule(t.op, s); err != nil {
+		if _, err := target.ParseSchedule(t.op, s); err != nil {
 			t.Close()
 			return nil, fmt.Errorf("external target %q: hello frame 0: field \"schedule\": %w", cmdline, err)
 		}
@@ -113,7 +113,7 @@ func New(cmdline string, op spec.Op, opts Options) (*Target, error) {
 	if d := h["device"]; d != "" {
 		dev += ":" + d
 	}
-	t.info = fuzz.Info{
+	t.info = target.Info{
 		Name:      name,
 		Op:        t.op,
 		Device:    dev,
@@ -126,7 +126,7 @@ func New(cmdline string, op spec.Op, opts Options) (*Target, error) {
 }
 
 // Info describes the target as the adapter declared it in its hello.
-func (t *Target) Info() fuzz.Info { return t.info }
+func (t *Target) Info() target.Info { return t.info }
 
 // Hello returns the adapter's hello metadata (name, op, device, invariant,
 // schedule, ulp_bound, about and any extra fields it sent).
@@ -255,12 +255,12 @@ func indent(s string) string {
 // Run sends the batch to the adapter and returns its outputs for the
 // selected rows (all rows when rows is nil). A process that exits, hangs
 // past Options.Timeout, or answers a frame that breaks the protocol is
-// killed and Run returns an error wrapping fuzz.ErrTargetCrashed that names
+// killed and Run returns an error wrapping target.ErrTargetCrashed that names
 // the frame and field; the next Run restarts it. An adapter's "failure"
-// error frame (an exception in the op) also wraps fuzz.ErrTargetCrashed but
+// error frame (an exception in the op) also wraps target.ErrTargetCrashed but
 // keeps the process. A canceled ctx kills the process and returns ctx's
 // error.
-func (t *Target) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
 	}
@@ -280,7 +280,7 @@ func (t *Target) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Outp
 	}
 	if t.proc == nil {
 		if err := t.start(); err != nil {
-			return nil, fmt.Errorf("target %s: restarting the adapter: %w: %w", t.info.Name, fuzz.ErrTargetCrashed, err)
+			return nil, fmt.Errorf("target %s: restarting the adapter: %w: %w", t.info.Name, target.ErrTargetCrashed, err)
 		}
 	}
 	t.seq++
@@ -293,7 +293,7 @@ func (t *Target) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Outp
 	p := t.proc
 	rep, buf, err := p.exchange(ctx, req, t.replyBuf, name, t.opts.timeout())
 	t.replyBuf = buf
-	var out *fuzz.Output
+	var out *target.Output
 	if err == nil {
 		if rep.meta["frame"] == "error" && rep.meta["seq"] == strconv.Itoa(t.seq) {
 			return nil, t.adapterError(rep, name)
@@ -306,7 +306,7 @@ func (t *Target) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Outp
 			p.discard("canceled")
 			return nil, fmt.Errorf("target %s: %w", t.info.Name, ctx.Err())
 		}
-		return nil, fmt.Errorf("target %s: %w: %w", t.info.Name, fuzz.ErrTargetCrashed, t.failed(p, err))
+		return nil, fmt.Errorf("target %s: %w: %w", t.info.Name, target.ErrTargetCrashed, t.failed(p, err))
 	}
 	return out, nil
 }
@@ -318,5 +318,5 @@ func (t *Target) adapterError(rep *frame, name string) error {
 	if rep.meta["kind"] == "unsupported" {
 		return fmt.Errorf("target %s: %s: %w: %s", t.info.Name, name, ErrUnsupported, msg)
 	}
-	return fmt.Errorf("target %s: %s: %w: the adapter failed: %s", t.info.Name, name, fuzz.ErrTargetCrashed, msg)
+	return fmt.Errorf("target %s: %s: %w: the adapter failed: %s", t.info.Name, name, target.ErrTargetCrashed, msg)
 }

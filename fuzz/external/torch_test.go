@@ -9,6 +9,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TestTorchAdapter checks adapters/torch_ops.py with BITPARITY_TEST_TORCH=1
@@ -58,7 +59,7 @@ func TestTorchAdapter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref, err := fuzz.Lookup(fuzz.OracleName(tt.op))
+			ref, err := target.Lookup(target.OracleName(tt.op))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +83,7 @@ func TestTorchAdapter(t *testing.T) {
 
 // worstRelative returns the value whose distance to the oracle is the
 // largest relative to its row's largest oracle magnitude, and that ratio.
-func worstRelative(got, want *fuzz.Output) (int, float64) {
+func worstRelative(got, want *target.Output) (int, float64) {
 	worst, at := 0.0, 0
 	for r := range got.Rows {
 		scale := 0.0

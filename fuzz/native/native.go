@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // EnvTargets is the environment variable that adds target sets to every
@@ -51,7 +51,7 @@ func TargetSets(op spec.Op, relation string) ([][]string, error) {
 		}
 	}
 	if len(sets) == 0 && rel.Targets() == 2 {
-		o := fuzz.OracleName(op)
+		o := target.OracleName(op)
 		sets = append(sets, []string{o, o})
 	}
 	for _, s := range strings.Split(os.Getenv(EnvTargets), ",") {
@@ -59,12 +59,12 @@ func TargetSets(op spec.Op, relation string) ([][]string, error) {
 			continue
 		}
 		set := strings.Split(s, "+")
-		t, err := fuzz.Lookup(set[0])
+		t, err := target.Lookup(set[0])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", EnvTargets, err)
 		}
 		for _, name := range set[1:] {
-			if _, err := fuzz.Lookup(name); err != nil {
+			if _, err := target.Lookup(name); err != nil {
 				return nil, fmt.Errorf("%s: %w", EnvTargets, err)
 			}
 		}
@@ -91,51 +91,15 @@ func Find(ctx context.Context, c spec.Case, sets [][]string) (*spec.Finding, err
 	return nil, nil
 }
 
-// MapBudget bounds the time Minimize spends on a drift map.
-const MapBudget = 10 * time.Second
-
-// Minimize shrinks the case of finding f to the smallest case that still
-// gives a finding of the same kind on the same targets (fuzz/shrink, with
-// opts) and returns the finding of that case, with Original set to f's
-// case when it differs, ShrinkSteps filled, and the drift map of the
-// dimension fuzz.SweepFor names (swept over driftmap.Values around the
-// minimal case's value, within MapBudget) when there is one.
+// Minimize is fuzz.Minimize with the tries of opts and the drift map
+// within MapBudget: the same shrink and map a campaign makes.
 func Minimize(ctx context.Context, f *spec.Finding, opts shrink.Options) (*spec.Finding, shrink.Stats, error) {
-	fails := func(c spec.Case) (bool, error) {
-		g, err := fuzz.Check(ctx, c)
-		return g != nil && g.Kind == f.Kind, err
-	}
-	m, st, err := opts.Shrink(ctx, f.Case, fails)
-	if err != nil {
-		return f, st, fmt.Errorf("minimize: %w", err)
-	}
-	g, err := fuzz.Check(ctx, m)
-	if err != nil {
-		return f, st, fmt.Errorf("minimize: the minimal case: %w", err)
-	}
-	if g == nil {
-		return f, st, fmt.Errorf("minimize: the minimal case no longer fails")
-	}
-	if st.Steps > 0 {
-		orig := f.Case
-		g.Original = &orig
-	}
-	g.ShrinkSteps = st.Steps
-	mctx, cancel := context.WithTimeout(ctx, MapBudget)
-	defer cancel()
-	sw, err := fuzz.SweepFor(mctx, g)
-	if err == nil && sw != nil {
-		var dm *spec.DriftMap
-		if dm, err = driftmap.Sweep(mctx, sw.Dim, driftmap.Values(sw.Dim, sw.Onset), sw.Classify); err == nil {
-			g.DriftMap = dm
-			g.Signature = spec.Signature(*g)
-		}
-	}
-	if err != nil {
-		g.Message += fmt.Sprintf(" (no drift map: %v)", err)
-	}
-	return g, st, nil
+	return fuzz.Minimize(ctx, f, fuzz.MinimizeOptions{Shrink: opts, MapBudget: MapBudget})
 }
+
+// MapBudget bounds the time Minimize spends on a drift map (shorter than a
+// campaign's: a native target's failure is reported at once).
+const MapBudget = 10 * time.Second
 
 // SeedFile returns the content of a testdata/fuzz seed file holding case
 // c in the byte format: the "go test fuzz v1" header and one []byte line.

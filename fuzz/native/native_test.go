@@ -20,6 +20,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 var update = flag.Bool("update", false, "rewrite the seed corpus under testdata/fuzz")
@@ -507,7 +508,7 @@ func mustJSON(c spec.Case) string {
 
 func TestTargetSets(t *testing.T) {
 	sets, err := TargetSets(spec.OpRMSNorm, spec.RelBatchInvariance)
-	if err != nil || len(sets) != 1 || sets[0][0] != fuzz.OracleName(spec.OpRMSNorm) {
+	if err != nil || len(sets) != 1 || sets[0][0] != target.OracleName(spec.OpRMSNorm) {
 		t.Errorf("rmsnorm batch_invariance: %v, %v; want the oracle only", sets, err)
 	}
 	sets, err = TargetSets(spec.OpLogProb, spec.RelLogProbParity)

@@ -7,6 +7,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // budgets are the regression budgets: with boundary-seeking inputs, bf16
@@ -94,18 +95,18 @@ func TestNoFindingOnInvariantTarget(t *testing.T) {
 // agree and the outputs of a 131-row batch stay within an fp32 ulp or two
 // of the 132-row ones on the rows they share.
 func TestLogProbRows132(t *testing.T) {
-	tg, err := fuzz.Lookup("drift-order-logprob-rows132")
+	tg, err := target.Lookup("drift-order-logprob-rows132")
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(rows int) *fuzz.Output {
+	run := func(rows int) *target.Output {
 		c := spec.Case{Version: 1, GenVersion: 1, Op: spec.OpLogProb, Shape: spec.Shape{Rows: rows, Vocab: 4096},
 			In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 3}
 		b, err := fuzz.Inputs(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := LogProbRows132(b), rows >= 132; (got == fuzz.OracleLogProbSchedule) != want {
+		if got, want := target.LogProbRows132(b), rows >= 132; (got == target.OracleLogProbSchedule) != want {
 			t.Errorf("%d rows: schedule %v", rows, got)
 		}
 		o, err := tg.Run(context.Background(), b, nil)

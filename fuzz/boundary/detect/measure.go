@@ -11,6 +11,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // Options says what one detection run measures. The zero value of Dist,
@@ -58,7 +59,7 @@ func pairFor(model, relation string) (spec.Op, []string, error) {
 // RelationFor is the relation a detection run of model uses by default: the
 // first of its Info.Expect.
 func RelationFor(model string) (string, error) {
-	t, err := fuzz.Lookup(model)
+	t, err := target.Lookup(model)
 	if err != nil {
 		return "", err
 	}

@@ -1,5 +1,5 @@
 // Package skiptest runs a campaign against a target that declines some
-// batches (fuzz.ErrUnsupported). It lives in its own package so that the
+// batches (target.ErrUnsupported). It lives in its own package so that the
 // target it registers stays out of package fuzz's conformance suite.
 package skiptest
 
@@ -12,28 +12,29 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // bf16Only is the RMSNorm oracle that declines every batch whose input is
 // not bf16, the way a kernel built for one dtype does.
-type bf16Only struct{ fuzz.Target }
+type bf16Only struct{ target.Target }
 
-func (t bf16Only) Info() fuzz.Info {
+func (t bf16Only) Info() target.Info {
 	i := t.Target.Info()
 	i.Name = "test-rmsnorm-bf16-only"
 	return i
 }
 
-func (t bf16Only) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+func (t bf16Only) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	if b.In != oracle.BF16 {
-		return nil, fmt.Errorf("%s input: %w", b.In, fuzz.ErrUnsupported)
+		return nil, fmt.Errorf("%s input: %w", b.In, target.ErrUnsupported)
 	}
 	return t.Target.Run(ctx, b, rows)
 }
 
 func init() {
-	fuzz.Register("test-rmsnorm-bf16-only", func() (fuzz.Target, error) {
-		o, err := fuzz.Lookup(fuzz.OracleName(spec.OpRMSNorm))
+	target.Register("test-rmsnorm-bf16-only", func() (target.Target, error) {
+		o, err := target.Lookup(target.OracleName(spec.OpRMSNorm))
 		if err != nil {
 			return nil, err
 		}

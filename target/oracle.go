@@ -1,4 +1,4 @@
-package fuzz
+package target
 
 import (
 	"context"
@@ -24,7 +24,7 @@ var (
 )
 
 // oracleSchedule returns the fixed schedule of op's oracle target.
-func oracleSchedule(op spec.Op) (any, error) {
+func oracleSchedule(op spec.Op) (oracle.Schedule, error) {
 	switch op {
 	case spec.OpRMSNorm:
 		return OracleRMSNormSchedule, nil
@@ -38,11 +38,7 @@ func oracleSchedule(op spec.Op) (any, error) {
 	return nil, fmt.Errorf("unknown op %q", op)
 }
 
-// scheduleString formats a schedule as its String method does (the form
-// Info.Schedule declares and ParseSchedule reads).
-func scheduleString(s any) string { return fmt.Sprint(s) }
-
-// runOracle runs the oracle with schedule s (the oracle schedule type of
+// RunOracle runs the oracle with schedule s (the oracle schedule type of
 // b.Op) on the selected rows of b. It computes in fp32 and rounds to the
 // output dtype itself, which is bitwise what the oracle does with Out set
 // (its last step is round_out of an fp32 value), so the fp32 values come for
@@ -52,7 +48,7 @@ func scheduleString(s any) string { return fmt.Sprint(s) }
 //	logprob: taps [row max, sum of exponentials] (LogProbTaps)
 //	gemm, attention: taps are the fp32 outputs before rounding (none when
 //	the output dtype is fp32)
-func runOracle(b *Batch, s any, rows []int) (*Output, error) {
+func RunOracle(b *Batch, s oracle.Schedule, rows []int) (*Output, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
@@ -144,11 +140,18 @@ func runOracle(b *Batch, s any, rows []int) (*Output, error) {
 // models choose by a property of the batch, as real kernels do.
 type scheduled struct {
 	info   Info
-	policy func(b *Batch) any
+	policy func(b *Batch) oracle.Schedule
 	post   func(b *Batch, o *Output) // optional: what the target does after the oracle
 }
 
 func (t *scheduled) Info() Info { return t.info }
+
+// Scheduled returns a CPU target described by info that runs the oracle
+// with the schedule policy chooses for each whole batch (never for the
+// selected rows): a drift model when the choice depends on the batch.
+func Scheduled(info Info, policy func(b *Batch) oracle.Schedule) Target {
+	return &scheduled{info: info, policy: policy}
+}
 
 // Run computes the selected rows with the schedule policy(b) chooses; the
 // choice depends on the whole batch, never on which rows are selected.
@@ -159,7 +162,7 @@ func (t *scheduled) Run(ctx context.Context, b *Batch, rows []int) (*Output, err
 	if b.Op != t.info.Op {
 		return nil, fmt.Errorf("target %s runs %s, not %s", t.info.Name, t.info.Op, b.Op)
 	}
-	o, err := runOracle(b, t.policy(b), rows)
+	o, err := RunOracle(b, t.policy(b), rows)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
 	}
@@ -174,11 +177,11 @@ func OracleName(op spec.Op) string { return "oracle-" + string(op) }
 
 // newOracleTarget is the oracle with schedule s for op: invariant by
 // construction (rows are independent and the schedule is fixed).
-func newOracleTarget(name string, op spec.Op, s any) *scheduled {
+func newOracleTarget(name string, op spec.Op, s oracle.Schedule) *scheduled {
 	return &scheduled{
-		info: Info{Name: name, Op: op, Device: "cpu", Invariant: true, Schedule: scheduleString(s),
+		info: Info{Name: name, Op: op, Device: "cpu", Invariant: true, Schedule: s.String(),
 			Models: "the CPU oracle with a fixed schedule (invariant by construction)"},
-		policy: func(*Batch) any { return s },
+		policy: func(*Batch) oracle.Schedule { return s },
 	}
 }
 
@@ -210,78 +213,18 @@ func OracleFor(t Target) (Target, error) {
 	return newOracleTarget(OracleName(info.Op)+"["+info.Schedule+"]", info.Op, s), nil
 }
 
-// ParseSchedule reads a schedule of op written by its String method:
-//
-//	rmsnorm:   "threads=256 vec=4 warp=butterfly cross=sequential out=(x*rstd)*w"
-//	logprob:   "threads=256 vec=4 warp=butterfly cross=sequential"
-//	gemm:      "splitk=1 combine=sequential"
-//	attention: "tile=64 splits=1"
-func ParseSchedule(op spec.Op, s string) (any, error) {
+// ParseSchedule reads a schedule of op in the form its String method
+// writes (oracle.ParseRMSNormSchedule and its siblings say which).
+func ParseSchedule(op spec.Op, s string) (oracle.Schedule, error) {
 	switch op {
-	case spec.OpRMSNorm, spec.OpLogProb:
-		var r oracle.Reduction
-		var warp, cross, out string
-		n, _ := fmt.Sscanf(s, "threads=%d vec=%d warp=%s cross=%s out=%s", &r.Threads, &r.Vec, &warp, &cross, &out)
-		if n < 4 {
-			return nil, fmt.Errorf("schedule %q: want \"threads=T vec=V warp=W cross=C%s\"", s,
-				map[bool]string{true: " out=O", false: ""}[op == spec.OpRMSNorm])
-		}
-		var err error
-		if r.Warp, err = parseWarp(warp); err != nil {
-			return nil, err
-		}
-		if r.Cross, err = parseCross(cross); err != nil {
-			return nil, err
-		}
-		if op == spec.OpLogProb {
-			ls := oracle.LogProbSchedule{Reduce: r}
-			return ls, ls.Validate()
-		}
-		rs := oracle.RMSNormSchedule{Reduce: r}
-		switch out {
-		case oracle.ScaleThenWeight.String():
-			rs.Order = oracle.ScaleThenWeight
-		case oracle.WeightedScale.String():
-			rs.Order = oracle.WeightedScale
-		default:
-			return nil, fmt.Errorf("schedule %q: unknown out order %q", s, out)
-		}
-		return rs, rs.Validate()
+	case spec.OpRMSNorm:
+		return oracle.ParseRMSNormSchedule(s)
+	case spec.OpLogProb:
+		return oracle.ParseLogProbSchedule(s)
 	case spec.OpGEMM:
-		var g oracle.GEMMSchedule
-		var comb string
-		if n, _ := fmt.Sscanf(s, "splitk=%d combine=%s", &g.SplitK, &comb); n != 2 {
-			return nil, fmt.Errorf("schedule %q: want \"splitk=S combine=C\"", s)
-		}
-		var err error
-		if g.Combine, err = parseCross(comb); err != nil {
-			return nil, err
-		}
-		return g, g.Validate()
+		return oracle.ParseGEMMSchedule(s)
 	case spec.OpAttnPrefill, spec.OpAttnDecode:
-		var a oracle.AttentionSchedule
-		if n, _ := fmt.Sscanf(s, "tile=%d splits=%d", &a.Tile, &a.Splits); n != 2 {
-			return nil, fmt.Errorf("schedule %q: want \"tile=T splits=S\"", s)
-		}
-		return a, a.Validate()
+		return oracle.ParseAttentionSchedule(s)
 	}
 	return nil, fmt.Errorf("unknown op %q", op)
-}
-
-func parseWarp(s string) (oracle.WarpOrder, error) {
-	for _, w := range []oracle.WarpOrder{oracle.WarpButterfly, oracle.WarpSequential} {
-		if w.String() == s {
-			return w, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown warp order %q", s)
-}
-
-func parseCross(s string) (oracle.CrossOrder, error) {
-	for _, c := range []oracle.CrossOrder{oracle.CrossSequential, oracle.CrossTree} {
-		if c.String() == s {
-			return c, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown combine order %q", s)
 }

@@ -1,4 +1,4 @@
-package fuzz
+package target
 
 import (
 	"github.com/bitparity/bitparity/oracle"
@@ -38,7 +38,7 @@ var (
 //	otherwise:      threads=32 vec=4  (OracleRMSNormSchedule, declared)
 //
 // Only the fp32 sum of squares changes order; the output is rounded alike.
-func TERMSNormMod32(b *Batch) any {
+func TERMSNormMod32(b *Batch) oracle.Schedule {
 	if b.Rows()%32 == 0 {
 		return rmsWide
 	}
@@ -52,7 +52,7 @@ func TERMSNormMod32(b *Batch) any {
 //
 //	rows < 256:  threads=1024 vec=1 (declared)
 //	rows >= 256: threads=256  vec=1
-func VLLMRMSNorm256(b *Batch) any {
+func VLLMRMSNorm256(b *Batch) oracle.Schedule {
 	if b.Rows() >= 256 {
 		return rmsBlock256
 	}
@@ -66,7 +66,7 @@ func VLLMRMSNorm256(b *Batch) any {
 //
 //	M <= 64: split-K 4, partials combined in order
 //	M > 64:  split-K 1 (declared)
-func GEMMSplitKByM(b *Batch) any {
+func GEMMSplitKByM(b *Batch) oracle.Schedule {
 	if b.GEMM.M <= 64 {
 		return oracle.GEMMSchedule{SplitK: 4, Combine: oracle.CrossSequential}
 	}
@@ -84,7 +84,7 @@ func GEMMSplitKByM(b *Batch) any {
 //
 // Splits are tile-aligned, so a KV cache of 64 tokens or fewer is one split
 // either way.
-func DecodeSplitsByBatch(b *Batch) any {
+func DecodeSplitsByBatch(b *Batch) oracle.Schedule {
 	if len(b.Decode.K)*b.Decode.Heads >= SMs {
 		return OracleAttentionSchedule
 	}
@@ -95,10 +95,37 @@ func DecodeSplitsByBatch(b *Batch) any {
 // drift-attn-tile48 models.
 var Tile48 = oracle.AttentionSchedule{Tile: 48, Splits: 1}
 
+// LogProbBlockRows is the row count from which drift-order-logprob-rows132
+// gives each row one warp instead of a 1024-thread block.
+const LogProbBlockRows = SMs
+
+// logprobBlock is a 1024-thread block per row, 4-wide loads.
+var logprobBlock = oracle.LogProbSchedule{Reduce: oracle.Reduction{Threads: 1024, Vec: 4,
+	Warp: oracle.WarpButterfly, Cross: oracle.CrossSequential}}
+
+// LogProbRows132 is the policy of drift-order-logprob-rows132, a
+// log-softmax kernel whose launch gives each row a whole 1024-thread block
+// while the rows do not fill the GPU's 132 SMs and one warp per row once
+// they do (the shape-chosen block size of softmax kernels, here keyed on
+// the row count, which is what makes it batch-dependent):
+//
+//	rows <  132: threads=1024 vec=4 (the max and the sum of exponentials)
+//	rows >= 132: threads=32   vec=4 (OracleLogProbSchedule, declared)
+//
+// Only the order of the fp32 max and sum reductions changes (max is
+// exact, so only the sum's rounding moves); log-probs stay fp32 and are
+// compared in the case's compare dtype (bf16 in the detection table).
+func LogProbRows132(b *Batch) oracle.LogProbSchedule {
+	if b.Rows() >= LogProbBlockRows {
+		return OracleLogProbSchedule
+	}
+	return logprobBlock
+}
+
 func init() {
-	drift := func(name string, op spec.Op, declared any, models string, expect []string, policy func(*Batch) any, post func(*Batch, *Output)) {
+	drift := func(name string, op spec.Op, declared oracle.Schedule, models string, expect []string, policy func(*Batch) oracle.Schedule, post func(*Batch, *Output)) {
 		t := &scheduled{
-			info: Info{Name: name, Op: op, Device: "cpu", Schedule: scheduleString(declared),
+			info: Info{Name: name, Op: op, Device: "cpu", Schedule: declared.String(),
 				Models: models, Expect: expect},
 			policy: policy,
 			post:   post,
@@ -120,17 +147,17 @@ func init() {
 		batchRels, DecodeSplitsByBatch, nil)
 	drift("drift-attn-tile48", spec.OpAttnPrefill, Tile48,
 		"a FlashAttention generation with KV tile 48 against one with tile 64 (the oracle): identical up to 48 KV tokens, different from 49 (online-softmax rescale at another place)",
-		[]string{spec.RelPathParity}, func(*Batch) any { return Tile48 }, nil)
+		[]string{spec.RelPathParity}, func(*Batch) oracle.Schedule { return Tile48 }, nil)
 	drift("drift-logprob-train-bf16", spec.OpLogProb, OracleLogProbSchedule,
 		"a training path that produces log-probs in its bf16 training dtype; comparing it with the fp32 inference path in fp32 is a misuse (rounding noise)",
-		[]string{spec.RelLogProbParity}, func(*Batch) any { return OracleLogProbSchedule },
+		[]string{spec.RelLogProbParity}, func(*Batch) oracle.Schedule { return OracleLogProbSchedule },
 		func(_ *Batch, o *Output) {
 			oracle.RoundSlice(oracle.BF16, o.Values)
 			o.DType = oracle.BF16
 		})
 	drift("drift-logprob-zerofill", spec.OpLogProb, OracleLogProbSchedule,
 		"an inference engine that reports log-probs only for generated positions (the second half of the rows) and zero-fills the prompt positions it never computed; comparing those is a misuse",
-		[]string{spec.RelLogProbParity}, func(*Batch) any { return OracleLogProbSchedule },
+		[]string{spec.RelLogProbParity}, func(*Batch) oracle.Schedule { return OracleLogProbSchedule },
 		zeroFillPrompt)
 }
 

@@ -1,14 +1,9 @@
-package fuzz
+package target
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"sort"
-	"sync"
 
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 )
 
 // Output is what a target computed for the selected rows of a batch:
@@ -34,17 +29,6 @@ type Output struct {
 	Filled []int
 	Device DeviceOutput
 }
-
-// ErrUnsupported is wrapped by a target's Run error when the target does
-// not implement the batch at all (a dtype or shape it has no kernel for).
-// It is neither a finding nor a failure: the campaign skips the case and
-// does not count it.
-var ErrUnsupported = errors.New("batch not supported by this target")
-
-// ErrTargetCrashed is wrapped by a target's Run error when the target
-// faulted, hung or answered garbage (a process that died, a GPU fault): the
-// relation then reports a finding of kind "crash" instead of failing.
-var ErrTargetCrashed = errors.New("target crashed")
 
 // ToHost copies the rows and taps an output holds on a device (Device,
 // DeviceTaps) to Values and Taps, where they are not on the host yet. The
@@ -83,13 +67,6 @@ func (o *Output) Release() {
 	if o.DeviceTaps != nil {
 		o.DeviceTaps.Release()
 	}
-}
-
-// shapeOK says whether the output has want rows of cols values (on the
-// host or the device) and want rows of taps.
-func (o *Output) shapeOK(want, cols int) bool {
-	taps := len(o.Taps) == want*o.TapCols || o.Taps == nil && o.DeviceTaps != nil && o.TapCols > 0
-	return len(o.Rows) == want && o.Cols == cols && (o.Values == nil || len(o.Values) == want*o.Cols) && taps
 }
 
 // Row returns the values of the i-th selected row (host outputs only).
@@ -133,95 +110,4 @@ type RowDiff struct {
 	// SignedZero is true when some differing column is +0 against -0
 	// (0 ulps apart, different bits).
 	SignedZero bool
-}
-
-// Info describes a target for `bitparity list` and for reports.
-type Info struct {
-	Name string
-	Op   spec.Op
-	// Device is "cpu", "cuda:N", "process", ...
-	Device string
-	// Invariant is true when the target claims every relation holds
-	// (batch invariance, padding, determinism). Drift models are false:
-	// they are negative controls and must be found.
-	Invariant bool
-	// Schedule, when the target declares one, is the oracle schedule it
-	// implements bit for bit; oracle parity is then bitwise. Empty means
-	// oracle parity is an ulp bound (ULPBound).
-	Schedule string
-	ULPBound uint64
-	// Models says which real kernel behaviour a drift model reproduces and
-	// where that fact comes from.
-	Models string
-	// Expect lists the relations a drift model (a negative control) must
-	// be found by; empty for invariant targets.
-	Expect []string
-}
-
-// Target is an implementation of one op that can run a batch.
-type Target interface {
-	Info() Info
-	// Run computes the selected rows of b (all rows when rows is nil).
-	Run(ctx context.Context, b *Batch, rows []int) (*Output, error)
-}
-
-// Factory makes a target; it may fail when the target is not available in
-// this build or on this machine.
-type Factory func() (Target, error)
-
-var (
-	regMu    sync.Mutex
-	registry = map[string]Factory{}
-	made     = map[string]Target{}
-)
-
-// Register adds a target factory under name. It panics on a duplicate name
-// (programmer misuse).
-func Register(name string, f Factory) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, dup := registry[name]; dup {
-		panic("fuzz: target registered twice: " + name)
-	}
-	registry[name] = f
-}
-
-// Names lists the registered target names, sorted.
-func Names() []string {
-	regMu.Lock()
-	defer regMu.Unlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Lookup returns the target registered under name, made by its factory on
-// the first successful call and the same one after (a factory that fails,
-// for want of a GPU say, is asked again next time).
-func Lookup(name string) (Target, error) {
-	regMu.Lock()
-	if t, ok := made[name]; ok {
-		regMu.Unlock()
-		return t, nil
-	}
-	f, ok := registry[name]
-	regMu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("unknown target %q (bitparity list shows the targets of this build)", name)
-	}
-	t, err := f()
-	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", name, err)
-	}
-	regMu.Lock()
-	if prev, ok := made[name]; ok {
-		t = prev
-	} else {
-		made[name] = t
-	}
-	regMu.Unlock()
-	return t, nil
 }

@@ -1,4 +1,4 @@
-package fuzz
+package target
 
 import (
 	"fmt"
@@ -85,4 +85,44 @@ func (b *Batch) Validate() error {
 		return fmt.Errorf("batch: op %s has no %s input", b.Op, b.Op)
 	}
 	return nil
+}
+
+// An item is the unit a batch is made of: a token for rmsnorm, gemm and
+// logprob (one output row), a request for decode (Heads output rows), a
+// sequence for prefill (SeqLen·Heads output rows). Relations build batches
+// by copying items, so a row's inputs are the same bits in every batch.
+
+// Items returns the number of items of b.
+func (b *Batch) Items() int {
+	switch b.Op {
+	case spec.OpAttnDecode:
+		return len(b.Decode.K)
+	case spec.OpAttnPrefill:
+		return b.Prefill.Seqs
+	}
+	return b.Rows()
+}
+
+// RowsPerItem returns the number of output rows of one item; item i owns
+// output rows [i·RowsPerItem, (i+1)·RowsPerItem).
+func (b *Batch) RowsPerItem() int {
+	switch b.Op {
+	case spec.OpAttnDecode:
+		return b.Decode.Heads
+	case spec.OpAttnPrefill:
+		return b.Prefill.SeqLen * b.Prefill.Heads
+	}
+	return 1
+}
+
+// Rows0 returns rows, or all rows of b when rows is nil.
+func (b *Batch) Rows0(rows []int) []int {
+	if rows != nil {
+		return rows
+	}
+	all := make([]int, b.Rows())
+	for i := range all {
+		all[i] = i
+	}
+	return all
 }

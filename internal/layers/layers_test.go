@@ -1,0 +1,80 @@
+package layers
+
+import (
+	"bytes"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/bitparity/bitparity/"
+
+// allowed lists, for every package of the module, the packages of the
+// module it may import (besides the standard library and third-party
+// modules). Imports point down: oracle and spec import nothing of ours;
+// target (the vocabulary every target implements) only them; gpu, a
+// target kind, only target, oracle and spec; the engine (fuzz) sits above
+// target; corpus, reports and fuzztest above the engine; the command above
+// everything. A new package must be added here, with its layer, and to
+// docs/architecture.md.
+var allowed = map[string][]string{
+	"oracle":                 {},
+	"spec":                   {},
+	"internal/atomicfile":    {},
+	"internal/layers":        {},
+	"target":                 {"oracle", "spec"},
+	"gpu":                    {"target", "oracle", "spec"},
+	"fuzz/boundary":          {"oracle"},
+	"fuzz/driftmap":          {"spec"},
+	"fuzz/gen":               {"spec"},
+	"fuzz/shrink":            {"fuzz/gen", "spec"},
+	"fuzz/internal/skiptest": {},
+	"fuzz/external":          {"target", "oracle", "spec"},
+	"fuzz":                   {"target", "oracle", "spec", "fuzz/boundary", "fuzz/driftmap", "fuzz/gen", "fuzz/shrink"},
+	"fuzz/native":            {"fuzz", "target", "spec", "fuzz/driftmap", "fuzz/gen", "fuzz/shrink", "internal/atomicfile"},
+	"fuzz/transformer":       {"fuzz", "target", "oracle", "spec", "fuzz/driftmap"},
+	"fuzz/boundary/detect":   {"fuzz", "target", "oracle", "spec", "fuzz/gen"},
+	"reports":                {"spec", "oracle", "internal/atomicfile"},
+	"corpus":                 {"fuzz", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile"},
+	"fuzztest": {"corpus", "fuzz", "target", "spec", "fuzz/external", "fuzz/gen", "fuzz/native", "fuzz/shrink",
+		"internal/atomicfile"},
+	"cmd/bitparity": {"*"},
+}
+
+// TestImportRule fails on an import the table above does not allow, in
+// the CPU build and in the cuda build (go list reads build tags without
+// compiling, so no CUDA is needed), and on a package the table lacks.
+func TestImportRule(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command on PATH")
+	}
+	for _, tags := range []string{"", "cuda"} {
+		cmd := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -tags %q: %v\n%s", tags, err, stderr.String())
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			fields := strings.Fields(line)
+			pkg := strings.TrimPrefix(fields[0], module)
+			ok, known := allowed[pkg]
+			if !known {
+				t.Errorf("package %s is not in the import rule (internal/layers): give it a layer", pkg)
+				continue
+			}
+			for _, imp := range fields[1:] {
+				dep, ours := strings.CutPrefix(imp, module)
+				if !ours || slices.Contains(ok, "*") || slices.Contains(ok, dep) {
+					continue
+				}
+				t.Errorf("%s imports %s (tags %q): not allowed by the import rule (docs/architecture.md)", pkg, dep, tags)
+			}
+			if slices.Contains(fields[1:], module+"cmd/bitparity") {
+				t.Errorf("%s imports the command", pkg)
+			}
+		}
+	}
+}
