@@ -9,9 +9,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // RMSNorm is the team's kernel. Each row is summed in Lanes interleaved
@@ -30,13 +30,13 @@ type RMSNorm struct {
 
 // Info declares the kernel: its name, op, and the oracle schedule it
 // implements bit for bit (so oracle parity is bitwise).
-func (k RMSNorm) Info() fuzz.Info {
-	return fuzz.Info{Name: "mykernel-rmsnorm", Op: spec.OpRMSNorm, Device: "cpu", Invariant: true,
+func (k RMSNorm) Info() target.Info {
+	return target.Info{Name: "mykernel-rmsnorm", Op: spec.OpRMSNorm, Device: "cpu", Invariant: true,
 		Schedule: fmt.Sprintf("threads=%d vec=1 warp=butterfly cross=sequential out=(x*rstd)*w", k.Lanes)}
 }
 
 // Run computes the selected rows of the batch (all rows when rows is nil).
-func (k RMSNorm) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+func (k RMSNorm) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	in := b.RMSNorm
 	if in == nil {
 		return nil, fmt.Errorf("mykernel: not an rmsnorm batch")
@@ -52,7 +52,7 @@ func (k RMSNorm) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Outp
 		}
 	}
 	H := in.Hidden
-	out := &fuzz.Output{Rows: rows, Cols: H, DType: b.OutDType(), Values: make([]float32, len(rows)*H)}
+	out := &target.Output{Rows: rows, Cols: H, DType: b.OutDType(), Values: make([]float32, len(rows)*H)}
 	acc := make([]float32, lanes)
 	for i, r := range rows {
 		if r < 0 || r >= in.Rows {
