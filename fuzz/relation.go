@@ -32,7 +32,7 @@ type Relation interface {
 	Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error)
 }
 
-var relations = []Relation{batchInvariance{}, padding{}, oracleParity{}, pathParity{}, logprobParity{}, determinism{}}
+var relations = []Relation{batchInvariance{}, padding{}, oracleParity{}, pathParity{}, logprobParity{}, determinism{}, crossDevice{}}
 
 // Relations lists every relation in the order of spec.Relations.
 func Relations() []Relation { return append([]Relation(nil), relations...) }

@@ -26,13 +26,6 @@ const (
 	envShared = "BITPARITY_SHARED_CORPUS" // -shared, a list separated by the OS path list separator
 )
 
-func init() {
-	register("corpus", command{
-		Summary: "keep, share and replay case files: ls show merge dedup minimize import export bundle unbundle recheck",
-		Run:     corpusCmd,
-	})
-}
-
 type subcommand struct {
 	summary string
 	run     func(ctx context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error

@@ -14,13 +14,6 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-func init() {
-	register("detect", command{
-		Summary: "measure detection power: cases and seconds to find each drift model, random vs boundary-seeking inputs",
-		Run:     detectCmd,
-	})
-}
-
 // detectCmd is `bitparity detect`: the detection table of docs/detection.md
 // as Markdown on stdout, one line per run on stderr with -v.
 func detectCmd(stdout, stderr io.Writer, args []string) error {

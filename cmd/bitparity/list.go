@@ -13,13 +13,6 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-func init() {
-	register("list", command{
-		Summary: "list the ops, relations, targets and campaign pairs of this build",
-		Run:     listCmd,
-	})
-}
-
 // listCmd is `bitparity list`: data on stdout, a target that is registered
 // but not available here (no GPU, no process) is listed with the reason.
 func listCmd(stdout, stderr io.Writer, args []string) error {

@@ -2,8 +2,8 @@
 // bitwise parity with a CPU oracle, shrinks what it finds to the onset, and
 // keeps and replays the cases.
 //
-// Each subcommand lives in its own file and registers itself in init; main
-// is a thin shell over run.
+// Each subcommand lives in its own file and has a line in the command
+// table (commands); main is a thin shell over run.
 package main
 
 import (
@@ -24,13 +24,48 @@ type command struct {
 	Run     func(stdout, stderr io.Writer, args []string) error
 }
 
-var commands = map[string]command{}
-
-func register(name string, c command) {
-	if _, dup := commands[name]; dup {
-		panic("bitparity: command registered twice: " + name)
-	}
-	commands[name] = c
+// commands is the command table: each command's Run lives in the file
+// of its name.
+var commands = map[string]command{
+	"corpus": {
+		Summary: "keep, share and replay case files: ls show merge dedup minimize import export bundle unbundle recheck",
+		Run:     corpusCmd,
+	},
+	"detect": {
+		Summary: "measure detection power: cases and seconds to find each drift model, random vs boundary-seeking inputs",
+		Run:     detectCmd,
+	},
+	"list": {
+		Summary: "list the ops, relations, targets and campaign pairs of this build",
+		Run:     listCmd,
+	},
+	"merge": {
+		Summary: "merge the result files of a campaign's shards (run --shard i/n on several hosts) into one",
+		Run:     mergeCmd,
+	},
+	"report": {
+		Summary: "write text, JSON, JUnit, Markdown or HTML reports from result files",
+		Run:     runReport,
+	},
+	"repro": {
+		Summary: "replay a case file here: the first diverging row and column, or 'could not reproduce'",
+		Run:     reproCmd,
+	},
+	"run": {
+		Summary: "run a seeded campaign over every relation and target (or one case with --case)",
+		Run:     runCmd,
+	},
+	"version": {
+		Summary: "print the bitparity version",
+		Run: func(stdout, _ io.Writer, _ []string) error {
+			_, err := fmt.Fprintln(stdout, version())
+			return err
+		},
+	},
+	"worker": {
+		Summary: "(internal) serve one target over the process protocol on stdin/stdout (crash isolation; run --kernel and --isolate start it)",
+		Run:     workerCmd,
+	},
 }
 
 // exitError carries an exit code (spec.Exit*) with its message.

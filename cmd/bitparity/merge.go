@@ -11,13 +11,6 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-func init() {
-	register("merge", command{
-		Summary: "merge the result files of a campaign's shards (run --shard i/n on several hosts) into one",
-		Run:     mergeCmd,
-	})
-}
-
 // mergeCmd is `bitparity merge --json OUT RESULT.json...`: fuzz.MergeResults
 // over the given result files (findings deduplicated by signature, the
 // earliest kept; cases summed), written atomically to OUT. Exit 2 for a

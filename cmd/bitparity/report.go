@@ -15,13 +15,6 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-func init() {
-	register("report", command{
-		Summary: "write text, JSON, JUnit, Markdown or HTML reports from result files",
-		Run:     runReport,
-	})
-}
-
 // runReport is `bitparity report [flags] RESULT.json...`: one report over
 // the given result files (the latest by start time is tonight, the others
 // give the status across nights and the trend), to stdout in one format or

@@ -17,13 +17,6 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-func init() {
-	register("repro", command{
-		Summary: "replay a case file here: the first diverging row and column, or 'could not reproduce'",
-		Run:     reproCmd,
-	})
-}
-
 // reproCmd is `bitparity repro FILE`: replay the case on the targets it
 // names (CPU targets here; GPU targets when built with cuda on a GPU) and
 // say whether the recorded finding reproduces. Exit codes: 1 the mismatch

@@ -20,13 +20,6 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-func init() {
-	register("run", command{
-		Summary: "run a seeded campaign over every relation and target (or one case with --case)",
-		Run:     runCmd,
-	})
-}
-
 // runCmd is `bitparity run`. Exit codes: 0 when nothing unexpected was
 // found (with --expect-controls, the default, findings on drift models are
 // the expected negative controls, and every control in the run must have

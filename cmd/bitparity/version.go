@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"runtime/debug"
 )
 
@@ -25,14 +23,4 @@ func version() string {
 		}
 	}
 	return "dev"
-}
-
-func init() {
-	register("version", command{
-		Summary: "print the bitparity version",
-		Run: func(stdout, _ io.Writer, _ []string) error {
-			_, err := fmt.Fprintln(stdout, version())
-			return err
-		},
-	})
 }

@@ -15,13 +15,6 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-func init() {
-	register("worker", command{
-		Summary: "(internal) serve one target over the process protocol on stdin/stdout (crash isolation; run --kernel and --isolate start it)",
-		Run:     workerCmd,
-	})
-}
-
 // workerCmd is `bitparity worker --target NAME` or `bitparity worker
 // --kernel MANIFEST`: it runs one target in this process and serves it to a
 // harness over stdin and stdout with the process protocol
