@@ -13,6 +13,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/bitparity/bitparity/spec"
 )
 
 // A bundle is a tar.gz that carries case files to another machine:
@@ -188,7 +190,7 @@ func slicesContains(xs []string, x string) bool { return contains(xs, x) }
 // Unbundle reads a bundle from r and Puts every valid case file into dst.
 // It refuses, member by member, and reports in the returned report: links,
 // devices and anything but regular files; absolute names, "..", and names
-// other than cases/<hash>.json; members over MaxFileBytes (skipped unread);
+// other than cases/<hash>.json; members over spec.MaxFileBytes (skipped unread);
 // members missing from the manifest or whose size or sha256 differ from it;
 // duplicates; files that fail Decode (format, version, schema, shape
 // limits); files whose case does not hash to their name. Everything else is
@@ -283,15 +285,15 @@ func Unbundle(r io.Reader, dst Store) (*UnbundleReport, error) {
 			bad(name, errors.New("not listed in the manifest"))
 			continue
 		}
-		if hdr.Size > MaxFileBytes {
-			bad(name, fmt.Errorf("%d bytes, a case file may have at most %d (skipped unread)", hdr.Size, MaxFileBytes))
+		if hdr.Size > spec.MaxFileBytes {
+			bad(name, fmt.Errorf("%d bytes, a case file may have at most %d (skipped unread)", hdr.Size, spec.MaxFileBytes))
 			continue
 		}
 		if hdr.Size != me.Size {
 			bad(name, fmt.Errorf("size %d, the manifest says %d", hdr.Size, me.Size))
 			continue
 		}
-		data, err := io.ReadAll(io.LimitReader(tr, MaxFileBytes+1))
+		data, err := io.ReadAll(io.LimitReader(tr, spec.MaxFileBytes+1))
 		if err != nil {
 			return rep, fmt.Errorf("bundle: %s: %w", name, err)
 		}

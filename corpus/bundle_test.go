@@ -130,7 +130,7 @@ func TestUnbundleHostile(t *testing.T) {
 		m["case"].(map[string]any)["shape"] = map[string]any{"rows": 1 << 30, "hidden": 1 << 30}
 	})
 	v2 := hostile(func(m map[string]any) { m["version"] = 2 })
-	huge := bytes.Repeat([]byte(" "), MaxFileBytes+10)
+	huge := bytes.Repeat([]byte(" "), spec.MaxFileBytes+10)
 
 	for _, tc := range []struct {
 		name    string

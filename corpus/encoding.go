@@ -222,8 +222,8 @@ func Encode(f *File) ([]byte, error) {
 	if err := enc.Encode(&g); err != nil {
 		return nil, fmt.Errorf("encode case file: %w", err)
 	}
-	if buf.Len() > MaxFileBytes {
-		return nil, fmt.Errorf("encoded case file has %d bytes, the limit is %d", buf.Len(), MaxFileBytes)
+	if buf.Len() > spec.MaxFileBytes {
+		return nil, fmt.Errorf("encoded case file has %d bytes, the limit is %d", buf.Len(), spec.MaxFileBytes)
 	}
 	return buf.Bytes(), nil
 }
@@ -247,12 +247,12 @@ type wire struct {
 
 // Decode parses and validates one case file; name (a path or a bundle
 // member) only labels errors. It checks, in order: the size (at most
-// MaxFileBytes), the format and version, the schema (unknown top-level or
+// spec.MaxFileBytes), the format and version, the schema (unknown top-level or
 // case fields are errors), then ValidateCase, the finding and the status.
 // Every error starts with name and names the field.
 func Decode(name string, data []byte) (*File, error) {
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes, a case file may have at most %d", name, len(data), MaxFileBytes)
+	if len(data) > spec.MaxFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes, a case file may have at most %d", name, len(data), spec.MaxFileBytes)
 	}
 	var head struct {
 		Format  string `json:"format"`
@@ -371,7 +371,7 @@ func validate(f *File) error {
 }
 
 // ReadFile reads and decodes the case file at path, refusing files over
-// MaxFileBytes before reading them.
+// spec.MaxFileBytes before reading them.
 func ReadFile(path string) (*File, error) {
 	data, err := readLimited(path)
 	if err != nil {
@@ -380,8 +380,8 @@ func ReadFile(path string) (*File, error) {
 	return Decode(filepath.Clean(path), data)
 }
 
-// readLimited reads a regular file of at most MaxFileBytes.
-func readLimited(path string) ([]byte, error) { return readLimitedN(path, MaxFileBytes) }
+// readLimited reads a regular file of at most spec.MaxFileBytes.
+func readLimited(path string) ([]byte, error) { return readLimitedN(path, spec.MaxFileBytes) }
 
 // readLimitedN reads a regular file of at most limit bytes, checked before
 // reading (its size) and while reading (a file that grows meanwhile).

@@ -269,7 +269,7 @@ func TestDecodeRefuses(t *testing.T) {
 }
 
 func TestDecodeTooLarge(t *testing.T) {
-	big := make([]byte, MaxFileBytes+1)
+	big := make([]byte, spec.MaxFileBytes+1)
 	if _, err := Decode("big.json", big); err == nil || !strings.Contains(err.Error(), "at most") {
 		t.Errorf("decoded an oversized file: %v", err)
 	}

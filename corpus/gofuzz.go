@@ -12,6 +12,8 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/fuzz/native"
+	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/internal/gofuzzfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -68,7 +70,7 @@ type GoFuzzOptions struct {
 	// target ran.
 	Sets [][]string
 	// MaxElements skips inputs whose case needs more input values
-	// (gen.Elements); 0 means 1<<25.
+	// (gen.Elements); 0 means spec.MaxElements.
 	MaxElements int
 	// All also stores inputs that find nothing, as pass cases on the first
 	// target set.
@@ -101,7 +103,7 @@ type GoFuzzResult struct {
 // are in the results; the error is for a path that cannot be read at all.
 func ImportGoFuzz(ctx context.Context, dst Store, paths []string, opts GoFuzzOptions) ([]GoFuzzResult, error) {
 	if opts.MaxElements == 0 {
-		opts.MaxElements = 1 << 25
+		opts.MaxElements = spec.MaxElements
 	}
 	var files []string
 	for _, p := range paths {
@@ -153,7 +155,7 @@ func importOne(ctx context.Context, dst Store, path string, opts GoFuzzOptions) 
 	if err != nil {
 		return fail(err)
 	}
-	vals, err := ParseGoFuzz(data)
+	vals, err := gofuzzfile.Parse(data)
 	if err != nil {
 		return fail(err)
 	}
@@ -251,7 +253,7 @@ func ExportGoFuzz(f *File, root string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	if err := writeAtomic(dir, h1, native.SeedFile(c)); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, h1), native.SeedFile(c)); err != nil {
 		return "", err
 	}
 	return filepath.Join(dir, h1), nil

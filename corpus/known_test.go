@@ -31,7 +31,7 @@ func knownCase(op spec.Op, rel string, shape spec.Shape, p spec.RelParams, targe
 		In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Dist: spec.DistNormal, GenVersion: spec.GeneratorVersion, Rel: p}
 }
 
-// knownCases are the patterns the shipped corpus pins (DESIGN.md: the seed
+// knownCases are the patterns the shipped corpus pins (docs/architecture.md, facts behind the drift models: the seed
 // bug and the anchors' thresholds). Each drift case has a twin on an
 // invariant target, or on the safe side of the threshold, that must pass.
 func knownCases() []known {

@@ -6,26 +6,15 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
 )
 
-// Limits on what one case file may hold. They are checked before anything
-// is allocated from a value the file claims: a file larger than
-// MaxFileBytes is refused before it is read, and a shape whose batches would
-// need more than fuzz.MaxElements input values is refused before any tensor
-// exists.
-const (
-	// MaxFileBytes bounds one encoded case file (8 MiB). Decoding allocates
-	// at most a small multiple of the file size.
-	MaxFileBytes = 8 << 20
-	// MaxTargets bounds the number of target names of a case.
-	MaxTargets = 16
-	// MaxNameLen bounds target names, relation names and other identifiers.
-	MaxNameLen = 128
-	// MaxListLen bounds kv_lens and mask.
-	MaxListLen = 1 << 20
-)
+// Limits on what one case file may hold are spec's (spec.MaxFileBytes,
+// spec.MaxElements and the rest). They are checked before anything is
+// allocated from a value the file claims: a file larger than
+// spec.MaxFileBytes is refused before it is read, and a shape whose batches
+// would need more than spec.MaxElements input values is refused before any
+// tensor exists.
 
 // fieldError is a validation error that names the field it is about, e.g.
 // "case.shape.rows: -1, want >= 0".
@@ -57,7 +46,7 @@ func mulCap(limit int, xs ...int) (int, bool) {
 }
 
 func validName(s string) bool {
-	if s == "" || len(s) > MaxNameLen {
+	if s == "" || len(s) > spec.MaxNameLen {
 		return false
 	}
 	for _, r := range s {
@@ -71,7 +60,7 @@ func validName(s string) bool {
 // ValidateCase checks a case against the schema and the shape limits: the op,
 // relation, dtypes and distribution are known, every dimension is within
 // range, the batches the relation asks for (rows, Rel.Batch, Rel.Pad) fit in
-// fuzz.MaxElements input values, and explicit data has valid hex of the
+// spec.MaxElements input values, and explicit data has valid hex of the
 // input dtype and exactly the element counts the shape needs. Errors name
 // the field (prefixed by prefix, e.g. "case").
 func ValidateCase(prefix string, c spec.Case) error {
@@ -85,12 +74,12 @@ func ValidateCase(prefix string, c spec.Case) error {
 	if !contains(spec.Relations, c.Relation) {
 		return fieldErr(f("relation"), "unknown relation %q (want one of %v)", c.Relation, spec.Relations)
 	}
-	if len(c.Targets) == 0 || len(c.Targets) > MaxTargets {
-		return fieldErr(f("targets"), "%d targets, want 1..%d", len(c.Targets), MaxTargets)
+	if len(c.Targets) == 0 || len(c.Targets) > spec.MaxTargets {
+		return fieldErr(f("targets"), "%d targets, want 1..%d", len(c.Targets), spec.MaxTargets)
 	}
 	for i, t := range c.Targets {
 		if !validName(t) {
-			return fieldErr(fmt.Sprintf("%s[%d]", f("targets"), i), "%q is not a target name (1..%d printable ASCII characters, no spaces)", truncate(t), MaxNameLen)
+			return fieldErr(fmt.Sprintf("%s[%d]", f("targets"), i), "%q is not a target name (1..%d printable ASCII characters, no spaces)", truncate(t), spec.MaxNameLen)
 		}
 	}
 	for _, d := range []struct {
@@ -152,28 +141,28 @@ func validateShape(prefix string, c spec.Case) (int, error) {
 		{"head_dim", s.HeadDim, c.Op == spec.OpAttnPrefill || c.Op == spec.OpAttnDecode},
 	}
 	for _, d := range dims {
-		if d.v < 0 || d.v > fuzz.MaxElements {
-			return 0, fieldErr(f(d.name), "%d, want 0..%d", d.v, fuzz.MaxElements)
+		if d.v < 0 || d.v > spec.MaxElements {
+			return 0, fieldErr(f(d.name), "%d, want 0..%d", d.v, spec.MaxElements)
 		}
 		if d.need && d.v < 1 {
 			return 0, fieldErr(f(d.name), "%d, op %s needs >= 1", d.v, c.Op)
 		}
 	}
-	if len(s.KVLens) > MaxListLen {
-		return 0, fieldErr(f("kv_lens"), "%d entries, want at most %d", len(s.KVLens), MaxListLen)
+	if len(s.KVLens) > spec.MaxListLen {
+		return 0, fieldErr(f("kv_lens"), "%d entries, want at most %d", len(s.KVLens), spec.MaxListLen)
 	}
 	for i, l := range s.KVLens {
-		if l < 1 || l > fuzz.MaxElements {
-			return 0, fieldErr(fmt.Sprintf("%s[%d]", f("kv_lens"), i), "%d, want 1..%d", l, fuzz.MaxElements)
+		if l < 1 || l > spec.MaxElements {
+			return 0, fieldErr(fmt.Sprintf("%s[%d]", f("kv_lens"), i), "%d, want 1..%d", l, spec.MaxElements)
 		}
 	}
 	if (c.Op == spec.OpAttnPrefill || c.Op == spec.OpAttnDecode) && s.Heads%s.KVHeads != 0 {
 		return 0, fieldErr(f("heads"), "%d is not a multiple of kv_heads %d", s.Heads, s.KVHeads)
 	}
 	tooBig := func(what string) error {
-		return fieldErr(prefix+".shape", "%s %+v needs more than %d input values (%s), the limit of one case", c.Op, s, fuzz.MaxElements, what)
+		return fieldErr(prefix+".shape", "%s %+v needs more than %d input values (%s), the limit of one case", c.Op, s, spec.MaxElements, what)
 	}
-	lim := fuzz.MaxElements
+	lim := spec.MaxElements
 	switch c.Op {
 	case spec.OpRMSNorm:
 		if _, ok := mulCap(lim, s.Rows+1, s.Hidden); !ok {
@@ -225,7 +214,7 @@ func validateShape(prefix string, c spec.Case) (int, error) {
 }
 
 // validateRel checks the relation parameters: indices in range, and the
-// other batches (Batch, Pad rows of width values) within fuzz.MaxElements.
+// other batches (Batch, Pad rows of width values) within spec.MaxElements.
 func validateRel(prefix string, c spec.Case, width int) error {
 	r := c.Rel
 	f := func(name string) string { return prefix + ".rel." + name }
@@ -237,23 +226,23 @@ func validateRel(prefix string, c spec.Case, width int) error {
 		name string
 		v    int
 	}{{"row", r.Row}, {"batch", r.Batch}, {"position", r.Position}, {"pad", r.Pad}} {
-		if d.v < 0 || d.v > fuzz.MaxElements {
-			return fieldErr(f(d.name), "%d, want 0..%d", d.v, fuzz.MaxElements)
+		if d.v < 0 || d.v > spec.MaxElements {
+			return fieldErr(f(d.name), "%d, want 0..%d", d.v, spec.MaxElements)
 		}
 	}
 	for _, d := range []struct {
 		name string
 		v    int
 	}{{"batch", r.Batch}, {"pad", r.Pad}} {
-		if _, ok := mulCap(fuzz.MaxElements, d.v, max(width, 1)); !ok {
-			return fieldErr(f(d.name), "%d rows of %d input values each exceed the limit of %d values", d.v, width, fuzz.MaxElements)
+		if _, ok := mulCap(spec.MaxElements, d.v, max(width, 1)); !ok {
+			return fieldErr(f(d.name), "%d rows of %d input values each exceed the limit of %d values", d.v, width, spec.MaxElements)
 		}
 	}
-	if len(r.Filler) > MaxNameLen {
-		return fieldErr(f("filler"), "longer than %d bytes", MaxNameLen)
+	if len(r.Filler) > spec.MaxNameLen {
+		return fieldErr(f("filler"), "longer than %d bytes", spec.MaxNameLen)
 	}
-	if len(r.Mask) > MaxListLen {
-		return fieldErr(f("mask"), "%d entries, want at most %d", len(r.Mask), MaxListLen)
+	if len(r.Mask) > spec.MaxListLen {
+		return fieldErr(f("mask"), "%d entries, want at most %d", len(r.Mask), spec.MaxListLen)
 	}
 	for i, m := range r.Mask {
 		if m < 0 || m >= max(rows, r.Batch, r.Pad) {
@@ -285,7 +274,7 @@ func tensorCounts(c spec.Case) map[string]int {
 				l = s.KVLens[r%len(s.KVLens)]
 			}
 			total += l
-			if total > MaxFileBytes { // more values than any file can hold: the count check fails anyway
+			if total > spec.MaxFileBytes { // more values than any file can hold: the count check fails anyway
 				break
 			}
 		}

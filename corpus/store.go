@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/bitparity/bitparity/internal/atomicfile"
 )
 
 // ErrNotFound is returned by Get, Update and Delete for a name a store
@@ -82,7 +84,7 @@ func (d *Dir) Put(f *File) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	added, err := createAtomic(d.path, name, data)
+	added, err := atomicfile.Create(filepath.Join(d.path, name), data)
 	return name, added, err
 }
 
@@ -125,12 +127,9 @@ func (d *Dir) Delete(name string) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
-	err := os.Remove(d.PathOf(name))
+	err := atomicfile.Remove(d.PathOf(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
-	}
-	if err == nil {
-		syncDir(d.path)
 	}
 	return err
 }
@@ -155,7 +154,7 @@ func (d *Dir) replace(name string, f *File, fn func(*File) error) error {
 	if got, _ := f.Name(); got != name {
 		return fmt.Errorf("update %s: the case changed (now %s): store it with Put", name, got)
 	}
-	return writeAtomic(d.path, name, data)
+	return atomicfile.Write(filepath.Join(d.path, name), data)
 }
 
 // CleanTemp removes temp files older than age: those a killed writer left

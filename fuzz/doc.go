@@ -1,25 +1,24 @@
-// Package fuzz is bitparity's engine.
+// Package fuzz is bitparity's engine; the vocabulary it runs (targets,
+// batches, outputs, the oracle targets and drift models) is package target.
 //
 //   - inputs.go, explicit.go, items.go: a case becomes a batch (every value
 //     derived from (seed, tensor, row), or explicit bits), and batches are
 //     built from the case's items by copy: alone, at another position,
 //     permuted, padded with filler.
-//   - target.go: the Target interface and registry; targets_cpu.go the
-//     oracle targets (fixed schedules, invariant by construction) and
-//     OracleFor; driftmodels.go the CPU drift models, the negative controls.
 //   - relation.go, relations.go: Check and the relations (batch invariance,
 //     padding, oracle parity, path parity, log-prob parity, determinism);
 //     compare.go compares every shared row, on the device when both outputs
-//     live there.
-//   - pairs.go: which relation runs on which target(s); campaign.go runs
-//     them for a duration with cases from fuzz/gen, and minimize.go and
-//     mapping.go shrink each finding (fuzz/shrink) and map the dimension
-//     that decides it (fuzz/driftmap).
+//     live there; crossdevice.go the cross_device relation.
+//   - minimize.go: Minimize, the one way a finding is shrunk (fuzz/shrink)
+//     and its drift mapped (mapping.go: the dimension that decides it,
+//     swept with fuzz/driftmap over SweepValues).
+//   - pairs.go: which relation runs on which target(s); campaign.go the
+//     campaign's options and pairs, runner.go the loop that runs them,
+//     cost.go the cost model that bounds each drawn case.
 //   - boundary_inputs.go: cases with dist "boundary" get values the oracle
 //     nudges onto output rounding midpoints (fuzz/boundary).
 //   - shard.go: --shard i/n splits each pair's case stream (draw k goes to
-//     shard k mod n) and MergeResults joins the shards' results;
-//     crossdevice.go the cross_device relation (same kernel, every GPU).
+//     shard k mod n) and MergeResults joins the shards' results.
 //   - checkers.go: composite ops (fuzz/transformer) register their own
 //     check, so Check, repro and corpus replay run them too.
 package fuzz

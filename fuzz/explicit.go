@@ -105,7 +105,7 @@ func explicitInputs(c spec.Case, in, out oracle.DType) (*target.Batch, error) {
 			if len(s.KVLens) > 0 {
 				lens[r] = s.KVLens[r%len(s.KVLens)]
 			}
-			if lens[r] < 1 || lens[r] > MaxElements {
+			if lens[r] < 1 || lens[r] > spec.MaxElements {
 				return nil, fmt.Errorf("explicit data: request %d kv length %d out of range", r, lens[r])
 			}
 			total += lens[r]

@@ -11,11 +11,6 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// MaxElements bounds the number of input values one case may ask for
-// (2^28 fp32 values, 1 GiB): a hostile or mistaken case fails with an error
-// instead of exhausting memory.
-const MaxElements = 1 << 28
-
 // rowRNG is the value stream of one tensor row: splitmix64 seeded by
 // mix(seed, tensor, row). A row's values depend only on (seed, tensor, row),
 // never on how many rows the batch has, so batches of 928 and 2274 rows
@@ -172,8 +167,8 @@ func positive(name string, v int) error {
 	return nil
 }
 
-// elems is the product of factors, saturating: MaxElements+1 when it would
-// exceed MaxElements (so int overflow never wraps a hostile shape into a
+// elems is the product of factors, saturating: spec.MaxElements+1 when it would
+// exceed spec.MaxElements (so int overflow never wraps a hostile shape into a
 // small number), -1 when a factor is negative.
 func elems(factors ...int) int {
 	p := 1
@@ -183,8 +178,8 @@ func elems(factors ...int) int {
 			return -1
 		case f == 0:
 			return 0
-		case p > MaxElements/f:
-			return MaxElements + 1
+		case p > spec.MaxElements/f:
+			return spec.MaxElements + 1
 		}
 		p *= f
 	}
@@ -194,8 +189,8 @@ func elems(factors ...int) int {
 func budget(c spec.Case, counts ...int) error {
 	total := 0
 	for _, e := range counts {
-		if e < 0 || e > MaxElements || total > MaxElements-e {
-			return fmt.Errorf("case too large: %s %+v needs more than %d input values (the memory budget)", c.Op, c.Shape, MaxElements)
+		if e < 0 || e > spec.MaxElements || total > spec.MaxElements-e {
+			return fmt.Errorf("case too large: %s %+v needs more than %d input values (the memory budget)", c.Op, c.Shape, spec.MaxElements)
 		}
 		total += e
 	}
@@ -311,7 +306,7 @@ func Inputs(c spec.Case) (*target.Batch, error) {
 			if err := positive("kv", lens[r]); err != nil {
 				return nil, err
 			}
-			if lens[r] > MaxElements {
+			if lens[r] > spec.MaxElements {
 				return nil, budget(c, lens[r])
 			}
 			total += lens[r]

@@ -34,16 +34,13 @@ type Sweep struct {
 // it). Batch-level relations sweep the batch size: the item of the
 // finding's first diverging row runs in a batch of v copies of itself, and
 // only its rows are computed. Path parity of two attention targets sweeps the KV
-// length of one sequence: both targets run the last position.
-func SweepFor(ctx context.Context, f *spec.Finding) (*Sweep, error) {
+// length of one sequence: both targets run the last position. The targets
+// are given as to Check.
+func SweepFor(ctx context.Context, f *spec.Finding, given ...target.Target) (*Sweep, error) {
 	c := f.Case
-	ts := make([]target.Target, len(c.Targets))
-	for i, name := range c.Targets {
-		t, err := target.Lookup(name)
-		if err != nil {
-			return nil, err
-		}
-		ts[i] = t
+	ts, err := resolve(c.Targets, given)
+	if err != nil {
+		return nil, err
 	}
 	switch c.Relation {
 	case spec.RelLogProbParity, spec.RelDeterminism:

@@ -34,6 +34,9 @@ type MinimizeOptions struct {
 	// Same says whether finding g, seen on a candidate case, is the bug f
 	// is; nil means g has f's kind.
 	Same func(f, g *spec.Finding) bool
+	// Targets, when set, are the case's targets, resolved by the caller
+	// (as Check takes them); else the registered targets it names.
+	Targets []target.Target
 }
 
 // Minimize is the one way a finding is shrunk and mapped, for campaigns,
@@ -61,7 +64,7 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 		opts.Shrink.MaxTries = ShrinkTries
 	}
 	fails := func(c spec.Case) (bool, error) {
-		g, err := Check(ctx, c)
+		g, err := Check(ctx, c, opts.Targets...)
 		if err != nil {
 			if ctx.Err() != nil {
 				return false, ctx.Err()
@@ -74,7 +77,7 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 	if minCase.Op == "" {
 		minCase = f.Case
 	}
-	g, err := Check(context.WithoutCancel(ctx), minCase)
+	g, err := Check(context.WithoutCancel(ctx), minCase, opts.Targets...)
 	switch {
 	case err != nil:
 		return nil, st, fmt.Errorf("minimize: the minimal case: %w", err)
@@ -100,7 +103,7 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 		}
 		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 		defer cancel()
-		dm, err := MapDrift(mctx, g)
+		dm, err := MapDrift(mctx, g, opts.Targets...)
 		if err != nil {
 			g.Message += fmt.Sprintf(" (no drift map: %v)", err)
 		}
@@ -113,9 +116,9 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 // MapDrift sweeps the dimension that decides f's drift (SweepFor) over
 // SweepValues around the finding's onset and returns the drift map
 // (fuzz/driftmap.Sweep); nil, nil for relations without such a dimension
-// (log-prob parity, determinism).
-func MapDrift(ctx context.Context, f *spec.Finding) (*spec.DriftMap, error) {
-	sw, err := SweepFor(ctx, f)
+// (log-prob parity, determinism). The targets are given as to Check.
+func MapDrift(ctx context.Context, f *spec.Finding, ts ...target.Target) (*spec.DriftMap, error) {
+	sw, err := SweepFor(ctx, f, ts...)
 	if err != nil || sw == nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 // Relation is what must hold between runs of one or two targets on batches
-// built from a case (DESIGN.md, relation).
+// built from a case (docs/architecture.md, words).
 type Relation interface {
 	// Name is one of the spec.Rel* constants.
 	Name() string
@@ -65,12 +65,14 @@ func IsTargetFailure(err error) bool {
 }
 
 // Check runs relation c.Relation with the targets named c.Targets on case
-// c. It returns nil when the relation holds and a finding when it does not;
+// c: ts when given (a caller's own targets, in the order of c.Targets,
+// never registered), else the registered targets of those names. It
+// returns nil when the relation holds and a finding when it does not;
 // the finding carries the case, the first diverging row and column, both
 // values, the ulp distance, a repro line, its signature and the
 // environment. A target whose Run error wraps ErrTargetCrashed gives a
 // finding of kind "crash"; any other failure, and a bad case, is an error.
-func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
+func Check(ctx context.Context, c spec.Case, ts ...target.Target) (*spec.Finding, error) {
 	if fn := checkerFor(c.Op); fn != nil {
 		return fn(ctx, c)
 	}
@@ -85,11 +87,8 @@ func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 	if !hasOp(rel.Ops(), c.Op) {
 		return nil, fmt.Errorf("case: relation %s does not apply to op %s", rel.Name(), c.Op)
 	}
-	ts := make([]target.Target, len(c.Targets))
-	for i, name := range c.Targets {
-		if ts[i], err = target.Lookup(name); err != nil {
-			return nil, fmt.Errorf("case: %w", err)
-		}
+	if ts, err = resolve(c.Targets, ts); err != nil {
+		return nil, fmt.Errorf("case: %w", err)
 	}
 	if op := ts[0].Info().Op; op != c.Op {
 		return nil, fmt.Errorf("case: target %s runs %s, the case is %s", c.Targets[0], op, c.Op)
@@ -112,6 +111,26 @@ func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 	}
 	complete(f, c)
 	return f, nil
+}
+
+// resolve returns ts when given (as many as names), else the registered
+// targets named names.
+func resolve(names []string, ts []target.Target) ([]target.Target, error) {
+	if len(ts) > 0 {
+		if len(ts) != len(names) {
+			return nil, fmt.Errorf("%d target(s) given for %d named (%v)", len(ts), len(names), names)
+		}
+		return ts, nil
+	}
+	out := make([]target.Target, len(names))
+	for i, name := range names {
+		t, err := target.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
 }
 
 // complete fills the fields every finding shares.

@@ -102,7 +102,7 @@ func TestHugeRelBatchIsAnError(t *testing.T) {
 	for _, c := range []spec.Case{
 		rmsCase(spec.RelBatchInvariance, "oracle-rmsnorm", 2, 8, spec.RelParams{Batch: 1 << 40, Position: 1}),
 		rmsCase(spec.RelPadding, "oracle-rmsnorm", 2, 8, spec.RelParams{Pad: 1 << 40}),
-		rmsCase(spec.RelPadding, "oracle-rmsnorm", 2, 8, spec.RelParams{Pad: MaxElements/8 + 1, Filler: "copy"}),
+		rmsCase(spec.RelPadding, "oracle-rmsnorm", 2, 8, spec.RelParams{Pad: spec.MaxElements/8 + 1, Filler: "copy"}),
 	} {
 		f, err := Check(context.Background(), c)
 		if err == nil || !strings.Contains(err.Error(), "memory budget") {

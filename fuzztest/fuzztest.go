@@ -46,6 +46,8 @@ import (
 	"github.com/bitparity/bitparity/fuzz/native"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/internal/gofuzzfile"
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -66,7 +68,7 @@ type Options struct {
 	// Against is the registered name of the second target of the
 	// two-target relations (path parity, logprob parity): e.g.
 	// "oracle-attn_decode" for a prefill kernel, or another of your
-	// targets registered with target.Register.
+	// registered targets.
 	Against string
 	// MaxElements caps a case's input values (gen.Elements); larger
 	// decoded cases are skipped so the fuzzer keeps a high rate. 0: 1<<18.
@@ -87,45 +89,36 @@ type Options struct {
 const DefaultMaxElements = 1 << 18
 
 var (
-	regMu sync.Mutex
-	byCmd = map[string]string{}
+	procMu sync.Mutex
+	byCmd  = map[string]target.Target{} // Exec command line -> its process target
 )
 
-// register puts the target under test in the fuzz registry (an external
-// process once per command line) and returns its registered name.
-func register(opts Options) (string, error) {
-	regMu.Lock()
-	defer regMu.Unlock()
+// targetOf returns the target under test: Options.Target itself (never
+// registered anywhere: Check takes it as resolved), or the process started
+// once per test binary for Options.Exec.
+func targetOf(opts Options) (target.Target, error) {
 	switch {
 	case opts.Target != nil && opts.Exec != "":
-		return "", errors.New("fuzztest: set Target or Exec, not both")
+		return nil, errors.New("fuzztest: set Target or Exec, not both")
 	case opts.Target != nil:
-		base := opts.Target.Info().Name
-		if base == "" {
-			return "", errors.New("fuzztest: the target's Info has no Name")
+		if opts.Target.Info().Name == "" {
+			return nil, errors.New("fuzztest: the target's Info has no Name")
 		}
-		// Each call registers its target afresh (Fuzz runs once per test
-		// process), under base, or base#2, #3, ... when two differently
-		// configured kernels share a name in one test binary.
-		name := base
-		for k := 2; slices.Contains(target.Names(), name); k++ {
-			name = fmt.Sprintf("%s#%d", base, k)
-		}
-		t := opts.Target
-		target.Register(name, func() (target.Target, error) { return t, nil })
-		return name, nil
+		return opts.Target, nil
 	case opts.Exec != "":
-		if name, ok := byCmd[opts.Exec]; ok {
-			return name, nil
+		procMu.Lock()
+		defer procMu.Unlock()
+		if t, ok := byCmd[opts.Exec]; ok {
+			return t, nil
 		}
 		t, err := external.Add(opts.Exec, "", external.Options{Stderr: os.Stderr})
 		if err != nil {
-			return "", fmt.Errorf("fuzztest: %w", err)
+			return nil, fmt.Errorf("fuzztest: %w", err)
 		}
-		byCmd[opts.Exec] = t.Info().Name
-		return t.Info().Name, nil
+		byCmd[opts.Exec] = t
+		return t, nil
 	}
-	return "", errors.New("fuzztest: Options.Target or Options.Exec must be set")
+	return nil, errors.New("fuzztest: Options.Target or Options.Exec must be set")
 }
 
 // plan is a resolved Options: the target's name and op, and the relations
@@ -135,7 +128,8 @@ type plan struct {
 	name    string
 	op      spec.Op
 	rels    []string
-	targets map[string][]string // relation -> Case.Targets
+	targets map[string][]string        // relation -> Case.Targets
+	ts      map[string][]target.Target // relation -> the targets Check takes
 	max     int
 
 	mu   sync.Mutex
@@ -149,21 +143,19 @@ type shrunk struct {
 }
 
 func newPlan(opts Options) (*plan, error) {
-	name, err := register(opts)
+	t, err := targetOf(opts)
 	if err != nil {
 		return nil, err
 	}
-	t, err := target.Lookup(name)
-	if err != nil {
-		return nil, fmt.Errorf("fuzztest: %w", err)
-	}
-	p := &plan{opts: opts, name: name, op: t.Info().Op, targets: map[string][]string{}, max: opts.MaxElements,
-		done: map[string]shrunk{}}
+	name := t.Info().Name
+	p := &plan{opts: opts, name: name, op: t.Info().Op, targets: map[string][]string{},
+		ts: map[string][]target.Target{}, max: opts.MaxElements, done: map[string]shrunk{}}
 	if p.max <= 0 {
 		p.max = DefaultMaxElements
 	}
+	var against target.Target
 	if opts.Against != "" {
-		if _, err := target.Lookup(opts.Against); err != nil {
+		if against, err = target.Lookup(opts.Against); err != nil {
 			return nil, fmt.Errorf("fuzztest: Against: %w", err)
 		}
 	}
@@ -185,9 +177,9 @@ func newPlan(opts Options) (*plan, error) {
 		}
 		switch {
 		case r.Targets() == 1:
-			p.targets[rn] = []string{name}
+			p.targets[rn], p.ts[rn] = []string{name}, []target.Target{t}
 		case opts.Against != "":
-			p.targets[rn] = []string{name, opts.Against}
+			p.targets[rn], p.ts[rn] = []string{name, opts.Against}, []target.Target{t, against}
 		case explicit:
 			return nil, fmt.Errorf("fuzztest: relation %s compares two targets: set Options.Against", rn)
 		default:
@@ -249,7 +241,8 @@ func (p *plan) seeds() [][]byte {
 // check runs one case; a finding comes back shrunk, with the files it
 // was written to.
 func (p *plan) check(ctx context.Context, c spec.Case, fuzzName string) (*spec.Finding, []string, error) {
-	f, err := fuzz.Check(ctx, c)
+	ts := p.ts[c.Relation]
+	f, err := fuzz.Check(ctx, c, ts...)
 	if err != nil || f == nil {
 		return nil, nil, err
 	}
@@ -264,7 +257,8 @@ func (p *plan) check(ctx context.Context, c spec.Case, fuzzName string) (*spec.F
 			m.Message, c.Shape))
 		return &m, prev.files, nil
 	}
-	m, st, merr := native.Minimize(ctx, f, shrink.Options{MaxTries: p.opts.ShrinkTries})
+	m, st, merr := fuzz.Minimize(ctx, f, fuzz.MinimizeOptions{Shrink: shrink.Options{MaxTries: p.opts.ShrinkTries},
+		MapBudget: native.MapBudget, Targets: ts})
 	if merr != nil {
 		m = f // keep the case as found; say why below
 		m.Message = strings.TrimSpace(m.Message + " (not shrunk: " + merr.Error() + ")")
@@ -363,7 +357,7 @@ func fuzzing() bool {
 // repro line and the files written.
 func report(f *spec.Finding, files []string, fuzzName string) string {
 	var b strings.Builder
-	b.WriteString("bitparity: " + native.Describe(f))
+	b.WriteString("bitparity: " + words.Finding(*f) + "\n")
 	js, err := json.MarshalIndent(f.Case, "", "  ")
 	if err != nil {
 		js = []byte(err.Error())
@@ -398,7 +392,11 @@ func writeSeed(dir, name string, data []byte) (string, error) {
 		return "", fmt.Errorf("seed file: %w", err)
 	}
 	path := filepath.Join(dir, name)
-	if err := atomicfile.Write(path, fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", data)); err != nil {
+	b, err := gofuzzfile.Format(data)
+	if err != nil {
+		return "", fmt.Errorf("seed file: %w", err)
+	}
+	if err := atomicfile.Write(path, b); err != nil {
 		return "", fmt.Errorf("seed file: %w", err)
 	}
 	return path, nil

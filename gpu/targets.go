@@ -67,7 +67,7 @@ type drift struct {
 }
 
 // Drifts lists the GPU drift models. Each must be found by the relations
-// in its expect list, exactly as its CPU twin (fuzz/driftmodels.go).
+// in its expect list, exactly as its CPU twin (target/drift.go).
 var drifts = []drift{
 	{"cuda-drift-rmsnorm-te-mod32", spec.OpRMSNorm, target.OracleRMSNormSchedule, target.TERMSNormMod32,
 		"TransformerEngine RMSNorm on the GPU: reduction path chosen by rows % 32 (threads=128 vec=8 when rows % 32 == 0, else threads=256 vec=4)",

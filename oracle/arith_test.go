@@ -167,7 +167,7 @@ func fmaClasses() map[string][]fmaCase {
 		case 2:
 			add("midpoints", a, b, ldexp32(r.IntN(64)-32, ulp))
 		case 3:
-			// the DESIGN.md shape: 1+2^-12 squared plus a tiny c.
+			// the double-rounding shape of docs/oracle.md: 1+2^-12 squared plus a tiny c.
 			add("midpoints", a, a, ldexp32(sign(r.IntN(2) == 0), 2*ea+24-1-1-r.IntN(100)))
 		}
 	}
@@ -271,7 +271,7 @@ func TestFMA32(t *testing.T) {
 	t.Logf("%d inputs checked", total)
 }
 
-// TestFMA32DoubleRounding is the DESIGN.md counterexample: a = b = 1+2^-12,
+// TestFMA32DoubleRounding is the counterexample of docs/oracle.md: a = b = 1+2^-12,
 // c = 2^-80. The exact a·b+c = 1 + 2^-11 + 2^-24 + 2^-80 is just above the
 // midpoint between 0x3f801000 and 0x3f801001, so fma.rn.f32 gives
 // 0x3f801001; the float64 route drops 2^-80, lands on the midpoint and
@@ -520,7 +520,7 @@ func TestFMAChain(t *testing.T) {
 // patterns: go test ./oracle -run '^$' -fuzz FuzzFMA32 -fuzztime 1m.
 // Plain go test runs the seeds.
 func FuzzFMA32(f *testing.F) {
-	f.Add(uint32(0x3f800800), uint32(0x3f800800), uint32(0x17800000)) // DESIGN.md double rounding
+	f.Add(uint32(0x3f800800), uint32(0x3f800800), uint32(0x17800000)) // docs/oracle.md double rounding
 	f.Add(uint32(0x7f7fffff), uint32(0x3f800000), uint32(0x73000000)) // MaxFloat32 + 2^103: to Inf
 	f.Add(uint32(0x1a000000), uint32(0x1a400000), uint32(0))          // 3·2^-150: subnormal tie
 	f.Add(uint32(0x80000001), uint32(0x00000001), uint32(0))          // -2^-298 + 0 = -0

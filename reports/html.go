@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -69,7 +70,7 @@ func writeHTML(w io.Writer, r *Report) error {
 				if l == "" {
 					l = classLetter(j)
 				}
-				hf.Values = append(hf.Values, [2]string{l, ints(cl.Values, 40)})
+				hf.Values = append(hf.Values, [2]string{l, words.Ints(cl.Values, 40)})
 			}
 		}
 		if i < maxPlotted {
@@ -109,7 +110,7 @@ func render(p *plot.Plot, err error) func(w, h vg.Length) (template.URL, error) 
 }
 
 func findingTitle(f spec.Finding) string {
-	t := fmt.Sprintf("%s · %s · %s", orDash(string(f.Case.Op)), orDash(f.Relation), orDash(f.TargetA))
+	t := fmt.Sprintf("%s · %s · %s", words.Dash(string(f.Case.Op)), words.Dash(f.Relation), words.Dash(f.TargetA))
 	if f.TargetB != "" {
 		t += " vs " + f.TargetB
 	}
@@ -123,12 +124,12 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"date":   func(e Entry) string { return e.FirstSeen.UTC().Format("2006-01-02") },
 	"repro":  repro,
 	"caseWords": func(c spec.Case) string {
-		return CaseWords(c)
+		return words.Case(c)
 	},
 	"label":  targetLabel,
-	"joined": func(s []string) string { return orDash(strings.Join(s, ", ")) },
-	"dash":   func(v any) string { return orDash(fmt.Sprint(v)) },
-	"value":  value,
+	"joined": func(s []string) string { return words.Dash(strings.Join(s, ", ")) },
+	"dash":   func(v any) string { return words.Dash(fmt.Sprint(v)) },
+	"value":  words.Value,
 }).Parse(pageHTML))
 
 const pageHTML = `<!DOCTYPE html>

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bitparity/bitparity/reports/words"
 )
 
 // JUnit XML, in the shape Jenkins, GitLab and GitHub test reporters read:
@@ -154,24 +156,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 // problemLine is the short failure message: the first diverging element
 // for a mismatch, the error for a crash.
 func problemLine(e Entry) string {
-	f := e.Finding
-	switch f.Kind {
-	case "crash":
-		if f.Error != "" {
-			return "crashed: " + f.Error
-		}
-		return "crashed"
-	case "misuse":
-		if f.Message != "" {
-			return "misuse: " + f.Message
-		}
-		return "misuse"
-	}
-	if f.SignedZero {
-		return fmt.Sprintf("row %d col %d: %s vs %s, +0 vs -0", f.Row, f.Col, value(f.A), value(f.B))
-	}
-	return fmt.Sprintf("row %d col %d: %s vs %s, %d %s", f.Row, f.Col, value(f.A), value(f.B),
-		f.ULPs, plural(int64(f.ULPs), "ulp", "ulps"))
+	return words.Problem(e.Finding)
 }
 
 func seconds(d time.Duration) string {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/bitparity/bitparity/reports/words"
 )
 
 // statusEmoji marks statuses in Markdown, where colour is not available.
@@ -77,7 +79,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	if len(failing) > 0 {
 		fmt.Fprintf(ew, "\n### Cells that are not a plain pass\n\n| status | op | relation | target | cases |\n|---|---|---|---|---|\n")
 		for _, c := range failing {
-			fmt.Fprintf(ew, "| %s | %s | %s | %s | %d |\n", statusMark[c.Status], mdCode(orDash(string(c.Op))),
+			fmt.Fprintf(ew, "| %s | %s | %s | %s | %d |\n", statusMark[c.Status], mdCode(words.Dash(string(c.Op))),
 				mdCode(c.Relation), mdCode(targetLabel(c.Target, c.Invariant)), c.Cases)
 		}
 	}

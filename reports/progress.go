@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 )
@@ -127,7 +128,7 @@ func (p *Progress) Finish() {
 		p.bar.Exit()
 	}
 	fmt.Fprintf(p.w, "done: %s, %d cases (%s/s), %d %s\n", clock(elapsed), p.cases,
-		rate(p.cases, elapsed), p.findings, plural(int64(p.findings), "finding", "findings"))
+		rate(p.cases, elapsed), p.findings, words.Plural(int64(p.findings), "finding", "findings"))
 }
 
 // stats says cases, cases/s, findings, elapsed and remaining time.
@@ -141,7 +142,7 @@ func (p *Progress) stats(elapsed time.Duration, withElapsed bool) string {
 		s += ", "
 	}
 	s += fmt.Sprintf("%d cases (%s/s), %d %s", p.cases, rate(p.cases, elapsed), p.findings,
-		plural(int64(p.findings), "finding", "findings"))
+		words.Plural(int64(p.findings), "finding", "findings"))
 	if !withElapsed {
 		s += ", " + clock(elapsed) + " elapsed"
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -331,7 +332,7 @@ func ranTarget(r spec.Result, target string) bool {
 }
 
 func entry(sig string, f spec.Finding, srcs []Source, nights []map[string]spec.Finding) Entry {
-	e := Entry{Signature: sig, Finding: f, Words: Words(f)}
+	e := Entry{Signature: sig, Finding: f, Words: words.Finding(f)}
 	for i, n := range nights {
 		if _, ok := n[sig]; !ok {
 			continue

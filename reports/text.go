@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -39,7 +40,7 @@ func writeText(w io.Writer, r *Report) error {
 		fmt.Fprintf(ew, "\nFINDINGS\n")
 		for _, e := range r.Findings {
 			fmt.Fprintf(ew, "%-13s  %s  %s, first seen %s, %d %s\n", statusWords[e.Status], e.Signature, expectWords(e),
-				stamp(e.FirstSeen), e.Nights, plural(int64(e.Nights), "night", "nights"))
+				stamp(e.FirstSeen), e.Nights, words.Plural(int64(e.Nights), "night", "nights"))
 			fmt.Fprintf(ew, "    %s\n", e.Words)
 			fmt.Fprintf(ew, "    repro: %s\n", repro(e.Finding.Repro))
 		}
@@ -50,8 +51,8 @@ func writeText(w io.Writer, r *Report) error {
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "STATUS\tOP\tRELATION\tTARGET\tCASES\tFINDINGS")
 		for _, c := range r.Cells {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", c.Status, orDash(string(c.Op)), c.Relation,
-				targetLabel(c.Target, c.Invariant), c.Cases, orDash(strings.Join(c.Findings, ",")))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", c.Status, words.Dash(string(c.Op)), c.Relation,
+				targetLabel(c.Target, c.Invariant), c.Cases, words.Dash(strings.Join(c.Findings, ",")))
 		}
 		tw.Flush()
 	}

@@ -1,6 +1,6 @@
 package spec
 
-// Exit codes of the bitparity command (DESIGN.md, style rule 5).
+// Exit codes of the bitparity command (README.md, exit codes).
 const (
 	ExitOK            = 0 // nothing found
 	ExitFinding       = 1 // a finding, or a mismatch reproduced

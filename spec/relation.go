@@ -1,6 +1,6 @@
 package spec
 
-// Relation names: what must hold between runs (DESIGN.md, relation).
+// Relation names: what must hold between runs (docs/architecture.md, words).
 const (
 	// RelBatchInvariance: row r computed alone, in a batch of Rel.Batch
 	// rows at Rel.Position, and in a permuted batch (Rel.PermSeed) gives

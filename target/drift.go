@@ -31,8 +31,8 @@ var (
 
 // TERMSNormMod32 models TransformerEngine's RMSNorm, which picks its
 // launch configuration (the tuned, vectorised kernel or the general one) by
-// whether the row count M is a multiple of 32 (DESIGN.md, "What the anchors
-// taught": TransformerEngine's RMSNorm switches reduction path on M % 32):
+// whether the row count M is a multiple of 32 (docs/architecture.md,
+// "Facts behind the drift models"):
 //
 //	rows % 32 == 0: threads=64 vec=8  (rmsWide)
 //	otherwise:      threads=32 vec=4  (OracleRMSNormSchedule, declared)
@@ -47,7 +47,7 @@ func TERMSNormMod32(b *Batch) oracle.Schedule {
 
 // VLLMRMSNorm256 models vLLM's rms_norm kernel, whose block size was
 // min(hidden, 1024) threads below 256 tokens and 256 threads from 256 tokens
-// on (`max_block_size = num_tokens < 256 ? 1024 : 256`; DESIGN.md anchors:
+// on (`max_block_size = num_tokens < 256 ? 1024 : 256`; docs/architecture.md:
 // vLLM's RMSNorm switches on 256 tokens):
 //
 //	rows < 256:  threads=1024 vec=1 (declared)
@@ -61,7 +61,7 @@ func VLLMRMSNorm256(b *Batch) oracle.Schedule {
 
 // GEMMSplitKByM models cuBLAS's heuristic choosing split-K by M: small M
 // leaves SMs idle, so K is split and the partials summed; at larger M the
-// tiles alone fill the GPU (DESIGN.md anchors: a prefix-cache hit changes a
+// tiles alone fill the GPU (docs/architecture.md: a prefix-cache hit changes a
 // GEMM's M and with it the kernel):
 //
 //	M <= 64: split-K 4, partials combined in order
@@ -76,7 +76,7 @@ func GEMMSplitKByM(b *Batch) oracle.Schedule {
 // DecodeSplitsByBatch models FlashAttention/FlashDecoding's num_splits
 // heuristic: the KV range is split when batch x heads blocks leave the SMs
 // idle, and not once they fill them, so a request's bits depend on how many
-// other requests share its batch (DESIGN.md anchors: num_splits chosen by
+// other requests share its batch (docs/architecture.md: num_splits chosen by
 // batch size; a decode padded to a CUDA-graph size changes it):
 //
 //	requests·heads <  132 (the H200's SMs): 4 splits, tile 64

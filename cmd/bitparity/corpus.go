@@ -17,6 +17,8 @@ import (
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/shrink"
+	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -190,37 +192,7 @@ func warnAll(stderr io.Writer, errs []error) {
 
 // describe is a one-line summary of a case: op, relation, targets, shape.
 func describe(c spec.Case) string {
-	return fmt.Sprintf("%s %s on %s %s", c.Op, c.Relation, strings.Join(c.Targets, ","), shapeWords(c))
-}
-
-func shapeWords(c spec.Case) string {
-	s := c.Shape
-	var parts []string
-	add := func(name string, v int) {
-		if v != 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", name, v))
-		}
-	}
-	add("rows", s.Rows)
-	add("hidden", s.Hidden)
-	add("n", s.N)
-	add("vocab", s.Vocab)
-	add("seqs", s.Seqs)
-	add("seq_len", s.SeqLen)
-	add("kv", s.KV)
-	if len(s.KVLens) > 0 {
-		parts = append(parts, fmt.Sprintf("kv_lens=%v", s.KVLens))
-	}
-	add("heads", s.Heads)
-	add("kv_heads", s.KVHeads)
-	add("head_dim", s.HeadDim)
-	add("batch", c.Rel.Batch)
-	add("pad", c.Rel.Pad)
-	dt := fmt.Sprintf("%s->%s", c.In, c.Out)
-	if c.Compare != "" {
-		dt += " compared in " + string(c.Compare)
-	}
-	return "[" + strings.Join(parts, " ") + "] " + dt
+	return fmt.Sprintf("%s %s on %s %s", c.Op, c.Relation, strings.Join(c.Targets, ","), words.Case(c))
 }
 
 func corpusLs(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error {
@@ -322,23 +294,9 @@ func printFile(w io.Writer, name string, f *corpus.File) {
 	}
 }
 
+// printFinding says fd in words (reports.Words) after a label.
 func printFinding(w io.Writer, label string, fd *spec.Finding) {
-	b := fd.TargetB
-	if b == "" {
-		b = fd.TargetA
-	}
-	fmt.Fprintf(w, "%s: %s, first at row %d column %d: %s 0x%s (%s) vs %s 0x%s (%s), %d ulps",
-		label, fd.Kind, fd.Row, fd.Col, fd.TargetA, fd.A.Hex, fd.A.Dec, b, fd.B.Hex, fd.B.Dec, fd.ULPs)
-	if fd.SignedZero {
-		fmt.Fprint(w, " (+0 vs -0: other bits, 0 ulps)")
-	}
-	if fd.RowsDiffering > 0 {
-		fmt.Fprintf(w, "; %d row(s) differ", fd.RowsDiffering)
-	}
-	fmt.Fprintln(w)
-	if fd.Message != "" {
-		fmt.Fprintf(w, "  %s\n", fd.Message)
-	}
+	fmt.Fprintf(w, "%s: %s\n", label, words.Finding(*fd))
 }
 
 func envWords(e spec.Env) string {
@@ -463,7 +421,7 @@ func corpusMinimize(ctx context.Context, stdout, stderr io.Writer, st *storeFlag
 			return err
 		}
 		fmt.Fprintf(stdout, "%s -> %s: %s -> %s (%d steps, %d tries, %s)\n", name, newName,
-			shapeWords(f.Case), shapeWords(g.Case), stats.Steps, stats.Tried, stats.Elapsed.Round(time.Millisecond))
+			words.Case(f.Case), words.Case(g.Case), stats.Steps, stats.Tried, stats.Elapsed.Round(time.Millisecond))
 		if !*keep && newName != name {
 			if err := s.Delete(name); err != nil && !errors.Is(err, corpus.ErrNotFound) {
 				fmt.Fprintf(stderr, "warning: kept %s: %v\n", name, err)
@@ -499,22 +457,16 @@ func corpusBundle(_ context.Context, stdout, stderr io.Writer, st *storeFlags, f
 		}
 		entries = kept
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(*out), ".bundle-*")
-	if err != nil {
-		return withCode(spec.ExitUsage, err)
+	if fi, err := os.Stat(filepath.Dir(*out)); err != nil || !fi.IsDir() {
+		return usageErr("corpus bundle: -o %s: its folder does not exist", *out)
 	}
-	defer os.Remove(tmp.Name())
-	m, err := corpus.WriteBundle(tmp, entries)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	var m *corpus.Manifest
+	err = atomicfile.WriteFunc(*out, func(w io.Writer) error {
+		var err error
+		m, err = corpus.WriteBundle(w, entries)
 		return err
-	}
-	if err := os.Rename(tmp.Name(), *out); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	info, _ := os.Stat(*out)
@@ -620,7 +572,7 @@ func corpusImport(ctx context.Context, stdout, stderr io.Writer, st *storeFlags,
 	gocache := fs.Bool("gocache", false, "also import the generated corpus of every native target under $GOCACHE/fuzz")
 	targets := fs.String("targets", "", "target sets to run each input against, comma-separated, two-target sets joined by '+' (default: the native targets' own sets, with $BITPARITY_FUZZ_TARGETS)")
 	all := fs.Bool("all", false, "also store inputs that find nothing, as cases that must pass")
-	maxElems := fs.Int("max-elements", 1<<25, "skip inputs whose case needs more input values")
+	maxElems := fs.Int("max-elements", spec.MaxElements, "skip inputs whose case needs more input values")
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}

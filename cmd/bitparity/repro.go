@@ -25,7 +25,7 @@ import (
 func reproCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	maxElems := fs.Int("max-elements", 1<<26, "refuse a case whose batches need more input values (a file from elsewhere may ask for GiBs)")
+	maxElems := fs.Int("max-elements", spec.MaxElements, "refuse a case whose batches need more input values (a file from elsewhere may ask for GiBs)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity repro [flags] FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.")
 		fs.PrintDefaults()

@@ -16,6 +16,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -377,47 +378,6 @@ func runPrintFinding(w io.Writer, n int, f spec.Finding, note string) {
 		head += " [" + note + "]"
 	}
 	fmt.Fprintln(w, head)
-	cj, _ := json.Marshal(f.Case)
-	fmt.Fprintf(w, "  minimal case: %s\n", cj)
-	if f.Original != nil {
-		fmt.Fprintf(w, "  shrunk in %d steps from %s\n", f.ShrinkSteps, runShapeWords(*f.Original))
-	}
-	if f.Kind == "crash" {
-		fmt.Fprintf(w, "  error: %s\n", f.Error)
-	} else {
-		fmt.Fprintf(w, "  first diverging row %d, column %d: A = 0x%s (%s), B = 0x%s (%s), %d ulps", f.Row, f.Col,
-			f.A.Hex, f.A.Dec, f.B.Hex, f.B.Dec, f.ULPs)
-		if f.SignedZero {
-			fmt.Fprint(w, " (+0 vs -0)")
-		}
-		fmt.Fprintf(w, "; %d row(s) differ\n", f.RowsDiffering)
-	}
-	if f.Message != "" {
-		fmt.Fprintf(w, "  %s\n", f.Message)
-	}
-	if f.DriftMap != nil {
-		fmt.Fprintf(w, "  drift map over %s (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Kind, runDriftWords(f.DriftMap))
-	}
-	if f.CasesBefore > 0 {
-		fmt.Fprintf(w, "  found after %s and %d cases; minimal after %s more\n", time.Duration(f.Elapsed).Round(time.Millisecond),
-			f.CasesBefore, time.Duration(f.ToMinimal).Round(time.Millisecond))
-	}
-	fmt.Fprintf(w, "  repro: %s\n\n", f.Repro)
-}
-
-func runShapeWords(c spec.Case) string {
-	b, _ := json.Marshal(c.Shape)
-	r, _ := json.Marshal(c.Rel)
-	return fmt.Sprintf("shape %s rel %s", b, r)
-}
-
-func runDriftWords(d *spec.DriftMap) string {
-	if d.Rule != "" {
-		return d.Rule
-	}
-	var parts []string
-	for _, c := range d.Classes {
-		parts = append(parts, fmt.Sprintf("%s = %v", c.Label, c.Values))
-	}
-	return strings.Join(parts, "; ")
+	words.Detail(w, f)
+	fmt.Fprintln(w)
 }

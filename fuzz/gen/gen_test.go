@@ -309,7 +309,7 @@ func TestValidRejects(t *testing.T) {
 		{"pad on batch invariance", func(c *spec.Case) { c.Rel.Pad = 9 }},
 		{"bad dtype", func(c *spec.Case) { c.In = "fp8" }},
 		{"bad dist", func(c *spec.Case) { c.Dist = "cauchy" }},
-		{"too big", func(c *spec.Case) { c.Shape.KV = MaxElements }},
+		{"too big", func(c *spec.Case) { c.Shape.KV = spec.MaxElements }},
 	}
 	for _, tt := range tests {
 		c := clone(base)

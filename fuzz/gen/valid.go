@@ -7,11 +7,6 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// MaxElements is the largest Elements a generated or shrunk case may have:
-// 2^24 input values, well inside the inputs' memory budget
-// (fuzz.MaxElements, 2^28).
-const MaxElements = 1 << 24
-
 // BatchRows returns the size of c's batch dimension, the dimension
 // relations add, move and pad rows along: Shape.Seqs for attn_prefill,
 // Shape.Rows for every other op.
@@ -55,7 +50,7 @@ func perRow(c spec.Case) (row, shared int) {
 
 // Elements returns an upper bound of the input values the relation of c
 // materialises: per-row values times (BatchRows + Rel.Batch + Rel.Pad) plus
-// the shared weights. Generators keep typical cases far below MaxElements
+// the shared weights. Generators keep typical cases far below spec.MaxElements
 // so that a campaign runs thousands of cases a minute.
 func Elements(c spec.Case) int {
 	row, shared := perRow(c)
@@ -67,7 +62,7 @@ func Elements(c spec.Case) int {
 // is a multiple of kv_heads, dtypes and the distribution are known, the
 // relation parameters are in range (Row < BatchRows, 1 <= Batch,
 // Position < Batch, Pad > BatchRows with a known Filler, Mask ascending
-// within the rows) and Elements(c) <= MaxElements. Generators and shrinkers
+// within the rows) and Elements(c) <= spec.MaxElements. Generators and shrinkers
 // only ever return valid cases.
 func Valid(c spec.Case) error {
 	s := c.Shape
@@ -143,8 +138,8 @@ func Valid(c spec.Case) error {
 	if err := validRel(c); err != nil {
 		return fmt.Errorf("%s: %w", c.Relation, err)
 	}
-	if e := Elements(c); e > MaxElements {
-		return fmt.Errorf("case needs %d input values, more than %d", e, MaxElements)
+	if e := Elements(c); e > spec.MaxElements {
+		return fmt.Errorf("case needs %d input values, more than %d", e, spec.MaxElements)
 	}
 	return nil
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/internal/gofuzzfile"
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -104,7 +106,11 @@ const MapBudget = 10 * time.Second
 // SeedFile returns the content of a testdata/fuzz seed file holding case
 // c in the byte format: the "go test fuzz v1" header and one []byte line.
 func SeedFile(c spec.Case) []byte {
-	return fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", Encode(c))
+	b, err := gofuzzfile.Format(Encode(c))
+	if err != nil {
+		panic(err) // a []byte always formats
+	}
+	return b
 }
 
 // WriteSeed writes c's seed file as dir/name atomically (a temporary file,
@@ -120,37 +126,12 @@ func WriteSeed(dir, name string, c spec.Case) (string, error) {
 	return path, nil
 }
 
-// Describe says in words what finding f is: op, relation and targets,
-// kind, and for a difference the first diverging row and column, both
-// values in hex and decimal, the ulps in the compared dtype and the rows
-// that differ; then its message and error, one line each.
-func Describe(f *spec.Finding) string {
-	var b strings.Builder
-	targets := f.TargetA
-	if f.TargetB != "" {
-		targets += " vs " + f.TargetB
-	}
-	fmt.Fprintf(&b, "%s %s on %s: %s", f.Case.Op, f.Relation, targets, f.Kind)
-	if f.Kind != "crash" {
-		fmt.Fprintf(&b, " at row %d col %d: %s (%s) vs %s (%s), %d ulps in %s, %d row(s) differ",
-			f.Row, f.Col, f.A.Hex, f.A.Dec, f.B.Hex, f.B.Dec, f.ULPs, f.Case.CompareDType(), f.RowsDiffering)
-	}
-	b.WriteString("\n")
-	if f.Message != "" {
-		fmt.Fprintf(&b, "%s\n", f.Message)
-	}
-	if f.Error != "" {
-		fmt.Fprintf(&b, "error: %s\n", f.Error)
-	}
-	return b.String()
-}
-
 // Report is the text a failing native target prints: what differs, the
 // minimal case as JSON, the one-line repro command, and the seed file of
 // the minimal case with the command that re-runs it under fuzzName.
 func Report(f *spec.Finding, st shrink.Stats, fuzzName string) string {
 	var b strings.Builder
-	b.WriteString(Describe(f))
+	b.WriteString(words.Finding(*f) + "\n")
 	js, err := json.MarshalIndent(f.Case, "", "  ")
 	if err != nil {
 		js = []byte(err.Error())

@@ -547,8 +547,8 @@ func TestDistsMatchInputs(t *testing.T) {
 			t.Errorf("fuzz.Inputs derives %s now: add it to gen's distributions", d)
 		}
 	}
-	if gen.MaxElements > fuzz.MaxElements {
-		t.Errorf("gen.MaxElements %d above fuzz.MaxElements %d", gen.MaxElements, fuzz.MaxElements)
+	if spec.MaxElements > spec.MaxElements {
+		t.Errorf("spec.MaxElements %d above spec.MaxElements %d", spec.MaxElements, spec.MaxElements)
 	}
 }
 

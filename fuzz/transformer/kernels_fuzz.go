@@ -6,7 +6,7 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// The fuzz engine's drift models (fuzz/driftmodels.go) plugged into a layer:
+// The fuzz engine's drift models (target/drift.go) plugged into a layer:
 // each policy there chooses a schedule from a *target.Batch; here it is handed
 // a batch of the call's shape (its row count; for decode the padded batch of
 // requests and the heads), so the very same policy decides the schedule of

@@ -1,47 +1,130 @@
 // Package atomicfile writes files so that a reader sees the old content or
 // the new, never a part, and a process killed mid-write leaves no broken
-// file behind.
+// file behind (at most a temp file whose name starts with TempPrefix,
+// which readers of a folder skip).
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
 
+// TempPrefix starts the name of every temp file this package creates:
+// DIR/.tmp-BASE-RANDOM beside the file it becomes.
+const TempPrefix = ".tmp-"
+
 // Write replaces path with data:
 //
-//	create DIR/.BASE.tmp-RANDOM (mode 0644), write, fsync, close,
+//	create DIR/.tmp-BASE-RANDOM (mode 0644), write, fsync, close,
 //	rename over path, fsync DIR
 //
 // On any error the temp file is removed and path is left as it was.
 func Write(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	return WriteFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFunc is Write with the content streamed by write (a bundle, say);
+// when write fails, path is left as it was.
+func WriteFunc(path string, write func(io.Writer) error) error {
+	tmp, err := writeTemp(path, write)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	name := tmp.Name()
-	_, werr := tmp.Write(data)
-	if werr == nil {
-		werr = tmp.Chmod(0o644)
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if werr == nil {
-		werr = tmp.Sync()
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// Create writes path only when it does not exist yet: a temp file, fsync,
+// then a hard link to path (which fails atomically when path exists), then
+// the temp file is removed. It reports created=false when the name was
+// already there, whoever wrote it. Where hard links are not supported it
+// falls back to a rename after an existence check (two writers of the same
+// name may then race; both wrote the same content when names are content
+// hashes).
+func Create(path string, data []byte) (created bool, err error) {
+	if _, err := os.Lstat(path); err == nil {
+		return false, nil
 	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
+	tmp, err := writeTemp(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
 	}
-	if werr == nil {
-		werr = os.Rename(name, path)
+	defer os.Remove(tmp)
+	err = os.Link(tmp, path)
+	switch {
+	case err == nil:
+		syncDir(filepath.Dir(path))
+		return true, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, nil
 	}
-	if werr != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, werr)
+	if _, serr := os.Lstat(path); serr == nil {
+		return false, nil
 	}
+	if err := os.Rename(tmp, path); err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	syncDir(filepath.Dir(path))
+	return true, nil
+}
+
+// writeTemp streams write into a new temp file beside path and fsyncs it:
+//
+//	create DIR/.tmp-BASE-RANDOM (O_EXCL, mode 0644), write, fsync, close
+//
+// It returns the temp path; on error the temp file is removed.
+func writeTemp(path string, write func(io.Writer) error) (string, error) {
+	fh, err := os.CreateTemp(filepath.Dir(path), TempPrefix+filepath.Base(path)+"-*")
+	if err != nil {
+		return "", err
+	}
+	tmp := fh.Name()
+	err = fh.Chmod(0o644)
+	if err == nil {
+		err = write(fh)
+	}
+	if err == nil {
+		err = fh.Sync()
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// syncDir fsyncs a folder so that a rename or link in it is durable; some
+// filesystems cannot sync a folder, which is tolerated.
+func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
-		d.Sync() // make the rename durable; some filesystems cannot sync a folder
+		d.Sync()
 		d.Close()
 	}
+}
+
+// Remove removes path and fsyncs its folder, so that the removal is as
+// durable as a Write.
+func Remove(path string) error {
+	if err := os.Remove(path); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(path))
 	return nil
 }

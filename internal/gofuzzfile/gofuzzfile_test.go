@@ -1,4 +1,4 @@
-package corpus
+package gofuzzfile
 
 import (
 	"math"
@@ -9,11 +9,11 @@ import (
 func TestGoFuzzFile(t *testing.T) {
 	vals := []any{[]byte("\x00\xff\"\n"), "str\u00e9", true, int(-3), int64(1 << 40), uint8(7), int32('x'),
 		uint64(math.MaxUint64), float32(math.Float32frombits(0x7fc00001)), math.Float64frombits(0x8000000000000000)}
-	b, err := FormatGoFuzz(vals...)
+	b, err := Format(vals...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ParseGoFuzz(b)
+	got, err := Parse(b)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
@@ -38,7 +38,7 @@ func TestGoFuzzFile(t *testing.T) {
 		}
 	}
 	// as Go writes them
-	got, err = ParseGoFuzz([]byte("go test fuzz v1\n[]byte(\"\\x01\\x02abc\")\nbyte('a')\nrune('\\n')\nfloat64(-1.5)\nint(-7)\nbool(false)\n"))
+	got, err = Parse([]byte("go test fuzz v1\n[]byte(\"\\x01\\x02abc\")\nbyte('a')\nrune('\\n')\nfloat64(-1.5)\nint(-7)\nbool(false)\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestGoFuzzFile(t *testing.T) {
 	}
 	for _, bad := range []string{"", "go test fuzz v2\n[]byte(\"\")\n", "go test fuzz v1\n", "go test fuzz v1\nos.Exit(1)\n",
 		"go test fuzz v1\n[]byte(x)\n", "go test fuzz v1\nfunc(){}()\n", "go test fuzz v1\n[]int(\"a\")\n"} {
-		if _, err := ParseGoFuzz([]byte(bad)); err == nil {
+		if _, err := Parse([]byte(bad)); err == nil {
 			t.Errorf("parsed %q", bad)
 		}
 	}

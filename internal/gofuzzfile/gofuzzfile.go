@@ -1,4 +1,7 @@
-package corpus
+// Package gofuzzfile reads and writes the corpus files of Go's native
+// fuzzing (`go test fuzz v1`), the one codec bitparity uses for seed files,
+// imports from the fuzz cache and the files fuzztest writes.
+package gofuzzfile
 
 import (
 	"bytes"
@@ -10,24 +13,26 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/bitparity/bitparity/spec"
 )
 
-// goFuzzHeader is the first line of a `go test -fuzz` corpus file.
-const goFuzzHeader = "go test fuzz v1"
+// Header is the first line of a `go test -fuzz` corpus file.
+const Header = "go test fuzz v1"
 
-// ParseGoFuzz parses a `go test fuzz v1` corpus file (testdata/fuzz/FuzzX/*
+// Parse parses a `go test fuzz v1` corpus file (testdata/fuzz/FuzzX/*
 // or $GOCACHE/fuzz/<pkg>/FuzzX/*) into its values, in order: one Go
 // expression a line, each []byte("..."), string("..."), bool(..),
 // byte(..), rune(..), int*(..), uint*(..), float32(..), float64(..) or
 // math.Float32frombits(..)/math.Float64frombits(..), as Go's
-// internal/fuzz writes them. Files over MaxFileBytes are refused.
-func ParseGoFuzz(data []byte) ([]any, error) {
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("go fuzz file: %d bytes, the limit is %d", len(data), MaxFileBytes)
+// internal/fuzz writes them. Files over spec.MaxFileBytes are refused.
+func Parse(data []byte) ([]any, error) {
+	if len(data) > spec.MaxFileBytes {
+		return nil, fmt.Errorf("go fuzz file: %d bytes, the limit is %d", len(data), spec.MaxFileBytes)
 	}
 	lines := bytes.Split(data, []byte("\n"))
-	if len(lines) == 0 || string(bytes.TrimSpace(lines[0])) != goFuzzHeader {
-		return nil, fmt.Errorf("go fuzz file: first line is not %q", goFuzzHeader)
+	if len(lines) == 0 || string(bytes.TrimSpace(lines[0])) != Header {
+		return nil, fmt.Errorf("go fuzz file: first line is not %q", Header)
 	}
 	var vals []any
 	for i, line := range lines[1:] {
@@ -163,12 +168,12 @@ func parseGoFuzzValue(line string) (any, error) {
 	return nil, fmt.Errorf("%q: unsupported type %s", truncate(line), id.Name)
 }
 
-// FormatGoFuzz writes values as a `go test fuzz v1` corpus file, the
+// Format writes values as a `go test fuzz v1` corpus file, the
 // format `go test` reads from testdata/fuzz/FuzzX/. []byte and string are
 // quoted with strconv.Quote; other values use Go syntax.
-func FormatGoFuzz(vals ...any) ([]byte, error) {
+func Format(vals ...any) ([]byte, error) {
 	var b strings.Builder
-	b.WriteString(goFuzzHeader + "\n")
+	b.WriteString(Header + "\n")
 	for _, v := range vals {
 		switch x := v.(type) {
 		case []byte:
@@ -186,4 +191,12 @@ func FormatGoFuzz(vals ...any) ([]byte, error) {
 		}
 	}
 	return []byte(b.String()), nil
+}
+
+// truncate shortens a hostile line for an error message.
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }

@@ -1,0 +1,125 @@
+package fuzz
+
+import (
+	"math/rand"
+
+	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Cost limits of drawn cases, in fma-equivalents of CPU work over every
+// batch the relation builds (CaseCost). gen.Case already keeps most cases
+// small (gen.SmallWork); the campaign caps what it takes at SmallCost (8x
+// for attention prefill, whose rows cost the square of their length), and
+// one draw in BigEvery takes one of gen's medium or big cases (more than
+// gen.SmallWork: hundreds or thousands of rows with a hidden size past 256,
+// long KV caches) of up to BigCost, so the thresholds that only large
+// batches cross are reached every few seconds.
+const (
+	SmallCost = 1 << 20
+	BigCost   = 1 << 23
+	BigEvery  = 10
+)
+
+// drawCase draws from gen.Case: a small draw takes the first case with
+// CaseCost <= SmallCost (of at most 64); a big draw (one in BigEvery)
+// collects up to 8 of gen's medium or big cases (gen.Work > gen.SmallWork)
+// with CaseCost <= BigCost (of at most 512 draws) and takes the most
+// balanced one (balance): gen's budget trades the batch size against the
+// row size, while dispatch thresholds want both large at once (256 tokens
+// of a 1024-wide RMSNorm, 132 requests of a 65-token KV cache). When
+// nothing fits, the cheapest case drawn. The shapes keep gen's bias; only
+// their cost is bounded.
+func drawCase(r *rand.Rand, op spec.Op, relation string) spec.Case {
+	small := int64(SmallCost)
+	if op == spec.OpAttnPrefill {
+		small *= 8
+	}
+	big := r.Intn(BigEvery) == 0
+	var cheap, best spec.Case
+	cheapCost, bestBal, found := int64(-1), -1, 0
+	for i := 0; i < 512 && (big || i < 64); i++ {
+		c := gen.Case(r, op, relation)
+		cost := CaseCost(c)
+		if !big && cost <= small {
+			return c
+		}
+		if big && cost <= BigCost && gen.Work(c) > gen.SmallWork {
+			if b := balance(c); b > bestBal {
+				best, bestBal = c, b
+			}
+			if found++; found == 8 {
+				break
+			}
+		}
+		if cheapCost < 0 || cost < cheapCost {
+			cheap, cheapCost = c, cost
+		}
+	}
+	if found > 0 {
+		return best
+	}
+	return cheap
+}
+
+// balance is min(batch size, row size) of a case: the batch size is the
+// largest batch its relation builds (items, Rel.Batch, Rel.Pad; times the
+// heads for decode), the row size its reduction length (hidden, vocab, KV
+// length); a prefill's is its sequence length alone.
+func balance(c spec.Case) int {
+	s := c.Shape
+	n := max(caseItems(c), c.Rel.Batch, c.Rel.Pad)
+	switch c.Op {
+	case spec.OpRMSNorm, spec.OpGEMM:
+		return min(n, s.Hidden)
+	case spec.OpLogProb:
+		return min(n, s.Vocab)
+	case spec.OpAttnDecode:
+		return min(n*s.Heads, s.KV)
+	case spec.OpAttnPrefill:
+		return s.SeqLen // a prefill's threshold is its length (KV tile edges)
+	}
+	return 0
+}
+
+// CaseCost estimates the CPU work of checking case c, in fma-equivalents:
+// the work of one item (an Exp32 counts 12, a generated input value 4,
+// every output row 500 for the oracle's per-row overhead) times the items
+// of the batches the relation runs (path parity of attention prefill runs
+// only the last position of each sequence): batch invariance the case's batch
+// twice, the item alone and Rel.Batch; padding the batch and Rel.Pad; the
+// others the batch twice.
+func CaseCost(c spec.Case) int64 {
+	s := c.Shape
+	var item int64
+	switch c.Op {
+	case spec.OpRMSNorm:
+		item = 5*int64(s.Hidden) + 500
+	case spec.OpGEMM:
+		item = int64(s.Hidden)*int64(s.N) + 4*int64(s.Hidden) + 500
+	case spec.OpLogProb:
+		item = 18*int64(s.Vocab) + 500
+	case spec.OpAttnPrefill:
+		if c.Relation == spec.RelPathParity { // the last position of each sequence
+			item = int64(s.Heads)*(int64(s.SeqLen)*int64(2*s.HeadDim+12)+500) +
+				4*int64(s.SeqLen)*int64(s.Heads+2*s.KVHeads)*int64(s.HeadDim)
+			break
+		}
+		item = int64(s.Heads) * int64(s.SeqLen) * (int64(s.SeqLen+1)/2*int64(2*s.HeadDim+12) + 4*int64(s.HeadDim) + 500)
+	case spec.OpAttnDecode:
+		kv := s.KV
+		for _, l := range s.KVLens {
+			kv = max(kv, l)
+		}
+		item = int64(s.Heads) * (int64(kv)*int64(2*s.HeadDim+12+8) + 500)
+	}
+	n := int64(caseItems(c))
+	runs := 2 * n
+	switch c.Relation {
+	case spec.RelBatchInvariance:
+		runs = 2*n + 1 + int64(c.Rel.Batch)
+	case spec.RelPadding:
+		runs = n + int64(c.Rel.Pad)
+	}
+	return item * runs
+}

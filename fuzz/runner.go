@@ -1,0 +1,243 @@
+package fuzz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// runner is one Run of a campaign: the pairs, the counters the workers
+// share, and the findings.
+type runner struct {
+	c        *Campaign
+	pairs    []*pairState
+	workers  int
+	shrink   time.Duration // budget of one finding's shrinking
+	start    time.Time
+	deadline time.Time
+	found    chan *spec.Finding // first finding of each pair, to minimizeAll
+
+	mu       sync.Mutex
+	cases    int64
+	invCases int64
+	skipped  int64 // cases a target declined (ErrUnsupported)
+	findings []spec.Finding
+	fatal    error
+}
+
+// newRunner applies the defaults of c's zero fields: 60 s, half of
+// GOMAXPROCS workers (at least 1), 10 s of shrinking per finding.
+func newRunner(c *Campaign, pairs []*pairState) *runner {
+	r := &runner{c: c, pairs: pairs, workers: c.Workers, shrink: c.ShrinkBudget, start: time.Now(),
+		found: make(chan *spec.Finding, 1024)}
+	dur := c.Duration
+	if dur <= 0 {
+		dur = 60 * time.Second
+	}
+	r.deadline = r.start.Add(dur)
+	if r.workers <= 0 {
+		r.workers = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	if r.shrink <= 0 {
+		r.shrink = 10 * time.Second
+	}
+	return r
+}
+
+// stats is the campaign's progress now.
+func (r *runner) stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := Stats{Elapsed: time.Since(r.start), Cases: r.cases, InvariantCases: r.invCases, Skipped: r.skipped,
+		Findings: len(r.findings), Total: len(r.pairs)}
+	for _, p := range r.pairs {
+		p.mu.Lock()
+		if !p.retired {
+			s.Pairs++
+		}
+		p.mu.Unlock()
+	}
+	return s
+}
+
+// reportProgress calls Progress about every ProgressEvery from one
+// goroutine; the returned stop ends it and makes the last call, so
+// Progress is never called twice at once.
+func (r *runner) reportProgress() (stop func()) {
+	if r.c.Progress == nil {
+		return func() {}
+	}
+	every := r.c.ProgressEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				r.c.Progress(r.stats())
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		r.c.Progress(r.stats())
+	}
+}
+
+// next picks the live pair that has had the least time (fair share),
+// draws its next case, or returns nil when none is left.
+func (r *runner) next() (*pairState, spec.Case) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.c.MaxCases > 0 && r.cases >= r.c.MaxCases {
+		return nil, spec.Case{}
+	}
+	var best *pairState
+	var bestLoad time.Duration // best's spent time, read under best's lock
+	for _, p := range r.pairs {
+		p.mu.Lock()
+		load := p.spent + time.Duration(p.busy)*time.Millisecond
+		if !p.retired && (best == nil || load < bestLoad) {
+			best, bestLoad = p, load
+		}
+		p.mu.Unlock()
+	}
+	if best == nil {
+		return nil, spec.Case{}
+	}
+	best.mu.Lock()
+	defer best.mu.Unlock()
+	k := r.c.Shard.draw(best.rng, best.Op, best.Relation, &best.drawn)
+	k.Targets = append([]string(nil), best.Targets...)
+	best.busy++
+	r.cases++
+	if best.invariant {
+		r.invCases++
+	}
+	best.cases++
+	return best, k
+}
+
+// work is one worker: it checks cases until ctx ends or no pair is left.
+func (r *runner) work(ctx context.Context) {
+	for ctx.Err() == nil {
+		p, k := r.next()
+		if p == nil {
+			return
+		}
+		t0 := time.Now()
+		f, err := Check(ctx, k)
+		spent := time.Since(t0)
+		if errors.Is(err, target.ErrUnsupported) {
+			r.unsupported(p, spent)
+			continue
+		}
+		if f = r.record(ctx, p, f, err, spent); f != nil {
+			r.found <- f
+		}
+	}
+}
+
+// unsupported takes back a case a target declined: not a case, counted as
+// skipped.
+func (r *runner) unsupported(p *pairState, spent time.Duration) {
+	r.mu.Lock()
+	r.cases--
+	if p.invariant {
+		r.invCases--
+	}
+	r.skipped++
+	r.mu.Unlock()
+	p.mu.Lock()
+	p.busy--
+	p.spent += spent
+	p.cases--
+	p.mu.Unlock()
+}
+
+// record books a checked case on its pair: the pair retires at its first
+// finding, which record returns (stamped with the time and the cases
+// before it), or after 8 failures in a row, which become the run's error.
+func (r *runner) record(ctx context.Context, p *pairState, f *spec.Finding, err error, spent time.Duration) *spec.Finding {
+	failed := err != nil && ctx.Err() == nil
+	p.mu.Lock()
+	p.busy--
+	p.spent += spent
+	first := f != nil && !p.retired
+	if f != nil {
+		p.retired = true
+	}
+	switch {
+	case failed:
+		p.errs++
+		p.lastErr = err
+		if p.errs >= 8 {
+			p.retired = true
+		}
+	case err == nil:
+		p.errs = 0
+	}
+	errs := p.errs
+	p.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if failed && errs >= 8 && r.fatal == nil {
+		r.fatal = fmt.Errorf("pair %s: 8 cases in a row failed, the last: %w", p.Pair, err)
+	}
+	if !first {
+		return nil
+	}
+	f.Elapsed = spec.Duration(time.Since(r.start))
+	f.CasesBefore = r.cases
+	return f
+}
+
+// minimizeAll shrinks and maps each finding the workers hand over (unless
+// NoShrink) and keeps it, until found is closed.
+func (r *runner) minimizeAll(ctx context.Context) {
+	for f := range r.found {
+		if !r.c.NoShrink {
+			budget := r.shrink
+			if time.Now().After(r.deadline) {
+				budget = min(budget, LateShrinkBudget)
+			}
+			sctx, cancel := context.WithTimeout(ctx, budget)
+			minimizeInPlace(sctx, f)
+			cancel()
+		}
+		f.ToMinimal = spec.Duration(time.Since(r.start) - time.Duration(f.Elapsed))
+		r.mu.Lock()
+		r.findings = append(r.findings, *f)
+		r.mu.Unlock()
+		if r.c.OnFinding != nil {
+			r.c.OnFinding(*f)
+		}
+	}
+}
+
+// result is the campaign's result once every goroutine has returned: its
+// findings in the order they were found, and per-target statistics.
+func (r *runner) result() (*spec.Result, error) {
+	st := r.stats()
+	res := &spec.Result{Version: spec.ResultVersion, Started: r.start.UTC(), Seed: r.c.Seed, Env: HostEnv(),
+		Duration: spec.Duration(st.Elapsed), Cases: st.Cases}
+	sort.SliceStable(r.findings, func(i, j int) bool { return r.findings[i].Elapsed < r.findings[j].Elapsed })
+	res.Findings = r.findings
+	res.Targets = targetStats(r.pairs, r.findings)
+	return res, r.fatal
+}

@@ -1,0 +1,21 @@
+package spec
+
+// Size limits of one case, the same wherever a case is generated, shrunk,
+// read from a file, imported or replayed. What exceeds them is refused with
+// an error that names the limit, before anything is allocated from a value
+// the case claims.
+const (
+	// MaxElements bounds the input values one batch of a case may need:
+	// 2^28 fp32 values (1 GiB). A 4544 x 4096 RMSNorm (a decode padded to
+	// a CUDA-graph size at a 7B model's hidden size) needs 2^24.2.
+	MaxElements = 1 << 28
+	// MaxFileBytes bounds one encoded case file (8 MiB) and one go test
+	// fuzz file. Decoding allocates at most a small multiple of the size.
+	MaxFileBytes = 8 << 20
+	// MaxTargets bounds the number of target names of a case.
+	MaxTargets = 16
+	// MaxNameLen bounds target names, relation names and other identifiers.
+	MaxNameLen = 128
+	// MaxListLen bounds kv_lens and mask.
+	MaxListLen = 1 << 20
+)
