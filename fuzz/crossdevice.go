@@ -28,7 +28,6 @@ func (crossDevice) Targets() int   { return 1 }
 // package registers its pairs (RegisterPair) for the targets it applies to.
 func (crossDevice) pairOnly() {}
 
-
 func (crossDevice) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error) {
 	dt, err := compareDType(c)
 	if err != nil {
