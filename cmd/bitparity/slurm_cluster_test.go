@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/internal/s3test"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -20,6 +21,7 @@ import (
 // which CI runs after installing them).
 func needEngine(t *testing.T, format string, a ...any) {
 	t.Helper()
+	s3test.SkipIfOff(t)
 	if os.Getenv("BITPARITY_REQUIRE_ENGINES") == "1" {
 		t.Fatalf(format+" (BITPARITY_REQUIRE_ENGINES=1)", a...)
 	}
@@ -32,6 +34,7 @@ func needEngine(t *testing.T, format string, a ...any) {
 // (BITPARITY_TEST_WORKER=1, exported to the jobs by sbatch).
 func startSlurm(t *testing.T) {
 	t.Helper()
+	s3test.SkipIfOff(t)
 	for _, p := range []string{"slurmctld", "slurmd", "munged", "sbatch", "squeue", "scontrol", "scancel"} {
 		if _, err := exec.LookPath(p); err != nil {
 			if _, err := os.Stat("/usr/sbin/" + p); err != nil {

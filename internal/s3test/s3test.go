@@ -88,11 +88,22 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
+// SkipIfOff skips t when BITPARITY_ENGINE_TESTS=off: make test sets it,
+// because make test-scale runs the tests on real engines (Slurm, S3) on
+// their own, after installing them.
+func SkipIfOff(t testing.TB) {
+	t.Helper()
+	if os.Getenv("BITPARITY_ENGINE_TESTS") == "off" {
+		t.Skip("a test on a real engine: make test-scale runs it (BITPARITY_ENGINE_TESTS=off)")
+	}
+}
+
 // Start starts weed with an S3 gateway on loopback and waits until it
 // answers; it is killed and its data removed when t ends. AWS credentials
 // for the SDK (the server checks none) are set in t's environment.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	SkipIfOff(t)
 	bin := Binary()
 	if bin == "" {
 		msg := "no SeaweedFS weed binary (scripts/weed.sh builds one; or set BITPARITY_WEED)"
