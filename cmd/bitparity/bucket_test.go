@@ -79,9 +79,17 @@ func TestS3Commands(t *testing.T) {
 	if code != spec.ExitFinding || !strings.Contains(out, "still failing") {
 		t.Errorf("recheck of the team bucket: exit %d\n%s%s", code, out, errs)
 	}
-	var o, e strings.Builder
-	err := run(&o, &e, []string{"corpus", "ls", "-dir", srv.URL("no-such-bucket", "")})
-	if exitCode(err) != spec.ExitUsage || err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Errorf("ls of a missing bucket: exit %d, %v", exitCode(err), err)
+	missing := srv.URL("no-such-bucket", "")
+	for _, args := range [][]string{
+		{"corpus", "ls", "-dir", missing},
+		append(args, "--corpus", missing),
+		append(args, "--known", missing),
+		{"slurm", "--dir", filepath.Join(dir, "campaign"), "--shards", "2", "--dry-run", "--corpus", missing},
+	} {
+		var o, e strings.Builder
+		err := run(&o, &e, args)
+		if exitCode(err) != spec.ExitUsage || err == nil || !strings.Contains(err.Error(), "does not exist") || strings.Contains(o.String(), "cases in") {
+			t.Errorf("%q with a missing bucket: exit %d, %v; want 2 before any case ran\n%s", args, exitCode(err), err, o.String())
+		}
 	}
 }

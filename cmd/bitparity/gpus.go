@@ -62,6 +62,9 @@ func (p *parallelFlags) apply(c *fuzz.Campaign) error {
 	case p.parallel() && runCountPairs(c) == 0:
 		return usageErr("run: %v", fuzz.ErrNoPairs)
 	}
+	if err := checkBucket(p.corpus); err != nil { // before the campaign, not after it
+		return usageErr("run: --corpus: %v", err)
+	}
 	return nil
 }
 

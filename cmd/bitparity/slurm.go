@@ -196,6 +196,14 @@ func (sf *slurmFlags) plan() (*slurmPlan, error) {
 	if corpusLoc == "" {
 		corpusLoc = filepath.Join(dir, "corpus")
 	}
+	if err := checkBucket(corpusLoc); err != nil {
+		return nil, usageErr("slurm: --corpus: %v", err)
+	}
+	for _, k := range strings.Split(sf.known, ",") {
+		if err := checkBucket(strings.TrimSpace(k)); err != nil {
+			return nil, usageErr("slurm: --known: %v", err)
+		}
+	}
 	return &slurmPlan{Format: slurmPlanForm, Version: slurmPlanVersn, Created: time.Now().UTC().Truncate(time.Second),
 		Dir: dir, Bin: bin, Shards: sf.shards, MaxCases: sf.maxCases, RunArgs: rest, Corpus: corpusLoc, Known: sf.known}, nil
 }
