@@ -121,11 +121,11 @@ func openBucket(ctx context.Context, rawURL string, create bool) (*Bucket, error
 	defer cancel()
 	ok, err := b.IsAccessible(cctx)
 	if err == nil && !ok {
-		err = errors.New("the bucket does not exist or these credentials cannot reach it (credentials come from the cloud's standard environment)")
+		err = errors.New("the bucket does not exist or these credentials cannot reach it")
 	}
 	if err != nil {
 		b.Close()
-		return nil, fmt.Errorf("bucket %s: %w", where, err)
+		return nil, fmt.Errorf("bucket %s: %w (credentials come from the cloud's standard environment: AWS_*, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*)", where, err)
 	}
 	return bk, nil
 }

@@ -28,13 +28,13 @@ func init() {
 
 // The files of a Slurm campaign folder (docs/scale.md).
 const (
-	slurmPlanFile  = "campaign.json" // slurmPlan
-	slurmShardJob  = "shard.sbatch"  // the array job
-	slurmMergeJob  = "merge.sbatch"  // the merge job
-	slurmSubmit    = "submit.sh"     // both sbatch calls, for submitting by hand
-	slurmVerdict   = "merge.json"    // slurmVerdictT, written by slurm merge
-	slurmPlanForm  = "bitparity-slurm"
-	slurmPlanVersn = 1
+	slurmPlanFile    = "campaign.json" // slurmPlan
+	slurmShardJob    = "shard.sbatch"  // the array job
+	slurmMergeJob    = "merge.sbatch"  // the merge job
+	slurmSubmit      = "submit.sh"     // both sbatch calls, for submitting by hand
+	slurmVerdict     = "merge.json"    // slurmVerdictT, written by slurm merge
+	slurmPlanFormat  = "bitparity-slurm"
+	slurmPlanVersion = 1
 )
 
 // slurmPlan is campaign.json: what the shard and merge jobs run.
@@ -204,7 +204,7 @@ func (sf *slurmFlags) plan() (*slurmPlan, error) {
 			return nil, usageErr("slurm: --known: %v", err)
 		}
 	}
-	return &slurmPlan{Format: slurmPlanForm, Version: slurmPlanVersn, Created: time.Now().UTC().Truncate(time.Second),
+	return &slurmPlan{Format: slurmPlanFormat, Version: slurmPlanVersion, Created: time.Now().UTC().Truncate(time.Second),
 		Dir: dir, Bin: bin, Shards: sf.shards, MaxCases: sf.maxCases, RunArgs: rest, Corpus: corpusLoc, Known: sf.known}, nil
 }
 

@@ -88,8 +88,8 @@ func readSlurmPlan(dir string) (*slurmPlan, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if p.Format != slurmPlanForm || p.Version != slurmPlanVersn {
-		return nil, fmt.Errorf("%s: format %q version %d, want %q version %d", path, p.Format, p.Version, slurmPlanForm, slurmPlanVersn)
+	if p.Format != slurmPlanFormat || p.Version != slurmPlanVersion {
+		return nil, fmt.Errorf("%s: format %q version %d, want %q version %d", path, p.Format, p.Version, slurmPlanFormat, slurmPlanVersion)
 	}
 	if p.Shards < 1 || p.Shards > 1<<20 {
 		return nil, fmt.Errorf("%s: shards %d, want 1..%d", path, p.Shards, 1<<20)

@@ -144,6 +144,7 @@ func Start(t testing.TB) *Server {
 	t.Setenv("AWS_ACCESS_KEY_ID", "bitparity-test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "bitparity-test")
 	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // never ask a metadata service off loopback
 	start := time.Now()
 	for {
 		if resp, err := http.Get(s.Endpoint + "/"); err == nil {
