@@ -9,6 +9,8 @@
 #   make nightly   fuzz, import new failures, recheck, reports under out/nightly
 #   make ptx       rebuild gpu/kernels PTX (needs nvcc)
 #   make test-gpu  the GPU suites (needs a GPU, CUDA and the cuda build tag)
+#   make test-scale  the tests on real engines: a Slurm cluster and an S3
+#                  server on loopback (installs and builds them; root)
 
 GO        ?= go
 DURATION  ?= 60s
@@ -40,7 +42,7 @@ KNOWN     ?= corpus/h200
 endif
 KNOWN     ?=
 
-.PHONY: race run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
+.PHONY: test-scale race run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
 
 build:
 	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
@@ -59,8 +61,19 @@ cuda-vet:
 	@if [ -x scripts/cuda-vet.sh ]; then scripts/cuda-vet.sh; \
 	else echo "cuda-vet: scripts/cuda-vet.sh does not exist yet (GPU issue)"; exit 1; fi
 
+# The tests on real engines are left to test-scale (BITPARITY_ENGINE_TESTS=off).
 unit:
-	$(GO) test -count=1 -timeout 9m ./...
+	BITPARITY_ENGINE_TESTS=off $(GO) test -count=1 -timeout 9m ./...
+
+# The tests on real engines (docs/scale.md): a single-node Slurm cluster
+# (Debian's slurm-wlm and munge, as root) running sharded campaigns as array
+# jobs, and SeaweedFS's S3 gateway on loopback holding corpora, each started
+# and stopped by the tests themselves. scripts/scale-engines.sh installs the
+# packages when missing and builds weed once into ~/.cache/bitparity-weed.
+SCALE_TESTS ?= TestSlurmCluster|TestS3
+test-scale:
+	scripts/scale-engines.sh >/dev/null
+	BITPARITY_REQUIRE_ENGINES=1 BITPARITY_WEED=$$(scripts/weed.sh) $(GO) test -count=1 -timeout 20m -v -run '$(SCALE_TESTS)' ./cmd/bitparity ./corpus
 
 # The examples/ module: a team's own kernel fuzzed with the fuzztest API,
 # built offline against this checkout, and a few seconds of go test -fuzz.

@@ -20,6 +20,9 @@ import (
 const writerEnv = "BITPARITY_CORPUS_TEST_WRITER"
 
 func TestMain(m *testing.M) {
+	if u := os.Getenv(bucketWriterEnv); u != "" { // bucket_s3_test.go
+		os.Exit(bucketWriter(u))
+	}
 	if spec := os.Getenv(writerEnv); spec != "" {
 		if err := writer(spec); err != nil {
 			fmt.Fprintln(os.Stderr, "writer:", err)

@@ -192,15 +192,16 @@ func (r readOnly) Update(string, func(*File) error) error { return ErrReadOnly }
 // Shared store in order; List is the union; Put, Update and Delete go to
 // Local only. Updating a case that only a shared store holds copies it to
 // Local with the change (the local copy then shadows the shared one);
-// deleting one is ErrReadOnly. Shared stores are never written.
+// deleting one is ErrReadOnly. Shared stores are never written. Local is a
+// folder or a bucket (Open).
 type Layered struct {
-	Local  *Dir
+	Local  Store
 	Shared []Store
 }
 
 // NewLayered returns a Layered store; each shared store is wrapped in
 // ReadOnly.
-func NewLayered(local *Dir, shared ...Store) *Layered {
+func NewLayered(local Store, shared ...Store) *Layered {
 	l := &Layered{Local: local}
 	for _, s := range shared {
 		l.Shared = append(l.Shared, ReadOnly(s))
@@ -274,7 +275,17 @@ func (l *Layered) Update(name string, fn func(*File) error) error {
 	if err != nil {
 		return err
 	}
-	return l.Local.replace(name, f, fn)
+	if err := fn(f); err != nil {
+		return err
+	}
+	if got, _ := f.Name(); got != name {
+		return fmt.Errorf("update %s: the case changed (now %s): store it with Put", name, got)
+	}
+	_, added, err := l.Local.Put(f)
+	if err == nil && !added { // a local copy appeared meanwhile: change that one
+		return l.Local.Update(name, fn)
+	}
+	return err
 }
 
 // Entry is one readable file of a store.

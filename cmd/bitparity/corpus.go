@@ -80,10 +80,10 @@ func defaultDir() string {
 	return "bitparity-corpus"
 }
 
-// open returns the layered store: the local folder (created when create)
-// over the shared read-only folders.
+// open returns the layered store: the local folder or bucket (a folder is
+// created when create) over the shared read-only folders or buckets.
 func (s *storeFlags) open(create bool) (*corpus.Layered, error) {
-	local, err := corpus.OpenDir(s.dir, create)
+	local, err := corpus.Open(context.Background(), s.dir, create)
 	if err != nil {
 		return nil, withCode(spec.ExitUsage, err)
 	}
@@ -95,7 +95,7 @@ func (s *storeFlags) open(create bool) (*corpus.Layered, error) {
 	}
 	var ro []corpus.Store
 	for _, p := range shared {
-		d, err := corpus.OpenDir(p, false)
+		d, err := corpus.Open(context.Background(), p, false)
 		if err != nil {
 			return nil, withCode(spec.ExitUsage, fmt.Errorf("shared corpus: %w", err))
 		}
@@ -120,8 +120,8 @@ func corpusCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("corpus "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	st := &storeFlags{}
-	fs.StringVar(&st.dir, "dir", defaultDir(), "local corpus folder (written); $"+envCorpus)
-	fs.Var(&st.shared, "shared", "shared corpus folder, read only (repeatable); $"+envShared)
+	fs.StringVar(&st.dir, "dir", defaultDir(), "local corpus folder or bucket URL (written); $"+envCorpus)
+	fs.Var(&st.shared, "shared", "shared corpus folder or bucket URL (s3://, gs://, azblob://, file://), read only (repeatable); $"+envShared)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: bitparity corpus %s [flags] %s\n%s\n", args[0], sub.usage, sub.summary)
 		fs.PrintDefaults()
@@ -336,7 +336,7 @@ func corpusMerge(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs
 	}
 	var srcs []corpus.Store
 	for _, p := range fs.Args() {
-		d, err := corpus.OpenDir(p, false)
+		d, err := corpus.Open(context.Background(), p, false)
 		if err != nil {
 			return withCode(spec.ExitUsage, err)
 		}
@@ -384,8 +384,10 @@ func corpusDedup(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs
 			fmt.Fprintf(stdout, "  deleted %s\n", n)
 		}
 	}
-	if n, _ := s.Local.CleanTemp(time.Hour); n > 0 {
-		fmt.Fprintf(stdout, "removed %d temp file(s) left by killed writers\n", n)
+	if d, ok := s.Local.(*corpus.Dir); ok {
+		if n, _ := d.CleanTemp(time.Hour); n > 0 {
+			fmt.Fprintf(stdout, "removed %d temp file(s) left by killed writers\n", n)
+		}
 	}
 	fmt.Fprintf(stdout, "%d signature(s) with duplicates, %d file(s) deleted\n", len(groups), dropped)
 	return nil

@@ -36,7 +36,7 @@ func runParallelFlags(fs *flag.FlagSet) *parallelFlags {
 	fs.StringVar(&p.gpus, "gpus", "", "run one worker process per GPU: `all`, a count N (GPUs 0..N-1) or a list of ids such as 0,2,3 (one id: 3,); each worker sees its GPU alone (CUDA_VISIBLE_DEVICES) and runs shard k/n; the parent merges findings and corpus")
 	fs.IntVar(&p.procs, "procs", 0, "run `N` CPU worker processes sharded like --gpus (CPU-only hosts and tests)")
 	fs.StringVar(&p.shardS, "shard", "", "run only shard `i/n` of the case stream: draw k of each pair belongs to shard k mod n (the union of shards 0/n..n-1/n is the unsharded campaign; --max-cases then counts this shard's cases; with --gpus or --procs each worker takes a part of this shard)")
-	fs.StringVar(&p.corpus, "corpus", "", "store every finding as a case file in the corpus folder `DIR` (created if needed; with --gpus or --procs the workers' folders are merged into it)")
+	fs.StringVar(&p.corpus, "corpus", "", "store every finding as a case file in the corpus folder `DIR` (created if needed) or bucket URL (s3://, gs://, azblob://, file://; put-if-absent; with --gpus or --procs the workers' folders are merged into it)")
 	fs.StringVar(&p.workDir, "work-dir", "", "with --gpus or --procs: keep each worker's result, corpus and logs under `DIR`/shard-K (default: a temporary folder, removed when every worker succeeded)")
 	return p
 }
@@ -62,6 +62,9 @@ func (p *parallelFlags) apply(c *fuzz.Campaign) error {
 	case p.parallel() && runCountPairs(c) == 0:
 		return usageErr("run: %v", fuzz.ErrNoPairs)
 	}
+	if err := checkBucket(p.corpus); err != nil { // before the campaign, not after it
+		return usageErr("run: --corpus: %v", err)
+	}
 	return nil
 }
 
@@ -74,7 +77,7 @@ const statsEnv = "BITPARITY_WORKER_STATS"
 // stats where the parent asked.
 func (p *parallelFlags) after(stdout io.Writer, res *spec.Result, last fuzz.Stats) error {
 	if p.corpus != "" && !p.parallel() { // a parallel run merged its workers' folders
-		d, err := corpus.OpenDir(p.corpus, true)
+		d, err := corpus.Open(context.Background(), p.corpus, true)
 		if err != nil {
 			return fmt.Errorf("run: corpus: %w", err)
 		}
@@ -313,7 +316,7 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		res.Duration = spec.Duration(time.Since(start))
 	}
 	if p.corpus != "" && len(rs) > 0 {
-		dst, err := corpus.OpenDir(p.corpus, true)
+		dst, err := corpus.Open(ctx, p.corpus, true)
 		if err != nil {
 			return nil, 0, withCode(spec.ExitInternal, fmt.Errorf("run: corpus: %w", err))
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -29,7 +30,7 @@ func loadKnown(list string, warn io.Writer) (*knownSet, error) {
 		return k, nil
 	}
 	for _, dir := range strings.Split(list, ",") {
-		d, err := corpus.OpenDir(dir, false)
+		d, err := corpus.Open(context.Background(), dir, false)
 		if err != nil {
 			return nil, fmt.Errorf("--known %s: %w", dir, err)
 		}

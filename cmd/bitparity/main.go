@@ -55,6 +55,10 @@ var commands = map[string]command{
 		Summary: "run a seeded campaign over every relation and target (or one case with --case)",
 		Run:     runCmd,
 	},
+	"slurm": {
+		Summary: "run a campaign on a Slurm cluster: an array job of shards and a merge job (slurm merge DIR)",
+		Run:     slurmCmd,
+	},
 	"version": {
 		Summary: "print the bitparity version",
 		Run: func(stdout, _ io.Writer, _ []string) error {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,7 +30,7 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	}
 	format := fs.String("format", "text", "output format on stdout: "+strings.Join(names, ", "))
 	outDir := fs.String("out-dir", "", "write every format into `DIR` (report.txt, report.json, junit.xml, summary.md, report.html) instead of stdout")
-	corpusDir := fs.String("corpus", "", "add the open findings of the corpus folder `DIR` to tonight's result (after corpus recheck, those still reproduce)")
+	corpusDir := fs.String("corpus", "", "add the open findings of the corpus folder or bucket URL `DIR` to tonight's result (after corpus recheck, those still reproduce)")
 	saveResult := fs.String("save-result", "", "write tonight's result, with the corpus findings added, to `FILE` (later nights then count them)")
 	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing)")
 	fs.Usage = func() {
@@ -120,7 +122,7 @@ func latest(srcs []reports.Source) *reports.Source {
 // files of the corpus folder dir (a finding without a repro command gets
 // `bitparity repro FILE`), and returns how many it added.
 func addCorpusFindings(res *spec.Result, dir string) (int, error) {
-	d, err := corpus.OpenDir(dir, false)
+	d, err := corpus.Open(context.Background(), dir, false)
 	if err != nil {
 		return 0, err
 	}
@@ -139,7 +141,10 @@ func addCorpusFindings(res *spec.Result, dir string) (int, error) {
 		}
 		fd := *f.Finding
 		if fd.Repro == "" {
-			fd.Repro = "bitparity repro " + d.PathOf(name)
+			fd.Repro = "bitparity repro " + filepath.Join(dir, name)
+			if corpus.IsURL(dir) {
+				fd.Repro = fmt.Sprintf("bitparity corpus show -json -dir '%s' %s > %s && bitparity repro %s", dir, name, name, name)
+			}
 		}
 		if fd.Signature == "" {
 			fd.Signature = f.Signature

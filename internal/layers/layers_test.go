@@ -24,6 +24,7 @@ var allowed = map[string][]string{
 	"internal/atomicfile":    {},
 	"internal/layers":        {},
 	"internal/gofuzzfile":    {"spec"},
+	"internal/s3test":        {},
 	"target":                 {"oracle", "spec"},
 	"gpu":                    {"target", "oracle", "spec"},
 	"fuzz/boundary":          {"oracle"},

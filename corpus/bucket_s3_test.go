@@ -1,0 +1,250 @@
+package corpus
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	_ "gocloud.dev/blob/s3blob"
+
+	"github.com/bitparity/bitparity/internal/s3test"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// bucketWriterEnv makes the test binary a writer process (TestMain): it
+// opens the bucket URL in the variable and Puts the cases of
+// BITPARITY_BUCKET_TEST_PUT="FIRST COUNT NOTE", printing each name it was
+// told it added, one a line.
+const bucketWriterEnv = "BITPARITY_BUCKET_TEST_WRITER"
+
+func bucketWriter(url string) int {
+	var first, count int
+	var note string
+	fmt.Sscan(os.Getenv("BITPARITY_BUCKET_TEST_PUT"), &first, &count, &note)
+	s, err := Open(context.Background(), url, false)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "writer:", err)
+		return 3
+	}
+	for i := first; i < first+count; i++ {
+		f := NewFile(seedCase(uint64(i)), nil, spec.Env{}, "concurrent")
+		f.Note = note
+		name, added, err := s.Put(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "writer:", err)
+			return 3
+		}
+		if added {
+			fmt.Println(name)
+		}
+	}
+	return 0
+}
+
+// putProcs runs n writer processes against url, process w putting cases
+// first(w) .. first(w)+count-1 with the note "writer w", and returns the
+// names each was told it added and the wall time.
+func putProcs(t *testing.T, url string, n, count int, first func(w int) int) ([][]string, time.Duration) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := make([]*exec.Cmd, n)
+	outs := make([]*bytes.Buffer, n)
+	start := time.Now()
+	for w := range cmds {
+		outs[w] = new(bytes.Buffer)
+		cmds[w] = exec.Command(exe, "-test.run=^$")
+		cmds[w].Env = append(os.Environ(), bucketWriterEnv+"="+url,
+			fmt.Sprintf("BITPARITY_BUCKET_TEST_PUT=%d %d writer_%d", first(w), count, w))
+		cmds[w].Stdout, cmds[w].Stderr = outs[w], outs[w]
+		if err := cmds[w].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	added := make([][]string, n)
+	for w, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("writer %d: %v\n%s", w, err, outs[w])
+		}
+		added[w] = strings.Fields(outs[w].String())
+	}
+	return added, time.Since(start)
+}
+
+// TestS3ConcurrentWriters: against a real S3 server (SeaweedFS on
+// loopback), 8 processes Put the same 40 cases at once, each with its own
+// note: every name is reported added by exactly one process and holds that
+// process's object (put-if-absent through If-None-Match: *, no clobbering).
+// Then 1, 2, 4 and 8 processes Put 400 distinct cases between them; the
+// rates are logged (docs/scale.md).
+func TestS3ConcurrentWriters(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "bitparity-writers")
+	s, err := Open(context.Background(), srv.URL("bitparity-writers", "same"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added, took := putProcs(t, srv.URL("bitparity-writers", "same"), 8, 40, func(int) int { return 5000 })
+	adder := map[string]int{}
+	total := 0
+	for w, names := range added {
+		for _, n := range names {
+			total++
+			if prev, dup := adder[n]; dup {
+				t.Errorf("%s reported added by processes %d and %d", n, prev, w)
+			}
+			adder[n] = w
+		}
+	}
+	names, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 40 || total != 40 {
+		t.Errorf("%d objects, %d reported added; want 40 and 40", len(names), total)
+	}
+	for _, n := range names {
+		f, err := s.Get(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "writer_" + strconv.Itoa(adder[n]); f.Note != want {
+			t.Errorf("%s holds %q, but process %d was told it added it: clobbered", n, f.Note, adder[n])
+		}
+	}
+	var per []string
+	for w, a := range added {
+		per = append(per, fmt.Sprintf("%d:%d", w, len(a)))
+	}
+	t.Logf("8 processes x the same 40 cases in %s: added per process %s", took.Round(time.Millisecond), strings.Join(per, " "))
+	for _, n := range []int{1, 2, 4, 8} {
+		const cases = 400
+		prefix := "distinct-" + strconv.Itoa(n)
+		added, took := putProcs(t, srv.URL("bitparity-writers", prefix), n, cases/n, func(w int) int { return 10000*n + w*(cases/n) })
+		got := 0
+		for _, a := range added {
+			got += len(a)
+		}
+		d, _ := Open(context.Background(), srv.URL("bitparity-writers", prefix), false)
+		names, _ := d.List()
+		if got != cases || len(names) != cases {
+			t.Errorf("%d processes: %d added, %d listed; want %d", n, got, len(names), cases)
+		}
+		t.Logf("%d process(es), %d distinct cases: %s, %.0f cases/s", n, cases, took.Round(time.Millisecond), float64(cases)/took.Seconds())
+	}
+}
+
+// TestS3Layering: a team bucket layered read-only under a local folder:
+// reads see both, writes go to the folder, the bucket's objects are
+// byte-for-byte unchanged afterwards.
+func TestS3Layering(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "bitparity-team")
+	team, err := OpenBucket(context.Background(), srv.URL("bitparity-team", "corpus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, _, err := team.Put(NewFile(seedCase(7), sampleFinding(seedCase(7)), spec.Env{}, "team"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := team.b.ReadAll(context.Background(), shared)
+	l := NewLayered(mustDir(t), team)
+	if _, added, err := l.Put(NewFile(seedCase(7), nil, spec.Env{}, "")); err != nil || added {
+		t.Errorf("Put of the team's case: added %v %v", added, err)
+	}
+	mine, _, _ := l.Put(NewFile(seedCase(8), nil, spec.Env{}, ""))
+	if names, _ := l.List(); len(names) != 2 {
+		t.Errorf("List %v", names)
+	}
+	if err := l.Update(shared, func(f *File) error { f.Note = "local"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Delete(mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Delete(shared); err != nil { // the local copy
+		t.Fatal(err)
+	}
+	if err := l.Delete(shared); err == nil {
+		t.Errorf("Delete of the team's case succeeded")
+	}
+	after, _ := team.b.ReadAll(context.Background(), shared)
+	if !bytes.Equal(before, after) {
+		t.Errorf("the team bucket's object changed")
+	}
+	if names, _ := team.List(); len(names) != 1 {
+		t.Errorf("team bucket holds %v", names)
+	}
+}
+
+// TestS3RecheckAndBundle: recheck in a bucket marks the finding that no
+// longer reproduces fixed and the one that does still open (statuses
+// written back to S3); a bundle of the bucket unbundled into another
+// prefix holds the same objects.
+func TestS3RecheckAndBundle(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "bitparity-recheck")
+	s, err := OpenBucket(context.Background(), srv.URL("bitparity-recheck", "nightly/corpus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, _, err := s.Put(found(t, splitK(2, 64, "drift-gemm-splitk-by-m")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixedCase := splitK(2, 64, target.OracleName(spec.OpGEMM))
+	fd := *found(t, splitK(2, 64, "drift-gemm-splitk-by-m")).Finding
+	fd.Case, fd.TargetA = fixedCase, fixedCase.Targets[0]
+	fd.Signature = spec.Signature(fd)
+	willFix, _, err := s.Put(NewFile(fixedCase, &fd, spec.Env{}, "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Recheck(context.Background(), s, spec.Env{Bitparity: "test", KernelHash: "k2"})
+	if err != nil || len(res) != 2 {
+		t.Fatalf("Recheck: %v %+v", err, res)
+	}
+	if f, _ := s.Get(willFix); f.Status.State != StateFixed || f.Status.FixedKernelHash != "k2" {
+		t.Errorf("fixed case status in S3: %+v", f.Status)
+	}
+	if f, _ := s.Get(open); f.Status.State != StateOpen || f.Status.Checked.IsZero() {
+		t.Errorf("still failing case status in S3: %+v", f.Status)
+	}
+	entries, errs := Load(s)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var bundle bytes.Buffer
+	if _, err := WriteBundle(&bundle, entries); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := OpenBucket(context.Background(), srv.URL("bitparity-recheck", "unbundled"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bundle.Bytes()
+	rep, err := Unbundle(bytes.NewReader(data), dst)
+	if err != nil || len(rep.Added) != 2 || len(rep.Bad) != 0 {
+		t.Fatalf("Unbundle into S3: %v %+v", err, rep)
+	}
+	for _, e := range entries {
+		a, _ := s.b.ReadAll(context.Background(), e.Name)
+		b, _ := dst.b.ReadAll(context.Background(), e.Name)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs after bundle and unbundle", e.Name)
+		}
+	}
+	if rep, _ := Unbundle(bytes.NewReader(data), dst); rep == nil || len(rep.Added) != 0 || len(rep.Existing) != 2 {
+		t.Errorf("second unbundle: %+v, want nothing added", rep)
+	}
+}
