@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	_ "gocloud.dev/blob/s3blob"
-
 	"github.com/bitparity/bitparity/internal/s3test"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
