@@ -41,7 +41,7 @@ for s in $steps; do
 		grep -E '^(ok|FAIL|--- FAIL|panic)|three-way|fuzzed transformer|both paths on the GPU|drift map over|found \(|test-gpu:' "$out/test-gpu.log" | head -80
 		;;
 	detect)
-		go build -tags cuda -o /tmp/bitparity ./cmd/bitparity || exit 1
+		go build -tags ${GPUTAGS:-cuda} -o /tmp/bitparity ./cmd/bitparity || exit 1
 		models=${DETECT_GPU_MODELS:-cuda-drift-rmsnorm-te-mod32,cuda-drift-rmsnorm-vllm-256,cuda-drift-gemm-splitk-by-m,cuda-drift-order-logprob-rows132,cuda-drift-decode-splits-by-batch@oracle_parity,cuda-drift-attn-tile48}
 		timeout ${DETECT_TIMEOUT:-240} /tmp/bitparity detect --seeds ${DETECT_SEEDS:-3} --max-cases ${DETECT_MAX:-3000} -v --models "$models" \
 			>"$out/detect-h200.md" 2>"$out/detect-h200.log"
@@ -54,12 +54,12 @@ for s in $steps; do
 		grep -E 'Benchmark|^ok|FAIL' "$out/bench-gpu.log"
 		;;
 	e2e)
-		go test -tags cuda -count=1 -v -run 'Transformer' ./gpu/ >"$out/transformer-gpu.log" 2>&1
+		go test -tags ${GPUTAGS:-cuda} -count=1 -v -run 'Transformer' ./gpu/ >"$out/transformer-gpu.log" 2>&1
 		echo "transformer gpu: rc=$?"
 		grep -E '^(---|ok|FAIL|panic)|cases|found|agree' "$out/transformer-gpu.log" | head -40
 		;;
 	run)
-		go build -tags cuda -o /tmp/bitparity ./cmd/bitparity || exit 1
+		go build -tags ${GPUTAGS:-cuda} -o /tmp/bitparity ./cmd/bitparity || exit 1
 		timeout 200 /tmp/bitparity run --duration ${RUN_DURATION:-40s} --seed 1 --known ${RUN_KNOWN:-corpus/h200} --json "$out/run.json" >"$out/run.log" 2>&1
 		echo "bitparity run: rc=$?"
 		tail -40 "$out/run.log"
