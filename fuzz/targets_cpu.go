@@ -214,7 +214,7 @@ func OracleFor(t Target) (Target, error) {
 //
 //	rmsnorm:   "threads=256 vec=4 warp=butterfly cross=sequential out=(x*rstd)*w"
 //	logprob:   "threads=256 vec=4 warp=butterfly cross=sequential"
-//	gemm:      "splitk=1 combine=sequential"
+//	gemm:      "splitk=1 combine=sequential" (" mma=bf16" for a tensor core)
 //	attention: "tile=64 splits=1"
 func ParseSchedule(op spec.Op, s string) (any, error) {
 	switch op {
@@ -249,13 +249,18 @@ func ParseSchedule(op spec.Op, s string) (any, error) {
 		return rs, rs.Validate()
 	case spec.OpGEMM:
 		var g oracle.GEMMSchedule
-		var comb string
-		if n, _ := fmt.Sscanf(s, "splitk=%d combine=%s", &g.SplitK, &comb); n != 2 {
-			return nil, fmt.Errorf("schedule %q: want \"splitk=S combine=C\"", s)
+		var comb, mma string
+		if n, _ := fmt.Sscanf(s, "splitk=%d combine=%s mma=%s", &g.SplitK, &comb, &mma); n < 2 {
+			return nil, fmt.Errorf("schedule %q: want \"splitk=S combine=C\" or \"splitk=S combine=C mma=F\"", s)
 		}
 		var err error
 		if g.Combine, err = parseCross(comb); err != nil {
 			return nil, err
+		}
+		if mma != "" {
+			if g.MMA, err = parseMMA(mma); err != nil {
+				return nil, err
+			}
 		}
 		return g, g.Validate()
 	case spec.OpAttnPrefill, spec.OpAttnDecode:
@@ -284,4 +289,13 @@ func parseCross(s string) (oracle.CrossOrder, error) {
 		}
 	}
 	return 0, fmt.Errorf("unknown combine order %q", s)
+}
+
+func parseMMA(s string) (oracle.MMAFormat, error) {
+	for _, f := range []oracle.MMAFormat{oracle.MMABF16, oracle.MMAFP16, oracle.MMATF32} {
+		if f.String() == s {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown mma format %q (want bf16, fp16 or tf32)", s)
 }
