@@ -12,10 +12,10 @@ package explain
 
 import (
 	"context"
-	"errors"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
