@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
@@ -91,5 +92,88 @@ func TestDriftModels(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTile48 explains both targets of the path-parity finding of
+// drift-attn-tile48 against the oracle (tile 64) on both sides of its map.
+func TestTile48(t *testing.T) {
+	f := &spec.Finding{
+		Case: spec.Case{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity, Targets: []string{"oracle-attn_prefill", "drift-attn-tile48"},
+			Shape: spec.Shape{Seqs: 1, SeqLen: 49, Heads: 2, KVHeads: 1, HeadDim: 16}, In: "bf16", Out: "bf16", Dist: spec.DistNormal, GenVersion: spec.GeneratorVersion},
+		DriftMap: &spec.DriftMap{Dim: "kv", Rule: "kv <= 48 -> A, kv >= 49 -> B", Classes: []spec.DriftClass{
+			{Label: "A", Values: []int{48}}, {Label: "B", Values: []int{49}}}},
+	}
+	ex, err := Finding(context.Background(), f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(ex.Text())
+	want := map[string][2]string{ // class -> the canonical schedule of each target
+		"A": {"tile=48 splits=1", "tile=48 splits=1"},
+		"B": {"tile=49 splits=1", "tile=48 splits=1"},
+	}
+	truth := [2]string{fuzz.OracleAttentionSchedule.String(), fuzz.Tile48.String()}
+	for _, c := range ex.Classes {
+		for i, tg := range c.Targets {
+			if len(tg.Matches) != 1 || tg.Matches[0].Orders != 1 || tg.Matches[0].Schedules[0] != want[c.Label][i] || !slices.Contains(tg.Matches[0].Schedules, truth[i]) {
+				t.Errorf("class %s, %s: want one order, %s first, holding %s; got %s", c.Label, tg.Name, want[c.Label][i], truth[i], tg.Describe())
+			}
+		}
+	}
+	if !strings.Contains(ex.Words, "kv >= 49: [oracle-attn_prefill tile=49 splits=1") {
+		t.Errorf("words: %s", ex.Words)
+	}
+}
+
+// reversed is an RMSNorm whose sum of squares runs from the last element
+// to the first: an order no schedule of the space has.
+type reversed struct{}
+
+func (reversed) Info() fuzz.Info {
+	return fuzz.Info{Name: "test-rmsnorm-reversed", Op: spec.OpRMSNorm, Device: "cpu"}
+}
+
+func (reversed) Run(ctx context.Context, b *fuzz.Batch, rows []int) (*fuzz.Output, error) {
+	in := *b.RMSNorm
+	H := in.Hidden
+	rev := func(xs []float32) []float32 {
+		out := slices.Clone(xs)
+		for r := 0; r < len(out)/H; r++ {
+			slices.Reverse(out[r*H : (r+1)*H])
+		}
+		return out
+	}
+	in.X, in.W = rev(in.X), rev(in.W)
+	o, err := fuzz.ScheduledOracle(spec.OpRMSNorm, oracle.RMSNormSchedule{Reduce: oracle.Sequential}).Run(ctx, &fuzz.Batch{Op: b.Op, In: b.In, Out: b.Out, RMSNorm: &in}, rows)
+	if err != nil {
+		return nil, err
+	}
+	o.Values = rev(o.Values)
+	return o, nil
+}
+
+func init() {
+	fuzz.Register("test-rmsnorm-reversed", func() (fuzz.Target, error) { return reversed{}, nil })
+}
+
+// TestOutsideTheSpace: a kernel whose order is not a schedule of the space
+// gets "no schedule".
+func TestOutsideTheSpace(t *testing.T) {
+	f := &spec.Finding{
+		Case: spec.Case{Op: spec.OpRMSNorm, Relation: spec.RelOracleParity, Targets: []string{"test-rmsnorm-reversed"},
+			Shape: spec.Shape{Rows: 4, Hidden: 512}, In: "bf16", Out: "bf16", Dist: spec.DistNormal, GenVersion: spec.GeneratorVersion},
+		DriftMap: &spec.DriftMap{Dim: "rows", Rule: "every rows -> A", Classes: []spec.DriftClass{{Label: "A", Values: []int{4}}}},
+	}
+	ex, err := Finding(context.Background(), f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(ex.Text())
+	if m := ex.Classes[0].Targets[0].Matches; len(m) != 0 {
+		t.Fatalf("a reversed sum matched %v", m)
+	}
+	if want := "every rows: no schedule of the model space reproduces this class"; ex.Words != want {
+		t.Errorf("words %q, want %q", ex.Words, want)
 	}
 }

@@ -51,6 +51,9 @@ func Words(f spec.Finding) string {
 	if d := f.DriftMap; d != nil && d.Rule != "" {
 		fmt.Fprintf(&b, "; drift over %s: %s (%s)", d.Dim, d.Rule, d.Kind)
 	}
+	if f.Explanation != "" {
+		fmt.Fprintf(&b, "; explained: %s", f.Explanation)
+	}
 	return b.String()
 }
 
