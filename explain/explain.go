@@ -58,6 +58,9 @@ type Target struct {
 	// the target there (then confirmed on every probe row).
 	Space, Ran, Distinct, Survivors int
 	FirstRows                       int
+	// Pruned is true when more than pruneAbove orders ran: they ran on
+	// one probe row first (FirstRows is 1).
+	Pruned bool `json:"pruned,omitempty"`
 	// ProbeRows is the number of rows compared.
 	ProbeRows int `json:"probe_rows"`
 	// Taps is true when the comparison included the target's fp32 taps.
@@ -143,8 +146,9 @@ func Map(ctx context.Context, f *spec.Finding) (*spec.DriftMap, error) {
 //  1. build the probes (probe's doc comment) and run t on them;
 //  2. drop schedules whose order at this shape equals an earlier one's
 //     (attention: same split bounds and effective tile);
-//  3. run every remaining schedule on the first probe batch and keep
-//     those that give t's bits there;
+//  3. run every remaining schedule on the first probe batch (on its first
+//     row only when more than pruneAbove orders remain) and keep those
+//     that give t's bits there;
 //  4. confirm the survivors on every probe row, and group those that give
 //     equal bits;
 //  5. when more than one schedule is left and the outputs are bf16 or
@@ -192,14 +196,20 @@ func Infer(ctx context.Context, t fuzz.Target, c spec.Case, dim string, v int, s
 		}
 	}
 	res.Ran = len(groups)
-	// step 3: the first probe batch
+	// step 3: the first probe batch; with many orders, its first row
+	// alone first
+	first := ps[0]
+	if len(groups) > pruneAbove && len(first.rows) > 1 {
+		first.rows = first.rows[:1]
+		res.Pruned = true
+	}
 	distinct := map[string]bool{}
 	var alive []*group
 	for _, g := range groups {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		out, err := runRows(ctx, fuzz.ScheduledOracle(info.Op, g.rep), ps[0].b, ps[0].rows)
+		out, err := runRows(ctx, fuzz.ScheduledOracle(info.Op, g.rep), first.b, first.rows)
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +224,7 @@ func Infer(ctx context.Context, t fuzz.Target, c spec.Case, dim string, v int, s
 			alive = append(alive, g)
 		}
 	}
-	res.Distinct, res.Survivors, res.FirstRows = len(distinct), len(alive), len(ps[0].rows)
+	res.Distinct, res.Survivors, res.FirstRows = len(distinct), len(alive), len(first.rows)
 	// step 4: every probe row
 	kept, err := confirm(ctx, info.Op, alive, ps, want, res.Taps)
 	if err != nil {
@@ -328,6 +338,10 @@ func refine(ctx context.Context, t fuzz.Target, c spec.Case, dim string, v int, 
 	}
 	return r, "yes", nil
 }
+
+// pruneAbove is the number of orders above which step 3 runs one probe
+// row instead of a batch.
+const pruneAbove = 256
 
 // sig is one row's output and tap bits.
 type sig struct{ vals, taps []uint32 }

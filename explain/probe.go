@@ -17,7 +17,7 @@ import (
 //
 //	rmsnorm, gemm: every input value x becomes round_in(x · 2^u), u uniform in -1..1
 //	               (wider spreads let a few large terms absorb the rest)
-//	logprob:       logits x · 2^u, u in -2..4 (exponentials stay finite)
+//	logprob:       logits x · 2^u, u in -1..1
 //	attention:     q = |q|, k[j] = round_in(|k[j]|/4 + 2j/L): scores rise along the KV
 //	               sequence, so every tile raises the running max and rescales
 type probe struct {
@@ -28,7 +28,7 @@ type probe struct {
 
 // probeItems is the number of items (tokens, requests, sequences) a probe
 // set compares in all.
-const probeItems = 8
+const probeItems = 16
 
 // probeCase returns c with dimension dim set to v and seed seed, drawn
 // from the normal distribution without relation parameters.
@@ -127,7 +127,7 @@ func spread(b *fuzz.Batch, r *rand.Rand) {
 		scale(b.GEMM.X, -1, 1)
 		scale(b.GEMM.W, -1, 1)
 	case spec.OpLogProb:
-		scale(b.LogProb.Logits, -2, 4)
+		scale(b.LogProb.Logits, -1, 1)
 	case spec.OpAttnDecode:
 		abs(b.Decode.Q)
 		for _, k := range b.Decode.K {

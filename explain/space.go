@@ -13,7 +13,7 @@ import (
 // inputs are of dtype in: every oracle schedule of the op's type,
 //
 //	rmsnorm: threads 1..1024 (powers of two) x vec 1,2,4,8 x warp x cross x out order   (352)
-//	logprob: threads x vec x warp x cross                                                (88)
+//	logprob: threads x vec x warp x cross                                                (176)
 //	gemm:    split-K 1..64 x combine (tree for powers of two) x {fma chain, the tensor
 //	         core of in: bf16, fp16, or tf32 for fp32}                                   (140)
 //	attn_prefill: tile 1..1024, splits 1                                                 (1024)

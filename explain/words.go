@@ -65,8 +65,12 @@ func (ex *Explanation) Text() string {
 			if t.Taps {
 				taps = "outputs and fp32 taps"
 			}
-			fmt.Fprintf(&b, "  class %s (%s = %d), %s: %d schedules, %d different orders run on the first %d probe rows: %d different bit patterns, %d matched the target; %d group(s) matched all %d probe rows (%s)%s\n",
-				c.Label, ex.Dim, c.Value, t.Name, t.Space, t.Ran, t.FirstRows, t.Distinct, t.Survivors, len(t.Matches), t.ProbeRows, taps, refined(t.Refined))
+			pruned := ""
+			if t.Pruned {
+				pruned = fmt.Sprintf(" (over %d: pruned by one probe row first)", pruneAbove)
+			}
+			fmt.Fprintf(&b, "  class %s (%s = %d), %s: %d schedules, %d different orders%s run on the first %d probe rows: %d different bit patterns, %d matched the target; %d group(s) matched all %d probe rows (%s)%s\n",
+				c.Label, ex.Dim, c.Value, t.Name, t.Space, t.Ran, pruned, t.FirstRows, t.Distinct, t.Survivors, len(t.Matches), t.ProbeRows, taps, refined(t.Refined))
 			for _, m := range t.Matches {
 				list := m.Schedules
 				more := ""
