@@ -50,3 +50,45 @@ func TestTensorCoreDotAdd(t *testing.T) {
 		}
 	}
 }
+
+// TestGEMMTensorCoreLoop checks GEMM with a tensor core against its doc
+// comment's loop written out: per chunk, DotAdd over blocks of K products
+// from the chunk's start, then the combine.
+func TestGEMMTensorCoreLoop(t *testing.T) {
+	r := newRNG(22)
+	for _, c := range []struct {
+		in  DType
+		mma MMAFormat
+	}{{BF16, MMABF16}, {FP16, MMAFP16}, {FP32, MMATF32}} {
+		in := gemmInput(r, c.in, FP32, 3, 100, 5)
+		for _, s := range []GEMMSchedule{{SplitK: 1, MMA: c.mma}, {SplitK: 3, MMA: c.mma}, {SplitK: 4, Combine: CrossTree, MMA: c.mma}} {
+			got, err := GEMM(in, s, []int{2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc := TensorCoreH200(c.mma)
+			chunk := (100 + s.SplitK - 1) / s.SplitK
+			for n := 0; n < 5; n++ {
+				var parts []float32
+				for ch := 0; ch < s.SplitK; ch++ {
+					acc := float32(0)
+					hi := min((ch+1)*chunk, 100)
+					for k := ch * chunk; k < hi; k += tc.K {
+						e := min(k+tc.K, hi)
+						var a, b []float32
+						for j := k; j < e; j++ {
+							a = append(a, in.X[200+j])
+							b = append(b, in.W[j*5+n])
+						}
+						acc = tc.DotAdd(a, b, acc)
+					}
+					parts = append(parts, acc)
+				}
+				want := combineParts(s.Combine, parts, opAdd)
+				if bits32(got[n]) != bits32(want) {
+					t.Errorf("%s %s col %d: GEMM %08x, loop %08x", c.in, s, n, bits32(got[n]), bits32(want))
+				}
+			}
+		}
+	}
+}
