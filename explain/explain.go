@@ -104,7 +104,7 @@ func Finding(ctx context.Context, f *spec.Finding, o Options) (*Explanation, err
 		if len(cl.Values) == 0 {
 			continue
 		}
-		v := cl.Values[0]
+		v := probeValue(dm, cl)
 		c := Class{Label: cl.Label, Value: v}
 		for _, name := range f.Case.Targets {
 			t, err := fuzz.Lookup(name)
@@ -124,6 +124,29 @@ func Finding(ctx context.Context, f *spec.Finding, o Options) (*Explanation, err
 	}
 	ex.Words = words(ex)
 	return ex, nil
+}
+
+// probeValue picks the value of class cl to probe: the smallest sampled
+// value next to a value of another class (48 of "kv <= 48", 31 of
+// "otherwise" in "rows % 32 == 0"), where the kernel has just switched;
+// the class's first value when no neighbour differs.
+func probeValue(dm *spec.DriftMap, cl spec.DriftClass) int {
+	class := map[int]string{}
+	for _, c := range dm.Classes {
+		for _, v := range c.Values {
+			class[v] = c.Label
+		}
+	}
+	vs := dm.Values
+	for i, v := range vs {
+		if class[v] != cl.Label {
+			continue
+		}
+		if i > 0 && class[vs[i-1]] != cl.Label || i+1 < len(vs) && class[vs[i+1]] != cl.Label {
+			return v
+		}
+	}
+	return cl.Values[0]
 }
 
 // Map computes the drift map of f as fuzz's minimize does, for a finding
@@ -341,7 +364,7 @@ func refine(ctx context.Context, t fuzz.Target, c spec.Case, dim string, v int, 
 
 // pruneAbove is the number of orders above which step 3 runs one probe
 // row instead of a batch.
-const pruneAbove = 256
+const pruneAbove = 64
 
 // sig is one row's output and tap bits.
 type sig struct{ vals, taps []uint32 }
