@@ -69,8 +69,12 @@ func (ex *Explanation) Text() string {
 			if t.Pruned {
 				pruned = fmt.Sprintf(" (over %d: pruned by one probe row first)", pruneAbove)
 			}
-			fmt.Fprintf(&b, "  class %s (%s = %d), %s: %d schedules, %d different orders%s run on the first %d probe rows: %d different bit patterns, %d matched the target; %d group(s) matched all %d probe rows (%s)%s\n",
-				c.Label, ex.Dim, c.Value, t.Name, t.Space, t.Ran, pruned, t.FirstRows, t.Distinct, t.Survivors, len(t.Matches), t.ProbeRows, taps, refined(t.Refined))
+			first := fmt.Sprintf("the first %d probe rows", t.FirstRows)
+			if t.FirstRows == 1 {
+				first = "probe row 1"
+			}
+			fmt.Fprintf(&b, "  class %s (%s = %d), %s: %d schedules, %d different orders%s; on %s: %d different bit patterns, %d matched the target; %d group(s) matched all %d probe rows (%s)%s\n",
+				c.Label, ex.Dim, c.Value, t.Name, t.Space, t.Ran, pruned, first, t.Distinct, t.Survivors, len(t.Matches), t.ProbeRows, taps, refined(t.Refined))
 			for _, m := range t.Matches {
 				list := m.Schedules
 				more := ""
