@@ -60,13 +60,13 @@ func (f MMAFormat) minExp() int {
 //	  multiple of 2^(E - FracBits)
 //	the truncated terms are summed exactly
 //	the sum is normalised and truncated toward zero to fp32 (24 bits;
-//	  below 2^-126 to a multiple of 2^-149); a zero sum is +0; a sum at or
-//	  above 2^128 is ±Inf
+//	  below 2^-126 to a multiple of 2^-149); a sum that is or truncates to
+//	  zero is +0; a sum at or above 2^128 is ±Inf
 //	any NaN input, Inf·0 or Inf - Inf gives the canonical NaN 0x7fffffff;
 //	  otherwise an Inf input gives that Inf
 //
-// The H200's parameters (TensorCoreH200) were verified bit for bit on the
-// H200 itself (docs/oracle.md, "Tensor cores").
+// TestTensorCoreH200 holds the H200's parameters (TensorCoreH200) to the
+// outputs recorded on the H200 itself (docs/oracle.md, "Tensor cores").
 type TensorCore struct {
 	Format MMAFormat
 	// K is the number of products fused per step.
@@ -254,7 +254,7 @@ func normaliseRZ(s int64, scale int) float32 {
 		}
 		f = math.Ldexp(float64(mag), -149)
 	}
-	if neg {
+	if neg && f != 0 { // a sum truncated to zero is +0 too
 		f = -f
 	}
 	return float32(f)
