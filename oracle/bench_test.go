@@ -42,7 +42,7 @@ func BenchmarkRMSNorm(b *testing.B) {
 func BenchmarkGEMMRow(b *testing.B) {
 	const k, n = 4096, 4096
 	in := gemmInput(newRNG(92), BF16, BF16, 1, k, n)
-	for _, s := range []GEMMSchedule{{1, CrossSequential}, {8, CrossTree}} {
+	for _, s := range []GEMMSchedule{{SplitK: 1, Combine: CrossSequential}, {SplitK: 8, Combine: CrossTree}} {
 		b.Run(s.String(), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if _, err := GEMM(in, s, nil); err != nil {

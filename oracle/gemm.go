@@ -20,6 +20,11 @@ type GEMMInput struct {
 //	}
 //	y[m][n] = round_out(combine(p))   // ((p0+p1)+p2)+... or a tree
 //
+// With s.MMA set, chunk c instead chains tensor-core steps (tc =
+// TensorCoreH200(s.MMA), tc.K products each):
+//
+//	for k := c*chunk; k < hi; k += tc.K { p[c] = tc.DotAdd(x[m][k:min(k+tc.K, hi)], W[k:..][n], p[c]) }
+//
 // Rows are independent: row m's bits never depend on M or other rows.
 func GEMM(in GEMMInput, s GEMMSchedule, rows []int) ([]float32, error) {
 	if err := s.Validate(); err != nil {
@@ -48,6 +53,10 @@ func GEMM(in GEMMInput, s GEMMSchedule, rows []int) ([]float32, error) {
 		for c := 0; c < s.SplitK; c++ {
 			lo, hi := c*chunk, min((c+1)*chunk, K)
 			a := acc[c*N : (c+1)*N]
+			if s.MMA != MMANone {
+				mmaChain(TensorCoreH200(s.MMA), x, in.W, N, lo, hi, a)
+				continue
+			}
 			for k := lo; k < hi; k++ {
 				axpy32(x[k], in.W[k*N:(k+1)*N], a) // a[n] = fma(x[k], W[k][n], a[n])
 			}
@@ -62,4 +71,19 @@ func GEMM(in GEMMInput, s GEMMSchedule, rows []int) ([]float32, error) {
 		RoundSlice(in.Out, y)
 	})
 	return out, nil
+}
+
+// mmaChain accumulates into a[n], for every column n, the tensor-core steps
+// over k in [lo, hi): a[n] = tc.DotAdd(x[k:k+tc.K], W[k:k+tc.K][n], a[n]).
+func mmaChain(tc TensorCore, x, w []float32, N, lo, hi int, a []float32) {
+	col := make([]float32, tc.K)
+	for k := lo; k < hi; k += tc.K {
+		e := min(k+tc.K, hi)
+		for n := range a {
+			for j := k; j < e; j++ {
+				col[j-k] = w[j*N+n]
+			}
+			a[n] = tc.DotAdd(x[k:e], col[:e-k], a[n])
+		}
+	}
 }

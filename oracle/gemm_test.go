@@ -6,7 +6,8 @@ import (
 )
 
 var testGEMMSchedules = []GEMMSchedule{
-	{1, CrossSequential}, {2, CrossTree}, {3, CrossSequential}, {4, CrossTree}, {7, CrossSequential}, {64, CrossSequential}, {64, CrossTree},
+	{SplitK: 1, Combine: CrossSequential}, {SplitK: 2, Combine: CrossTree}, {SplitK: 3, Combine: CrossSequential}, {SplitK: 4, Combine: CrossTree},
+	{SplitK: 7, Combine: CrossSequential}, {SplitK: 64, Combine: CrossSequential}, {SplitK: 64, Combine: CrossTree},
 }
 
 // gemmDepth bounds the roundings one product goes through: its chunk's fma

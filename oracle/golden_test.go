@@ -59,7 +59,7 @@ func goldenCases(t *testing.T) map[string]map[string][]string {
 		m, k, n int
 	}{{BF16, BF16, 3, 130, 17}, {FP16, FP32, 2, 512, 9}, {FP32, FP16, 1, 33, 5}} {
 		in := gemmInput(newRNG(uint64(c.k)), c.in, c.out, c.m, c.k, c.n)
-		for _, s := range []GEMMSchedule{{1, CrossSequential}, {3, CrossSequential}, {4, CrossTree}, {8, CrossSequential}, {64, CrossTree}} {
+		for _, s := range []GEMMSchedule{{SplitK: 1, Combine: CrossSequential}, {SplitK: 3, Combine: CrossSequential}, {SplitK: 4, Combine: CrossTree}, {SplitK: 8, Combine: CrossSequential}, {SplitK: 64, Combine: CrossTree}} {
 			gm[fmt.Sprintf("%s->%s %dx%dx%d %s", c.in, c.out, c.m, c.k, c.n, s)] = hexes(c.out, must(GEMM(in, s, nil)))
 		}
 	}

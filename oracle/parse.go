@@ -61,17 +61,32 @@ func ParseLogProbSchedule(s string) (LogProbSchedule, error) {
 // ParseGEMMSchedule reads what GEMMSchedule.String writes:
 //
 //	"splitk=1 combine=sequential"
+//	"splitk=1 combine=sequential mma=bf16" (a tensor-core inner step)
 func ParseGEMMSchedule(s string) (GEMMSchedule, error) {
 	var g GEMMSchedule
-	var comb string
-	if n, _ := fmt.Sscanf(s, "splitk=%d combine=%s", &g.SplitK, &comb); n != 2 {
-		return GEMMSchedule{}, fmt.Errorf("gemm schedule %q: want \"splitk=S combine=C\"", s)
+	var comb, mma string
+	if n, _ := fmt.Sscanf(s, "splitk=%d combine=%s mma=%s", &g.SplitK, &comb, &mma); n < 2 {
+		return GEMMSchedule{}, fmt.Errorf("gemm schedule %q: want \"splitk=S combine=C\" or \"splitk=S combine=C mma=F\"", s)
 	}
 	var err error
 	if g.Combine, err = parseCross(comb); err != nil {
 		return GEMMSchedule{}, fmt.Errorf("gemm schedule %q: %w", s, err)
 	}
+	if mma != "" {
+		if g.MMA, err = parseMMA(mma); err != nil {
+			return GEMMSchedule{}, fmt.Errorf("gemm schedule %q: %w", s, err)
+		}
+	}
 	return g, g.Validate()
+}
+
+func parseMMA(s string) (MMAFormat, error) {
+	for _, f := range []MMAFormat{MMABF16, MMAFP16, MMATF32} {
+		if f.String() == s {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown mma format %q (want bf16, fp16 or tf32)", s)
 }
 
 // ParseAttentionSchedule reads what AttentionSchedule.String writes:

@@ -129,11 +129,14 @@ func (s RMSNormSchedule) String() string { return s.Reduce.String() + " out=" + 
 
 // GEMMSchedule is the full reduction order of one output element of
 // y = x·W: K is cut into SplitK contiguous chunks of ceil(K/SplitK); chunk
-// c accumulates acc = fma(x[m][k], W[k][n], acc) for k ascending from +0;
-// the chunk partials combine by Combine.
+// c accumulates acc = fma(x[m][k], W[k][n], acc) for k ascending from +0
+// or, with a tensor core (MMA), acc = TensorCoreH200(MMA).DotAdd over
+// blocks of its K products from the chunk's start (the last block
+// zero-padded); the chunk partials combine by Combine.
 type GEMMSchedule struct {
 	SplitK  int
 	Combine CrossOrder
+	MMA     MMAFormat // MMANone: fma chain
 }
 
 // Validate reports whether s is a schedule a kernel can run.
@@ -147,10 +150,17 @@ func (s GEMMSchedule) Validate() error {
 	if s.Combine > CrossTree {
 		return fmt.Errorf("gemm schedule: unknown combine order %d", s.Combine)
 	}
+	if s.MMA > MMATF32 {
+		return fmt.Errorf("gemm schedule: unknown mma format %d", s.MMA)
+	}
 	return nil
 }
 
+// String is "splitk=S combine=C", with " mma=F" for a tensor core.
 func (s GEMMSchedule) String() string {
+	if s.MMA != MMANone {
+		return fmt.Sprintf("splitk=%d combine=%s mma=%s", s.SplitK, s.Combine, s.MMA)
+	}
 	return fmt.Sprintf("splitk=%d combine=%s", s.SplitK, s.Combine)
 }
 

@@ -176,7 +176,7 @@ func TestSchedulesAreReal(t *testing.T) {
 		}
 		return a, b
 	})
-	for _, p := range [][2]GEMMSchedule{{{1, CrossSequential}, {2, CrossSequential}}, {{4, CrossSequential}, {4, CrossTree}}, {{3, CrossSequential}, {5, CrossSequential}}} {
+	for _, p := range [][2]GEMMSchedule{{{SplitK: 1, Combine: CrossSequential}, {SplitK: 2, Combine: CrossSequential}}, {{SplitK: 4, Combine: CrossSequential}, {SplitK: 4, Combine: CrossTree}}, {{SplitK: 3, Combine: CrossSequential}, {SplitK: 5, Combine: CrossSequential}}} {
 		findDiff(t, fmt.Sprintf("gemm %s vs %s", p[0], p[1]), func(seed uint64) ([]float32, []float32) {
 			in := gemmInput(newRNG(seed), BF16, FP32, 1, 4096, 16)
 			a, err1 := GEMM(in, p[0], nil)

@@ -191,6 +191,7 @@ Generated {{stamp .R.Generated}} · report schema {{.R.Version}} · bitparity {{
 {{if .Finding.Error}}<pre>{{.Finding.Error}}</pre>{{end}}
 <p>Repro:</p><pre>{{repro .Finding.Repro}}</pre>
 {{with .Finding.DriftMap}}<p>Drift over <b>{{.Dim}}</b> ({{.Kind}}): <code>{{dash .Rule}}</code></p>{{end}}
+{{with .Finding.Explanation}}<p>Explained: <code>{{.}}</code></p>{{end}}
 {{if .Values}}<table><tr><th>class</th><th>values</th></tr>{{range .Values}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td></tr>{{end}}</table>{{end}}
 {{if .Drift}}<img class="plot" src="{{.Drift}}" alt="drift map: class of the watched row against the swept dimension">{{end}}
 {{if .Heat}}<img class="plot" src="{{.Heat}}" alt="differing columns by row">{{end}}

@@ -210,7 +210,14 @@ func OracleFor(t Target) (Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", info.Name, err)
 	}
-	return newOracleTarget(OracleName(info.Op)+"["+info.Schedule+"]", info.Op, s), nil
+	return OracleWith(info.Op, s), nil
+}
+
+// OracleWith returns the CPU oracle of op running schedule s, with the
+// outputs and fp32 taps of the oracle targets (schedule inference runs
+// every candidate schedule through it).
+func OracleWith(op spec.Op, s oracle.Schedule) Target {
+	return newOracleTarget(OracleName(op)+"["+s.String()+"]", op, s)
 }
 
 // ParseSchedule reads a schedule of op in the form its String method

@@ -35,6 +35,10 @@ var commands = map[string]command{
 		Summary: "measure detection power: cases and seconds to find each drift model, random vs boundary-seeking inputs",
 		Run:     detectCmd,
 	},
+	"explain": {
+		Summary: "infer the schedule behind each class of a finding's drift map",
+		Run:     explainCmd,
+	},
 	"list": {
 		Summary: "list the ops, relations, targets and campaign pairs of this build",
 		Run:     listCmd,

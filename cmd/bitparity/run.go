@@ -41,6 +41,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
 	e2eOn := fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
 	knownDirs := fs.String("known", "", "comma-separated case folders or bucket URLs of known, still-open findings (a team's corpus): a finding of the same kind, op, relation, targets and dtypes is listed as known and does not fail the run; one matching a case marked fixed is a regression")
+	explainFindings := fs.Bool("explain", false, "infer the schedule behind each class of every finding's drift map (bitparity explain) and report it with the finding")
 	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
 	par := runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
 	wk := runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
@@ -79,7 +80,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	workerNames = append(workerNames, execNames...)
 	if *caseJSON != "" {
-		return runOneCase(ctx, stdout, *caseJSON, *jsonPath)
+		return runOneCase(ctx, stdout, *caseJSON, *jsonPath, *explainFindings)
 	}
 	c := &fuzz.Campaign{
 		Duration:  *dur,
@@ -144,6 +145,9 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	res.Args = append([]string{"run"}, args...)
+	if *explainFindings {
+		explainAll(ctx, stderr, res.Findings)
+	}
 	if *jsonPath != "" {
 		if werr := runWriteJSONAtomic(*jsonPath, res); werr != nil {
 			return withCode(spec.ExitInternal, werr)
@@ -175,7 +179,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 }
 
 // runOneCase runs one case and prints its finding, if any (exit 1).
-func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string) error {
+func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, explainIt bool) error {
 	var c spec.Case
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.DisallowUnknownFields()
@@ -200,6 +204,10 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string) erro
 	}
 	if f != nil {
 		res.Findings = []spec.Finding{*f}
+		if explainIt {
+			explainAll(ctx, stdout, res.Findings)
+			*f = res.Findings[0]
+		}
 	}
 	if jsonPath != "" {
 		if err := runWriteJSONAtomic(jsonPath, res); err != nil {

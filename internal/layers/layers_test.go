@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"fuzz/native":            {"fuzz", "target", "spec", "fuzz/driftmap", "fuzz/gen", "fuzz/shrink", "internal/atomicfile", "internal/gofuzzfile", "reports/words"},
 	"fuzz/transformer":       {"fuzz", "target", "oracle", "spec", "fuzz/driftmap"},
 	"fuzz/boundary/detect":   {"fuzz", "target", "oracle", "spec", "fuzz/gen"},
+	"explain":                {"fuzz", "target", "oracle", "spec", "fuzz/driftmap"},
 	"reports/words":          {"spec"},
 	"reports":                {"spec", "oracle", "internal/atomicfile", "reports/words"},
 	"corpus":                 {"fuzz", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile"},

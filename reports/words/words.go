@@ -42,6 +42,9 @@ func Finding(f spec.Finding) string {
 	if d := f.DriftMap; d != nil && d.Rule != "" {
 		fmt.Fprintf(&b, "; drift over %s: %s (%s)", d.Dim, d.Rule, d.Kind)
 	}
+	if f.Explanation != "" {
+		fmt.Fprintf(&b, "; explained: %s", f.Explanation)
+	}
 	return b.String()
 }
 
@@ -179,6 +182,9 @@ func Detail(w io.Writer, f spec.Finding) {
 	}
 	if f.DriftMap != nil {
 		fmt.Fprintf(w, "  drift map over %s (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Kind, Drift(f.DriftMap))
+	}
+	if f.Explanation != "" {
+		fmt.Fprintf(w, "  explained: %s\n", f.Explanation)
 	}
 	if f.CasesBefore > 0 {
 		fmt.Fprintf(w, "  found after %s and %d cases; minimal after %s more\n", time.Duration(f.Elapsed).Round(time.Millisecond),

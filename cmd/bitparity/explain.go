@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/explain"
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/reports/words"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// explainCmd is `bitparity explain CASE`: CASE is a case file (as repro
+// reads) or a case as JSON (as a finding's repro line prints). It finds or
+// recomputes the finding and its drift map and prints, for each class,
+// the schedules of the op's schedule space that reproduce the target's
+// bits, or that none does. Exit codes: 0 explained (every class has its
+// answer, "no schedule" included), 2 bad input or a case without a
+// finding, 3 a target that failed.
+func explainCmd(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	jsonPath := fs.String("json", "", "also write the explanation as JSON to this file")
+	seed := fs.Uint64("seed", 0, "seed of the probe inputs (0: the fixed default)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bitparity explain [flags] CASE\n\nCASE is a case file or a case as JSON; the case must show a finding with a drift map (batch invariance, padding, oracle or path parity).")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &exitError{code: spec.ExitUsage}
+	}
+	if fs.NArg() != 1 {
+		return usageErr("explain: want exactly one CASE (a case file or a case as JSON)")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	f, err := explainFinding(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "finding: %s, %s on %s (%s)\n", f.Kind, f.Relation, strings.Join(f.Case.Targets, ", "), f.Case.Op)
+	fmt.Fprintf(stdout, "drift map over %s (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Kind, words.Drift(f.DriftMap))
+	ex, err := explain.Finding(ctx, f, explain.Options{Seed: *seed})
+	if err != nil {
+		return explainErr(err)
+	}
+	fmt.Fprint(stdout, ex.Text())
+	if *jsonPath != "" {
+		if err := runWriteJSONAtomic(*jsonPath, ex); err != nil {
+			return withCode(spec.ExitInternal, fmt.Errorf("explain: %w", err))
+		}
+	}
+	return nil
+}
+
+// explainFinding reads arg (a case file or JSON) and returns its finding
+// with a drift map, running the case and the sweep when the file holds
+// none.
+func explainFinding(ctx context.Context, arg string) (*spec.Finding, error) {
+	var c spec.Case
+	var f *spec.Finding
+	if strings.HasPrefix(strings.TrimSpace(arg), "{") {
+		dec := json.NewDecoder(strings.NewReader(arg))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			return nil, usageErr("explain: case JSON: %v", err)
+		}
+	} else {
+		file, err := corpus.ReadFile(arg)
+		if err != nil {
+			return nil, withCode(spec.ExitUsage, fmt.Errorf("explain: %w", err))
+		}
+		c, f = file.Case, file.Finding
+	}
+	if f == nil || f.DriftMap == nil {
+		g, err := fuzz.Check(ctx, c)
+		if err != nil {
+			return nil, explainErr(err)
+		}
+		if g == nil {
+			return nil, usageErr("explain: %s holds on %s: nothing to explain", c.Relation, strings.Join(c.Targets, ", "))
+		}
+		if g.DriftMap == nil {
+			if g.DriftMap, err = explain.Map(ctx, g); err != nil {
+				return nil, explainErr(err)
+			}
+		}
+		f = g
+	}
+	if f.Kind != "mismatch" {
+		return nil, usageErr("explain: a %s finding has no schedule to infer (only mismatches do)", f.Kind)
+	}
+	return f, nil
+}
+
+// explainErr maps an error to its exit code: a target failure is 3,
+// anything else about the case is bad input (2).
+func explainErr(err error) error {
+	if fuzz.IsTargetFailure(err) {
+		return withCode(spec.ExitInternal, err)
+	}
+	return withCode(spec.ExitUsage, err)
+}
+
+// explainAll sets the Explanation of every mismatch finding in fs (run
+// --explain), computing the drift map of one that has none; a finding that
+// cannot be explained gets a line on w saying why.
+func explainAll(ctx context.Context, w io.Writer, fs []spec.Finding) {
+	for i := range fs {
+		f := &fs[i]
+		if f.Kind != "mismatch" {
+			continue
+		}
+		if f.DriftMap == nil {
+			dm, err := explain.Map(ctx, f)
+			if err != nil {
+				fmt.Fprintf(w, "explain: finding %d: %v\n", i+1, err)
+				continue
+			}
+			f.DriftMap = dm
+		}
+		ex, err := explain.Finding(ctx, f, explain.Options{})
+		if err != nil {
+			fmt.Fprintf(w, "explain: finding %d: %v\n", i+1, err)
+			continue
+		}
+		f.Explanation = ex.Words
+	}
+}

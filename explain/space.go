@@ -1,0 +1,126 @@
+package explain
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Space returns the schedule space of op searched for a batch whose
+// inputs are of dtype in: every oracle schedule of the op's type,
+//
+//	rmsnorm: threads 1..1024 (powers of two) x vec 1,2,4,8 x warp x cross x out order   (352)
+//	logprob: threads x vec x warp x cross                                                (176)
+//	gemm:    split-K 1..64 x combine (tree for powers of two) x {fma chain, the tensor
+//	         core of in: bf16, fp16, or tf32 for fp32}                                   (140)
+//	attn_prefill: tile 1..1024, splits 1                                                 (1024)
+//	attn_decode:  tile 1..1024 x splits 1..128                                           (131072)
+//
+// in canonical order (the order the answer lists equivalent schedules in).
+func Space(op spec.Op, in oracle.DType) ([]oracle.Schedule, error) {
+	var out []oracle.Schedule
+	reductions := func() []oracle.Reduction {
+		var rs []oracle.Reduction
+		for t := 1; t <= 1024; t *= 2 {
+			for _, v := range []int{1, 2, 4, 8} {
+				for _, w := range []oracle.WarpOrder{oracle.WarpButterfly, oracle.WarpSequential} {
+					for _, c := range []oracle.CrossOrder{oracle.CrossSequential, oracle.CrossTree} {
+						rs = append(rs, oracle.Reduction{Threads: t, Vec: v, Warp: w, Cross: c})
+					}
+				}
+			}
+		}
+		return rs
+	}
+	switch op {
+	case spec.OpRMSNorm:
+		for _, r := range reductions() {
+			for _, o := range []oracle.ScaleOrder{oracle.ScaleThenWeight, oracle.WeightedScale} {
+				out = append(out, oracle.RMSNormSchedule{Reduce: r, Order: o})
+			}
+		}
+	case spec.OpLogProb:
+		for _, r := range reductions() {
+			out = append(out, oracle.LogProbSchedule{Reduce: r})
+		}
+	case spec.OpGEMM:
+		tc := map[oracle.DType]oracle.MMAFormat{oracle.BF16: oracle.MMABF16, oracle.FP16: oracle.MMAFP16, oracle.FP32: oracle.MMATF32}[in]
+		for _, m := range []oracle.MMAFormat{oracle.MMANone, tc} {
+			for s := 1; s <= 64; s++ {
+				out = append(out, oracle.GEMMSchedule{SplitK: s, Combine: oracle.CrossSequential, MMA: m})
+				if s > 1 && s&(s-1) == 0 {
+					out = append(out, oracle.GEMMSchedule{SplitK: s, Combine: oracle.CrossTree, MMA: m})
+				}
+			}
+		}
+	case spec.OpAttnPrefill:
+		for t := 1; t <= 1024; t++ {
+			out = append(out, oracle.AttentionSchedule{Tile: t, Splits: 1})
+		}
+	case spec.OpAttnDecode:
+		for t := 1; t <= 1024; t++ {
+			for s := 1; s <= 128; s++ {
+				out = append(out, oracle.AttentionSchedule{Tile: t, Splits: s})
+			}
+		}
+	default:
+		return nil, fmt.Errorf("explain: no schedule space for op %q", op)
+	}
+	return out, nil
+}
+
+// orderKey returns a key that is equal for two schedules that run the
+// same operations in the same order (on KV lengths lens), so that only one
+// of each such group needs to run: for attention the split bounds and the
+// tile capped at the longest split (a tile that covers a whole split is
+// one tile, whatever its size); for reductions the schedule with the warp
+// order dropped when a warp has at most 2 lanes and the cross order
+// dropped when there are at most 2 warps (a + b either way). GEMM returns
+// "": every schedule runs.
+func orderKey(op spec.Op, s oracle.Schedule, lens []int) string {
+	switch r := s.(type) {
+	case oracle.RMSNormSchedule:
+		return reductionKey(r.Reduce) + " " + r.Order.String()
+	case oracle.LogProbSchedule:
+		return reductionKey(r.Reduce)
+	}
+	a, ok := s.(oracle.AttentionSchedule)
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	for _, L := range lens {
+		if op == spec.OpAttnPrefill {
+			fmt.Fprintf(&b, "%d;", min(a.Tile, L))
+			continue
+		}
+		bounds := oracle.SplitBounds(L, a.Tile, a.Splits)
+		longest := 0
+		for _, r := range bounds {
+			longest = max(longest, r[1]-r[0])
+		}
+		fmt.Fprintf(&b, "%v/%d;", bounds, min(a.Tile, longest))
+	}
+	return b.String()
+}
+
+// distinctLens returns the sorted distinct values of lens.
+func distinctLens(lens []int) []int {
+	l := slices.Clone(lens)
+	slices.Sort(l)
+	return slices.Compact(l)
+}
+
+// reductionKey is r with the orders that cannot differ made equal.
+func reductionKey(r oracle.Reduction) string {
+	if min(r.Threads, 32) <= 2 {
+		r.Warp = oracle.WarpButterfly
+	}
+	if (r.Threads+31)/32 <= 2 {
+		r.Cross = oracle.CrossSequential
+	}
+	return r.String()
+}

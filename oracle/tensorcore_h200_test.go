@@ -1,0 +1,253 @@
+package oracle
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// The H200 recording: gpu/probes/tensorcore/README.md says how it was made.
+//
+//	go test -c -o tc.test ./oracle
+//	./tc.test -test.run '^TestTensorCoreProbeWrite$' -tcprobe.write DIR      (writes DIR/<mode>.in)
+//	tcprobe <mode> DIR/<mode>.in DIR/<mode>.out                              (on the GPU)
+//	go test ./oracle -run '^TestTensorCoreProbeRecord$' -tcprobe.record DIR  (writes testdata/tensorcore)
+var (
+	tcWrite  = flag.String("tcprobe.write", "", "write the tensor-core probe inputs to this folder")
+	tcRecord = flag.String("tcprobe.record", "", "record the H200's probe outputs from this folder into testdata/tensorcore")
+	tcDevice = flag.String("tcprobe.device", "NVIDIA H200", "the device named in the recording")
+)
+
+// tcSeed seeds every probe input.
+const tcSeed = 20261203
+
+// tcChunk is the number of tiles one recorded hash covers; tcHead the
+// number of leading tiles recorded bit for bit.
+const (
+	tcChunk = 256
+	tcHead  = 256
+)
+
+// tcRecording is testdata/tensorcore/<mode>.json.
+type tcRecording struct {
+	Mode        string   `json:"mode"`
+	Device      string   `json:"device"`
+	ProbeSHA256 string   `json:"probe_sha256"` // of gpu/probes/tensorcore/tcprobe.cu
+	Seed        uint64   `json:"seed"`
+	Tiles       int      `json:"tiles"`
+	DotProducts int      `json:"dot_products"`
+	Chunk       int      `json:"chunk_tiles"`
+	ChunkSHA256 []string `json:"chunk_sha256"` // of D's u32 little-endian bits, tile by tile
+	HeadTiles   int      `json:"head_tiles"`   // tiles in <mode>.head.gz, D bits in full
+}
+
+const tcProbeSource = "../gpu/probes/tensorcore/tcprobe.cu"
+
+func probeHash(t *testing.T) string {
+	b, err := os.ReadFile(tcProbeSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func TestTensorCoreProbeWrite(t *testing.T) {
+	if *tcWrite == "" {
+		t.Skip("writes probe inputs only with -tcprobe.write DIR")
+	}
+	if err := os.MkdirAll(*tcWrite, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, md := range tcModes {
+		tiles := tcTiles(md, tcSeed, md.Tiles)
+		if err := os.WriteFile(filepath.Join(*tcWrite, md.Name+".in"), encodeInputs(md, tiles), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d tiles", md, len(tiles))
+	}
+	for _, sh := range cublasShapes {
+		x, w := cublasInputs(sh)
+		if err := os.WriteFile(filepath.Join(*tcWrite, sh.name()+".x"), bf16Bytes(x), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(*tcWrite, sh.name()+".w"), bf16Bytes(w), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func readU32(t *testing.T, path string) []uint32 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := make([]uint32, len(b)/4)
+	for i := range u {
+		u[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return u
+}
+
+func u32Bytes(u []uint32) []byte {
+	b := make([]byte, 0, 4*len(u))
+	for _, x := range u {
+		b = binary.LittleEndian.AppendUint32(b, x)
+	}
+	return b
+}
+
+func TestTensorCoreProbeRecord(t *testing.T) {
+	if *tcRecord == "" {
+		t.Skip("records only with -tcprobe.record DIR")
+	}
+	dir := filepath.Join("testdata", "tensorcore")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, md := range tcModes {
+		if !fileExists(filepath.Join(*tcRecord, md.Name+".out")) {
+			t.Logf("%s: no output recorded", md.Name)
+			continue
+		}
+		d := readU32(t, filepath.Join(*tcRecord, md.Name+".out"))
+		per := md.M * md.N
+		if len(d) != md.Tiles*per {
+			t.Fatalf("%s: %d outputs, want %d", md.Name, len(d), md.Tiles*per)
+		}
+		rec := tcRecording{Mode: md.Name, Device: *tcDevice, ProbeSHA256: probeHash(t), Seed: tcSeed,
+			Tiles: md.Tiles, DotProducts: len(d), Chunk: tcChunk, HeadTiles: tcHead}
+		for lo := 0; lo < md.Tiles; lo += tcChunk {
+			s := sha256.Sum256(u32Bytes(d[lo*per : min(lo+tcChunk, md.Tiles)*per]))
+			rec.ChunkSHA256 = append(rec.ChunkSHA256, hex.EncodeToString(s[:]))
+		}
+		js, _ := json.MarshalIndent(rec, "", "\t")
+		if err := os.WriteFile(filepath.Join(dir, md.Name+".json"), append(js, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(u32Bytes(d[:tcHead*per]))
+		zw.Close()
+		if err := os.WriteFile(filepath.Join(dir, md.Name+".head.gz"), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tgz := filepath.Join(*tcRecord, "gemm.tgz"); fileExists(tgz) {
+		recordCublas(t, tgz, filepath.Join(dir, "cublas.json"))
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// modelTiles computes D for tiles[lo:hi] on all CPUs.
+func modelTiles(md tcMode, tiles []tcTile) []float32 {
+	tc := TensorCoreH200(md.Format)
+	per := md.M * md.N
+	d := make([]float32, len(tiles)*per)
+	var wg sync.WaitGroup
+	next := make(chan int, len(tiles))
+	for i := range tiles {
+		next <- i
+	}
+	close(next)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				modelTile(md, tc, tiles[i], d[i*per:(i+1)*per])
+			}
+		}()
+	}
+	wg.Wait()
+	return d
+}
+
+// TestTensorCoreH200 asserts that the model gives the H200's bits for every
+// recorded probe: the first tcHead tiles of each mode value by value, all
+// tiles through the per-chunk hashes.
+func TestTensorCoreH200(t *testing.T) {
+	dir := filepath.Join("testdata", "tensorcore")
+	hash := probeHash(t)
+	total := 0
+	for _, md := range tcModes {
+		t.Run(md.Name, func(t *testing.T) {
+			js, err := os.ReadFile(filepath.Join(dir, md.Name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec tcRecording
+			if err := json.Unmarshal(js, &rec); err != nil {
+				t.Fatal(err)
+			}
+			if rec.ProbeSHA256 != hash {
+				t.Fatalf("recorded with probe source %s, the source now hashes to %s: rerun the probe (gpu/probes/tensorcore/README.md)", rec.ProbeSHA256, hash)
+			}
+			f, err := os.Open(filepath.Join(dir, md.Name+".head.gz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := io.ReadAll(zr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			per := md.M * md.N
+			tiles := tcTiles(md, rec.Seed, rec.Tiles)
+			got := modelTiles(md, tiles)
+			bad := 0
+			for i := 0; i < rec.HeadTiles*per; i++ {
+				want := binary.LittleEndian.Uint32(raw[4*i:])
+				if g := math.Float32bits(got[i]); g != want {
+					if bad < 8 {
+						ti, e := i/per, i%per
+						row, col := e/md.N, e%md.N
+						t.Errorf("tile %d (%s) d[%d][%d]: model %08x, H200 %08x; %s", ti, tiles[ti].Class, row, col, g, want, describeDot(md, tiles[ti], row, col))
+					}
+					bad++
+				}
+			}
+			if bad > 0 {
+				t.Fatalf("%d of %d head values differ", bad, rec.HeadTiles*per)
+			}
+			gb := make([]uint32, len(got))
+			for i, x := range got {
+				gb[i] = math.Float32bits(x)
+			}
+			for c, lo := 0, 0; lo < rec.Tiles; c, lo = c+1, lo+rec.Chunk {
+				s := sha256.Sum256(u32Bytes(gb[lo*per : min(lo+rec.Chunk, rec.Tiles)*per]))
+				if hex.EncodeToString(s[:]) != rec.ChunkSHA256[c] {
+					t.Errorf("tiles %d..%d: the model's bits hash differently from the H200's", lo, min(lo+rec.Chunk, rec.Tiles)-1)
+				}
+			}
+			t.Logf("%s: %d dot products (%d tiles, %d in full) equal to the H200 bit for bit", md, rec.DotProducts, rec.Tiles, rec.HeadTiles)
+			total += rec.DotProducts
+		})
+	}
+	t.Logf("%d dot products in all", total)
+}
+
+func describeDot(md tcMode, t tcTile, i, j int) string {
+	s := fmt.Sprintf("c=%08x", math.Float32bits(t.C[i*md.N+j]))
+	for k := 0; k < md.K; k++ {
+		s += fmt.Sprintf(" %08x*%08x", math.Float32bits(t.A[i*md.K+k]), math.Float32bits(t.B[k*md.N+j]))
+	}
+	return s
+}
