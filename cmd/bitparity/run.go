@@ -78,13 +78,13 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if werr != nil {
 		return werr
 	}
-	execNames, eerr := ex.start()
+	execNames, eerr := ex.start("run")
 	if eerr != nil {
 		return eerr
 	}
 	workerNames = append(workerNames, execNames...)
 	if *caseJSON != "" {
-		return runOneCase(ctx, stdout, *caseJSON, *jsonPath)
+		return runOneCase(ctx, stdout, *caseJSON, *jsonPath, execNames)
 	}
 	c := &fuzz.Campaign{
 		Duration:  *dur,
@@ -149,6 +149,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	res.Args = append([]string{"run"}, args...)
+	recordAdapters(res, execNames)
 	if *jsonPath != "" {
 		if werr := runWriteJSONAtomic(*jsonPath, res); werr != nil {
 			return withCode(spec.ExitInternal, werr)
@@ -180,12 +181,15 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 }
 
 // runOneCase runs one case and prints its finding, if any (exit 1).
-func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string) error {
+func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, execNames []string) error {
 	var c spec.Case
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
 		return usageErr("run --case: %v", err)
+	}
+	if m := missingAdapters(c, nil); len(m) > 0 {
+		return usageErr("run --case: %s", strings.Join(m, "; "))
 	}
 	start := time.Now()
 	f, err := fuzz.Check(ctx, c)
@@ -206,6 +210,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string) erro
 	if f != nil {
 		res.Findings = []spec.Finding{*f}
 	}
+	recordAdapters(res, execNames)
 	if jsonPath != "" {
 		if err := runWriteJSONAtomic(jsonPath, res); err != nil {
 			return withCode(spec.ExitInternal, err)
