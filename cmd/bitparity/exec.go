@@ -59,7 +59,7 @@ func recordAdapters(res *spec.Result, names []string) {
 func missingAdapters(c spec.Case, recorded []spec.Adapter) []string {
 	var out []string
 	for _, t := range c.Targets {
-		if !strings.HasPrefix(t, "exec:") || slices.Contains(fuzz.Names(), t) {
+		if !strings.HasPrefix(t, "exec:") || slices.Contains(fuzz.Names(), t) || external.IsModel(t) {
 			continue
 		}
 		i := slices.IndexFunc(recorded, func(a spec.Adapter) bool { return a.Target == t })

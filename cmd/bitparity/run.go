@@ -82,6 +82,13 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if eerr != nil {
 		return eerr
 	}
+	if models, others := splitModelRoutes(execNames); len(models) > 0 && *caseJSON == "" {
+		if len(others) > 0 || len(workerNames) > 0 || *targets != "" || par.parallel() {
+			return usageErr("run: a model route (%v) runs alone: no other --exec, --kernel, --targets, --procs or --gpus", models)
+		}
+		return runModelRoutes(ctx, stdout, stderr, models, modelRunOpts{duration: *dur, seed: *seed, maxCases: *maxCases,
+			noShrink: *noShrink, jsonPath: *jsonPath, corpus: par.corpus, args: args})
+	}
 	workerNames = append(workerNames, execNames...)
 	if *caseJSON != "" {
 		return runOneCase(ctx, stdout, *caseJSON, *jsonPath, execNames)

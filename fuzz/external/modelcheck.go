@@ -335,10 +335,11 @@ func firstTapDivergence(p ModelPlan, r *ModelRun) *tapDivergence {
 }
 
 // modelDriftMap sweeps the number of requests the engine decodes together:
-// for b in 1..16, the request of the divergent position alone at step 0,
-// joined at step 0 by b-1 others of the plan (cycled); each b's class is
-// the digest of that request's engine log-probs and its taps at the
-// divergent site, so a batch-size policy shows as classes over "batch".
+// for b in 1..16, b copies of the request of the divergent position, all
+// arriving at step 0 (so every prefill and decode batch has b live rows);
+// each b's class is the digest of the first copy's engine log-probs and
+// its taps at the divergent site, so a batch-size policy shows as classes
+// over "batch".
 func modelDriftMap(ctx context.Context, m *Model, p ModelPlan, d *tapDivergence) (*spec.DriftMap, error) {
 	r, _ := requestOf(p.Requests, d.pos)
 	watched := p.Requests[r]
@@ -346,12 +347,9 @@ func modelDriftMap(ctx context.Context, m *Model, p ModelPlan, d *tapDivergence)
 	values := []int{1, 2, 3, 4, 5, 6, 7, 8, 12, 16}
 	return driftmap.Sweep(ctx, "batch", values, func(b int) (string, error) {
 		q := p
-		q.Requests = []transformer.Request{watched}
-		for i := 1; i < b; i++ {
-			o := p.Requests[(r+i)%len(p.Requests)]
-			o.Arrive = 0
-			o.Reported = o.Response()
-			q.Requests = append(q.Requests, o)
+		q.Requests = nil
+		for range b {
+			q.Requests = append(q.Requests, watched)
 		}
 		run, err := m.Run(ctx, q)
 		if err != nil {

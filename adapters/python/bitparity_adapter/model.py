@@ -97,17 +97,23 @@ class ModelResult:
     taps_infer: {site: [reported positions, width]} in execution order (the
     first site a drift reaches is the first that differs); the two paths'
     arrays of a site have the same dtype and shape. Site names are free
-    text without commas, e.g. "L0.self_attn" or "final.lm_head". calls: {path:
-    [(phase, rows)]}, optional, for the message (the batch each path ran).
+    text without commas or slashes, e.g. "L0.self_attn" or "final.lm_head".
+    tap_dtype: "bf16" or "fp16" sends fp32 taps in that dtype (rounded to
+    nearest even: exact for values already rounded to it, as activations
+    of a bf16 model are), so that findings count ulps of the model's
+    dtype; empty sends each tap in its own dtype.
     """
     train: object
     infer: object
     taps_train: dict = field(default_factory=dict)
     taps_infer: dict = field(default_factory=dict)
+    tap_dtype: str = ""
 
 
-def _tap(a):
+def _tap(a, tap_dtype=""):
     kind, h = dtypes.host_array(a)
+    if tap_dtype and kind == "fp32":
+        kind, h = tap_dtype, dtypes.to_wire(h, tap_dtype)
     wire = {"bf16": "BF16", "fp16": "F16", "fp32": "F32"}.get(kind)
     if wire is None:
         raise dtypes.DTypeError("tap of dtype %s: want fp32 or narrower" % kind)
@@ -131,8 +137,8 @@ def model_reply(req, res):
             raise ValueError("tap site %r: no commas or slashes" % site)
         if site not in res.taps_infer:
             raise ValueError("tap site %r: the train path has it, the inference path does not" % site)
-        wa, ha = _tap(a)
-        wb, hb = _tap(res.taps_infer[site])
+        wa, ha = _tap(a, res.tap_dtype)
+        wb, hb = _tap(res.taps_infer[site], res.tap_dtype)
         if wa != wb or ha.shape != hb.shape or ha.shape[0] != nrep:
             raise ValueError("tap site %r: train %s %s, infer %s %s: want the same dtype and shape [%d reported positions, width]" %
                              (site, wa, list(ha.shape), wb, list(hb.shape), nrep))
