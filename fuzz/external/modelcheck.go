@@ -23,8 +23,8 @@ import (
 // as a transformer case is (docs/transformer.md): shape.rows layers,
 // hidden, n (ffn), vocab, heads, kv_heads, head_dim, seqs requests of up
 // to seq_len tokens (transformer.Plan of seed), in, out (the training
-// dtype), compare, eps, rel.pad, rel.mask (empty: the positions the
-// engine reported).
+// dtype), compare, eps, rel.pad (the decode batch granularity; 0: 64),
+// rel.mask (empty: the positions the engine reported).
 const ModelOp spec.Op = "model"
 
 func init() { fuzz.RegisterChecker(ModelOp, CheckModel) }
@@ -81,8 +81,12 @@ func PlanOf(c spec.Case) (ModelPlan, error) {
 	if c.Rel.Pad < 0 || c.Rel.Pad > 4096 {
 		return ModelPlan{}, fmt.Errorf("model case: rel.pad %d: want 0..4096", c.Rel.Pad)
 	}
+	pad := c.Rel.Pad
+	if pad == 0 {
+		pad = 64 // the engine's default, as in fuzz/transformer
+	}
 	return ModelPlan{Layers: s.Rows, Hidden: s.Hidden, FFN: s.N, Vocab: s.Vocab, Heads: s.Heads, KVHeads: s.KVHeads,
-		HeadDim: s.HeadDim, Pad: c.Rel.Pad, Seed: c.Seed, In: in, Out: out, Eps: c.Eps,
+		HeadDim: s.HeadDim, Pad: pad, Seed: c.Seed, In: in, Out: out, Eps: c.Eps,
 		Requests: transformer.Plan(c.Seed, s.Seqs, s.SeqLen, s.Vocab)}, nil
 }
 
