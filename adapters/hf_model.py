@@ -193,7 +193,17 @@ class Route:
         reported = [int(base[r]) + j for r, q in enumerate(reqs) for j in range(q.reported)]
         cap = Capture(model)
         try:
-            train = self.train(model, reqs, base, cap)
+            try:
+                train = self.train(model, reqs, base, cap)
+            except Exception as e:
+                if self.layout != "packed":
+                    raise
+                # this transformers refuses the packed row's 4D mask: say so, train padded from now on
+                print("hf_model: packed training layout failed (%s: %s); using --train-layout padded" %
+                      (type(e).__name__, e), file=sys.stderr)
+                self.layout = "padded"
+                cap.rows = {s: {} for s in cap.rows}
+                train = self.train(model, reqs, base, cap)
             tt = {s: cap.matrix(s, reported) for s in cap.rows}
             cap.rows = {s: {} for s in cap.rows}
             infer = self.infer(model, reqs, base, cap, req.config["pad"])
