@@ -51,14 +51,14 @@ P=python3
 # name | seconds | run arguments (shell words)
 RUNLIST=(
   "hf-llama-sdpa|$DUR|--exec '$P adapters/hf_model.py'"
-  "jax-rmsnorm|$DUR|--exec '$P adapters/jax_ops.py rmsnorm'"
   "jax-gemm|$DUR|--exec '$P adapters/jax_ops.py gemm'"
-  "jax-logprob|$DUR|--exec '$P adapters/jax_ops.py logprob'"
   "jax-attention|$DUR|--exec '$P adapters/jax_ops.py attn_prefill' --exec '$P adapters/jax_ops.py attn_decode'"
-  "triton-rmsnorm|$DUR|--exec '$P adapters/examples/triton_rmsnorm.py'"
   "triton-rmsnorm-warps|$DUR|--exec '$P adapters/examples/triton_rmsnorm.py --warps-by-rows' --relations batch_invariance"
-  "hf-llama-eager|$DUR|--exec '$P adapters/hf_model.py --attn eager'"
   "hf-llama-sdpa-bi|$DUR|--exec '$P adapters/hf_model.py --batch-invariant'"
+  "hf-llama-eager|$DUR|--exec '$P adapters/hf_model.py --attn eager'"
+  "jax-rmsnorm|$DUR|--exec '$P adapters/jax_ops.py rmsnorm'"
+  "jax-logprob|$DUR|--exec '$P adapters/jax_ops.py logprob'"
+  "triton-rmsnorm|$DUR|--exec '$P adapters/examples/triton_rmsnorm.py'"
   "hf-llama-eager-bi|$DUR|--exec '$P adapters/hf_model.py --attn eager --batch-invariant'"
   "hf-qwen2-sdpa|$DUR|--exec '$P adapters/hf_model.py --arch qwen2'"
   "numpy-model-drift|10s|--exec '$P adapters/examples/numpy_model.py --drift' --max-cases 6"
@@ -74,7 +74,7 @@ for entry in "${RUNLIST[@]}"; do
   cmd="$BP run $flags --duration $secs --seed $SEED --expect-controls=false --json $OUT/$name.json"
   echo "== $name: $cmd"
   t0=$(date +%s)
-  eval "timeout 150 $cmd" > "$OUT/$name.txt" 2> "$OUT/$name.log"
+  eval "timeout 120 $cmd" > "$OUT/$name.txt" 2> "$OUT/$name.log"
   rc=$?
   read -r cases nf < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r.get("cases",0), len(r.get("findings") or []))' "$OUT/$name.json" 2>/dev/null || echo "? ?")
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$rc" "$cases" "$nf" "$(( $(date +%s) - t0 ))" "$cmd" >> "$OUT/summary.tsv"
