@@ -153,3 +153,27 @@ func TestExecFindingReplays(t *testing.T) {
 		t.Fatalf("run --exec --case: exit %d, want 0\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestRunModelRoute: `bitparity run --exec` on a model route runs a model
+// campaign (the NumPy reference decoder holds), records the adapter in the
+// result, and refuses a model route mixed with other targets.
+func TestRunModelRoute(t *testing.T) {
+	py := numpyPython(t)
+	dir := t.TempDir()
+	route := py + " " + adapterScript(filepath.Join("examples", "numpy_model.py"))
+	out, errs, code := cli(t, dir, "run", "--exec", route, "--max-cases", "2", "--duration", "60s", "--json", "r.json")
+	if code != 0 || !strings.Contains(out, "model route(s) [exec:numpy-model.transformer]") {
+		t.Fatalf("run: exit %d, want 0\n%s\n%s", code, out, errs)
+	}
+	res, err := corpus.ReadResult(filepath.Join(dir, "r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Cases != 2 || len(res.Adapters) != 1 || res.Adapters[0].Exec != route || res.Adapters[0].Target != "exec:numpy-model.transformer" {
+		t.Fatalf("result: %d cases, adapters %+v", res.Cases, res.Adapters)
+	}
+	other := py + " " + adapterScript("numpy_ops.py") + " rmsnorm"
+	if out, errs, code = cli(t, dir, "run", "--exec", route, "--exec", other, "--duration", "5s"); code != spec.ExitUsage || !strings.Contains(errs, "runs alone") {
+		t.Fatalf("model route with another target: exit %d, want 2\n%s\n%s", code, out, errs)
+	}
+}
