@@ -59,7 +59,7 @@ func TestModelRoute(t *testing.T) {
 	if err != nil || f == nil {
 		t.Fatalf("drifting model under path parity: finding %v, error %v", f, err)
 	}
-	for _, want := range []string{"first divergence at L0.attention", "in bf16", "engine in a decode step"} {
+	for _, want := range []string{"first divergence at L0.attention", "in bf16", "engine in a decode step", "class A agrees with the training path"} {
 		if !strings.Contains(f.Message, want) {
 			t.Errorf("message lacks %q: %s", want, f.Message)
 		}

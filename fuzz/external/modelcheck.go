@@ -176,6 +176,7 @@ func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding,
 				switch {
 				case err == nil:
 					f.DriftMap = dm
+					f.Message += "; drift map over the requests decoded together: " + trainClasses(dm)
 				case ctx.Err() == nil:
 					f.Message += fmt.Sprintf("; no drift map: %v", err)
 				}
@@ -365,15 +366,43 @@ func modelDriftMap(ctx context.Context, m *Model, p ModelPlan, d *tapDivergence)
 			binary.LittleEndian.PutUint32(buf[:], math.Float32bits(run.Infer[j]))
 			h.Write(buf[:])
 		}
+		same := true // the first copy's engine values equal the trainer's
+		for j := 0; j < watched.Reported; j++ {
+			same = same && oracle.ToBits(p.Out, run.Train[j]) == oracle.ToBits(p.Out, run.Infer[j])
+		}
 		for i, s := range run.Sites {
 			if s != d.site {
 				continue
 			}
-			for _, v := range run.TapsInfer[i][:watched.Reported*run.Widths[i]] {
+			n := watched.Reported * run.Widths[i]
+			for k, v := range run.TapsInfer[i][:n] {
 				binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
 				h.Write(buf[:])
+				same = same && math.Float32bits(v) == math.Float32bits(run.TapsTrain[i][k])
 			}
+		}
+		if same {
+			return hex.EncodeToString(h.Sum(nil)[:8]) + " " + agreesWithTrain, nil
 		}
 		return hex.EncodeToString(h.Sum(nil)[:8]), nil
 	})
+}
+
+// agreesWithTrain marks the digest of a drift map class whose engine
+// values equal the training path's.
+const agreesWithTrain = "(= train)"
+
+// trainClasses says which classes of a model drift map agree with the
+// training path.
+func trainClasses(dm *spec.DriftMap) string {
+	var same []string
+	for _, c := range dm.Classes {
+		if strings.HasSuffix(c.Digest, agreesWithTrain) {
+			same = append(same, c.Label)
+		}
+	}
+	if len(same) == 0 {
+		return "no batch size agrees with the training path"
+	}
+	return "class " + strings.Join(same, ", ") + " agrees with the training path"
 }
