@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """NumPy adapter for bitparity: the five ops on the CPU, NumPy only.
 
-usage: numpy_ops.py [OP] [--blas]
+usage: numpy_ops.py [OP] [--blas] [--drift]
 
     bitparity run --exec 'python3 adapters/numpy_ops.py rmsnorm'
 
@@ -14,6 +14,12 @@ What each op declares (hello frame):
                 for k ascending from +0).
   gemm --blas   np.matmul in float32 (your BLAS: OpenBLAS, MKL, ...), not
                 exact: ulp bound 2 in the output dtype.
+  rmsnorm --drift
+                a planted drift (a negative control for the exec route):
+                the sum of squares runs backwards (hidden descending) when
+                rows % 32 == 0, forwards otherwise; it claims batch
+                invariance and an ulp bound of 2, so bitparity must find it
+                under batch_invariance.
   logprob       exact: "threads=1 vec=1 warp=butterfly cross=sequential"
                 (row max from -Inf, a sequential fp32 sum of the oracle's
                 portable exp, its portable log, two sub.rn).
@@ -34,8 +40,8 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bitparity_proto as bp  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
+import bitparity_adapter as bp  # noqa: E402  (pip install ./adapters/python, or this checkout's copy)
 
 CANONICAL_NAN = np.array([0x7FFFFFFF], dtype=np.uint32).view(np.float32)[0]
 RMSNORM_SCHEDULE = "threads=1 vec=1 warp=butterfly cross=sequential out=(x*rstd)*w"
@@ -102,6 +108,23 @@ def rmsnorm(req):
         y = (x * rstd[:, None]) * w[None, :]
     taps = np.stack([canon(ss), canon(rstd)], axis=1)
     return canon(y), taps
+
+
+def rmsnorm_drift(req):
+    """rmsnorm with a planted batch dependence: for rows % 32 == 0 the fp32
+    sum of squares runs from the last column to the first."""
+    x, w = req.f32("x"), req.f32("w")
+    rows = x.shape[0]
+    if rows % 32 == 0:
+        x = x[:, ::-1]
+    with np.errstate(all="ignore"):
+        ss = np.zeros(rows, dtype=np.float32)
+        for j in range(x.shape[1]):
+            ss = fma32(x[:, j], x[:, j], ss)
+        rstd = np.float32(1) / np.sqrt(ss / np.float32(x.shape[1]) + req.eps)
+        if rows % 32 == 0:
+            x = x[:, ::-1]
+        return canon((x * rstd[:, None]) * w[None, :])
 
 
 def gemm(req):
@@ -327,23 +350,31 @@ def attn_decode(req):
 
 def main(argv):
     blas = "--blas" in argv
-    argv = [a for a in argv if a != "--blas"]
+    drift = "--drift" in argv
+    argv = [a for a in argv if a not in ("--blas", "--drift")]
+
+    def op(fn, **kw):
+        return bp.Op(fn, request=True, **kw)
+
     ops = {
-        "rmsnorm": bp.Op(rmsnorm, schedule=RMSNORM_SCHEDULE,
-                         about="numpy: sequential fp32 fma sum, exact"),
-        "gemm": bp.Op(gemm, schedule=GEMM_SCHEDULE, about="numpy: sequential fp32 fma over k, exact"),
-        "logprob": bp.Op(logprob, schedule=LOGPROB_SCHEDULE,
-                         about="numpy: the oracle's exp/log, sequential fp32 sum, exact"),
-        "attn_prefill": bp.Op(attn_prefill, schedule=ATTN_SCHEDULE,
-                              about="numpy: the oracle's tiled online softmax, exact"),
-        "attn_decode": bp.Op(attn_decode, schedule=ATTN_SCHEDULE,
-                             about="numpy: the oracle's tiled online softmax, one split, exact"),
+        "rmsnorm": op(rmsnorm, schedule=RMSNORM_SCHEDULE, about="numpy: sequential fp32 fma sum, exact"),
+        "gemm": op(gemm, schedule=GEMM_SCHEDULE, about="numpy: sequential fp32 fma over k, exact"),
+        "logprob": op(logprob, schedule=LOGPROB_SCHEDULE,
+                      about="numpy: the oracle's exp/log, sequential fp32 sum, exact"),
+        "attn_prefill": op(attn_prefill, schedule=ATTN_SCHEDULE,
+                           about="numpy: the oracle's tiled online softmax, exact"),
+        "attn_decode": op(attn_decode, schedule=ATTN_SCHEDULE,
+                          about="numpy: the oracle's tiled online softmax, one split, exact"),
     }
     name = "numpy"
     if blas:
         name = "numpy-blas"
-        ops["gemm"] = bp.Op(gemm_blas, ulp_bound=2, about="numpy: np.matmul float32 (BLAS %s)" % blas_name())
-    return bp.serve(name, ops, device="cpu", argv=argv)
+        ops["gemm"] = op(gemm_blas, ulp_bound=2, about="numpy: np.matmul float32 (BLAS %s)" % blas_name())
+    if drift:
+        name = "numpy-drift"
+        ops["rmsnorm"] = op(rmsnorm_drift, ulp_bound=2,
+                            about="numpy: planted drift, the sum of squares backwards when rows % 32 == 0")
+    return bp.serve(ops, name=name, argv=argv)
 
 
 def blas_name():

@@ -26,8 +26,10 @@ usage: torch_ops.py [OP] [--device DEV] [--sdpa-backend B] [--decode-mask M]
 --device: cuda, cuda:N or cpu (default: $BITPARITY_DEVICE, else cuda when
 available). --sdpa-backend: flash, efficient, cudnn or math (default: let
 PyTorch choose). --deterministic: torch.use_deterministic_algorithms(True).
-Outputs are cast to the request's output dtype with .to(); bits travel as
-computed (no NumPy rounding).
+Inputs arrive as tensors on the device with their bits intact and outputs
+leave in the dtype they were computed in; the adapter kit
+(adapters/python, bitparity_adapter) rounds an fp32 output to a 16-bit
+request dtype once, to nearest even, as .to() does.
 
 Every op claims batch invariance (invariant=true) unless
 --no-invariant-claim: bitparity tests the claim. None claims an oracle
@@ -45,10 +47,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bitparity_proto as bp  # noqa: E402
-
-TORCH_DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
+import bitparity_adapter as bp  # noqa: E402  (pip install ./adapters/python, or this checkout's copy)
 
 
 class Ops:
@@ -74,26 +74,6 @@ class Ops:
         if self.args.deterministic:
             s += ", deterministic algorithms"
         return s
-
-    # ---- tensors in and out ---------------------------------------------
-
-    def tensor(self, req, name):
-        """A request tensor on the device in its wire dtype, bits intact."""
-        w, a = req.wire(name), req.bits(name)
-        if w == "BF16":
-            t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
-        elif w == "I32" or w == "I64":
-            t = torch.from_numpy(a.astype(np.int64))
-        else:
-            t = torch.from_numpy(a)
-        return t.to(self.device)
-
-    def out(self, req, y):
-        """The output cast to the request's dtype, as bits for the reply."""
-        y = y.to(TORCH_DTYPE[req.out_dtype]).contiguous().cpu()
-        if y.dtype == torch.bfloat16:
-            return bp.Raw(y.view(torch.int16).numpy().view(np.uint16))
-        return bp.Raw(y.numpy())
 
     def sdpa_context(self):
         b = self.args.sdpa_backend
@@ -122,48 +102,38 @@ class Ops:
                 v = v.repeat_interleave(group, dim=1)
             return F.scaled_dot_product_attention(q, k, v, **kw)
 
-    # ---- ops ------------------------------------------------------------
+    # ---- ops: array functions (the kit passes tensors on self.device) ----
 
     @torch.inference_mode()
-    def rmsnorm(self, req):
-        x, w = self.tensor(req, "x"), self.tensor(req, "w")
-        eps = float(req.eps)
+    def rmsnorm(self, x, w, eps):
         if hasattr(F, "rms_norm"):
-            y = F.rms_norm(x, (x.shape[-1],), weight=w, eps=eps)
-        else:  # torch < 2.4: the Llama/HF formula
-            xf = x.float()
-            y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * w
-        return self.out(req, y)
+            return F.rms_norm(x, (x.shape[-1],), weight=w, eps=eps)
+        xf = x.float()  # torch < 2.4: the Llama/HF formula
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * w
 
     @torch.inference_mode()
-    def gemm(self, req):
-        return self.out(req, torch.matmul(self.tensor(req, "x"), self.tensor(req, "w")))
+    def gemm(self, x, w):
+        return torch.matmul(x, w)
 
     @torch.inference_mode()
-    def logprob(self, req):
-        lg, t = self.tensor(req, "logits"), self.tensor(req, "targets")
+    def logprob(self, logits, targets):
         if self.args.logprob_dtype == "native":
-            lp = torch.log_softmax(lg, dim=-1).gather(-1, t[:, None]).float()
-        else:
-            lp = torch.log_softmax(lg.float(), dim=-1).gather(-1, t[:, None])
-        return self.out(req, lp)
+            return torch.log_softmax(logits, dim=-1).gather(-1, targets[:, None]).float()
+        return torch.log_softmax(logits.float(), dim=-1).gather(-1, targets[:, None])
 
     @torch.inference_mode()
-    def attn_prefill(self, req):
-        q, k, v = (self.tensor(req, n).transpose(1, 2) for n in ("q", "k", "v"))  # [S, H, L, D]
-        o = self.sdpa(q, k, v, is_causal=True)
-        return self.out(req, o.transpose(1, 2))  # [S, L, H, D]
+    def attn_prefill(self, q, k, v):
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [S, H, L, D]
+        return self.sdpa(q, k, v, is_causal=True).transpose(1, 2)  # [S, L, H, D]
 
     @torch.inference_mode()
-    def attn_decode(self, req):
-        q = self.tensor(req, "q")  # [B, H, D]
-        k, v = self.tensor(req, "k"), self.tensor(req, "v")  # [T, KH, D]
-        lens = self.tensor(req, "kv_lens")
+    def attn_decode(self, q, k, v, lens):
+        # q [B, H, D]; k, v [T, KH, D], the requests' caches one after another
         B, T = q.shape[0], k.shape[0]
         lmax = int(lens.max().item())
         same = bool((lens == lmax).all().item())
         if not same and self.args.sdpa_backend == "flash":
-            return self.out(req, self._decode_by_length(q, k, v, lens))
+            return self._decode_by_length(q, k, v, lens)
         if same:
             kp = k.view(B, lmax, k.shape[1], k.shape[2])
             vp = v.view(B, lmax, v.shape[1], v.shape[2])
@@ -180,8 +150,7 @@ class Ops:
             mask = torch.arange(lmax, device=self.device)[None, :] < lens[:, None]  # [B, Lmax]
             kw["attn_mask"] = mask[:, None, None, :]
         o = self.sdpa(q[:, :, None, :], kp.transpose(1, 2), vp.transpose(1, 2), **kw)  # [B, H, 1, D]
-        return self.out(req, o[:, :, 0, :])
-
+        return o[:, :, 0, :]
 
     def _decode_by_length(self, q, k, v, lens):
         """Decode without a mask (flash takes none): requests grouped by KV
@@ -234,9 +203,9 @@ def main(argv):
         'Half'" on CPU), or a forced SDPA backend that cannot take the
         batch ("No available kernel", e.g. flash with a mask), is
         unsupported, not a crash."""
-        def run(req):
+        def run(*args):
             try:
-                return fn(req)
+                return fn(*args)
             except RuntimeError as e:
                 if "not implemented for" in str(e) or "No available kernel" in str(e):
                     raise bp.Unsupported(str(e)) from e
@@ -259,7 +228,7 @@ def main(argv):
         name += "-nativelp"
     if args.deterministic:
         name += "-det"
-    return bp.serve(name, table, device=str(ops.device), argv=[args.op] if args.op else [])
+    return bp.serve(table, name=name, arrays="torch", device=ops.device, argv=[args.op] if args.op else [])
 
 
 if __name__ == "__main__":

@@ -47,6 +47,11 @@ type File struct {
 	// "known", a bundle name; free text, informational.
 	Source string `json:"source,omitempty"`
 	Note   string `json:"note,omitempty"`
+	// Adapters records the external process of each exec: target of the
+	// case (its hello and command line), so that a replay can say which
+	// --exec to pass. Informational: nothing runs a command line from a
+	// file.
+	Adapters []spec.Adapter `json:"adapters,omitempty"`
 }
 
 // Status is the lifecycle of a finding: open until a recheck no longer
@@ -243,6 +248,7 @@ type wire struct {
 	Created   time.Time       `json:"created"`
 	Source    string          `json:"source,omitempty"`
 	Note      string          `json:"note,omitempty"`
+	Adapters  json.RawMessage `json:"adapters,omitempty"`
 }
 
 // Decode parses and validates one case file; name (a path or a bundle
@@ -288,6 +294,11 @@ func Decode(name string, data []byte) (*File, error) {
 	if len(w.Env) > 0 {
 		if err := json.Unmarshal(w.Env, &f.Env); err != nil {
 			return nil, fmt.Errorf("%s: env: %w", name, jsonErr(err))
+		}
+	}
+	if len(w.Adapters) > 0 {
+		if err := json.Unmarshal(w.Adapters, &f.Adapters); err != nil {
+			return nil, fmt.Errorf("%s: adapters: %w", name, jsonErr(err))
 		}
 	}
 	if err := validate(f); err != nil {
@@ -357,6 +368,9 @@ func validate(f *File) error {
 		}
 	} else if f.Signature != "" && !sigRE.MatchString(f.Signature) {
 		return fieldErr("signature", "%q, want 16 hex digits", truncate(f.Signature))
+	}
+	if err := validateAdapters(f); err != nil {
+		return err
 	}
 	switch f.Status.State {
 	case StateOpen:

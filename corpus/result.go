@@ -38,7 +38,9 @@ func ImportResult(dst Store, r *spec.Result) (added, existing []string, errs []e
 		if env == (spec.Env{}) {
 			env = r.Env
 		}
-		name, ok, err := dst.Put(NewFile(fd.Case, &fd, env, "campaign"))
+		f := NewFile(fd.Case, &fd, env, "campaign")
+		f.Adapters = AdaptersOf(r.Adapters, f.Case)
+		name, ok, err := dst.Put(f)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("findings[%d]: %w", i, err))

@@ -128,4 +128,6 @@ type Result struct {
 	Findings []Finding     `json:"findings"`
 	Env      Env           `json:"env"`
 	Args     []string      `json:"args,omitempty"`
+	// Adapters lists the external processes (--exec) the run started.
+	Adapters []Adapter `json:"adapters,omitempty"`
 }

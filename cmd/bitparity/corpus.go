@@ -16,6 +16,7 @@ import (
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports/words"
@@ -514,11 +515,19 @@ func corpusUnbundle(_ context.Context, stdout, stderr io.Writer, st *storeFlags,
 // could not be run here, 0 when every open finding is now fixed.
 func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error {
 	kernel := fs.String("kernel-hash", "", "kernel or PTX hash of the build under test, recorded on the cases it fixes")
+	ex := runExecFlags(fs) // --exec: the adapters of cases on exec: targets
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
 	s, err := st.open(false)
 	if err != nil {
+		return err
+	}
+	if _, err := ex.start("corpus recheck"); err != nil {
+		return err
+	}
+	defer external.CloseAll()
+	if err := recheckAdapters(s); err != nil {
 		return err
 	}
 	env := hereEnv()

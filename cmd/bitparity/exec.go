@@ -2,9 +2,15 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // execList is the repeatable --exec flag: command lines of external
@@ -21,14 +27,96 @@ func runExecFlags(fs *flag.FlagSet) *execList {
 }
 
 // start starts each external process (fuzz/external.AddAll) and returns
-// the registered target names; external.CloseAll ends them.
-func (e *execList) start() ([]string, error) {
+// the registered target names; external.CloseAll ends them. cmd names the
+// command in errors.
+func (e *execList) start(cmd string) ([]string, error) {
 	if len(*e) == 0 {
 		return nil, nil
 	}
 	names, err := external.AddAll(*e, external.Options{})
 	if err != nil {
-		return nil, usageErr("run: --exec: %v", err)
+		return nil, usageErr("%s: --exec: %v", cmd, err)
 	}
 	return names, nil
+}
+
+// recordAdapters writes into res the adapters of the external targets
+// names (their hello and command line, which case files keep), and gives
+// each finding on an external target a repro line with its --exec flags.
+func recordAdapters(res *spec.Result, names []string) {
+	res.Adapters = external.Adapters(names...)
+	for i := range res.Findings {
+		f := &res.Findings[i]
+		if flags := external.ExecFlags(f.Case.Targets...); flags != "" {
+			f.Repro = strings.Replace(fuzz.ReproLine(f.Case), "bitparity run", "bitparity run"+flags, 1)
+		}
+	}
+}
+
+// missingAdapters says, one line per exec: target of c that no --exec
+// started, which adapter to pass: the command line recorded with the case
+// when there is one (quoted, for the user to check and pass; it is never
+// run from the file).
+func missingAdapters(c spec.Case, recorded []spec.Adapter) []string {
+	var out []string
+	for _, t := range c.Targets {
+		if !strings.HasPrefix(t, "exec:") || slices.Contains(target.Names(), t) || external.IsModel(t) {
+			continue
+		}
+		i := slices.IndexFunc(recorded, func(a spec.Adapter) bool { return a.Target == t })
+		if i < 0 {
+			out = append(out, fmt.Sprintf("target %s is an external adapter and none was recorded with the case: pass --exec with the command line of the adapter whose hello names %q", t, strings.TrimPrefix(t, "exec:")))
+			continue
+		}
+		a := recorded[i]
+		out = append(out, fmt.Sprintf("target %s is an external adapter (%s on %s): pass --exec %s, the command line recorded with the case; read it first, bitparity never runs a command from a case file",
+			t, a.Name, a.Device, shellQuote(a.Exec)))
+	}
+	return out
+}
+
+// adapterDiff lists how the adapters running c's targets here differ from
+// the recorded ones: "adapter exec:torch.gemm: about: recorded ..., here ...".
+func adapterDiff(recorded []spec.Adapter) []string {
+	var out []string
+	for _, r := range recorded {
+		here := external.Adapters(r.Target)
+		if len(here) == 0 {
+			continue
+		}
+		h := here[0]
+		for _, d := range [][3]string{{"device", r.Device, h.Device}, {"about", r.About, h.About}, {"exec", r.Exec, h.Exec}} {
+			if d[1] != d[2] {
+				out = append(out, fmt.Sprintf("adapter %s: %s: recorded %q, here %q", r.Target, d[0], d[1], d[2]))
+			}
+		}
+	}
+	return out
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// recheckAdapters refuses (exit 2) a recheck of s when an open finding
+// runs on an exec: target that no --exec started: a recheck without its
+// adapter could not tell fixed from not run. The error names each case and
+// the command line recorded with it.
+func recheckAdapters(s corpus.Store) error {
+	names, err := s.List()
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for _, n := range names {
+		f, err := s.Get(n)
+		if err != nil || f.Finding == nil || f.Status.State != corpus.StateOpen {
+			continue // an unreadable file is reported by the recheck itself
+		}
+		for _, m := range missingAdapters(f.Case, f.Adapters) {
+			lines = append(lines, n+": "+m)
+		}
+	}
+	if len(lines) > 0 {
+		return usageErr("corpus recheck: %d open finding(s) need an adapter; nothing was rechecked:\n  %s", len(lines), strings.Join(lines, "\n  "))
+	}
+	return nil
 }

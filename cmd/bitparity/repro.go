@@ -12,6 +12,7 @@ import (
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -26,8 +27,9 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	maxElems := fs.Int("max-elements", spec.MaxElements, "refuse a case whose batches need more input values (a file from elsewhere may ask for GiBs)")
+	ex := runExecFlags(fs) // --exec: the adapters of the case's exec: targets
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity repro [flags] FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.")
+		fmt.Fprintln(stderr, "usage: bitparity repro [flags] FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.\nA case on an exec: target needs its adapter: --exec CMD (the case file records the command line; it is never run from the file).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -48,6 +50,17 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	if e := gen.Elements(f.Case); e > *maxElems {
 		return usageErr("repro: %s needs %d input values, above -max-elements %d (raise it to run the case)", path, e, *maxElems)
 	}
+	served, err := ex.start("repro")
+	if err != nil {
+		return err
+	}
+	defer external.CloseAll()
+	if m := missingAdapters(f.Case, f.Adapters); len(m) > 0 {
+		if len(served) > 0 {
+			m = append(m, "the --exec given serve "+strings.Join(served, ", "))
+		}
+		return usageErr("repro: %s needs an adapter:\n  %s", path, strings.Join(m, "\n  "))
+	}
 	fmt.Fprintf(stdout, "case %s: %s\n", name, describe(f.Case))
 	if f.Finding != nil {
 		printFinding(stdout, "recorded", f.Finding)
@@ -55,7 +68,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stdout, "recorded: no finding (a case that must pass)")
 	}
 	here := hereEnv()
-	diff := corpus.EnvDiff(f.Env, here)
+	diff := append(corpus.EnvDiff(f.Env, here), adapterDiff(f.Adapters)...)
 	missing := missingTargets(f.Case)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -74,13 +74,20 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if werr != nil {
 		return werr
 	}
-	execNames, eerr := ex.start()
+	execNames, eerr := ex.start("run")
 	if eerr != nil {
 		return eerr
 	}
+	if models, others := splitModelRoutes(execNames); len(models) > 0 && *caseJSON == "" {
+		if len(others) > 0 || len(workerNames) > 0 || *targets != "" || par.parallel() {
+			return usageErr("run: a model route (%v) runs alone: no other --exec, --kernel, --targets, --procs or --gpus", models)
+		}
+		return runModelRoutes(ctx, stdout, stderr, models, modelRunOpts{duration: *dur, seed: *seed, maxCases: *maxCases,
+			noShrink: *noShrink, jsonPath: *jsonPath, corpus: par.corpus, args: args})
+	}
 	workerNames = append(workerNames, execNames...)
 	if *caseJSON != "" {
-		return runOneCase(ctx, stdout, *caseJSON, *jsonPath, *explainFindings)
+		return runOneCase(ctx, stdout, *caseJSON, *jsonPath, *explainFindings, execNames)
 	}
 	c := &fuzz.Campaign{
 		Duration:  *dur,
@@ -148,6 +155,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if *explainFindings {
 		explainAll(ctx, stderr, res.Findings)
 	}
+	recordAdapters(res, execNames)
 	if *jsonPath != "" {
 		if werr := runWriteJSONAtomic(*jsonPath, res); werr != nil {
 			return withCode(spec.ExitInternal, werr)
@@ -179,12 +187,15 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 }
 
 // runOneCase runs one case and prints its finding, if any (exit 1).
-func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, explainIt bool) error {
+func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, explainIt bool, execNames []string) error {
 	var c spec.Case
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
 		return usageErr("run --case: %v", err)
+	}
+	if m := missingAdapters(c, nil); len(m) > 0 {
+		return usageErr("run --case: %s", strings.Join(m, "; "))
 	}
 	start := time.Now()
 	f, err := fuzz.Check(ctx, c)
@@ -209,6 +220,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 			*f = res.Findings[0]
 		}
 	}
+	recordAdapters(res, execNames)
 	if jsonPath != "" {
 		if err := runWriteJSONAtomic(jsonPath, res); err != nil {
 			return withCode(spec.ExitInternal, err)

@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	// As a worker also when started as `TESTBINARY worker ...` without the
 	// variable (a worker target registered by one test and restarted by a
 	// later campaign), never the whole suite again.
+	if os.Getenv(cliEnv) == "1" { // exec_test.go: the test binary as the bitparity command
+		main()
+	}
 	if os.Getenv("BITPARITY_TEST_WORKER") == "1" || len(os.Args) > 1 && os.Args[1] == "worker" {
 		target.Register("test-faulty-rmsnorm", func() (target.Target, error) { return faulty{}, nil })
 		os.Exit(exitCode(run(os.Stdout, os.Stderr, os.Args[1:])))

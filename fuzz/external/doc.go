@@ -15,6 +15,11 @@
 // adapter's stderr) and the next Run starts a new process, so a campaign
 // records a crash finding and goes on.
 //
-// adapters/bitparity_proto.py implements the adapter side in Python;
-// adapters/numpy_ops.py and adapters/torch_ops.py are adapters built on it.
+// An adapter may also be a model route (hello op "transformer"): it runs a
+// whole decoder through a training path and an inference engine, and
+// CheckModel compares their log-probs and per-site taps (model.go).
+//
+// The Python adapter kit adapters/python (bitparity_adapter) implements the
+// adapter side; adapters/numpy_ops.py, torch_ops.py, jax_ops.py, hf_model.py
+// and adapters/examples are built on it.
 package external

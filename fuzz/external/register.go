@@ -91,6 +91,12 @@ func Add(cmdline string, op spec.Op, opts Options) (*Target, error) {
 		return nil, err
 	}
 	name := t.Info().Name
+	if t.op == HelloModel {
+		if err := addModel(t, name, cmdline); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
 	for _, n := range target.Names() {
 		if n == name {
 			t.Close()
@@ -101,6 +107,20 @@ func Add(cmdline string, op spec.Op, opts Options) (*Target, error) {
 	remember(name, cmdline)
 	target.Register(name, func() (target.Target, error) { return t, nil })
 	return t, nil
+}
+
+// addModel registers t, a model route, under name (LookupModel).
+func addModel(t *Target, name, cmdline string) error {
+	modelsMu.Lock()
+	defer modelsMu.Unlock()
+	if _, dup := models[name]; dup {
+		t.Close()
+		return fmt.Errorf("external target %q: a model route named %s is already started (set a name)", cmdline, name)
+	}
+	models[name] = &Model{t: t}
+	track(t)
+	remember(name, cmdline)
+	return nil
 }
 
 // AddAll is what `bitparity run --exec CMD` (repeatable) does: it adds each

@@ -207,7 +207,7 @@ func checkHello(rep *frame, op spec.Op) error {
 		return bad(`field "protocol"`, "adapter speaks version %q, this harness speaks %d", m["protocol"], ProtocolVersion)
 	}
 	got := spec.Op(m["op"])
-	known := false
+	known := got == HelloModel && (op == "" || op == HelloModel) // a model route
 	for _, o := range spec.Ops {
 		known = known || o == got
 	}
@@ -273,42 +273,59 @@ func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 			return nil, fmt.Errorf("target %s: row %d out of range [0,%d)", t.info.Name, r, n)
 		}
 	}
+	var out *target.Output
+	err := t.roundTrip(ctx, func(seq int) (*frame, error) {
+		req, scratch, err := requestFrame(b, rows, seq, t.scratch[:0])
+		t.scratch = scratch
+		return req, err
+	}, func(rep *frame, seq int, name string) (err error) {
+		out, err = decodeReply(rep, b, rows, seq, name)
+		return err
+	})
+	return out, err
+}
+
+// roundTrip sends the frame build makes (given its seq) to the adapter,
+// restarting it first when the last exchange killed it, and hands the reply
+// to decode. An error frame of the adapter becomes adapterError (the
+// process lives on); a failed exchange or decode kills the process and
+// returns an error wrapping target.ErrTargetCrashed, or ctx's error when ctx
+// ended.
+func (t *Target) roundTrip(ctx context.Context, build func(seq int) (*frame, error), decode func(rep *frame, seq int, name string) error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	if t.proc == nil {
 		if err := t.start(); err != nil {
-			return nil, fmt.Errorf("target %s: restarting the adapter: %w: %w", t.info.Name, target.ErrTargetCrashed, err)
+			return fmt.Errorf("target %s: restarting the adapter: %w: %w", t.info.Name, target.ErrTargetCrashed, err)
 		}
 	}
 	t.seq++
-	req, scratch, err := requestFrame(b, rows, t.seq, t.scratch[:0])
-	t.scratch = scratch
+	req, err := build(t.seq)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
+		return fmt.Errorf("target %s: %w", t.info.Name, err)
 	}
 	name := fmt.Sprintf("reply frame %d", t.seq)
 	p := t.proc
 	rep, buf, err := p.exchange(ctx, req, t.replyBuf, name, t.opts.timeout())
 	t.replyBuf = buf
-	var out *target.Output
 	if err == nil {
 		if rep.meta["frame"] == "error" && rep.meta["seq"] == strconv.Itoa(t.seq) {
-			return nil, t.adapterError(rep, name)
+			return t.adapterError(rep, name)
 		}
-		out, err = decodeReply(rep, b, rows, t.seq, name)
+		err = decode(rep, t.seq, name)
 	}
 	if err != nil {
 		t.proc = nil
 		if ctx.Err() != nil {
 			p.discard("canceled")
-			return nil, fmt.Errorf("target %s: %w", t.info.Name, ctx.Err())
+			return fmt.Errorf("target %s: %w", t.info.Name, ctx.Err())
 		}
-		return nil, fmt.Errorf("target %s: %w: %w", t.info.Name, target.ErrTargetCrashed, t.failed(p, err))
+		return fmt.Errorf("target %s: %w: %w", t.info.Name, target.ErrTargetCrashed, t.failed(p, err))
 	}
-	return out, nil
+	return nil
 }
 
 // adapterError turns an error frame into Run's error; the process lives on.

@@ -20,8 +20,9 @@ import struct
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "adapters"))
-import bitparity_proto as bp  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "adapters", "python"))
+import bitparity_adapter as bp  # noqa: E402
+from bitparity_adapter.serve import Conn, reply_tensors  # noqa: E402
 
 mode = sys.argv[1]
 
@@ -40,7 +41,7 @@ def op(req):
 
 
 def main():
-    conn = bp._Conn()
+    conn = Conn()
     while True:
         try:
             meta, tensors = conn.read()
@@ -69,7 +70,7 @@ def main():
             conn.out.write(struct.pack("<QQ", 8 + len(js), len(js)) + js)
             continue
         try:
-            out = bp._reply(req, op(req))
+            out = reply_tensors(req, op(req))
         except bp.Unsupported as e:
             conn.write({"frame": "error", "seq": seq, "kind": "unsupported", "message": str(e)})
             continue

@@ -1,0 +1,280 @@
+"""The adapter loop: hello, then one reply per request, until stdin closes."""
+
+import os
+import sys
+import traceback
+
+import numpy as np
+
+from . import dtypes, frames
+from .request import OP_INPUTS, Request
+
+
+class Unsupported(Exception):
+    """Raise it from an op for a batch the adapter does not implement (a
+    dtype, a shape): the harness skips the case instead of reporting a
+    crash."""
+
+
+class Raw:
+    """An output given as the bits of the output dtype (uint16 for bf16,
+    float16, float32), sent as is."""
+
+    def __init__(self, bits):
+        self.bits = bits
+
+
+class Op:
+    """One op of an adapter and what it declares in the hello frame.
+
+    fn: with request=False (the default) an array function called with the
+    op's inputs as arrays of the adapter's kind (serve's arrays):
+        rmsnorm(x, w, eps)            -> y [rows, hidden]
+        gemm(x, w)                    -> y [m, n]
+        logprob(logits, targets)      -> y [rows] (or [rows, 1])
+        attn_prefill(q, k, v)         -> o [seqs, seq_len, heads, head_dim]
+        attn_decode(q, k, v, kv_lens) -> o [requests, heads, head_dim]
+    With request=True, fn(req) gets the Request itself. Either returns y,
+    or (y, taps) with taps [rows, k] fp32 intermediates; y may be a NumPy
+    array, a torch tensor, a JAX array or Raw bits.
+    schedule: the oracle schedule the op implements bit for bit, in the
+    form of the Go schedule's String method; empty when it claims none.
+    ulp_bound: the largest ulp distance to the oracle it claims, in the
+    compared dtype, when it declares no schedule.
+    invariant: whether it claims batch invariance, padding invariance and
+    determinism.
+    """
+
+    def __init__(self, fn, schedule="", ulp_bound=0, invariant=True, about="", request=False):
+        if not callable(fn):
+            raise TypeError("Op: %r is not callable" % (fn,))
+        self.fn = fn
+        self.schedule = schedule
+        self.ulp_bound = int(ulp_bound)
+        self.invariant = bool(invariant)
+        self.about = about
+        self.request = bool(request)
+
+
+class Arrays:
+    """How inputs reach an array function: "numpy" (float32 for bf16,
+    float16, float32; int64 ids), "torch" (tensors on device, bf16 bits
+    intact) or "jax" (arrays on device, bf16 bits intact)."""
+
+    def __init__(self, kind="numpy", device=None):
+        if kind not in ("numpy", "torch", "jax"):
+            raise ValueError("arrays %r: want numpy, torch or jax" % kind)
+        self.kind = kind
+        self.device = device
+        if kind == "torch":
+            import torch
+            if device is None:
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+            self.device = torch.device(device)
+            if self.device.type == "cuda" and self.device.index is None:
+                self.device = torch.device("cuda", torch.cuda.current_device())
+        elif kind == "jax":
+            import jax
+            self.device = jax.devices(device)[0] if isinstance(device, str) else (device or jax.devices()[0])
+
+    def name(self):
+        """The device in the hello frame: cpu, cuda:0, ..."""
+        if self.kind == "numpy":
+            return "cpu"
+        if self.kind == "jax":
+            d = self.device
+            return "cuda:%d" % d.id if d.platform == "gpu" else "%s:%d" % (d.platform, d.id)
+        return str(self.device)
+
+    def convert(self, wire, a):
+        if self.kind == "torch":
+            return dtypes.to_torch(wire, a, self.device)
+        if self.kind == "jax":
+            return dtypes.to_jax(wire, a, self.device)
+        return dtypes.to_numpy(wire, a)
+
+
+def call(op, o, req, arrays):
+    """Run op o on req: the function's result, before conversion."""
+    if o.request:
+        return o.fn(req)
+    args = [arrays.convert(req.wire(n), req.bits(n)) for n in OP_INPUTS[op]]
+    if op == "rmsnorm":
+        args.append(float(req.eps))
+    return o.fn(*args)
+
+
+def reply_tensors(req, result):
+    """An op's result as the reply's tensors: "y" [rows, cols] in the
+    output dtype (selected rows only when the request has "rows"), and
+    "taps" F32 [rows, k] when given."""
+    taps = None
+    if isinstance(result, tuple):
+        if len(result) != 2:
+            raise TypeError("the op returned a tuple of %d values: want y or (y, taps)" % len(result))
+        result, taps = result
+    rows, cols = req.rows(), req.cols()
+    wire = dtypes.WIRE[req.out_dtype]
+    if isinstance(result, Raw):
+        y = np.asarray(result.bits)
+        if y.dtype.itemsize != frames.WIRE_NUMPY[wire].itemsize:
+            raise dtypes.DTypeError("Raw output of dtype %s for a %s reply" % (y.dtype, req.out_dtype))
+        y = y.view(frames.WIRE_NUMPY[wire])
+    else:
+        y = dtypes.to_wire(result, req.out_dtype)
+    if y.size != rows * cols:
+        raise ValueError("the op returned %d values (shape %s): want %d rows x %d columns = %d" %
+                         (y.size, list(y.shape), rows, cols, rows * cols))
+    y = y.reshape(rows, cols)
+    if taps is not None:
+        taps = dtypes.to_f32(taps)
+        if taps.size % rows:
+            raise ValueError("taps of shape %s do not split into %d rows" % (list(taps.shape), rows))
+        taps = taps.reshape(rows, -1)
+    sel = req.selected()
+    if sel is not None:
+        y = y[sel]
+        if taps is not None:
+            taps = taps[sel]
+    out = [("y", wire, y)]
+    if taps is not None:
+        out.append(("taps", "F32", taps))
+    return out
+
+
+class Conn:
+    """The adapter's end of the pipes. Frames go to the original stdout;
+    anything else written to file descriptor 1 afterwards (print, C
+    libraries, CUDA warnings) lands on stderr instead of corrupting the
+    stream."""
+
+    def __init__(self, stdin=None, stdout=None):
+        if stdin is not None:
+            self.inp, self.out = stdin, stdout
+            return
+        self.inp = open(os.dup(0), "rb", buffering=0)
+        self.out = open(os.dup(1), "wb", buffering=0)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+
+    def read(self):
+        return frames.read_frame(self.inp)
+
+    def write(self, meta, tensors=()):
+        frames.write_frame(self.out, meta, tensors)
+
+
+def _default_name():
+    base = os.path.basename(sys.argv[0] or "adapter")
+    return os.path.splitext(base)[0] or "adapter"
+
+
+def _options(fn):
+    return fn if isinstance(fn, Op) else Op(fn)
+
+
+def serve(ops, name=None, device=None, arrays="numpy", about="", argv=None, stdin=None, stdout=None):
+    """Run the adapter: answer the harness's frames until stdin closes, and
+    return the exit status (0; 2 for a bad command line).
+
+    ops: {op name: array function or Op}; op names are rmsnorm, gemm,
+    logprob, attn_prefill, attn_decode, and transformer (the model route,
+    a function of a ModelRequest: see bitparity_adapter.model).
+    name: the adapter's name (the target is exec:NAME.OP); the script's
+    file name when None.
+    arrays, device: what the array functions take: "numpy", "torch" or
+    "jax" arrays, on device (torch: cuda when available; jax: its default
+    device). device may also be a string naming where a request-style
+    adapter computes.
+    argv: sys.argv[1:] when None; its first element, when given, names the
+    one op this process serves (the harness may then send op "").
+    stdin, stdout: binary streams to use instead of the process's own
+    (tests); stdout is then not redirected.
+    """
+    if argv is None:
+        argv = sys.argv[1:]
+    name = name or _default_name()
+    table = {k: _options(v) for k, v in ops.items()}
+    only = argv[0] if argv else ""
+    if only and only not in table:
+        sys.stderr.write("%s: unknown op %r (have %s)\n" % (name, only, ", ".join(sorted(table))))
+        return 2
+    arr = Arrays(arrays, device if arrays != "numpy" else None)
+    where = device if (arrays == "numpy" and isinstance(device, str)) else arr.name()
+    conn = Conn(stdin, stdout)
+    return Loop(name, table, only, arr, where, about, conn).run()
+
+
+class Loop:
+    """The adapter's conversation with the harness (docs/protocol.md)."""
+
+    def __init__(self, name, ops, only, arrays, device, about, conn):
+        self.name, self.ops, self.only = name, ops, only
+        self.arrays, self.device, self.about, self.conn = arrays, device, about, conn
+        self.op = None
+
+    def run(self):
+        while True:
+            try:
+                meta, tensors = self.conn.read()
+            except EOFError:
+                return 0
+            except frames.ProtocolError as e:
+                sys.stderr.write("%s: %s\n" % (self.name, e))
+                return 3
+            seq = meta.get("seq", "")
+            try:
+                self.answer(meta, tensors, seq)
+            except BrokenPipeError:
+                return 0
+            except Unsupported as e:
+                self.conn.write({"frame": "error", "seq": seq, "kind": "unsupported", "message": str(e)})
+            except Exception as e:  # the op failed: report it, keep serving
+                traceback.print_exc(file=sys.stderr)
+                sys.stderr.flush()
+                self.conn.write({"frame": "error", "seq": seq, "kind": "failure",
+                                 "message": "%s: %s" % (type(e).__name__, e)})
+
+    def answer(self, meta, tensors, seq):
+        kind = meta.get("frame")
+        if kind == "hello":
+            self.hello(meta, seq)
+        elif kind == "request":
+            if self.op is None:
+                raise frames.ProtocolError("request before hello")
+            if meta.get("op") != self.op:
+                raise Unsupported("request for op %r, this adapter runs %r" % (meta.get("op"), self.op))
+            o = self.ops[self.op]
+            if self.op == "transformer":
+                from .model import ModelRequest, model_reply
+                req = ModelRequest(meta, tensors)
+                out_meta, out = model_reply(req, o.fn(req))
+                self.conn.write(dict({"frame": "reply", "seq": seq}, **out_meta), out)
+                return
+            req = Request(meta, tensors)
+            out = reply_tensors(req, call(self.op, o, req, self.arrays))
+            self.conn.write({"frame": "reply", "seq": seq}, out)
+        else:
+            raise frames.ProtocolError("unknown frame kind %r" % kind)
+
+    def hello(self, meta, seq):
+        want = meta.get("op") or self.only
+        if meta.get("protocol") != str(frames.PROTOCOL):
+            raise Unsupported("protocol %r: this adapter speaks %d" % (meta.get("protocol"), frames.PROTOCOL))
+        if not want and len(self.ops) == 1:
+            want = next(iter(self.ops))
+        if not want:
+            raise Unsupported("no op: name one on the command line or in the hello (have %s)" % ", ".join(sorted(self.ops)))
+        if self.only and want != self.only:
+            raise Unsupported("this adapter was started for %r, the harness asked for %r" % (self.only, want))
+        if want not in self.ops:
+            raise Unsupported("op %r not implemented (have %s)" % (want, ", ".join(sorted(self.ops))))
+        self.op = want
+        o = self.ops[want]
+        self.conn.write({
+            "frame": "hello", "protocol": frames.PROTOCOL, "seq": seq, "op": want,
+            "name": "%s.%s" % (self.name, want), "device": self.device,
+            "invariant": "true" if o.invariant else "false",
+            "schedule": o.schedule, "ulp_bound": o.ulp_bound,
+            "about": o.about or self.about,
+        })

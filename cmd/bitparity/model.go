@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// splitModelRoutes separates the model routes (adapters whose hello op is
+// "transformer") from the other external targets.
+func splitModelRoutes(names []string) (models, others []string) {
+	for _, n := range names {
+		if external.IsModel(n) {
+			models = append(models, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	return models, others
+}
+
+// modelRunOpts are the flags of `bitparity run` a model campaign uses.
+type modelRunOpts struct {
+	duration time.Duration
+	seed     uint64
+	maxCases int64
+	noShrink bool
+	jsonPath string
+	corpus   string
+	args     []string
+}
+
+// runModelRoutes runs a model campaign (external.ModelCampaign) on each
+// route for an equal share of the duration, prints each finding and a
+// summary, writes the result, and exits 1 when something was found.
+func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []string, o modelRunOpts) error {
+	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, logprob_parity and path_parity\n",
+		o.seed, o.duration, models)
+	start := time.Now()
+	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: o.seed}
+	for _, m := range models {
+		r, err := external.ModelCampaign{Target: m, Duration: o.duration / time.Duration(len(models)), Seed: o.seed,
+			MaxCases: o.maxCases, NoShrink: o.noShrink,
+			OnFinding: func(f spec.Finding) {
+				fmt.Fprintf(stderr, "found: %s %s (%s) after %s, %d cases\n", f.Relation, f.TargetA, f.Kind,
+					time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore)
+			}}.Run(ctx)
+		if r != nil {
+			res.Env = r.Env
+			res.Cases += r.Cases
+			res.Targets = append(res.Targets, r.Targets...)
+			res.Findings = append(res.Findings, r.Findings...)
+		}
+		if err != nil {
+			return withCode(spec.ExitInternal, fmt.Errorf("run: model route %s: %w", m, err))
+		}
+	}
+	res.Duration = spec.Duration(time.Since(start))
+	res.Args = append([]string{"run"}, o.args...)
+	recordAdapters(res, models)
+	for i, f := range res.Findings {
+		runPrintFinding(stdout, i+1, f, "")
+	}
+	fmt.Fprintln(stdout, "\nsummary")
+	for _, t := range res.Targets {
+		fmt.Fprintf(stdout, "  %-40s %6d cases %3d finding(s)  %v\n", t.Target, t.Cases, t.Findings, t.Relations)
+	}
+	if o.corpus != "" {
+		fmt.Fprintf(stdout, "corpus %s: not written: case files hold the five single ops; replay a model finding with its repro line\n", o.corpus)
+	}
+	if o.jsonPath != "" {
+		if err := runWriteJSONAtomic(o.jsonPath, res); err != nil {
+			return withCode(spec.ExitInternal, err)
+		}
+		fmt.Fprintf(stdout, "result written to %s\n", o.jsonPath)
+	}
+	if len(res.Findings) > 0 {
+		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d finding(s) on the model route", len(res.Findings))}
+	}
+	return nil
+}
