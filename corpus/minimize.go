@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -54,25 +53,11 @@ func Minimize(ctx context.Context, f *File, opts shrink.Options) (*File, shrink.
 	return g, st, nil
 }
 
-// MapDrift sweeps the dimension that decides fd's drift (fuzz.SweepFor)
-// over driftmap.Values around the finding's onset, plus, for the decode
-// batch dimension, the batch sizes around the H200's SMs and powers of two
-// where split heuristics switch, and returns the drift map
-// (fuzz/driftmap.Sweep). It returns nil, nil for relations without such a
-// dimension (log-prob parity, determinism).
+// MapDrift returns the drift map of fd over several input draws
+// (fuzz.DriftMap): the dimension fuzz.SweepFor names, over the values the
+// campaign sweeps, on the finding's own data and random normal draws. It
+// returns nil, nil for relations without such a dimension (log-prob
+// parity, determinism).
 func MapDrift(ctx context.Context, fd *spec.Finding) (*spec.DriftMap, error) {
-	sw, err := fuzz.SweepFor(ctx, fd)
-	if err != nil || sw == nil {
-		return nil, err
-	}
-	vs := driftmap.Values(sw.Dim, sw.Onset)
-	if sw.Dim == "batch" {
-		for _, m := range []int{fuzz.SMs, 2 * fuzz.SMs} {
-			vs = append(vs, m-1, m, m+1)
-		}
-		for p := 8; p <= 1024; p *= 2 {
-			vs = append(vs, p-1, p, p+1)
-		}
-	}
-	return driftmap.Sweep(ctx, sw.Dim, vs, sw.Classify)
+	return fuzz.DriftMap(ctx, fd)
 }

@@ -22,7 +22,7 @@ const (
 
 // minimize shrinks f's case (fuzz/shrink) to the smallest that still fails
 // with the same kind, then maps the dimension that decides the drift
-// (SweepFor, fuzz/driftmap); it records the original case, the steps and
+// over several input draws (DriftMap); it records the original case, the steps and
 // the drift map, and recomputes the finding on the minimal case. When
 // shrinking or mapping fails the finding keeps what it had and its Message
 // says why.
@@ -58,17 +58,12 @@ func minimize(ctx context.Context, f *spec.Finding) {
 	}
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MapBudget)
 	defer cancel()
-	sw, err := SweepFor(mctx, f)
+	dm, err := DriftMap(mctx, f)
 	if err != nil {
 		f.Message += fmt.Sprintf(" (no drift map: %v)", err)
 		return
 	}
-	if sw == nil {
-		return
-	}
-	dm, err := driftmap.Sweep(mctx, sw.Dim, sweepValues(sw.Dim, sw.Onset), sw.Classify)
-	if err != nil {
-		f.Message += fmt.Sprintf(" (no drift map: %v)", err)
+	if dm == nil {
 		return
 	}
 	f.DriftMap = dm

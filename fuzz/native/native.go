@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
@@ -98,8 +97,8 @@ const MapBudget = 10 * time.Second
 // gives a finding of the same kind on the same targets (fuzz/shrink, with
 // opts) and returns the finding of that case, with Original set to f's
 // case when it differs, ShrinkSteps filled, and the drift map of the
-// dimension fuzz.SweepFor names (swept over driftmap.Values around the
-// minimal case's value, within MapBudget) when there is one.
+// dimension fuzz.SweepFor names, over several input draws (fuzz.DriftMap,
+// within MapBudget), when there is one.
 func Minimize(ctx context.Context, f *spec.Finding, opts shrink.Options) (*spec.Finding, shrink.Stats, error) {
 	fails := func(c spec.Case) (bool, error) {
 		g, err := fuzz.Check(ctx, c)
@@ -123,13 +122,10 @@ func Minimize(ctx context.Context, f *spec.Finding, opts shrink.Options) (*spec.
 	g.ShrinkSteps = st.Steps
 	mctx, cancel := context.WithTimeout(ctx, MapBudget)
 	defer cancel()
-	sw, err := fuzz.SweepFor(mctx, g)
-	if err == nil && sw != nil {
-		var dm *spec.DriftMap
-		if dm, err = driftmap.Sweep(mctx, sw.Dim, driftmap.Values(sw.Dim, sw.Onset), sw.Classify); err == nil {
-			g.DriftMap = dm
-			g.Signature = spec.Signature(*g)
-		}
+	dm, err := fuzz.DriftMap(mctx, g)
+	if err == nil && dm != nil {
+		g.DriftMap = dm
+		g.Signature = spec.Signature(*g)
 	}
 	if err != nil {
 		g.Message += fmt.Sprintf(" (no drift map: %v)", err)
