@@ -52,6 +52,10 @@ type Campaign struct {
 	// Shard, when set, runs only the draws of each pair's case stream that
 	// it owns (fuzz/shard.go); MaxCases then counts this shard's cases.
 	Shard Shard
+	// Reshape, when set, rewrites the inner sizes of every drawn case
+	// before its cost is checked (a model profile: profile.Profile.Apply);
+	// reshape.go.
+	Reshape func(r *rand.Rand, c *spec.Case)
 }
 
 // Stats is a campaign's progress.
@@ -172,7 +176,7 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 		}
 		best.mu.Lock()
 		defer best.mu.Unlock()
-		k := c.Shard.draw(best.rng, best.Op, best.Relation, &best.drawn)
+		k := c.draw(best)
 		k.Targets = append([]string(nil), best.Targets...)
 		best.busy++
 		cases++

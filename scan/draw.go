@@ -89,7 +89,7 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 	sc.res.RowsCompared += int64(len(all))
 	if len(d) > 0 {
 		sc.res.Differing += int64(len(d))
-		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.s.Dists[k], Value: sc.refValue(), Rows: len(d), FirstRow: all[d[0]], Against: "alone"})
+		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.s.Dists[k], Value: sc.refValue(), Rows: len(d), FirstRow: all[d[0]], Against: "item alone"})
 	}
 	cls := make([]string, len(sc.values))
 	for i, v := range sc.values {
@@ -141,7 +141,7 @@ func (sc *scanner) compare(k, v int, o *fuzz.Output, ids, cmp []int, kr int, alo
 	}
 	sc.res.Batches++
 	sc.res.RowsCompared += 2 * int64(len(pa))
-	sc.record(k, v, pa, dA, "alone")
+	sc.record(k, v, pa, dA, "item alone")
 	sc.record(k, v, pa, dR, "largest batch")
 	sc.res.Differing += int64(len(union(dA, dR)))
 	if len(dA) == 0 {

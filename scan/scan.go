@@ -72,8 +72,8 @@ type Diff struct {
 	Draw  spec.Dist
 	Value int
 	// Rows is the number of differing rows, FirstRow the first (a row of
-	// the scanned batch), Against the reference it differs from: "alone",
-	// "largest batch" (the reference batch) or "oracle".
+	// the scanned batch), Against the reference it differs from: "item
+	// alone", "largest batch" (the reference batch) or "oracle".
 	Rows     int
 	FirstRow int
 	Against  string
@@ -105,20 +105,20 @@ type scanner struct {
 func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
 	t, err := fuzz.Lookup(s.Target)
 	if err != nil {
-		return nil, fmt.Errorf("scan: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	if s.Op == "" {
 		s.Op = t.Info().Op
 	}
 	if op := t.Info().Op; op != s.Op {
-		return nil, fmt.Errorf("scan: target %s runs %s, the scan asks for %s", s.Target, op, s.Op)
+		return nil, fmt.Errorf("%w: target %s runs %s, the scan asks for %s", ErrBadSpec, s.Target, op, s.Op)
 	}
 	if s, err = Normalize(s); err != nil {
 		return nil, err
 	}
 	dt, err := oracle.ParseDType(string(s.Out))
 	if err != nil {
-		return nil, fmt.Errorf("scan: output dtype: %w", err)
+		return nil, fmt.Errorf("%w: output dtype: %w", ErrBadSpec, err)
 	}
 	if s.Op == spec.OpLogProb {
 		dt = oracle.FP32
@@ -137,7 +137,7 @@ func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
 	// the largest batch of the first draw: a shape error is bad input
 	// before anything runs.
 	if _, err := fuzz.Inputs(sc.caseFor(0)); err != nil {
-		return nil, fmt.Errorf("scan: inputs: %w", err)
+		return nil, fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
 	}
 	return sc, nil
 }

@@ -160,7 +160,7 @@ func TestFindsPlantedMod89(t *testing.T) {
 	}
 	var at []int
 	for _, d := range r.Diffs {
-		if d.Against == "alone" && !slices.Contains(at, d.Value) {
+		if d.Against == "item alone" && !slices.Contains(at, d.Value) {
 			at = append(at, d.Value)
 			if d.Rows != 1 || d.FirstRow != d.Value-1 {
 				t.Errorf("at %d: %d rows from row %d, want the last row only", d.Value, d.Rows, d.FirstRow)

@@ -1,11 +1,17 @@
 package scan
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/bitparity/bitparity/spec"
 )
+
+// ErrBadSpec is wrapped by every error of a scan spec that cannot run
+// anywhere (a bad range, dimension, shape or distribution): bad input,
+// not a failure of the target.
+var ErrBadSpec = errors.New("bad scan")
 
 // DefaultDists are the draws of a scan that names none: normal values and
 // values nudged next to rounding boundaries (where a reduction order
@@ -27,7 +33,7 @@ var DefaultDists = []spec.Dist{spec.DistNormal, spec.DistBoundary}
 // The spec's Op must be set (the target's op).
 func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 	bad := func(format string, a ...any) (spec.ScanSpec, error) {
-		return s, fmt.Errorf("scan: "+format, a...)
+		return s, fmt.Errorf("%w: "+format, append([]any{ErrBadSpec}, a...)...)
 	}
 	if s.Target == "" {
 		return bad("no target")
@@ -109,7 +115,7 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 	sh := s.Shape
 	need := func(name string, v int) error {
 		if v < 1 {
-			return fmt.Errorf("scan: %s %s = %d, want >= 1 (set it, or use a model profile)", s.Op, name, v)
+			return fmt.Errorf("%w: %s %s = %d, want >= 1 (set it, or use a model profile)", ErrBadSpec, s.Op, name, v)
 		}
 		return nil
 	}
