@@ -13,53 +13,81 @@ import (
 // both outputs hold them there, else on the host. It returns the indices i
 // whose rows differ, ascending.
 func differing(a, b *fuzz.Output, pa, pb []int, dt oracle.DType, noTaps bool) ([]int, error) {
+	return startDiffering(a, b, pa, pb, dt, noTaps)()
+}
+
+// startDiffering is differing in two halves: it queues the device
+// compares (fuzz.CompareStarter: no wait) and returns the wait for their
+// result, which must be called once. Host compares run at once.
+func startDiffering(a, b *fuzz.Output, pa, pb []int, dt oracle.DType, noTaps bool) func() ([]int, error) {
+	fail := func(err error) func() ([]int, error) { return func() ([]int, error) { return nil, err } }
 	if len(pa) == 0 {
-		return nil, nil
+		return func() ([]int, error) { return nil, nil }
 	}
-	at := make(map[int]int, len(pa))
-	for i, p := range pa {
-		at[p] = i
-	}
-	set := map[int]bool{}
-	add := func(ds []fuzz.RowDiff) {
-		for _, d := range ds {
-			set[at[d.PosA]] = true
+	var waits []func() ([]fuzz.RowDiff, error)
+	device := func(x, y fuzz.DeviceOutput, dt oracle.DType) {
+		if s, ok := x.(fuzz.CompareStarter); ok {
+			w, err := s.StartCompare(y, pa, pb, dt)
+			if err != nil {
+				w = func() ([]fuzz.RowDiff, error) { return nil, err }
+			}
+			waits = append(waits, w)
+			return
 		}
+		ds, err := x.CompareRows(y, pa, pb, dt)
+		waits = append(waits, func() ([]fuzz.RowDiff, error) { return ds, err })
+	}
+	host := func(x, y *fuzz.Output, dt oracle.DType) {
+		ds := fuzz.CompareHost(x, y, pa, pb, dt)
+		waits = append(waits, func() ([]fuzz.RowDiff, error) { return ds, nil })
 	}
 	if a.Device != nil && b.Device != nil {
-		ds, err := a.Device.CompareRows(b.Device, pa, pb, dt)
-		if err != nil {
-			return nil, fmt.Errorf("compare on the device: %w", err)
-		}
-		add(ds)
+		device(a.Device, b.Device, dt)
 	} else {
 		if err := firstErr(a.ToHost(), b.ToHost()); err != nil {
-			return nil, err
+			return fail(err)
 		}
-		add(fuzz.CompareHost(a, b, pa, pb, dt))
+		host(a, b, dt)
 	}
 	if !noTaps && a.TapCols > 0 && a.TapCols == b.TapCols {
 		if a.DeviceTaps != nil && b.DeviceTaps != nil && a.Taps == nil && b.Taps == nil {
-			ds, err := a.DeviceTaps.CompareRows(b.DeviceTaps, pa, pb, oracle.FP32)
-			if err != nil {
-				return nil, fmt.Errorf("compare taps on the device: %w", err)
+			device(a.DeviceTaps, b.DeviceTaps, oracle.FP32)
+		} else if err := firstErr(a.ToHost(), b.ToHost()); err != nil {
+			for _, w := range waits {
+				w()
 			}
-			add(ds)
+			return fail(err)
 		} else {
-			if err := firstErr(a.ToHost(), b.ToHost()); err != nil {
-				return nil, err
-			}
-			ta := &fuzz.Output{Rows: a.Rows, Cols: a.TapCols, Values: a.Taps}
-			tb := &fuzz.Output{Rows: b.Rows, Cols: b.TapCols, Values: b.Taps}
-			add(fuzz.CompareHost(ta, tb, pa, pb, oracle.FP32))
+			host(&fuzz.Output{Rows: a.Rows, Cols: a.TapCols, Values: a.Taps},
+				&fuzz.Output{Rows: b.Rows, Cols: b.TapCols, Values: b.Taps}, oracle.FP32)
 		}
 	}
-	idx := make([]int, 0, len(set))
-	for i := range set {
-		idx = append(idx, i)
+	return func() ([]int, error) {
+		at := make(map[int]int, len(pa))
+		for i, p := range pa {
+			at[p] = i
+		}
+		set := map[int]bool{}
+		var first error
+		for _, w := range waits { // every wait, also after an error: each frees its compare
+			ds, err := w()
+			if err != nil && first == nil {
+				first = fmt.Errorf("compare: %w", err)
+			}
+			for _, d := range ds {
+				set[at[d.PosA]] = true
+			}
+		}
+		if first != nil {
+			return nil, first
+		}
+		idx := make([]int, 0, len(set))
+		for i := range set {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		return idx, nil
 	}
-	sort.Ints(idx)
-	return idx, nil
 }
 
 // rowsOf expands item positions to row positions, k rows an item.

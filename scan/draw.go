@@ -131,13 +131,15 @@ func (sc *scanner) compare(k, v int, o *fuzz.Output, ids, cmp []int, kr int, alo
 		items[j] = ids[p]
 	}
 	pa, pb := rowsOf(cmp, kr), rowsOf(items, kr)
-	dA, err := differing(o, alone, pa, pb, sc.dt, sc.s.NoTaps)
-	if err != nil {
-		return "", fmt.Errorf("against the items alone: %w", err)
+	waitA := startDiffering(o, alone, pa, pb, sc.dt, sc.s.NoTaps)
+	waitR := startDiffering(o, ref, pa, pb, sc.dt, sc.s.NoTaps)
+	dA, errA := waitA()
+	dR, errR := waitR()
+	if errA != nil {
+		return "", fmt.Errorf("against the items alone: %w", errA)
 	}
-	dR, err := differing(o, ref, pa, pb, sc.dt, sc.s.NoTaps)
-	if err != nil {
-		return "", fmt.Errorf("against the reference batch: %w", err)
+	if errR != nil {
+		return "", fmt.Errorf("against the reference batch: %w", errR)
 	}
 	sc.res.Batches++
 	sc.res.RowsCompared += 2 * int64(len(pa))
