@@ -50,6 +50,10 @@ type Campaign struct {
 	// Shard, when set, runs only the draws of each pair's case stream that
 	// it owns (fuzz/shard.go); MaxCases then counts this shard's cases.
 	Shard Shard
+	// Reshape, when set, rewrites the inner sizes of every drawn case
+	// before its cost is checked (a model profile: profile.Profile.Apply);
+	// reshape.go.
+	Reshape func(r *rand.Rand, c *spec.Case)
 }
 
 // Stats is a campaign's progress.

@@ -32,6 +32,18 @@ func withItems(c spec.Case, n int) spec.Case {
 	return c
 }
 
+// Gather returns a new batch whose item i is a copy of item ids[i] of b.
+func Gather(b *target.Batch, ids []int) (*target.Batch, error) { return gather(b, ids) }
+
+// Pad returns b followed by n-b.Items() filler items of kind filler (zeros,
+// nan, huge, copy: see padded; "normal" needs the case and is refused).
+func Pad(b *target.Batch, n int, filler string) (*target.Batch, error) {
+	if filler == "normal" {
+		return nil, fmt.Errorf("padding: normal filler needs the case's generator")
+	}
+	return padded(spec.Case{Op: b.Op}, b, n, filler)
+}
+
 // gather returns a new batch whose item i is a copy of item ids[i] of src.
 func gather(src *target.Batch, ids []int) (*target.Batch, error) {
 	n := src.Items()

@@ -113,18 +113,6 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 	return g, st, nil
 }
 
-// MapDrift sweeps the dimension that decides f's drift (SweepFor) over
-// SweepValues around the finding's onset and returns the drift map
-// (fuzz/driftmap.Sweep); nil, nil for relations without such a dimension
-// (log-prob parity, determinism). The targets are given as to Check.
-func MapDrift(ctx context.Context, f *spec.Finding, ts ...target.Target) (*spec.DriftMap, error) {
-	sw, err := SweepFor(ctx, f, ts...)
-	if err != nil || sw == nil {
-		return nil, err
-	}
-	return driftmap.Sweep(ctx, sw.Dim, SweepValues(sw.Dim, sw.Onset), sw.Classify)
-}
-
 // SweepValues is the one rule for the values a drift map sweeps:
 // driftmap.Values around the onset plus, for the decode batch dimension,
 // the batch sizes where decode heuristics switch: around multiples of the

@@ -122,7 +122,7 @@ func (r *runner) next() (*pairState, spec.Case) {
 	}
 	best.mu.Lock()
 	defer best.mu.Unlock()
-	k := r.c.Shard.draw(best.rng, best.Op, best.Relation, &best.drawn)
+	k := r.c.draw(best)
 	k.Targets = append([]string(nil), best.Targets...)
 	best.busy++
 	r.cases++

@@ -78,6 +78,10 @@ type DriftMap struct {
 	Rule string `json:"rule"`
 	// Kind is "invariant", "threshold", "periodic" or "irregular".
 	Kind string `json:"kind"`
+	// Draws is the number of input draws the classes were computed over
+	// (a value's class is the tuple of its bits over the draws); 0 or 1:
+	// one draw.
+	Draws int `json:"draws,omitempty"`
 }
 
 // DriftClass is one set of swept values that give the same output bits.

@@ -45,7 +45,7 @@ var corpusSubs = map[string]subcommand{
 	"export":   {"write cases as go test -fuzz corpus entries under -to", corpusExport, "[NAME|FILE...]"},
 	"bundle":   {"write cases as a tar.gz with a manifest and checksums (-o FILE)", corpusBundle, "[NAME...]"},
 	"unbundle": {"validate a bundle and store every good case; report each bad one", corpusUnbundle, "FILE"},
-	"recheck":  {"replay every open finding; mark those that no longer reproduce fixed", corpusRecheck, ""},
+	"recheck":  {"replay every open finding, mark those that no longer reproduce fixed; rerun every valid certificate's scan", corpusRecheck, ""},
 }
 
 func corpusUsage(w io.Writer) {
@@ -511,8 +511,9 @@ func corpusUnbundle(_ context.Context, stdout, stderr io.Writer, st *storeFlags,
 	return nil
 }
 
-// corpusRecheck exits 1 when a finding still reproduces, 3 when a case
-// could not be run here, 0 when every open finding is now fixed.
+// corpusRecheck exits 1 when a finding still reproduces or a certificate
+// no longer holds, 3 when a case or scan could not be run here, 0 when
+// every open finding is now fixed and every certificate holds.
 func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error {
 	kernel := fs.String("kernel-hash", "", "kernel or PTX hash of the build under test, recorded on the cases it fixes")
 	ex := runExecFlags(fs) // --exec: the adapters of cases on exec: targets
@@ -553,6 +554,13 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 		}
 	}
 	fmt.Fprintf(stdout, "rechecked %d open finding(s): %d still failing, %d fixed, %d could not run\n", len(res), failing, fixed, broken)
+	if d, ok := s.Local.(*corpus.Dir); ok { // certificates live in corpus folders (scan.go)
+		invalid, cbroken, err := recheckCertificates(ctx, stdout, d, env)
+		if err != nil {
+			return err
+		}
+		failing, broken = failing+invalid, broken+cbroken
+	}
 	switch {
 	case failing > 0:
 		return &exitError{code: spec.ExitFinding}

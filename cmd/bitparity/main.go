@@ -59,6 +59,10 @@ var commands = map[string]command{
 		Summary: "run a seeded campaign over every relation and target (or one case with --case)",
 		Run:     runCmd,
 	},
+	"scan": {
+		Summary: "compare every row of every batch size (or padding, position, KV length) in a range: a certificate or the exact drift map",
+		Run:     scanCmd,
+	},
 	"slurm": {
 		Summary: "run a campaign on a Slurm cluster: an array job of shards and a merge job (slurm merge DIR)",
 		Run:     slurmCmd,

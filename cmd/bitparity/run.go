@@ -46,6 +46,8 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	par := runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
 	wk := runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
 	ex := runExecFlags(fs)      // --exec (exec.go)
+
+	prof := addProfileFlag(fs, "every drawn case takes") // --profile (profile.go)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
 		fs.PrintDefaults()
@@ -98,6 +100,9 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		Workers:   *workers,
 		NoShrink:  *noShrink,
 		NoTaps:    !*taps,
+	}
+	if err := prof.apply(c); err != nil {
+		return err
 	}
 	var last fuzz.Stats
 	prog := reports.NewProgress(stderr, *dur)

@@ -183,3 +183,36 @@ func TestLabel(t *testing.T) {
 		}
 	}
 }
+
+// A boundary one draw shows splits the class: the map over draws is the
+// common refinement of the draws' partitions.
+func TestSweepDrawsRefines(t *testing.T) {
+	ctx := context.Background()
+	vs := make([]int, 128)
+	for i := range vs {
+		vs[i] = i + 1
+	}
+	flat := digest(func(int) int { return 0 })
+	mod32 := digest(func(v int) int { return b2i(v%32 == 0) })
+	one, err := SweepDraws(ctx, "rows", vs, []func(int) (string, error){flat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Kind != Invariant || one.Draws != 1 {
+		t.Errorf("one flat draw: %s %q draws %d", one.Kind, one.Rule, one.Draws)
+	}
+	m, err := SweepDraws(ctx, "rows", vs, []func(int) (string, error){flat, mod32, flat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rows % 32 == 0 -> B, otherwise -> A"; m.Rule != want || m.Draws != 3 {
+		t.Errorf("got %q over %d draws, want %q over 3", m.Rule, m.Draws, want)
+	}
+	fail := func(v int) (string, error) { return "", errors.New("boom") }
+	if _, err := SweepDraws(ctx, "rows", vs, []func(int) (string, error){flat, fail}); err == nil {
+		t.Error("a failing draw gave no error")
+	}
+	if _, err := SweepDraws(ctx, "rows", vs, nil); err == nil {
+		t.Error("no draws gave no error")
+	}
+}

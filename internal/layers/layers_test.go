@@ -38,6 +38,8 @@ var allowed = map[string][]string{
 	"fuzz/transformer":       {"fuzz", "target", "oracle", "spec", "fuzz/driftmap"},
 	"fuzz/boundary/detect":   {"fuzz", "target", "oracle", "spec", "fuzz/gen"},
 	"explain":                {"fuzz", "target", "oracle", "spec", "fuzz/driftmap"},
+	"profile":                {"spec"},
+	"scan":                   {"fuzz", "target", "oracle", "spec", "fuzz/driftmap", "gpu"},
 	"reports/words":          {"spec"},
 	"reports":                {"spec", "oracle", "internal/atomicfile", "reports/words"},
 	"corpus":                 {"fuzz", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile"},

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/reports"
+	"github.com/bitparity/bitparity/scan"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// scanCmd is `bitparity scan`. Exit codes: 0 certified (the certificate is
+// stored in the corpus folder), 1 a row differed (the exact drift map is
+// printed), 2 bad flags, 3 a target or device failure.
+func scanCmd(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var s spec.ScanSpec
+	fs.StringVar(&s.Target, "target", "", "target to scan (bitparity list)")
+	fs.StringVar(&s.Dim, "dim", spec.ScanItems, "dimension swept: items (rows, M, decode requests, prefill sequences), pad, position, kv (decode)")
+	fs.IntVar(&s.From, "from", 0, "first value (default 1; position: 0)")
+	fs.IntVar(&s.To, "to", 0, "last value: the largest batch (default: the profile's max_tokens)")
+	fs.IntVar(&s.Real, "real", 0, "pad: real items before the filler (default 1)")
+	fs.IntVar(&s.Watch, "watch", 0, "position: the item moved to each position")
+	fs.IntVar(&s.Shape.Hidden, "hidden", 0, "rmsnorm hidden size; gemm K")
+	fs.IntVar(&s.Shape.N, "n", 0, "gemm N")
+	fs.IntVar(&s.Shape.Vocab, "vocab", 0, "logprob vocabulary")
+	fs.IntVar(&s.Shape.Heads, "heads", 0, "attention query heads")
+	fs.IntVar(&s.Shape.KVHeads, "kv-heads", 0, "attention key/value heads")
+	fs.IntVar(&s.Shape.HeadDim, "head-dim", 0, "attention head dim")
+	fs.IntVar(&s.Shape.KV, "kv", 0, "decode KV length of every request")
+	fs.IntVar(&s.Shape.SeqLen, "seq-len", 0, "prefill sequence length")
+	fs.IntVar(&s.Shape.Rows, "rows", 0, "kv: decode requests")
+	in := fs.String("in", "bf16", "input dtype")
+	out := fs.String("out", "bf16", "output dtype (logprob: fp32)")
+	eps := fs.Float64("eps", 1e-6, "rmsnorm epsilon")
+	dists := fs.String("dists", "normal,boundary", "input draws: comma-separated distributions, one draw each")
+	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the draws")
+	taps := fs.Bool("taps", true, "also compare the fp32 intermediates (taps); false: outputs only")
+	dir := fs.String("dir", defaultDir(), "corpus folder the certificate is stored in ($"+envCorpus+")")
+	jsonPath := fs.String("json", "", "write the scans' results (certificates, drift maps, differing steps) to this file")
+	kernel := fs.String("kernel-hash", "", "kernel hash to record (default: the build's, for GPU targets)")
+	prof := addProfileFlag(fs, "the scan takes (gemm: one scan per projection)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bitparity scan --target NAME [flags]")
+		fs.PrintDefaults()
+	}
+	if ok, err := parse(fs, args); !ok {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("scan: unexpected arguments %q", fs.Args())
+	}
+	if s.Target == "" {
+		return usageErr("scan: --target is required (bitparity list shows the targets)")
+	}
+	t, err := target.Lookup(s.Target)
+	if err != nil {
+		return usageErr("scan: %v", err)
+	}
+	s.Op = t.Info().Op
+	s.In, s.Out, s.Eps, s.NoTaps = spec.DType(*in), spec.DType(*out), float32(*eps), !*taps
+	if s.Op != spec.OpRMSNorm {
+		s.Eps = 0
+	}
+	for _, d := range strings.Split(*dists, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			s.Dists = append(s.Dists, spec.Dist(d))
+		}
+	}
+	specs, err := withProfile(s, prof)
+	if err != nil {
+		return err
+	}
+	env := hereEnv()
+	if *kernel != "" {
+		env.KernelHash = *kernel
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var results []*scan.Result
+	drift := false
+	for _, sp := range specs {
+		r, err := scanOne(ctx, stdout, stderr, sp, env, *dir)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+		drift = drift || r.Certificate == nil
+	}
+	if *jsonPath != "" {
+		b, err := json.MarshalIndent(results, "", "  ")
+		if err != nil {
+			return fmt.Errorf("scan: %w", err)
+		}
+		if err := atomicfile.Write(*jsonPath, append(b, '\n')); err != nil {
+			return withCode(spec.ExitUsage, fmt.Errorf("scan: --json: %w", err))
+		}
+	}
+	if drift {
+		return &exitError{code: spec.ExitFinding}
+	}
+	return nil
+}
+
+// withProfile fills the inner sizes the flags left zero from the profile,
+// one spec per shape of the op (gemm: per projection), and --to from its
+// max_tokens.
+func withProfile(s spec.ScanSpec, prof profileFlag) ([]spec.ScanSpec, error) {
+	p, err := prof.load()
+	if err != nil || p == nil {
+		return []spec.ScanSpec{s}, err
+	}
+	if s.To == 0 && s.Dim != spec.ScanKV {
+		s.To = p.MaxTokens
+	}
+	var out []spec.ScanSpec
+	for _, in := range p.Shapes(s.Op) {
+		t := s
+		set := func(dst *int, v int) {
+			if *dst == 0 {
+				*dst = v
+			}
+		}
+		set(&t.Shape.Hidden, in.Hidden)
+		set(&t.Shape.N, in.N)
+		set(&t.Shape.Vocab, in.Vocab)
+		set(&t.Shape.Heads, in.Heads)
+		set(&t.Shape.KVHeads, in.KVHeads)
+		set(&t.Shape.HeadDim, in.HeadDim)
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// scanOne runs one scan with a progress display, prints its verdict and
+// stores its certificate.
+func scanOne(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, env spec.Env, dir string) (*scan.Result, error) {
+	var prog *reports.Steps
+	opt := scan.Options{Env: env, Progress: func(done, total int) {
+		if prog == nil {
+			prog = reports.NewSteps(stderr, "scan", total)
+		}
+		prog.Update(done)
+	}}
+	r, err := scan.Run(ctx, s, opt)
+	prog.Finish()
+	if err != nil {
+		if errors.Is(err, scan.ErrBadSpec) {
+			return nil, withCode(spec.ExitUsage, err)
+		}
+		return nil, withCode(spec.ExitInternal, err)
+	}
+	fmt.Fprintf(stdout, "scan %s\n", reports.ScanWords(r.Spec))
+	where := "host"
+	if r.Resident {
+		where = "resident on the device"
+	}
+	rate := float64(r.RowsCompared) / max(r.Elapsed.Seconds(), 1e-9)
+	fmt.Fprintf(stdout, "  %d row comparisons in %d batches, %s, %.3gs (%.3g rows/s)\n", r.RowsCompared, r.Batches, where, r.Elapsed.Seconds(), rate)
+	if r.Certificate == nil {
+		fmt.Fprintf(stdout, "  DRIFT: %d row comparisons differ; drift map over %d draws (every value): %s\n", r.Differing, r.Map.Draws, scan.MapWords(r.Map))
+		// the steps that differ from the items alone (or the oracle) first:
+		// they decide the classes.
+		diffs := slices.Clone(r.Diffs)
+		late := func(d scan.Diff) int {
+			if d.Against == "largest batch" {
+				return 1
+			}
+			return 0
+		}
+		slices.SortStableFunc(diffs, func(a, b scan.Diff) int { return cmp.Compare(late(a), late(b)) })
+		for i, d := range diffs {
+			if i == 8 {
+				fmt.Fprintf(stdout, "  ... %d more differing steps (--json lists them)\n", len(diffs)-i)
+				break
+			}
+			fmt.Fprintf(stdout, "  draw %s, %s = %d: %d row(s) differ from the %s, first row %d\n", d.Draw, r.Map.Dim, d.Value, d.Rows, d.Against, d.FirstRow)
+		}
+		return r, nil
+	}
+	d, err := corpus.OpenDir(dir, true)
+	if err != nil {
+		return nil, withCode(spec.ExitUsage, err)
+	}
+	name, err := d.PutCertificate(r.Certificate)
+	if err != nil {
+		return nil, fmt.Errorf("scan: store the certificate: %w", err)
+	}
+	fmt.Fprintf(stdout, "  CERTIFIED: 0 differ; certificate %s\n", filepath.Join(dir, name))
+	return r, nil
+}
+
+// recheckCertificates reruns the scan of every valid certificate in the
+// local corpus folder (scan.Recheck) and writes each back with its new
+// status: valid (checked now) or invalid, with where, when and why. It
+// returns how many turned invalid and how many could not run here.
+func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env) (invalid, broken int, err error) {
+	names, err := d.Certificates()
+	if err != nil {
+		return 0, 0, err
+	}
+	valid, checked := 0, 0
+	for _, name := range names {
+		c, err := d.GetCertificate(name)
+		if err != nil {
+			broken++
+			fmt.Fprintf(stdout, "could not read %s: %v\n", name, err)
+			continue
+		}
+		if c.Status.State != spec.CertValid {
+			continue
+		}
+		checked++
+		got, _, err := scan.Recheck(ctx, *c, scan.Options{Env: env})
+		if err != nil {
+			broken++
+			fmt.Fprintf(stdout, "could not run %s: %v\n", name, err)
+			continue
+		}
+		if _, err := d.PutCertificate(&got); err != nil {
+			return invalid, broken, fmt.Errorf("recheck %s: %w", name, err)
+		}
+		if got.Status.State == spec.CertValid {
+			valid++
+			fmt.Fprintf(stdout, "certificate holds   %s (%s)\n", name, reports.ScanWords(got.Scan))
+		} else {
+			invalid++
+			fmt.Fprintf(stdout, "certificate INVALID %s: %s\n", name, got.Status.Reason)
+		}
+	}
+	fmt.Fprintf(stdout, "rechecked %d certificate(s): %d hold, %d invalid, %d could not run\n", checked, valid, invalid, broken)
+	return invalid, broken, nil
+}

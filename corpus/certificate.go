@@ -1,0 +1,135 @@
+package corpus
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+
+	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Certificates live beside the case files of a folder store, one file
+// per scan: "cert-" + CertHash(scan) + ".json". Case readers ignore them
+// (IsName is false); a new certificate of the same scan replaces the old.
+
+var certRE = regexp.MustCompile(`^cert-[0-9a-f]{16}\.json$`)
+
+// IsCertName reports whether base is the name of a certificate file.
+func IsCertName(base string) bool { return certRE.MatchString(base) }
+
+// CertHash is the first 16 hex digits of the sha256 of the JSON encoding
+// of a scan spec (Go's encoding/json: fixed field order).
+func CertHash(s spec.ScanSpec) (string, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("encode scan: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// CertName returns the file name of certificate c.
+func CertName(c *spec.Certificate) (string, error) {
+	h, err := CertHash(c.Scan)
+	if err != nil {
+		return "", err
+	}
+	return "cert-" + h + ".json", nil
+}
+
+// EncodeCertificate writes c as indented JSON with its format and version
+// set.
+func EncodeCertificate(c *spec.Certificate) ([]byte, error) {
+	g := *c
+	g.Format, g.Version = spec.CertificateFormat, spec.CertificateVersion
+	b, err := json.MarshalIndent(&g, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode certificate: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// DecodeCertificate reads a certificate file's content; name is for
+// errors. It refuses another format or version, unknown fields and files
+// over spec.MaxFileBytes.
+func DecodeCertificate(name string, data []byte) (*spec.Certificate, error) {
+	if len(data) > spec.MaxFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes, a certificate may have at most %d", name, len(data), spec.MaxFileBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var c spec.Certificate
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%s: not a certificate: %w", name, jsonErr(err))
+	}
+	if c.Format != spec.CertificateFormat || c.Version != spec.CertificateVersion {
+		return nil, fmt.Errorf("%s: format %q version %d, want %q version %d", name, truncate(c.Format), c.Version,
+			spec.CertificateFormat, spec.CertificateVersion)
+	}
+	if c.Scan.Target == "" || c.Scan.To < c.Scan.From {
+		return nil, fmt.Errorf("%s: certificate without a scan (target %q, range %d..%d)", name, truncate(c.Scan.Target), c.Scan.From, c.Scan.To)
+	}
+	return &c, nil
+}
+
+// PutCertificate writes c to the folder under CertName, replacing an
+// earlier certificate of the same scan, atomically.
+func (d *Dir) PutCertificate(c *spec.Certificate) (string, error) {
+	name, err := CertName(c)
+	if err != nil {
+		return "", err
+	}
+	data, err := EncodeCertificate(c)
+	if err != nil {
+		return "", err
+	}
+	return name, atomicfile.Write(filepath.Join(d.path, name), data)
+}
+
+// GetCertificate reads the certificate stored under name and checks that
+// its scan hashes to name.
+func (d *Dir) GetCertificate(name string) (*spec.Certificate, error) {
+	if !IsCertName(name) {
+		return nil, fmt.Errorf("%q is not a certificate file name (cert-, 16 lowercase hex digits, .json)", truncate(name))
+	}
+	data, err := readLimited(d.PathOf(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, err := DecodeCertificate(d.PathOf(name), data)
+	if err != nil {
+		return nil, err
+	}
+	if got, _ := CertName(c); got != name {
+		return nil, fmt.Errorf("%s: its scan hashes to %s: the file was renamed or its scan edited", d.PathOf(name), got)
+	}
+	return c, nil
+}
+
+// Certificates lists the certificate file names in the folder, sorted.
+func (d *Dir) Certificates() ([]string, error) {
+	ents, err := os.ReadDir(d.path)
+	if err != nil {
+		return nil, fmt.Errorf("corpus folder: %w", err)
+	}
+	var names []string
+	for _, e := range ents {
+		if IsCertName(e.Name()) && e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}

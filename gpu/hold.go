@@ -1,0 +1,185 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gorgonia.org/cu"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// Held is an rmsnorm batch kept on the device for a scan: its rows and
+// weights are uploaded once by Hold, and Run and Alone compute batches made
+// of its rows with no further upload. Each run still chooses its schedule
+// by the target's policy for the batch it computes (len(ids) rows), as
+// Target.Run does.
+type Held struct {
+	t    *Target
+	in   oracle.RMSNormInput // sizes, eps and output dtype; X and W live on the device
+	dt   oracle.DType
+	x, w *buffer
+	ids  *buffer // 0..Rows-1 as int64: the row selections of Alone's one-row launches
+}
+
+// Hold uploads rmsnorm batch b (rows, weights) for Run and Alone. Other
+// ops are not held: their error wraps target.ErrUnsupported.
+func (t *Target) Hold(b *target.Batch) (*Held, error) {
+	if b.Op != spec.OpRMSNorm || t.info.Op != spec.OpRMSNorm {
+		return nil, fmt.Errorf("gpu: hold a %s batch for %s: %w", b.Op, t.info.Name, target.ErrUnsupported)
+	}
+	in := *b.RMSNorm
+	if in.Rows < 1 || in.Hidden < 1 {
+		return nil, fmt.Errorf("gpu: hold rows %d hidden %d: %w", in.Rows, in.Hidden, oracle.ErrShape)
+	}
+	if err := firstErr(need("x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
+		return nil, fmt.Errorf("gpu: hold: %w", err)
+	}
+	h := &Held{t: t, in: in, dt: b.In}
+	h.in.X, h.in.W = nil, nil
+	d := t.dev
+	err := d.do(func() (err error) {
+		if h.x, err = d.upload(b.In, in.X); err != nil {
+			return err
+		}
+		if h.w, err = d.upload(b.In, in.W); err != nil {
+			return err
+		}
+		ids := make([]int, in.Rows)
+		for i := range ids {
+			ids[i] = i
+		}
+		h.ids, err = d.uploadInts(ids, false)
+		return err
+	})
+	if err != nil {
+		h.Release()
+		return nil, fmt.Errorf("gpu: hold: %w", err)
+	}
+	return h, nil
+}
+
+// Release returns the held buffers to the device's pool.
+func (h *Held) Release() {
+	h.t.dev.locked(func() { h.t.dev.pool.put(h.x, h.w, h.ids) })
+	h.x, h.w, h.ids = nil, nil, nil
+}
+
+// schedule is the target's schedule for a batch of n rows of the held
+// shape.
+func (h *Held) schedule(n int) (oracle.RMSNormSchedule, error) {
+	in := h.in
+	in.Rows = n
+	s, err := scheduleOf[oracle.RMSNormSchedule](h.t.policy(&target.Batch{Op: spec.OpRMSNorm, In: h.dt, Out: in.Out, RMSNorm: &in}))
+	if err != nil {
+		return s, err
+	}
+	return s, s.Validate()
+}
+
+// Run computes the batch whose row i is held row ids[i]: a prefix (ids
+// 0..n-1) reads the held rows in place, any other list through the
+// kernel's row selection. The output and its taps stay on the device; the
+// kernel is queued, not waited for.
+func (h *Held) Run(ctx context.Context, ids []int) (*target.Output, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if h.x == nil {
+		return nil, fmt.Errorf("gpu: held batch already released")
+	}
+	n, prefix := len(ids), true
+	for i, id := range ids {
+		if id < 0 || id >= h.in.Rows {
+			return nil, fmt.Errorf("gpu: held row %d of %d", id, h.in.Rows)
+		}
+		prefix = prefix && id == i
+	}
+	s, err := h.schedule(n)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %s: %w", h.t.info.Name, err)
+	}
+	d := h.t.dev
+	o := &target.Output{Rows: seq(n), Cols: h.in.Hidden, DType: h.in.Out}
+	out := newDevOut(d, n, h.in.Hidden, h.in.Out)
+	err = d.do(func() error {
+		var rs *buffer
+		if !prefix {
+			var err error
+			if rs, err = d.uploadInts(ids, false); err != nil {
+				return err
+			}
+			defer d.pool.put(rs)
+		}
+		return d.rmsnormOn(h.x, h.w, rs, n, h.in.Hidden, h.dt, h.in.Out, h.in.Eps, s, o, out)
+	})
+	o.Device = out
+	if err != nil {
+		o.Release()
+		return nil, fmt.Errorf("gpu: %s: %w", h.t.info.Name, err)
+	}
+	return o, nil
+}
+
+// Alone computes held rows 0..n-1 each as a batch of one row, into one
+// output in row order: n launches of one block, each with the schedule the
+// policy gives a batch of one row, row i selected by ids[i] and written at
+// row i of the output and its taps.
+func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if h.x == nil {
+		return nil, fmt.Errorf("gpu: held batch already released")
+	}
+	if n < 0 || n > h.in.Rows {
+		return nil, fmt.Errorf("gpu: %d rows alone of %d held", n, h.in.Rows)
+	}
+	s, err := h.schedule(1)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %s: %w", h.t.info.Name, err)
+	}
+	d := h.t.dev
+	hidden, size := h.in.Hidden, dsize(h.in.Out)
+	o := &target.Output{Rows: seq(n), Cols: hidden, DType: h.in.Out}
+	out := newDevOut(d, n, hidden, h.in.Out)
+	err = d.do(func() error {
+		var err error
+		if out.buf, err = d.pool.get(n * hidden * size); err != nil {
+			return err
+		}
+		taps, err := d.tapsOut(o, n)
+		if err != nil {
+			return err
+		}
+		r := s.Reduce
+		for i := range n {
+			at := func(b *buffer, off int) *buffer { return &buffer{ptr: b.ptr + cu.DevicePtr(off)} }
+			if err := d.launch("rmsnorm", 1, 1, r.Threads, ptrArg(h.x), ptrArg(h.w), ptrArg(at(out.buf, i*hidden*size)),
+				ptrArg(at(taps.buf, 8*i)), ptrArg(at(h.ids, 8*i)), arg(hidden), arg(h.dt), arg(h.in.Out),
+				arg(math.Float32bits(h.in.Eps)), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	o.Device = out
+	if err != nil {
+		o.Release()
+		return nil, fmt.Errorf("gpu: %s, rows alone: %w", h.t.info.Name, err)
+	}
+	return o, nil
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}

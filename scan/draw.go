@@ -1,0 +1,244 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// plan returns, for value v of the dimension, the held items of the batch
+// (item i of the batch is item ids[i] of the held batch) and the batch
+// positions (items) compared:
+//
+//	items     ids 0..v-1, all compared
+//	pad       ids 0..v-1 of the real items followed by zero filler, the
+//	          first Real compared
+//	position  ids 0..To-1 with the watched item and item v swapped, all
+//	          compared
+func (sc *scanner) plan(v int) (ids, cmp []int) {
+	s := sc.s
+	switch s.Dim {
+	case spec.ScanPad:
+		return identity(v), identity(s.Real)
+	case spec.ScanPosition:
+		ids = identity(s.To)
+		ids[v], ids[s.Watch] = ids[s.Watch], ids[v]
+		return ids, identity(s.To)
+	}
+	return identity(v), identity(v)
+}
+
+// refItems is the number of items of the reference batch (held items
+// 0..n-1 in order): the largest batch, the real items unpadded, the
+// batch with the watched item in its own place.
+func (sc *scanner) refItems() int {
+	if sc.s.Dim == spec.ScanPad {
+		return sc.s.Real
+	}
+	return sc.s.To
+}
+
+// witnessAt is the batch position whose bits name a differing value's
+// class: item 0, or where the watched item sits.
+func (sc *scanner) witnessAt(v int) int {
+	if sc.s.Dim == spec.ScanPosition {
+		return v
+	}
+	return 0
+}
+
+// draw scans every value on draw k and returns each value's class.
+func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
+	if sc.s.Dim == spec.ScanKV {
+		return sc.drawKV(ctx, k)
+	}
+	b, err := fuzz.Inputs(sc.caseFor(k))
+	if err != nil {
+		return nil, fmt.Errorf("scan: draw %s: %w", sc.s.Dists[k], err)
+	}
+	if sc.s.Dim == spec.ScanPad {
+		if b, err = fuzz.Pad(b, sc.s.To, "zeros"); err != nil {
+			return nil, fmt.Errorf("scan: %w", err)
+		}
+	}
+	h, err := hold(sc.t, b)
+	if err != nil {
+		return nil, fmt.Errorf("scan: hold the batch: %w", err)
+	}
+	defer h.release()
+	sc.res.Resident = h.resident()
+	n, kr := sc.refItems(), b.RowsPerItem()
+	alone, err := h.alone(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("scan: draw %s, items alone: %w", sc.s.Dists[k], err)
+	}
+	defer alone.Release()
+	ref, err := h.run(ctx, identity(n))
+	if err != nil {
+		return nil, fmt.Errorf("scan: draw %s, the reference batch: %w", sc.s.Dists[k], err)
+	}
+	defer ref.Release()
+	sc.res.Batches += int64(n + 1)
+	all := rowsOf(identity(n), kr)
+	d, err := differing(ref, alone, all, all, sc.dt, sc.s.NoTaps)
+	if err != nil {
+		return nil, fmt.Errorf("scan: draw %s, the reference batch against its items alone: %w", sc.s.Dists[k], err)
+	}
+	sc.res.RowsCompared += int64(len(all))
+	if len(d) > 0 {
+		sc.res.Differing += int64(len(d))
+		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.s.Dists[k], Value: sc.refValue(), Rows: len(d), FirstRow: all[d[0]], Against: "item alone"})
+	}
+	cls := make([]string, len(sc.values))
+	for i, v := range sc.values {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("scan: %s = %d: %w", sc.s.Dim, v, err)
+		}
+		ids, cmp := sc.plan(v)
+		o, err := h.run(ctx, ids)
+		if err != nil {
+			return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", sc.s.Dists[k], sc.s.Dim, v, err)
+		}
+		cls[i], err = sc.compare(k, v, o, ids, cmp, kr, alone, ref)
+		o.Release()
+		if err != nil {
+			return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", sc.s.Dists[k], sc.s.Dim, v, err)
+		}
+		sc.step()
+	}
+	return cls, nil
+}
+
+// refValue is the value of the dimension the reference batch has.
+func (sc *scanner) refValue() int {
+	switch sc.s.Dim {
+	case spec.ScanPad:
+		return sc.s.Real
+	case spec.ScanPosition:
+		return sc.s.Watch
+	}
+	return sc.s.To
+}
+
+// compare compares the compared rows of o (the batch of value v) with the
+// same items alone and in the reference batch, records what differs and
+// returns the class of v on draw k.
+func (sc *scanner) compare(k, v int, o *target.Output, ids, cmp []int, kr int, alone, ref *target.Output) (string, error) {
+	items := make([]int, len(cmp))
+	for j, p := range cmp {
+		items[j] = ids[p]
+	}
+	pa, pb := rowsOf(cmp, kr), rowsOf(items, kr)
+	waitA := startDiffering(o, alone, pa, pb, sc.dt, sc.s.NoTaps)
+	waitR := startDiffering(o, ref, pa, pb, sc.dt, sc.s.NoTaps)
+	dA, errA := waitA()
+	dR, errR := waitR()
+	if errA != nil {
+		return "", fmt.Errorf("against the items alone: %w", errA)
+	}
+	if errR != nil {
+		return "", fmt.Errorf("against the reference batch: %w", errR)
+	}
+	sc.res.Batches++
+	sc.res.RowsCompared += 2 * int64(len(pa))
+	sc.record(k, v, pa, dA, "item alone")
+	sc.record(k, v, pa, dR, "largest batch")
+	sc.res.Differing += int64(len(union(dA, dR)))
+	if len(dA) == 0 {
+		return "A", nil
+	}
+	w := sc.witnessAt(v)
+	d, err := witness(o, w*kr, (w+1)*kr)
+	if err != nil {
+		return "", err
+	}
+	return "B:" + d, nil
+}
+
+func (sc *scanner) record(k, v int, rows, d []int, against string) {
+	if len(d) > 0 {
+		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.s.Dists[k], Value: v, Rows: len(d), FirstRow: rows[d[0]], Against: against})
+	}
+}
+
+// drawKV scans the KV length on draw k: every request's cache cut to its
+// first v tokens, the target against the oracle of its declared schedule
+// on every row. A value's class is "A" when every row is bitwise equal,
+// "B" when one differs.
+func (sc *scanner) drawKV(ctx context.Context, k int) ([]string, error) {
+	b, err := fuzz.Inputs(sc.caseFor(k))
+	if err != nil {
+		return nil, fmt.Errorf("scan: draw %s: %w", sc.s.Dists[k], err)
+	}
+	or, err := target.OracleFor(sc.t)
+	if err != nil {
+		return nil, fmt.Errorf("scan: the kv dimension compares with the oracle: %w", err)
+	}
+	cls := make([]string, len(sc.values))
+	for i, v := range sc.values {
+		g := cutKV(b, v)
+		o, err := runChecked(ctx, sc.t, g)
+		if err != nil {
+			return nil, fmt.Errorf("scan: draw %s, kv = %d: %w", sc.s.Dists[k], v, err)
+		}
+		want, err := runChecked(ctx, or, g)
+		if err != nil {
+			o.Release()
+			return nil, fmt.Errorf("scan: draw %s, kv = %d, oracle: %w", sc.s.Dists[k], v, err)
+		}
+		all := identity(g.Rows())
+		d, err := differing(o, want, all, all, sc.dt, sc.s.NoTaps)
+		o.Release()
+		if err != nil {
+			return nil, fmt.Errorf("scan: draw %s, kv = %d: %w", sc.s.Dists[k], v, err)
+		}
+		sc.res.Batches++
+		sc.res.RowsCompared += int64(len(all))
+		sc.res.Differing += int64(len(d))
+		sc.record(k, v, all, d, "oracle")
+		cls[i] = "A"
+		if len(d) > 0 {
+			cls[i] = "B"
+		}
+		sc.step()
+	}
+	return cls, nil
+}
+
+// cutKV returns decode batch b with every request's KV cache cut to its
+// first v tokens (b's caches hold at least v).
+func cutKV(b *target.Batch, v int) *target.Batch {
+	d := *b.Decode
+	w := d.KVHeads * d.HeadDim
+	d.K = make([][]float32, len(b.Decode.K))
+	d.V = make([][]float32, len(b.Decode.V))
+	for r := range d.K {
+		d.K[r] = b.Decode.K[r][:v*w]
+		d.V[r] = b.Decode.V[r][:v*w]
+	}
+	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Decode: &d}
+}
+
+func identity(n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
+}
+
+// union merges two ascending index lists.
+func union(a, b []int) []int {
+	seen := make(map[int]bool, len(a)+len(b))
+	var u []int
+	for _, x := range append(append([]int(nil), a...), b...) {
+		if !seen[x] {
+			seen[x] = true
+			u = append(u, x)
+		}
+	}
+	return u
+}

@@ -1,0 +1,40 @@
+//go:build cuda
+
+package scan
+
+import (
+	"context"
+	"errors"
+
+	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/target"
+)
+
+// The GPU targets hold an rmsnorm batch on the device (gpu.Target.Hold):
+// a scan uploads each draw's largest batch once, and every step runs a
+// prefix or a gather of the resident rows and compares on the device.
+func init() {
+	holders = append(holders, func(t target.Target, b *target.Batch) (held, error) {
+		g, ok := t.(*gpu.Target)
+		if !ok {
+			return nil, nil
+		}
+		h, err := g.Hold(b)
+		if errors.Is(err, target.ErrUnsupported) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return gpuHeld{h}, nil
+	})
+}
+
+type gpuHeld struct{ h *gpu.Held }
+
+func (g gpuHeld) run(ctx context.Context, ids []int) (*target.Output, error) {
+	return g.h.Run(ctx, ids)
+}
+func (g gpuHeld) alone(ctx context.Context, n int) (*target.Output, error) { return g.h.Alone(ctx, n) }
+func (g gpuHeld) resident() bool                                           { return true }
+func (g gpuHeld) release()                                                 { g.h.Release() }

@@ -1,0 +1,118 @@
+//go:build cuda
+
+package scan
+
+import (
+	"context"
+	"testing"
+
+	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/spec"
+)
+
+func needGPU(t testing.TB) {
+	t.Helper()
+	if err := gpu.Available(); err != nil {
+		t.Skipf("no GPU: %v", err)
+	}
+}
+
+// cuda-rmsnorm is certified with its inputs resident, and the GPU drift
+// models give the maps of their CPU twins, every value swept.
+func TestScanGPU(t *testing.T) {
+	needGPU(t)
+	tests := []struct {
+		name string
+		s    spec.ScanSpec
+		rule string // empty: certified
+	}{
+		{"cuda-rmsnorm certified", spec.ScanSpec{Target: "cuda-rmsnorm", To: 1024, Shape: spec.Shape{Hidden: 4096},
+			Dists: []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy}}, ""},
+		{"TE rows % 32", spec.ScanSpec{Target: "cuda-drift-rmsnorm-te-mod32", To: 1024, Shape: spec.Shape{Hidden: 4096}},
+			"rows % 32 == 0 -> B, otherwise -> A"},
+		{"vLLM 256", spec.ScanSpec{Target: "cuda-drift-rmsnorm-vllm-256", To: 1024, Shape: spec.Shape{Hidden: 4096}},
+			"rows <= 255 -> A, rows >= 256 -> B"},
+		{"cuda-rmsnorm position", spec.ScanSpec{Target: "cuda-rmsnorm", Dim: spec.ScanPosition, To: 300, Watch: 7, Shape: spec.Shape{Hidden: 4096}}, ""},
+		{"TE padded", spec.ScanSpec{Target: "cuda-drift-rmsnorm-te-mod32", Dim: spec.ScanPad, Real: 5, From: 5, To: 300,
+			Shape: spec.Shape{Hidden: 4096}}, "pad % 32 == 0 -> B, otherwise -> A"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Run(context.Background(), tt.s, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Resident {
+				t.Error("the inputs did not stay on the device")
+			}
+			t.Logf("%s: %d rows compared in %d batches, %v, map %s", tt.name, r.RowsCompared, r.Batches, r.Elapsed, MapWords(r.Map))
+			if tt.rule == "" {
+				if r.Certificate == nil {
+					t.Fatalf("not certified: %d differ, first %+v", r.Differing, r.Diffs[0])
+				}
+				return
+			}
+			if r.Certificate != nil || r.Map.Rule != tt.rule {
+				t.Errorf("map %s %q, want %q", r.Map.Kind, r.Map.Rule, tt.rule)
+			}
+		})
+	}
+}
+
+// The same scan on the GPU drift model and on its CPU twin gives the same
+// classes: the resident path computes what the host path does.
+func TestScanGPUMatchesCPU(t *testing.T) {
+	needGPU(t)
+	s := spec.ScanSpec{To: 200, Shape: spec.Shape{Hidden: 512}}
+	var maps [2]*spec.DriftMap
+	for i, name := range []string{"cuda-drift-rmsnorm-te-mod32", "drift-rmsnorm-te-mod32"} {
+		s.Target = name
+		r, err := Run(context.Background(), s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps[i] = r.Map
+	}
+	if maps[0].Rule != maps[1].Rule || len(maps[0].Classes) != len(maps[1].Classes) {
+		t.Fatalf("GPU map %q, CPU map %q", maps[0].Rule, maps[1].Rule)
+	}
+	for i := range maps[0].Classes {
+		if len(maps[0].Classes[i].Values) != len(maps[1].Classes[i].Values) {
+			t.Errorf("class %s: %d values on the GPU, %d on the CPU", maps[0].Classes[i].Label,
+				len(maps[0].Classes[i].Values), len(maps[1].Classes[i].Values))
+		}
+	}
+}
+
+// BenchmarkScanGPURMSNorm is the scan: cuda-rmsnorm at hidden 4096
+// bf16, rows 1..8192, three draws, every row of every batch compared with
+// the row alone and in the 8192-row batch. Reported: seconds per scan,
+// rows computed per second, and the bytes the kernels and compares move
+// (TB/s): per step of v rows the kernel reads and writes v rows (4vH
+// bytes in bf16) and each of the two compares reads two sides of v rows
+// (4vH each), so 12H·N(N+1)/2 bytes per draw, plus the references.
+func BenchmarkScanGPURMSNorm(b *testing.B) {
+	needGPU(b)
+	const n, h = 8192, 4096
+	s := spec.ScanSpec{Target: "cuda-rmsnorm", To: n, Shape: spec.Shape{Hidden: h},
+		Dists: []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy}, Seed: 1}
+	var r *Result
+	for b.Loop() {
+		var err error
+		if r, err = Run(context.Background(), s, Options{}); err != nil {
+			b.Fatal(err)
+		}
+		if r.Certificate == nil {
+			b.Fatalf("cuda-rmsnorm not certified: %d differ", r.Differing)
+		}
+	}
+	draws := float64(len(s.Dists))
+	steps := float64(n) * float64(n+1) / 2
+	bytes := draws * (12*h*steps + 12*h*n) // steps, then alone + reference + their compare
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(sec, "s/scan")
+	b.ReportMetric(draws*(steps+2*n)/sec, "rows/s")
+	b.ReportMetric(bytes/1e12, "TB")
+	b.ReportMetric(bytes/sec/1e12, "TB/s")
+	b.ReportMetric(r.Elapsed.Seconds(), "s/last")
+}

@@ -1,0 +1,97 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/target"
+)
+
+// held is one draw's batch, held where the target computes.
+type held interface {
+	// run computes every row of the batch whose item i is item ids[i] of
+	// the held batch.
+	run(ctx context.Context, ids []int) (*target.Output, error)
+	// alone computes items 0..n-1 of the held batch each as a batch of
+	// one item, into one output in item order.
+	alone(ctx context.Context, n int) (*target.Output, error)
+	// resident says the batch stays on the target's device between runs.
+	resident() bool
+	release()
+}
+
+// holders are the ways this build can keep a batch on a target's device
+// (gpu_cuda.go adds the GPU targets'). Each returns nil and no error for
+// a target or batch it does not hold.
+var holders []func(t target.Target, b *target.Batch) (held, error)
+
+// hold holds b for t: on t's device when a holder takes it, else on the
+// host (every run gathers the items and calls t.Run).
+func hold(t target.Target, b *target.Batch) (held, error) {
+	for _, f := range holders {
+		h, err := f(t, b)
+		if err != nil {
+			return nil, err
+		}
+		if h != nil {
+			return h, nil
+		}
+	}
+	return &hostHeld{t: t, b: b}, nil
+}
+
+// hostHeld holds a batch on the host.
+type hostHeld struct {
+	t target.Target
+	b *target.Batch
+}
+
+func (h *hostHeld) resident() bool { return false }
+func (h *hostHeld) release()       {}
+
+func (h *hostHeld) run(ctx context.Context, ids []int) (*target.Output, error) {
+	g, err := fuzz.Gather(h.b, ids)
+	if err != nil {
+		return nil, err
+	}
+	return runChecked(ctx, h.t, g)
+}
+
+// runChecked runs t on every row of b and checks the output's shape.
+func runChecked(ctx context.Context, t target.Target, b *target.Batch) (*target.Output, error) {
+	o, err := t.Run(ctx, b, nil)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Info().Name, err)
+	}
+	if len(o.Rows) != b.Rows() || o.Cols != b.Cols() || o.Values != nil && len(o.Values) != b.Rows()*b.Cols() {
+		o.Release()
+		return nil, fmt.Errorf("target %s: output of %d rows x %d (%d values), want %d x %d",
+			t.Info().Name, len(o.Rows), o.Cols, len(o.Values), b.Rows(), b.Cols())
+	}
+	return o, nil
+}
+
+func (h *hostHeld) alone(ctx context.Context, n int) (*target.Output, error) {
+	var all *target.Output
+	for i := range n {
+		o, err := h.run(ctx, []int{i})
+		if err != nil {
+			return nil, fmt.Errorf("item %d alone: %w", i, err)
+		}
+		err = o.ToHost()
+		o.Release()
+		if err != nil {
+			return nil, fmt.Errorf("item %d alone: %w", i, err)
+		}
+		if all == nil {
+			all = &target.Output{Cols: o.Cols, DType: o.DType, TapCols: o.TapCols}
+		}
+		for range o.Rows {
+			all.Rows = append(all.Rows, len(all.Rows))
+		}
+		all.Values = append(all.Values, o.Values...)
+		all.Taps = append(all.Taps, o.Taps...)
+	}
+	return all, nil
+}

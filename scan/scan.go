@@ -1,0 +1,255 @@
+// Package scan sweeps one dimension of a target's batches over every value
+// of a range (the items of a batch 1..N, padding to each size, the watched
+// item at each position, the KV length 1..N) and compares every row of
+// every batch with its references. Its answer is a certificate (no row
+// differed: spec.Certificate) or the exact drift map of every value, never
+// a sample.
+//
+// For each input draw (one per distribution in the spec), a scan
+// generates the largest batch once, holds it where the target computes
+// (a GPU target keeps it resident on the device: held), and for every
+// value v of the range:
+//
+//	batch   the items the dimension takes for v (a prefix, the batch padded
+//	        to v, the watched item moved to position v, the KV cut to v)
+//	run     the target on that batch, every row
+//	compare every compared row with the same item computed alone (a batch
+//	        of one item) and with the same item in the reference batch
+//	        (the largest batch; the real items unpadded; the identity order),
+//	        output bits in the compare dtype and the fp32 taps
+//	          (the KV dimension: with the oracle of the declared schedule)
+//	class   "A" when no row differs from its item alone, else "B:" and the
+//	        digest of the witness item's bits (item 0; the watched item)
+//
+// A value's class is the tuple of its classes over the draws
+// (driftmap.SweepDraws), so the map is never coarser than any draw shows.
+package scan
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// Options tune a scan; the zero value is valid.
+type Options struct {
+	// Progress, when set, is called after every step (one value of one
+	// draw) with the steps done and the total.
+	Progress func(done, total int)
+	// Env is the environment a certificate records (zero: fuzz.HostEnv()).
+	Env spec.Env
+}
+
+// Result is what a scan found.
+type Result struct {
+	Spec spec.ScanSpec
+	// Certificate is set when no compared row differed, Map always: the
+	// class of every value swept (one class when certified).
+	Certificate *spec.Certificate
+	Map         *spec.DriftMap
+	// Diffs lists, per draw and value with a differing row, what differed.
+	Diffs        []Diff
+	Batches      int64
+	RowsCompared int64
+	Differing    int64
+	Elapsed      time.Duration
+	// Resident says the inputs stayed on the target's device.
+	Resident bool
+}
+
+// Diff is one step with differing rows.
+type Diff struct {
+	Draw  spec.Dist
+	Value int
+	// Rows is the number of differing rows, FirstRow the first (a row of
+	// the scanned batch), Against the reference it differs from: "item
+	// alone", "largest batch" (the reference batch) or "oracle".
+	Rows     int
+	FirstRow int
+	Against  string
+}
+
+// Run scans s.
+func Run(ctx context.Context, s spec.ScanSpec, opt Options) (*Result, error) {
+	sc, err := newScanner(s, opt)
+	if err != nil {
+		return nil, err
+	}
+	return sc.run(ctx)
+}
+
+// scanner is one scan: its spec, target and what it has found so far.
+type scanner struct {
+	s      spec.ScanSpec
+	opt    Options
+	t      target.Target
+	dt     oracle.DType
+	res    *Result
+	done   int
+	total  int
+	values []int
+	// classes[k][i] is the class of values[i] on draw k.
+	classes [][]string
+}
+
+func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
+	t, err := target.Lookup(s.Target)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
+	}
+	if s.Op == "" {
+		s.Op = t.Info().Op
+	}
+	if op := t.Info().Op; op != s.Op {
+		return nil, fmt.Errorf("%w: target %s runs %s, the scan asks for %s", ErrBadSpec, s.Target, op, s.Op)
+	}
+	if s, err = Normalize(s); err != nil {
+		return nil, err
+	}
+	dt, err := oracle.ParseDType(string(s.Out))
+	if err != nil {
+		return nil, fmt.Errorf("%w: output dtype: %w", ErrBadSpec, err)
+	}
+	if s.Op == spec.OpLogProb {
+		dt = oracle.FP32
+	}
+	if opt.Env == (spec.Env{}) {
+		opt.Env = fuzz.HostEnv()
+	}
+	sc := &scanner{s: s, opt: opt, t: t, dt: dt, res: &Result{Spec: s}}
+	for v := s.From; v <= s.To; v++ {
+		sc.values = append(sc.values, v)
+	}
+	if s.Dim == spec.ScanPosition {
+		sc.values = sc.values[:len(sc.values)-1] // positions From..To-1
+	}
+	sc.total = len(s.Dists) * len(sc.values)
+	// the largest batch of the first draw: a shape error is bad input
+	// before anything runs.
+	if _, err := fuzz.Inputs(sc.caseFor(0)); err != nil {
+		return nil, fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
+	}
+	return sc, nil
+}
+
+// run scans every draw, then builds the map and, when nothing differed,
+// the certificate.
+func (sc *scanner) run(ctx context.Context) (*Result, error) {
+	start := time.Now()
+	for k := range sc.s.Dists {
+		cls, err := sc.draw(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		sc.classes = append(sc.classes, cls)
+	}
+	classify := make([]func(int) (string, error), len(sc.classes))
+	for k, cls := range sc.classes {
+		classify[k] = func(v int) (string, error) {
+			i, ok := slices.BinarySearch(sc.values, v)
+			if !ok {
+				return "", fmt.Errorf("value %d was not scanned", v)
+			}
+			return cls[i], nil
+		}
+	}
+	m, err := driftmap.SweepDraws(ctx, mapDim(sc.s), sc.values, classify)
+	if err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	r := sc.res
+	r.Map = m
+	r.Elapsed = time.Since(start)
+	if r.Differing == 0 {
+		r.Certificate = sc.certificate()
+	}
+	return r, nil
+}
+
+// caseFor is the case whose batch is draw k's largest batch.
+func (sc *scanner) caseFor(k int) spec.Case {
+	s := sc.s
+	c := spec.Case{Version: spec.CaseVersion, GenVersion: s.GenVersion, Op: s.Op, Relation: spec.RelBatchInvariance,
+		Targets: []string{s.Target}, Shape: s.Shape, In: s.In, Out: s.Out, Eps: s.Eps, Dist: s.Dists[k],
+		Seed: s.Seed + uint64(k)}
+	items := s.To
+	switch s.Dim {
+	case spec.ScanPad:
+		items = s.Real
+	case spec.ScanKV:
+		items = itemsOf(s.Shape, s.Op)
+		c.Shape.KV, c.Shape.KVLens = s.To, nil
+	}
+	return setItems(c, items)
+}
+
+// step counts one step done and reports progress.
+func (sc *scanner) step() {
+	sc.done++
+	if sc.opt.Progress != nil {
+		sc.opt.Progress(sc.done, sc.total)
+	}
+}
+
+// mapDim names the swept dimension in the map: the items of a batch are
+// rows (rmsnorm, gemm, logprob), batch (decode requests) or seqs
+// (prefill sequences), as in the campaign's drift maps.
+func mapDim(s spec.ScanSpec) string {
+	if s.Dim != spec.ScanItems {
+		return s.Dim
+	}
+	switch s.Op {
+	case spec.OpAttnDecode:
+		return "batch"
+	case spec.OpAttnPrefill:
+		return "seqs"
+	}
+	return "rows"
+}
+
+// itemsOf is the number of items a shape holds.
+func itemsOf(sh spec.Shape, op spec.Op) int {
+	if op == spec.OpAttnPrefill {
+		return sh.Seqs
+	}
+	return sh.Rows
+}
+
+func setItems(c spec.Case, n int) spec.Case {
+	if c.Op == spec.OpAttnPrefill {
+		c.Shape.Seqs = n
+	} else {
+		c.Shape.Rows = n
+	}
+	return c
+}
+
+// digestRows is a short hash of the value and tap bits of host output o's
+// positions [lo, hi).
+func digestRows(o *target.Output, lo, hi int) string {
+	h := sha256.New()
+	var buf [4]byte
+	put := func(vs []float32) {
+		for _, v := range vs {
+			binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
+			h.Write(buf[:])
+		}
+		h.Write([]byte{0xff})
+	}
+	put(o.Values[lo*o.Cols : hi*o.Cols])
+	if o.Taps != nil {
+		put(o.Taps[lo*o.TapCols : hi*o.TapCols])
+	}
+	return hex.EncodeToString(h.Sum(nil)[:6])
+}

@@ -1,0 +1,100 @@
+package spec
+
+import "time"
+
+// CertificateFormat and CertificateVersion identify a certificate file:
+// its top-level "format" and "version" fields.
+const (
+	CertificateFormat  = "bitparity-certificate"
+	CertificateVersion = 1
+)
+
+// Scan dimensions (ScanSpec.Dim). An item is a token for rmsnorm, gemm and
+// logprob, a request for attn_decode, a sequence for attn_prefill.
+const (
+	// ScanItems: every batch of v items, v = From..To, is the first v
+	// items of the largest batch (To items).
+	ScanItems = "items"
+	// ScanPad: the first Real items padded with zero-filled items to v
+	// items, v = From..To.
+	ScanPad = "pad"
+	// ScanPosition: a batch of To items with item Watch moved to position
+	// v (0-based), v = From..To-1.
+	ScanPosition = "position"
+	// ScanKV: every decode request's KV cache cut to its first v tokens,
+	// v = From..To, compared against the oracle of the target's declared
+	// schedule.
+	ScanKV = "kv"
+)
+
+// ScanDims lists the scan dimensions.
+var ScanDims = []string{ScanItems, ScanPad, ScanPosition, ScanKV}
+
+// ScanSpec says what a scan sweeps: one target, one dimension over every
+// value From..To, at fixed inner sizes (Shape; its field of the swept
+// dimension is ignored), dtypes, and one input draw per entry of Dists (from
+// Seed, by the case generator of GeneratorVersion).
+type ScanSpec struct {
+	Target string  `json:"target"`
+	Op     Op      `json:"op"`
+	Dim    string  `json:"dim"`
+	From   int     `json:"from"`
+	To     int     `json:"to"`
+	Shape  Shape   `json:"shape"`
+	In     DType   `json:"in"`
+	Out    DType   `json:"out"`
+	Eps    float32 `json:"eps,omitempty"`
+	Dists  []Dist  `json:"dists"`
+	Seed   uint64  `json:"seed"`
+	// Real is the number of real items of a padding scan; Watch the item
+	// a position scan moves.
+	Real  int `json:"real,omitempty"`
+	Watch int `json:"watch,omitempty"`
+	// NoTaps compares outputs only, never the fp32 intermediates.
+	NoTaps     bool `json:"no_taps,omitempty"`
+	GenVersion int  `json:"gen_version"`
+}
+
+// Certificate states that a scan compared every row of every batch it
+// built with its references and found no bit that differs. It names what
+// it covers exactly: the target (its declared schedule and, for GPU
+// targets, the kernel hash), the environment, the swept range, the inner
+// sizes, dtypes and draws, and how many batches and rows were compared.
+type Certificate struct {
+	Format   string   `json:"format"`
+	Version  int      `json:"version"`
+	Scan     ScanSpec `json:"scan"`
+	Schedule string   `json:"schedule,omitempty"`
+	// KernelHash is the hash of the target's kernels where the build knows
+	// it (the committed PTX of the GPU targets), else empty.
+	KernelHash string `json:"kernel_hash,omitempty"`
+	Env        Env    `json:"env"`
+	Batches    int64  `json:"batches"`
+	// RowsCompared counts row comparisons: every row of every batch with
+	// the same row in the largest batch, and every row of the largest
+	// batch with the row alone, over every draw.
+	RowsCompared int64             `json:"rows_compared"`
+	Differing    int64             `json:"differing"`
+	Elapsed      Duration          `json:"elapsed"`
+	Created      time.Time         `json:"created"`
+	Status       CertificateStatus `json:"status"`
+}
+
+// Certificate states.
+const (
+	CertValid   = "valid"   // the last run of the scan found no differing row
+	CertInvalid = "invalid" // a recheck found differing rows (see Status)
+)
+
+// CertificateStatus is the lifecycle of a certificate: valid until a
+// recheck of its scan finds a differing row or cannot run it here.
+type CertificateStatus struct {
+	State   string    `json:"state"`
+	Checked time.Time `json:"checked,omitzero"`
+	// InvalidAt, InvalidEnv and Reason are set when State is invalid:
+	// when, where, and what the recheck found ("drift map rows % 89 == 0
+	// -> B, otherwise -> A; 2 of 200 batches differ").
+	InvalidAt  time.Time `json:"invalid_at,omitzero"`
+	InvalidEnv *Env      `json:"invalid_env,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+}
