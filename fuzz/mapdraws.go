@@ -17,8 +17,8 @@ const MapDraws = 2
 // over SweepValues around its onset
 // over 1+MapDraws input draws: the finding's own data (SweepFor's
 // classifier), then MapDraws draws of the same case with normal values
-// from seeds derived from the case's (RandomDraw), each classified by a
-// batch of distinct items (prefixClass; path parity: SweepFor's KV
+// from seeds derived from the case's (RandomDraw), each classified by the
+// draw's most sensitive item (witnessClass; path parity: SweepFor's KV
 // classifier on the new draw). A value's class is the tuple of its bits over the
 // draws (driftmap.SweepDraws), so the map is never coarser than what
 // random data shows: a finding drawn with constant rows, whose sums are
@@ -47,45 +47,77 @@ func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*sp
 			classify = append(classify, s.Classify)
 			continue
 		}
-		p, err := newPrefixClass(ctx, ts[0], g.Case, values[len(values)-1])
+		w, err := newWitnessClass(ctx, ts[0], g.Case, values)
 		if err != nil {
 			return nil, fmt.Errorf("drift map, random draw %d: %w", k, err)
 		}
-		classify = append(classify, p.classify)
+		classify = append(classify, w.classify)
 	}
 	return driftmap.SweepDraws(ctx, sw.Dim, values, classify)
 }
 
-// prefixClass classifies a batch size v on a random draw by a batch of v
-// distinct items, the first v of one batch generated at the largest size
-// swept: the class is the digest of item 0's bits and whether any item's
-// bits (outputs and fp32 taps) differ from the same item computed alone.
-// Every item of the batch is a witness, so one draw shows a reduction
-// order change that a single watched item shows only near a rounding
-// boundary (at hidden 256 in bf16, about one row in five).
-type prefixClass struct {
-	ctx   context.Context
-	t     target.Target
-	big   *target.Batch
-	alone []string // digest of item i computed alone; "" until needed
+// witnessClass classifies a batch size v on a random draw the way
+// SweepFor classifies the finding's own data, by the bits (outputs and
+// fp32 taps) of one watched item in a batch of v copies of itself, but the
+// watched item is chosen among the draw's first items as the one whose
+// bits change most over the swept values when it sits in a batch of
+// distinct items (the first v of one batch): a reduction order change
+// shows in an item's bits only where one of its sums is not exact in both
+// orders, so the item that shows the most classes is the draw's best
+// witness. A draw where no item changes watches item 0, which then
+// classifies every value alike and splits nothing.
+type witnessClass struct {
+	ctx     context.Context
+	t       target.Target
+	witness *target.Batch // the watched item alone
 }
 
-func newPrefixClass(ctx context.Context, t target.Target, c spec.Case, maxV int) (*prefixClass, error) {
-	big, err := Inputs(withItems(c, max(maxV, caseItems(c))))
+// witnessItems bounds the items of a draw searched for a witness.
+const witnessItems = 64
+
+func newWitnessClass(ctx context.Context, t target.Target, c spec.Case, values []int) (*witnessClass, error) {
+	n := min(witnessItems, max(values[len(values)-1], caseItems(c)))
+	big, err := Inputs(withItems(c, n))
 	if err != nil {
-		return nil, fmt.Errorf("a batch of %d items: %w", maxV, err)
+		return nil, fmt.Errorf("a batch of %d items: %w", n, err)
 	}
-	return &prefixClass{ctx: ctx, t: t, big: big, alone: make([]string, big.Items())}, nil
-}
-
-// items runs t on items ids of p.big and returns the digest of each item's
-// rows.
-func (p *prefixClass) items(ids []int) ([]string, error) {
-	b, err := gather(p.big, ids)
+	seen := make([]map[string]bool, n)
+	for i := range seen {
+		seen[i] = map[string]bool{}
+	}
+	for _, v := range values {
+		if v > n {
+			break
+		}
+		ds, err := itemDigests(ctx, t, big, identity(v))
+		if err != nil {
+			return nil, err
+		}
+		for i, d := range ds {
+			seen[i][d] = true
+		}
+	}
+	best := 0
+	for i := range seen {
+		if len(seen[i]) > len(seen[best]) {
+			best = i
+		}
+	}
+	w, err := gather(big, []int{best})
 	if err != nil {
 		return nil, err
 	}
-	out, err := p.t.Run(p.ctx, b, nil)
+	return &witnessClass{ctx: ctx, t: t, witness: w}, nil
+}
+
+// itemDigests runs t on items ids of b and returns the digest of each
+// item's rows.
+func itemDigests(ctx context.Context, t target.Target, b *target.Batch, ids []int) ([]string, error) {
+	g, err := gather(b, ids)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.Run(ctx, g, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +125,7 @@ func (p *prefixClass) items(ids []int) ([]string, error) {
 	if err := out.ToHost(); err != nil {
 		return nil, err
 	}
-	k := b.RowsPerItem()
+	k := g.RowsPerItem()
 	ds := make([]string, len(ids))
 	for i := range ids {
 		ds[i] = digest(slice(out, i*k, (i+1)*k))
@@ -101,26 +133,15 @@ func (p *prefixClass) items(ids []int) ([]string, error) {
 	return ds, nil
 }
 
-func (p *prefixClass) classify(v int) (string, error) {
-	if v < 1 || v > len(p.alone) {
-		return "", fmt.Errorf("batch of %d items, the draw has %d", v, len(p.alone))
+func (w *witnessClass) classify(v int) (string, error) {
+	if v < 1 {
+		return "", fmt.Errorf("drift map: batch of %d", v)
 	}
-	got, err := p.items(identity(v))
+	ds, err := itemDigests(w.ctx, w.t, w.witness, make([]int, v))
 	if err != nil {
 		return "", err
 	}
-	moved := false
-	for i, d := range got {
-		if p.alone[i] == "" {
-			a, err := p.items([]int{i})
-			if err != nil {
-				return "", err
-			}
-			p.alone[i] = a[0]
-		}
-		moved = moved || d != p.alone[i]
-	}
-	return fmt.Sprintf("%s/%t", got[0], moved), nil
+	return ds[0], nil
 }
 
 // slice returns the host output of positions [lo, hi) of o.

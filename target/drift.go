@@ -122,15 +122,16 @@ func LogProbRows132(b *Batch) oracle.LogProbSchedule {
 	return logprobBlock
 }
 
-func init() {
+// driftModels are the CPU drift models every build has.
+func driftModels() []Target {
+	var ts []Target
 	drift := func(name string, op spec.Op, declared oracle.Schedule, models string, expect []string, policy func(*Batch) oracle.Schedule, post func(*Batch, *Output)) {
-		t := &scheduled{
+		ts = append(ts, &scheduled{
 			info: Info{Name: name, Op: op, Device: "cpu", Schedule: declared.String(),
 				Models: models, Expect: expect},
 			policy: policy,
 			post:   post,
-		}
-		Register(name, func() (Target, error) { return t, nil })
+		})
 	}
 	batchRels := []string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}
 	drift("drift-rmsnorm-te-mod32", spec.OpRMSNorm, OracleRMSNormSchedule,
@@ -159,6 +160,7 @@ func init() {
 		"an inference engine that reports log-probs only for generated positions (the second half of the rows) and zero-fills the prompt positions it never computed; comparing those is a misuse",
 		[]string{spec.RelLogProbParity}, func(*Batch) oracle.Schedule { return OracleLogProbSchedule },
 		zeroFillPrompt)
+	return ts
 }
 
 // zeroFillPrompt zero-fills the selected rows below Rows/2 (the prompt) and

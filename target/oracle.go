@@ -185,16 +185,18 @@ func newOracleTarget(name string, op spec.Op, s oracle.Schedule) *scheduled {
 	}
 }
 
-func init() {
+// oracleTargets are the oracle targets of every op (OracleName), each
+// with its fixed schedule.
+func oracleTargets() []Target {
+	var ts []Target
 	for _, op := range spec.Ops {
 		s, err := oracleSchedule(op)
 		if err != nil {
-			panic(err)
+			panic(err) // spec.Ops and oracleSchedule disagree: a programming error
 		}
-		name := OracleName(op)
-		t := newOracleTarget(name, op, s)
-		Register(name, func() (Target, error) { return t, nil })
+		ts = append(ts, newOracleTarget(OracleName(op), op, s))
 	}
+	return ts
 }
 
 // OracleFor returns the oracle running t's declared schedule (Info.Schedule,

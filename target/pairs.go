@@ -23,11 +23,11 @@ func (p Pair) String() string { return p.Relation + " " + strings.Join(p.Targets
 
 var (
 	pairMu     sync.Mutex
-	extraPairs []Pair
+	extraPairs = append([]Pair(nil), cpuPairs...)
 )
 
-// RegisteredPairs returns the pairs RegisterPair added, in registration
-// order.
+// RegisteredPairs returns the CPU targets' pairs, then those RegisterPair
+// added, in registration order.
 func RegisteredPairs() []Pair {
 	pairMu.Lock()
 	defer pairMu.Unlock()
@@ -42,14 +42,14 @@ func RegisterPair(p Pair) {
 	extraPairs = append(extraPairs, p)
 }
 
-// The two-target pairs of the CPU targets.
-func init() {
-	RegisterPair(Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
-		Targets: []string{OracleName(spec.OpAttnPrefill), OracleName(spec.OpAttnDecode)}})
-	RegisterPair(Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
-		Targets: []string{OracleName(spec.OpAttnPrefill), "drift-attn-tile48"}, Expect: true})
-	RegisterPair(Pair{Op: spec.OpLogProb, Relation: spec.RelLogProbParity,
-		Targets: []string{"drift-logprob-train-bf16", OracleName(spec.OpLogProb)}, Expect: true})
-	RegisterPair(Pair{Op: spec.OpLogProb, Relation: spec.RelLogProbParity,
-		Targets: []string{OracleName(spec.OpLogProb), "drift-logprob-zerofill"}, Expect: true})
+// cpuPairs are the two-target pairs of the CPU targets.
+var cpuPairs = []Pair{
+	{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
+		Targets: []string{OracleName(spec.OpAttnPrefill), OracleName(spec.OpAttnDecode)}},
+	{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
+		Targets: []string{OracleName(spec.OpAttnPrefill), "drift-attn-tile48"}, Expect: true},
+	{Op: spec.OpLogProb, Relation: spec.RelLogProbParity,
+		Targets: []string{"drift-logprob-train-bf16", OracleName(spec.OpLogProb)}, Expect: true},
+	{Op: spec.OpLogProb, Relation: spec.RelLogProbParity,
+		Targets: []string{OracleName(spec.OpLogProb), "drift-logprob-zerofill"}, Expect: true},
 }

@@ -57,9 +57,19 @@ type Factory func() (Target, error)
 
 var (
 	regMu    sync.Mutex
-	registry = map[string]Factory{}
+	registry = builtin() // the CPU targets; Register adds a build's or a run's own
 	made     = map[string]Target{}
 )
+
+// builtin is the registry of the CPU targets every build has: the oracle
+// targets (oracle.go) and the drift models (drift.go).
+func builtin() map[string]Factory {
+	r := map[string]Factory{}
+	for _, t := range append(oracleTargets(), driftModels()...) {
+		r[t.Info().Name] = func() (Target, error) { return t, nil }
+	}
+	return r
+}
 
 // Register adds a target factory under name. It panics on a duplicate name
 // (programmer misuse).
@@ -67,7 +77,7 @@ func Register(name string, f Factory) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if _, dup := registry[name]; dup {
-		panic("fuzz: target registered twice: " + name)
+		panic("target: registered twice: " + name)
 	}
 	registry[name] = f
 }
