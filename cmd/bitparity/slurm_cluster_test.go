@@ -52,7 +52,9 @@ func startSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	out, err := exec.Command(script, "start", state).CombinedOutput()
+	start := exec.Command(script, "start", state)
+	start.Env = append(os.Environ(), "OWNER_PID="+strconv.Itoa(os.Getpid())) // stopped if this test dies
+	out, err := start.CombinedOutput()
 	t.Cleanup(func() {
 		if out, err := exec.Command(script, "stop", state).CombinedOutput(); err != nil {
 			t.Errorf("stop the Slurm cluster: %v\n%s", err, out)
