@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+
 	"github.com/bitparity/bitparity/internal/s3test"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -90,6 +93,19 @@ func TestS3ConcurrentWriters(t *testing.T) {
 	s, err := Open(context.Background(), srv.URL("bitparity-writers", "same"), false)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// the server itself refuses a second object of one name (If-None-Match: *)
+	k := s.(*Bucket)
+	ctx := context.Background()
+	opts := &blob.WriterOptions{IfNotExist: true}
+	if err := k.b.WriteAll(ctx, "probe", []byte("1"), opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.b.WriteAll(ctx, "probe", []byte("2"), opts); gcerrors.Code(err) != gcerrors.FailedPrecondition {
+		t.Fatalf("a second conditional write of one key: %v, want FailedPrecondition", err)
+	}
+	if b, _ := k.b.ReadAll(ctx, "probe"); string(b) != "1" {
+		t.Fatalf("the conditional write replaced the object: %q", b)
 	}
 	added, took := putProcs(t, srv.URL("bitparity-writers", "same"), 8, 40, func(int) int { return 5000 })
 	adder := map[string]int{}

@@ -13,7 +13,9 @@
 # oversubscribing a 2-core machine so that 4 array tasks run at once) CPUs,
 # one partition "debug", no accounting, no cgroups (proctrack/linuxproc),
 # controller and node daemon on free ports chosen here. Clients find it
-# through SLURM_CONF=DIR/slurm.conf.
+# through SLURM_CONF=DIR/slurm.conf. With OWNER_PID set (a test's process),
+# a watcher stops the cluster once that process is gone, also when it died
+# without calling stop.
 set -euo pipefail
 
 cmd=${1:-}
@@ -110,4 +112,7 @@ case "$state" in
   *) echo "slurm-cluster: node state '$state' after 30 s" >&2; tail -5 "$dir/slurmctld.log" "$dir/slurmd.log" >&2; false ;;
 esac
 trap - ERR
+if [ -n "${OWNER_PID:-}" ]; then
+  nohup bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 2; done; "$2" stop "$3"' watcher "$OWNER_PID" "$0" "$dir" >/dev/null 2>&1 &
+fi
 echo "export SLURM_CONF=$SLURM_CONF"

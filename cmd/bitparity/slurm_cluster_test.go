@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,7 +52,9 @@ func startSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	out, err := exec.Command(script, "start", state).CombinedOutput()
+	start := exec.Command(script, "start", state)
+	start.Env = append(os.Environ(), "OWNER_PID="+strconv.Itoa(os.Getpid())) // stopped if this test dies
+	out, err := start.CombinedOutput()
 	t.Cleanup(func() {
 		if out, err := exec.Command(script, "stop", state).CombinedOutput(); err != nil {
 			t.Errorf("stop the Slurm cluster: %v\n%s", err, out)
@@ -107,6 +111,38 @@ func waitJob(t *testing.T, id string, limit time.Duration) string {
 	}
 	t.Fatalf("job %s still %v after %s", id, jobState(t, id), limit)
 	return ""
+}
+
+// killTask sends SIGKILL to every process of an array task (scontrol
+// listpids on this, the only node): the batch script dies with its run.
+func killTask(t *testing.T, task string) {
+	t.Helper()
+	out, err := exec.Command("scontrol", "-o", "show", "job", task).Output()
+	m := regexp.MustCompile(`JobId=(\d+)`).FindSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("scontrol show job %s: %v %s", task, err, out)
+	}
+	out, err = exec.Command("scontrol", "listpids", string(m[1])).Output()
+	if err != nil {
+		t.Fatalf("scontrol listpids %s: %v", m[1], err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		pid, err := strconv.Atoi(f[0])
+		if err != nil || pid <= 1 {
+			continue // the header
+		}
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("task %s: no process to kill in\n%s", task, out)
+	}
 }
 
 func signatures(fs []spec.Finding) []string {
@@ -216,10 +252,13 @@ func TestSlurmClusterCampaign(t *testing.T) {
 		merged.Cases, len(merged.Findings), len(bugs(merged.Findings)), len(have), len(one.Findings), time.Since(start).Round(time.Millisecond))
 }
 
-// TestSlurmClusterKilledShard: scancel of array task 2 while it runs leaves
-// a merge (exit 3) that names shard 2 and prints the command that reruns
-// only it; running that command verbatim reruns shard 2 and the merge,
-// which then exits 0 over all 4 shards.
+// TestSlurmClusterKilledShard: scancel of array task 2 while it runs
+// (SIGTERM, as the time limit and preemption send) and kill -9 of every
+// process of task 1 (the batch script and its run, as an OOM kill or a
+// lost node would end them) leave a merge (exit 3) that names both shards with their reasons
+// and prints the command that reruns only them; running that command
+// verbatim reruns shards 1 and 2 and the merge, which then exits 0 over all
+// 4 shards.
 func TestSlurmClusterKilledShard(t *testing.T) {
 	startSlurm(t)
 	start := time.Now()
@@ -232,20 +271,22 @@ func TestSlurmClusterKilledShard(t *testing.T) {
 		t.Fatalf("bitparity slurm: exit %d\n%s\n%s", code, out, errs)
 	}
 	arrayID, mergeID := m[1], jobIDRE.FindStringSubmatch(out)[1]
-	task := arrayID + "_2"
-	for end := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		s := jobState(t, task)
-		if len(s) == 1 && strings.HasPrefix(s[0], "RUNNING") {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatalf("task %s: %v, never running", task, s)
+	for _, task := range []string{arrayID + "_1", arrayID + "_2"} {
+		for end := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			s := jobState(t, task)
+			if len(s) == 1 && strings.HasPrefix(s[0], "RUNNING") {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("task %s: %v, never running", task, s)
+			}
 		}
 	}
-	time.Sleep(time.Second) // well inside its 6 s
-	if out, err := exec.Command("scancel", task).CombinedOutput(); err != nil {
-		t.Fatalf("scancel %s: %v\n%s", task, err, out)
+	time.Sleep(time.Second) // well inside their 6 s
+	if out, err := exec.Command("scancel", arrayID+"_2").CombinedOutput(); err != nil {
+		t.Fatalf("scancel %s_2: %v\n%s", arrayID, err, out)
 	}
+	killTask(t, arrayID+"_1")
 	if s := waitJob(t, mergeID, 3*time.Minute); !strings.HasPrefix(s, "FAILED 3:") {
 		t.Errorf("merge job %s, want FAILED with exit 3", s)
 	}
@@ -254,15 +295,17 @@ func TestSlurmClusterKilledShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := readVerdict(t, dir)
-	if v.Exit != spec.ExitInternal || len(v.Missing) != 1 || v.Missing[0].Shard != 2 || len(v.Merged) != 3 {
+	if v.Exit != spec.ExitInternal || len(v.Missing) != 2 || v.Missing[0].Shard != 1 || v.Missing[1].Shard != 2 || len(v.Merged) != 2 ||
+		!strings.Contains(v.Missing[0].Reason, "no exit status") || !strings.Contains(v.Missing[1].Reason, "terminated (SIGTERM") ||
+		!strings.Contains(v.Resubmit, "--array=1,2 ") {
 		t.Fatalf("merge.json %+v\n%s", v, log)
 	}
-	for _, want := range []string{"MISSING 1 of 4 shard(s)", "shard 2/4: ", v.Resubmit} {
+	for _, want := range []string{"MISSING 2 of 4 shard(s)", "shard 1/4: no exit status", "shard 2/4: terminated", v.Resubmit} {
 		if !strings.Contains(string(log), want) {
 			t.Errorf("merge log lacks %q:\n%s", want, log)
 		}
 	}
-	t.Logf("killed shard reported: %s", v.Missing[0].Reason)
+	t.Logf("killed shards reported: 1: %s; 2: %s", v.Missing[0].Reason, v.Missing[1].Reason)
 	// the printed command, verbatim
 	var rout, rerr bytes.Buffer
 	rerun := exec.Command("bash", "-c", v.Resubmit)

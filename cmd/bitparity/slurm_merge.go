@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -191,7 +193,7 @@ func (m *slurmMerge) resubmitCommand() string {
 // and verdict, and returns the exit.
 func (m *slurmMerge) finish(known *knownSet) error {
 	p := m.plan
-	v := slurmVerdictT{Shards: p.Shards, Merged: m.merged, Missing: m.missing}
+	v := slurmVerdictT{Shards: p.Shards, Merged: append([]int{}, m.merged...), Missing: m.missing}
 	fmt.Fprintf(m.stdout, "bitparity slurm merge %s: %d of %d shard(s) finished\n", p.Dir, len(m.merged), p.Shards)
 	var res *spec.Result
 	var err error
@@ -226,6 +228,9 @@ func (m *slurmMerge) finish(known *knownSet) error {
 		v.Exit = spec.ExitInternal
 		v.Resubmit = m.resubmitCommand()
 		v.Message = fmt.Sprintf("%d of %d shard(s) missing; the merged result covers shards %v only", len(m.missing), p.Shards, m.merged)
+		if len(m.merged) == 0 {
+			v.Message = fmt.Sprintf("none of the %d shard(s) finished: nothing merged", p.Shards)
+		}
 		fmt.Fprintf(m.stdout, "\nMISSING %d of %d shard(s):\n", len(m.missing), p.Shards)
 		for _, s := range m.missing {
 			fmt.Fprintf(m.stdout, "  shard %d/%d: %s; log %s\n", s.Shard, p.Shards, s.Reason, s.Log)
@@ -276,8 +281,17 @@ func (m *slurmMerge) mergeCorpus() error {
 	return nil
 }
 
+// writeVerdict writes merge.json, with the rerun command's && as is (not
+// escaped for HTML), so that it can be copied from the file.
 func (m *slurmMerge) writeVerdict(v slurmVerdictT) error {
-	return runWriteJSONAtomic(filepath.Join(m.plan.Dir, slurmVerdict), v)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(m.plan.Dir, slurmVerdict), b.Bytes())
 }
 
 // fail writes the verdict of a merge that could not complete and returns

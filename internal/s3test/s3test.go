@@ -132,6 +132,7 @@ func Start(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = log, log
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
