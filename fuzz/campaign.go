@@ -308,6 +308,7 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 	}
 	res.Duration = spec.Duration(st.Elapsed)
 	res.Cases = st.Cases
+	res.InvariantCases = st.InvariantCases
 	sort.SliceStable(findings, func(i, j int) bool { return findings[i].Elapsed < findings[j].Elapsed })
 	res.Findings = findings
 	res.Targets = targetStats(pairs, findings)

@@ -120,6 +120,7 @@ func MergeResults(rs ...*spec.Result) (*spec.Result, error) {
 		}
 		out.Duration = max(out.Duration, r.Duration)
 		out.Cases += r.Cases
+		out.InvariantCases += r.InvariantCases
 		for _, ts := range r.Targets {
 			s, ok := by[ts.Target]
 			if !ok {

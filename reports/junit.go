@@ -102,7 +102,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 			for _, sig := range c.Findings {
 				e := byID[sig]
 				if e.Finding.Kind != "" {
-					p.Type = e.Finding.Kind
+					p.Type = string(e.Finding.Kind)
 				}
 				msgs = append(msgs, fmt.Sprintf("%s (%s)", problemLine(e), strings.ReplaceAll(e.Status, "_", " ")))
 				texts = append(texts, fmt.Sprintf("%s [%s, first seen %s, signature %s]\n%s\nrepro: %s",

@@ -128,7 +128,7 @@ func ulpHistogram(es []Entry) (*plot.Plot, int, error) {
 	n := 0
 	for _, e := range es {
 		f := e.Finding
-		if f.Kind == "crash" || f.Kind == "misuse" {
+		if f.Kind == spec.KindCrash || f.Kind == spec.KindMisuse {
 			continue
 		}
 		if len(f.Mismatches) == 0 {

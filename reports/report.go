@@ -104,10 +104,8 @@ type Entry struct {
 	FirstSeen time.Time `json:"first_seen"`
 	LastSeen  time.Time `json:"last_seen"`
 	Nights    int       `json:"nights"`
-	// Expected is true for a mismatch or misuse finding on a negative
-	// control: target A or B is a listed target that does not claim
-	// invariance (TargetStats.Invariant false, a drift model). Crashes are
-	// never expected.
+	// Expected is the finding's spec.Finding.Expected: a negative control
+	// found by a relation it must be found by.
 	Expected bool         `json:"expected"`
 	Words    string       `json:"words"`
 	Finding  spec.Finding `json:"finding"`
@@ -220,7 +218,7 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 	tonight := srcs[last].Result
 	for sig, f := range nights[last] {
 		e := entry(sig, f, srcs, nights)
-		e.Expected = expected(tonight, f)
+		e.Expected = f.Expected
 		if e.Nights > 1 {
 			e.Status = StatusStillFailing
 		} else {
@@ -234,7 +232,7 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 				continue
 			}
 			e := entry(sig, f, srcs, nights)
-			e.Expected = expected(srcs[last-1].Result, f)
+			e.Expected = f.Expected
 			if ranTarget(tonight, f.TargetA) {
 				e.Status = StatusFixed
 			} else {
@@ -307,19 +305,6 @@ func bySignature(fs []spec.Finding) map[string]spec.Finding {
 	return m
 }
 
-// expected says whether f is a finding on a negative control of r (see
-// Entry.Expected).
-func expected(r spec.Result, f spec.Finding) bool {
-	if f.Kind == "crash" {
-		return false
-	}
-	for _, t := range r.Targets {
-		if (t.Target == f.TargetA || (f.TargetB != "" && t.Target == f.TargetB)) && !t.Invariant {
-			return true
-		}
-	}
-	return false
-}
 
 func ranTarget(r spec.Result, target string) bool {
 	for _, t := range r.Targets {
@@ -424,7 +409,7 @@ func cells(res spec.Result, tonight map[string]spec.Finding, exp map[string]bool
 		c := add(key{f.Case.Op, f.Relation, f.TargetA}, st)
 		c.Findings = append(c.Findings, sig)
 		switch {
-		case f.Kind == "crash":
+		case f.Kind == spec.KindCrash:
 			c.Status = CellCrash
 		case c.Status == CellCrash:
 		case !exp[sig]:

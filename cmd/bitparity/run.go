@@ -97,10 +97,9 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		NoShrink:  *noShrink,
 		NoTaps:    !*taps,
 	}
-	var last fuzz.Stats
 	prog := reports.NewProgress(stderr, *dur)
 	c.ProgressEvery = 200 * time.Millisecond
-	c.Progress = func(s fuzz.Stats) { last = s; prog.Update(s.Cases, s.Findings) }
+	c.Progress = func(s fuzz.Stats) { prog.Update(s.Cases, s.Findings) }
 	for _, name := range c.Targets {
 		if _, err := target.Lookup(name); err != nil {
 			return usageErr("run: %v", err)
@@ -128,7 +127,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	var res *spec.Result
 	if par.parallel() {
-		if res, last.InvariantCases, err = par.run(ctx, stdout, stderr, fs, *maxCases); res == nil {
+		if res, err = par.run(ctx, stdout, stderr, fs, *maxCases); res == nil {
 			return err
 		}
 		prog.Update(res.Cases, len(res.Findings))
@@ -155,11 +154,10 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 			return withCode(spec.ExitInternal, werr)
 		}
 	}
-	if werr := par.after(stdout, res, last); werr != nil {
+	if werr := par.after(stdout, res); werr != nil {
 		return withCode(spec.ExitInternal, werr)
 	}
 	sum := runSummarize(res, known)
-	sum.invCases = last.InvariantCases
 	runPrintResult(stdout, res, sum)
 	if *jsonPath != "" {
 		fmt.Fprintf(stdout, "result written to %s\n", *jsonPath)
@@ -281,28 +279,32 @@ type runSummaryT struct {
 	missed     []string          // drift models in the run without a finding
 	controls   []string          // drift models in the run
 	knownSet   *knownSet
-	invCases   int64 // cases whose targets are all invariant
 	invFound   int
 }
 
+// runSummarize sorts res.Findings by their Expected field, which the
+// relation that made them decided: an expected finding counts for the
+// drift model among its targets; every other one is known (--known) or
+// unexpected.
 func runSummarize(res *spec.Result, known *knownSet) runSummaryT {
 	s := runSummaryT{expected: map[string][]spec.Finding{}, known: map[string]string{}, knownSet: known}
-	drift := map[string]target.Info{}
+	drift := map[string]bool{}
 	for _, ts := range res.Targets {
 		if ts.Invariant {
 			s.invFound += ts.Findings
 			continue
 		}
-		if t, err := target.Lookup(ts.Target); err == nil {
-			drift[ts.Target] = t.Info()
+		if _, err := target.Lookup(ts.Target); err == nil {
+			drift[ts.Target] = true
 			s.controls = append(s.controls, ts.Target)
 		}
 	}
 	for _, f := range res.Findings {
 		model := ""
-		for _, name := range []string{f.TargetA, f.TargetB} {
-			if info, ok := drift[name]; ok && runInList(info.Expect, f.Relation) && f.Kind != "crash" {
-				model = name
+		if f.Expected {
+			model = f.TargetA
+			if drift[f.TargetB] {
+				model = f.TargetB
 			}
 		}
 		if model == "" {
@@ -353,7 +355,7 @@ func runPrintResult(w io.Writer, res *spec.Result, s runSummaryT) {
 				continue
 			}
 			f := fs[0]
-			what := f.Kind
+			what := string(f.Kind)
 			if f.DriftMap != nil && f.DriftMap.Rule != "" {
 				what = f.DriftMap.Rule
 			} else if f.DriftMap != nil {
@@ -363,7 +365,7 @@ func runPrintResult(w io.Writer, res *spec.Result, s runSummaryT) {
 				time.Duration(f.Elapsed).Round(time.Millisecond), time.Duration(f.Elapsed+f.ToMinimal).Round(time.Millisecond), what)
 		}
 	}
-	fmt.Fprintf(w, "  invariant targets: %d cases (on pairs of invariant targets only), %d finding(s)\n", s.invCases, s.invFound)
+	fmt.Fprintf(w, "  invariant targets: %d cases (on pairs of invariant targets only), %d finding(s)\n", res.InvariantCases, s.invFound)
 	fmt.Fprintln(w, "  per target (cases, findings, relations):")
 	for _, ts := range res.Targets {
 		fmt.Fprintf(w, "    %-30s %7d %3d  %s\n", ts.Target, ts.Cases, ts.Findings, strings.Join(ts.Relations, ", "))
@@ -389,7 +391,7 @@ func runPrintFinding(w io.Writer, n int, f spec.Finding, note string) {
 	if f.Original != nil {
 		fmt.Fprintf(w, "  shrunk in %d steps from %s\n", f.ShrinkSteps, runShapeWords(*f.Original))
 	}
-	if f.Kind == "crash" {
+	if f.Kind == spec.KindCrash {
 		fmt.Fprintf(w, "  error: %s\n", f.Error)
 	} else {
 		fmt.Fprintf(w, "  first diverging row %d, column %d: A = 0x%s (%s), B = 0x%s (%s), %d ulps", f.Row, f.Col,

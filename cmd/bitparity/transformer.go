@@ -63,6 +63,7 @@ func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d t
 	}
 	res.Targets = append(res.Targets, ts.Jobs...)
 	res.Cases += ts.Cases
+	res.InvariantCases += ts.InvariantCases
 	res.Findings = append(res.Findings, ts.Unexpected...)
 	return ts.Err(), nil
 }

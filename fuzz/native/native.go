@@ -131,7 +131,7 @@ func Describe(f *spec.Finding) string {
 		targets += " vs " + f.TargetB
 	}
 	fmt.Fprintf(&b, "%s %s on %s: %s", f.Case.Op, f.Relation, targets, f.Kind)
-	if f.Kind != "crash" {
+	if f.Kind != spec.KindCrash {
 		fmt.Fprintf(&b, " at row %d col %d: %s (%s) vs %s (%s), %d ulps in %s, %d row(s) differ",
 			f.Row, f.Col, f.A.Hex, f.A.Dec, f.B.Hex, f.B.Dec, f.ULPs, f.Case.CompareDType(), f.RowsDiffering)
 	}
