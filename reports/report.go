@@ -305,7 +305,6 @@ func bySignature(fs []spec.Finding) map[string]spec.Finding {
 	return m
 }
 
-
 func ranTarget(r spec.Result, target string) bool {
 	for _, t := range r.Targets {
 		if t.Target == target && t.Cases > 0 {
