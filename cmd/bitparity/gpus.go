@@ -213,6 +213,10 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		}
 		temp = true
 	}
+	left, err := resumeLeftovers(work, fs.Lookup("seed").Value.(flag.Getter).Get().(uint64), stderr)
+	if err != nil {
+		return nil, withCode(spec.ExitInternal, err)
+	}
 	n := len(ids)
 	host := p.shard
 	if host.Count < 1 {
@@ -233,6 +237,7 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		w.cmd = exec.CommandContext(ctx, exe, childArgs(fs, w, budget, p.corpus != "")...)
 		w.cmd.Cancel = func() error { return w.cmd.Process.Signal(os.Interrupt) }
 		w.cmd.WaitDelay = 30 * time.Second
+		dieWithParent(w.cmd)
 		w.cmd.Env = os.Environ()
 		if os.Getenv("GOMAXPROCS") == "" {
 			w.cmd.Env = append(w.cmd.Env, "GOMAXPROCS="+strconv.Itoa(workerProcs(n)))
@@ -281,6 +286,7 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		rs = append(rs, w.res)
 		fmt.Fprintf(stderr, "worker %d: %d cases, %d finding(s) in %s\n", k, w.res.Cases, len(w.res.Findings), w.took.Round(time.Millisecond))
 	}
+	rs = append(rs, left.results...)
 	var res *spec.Result
 	if len(rs) > 0 {
 		if res, err = fuzz.MergeResults(rs...); err != nil {
@@ -293,7 +299,7 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		if err != nil {
 			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: corpus: %w", err))
 		}
-		var srcs []corpus.Store
+		srcs := left.corpora
 		for _, w := range ws {
 			if w.err == nil {
 				if d, err := corpus.OpenDir(filepath.Join(w.dir, "corpus"), false); err == nil {

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
@@ -72,8 +73,12 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("run: unexpected arguments %q", fs.Args())
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGINT and SIGTERM stop generating cases; what was found is shrunk
+	// for a bounded grace period and written (runDurably). A second signal
+	// kills the process at once: every finding printed is already stored.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop)
 	workerNames, werr := wk.start(stderr)
 	defer wk.close()
 	if werr != nil {
@@ -113,9 +118,11 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if err := par.apply(c); err != nil {
 		return err
 	}
-	c.OnFinding = func(f spec.Finding) {
-		fmt.Fprintf(stderr, "found: %s %s (%s) after %s, %d cases\n", f.Relation, runTargetsOf(f), f.Kind,
-			time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore)
+	head := spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *seed, Env: fuzz.HostEnv(),
+		Args: append([]string{"run"}, args...)}
+	rec, err := openDurable(stderr, par.corpus, *jsonPath, head)
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *seed, *dur, runCountPairs(c))
 	// The end-to-end transformer (train vs inference path) takes a share of
@@ -132,7 +139,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		prog.Update(res.Cases, len(res.Findings))
 	} else {
-		res, err = c.Run(ctx)
+		res, err = runDurably(ctx, c, rec, fuzz.LateShrinkBudget)
 	}
 	prog.Finish()
 	if res == nil {
@@ -142,17 +149,18 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		return withCode(spec.ExitInternal, err)
 	}
 	var e2eErr error
-	if e2e > 0 && err == nil {
+	if ctx.Err() != nil {
+		fmt.Fprintf(stdout, "interrupted after %s: the verdict covers the cases run\n", time.Duration(res.Duration).Round(time.Millisecond))
+	}
+	if e2e > 0 && err == nil && ctx.Err() == nil {
 		var terr error
 		if e2eErr, terr = runTransformer(ctx, stdout, res, e2e, *seed, trainOn, inferOn); terr != nil {
 			return withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", terr))
 		}
 	}
 	res.Args = append([]string{"run"}, args...)
-	if *jsonPath != "" {
-		if werr := runWriteJSONAtomic(*jsonPath, res); werr != nil {
-			return withCode(spec.ExitInternal, werr)
-		}
+	if werr := rec.finish(res); werr != nil {
+		return withCode(spec.ExitInternal, werr)
 	}
 	if werr := par.after(stdout, res); werr != nil {
 		return withCode(spec.ExitInternal, werr)
