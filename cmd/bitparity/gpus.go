@@ -316,6 +316,7 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		}
 		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added from %d worker folder(s), %d already there\n", p.corpus, len(rep.Added), len(srcs), len(rep.Existing))
 	}
+	markMerged(ws, left)
 	if len(failed) > 0 {
 		err := withCode(spec.ExitInternal, fmt.Errorf("run: %d of %d worker(s) failed (work folder %s kept):\n  %s", len(failed), len(ws), work, strings.Join(failed, "\n  ")))
 		return res, err

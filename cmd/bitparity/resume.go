@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,11 +23,16 @@ type leftovers struct {
 	dirs    []string
 }
 
+// mergedMark is the file a parallel run leaves in each worker folder it
+// merged into its result and corpus.
+const mergedMark = "merged"
+
 // resumeLeftovers moves every shard-K folder of work to
 // work/previous-STAMP/shard-K, so that this run's workers start empty, and
-// collects those whose worker did not finish (no result.json): the result
-// rebuilt from result.json.journal when it records the same seed, and the
-// corpus folder. A folder it cannot read is said on stderr and skipped.
+// collects those that no run merged (no mergedMark: the parent was killed):
+// the worker's result (result.json, or rebuilt from its journal when the
+// worker was killed too) when it records the same seed, and the corpus
+// folder. A folder it cannot read is said on stderr and skipped.
 func resumeLeftovers(work string, seed uint64, stderr io.Writer) (leftovers, error) {
 	var left leftovers
 	shards, err := filepath.Glob(filepath.Join(work, "shard-*"))
@@ -42,18 +49,18 @@ func resumeLeftovers(work string, seed uint64, stderr io.Writer) (leftovers, err
 		if err := os.Rename(dir, moved); err != nil {
 			return left, fmt.Errorf("run: --work-dir: move %s aside: %w", dir, err)
 		}
-		if _, err := os.Stat(filepath.Join(moved, "result.json")); err == nil {
-			continue // that worker finished; its run merged it
+		if _, err := os.Stat(filepath.Join(moved, mergedMark)); err == nil {
+			continue // its run merged it
 		}
 		took := false
-		if r, _, err := corpus.RebuildJournal(filepath.Join(moved, "result.json"+corpus.JournalSuffix)); err == nil {
+		if r, err := leftResult(moved); err == nil {
 			if r.Seed == seed {
 				left.results = append(left.results, r)
 				took = true
 			} else {
 				fmt.Fprintf(stderr, "run: %s: a run of seed %d, not %d: its corpus is merged, its counts are not\n", moved, r.Seed, seed)
 			}
-		} else if !os.IsNotExist(err) {
+		} else if !errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(stderr, "run: %s: %v\n", moved, err)
 		}
 		if d, err := corpus.OpenDir(filepath.Join(moved, "corpus"), false); err == nil {
@@ -68,4 +75,30 @@ func resumeLeftovers(work string, seed uint64, stderr io.Writer) (leftovers, err
 		fmt.Fprintf(stderr, "run: resuming what %d interrupted worker(s) left in %s\n", len(left.dirs), prev)
 	}
 	return left, nil
+}
+
+// leftResult is a worker folder's result: result.json, or the result
+// rebuilt from result.json's journal.
+func leftResult(dir string) (*spec.Result, error) {
+	path := filepath.Join(dir, "result.json")
+	if _, err := os.Stat(path); err == nil {
+		return corpus.ReadResult(path)
+	}
+	r, _, err := corpus.RebuildJournal(path + corpus.JournalSuffix)
+	return r, err
+}
+
+// markMerged leaves mergedMark in the folder of every worker whose result
+// was merged, and in every resumed folder, so that a later run with the
+// same --work-dir does not merge them again.
+func markMerged(ws []*worker, left leftovers) {
+	dirs := append([]string(nil), left.dirs...)
+	for _, w := range ws {
+		if w.err == nil {
+			dirs = append(dirs, w.dir)
+		}
+	}
+	for _, d := range dirs {
+		os.WriteFile(filepath.Join(d, mergedMark), nil, 0o644)
+	}
 }
