@@ -25,9 +25,11 @@ type Options struct {
 	// Name is the target's name in reports; "exec:" + the adapter's
 	// declared name when empty.
 	Name string
-	// Timeout bounds one request (write, compute, reply); 2 minutes when
-	// zero. A request that takes longer is a hang: the process is killed
-	// and Run returns an error wrapping target.ErrTargetCrashed.
+	// Timeout bounds one request (write, compute, reply). When zero it
+	// adapts: TimeoutFactor times the slowest answer so far (the hello
+	// included), at least TimeoutFloor. A request that takes longer is a
+	// hang: the process is killed and Run returns an error wrapping
+	// target.ErrTargetCrashed.
 	Timeout time.Duration
 	// StartTimeout bounds the start and the handshake; 2 minutes when zero
 	// (importing torch and initialising CUDA takes seconds).
@@ -41,11 +43,20 @@ type Options struct {
 	Stderr io.Writer
 }
 
-func (o Options) timeout() time.Duration {
+// TimeoutFloor and TimeoutFactor make the adaptive request timeout (see
+// Options.Timeout).
+const (
+	TimeoutFloor  = 10 * time.Second
+	TimeoutFactor = 20
+)
+
+// timeout is the bound of the next request: Options.Timeout, or
+// max(TimeoutFloor, TimeoutFactor x slowest answer so far).
+func (o Options) timeout(slowest time.Duration) time.Duration {
 	if o.Timeout > 0 {
 		return o.Timeout
 	}
-	return 2 * time.Minute
+	return max(TimeoutFloor, TimeoutFactor*slowest)
 }
 
 func (o Options) startTimeout() time.Duration {
@@ -71,8 +82,10 @@ type Target struct {
 	proc     *process
 	seq      int // frames sent to the current process; hello is frame 0
 	starts   int
-	scratch  []byte // request tensor bytes, reused
-	replyBuf []byte // reply frame bytes, reused
+	scratch  []byte        // request tensor bytes, reused
+	replyBuf []byte        // reply frame bytes, reused
+	slowest  time.Duration // the slowest answer so far (hello included)
+	stall    string        // why the run ended with a request unanswered
 }
 
 var _ target.Target = (*Target)(nil)
@@ -125,6 +138,15 @@ func New(cmdline string, op spec.Op, opts Options) (*Target, error) {
 	return t, nil
 }
 
+// Stalled says why the target stopped answering, when a request was still
+// unanswered after half its timeout when its context ended (the run's
+// deadline came before the timeout could make it a crash); "" otherwise.
+func (t *Target) Stalled() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stall
+}
+
 // Info describes the target as the adapter declared it in its hello.
 func (t *Target) Info() target.Info { return t.info }
 
@@ -173,8 +195,10 @@ func (t *Target) start() error {
 		"seq":      "0",
 		"op":       string(t.op),
 	}}
-	rep, buf, err := p.exchange(context.Background(), req, t.replyBuf, "hello frame 0", t.opts.startTimeout())
+	t0 := time.Now()
+	rep, buf, err := p.exchange(context.Background(), req, t.replyBuf, "hello frame 0", t.opts.startTimeout(), helloLimit)
 	t.replyBuf = buf
+	t.slowest = max(t.slowest, time.Since(t0))
 	if err == nil {
 		err = checkHello(rep, t.op)
 	}
@@ -291,8 +315,13 @@ func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 	}
 	name := fmt.Sprintf("reply frame %d", t.seq)
 	p := t.proc
-	rep, buf, err := p.exchange(ctx, req, t.replyBuf, name, t.opts.timeout())
+	t0 := time.Now()
+	rep, buf, err := p.exchange(ctx, req, t.replyBuf, name, t.opts.timeout(t.slowest), replyLimit(b, rows))
 	t.replyBuf = buf
+	took := time.Since(t0)
+	if err == nil {
+		t.slowest = max(t.slowest, took)
+	}
 	var out *target.Output
 	if err == nil {
 		if rep.meta["frame"] == "error" && rep.meta["seq"] == strconv.Itoa(t.seq) {
@@ -303,6 +332,10 @@ func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 	if err != nil {
 		t.proc = nil
 		if ctx.Err() != nil {
+			if took >= t.opts.timeout(t.slowest)/2 {
+				t.stall = fmt.Sprintf("%s unanswered after %s when the run ended (the slowest answer before took %s)",
+					name, took.Round(time.Millisecond), t.slowest.Round(time.Millisecond))
+			}
 			p.discard("canceled")
 			return nil, fmt.Errorf("target %s: %w", t.info.Name, ctx.Err())
 		}
