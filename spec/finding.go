@@ -157,6 +157,9 @@ type Result struct {
 	// hold.
 	InvariantCases int64         `json:"invariant_cases"`
 	Targets        []TargetStats `json:"targets"`
+	// Stalls names the targets that stopped answering without a crash
+	// finding (a request still unanswered when the run ended), and why.
+	Stalls []string `json:"stalls,omitempty"`
 	Findings       []Finding     `json:"findings"`
 	Env            Env           `json:"env"`
 	Args           []string      `json:"args,omitempty"`

@@ -268,7 +268,7 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		}
 		w.took = time.Since(start)
 		var ee *exec.ExitError
-		if errors.As(w.err, &ee) && (ee.ExitCode() == spec.ExitOK || ee.ExitCode() == spec.ExitFinding) {
+		if errors.As(w.err, &ee) && (ee.ExitCode() == spec.ExitOK || ee.ExitCode() == spec.ExitFinding || ee.ExitCode() == spec.ExitStalled) {
 			w.err = nil // 1: findings the worker's verdict did not expect; the merged verdict decides
 		}
 		if w.err == nil {

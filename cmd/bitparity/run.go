@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/spec"
@@ -48,6 +49,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
 	e2eOn := fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
 	knownDirs := fs.String("known", "", "comma-separated case folders of known, still-open findings (a team's corpus): a finding of the same kind, op, relation, targets and dtypes is listed as known and does not fail the run; one matching a case marked fixed is a regression")
+	minCases := fs.Int64("min-cases", 0, "the run is STALLED (exit 5) when a target ran fewer than `N` cases or stopped answering; 0: one case for --exec and --kernel targets, no minimum for the others")
 	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
 	par := runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
 	wk := runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
@@ -72,6 +74,9 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usageErr("run: unexpected arguments %q", fs.Args())
+	}
+	if *minCases < 0 {
+		return usageErr("run: --min-cases %d: want a count >= 0", *minCases)
 	}
 	// SIGINT and SIGTERM stop generating cases; what was found is shrunk
 	// for a bounded grace period and written (runDurably). A second signal
@@ -158,6 +163,8 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 			return withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", terr))
 		}
 	}
+	res.Stalls = append(res.Stalls, external.Stalls()...)
+	stalls := runStalls(res, *minCases, workerNames)
 	res.Args = append([]string{"run"}, args...)
 	if werr := rec.finish(res); werr != nil {
 		return withCode(spec.ExitInternal, werr)
@@ -178,6 +185,11 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d finding(s)", len(res.Findings))}
 	case len(sum.unexpected) > 0:
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d unexpected finding(s)", len(sum.unexpected))}
+	case len(stalls) > 0:
+		for _, s := range stalls {
+			fmt.Fprintf(stdout, "STALLED: %s\n", s)
+		}
+		return &exitError{code: spec.ExitStalled, err: fmt.Errorf("stalled: %d target(s) ran too few cases or stopped answering", len(stalls))}
 	case *expect && len(sum.missed) > 0:
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("negative control(s) not found: %s", strings.Join(sum.missed, ", "))}
 	case e2eErr != nil:

@@ -17,6 +17,7 @@ rows, where it misbehaves the way argv[1] says:
   big          announces a frame 1 MiB larger than the reply can be
   exit         exits with status 0, answering nothing
   hellohang    (any batch) sleeps instead of answering the hello
+  hang3        (any batch) sleeps instead of answering the third request
 """
 import os
 import signal
@@ -45,6 +46,7 @@ def op(req):
 
 def main():
     conn = bp._Conn()
+    requests = 0
     while True:
         try:
             meta, tensors = conn.read()
@@ -58,6 +60,9 @@ def main():
                         "name": "misbehave-" + mode, "invariant": "true", "ulp_bound": 0})
             continue
         req = bp.Request(meta, tensors)
+        requests += 1
+        if mode == "hang3" and requests == 3:
+            time.sleep(3600)
         trigger = req.f32("x").shape[0] == 13
         if trigger and mode == "crash":
             sys.stderr.write("boom: planted crash\n")
