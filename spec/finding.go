@@ -159,8 +159,8 @@ type Result struct {
 	Targets        []TargetStats `json:"targets"`
 	// Stalls names the targets that stopped answering without a crash
 	// finding (a request still unanswered when the run ended), and why.
-	Stalls []string `json:"stalls,omitempty"`
-	Findings       []Finding     `json:"findings"`
-	Env            Env           `json:"env"`
-	Args           []string      `json:"args,omitempty"`
+	Stalls   []string  `json:"stalls,omitempty"`
+	Findings []Finding `json:"findings"`
+	Env      Env       `json:"env"`
+	Args     []string  `json:"args,omitempty"`
 }
