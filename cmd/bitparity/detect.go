@@ -64,6 +64,13 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 	if *models != "" {
 		for _, m := range strings.Split(*models, ",") {
 			name, rel, _ := strings.Cut(m, "@")
+			t, err := target.Lookup(name)
+			if err != nil {
+				return usageErr("detect: --models: %v", err)
+			}
+			if len(t.Info().Expect) == 0 {
+				return usageErr("detect: --models: %s is not a drift model (bitparity list shows them)", name)
+			}
 			list = append(list, detect.Model{Name: name, Relation: rel})
 		}
 	} else {
