@@ -386,6 +386,10 @@ func readLimited(path string) ([]byte, error) { return readLimitedN(path, MaxFil
 // readLimitedN reads a regular file of at most limit bytes, checked before
 // reading (its size) and while reading (a file that grows meanwhile).
 func readLimitedN(path string, limit int64) ([]byte, error) {
+	// a FIFO or device blocks on open: refuse it before opening
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err

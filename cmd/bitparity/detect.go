@@ -33,7 +33,7 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 	taps := fs.Bool("taps", false, "compare the fp32 intermediates (taps) too")
 	verbose := fs.Bool("v", false, "print every run on stderr")
 	caseJSON := fs.String("case", "", "instead of the table: run this case (JSON) with Dist normal and Dist boundary, outputs only, and print how many rows differ")
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

@@ -45,7 +45,7 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stderr, "\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -66,6 +66,9 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		if !known {
 			return usageErr("report: --format %q: want one of %s", *format, strings.Join(names, ", "))
 		}
+	}
+	if err := checkOutputDir("out-dir", *outDir); err != nil {
+		return err
 	}
 	srcs, err := reports.Load(fs.Args()...)
 	if err != nil {

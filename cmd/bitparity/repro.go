@@ -37,7 +37,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stderr, "usage: bitparity repro [flags] FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

@@ -58,7 +58,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -75,8 +75,14 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("run: unexpected arguments %q", fs.Args())
 	}
-	if *minCases < 0 {
-		return usageErr("run: --min-cases %d: want a count >= 0", *minCases)
+	if err := runCheckFlags(fs); err != nil {
+		return err
+	}
+	if err := checkOutputFile("json", *jsonPath); err != nil {
+		return err
+	}
+	if err := checkOutputDir("corpus", par.corpus); err != nil {
+		return err
 	}
 	// SIGINT and SIGTERM stop generating cases; what was found is shrunk
 	// for a bounded grace period and written (runDurably). A second signal

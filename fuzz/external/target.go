@@ -85,6 +85,7 @@ type Target struct {
 	scratch  []byte        // request tensor bytes, reused
 	replyBuf []byte        // reply frame bytes, reused
 	slowest  time.Duration // the slowest answer so far (hello included)
+	slowReq  time.Duration // the slowest answer to a request
 	stall    string        // why the run ended with a request unanswered
 }
 
@@ -139,8 +140,9 @@ func New(cmdline string, op spec.Op, opts Options) (*Target, error) {
 }
 
 // Stalled says why the target stopped answering, when a request was still
-// unanswered after half its timeout when its context ended (the run's
-// deadline came before the timeout could make it a crash); "" otherwise.
+// unanswered when its context ended (the run's deadline came before the
+// timeout could make it a crash) after max(TimeoutFloor/2, TimeoutFactor/2
+// x the slowest answer to a request); "" otherwise.
 func (t *Target) Stalled() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -321,6 +323,7 @@ func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 	took := time.Since(t0)
 	if err == nil {
 		t.slowest = max(t.slowest, took)
+		t.slowReq = max(t.slowReq, took)
 	}
 	var out *target.Output
 	if err == nil {
@@ -332,7 +335,7 @@ func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 	if err != nil {
 		t.proc = nil
 		if ctx.Err() != nil {
-			if took >= t.opts.timeout(t.slowest)/2 {
+			if took >= max(TimeoutFloor/2, TimeoutFactor/2*t.slowReq) {
 				t.stall = fmt.Sprintf("%s unanswered after %s when the run ended (the slowest answer before took %s)",
 					name, took.Round(time.Millisecond), t.slowest.Round(time.Millisecond))
 			}
