@@ -51,9 +51,9 @@ type Campaign struct {
 	// shrinking kept the case, its Case) is the case OnFound saw.
 	OnFound   func(spec.Finding)
 	OnFinding func(spec.Finding)
-	// Grace bounds the shrinking left when ctx ends before Duration (an
-	// interrupt): findings still being shrunk or queued get Grace in all,
-	// counted from then, and are reported as far as they got (0:
+	// Grace bounds the shrinking left when Duration is over or ctx ends
+	// (an interrupt): findings still being shrunk or queued get Grace in
+	// all, counted from then, and are reported as far as they got (0:
 	// LateShrinkBudget).
 	Grace time.Duration
 	// NoTaps compares outputs only (WithoutTaps): drift that changes only
@@ -287,8 +287,9 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 	}
 	// One goroutine shrinks and maps findings while the workers go on;
 	// findings still queued at the deadline get LateShrinkBudget each, and
-	// all of them together Grace once ctx has ended.
-	graceCtx, stopGrace := c.graceContext(ctx)
+	// all of them together Grace once the deadline has passed or ctx has
+	// ended: Run returns by Duration + Grace.
+	graceCtx, stopGrace := c.graceContext(runCtx)
 	defer stopGrace()
 	shrunk := make(chan struct{})
 	go func() {
@@ -375,7 +376,7 @@ func minimizeOrAbandon(stop, sctx context.Context, f *spec.Finding) {
 	case <-done:
 		*f = g
 	case <-stop.Done():
-		f.Message += " (not minimized: the campaign was interrupted)"
+		f.Message += " (not minimized: the campaign's time was up)"
 	}
 }
 

@@ -143,6 +143,9 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		e2e = transformerShare(*dur)
 		c.Duration -= e2e
 	}
+	if c.Duration > 2*fuzz.LateShrinkBudget {
+		c.Duration -= fuzz.LateShrinkBudget // the shrinking grace after the deadline (Campaign.Grace)
+	}
 	var res *spec.Result
 	if par.parallel() {
 		if res, err = par.run(ctx, stdout, stderr, fs, *maxCases); res == nil {

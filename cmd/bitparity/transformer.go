@@ -54,7 +54,8 @@ func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d t
 	if trainOn != transformer.CPU || inferOn != transformer.CPU {
 		fmt.Fprintf(stdout, "transformer: train path on %s, inference path on %s\n", trainOn, inferOn)
 	}
-	ts, err := transformer.Campaign{Duration: d, Seed: seed, TrainBackend: trainOn, InferBackend: inferOn}.Run(ctx)
+	ts, err := transformer.Campaign{Duration: d, Seed: seed, TrainBackend: trainOn, InferBackend: inferOn,
+		ShrinkBudget: max(100*time.Millisecond, d/10)}.Run(ctx)
 	if err != nil {
 		return nil, err
 	}
