@@ -38,7 +38,10 @@ func Words(f spec.Finding) string {
 		if f.SignedZero {
 			b.WriteString("+0 vs -0 (0 ulps, different bits)")
 		} else {
-			fmt.Fprintf(&b, "%d %s in %s", f.ULPs, plural(int64(f.ULPs), "ulp", "ulps"), f.Case.CompareDType())
+			fmt.Fprintf(&b, "%d %s in %s", f.ULPs, plural(int64(f.ULPs), "ulp", "ulps"), f.ValueDType())
+			if f.OnTaps {
+				b.WriteString(" (fp32 intermediates; the outputs are equal)")
+			}
 		}
 		if f.RowsDiffering > 0 {
 			fmt.Fprintf(&b, ", %d %s", f.RowsDiffering, plural(int64(f.RowsDiffering), "row differs", "rows differ"))
