@@ -122,7 +122,8 @@ func WriteSeed(dir, name string, c spec.Case) (string, error) {
 
 // Describe says in words what finding f is: op, relation and targets,
 // kind, and for a difference the first diverging row and column, both
-// values in hex and decimal, the ulps in the compared dtype and the rows
+// values in hex and decimal, the ulps in the dtype of the values (fp32
+// for a finding on taps, else the compared dtype) and the rows
 // that differ; then its message and error, one line each.
 func Describe(f *spec.Finding) string {
 	var b strings.Builder
@@ -133,7 +134,7 @@ func Describe(f *spec.Finding) string {
 	fmt.Fprintf(&b, "%s %s on %s: %s", f.Case.Op, f.Relation, targets, f.Kind)
 	if f.Kind != spec.KindCrash {
 		fmt.Fprintf(&b, " at row %d col %d: %s (%s) vs %s (%s), %d ulps in %s, %d row(s) differ",
-			f.Row, f.Col, f.A.Hex, f.A.Dec, f.B.Hex, f.B.Dec, f.ULPs, f.Case.CompareDType(), f.RowsDiffering)
+			f.Row, f.Col, f.A.Hex, f.A.Dec, f.B.Hex, f.B.Dec, f.ULPs, f.ValueDType(), f.RowsDiffering)
 	}
 	b.WriteString("\n")
 	if f.Message != "" {
