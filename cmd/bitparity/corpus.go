@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -105,6 +106,9 @@ func (s *storeFlags) dirArg(fs *flag.FlagSet) error {
 
 func (s *storeFlags) open(create bool) (*corpus.Layered, error) {
 	local, err := corpus.OpenDir(s.dir, create)
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return nil, usageErr("%v (name a corpus folder with -dir DIR or $%s; bitparity run --corpus DIR stores a campaign's findings in one)", err, envCorpus)
+	}
 	if err != nil {
 		return nil, withCode(spec.ExitUsage, err)
 	}
