@@ -40,7 +40,7 @@ KNOWN     ?= corpus/h200
 endif
 KNOWN     ?=
 
-.PHONY: race run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
+.PHONY: readme race run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
 
 build:
 	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
@@ -61,6 +61,11 @@ cuda-vet:
 
 unit:
 	$(GO) test -count=1 -timeout 9m ./...
+
+# Every command line of README.md's code blocks, run verbatim in a fresh
+# copy of the tracked files with a fresh build (minutes: make run is one).
+readme:
+	BITPARITY_README=1 $(GO) test -count=1 -timeout 15m -run TestREADMECommands -v ./cmd/bitparity
 
 # The examples/ module: a team's own kernel fuzzed with the fuzztest API,
 # built offline against this checkout, and a few seconds of go test -fuzz.
