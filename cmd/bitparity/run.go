@@ -137,15 +137,23 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *seed, *dur, runCountPairs(c))
 	// The end-to-end transformer (train vs inference path) takes a share of
-	// a full campaign: every target and relation, in this process.
-	var e2e time.Duration
+	// a full campaign: every target and relation, in this process. It runs
+	// first, so the cases its controls are owed past its share come out of
+	// --duration too; the campaign gets what is left, less its shrinking
+	// grace (Campaign.Grace).
+	var e2e *e2eRun
 	if *targets == "" && *rels == "" && len(workerNames) == 0 && !par.parallel() {
-		e2e = transformerShare(*dur)
-		c.Duration -= e2e
+		if e2e, err = runTransformerFirst(ctx, transformerShare(*dur), *seed, trainOn, inferOn); err != nil && ctx.Err() == nil {
+			return withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", err))
+		}
+		if e2e != nil {
+			c.Duration -= e2e.took
+		}
 	}
 	if c.Duration > 2*fuzz.LateShrinkBudget {
-		c.Duration -= fuzz.LateShrinkBudget // the shrinking grace after the deadline (Campaign.Grace)
+		c.Duration -= fuzz.LateShrinkBudget
 	}
+	c.Duration = max(c.Duration, time.Second)
 	var res *spec.Result
 	if par.parallel() {
 		if res, err = par.run(ctx, stdout, stderr, fs, *maxCases); res == nil {
@@ -166,11 +174,8 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if ctx.Err() != nil {
 		fmt.Fprintf(stdout, "interrupted after %s: the verdict covers the cases run\n", time.Duration(res.Duration).Round(time.Millisecond))
 	}
-	if e2e > 0 && err == nil && ctx.Err() == nil {
-		var terr error
-		if e2eErr, terr = runTransformer(ctx, stdout, res, e2e, *seed, trainOn, inferOn); terr != nil {
-			return withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", terr))
-		}
+	if e2e != nil {
+		e2eErr = e2e.fold(stdout, res)
 	}
 	res.Stalls = append(res.Stalls, external.Stalls()...)
 	stalls := runStalls(res, *minCases, workerNames)
