@@ -303,6 +303,8 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 				sctx, scancel := context.WithTimeout(graceCtx, budget)
 				minimizeOrAbandon(graceCtx, sctx, f)
 				scancel()
+			} else if !c.NoShrink {
+				f.Message += " (not minimized: the campaign's time was up)"
 			}
 			f.ToMinimal = spec.Duration(time.Since(start) - time.Duration(f.Elapsed))
 			mu.Lock()

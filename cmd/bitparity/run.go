@@ -48,7 +48,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
 	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
 	e2eOn := fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
-	knownDirs := fs.String("known", "", "comma-separated case folders of known, still-open findings (a team's corpus): a finding of the same kind, op, relation, targets and dtypes is listed as known and does not fail the run; one matching a case marked fixed is a regression")
+	knownDirs := fs.String("known", "", "comma-separated case folders of known, still-open findings (a team's corpus): a finding of the same kind, op, relation and targets (in any dtype, shape or seed: spec.Identity) is listed as known and does not fail the run; one matching a case marked fixed is a regression")
 	minCases := fs.Int64("min-cases", 0, "the run is STALLED (exit 5) when a target ran fewer than `N` cases or stopped answering; 0: one case for --exec and --kernel targets, no minimum for the others")
 	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
 	par := runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
