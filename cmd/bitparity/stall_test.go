@@ -44,7 +44,7 @@ func TestRunExecHang(t *testing.T) {
 		want string
 	}{
 		{"timeout", []string{"--exec-timeout", "1s", "--duration", "3s", "--no-shrink"}, spec.ExitFinding, "no reply within 1s (hung)"},
-		{"stall", []string{"--duration", "10s"}, spec.ExitStalled, "STALLED: exec:misbehave-hang3: reply frame 3 unanswered after"},
+		{"stall", []string{"--duration", "4s"}, spec.ExitStalled, "STALLED: exec:misbehave-hang3: reply frame 3 unanswered after"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -190,7 +190,7 @@ func TestStallRecorded(t *testing.T) {
 	if got := tg.opts.timeout(tg.slowest); got != TimeoutFloor {
 		t.Errorf("adaptive timeout after fast answers: %s, want the floor %s", got, TimeoutFloor)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), TimeoutFloor/2+200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), StallFloor+500*time.Millisecond)
 	defer cancel()
 	if _, err := tg.Run(ctx, rmsBatch(t, 13), nil); err == nil {
 		t.Fatal("a hung request answered")

@@ -44,10 +44,12 @@ type Options struct {
 }
 
 // TimeoutFloor and TimeoutFactor make the adaptive request timeout (see
-// Options.Timeout).
+// Options.Timeout); StallFloor is the least time a request must have gone
+// unanswered when the run ends to count as a stall (Target.Stalled).
 const (
 	TimeoutFloor  = 10 * time.Second
 	TimeoutFactor = 20
+	StallFloor    = 2 * time.Second
 )
 
 // timeout is the bound of the next request: Options.Timeout, or
@@ -141,8 +143,8 @@ func New(cmdline string, op spec.Op, opts Options) (*Target, error) {
 
 // Stalled says why the target stopped answering, when a request was still
 // unanswered when its context ended (the run's deadline came before the
-// timeout could make it a crash) after max(TimeoutFloor/2, TimeoutFactor/2
-// x the slowest answer to a request); "" otherwise.
+// timeout could make it a crash) after max(StallFloor, TimeoutFactor/2 x
+// the slowest answer to a request); "" otherwise.
 func (t *Target) Stalled() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -335,7 +337,7 @@ func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 	if err != nil {
 		t.proc = nil
 		if ctx.Err() != nil {
-			if took >= max(TimeoutFloor/2, TimeoutFactor/2*t.slowReq) {
+			if took >= max(StallFloor, TimeoutFactor/2*t.slowReq) {
 				t.stall = fmt.Sprintf("%s unanswered after %s when the run ended (the slowest answer before took %s)",
 					name, took.Round(time.Millisecond), t.slowest.Round(time.Millisecond))
 			}
