@@ -45,7 +45,7 @@ KNOWN     ?= corpus/h200
 endif
 KNOWN     ?=
 
-.PHONY: test-scale race run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
+.PHONY: readme test-scale race run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
 
 build:
 	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
@@ -77,6 +77,11 @@ SCALE_TESTS ?= TestSlurmCluster|TestS3
 test-scale:
 	scripts/scale-engines.sh >/dev/null
 	BITPARITY_REQUIRE_ENGINES=1 BITPARITY_WEED=$$(scripts/weed.sh) $(GO) test -count=1 -timeout 20m -v -run '$(SCALE_TESTS)' ./cmd/bitparity ./corpus
+
+# Every command line of README.md's code blocks, run verbatim in a fresh
+# copy of the tracked files with a fresh build (minutes: make run is one).
+readme:
+	BITPARITY_README=1 $(GO) test -count=1 -timeout 15m -run TestREADMECommands -v ./cmd/bitparity
 
 # The examples/ module: a team's own kernel fuzzed with the fuzztest API,
 # built offline against this checkout, and a few seconds of go test -fuzz.

@@ -342,9 +342,9 @@ func validate(f *File) error {
 	if f.Finding != nil {
 		fd := f.Finding
 		switch fd.Kind {
-		case "mismatch", "crash", "misuse":
+		case spec.KindMismatch, spec.KindCrash, spec.KindMisuse:
 		default:
-			return fieldErr("finding.kind", "%q, want mismatch, crash or misuse", truncate(fd.Kind))
+			return fieldErr("finding.kind", "%q, want mismatch, crash or misuse", truncate(string(fd.Kind)))
 		}
 		if fd.Row < 0 || fd.Col < 0 {
 			return fieldErr("finding.row", "row %d col %d, want >= 0", fd.Row, fd.Col)
@@ -400,6 +400,10 @@ func readLimited(path string) ([]byte, error) { return readLimitedN(path, spec.M
 // readLimitedN reads a regular file of at most limit bytes, checked before
 // reading (its size) and while reading (a file that grows meanwhile).
 func readLimitedN(path string, limit int64) ([]byte, error) {
+	// a FIFO or device blocks on open: refuse it before opening
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err

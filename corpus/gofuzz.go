@@ -192,7 +192,7 @@ func importOne(ctx context.Context, dst Store, path string, opts GoFuzzOptions) 
 	var f *File
 	switch {
 	case fd != nil:
-		r.Finding = fd.Kind
+		r.Finding = string(fd.Kind)
 		f = NewFile(fd.Case, fd, fd.Env, source)
 	case opts.All:
 		c.Targets = sets[0]

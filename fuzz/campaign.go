@@ -41,9 +41,18 @@ type Campaign struct {
 	// found.
 	ShrinkBudget time.Duration
 	NoShrink     bool
-	// OnFinding, when set, is called with each finding once it is shrunk
-	// and mapped.
+	// OnFound, when set, is called with each finding as first found,
+	// before it waits to be shrunk, from the worker that found it (calls
+	// may overlap). OnFinding, when set, is called with each finding once
+	// it is shrunk and mapped, one call at a time; its Original (or, when
+	// shrinking kept the case, its Case) is the case OnFound saw.
+	OnFound   func(spec.Finding)
 	OnFinding func(spec.Finding)
+	// Grace bounds the shrinking left when Duration is over or ctx ends
+	// (an interrupt): findings still being shrunk or queued get Grace in
+	// all, counted from then, and are reported as far as they got (0:
+	// LateShrinkBudget).
+	Grace time.Duration
 	// NoTaps compares outputs only (WithoutTaps): drift that changes only
 	// fp32 intermediates is then found once it flips an output bit.
 	NoTaps bool
@@ -129,16 +138,65 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 			r.work(runCtx)
 		}()
 	}
+	// Findings are shrunk under graceCtx: Run returns by Duration + Grace.
+	graceCtx, stopGrace := c.graceContext(runCtx)
+	defer stopGrace()
 	shrunk := make(chan struct{})
 	go func() {
 		defer close(shrunk)
-		r.minimizeAll(ctx)
+		r.minimizeAll(graceCtx)
 	}()
 	wg.Wait()
 	close(r.found)
 	<-shrunk
 	stopProgress()
 	return r.result()
+}
+
+// graceContext returns the context findings are shrunk under: it ends
+// Grace (default LateShrinkBudget) after ctx ends, so an interrupted
+// campaign still shrinks what it found, for a bounded time.
+func (c *Campaign) graceContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	grace := c.Grace
+	if grace <= 0 {
+		grace = LateShrinkBudget
+	}
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var timer *time.Timer
+	var tmu sync.Mutex
+	stop := context.AfterFunc(ctx, func() {
+		tmu.Lock()
+		timer = time.AfterFunc(grace, cancel)
+		tmu.Unlock()
+	})
+	return gctx, func() {
+		stop()
+		tmu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		tmu.Unlock()
+		cancel()
+	}
+}
+
+// minimizeOrAbandon shrinks f under sctx (minimizeInPlace), but keeps f as
+// found when stop ends first: Minimize's drift map runs under its own
+// budget, which an interrupted campaign does not wait for (the abandoned
+// minimization ends within that budget).
+func minimizeOrAbandon(stop, sctx context.Context, f *spec.Finding) {
+	g := *f
+	done := make(chan struct{})
+	go func() {
+		minimizeInPlace(sctx, &g)
+		close(done)
+	}()
+	select {
+	case <-done:
+		*f = g
+	case <-stop.Done():
+		f.Message += " (not minimized: the campaign's time was up)"
+	}
 }
 
 // pairs applies the filters to Pairs.

@@ -141,7 +141,7 @@ func TestDriftModelsKind(t *testing.T) {
 		targets []string
 		rel     string
 		op      spec.Op
-		kind    string
+		kind    spec.Kind
 	}{
 		{[]string{"drift-rmsnorm-te-mod32"}, spec.RelBatchInvariance, spec.OpRMSNorm, "mismatch"},
 		{[]string{"drift-rmsnorm-vllm-256"}, spec.RelOracleParity, spec.OpRMSNorm, "mismatch"},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -100,7 +101,7 @@ func Check(ctx context.Context, c spec.Case, ts ...target.Target) (*spec.Finding
 	f, err := rel.Check(ctx, c, b, ts)
 	var te *targetError
 	if err != nil && errors.Is(err, target.ErrTargetCrashed) && errors.As(err, &te) {
-		f, err = &spec.Finding{Kind: "crash", TargetA: te.target, Error: te.err.Error(),
+		f, err = &spec.Finding{Kind: spec.KindCrash, TargetA: te.target, Error: te.err.Error(),
 			Message: "the target crashed (faulted, hung or answered garbage) on this case"}, nil
 	}
 	if err != nil {
@@ -110,6 +111,7 @@ func Check(ctx context.Context, c spec.Case, ts ...target.Target) (*spec.Finding
 		return nil, nil
 	}
 	complete(f, c)
+	f.Expected = expectedBy(f, ts)
 	return f, nil
 }
 
@@ -131,6 +133,22 @@ func resolve(names []string, ts []target.Target) ([]target.Target, error) {
 		out[i] = t
 	}
 	return out, nil
+}
+
+// expectedBy decides spec.Finding.Expected: f is not a crash and one of its
+// targets lists f.Relation among the relations it must be found by
+// (target.Info.Expect).
+func expectedBy(f *spec.Finding, ts []target.Target) bool {
+	if f.Kind == spec.KindCrash {
+		return false
+	}
+	for _, t := range ts {
+		name := t.Info().Name
+		if (name == f.TargetA || name == f.TargetB) && slices.Contains(t.Info().Expect, f.Relation) {
+			return true
+		}
+	}
+	return false
 }
 
 // complete fills the fields every finding shares.
@@ -381,7 +399,8 @@ func mismatchFinding(ref, other *run, diffs []target.RowDiff, dt oracle.DType, t
 		cols = ref.out.TapCols
 	}
 	f := &spec.Finding{
-		Kind:          "mismatch",
+		Kind:          spec.KindMismatch,
+		OnTaps:        taps,
 		TargetA:       ref.target.Info().Name,
 		Row:           rowA,
 		Col:           d.FirstCol,

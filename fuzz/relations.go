@@ -420,7 +420,7 @@ func (logprobParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts
 			if len(filledSet(o.out)) > 0 {
 				who = ts[1].Info().Name
 			}
-			f.Kind = "misuse"
+			f.Kind = spec.KindMisuse
 			f.Message = fmt.Sprintf("%d declared position(s) were never reported by %s: it zero-filled them, so the difference at position %d (%s vs %s) is spurious, not drift; declare only the reported positions in rel.mask. ",
 				len(fd), who, f.Row, f.A.Dec, f.B.Dec) + f.Message
 			return f, nil
@@ -441,7 +441,7 @@ func (logprobParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts
 				if err != nil {
 					return nil, err
 				}
-				f.Kind = "misuse"
+				f.Kind = spec.KindMisuse
 				f.Message = fmt.Sprintf("compared in %s, but the log-probs of the path are %s (the training dtype): the %d differing positions are equal once both are rounded to %s, so the differences are rounding noise, not drift; compare in %s. ",
 					dt, coarse, len(diffs), coarse, coarse) + f.Message
 				return f, nil

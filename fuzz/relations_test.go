@@ -168,8 +168,8 @@ func TestRelations(t *testing.T) {
 	tests := []struct {
 		name    string
 		c       spec.Case
-		kind    string // "" when the relation must hold
-		message string // a substring of the finding's message
+		kind    spec.Kind // "" when the relation must hold
+		message string    // a substring of the finding's message
 	}{
 		{"oracle batch invariance", rmsCase(spec.RelBatchInvariance, "oracle-rmsnorm", 5, 64, spec.RelParams{Row: 4, Batch: 40, Position: 1, PermSeed: 9}), "", ""},
 		{"oracle padding nan", rmsCase(spec.RelPadding, "oracle-rmsnorm", 5, 64, spec.RelParams{Pad: 9, Filler: "nan"}), "", ""},
@@ -329,7 +329,7 @@ func TestLogProbMisuse(t *testing.T) {
 	tests := []struct {
 		name    string
 		c       spec.Case
-		kind    string
+		kind    spec.Kind
 		message string
 	}{
 		{"bf16 path compared in fp32", lp(train, spec.FP32, nil), "misuse", "rounding noise"},

@@ -148,6 +148,9 @@ func (r *runner) work(ctx context.Context) {
 			continue
 		}
 		if f = r.record(ctx, p, f, err, spent); f != nil {
+			if r.c.OnFound != nil {
+				r.c.OnFound(*f)
+			}
 			r.found <- f
 		}
 	}
@@ -208,17 +211,23 @@ func (r *runner) record(ctx context.Context, p *pairState, f *spec.Finding, err 
 }
 
 // minimizeAll shrinks and maps each finding the workers hand over (unless
-// NoShrink) and keeps it, until found is closed.
-func (r *runner) minimizeAll(ctx context.Context) {
+// NoShrink) and keeps it, until found is closed: findings still queued at
+// the deadline get LateShrinkBudget each, and none is shrunk once grace
+// (Campaign.graceContext) has ended.
+func (r *runner) minimizeAll(grace context.Context) {
 	for f := range r.found {
-		if !r.c.NoShrink {
+		switch {
+		case r.c.NoShrink:
+		case grace.Err() == nil:
 			budget := r.shrink
 			if time.Now().After(r.deadline) {
 				budget = min(budget, LateShrinkBudget)
 			}
-			sctx, cancel := context.WithTimeout(ctx, budget)
-			minimizeInPlace(sctx, f)
+			sctx, cancel := context.WithTimeout(grace, budget)
+			minimizeOrAbandon(grace, sctx, f)
 			cancel()
+		default:
+			f.Message += " (not minimized: the campaign's time was up)"
 		}
 		f.ToMinimal = spec.Duration(time.Since(r.start) - time.Duration(f.Elapsed))
 		r.mu.Lock()
@@ -235,7 +244,7 @@ func (r *runner) minimizeAll(ctx context.Context) {
 func (r *runner) result() (*spec.Result, error) {
 	st := r.stats()
 	res := &spec.Result{Version: spec.ResultVersion, Started: r.start.UTC(), Seed: r.c.Seed, Env: HostEnv(),
-		Duration: spec.Duration(st.Elapsed), Cases: st.Cases}
+		Duration: spec.Duration(st.Elapsed), Cases: st.Cases, InvariantCases: st.InvariantCases}
 	sort.SliceStable(r.findings, func(i, j int) bool { return r.findings[i].Elapsed < r.findings[j].Elapsed })
 	res.Findings = r.findings
 	res.Targets = targetStats(r.pairs, r.findings)

@@ -120,6 +120,8 @@ func MergeResults(rs ...*spec.Result) (*spec.Result, error) {
 		}
 		out.Duration = max(out.Duration, r.Duration)
 		out.Cases += r.Cases
+		out.InvariantCases += r.InvariantCases
+		out.Stalls = append(out.Stalls, r.Stalls...)
 		for _, ts := range r.Targets {
 			s, ok := by[ts.Target]
 			if !ok {

@@ -67,7 +67,7 @@ type junitSkipped struct {
 func writeJUnit(w io.Writer, r *Report) error {
 	byID := map[string]Entry{}
 	for _, e := range r.Findings {
-		byID[e.Signature] = e
+		byID[e.Identity] = e
 	}
 	root := junitSuites{Name: "bitparity", Time: seconds(time.Duration(r.Summary.Duration))}
 	var props []junitProperty
@@ -104,10 +104,10 @@ func writeJUnit(w io.Writer, r *Report) error {
 			for _, sig := range c.Findings {
 				e := byID[sig]
 				if e.Finding.Kind != "" {
-					p.Type = e.Finding.Kind
+					p.Type = string(e.Finding.Kind)
 				}
 				msgs = append(msgs, fmt.Sprintf("%s (%s)", problemLine(e), strings.ReplaceAll(e.Status, "_", " ")))
-				texts = append(texts, fmt.Sprintf("%s [%s, first seen %s, signature %s]\n%s\nrepro: %s",
+				texts = append(texts, fmt.Sprintf("%s [%s, first seen %s, identity %s]\n%s\nrepro: %s",
 					statusWords[e.Status], e.Finding.Kind, stamp(e.FirstSeen), sig, e.Words, repro(e.Finding.Repro)))
 			}
 			p.Message = strings.Join(msgs, "; ")
@@ -124,7 +124,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 			var texts []string
 			for _, sig := range c.Findings {
 				e := byID[sig]
-				texts = append(texts, fmt.Sprintf("expected (negative control) %s [%s, signature %s]: %s",
+				texts = append(texts, fmt.Sprintf("expected (negative control) %s [%s, identity %s]: %s",
 					strings.ReplaceAll(e.Status, "_", " "), e.Finding.Kind, sig, e.Words))
 			}
 			tc.SystemOut = strings.Join(texts, "\n")

@@ -14,6 +14,7 @@ var statusMark = map[string]string{
 	StatusStillFailing: "🟠 still failing",
 	StatusFixed:        "🟢 fixed",
 	StatusNotRerun:     "⚪ not rerun",
+	StatusNotSeen:      "⚪ not seen",
 	CellPass:           "✅ pass",
 	CellFail:           "❌ fail",
 	CellCrash:          "💥 crash",

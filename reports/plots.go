@@ -128,7 +128,7 @@ func ulpHistogram(es []Entry) (*plot.Plot, int, error) {
 	n := 0
 	for _, e := range es {
 		f := e.Finding
-		if f.Kind == "crash" || f.Kind == "misuse" {
+		if f.Kind == spec.KindCrash || f.Kind == spec.KindMisuse {
 			continue
 		}
 		if len(f.Mismatches) == 0 {
@@ -197,8 +197,10 @@ const heatmapBins = 64
 // heatmap draws the mismatch heatmap of a finding: one line per differing
 // row summarised in Finding.Mismatches (labelled with its row index and
 // largest ulp distance), columns binned into at most 64 bins, colour = the
-// number of differing columns in the bin. It returns nil when the finding
-// has no row summaries.
+// number of differing columns in the bin (one colour and no scale when no
+// bin holds more than one). It returns nil when the finding has no row
+// summaries or shows one differing column only: the plot would say no
+// more than the words.
 func heatmap(ms []spec.RowMismatch) (*plot.Plot, error) {
 	if len(ms) == 0 {
 		return nil, nil
@@ -215,6 +217,7 @@ func heatmap(ms []spec.RowMismatch) (*plot.Plot, error) {
 	zmax := 0.0
 	ticks := make([]plot.Tick, len(ms))
 	sampled := false
+	marks := 0
 	for r, m := range ms {
 		row := make([]float64, bins)
 		sample := m.ColsSample
@@ -230,11 +233,16 @@ func heatmap(ms []spec.RowMismatch) (*plot.Plot, error) {
 		for i, v := range row {
 			if v == 0 {
 				row[i] = math.NaN()
+			} else {
+				marks++
 			}
 			zmax = math.Max(zmax, v)
 		}
 		g.z[r] = row
 		ticks[r] = plot.Tick{Value: float64(r), Label: fmt.Sprintf("row %d · %d ulp", m.Row, m.MaxULPs)}
+	}
+	if marks < 2 {
+		return nil, nil // one differing column: the finding's words say it all
 	}
 	cm := moreland.SmoothBlueRed()
 	cm.SetMin(0)
@@ -244,6 +252,9 @@ func heatmap(ms []spec.RowMismatch) (*plot.Plot, error) {
 	h.NaN = color.White
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("differing columns by row and column bin (blue: 1 ... red: %g)", zmax)
+	if zmax <= 1 {
+		p.Title.Text = "differing columns by row and column bin (each mark: one differing column)"
+	}
 	if sampled {
 		p.Title.Text = "sampled " + p.Title.Text
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -21,9 +22,15 @@ const (
 	StatusNew = "new"
 	// StatusStillFailing: failing tonight and on an earlier night.
 	StatusStillFailing = "still_failing"
-	// StatusFixed: failing on the previous night, not tonight, although
-	// tonight's campaign ran the finding's target.
+	// StatusFixed: failing on the previous night, not tonight, and a
+	// recheck of its case passed (a corpus case of the same identity
+	// marked fixed by `corpus recheck`; Options.Fixed).
 	StatusFixed = "fixed"
+	// StatusNotSeen: failing on the previous night, not tonight although
+	// tonight's campaign ran the finding's target, and no recheck has
+	// shown it fixed: a campaign draws random cases, so not finding a bug
+	// one night says little.
+	StatusNotSeen = "not_seen"
 	// StatusNotRerun: failing on the previous night; tonight's campaign did
 	// not run its target, so nothing is known.
 	StatusNotRerun = "not_rerun"
@@ -81,6 +88,7 @@ type Summary struct {
 	New           int `json:"new"`
 	StillFailing  int `json:"still_failing"`
 	Fixed         int `json:"fixed"`
+	NotSeen       int `json:"not_seen"`
 	NotRerun      int `json:"not_rerun"`
 }
 
@@ -93,22 +101,24 @@ type Cell struct {
 	Status    string  `json:"status"`
 	// Cases is the number of cases the target ran (all its relations).
 	Cases int64 `json:"cases"`
-	// Findings lists the signatures of tonight's findings in this cell.
+	// Findings lists the identities (spec.Identity) of tonight's findings
+	// in this cell.
 	Findings []string `json:"findings,omitempty"`
 }
 
-// Entry is one distinct finding (by signature) with its status across
-// nights. Finding is its latest occurrence.
+// Entry is one distinct bug (by spec.Identity) with its status across
+// nights. Finding is its latest sighting, Signature that sighting's
+// signature, and DTypes the dtypes it was seen in on every night.
 type Entry struct {
+	Identity  string    `json:"identity"`
 	Signature string    `json:"signature"`
+	DTypes    []string  `json:"dtypes,omitempty"`
 	Status    string    `json:"status"`
 	FirstSeen time.Time `json:"first_seen"`
 	LastSeen  time.Time `json:"last_seen"`
 	Nights    int       `json:"nights"`
-	// Expected is true for a mismatch or misuse finding on a negative
-	// control: target A or B is a listed target that does not claim
-	// invariance (TargetStats.Invariant false, a drift model). Crashes are
-	// never expected.
+	// Expected is the finding's spec.Finding.Expected: a negative control
+	// found by a relation it must be found by.
 	Expected bool         `json:"expected"`
 	Words    string       `json:"words"`
 	Finding  spec.Finding `json:"finding"`
@@ -124,6 +134,7 @@ type Night struct {
 	New          int       `json:"new"`
 	StillFailing int       `json:"still_failing"`
 	Fixed        int       `json:"fixed"`
+	NotSeen      int       `json:"not_seen"`
 }
 
 // Source is one result file read from disk.
@@ -160,15 +171,31 @@ func Load(paths ...string) ([]Source, error) {
 	return srcs, nil
 }
 
-// Build makes the report of srcs, stamped with generated. The sources are
-// ordered by Result.Started (then path); the last one is tonight.
-//
-// Status rules, for tonight's signature set S and the earlier nights'
-// union E: S\E is new, S∩E still failing; a signature of the previous night
-// missing from S is fixed when tonight ran its target A (TargetStats with
-// Cases > 0), and not rerun otherwise. The trend applies the same rules to
-// every night against the nights before it.
+// Options are what Build knows besides the result files. The zero value
+// is valid.
+type Options struct {
+	// Fixed holds the identities (spec.Identity) whose case a recheck
+	// passed (corpus cases marked fixed by `bitparity corpus recheck`).
+	Fixed map[string]bool
+}
+
+// Build is BuildWith without Options: no bug is known fixed.
 func Build(srcs []Source, generated time.Time) (*Report, error) {
+	return BuildWith(srcs, generated, Options{})
+}
+
+// BuildWith makes the report of srcs, stamped with generated. The sources
+// are ordered by Result.Started (then path); the last one is tonight.
+// Findings are grouped by spec.Identity: the same bug seen with other
+// seeds, shapes or dtypes is one entry, its dtypes listed.
+//
+// Status rules, for tonight's identity set S and the earlier nights'
+// union E: S\E is new, S∩E still failing; an identity of the previous
+// night missing from S is fixed when a recheck of its case passed
+// (opts.Fixed), not seen when tonight ran its target A (TargetStats with
+// Cases > 0) without finding it, and not rerun otherwise. The trend
+// applies the same rules to every night against the nights before it.
+func BuildWith(srcs []Source, generated time.Time, opts Options) (*Report, error) {
 	if len(srcs) == 0 {
 		return nil, errors.New("no result files given")
 	}
@@ -189,7 +216,16 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 			Seed: s.Result.Seed, Cases: s.Result.Cases, Findings: len(s.Result.Findings),
 			Env: s.Result.Env, Args: s.Result.Args,
 		})
-		nights[i] = bySignature(s.Result.Findings)
+		nights[i] = byIdentity(s.Result.Findings)
+	}
+	dtypes := map[string][]string{}
+	for _, s := range srcs {
+		for _, f := range s.Result.Findings {
+			id := spec.Identity(f)
+			if d := dtypeWords(f.Case); !slices.Contains(dtypes[id], d) {
+				dtypes[id] = append(dtypes[id], d)
+			}
+		}
 	}
 
 	// Trend: every night against the nights before it.
@@ -205,8 +241,13 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 		}
 		if i > 0 {
 			for sig, f := range nights[i-1] {
-				if _, ok := nights[i][sig]; !ok && ranTarget(s.Result, f.TargetA) {
+				if _, ok := nights[i][sig]; ok {
+					continue
+				}
+				if opts.Fixed[sig] {
 					n.Fixed++
+				} else if ranTarget(s.Result, f.TargetA) {
+					n.NotSeen++
 				}
 			}
 		}
@@ -221,7 +262,8 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 	tonight := srcs[last].Result
 	for sig, f := range nights[last] {
 		e := entry(sig, f, srcs, nights)
-		e.Expected = expected(tonight, f)
+		e.DTypes = dtypes[sig]
+		e.Expected = f.Expected
 		if e.Nights > 1 {
 			e.Status = StatusStillFailing
 		} else {
@@ -235,10 +277,14 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 				continue
 			}
 			e := entry(sig, f, srcs, nights)
-			e.Expected = expected(srcs[last-1].Result, f)
-			if ranTarget(tonight, f.TargetA) {
+			e.DTypes = dtypes[sig]
+			e.Expected = f.Expected
+			switch {
+			case opts.Fixed[sig]:
 				e.Status = StatusFixed
-			} else {
+			case ranTarget(tonight, f.TargetA):
+				e.Status = StatusNotSeen
+			default:
 				e.Status = StatusNotRerun
 			}
 			r.Findings = append(r.Findings, e)
@@ -248,7 +294,7 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 
 	exp := map[string]bool{}
 	for _, e := range r.Findings {
-		exp[e.Signature] = e.Expected
+		exp[e.Identity] = e.Expected
 	}
 	r.Cells = cells(tonight, nights[last], exp)
 	r.Summary = Summary{
@@ -278,6 +324,8 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 			r.Summary.StillFailing++
 		case StatusFixed:
 			r.Summary.Fixed++
+		case StatusNotSeen:
+			r.Summary.NotSeen++
 		case StatusNotRerun:
 			r.Summary.NotRerun++
 		}
@@ -294,12 +342,12 @@ func signatureOf(f spec.Finding) string {
 	return spec.Signature(f)
 }
 
-// bySignature keeps, per signature, the earliest finding (by FoundAt, then
-// file order).
-func bySignature(fs []spec.Finding) map[string]spec.Finding {
+// byIdentity keeps, per identity (spec.Identity), the earliest finding (by
+// FoundAt, then file order).
+func byIdentity(fs []spec.Finding) map[string]spec.Finding {
 	m := make(map[string]spec.Finding, len(fs))
 	for _, f := range fs {
-		sig := signatureOf(f)
+		sig := spec.Identity(f)
 		if old, ok := m[sig]; ok && !f.FoundAt.Before(old.FoundAt) {
 			continue
 		}
@@ -308,18 +356,16 @@ func bySignature(fs []spec.Finding) map[string]spec.Finding {
 	return m
 }
 
-// expected says whether f is a finding on a negative control of r (see
-// Entry.Expected).
-func expected(r spec.Result, f spec.Finding) bool {
-	if f.Kind == "crash" {
-		return false
+// cellTarget is the target whose cell holds finding f: a negative control
+// (a target B that does not claim invariance, beside an invariant A such
+// as the oracle) under its own name, otherwise target A.
+func cellTarget(f spec.Finding, stats map[string]spec.TargetStats) string {
+	a, aok := stats[f.TargetA]
+	b, bok := stats[f.TargetB]
+	if f.TargetB != "" && bok && !b.Invariant && (!aok || a.Invariant) {
+		return f.TargetB
 	}
-	for _, t := range r.Targets {
-		if (t.Target == f.TargetA || (f.TargetB != "" && t.Target == f.TargetB)) && !t.Invariant {
-			return true
-		}
-	}
-	return false
+	return f.TargetA
 }
 
 func ranTarget(r spec.Result, target string) bool {
@@ -332,7 +378,7 @@ func ranTarget(r spec.Result, target string) bool {
 }
 
 func entry(sig string, f spec.Finding, srcs []Source, nights []map[string]spec.Finding) Entry {
-	e := Entry{Signature: sig, Finding: f, Words: words.Finding(f)}
+	e := Entry{Identity: sig, Signature: signatureOf(f), Finding: f, Words: words.Finding(f)}
 	for i, n := range nights {
 		if _, ok := n[sig]; !ok {
 			continue
@@ -346,7 +392,7 @@ func entry(sig string, f spec.Finding, srcs []Source, nights []map[string]spec.F
 	return e
 }
 
-var statusRank = map[string]int{StatusNew: 0, StatusStillFailing: 1, StatusNotRerun: 2, StatusFixed: 3}
+var statusRank = map[string]int{StatusNew: 0, StatusStillFailing: 1, StatusNotSeen: 2, StatusNotRerun: 3, StatusFixed: 4}
 
 // sortEntries orders by status (new first), unexpected before expected,
 // op, relation, target, signature.
@@ -368,7 +414,7 @@ func sortEntries(es []Entry) {
 		if a.Finding.TargetA != b.Finding.TargetA {
 			return a.Finding.TargetA < b.Finding.TargetA
 		}
-		return a.Signature < b.Signature
+		return a.Identity < b.Identity
 	})
 }
 
@@ -418,14 +464,15 @@ func cells(res spec.Result, tonight map[string]spec.Finding, exp map[string]bool
 		}
 	}
 	for sig, f := range tonight {
-		st, ok := stats[f.TargetA]
+		tgt := cellTarget(f, stats)
+		st, ok := stats[tgt]
 		if !ok {
-			st = spec.TargetStats{Target: f.TargetA, Cases: f.CasesBefore}
+			st = spec.TargetStats{Target: tgt, Cases: f.CasesBefore}
 		}
-		c := add(key{f.Case.Op, f.Relation, f.TargetA}, st)
+		c := add(key{f.Case.Op, f.Relation, tgt}, st)
 		c.Findings = append(c.Findings, sig)
 		switch {
-		case f.Kind == "crash":
+		case f.Kind == spec.KindCrash:
 			c.Status = CellCrash
 		case c.Status == CellCrash:
 		case !exp[sig]:
@@ -465,4 +512,14 @@ func cells(res spec.Result, tonight map[string]spec.Finding, exp map[string]bool
 		return a.Target < b.Target
 	})
 	return out
+}
+
+// dtypeWords is a sighting's dtypes in words: "bf16->bf16", with
+// " compared in fp32" when the compare dtype is not the output's.
+func dtypeWords(c spec.Case) string {
+	w := string(c.In) + "->" + string(c.Out)
+	if c.CompareDType() != c.Out {
+		w += " compared in " + string(c.CompareDType())
+	}
+	return w
 }

@@ -17,6 +17,7 @@ var statusWords = map[string]string{
 	StatusStillFailing: "STILL FAILING",
 	StatusFixed:        "FIXED",
 	StatusNotRerun:     "NOT RERUN",
+	StatusNotSeen:      "NOT SEEN",
 }
 
 // writeText writes the human summary: tonight's counts, the findings (status,
@@ -31,8 +32,8 @@ func writeText(w io.Writer, r *Report) error {
 		fmt.Fprintf(ew, "tonight: %s, %s, %d cases, seed %d, %d targets (%s)\n",
 			stamp(in.Started), span(in.Duration), in.Cases, in.Seed, s.Targets, in.Path)
 	}
-	fmt.Fprintf(ew, "findings: %d tonight (%d new, %d still failing); %d fixed, %d not rerun since the night before\n",
-		s.Findings, s.New, s.StillFailing, s.Fixed, s.NotRerun)
+	fmt.Fprintf(ew, "findings: %d tonight (%d new, %d still failing); %d fixed (a recheck passed), %d not seen, %d not rerun since the night before\n",
+		s.Findings, s.New, s.StillFailing, s.Fixed, s.NotSeen, s.NotRerun)
 	fmt.Fprintf(ew, "unexpected: %d (%d new); expected on negative controls: %d\n", s.Unexpected, s.NewUnexpected, s.Expected)
 	fmt.Fprintf(ew, "cells: %d op x relation x target, %d failing or crashing\n", s.Cells, s.CellsFailing)
 

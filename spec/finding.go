@@ -17,11 +17,8 @@ type Finding struct {
 	// Case is the minimal failing case (after shrinking).
 	Case Case `json:"case"`
 	// Original is the case as first found, before shrinking, when it differs.
-	Original *Case `json:"original,omitempty"`
-	// Kind is "mismatch" for differing bits, "crash" for a target that
-	// faulted, hung or answered garbage, "misuse" for a comparison the
-	// harness declares meaningless (wrong dtype, unmasked positions).
-	Kind       string `json:"kind"`
+	Original   *Case  `json:"original,omitempty"`
+	Kind       Kind   `json:"kind"`
 	Relation   string `json:"relation"`
 	TargetA    string `json:"target_a"`
 	TargetB    string `json:"target_b,omitempty"`
@@ -31,6 +28,16 @@ type Finding struct {
 	B          Value  `json:"b"`
 	ULPs       uint64 `json:"ulps"`
 	SignedZero bool   `json:"signed_zero,omitempty"` // +0 vs -0: 0 ulps, different bits
+	// OnTaps is true when the outputs were bitwise equal and the relation
+	// found the difference in the fp32 intermediates (taps): A, B and ULPs
+	// are then fp32 values whatever the case's compare dtype (ValueDType).
+	OnTaps bool `json:"on_taps,omitempty"`
+	// Expected is true when the finding is a negative control doing its
+	// job: a mismatch or misuse found by a relation that one of its
+	// targets (a drift model) lists as one it must be found by
+	// (target.Info.Expect). Crashes are never expected. The relation that
+	// made the finding decides it; reports and the command only read it.
+	Expected bool `json:"expected,omitempty"`
 	// RowsDiffering counts the rows that differ anywhere in the batch.
 	RowsDiffering int `json:"rows_differing"`
 	// Mismatches lists, for up to 64 differing rows, row index, mismatch
@@ -54,6 +61,31 @@ type Finding struct {
 	ToMinimal Duration `json:"to_minimal"`
 	// CasesBefore counts the cases run before this finding, this one included.
 	CasesBefore int64 `json:"cases_before"`
+}
+
+// Kind says what sort of violation a finding is.
+type Kind string
+
+const (
+	// KindMismatch: the compared bits differ.
+	KindMismatch Kind = "mismatch"
+	// KindCrash: a target faulted, hung, or answered garbage.
+	KindCrash Kind = "crash"
+	// KindMisuse: the comparison the case declares is meaningless (a
+	// wrong dtype, unmasked positions).
+	KindMisuse Kind = "misuse"
+)
+
+// Kinds lists every kind in a stable order.
+var Kinds = []Kind{KindMismatch, KindCrash, KindMisuse}
+
+// ValueDType is the dtype of the finding's A and B values and of its ULPs:
+// fp32 for a finding on taps, the case's compare dtype otherwise.
+func (f Finding) ValueDType() DType {
+	if f.OnTaps {
+		return FP32
+	}
+	return f.Case.CompareDType()
 }
 
 // RowMismatch summarises one differing row of a batch.
@@ -123,15 +155,22 @@ type TargetStats struct {
 // Result is what one campaign writes with --json: a versioned file that
 // reports and corpus read.
 type Result struct {
-	Version  int           `json:"version"`
-	Started  time.Time     `json:"started"`
-	Duration Duration      `json:"duration"`
-	Seed     uint64        `json:"seed"`
-	Cases    int64         `json:"cases"`
-	Targets  []TargetStats `json:"targets"`
-	Findings []Finding     `json:"findings"`
-	Env      Env           `json:"env"`
-	Args     []string      `json:"args,omitempty"`
+	Version  int       `json:"version"`
+	Started  time.Time `json:"started"`
+	Duration Duration  `json:"duration"`
+	Seed     uint64    `json:"seed"`
+	Cases    int64     `json:"cases"`
+	// InvariantCases counts the cases run on pairs whose targets are all
+	// invariant: the cases behind "0 findings" on the targets that must
+	// hold.
+	InvariantCases int64         `json:"invariant_cases"`
+	Targets        []TargetStats `json:"targets"`
+	// Stalls names the targets that stopped answering without a crash
+	// finding (a request still unanswered when the run ended), and why.
+	Stalls   []string  `json:"stalls,omitempty"`
+	Findings []Finding `json:"findings"`
+	Env      Env       `json:"env"`
+	Args     []string  `json:"args,omitempty"`
 	// Adapters lists the external processes (--exec) the run started.
 	Adapters []Adapter `json:"adapters,omitempty"`
 }

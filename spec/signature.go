@@ -23,3 +23,16 @@ func Signature(f Finding) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:8])
 }
+
+// Identity names a bug across nights, seeds, shapes and dtypes: the same
+// relation broken on the same targets in the same way,
+//
+//	kind | op | relation | target A | target B
+//
+// The dtypes, the shape and the drift map are attributes of one sighting of
+// it (Signature keeps them apart for deduplicating cases).
+func Identity(f Finding) string {
+	key := fmt.Sprintf("%s|%s|%s|%s|%s", f.Kind, f.Case.Op, f.Relation, f.TargetA, f.TargetB)
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:8])
+}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -36,16 +37,16 @@ type subcommand struct {
 }
 
 var corpusSubs = map[string]subcommand{
-	"ls":       {"list the cases: name, status, op, relation, targets, finding", corpusLs, ""},
+	"ls":       {"list the cases: name, status, op, relation, targets, finding", corpusLs, "[DIR]"},
 	"show":     {"print one case file in words (or -json)", corpusShow, "NAME|FILE"},
 	"merge":    {"copy the cases of other corpus folders into the local one", corpusMerge, "DIR..."},
-	"dedup":    {"keep one case per finding signature, delete the others (-n: only say)", corpusDedup, ""},
+	"dedup":    {"keep one case per finding signature, delete the others (-n: only say)", corpusDedup, "[DIR]"},
 	"minimize": {"shrink a finding's case again with fuzz/shrink and store the result", corpusMinimize, "NAME|FILE..."},
 	"import":   {"turn go test -fuzz inputs (testdata/fuzz/FuzzX/*, $GOCACHE/fuzz/...) and run --json results into cases", corpusImport, "PATH..."},
 	"export":   {"write cases as go test -fuzz corpus entries under -to", corpusExport, "[NAME|FILE...]"},
 	"bundle":   {"write cases as a tar.gz with a manifest and checksums (-o FILE)", corpusBundle, "[NAME...]"},
 	"unbundle": {"validate a bundle and store every good case; report each bad one", corpusUnbundle, "FILE"},
-	"recheck":  {"replay every open finding, mark those that no longer reproduce fixed; rerun every valid certificate's scan", corpusRecheck, ""},
+	"recheck":  {"replay every open finding, mark those that no longer reproduce fixed; rerun every valid certificate's scan", corpusRecheck, "[DIR]"},
 }
 
 func corpusUsage(w io.Writer) {
@@ -81,10 +82,29 @@ func defaultDir() string {
 	return "bitparity-corpus"
 }
 
+// dirArg takes the one positional argument of ls, dedup and recheck as the
+// corpus folder (`corpus ls DIR` is `corpus ls -dir DIR`); more arguments,
+// or a DIR that contradicts -dir, are usage errors.
+func (s *storeFlags) dirArg(fs *flag.FlagSet) error {
+	switch {
+	case fs.NArg() == 0:
+		return nil
+	case fs.NArg() > 1:
+		return usageErr("%s: want at most one folder, got %q", fs.Name(), fs.Args())
+	case flagSet(fs, "dir") && fs.Arg(0) != s.dir:
+		return usageErr("%s: the folder is given twice (-dir %s and %s): give it once", fs.Name(), s.dir, fs.Arg(0))
+	}
+	s.dir = fs.Arg(0)
+	return nil
+}
+
 // open returns the layered store: the local folder or bucket (a folder is
 // created when create) over the shared read-only folders or buckets.
 func (s *storeFlags) open(create bool) (*corpus.Layered, error) {
 	local, err := corpus.Open(context.Background(), s.dir, create)
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return nil, usageErr("%v (name a corpus folder with -dir DIR or $%s; bitparity run --corpus DIR stores a campaign's findings in one)", err, envCorpus)
+	}
 	if err != nil {
 		return nil, withCode(spec.ExitUsage, err)
 	}
@@ -134,7 +154,7 @@ func corpusCmd(stdout, stderr io.Writer, args []string) error {
 
 // parse parses flags; -h gives a nil error and ok=false.
 func parse(fs *flag.FlagSet, args []string) (ok bool, err error) {
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return false, nil
 		}
@@ -199,6 +219,9 @@ func describe(c spec.Case) string {
 func corpusLs(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object per line: name, status, signature, case")
 	if ok, err := parse(fs, args); !ok {
+		return err
+	}
+	if err := st.dirArg(fs); err != nil {
 		return err
 	}
 	s, err := st.open(false)
@@ -363,6 +386,9 @@ func corpusDedup(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
+	if err := st.dirArg(fs); err != nil {
+		return err
+	}
 	s, err := st.open(false)
 	if err != nil {
 		return err
@@ -518,6 +544,9 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 	kernel := fs.String("kernel-hash", "", "kernel or PTX hash of the build under test, recorded on the cases it fixes")
 	ex := runExecFlags(fs) // --exec: the adapters of cases on exec: targets
 	if ok, err := parse(fs, args); !ok {
+		return err
+	}
+	if err := st.dirArg(fs); err != nil {
 		return err
 	}
 	s, err := st.open(false)

@@ -26,7 +26,7 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 	taps := fs.Bool("taps", false, "compare the fp32 intermediates (taps) too")
 	verbose := fs.Bool("v", false, "print every run on stderr")
 	caseJSON := fs.String("case", "", "instead of the table: run this case (JSON) with Dist normal and Dist boundary, outputs only, and print how many rows differ")
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -57,6 +57,13 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 	if *models != "" {
 		for _, m := range strings.Split(*models, ",") {
 			name, rel, _ := strings.Cut(m, "@")
+			t, err := target.Lookup(name)
+			if err != nil {
+				return usageErr("detect: --models: %v", err)
+			}
+			if len(t.Info().Expect) == 0 {
+				return usageErr("detect: --models: %s is not a drift model (bitparity list shows them)", name)
+			}
 			list = append(list, detect.Model{Name: name, Relation: rel})
 		}
 	} else {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
@@ -20,20 +21,30 @@ type execList []string
 func (e *execList) String() string     { return strings.Join(*e, "; ") }
 func (e *execList) Set(v string) error { *e = append(*e, v); return nil }
 
-func runExecFlags(fs *flag.FlagSet) *execList {
-	var e execList
-	fs.Var(&e, "exec", "an external target: a command line speaking docs/protocol.md, started once and reused (repeatable); an adapter's attn_prefill and attn_decode together also run prefill vs decode")
-	return &e
+// execFlags are run's --exec and --exec-timeout.
+type execFlags struct {
+	list    execList
+	timeout time.Duration
+}
+
+func runExecFlags(fs *flag.FlagSet) *execFlags {
+	e := &execFlags{}
+	fs.Var(&e.list, "exec", "an external target: a command line speaking docs/protocol.md, started once and reused (repeatable); an adapter's attn_prefill and attn_decode together also run prefill vs decode")
+	fs.DurationVar(&e.timeout, "exec-timeout", 0, "bound of one request to an --exec target; a request past it is a hang (a crash finding). 0: adaptive, 20x the target's slowest answer so far, at least 10s")
+	return e
 }
 
 // start starts each external process (fuzz/external.AddAll) and returns
 // the registered target names; external.CloseAll ends them. cmd names the
 // command in errors.
-func (e *execList) start(cmd string) ([]string, error) {
-	if len(*e) == 0 {
+func (e *execFlags) start(cmd string) ([]string, error) {
+	if e.timeout < 0 {
+		return nil, usageErr("%s: --exec-timeout %s: want a positive duration, or 0 for the adaptive default", cmd, e.timeout)
+	}
+	if len(e.list) == 0 {
 		return nil, nil
 	}
-	names, err := external.AddAll(*e, external.Options{})
+	names, err := external.AddAll(e.list, external.Options{Timeout: e.timeout})
 	if err != nil {
 		return nil, usageErr("%s: --exec: %v", cmd, err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -68,14 +67,9 @@ func (p *parallelFlags) apply(c *fuzz.Campaign) error {
 	return nil
 }
 
-// statsEnv names the file a worker writes its final fuzz.Stats to (set by
-// the parent for its workers only).
-const statsEnv = "BITPARITY_WORKER_STATS"
-
 // after runs in every campaign process once the result is written: it
-// stores the findings in --corpus and, in a worker, writes the final
-// stats where the parent asked.
-func (p *parallelFlags) after(stdout io.Writer, res *spec.Result, last fuzz.Stats) error {
+// stores the findings in --corpus.
+func (p *parallelFlags) after(stdout io.Writer, res *spec.Result) error {
 	if p.corpus != "" && !p.parallel() { // a parallel run merged its workers' folders
 		d, err := corpus.Open(context.Background(), p.corpus, true)
 		if err != nil {
@@ -86,15 +80,6 @@ func (p *parallelFlags) after(stdout io.Writer, res *spec.Result, last fuzz.Stat
 			return fmt.Errorf("run: corpus %s: %w", p.corpus, errors.Join(errs...))
 		}
 		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added, %d already there\n", p.corpus, len(added), len(existing))
-	}
-	if path := os.Getenv(statsEnv); path != "" {
-		b, err := json.Marshal(last)
-		if err != nil {
-			return fmt.Errorf("run: worker stats: %w", err)
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			return fmt.Errorf("run: worker stats: %w", err)
-		}
 	}
 	return nil
 }
@@ -174,7 +159,6 @@ type worker struct {
 	cmd   *exec.Cmd
 	err   error
 	res   *spec.Result
-	stats fuzz.Stats
 	took  time.Duration
 }
 
@@ -205,33 +189,36 @@ func childArgs(fs *flag.FlagSet, w *worker, maxCases int64, withCorpus bool) []s
 // (fuzz.Shard.Budget), waits for all, merges their results
 // (fuzz.MergeResults: findings deduplicated by signature, the earliest
 // kept, cases summed) and corpus folders (corpus.Merge into --corpus:
-// content-hash names, atomic writes), and returns the merged result with
-// the sum of the workers' invariant-pair cases. A worker that exits other
+// content-hash names, atomic writes), and returns the merged result. A worker that exits other
 // than 0 or 1, or leaves no result, is an error; the others are still
 // merged and the work folder is kept.
-func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *flag.FlagSet, maxCases int64) (*spec.Result, int64, error) {
+func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *flag.FlagSet, maxCases int64) (*spec.Result, error) {
 	var ids []string
 	if p.gpus != "" {
 		n, err := gpu.DeviceCount()
 		if err != nil {
-			return nil, 0, withCode(spec.ExitInternal, fmt.Errorf("run --gpus: %w (for CPU worker processes use --procs N)", err))
+			return nil, withCode(spec.ExitInternal, fmt.Errorf("run --gpus: %w (for CPU worker processes use --procs N)", err))
 		}
 		if ids, err = parseGPUs(p.gpus, n, os.Getenv("CUDA_VISIBLE_DEVICES")); err != nil {
-			return nil, 0, usageErr("run: %v", err)
+			return nil, usageErr("run: %v", err)
 		}
 	} else {
 		ids = make([]string, p.procs)
 	}
 	exe, err := workerExe()
 	if err != nil {
-		return nil, 0, withCode(spec.ExitInternal, fmt.Errorf("run: find own executable: %w", err))
+		return nil, withCode(spec.ExitInternal, fmt.Errorf("run: find own executable: %w", err))
 	}
 	work, temp := p.workDir, false
 	if work == "" {
 		if work, err = os.MkdirTemp("", "bitparity-run-"); err != nil {
-			return nil, 0, withCode(spec.ExitInternal, fmt.Errorf("run: work folder: %w", err))
+			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: work folder: %w", err))
 		}
 		temp = true
+	}
+	left, err := resumeLeftovers(work, fs.Lookup("seed").Value.(flag.Getter).Get().(uint64), stderr)
+	if err != nil {
+		return nil, withCode(spec.ExitInternal, err)
 	}
 	n := len(ids)
 	host := p.shard
@@ -248,12 +235,13 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 			continue
 		}
 		if err := os.MkdirAll(w.dir, 0o755); err != nil {
-			return nil, 0, withCode(spec.ExitInternal, fmt.Errorf("run: work folder: %w", err))
+			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: work folder: %w", err))
 		}
 		w.cmd = exec.CommandContext(ctx, exe, childArgs(fs, w, budget, p.corpus != "")...)
 		w.cmd.Cancel = func() error { return w.cmd.Process.Signal(os.Interrupt) }
 		w.cmd.WaitDelay = 30 * time.Second
-		w.cmd.Env = append(os.Environ(), statsEnv+"="+filepath.Join(w.dir, "stats.json"))
+		dieWithParent(w.cmd)
+		w.cmd.Env = os.Environ()
 		if os.Getenv("GOMAXPROCS") == "" {
 			w.cmd.Env = append(w.cmd.Env, "GOMAXPROCS="+strconv.Itoa(workerProcs(n)))
 		}
@@ -269,7 +257,7 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 	for _, w := range ws {
 		log, err := os.Create(filepath.Join(w.dir, "log"))
 		if err != nil {
-			return nil, 0, withCode(spec.ExitInternal, fmt.Errorf("run: worker log: %w", err))
+			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: worker log: %w", err))
 		}
 		defer log.Close()
 		w.cmd.Stdout, w.cmd.Stderr = log, log
@@ -283,21 +271,15 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		}
 		w.took = time.Since(start)
 		var ee *exec.ExitError
-		if errors.As(w.err, &ee) && (ee.ExitCode() == spec.ExitOK || ee.ExitCode() == spec.ExitFinding) {
+		if errors.As(w.err, &ee) && (ee.ExitCode() == spec.ExitOK || ee.ExitCode() == spec.ExitFinding || ee.ExitCode() == spec.ExitStalled) {
 			w.err = nil // 1: findings the worker's verdict did not expect; the merged verdict decides
 		}
 		if w.err == nil {
 			w.res, w.err = corpus.ReadResult(filepath.Join(w.dir, "result.json"))
 		}
-		if w.err == nil {
-			if b, err := os.ReadFile(filepath.Join(w.dir, "stats.json")); err == nil {
-				w.err = json.Unmarshal(b, &w.stats)
-			}
-		}
 	}
 	var rs []*spec.Result
 	var failed []string
-	var inv int64
 	for k, w := range ws {
 		if w.err != nil {
 			failed = append(failed, fmt.Sprintf("worker %d (shard %s): %v; log %s", k, w.shard, w.err, filepath.Join(w.dir, "log")))
@@ -305,22 +287,22 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 			continue
 		}
 		rs = append(rs, w.res)
-		inv += w.stats.InvariantCases
 		fmt.Fprintf(stderr, "worker %d: %d cases, %d finding(s) in %s\n", k, w.res.Cases, len(w.res.Findings), w.took.Round(time.Millisecond))
 	}
+	rs = append(rs, left.results...)
 	var res *spec.Result
 	if len(rs) > 0 {
 		if res, err = fuzz.MergeResults(rs...); err != nil {
-			return nil, 0, withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
+			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 		}
 		res.Duration = spec.Duration(time.Since(start))
 	}
 	if p.corpus != "" && len(rs) > 0 {
 		dst, err := corpus.Open(ctx, p.corpus, true)
 		if err != nil {
-			return nil, 0, withCode(spec.ExitInternal, fmt.Errorf("run: corpus: %w", err))
+			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: corpus: %w", err))
 		}
-		var srcs []corpus.Store
+		srcs := left.corpora
 		for _, w := range ws {
 			if w.err == nil {
 				if d, err := corpus.OpenDir(filepath.Join(w.dir, "corpus"), false); err == nil {
@@ -330,19 +312,20 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		}
 		rep, err := corpus.Merge(dst, srcs...)
 		if err != nil {
-			return nil, 0, withCode(spec.ExitInternal, fmt.Errorf("run: merge corpus: %w", err))
+			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: merge corpus: %w", err))
 		}
 		if len(rep.Bad) > 0 {
 			failed = append(failed, fmt.Sprintf("corpus merge: %v", errors.Join(rep.Bad...)))
 		}
 		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added from %d worker folder(s), %d already there\n", p.corpus, len(rep.Added), len(srcs), len(rep.Existing))
 	}
+	markMerged(ws, left)
 	if len(failed) > 0 {
 		err := withCode(spec.ExitInternal, fmt.Errorf("run: %d of %d worker(s) failed (work folder %s kept):\n  %s", len(failed), len(ws), work, strings.Join(failed, "\n  ")))
-		return res, inv, err
+		return res, err
 	}
 	if temp {
 		os.RemoveAll(work)
 	}
-	return res, inv, nil
+	return res, nil
 }

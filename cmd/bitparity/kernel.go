@@ -69,7 +69,12 @@ func workerTargets(kernels, isolate string, stderr io.Writer) ([]string, error) 
 	}
 	iso := isolateList(isolate, stderr)
 	if isolate != "" && len(iso) == 0 {
-		return names, withCode(spec.ExitInternal, fmt.Errorf("run --isolate %s: no such target available here (%v)", isolate, gpu.Available()))
+		return names, usageErr("run --isolate %s: no such target available here (%v)", isolate, gpu.Available())
+	}
+	for _, t := range iso {
+		if _, err := target.Lookup(t); err != nil {
+			return names, usageErr("run --isolate: %v", err)
+		}
 	}
 	for _, t := range iso {
 		name := "worker:" + t

@@ -12,13 +12,14 @@ import (
 
 // knownSet is the baseline of `run --known DIR`: the open findings of case
 // folders (a team's corpus of bugs already filed), keyed by
-// corpus.BaseSignature: kind, op, relation, targets and dtypes, without
-// the drift map, which one vendor kernel draws differently from case to
-// case. A finding of the run that matches an open case is listed as known
+// spec.Identity: kind, op, relation and targets. The dtypes, the shape and
+// the drift map (which one vendor kernel draws differently from case to
+// case) are attributes of a sighting, so the same bug seen in another
+// dtype is known too. A finding of the run that matches an open case is listed as known
 // and does not fail the run; one that matches a case marked fixed is a
 // regression and fails it like any new finding.
 type knownSet struct {
-	open, fixed map[string]string // base signature -> case file (folder/name)
+	open, fixed map[string]string // identity -> case file (folder/name)
 }
 
 // loadKnown reads the folders named in a comma-separated list. A folder
@@ -45,9 +46,9 @@ func loadKnown(list string, warn io.Writer) (*knownSet, error) {
 			}
 			at := dir + "/" + e.Name
 			if f.Status.State == corpus.StateFixed {
-				k.fixed[corpus.BaseSignature(*f.Finding)] = at
+				k.fixed[spec.Identity(*f.Finding)] = at
 			} else {
-				k.open[corpus.BaseSignature(*f.Finding)] = at
+				k.open[spec.Identity(*f.Finding)] = at
 			}
 		}
 	}
@@ -59,7 +60,7 @@ func (k *knownSet) match(f spec.Finding) (string, bool) {
 	if k == nil {
 		return "", false
 	}
-	at, ok := k.open[corpus.BaseSignature(f)]
+	at, ok := k.open[spec.Identity(f)]
 	return at, ok
 }
 
@@ -68,6 +69,6 @@ func (k *knownSet) regression(f spec.Finding) (string, bool) {
 	if k == nil {
 		return "", false
 	}
-	at, ok := k.fixed[corpus.BaseSignature(f)]
+	at, ok := k.fixed[spec.Identity(f)]
 	return at, ok
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // mergeCmd is `bitparity merge --json OUT RESULT.json...`: fuzz.MergeResults
-// over the given result files (findings deduplicated by signature, the
+// over the given result files (a run's journal, FILE.journal, counts as the
+// result it records: what a killed run found) (findings deduplicated by signature, the
 // earliest kept; cases summed), written atomically to OUT. Exit 2 for a
 // missing, unreadable or mismatched (other seed) file, 3 when OUT cannot be
 // written. The shards' corpus folders merge with `bitparity corpus merge`.
@@ -26,7 +27,7 @@ func mergeCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stderr, "per host): findings deduplicated by signature (the earliest kept), cases summed.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -36,9 +37,12 @@ func mergeCmd(stdout, stderr io.Writer, args []string) error {
 		fs.Usage()
 		return usageErr("merge: want --json OUT and one or more result files")
 	}
+	if err := checkOutputFile("json", *out); err != nil {
+		return err
+	}
 	var rs []*spec.Result
 	for _, path := range fs.Args() {
-		r, err := corpus.ReadResult(path)
+		r, err := corpus.ReadResultOrJournal(path)
 		if err != nil {
 			return usageErr("merge: %v", err)
 		}

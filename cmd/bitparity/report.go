@@ -40,7 +40,7 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stderr, "\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -62,6 +62,9 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 			return usageErr("report: --format %q: want one of %s", *format, strings.Join(names, ", "))
 		}
 	}
+	if err := checkOutputDir("out-dir", *outDir); err != nil {
+		return err
+	}
 	srcs, err := reports.Load(fs.Args()...)
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
@@ -79,7 +82,13 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
-	r, err := reports.Build(srcs, time.Now())
+	var opts reports.Options
+	if *corpusDir != "" {
+		if opts.Fixed, err = corpusFixed(*corpusDir); err != nil {
+			return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
+		}
+	}
+	r, err := reports.BuildWith(srcs, time.Now(), opts)
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 	}
@@ -153,6 +162,27 @@ func addCorpusFindings(res *spec.Result, dir string) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// corpusFixed returns the identities (spec.Identity) of the findings whose
+// case file in dir a recheck marked fixed: the only evidence that makes a
+// finding missing tonight "fixed" in the report rather than "not seen".
+func corpusFixed(dir string) (map[string]bool, error) {
+	d, err := corpus.OpenDir(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	entries, errs := corpus.Load(d)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("corpus %s: %w", dir, errs[0])
+	}
+	fixed := map[string]bool{}
+	for _, e := range entries {
+		if e.File.Finding != nil && e.File.Status.State == corpus.StateFixed {
+			fixed[spec.Identity(*e.File.Finding)] = true
+		}
+	}
+	return fixed, nil
 }
 
 // saveResultFile writes res as indented JSON to path atomically (a

@@ -32,7 +32,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stderr, "usage: bitparity repro [flags] FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.\nA case on an exec: target needs its adapter: --exec CMD (the case file records the command line; it is never run from the file).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -154,9 +154,5 @@ func missingTargets(c spec.Case) []string {
 }
 
 // tapFinding reports whether f's finding was seen in fp32 intermediates
-// (taps) rather than in the outputs: its values are fp32 bits (8 hex
-// digits) while the case compares in a 16-bit dtype.
-func tapFinding(f *corpus.File) bool {
-	fd := f.Finding
-	return fd != nil && fd.Kind == "mismatch" && len(fd.A.Hex) == 8 && f.Case.CompareDType() != spec.FP32
-}
+// (taps) rather than in the outputs, as the relation recorded it.
+func tapFinding(f *corpus.File) bool { return f.Finding != nil && f.Finding.OnTaps }

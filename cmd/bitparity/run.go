@@ -11,9 +11,11 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/reports/words"
@@ -40,8 +42,9 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
 	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
 	e2eOn := fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
-	knownDirs := fs.String("known", "", "comma-separated case folders or bucket URLs of known, still-open findings (a team's corpus): a finding of the same kind, op, relation, targets and dtypes is listed as known and does not fail the run; one matching a case marked fixed is a regression")
+	knownDirs := fs.String("known", "", "comma-separated case folders or bucket URLs of known, still-open findings (a team's corpus): a finding of the same kind, op, relation and targets (in any dtype, shape or seed: spec.Identity) is listed as known and does not fail the run; one matching a case marked fixed is a regression")
 	explainFindings := fs.Bool("explain", false, "infer the schedule behind each class of every finding's drift map (bitparity explain) and report it with the finding")
+	minCases := fs.Int64("min-cases", 0, "the run is STALLED (exit 5) when a target ran fewer than `N` cases or stopped answering; 0: one case for --exec and --kernel targets, no minimum for the others")
 	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
 	par := runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
 	wk := runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
@@ -52,7 +55,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -69,8 +72,21 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("run: unexpected arguments %q", fs.Args())
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	if err := runCheckFlags(fs); err != nil {
+		return err
+	}
+	if err := checkOutputFile("json", *jsonPath); err != nil {
+		return err
+	}
+	if err := checkOutputDir("corpus", par.corpus); err != nil {
+		return err
+	}
+	// SIGINT and SIGTERM stop generating cases; what was found is shrunk
+	// for a bounded grace period and written (runDurably). A second signal
+	// kills the process at once: every finding printed is already stored.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop)
 	workerNames, werr := wk.start(stderr)
 	defer wk.close()
 	if werr != nil {
@@ -104,10 +120,9 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if err := prof.apply(c); err != nil {
 		return err
 	}
-	var last fuzz.Stats
 	prog := reports.NewProgress(stderr, *dur)
 	c.ProgressEvery = 200 * time.Millisecond
-	c.Progress = func(s fuzz.Stats) { last = s; prog.Update(s.Cases, s.Findings) }
+	c.Progress = func(s fuzz.Stats) { prog.Update(s.Cases, s.Findings) }
 	for _, name := range c.Targets {
 		if _, err := target.Lookup(name); err != nil {
 			return usageErr("run: %v", err)
@@ -121,26 +136,39 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if err := par.apply(c); err != nil {
 		return err
 	}
-	c.OnFinding = func(f spec.Finding) {
-		fmt.Fprintf(stderr, "found: %s %s (%s) after %s, %d cases\n", f.Relation, runTargetsOf(f), f.Kind,
-			time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore)
+	head := spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *seed, Env: fuzz.HostEnv(),
+		Args: append([]string{"run"}, args...)}
+	rec, err := openDurable(stderr, par.corpus, *jsonPath, head)
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *seed, *dur, runCountPairs(c))
 	// The end-to-end transformer (train vs inference path) takes a share of
-	// a full campaign: every target and relation, in this process.
-	var e2e time.Duration
+	// a full campaign: every target and relation, in this process. It runs
+	// first, so the cases its controls are owed past its share come out of
+	// --duration too; the campaign gets what is left, less its shrinking
+	// grace (Campaign.Grace).
+	var e2e *e2eRun
 	if *targets == "" && *rels == "" && len(workerNames) == 0 && !par.parallel() {
-		e2e = transformerShare(*dur)
-		c.Duration -= e2e
+		if e2e, err = runTransformerFirst(ctx, transformerShare(*dur), *seed, trainOn, inferOn); err != nil && ctx.Err() == nil {
+			return withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", err))
+		}
+		if e2e != nil {
+			c.Duration -= e2e.took
+		}
 	}
+	if c.Duration > 2*fuzz.LateShrinkBudget {
+		c.Duration -= fuzz.LateShrinkBudget
+	}
+	c.Duration = max(c.Duration, time.Second)
 	var res *spec.Result
 	if par.parallel() {
-		if res, last.InvariantCases, err = par.run(ctx, stdout, stderr, fs, *maxCases); res == nil {
+		if res, err = par.run(ctx, stdout, stderr, fs, *maxCases); res == nil {
 			return err
 		}
 		prog.Update(res.Cases, len(res.Findings))
 	} else {
-		res, err = c.Run(ctx)
+		res, err = runDurably(ctx, c, rec, fuzz.LateShrinkBudget)
 	}
 	prog.Finish()
 	if res == nil {
@@ -150,27 +178,26 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		return withCode(spec.ExitInternal, err)
 	}
 	var e2eErr error
-	if e2e > 0 && err == nil {
-		var terr error
-		if e2eErr, terr = runTransformer(ctx, stdout, res, e2e, *seed, trainOn, inferOn); terr != nil {
-			return withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", terr))
-		}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stdout, "interrupted after %s: the verdict covers the cases run\n", time.Duration(res.Duration).Round(time.Millisecond))
 	}
+	if e2e != nil {
+		e2eErr = e2e.fold(stdout, res)
+	}
+	res.Stalls = append(res.Stalls, external.Stalls()...)
+	stalls := runStalls(res, *minCases, workerNames)
 	res.Args = append([]string{"run"}, args...)
 	if *explainFindings {
 		explainAll(ctx, stderr, res.Findings)
 	}
 	recordAdapters(res, execNames)
-	if *jsonPath != "" {
-		if werr := runWriteJSONAtomic(*jsonPath, res); werr != nil {
-			return withCode(spec.ExitInternal, werr)
-		}
+	if werr := rec.finish(res); werr != nil {
+		return withCode(spec.ExitInternal, werr)
 	}
-	if werr := par.after(stdout, res, last); werr != nil {
+	if werr := par.after(stdout, res); werr != nil {
 		return withCode(spec.ExitInternal, werr)
 	}
 	sum := runSummarize(res, known)
-	sum.invCases = last.InvariantCases
 	runPrintResult(stdout, res, sum)
 	if *jsonPath != "" {
 		fmt.Fprintf(stdout, "result written to %s\n", *jsonPath)
@@ -183,6 +210,11 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d finding(s)", len(res.Findings))}
 	case len(sum.unexpected) > 0:
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d unexpected finding(s)", len(sum.unexpected))}
+	case len(stalls) > 0:
+		for _, s := range stalls {
+			fmt.Fprintf(stdout, "STALLED: %s\n", s)
+		}
+		return &exitError{code: spec.ExitStalled, err: fmt.Errorf("stalled: %d target(s) ran too few cases or stopped answering", len(stalls))}
 	case *expect && len(sum.missed) > 0:
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("negative control(s) not found: %s", strings.Join(sum.missed, ", "))}
 	case e2eErr != nil:
@@ -300,28 +332,32 @@ type runSummaryT struct {
 	missed     []string          // drift models in the run without a finding
 	controls   []string          // drift models in the run
 	knownSet   *knownSet
-	invCases   int64 // cases whose targets are all invariant
 	invFound   int
 }
 
+// runSummarize sorts res.Findings by their Expected field, which the
+// relation that made them decided: an expected finding counts for the
+// drift model among its targets; every other one is known (--known) or
+// unexpected.
 func runSummarize(res *spec.Result, known *knownSet) runSummaryT {
 	s := runSummaryT{expected: map[string][]spec.Finding{}, known: map[string]string{}, knownSet: known}
-	drift := map[string]target.Info{}
+	drift := map[string]bool{}
 	for _, ts := range res.Targets {
 		if ts.Invariant {
 			s.invFound += ts.Findings
 			continue
 		}
-		if t, err := target.Lookup(ts.Target); err == nil {
-			drift[ts.Target] = t.Info()
+		if _, err := target.Lookup(ts.Target); err == nil {
+			drift[ts.Target] = true
 			s.controls = append(s.controls, ts.Target)
 		}
 	}
 	for _, f := range res.Findings {
 		model := ""
-		for _, name := range []string{f.TargetA, f.TargetB} {
-			if info, ok := drift[name]; ok && runInList(info.Expect, f.Relation) && f.Kind != "crash" {
-				model = name
+		if f.Expected {
+			model = f.TargetA
+			if drift[f.TargetB] {
+				model = f.TargetB
 			}
 		}
 		if model == "" {
@@ -372,7 +408,7 @@ func runPrintResult(w io.Writer, res *spec.Result, s runSummaryT) {
 				continue
 			}
 			f := fs[0]
-			what := f.Kind
+			what := string(f.Kind)
 			if f.DriftMap != nil && f.DriftMap.Rule != "" {
 				what = f.DriftMap.Rule
 			} else if f.DriftMap != nil {
@@ -382,7 +418,7 @@ func runPrintResult(w io.Writer, res *spec.Result, s runSummaryT) {
 				time.Duration(f.Elapsed).Round(time.Millisecond), time.Duration(f.Elapsed+f.ToMinimal).Round(time.Millisecond), what)
 		}
 	}
-	fmt.Fprintf(w, "  invariant targets: %d cases (on pairs of invariant targets only), %d finding(s)\n", s.invCases, s.invFound)
+	fmt.Fprintf(w, "  invariant targets: %d cases (on pairs of invariant targets only), %d finding(s)\n", res.InvariantCases, s.invFound)
 	fmt.Fprintln(w, "  per target (cases, findings, relations):")
 	for _, ts := range res.Targets {
 		fmt.Fprintf(w, "    %-30s %7d %3d  %s\n", ts.Target, ts.Cases, ts.Findings, strings.Join(ts.Relations, ", "))

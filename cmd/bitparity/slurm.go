@@ -250,12 +250,12 @@ i=${SLURM_ARRAY_TASK_ID:?submit this script with sbatch: it is an array job}
 out={{q .P.Dir}}/shards/$i
 mkdir -p "$out"
 # a rerun starts over; the corpus folder stays (content-addressed, nothing overwritten)
-rm -f "$out/exit" "$out/result.json" "$out/stats.json"
+rm -f "$out/exit" "$out/result.json"
 {{- if .P.MaxCases}}
 # the shard's share of --max-cases {{.P.MaxCases}}: the draws k < {{.P.MaxCases}} with k mod {{.P.Shards}} == i
 budget=$(( ({{.P.MaxCases}} - i + {{.P.Shards}} - 1) / {{.P.Shards}} ))
 {{- end}}
-BITPARITY_WORKER_STATS="$out/stats.json" {{q .P.Bin}} run --shard "$i/{{.P.Shards}}" --json "$out/result.json" --corpus "$out/corpus"{{if .P.MaxCases}} --max-cases "$budget"{{end}}{{if .GPUsAll}} --gpus all{{end}}{{if .P.RunArgs}} {{qall .P.RunArgs}}{{end}}
+{{q .P.Bin}} run --shard "$i/{{.P.Shards}}" --json "$out/result.json" --corpus "$out/corpus"{{if .P.MaxCases}} --max-cases "$budget"{{end}}{{if .GPUsAll}} --gpus all{{end}}{{if .P.RunArgs}} {{qall .P.RunArgs}}{{end}}
 code=$?
 if [ -n "${terminated:-}" ]; then code=143; fi
 echo "$code" > "$out/exit.tmp" && mv "$out/exit.tmp" "$out/exit"

@@ -159,7 +159,7 @@ func signatures(fs []spec.Finding) []string {
 func bugs(fs []spec.Finding) []string {
 	set := map[string]bool{}
 	for _, f := range fs {
-		set[f.Kind+" "+f.Relation+" "+f.TargetA+" "+f.TargetB] = true
+		set[string(f.Kind)+" "+f.Relation+" "+f.TargetA+" "+f.TargetB] = true
 	}
 	var out []string
 	for b := range set {

@@ -121,7 +121,6 @@ type slurmMerge struct {
 	results        []*spec.Result
 	merged         []int
 	missing        []slurmMissing
-	invCases       int64
 }
 
 func (m *slurmMerge) shardDir(i int) string {
@@ -133,49 +132,44 @@ func (m *slurmMerge) collect() {
 	for i := 0; i < m.plan.Shards; i++ {
 		dir := m.shardDir(i)
 		log := filepath.Join(m.plan.Dir, "logs", fmt.Sprintf("shard-%d.out", i))
-		res, inv, reason := readShard(dir)
+		res, reason := readShard(dir)
 		if reason != "" {
 			m.missing = append(m.missing, slurmMissing{Shard: i, Reason: reason, Log: log})
 			continue
 		}
 		m.results = append(m.results, res)
 		m.merged = append(m.merged, i)
-		m.invCases += inv
 	}
 }
 
-// readShard returns a finished shard's result and invariant-pair cases,
-// or why it has none.
-func readShard(dir string) (*spec.Result, int64, string) {
+// readShard returns a finished shard's result (its invariant-pair cases
+// included: Result.InvariantCases), or why it has none.
+func readShard(dir string) (*spec.Result, string) {
 	b, err := readSmall(filepath.Join(dir, "exit"), 64)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Stat(dir); serr != nil {
-			return nil, 0, "never started (no shard folder): the task was not run, or was cancelled while pending"
+			return nil, "never started (no shard folder): the task was not run, or was cancelled while pending"
 		}
-		return nil, 0, "no exit status: the task was killed, timed out, or its node failed"
+		return nil, "no exit status: the task was killed, timed out, or its node failed"
 	}
 	if err != nil {
-		return nil, 0, fmt.Sprintf("exit status unreadable: %v", err)
+		return nil, fmt.Sprintf("exit status unreadable: %v", err)
 	}
 	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
-		return nil, 0, fmt.Sprintf("exit status %q unreadable", strings.TrimSpace(string(b)))
+		return nil, fmt.Sprintf("exit status %q unreadable", strings.TrimSpace(string(b)))
 	}
 	if code == 143 {
-		return nil, 0, "terminated (SIGTERM: scancel, the time limit or preemption) before it finished"
+		return nil, "terminated (SIGTERM: scancel, the time limit or preemption) before it finished"
 	}
 	if code != spec.ExitOK && code != spec.ExitFinding {
-		return nil, 0, fmt.Sprintf("bitparity run exited %d", code)
+		return nil, fmt.Sprintf("bitparity run exited %d", code)
 	}
 	res, err := corpus.ReadResult(filepath.Join(dir, "result.json"))
 	if err != nil {
-		return nil, 0, fmt.Sprintf("result unreadable: %v", err)
+		return nil, fmt.Sprintf("result unreadable: %v", err)
 	}
-	var st fuzz.Stats
-	if b, err := readSmall(filepath.Join(dir, "stats.json"), 1<<20); err == nil {
-		json.Unmarshal(b, &st)
-	}
-	return res, st.InvariantCases, ""
+	return res, ""
 }
 
 // resubmitCommand is the shell command that reruns only the missing
@@ -214,7 +208,6 @@ func (m *slurmMerge) finish(known *knownSet) error {
 			return m.fail(v, spec.ExitInternal, fmt.Errorf("slurm merge: report: %w: %s", err, rep.String()))
 		}
 		sum := runSummarize(res, known)
-		sum.invCases = m.invCases
 		runPrintResult(m.stdout, res, sum)
 		fmt.Fprintf(m.stdout, "merged result %s, reports %s\n", filepath.Join(p.Dir, "result.json"), filepath.Join(p.Dir, "report"))
 		switch {

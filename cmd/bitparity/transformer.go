@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -54,7 +55,8 @@ func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d t
 	if trainOn != transformer.CPU || inferOn != transformer.CPU {
 		fmt.Fprintf(stdout, "transformer: train path on %s, inference path on %s\n", trainOn, inferOn)
 	}
-	ts, err := transformer.Campaign{Duration: d, Seed: seed, TrainBackend: trainOn, InferBackend: inferOn}.Run(ctx)
+	ts, err := transformer.Campaign{Duration: d, Seed: seed, TrainBackend: trainOn, InferBackend: inferOn,
+		ShrinkBudget: max(100*time.Millisecond, d/10)}.Run(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +65,42 @@ func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d t
 	}
 	res.Targets = append(res.Targets, ts.Jobs...)
 	res.Cases += ts.Cases
+	res.InvariantCases += ts.InvariantCases
 	res.Findings = append(res.Findings, ts.Unexpected...)
 	return ts.Err(), nil
+}
+
+// e2eRun is the end-to-end transformer's part of a full campaign, run
+// before the main campaign: its summary, printed later where the main
+// summary expects it, its jobs, cases and unexpected findings, and the
+// verdict error of its controls.
+type e2eRun struct {
+	out  bytes.Buffer
+	res  spec.Result
+	err  error
+	took time.Duration
+}
+
+// runTransformerFirst runs the transformer campaign for d (runTransformer)
+// into an e2eRun; an error is a failure to run it.
+func runTransformerFirst(ctx context.Context, d time.Duration, seed uint64, trainOn, inferOn string) (*e2eRun, error) {
+	e := &e2eRun{}
+	start := time.Now()
+	verdict, err := runTransformer(ctx, &e.out, &e.res, d, seed, trainOn, inferOn)
+	if err != nil {
+		return nil, err
+	}
+	e.err, e.took = verdict, time.Since(start)
+	return e, nil
+}
+
+// fold prints the transformer's summary and adds its jobs, cases and
+// unexpected findings to res; it returns the transformer's verdict error.
+func (e *e2eRun) fold(stdout io.Writer, res *spec.Result) error {
+	stdout.Write(e.out.Bytes())
+	res.Targets = append(res.Targets, e.res.Targets...)
+	res.Cases += e.res.Cases
+	res.InvariantCases += e.res.InvariantCases
+	res.Findings = append(res.Findings, e.res.Findings...)
+	return e.err
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,11 +202,16 @@ func TestRunKernelBadManifest(t *testing.T) {
 	}
 }
 
+var registerFaulty sync.Once
+
 // TestRunIsolate: run --isolate runs targets in worker subprocesses (here
 // this test binary as the worker): the oracle gives no finding through the
 // protocol, and a target that faults gives crash findings (exit 1) while
 // the campaign goes on.
 func TestRunIsolate(t *testing.T) {
+	registerFaulty.Do(func() { // --isolate checks the name here before a worker starts
+		target.Register("test-faulty-rmsnorm", func() (target.Target, error) { return faulty{}, nil })
+	})
 	t.Setenv("BITPARITY_TEST_WORKER", "1") // inherited by the workers only
 	var out, errb strings.Builder
 	err := run(&out, &errb, []string{"run", "--isolate", "oracle-rmsnorm", "--duration", "2s", "--no-shrink"})

@@ -87,7 +87,7 @@ func BenchmarkDecodeReply(b *testing.B) {
 	b.SetBytes(int64(len(y)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		f, nb, err := readFrame(bytes.NewReader(doc.Bytes()), buf, "reply frame 1")
+		f, nb, err := readFrame(bytes.NewReader(doc.Bytes()), buf, "reply frame 1", maxFrame)
 		if err != nil {
 			b.Fatal(err)
 		}

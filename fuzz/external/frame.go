@@ -21,6 +21,14 @@ const maxFrame = 16 << 30
 // limit the safetensors reference implementation uses).
 const maxHeader = 100 << 20
 
+// replySlack is what a reply may hold beyond its tensors' data: the
+// 8-byte length prefixes and the JSON header (64 KiB); helloLimit bounds a
+// hello frame, which has no tensors.
+const (
+	replySlack = 64 << 10
+	helloLimit = replySlack
+)
+
 // Wire dtype names (safetensors).
 const (
 	wireBF16 = "BF16"
@@ -140,10 +148,12 @@ func (e *frameError) Error() string {
 	return e.frame + ": " + e.field + ": " + e.msg
 }
 
-// readFrame reads one frame from r into buf (grown when needed, returned
-// for reuse). name says which frame is expected ("reply frame 3") for error
-// messages. Tensor data aliases the returned buffer.
-func readFrame(r io.Reader, buf []byte, name string) (*frame, []byte, error) {
+// readFrame reads one frame of at most limit bytes (and never more than
+// maxFrame) from r into buf (grown when needed, returned for reuse): a
+// length prefix over the limit is refused before anything is allocated.
+// name says which frame is expected ("reply frame 3") for error messages.
+// Tensor data aliases the returned buffer.
+func readFrame(r io.Reader, buf []byte, name string, limit uint64) (*frame, []byte, error) {
 	var pre [8]byte
 	if _, err := io.ReadFull(r, pre[:]); err != nil {
 		if err == io.ErrUnexpectedEOF {
@@ -154,6 +164,9 @@ func readFrame(r io.Reader, buf []byte, name string) (*frame, []byte, error) {
 	n := binary.LittleEndian.Uint64(pre[:])
 	if n < 8 || n > maxFrame {
 		return nil, buf, &frameError{frame: name, field: "length prefix", msg: fmt.Sprintf("%d bytes is not a frame length (want 8..%d)", n, uint64(maxFrame))}
+	}
+	if n > limit {
+		return nil, buf, &frameError{frame: name, field: "length prefix", msg: fmt.Sprintf("%d bytes announced, over the %d this request can produce (its outputs and taps plus a %d-byte header)", n, limit, replySlack)}
 	}
 	if uint64(cap(buf)) < n {
 		buf = make([]byte, n)

@@ -37,7 +37,7 @@ func TestFrameRoundTrip(t *testing.T) {
 	if h := binary.LittleEndian.Uint64(doc[8:]); (16+h)%8 != 0 {
 		t.Fatalf("header of %d bytes leaves the data unaligned", h)
 	}
-	g, _, err := readFrame(bytes.NewReader(doc), nil, "request frame 7")
+	g, _, err := readFrame(bytes.NewReader(doc), nil, "request frame 7", maxFrame)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestFrameErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := readFrame(bytes.NewReader(tt.doc), nil, "reply frame 3")
+			_, _, err := readFrame(bytes.NewReader(tt.doc), nil, "reply frame 3", maxFrame)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v\nwant it to say %q", err, tt.want)
 			}

@@ -80,12 +80,26 @@ func (m *Model) Run(ctx context.Context, p ModelPlan) (*ModelRun, error) {
 		return nil, fmt.Errorf("model %s: a plan without requests", m.Name())
 	}
 	var out *ModelRun
-	err := m.t.roundTrip(ctx, func(seq int) (*frame, error) { return modelFrame(p, seq) },
+	err := m.t.roundTrip(ctx, modelReplyLimit(p), func(seq int) (*frame, error) { return modelFrame(p, seq) },
 		func(rep *frame, seq int, name string) (err error) {
 			out, err = decodeModelReply(rep, p, seq, name)
 			return err
 		})
 	return out, err
+}
+
+// modelReplyLimit bounds the reply to plan p: the train and infer
+// log-probs of every token, and for each tap site (at most 16 per layer and
+// 4 more) a train and an infer tensor of every token, as wide as the
+// model's widest activation, in fp32; plus replySlack for the header.
+func modelReplyLimit(p ModelPlan) uint64 {
+	var tokens uint64
+	for _, q := range p.Requests {
+		tokens += uint64(len(q.Tokens))
+	}
+	width := uint64(max(p.Hidden, p.FFN, p.Vocab, p.Heads*p.HeadDim, 1))
+	sites := uint64(16*max(p.Layers, 0) + 4)
+	return replySlack + 2*tokens*4 + 2*sites*tokens*width*4
 }
 
 // modelFrame is the request frame of plan p (docs/protocol.md, "The model

@@ -83,7 +83,7 @@ func (mc ModelCampaign) Run(ctx context.Context) (*spec.Result, error) {
 		if f == nil {
 			continue
 		}
-		key := f.Kind + "|" + f.Relation + "|" + site
+		key := string(f.Kind) + "|" + f.Relation + "|" + site
 		if kept[key] {
 			continue
 		}

@@ -162,10 +162,11 @@ func (p *process) wait(d time.Duration) string {
 	return p.waitErr.Error()
 }
 
-// exchange writes req and reads one reply frame under a watchdog: when
+// exchange writes req and reads one reply frame of at most limit bytes
+// under a watchdog: when
 // timeout passes or ctx ends first, the process is killed, which unblocks
 // the pipes. name names the reply ("reply frame 3") in errors.
-func (p *process) exchange(ctx context.Context, req *frame, buf []byte, name string, timeout time.Duration) (*frame, []byte, error) {
+func (p *process) exchange(ctx context.Context, req *frame, buf []byte, name string, timeout time.Duration, limit uint64) (*frame, []byte, error) {
 	if timeout > 0 {
 		t := time.AfterFunc(timeout, func() { p.kill(fmt.Sprintf("no reply within %v (hung)", timeout)) })
 		defer t.Stop()
@@ -175,7 +176,7 @@ func (p *process) exchange(ctx context.Context, req *frame, buf []byte, name str
 	if err := writeFrame(p.stdin, req); err != nil {
 		return nil, buf, fmt.Errorf("%s: writing the request: %w", strings.Replace(name, "reply", "request", 1), err)
 	}
-	return readFrame(p.stdout, buf, name)
+	return readFrame(p.stdout, buf, name, limit)
 }
 
 // tailSize is how much of an adapter's stderr an error message shows.

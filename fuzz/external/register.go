@@ -45,6 +45,21 @@ func ExecFlags(names ...string) string {
 	return b.String()
 }
 
+// Stalls lists, for every target that Register, Add or AddAll started and
+// that stopped answering (Target.Stalled), its name and why.
+func Stalls() []string {
+	openMu.Lock()
+	ts := append([]*Target(nil), open...)
+	openMu.Unlock()
+	var out []string
+	for _, t := range ts {
+		if s := t.Stalled(); s != "" {
+			out = append(out, t.Info().Name+": "+s)
+		}
+	}
+	return out
+}
+
 // CloseAll closes every target that Register, Add or AddAll started. An
 // adapter also exits on its own when the harness exits (its stdin closes).
 func CloseAll() {

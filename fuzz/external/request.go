@@ -104,6 +104,19 @@ func requestFrame(b *target.Batch, rows []int, seq int, scratch []byte) (*frame,
 	return f, scratch, nil
 }
 
+// replyLimit bounds the reply to a request for rows of b (all when rows is
+// nil): y of the output dtype and fp32 taps of up to cols+8 per row (no op
+// has more: RMSNorm and log-prob have 2, attention one per output column),
+// plus replySlack.
+func replyLimit(b *target.Batch, rows []int) uint64 {
+	n := uint64(len(rows))
+	if rows == nil {
+		n = uint64(b.Rows())
+	}
+	cols := uint64(b.Cols())
+	return replySlack + n*cols*uint64(wireSize(wireDType(b.OutDType()))) + n*(cols+8)*4
+}
+
 // decodeReply checks a reply frame against its request and returns the
 // output: frame "reply", the same seq, tensor "y" of the output dtype and
 // shape [selected rows, cols], optional "taps" F32 [selected rows, k].

@@ -3,6 +3,7 @@ package external
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,9 @@ func TestMisbehavingAdapters(t *testing.T) {
 		{mode: "exception", crash: true, want: []string{"error frame 2", "the adapter failed: planted failure"}},
 		{mode: "unsupported", unsupported: true, want: []string{"error frame 2", "13 rows are not supported"}},
 		{mode: "stdout"},
+		{mode: "huge", crash: true, restart: true, want: []string{"reply frame 2: length prefix: 8589934592 bytes announced, over the"}},
+		{mode: "big", crash: true, restart: true, want: []string{"reply frame 2: length prefix:", "over the 70944 this request can produce"}},
+		{mode: "exit", crash: true, restart: true, want: []string{"reply frame 2: EOF", "adapter exited with status 0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -123,6 +127,76 @@ func TestCancelIsNotACrash(t *testing.T) {
 	}
 	if _, err := tg.Run(context.Background(), rmsBatch(t, 4), nil); err != nil {
 		t.Fatalf("after the cancel: %v", err)
+	}
+}
+
+// TestHostileMemoryBound: a reply that announces 8 GiB costs the harness
+// no allocation of that size: the frame is refused at its length prefix,
+// and the whole exchange (adapter start, one good batch, the hostile one,
+// the restart) allocates less than 4 MiB.
+func TestHostileMemoryBound(t *testing.T) {
+	tg, err := New(adapterCmd(t, "fuzz/external/testdata/misbehave.py", "huge"), spec.OpRMSNorm, Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	ok4, bad := rmsBatch(t, 4), rmsBatch(t, 13)
+	if _, err := tg.Run(context.Background(), ok4, nil); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = tg.Run(context.Background(), bad, nil)
+	if !errors.Is(err, target.ErrTargetCrashed) {
+		t.Fatalf("got %v, want a crash", err)
+	}
+	if _, err := tg.Run(context.Background(), ok4, nil); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("the hostile exchange allocated %d bytes, want < 4 MiB", got)
+	} else {
+		t.Logf("the hostile exchange and the restart allocated %d bytes", got)
+	}
+}
+
+// TestHangAtHello: an adapter that never answers its hello is refused once
+// the start timeout passes.
+func TestHangAtHello(t *testing.T) {
+	start := time.Now()
+	_, err := New(adapterCmd(t, "fuzz/external/testdata/misbehave.py", "hellohang"), spec.OpRMSNorm, Options{StartTimeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "hello frame 0") || !strings.Contains(err.Error(), "no reply within 1s") {
+		t.Fatalf("got %v, want a refusal naming the hello frame and the timeout", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("refused after %s, want about the 1 s start timeout", d)
+	}
+}
+
+// TestStallRecorded: with no Timeout set, the timeout after fast answers is
+// TimeoutFloor, and a run that ends while a request hangs records the
+// stall.
+func TestStallRecorded(t *testing.T) {
+	tg, err := New(adapterCmd(t, "fuzz/external/testdata/misbehave.py", "hang"), spec.OpRMSNorm, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if _, err := tg.Run(context.Background(), rmsBatch(t, 4), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := tg.opts.timeout(tg.slowest); got != TimeoutFloor {
+		t.Errorf("adaptive timeout after fast answers: %s, want the floor %s", got, TimeoutFloor)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), StallFloor+500*time.Millisecond)
+	defer cancel()
+	if _, err := tg.Run(ctx, rmsBatch(t, 13), nil); err == nil {
+		t.Fatal("a hung request answered")
+	}
+	if s := tg.Stalled(); !strings.Contains(s, "reply frame 2 unanswered after") {
+		t.Errorf("Stalled() = %q, want the unanswered request", s)
 	}
 }
 

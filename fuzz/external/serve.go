@@ -28,7 +28,7 @@ import (
 func Serve(ctx context.Context, r io.Reader, w io.Writer, t target.Target) error {
 	info := t.Info()
 	var buf []byte
-	hello, buf, err := readFrame(r, buf, "hello frame 0")
+	hello, buf, err := readFrame(r, buf, "hello frame 0", maxFrame)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, t target.Target) error
 	var scratch []byte
 	for seq := 1; ; seq++ {
 		name := fmt.Sprintf("request frame %d", seq)
-		req, nbuf, err := readFrame(r, buf, name)
+		req, nbuf, err := readFrame(r, buf, name, maxFrame)
 		buf = nbuf
 		if errors.Is(err, io.EOF) {
 			return nil

@@ -25,9 +25,11 @@ type Options struct {
 	// Name is the target's name in reports; "exec:" + the adapter's
 	// declared name when empty.
 	Name string
-	// Timeout bounds one request (write, compute, reply); 2 minutes when
-	// zero. A request that takes longer is a hang: the process is killed
-	// and Run returns an error wrapping target.ErrTargetCrashed.
+	// Timeout bounds one request (write, compute, reply). When zero it
+	// adapts: TimeoutFactor times the slowest answer so far (the hello
+	// included), at least TimeoutFloor. A request that takes longer is a
+	// hang: the process is killed and Run returns an error wrapping
+	// target.ErrTargetCrashed.
 	Timeout time.Duration
 	// StartTimeout bounds the start and the handshake; 2 minutes when zero
 	// (importing torch and initialising CUDA takes seconds).
@@ -41,11 +43,22 @@ type Options struct {
 	Stderr io.Writer
 }
 
-func (o Options) timeout() time.Duration {
+// TimeoutFloor and TimeoutFactor make the adaptive request timeout (see
+// Options.Timeout); StallFloor is the least time a request must have gone
+// unanswered when the run ends to count as a stall (Target.Stalled).
+const (
+	TimeoutFloor  = 10 * time.Second
+	TimeoutFactor = 20
+	StallFloor    = 2 * time.Second
+)
+
+// timeout is the bound of the next request: Options.Timeout, or
+// max(TimeoutFloor, TimeoutFactor x slowest answer so far).
+func (o Options) timeout(slowest time.Duration) time.Duration {
 	if o.Timeout > 0 {
 		return o.Timeout
 	}
-	return 2 * time.Minute
+	return max(TimeoutFloor, TimeoutFactor*slowest)
 }
 
 func (o Options) startTimeout() time.Duration {
@@ -71,8 +84,11 @@ type Target struct {
 	proc     *process
 	seq      int // frames sent to the current process; hello is frame 0
 	starts   int
-	scratch  []byte // request tensor bytes, reused
-	replyBuf []byte // reply frame bytes, reused
+	scratch  []byte        // request tensor bytes, reused
+	replyBuf []byte        // reply frame bytes, reused
+	slowest  time.Duration // the slowest answer so far (hello included)
+	slowReq  time.Duration // the slowest answer to a request
+	stall    string        // why the run ended with a request unanswered
 }
 
 var _ target.Target = (*Target)(nil)
@@ -125,6 +141,16 @@ func New(cmdline string, op spec.Op, opts Options) (*Target, error) {
 	return t, nil
 }
 
+// Stalled says why the target stopped answering, when a request was still
+// unanswered when its context ended (the run's deadline came before the
+// timeout could make it a crash) after max(StallFloor, TimeoutFactor/2 x
+// the slowest answer to a request); "" otherwise.
+func (t *Target) Stalled() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stall
+}
+
 // Info describes the target as the adapter declared it in its hello.
 func (t *Target) Info() target.Info { return t.info }
 
@@ -173,8 +199,10 @@ func (t *Target) start() error {
 		"seq":      "0",
 		"op":       string(t.op),
 	}}
-	rep, buf, err := p.exchange(context.Background(), req, t.replyBuf, "hello frame 0", t.opts.startTimeout())
+	t0 := time.Now()
+	rep, buf, err := p.exchange(context.Background(), req, t.replyBuf, "hello frame 0", t.opts.startTimeout(), helloLimit)
 	t.replyBuf = buf
+	t.slowest = max(t.slowest, time.Since(t0))
 	if err == nil {
 		err = checkHello(rep, t.op)
 	}
@@ -274,7 +302,7 @@ func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 		}
 	}
 	var out *target.Output
-	err := t.roundTrip(ctx, func(seq int) (*frame, error) {
+	err := t.roundTrip(ctx, replyLimit(b, rows), func(seq int) (*frame, error) {
 		req, scratch, err := requestFrame(b, rows, seq, t.scratch[:0])
 		t.scratch = scratch
 		return req, err
@@ -291,7 +319,7 @@ func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 // process lives on); a failed exchange or decode kills the process and
 // returns an error wrapping target.ErrTargetCrashed, or ctx's error when ctx
 // ended.
-func (t *Target) roundTrip(ctx context.Context, build func(seq int) (*frame, error), decode func(rep *frame, seq int, name string) error) error {
+func (t *Target) roundTrip(ctx context.Context, limit uint64, build func(seq int) (*frame, error), decode func(rep *frame, seq int, name string) error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -309,8 +337,14 @@ func (t *Target) roundTrip(ctx context.Context, build func(seq int) (*frame, err
 	}
 	name := fmt.Sprintf("reply frame %d", t.seq)
 	p := t.proc
-	rep, buf, err := p.exchange(ctx, req, t.replyBuf, name, t.opts.timeout())
+	t0 := time.Now()
+	rep, buf, err := p.exchange(ctx, req, t.replyBuf, name, t.opts.timeout(t.slowest), limit)
 	t.replyBuf = buf
+	took := time.Since(t0)
+	if err == nil {
+		t.slowest = max(t.slowest, took)
+		t.slowReq = max(t.slowReq, took)
+	}
 	if err == nil {
 		if rep.meta["frame"] == "error" && rep.meta["seq"] == strconv.Itoa(t.seq) {
 			return t.adapterError(rep, name)
@@ -320,6 +354,10 @@ func (t *Target) roundTrip(ctx context.Context, build func(seq int) (*frame, err
 	if err != nil {
 		t.proc = nil
 		if ctx.Err() != nil {
+			if took >= max(StallFloor, TimeoutFactor/2*t.slowReq) {
+				t.stall = fmt.Sprintf("%s unanswered after %s when the run ended (the slowest answer before took %s)",
+					name, took.Round(time.Millisecond), t.slowest.Round(time.Millisecond))
+			}
 			p.discard("canceled")
 			return fmt.Errorf("target %s: %w", t.info.Name, ctx.Err())
 		}

@@ -126,14 +126,14 @@ func jobs() []*job {
 			},
 			check: func(f *spec.Finding, c spec.Case) error {
 				_, at, _ := strings.Cut(c.Targets[1], "@")
-				if f.Kind != "mismatch" || !strings.Contains(f.Message, "first divergence: "+at+" ") {
+				if f.Kind != spec.KindMismatch || !strings.Contains(f.Message, "first divergence: "+at+" ") {
 					return fmt.Errorf("planted at %s, found a %s: %s", at, f.Kind, f.Message)
 				}
 				return nil
 			}})
 	}
 	misuse := func(f *spec.Finding, _ spec.Case) error {
-		if f.Kind != "misuse" {
+		if f.Kind != spec.KindMisuse {
 			return fmt.Errorf("want misuse, found a %s: %s", f.Kind, f.Message)
 		}
 		return nil

@@ -61,7 +61,7 @@ func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 	}
 	if f == nil && rel == spec.RelPathParity {
 		if d := FirstDivergence(st.Model.Layers, st.Requests, ta, tb); d != nil {
-			f = &spec.Finding{Kind: "mismatch", Row: d.Token, Col: d.Col,
+			f = &spec.Finding{Kind: spec.KindMismatch, Row: d.Token, Col: d.Col,
 				A: value(oracle.FP32, d.A), B: value(oracle.FP32, d.B),
 				ULPs: oracle.ULPDistance(oracle.FP32, d.A, d.B).ULPs, RowsDiffering: d.Tokens,
 				Message: "log-probs agree in " + st.Compare.String() + ", but an fp32 op output differs: the drift is hidden by the rounding so far"}
@@ -70,7 +70,7 @@ func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 	if f == nil {
 		return nil, nil
 	}
-	if f.Kind == "mismatch" {
+	if f.Kind == spec.KindMismatch {
 		d, dm, err := Localize(ctx, st)
 		if err != nil {
 			return nil, fmt.Errorf("transformer: localize: %w", err)
@@ -139,7 +139,7 @@ func where(reqs []Request, pos int) string {
 // is meaningless, or nil.
 func misuse(st *Setup, train []float32, inf *Inference) *spec.Finding {
 	var msgs []string
-	f := &spec.Finding{Kind: "misuse", Row: -1}
+	f := &spec.Finding{Kind: spec.KindMisuse, Row: -1}
 	pos := st.compared(len(train))
 	if st.Compare != st.LogProbType {
 		fine, coarse, first := 0, 0, -1
@@ -213,7 +213,7 @@ func compareLogProbs(st *Setup, train []float32, inf *Inference) *spec.Finding {
 			continue
 		}
 		if f == nil {
-			f = &spec.Finding{Kind: "mismatch", Row: p, A: value(st.Compare, a), B: value(st.Compare, b),
+			f = &spec.Finding{Kind: spec.KindMismatch, Row: p, A: value(st.Compare, a), B: value(st.Compare, b),
 				ULPs: da.ULPs, SignedZero: da.SignedZero}
 		}
 		f.RowsDiffering++

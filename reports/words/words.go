@@ -30,7 +30,7 @@ func Finding(f spec.Finding) string {
 		fmt.Fprintf(&b, " vs %s", f.TargetB)
 	}
 	b.WriteString(": " + Problem(f))
-	if f.Kind != "crash" && f.Kind != "misuse" {
+	if f.Kind != spec.KindCrash && f.Kind != spec.KindMisuse {
 		if f.RowsDiffering > 0 {
 			fmt.Fprintf(&b, ", %d %s", f.RowsDiffering, Plural(int64(f.RowsDiffering), "row differs", "rows differ"))
 		}
@@ -54,12 +54,12 @@ func Finding(f spec.Finding) string {
 // MESSAGE".
 func Problem(f spec.Finding) string {
 	switch f.Kind {
-	case "crash":
+	case spec.KindCrash:
 		if f.Error != "" {
 			return "crashed: " + f.Error
 		}
 		return "crashed"
-	case "misuse":
+	case spec.KindMisuse:
 		if f.Message != "" {
 			return "misuse: " + f.Message
 		}
@@ -69,7 +69,11 @@ func Problem(f spec.Finding) string {
 	if f.SignedZero {
 		return s + "+0 vs -0 (0 ulps, different bits)"
 	}
-	return s + fmt.Sprintf("%d %s in %s", f.ULPs, Plural(int64(f.ULPs), "ulp", "ulps"), f.Case.CompareDType())
+	s += fmt.Sprintf("%d %s in %s", f.ULPs, Plural(int64(f.ULPs), "ulp", "ulps"), f.ValueDType())
+	if f.OnTaps {
+		s += " (fp32 intermediates; the outputs are equal)"
+	}
+	return s
 }
 
 // Case says a case's shape, relation parameters, dtypes and inputs, e.g.
@@ -167,11 +171,11 @@ func Detail(w io.Writer, f spec.Finding) {
 	if f.Original != nil {
 		fmt.Fprintf(w, "  shrunk in %d steps from %s\n", f.ShrinkSteps, Case(*f.Original))
 	}
-	if f.Kind == "crash" {
+	if f.Kind == spec.KindCrash {
 		fmt.Fprintf(w, "  error: %s\n", f.Error)
 	} else {
 		fmt.Fprintf(w, "  first diverging row %d, column %d: A = %s, B = %s, %d %s in %s", f.Row, f.Col,
-			Value(f.A), Value(f.B), f.ULPs, Plural(int64(f.ULPs), "ulp", "ulps"), f.Case.CompareDType())
+			Value(f.A), Value(f.B), f.ULPs, Plural(int64(f.ULPs), "ulp", "ulps"), f.ValueDType())
 		if f.SignedZero {
 			fmt.Fprint(w, " (+0 vs -0)")
 		}

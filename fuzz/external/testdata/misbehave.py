@@ -13,6 +13,11 @@ rows, where it misbehaves the way argv[1] says:
   exception    the op raises ValueError (an error frame of kind failure)
   unsupported  the op raises bp.Unsupported
   stdout       prints to stdout first (the module must keep frames clean)
+  huge         announces an 8 GiB frame and sends 1 MiB of it
+  big          announces a frame 1 MiB larger than the reply can be
+  exit         exits with status 0, answering nothing
+  hellohang    (any batch) sleeps instead of answering the hello
+  hang3        (any batch) sleeps instead of answering the third request
 """
 import os
 import signal
@@ -42,6 +47,7 @@ def op(req):
 
 def main():
     conn = Conn()
+    requests = 0
     while True:
         try:
             meta, tensors = conn.read()
@@ -49,10 +55,15 @@ def main():
             return 0
         seq = meta["seq"]
         if meta["frame"] == "hello":
+            if mode == "hellohang":
+                time.sleep(3600)
             conn.write({"frame": "hello", "protocol": 1, "seq": seq, "op": "rmsnorm",
                         "name": "misbehave-" + mode, "invariant": "true", "ulp_bound": 0})
             continue
         req = bp.Request(meta, tensors)
+        requests += 1
+        if mode == "hang3" and requests == 3:
+            time.sleep(3600)
         trigger = req.f32("x").shape[0] == 13
         if trigger and mode == "crash":
             sys.stderr.write("boom: planted crash\n")
@@ -62,6 +73,13 @@ def main():
             os.kill(os.getpid(), signal.SIGSEGV)
         if trigger and mode == "hang":
             time.sleep(3600)
+        if trigger and mode in ("huge", "big"):
+            n = 8 << 30 if mode == "huge" else 64 * 13 * 2 + 13 * 72 * 4 + (64 << 10) + (1 << 20)
+            conn.out.write(struct.pack("<Q", n) + b"\0" * (1 << 20))
+            conn.out.flush()
+            time.sleep(3600)
+        if trigger and mode == "exit":
+            os._exit(0)
         if trigger and mode == "garbage":
             conn.out.write(b"\xff" * 64)
             continue

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package main
+
+import "os/exec"
+
+// dieWithParent is a no-op where the kernel has no parent-death signal: a
+// worker then runs to its own deadline after its parent dies.
+func dieWithParent(cmd *exec.Cmd) {}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+)
+
+// parseInterspersed parses args with fs like fs.Parse, but accepts flags
+// after positional arguments too ("repro case.json -v" is "repro -v
+// case.json"); "--" ends the flags, and everything after it is positional.
+// fs.Args() then holds the positional arguments in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// checkOutputFile prepares path for a file written at the end of a
+// command (--json): it creates the parent folder and refuses a path that
+// is a folder or another non-regular file, so a bad path fails before any
+// work instead of after it.
+func checkOutputFile(flagName, path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return usageErr("--%s %s: not a regular file", flagName, path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return usageErr("--%s %s: %v", flagName, path, err)
+	}
+	probe, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".probe-*")
+	if err != nil {
+		return usageErr("--%s %s: cannot write there: %v", flagName, path, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// checkOutputDir creates the folder path (--out-dir, --corpus) and refuses
+// a path that exists and is not a folder.
+func checkOutputDir(flagName, path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return usageErr("--%s %s: %v", flagName, path, err)
+	}
+	return nil
+}
