@@ -223,7 +223,6 @@ var slurmTemplates = template.Must(template.New("shard").Funcs(template.FuncMap{
 # and relation belongs to shard k mod {{.P.Shards}}) and leaves in {{.P.Dir}}/shards/i:
 #   result.json  the shard's result (bitparity run --json)
 #   corpus/      its findings as case files
-#   stats.json   its case counts
 #   exit         the run's exit status, written last (143: the task was sent SIGTERM by
 #                scancel, its time limit or preemption); a task without it was killed,
 #                or never ran; the merge job names each such shard
