@@ -7,11 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -30,7 +32,8 @@ import (
 type durable struct {
 	mu      sync.Mutex
 	stderr  io.Writer
-	dir     *corpus.Dir     // nil without --corpus
+	dir     corpus.Store    // nil without --corpus
+	where   string          // --corpus: a folder or a bucket URL
 	journal *corpus.Journal // nil without --json
 	json    string
 	head    spec.Result
@@ -48,11 +51,11 @@ type durable struct {
 func openDurable(stderr io.Writer, corpusDir, jsonPath string, head spec.Result) (*durable, error) {
 	d := &durable{stderr: stderr, json: jsonPath, head: head, latest: map[string]spec.Finding{}, created: map[string]bool{}}
 	if corpusDir != "" {
-		dir, err := corpus.OpenDir(corpusDir, true)
+		dir, err := corpus.Open(context.Background(), corpusDir, true)
 		if err != nil {
 			return nil, fmt.Errorf("run: --corpus: %w", err)
 		}
-		d.dir = dir
+		d.dir, d.where = dir, corpusDir
 	}
 	if jsonPath != "" {
 		jpath := jsonPath + corpus.JournalSuffix
@@ -141,15 +144,20 @@ func (d *durable) store(f spec.Finding) string {
 	if env == (spec.Env{}) {
 		env = d.head.Env
 	}
-	name, added, err := d.dir.Put(corpus.NewFile(f.Case, &f, env, "campaign"))
+	file := corpus.NewFile(f.Case, &f, env, "campaign")
+	file.Adapters = external.Adapters(f.Case.Targets...) // what an exec: target needs to replay
+	name, added, err := d.dir.Put(file)
 	if err != nil {
-		d.fail(fmt.Errorf("run: corpus %s: %w", d.dir.Path(), err))
+		d.fail(fmt.Errorf("run: corpus %s: %w", d.where, err))
 		return " (NOT stored: " + err.Error() + ")"
 	}
 	if added {
 		d.created[name] = true
 	}
-	return "; case " + d.dir.PathOf(name)
+	if dir, ok := d.dir.(*corpus.Dir); ok {
+		return "; case " + dir.PathOf(name)
+	}
+	return "; case " + strings.TrimSuffix(d.where, "/") + "/" + name
 }
 
 func (d *durable) fail(err error) {

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+
+	"github.com/bitparity/bitparity/corpus"
 )
 
 // parseInterspersed parses args with fs like fs.Parse, but accepts flags
@@ -64,6 +66,12 @@ func checkOutputFile(flagName, path string) error {
 // a path that exists and is not a folder.
 func checkOutputDir(flagName, path string) error {
 	if path == "" {
+		return nil
+	}
+	if corpus.IsURL(path) { // a bucket: reachable, with credentials (bucket.go)
+		if err := checkBucket(path); err != nil {
+			return usageErr("--%s %s: %v", flagName, path, err)
+		}
 		return nil
 	}
 	if err := os.MkdirAll(path, 0o755); err != nil {
