@@ -11,7 +11,7 @@ import (
 
 // MapDraws is the number of random normal draws a finding's drift map
 // uses beside the finding's own data.
-const MapDraws = 2
+const MapDraws = 1
 
 // MapDrift maps the dimension that decides finding f's drift (SweepFor)
 // over SweepValues around its onset
@@ -73,7 +73,7 @@ type witnessClass struct {
 }
 
 // witnessItems bounds the items of a draw searched for a witness.
-const witnessItems = 64
+const witnessItems = 32
 
 func newWitnessClass(ctx context.Context, t target.Target, c spec.Case, values []int) (*witnessClass, error) {
 	n := min(witnessItems, max(values[len(values)-1], caseItems(c)))
