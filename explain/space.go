@@ -78,14 +78,19 @@ func Space(op spec.Op, in oracle.DType) ([]any, error) {
 // tile capped at the longest split (a tile that covers a whole split is
 // one tile, whatever its size); for reductions the schedule with the warp
 // order dropped when a warp has at most 2 lanes and the cross order
-// dropped when there are at most 2 warps (a + b either way). GEMM returns
-// "": every schedule runs.
+// dropped when there are at most 2 warps (a + b either way); for GEMM the
+// combine order dropped for at most 2 chunks.
 func orderKey(op spec.Op, s any, lens []int) string {
 	switch r := s.(type) {
 	case oracle.RMSNormSchedule:
 		return reductionKey(r.Reduce) + " " + r.Order.String()
 	case oracle.LogProbSchedule:
 		return reductionKey(r.Reduce)
+	case oracle.GEMMSchedule:
+		if r.SplitK <= 2 {
+			r.Combine = oracle.CrossSequential
+		}
+		return r.String()
 	}
 	a, ok := s.(oracle.AttentionSchedule)
 	if !ok {
