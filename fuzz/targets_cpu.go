@@ -3,6 +3,7 @@ package fuzz
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -214,7 +215,7 @@ func OracleFor(t Target) (Target, error) {
 //
 //	rmsnorm:   "threads=256 vec=4 warp=butterfly cross=sequential out=(x*rstd)*w"
 //	logprob:   "threads=256 vec=4 warp=butterfly cross=sequential"
-//	gemm:      "splitk=1 combine=sequential" (" mma=bf16" for a tensor core)
+//	gemm:      "splitk=1 combine=sequential" (" mma=bf16" for a tensor core, " ktile=128" for chunks in whole K tiles)
 //	attention: "tile=64 splits=1"
 func ParseSchedule(op spec.Op, s string) (any, error) {
 	switch op {
@@ -249,16 +250,25 @@ func ParseSchedule(op spec.Op, s string) (any, error) {
 		return rs, rs.Validate()
 	case spec.OpGEMM:
 		var g oracle.GEMMSchedule
-		var comb, mma string
-		if n, _ := fmt.Sscanf(s, "splitk=%d combine=%s mma=%s", &g.SplitK, &comb, &mma); n < 2 {
-			return nil, fmt.Errorf("schedule %q: want \"splitk=S combine=C\" or \"splitk=S combine=C mma=F\"", s)
+		var comb string
+		if n, _ := fmt.Sscanf(s, "splitk=%d combine=%s", &g.SplitK, &comb); n != 2 {
+			return nil, fmt.Errorf("schedule %q: want \"splitk=S combine=C[ mma=F][ ktile=T]\"", s)
 		}
 		var err error
 		if g.Combine, err = parseCross(comb); err != nil {
 			return nil, err
 		}
-		if mma != "" {
-			if g.MMA, err = parseMMA(mma); err != nil {
+		for _, f := range strings.Fields(s)[2:] {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "mma":
+				g.MMA, err = parseMMA(v)
+			case "ktile":
+				_, err = fmt.Sscanf(v, "%d", &g.KTile)
+			default:
+				err = fmt.Errorf("schedule %q: unknown field %q", s, f)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}
