@@ -183,9 +183,9 @@ func modelTiles(md tcMode, tiles []tcTile) []float32 {
 // model truncates to -5981·2^-149 (as it truncates the other 9 485
 // subnormal tf32 results recorded, all matched) and the H200 gives
 // -5982·2^-149.
-// No variant tried explains it without breaking other results (rounding
-// subnormal results to nearest or toward -Inf, two's-complement alignment,
-// two k4 steps, 24 or 26 fraction bits).
+// No variant tried explains it without breaking many other results
+// (rounding subnormal results to nearest or toward -Inf, two's-complement
+// alignment, two k4 steps, 24 or 26 fraction bits: docs/oracle.md).
 var tcExceptions = []struct {
 	mode        string
 	tile, elem  int
