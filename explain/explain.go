@@ -56,8 +56,11 @@ type Target struct {
 	// Distinct how many different bit patterns those gave on the first
 	// probe batch (FirstRows rows); Survivors how many of those matched
 	// the target there (then confirmed on every probe row).
-	Space, Ran, Distinct, Survivors int
-	FirstRows                       int
+	Space     int `json:"space"`
+	Ran       int `json:"ran"`
+	Distinct  int `json:"distinct"`
+	Survivors int `json:"survivors"`
+	FirstRows int `json:"first_rows"`
 	// Pruned is true when more than pruneAbove orders ran: they ran on
 	// one probe row first (FirstRows is 1).
 	Pruned bool `json:"pruned,omitempty"`
@@ -168,7 +171,8 @@ func Map(ctx context.Context, f *spec.Finding) (*spec.DriftMap, error) {
 //
 //  1. build the probes (probe's doc comment) and run t on them;
 //  2. drop schedules whose order at this shape equals an earlier one's
-//     (attention: same split bounds and effective tile);
+//     (orderKey: same split bounds and effective tile, same chunks, warp or
+//     cross order that cannot differ);
 //  3. run every remaining schedule on the first probe batch (on its first
 //     row only when more than pruneAbove orders remain) and keep those
 //     that give t's bits there;
