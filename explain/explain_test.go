@@ -177,3 +177,18 @@ func TestOutsideTheSpace(t *testing.T) {
 		t.Errorf("words %q, want %q", ex.Words, want)
 	}
 }
+
+// TestTensorCoreGEMM: a GEMM that chains the H200 tensor-core step with
+// split-K 2 is told apart from the fma chains and the other splits.
+func TestTensorCoreGEMM(t *testing.T) {
+	truth := oracle.GEMMSchedule{SplitK: 2, Combine: oracle.CrossSequential, MMA: oracle.MMABF16}
+	c := spec.Case{Op: spec.OpGEMM, Shape: spec.Shape{Rows: 8, Hidden: 160, N: 4}, In: "bf16", Out: "bf16", Dist: spec.DistNormal, GenVersion: spec.GeneratorVersion}
+	got, err := Infer(context.Background(), target.OracleWith(spec.OpGEMM, truth), c, "rows", 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// split-K 2 with a tree combine is the same computation (p0 + p1)
+	if len(got.Matches) != 1 || got.Matches[0].Orders != 1 || got.Matches[0].Schedules[0] != truth.String() {
+		t.Fatalf("want exactly the order of %s, got %s", truth, got.Describe())
+	}
+}

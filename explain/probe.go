@@ -24,7 +24,7 @@ import (
 type probe struct {
 	b    *target.Batch
 	rows []int
-	lens []int // KV lengths of the compared rows (attention)
+	lens []int // KV lengths of the compared rows (attention); K (gemm)
 }
 
 // probeItems is the number of items (tokens, requests, sequences) a probe
@@ -90,6 +90,8 @@ func probes(c spec.Case, dim string, v int, seed uint64) ([]probe, error) {
 			}
 		case spec.OpAttnPrefill:
 			p.lens = []int{b.Prefill.SeqLen}
+		case spec.OpGEMM:
+			p.lens = []int{b.GEMM.K}
 		}
 		ps = append(ps, p)
 		items += take

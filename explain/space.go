@@ -15,7 +15,7 @@ import (
 //	rmsnorm: threads 1..1024 (powers of two) x vec 1,2,4,8 x warp x cross x out order   (352)
 //	logprob: threads x vec x warp x cross                                                (176)
 //	gemm:    split-K 1..64 x combine (tree for powers of two) x {fma chain, the tensor
-//	         core of in: bf16, fp16, or tf32 for fp32}                                   (140)
+//	         core of in: bf16, fp16, or tf32 for fp32} x K tile {none, 64, 128}          (420)
 //	attn_prefill: tile 1..1024, splits 1                                                 (1024)
 //	attn_decode:  tile 1..1024 x splits 1..128                                           (131072)
 //
@@ -49,10 +49,12 @@ func Space(op spec.Op, in oracle.DType) ([]oracle.Schedule, error) {
 	case spec.OpGEMM:
 		tc := map[oracle.DType]oracle.MMAFormat{oracle.BF16: oracle.MMABF16, oracle.FP16: oracle.MMAFP16, oracle.FP32: oracle.MMATF32}[in]
 		for _, m := range []oracle.MMAFormat{oracle.MMANone, tc} {
-			for s := 1; s <= 64; s++ {
-				out = append(out, oracle.GEMMSchedule{SplitK: s, Combine: oracle.CrossSequential, MMA: m})
-				if s > 1 && s&(s-1) == 0 {
-					out = append(out, oracle.GEMMSchedule{SplitK: s, Combine: oracle.CrossTree, MMA: m})
+			for _, kt := range []int{0, 64, 128} {
+				for s := 1; s <= 64; s++ {
+					out = append(out, oracle.GEMMSchedule{SplitK: s, Combine: oracle.CrossSequential, MMA: m, KTile: kt})
+					if s > 1 && s&(s-1) == 0 {
+						out = append(out, oracle.GEMMSchedule{SplitK: s, Combine: oracle.CrossTree, MMA: m, KTile: kt})
+					}
 				}
 			}
 		}
@@ -78,14 +80,24 @@ func Space(op spec.Op, in oracle.DType) ([]oracle.Schedule, error) {
 // tile capped at the longest split (a tile that covers a whole split is
 // one tile, whatever its size); for reductions the schedule with the warp
 // order dropped when a warp has at most 2 lanes and the cross order
-// dropped when there are at most 2 warps (a + b either way). GEMM returns
-// "": every schedule runs.
+// dropped when there are at most 2 warps (a + b either way); for GEMM
+// (lens holds K) the chunk length instead of the K tile, and the combine
+// order dropped for at most 2 chunks.
 func orderKey(op spec.Op, s oracle.Schedule, lens []int) string {
 	switch r := s.(type) {
 	case oracle.RMSNormSchedule:
 		return reductionKey(r.Reduce) + " " + r.Order.String()
 	case oracle.LogProbSchedule:
 		return reductionKey(r.Reduce)
+	case oracle.GEMMSchedule:
+		// the chunk bounds at K = lens[0], the combine when it can differ
+		K := lens[0]
+		chunk := r.Chunk(K)
+		comb := r.Combine
+		if r.SplitK <= 2 {
+			comb = oracle.CrossSequential
+		}
+		return fmt.Sprintf("%d %d %s %s", r.SplitK, min(chunk, K), comb, r.MMA)
 	}
 	a, ok := s.(oracle.AttentionSchedule)
 	if !ok {

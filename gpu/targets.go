@@ -70,7 +70,7 @@ type drift struct {
 // in its expect list, exactly as its CPU twin (target/drift.go).
 var drifts = []drift{
 	{"cuda-drift-rmsnorm-te-mod32", spec.OpRMSNorm, target.OracleRMSNormSchedule, target.TERMSNormMod32,
-		"TransformerEngine RMSNorm on the GPU: reduction path chosen by rows % 32 (threads=128 vec=8 when rows % 32 == 0, else threads=256 vec=4)",
+		"TransformerEngine RMSNorm on the GPU: reduction path chosen by rows % 32 (threads=64 vec=8 when rows % 32 == 0, else threads=32 vec=4)",
 		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
 	{"cuda-drift-rmsnorm-vllm-256", spec.OpRMSNorm,
 		oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 1024, Vec: 1}}, target.VLLMRMSNorm256,

@@ -13,7 +13,7 @@ type GEMMInput struct {
 // GEMM computes, for each selected row m (all rows when rows is nil), into
 // out[i*N : (i+1)*N] for the i-th selected row, for every column n:
 //
-//	chunk = ceil(K / SplitK)
+//	chunk = ceil(K / SplitK)             // rounded up to a multiple of KTile when KTile > 1
 //	for c := 0; c < SplitK; c++ {
 //		p[c] = +0
 //		for k := c*chunk; k < min((c+1)*chunk, K); k++ { p[c] = fma(x[m][k], W[k][n], p[c]) }
@@ -44,7 +44,7 @@ func GEMM(in GEMMInput, s GEMMSchedule, rows []int) ([]float32, error) {
 		return nil, fmt.Errorf("gemm: %w", err)
 	}
 	K, N := in.K, in.N
-	chunk := (K + s.SplitK - 1) / s.SplitK
+	chunk := s.Chunk(K)
 	out := make([]float32, len(sel)*N)
 	parallelRows(len(sel), func(i int) {
 		x := in.X[sel[i]*K : (sel[i]+1)*K]

@@ -1,6 +1,9 @@
 package oracle
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Schedule is the reduction order of one op: RMSNormSchedule,
 // GEMMSchedule, LogProbSchedule or AttentionSchedule. Its String form is
@@ -61,19 +64,29 @@ func ParseLogProbSchedule(s string) (LogProbSchedule, error) {
 // ParseGEMMSchedule reads what GEMMSchedule.String writes:
 //
 //	"splitk=1 combine=sequential"
-//	"splitk=1 combine=sequential mma=bf16" (a tensor-core inner step)
+//	"splitk=3 combine=sequential mma=bf16 ktile=64" (tensor-core steps,
+//	chunks in whole K tiles)
 func ParseGEMMSchedule(s string) (GEMMSchedule, error) {
 	var g GEMMSchedule
-	var comb, mma string
-	if n, _ := fmt.Sscanf(s, "splitk=%d combine=%s mma=%s", &g.SplitK, &comb, &mma); n < 2 {
-		return GEMMSchedule{}, fmt.Errorf("gemm schedule %q: want \"splitk=S combine=C\" or \"splitk=S combine=C mma=F\"", s)
+	var comb string
+	if n, _ := fmt.Sscanf(s, "splitk=%d combine=%s", &g.SplitK, &comb); n != 2 {
+		return GEMMSchedule{}, fmt.Errorf("gemm schedule %q: want \"splitk=S combine=C[ mma=F][ ktile=T]\"", s)
 	}
 	var err error
 	if g.Combine, err = parseCross(comb); err != nil {
 		return GEMMSchedule{}, fmt.Errorf("gemm schedule %q: %w", s, err)
 	}
-	if mma != "" {
-		if g.MMA, err = parseMMA(mma); err != nil {
+	for _, f := range strings.Fields(s)[2:] {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "mma":
+			g.MMA, err = parseMMA(v)
+		case "ktile":
+			_, err = fmt.Sscanf(v, "%d", &g.KTile)
+		default:
+			err = fmt.Errorf("unknown field %q", f)
+		}
+		if err != nil {
 			return GEMMSchedule{}, fmt.Errorf("gemm schedule %q: %w", s, err)
 		}
 	}

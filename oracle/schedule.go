@@ -128,8 +128,10 @@ func (s RMSNormSchedule) Validate() error {
 func (s RMSNormSchedule) String() string { return s.Reduce.String() + " out=" + s.Order.String() }
 
 // GEMMSchedule is the full reduction order of one output element of
-// y = x·W: K is cut into SplitK contiguous chunks of ceil(K/SplitK); chunk
-// c accumulates acc = fma(x[m][k], W[k][n], acc) for k ascending from +0
+// y = x·W: K is cut into SplitK contiguous chunks of ceil(K/SplitK),
+// rounded up to a multiple of KTile when KTile > 1 (a kernel that splits K
+// in whole K tiles; trailing chunks may then be empty); chunk c
+// accumulates acc = fma(x[m][k], W[k][n], acc) for k ascending from +0
 // or, with a tensor core (MMA), acc = TensorCoreH200(MMA).DotAdd over
 // blocks of its K products from the chunk's start (the last block
 // zero-padded); the chunk partials combine by Combine.
@@ -137,6 +139,16 @@ type GEMMSchedule struct {
 	SplitK  int
 	Combine CrossOrder
 	MMA     MMAFormat // MMANone: fma chain
+	KTile   int       // 0 or 1: chunks of exactly ceil(K/SplitK)
+}
+
+// Chunk returns the length of a split-K chunk of s for K.
+func (s GEMMSchedule) Chunk(K int) int {
+	c := (K + s.SplitK - 1) / s.SplitK
+	if s.KTile > 1 {
+		c = (c + s.KTile - 1) / s.KTile * s.KTile
+	}
+	return max(c, 1)
 }
 
 // Validate reports whether s is a schedule a kernel can run.
@@ -153,15 +165,23 @@ func (s GEMMSchedule) Validate() error {
 	if s.MMA > MMATF32 {
 		return fmt.Errorf("gemm schedule: unknown mma format %d", s.MMA)
 	}
+	if s.KTile < 0 || s.KTile > 4096 {
+		return fmt.Errorf("gemm schedule: k tile %d: want 0..4096", s.KTile)
+	}
 	return nil
 }
 
-// String is "splitk=S combine=C", with " mma=F" for a tensor core.
+// String is "splitk=S combine=C", with " mma=F" for a tensor core and
+// " ktile=T" for chunks in whole K tiles.
 func (s GEMMSchedule) String() string {
+	str := fmt.Sprintf("splitk=%d combine=%s", s.SplitK, s.Combine)
 	if s.MMA != MMANone {
-		return fmt.Sprintf("splitk=%d combine=%s mma=%s", s.SplitK, s.Combine, s.MMA)
+		str += " mma=" + s.MMA.String()
 	}
-	return fmt.Sprintf("splitk=%d combine=%s", s.SplitK, s.Combine)
+	if s.KTile > 1 {
+		str += fmt.Sprintf(" ktile=%d", s.KTile)
+	}
+	return str
 }
 
 // LogProbSchedule is the reduction order of a token log-prob: the row max

@@ -38,7 +38,7 @@ func (f MMAFormat) String() string {
 }
 
 // minExp is the exponent of the format's smallest normal value, which its
-// subnormals (and zeros, see TensorCore) are given.
+// subnormals are given.
 func (f MMAFormat) minExp() int {
 	if f == MMAFP16 {
 		return -14
@@ -53,9 +53,10 @@ func (f MMAFormat) minExp() int {
 //
 //	every a[k], b[k] (tf32: its bits with the low 13 cleared) and c is
 //	  written s·m·2^e with e = max(exponent, the format's smallest normal
-//	  exponent), so subnormals have m < 1; a zero has e = -126
-//	products are exact and not normalised: p[k] = (s_a·s_b)·(m_a·m_b)·2^(e_a+e_b), m_a·m_b in [0, 4)
-//	E = max(e_c, e_a[k]+e_b[k] over all k)   (zero terms included)
+//	  exponent), so subnormals have m < 1
+//	products are exact and not normalised: p[k] = (s_a·s_b)·(m_a·m_b)·2^(e_a+e_b), m_a·m_b in (0, 4)
+//	E = max(e_c, e_a[k]+e_b[k] over all k), over the nonzero terms only (a
+//	  zero product or accumulator adds nothing and does not set E)
 //	every term (the K products and c) is truncated toward zero to a
 //	  multiple of 2^(E - FracBits)
 //	the truncated terms are summed exactly
@@ -160,7 +161,10 @@ func (t TensorCore) DotAdd(a, b []float32, c float32) float32 {
 	special(c)
 	terms[n] = split(math.Float32bits(c), -126)
 	n++
-	E := terms[0].exp
+	E := math.MinInt32 // the largest exponent of a nonzero term
+	if terms[0].sig != 0 {
+		E = terms[0].exp
+	}
 	for k := 0; k < t.K; k++ {
 		var ua, ub uint32
 		if k < len(a) {
@@ -183,13 +187,10 @@ func (t TensorCore) DotAdd(a, b []float32, c float32) float32 {
 			continue
 		}
 		ta, tb := split(ua, minExp), split(ub, minExp)
-		if ta.sig == 0 {
-			ta.exp = -126
-		}
-		if tb.sig == 0 {
-			tb.exp = -126
-		}
 		p := tcTerm{neg: ta.neg != tb.neg, sig: ta.sig * tb.sig, frac: ta.frac + tb.frac, exp: ta.exp + tb.exp}
+		if p.sig == 0 {
+			continue // a zero product adds nothing and does not set E
+		}
 		terms[n] = p
 		n++
 		E = max(E, p.exp)
@@ -204,6 +205,9 @@ func (t TensorCore) DotAdd(a, b []float32, c float32) float32 {
 	}
 	var sum int64
 	for _, tm := range terms[:n] {
+		if tm.sig == 0 {
+			continue
+		}
 		sh := t.FracBits + tm.exp - E - tm.frac
 		var v uint64
 		switch {

@@ -64,7 +64,8 @@ type cublasShapeRec struct {
 	Y32     string `json:"y32"` // base64 of the rows' fp32 bits (u32 little-endian)
 	Y16     string `json:"y16"` // base64 of the rows' bf16 bits (u16 little-endian)
 	// Matches are the schedules whose fp32 outputs equal Y32 on the rows
-	// (every split-K 1..64, both combines, fma chain and bf16 tensor core).
+	// (split-K 1..64, both combines, fma chain and bf16 tensor core, chunks
+	// of ceil(K/SplitK) or in whole K tiles of 64 or 128).
 	Matches   []string       `json:"matches"`
 	Schedules []GEMMSchedule `json:"schedules"` // Matches as values
 	// Bf16IsRN is true when Y16 is Y32 rounded to nearest even.
@@ -75,10 +76,12 @@ type cublasShapeRec struct {
 func cublasSpace() []GEMMSchedule {
 	var s []GEMMSchedule
 	for _, m := range []MMAFormat{MMABF16, MMANone} {
-		for k := 1; k <= 64; k++ {
-			s = append(s, GEMMSchedule{SplitK: k, Combine: CrossSequential, MMA: m})
-			if k > 1 && k&(k-1) == 0 {
-				s = append(s, GEMMSchedule{SplitK: k, Combine: CrossTree, MMA: m})
+		for _, kt := range []int{0, 64, 128} {
+			for k := 1; k <= 64; k++ {
+				s = append(s, GEMMSchedule{SplitK: k, Combine: CrossSequential, MMA: m, KTile: kt})
+				if k > 1 && k&(k-1) == 0 {
+					s = append(s, GEMMSchedule{SplitK: k, Combine: CrossTree, MMA: m, KTile: kt})
+				}
 			}
 		}
 	}

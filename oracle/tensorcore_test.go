@@ -61,19 +61,22 @@ func TestGEMMTensorCoreLoop(t *testing.T) {
 		mma MMAFormat
 	}{{BF16, MMABF16}, {FP16, MMAFP16}, {FP32, MMATF32}} {
 		in := gemmInput(r, c.in, FP32, 3, 100, 5)
-		for _, s := range []GEMMSchedule{{SplitK: 1, MMA: c.mma}, {SplitK: 3, MMA: c.mma}, {SplitK: 4, Combine: CrossTree, MMA: c.mma}} {
+		for _, s := range []GEMMSchedule{{SplitK: 1, MMA: c.mma}, {SplitK: 3, MMA: c.mma}, {SplitK: 4, Combine: CrossTree, MMA: c.mma}, {SplitK: 3, MMA: c.mma, KTile: 32}} {
 			got, err := GEMM(in, s, []int{2})
 			if err != nil {
 				t.Fatal(err)
 			}
 			tc := TensorCoreH200(c.mma)
 			chunk := (100 + s.SplitK - 1) / s.SplitK
+			if s.KTile > 1 {
+				chunk = (chunk + s.KTile - 1) / s.KTile * s.KTile // 3 chunks of 34 -> 64, 36, 0
+			}
 			for n := 0; n < 5; n++ {
 				var parts []float32
 				for ch := 0; ch < s.SplitK; ch++ {
 					acc := float32(0)
 					hi := min((ch+1)*chunk, 100)
-					for k := ch * chunk; k < hi; k += tc.K {
+					for k := min(ch*chunk, 100); k < hi; k += tc.K {
 						e := min(k+tc.K, hi)
 						var a, b []float32
 						for j := k; j < e; j++ {

@@ -42,19 +42,21 @@ type Finding struct {
 	RowsDiffering int `json:"rows_differing"`
 	// Mismatches lists, for up to 64 differing rows, row index, mismatch
 	// count, first column and largest ulp distance (for heatmaps).
-	Mismatches []RowMismatch `json:"mismatches,omitempty"`
-	DriftMap   *DriftMap     `json:"drift_map,omitempty"`
+	Mismatches  []RowMismatch `json:"mismatches,omitempty"`
+	DriftMap    *DriftMap     `json:"drift_map,omitempty"`
+	Message     string        `json:"message,omitempty"`
+	Error       string        `json:"error,omitempty"`
+	ShrinkSteps int           `json:"shrink_steps,omitempty"`
+	Repro       string        `json:"repro"`
+	Signature   string        `json:"signature"`
+	Env         Env           `json:"env"`
+	FoundAt     time.Time     `json:"found_at"`
+
 	// Explanation is the drift map with each class replaced by the
 	// schedules that reproduce it (package explain), when asked for
 	// (bitparity run --explain).
-	Explanation string    `json:"explanation,omitempty"`
-	Message     string    `json:"message,omitempty"`
-	Error       string    `json:"error,omitempty"`
-	ShrinkSteps int       `json:"shrink_steps,omitempty"`
-	Repro       string    `json:"repro"`
-	Signature   string    `json:"signature"`
-	Env         Env       `json:"env"`
-	FoundAt     time.Time `json:"found_at"`
+	Explanation string `json:"explanation,omitempty"`
+
 	// Elapsed is the time from campaign start to the first detection, and
 	// ToMinimal the time spent shrinking and mapping.
 	Elapsed   Duration `json:"elapsed"`

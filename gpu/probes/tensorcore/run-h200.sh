@@ -10,7 +10,7 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nvcc --version | tail -2
 "$src/tc.test" -test.run '^TestTensorCoreProbeWrite$' -tcprobe.write "$work" || exit 3
-nvcc -O2 -arch=sm_90a -o "$work/tcprobe" "$src/tcprobe.cu" || exit 3
+nvcc -O2 -gencode arch=compute_90a,code=sm_90a -o "$work/tcprobe" "$src/tcprobe.cu" || exit 3
 for m in mma-bf16 mma-fp16 mma-tf32 wgmma-bf16 wgmma-fp16; do
 	"$work/tcprobe" "$m" "$work/$m.in" "$out/$m.out" || echo "tcprobe $m failed: $?"
 done
