@@ -152,17 +152,6 @@ func corpusCmd(stdout, stderr io.Writer, args []string) error {
 	return sub.run(ctx, stdout, stderr, st, fs, args[1:])
 }
 
-// parse parses flags; -h gives a nil error and ok=false.
-func parse(fs *flag.FlagSet, args []string) (ok bool, err error) {
-	if err := parseInterspersed(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return false, nil
-		}
-		return false, &exitError{code: spec.ExitUsage}
-	}
-	return true, nil
-}
-
 // resolve finds a case by path (an existing file) or by name in s ("0123abcd..."
 // with or without .json).
 func resolve(s corpus.Store, arg string) (name string, f *corpus.File, err error) {

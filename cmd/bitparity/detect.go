@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,11 +25,8 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 	taps := fs.Bool("taps", false, "compare the fp32 intermediates (taps) too")
 	verbose := fs.Bool("v", false, "print every run on stderr")
 	caseJSON := fs.String("case", "", "instead of the table: run this case (JSON) with Dist normal and Dist boundary, outputs only, and print how many rows differ")
-	if err := parseInterspersed(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{code: spec.ExitUsage}
+	if ok, err := parse(fs, args); !ok {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErr("detect: unexpected arguments %q", fs.Args())

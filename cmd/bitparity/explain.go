@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,11 +33,8 @@ func explainCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stderr, "usage: bitparity explain [flags] CASE\n\nCASE is a case file or a case as JSON; the case must show a finding with a drift map (batch invariance, padding, oracle or path parity).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{code: spec.ExitUsage}
+	if ok, err := parse(fs, args); !ok {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return usageErr("explain: want exactly one CASE (a case file or a case as JSON)")

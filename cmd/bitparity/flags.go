@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/spec"
 )
 
 // parseInterspersed parses args with fs like fs.Parse, but accepts flags
@@ -30,6 +32,17 @@ func parseInterspersed(fs *flag.FlagSet, args []string) error {
 		args = rest[1:]
 	}
 	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+// parse parses flags; -h gives a nil error and ok=false.
+func parse(fs *flag.FlagSet, args []string) (ok bool, err error) {
+	if err := parseInterspersed(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return false, nil
+		}
+		return false, &exitError{code: spec.ExitUsage}
+	}
+	return true, nil
 }
 
 // flagSet reports whether the flag name was given on the command line.

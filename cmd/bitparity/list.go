@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,11 +17,8 @@ import (
 func listCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	if err := parseInterspersed(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{code: spec.ExitUsage}
+	if ok, err := parse(fs, args); !ok {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErr("list: unexpected arguments %q", fs.Args())

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,11 +26,8 @@ func mergeCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stderr, "per host): findings deduplicated by signature (the earliest kept), cases summed.")
 		fs.PrintDefaults()
 	}
-	if err := parseInterspersed(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{code: spec.ExitUsage}
+	if ok, err := parse(fs, args); !ok {
+		return err
 	}
 	if *out == "" || fs.NArg() == 0 {
 		fs.Usage()

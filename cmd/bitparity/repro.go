@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,11 +31,8 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stderr, "usage: bitparity repro [flags] FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.\nA case on an exec: target needs its adapter: --exec CMD (the case file records the command line; it is never run from the file).")
 		fs.PrintDefaults()
 	}
-	if err := parseInterspersed(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{code: spec.ExitUsage}
+	if ok, err := parse(fs, args); !ok {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return usageErr("repro: want exactly one case FILE")

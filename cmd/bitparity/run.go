@@ -55,11 +55,8 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
 		fs.PrintDefaults()
 	}
-	if err := parseInterspersed(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{code: spec.ExitUsage}
+	if ok, err := parse(fs, args); !ok {
+		return err
 	}
 	trainOn, inferOn, err := parseTransformerOn(*e2eOn)
 	if err != nil {

@@ -27,11 +27,8 @@ func workerCmd(stdout, stderr io.Writer, args []string) error {
 	fs.SetOutput(stderr)
 	name := fs.String("target", "", "serve this registered target")
 	kernel := fs.String("kernel", "", "serve the user kernel of this manifest (docs/kernel-abi.md)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{code: spec.ExitUsage}
+	if ok, err := parse(fs, args); !ok {
+		return err
 	}
 	if (*name == "") == (*kernel == "") || fs.NArg() > 0 {
 		return usageErr("worker: give exactly one of --target NAME or --kernel MANIFEST")
