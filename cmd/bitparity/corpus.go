@@ -254,6 +254,9 @@ func corpusLs(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs *f
 		}
 		fmt.Fprintf(stdout, "%s  %-5s  %-22s  %s\n", e.Name, f.Status.State, what, describe(f.Case))
 	}
+	if !*asJSON {
+		listCertificates(stdout, stderr, s.Local) // scan.go
+	}
 	if len(errs) > 0 {
 		return withCode(spec.ExitUsage, fmt.Errorf("corpus ls: %d unreadable file(s)", len(errs)))
 	}
@@ -267,6 +270,9 @@ func corpusShow(_ context.Context, stdout, _ io.Writer, st *storeFlags, fs *flag
 	}
 	if fs.NArg() != 1 {
 		return usageErr("corpus show: want one NAME or FILE")
+	}
+	if ok, err := showCertificate(stdout, st.dir, fs.Arg(0), *asJSON); ok { // scan.go
+		return err
 	}
 	s, err := st.open(false)
 	if err != nil {

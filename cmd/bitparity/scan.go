@@ -252,3 +252,51 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 	fmt.Fprintf(stdout, "rechecked %d certificate(s): %d hold, %d invalid, %d could not run\n", checked, valid, invalid, broken)
 	return invalid, broken, nil
 }
+
+// listCertificates writes one line per certificate of the local corpus
+// folder: name, state, what it covers.
+func listCertificates(stdout, stderr io.Writer, d *corpus.Dir) {
+	names, err := d.Certificates()
+	if err != nil {
+		fmt.Fprintf(stderr, "certificates: %v\n", err)
+		return
+	}
+	for _, name := range names {
+		c, err := d.GetCertificate(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "%v\n", err)
+			continue
+		}
+		fmt.Fprintf(stdout, "%s  %-7s  %d rows compared  %s\n", name, c.Status.State, c.RowsCompared, reports.ScanWords(c.Scan))
+	}
+}
+
+// showCertificate prints the certificate arg names (a cert-*.json file
+// name in dir, or a path to one) and reports whether arg named one.
+func showCertificate(stdout io.Writer, dir, arg string, asJSON bool) (bool, error) {
+	base := filepath.Base(arg)
+	if !corpus.IsCertName(base) && !corpus.IsCertName(base+".json") {
+		return false, nil
+	}
+	path := arg
+	if _, err := os.Stat(path); err != nil {
+		path = filepath.Join(dir, strings.TrimSuffix(base, ".json")+".json")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return true, withCode(spec.ExitUsage, fmt.Errorf("corpus show: %w", err))
+	}
+	c, err := corpus.DecodeCertificate(path, data)
+	if err != nil {
+		return true, withCode(spec.ExitUsage, err)
+	}
+	if asJSON {
+		b, err := corpus.EncodeCertificate(c)
+		if err == nil {
+			_, err = stdout.Write(b)
+		}
+		return true, err
+	}
+	reports.CertificateText(stdout, filepath.Base(path), c)
+	return true, nil
+}
