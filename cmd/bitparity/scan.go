@@ -300,3 +300,36 @@ func showCertificate(stdout io.Writer, dir, arg string, asJSON bool) (bool, erro
 	reports.CertificateText(stdout, filepath.Base(path), c)
 	return true, nil
 }
+
+// reportCertificates writes the certificates of corpus folder dir in
+// words: to stdout after a text report, or to certificates.txt in outDir
+// (whose path it prints).
+func reportCertificates(stdout io.Writer, dir, outDir string) error {
+	d, err := corpus.OpenDir(dir, false)
+	if err != nil {
+		return err
+	}
+	names, err := d.Certificates()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%d scan certificate(s) in %s\n", len(names), dir)
+	for _, name := range names {
+		c, err := d.GetCertificate(name)
+		if err != nil {
+			return err
+		}
+		reports.CertificateText(&b, name, c)
+	}
+	if outDir == "" {
+		_, err := io.WriteString(stdout, b.String())
+		return err
+	}
+	path := filepath.Join(outDir, "certificates.txt")
+	if err := atomicfile.Write(path, []byte(strings.TrimPrefix(b.String(), "\n"))); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, path)
+	return nil
+}
