@@ -63,23 +63,25 @@ func startDiffering(a, b *fuzz.Output, pa, pb []int, dt oracle.DType, noTaps boo
 		}
 	}
 	return func() ([]int, error) {
-		at := make(map[int]int, len(pa))
-		for i, p := range pa {
-			at[p] = i
-		}
-		set := map[int]bool{}
+		var all []fuzz.RowDiff
 		var first error
 		for _, w := range waits { // every wait, also after an error: each frees its compare
 			ds, err := w()
 			if err != nil && first == nil {
 				first = fmt.Errorf("compare: %w", err)
 			}
-			for _, d := range ds {
-				set[at[d.PosA]] = true
-			}
+			all = append(all, ds...)
 		}
-		if first != nil {
+		if first != nil || len(all) == 0 {
 			return nil, first
+		}
+		at := make(map[int]int, len(pa))
+		for i, p := range pa {
+			at[p] = i
+		}
+		set := map[int]bool{}
+		for _, d := range all {
+			set[at[d.PosA]] = true
 		}
 		idx := make([]int, 0, len(set))
 		for i := range set {
