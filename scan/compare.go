@@ -92,8 +92,12 @@ func startDiffering(a, b *fuzz.Output, pa, pb []int, dt oracle.DType, noTaps boo
 	}
 }
 
-// rowsOf expands item positions to row positions, k rows an item.
+// rowsOf expands item positions to row positions, k rows an item (items
+// itself when k is 1: callers never write the result).
 func rowsOf(items []int, k int) []int {
+	if k == 1 {
+		return items
+	}
 	rows := make([]int, 0, len(items)*k)
 	for _, it := range items {
 		for r := it * k; r < (it+1)*k; r++ {

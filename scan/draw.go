@@ -19,15 +19,18 @@ import (
 //	          compared
 func (sc *scanner) plan(v int) (ids, cmp []int) {
 	s := sc.s
+	if len(sc.ident) < s.To {
+		sc.ident = identity(s.To) // shared, never written
+	}
 	switch s.Dim {
 	case spec.ScanPad:
-		return identity(v), identity(s.Real)
+		return sc.ident[:v], sc.ident[:s.Real]
 	case spec.ScanPosition:
 		ids = identity(s.To)
 		ids[v], ids[s.Watch] = ids[s.Watch], ids[v]
-		return ids, identity(s.To)
+		return ids, sc.ident[:s.To]
 	}
-	return identity(v), identity(v)
+	return sc.ident[:v], sc.ident[:v]
 }
 
 // refItems is the number of items of the reference batch (held items
@@ -126,9 +129,12 @@ func (sc *scanner) refValue() int {
 // same items alone and in the reference batch, records what differs and
 // returns the class of v on draw k.
 func (sc *scanner) compare(k, v int, o *fuzz.Output, ids, cmp []int, kr int, alone, ref *fuzz.Output) (string, error) {
-	items := make([]int, len(cmp))
-	for j, p := range cmp {
-		items[j] = ids[p]
+	items := cmp // ids[p] == p but in a position scan
+	if sc.s.Dim == spec.ScanPosition {
+		items = make([]int, len(cmp))
+		for j, p := range cmp {
+			items[j] = ids[p]
+		}
 	}
 	pa, pb := rowsOf(cmp, kr), rowsOf(items, kr)
 	waitA := startDiffering(o, alone, pa, pb, sc.dt, sc.s.NoTaps)

@@ -100,6 +100,7 @@ type scanner struct {
 	values []int
 	// classes[k][i] is the class of values[i] on draw k.
 	classes [][]string
+	ident   []int // 0..To-1, shared by the plans
 }
 
 func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
