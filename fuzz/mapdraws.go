@@ -2,6 +2,8 @@ package fuzz
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
@@ -16,12 +18,12 @@ const MapDraws = 2
 // over 1+MapDraws input draws: the finding's own data (SweepFor's
 // classifier), then MapDraws draws of the same case with normal values
 // from seeds derived from the case's (RandomDraw), each classified by a
-// batch of distinct items (prefixClass; path parity: SweepFor's KV
-// classifier on the new draw). A value's class is the tuple of its bits over the
-// draws (driftmap.SweepDraws), so the map is never coarser than what
-// random data shows: a finding drawn with constant rows, whose sums are
-// exact in every order, no longer maps as "every rows -> A". It returns
-// nil and no error when the relation has no dimension to sweep.
+// panel of PanelItems distinct items (panelClass; path parity: SweepFor's
+// KV classifier on the new draw). A value's class is the tuple of its bits
+// over the draws (driftmap.SweepDraws), so the map is never coarser than
+// what random data shows: a finding drawn with constant rows, whose sums
+// are exact in every order, no longer maps as "every rows -> A". It
+// returns nil and no error when the relation has no dimension to sweep.
 func DriftMap(ctx context.Context, f *spec.Finding) (*spec.DriftMap, error) {
 	sw, err := SweepFor(ctx, f)
 	if err != nil || sw == nil {
@@ -40,7 +42,7 @@ func DriftMap(ctx context.Context, f *spec.Finding) (*spec.DriftMap, error) {
 			classify = append(classify, s.Classify)
 			continue
 		}
-		p, err := newPrefixClass(ctx, g.Case, values[len(values)-1])
+		p, err := newPanelClass(ctx, g.Case)
 		if err != nil {
 			return nil, fmt.Errorf("drift map, random draw %d: %w", k, err)
 		}
@@ -49,75 +51,82 @@ func DriftMap(ctx context.Context, f *spec.Finding) (*spec.DriftMap, error) {
 	return driftmap.SweepDraws(ctx, sw.Dim, values, classify)
 }
 
-// prefixClass classifies a batch size v on a random draw by a batch of v
-// distinct items, the first v of one batch generated at the largest size
-// swept: the class is the digest of item 0's bits and whether any item's
-// bits (outputs and fp32 taps) differ from the same item computed alone.
-// Every item of the batch is a witness, so one draw shows a reduction
-// order change that a single watched item shows only near a rounding
-// boundary (at hidden 256 in bf16, about one row in five).
-type prefixClass struct {
+// PanelItems is the number of distinct items a random draw of a drift map
+// watches (panelClass).
+const PanelItems = 64
+
+// panelClass classifies a batch size v on a random draw by the bits of a
+// panel of PanelItems distinct items computed in batches of v items: one
+// batch of v items holding the panel cyclically when v >= PanelItems,
+// else ceil(PanelItems/v) batches of v panel items. The class is the digest
+// of every panel item's output and tap bits (from its first batch), a
+// function of the schedule the target chooses for v items only, so
+// refining by it never splits a class that the draws agree on; and with
+// PanelItems witnesses one draw shows a reduction-order change that one
+// watched item shows only near a rounding boundary (at hidden 256 in bf16,
+// in about one row in five).
+type panelClass struct {
 	ctx   context.Context
+	c     spec.Case
 	t     Target
-	big   *Batch
-	alone []string // digest of item i computed alone; "" until needed
+	panel *Batch
 }
 
-func newPrefixClass(ctx context.Context, c spec.Case, maxV int) (*prefixClass, error) {
+func newPanelClass(ctx context.Context, c spec.Case) (*panelClass, error) {
 	t, err := Lookup(c.Targets[0])
 	if err != nil {
 		return nil, err
 	}
-	big, err := Inputs(withItems(c, max(maxV, caseItems(c))))
+	panel, err := Inputs(withItems(c, PanelItems))
 	if err != nil {
-		return nil, fmt.Errorf("a batch of %d items: %w", maxV, err)
+		return nil, fmt.Errorf("a panel of %d items: %w", PanelItems, err)
 	}
-	return &prefixClass{ctx: ctx, t: t, big: big, alone: make([]string, big.Items())}, nil
+	return &panelClass{ctx: ctx, c: c, t: t, panel: panel}, nil
 }
 
-// items runs t on items ids of p.big and returns the digest of each item's
-// rows.
-func (p *prefixClass) items(ids []int) ([]string, error) {
-	b, err := gather(p.big, ids)
-	if err != nil {
-		return nil, err
+func (p *panelClass) classify(v int) (string, error) {
+	if v < 1 {
+		return "", fmt.Errorf("a batch of %d items", v)
 	}
-	out, err := p.t.Run(p.ctx, b, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer out.Release()
-	if err := out.ToHost(); err != nil {
-		return nil, err
-	}
-	k := b.RowsPerItem()
-	ds := make([]string, len(ids))
-	for i := range ids {
-		ds[i] = digest(out.slice(i*k, (i+1)*k))
-	}
-	return ds, nil
-}
-
-func (p *prefixClass) classify(v int) (string, error) {
-	if v < 1 || v > len(p.alone) {
-		return "", fmt.Errorf("batch of %d items, the draw has %d", v, len(p.alone))
-	}
-	got, err := p.items(identity(v))
-	if err != nil {
+	if err := budget(p.c, v*perItem(p.panel)); err != nil {
 		return "", err
 	}
-	moved := false
-	for i, d := range got {
-		if p.alone[i] == "" {
-			a, err := p.items([]int{i})
-			if err != nil {
-				return "", err
-			}
-			p.alone[i] = a[0]
+	k := p.panel.RowsPerItem()
+	bits := make([]string, PanelItems)
+	for first := 0; first < PanelItems; first += v {
+		ids := make([]int, v)
+		for i := range ids {
+			ids[i] = (first + i) % PanelItems
 		}
-		moved = moved || d != p.alone[i]
+		b, err := gather(p.panel, ids)
+		if err != nil {
+			return "", err
+		}
+		n := min(v, PanelItems) // the batch's first n items are panel items first..first+n-1
+		out, err := p.t.Run(p.ctx, b, itemRows(b, 0, n))
+		if err != nil {
+			return "", err
+		}
+		err = out.ToHost()
+		out.Release()
+		if err != nil {
+			return "", err
+		}
+		for i := 0; i < n && first+i < PanelItems; i++ {
+			bits[first+i] = digest(out.slice(i*k, (i+1)*k))
+		}
 	}
-	return fmt.Sprintf("%s/%t", got[0], moved), nil
+	return digestStrings(bits), nil
+}
+
+// digestStrings is a short hash of a list of digests.
+func digestStrings(ds []string) string {
+	h := sha256.New()
+	for _, d := range ds {
+		h.Write([]byte(d))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:6])
 }
 
 // slice returns the host output of positions [lo, hi) of o.

@@ -3,6 +3,7 @@ package scan
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
@@ -41,15 +42,6 @@ func (sc *scanner) refItems() int {
 		return sc.s.Real
 	}
 	return sc.s.To
-}
-
-// witnessAt is the batch position whose bits name a differing value's
-// class: item 0, or where the watched item sits.
-func (sc *scanner) witnessAt(v int) int {
-	if sc.s.Dim == spec.ScanPosition {
-		return v
-	}
-	return 0
 }
 
 // draw scans every value on draw k and returns each value's class.
@@ -104,7 +96,7 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", sc.s.Dists[k], sc.s.Dim, v, err)
 		}
-		cls[i], err = sc.compare(k, v, o, ids, cmp, kr, alone, ref)
+		cls[i], err = sc.compare(ctx, h, k, v, o, ids, cmp, kr, alone, ref)
 		o.Release()
 		if err != nil {
 			return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", sc.s.Dists[k], sc.s.Dim, v, err)
@@ -128,7 +120,7 @@ func (sc *scanner) refValue() int {
 // compare compares the compared rows of o (the batch of value v) with the
 // same items alone and in the reference batch, records what differs and
 // returns the class of v on draw k.
-func (sc *scanner) compare(k, v int, o *fuzz.Output, ids, cmp []int, kr int, alone, ref *fuzz.Output) (string, error) {
+func (sc *scanner) compare(ctx context.Context, h held, k, v int, o *fuzz.Output, ids, cmp []int, kr int, alone, ref *fuzz.Output) (string, error) {
 	items := cmp // ids[p] == p but in a position scan
 	if sc.s.Dim == spec.ScanPosition {
 		items = make([]int, len(cmp))
@@ -152,15 +144,104 @@ func (sc *scanner) compare(k, v int, o *fuzz.Output, ids, cmp []int, kr int, alo
 	sc.record(k, v, pa, dA, "item alone")
 	sc.record(k, v, pa, dR, "largest batch")
 	sc.res.Differing += int64(len(union(dA, dR)))
-	if len(dA) == 0 {
-		return "A", nil
+	switch sc.s.Dim {
+	case spec.ScanPosition:
+		// every item is in every batch: the class says whether any
+		// differs from its place in the reference batch.
+		if len(dR) == 0 {
+			return "A", nil
+		}
+		d, err := witness(o, v*kr, (v+1)*kr)
+		return "B:" + d, err
+	case spec.ScanPad:
+		bits, err := panel(o, sc.s.Real, kr, itemsAt(pa, dA, kr))
+		return strings.Join(bits, " "), err
 	}
-	w := sc.witnessAt(v)
-	d, err := witness(o, w*kr, (w+1)*kr)
+	return sc.itemsClass(ctx, h, v, o, kr, alone, itemsAt(pa, dA, kr))
+}
+
+// PanelItems is the number of items whose bits name a value's class in a
+// scan of the items dimension (fewer when the range is shorter).
+const PanelItems = 64
+
+// itemsClass is the class of v in a scan of the items dimension: the bits
+// of panel items 0..P-1 (P = min(To, PanelItems)) computed in batches of v
+// items (the step's batch, then for v < P further batches of v items
+// until every panel item ran), each written "=" when equal to the item
+// alone, else as the digest of its bits; and, when every panel item
+// equals itself alone, "+tail" when a row past the panel differs from its
+// item alone (a fault of some positions only). The panel part is a function of the
+// schedule the target chooses for v items only, so the classes of several
+// draws refine each other without splitting a schedule's values; 64
+// witnesses show a reduction-order change that one row shows only near a
+// rounding boundary.
+func (sc *scanner) itemsClass(ctx context.Context, h held, v int, o *fuzz.Output, kr int, alone *fuzz.Output, moved map[int]bool) (string, error) {
+	p := min(sc.s.To, PanelItems)
+	bits := make([]string, 0, p)
+	step, err := panel(o, min(v, p), kr, moved)
 	if err != nil {
 		return "", err
 	}
-	return "B:" + d, nil
+	bits = append(bits, step...)
+	for first := v; first < p; first += v {
+		ids := make([]int, v)
+		for i := range ids {
+			ids[i] = (first + i) % sc.s.To
+		}
+		x, err := h.run(ctx, ids)
+		if err != nil {
+			return "", err
+		}
+		n := min(v, p-first)
+		rows := rowsOf(identity(n), kr)
+		d, err := differing(x, alone, rows, rowsOf(ids[:n], kr), sc.dt, sc.s.NoTaps)
+		if err == nil {
+			step, err = panel(x, n, kr, itemsAt(rows, d, kr))
+		}
+		x.Release()
+		if err != nil {
+			return "", err
+		}
+		bits = append(bits, step...)
+		sc.res.Batches++
+	}
+	class := strings.Join(bits, " ")
+	if class != strings.Repeat("= ", p-1)+"=" {
+		return class, nil
+	}
+	for it := range moved {
+		if it >= p {
+			return class + " +tail", nil
+		}
+	}
+	return class, nil
+}
+
+// panel returns the bits of items 0..n-1 of o: "=" for an item equal to
+// itself alone (not in moved), else the digest of its rows.
+func panel(o *fuzz.Output, n, kr int, moved map[int]bool) ([]string, error) {
+	bits := make([]string, n)
+	for it := range n {
+		bits[it] = "="
+		if moved[it] {
+			d, err := witness(o, it*kr, (it+1)*kr)
+			if err != nil {
+				return nil, err
+			}
+			bits[it] = d
+		}
+	}
+	return bits, nil
+}
+
+// itemsAt returns the items (positions / kr) of the rows rows[i] for i in
+// idx.
+func itemsAt(rows, idx []int, kr int) map[int]bool {
+	m := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		m[rows[i]/kr] = true
+	}
+	return m
 }
 
 func (sc *scanner) record(k, v int, rows, d []int, against string) {

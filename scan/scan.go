@@ -18,8 +18,12 @@
 //	        (the largest batch; the real items unpadded; the identity order),
 //	        output bits in the compare dtype and the fp32 taps
 //	          (the KV dimension: with the oracle of the declared schedule)
-//	class   "A" when no row differs from its item alone, else "B:" and the
-//	        digest of the witness item's bits (item 0; the watched item)
+//	class   items: the bits of a panel of the first 64 items computed in
+//	        batches of v (itemsClass), a function of the schedule chosen
+//	        for v items; pad: the bits of the real items; position:
+//	        whether any item differs from its place in the reference batch
+//	        (and the watched item's bits); kv: whether a row differs from
+//	        the oracle
 //
 // A value's class is the tuple of its classes over the draws
 // (driftmap.SweepDraws), so the map is never coarser than any draw shows.
@@ -161,7 +165,8 @@ func (sc *scanner) run(ctx context.Context) (*Result, error) {
 			if !ok {
 				return "", fmt.Errorf("value %d was not scanned", v)
 			}
-			return cls[i], nil
+			h := sha256.Sum256([]byte(cls[i]))
+			return hex.EncodeToString(h[:6]), nil
 		}
 	}
 	m, err := driftmap.SweepDraws(ctx, mapDim(sc.s), sc.values, classify)
