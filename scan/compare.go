@@ -110,22 +110,38 @@ func rowsOf(items []int, k int) []int {
 // witness returns the digest of the bits of positions [lo, hi) of o,
 // fetching only those rows when o lives on a device.
 func witness(o *fuzz.Output, lo, hi int) (string, error) {
-	if o.Values != nil {
-		return digestRows(o, lo, hi), nil
-	}
 	pos := make([]int, 0, hi-lo)
 	for p := lo; p < hi; p++ {
 		pos = append(pos, p)
 	}
-	w := &fuzz.Output{Cols: o.Cols, TapCols: o.TapCols}
-	var err error
-	if w.Values, err = o.Device.Fetch(pos); err != nil {
-		return "", fmt.Errorf("fetch the witness rows: %w", err)
+	ds, err := witnesses(o, pos, hi-lo)
+	if err != nil {
+		return "", err
 	}
-	if o.DeviceTaps != nil && o.TapCols > 0 {
-		if w.Taps, err = o.DeviceTaps.Fetch(pos); err != nil {
-			return "", fmt.Errorf("fetch the witness taps: %w", err)
+	return ds[0], nil
+}
+
+// witnesses returns the digests of the bits of o's positions pos, k
+// positions a digest, fetching only those rows, in one copy each for the
+// values and the taps, when o lives on a device.
+func witnesses(o *fuzz.Output, pos []int, k int) ([]string, error) {
+	w := o
+	if o.Values == nil {
+		w = &fuzz.Output{Cols: o.Cols, TapCols: o.TapCols}
+		var err error
+		if w.Values, err = o.Device.Fetch(pos); err != nil {
+			return nil, fmt.Errorf("fetch the witness rows: %w", err)
 		}
+		if o.DeviceTaps != nil && o.TapCols > 0 {
+			if w.Taps, err = o.DeviceTaps.Fetch(pos); err != nil {
+				return nil, fmt.Errorf("fetch the witness taps: %w", err)
+			}
+		}
+		pos = identity(len(pos))
 	}
-	return digestRows(w, 0, hi-lo), nil
+	ds := make([]string, len(pos)/k)
+	for i := range ds {
+		ds[i] = digestAt(w, pos[i*k:(i+1)*k])
+	}
+	return ds, nil
 }

@@ -218,18 +218,27 @@ func (sc *scanner) itemsClass(ctx context.Context, h held, v int, o *fuzz.Output
 }
 
 // panel returns the bits of items 0..n-1 of o: "=" for an item equal to
-// itself alone (not in moved), else the digest of its rows.
+// itself alone (not in moved), else the digest of its rows (all fetched
+// at once from a device).
 func panel(o *fuzz.Output, n, kr int, moved map[int]bool) ([]string, error) {
 	bits := make([]string, n)
+	var items, pos []int
 	for it := range n {
 		bits[it] = "="
 		if moved[it] {
-			d, err := witness(o, it*kr, (it+1)*kr)
-			if err != nil {
-				return nil, err
-			}
-			bits[it] = d
+			items = append(items, it)
+			pos = append(pos, rowsOf([]int{it}, kr)...)
 		}
+	}
+	if len(items) == 0 {
+		return bits, nil
+	}
+	ds, err := witnesses(o, pos, kr)
+	if err != nil {
+		return nil, err
+	}
+	for i, it := range items {
+		bits[it] = ds[i]
 	}
 	return bits, nil
 }

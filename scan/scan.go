@@ -240,9 +240,9 @@ func setItems(c spec.Case, n int) spec.Case {
 	return c
 }
 
-// digestRows is a short hash of the value and tap bits of host output o's
-// positions [lo, hi).
-func digestRows(o *fuzz.Output, lo, hi int) string {
+// digestAt is a short hash of the value and tap bits of host output o's
+// positions pos.
+func digestAt(o *fuzz.Output, pos []int) string {
 	h := sha256.New()
 	var buf [4]byte
 	put := func(vs []float32) {
@@ -250,11 +250,15 @@ func digestRows(o *fuzz.Output, lo, hi int) string {
 			binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
 			h.Write(buf[:])
 		}
-		h.Write([]byte{0xff})
 	}
-	put(o.Values[lo*o.Cols : hi*o.Cols])
+	for _, p := range pos {
+		put(o.Values[p*o.Cols : (p+1)*o.Cols])
+	}
+	h.Write([]byte{0xff})
 	if o.Taps != nil {
-		put(o.Taps[lo*o.TapCols : hi*o.TapCols])
+		for _, p := range pos {
+			put(o.Taps[p*o.TapCols : (p+1)*o.TapCols])
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:6])
 }
