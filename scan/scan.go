@@ -92,6 +92,14 @@ func Run(ctx context.Context, s spec.ScanSpec, opt Options) (*Result, error) {
 	return sc.run(ctx)
 }
 
+// Check reports whether s can run here: its spec is good, its target
+// exists and runs its op, and its largest batch fits the input budget. It
+// runs nothing.
+func Check(s spec.ScanSpec) error {
+	_, err := newScanner(s, Options{})
+	return err
+}
+
 // scanner is one scan: its spec, target and what it has found so far.
 type scanner struct {
 	s      spec.ScanSpec

@@ -96,6 +96,24 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if *kernel != "" {
 		env.KernelHash = *kernel
 	}
+	// check all before the first runs; of a profile's several shapes, one
+	// that cannot run (an lm_head over the input budget) is skipped.
+	var runnable []spec.ScanSpec
+	for _, sp := range specs {
+		err := scan.Check(sp)
+		switch {
+		case err == nil:
+			runnable = append(runnable, sp)
+		case len(specs) == 1:
+			return withCode(spec.ExitUsage, err)
+		default:
+			fmt.Fprintf(stderr, "scan: skipped %s: %v\n", reports.ScanWords(sp), err)
+		}
+	}
+	if len(runnable) == 0 {
+		return usageErr("scan: none of the profile's %d shapes can run", len(specs))
+	}
+	specs = runnable
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var results []*scan.Result
