@@ -2,6 +2,8 @@ package fuzz
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
@@ -11,20 +13,18 @@ import (
 
 // MapDraws is the number of random normal draws a finding's drift map
 // uses beside the finding's own data.
-const MapDraws = 1
+const MapDraws = 2
 
 // MapDrift maps the dimension that decides finding f's drift (SweepFor)
-// over SweepValues around its onset
 // over 1+MapDraws input draws: the finding's own data (SweepFor's
 // classifier), then MapDraws draws of the same case with normal values
-// from seeds derived from the case's (RandomDraw), each classified by the
-// draw's most sensitive item (witnessClass; path parity: SweepFor's KV
-// classifier on the new draw). A value's class is the tuple of its bits over the
-// draws (driftmap.SweepDraws), so the map is never coarser than what
-// random data shows: a finding drawn with constant rows, whose sums are
-// exact in every order, no longer maps as "every rows -> A". It returns
-// nil and no error when the relation has no dimension to sweep. The
-// targets are given as to Check.
+// from seeds derived from the case's (RandomDraw), each classified by a
+// panel of PanelItems distinct items (panelClass; path parity: SweepFor's
+// KV classifier on the new draw). A value's class is the tuple of its bits
+// over the draws (driftmap.SweepDraws), so the map is never coarser than
+// what random data shows: a finding drawn with constant rows, whose sums
+// are exact in every order, no longer maps as "every rows -> A". It
+// returns nil and no error when the relation has no dimension to sweep.
 func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*spec.DriftMap, error) {
 	ts, err := resolve(f.Case.Targets, given)
 	if err != nil {
@@ -47,101 +47,87 @@ func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*sp
 			classify = append(classify, s.Classify)
 			continue
 		}
-		w, err := newWitnessClass(ctx, ts[0], g.Case, values)
+		p, err := newPanelClass(ctx, ts[0], g.Case)
 		if err != nil {
 			return nil, fmt.Errorf("drift map, random draw %d: %w", k, err)
 		}
-		classify = append(classify, w.classify)
+		classify = append(classify, p.classify)
 	}
 	return driftmap.SweepDraws(ctx, sw.Dim, values, classify)
 }
 
-// witnessClass classifies a batch size v on a random draw the way
-// SweepFor classifies the finding's own data, by the bits (outputs and
-// fp32 taps) of one watched item in a batch of v copies of itself, but the
-// watched item is chosen among the draw's first items as the one whose
-// bits change most over the swept values when it sits in a batch of
-// distinct items (the first v of one batch): a reduction order change
-// shows in an item's bits only where one of its sums is not exact in both
-// orders, so the item that shows the most classes is the draw's best
-// witness. A draw where no item changes watches item 0, which then
-// classifies every value alike and splits nothing.
-type witnessClass struct {
-	ctx     context.Context
-	t       target.Target
-	witness *target.Batch // the watched item alone
+// PanelItems is the number of distinct items a random draw of a drift map
+// watches (panelClass).
+const PanelItems = 64
+
+// panelClass classifies a batch size v on a random draw by the bits of a
+// panel of PanelItems distinct items computed in batches of v items: one
+// batch of v items holding the panel cyclically when v >= PanelItems,
+// else ceil(PanelItems/v) batches of v panel items. The class is the digest
+// of every panel item's output and tap bits (from its first batch), a
+// function of the schedule the target chooses for v items only, so
+// refining by it never splits a class that the draws agree on; and with
+// PanelItems witnesses one draw shows a reduction-order change that one
+// watched item shows only near a rounding boundary (at hidden 256 in bf16,
+// in about one row in five).
+type panelClass struct {
+	ctx   context.Context
+	c     spec.Case
+	t     target.Target
+	panel *target.Batch
 }
 
-// witnessItems bounds the items of a draw searched for a witness.
-const witnessItems = 32
-
-func newWitnessClass(ctx context.Context, t target.Target, c spec.Case, values []int) (*witnessClass, error) {
-	n := min(witnessItems, max(values[len(values)-1], caseItems(c)))
-	big, err := Inputs(withItems(c, n))
+func newPanelClass(ctx context.Context, t target.Target, c spec.Case) (*panelClass, error) {
+	panel, err := Inputs(withItems(c, PanelItems))
 	if err != nil {
-		return nil, fmt.Errorf("a batch of %d items: %w", n, err)
+		return nil, fmt.Errorf("a panel of %d items: %w", PanelItems, err)
 	}
-	seen := make([]map[string]bool, n)
-	for i := range seen {
-		seen[i] = map[string]bool{}
-	}
-	for _, v := range values {
-		if v > n {
-			break
-		}
-		ds, err := itemDigests(ctx, t, big, identity(v))
-		if err != nil {
-			return nil, err
-		}
-		for i, d := range ds {
-			seen[i][d] = true
-		}
-	}
-	best := 0
-	for i := range seen {
-		if len(seen[i]) > len(seen[best]) {
-			best = i
-		}
-	}
-	w, err := gather(big, []int{best})
-	if err != nil {
-		return nil, err
-	}
-	return &witnessClass{ctx: ctx, t: t, witness: w}, nil
+	return &panelClass{ctx: ctx, c: c, t: t, panel: panel}, nil
 }
 
-// itemDigests runs t on items ids of b and returns the digest of each
-// item's rows.
-func itemDigests(ctx context.Context, t target.Target, b *target.Batch, ids []int) ([]string, error) {
-	g, err := gather(b, ids)
-	if err != nil {
-		return nil, err
-	}
-	out, err := t.Run(ctx, g, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer out.Release()
-	if err := out.ToHost(); err != nil {
-		return nil, err
-	}
-	k := g.RowsPerItem()
-	ds := make([]string, len(ids))
-	for i := range ids {
-		ds[i] = digest(slice(out, i*k, (i+1)*k))
-	}
-	return ds, nil
-}
-
-func (w *witnessClass) classify(v int) (string, error) {
+func (p *panelClass) classify(v int) (string, error) {
 	if v < 1 {
-		return "", fmt.Errorf("drift map: batch of %d", v)
+		return "", fmt.Errorf("a batch of %d items", v)
 	}
-	ds, err := itemDigests(w.ctx, w.t, w.witness, make([]int, v))
-	if err != nil {
+	if err := budget(p.c, v*perItem(p.panel)); err != nil {
 		return "", err
 	}
-	return ds[0], nil
+	k := p.panel.RowsPerItem()
+	bits := make([]string, PanelItems)
+	for first := 0; first < PanelItems; first += v {
+		ids := make([]int, v)
+		for i := range ids {
+			ids[i] = (first + i) % PanelItems
+		}
+		b, err := gather(p.panel, ids)
+		if err != nil {
+			return "", err
+		}
+		n := min(v, PanelItems) // the batch's first n items are panel items first..first+n-1
+		out, err := p.t.Run(p.ctx, b, itemRows(b, 0, n))
+		if err != nil {
+			return "", err
+		}
+		err = out.ToHost()
+		out.Release()
+		if err != nil {
+			return "", err
+		}
+		for i := 0; i < n && first+i < PanelItems; i++ {
+			bits[first+i] = digest(slice(out, i*k, (i+1)*k))
+		}
+	}
+	return digestStrings(bits), nil
+}
+
+// digestStrings is a short hash of a list of digests.
+func digestStrings(ds []string) string {
+	h := sha256.New()
+	for _, d := range ds {
+		h.Write([]byte(d))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:6])
 }
 
 // slice returns the host output of positions [lo, hi) of o.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/bitparity/bitparity/spec"
 )
@@ -55,7 +56,7 @@ func CertificateText(w io.Writer, name string, c *spec.Certificate) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  scan     %s\n", ScanWords(c.Scan))
-	fmt.Fprintf(w, "  compared %d rows in %d batches: %d differ (%s)\n", c.RowsCompared, c.Batches, c.Differing, c.Elapsed)
+	fmt.Fprintf(w, "  compared %d rows in %d batches: %d differ (%s)\n", c.RowsCompared, c.Batches, c.Differing, time.Duration(c.Elapsed).Round(time.Millisecond))
 	fmt.Fprintf(w, "  target   schedule %s", orNone(c.Schedule))
 	if c.KernelHash != "" {
 		fmt.Fprintf(w, ", kernel hash %s", c.KernelHash)

@@ -56,7 +56,7 @@ func Recheck(ctx context.Context, c spec.Certificate, opt Options) (spec.Certifi
 		if len(res.Diffs) > 0 {
 			d := res.Diffs[0]
 			why = append(why, fmt.Sprintf("first: draw %s, %s = %d, %d row(s) against %s, first row %d",
-				d.Draw, c.Scan.Dim, d.Value, d.Rows, d.Against, d.FirstRow))
+				d.Draw, res.Map.Dim, d.Value, d.Rows, d.Against, d.FirstRow))
 		}
 	}
 	if len(why) > 0 {

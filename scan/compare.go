@@ -63,23 +63,25 @@ func startDiffering(a, b *target.Output, pa, pb []int, dt oracle.DType, noTaps b
 		}
 	}
 	return func() ([]int, error) {
-		at := make(map[int]int, len(pa))
-		for i, p := range pa {
-			at[p] = i
-		}
-		set := map[int]bool{}
+		var all []target.RowDiff
 		var first error
 		for _, w := range waits { // every wait, also after an error: each frees its compare
 			ds, err := w()
 			if err != nil && first == nil {
 				first = fmt.Errorf("compare: %w", err)
 			}
-			for _, d := range ds {
-				set[at[d.PosA]] = true
-			}
+			all = append(all, ds...)
 		}
-		if first != nil {
+		if first != nil || len(all) == 0 {
 			return nil, first
+		}
+		at := make(map[int]int, len(pa))
+		for i, p := range pa {
+			at[p] = i
+		}
+		set := map[int]bool{}
+		for _, d := range all {
+			set[at[d.PosA]] = true
 		}
 		idx := make([]int, 0, len(set))
 		for i := range set {
@@ -90,8 +92,12 @@ func startDiffering(a, b *target.Output, pa, pb []int, dt oracle.DType, noTaps b
 	}
 }
 
-// rowsOf expands item positions to row positions, k rows an item.
+// rowsOf expands item positions to row positions, k rows an item (items
+// itself when k is 1: callers never write the result).
 func rowsOf(items []int, k int) []int {
+	if k == 1 {
+		return items
+	}
 	rows := make([]int, 0, len(items)*k)
 	for _, it := range items {
 		for r := it * k; r < (it+1)*k; r++ {
@@ -104,22 +110,38 @@ func rowsOf(items []int, k int) []int {
 // witness returns the digest of the bits of positions [lo, hi) of o,
 // fetching only those rows when o lives on a device.
 func witness(o *target.Output, lo, hi int) (string, error) {
-	if o.Values != nil {
-		return digestRows(o, lo, hi), nil
-	}
 	pos := make([]int, 0, hi-lo)
 	for p := lo; p < hi; p++ {
 		pos = append(pos, p)
 	}
-	w := &target.Output{Cols: o.Cols, TapCols: o.TapCols}
-	var err error
-	if w.Values, err = o.Device.Fetch(pos); err != nil {
-		return "", fmt.Errorf("fetch the witness rows: %w", err)
+	ds, err := witnesses(o, pos, hi-lo)
+	if err != nil {
+		return "", err
 	}
-	if o.DeviceTaps != nil && o.TapCols > 0 {
-		if w.Taps, err = o.DeviceTaps.Fetch(pos); err != nil {
-			return "", fmt.Errorf("fetch the witness taps: %w", err)
+	return ds[0], nil
+}
+
+// witnesses returns the digests of the bits of o's positions pos, k
+// positions a digest, fetching only those rows, in one copy each for the
+// values and the taps, when o lives on a device.
+func witnesses(o *target.Output, pos []int, k int) ([]string, error) {
+	w := o
+	if o.Values == nil {
+		w = &target.Output{Cols: o.Cols, TapCols: o.TapCols}
+		var err error
+		if w.Values, err = o.Device.Fetch(pos); err != nil {
+			return nil, fmt.Errorf("fetch the witness rows: %w", err)
 		}
+		if o.DeviceTaps != nil && o.TapCols > 0 {
+			if w.Taps, err = o.DeviceTaps.Fetch(pos); err != nil {
+				return nil, fmt.Errorf("fetch the witness taps: %w", err)
+			}
+		}
+		pos = identity(len(pos))
 	}
-	return digestRows(w, 0, hi-lo), nil
+	ds := make([]string, len(pos)/k)
+	for i := range ds {
+		ds[i] = digestAt(w, pos[i*k:(i+1)*k])
+	}
+	return ds, nil
 }

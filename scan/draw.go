@@ -3,6 +3,7 @@ package scan
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
@@ -20,15 +21,18 @@ import (
 //	          compared
 func (sc *scanner) plan(v int) (ids, cmp []int) {
 	s := sc.s
+	if len(sc.ident) < s.To {
+		sc.ident = identity(s.To) // shared, never written
+	}
 	switch s.Dim {
 	case spec.ScanPad:
-		return identity(v), identity(s.Real)
+		return sc.ident[:v], sc.ident[:s.Real]
 	case spec.ScanPosition:
 		ids = identity(s.To)
 		ids[v], ids[s.Watch] = ids[s.Watch], ids[v]
-		return ids, identity(s.To)
+		return ids, sc.ident[:s.To]
 	}
-	return identity(v), identity(v)
+	return sc.ident[:v], sc.ident[:v]
 }
 
 // refItems is the number of items of the reference batch (held items
@@ -39,15 +43,6 @@ func (sc *scanner) refItems() int {
 		return sc.s.Real
 	}
 	return sc.s.To
-}
-
-// witnessAt is the batch position whose bits name a differing value's
-// class: item 0, or where the watched item sits.
-func (sc *scanner) witnessAt(v int) int {
-	if sc.s.Dim == spec.ScanPosition {
-		return v
-	}
-	return 0
 }
 
 // draw scans every value on draw k and returns each value's class.
@@ -92,24 +87,100 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 		sc.res.Differing += int64(len(d))
 		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.s.Dists[k], Value: sc.refValue(), Rows: len(d), FirstRow: all[d[0]], Against: "item alone"})
 	}
-	cls := make([]string, len(sc.values))
+	st := &steps{sc: sc, ctx: ctx, h: h, k: k, kr: kr, alone: alone, ref: ref, refMoved: itemsAt(all, d, kr),
+		cls: make([]string, len(sc.values))}
+	// one step in flight: step v+1 is queued on the device before step v
+	// is waited for and classified.
+	var prev *step
 	for i, v := range sc.values {
 		if err := ctx.Err(); err != nil {
+			st.drop(prev)
 			return nil, fmt.Errorf("scan: %s = %d: %w", sc.s.Dim, v, err)
 		}
-		ids, cmp := sc.plan(v)
-		o, err := h.run(ctx, ids)
+		p, err := st.start(i, v)
 		if err != nil {
+			st.drop(prev)
 			return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", sc.s.Dists[k], sc.s.Dim, v, err)
 		}
-		cls[i], err = sc.compare(k, v, o, ids, cmp, kr, alone, ref)
-		o.Release()
-		if err != nil {
-			return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", sc.s.Dists[k], sc.s.Dim, v, err)
+		if prev != nil {
+			if err := st.finish(prev); err != nil {
+				st.drop(p)
+				return nil, err
+			}
 		}
-		sc.step()
+		prev = p
 	}
-	return cls, nil
+	if prev != nil {
+		if err := st.finish(prev); err != nil {
+			return nil, err
+		}
+	}
+	return st.cls, nil
+}
+
+// steps runs the steps of one draw.
+type steps struct {
+	sc         *scanner
+	ctx        context.Context
+	h          held
+	k, kr      int
+	alone, ref *target.Output
+	refMoved   map[int]bool // items of the reference batch that differ from themselves alone
+	cls        []string
+}
+
+// step is one value's batch, run, with its compare against the items
+// alone queued.
+type step struct {
+	i, v   int
+	o      *target.Output
+	ids    []int
+	items  []int // the held item of each compared position
+	pa, pb []int // compared rows of o, and the same items' rows in alone and ref
+	waitA  func() ([]int, error)
+}
+
+// start runs the batch of value v and queues its compare with the items
+// alone.
+func (st *steps) start(i, v int) (*step, error) {
+	sc, kr := st.sc, st.kr
+	ids, cmp := sc.plan(v)
+	o, err := st.h.run(st.ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	items := cmp // ids[p] == p but in a position scan
+	if sc.s.Dim == spec.ScanPosition {
+		items = make([]int, len(cmp))
+		for j, p := range cmp {
+			items[j] = ids[p]
+		}
+	}
+	p := &step{i: i, v: v, o: o, ids: ids, items: items, pa: rowsOf(cmp, kr), pb: rowsOf(items, kr)}
+	p.waitA = startDiffering(o, st.alone, p.pa, p.pb, sc.dt, sc.s.NoTaps)
+	return p, nil
+}
+
+// drop waits for a started step's compare and releases its output.
+func (st *steps) drop(p *step) {
+	if p != nil {
+		p.waitA()
+		p.o.Release()
+	}
+}
+
+// finish waits for step p's compare with the items alone, compares it
+// with the reference batch where that can differ, records what differs
+// and classifies the value.
+func (st *steps) finish(p *step) error {
+	defer p.o.Release()
+	c, err := st.compare(p)
+	if err != nil {
+		return fmt.Errorf("scan: draw %s, %s = %d: %w", st.sc.s.Dists[st.k], st.sc.s.Dim, p.v, err)
+	}
+	st.cls[p.i] = c
+	st.sc.step()
+	return nil
 }
 
 // refValue is the value of the dimension the reference batch has.
@@ -123,39 +194,150 @@ func (sc *scanner) refValue() int {
 	return sc.s.To
 }
 
-// compare compares the compared rows of o (the batch of value v) with the
-// same items alone and in the reference batch, records what differs and
-// returns the class of v on draw k.
-func (sc *scanner) compare(k, v int, o *target.Output, ids, cmp []int, kr int, alone, ref *target.Output) (string, error) {
-	items := make([]int, len(cmp))
-	for j, p := range cmp {
-		items[j] = ids[p]
-	}
-	pa, pb := rowsOf(cmp, kr), rowsOf(items, kr)
-	waitA := startDiffering(o, alone, pa, pb, sc.dt, sc.s.NoTaps)
-	waitR := startDiffering(o, ref, pa, pb, sc.dt, sc.s.NoTaps)
-	dA, errA := waitA()
-	dR, errR := waitR()
-	if errA != nil {
-		return "", fmt.Errorf("against the items alone: %w", errA)
-	}
-	if errR != nil {
-		return "", fmt.Errorf("against the reference batch: %w", errR)
+// compare compares step p's rows with the same items alone (queued by
+// start) and in the reference batch, records what differs and returns the
+// class of p.v. The compare with the reference batch runs only where it
+// can find something: a row equal to its item alone whose item is equal
+// to itself alone in the reference batch too is equal to it there
+// (bitwise equality is transitive).
+func (st *steps) compare(p *step) (string, error) {
+	sc, kr, o, v := st.sc, st.kr, p.o, p.v
+	dA, err := p.waitA()
+	if err != nil {
+		return "", fmt.Errorf("against the items alone: %w", err)
 	}
 	sc.res.Batches++
-	sc.res.RowsCompared += 2 * int64(len(pa))
-	sc.record(k, v, pa, dA, "item alone")
-	sc.record(k, v, pa, dR, "largest batch")
-	sc.res.Differing += int64(len(union(dA, dR)))
-	if len(dA) == 0 {
-		return "A", nil
+	sc.res.RowsCompared += int64(len(p.pa))
+	var dR []int
+	if len(dA) > 0 || anyOf(st.refMoved, p.items) {
+		if dR, err = differing(o, st.ref, p.pa, p.pb, sc.dt, sc.s.NoTaps); err != nil {
+			return "", fmt.Errorf("against the reference batch: %w", err)
+		}
+		sc.res.RowsCompared += int64(len(p.pa))
 	}
-	w := sc.witnessAt(v)
-	d, err := witness(o, w*kr, (w+1)*kr)
+	sc.record(st.k, v, p.pa, dA, "item alone")
+	sc.record(st.k, v, p.pa, dR, "largest batch")
+	sc.res.Differing += int64(len(union(dA, dR)))
+	switch sc.s.Dim {
+	case spec.ScanPosition:
+		// every item is in every batch: the class says whether any
+		// differs from its place in the reference batch.
+		if len(dR) == 0 {
+			return "A", nil
+		}
+		d, err := witness(o, v*kr, (v+1)*kr)
+		return "B:" + d, err
+	case spec.ScanPad:
+		bits, err := panel(o, sc.s.Real, kr, itemsAt(p.pa, dA, kr))
+		return strings.Join(bits, " "), err
+	}
+	return sc.itemsClass(st.ctx, st.h, v, o, kr, st.alone, itemsAt(p.pa, dA, kr))
+}
+
+// anyOf reports whether any of items is in set.
+func anyOf(set map[int]bool, items []int) bool {
+	if len(set) == 0 {
+		return false
+	}
+	for _, it := range items {
+		if set[it] {
+			return true
+		}
+	}
+	return false
+}
+
+// PanelItems is the number of items whose bits name a value's class in a
+// scan of the items dimension (fewer when the range is shorter).
+const PanelItems = 64
+
+// itemsClass is the class of v in a scan of the items dimension: the bits
+// of panel items 0..P-1 (P = min(To, PanelItems)) computed in batches of v
+// items (the step's batch, then for v < P further batches of v items
+// until every panel item ran), each written "=" when equal to the item
+// alone, else as the digest of its bits; and, when every panel item
+// equals itself alone, "+tail" when a row past the panel differs from its
+// item alone (a fault of some positions only). The panel part is a function of the
+// schedule the target chooses for v items only, so the classes of several
+// draws refine each other without splitting a schedule's values; 64
+// witnesses show a reduction-order change that one row shows only near a
+// rounding boundary.
+func (sc *scanner) itemsClass(ctx context.Context, h held, v int, o *target.Output, kr int, alone *target.Output, moved map[int]bool) (string, error) {
+	p := min(sc.s.To, PanelItems)
+	bits := make([]string, 0, p)
+	step, err := panel(o, min(v, p), kr, moved)
 	if err != nil {
 		return "", err
 	}
-	return "B:" + d, nil
+	bits = append(bits, step...)
+	for first := v; first < p; first += v {
+		ids := make([]int, v)
+		for i := range ids {
+			ids[i] = (first + i) % sc.s.To
+		}
+		x, err := h.run(ctx, ids)
+		if err != nil {
+			return "", err
+		}
+		n := min(v, p-first)
+		rows := rowsOf(identity(n), kr)
+		d, err := differing(x, alone, rows, rowsOf(ids[:n], kr), sc.dt, sc.s.NoTaps)
+		if err == nil {
+			step, err = panel(x, n, kr, itemsAt(rows, d, kr))
+		}
+		x.Release()
+		if err != nil {
+			return "", err
+		}
+		bits = append(bits, step...)
+		sc.res.Batches++
+	}
+	class := strings.Join(bits, " ")
+	if class != strings.Repeat("= ", p-1)+"=" {
+		return class, nil
+	}
+	for it := range moved {
+		if it >= p {
+			return class + " +tail", nil
+		}
+	}
+	return class, nil
+}
+
+// panel returns the bits of items 0..n-1 of o: "=" for an item equal to
+// itself alone (not in moved), else the digest of its rows (all fetched
+// at once from a device).
+func panel(o *target.Output, n, kr int, moved map[int]bool) ([]string, error) {
+	bits := make([]string, n)
+	var items, pos []int
+	for it := range n {
+		bits[it] = "="
+		if moved[it] {
+			items = append(items, it)
+			pos = append(pos, rowsOf([]int{it}, kr)...)
+		}
+	}
+	if len(items) == 0 {
+		return bits, nil
+	}
+	ds, err := witnesses(o, pos, kr)
+	if err != nil {
+		return nil, err
+	}
+	for i, it := range items {
+		bits[it] = ds[i]
+	}
+	return bits, nil
+}
+
+// itemsAt returns the items (positions / kr) of the rows rows[i] for i in
+// idx.
+func itemsAt(rows, idx []int, kr int) map[int]bool {
+	m := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		m[rows[i]/kr] = true
+	}
+	return m
 }
 
 func (sc *scanner) record(k, v int, rows, d []int, against string) {

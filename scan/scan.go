@@ -18,8 +18,12 @@
 //	        (the largest batch; the real items unpadded; the identity order),
 //	        output bits in the compare dtype and the fp32 taps
 //	          (the KV dimension: with the oracle of the declared schedule)
-//	class   "A" when no row differs from its item alone, else "B:" and the
-//	        digest of the witness item's bits (item 0; the watched item)
+//	class   items: the bits of a panel of the first 64 items computed in
+//	        batches of v (itemsClass), a function of the schedule chosen
+//	        for v items; pad: the bits of the real items; position:
+//	        whether any item differs from its place in the reference batch
+//	        (and the watched item's bits); kv: whether a row differs from
+//	        the oracle
 //
 // A value's class is the tuple of its classes over the draws
 // (driftmap.SweepDraws), so the map is never coarser than any draw shows.
@@ -89,6 +93,14 @@ func Run(ctx context.Context, s spec.ScanSpec, opt Options) (*Result, error) {
 	return sc.run(ctx)
 }
 
+// Check reports whether s can run here: its spec is good, its target
+// exists and runs its op, and its largest batch fits the input budget. It
+// runs nothing.
+func Check(s spec.ScanSpec) error {
+	_, err := newScanner(s, Options{})
+	return err
+}
+
 // scanner is one scan: its spec, target and what it has found so far.
 type scanner struct {
 	s      spec.ScanSpec
@@ -101,6 +113,7 @@ type scanner struct {
 	values []int
 	// classes[k][i] is the class of values[i] on draw k.
 	classes [][]string
+	ident   []int // 0..To-1, shared by the plans
 }
 
 func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
@@ -161,7 +174,8 @@ func (sc *scanner) run(ctx context.Context) (*Result, error) {
 			if !ok {
 				return "", fmt.Errorf("value %d was not scanned", v)
 			}
-			return cls[i], nil
+			h := sha256.Sum256([]byte(cls[i]))
+			return hex.EncodeToString(h[:6]), nil
 		}
 	}
 	m, err := driftmap.SweepDraws(ctx, mapDim(sc.s), sc.values, classify)
@@ -235,9 +249,9 @@ func setItems(c spec.Case, n int) spec.Case {
 	return c
 }
 
-// digestRows is a short hash of the value and tap bits of host output o's
-// positions [lo, hi).
-func digestRows(o *target.Output, lo, hi int) string {
+// digestAt is a short hash of the value and tap bits of host output o's
+// positions pos.
+func digestAt(o *target.Output, pos []int) string {
 	h := sha256.New()
 	var buf [4]byte
 	put := func(vs []float32) {
@@ -245,11 +259,15 @@ func digestRows(o *target.Output, lo, hi int) string {
 			binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
 			h.Write(buf[:])
 		}
-		h.Write([]byte{0xff})
 	}
-	put(o.Values[lo*o.Cols : hi*o.Cols])
+	for _, p := range pos {
+		put(o.Values[p*o.Cols : (p+1)*o.Cols])
+	}
+	h.Write([]byte{0xff})
 	if o.Taps != nil {
-		put(o.Taps[lo*o.TapCols : hi*o.TapCols])
+		for _, p := range pos {
+			put(o.Taps[p*o.TapCols : (p+1)*o.TapCols])
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:6])
 }

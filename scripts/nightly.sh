@@ -26,6 +26,8 @@
 #   NIGHTLY_DURATION   campaign length (default 30s)
 #   NIGHTLY_SEED       campaign seed (default: the date as YYYYMMDD)
 #   NIGHTLY_TARGETS    regexp: only native targets whose name matches
+#   NIGHTLY_PROFILE    model profile of the campaign (bitparity run --profile:
+#                      llama3-8b, qwen3-8b, ... or a profile file); default none
 #   NIGHTLY_TREND      how many nights the report covers (default 30)
 #   NIGHTLY_OUT        output root (default out/nightly, git-ignored)
 #   NIGHTLY_DATE       the night's folder name (default: today, UTC)
@@ -131,8 +133,10 @@ fi
 
 # --- 4. campaign ---------------------------------------------------------------
 rm -f "$dir/campaign.json" "$dir/result.json"
-say "bitparity run --duration $duration --seed $seed --json $dir/campaign.json"
-"$bin" run --duration "$duration" --seed "$seed" --json "$dir/campaign.json" >"$dir/run.txt" 2>>"$log"
+profile=()
+if [ -n "${NIGHTLY_PROFILE:-}" ]; then profile=(--profile "$NIGHTLY_PROFILE"); fi
+say "bitparity run --duration $duration --seed $seed ${profile[*]} --json $dir/campaign.json"
+"$bin" run --duration "$duration" --seed "$seed" "${profile[@]}" --json "$dir/campaign.json" >"$dir/run.txt" 2>>"$log"
 rc=$?
 # 0 or 1: the campaign ran (1: something unexpected, the report says what).
 if [ $rc -ge 2 ] || [ ! -s "$dir/campaign.json" ]; then

@@ -232,6 +232,9 @@ func corpusLs(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs *f
 		}
 		fmt.Fprintf(stdout, "%s  %-5s  %-22s  %s\n", e.Name, f.Status.State, what, describe(f.Case))
 	}
+	if d, ok := s.Local.(*corpus.Dir); ok && !*asJSON { // certificates live in folders (scan.go)
+		listCertificates(stdout, stderr, d)
+	}
 	if len(errs) > 0 {
 		return withCode(spec.ExitUsage, fmt.Errorf("corpus ls: %d unreadable file(s)", len(errs)))
 	}
@@ -245,6 +248,9 @@ func corpusShow(_ context.Context, stdout, _ io.Writer, st *storeFlags, fs *flag
 	}
 	if fs.NArg() != 1 {
 		return usageErr("corpus show: want one NAME or FILE")
+	}
+	if ok, err := showCertificate(stdout, st.dir, fs.Arg(0), *asJSON); ok { // scan.go
+		return err
 	}
 	s, err := st.open(false)
 	if err != nil {

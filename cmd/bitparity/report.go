@@ -30,7 +30,7 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	}
 	format := fs.String("format", "text", "output format on stdout: "+strings.Join(names, ", "))
 	outDir := fs.String("out-dir", "", "write every format into `DIR` (report.txt, report.json, junit.xml, summary.md, report.html) instead of stdout")
-	corpusDir := fs.String("corpus", "", "add the open findings of the corpus folder or bucket URL `DIR` to tonight's result (after corpus recheck, those still reproduce)")
+	corpusDir := fs.String("corpus", "", "add the open findings of the corpus folder or bucket URL `DIR` to tonight's result (after corpus recheck, those still reproduce), and list its scan certificates (text; certificates.txt with --out-dir)")
 	saveResult := fs.String("save-result", "", "write tonight's result, with the corpus findings added, to `FILE` (later nights then count them)")
 	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing)")
 	fs.Usage = func() {
@@ -102,6 +102,11 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		}
 	} else if err := reports.Write(stdout, r, *format); err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	if *corpusDir != "" && (*outDir != "" || *format == "text") {
+		if err := reportCertificates(stdout, *corpusDir, *outDir); err != nil { // scan.go
+			return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
+		}
 	}
 	s := r.Summary
 	switch {

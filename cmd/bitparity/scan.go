@@ -89,6 +89,24 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if *kernel != "" {
 		env.KernelHash = *kernel
 	}
+	// check all before the first runs; of a profile's several shapes, one
+	// that cannot run (an lm_head over the input budget) is skipped.
+	var runnable []spec.ScanSpec
+	for _, sp := range specs {
+		err := scan.Check(sp)
+		switch {
+		case err == nil:
+			runnable = append(runnable, sp)
+		case len(specs) == 1:
+			return withCode(spec.ExitUsage, err)
+		default:
+			fmt.Fprintf(stderr, "scan: skipped %s: %v\n", reports.ScanWords(sp), err)
+		}
+	}
+	if len(runnable) == 0 {
+		return usageErr("scan: none of the profile's %d shapes can run", len(specs))
+	}
+	specs = runnable
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var results []*scan.Result
@@ -244,4 +262,85 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 	}
 	fmt.Fprintf(stdout, "rechecked %d certificate(s): %d hold, %d invalid, %d could not run\n", checked, valid, invalid, broken)
 	return invalid, broken, nil
+}
+
+// listCertificates writes one line per certificate of the local corpus
+// folder: name, state, what it covers.
+func listCertificates(stdout, stderr io.Writer, d *corpus.Dir) {
+	names, err := d.Certificates()
+	if err != nil {
+		fmt.Fprintf(stderr, "certificates: %v\n", err)
+		return
+	}
+	for _, name := range names {
+		c, err := d.GetCertificate(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "%v\n", err)
+			continue
+		}
+		fmt.Fprintf(stdout, "%s  %-7s  %d rows compared  %s\n", name, c.Status.State, c.RowsCompared, reports.ScanWords(c.Scan))
+	}
+}
+
+// showCertificate prints the certificate arg names (a cert-*.json file
+// name in dir, or a path to one) and reports whether arg named one.
+func showCertificate(stdout io.Writer, dir, arg string, asJSON bool) (bool, error) {
+	base := filepath.Base(arg)
+	if !corpus.IsCertName(base) && !corpus.IsCertName(base+".json") {
+		return false, nil
+	}
+	path := arg
+	if _, err := os.Stat(path); err != nil {
+		path = filepath.Join(dir, strings.TrimSuffix(base, ".json")+".json")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return true, withCode(spec.ExitUsage, fmt.Errorf("corpus show: %w", err))
+	}
+	c, err := corpus.DecodeCertificate(path, data)
+	if err != nil {
+		return true, withCode(spec.ExitUsage, err)
+	}
+	if asJSON {
+		b, err := corpus.EncodeCertificate(c)
+		if err == nil {
+			_, err = stdout.Write(b)
+		}
+		return true, err
+	}
+	reports.CertificateText(stdout, filepath.Base(path), c)
+	return true, nil
+}
+
+// reportCertificates writes the certificates of corpus folder dir in
+// words: to stdout after a text report, or to certificates.txt in outDir
+// (whose path it prints).
+func reportCertificates(stdout io.Writer, dir, outDir string) error {
+	d, err := corpus.OpenDir(dir, false)
+	if err != nil {
+		return err
+	}
+	names, err := d.Certificates()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%d scan certificate(s) in %s\n", len(names), dir)
+	for _, name := range names {
+		c, err := d.GetCertificate(name)
+		if err != nil {
+			return err
+		}
+		reports.CertificateText(&b, name, c)
+	}
+	if outDir == "" {
+		_, err := io.WriteString(stdout, b.String())
+		return err
+	}
+	path := filepath.Join(outDir, "certificates.txt")
+	if err := atomicfile.Write(path, []byte(strings.TrimPrefix(b.String(), "\n"))); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, path)
+	return nil
 }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/spec"
+)
+
+func TestScanCommand(t *testing.T) {
+	dir := t.TempDir()
+	out, errs, code := bp(t, "scan", "--target", "oracle-rmsnorm", "--to", "40", "--hidden", "64", "--dir", dir)
+	if code != spec.ExitOK || !strings.Contains(out, "CERTIFIED: 0 differ") {
+		t.Fatalf("oracle scan: exit %d\n%s%s", code, out, errs)
+	}
+	d, err := corpus.OpenDir(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := d.Certificates()
+	if err != nil || len(names) != 1 {
+		t.Fatalf("certificates %v %v", names, err)
+	}
+	if out, _, code := bp(t, "corpus", "ls", "-dir", dir); code != 0 || !strings.Contains(out, names[0]+"  valid") {
+		t.Errorf("corpus ls: exit %d\n%s", code, out)
+	}
+	if out, _, code := bp(t, "corpus", "show", "-dir", dir, names[0]); code != 0 || !strings.Contains(out, "items 1..40, hidden 64") {
+		t.Errorf("corpus show: exit %d\n%s", code, out)
+	}
+	if out, _, code := bp(t, "corpus", "recheck", "-dir", dir); code != 0 || !strings.Contains(out, "1 hold, 0 invalid") {
+		t.Errorf("corpus recheck: exit %d\n%s", code, out)
+	}
+
+	// a certificate of a target that drifts (as if it changed since):
+	// the recheck marks it invalid with the map and exits 1.
+	c, err := d.GetCertificate(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Scan.Target = "drift-rmsnorm-te-mod32"
+	if _, err := d.PutCertificate(c); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := bp(t, "corpus", "recheck", "-dir", dir); code != spec.ExitFinding || !strings.Contains(out, "certificate INVALID") ||
+		!strings.Contains(out, "rows <= 31 -> A, rows == 32 -> B, rows >= 33 -> A") {
+		t.Errorf("recheck of a drifting target: exit %d\n%s", code, out)
+	}
+
+	jsonPath := filepath.Join(t.TempDir(), "scan.json")
+	out, _, code = bp(t, "scan", "--target", "drift-rmsnorm-te-mod32", "--to", "96", "--hidden", "256", "--dir", dir, "--json", jsonPath)
+	if code != spec.ExitFinding || !strings.Contains(out, "rows % 32 == 0 -> B, otherwise -> A") {
+		t.Errorf("drift scan: exit %d\n%s", code, out)
+	}
+	if b, err := os.ReadFile(jsonPath); err != nil || !strings.Contains(string(b), `"rule": "rows % 32 == 0 -\u003e B, otherwise -\u003e A"`) {
+		t.Errorf("--json: %v\n%.300s", err, b)
+	}
+}
+
+func TestScanCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no target", []string{"scan", "--to", "4"}, "--target is required"},
+		{"unknown target", []string{"scan", "--target", "nope", "--to", "4"}, "unknown target"},
+		{"no hidden", []string{"scan", "--target", "oracle-rmsnorm", "--to", "4"}, "hidden"},
+		{"bad range", []string{"scan", "--target", "oracle-rmsnorm", "--from", "5", "--to", "4", "--hidden", "8"}, "below from"},
+		{"bad dist", []string{"scan", "--target", "oracle-rmsnorm", "--to", "4", "--hidden", "8", "--dists", "uniform"}, "unknown distribution"},
+		{"bad profile", []string{"scan", "--target", "oracle-rmsnorm", "--profile", "gpt-9"}, "unknown"},
+		{"stray argument", []string{"scan", "--target", "oracle-rmsnorm", "x"}, "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs, code := bp(t, append(tt.args, "--dir", dir)...)
+			if code != spec.ExitUsage {
+				t.Errorf("exit %d, want %d (%s)", code, spec.ExitUsage, errs)
+			}
+		})
+	}
+}
+
+func TestScanProfile(t *testing.T) {
+	out, errs, code := bp(t, "scan", "--target", "oracle-rmsnorm", "--profile", "qwen2.5-7b", "--to", "3", "--dir", t.TempDir())
+	if code != 0 || !strings.Contains(out, "items 1..3, hidden 3584") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}
