@@ -140,9 +140,9 @@ func (d *durable) store(f spec.Finding) string {
 	if d.dir == nil {
 		return ""
 	}
-	env := f.Env
+	env := d.head.Env // this process's whole fingerprint (hereEnv: the GPU's too in a cuda build)
 	if env == (spec.Env{}) {
-		env = d.head.Env
+		env = f.Env
 	}
 	file := corpus.NewFile(f.Case, &f, env, "campaign")
 	file.Adapters = external.Adapters(f.Case.Targets...) // what an exec: target needs to replay

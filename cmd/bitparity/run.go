@@ -133,7 +133,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if err := par.apply(c); err != nil {
 		return err
 	}
-	head := spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *seed, Env: fuzz.HostEnv(),
+	head := spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *seed, Env: hereEnv(),
 		Args: append([]string{"run"}, args...)}
 	rec, err := openDurable(stderr, par.corpus, *jsonPath, head)
 	if err != nil {
@@ -240,7 +240,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 		return usageErr("run --case: %v", err)
 	}
 	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Duration: spec.Duration(time.Since(start)),
-		Seed: c.Seed, Cases: 1, Env: fuzz.HostEnv(), Args: []string{"run", "--case", js}}
+		Seed: c.Seed, Cases: 1, Env: hereEnv(), Args: []string{"run", "--case", js}}
 	for _, name := range c.Targets {
 		if t, err := target.Lookup(name); err == nil {
 			res.Targets = append(res.Targets, spec.TargetStats{Target: name, Cases: 1, Invariant: t.Info().Invariant,

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package fuzz_test
+package gpu_test
 
 import (
 	"context"
