@@ -209,10 +209,7 @@ func (k *Bucket) Get(name string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if got, _ := f.Name(); got != name {
-		return nil, fmt.Errorf("%s: case hashes to %s: the object was renamed or its case edited", k.key(name), got)
-	}
-	return f, nil
+	return named(k.key(name), name, f)
 }
 
 // List returns the case names under the prefix, sorted (the store lists

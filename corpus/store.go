@@ -101,8 +101,15 @@ func (d *Dir) Get(name string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return named(d.PathOf(name), name, f)
+}
+
+// named returns f when its case hashes to name, the name it was stored
+// under at where; else an error (a file renamed or its case edited by hand
+// is an error, not silently another case).
+func named(where, name string, f *File) (*File, error) {
 	if got, _ := f.Name(); got != name {
-		return nil, fmt.Errorf("%s: case hashes to %s: the file was renamed or its case edited", d.PathOf(name), got)
+		return nil, fmt.Errorf("%s: case hashes to %s: the file was renamed or its case edited", where, got)
 	}
 	return f, nil
 }
