@@ -176,11 +176,12 @@ func bugs(fs []spec.Finding) []string {
 // What must be equal, and why not more: a pair of target and relation
 // retires at its first finding, in each shard on its own, so a shard can
 // find the same bug in a later draw of another dtype (the signature
-// includes the dtypes) that the unsharded run never reached. The merge
-// must therefore hold exactly the union of the shards' findings, every
-// finding of the unsharded run (its first failing draw belongs to one
-// shard, which finds that very case), the same bugs (kind, relation,
-// targets), the same case count, and every case file of the unsharded run.
+// includes the dtypes) that the unsharded run never reached; and under
+// --max-cases, which draw of a pair a run reaches depends on the fair
+// share of time between pairs. The merge must therefore hold exactly the
+// union of the shards' findings, every bug of the unsharded run (the same
+// identity: kind, op, relation, targets), the same bugs, the same case
+// count, and a case file for every finding.
 func TestSlurmClusterCampaign(t *testing.T) {
 	startSlurm(t)
 	start := time.Now()
@@ -231,9 +232,17 @@ func TestSlurmClusterCampaign(t *testing.T) {
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("merged signatures %v, the shards' union %v", got, want)
 	}
-	for _, s := range signatures(one.Findings) {
-		if !union[s] {
-			t.Errorf("the unsharded run's finding %s is not in the merged result %v", s, got)
+	// Which draw of a pair comes first within --max-cases depends on the
+	// fair share of time between pairs, so a shard may meet a bug at
+	// another draw (another dtype or shape) than the unsharded run: the
+	// same bug is the same identity (kind, op, relation, targets).
+	ids := map[string]bool{}
+	for _, f := range merged.Findings {
+		ids[spec.Identity(f)] = true
+	}
+	for _, f := range one.Findings {
+		if !ids[spec.Identity(f)] {
+			t.Errorf("the unsharded run's bug %s is not in the merged result", spec.Identity(f))
 		}
 	}
 	if b1, b2 := bugs(merged.Findings), bugs(one.Findings); strings.Join(b1, "|") != strings.Join(b2, "|") {
@@ -243,11 +252,16 @@ func TestSlurmClusterCampaign(t *testing.T) {
 	sc, _ := corpus.OpenDir(single, false)
 	have, _ := mc.List()
 	names, _ := sc.List()
+	same := 0
 	for _, n := range names {
-		if _, err := mc.Get(n); err != nil {
-			t.Errorf("the unsharded run's case file %s is not in the merged corpus %v: %v", n, have, err)
+		if _, err := mc.Get(n); err == nil {
+			same++
 		}
 	}
+	if len(have) < len(merged.Findings) || len(names) < len(one.Findings) {
+		t.Errorf("case files: merged corpus %d for %d findings, unsharded %d for %d", len(have), len(merged.Findings), len(names), len(one.Findings))
+	}
+	t.Logf("%d of the unsharded run's %d case files are in the merged corpus", same, len(names))
 	t.Logf("merged: %d cases, %d findings (%d bugs), %d case files; unsharded: %d findings; wall %s",
 		merged.Cases, len(merged.Findings), len(bugs(merged.Findings)), len(have), len(one.Findings), time.Since(start).Round(time.Millisecond))
 }
