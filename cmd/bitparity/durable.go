@@ -140,11 +140,8 @@ func (d *durable) store(f spec.Finding) string {
 	if d.dir == nil {
 		return ""
 	}
-	env := d.head.Env // this process's whole fingerprint (hereEnv: the GPU's too in a cuda build)
-	if env == (spec.Env{}) {
-		env = f.Env
-	}
-	file := corpus.NewFile(f.Case, &f, env, "campaign")
+	// this process's whole fingerprint (hereEnv: the GPU's too in a cuda build)
+	file := corpus.NewFile(f.Case, &f, d.head.Env, "campaign")
 	file.Adapters = external.Adapters(f.Case.Targets...) // what an exec: target needs to replay
 	name, added, err := d.dir.Put(file)
 	if err != nil {

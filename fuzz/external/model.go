@@ -10,7 +10,6 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 )
 
 // HelloModel is the op a model-route adapter declares in its hello: it
@@ -26,9 +25,6 @@ type Model struct{ t *Target }
 
 // Name is the route's target name (exec:NAME unless the harness named it).
 func (m *Model) Name() string { return m.t.info.Name }
-
-// Adapter describes the route's process as a case file records it.
-func (m *Model) Adapter() spec.Adapter { return m.t.Adapter() }
 
 // Close ends the adapter.
 func (m *Model) Close() error { return m.t.Close() }
