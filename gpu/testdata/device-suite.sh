@@ -15,6 +15,9 @@
 #   e2e     the transformer's GPU tests, verbose (transformer-gpu.log)
 #   run     a 40 s `bitparity run` of the cuda build, every target, with cuBLAS's
 #           known findings as the baseline (--known corpus/h200; run.log, run.json)
+#   python  adapters/h200_python.sh with the cuda build: the Python kit's Triton
+#           example, the JAX adapter and the Hugging Face model route under
+#           real campaigns (OUTDIR/python/; BUDGET, DURATION pass through)
 set -uo pipefail
 out=${1:?usage: device-suite.sh OUTDIR [STEPS]}
 steps=${2:-test detect bench}
@@ -63,6 +66,12 @@ for s in $steps; do
 		timeout 200 /tmp/bitparity run --duration ${RUN_DURATION:-40s} --seed 1 --known ${RUN_KNOWN:-corpus/h200} --json "$out/run.json" >"$out/run.log" 2>&1
 		echo "bitparity run: rc=$?"
 		tail -40 "$out/run.log"
+		;;
+	python)
+		go build -tags ${GPUTAGS:-cuda} -o bin/bitparity ./cmd/bitparity || exit 1
+		BITPARITY=bin/bitparity bash adapters/h200_python.sh "$out/python" >"$out/python.log" 2>&1
+		echo "python adapters: rc=$?"
+		cat "$out/python/summary.tsv"
 		;;
 	esac
 	echo "== step $s took $(( $(date +%s) - start )) s"
