@@ -94,7 +94,7 @@ func Check(ctx context.Context, c spec.Case, ts ...target.Target) (*spec.Finding
 	if op := ts[0].Info().Op; op != c.Op {
 		return nil, fmt.Errorf("case: target %s runs %s, the case is %s", c.Targets[0], op, c.Op)
 	}
-	b, err := Inputs(c)
+	b, err := inputsFor(c, rel, ts)
 	if err != nil {
 		return nil, fmt.Errorf("case inputs: %w", err)
 	}
@@ -253,6 +253,9 @@ func execute(ctx context.Context, t target.Target, b *target.Batch, uids []int, 
 		if len(rows) == 0 {
 			return nil, fmt.Errorf("%s: no rows to compute", what)
 		}
+	}
+	if err := ready(t, b); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	out, err := t.Run(ctx, b, rows)
 	if err != nil {

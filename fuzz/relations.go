@@ -46,6 +46,10 @@ func permutation(n int, seed uint64) []int {
 // has only its own items: ids wrap modulo its item count, and the returned
 // uids say which item each copy is.
 func itemsFrom(c spec.Case, b *target.Batch, ids []int) (*target.Batch, []int, error) {
+	if b.Lazy() {
+		g, err := lazyItems(b, ids)
+		return g, append([]int(nil), ids...), err
+	}
 	n := b.Items()
 	maxID := 0
 	for _, id := range ids {

@@ -19,6 +19,11 @@ type Batch struct {
 	LogProb *oracle.LogProbInput
 	Prefill *oracle.PrefillInput
 	Decode  *oracle.DecodeInput
+
+	// Source, when set, is where the values come from (source.go); a
+	// lazy batch has sizes only until Materialize.
+	Source *Source
+	lazy   *lazy
 }
 
 // Rows returns the number of output rows of the batch (the row contract of

@@ -1,0 +1,140 @@
+package fuzz
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// generating is a CPU target that claims to make a lazy batch's values
+// itself (as a GPU target with the device generator does): its Run
+// materializes the batch and counts the lazy batches it was handed.
+type generating struct {
+	target.Target
+	lazy *atomic.Int64
+}
+
+func (g generating) Generates(*target.Source) bool { return true }
+
+func (g generating) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+	if b.Lazy() {
+		g.lazy.Add(1)
+		if err := b.Materialize(); err != nil {
+			return nil, err
+		}
+	}
+	return g.Target.Run(ctx, b, rows)
+}
+
+// TestLazyBatchesSameVerdicts checks that a relation run on lazy batches
+// (every target generating) gives the same verdict, row and values as on
+// batches made by Inputs, that the generating target is handed lazy
+// batches, and that a target that does not generate (the CPU oracle of
+// oracle parity) is handed values.
+func TestLazyBatchesSameVerdicts(t *testing.T) {
+	ctx := context.Background()
+	type tc struct {
+		target string
+		op     spec.Op
+		rel    string
+		shape  spec.Shape
+		params spec.RelParams
+	}
+	var cases []tc
+	for _, rel := range []string{spec.RelBatchInvariance, spec.RelDeterminism, spec.RelOracleParity} {
+		cases = append(cases,
+			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, rel, spec.Shape{Rows: 64, Hidden: 96}, spec.RelParams{Row: 5, Batch: 32, Position: 3, PermSeed: 7}},
+			tc{"oracle-rmsnorm", spec.OpRMSNorm, rel, spec.Shape{Rows: 40, Hidden: 64}, spec.RelParams{Row: 39, Batch: 50, Position: 45, PermSeed: 2}},
+			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, rel, spec.Shape{Rows: 70, Hidden: 48, N: 8}, spec.RelParams{Row: 3, Batch: 2, Position: 1, PermSeed: 3}},
+			tc{"oracle-logprob", spec.OpLogProb, rel, spec.Shape{Rows: 132, Vocab: 300}, spec.RelParams{Row: 131, Batch: 7, Position: 6, PermSeed: 4}},
+		)
+	}
+	found := 0
+	defer func() {
+		if found == 0 {
+			t.Error("no case gave a finding: the comparison of findings was never made")
+		}
+	}()
+	for _, k := range cases {
+		t.Run(fmt.Sprintf("%s/%s", k.rel, k.target), func(t *testing.T) {
+			base, err := target.Lookup(k.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: k.op, Relation: k.rel,
+				Targets: []string{k.target}, In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 11, Eps: 1e-6,
+				Shape: k.shape, Rel: k.params}
+			want, err := Check(ctx, c, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n atomic.Int64
+			got, err := Check(ctx, c, generating{base, &n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.Load() == 0 && k.rel != spec.RelOracleParity { // there the CPU oracle runs first, on values
+				t.Error("the generating target was never handed a lazy batch")
+			}
+			if (want == nil) != (got == nil) {
+				t.Fatalf("lazy finding %v, eager %v", got != nil, want != nil)
+			}
+			if want == nil {
+				return
+			}
+			found++
+			if got.Row != want.Row || got.Col != want.Col || got.A != want.A || got.B != want.B || got.Signature != want.Signature {
+				t.Errorf("lazy finding row %d col %d %s/%s sig %s, eager row %d col %d %s/%s sig %s",
+					got.Row, got.Col, got.A, got.B, got.Signature, want.Row, want.Col, want.A, want.B, want.Signature)
+			}
+		})
+	}
+}
+
+// TestLazyItems checks lazy batches built from lazy batches: item numbers
+// compose, items past the case's own come from its generator, and the
+// values are Inputs' bits.
+func TestLazyItems(t *testing.T) {
+	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
+		In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5, Eps: 1e-6, Shape: spec.Shape{Rows: 6, Hidden: 16}}
+	b, err := sizesOf(c, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = target.NewLazy(b, &target.Source{Case: c}, materialize)
+	g, err := lazyItems(b, []int{4, 9, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := lazyItems(g, []int{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Source.Items; len(got) != 2 || got[0] != 9 || got[1] != 0 {
+		t.Fatalf("composed items %v, want [9 0]", got)
+	}
+	if !h.Lazy() || h.RMSNorm.X != nil {
+		t.Fatal("a lazy batch holds values before Materialize")
+	}
+	if err := h.Materialize(); err != nil {
+		t.Fatal(err)
+	}
+	all, err := Inputs(withItems(c, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []int{9, 0} {
+		for j := 0; j < 16; j++ {
+			if h.RMSNorm.X[i*16+j] != all.RMSNorm.X[id*16+j] {
+				t.Fatalf("item %d value %d: %v, want item %d's %v", i, j, h.RMSNorm.X[i*16+j], id, all.RMSNorm.X[id*16+j])
+			}
+		}
+	}
+	if _, err := lazyItems(g, []int{3}); err == nil {
+		t.Error("item 3 of a 3-item lazy batch: no error")
+	}
+}

@@ -1,0 +1,77 @@
+package target
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Source says where a batch's values come from when they are a pure
+// function of a case's seed: item i of the batch is item Items[i] of the
+// batch the generator of Case makes (every input row depends only on
+// (seed, tensor, item), never on the batch around it, so any item can be
+// made alone, on any device).
+//
+// A batch with a Source may be lazy (Lazy): its sizes are set and its value
+// slices are nil until Materialize fills them. A target that makes the
+// values where it computes (a GPU with the device generator: Generator)
+// runs a lazy batch as it is, so a GPU campaign moves nothing but the case
+// and the item numbers to the device; any other target is handed the batch
+// materialized (fuzz does that, in one place).
+type Source struct {
+	Case  spec.Case
+	Items []int // Items[i] is the case's item that item i copies
+}
+
+// Generator is a target that makes a lazy batch's input values itself.
+type Generator interface {
+	// Generates reports whether the target makes the values of batches
+	// from src where it computes.
+	Generates(src *Source) bool
+}
+
+// lazy is the materialization state of a lazy batch.
+type lazy struct {
+	mu   sync.Mutex
+	fill func(*Batch) error // nil once it ran
+	err  error
+}
+
+// NewLazy returns b (its op field holding sizes only: every value slice
+// nil) as a lazy batch from src, whose Materialize calls fill once to set
+// the value slices.
+func NewLazy(b *Batch, src *Source, fill func(*Batch) error) *Batch {
+	b.Source = src
+	b.lazy = &lazy{fill: fill}
+	return b
+}
+
+// Lazy reports whether b's values are not made yet.
+func (b *Batch) Lazy() bool {
+	if b.lazy == nil {
+		return false
+	}
+	b.lazy.mu.Lock()
+	defer b.lazy.mu.Unlock()
+	return b.lazy.fill != nil
+}
+
+// Materialize makes the values of a lazy batch on the host (once; later
+// calls return the first call's error). A batch that is not lazy is left
+// as it is.
+func (b *Batch) Materialize() error {
+	l := b.lazy
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fill != nil {
+		if err := l.fill(b); err != nil {
+			l.err = fmt.Errorf("materialize %s batch: %w", b.Op, err)
+		}
+		l.fill = nil
+	}
+	return l.err
+}
