@@ -341,10 +341,8 @@ func validate(f *File) error {
 	}
 	if f.Finding != nil {
 		fd := f.Finding
-		switch fd.Kind {
-		case spec.KindMismatch, spec.KindCrash, spec.KindMisuse:
-		default:
-			return fieldErr("finding.kind", "%q, want mismatch, crash or misuse", truncate(string(fd.Kind)))
+		if !fd.Kind.Known() {
+			return fieldErr("finding.kind", "%q, want one of %v", truncate(string(fd.Kind)), spec.Kinds)
 		}
 		if fd.Row < 0 || fd.Col < 0 {
 			return fieldErr("finding.row", "row %d col %d, want >= 0", fd.Row, fd.Col)

@@ -18,10 +18,15 @@ func compareHostTaps(a, b *target.Output, pa, pb []int) ([]target.RowDiff, error
 	if !has(a) || !has(b) || a.TapCols != b.TapCols {
 		return nil, nil
 	}
-	if err := firstErr(a.ToHost(), b.ToHost()); err != nil {
-		return nil, err
+	av, qa, err := hostRows(a.Taps, a.DeviceTaps, pa)
+	if err != nil {
+		return nil, fmt.Errorf("fetch device taps: %w", err)
 	}
-	return target.CompareSlices(a.Taps, b.Taps, a.TapCols, pa, pb, oracle.FP32), nil
+	bv, qb, err := hostRows(b.Taps, b.DeviceTaps, pb)
+	if err != nil {
+		return nil, fmt.Errorf("fetch device taps: %w", err)
+	}
+	return renumber(target.CompareSlices(av, bv, a.TapCols, qa, qb, oracle.FP32), pa, pb, qa, qb), nil
 }
 
 // startDeviceTaps queues the device compare of the fp32 taps of positions
@@ -128,10 +133,48 @@ func compareValues(a, b *target.Output, pa, pb []int, dt oracle.DType) ([]target
 		sortLike(diffs, pa, pb)
 		return diffs, nil
 	}
-	if err := firstErr(a.ToHost(), b.ToHost()); err != nil {
-		return nil, err
+	av, qa, err := hostRows(a.Values, a.Device, pa)
+	if err != nil {
+		return nil, fmt.Errorf("fetch device output: %w", err)
 	}
-	return target.CompareHost(a, b, pa, pb, dt), nil
+	bv, qb, err := hostRows(b.Values, b.Device, pb)
+	if err != nil {
+		return nil, fmt.Errorf("fetch device output: %w", err)
+	}
+	return renumber(target.CompareSlices(av, bv, a.Cols, qa, qb, dt), pa, pb, qa, qb), nil
+}
+
+// hostRows returns the rows at positions pos of an output part on the
+// host and the positions to read them at: vals and pos when the rows are
+// on the host, else only those rows fetched from dev (position i of the
+// result is pos[i]), so a compare of a host output with a device output
+// moves the compared rows, not the whole output.
+func hostRows(vals []float32, dev target.DeviceOutput, pos []int) ([]float32, []int, error) {
+	if vals != nil || dev == nil {
+		return vals, pos, nil
+	}
+	v, err := dev.Fetch(pos)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, identity(len(pos)), nil
+}
+
+// renumber maps the positions of diffs, made against positions qa and qb,
+// back to the outputs' positions pa and pb.
+func renumber(diffs []target.RowDiff, pa, pb, qa, qb []int) []target.RowDiff {
+	back := func(p, q []int) map[int]int {
+		m := make(map[int]int, len(q))
+		for i := range q {
+			m[q[i]] = p[i]
+		}
+		return m
+	}
+	ma, mb := back(pa, qa), back(pb, qb)
+	for i := range diffs {
+		diffs[i].PosA, diffs[i].PosB = ma[diffs[i].PosA], mb[diffs[i].PosB]
+	}
+	return diffs
 }
 
 func positions(o *target.Output) map[int]int {

@@ -219,6 +219,11 @@ func (oracleParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts 
 		return nil, fmt.Errorf("oracle parity: %w", err)
 	}
 	n := b.Items()
+	if bound == 0 {
+		if g := deviceReference(t); g != nil {
+			return oracleParityOnDevice(ctx, c, b, t, g, ref, dt)
+		}
+	}
 	o, err := execute(ctx, ref, b, identity(n), "the oracle with the declared schedule "+ref.Info().Schedule)
 	if err != nil {
 		return nil, err
@@ -231,6 +236,29 @@ func (oracleParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts 
 	defer x.release()
 	rows := identity(b.Rows())
 	return differ(ctx, x, o, rows, rows, dt, bound)
+}
+
+// oracleParityOnDevice is oracle parity of t against g, t's declared
+// schedule computed exactly on t's device, with g checked against the CPU
+// oracle cpu on a sample of rows first (checkReference): a reference that
+// disagrees with the CPU is its own finding, and then t gets no verdict.
+func oracleParityOnDevice(ctx context.Context, c spec.Case, b *target.Batch, t, g, cpu target.Target, dt oracle.DType) (*spec.Finding, error) {
+	n := b.Items()
+	o, err := execute(ctx, g, b, identity(n), "the device reference with the declared schedule "+g.Info().Schedule)
+	if err != nil {
+		return nil, err
+	}
+	defer o.release()
+	if f, err := checkReference(ctx, c, b, o, cpu); f != nil || err != nil {
+		return f, err
+	}
+	x, err := execute(ctx, t, b, identity(n), "the target")
+	if err != nil {
+		return nil, err
+	}
+	defer x.release()
+	rows := identity(b.Rows())
+	return differ(ctx, x, o, rows, rows, dt, 0)
 }
 
 // pathParity: two targets that must agree give the same bits. Targets of

@@ -129,3 +129,21 @@ func init() {
 	target.RegisterPair(target.Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
 		Targets: []string{Name(spec.OpAttnPrefill), "cuda-drift-attn-tile48"}, Expect: true})
 }
+
+// Reference returns a target computing schedule s exactly on t's device
+// (target.Referencer): oracle parity compares t with it on the device and
+// checks it against the CPU oracle on a sample of rows.
+func (t *Target) Reference(s oracle.Schedule) (target.Target, bool) {
+	if s == nil || s.Validate() != nil {
+		return nil, false
+	}
+	if g, ok := s.(oracle.GEMMSchedule); ok && (g.MMA != oracle.MMANone || g.KTile > 1) {
+		return nil, false // the gemm kernel runs fma chains in whole chunks only
+	}
+	return &Target{
+		info: target.Info{Name: "cuda-reference-" + string(t.info.Op), Op: t.info.Op, Device: t.info.Device, Invariant: true,
+			Schedule: s.String(), Models: "bitparity's exact CUDA kernel with the declared schedule of " + t.info.Name},
+		policy: func(*target.Batch) oracle.Schedule { return s },
+		dev:    t.dev,
+	}, true
+}

@@ -1,6 +1,9 @@
 package spec
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // ResultVersion is the version of the Result (JSON result file) schema.
 const ResultVersion = 1
@@ -76,10 +79,18 @@ const (
 	// KindMisuse: the comparison the case declares is meaningless (a
 	// wrong dtype, unmasked positions).
 	KindMisuse Kind = "misuse"
+	// KindReference: the reference a device computed (our exact kernels
+	// running the declared schedule) and the CPU oracle disagree on a
+	// sampled row. The harness or the device is wrong: no verdict on the
+	// target stands until it is explained.
+	KindReference Kind = "reference"
 )
 
 // Kinds lists every kind in a stable order.
-var Kinds = []Kind{KindMismatch, KindCrash, KindMisuse}
+var Kinds = []Kind{KindMismatch, KindCrash, KindMisuse, KindReference}
+
+// Known reports whether k is one of Kinds.
+func (k Kind) Known() bool { return slices.Contains(Kinds, k) }
 
 // ValueDType is the dtype of the finding's A and B values and of its ULPs:
 // fp32 for a finding on taps, the case's compare dtype otherwise.

@@ -66,6 +66,9 @@ func Problem(f spec.Finding) string {
 		return "misuse"
 	}
 	s := fmt.Sprintf("row %d col %d: %s vs %s, ", f.Row, f.Col, Value(f.A), Value(f.B))
+	if f.Kind == spec.KindReference {
+		s = "REFERENCE DISAGREES WITH THE CPU ORACLE (no verdict on the target): " + s
+	}
 	if f.SignedZero {
 		return s + "+0 vs -0 (0 ulps, different bits)"
 	}
