@@ -271,6 +271,103 @@ func TestFMA32(t *testing.T) {
 	t.Logf("%d inputs checked", total)
 }
 
+// TestFMA32Odd proves FMA32's exact path (the FMA32 of every golden before
+// the fast path) against math/big on the same classes as TestFMA32, so
+// that both paths are proven on their own and FMA32's bits are those of
+// the exact path wherever the fast path is taken too.
+func TestFMA32Odd(t *testing.T) {
+	for class, cases := range fmaClasses() {
+		t.Run(class, func(t *testing.T) {
+			ref := newRefFMA()
+			bad := 0
+			for _, c := range cases {
+				got, want := math.Float32bits(fma32Odd(c.a, c.b, c.c)), ref.fma(c.a, c.b, c.c)
+				if got != want && bad < 10 {
+					t.Errorf("fma32Odd(%08x, %08x, %08x) = %08x, math/big says %08x",
+						math.Float32bits(c.a), math.Float32bits(c.b), math.Float32bits(c.c), got, want)
+				}
+				if got != want {
+					bad++
+				}
+				if f := FMA32(c.a, c.b, c.c); math.Float32bits(f) != got && bad < 10 {
+					bad++
+					t.Errorf("FMA32(%08x, %08x, %08x) = %08x, fma32Odd %08x",
+						math.Float32bits(c.a), math.Float32bits(c.b), math.Float32bits(c.c), math.Float32bits(f), got)
+				}
+			}
+		})
+	}
+}
+
+// fp64Midpoints is a constructed family where the float64 sum rounds onto
+// an fp32 midpoint: a = (1+j·2^-12)·2^ea and b = (1+j·2^-12)·2^eb for every
+// odd j < 1696 make a·b = (1 + j·2^-11 + j²·2^-24)·2^(ea+eb), an exact
+// fp32 midpoint while it stays below 2 (j < 1696; j² odd: half an ulp of
+// [1, 2)), and c = ±2^-k of it for
+// every k in 54..80 is lost in the float64 sum (below half its ulp), so s
+// is the midpoint and inexact: double rounding would go to even, the
+// correct result goes away from the midpoint toward c. Also c = 0 (an exact
+// tie). Binades: ea+eb in {-120, -60, -1, 0, 1, 60, 120}.
+func fp64Midpoints() []fmaCase {
+	var out []fmaCase
+	for _, ep := range []int{-120, -60, -1, 0, 1, 60, 120} {
+		ea := ep / 2
+		eb := ep - ea
+		for j := 1; j < 1696; j += 2 {
+			a, b := ldexp32(1<<12+j, ea-12), ldexp32(1<<12+j, eb-12)
+			out = append(out, fmaCase{a, b, 0}, fmaCase{-a, b, 0})
+			for k := 54; k <= 80; k++ {
+				c := ldexp32(1, ep-k)
+				out = append(out, fmaCase{a, b, c}, fmaCase{a, b, -c}, fmaCase{-a, b, c}, fmaCase{-a, b, -c})
+			}
+		}
+	}
+	return out
+}
+
+// TestFMA32FastPath checks the fast path's argument (FMA32's doc): on the
+// constructed family fp64Midpoints, every input's float64 sum is an fp32
+// midpoint, fp32Safe sends it to the exact path, and FMA32 is right
+// (math/big); on 10^6 random and close-exponent inputs and every class of
+// TestFMA32, wherever fp32Safe(s) holds, float32(s) is the math/big result.
+func TestFMA32FastPath(t *testing.T) {
+	ref := newRefFMA()
+	fam := fp64Midpoints()
+	for _, c := range fam {
+		s := float64(float64(c.a)*float64(c.b)) + float64(c.c)
+		if fp32Safe(s) {
+			t.Fatalf("fp64 midpoint (%08x, %08x, %08x): s = %x taken by the fast path",
+				math.Float32bits(c.a), math.Float32bits(c.b), math.Float32bits(c.c), s)
+		}
+		if got, want := math.Float32bits(FMA32(c.a, c.b, c.c)), ref.fma(c.a, c.b, c.c); got != want {
+			t.Fatalf("FMA32(%08x, %08x, %08x) = %08x, math/big says %08x",
+				math.Float32bits(c.a), math.Float32bits(c.b), math.Float32bits(c.c), got, want)
+		}
+	}
+	if len(fam) < 100_000 {
+		t.Fatalf("only %d constructed midpoints", len(fam))
+	}
+	fast, total := 0, 0
+	for class, cases := range fmaClasses() {
+		for _, c := range cases {
+			total++
+			s := float64(float64(c.a)*float64(c.b)) + float64(c.c)
+			if !fp32Safe(s) {
+				continue
+			}
+			fast++
+			if got, want := math.Float32bits(float32(s)), ref.fma(c.a, c.b, c.c); got != want {
+				t.Fatalf("%s: fast path (%08x, %08x, %08x) = %08x, math/big says %08x", class,
+					math.Float32bits(c.a), math.Float32bits(c.b), math.Float32bits(c.c), got, want)
+			}
+		}
+	}
+	// The fast path must be the common path, or it buys nothing.
+	if fast < total/2 {
+		t.Errorf("fast path taken on %d of %d inputs, want most", fast, total)
+	}
+}
+
 // TestFMA32DoubleRounding is the counterexample of docs/oracle.md: a = b = 1+2^-12,
 // c = 2^-80. The exact a·b+c = 1 + 2^-11 + 2^-24 + 2^-80 is just above the
 // midpoint between 0x3f801000 and 0x3f801001, so fma.rn.f32 gives
