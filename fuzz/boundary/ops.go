@@ -49,19 +49,7 @@ func RMSNormRow(x, w []float32, eps float32, in, out oracle.DType, s oracle.RMSN
 		return
 	}
 	mant, exp := fields(in)
-	count := make(map[uint32]int)
-	best, bestN := uint32(0), 0
-	for j := 0; j < h-3; j++ {
-		u := oracle.ToBits(in, w[j])
-		if e := u & exp; e == 0 || e == exp {
-			continue
-		}
-		m := u & mant
-		count[m]++
-		if count[m] > bestN {
-			best, bestN = m, count[m]
-		}
-	}
+	best := commonMantissa(w[:h-3], in)
 	var probes []int
 	for j := 0; j < h-3 && len(probes) < max(1, h/4); j++ {
 		u := oracle.ToBits(in, w[j])
@@ -88,22 +76,63 @@ func RMSNormRow(x, w []float32, eps float32, in, out oracle.DType, s oracle.RMSN
 		k := h - 1 - i
 		x[k] = oracle.Round(in, float32(math.Copysign(float64(sq*scale), float64(x[k]))))
 	}
-	row := oracle.RMSNormInput{X: x, W: w, Rows: 1, Hidden: h, Eps: eps, Out: oracle.FP32}
+	// The knobs change one element at a time: the probe recomputes only
+	// the sum of squares of the thread that owns it, and the primary
+	// output alone until the scan scores them all.
 	p0 := probes[0]
-	tu, ok := newTuner(x, in, out, odd, MaxEvals, func() (float32, []float32) {
-		y, err := oracle.RMSNorm(row, s, nil)
-		if err != nil {
-			return float32(math.NaN()), nil
+	row, err := oracle.NewRMSNormProbe(x, w, eps, s)
+	if err != nil {
+		return // a schedule the oracle refuses: every evaluation would fail
+	}
+	tu, ok := newTuner(x, in, out, odd, MaxEvals, func(all bool) (float32, []float32) {
+		if !all {
+			return row.Y(p0), nil
 		}
+		y := row.Row(nil)
 		return y[p0], y
 	})
 	if !ok {
 		return
 	}
+	tu.set = row.Set
 	tu.knob(h-1, sq)
 	tu.knob(h-2, sq/4)
 	tu.knob(h-3, sq/32)
 	tu.scan(h-3, 4)
+}
+
+// commonMantissa returns the most common mantissa among the normal values
+// of w in dtype in (the first to reach the highest count, in index order;
+// 0 when none is normal).
+func commonMantissa(w []float32, in oracle.DType) uint32 {
+	mant, exp := fields(in)
+	var count map[uint32]int // fp32: too many mantissas for a table
+	var table []int32
+	if in == oracle.FP32 {
+		count = make(map[uint32]int)
+	} else {
+		table = make([]int32, mant+1)
+	}
+	best, bestN := uint32(0), 0
+	for _, v := range w {
+		u := oracle.ToBits(in, v)
+		if e := u & exp; e == 0 || e == exp {
+			continue
+		}
+		m := u & mant
+		n := 0
+		if table != nil {
+			table[m]++
+			n = int(table[m])
+		} else {
+			count[m]++
+			n = count[m]
+		}
+		if n > bestN {
+			best, bestN = m, n
+		}
+	}
+	return best
 }
 
 // byMagnitude returns the indices of v ordered by |v| descending (index
@@ -142,7 +171,7 @@ func linearKnobs(tu *tuner, x []float32, in oracle.DType, k []int, c []float64, 
 		}
 		x[k[j]] = oracle.Round(in, float32(math.Copysign(v, float64(x[k[j]]))))
 	}
-	tu.f, tu.all = tu.eval()
+	tu.f, tu.all = tu.eval(false) // x changed under the tuner: its tuners have no set
 	tu.evals++
 	for _, kk := range k {
 		tu.knob(kk, limit)
@@ -170,7 +199,7 @@ func GEMMRow(x, w []float32, n, col int, in, out oracle.DType, s oracle.GEMMSche
 		return
 	}
 	g := oracle.GEMMInput{X: x, W: wc, M: 1, K: kk, N: 1, Out: oracle.FP32}
-	tu, ok := newTuner(x, in, out, odd, MaxEvals, func() (float32, []float32) {
+	tu, ok := newTuner(x, in, out, odd, MaxEvals, func(bool) (float32, []float32) {
 		y, err := oracle.GEMM(g, s, nil)
 		if err != nil {
 			return float32(math.NaN()), nil
@@ -235,7 +264,7 @@ func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle
 	}
 	d := oracle.DecodeInput{Q: q, K: [][]float32{k}, V: [][]float32{v}, Heads: heads, KVHeads: kvHeads, HeadDim: headDim, Out: oracle.FP32}
 	rows := []int{h}
-	tu, ok := newTuner(v, in, out, odd, MaxEvals, func() (float32, []float32) {
+	tu, ok := newTuner(v, in, out, odd, MaxEvals, func(bool) (float32, []float32) {
 		y, err := oracle.Decode(d, s, rows)
 		if err != nil {
 			return float32(math.NaN()), nil
@@ -316,7 +345,7 @@ func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedu
 		r = p * float64(ulp(in, v))
 	}
 	row := oracle.LogProbInput{Logits: x, Targets: []int32{int32(t)}, Rows: 1, Vocab: n}
-	tu, ok := newTuner(x, in, cmp, odd, MaxEvals, func() (float32, []float32) {
+	tu, ok := newTuner(x, in, cmp, odd, MaxEvals, func(bool) (float32, []float32) {
 		y, err := oracle.LogProb(row, s, nil)
 		if err != nil {
 			return float32(math.NaN()), nil

@@ -13,15 +13,19 @@ const K = 4
 // tuner moves knob elements of one row (values of dtype in, in place in x)
 // so that the row's primary fp32 output lands on target, a dt rounding
 // midpoint (or the fp32 value next to it on the odd side); eval recomputes
-// the row with the oracle and returns the primary output and every output
-// the search scores. It stops after maxEvals evaluations.
+// the row with the oracle and returns the primary output and, when asked
+// (all) or when it costs nothing more, every output the search scores
+// (nil otherwise). set, when not nil, stores a knob value (x[k] = v) and
+// updates whatever eval keeps about x (RMSNormRow's per-thread partial
+// sums); nil stores into x. It stops after maxEvals evaluations.
 type tuner struct {
 	x        []float32
 	in, out  oracle.DType
-	eval     func() (float32, []float32)
+	eval     func(all bool) (float32, []float32)
+	set      func(k int, v float32)
 	target   float32
 	f        float32   // primary output at the current x
-	all      []float32 // scored outputs at the current x
+	all      []float32 // scored outputs at the current x, nil when eval left them out
 	evals    int
 	maxEvals int
 }
@@ -31,9 +35,9 @@ type tuner struct {
 // from t towards the odd neighbour (so that a drift of -1 ulp lands on t
 // and rounds to even, the other way than t+1 did). ok is false when the
 // primary output has no midpoint (fp32, NaN, Inf, zero).
-func newTuner(x []float32, in, out oracle.DType, odd bool, maxEvals int, eval func() (float32, []float32)) (*tuner, bool) {
+func newTuner(x []float32, in, out oracle.DType, odd bool, maxEvals int, eval func(all bool) (float32, []float32)) (*tuner, bool) {
 	tu := &tuner{x: x, in: in, out: out, eval: eval, maxEvals: maxEvals}
-	tu.f, tu.all = eval()
+	tu.f, tu.all = eval(false)
 	tu.evals = 1
 	t, evenBelow, ok := Midpoint(tu.f, out)
 	if !ok {
@@ -60,10 +64,20 @@ func (tu *tuner) dist(f float32) uint64 {
 	return oracle.ULPDistance(oracle.FP32, f, tu.target).ULPs
 }
 
-func (tu *tuner) try(k int, v float32) (float32, []float32) {
+// put stores v in x[k] (through set when there is one).
+func (tu *tuner) put(k int, v float32) {
+	if tu.set != nil {
+		tu.set(k, v)
+		return
+	}
 	tu.x[k] = v
+}
+
+// try evaluates the row with x[k] = v (one evaluation).
+func (tu *tuner) try(k int, v float32, all bool) (float32, []float32) {
+	tu.put(k, v)
 	tu.evals++
-	return tu.eval()
+	return tu.eval(all)
 }
 
 func finite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
@@ -90,7 +104,7 @@ func (tu *tuner) knob(k int, limit float32) {
 	if x1 == x0 {
 		x1 = step(tu.in, x0, 1)
 	}
-	f1, a1 := tu.try(k, x1)
+	f1, a1 := tu.try(k, x1, false)
 	consider(x1, f1, a1)
 	slope := (float64(f1) - float64(f0)) / (float64(x1) - float64(x0))
 	cur, fcur := x1, f1
@@ -99,21 +113,31 @@ func (tu *tuner) knob(k int, limit float32) {
 		if nx == cur || !finite(nx) || float32(math.Abs(float64(nx))) > limit {
 			break
 		}
-		fn, an := tu.try(k, nx)
+		fn, an := tu.try(k, nx, false)
 		consider(nx, fn, an)
 		if fn != fcur {
 			slope = (float64(fn) - float64(fcur)) / (float64(nx) - float64(cur))
 		}
 		cur, fcur = nx, fn
 	}
-	tu.x[k], tu.f, tu.all = bestX, bestF, bestA
+	tu.put(k, bestX)
+	tu.f, tu.all = bestF, bestA
 }
 
 // scan is the targeted search (Hypothesis's target() in spirit): it tries
 // x[k] at every input-dtype neighbour within radius steps and keeps the
 // value that raises Score(all outputs, out, K) most, then the one closest
 // to the target, while evaluations last.
+//
+// The outputs at the current x are recomputed (not counted as an
+// evaluation) when the last eval left them out: eval is a function of x.
 func (tu *tuner) scan(k, radius int) {
+	if tu.evals >= tu.maxEvals {
+		return
+	}
+	if tu.all == nil {
+		_, tu.all = tu.eval(true)
+	}
 	base := tu.x[k]
 	bestX, bestF, bestA := base, tu.f, tu.all
 	bestS := Score(tu.all, tu.out, K)
@@ -122,13 +146,14 @@ func (tu *tuner) scan(k, radius int) {
 		if i == 0 || !finite(v) || v == base {
 			continue
 		}
-		f, a := tu.try(k, v)
+		f, a := tu.try(k, v, true)
 		s := Score(a, tu.out, K)
 		if s > bestS || (s == bestS && tu.dist(f) < tu.dist(bestF)) {
 			bestX, bestF, bestA, bestS = v, f, a, s
 		}
 	}
-	tu.x[k], tu.f, tu.all = bestX, bestF, bestA
+	tu.put(k, bestX)
+	tu.f, tu.all = bestF, bestA
 }
 
 // step returns the value of dtype dt that is n representable values away
