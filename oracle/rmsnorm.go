@@ -1,9 +1,6 @@
 package oracle
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // RMSNormInput is a batch for RMSNorm: X is Rows x Hidden, W has Hidden
 // values; both hold values of the input dtype. Out is the output dtype.
@@ -77,92 +74,4 @@ func RMSNormTaps(in RMSNormInput, s RMSNormSchedule, rows []int) ([]float32, []R
 		RoundSlice(in.Out, y)
 	})
 	return out, taps, nil
-}
-
-// RMSNormProbe evaluates one RMSNorm row again and again while single
-// elements of x change (a search that tunes a few elements), bitwise as
-// RMSNormTaps on that row with Out FP32: it keeps every thread's partial
-// sum of squares (s.Reduce), so changing x[j] recomputes only the partial
-// of the thread that owns j (Hidden/Threads fmas; all of them for one
-// thread) and the combine of the partials, instead of the whole row.
-type RMSNormProbe struct {
-	x, w     []float32
-	eps      float32
-	s        RMSNormSchedule
-	lanes    []float32 // thread t's partial sum of squares of x
-	scratch  []float32 // combineLanes overwrites its argument
-	tap      RMSNormTap
-	tapFresh bool
-}
-
-// NewRMSNormProbe starts a probe of the row x (len(x) = len(w) >= 1) with
-// schedule s. The probe reads x (the caller's slice) and writes it in Set;
-// the caller must not change x otherwise.
-func NewRMSNormProbe(x, w []float32, eps float32, s RMSNormSchedule) (*RMSNormProbe, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	if len(x) < 1 || len(w) != len(x) {
-		return nil, fmt.Errorf("rmsnorm probe: x has %d values, w %d: %w", len(x), len(w), ErrShape)
-	}
-	T := s.Reduce.Threads
-	p := &RMSNormProbe{x: x, w: w, eps: eps, s: s, lanes: make([]float32, T), scratch: make([]float32, T)}
-	for t := range T {
-		p.lanes[t] = p.lane(t)
-	}
-	return p, nil
-}
-
-// lane is thread t's partial, as reduceSumSquares computes it.
-func (p *RMSNormProbe) lane(t int) float32 {
-	if p.s.Reduce.Threads == 1 {
-		return fmaChain(0, p.x, p.x)
-	}
-	return laneSumSquares(p.x, t, p.s.Reduce.Threads, p.s.Reduce.Vec)
-}
-
-// Set stores v in x[j] and updates the partial of the thread that owns j.
-func (p *RMSNormProbe) Set(j int, v float32) {
-	p.x[j] = v
-	T, V := p.s.Reduce.Threads, p.s.Reduce.Vec
-	t := 0
-	if T > 1 {
-		t = j / V % T
-	}
-	p.lanes[t] = p.lane(t)
-	p.tapFresh = false
-}
-
-// Tap is the row's sum of squares and rstd at the current x.
-func (p *RMSNormProbe) Tap() RMSNormTap {
-	if !p.tapFresh {
-		var ss float32
-		if p.s.Reduce.Threads == 1 {
-			ss = p.lanes[0]
-		} else {
-			ss = combineLanes(p.s.Reduce, append(p.scratch[:0], p.lanes...), opAdd)
-		}
-		mean := Div32(ss, float32(len(p.x)))
-		p.tap = RMSNormTap{SumSq: ss, Rstd: Div32(1, Sqrt32(Add32(mean, p.eps)))}
-		p.tapFresh = true
-	}
-	return p.tap
-}
-
-// Y is the fp32 output j at the current x.
-func (p *RMSNormProbe) Y(j int) float32 {
-	rstd := p.Tap().Rstd
-	if p.s.Order == WeightedScale {
-		return Mul32(p.x[j], Mul32(rstd, p.w[j]))
-	}
-	return Mul32(Mul32(p.x[j], rstd), p.w[j])
-}
-
-// Row appends every fp32 output at the current x to dst[:0].
-func (p *RMSNormProbe) Row(dst []float32) []float32 {
-	dst = slices.Grow(dst[:0], len(p.x))
-	for j := range p.x {
-		dst = append(dst, p.Y(j))
-	}
-	return dst
 }

@@ -220,7 +220,8 @@ func GEMMRow(x, w []float32, n, col int, in, out oracle.DType, s oracle.GEMMSche
 // v[j][h/group][col] for the three tokens with the highest scores q·k[j]
 // (weights p_j, computed in float64), tuned as linearKnobs says; the fp32
 // output is the oracle's Decode of that one row with schedule s (bitwise
-// the last query position of a prefill, Splits = 1). Nothing happens for
+// the last query position of a prefill, Splits = 1), evaluated through
+// oracle.DecodeProbe. Nothing happens for
 // fewer than 3 tokens or out fp32.
 func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle.DType, s oracle.AttentionSchedule, odd bool) {
 	if lowBits(out) == 0 || kvHeads < 1 || heads%kvHeads != 0 || headDim < 1 {
@@ -262,13 +263,18 @@ func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle
 		knobs[i] = j*stride + g*headDim + col
 		coef[i] = math.Exp(float64(sc[j])-mx) / sum
 	}
+	// The knobs are values of V: the probe keeps the softmax weights and
+	// recomputes one column per evaluation until the scan scores the row.
 	d := oracle.DecodeInput{Q: q, K: [][]float32{k}, V: [][]float32{v}, Heads: heads, KVHeads: kvHeads, HeadDim: headDim, Out: oracle.FP32}
-	rows := []int{h}
-	tu, ok := newTuner(v, in, out, odd, MaxEvals, func(bool) (float32, []float32) {
-		y, err := oracle.Decode(d, s, rows)
-		if err != nil {
-			return float32(math.NaN()), nil
+	row, err := oracle.NewDecodeProbe(d, s, h)
+	if err != nil {
+		return // a schedule or shape the oracle refuses: every evaluation would fail
+	}
+	tu, ok := newTuner(v, in, out, odd, MaxEvals, func(all bool) (float32, []float32) {
+		if !all {
+			return row.Col(col), nil
 		}
+		y := row.Row(nil)
 		return y[col], y
 	})
 	if !ok {

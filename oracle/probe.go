@@ -1,0 +1,187 @@
+package oracle
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// RMSNormProbe evaluates one RMSNorm row again and again while single
+// elements of x change (a search that tunes a few elements), bitwise as
+// RMSNormTaps on that row with Out FP32: it keeps every thread's partial
+// sum of squares (s.Reduce), so changing x[j] recomputes only the partial
+// of the thread that owns j (Hidden/Threads fmas; all of them for one
+// thread) and the combine of the partials, instead of the whole row.
+type RMSNormProbe struct {
+	x, w     []float32
+	eps      float32
+	s        RMSNormSchedule
+	lanes    []float32 // thread t's partial sum of squares of x
+	scratch  []float32 // combineLanes overwrites its argument
+	tap      RMSNormTap
+	tapFresh bool
+}
+
+// NewRMSNormProbe starts a probe of the row x (len(x) = len(w) >= 1) with
+// schedule s. The probe reads x (the caller's slice) and writes it in Set;
+// the caller must not change x otherwise.
+func NewRMSNormProbe(x, w []float32, eps float32, s RMSNormSchedule) (*RMSNormProbe, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(x) < 1 || len(w) != len(x) {
+		return nil, fmt.Errorf("rmsnorm probe: x has %d values, w %d: %w", len(x), len(w), ErrShape)
+	}
+	T := s.Reduce.Threads
+	p := &RMSNormProbe{x: x, w: w, eps: eps, s: s, lanes: make([]float32, T), scratch: make([]float32, T)}
+	for t := range T {
+		p.lanes[t] = p.lane(t)
+	}
+	return p, nil
+}
+
+// lane is thread t's partial, as reduceSumSquares computes it.
+func (p *RMSNormProbe) lane(t int) float32 {
+	if p.s.Reduce.Threads == 1 {
+		return fmaChain(0, p.x, p.x)
+	}
+	return laneSumSquares(p.x, t, p.s.Reduce.Threads, p.s.Reduce.Vec)
+}
+
+// Set stores v in x[j] and updates the partial of the thread that owns j.
+func (p *RMSNormProbe) Set(j int, v float32) {
+	p.x[j] = v
+	T, V := p.s.Reduce.Threads, p.s.Reduce.Vec
+	t := 0
+	if T > 1 {
+		t = j / V % T
+	}
+	p.lanes[t] = p.lane(t)
+	p.tapFresh = false
+}
+
+// Tap is the row's sum of squares and rstd at the current x.
+func (p *RMSNormProbe) Tap() RMSNormTap {
+	if !p.tapFresh {
+		var ss float32
+		if p.s.Reduce.Threads == 1 {
+			ss = p.lanes[0]
+		} else {
+			ss = combineLanes(p.s.Reduce, append(p.scratch[:0], p.lanes...), opAdd)
+		}
+		mean := Div32(ss, float32(len(p.x)))
+		p.tap = RMSNormTap{SumSq: ss, Rstd: Div32(1, Sqrt32(Add32(mean, p.eps)))}
+		p.tapFresh = true
+	}
+	return p.tap
+}
+
+// Y is the fp32 output j at the current x.
+func (p *RMSNormProbe) Y(j int) float32 {
+	rstd := p.Tap().Rstd
+	if p.s.Order == WeightedScale {
+		return Mul32(p.x[j], Mul32(rstd, p.w[j]))
+	}
+	return Mul32(Mul32(p.x[j], rstd), p.w[j])
+}
+
+// Row appends every fp32 output at the current x to dst[:0].
+func (p *RMSNormProbe) Row(dst []float32) []float32 {
+	dst = slices.Grow(dst[:0], len(p.x))
+	for j := range p.x {
+		dst = append(dst, p.Y(j))
+	}
+	return dst
+}
+
+// DecodeProbe evaluates one decode row (one request's query, one head)
+// again and again while values of the request's V cache change (a search
+// that tunes a few of them), bitwise as Decode of that row with Out FP32.
+// The softmax weights (per split m and l, per tile alpha, per token p, the
+// split weights w and den) depend on q and K only: the probe computes
+// them once and recomputes an output column from them and V as it is now,
+// L fmas a column instead of the whole row with its dot products and
+// exponentials.
+type DecodeProbe struct {
+	v       []float32 // the request's V cache, read at every call
+	tile    int
+	bounds  [][2]int
+	weights [][]float32 // per split: attendRange's record
+	w       []float32   // per split: Exp32(m_c - M)
+	den     float32
+	stride  int // KVHeads·HeadDim
+	off     int // kv head's offset within a token: (h/group)·HeadDim
+	dim     int
+}
+
+// NewDecodeProbe starts a probe of row r (request r/Heads, head r%Heads)
+// of in with schedule s. The probe reads in.V[r/Heads] at every call; K
+// and Q must not change.
+func NewDecodeProbe(in DecodeInput, s AttentionSchedule, r int) (*DecodeProbe, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkHeads(in.Heads, in.KVHeads, in.HeadDim); err != nil {
+		return nil, err
+	}
+	D, H, KH := in.HeadDim, in.Heads, in.KVHeads
+	if r < 0 || r >= len(in.K)*H || len(in.V) != len(in.K) || len(in.Q) != len(in.K)*H*D {
+		return nil, fmt.Errorf("decode probe: row %d of %d requests x %d heads: %w", r, len(in.K), H, ErrShape)
+	}
+	b, h := r/H, r%H
+	if len(in.K[b])%(KH*D) != 0 || len(in.V[b]) != len(in.K[b]) {
+		return nil, fmt.Errorf("decode probe: request %d cache sizes k %d v %d: %w", b, len(in.K[b]), len(in.V[b]), ErrShape)
+	}
+	kvh := h / (H / KH)
+	L := len(in.K[b]) / (KH * D)
+	kv := func(j int) ([]float32, []float32) {
+		off := (j*KH + kvh) * D
+		return in.K[b][off : off+D], in.V[b][off : off+D]
+	}
+	p := &DecodeProbe{v: in.V[b], tile: s.Tile, bounds: SplitBounds(L, s.Tile, s.Splits), stride: KH * D, off: kvh * D, dim: D}
+	q := in.Q[r*D : (r+1)*D]
+	scratch := make([]float32, s.Tile)
+	parts := make([]partial, len(p.bounds))
+	M := float32(math.Inf(-1))
+	for c, bd := range p.bounds {
+		parts[c] = partial{acc: make([]float32, D), record: true}
+		attendRange(q, bd[0], bd[1], s.Tile, Scale(D), kv, &parts[c], scratch)
+		p.weights = append(p.weights, parts[c].weights)
+		M = Max32(M, parts[c].m)
+	}
+	p.den = float32(math.Copysign(0, -1))
+	for _, part := range parts {
+		w := Exp32(Sub32(part.m, M))
+		p.w = append(p.w, w)
+		p.den = FMA32(w, part.l, p.den)
+	}
+	return p, nil
+}
+
+// Col is output column d (< HeadDim) at the current V.
+func (p *DecodeProbe) Col(d int) float32 {
+	num := float32(math.Copysign(0, -1))
+	for c, bd := range p.bounds {
+		ws := p.weights[c]
+		acc, k := float32(0), 0
+		for t0 := bd[0]; t0 < bd[1]; t0 += p.tile {
+			acc = Mul32(acc, ws[k]) // alpha
+			k++
+			for j := t0; j < min(t0+p.tile, bd[1]); j++ {
+				acc = FMA32(ws[k], p.v[j*p.stride+p.off+d], acc) // p_j
+				k++
+			}
+		}
+		num = FMA32(p.w[c], acc, num)
+	}
+	return Div32(num, p.den)
+}
+
+// Row appends every output column at the current V to dst[:0].
+func (p *DecodeProbe) Row(dst []float32) []float32 {
+	dst = slices.Grow(dst[:0], p.dim)
+	for d := range p.dim {
+		dst = append(dst, p.Col(d))
+	}
+	return dst
+}
