@@ -185,3 +185,71 @@ func (p *DecodeProbe) Row(dst []float32) []float32 {
 	}
 	return dst
 }
+
+// GEMMProbe evaluates one output of a GEMM row, y = Σ_k x[k]·w[k] (w: one
+// column of W, K values), again and again while single elements of x
+// change, bitwise as GEMM of that row and column with Out FP32 (schedule
+// s). Without MMA it keeps every prefix of each split's fma chain, so
+// changing x[k] recomputes the chain from k to the end of k's split only;
+// with MMA it recomputes k's split.
+type GEMMProbe struct {
+	x, w  []float32
+	s     GEMMSchedule
+	chunk int
+	pre   []float32 // pre[k+1]: k's split's chain after element k
+	parts []float32 // scratch for the combine
+}
+
+// NewGEMMProbe starts a probe of x (K = len(x) = len(w) values) with
+// schedule s. The probe reads x (the caller's slice) and writes it in Set;
+// the caller must not change x otherwise.
+func NewGEMMProbe(x, w []float32, s GEMMSchedule) (*GEMMProbe, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(x) < 1 || len(w) != len(x) {
+		return nil, fmt.Errorf("gemm probe: x has %d values, w %d: %w", len(x), len(w), ErrShape)
+	}
+	p := &GEMMProbe{x: x, w: w, s: s, chunk: s.Chunk(len(x)), pre: make([]float32, len(x)+1), parts: make([]float32, s.SplitK)}
+	for lo := 0; lo < len(x); lo += p.chunk {
+		p.update(lo)
+	}
+	return p, nil
+}
+
+// update recomputes the chain of k's split from element k on.
+func (p *GEMMProbe) update(k int) {
+	lo := k / p.chunk * p.chunk
+	hi := min(lo+p.chunk, len(p.x))
+	if p.s.MMA != MMANone {
+		a := []float32{0}
+		mmaChain(TensorCoreH200(p.s.MMA), p.x, p.w, 1, lo, hi, a)
+		p.pre[hi] = a[0]
+		return
+	}
+	acc := float32(0)
+	if k > lo {
+		acc = p.pre[k]
+	}
+	for i := k; i < hi; i++ {
+		acc = FMA32(p.x[i], p.w[i], acc)
+		p.pre[i+1] = acc
+	}
+}
+
+// Set stores v in x[k] and updates k's split.
+func (p *GEMMProbe) Set(k int, v float32) {
+	p.x[k] = v
+	p.update(k)
+}
+
+// Y is the output at the current x.
+func (p *GEMMProbe) Y() float32 {
+	for c := range p.parts {
+		p.parts[c] = 0
+		if lo := c * p.chunk; lo < len(p.x) {
+			p.parts[c] = p.pre[min(lo+p.chunk, len(p.x))]
+		}
+	}
+	return combineParts(p.s.Combine, p.parts, opAdd)
+}

@@ -89,3 +89,36 @@ func TestDecodeProbe(t *testing.T) {
 		t.Error("row 2 of 1 request x 2 heads: no error")
 	}
 }
+
+// TestGEMMProbe: after random changes of x, the probe is bitwise GEMM's
+// output of the row and column, for split-K with both combines, K tiles,
+// tensor-core chains, and K that leaves splits empty.
+func TestGEMMProbe(t *testing.T) {
+	r := newRNG(19)
+	scheds := []GEMMSchedule{{SplitK: 1, Combine: CrossSequential}, {SplitK: 4, Combine: CrossTree}, {SplitK: 3, Combine: CrossSequential, KTile: 16},
+		{SplitK: 8, Combine: CrossSequential}, {SplitK: 2, Combine: CrossSequential, MMA: MMABF16}}
+	for _, s := range scheds {
+		for _, K := range []int{1, 5, 64, 1000} {
+			const N, col = 3, 1
+			in := gemmInput(r, BF16, FP32, 1, K, N)
+			w := make([]float32, K)
+			for k := range w {
+				w[k] = in.W[k*N+col]
+			}
+			p, err := NewGEMMProbe(in.X, w, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for step := range 16 {
+				p.Set(r.IntN(K), Round(BF16, float32(r.NormFloat64())))
+				want, err := GEMM(in, s, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := p.Y(); math.Float32bits(got) != math.Float32bits(want[col]) {
+					t.Fatalf("%s K=%d step %d: probe %08x, GEMM %08x", s, K, step, math.Float32bits(got), math.Float32bits(want[col]))
+				}
+			}
+		}
+	}
+}

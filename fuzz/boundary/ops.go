@@ -169,9 +169,9 @@ func linearKnobs(tu *tuner, x []float32, in oracle.DType, k []int, c []float64, 
 		if v > float64(limit) {
 			break
 		}
-		x[k[j]] = oracle.Round(in, float32(math.Copysign(v, float64(x[k[j]]))))
+		tu.put(k[j], oracle.Round(in, float32(math.Copysign(v, float64(x[k[j]])))))
 	}
-	tu.f, tu.all = tu.eval(false) // x changed under the tuner: its tuners have no set
+	tu.f, tu.all = tu.eval(false)
 	tu.evals++
 	for _, kk := range k {
 		tu.knob(kk, limit)
@@ -198,17 +198,22 @@ func GEMMRow(x, w []float32, n, col int, in, out oracle.DType, s oracle.GEMMSche
 	if coef[0] == 0 {
 		return
 	}
-	g := oracle.GEMMInput{X: x, W: wc, M: 1, K: kk, N: 1, Out: oracle.FP32}
-	tu, ok := newTuner(x, in, out, odd, MaxEvals, func(bool) (float32, []float32) {
-		y, err := oracle.GEMM(g, s, nil)
-		if err != nil {
-			return float32(math.NaN()), nil
+	// A knob change recomputes the fma chain from the knob on (the probe).
+	g, err := oracle.NewGEMMProbe(x, wc, s)
+	if err != nil {
+		return // a schedule the oracle refuses: every evaluation would fail
+	}
+	tu, ok := newTuner(x, in, out, odd, MaxEvals, func(all bool) (float32, []float32) {
+		y := g.Y()
+		if !all {
+			return y, nil
 		}
-		return y[0], y
+		return y, []float32{y}
 	})
 	if !ok {
 		return
 	}
+	tu.set = g.Set
 	linearKnobs(tu, x, in, order, coef, 64)
 }
 
