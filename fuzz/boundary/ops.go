@@ -84,11 +84,12 @@ func RMSNormRow(x, w []float32, eps float32, in, out oracle.DType, s oracle.RMSN
 	if err != nil {
 		return // a schedule the oracle refuses: every evaluation would fail
 	}
+	var y []float32
 	tu, ok := newTuner(x, in, out, odd, MaxEvals, func(all bool) (float32, []float32) {
 		if !all {
 			return row.Y(p0), nil
 		}
-		y := row.Row(nil)
+		y = row.Row(y)
 		return y[p0], y
 	})
 	if !ok {
@@ -171,7 +172,7 @@ func linearKnobs(tu *tuner, x []float32, in oracle.DType, k []int, c []float64, 
 		}
 		tu.put(k[j], oracle.Round(in, float32(math.Copysign(v, float64(x[k[j]])))))
 	}
-	tu.f, tu.all = tu.eval(false)
+	tu.f, _ = tu.eval(false)
 	tu.evals++
 	for _, kk := range k {
 		tu.knob(kk, limit)
@@ -275,11 +276,12 @@ func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle
 	if err != nil {
 		return // a schedule or shape the oracle refuses: every evaluation would fail
 	}
+	var y []float32
 	tu, ok := newTuner(v, in, out, odd, MaxEvals, func(all bool) (float32, []float32) {
 		if !all {
 			return row.Col(col), nil
 		}
-		y := row.Row(nil)
+		y = row.Row(y)
 		return y[col], y
 	})
 	if !ok {

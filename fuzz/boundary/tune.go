@@ -13,10 +13,10 @@ const K = 4
 // tuner moves knob elements of one row (values of dtype in, in place in x)
 // so that the row's primary fp32 output lands on target, a dt rounding
 // midpoint (or the fp32 value next to it on the odd side); eval recomputes
-// the row with the oracle and returns the primary output and, when asked
-// (all) or when it costs nothing more, every output the search scores
-// (nil otherwise). set, when not nil, stores a knob value (x[k] = v) and
-// updates whatever eval keeps about x (RMSNormRow's per-thread partial
+// the row with the oracle and returns the primary output and, when all is
+// set, every output the search scores (valid until the next call; nil
+// otherwise is fine). set, when not nil, stores a knob value (x[k] = v)
+// and updates whatever eval keeps about x (the oracle probes' partial
 // sums); nil stores into x. It stops after maxEvals evaluations.
 type tuner struct {
 	x        []float32
@@ -24,8 +24,7 @@ type tuner struct {
 	eval     func(all bool) (float32, []float32)
 	set      func(k int, v float32)
 	target   float32
-	f        float32   // primary output at the current x
-	all      []float32 // scored outputs at the current x, nil when eval left them out
+	f        float32 // primary output at the current x
 	evals    int
 	maxEvals int
 }
@@ -37,7 +36,7 @@ type tuner struct {
 // primary output has no midpoint (fp32, NaN, Inf, zero).
 func newTuner(x []float32, in, out oracle.DType, odd bool, maxEvals int, eval func(all bool) (float32, []float32)) (*tuner, bool) {
 	tu := &tuner{x: x, in: in, out: out, eval: eval, maxEvals: maxEvals}
-	tu.f, tu.all = eval(false)
+	tu.f, _ = eval(false)
 	tu.evals = 1
 	t, evenBelow, ok := Midpoint(tu.f, out)
 	if !ok {
@@ -90,11 +89,11 @@ func (tu *tuner) knob(k int, limit float32) {
 	if tu.evals >= tu.maxEvals {
 		return
 	}
-	x0, f0, a0 := tu.x[k], tu.f, tu.all
-	bestX, bestF, bestA := x0, f0, a0
-	consider := func(x, f float32, a []float32) {
+	x0, f0 := tu.x[k], tu.f
+	bestX, bestF := x0, f0
+	consider := func(x, f float32) {
 		if tu.dist(f) < tu.dist(bestF) {
-			bestX, bestF, bestA = x, f, a
+			bestX, bestF = x, f
 		}
 	}
 	x1 := oracle.Round(tu.in, x0*(1+1.0/32))
@@ -104,8 +103,8 @@ func (tu *tuner) knob(k int, limit float32) {
 	if x1 == x0 {
 		x1 = step(tu.in, x0, 1)
 	}
-	f1, a1 := tu.try(k, x1, false)
-	consider(x1, f1, a1)
+	f1, _ := tu.try(k, x1, false)
+	consider(x1, f1)
 	slope := (float64(f1) - float64(f0)) / (float64(x1) - float64(x0))
 	cur, fcur := x1, f1
 	for i := 0; i < 6 && slope != 0 && !math.IsNaN(slope) && !math.IsInf(slope, 0) && tu.dist(bestF) > 0 && tu.evals < tu.maxEvals; i++ {
@@ -113,15 +112,15 @@ func (tu *tuner) knob(k int, limit float32) {
 		if nx == cur || !finite(nx) || float32(math.Abs(float64(nx))) > limit {
 			break
 		}
-		fn, an := tu.try(k, nx, false)
-		consider(nx, fn, an)
+		fn, _ := tu.try(k, nx, false)
+		consider(nx, fn)
 		if fn != fcur {
 			slope = (float64(fn) - float64(fcur)) / (float64(nx) - float64(cur))
 		}
 		cur, fcur = nx, fn
 	}
 	tu.put(k, bestX)
-	tu.f, tu.all = bestF, bestA
+	tu.f = bestF
 }
 
 // scan is the targeted search (Hypothesis's target() in spirit): it tries
@@ -129,18 +128,16 @@ func (tu *tuner) knob(k int, limit float32) {
 // value that raises Score(all outputs, out, K) most, then the one closest
 // to the target, while evaluations last.
 //
-// The outputs at the current x are recomputed (not counted as an
-// evaluation) when the last eval left them out: eval is a function of x.
+// The score at the current x is recomputed first, not counted as an
+// evaluation: eval is a function of x.
 func (tu *tuner) scan(k, radius int) {
 	if tu.evals >= tu.maxEvals {
 		return
 	}
-	if tu.all == nil {
-		_, tu.all = tu.eval(true)
-	}
+	_, all := tu.eval(true)
 	base := tu.x[k]
-	bestX, bestF, bestA := base, tu.f, tu.all
-	bestS := Score(tu.all, tu.out, K)
+	bestX, bestF := base, tu.f
+	bestS := Score(all, tu.out, K)
 	for i := -radius; i <= radius && tu.evals < tu.maxEvals; i++ {
 		v := step(tu.in, base, i)
 		if i == 0 || !finite(v) || v == base {
@@ -149,11 +146,11 @@ func (tu *tuner) scan(k, radius int) {
 		f, a := tu.try(k, v, true)
 		s := Score(a, tu.out, K)
 		if s > bestS || (s == bestS && tu.dist(f) < tu.dist(bestF)) {
-			bestX, bestF, bestA, bestS = v, f, a, s
+			bestX, bestF, bestS = v, f, s
 		}
 	}
 	tu.put(k, bestX)
-	tu.f, tu.all = bestF, bestA
+	tu.f = bestF
 }
 
 // step returns the value of dtype dt that is n representable values away
