@@ -77,8 +77,9 @@ func (p *RMSNormProbe) Tap() RMSNormTap {
 }
 
 // Y is the fp32 output j at the current x.
-func (p *RMSNormProbe) Y(j int) float32 {
-	rstd := p.Tap().Rstd
+func (p *RMSNormProbe) Y(j int) float32 { return p.y(j, p.Tap().Rstd) }
+
+func (p *RMSNormProbe) y(j int, rstd float32) float32 {
 	if p.s.Order == WeightedScale {
 		return Mul32(p.x[j], Mul32(rstd, p.w[j]))
 	}
@@ -88,8 +89,9 @@ func (p *RMSNormProbe) Y(j int) float32 {
 // Row appends every fp32 output at the current x to dst[:0].
 func (p *RMSNormProbe) Row(dst []float32) []float32 {
 	dst = slices.Grow(dst[:0], len(p.x))
+	rstd := p.Tap().Rstd
 	for j := range p.x {
-		dst = append(dst, p.Y(j))
+		dst = append(dst, p.y(j, rstd))
 	}
 	return dst
 }
