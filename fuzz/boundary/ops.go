@@ -78,24 +78,32 @@ func RMSNormRow(x, w []float32, eps float32, in, out oracle.DType, s oracle.RMSN
 	}
 	// The knobs change one element at a time: the probe recomputes only
 	// the sum of squares of the thread that owns it, and the primary
-	// output alone until the scan scores them all.
+	// output alone. The scan's score is the sum of the scores of the
+	// outputs before the knobs, which depend on rstd alone (their x and w
+	// stay), kept for the last rstd, and of the three knobs' outputs.
 	p0 := probes[0]
 	row, err := oracle.NewRMSNormProbe(x, w, eps, s)
 	if err != nil {
 		return // a schedule the oracle refuses: every evaluation would fail
 	}
-	var y []float32
-	tu, ok := newTuner(x, in, out, odd, MaxEvals, func(all bool) (float32, []float32) {
-		if !all {
-			return row.Y(p0), nil
-		}
-		y = row.Row(y)
-		return y[p0], y
-	})
+	tu, ok := newTuner(x, in, out, odd, MaxEvals, func() float32 { return row.Y(p0) })
 	if !ok {
 		return
 	}
 	tu.set = row.Set
+	var y []float32
+	restRstd, rest := uint32(0), -1
+	tu.score = func(float32) int {
+		if rstd := math.Float32bits(row.Tap().Rstd); rest < 0 || rstd != restRstd {
+			y = row.Row(y)
+			restRstd, rest = rstd, Score(y[:h-3], out, K)
+		}
+		sc := rest
+		for k := h - 3; k < h; k++ {
+			sc += Score([]float32{row.Y(k)}, out, K)
+		}
+		return sc
+	}
 	tu.knob(h-1, sq)
 	tu.knob(h-2, sq/4)
 	tu.knob(h-3, sq/32)
@@ -172,7 +180,7 @@ func linearKnobs(tu *tuner, x []float32, in oracle.DType, k []int, c []float64, 
 		}
 		tu.put(k[j], oracle.Round(in, float32(math.Copysign(v, float64(x[k[j]])))))
 	}
-	tu.f, _ = tu.eval(false)
+	tu.f = tu.eval()
 	tu.evals++
 	for _, kk := range k {
 		tu.knob(kk, limit)
@@ -204,13 +212,7 @@ func GEMMRow(x, w []float32, n, col int, in, out oracle.DType, s oracle.GEMMSche
 	if err != nil {
 		return // a schedule the oracle refuses: every evaluation would fail
 	}
-	tu, ok := newTuner(x, in, out, odd, MaxEvals, func(all bool) (float32, []float32) {
-		y := g.Y()
-		if !all {
-			return y, nil
-		}
-		return y, []float32{y}
-	})
+	tu, ok := newTuner(x, in, out, odd, MaxEvals, g.Y)
 	if !ok {
 		return
 	}
@@ -276,16 +278,14 @@ func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle
 	if err != nil {
 		return // a schedule or shape the oracle refuses: every evaluation would fail
 	}
-	var y []float32
-	tu, ok := newTuner(v, in, out, odd, MaxEvals, func(all bool) (float32, []float32) {
-		if !all {
-			return row.Col(col), nil
-		}
-		y = row.Row(y)
-		return y[col], y
-	})
+	tu, ok := newTuner(v, in, out, odd, MaxEvals, func() float32 { return row.Col(col) })
 	if !ok {
 		return
+	}
+	var y []float32
+	tu.score = func(float32) int {
+		y = row.Row(y)
+		return Score(y, out, K)
 	}
 	linearKnobs(tu, v, in, knobs, coef, 64)
 }
@@ -358,12 +358,12 @@ func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedu
 		r = p * float64(ulp(in, v))
 	}
 	row := oracle.LogProbInput{Logits: x, Targets: []int32{int32(t)}, Rows: 1, Vocab: n}
-	tu, ok := newTuner(x, in, cmp, odd, MaxEvals, func(bool) (float32, []float32) {
+	tu, ok := newTuner(x, in, cmp, odd, MaxEvals, func() float32 {
 		y, err := oracle.LogProb(row, s, nil)
 		if err != nil {
-			return float32(math.NaN()), nil
+			return float32(math.NaN())
 		}
-		return y[0], y
+		return y[0]
 	})
 	if !ok {
 		return

@@ -12,16 +12,19 @@ const K = 4
 
 // tuner moves knob elements of one row (values of dtype in, in place in x)
 // so that the row's primary fp32 output lands on target, a dt rounding
-// midpoint (or the fp32 value next to it on the odd side); eval recomputes
-// the row with the oracle and returns the primary output and, when all is
-// set, every output the search scores (valid until the next call; nil
-// otherwise is fine). set, when not nil, stores a knob value (x[k] = v)
-// and updates whatever eval keeps about x (the oracle probes' partial
-// sums); nil stores into x. It stops after maxEvals evaluations.
+// midpoint (or the fp32 value next to it on the odd side). eval recomputes
+// the row's primary output with the oracle (one evaluation); score(f) is
+// Score(every output the search scores, out, K) at the current x, whose
+// primary output is f (a row with one output scores f alone; the others
+// recompute what they need, which is not an evaluation). set, when not nil,
+// stores a knob value (x[k] = v) and updates whatever eval keeps about x
+// (the oracle probes' partial sums); nil stores into x. It stops after
+// maxEvals evaluations.
 type tuner struct {
 	x        []float32
 	in, out  oracle.DType
-	eval     func(all bool) (float32, []float32)
+	eval     func() float32
+	score    func(f float32) int
 	set      func(k int, v float32)
 	target   float32
 	f        float32 // primary output at the current x
@@ -33,10 +36,12 @@ type tuner struct {
 // nearest the primary output when odd is false, else the fp32 value one ulp
 // from t towards the odd neighbour (so that a drift of -1 ulp lands on t
 // and rounds to even, the other way than t+1 did). ok is false when the
-// primary output has no midpoint (fp32, NaN, Inf, zero).
-func newTuner(x []float32, in, out oracle.DType, odd bool, maxEvals int, eval func(all bool) (float32, []float32)) (*tuner, bool) {
+// primary output has no midpoint (fp32, NaN, Inf, zero). The row's score
+// is that of its primary output alone until the caller sets score.
+func newTuner(x []float32, in, out oracle.DType, odd bool, maxEvals int, eval func() float32) (*tuner, bool) {
 	tu := &tuner{x: x, in: in, out: out, eval: eval, maxEvals: maxEvals}
-	tu.f, _ = eval(false)
+	tu.score = func(f float32) int { return Score([]float32{f}, tu.out, K) }
+	tu.f = eval()
 	tu.evals = 1
 	t, evenBelow, ok := Midpoint(tu.f, out)
 	if !ok {
@@ -73,10 +78,10 @@ func (tu *tuner) put(k int, v float32) {
 }
 
 // try evaluates the row with x[k] = v (one evaluation).
-func (tu *tuner) try(k int, v float32, all bool) (float32, []float32) {
+func (tu *tuner) try(k int, v float32) float32 {
 	tu.put(k, v)
 	tu.evals++
-	return tu.eval(all)
+	return tu.eval()
 }
 
 func finite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
@@ -103,7 +108,7 @@ func (tu *tuner) knob(k int, limit float32) {
 	if x1 == x0 {
 		x1 = step(tu.in, x0, 1)
 	}
-	f1, _ := tu.try(k, x1, false)
+	f1 := tu.try(k, x1)
 	consider(x1, f1)
 	slope := (float64(f1) - float64(f0)) / (float64(x1) - float64(x0))
 	cur, fcur := x1, f1
@@ -112,7 +117,7 @@ func (tu *tuner) knob(k int, limit float32) {
 		if nx == cur || !finite(nx) || float32(math.Abs(float64(nx))) > limit {
 			break
 		}
-		fn, _ := tu.try(k, nx, false)
+		fn := tu.try(k, nx)
 		consider(nx, fn)
 		if fn != fcur {
 			slope = (float64(fn) - float64(fcur)) / (float64(nx) - float64(cur))
@@ -127,24 +132,20 @@ func (tu *tuner) knob(k int, limit float32) {
 // x[k] at every input-dtype neighbour within radius steps and keeps the
 // value that raises Score(all outputs, out, K) most, then the one closest
 // to the target, while evaluations last.
-//
-// The score at the current x is recomputed first, not counted as an
-// evaluation: eval is a function of x.
 func (tu *tuner) scan(k, radius int) {
 	if tu.evals >= tu.maxEvals {
 		return
 	}
-	_, all := tu.eval(true)
 	base := tu.x[k]
 	bestX, bestF := base, tu.f
-	bestS := Score(all, tu.out, K)
+	bestS := tu.score(tu.f)
 	for i := -radius; i <= radius && tu.evals < tu.maxEvals; i++ {
 		v := step(tu.in, base, i)
 		if i == 0 || !finite(v) || v == base {
 			continue
 		}
-		f, a := tu.try(k, v, true)
-		s := Score(a, tu.out, K)
+		f := tu.try(k, v)
+		s := tu.score(f)
 		if s > bestS || (s == bestS && tu.dist(f) < tu.dist(bestF)) {
 			bestX, bestF, bestS = v, f, s
 		}
