@@ -272,7 +272,7 @@ func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle
 		coef[i] = math.Exp(float64(sc[j])-mx) / sum
 	}
 	// The knobs are values of V: the probe keeps the softmax weights and
-	// recomputes one column per evaluation until the scan scores the row.
+	// recomputes one column per evaluation.
 	d := oracle.DecodeInput{Q: q, K: [][]float32{k}, V: [][]float32{v}, Heads: heads, KVHeads: kvHeads, HeadDim: headDim, Out: oracle.FP32}
 	row, err := oracle.NewDecodeProbe(d, s, h)
 	if err != nil {
@@ -282,10 +282,15 @@ func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle
 	if !ok {
 		return
 	}
-	var y []float32
-	tu.score = func(float32) int {
-		y = row.Row(y)
-		return Score(y, out, K)
+	// The knobs are all in column col: the other columns' score stays
+	// what it is at the start.
+	rest := -1
+	tu.score = func(f float32) int {
+		if rest < 0 {
+			y := row.Row(nil)
+			rest = Score(y, out, K) - Score(y[col:col+1], out, K)
+		}
+		return rest + Score([]float32{f}, out, K)
 	}
 	linearKnobs(tu, v, in, knobs, coef, 64)
 }
