@@ -161,6 +161,41 @@ outer:
 	return idx
 }
 
+// topByMagnitude is byMagnitude(v, skip...)[:min(k, len)]: the k indices
+// of largest |v| (index ascending among equals) in one pass instead of a
+// sort. With a NaN in v the sort's order is its own (NaN compares equal to
+// everything), so it falls back to the sort.
+func topByMagnitude(v []float32, k int, skip ...int) []int {
+	top := make([]int, 0, k+1)
+outer:
+	for i, x := range v {
+		if x != x {
+			all := byMagnitude(v, skip...)
+			return all[:min(k, len(all))]
+		}
+		for _, s := range skip {
+			if i == s {
+				continue outer
+			}
+		}
+		a := math.Abs(float64(x))
+		if len(top) == k && a <= math.Abs(float64(v[top[k-1]])) {
+			continue
+		}
+		at := len(top) // after every kept index of magnitude >= a
+		for at > 0 && math.Abs(float64(v[top[at-1]])) < a {
+			at--
+		}
+		top = append(top, 0)
+		copy(top[at+1:], top[at:])
+		top[at] = i
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	return top
+}
+
 // linearKnobs tunes a row output that is linear in three knob elements
 // x[k[i]] with coefficients c[i] (|c| descending): before the search, knob
 // 2 and 3 are set so that their terms are 2^-6 and 2^-13 of the first
@@ -202,7 +237,7 @@ func GEMMRow(x, w []float32, n, col int, in, out oracle.DType, s oracle.GEMMSche
 	for k := range wc {
 		wc[k] = w[k*n+col]
 	}
-	order := byMagnitude(wc)[:3]
+	order := topByMagnitude(wc, 3)
 	coef := []float64{float64(wc[order[0]]), float64(wc[order[1]]), float64(wc[order[2]])}
 	if coef[0] == 0 {
 		return
@@ -264,7 +299,7 @@ func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle
 	for j := range sc {
 		shifted[j] = sc[j] - float32(mx) + 1e4 // all positive: byMagnitude orders by score
 	}
-	top := byMagnitude(shifted)[:3]
+	top := topByMagnitude(shifted, 3)
 	knobs := make([]int, 3)
 	coef := make([]float64, 3)
 	for i, j := range top {
@@ -342,7 +377,7 @@ func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedu
 	for j := range x {
 		neg[j] = float32(m) - x[j] + 1 // >= 1: byMagnitude gives the smallest logits first
 	}
-	order := byMagnitude(neg, t)
+	order := topByMagnitude(neg, 7, t) // the loop below takes at most 7
 	sum := 0.0
 	for _, v := range x {
 		sum += math.Exp(float64(v) - m)
