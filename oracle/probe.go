@@ -255,3 +255,64 @@ func (p *GEMMProbe) Y() float32 {
 	}
 	return combineParts(p.s.Combine, p.parts, opAdd)
 }
+
+// LogProbProbe evaluates one log-prob row (logits x, target id t) again
+// and again while single logits change, bitwise as LogProb of that row
+// (schedule s). It keeps every thread's partial max and partial sum of
+// exponentials: changing x[j] recomputes j's thread's max, and, when the
+// row's max keeps its bits, j's thread's sum only (every thread's sum when
+// the max moved).
+type LogProbProbe struct {
+	x        []float32
+	t        int
+	s        LogProbSchedule
+	maxLanes []float32
+	sumLanes []float32
+	scratch  []float32
+	m        float32
+}
+
+// NewLogProbProbe starts a probe of the row x with target id t. The probe
+// reads x (the caller's slice) and writes it in Set; the caller must not
+// change x otherwise.
+func NewLogProbProbe(x []float32, t int, s LogProbSchedule) (*LogProbProbe, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(x) < 1 || t < 0 || t >= len(x) {
+		return nil, fmt.Errorf("logprob probe: target %d of vocab %d: %w", t, len(x), ErrShape)
+	}
+	T := s.Reduce.Threads
+	p := &LogProbProbe{x: x, t: t, s: s, maxLanes: make([]float32, T), sumLanes: make([]float32, T), scratch: make([]float32, T)}
+	for l := range T {
+		p.maxLanes[l] = laneMax(x, l, T, s.Reduce.Vec)
+	}
+	p.m = combineLanes(s.Reduce, append(p.scratch[:0], p.maxLanes...), opMax)
+	for l := range T {
+		p.sumLanes[l] = laneSumExp(x, p.m, l, T, s.Reduce.Vec)
+	}
+	return p, nil
+}
+
+// Set stores v in x[j] and updates the partials.
+func (p *LogProbProbe) Set(j int, v float32) {
+	p.x[j] = v
+	T, V := p.s.Reduce.Threads, p.s.Reduce.Vec
+	l := j / V % T
+	p.maxLanes[l] = laneMax(p.x, l, T, V)
+	m := combineLanes(p.s.Reduce, append(p.scratch[:0], p.maxLanes...), opMax)
+	if math.Float32bits(m) == math.Float32bits(p.m) {
+		p.sumLanes[l] = laneSumExp(p.x, m, l, T, V)
+		return
+	}
+	p.m = m
+	for l := range T {
+		p.sumLanes[l] = laneSumExp(p.x, m, l, T, V)
+	}
+}
+
+// LP is the row's log-prob at the current x.
+func (p *LogProbProbe) LP() float32 {
+	sum := combineLanes(p.s.Reduce, append(p.scratch[:0], p.sumLanes...), opAdd)
+	return Sub32(Sub32(p.x[p.t], p.m), Log32(sum))
+}

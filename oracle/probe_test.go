@@ -122,3 +122,38 @@ func TestGEMMProbe(t *testing.T) {
 		}
 	}
 }
+
+// TestLogProbProbe: after changes of the target's logit (which moves the
+// row's max) and of other logits, the probe is bitwise LogProb of the row,
+// for sequential, warp and multi-warp schedules.
+func TestLogProbProbe(t *testing.T) {
+	r := newRNG(20)
+	reds := []Reduction{Sequential, {Threads: 32, Vec: 4, Warp: WarpButterfly, Cross: CrossSequential},
+		{Threads: 1024, Vec: 1, Warp: WarpSequential, Cross: CrossTree}, {Threads: 64, Vec: 8, Warp: WarpButterfly, Cross: CrossTree}}
+	for _, red := range reds {
+		s := LogProbSchedule{Reduce: red}
+		for _, n := range []int{1, 9, 500, 5000} {
+			x := randVals(r, BF16, n, 3)
+			tgt := r.IntN(n)
+			in := LogProbInput{Logits: x, Targets: []int32{int32(tgt)}, Rows: 1, Vocab: n}
+			p, err := NewLogProbProbe(x, tgt, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for step := range 20 {
+				j := r.IntN(n)
+				if step%3 == 0 {
+					j = tgt
+				}
+				p.Set(j, Round(BF16, float32(r.NormFloat64()*4)))
+				want, err := LogProb(in, s, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := p.LP(); math.Float32bits(got) != math.Float32bits(want[0]) {
+					t.Fatalf("%s n=%d step %d: probe %08x, LogProb %08x", red, n, step, math.Float32bits(got), math.Float32bits(want[0]))
+				}
+			}
+		}
+	}
+}

@@ -397,17 +397,17 @@ func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedu
 		fine = append(fine, j)
 		r = p * float64(ulp(in, v))
 	}
-	row := oracle.LogProbInput{Logits: x, Targets: []int32{int32(t)}, Rows: 1, Vocab: n}
-	tu, ok := newTuner(x, in, cmp, odd, MaxEvals, func() float32 {
-		y, err := oracle.LogProb(row, s, nil)
-		if err != nil {
-			return float32(math.NaN())
-		}
-		return y[0]
-	})
+	// A fine knob's change recomputes its thread's partials (the probe);
+	// the peak's moves the max, and so every exponential.
+	row, err := oracle.NewLogProbProbe(x, t, s)
+	if err != nil {
+		return // a schedule the oracle refuses: every evaluation would fail
+	}
+	tu, ok := newTuner(x, in, cmp, odd, MaxEvals, row.LP)
 	if !ok {
 		return
 	}
+	tu.set = row.Set
 	lim := float32(math.Abs(m) + 64)
 	tu.knob(t, lim)
 	for _, j := range fine {
