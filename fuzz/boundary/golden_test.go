@@ -70,8 +70,8 @@ func inputsHash(t *testing.T, c spec.Case) string {
 // version 1).
 func TestNudgeGolden(t *testing.T) {
 	var lines []string
-	for _, c := range goldenCases() {
-		lines = append(lines, fmt.Sprintf("%s %s/%s/%s seed=%d %v", inputsHash(t, c), c.Op, c.In, c.Out, c.Seed, c.Shape))
+	for i, c := range goldenCases() {
+		lines = append(lines, fmt.Sprintf("%s case %d: %s %s -> %s, seed %d", inputsHash(t, c), i, c.Op, c.In, c.Out, c.Seed))
 	}
 	got := strings.Join(lines, "\n") + "\n"
 	path := filepath.Join("testdata", "inputs.golden")
