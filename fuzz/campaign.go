@@ -15,7 +15,7 @@ import (
 // Campaign runs every pair (Pairs) for a duration: it draws cases with
 // gen.Case, runs Check, and shrinks and maps every finding. The zero value
 // of every field is valid: 60 s, seed 0, every target and relation, no
-// case limit, no progress calls, GOMAXPROCS/2 workers.
+// case limit, no progress calls, DefaultWorkers workers.
 type Campaign struct {
 	Duration time.Duration
 	Seed     uint64
@@ -30,10 +30,12 @@ type Campaign struct {
 	// 1 s) and once at the end, from one goroutine at a time.
 	Progress      func(Stats)
 	ProgressEvery time.Duration
-	// Workers is the number of cases run at once (0: half of GOMAXPROCS,
-	// at least 1: the oracle spreads each case's rows over GOMAXPROCS
-	// goroutines already, and more workers than that only contend). One
-	// more goroutine shrinks and maps findings meanwhile.
+	// Workers is the number of cases run at once (0: DefaultWorkers, one
+	// per GOMAXPROCS: the oracle spreads a case's rows over GOMAXPROCS
+	// goroutines too, but most cases are small and leave CPUs idle
+	// between their parallel parts, so on 2 cores 2 workers run about 1.4
+	// times the cases of 1). One more goroutine shrinks and maps findings
+	// meanwhile.
 	Workers int
 	// ShrinkBudget bounds the time spent shrinking one finding (0: 10 s;
 	// LateShrinkBudget for findings still queued at the deadline; the

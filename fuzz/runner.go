@@ -32,8 +32,12 @@ type runner struct {
 	fatal    error
 }
 
-// newRunner applies the defaults of c's zero fields: 60 s, half of
-// GOMAXPROCS workers (at least 1), 10 s of shrinking per finding.
+// DefaultWorkers is the number of workers of a campaign whose Workers is
+// 0: GOMAXPROCS, so that every CPU checks cases.
+func DefaultWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
+
+// newRunner applies the defaults of c's zero fields: 60 s, DefaultWorkers
+// workers, 10 s of shrinking per finding.
 func newRunner(c *Campaign, pairs []*pairState) *runner {
 	r := &runner{c: c, pairs: pairs, workers: c.Workers, shrink: c.ShrinkBudget, start: time.Now(),
 		found: make(chan *spec.Finding, 1024)}
@@ -43,7 +47,7 @@ func newRunner(c *Campaign, pairs []*pairState) *runner {
 	}
 	r.deadline = r.start.Add(dur)
 	if r.workers <= 0 {
-		r.workers = max(1, runtime.GOMAXPROCS(0)/2)
+		r.workers = DefaultWorkers()
 	}
 	if r.shrink <= 0 {
 		r.shrink = 10 * time.Second

@@ -77,7 +77,9 @@ func f32(b uint32) float32 { return math.Float32frombits(b) }
 type fmaCase struct{ a, b, c float32 }
 
 // checkFMA compares FMA32 with the math/big reference on every case, in
-// parallel, and reports at most 10 mismatches.
+// parallel, and reports at most 10 mismatches; so too its exact path
+// fma32Odd (the FMA32 of every golden before the fast path) and, where
+// fp32Safe takes it, its fast path float32(float64(a·b) + c).
 func checkFMA(t *testing.T, class string, cases []fmaCase) {
 	t.Helper()
 	workers := runtime.GOMAXPROCS(0)
@@ -91,15 +93,26 @@ func checkFMA(t *testing.T, class string, cases []fmaCase) {
 			ref := newRefFMA()
 			for i := w; i < len(cases); i += workers {
 				c := cases[i]
-				got, want := math.Float32bits(FMA32(c.a, c.b, c.c)), ref.fma(c.a, c.b, c.c)
-				if got != want {
-					mu.Lock()
-					if bad < 10 {
-						t.Errorf("%s: FMA32(%08x, %08x, %08x) = %08x, math/big says %08x",
-							class, math.Float32bits(c.a), math.Float32bits(c.b), math.Float32bits(c.c), got, want)
+				want := ref.fma(c.a, c.b, c.c)
+				s := float64(float64(c.a)*float64(c.b)) + float64(c.c)
+				for _, p := range []struct {
+					name string
+					got  uint32
+					ok   bool
+				}{
+					{"FMA32", math.Float32bits(FMA32(c.a, c.b, c.c)), true},
+					{"fma32Odd", math.Float32bits(fma32Odd(c.a, c.b, c.c)), true},
+					{"fast path", math.Float32bits(float32(s)), fp32Safe(s)},
+				} {
+					if p.ok && p.got != want {
+						mu.Lock()
+						if bad < 10 {
+							t.Errorf("%s: %s(%08x, %08x, %08x) = %08x, math/big says %08x",
+								class, p.name, math.Float32bits(c.a), math.Float32bits(c.b), math.Float32bits(c.c), p.got, want)
+						}
+						bad++
+						mu.Unlock()
 					}
-					bad++
-					mu.Unlock()
 				}
 			}
 		}()
@@ -269,6 +282,68 @@ func TestFMA32(t *testing.T) {
 		t.Fatalf("only %d inputs, want at least 10^6", total)
 	}
 	t.Logf("%d inputs checked", total)
+}
+
+// fp64Midpoints is a constructed family where the float64 sum rounds onto
+// an fp32 midpoint: a = (1+j·2^-12)·2^ea and b = (1+j·2^-12)·2^eb for every
+// odd j < 1696 make a·b = (1 + j·2^-11 + j²·2^-24)·2^(ea+eb), an exact
+// fp32 midpoint while it stays below 2 (j < 1696; j² odd: half an ulp of
+// [1, 2)), and c = ±2^-k of it for
+// every k in 54..80 is lost in the float64 sum (below half its ulp), so s
+// is the midpoint and inexact: double rounding would go to even, the
+// correct result goes away from the midpoint toward c. Also c = 0 (an exact
+// tie). Binades: ea+eb in {-120, -60, -1, 0, 1, 60, 120}.
+func fp64Midpoints() []fmaCase {
+	var out []fmaCase
+	for _, ep := range []int{-120, -60, -1, 0, 1, 60, 120} {
+		ea := ep / 2
+		eb := ep - ea
+		for j := 1; j < 1696; j += 2 {
+			a, b := ldexp32(1<<12+j, ea-12), ldexp32(1<<12+j, eb-12)
+			out = append(out, fmaCase{a, b, 0}, fmaCase{-a, b, 0})
+			for k := 54; k <= 80; k++ {
+				c := ldexp32(1, ep-k)
+				out = append(out, fmaCase{a, b, c}, fmaCase{a, b, -c}, fmaCase{-a, b, c}, fmaCase{-a, b, -c})
+			}
+		}
+	}
+	return out
+}
+
+// TestFMA32FastPath checks the fast path's argument (FMA32's doc) where it
+// matters: on the constructed family fp64Midpoints, every input's float64
+// sum is an fp32 midpoint, fp32Safe sends it to the exact path, and FMA32
+// is right (math/big). TestFMA32 checks the fast path, wherever it is
+// taken, on every class; here it must also be the common path on them.
+func TestFMA32FastPath(t *testing.T) {
+	ref := newRefFMA()
+	fam := fp64Midpoints()
+	for _, c := range fam {
+		s := float64(float64(c.a)*float64(c.b)) + float64(c.c)
+		if fp32Safe(s) {
+			t.Fatalf("fp64 midpoint (%08x, %08x, %08x): s = %x taken by the fast path",
+				math.Float32bits(c.a), math.Float32bits(c.b), math.Float32bits(c.c), s)
+		}
+		if got, want := math.Float32bits(FMA32(c.a, c.b, c.c)), ref.fma(c.a, c.b, c.c); got != want {
+			t.Fatalf("FMA32(%08x, %08x, %08x) = %08x, math/big says %08x",
+				math.Float32bits(c.a), math.Float32bits(c.b), math.Float32bits(c.c), got, want)
+		}
+	}
+	if len(fam) < 100_000 {
+		t.Fatalf("only %d constructed midpoints", len(fam))
+	}
+	fast, total := 0, 0
+	for _, cases := range fmaClasses() {
+		for _, c := range cases {
+			total++
+			if fp32Safe(float64(float64(c.a)*float64(c.b)) + float64(c.c)) {
+				fast++
+			}
+		}
+	}
+	if fast < total/2 {
+		t.Errorf("fast path taken on %d of %d inputs, want most", fast, total)
+	}
 }
 
 // TestFMA32DoubleRounding is the counterexample of docs/oracle.md: a = b = 1+2^-12,

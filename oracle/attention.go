@@ -40,6 +40,11 @@ func Scale(headDim int) float32 { return Div32(1, Sqrt32(float32(headDim))) }
 type partial struct {
 	m, l float32
 	acc  []float32
+	// record, when set, makes attendRange append the weights it applies
+	// to acc, which depend on q and K only: per tile, alpha and then p of
+	// each token (DecodeProbe).
+	record  bool
+	weights []float32
 }
 
 // attendRange runs the online softmax of query q over KV tokens [lo, hi)
@@ -70,6 +75,9 @@ func attendRange(q []float32, lo, hi, tile int, scale float32, kv func(j int) ([
 			mt = Max32(mt, s[j-t0])
 		}
 		alpha := Exp32(Sub32(st.m, mt))
+		if st.record {
+			st.weights = append(st.weights, alpha)
+		}
 		st.l = Mul32(st.l, alpha)
 		for d := range st.acc {
 			st.acc[d] = Mul32(st.acc[d], alpha)
@@ -77,6 +85,9 @@ func attendRange(q []float32, lo, hi, tile int, scale float32, kv func(j int) ([
 		for j := t0; j < t1; j++ {
 			_, v := kv(j)
 			p := Exp32(Sub32(s[j-t0], mt))
+			if st.record {
+				st.weights = append(st.weights, p)
+			}
 			st.l = Add32(st.l, p)
 			axpy32(p, v, st.acc) // acc[d] = fma(p, v[d], acc[d])
 		}

@@ -11,56 +11,77 @@ import "math"
 // reduceSumSquares is Σ x[i]² by r with term acc = fma(x, x, acc), every
 // thread starting at +0, partials combined with add.rn.
 func reduceSumSquares(r Reduction, x, lanes []float32) float32 {
-	n, T, V := len(x), r.Threads, r.Vec
+	T, V := r.Threads, r.Vec
 	acc := lanes[:T]
 	if T == 1 { // one thread visits x in order, whatever Vec
 		return fmaChain(0, x, x)
 	}
 	for t := range acc {
-		a := float32(0)
-		for base := t * V; base < n; base += T * V {
-			for _, v := range x[base:min(base+V, n)] {
-				a = FMA32(v, v, a)
-			}
-		}
-		acc[t] = a
+		acc[t] = laneSumSquares(x, t, T, V)
 	}
 	return combineLanes(r, acc, opAdd)
 }
 
+// laneSumSquares is thread t's partial of reduceSumSquares (T threads of V
+// elements): fma(x, x, acc) from +0 over x[base : base+V] for base = t·V,
+// t·V + T·V, ....
+func laneSumSquares(x []float32, t, T, V int) float32 {
+	n := len(x)
+	a := float32(0)
+	for base := t * V; base < n; base += T * V {
+		for _, v := range x[base:min(base+V, n)] {
+			a = FMA32(v, v, a)
+		}
+	}
+	return a
+}
+
 // reduceMax is max x[i] by r with max.f32, every thread starting at -Inf.
 func reduceMax(r Reduction, x, lanes []float32) float32 {
-	n, T, V := len(x), r.Threads, r.Vec
+	T, V := r.Threads, r.Vec
 	acc := lanes[:T]
-	negInf := float32(math.Inf(-1))
 	for t := range acc {
-		a := negInf
-		for base := t * V; base < n; base += T * V {
-			for _, v := range x[base:min(base+V, n)] {
-				a = Max32(a, v)
-			}
-		}
-		acc[t] = a
+		acc[t] = laneMax(x, t, T, V)
 	}
 	return combineLanes(r, acc, opMax)
+}
+
+// laneMax is thread t's partial of reduceMax: max.f32 from -Inf over
+// thread t's elements (as laneSumSquares visits them).
+func laneMax(x []float32, t, T, V int) float32 {
+	n := len(x)
+	a := float32(math.Inf(-1))
+	for base := t * V; base < n; base += T * V {
+		for _, v := range x[base:min(base+V, n)] {
+			a = Max32(a, v)
+		}
+	}
+	return a
 }
 
 // reduceSumExp is Σ Exp32(x[i] - m) by r with term
 // acc = acc + Exp32(x - m), every thread starting at +0, partials combined
 // with add.rn.
 func reduceSumExp(r Reduction, x []float32, m float32, lanes []float32) float32 {
-	n, T, V := len(x), r.Threads, r.Vec
+	T, V := r.Threads, r.Vec
 	acc := lanes[:T]
 	for t := range acc {
-		a := float32(0)
-		for base := t * V; base < n; base += T * V {
-			for _, v := range x[base:min(base+V, n)] {
-				a = Add32(a, Exp32(Sub32(v, m)))
-			}
-		}
-		acc[t] = a
+		acc[t] = laneSumExp(x, m, t, T, V)
 	}
 	return combineLanes(r, acc, opAdd)
+}
+
+// laneSumExp is thread t's partial of reduceSumExp: acc + Exp32(x - m)
+// from +0 over thread t's elements.
+func laneSumExp(x []float32, m float32, t, T, V int) float32 {
+	n := len(x)
+	a := float32(0)
+	for base := t * V; base < n; base += T * V {
+		for _, v := range x[base:min(base+V, n)] {
+			a = Add32(a, Exp32(Sub32(v, m)))
+		}
+	}
+	return a
 }
 
 // combineOp is how two partials combine.

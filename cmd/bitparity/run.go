@@ -38,7 +38,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	jsonPath := fs.String("json", "", "write the versioned result (spec.Result) to this file, atomically")
 	caseJSON := fs.String("case", "", "run one case given as JSON (as printed by a repro line) instead of a campaign")
 	maxCases := fs.Int64("max-cases", 0, "stop after this many cases (0: no limit)")
-	workers := fs.Int("workers", 0, "cases run at once (0: half of GOMAXPROCS, at least 1; the oracle already spreads each case's rows over every CPU)")
+	workers := fs.Int("workers", 0, "cases run at once (0: one per CPU, GOMAXPROCS; 1 for one case at a time)")
 	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
 	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
 	e2eOn := fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")

@@ -20,7 +20,7 @@ func runCheckFlags(fs *flag.FlagSet) error {
 		}
 	}
 	if n := get("workers").(int); n < 0 {
-		return usageErr("run: --workers %d: want a count >= 0 (0: half of GOMAXPROCS)", n)
+		return usageErr("run: --workers %d: want a count >= 0 (0: one per CPU)", n)
 	}
 	if flagSet(fs, "case") && strings.TrimSpace(get("case").(string)) == "" {
 		return usageErr("run: --case is empty: want a case as JSON, as a finding's repro line prints it")

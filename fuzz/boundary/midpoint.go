@@ -75,10 +75,31 @@ func ULPsToMidpoint(v float32, dt oracle.DType) uint32 {
 //
 // so an exact tie counts k+1, a value k ulps away counts 1, farther values
 // nothing.
+//
+// The loop is ULPsToMidpoint on the magnitude's bits a: values with a
+// midpoint are those with a in [lo, hi) (nonzero and finite; fp16's normal
+// range), whose midpoint's magnitude is a &^ mask | half.
 func Score(vals []float32, dt oracle.DType, k uint32) int {
+	n := lowBits(dt)
+	if n == 0 {
+		return 0
+	}
+	lo, hi := uint32(1), uint32(0x7f800000)
+	if dt == oracle.FP16 {
+		lo, hi = math.Float32bits(oracle.SmallestNormal(oracle.FP16)), math.Float32bits(oracle.MaxFinite(oracle.FP16))
+	}
+	mask, half := uint32(1)<<n-1, uint32(1)<<(n-1)
 	s := 0
 	for _, v := range vals {
-		if d := ULPsToMidpoint(v, dt); d <= k {
+		a := math.Float32bits(v) & 0x7fffffff
+		if a < lo || a >= hi {
+			continue
+		}
+		d := a - (a&^mask | half)
+		if a < a&^mask|half {
+			d = -d
+		}
+		if d <= k {
 			s += int(k + 1 - d)
 		}
 	}

@@ -2,6 +2,7 @@ package boundary
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/bitparity/bitparity/oracle"
@@ -80,6 +81,36 @@ func TestScore(t *testing.T) {
 	}
 	if got := Near(vals, oracle.BF16, 4); got != 3 {
 		t.Errorf("Near = %d, want 3", got)
+	}
+}
+
+// TestScoreIsULPsToMidpoint: Score's bit loop is its definition, the sum
+// of max(0, k+1 - ULPsToMidpoint), on random bit patterns (zeros, NaN,
+// Inf, subnormals, fp16's range edges included) and values near midpoints.
+func TestScoreIsULPsToMidpoint(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 200_000 {
+		u := r.Uint32()
+		switch i % 4 {
+		case 1:
+			u = u&^0xffff | 0x8000 + uint32(r.IntN(11)) - 5 // near a bf16 midpoint
+		case 2:
+			u = u&^0x1fff | 0x1000 + uint32(r.IntN(11)) - 5 // near an fp16 midpoint
+		case 3:
+			u = []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x38800000, 0x387fffff, 0x477fe000, 0x477fdfff, 1}[r.IntN(10)]
+		}
+		vals := []float32{math.Float32frombits(u)}
+		for _, dt := range []oracle.DType{oracle.BF16, oracle.FP16, oracle.FP32} {
+			for _, k := range []uint32{0, 4} {
+				want := 0
+				if d := ULPsToMidpoint(vals[0], dt); d <= k {
+					want = int(k + 1 - d)
+				}
+				if got := Score(vals, dt, k); got != want {
+					t.Fatalf("Score(%08x, %s, %d) = %d, ULPsToMidpoint gives %d", u, dt, k, got, want)
+				}
+			}
+		}
 	}
 }
 

@@ -49,19 +49,7 @@ func RMSNormRow(x, w []float32, eps float32, in, out oracle.DType, s oracle.RMSN
 		return
 	}
 	mant, exp := fields(in)
-	count := make(map[uint32]int)
-	best, bestN := uint32(0), 0
-	for j := 0; j < h-3; j++ {
-		u := oracle.ToBits(in, w[j])
-		if e := u & exp; e == 0 || e == exp {
-			continue
-		}
-		m := u & mant
-		count[m]++
-		if count[m] > bestN {
-			best, bestN = m, count[m]
-		}
-	}
+	best := commonMantissa(w[:h-3], in)
 	var probes []int
 	for j := 0; j < h-3 && len(probes) < max(1, h/4); j++ {
 		u := oracle.ToBits(in, w[j])
@@ -88,22 +76,72 @@ func RMSNormRow(x, w []float32, eps float32, in, out oracle.DType, s oracle.RMSN
 		k := h - 1 - i
 		x[k] = oracle.Round(in, float32(math.Copysign(float64(sq*scale), float64(x[k]))))
 	}
-	row := oracle.RMSNormInput{X: x, W: w, Rows: 1, Hidden: h, Eps: eps, Out: oracle.FP32}
+	// The knobs change one element at a time: the probe recomputes only
+	// the sum of squares of the thread that owns it, and the primary
+	// output alone. The scan's score is the sum of the scores of the
+	// outputs before the knobs, which depend on rstd alone (their x and w
+	// stay), kept for the last rstd, and of the three knobs' outputs.
 	p0 := probes[0]
-	tu, ok := newTuner(x, in, out, odd, MaxEvals, func() (float32, []float32) {
-		y, err := oracle.RMSNorm(row, s, nil)
-		if err != nil {
-			return float32(math.NaN()), nil
-		}
-		return y[p0], y
-	})
+	row, err := oracle.NewRMSNormProbe(x, w, eps, s)
+	if err != nil {
+		return // a schedule the oracle refuses: every evaluation would fail
+	}
+	tu, ok := newTuner(x, in, out, odd, MaxEvals, func() float32 { return row.Y(p0) })
 	if !ok {
 		return
+	}
+	tu.set = row.Set
+	var y []float32
+	restRstd, rest := uint32(0), -1
+	tu.score = func(float32) int {
+		if rstd := math.Float32bits(row.Tap().Rstd); rest < 0 || rstd != restRstd {
+			y = row.Row(y)
+			restRstd, rest = rstd, Score(y[:h-3], out, K)
+		}
+		sc := rest
+		for k := h - 3; k < h; k++ {
+			sc += Score([]float32{row.Y(k)}, out, K)
+		}
+		return sc
 	}
 	tu.knob(h-1, sq)
 	tu.knob(h-2, sq/4)
 	tu.knob(h-3, sq/32)
 	tu.scan(h-3, 4)
+}
+
+// commonMantissa returns the most common mantissa among the normal values
+// of w in dtype in (the first to reach the highest count, in index order;
+// 0 when none is normal).
+func commonMantissa(w []float32, in oracle.DType) uint32 {
+	mant, exp := fields(in)
+	var count map[uint32]int // fp32: too many mantissas for a table
+	var table []int32
+	if in == oracle.FP32 {
+		count = make(map[uint32]int)
+	} else {
+		table = make([]int32, mant+1)
+	}
+	best, bestN := uint32(0), 0
+	for _, v := range w {
+		u := oracle.ToBits(in, v)
+		if e := u & exp; e == 0 || e == exp {
+			continue
+		}
+		m := u & mant
+		n := 0
+		if table != nil {
+			table[m]++
+			n = int(table[m])
+		} else {
+			count[m]++
+			n = count[m]
+		}
+		if n > bestN {
+			best, bestN = m, n
+		}
+	}
+	return best
 }
 
 // byMagnitude returns the indices of v ordered by |v| descending (index
@@ -123,6 +161,41 @@ outer:
 	return idx
 }
 
+// topByMagnitude is byMagnitude(v, skip...)[:min(k, len)]: the k indices
+// of largest |v| (index ascending among equals) in one pass instead of a
+// sort. With a NaN in v the sort's order is its own (NaN compares equal to
+// everything), so it falls back to the sort.
+func topByMagnitude(v []float32, k int, skip ...int) []int {
+	top := make([]int, 0, k+1)
+outer:
+	for i, x := range v {
+		if x != x {
+			all := byMagnitude(v, skip...)
+			return all[:min(k, len(all))]
+		}
+		for _, s := range skip {
+			if i == s {
+				continue outer
+			}
+		}
+		a := math.Abs(float64(x))
+		if len(top) == k && a <= math.Abs(float64(v[top[k-1]])) {
+			continue
+		}
+		at := len(top) // after every kept index of magnitude >= a
+		for at > 0 && math.Abs(float64(v[top[at-1]])) < a {
+			at--
+		}
+		top = append(top, 0)
+		copy(top[at+1:], top[at:])
+		top[at] = i
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	return top
+}
+
 // linearKnobs tunes a row output that is linear in three knob elements
 // x[k[i]] with coefficients c[i] (|c| descending): before the search, knob
 // 2 and 3 are set so that their terms are 2^-6 and 2^-13 of the first
@@ -140,9 +213,9 @@ func linearKnobs(tu *tuner, x []float32, in oracle.DType, k []int, c []float64, 
 		if v > float64(limit) {
 			break
 		}
-		x[k[j]] = oracle.Round(in, float32(math.Copysign(v, float64(x[k[j]]))))
+		tu.put(k[j], oracle.Round(in, float32(math.Copysign(v, float64(x[k[j]])))))
 	}
-	tu.f, tu.all = tu.eval()
+	tu.f = tu.eval()
 	tu.evals++
 	for _, kk := range k {
 		tu.knob(kk, limit)
@@ -164,22 +237,21 @@ func GEMMRow(x, w []float32, n, col int, in, out oracle.DType, s oracle.GEMMSche
 	for k := range wc {
 		wc[k] = w[k*n+col]
 	}
-	order := byMagnitude(wc)[:3]
+	order := topByMagnitude(wc, 3)
 	coef := []float64{float64(wc[order[0]]), float64(wc[order[1]]), float64(wc[order[2]])}
 	if coef[0] == 0 {
 		return
 	}
-	g := oracle.GEMMInput{X: x, W: wc, M: 1, K: kk, N: 1, Out: oracle.FP32}
-	tu, ok := newTuner(x, in, out, odd, MaxEvals, func() (float32, []float32) {
-		y, err := oracle.GEMM(g, s, nil)
-		if err != nil {
-			return float32(math.NaN()), nil
-		}
-		return y[0], y
-	})
+	// A knob change recomputes the fma chain from the knob on (the probe).
+	g, err := oracle.NewGEMMProbe(x, wc, s)
+	if err != nil {
+		return // a schedule the oracle refuses: every evaluation would fail
+	}
+	tu, ok := newTuner(x, in, out, odd, MaxEvals, g.Y)
 	if !ok {
 		return
 	}
+	tu.set = g.Set
 	linearKnobs(tu, x, in, order, coef, 64)
 }
 
@@ -191,7 +263,8 @@ func GEMMRow(x, w []float32, n, col int, in, out oracle.DType, s oracle.GEMMSche
 // v[j][h/group][col] for the three tokens with the highest scores q·k[j]
 // (weights p_j, computed in float64), tuned as linearKnobs says; the fp32
 // output is the oracle's Decode of that one row with schedule s (bitwise
-// the last query position of a prefill, Splits = 1). Nothing happens for
+// the last query position of a prefill, Splits = 1), evaluated through
+// oracle.DecodeProbe. Nothing happens for
 // fewer than 3 tokens or out fp32.
 func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle.DType, s oracle.AttentionSchedule, odd bool) {
 	if lowBits(out) == 0 || kvHeads < 1 || heads%kvHeads != 0 || headDim < 1 {
@@ -226,24 +299,33 @@ func AttendRow(q, k, v []float32, heads, kvHeads, headDim, h int, in, out oracle
 	for j := range sc {
 		shifted[j] = sc[j] - float32(mx) + 1e4 // all positive: byMagnitude orders by score
 	}
-	top := byMagnitude(shifted)[:3]
+	top := topByMagnitude(shifted, 3)
 	knobs := make([]int, 3)
 	coef := make([]float64, 3)
 	for i, j := range top {
 		knobs[i] = j*stride + g*headDim + col
 		coef[i] = math.Exp(float64(sc[j])-mx) / sum
 	}
+	// The knobs are values of V: the probe keeps the softmax weights and
+	// recomputes one column per evaluation.
 	d := oracle.DecodeInput{Q: q, K: [][]float32{k}, V: [][]float32{v}, Heads: heads, KVHeads: kvHeads, HeadDim: headDim, Out: oracle.FP32}
-	rows := []int{h}
-	tu, ok := newTuner(v, in, out, odd, MaxEvals, func() (float32, []float32) {
-		y, err := oracle.Decode(d, s, rows)
-		if err != nil {
-			return float32(math.NaN()), nil
-		}
-		return y[col], y
-	})
+	row, err := oracle.NewDecodeProbe(d, s, h)
+	if err != nil {
+		return // a schedule or shape the oracle refuses: every evaluation would fail
+	}
+	tu, ok := newTuner(v, in, out, odd, MaxEvals, func() float32 { return row.Col(col) })
 	if !ok {
 		return
+	}
+	// The knobs are all in column col: the other columns' score stays
+	// what it is at the start.
+	rest := -1
+	tu.score = func(f float32) int {
+		if rest < 0 {
+			y := row.Row(nil)
+			rest = Score(y, out, K) - Score(y[col:col+1], out, K)
+		}
+		return rest + Score([]float32{f}, out, K)
 	}
 	linearKnobs(tu, v, in, knobs, coef, 64)
 }
@@ -295,7 +377,7 @@ func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedu
 	for j := range x {
 		neg[j] = float32(m) - x[j] + 1 // >= 1: byMagnitude gives the smallest logits first
 	}
-	order := byMagnitude(neg, t)
+	order := topByMagnitude(neg, 7, t) // the loop below takes at most 7
 	sum := 0.0
 	for _, v := range x {
 		sum += math.Exp(float64(v) - m)
@@ -315,17 +397,17 @@ func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedu
 		fine = append(fine, j)
 		r = p * float64(ulp(in, v))
 	}
-	row := oracle.LogProbInput{Logits: x, Targets: []int32{int32(t)}, Rows: 1, Vocab: n}
-	tu, ok := newTuner(x, in, cmp, odd, MaxEvals, func() (float32, []float32) {
-		y, err := oracle.LogProb(row, s, nil)
-		if err != nil {
-			return float32(math.NaN()), nil
-		}
-		return y[0], y
-	})
+	// A fine knob's change recomputes its thread's partials (the probe);
+	// the peak's moves the max, and so every exponential.
+	row, err := oracle.NewLogProbProbe(x, t, s)
+	if err != nil {
+		return // a schedule the oracle refuses: every evaluation would fail
+	}
+	tu, ok := newTuner(x, in, cmp, odd, MaxEvals, row.LP)
 	if !ok {
 		return
 	}
+	tu.set = row.Set
 	lim := float32(math.Abs(m) + 64)
 	tu.knob(t, lim)
 	for _, j := range fine {

@@ -12,16 +12,22 @@ const K = 4
 
 // tuner moves knob elements of one row (values of dtype in, in place in x)
 // so that the row's primary fp32 output lands on target, a dt rounding
-// midpoint (or the fp32 value next to it on the odd side); eval recomputes
-// the row with the oracle and returns the primary output and every output
-// the search scores. It stops after maxEvals evaluations.
+// midpoint (or the fp32 value next to it on the odd side). eval recomputes
+// the row's primary output with the oracle (one evaluation); score(f) is
+// Score(every output the search scores, out, K) at the current x, whose
+// primary output is f (a row with one output scores f alone; the others
+// recompute what they need, which is not an evaluation). set, when not nil,
+// stores a knob value (x[k] = v) and updates whatever eval keeps about x
+// (the oracle probes' partial sums); nil stores into x. It stops after
+// maxEvals evaluations.
 type tuner struct {
 	x        []float32
 	in, out  oracle.DType
-	eval     func() (float32, []float32)
+	eval     func() float32
+	score    func(f float32) int
+	set      func(k int, v float32)
 	target   float32
-	f        float32   // primary output at the current x
-	all      []float32 // scored outputs at the current x
+	f        float32 // primary output at the current x
 	evals    int
 	maxEvals int
 }
@@ -30,10 +36,12 @@ type tuner struct {
 // nearest the primary output when odd is false, else the fp32 value one ulp
 // from t towards the odd neighbour (so that a drift of -1 ulp lands on t
 // and rounds to even, the other way than t+1 did). ok is false when the
-// primary output has no midpoint (fp32, NaN, Inf, zero).
-func newTuner(x []float32, in, out oracle.DType, odd bool, maxEvals int, eval func() (float32, []float32)) (*tuner, bool) {
+// primary output has no midpoint (fp32, NaN, Inf, zero). The row's score
+// is that of its primary output alone until the caller sets score.
+func newTuner(x []float32, in, out oracle.DType, odd bool, maxEvals int, eval func() float32) (*tuner, bool) {
 	tu := &tuner{x: x, in: in, out: out, eval: eval, maxEvals: maxEvals}
-	tu.f, tu.all = eval()
+	tu.score = func(f float32) int { return Score([]float32{f}, tu.out, K) }
+	tu.f = eval()
 	tu.evals = 1
 	t, evenBelow, ok := Midpoint(tu.f, out)
 	if !ok {
@@ -60,8 +68,18 @@ func (tu *tuner) dist(f float32) uint64 {
 	return oracle.ULPDistance(oracle.FP32, f, tu.target).ULPs
 }
 
-func (tu *tuner) try(k int, v float32) (float32, []float32) {
+// put stores v in x[k] (through set when there is one).
+func (tu *tuner) put(k int, v float32) {
+	if tu.set != nil {
+		tu.set(k, v)
+		return
+	}
 	tu.x[k] = v
+}
+
+// try evaluates the row with x[k] = v (one evaluation).
+func (tu *tuner) try(k int, v float32) float32 {
+	tu.put(k, v)
 	tu.evals++
 	return tu.eval()
 }
@@ -76,11 +94,11 @@ func (tu *tuner) knob(k int, limit float32) {
 	if tu.evals >= tu.maxEvals {
 		return
 	}
-	x0, f0, a0 := tu.x[k], tu.f, tu.all
-	bestX, bestF, bestA := x0, f0, a0
-	consider := func(x, f float32, a []float32) {
+	x0, f0 := tu.x[k], tu.f
+	bestX, bestF := x0, f0
+	consider := func(x, f float32) {
 		if tu.dist(f) < tu.dist(bestF) {
-			bestX, bestF, bestA = x, f, a
+			bestX, bestF = x, f
 		}
 	}
 	x1 := oracle.Round(tu.in, x0*(1+1.0/32))
@@ -90,8 +108,8 @@ func (tu *tuner) knob(k int, limit float32) {
 	if x1 == x0 {
 		x1 = step(tu.in, x0, 1)
 	}
-	f1, a1 := tu.try(k, x1)
-	consider(x1, f1, a1)
+	f1 := tu.try(k, x1)
+	consider(x1, f1)
 	slope := (float64(f1) - float64(f0)) / (float64(x1) - float64(x0))
 	cur, fcur := x1, f1
 	for i := 0; i < 6 && slope != 0 && !math.IsNaN(slope) && !math.IsInf(slope, 0) && tu.dist(bestF) > 0 && tu.evals < tu.maxEvals; i++ {
@@ -99,14 +117,15 @@ func (tu *tuner) knob(k int, limit float32) {
 		if nx == cur || !finite(nx) || float32(math.Abs(float64(nx))) > limit {
 			break
 		}
-		fn, an := tu.try(k, nx)
-		consider(nx, fn, an)
+		fn := tu.try(k, nx)
+		consider(nx, fn)
 		if fn != fcur {
 			slope = (float64(fn) - float64(fcur)) / (float64(nx) - float64(cur))
 		}
 		cur, fcur = nx, fn
 	}
-	tu.x[k], tu.f, tu.all = bestX, bestF, bestA
+	tu.put(k, bestX)
+	tu.f = bestF
 }
 
 // scan is the targeted search (Hypothesis's target() in spirit): it tries
@@ -114,21 +133,25 @@ func (tu *tuner) knob(k int, limit float32) {
 // value that raises Score(all outputs, out, K) most, then the one closest
 // to the target, while evaluations last.
 func (tu *tuner) scan(k, radius int) {
+	if tu.evals >= tu.maxEvals {
+		return
+	}
 	base := tu.x[k]
-	bestX, bestF, bestA := base, tu.f, tu.all
-	bestS := Score(tu.all, tu.out, K)
+	bestX, bestF := base, tu.f
+	bestS := tu.score(tu.f)
 	for i := -radius; i <= radius && tu.evals < tu.maxEvals; i++ {
 		v := step(tu.in, base, i)
 		if i == 0 || !finite(v) || v == base {
 			continue
 		}
-		f, a := tu.try(k, v)
-		s := Score(a, tu.out, K)
+		f := tu.try(k, v)
+		s := tu.score(f)
 		if s > bestS || (s == bestS && tu.dist(f) < tu.dist(bestF)) {
-			bestX, bestF, bestA, bestS = v, f, a, s
+			bestX, bestF, bestS = v, f, s
 		}
 	}
-	tu.x[k], tu.f, tu.all = bestX, bestF, bestA
+	tu.put(k, bestX)
+	tu.f = bestF
 }
 
 // step returns the value of dtype dt that is n representable values away

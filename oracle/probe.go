@@ -1,0 +1,318 @@
+package oracle
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// RMSNormProbe evaluates one RMSNorm row again and again while single
+// elements of x change (a search that tunes a few elements), bitwise as
+// RMSNormTaps on that row with Out FP32: it keeps every thread's partial
+// sum of squares (s.Reduce), so changing x[j] recomputes only the partial
+// of the thread that owns j (Hidden/Threads fmas; all of them for one
+// thread) and the combine of the partials, instead of the whole row.
+type RMSNormProbe struct {
+	x, w     []float32
+	eps      float32
+	s        RMSNormSchedule
+	lanes    []float32 // thread t's partial sum of squares of x
+	scratch  []float32 // combineLanes overwrites its argument
+	tap      RMSNormTap
+	tapFresh bool
+}
+
+// NewRMSNormProbe starts a probe of the row x (len(x) = len(w) >= 1) with
+// schedule s. The probe reads x (the caller's slice) and writes it in Set;
+// the caller must not change x otherwise.
+func NewRMSNormProbe(x, w []float32, eps float32, s RMSNormSchedule) (*RMSNormProbe, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(x) < 1 || len(w) != len(x) {
+		return nil, fmt.Errorf("rmsnorm probe: x has %d values, w %d: %w", len(x), len(w), ErrShape)
+	}
+	T := s.Reduce.Threads
+	p := &RMSNormProbe{x: x, w: w, eps: eps, s: s, lanes: make([]float32, T), scratch: make([]float32, T)}
+	for t := range T {
+		p.lanes[t] = p.lane(t)
+	}
+	return p, nil
+}
+
+// lane is thread t's partial, as reduceSumSquares computes it.
+func (p *RMSNormProbe) lane(t int) float32 {
+	if p.s.Reduce.Threads == 1 {
+		return fmaChain(0, p.x, p.x)
+	}
+	return laneSumSquares(p.x, t, p.s.Reduce.Threads, p.s.Reduce.Vec)
+}
+
+// Set stores v in x[j] and updates the partial of the thread that owns j.
+func (p *RMSNormProbe) Set(j int, v float32) {
+	p.x[j] = v
+	T, V := p.s.Reduce.Threads, p.s.Reduce.Vec
+	t := 0
+	if T > 1 {
+		t = j / V % T
+	}
+	p.lanes[t] = p.lane(t)
+	p.tapFresh = false
+}
+
+// Tap is the row's sum of squares and rstd at the current x.
+func (p *RMSNormProbe) Tap() RMSNormTap {
+	if !p.tapFresh {
+		var ss float32
+		if p.s.Reduce.Threads == 1 {
+			ss = p.lanes[0]
+		} else {
+			ss = combineLanes(p.s.Reduce, append(p.scratch[:0], p.lanes...), opAdd)
+		}
+		mean := Div32(ss, float32(len(p.x)))
+		p.tap = RMSNormTap{SumSq: ss, Rstd: Div32(1, Sqrt32(Add32(mean, p.eps)))}
+		p.tapFresh = true
+	}
+	return p.tap
+}
+
+// Y is the fp32 output j at the current x.
+func (p *RMSNormProbe) Y(j int) float32 { return p.y(j, p.Tap().Rstd) }
+
+func (p *RMSNormProbe) y(j int, rstd float32) float32 {
+	if p.s.Order == WeightedScale {
+		return Mul32(p.x[j], Mul32(rstd, p.w[j]))
+	}
+	return Mul32(Mul32(p.x[j], rstd), p.w[j])
+}
+
+// Row appends every fp32 output at the current x to dst[:0].
+func (p *RMSNormProbe) Row(dst []float32) []float32 {
+	dst = slices.Grow(dst[:0], len(p.x))
+	rstd := p.Tap().Rstd
+	for j := range p.x {
+		dst = append(dst, p.y(j, rstd))
+	}
+	return dst
+}
+
+// DecodeProbe evaluates one decode row (one request's query, one head)
+// again and again while values of the request's V cache change (a search
+// that tunes a few of them), bitwise as Decode of that row with Out FP32.
+// The softmax weights (per split m and l, per tile alpha, per token p, the
+// split weights w and den) depend on q and K only: the probe computes
+// them once and recomputes an output column from them and V as it is now,
+// L fmas a column instead of the whole row with its dot products and
+// exponentials.
+type DecodeProbe struct {
+	v       []float32 // the request's V cache, read at every call
+	tile    int
+	bounds  [][2]int
+	weights [][]float32 // per split: attendRange's record
+	w       []float32   // per split: Exp32(m_c - M)
+	den     float32
+	stride  int // KVHeads·HeadDim
+	off     int // kv head's offset within a token: (h/group)·HeadDim
+	dim     int
+}
+
+// NewDecodeProbe starts a probe of row r (request r/Heads, head r%Heads)
+// of in with schedule s. The probe reads in.V[r/Heads] at every call; K
+// and Q must not change.
+func NewDecodeProbe(in DecodeInput, s AttentionSchedule, r int) (*DecodeProbe, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkHeads(in.Heads, in.KVHeads, in.HeadDim); err != nil {
+		return nil, err
+	}
+	D, H, KH := in.HeadDim, in.Heads, in.KVHeads
+	if r < 0 || r >= len(in.K)*H || len(in.V) != len(in.K) || len(in.Q) != len(in.K)*H*D {
+		return nil, fmt.Errorf("decode probe: row %d of %d requests x %d heads: %w", r, len(in.K), H, ErrShape)
+	}
+	b, h := r/H, r%H
+	if len(in.K[b])%(KH*D) != 0 || len(in.V[b]) != len(in.K[b]) {
+		return nil, fmt.Errorf("decode probe: request %d cache sizes k %d v %d: %w", b, len(in.K[b]), len(in.V[b]), ErrShape)
+	}
+	kvh := h / (H / KH)
+	L := len(in.K[b]) / (KH * D)
+	kv := func(j int) ([]float32, []float32) {
+		off := (j*KH + kvh) * D
+		return in.K[b][off : off+D], in.V[b][off : off+D]
+	}
+	p := &DecodeProbe{v: in.V[b], tile: s.Tile, bounds: SplitBounds(L, s.Tile, s.Splits), stride: KH * D, off: kvh * D, dim: D}
+	q := in.Q[r*D : (r+1)*D]
+	scratch := make([]float32, s.Tile)
+	parts := make([]partial, len(p.bounds))
+	M := float32(math.Inf(-1))
+	for c, bd := range p.bounds {
+		parts[c] = partial{acc: make([]float32, D), record: true}
+		attendRange(q, bd[0], bd[1], s.Tile, Scale(D), kv, &parts[c], scratch)
+		p.weights = append(p.weights, parts[c].weights)
+		M = Max32(M, parts[c].m)
+	}
+	p.den = float32(math.Copysign(0, -1))
+	for _, part := range parts {
+		w := Exp32(Sub32(part.m, M))
+		p.w = append(p.w, w)
+		p.den = FMA32(w, part.l, p.den)
+	}
+	return p, nil
+}
+
+// Col is output column d (< HeadDim) at the current V.
+func (p *DecodeProbe) Col(d int) float32 {
+	num := float32(math.Copysign(0, -1))
+	for c, bd := range p.bounds {
+		ws := p.weights[c]
+		acc, k := float32(0), 0
+		for t0 := bd[0]; t0 < bd[1]; t0 += p.tile {
+			acc = Mul32(acc, ws[k]) // alpha
+			k++
+			for j := t0; j < min(t0+p.tile, bd[1]); j++ {
+				acc = FMA32(ws[k], p.v[j*p.stride+p.off+d], acc) // p_j
+				k++
+			}
+		}
+		num = FMA32(p.w[c], acc, num)
+	}
+	return Div32(num, p.den)
+}
+
+// Row appends every output column at the current V to dst[:0].
+func (p *DecodeProbe) Row(dst []float32) []float32 {
+	dst = slices.Grow(dst[:0], p.dim)
+	for d := range p.dim {
+		dst = append(dst, p.Col(d))
+	}
+	return dst
+}
+
+// GEMMProbe evaluates one output of a GEMM row, y = Σ_k x[k]·w[k] (w: one
+// column of W, K values), again and again while single elements of x
+// change, bitwise as GEMM of that row and column with Out FP32 (schedule
+// s). Without MMA it keeps every prefix of each split's fma chain, so
+// changing x[k] recomputes the chain from k to the end of k's split only;
+// with MMA it recomputes k's split.
+type GEMMProbe struct {
+	x, w  []float32
+	s     GEMMSchedule
+	chunk int
+	pre   []float32 // pre[k+1]: k's split's chain after element k
+	parts []float32 // scratch for the combine
+}
+
+// NewGEMMProbe starts a probe of x (K = len(x) = len(w) values) with
+// schedule s. The probe reads x (the caller's slice) and writes it in Set;
+// the caller must not change x otherwise.
+func NewGEMMProbe(x, w []float32, s GEMMSchedule) (*GEMMProbe, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(x) < 1 || len(w) != len(x) {
+		return nil, fmt.Errorf("gemm probe: x has %d values, w %d: %w", len(x), len(w), ErrShape)
+	}
+	p := &GEMMProbe{x: x, w: w, s: s, chunk: s.Chunk(len(x)), pre: make([]float32, len(x)+1), parts: make([]float32, s.SplitK)}
+	for lo := 0; lo < len(x); lo += p.chunk {
+		p.update(lo)
+	}
+	return p, nil
+}
+
+// update recomputes the chain of k's split from element k on.
+func (p *GEMMProbe) update(k int) {
+	lo := k / p.chunk * p.chunk
+	hi := min(lo+p.chunk, len(p.x))
+	if p.s.MMA != MMANone {
+		a := []float32{0}
+		mmaChain(TensorCoreH200(p.s.MMA), p.x, p.w, 1, lo, hi, a)
+		p.pre[hi] = a[0]
+		return
+	}
+	acc := float32(0)
+	if k > lo {
+		acc = p.pre[k]
+	}
+	for i := k; i < hi; i++ {
+		acc = FMA32(p.x[i], p.w[i], acc)
+		p.pre[i+1] = acc
+	}
+}
+
+// Set stores v in x[k] and updates k's split.
+func (p *GEMMProbe) Set(k int, v float32) {
+	p.x[k] = v
+	p.update(k)
+}
+
+// Y is the output at the current x.
+func (p *GEMMProbe) Y() float32 {
+	for c := range p.parts {
+		p.parts[c] = 0
+		if lo := c * p.chunk; lo < len(p.x) {
+			p.parts[c] = p.pre[min(lo+p.chunk, len(p.x))]
+		}
+	}
+	return combineParts(p.s.Combine, p.parts, opAdd)
+}
+
+// LogProbProbe evaluates one log-prob row (logits x, target id t) again
+// and again while single logits change, bitwise as LogProb of that row
+// (schedule s). It keeps every thread's partial max and partial sum of
+// exponentials: changing x[j] recomputes j's thread's max, and, when the
+// row's max keeps its bits, j's thread's sum only (every thread's sum when
+// the max moved).
+type LogProbProbe struct {
+	x        []float32
+	t        int
+	s        LogProbSchedule
+	maxLanes []float32
+	sumLanes []float32
+	scratch  []float32
+	m        float32
+}
+
+// NewLogProbProbe starts a probe of the row x with target id t. The probe
+// reads x (the caller's slice) and writes it in Set; the caller must not
+// change x otherwise.
+func NewLogProbProbe(x []float32, t int, s LogProbSchedule) (*LogProbProbe, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(x) < 1 || t < 0 || t >= len(x) {
+		return nil, fmt.Errorf("logprob probe: target %d of vocab %d: %w", t, len(x), ErrShape)
+	}
+	T := s.Reduce.Threads
+	p := &LogProbProbe{x: x, t: t, s: s, maxLanes: make([]float32, T), sumLanes: make([]float32, T), scratch: make([]float32, T)}
+	for l := range T {
+		p.maxLanes[l] = laneMax(x, l, T, s.Reduce.Vec)
+	}
+	p.m = combineLanes(s.Reduce, append(p.scratch[:0], p.maxLanes...), opMax)
+	for l := range T {
+		p.sumLanes[l] = laneSumExp(x, p.m, l, T, s.Reduce.Vec)
+	}
+	return p, nil
+}
+
+// Set stores v in x[j] and updates the partials.
+func (p *LogProbProbe) Set(j int, v float32) {
+	p.x[j] = v
+	T, V := p.s.Reduce.Threads, p.s.Reduce.Vec
+	l := j / V % T
+	p.maxLanes[l] = laneMax(p.x, l, T, V)
+	m := combineLanes(p.s.Reduce, append(p.scratch[:0], p.maxLanes...), opMax)
+	if math.Float32bits(m) == math.Float32bits(p.m) {
+		p.sumLanes[l] = laneSumExp(p.x, m, l, T, V)
+		return
+	}
+	p.m = m
+	for l := range T {
+		p.sumLanes[l] = laneSumExp(p.x, m, l, T, V)
+	}
+}
+
+// LP is the row's log-prob at the current x.
+func (p *LogProbProbe) LP() float32 {
+	sum := combineLanes(p.s.Reduce, append(p.scratch[:0], p.sumLanes...), opAdd)
+	return Sub32(Sub32(p.x[p.t], p.m), Log32(sum))
+}
