@@ -35,33 +35,40 @@ type modelRunOpts struct {
 }
 
 // runModelRoutes runs a model campaign (external.ModelCampaign) on each
-// route for an equal share of the duration, prints each finding and a
-// summary, writes the result, and exits 1 when something was found.
+// route for an equal share of the duration and records its findings as
+// the single-op campaign does (durable): each one goes to --corpus as a
+// case file with its adapter, and to --json's journal, when found, and its
+// shrunk form replaces it. It prints each finding and a summary, writes
+// the result, and exits 1 when something was found.
 func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []string, o modelRunOpts) error {
 	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, logprob_parity and path_parity\n",
 		o.seed, o.duration, models)
 	start := time.Now()
-	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: o.seed}
+	head := spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: o.seed, Env: hereEnv(),
+		Args: append([]string{"run"}, o.args...)}
+	rec, err := openDurable(stderr, o.corpus, o.jsonPath, head)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	res := head
 	for _, m := range models {
 		r, err := external.ModelCampaign{Target: m, Duration: o.duration / time.Duration(len(models)), Seed: o.seed,
-			MaxCases: o.maxCases, NoShrink: o.noShrink,
-			OnFinding: func(f spec.Finding) {
-				fmt.Fprintf(stderr, "found: %s %s (%s) after %s, %d cases\n", f.Relation, f.TargetA, f.Kind,
-					time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore)
-			}}.Run(ctx)
+			MaxCases: o.maxCases, NoShrink: o.noShrink, OnFound: rec.found, OnFinding: rec.shrunk}.Run(ctx)
 		if r != nil {
-			res.Env = r.Env
 			res.Cases += r.Cases
 			res.Targets = append(res.Targets, r.Targets...)
 			res.Findings = append(res.Findings, r.Findings...)
 		}
 		if err != nil {
+			rec.finish(&res)
 			return withCode(spec.ExitInternal, fmt.Errorf("run: model route %s: %w", m, err))
 		}
 	}
 	res.Duration = spec.Duration(time.Since(start))
-	res.Args = append([]string{"run"}, o.args...)
-	recordAdapters(res, models)
+	recordAdapters(&res, models)
+	if err := rec.finish(&res); err != nil {
+		return withCode(spec.ExitInternal, err)
+	}
 	for i, f := range res.Findings {
 		runPrintFinding(stdout, i+1, f, "")
 	}
@@ -69,13 +76,10 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	for _, t := range res.Targets {
 		fmt.Fprintf(stdout, "  %-40s %6d cases %3d finding(s)  %v\n", t.Target, t.Cases, t.Findings, t.Relations)
 	}
-	if o.corpus != "" {
-		fmt.Fprintf(stdout, "corpus %s: not written: case files hold the five single ops; replay a model finding with its repro line\n", o.corpus)
+	if o.corpus != "" && len(res.Findings) > 0 {
+		fmt.Fprintf(stdout, "case files in %s: bitparity repro --exec CMD FILE replays one\n", o.corpus)
 	}
 	if o.jsonPath != "" {
-		if err := runWriteJSONAtomic(o.jsonPath, res); err != nil {
-			return withCode(spec.ExitInternal, err)
-		}
 		fmt.Fprintf(stdout, "result written to %s\n", o.jsonPath)
 	}
 	if len(res.Findings) > 0 {

@@ -37,8 +37,11 @@ type ModelCampaign struct {
 	Seed     uint64
 	MaxCases int64 // 0: no limit
 	NoShrink bool
-	// OnFinding is called with each finding kept, when it is kept.
-	OnFinding func(spec.Finding)
+	// OnFound is called with each finding kept as first found, before it
+	// is shrunk (a caller stores it then, so a kill loses nothing found);
+	// OnFinding with its final form, shrunk and mapped (its Original, when
+	// shrinking changed the case, is the case OnFound saw).
+	OnFound, OnFinding func(spec.Finding)
 }
 
 // Run runs the campaign and returns its result (one target).
@@ -75,7 +78,7 @@ func (mc ModelCampaign) Run(ctx context.Context) (*spec.Result, error) {
 			continue
 		case errors.Is(err, target.ErrTargetCrashed):
 			f = &spec.Finding{Case: c, Kind: "crash", Relation: c.Relation, TargetA: mc.Target, Error: err.Error(),
-				Repro: fuzz.ReproLine(c), Env: fuzz.HostEnv(), FoundAt: time.Now().UTC()}
+				Repro: modelRepro(c), Env: fuzz.HostEnv(), FoundAt: time.Now().UTC()}
 			f.Signature = spec.Signature(*f)
 		case err != nil:
 			return res, err
@@ -90,6 +93,9 @@ func (mc ModelCampaign) Run(ctx context.Context) (*spec.Result, error) {
 		kept[key] = true
 		f.Elapsed = spec.Duration(time.Since(start))
 		f.CasesBefore = res.Cases
+		if mc.OnFound != nil {
+			mc.OnFound(*f)
+		}
 		if f.Kind == "mismatch" {
 			f = mc.minimize(ctx, f, site, deadline.Add(10*time.Second))
 		}
