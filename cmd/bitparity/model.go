@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz/external"
@@ -23,15 +24,30 @@ func splitModelRoutes(names []string) (models, others []string) {
 	return models, others
 }
 
+// modelRelations reads --relations for a model route: logprob_parity,
+// path_parity or both (none given: both).
+func modelRelations(rels []string) ([]string, error) {
+	if len(rels) == 0 {
+		return []string{spec.RelLogProbParity, spec.RelPathParity}, nil
+	}
+	for _, r := range rels {
+		if r != spec.RelLogProbParity && r != spec.RelPathParity {
+			return nil, usageErr("run: --relations %s: a model route runs %s and %s", r, spec.RelLogProbParity, spec.RelPathParity)
+		}
+	}
+	return rels, nil
+}
+
 // modelRunOpts are the flags of `bitparity run` a model campaign uses.
 type modelRunOpts struct {
-	duration time.Duration
-	seed     uint64
-	maxCases int64
-	noShrink bool
-	jsonPath string
-	corpus   string
-	args     []string
+	duration  time.Duration
+	seed      uint64
+	maxCases  int64
+	relations []string
+	noShrink  bool
+	jsonPath  string
+	corpus    string
+	args      []string
 }
 
 // runModelRoutes runs a model campaign (external.ModelCampaign) on each
@@ -41,8 +57,8 @@ type modelRunOpts struct {
 // shrunk form replaces it. It prints each finding and a summary, writes
 // the result, and exits 1 when something was found.
 func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []string, o modelRunOpts) error {
-	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, logprob_parity and path_parity\n",
-		o.seed, o.duration, models)
+	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, %s\n",
+		o.seed, o.duration, models, strings.Join(o.relations, " and "))
 	start := time.Now()
 	head := spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: o.seed, Env: hereEnv(),
 		Args: append([]string{"run"}, o.args...)}
@@ -53,7 +69,7 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	res := head
 	for _, m := range models {
 		r, err := external.ModelCampaign{Target: m, Duration: o.duration / time.Duration(len(models)), Seed: o.seed,
-			MaxCases: o.maxCases, NoShrink: o.noShrink, OnFound: rec.found, OnFinding: rec.shrunk}.Run(ctx)
+			MaxCases: o.maxCases, Relations: o.relations, NoShrink: o.noShrink, OnFound: rec.found, OnFinding: rec.shrunk}.Run(ctx)
 		if r != nil {
 			res.Cases += r.Cases
 			res.Targets = append(res.Targets, r.Targets...)

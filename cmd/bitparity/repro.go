@@ -120,7 +120,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 			fmt.Fprintln(stdout, "The recorded difference was in fp32 intermediates (taps), not in the output bits: a target that exposes no taps here (GPU kernels, external processes) can show it only where it flips an output bit.")
 		}
 		if len(diff) > 0 {
-			fmt.Fprintln(stdout, "The environment differences above may explain it (another GPU, driver or kernel build).")
+			fmt.Fprintln(stdout, "The environment differences above may explain it (another adapter, GPU, driver or kernel build).")
 		} else {
 			fmt.Fprintln(stdout, "The environment is as recorded: the finding may be fixed, or depend on something not fingerprinted.")
 		}

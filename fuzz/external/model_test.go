@@ -2,6 +2,8 @@ package external
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,5 +97,50 @@ func TestModelCampaign(t *testing.T) {
 	}
 	if res.Cases != 3 || len(res.Findings) != 0 || len(res.Targets) != 1 || res.Targets[0].Op != ModelOp {
 		t.Fatalf("campaign: %d cases, findings %+v, targets %+v", res.Cases, res.Findings, res.Targets)
+	}
+}
+
+// TestValidateModelCase: what a model case may ask of an adapter is
+// bounded by spec's model limits, and each refusal names its field.
+func TestValidateModelCase(t *testing.T) {
+	ok := modelCase("exec:m.transformer", spec.RelPathParity)
+	if err := ValidateModelCase(ok); err != nil {
+		t.Fatalf("the campaign's minimal case: %v", err)
+	}
+	for _, tc := range []struct {
+		name, field string
+		mod         func(c *spec.Case)
+	}{
+		{"single op", "op", func(c *spec.Case) { c.Op = spec.OpRMSNorm }},
+		{"explicit data", "data", func(c *spec.Case) { c.Data = &spec.Data{} }},
+		{"two targets", "targets", func(c *spec.Case) { c.Targets = append(c.Targets, "exec:n.transformer") }},
+		{"single-op relation", "relation", func(c *spec.Case) { c.Relation = spec.RelBatchInvariance }},
+		{"no layers", "shape.rows", func(c *spec.Case) { c.Shape.Rows = 0 }},
+		{"too many layers", "shape.rows", func(c *spec.Case) { c.Shape.Rows = spec.MaxModelLayers + 1 }},
+		{"negative vocab", "shape.vocab", func(c *spec.Case) { c.Shape.Vocab = -1 }},
+		{"too many requests", "shape.seqs", func(c *spec.Case) { c.Shape.Seqs = spec.MaxModelRequests + 1 }},
+		{"no response", "shape.seq_len", func(c *spec.Case) { c.Shape.SeqLen = 1 }},
+		{"gqa", "shape.heads", func(c *spec.Case) { c.Shape.Heads, c.Shape.KVHeads = 6, 4 }},
+		{"kv", "shape.kv", func(c *spec.Case) { c.Shape.KV = 16 }},
+		{"parameters", "shape", func(c *spec.Case) { c.Shape.Vocab, c.Shape.Hidden = spec.MaxModelVocab, spec.MaxModelHidden }},
+		{"activations", "shape", func(c *spec.Case) {
+			c.Shape.Seqs, c.Shape.SeqLen, c.Shape.Vocab, c.Shape.Hidden = spec.MaxModelRequests, spec.MaxModelSeqLen, 1<<12, 64
+		}},
+		{"pad", "rel.pad", func(c *spec.Case) { c.Rel.Pad = spec.MaxModelPad + 1 }},
+		{"mask past the plan", "rel.mask[1]", func(c *spec.Case) { c.Rel.Mask = []int{0, 4 * 36} }},
+		{"filler", "rel.filler", func(c *spec.Case) { c.Rel.Filler = "nan" }},
+		{"batch", "rel.batch", func(c *spec.Case) { c.Rel.Batch = 3 }},
+	} {
+		c := ok
+		c.Targets = slices.Clone(ok.Targets)
+		tc.mod(&c)
+		err := ValidateModelCase(c)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.field)
+		}
+		if _, perr := PlanOf(c); perr == nil {
+			t.Errorf("%s: PlanOf accepted what ValidateModelCase refuses", tc.name)
+		}
 	}
 }
