@@ -12,14 +12,15 @@ import (
 )
 
 // startModel starts adapters/examples/numpy_model.py (args such as
-// --drift) as a model route.
-func startModel(t *testing.T, args ...string) *Model {
+// --drift) as a model route; a name (the route is exec:numpy-model.transformer
+// with or without --drift) lets a test start both.
+func startModel(t *testing.T, name string, args ...string) *Model {
 	t.Helper()
-	tg, err := Add(adapterCmd(t, "adapters/examples/numpy_model.py", args...), "", Options{})
+	tg, err := Add(adapterCmd(t, "adapters/examples/numpy_model.py", args...), "", Options{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := tg.Info().Name
+	name = tg.Info().Name
 	m, ok := LookupModel(name)
 	if !ok {
 		t.Fatalf("%s: not registered as a model route", name)
@@ -49,8 +50,8 @@ func modelCase(target string, rel string) spec.Case {
 // unreported positions is a misuse; fuzz.Check routes model cases.
 func TestModelRoute(t *testing.T) {
 	ctx := context.Background()
-	inv := startModel(t)
-	drift := startModel(t, "--drift")
+	inv := startModel(t, "")
+	drift := startModel(t, "exec:numpy-model-drift.transformer", "--drift")
 	for _, rel := range []string{spec.RelLogProbParity, spec.RelPathParity} {
 		f, err := fuzz.Check(ctx, modelCase(inv.Name(), rel))
 		if err != nil || f != nil {
@@ -90,7 +91,7 @@ func TestModelRoute(t *testing.T) {
 // TestModelCampaign: a short campaign on the invariant route finds nothing
 // and counts its cases.
 func TestModelCampaign(t *testing.T) {
-	m := startModel(t)
+	m := startModel(t, "")
 	res, err := ModelCampaign{Target: m.Name(), Seed: 3, MaxCases: 3}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
