@@ -44,6 +44,7 @@ type modelRunOpts struct {
 	seed      uint64
 	maxCases  int64
 	relations []string
+	known     *knownSet // --known: a finding of an open case there does not fail the run
 	noShrink  bool
 	jsonPath  string
 	corpus    string
@@ -55,7 +56,8 @@ type modelRunOpts struct {
 // the single-op campaign does (durable): each one goes to --corpus as a
 // case file with its adapter, and to --json's journal, when found, and its
 // shrunk form replaces it. It prints each finding and a summary, writes
-// the result, and exits 1 when something was found.
+// the result, and exits 1 when something was found that --known does not
+// list as an open case.
 func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []string, o modelRunOpts) error {
 	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, %s\n",
 		o.seed, o.duration, models, strings.Join(o.relations, " and "))
@@ -85,12 +87,25 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	if err := rec.finish(&res); err != nil {
 		return withCode(spec.ExitInternal, err)
 	}
+	unexpected := 0
 	for i, f := range res.Findings {
-		runPrintFinding(stdout, i+1, f, "")
+		note := "UNEXPECTED"
+		if at, ok := o.known.match(f); ok {
+			note = "known (--known " + at + ")"
+		} else if at, ok := o.known.regression(f); ok {
+			note = "UNEXPECTED: regression of " + at + ", marked fixed"
+		}
+		if !strings.HasPrefix(note, "known") {
+			unexpected++
+		}
+		runPrintFinding(stdout, i+1, f, note)
 	}
-	fmt.Fprintln(stdout, "\nsummary")
+	fmt.Fprintln(stdout, "summary")
 	for _, t := range res.Targets {
 		fmt.Fprintf(stdout, "  %-40s %6d cases %3d finding(s)  %v\n", t.Target, t.Cases, t.Findings, t.Relations)
+	}
+	if known := len(res.Findings) - unexpected; known > 0 {
+		fmt.Fprintf(stdout, "  known findings (--known, not failing the run): %d\n", known)
 	}
 	if o.corpus != "" && len(res.Findings) > 0 {
 		fmt.Fprintf(stdout, "case files in %s: bitparity repro --exec CMD FILE replays one\n", o.corpus)
@@ -98,8 +113,8 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	if o.jsonPath != "" {
 		fmt.Fprintf(stdout, "result written to %s\n", o.jsonPath)
 	}
-	if len(res.Findings) > 0 {
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d finding(s) on the model route", len(res.Findings))}
+	if unexpected > 0 {
+		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d unexpected finding(s) on the model route", unexpected)}
 	}
 	return nil
 }

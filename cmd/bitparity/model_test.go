@@ -13,7 +13,8 @@ import (
 
 // TestModelFindingReplays: a model campaign on the NumPy route with its
 // planted decode drift (numpy_model.py --drift) finds it and stores it in
-// --corpus as a case file with its adapter and drift map; repro without
+// --corpus as a case file with its adapter and drift map, which --known
+// then lists as a filed bug (exit 0); repro without
 // --exec exits 2 quoting the recorded command; with it the finding
 // reproduces (exit 1), also after a bundle's round trip into another
 // folder; the route without --drift (the fix) does not
@@ -54,6 +55,12 @@ func TestModelFindingReplays(t *testing.T) {
 		t.Fatalf("result: %v, want the case file's finding", err)
 	}
 	caseFile := filepath.Join("c", filepath.Base(names[0]))
+	// The same campaign with the corpus as a baseline of filed bugs passes.
+	out, errs, code = cli(t, dir, "run", "--exec", drift, "--max-cases", "6", "--duration", "60s", "--seed", "1",
+		"--no-shrink", "--known", "c")
+	if code != 0 || !strings.Contains(out, "[known (--known c/"+filepath.Base(names[0])+")]") {
+		t.Fatalf("run --known: exit %d, want 0 with the finding known\n%s\n%s", code, out, errs)
+	}
 
 	if out, errs, code = cli(t, dir, "repro", caseFile); code != spec.ExitUsage || !strings.Contains(errs, "pass --exec '"+drift+"'") {
 		t.Fatalf("repro without --exec: exit %d, want 2 quoting the command\n%s\n%s", code, out, errs)

@@ -102,7 +102,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 			return err
 		}
 		return runModelRoutes(ctx, stdout, stderr, models, modelRunOpts{duration: *dur, seed: *seed, maxCases: *maxCases,
-			relations: relations, noShrink: *noShrink, jsonPath: *jsonPath, corpus: par.corpus, args: args})
+			relations: relations, known: known, noShrink: *noShrink, jsonPath: *jsonPath, corpus: par.corpus, args: args})
 	}
 	workerNames = append(workerNames, execNames...)
 	if *caseJSON != "" {

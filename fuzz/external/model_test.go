@@ -46,8 +46,9 @@ func modelCase(target string, rel string) spec.Case {
 // TestModelRoute: the NumPy reference decoder's training path and engine
 // agree bitwise on log-probs and every tap; with decode attention summed
 // backwards for two or more live requests (--drift) path parity names
-// L0.attention and maps the drift over the batch; comparing in fp32 or
-// unreported positions is a misuse; fuzz.Check routes model cases.
+// L0.attention (fuzz.Check routes model cases and runs the plan once) and
+// the campaign's mapped check maps the drift over the batch; comparing in
+// fp32 or unreported positions is a misuse.
 func TestModelRoute(t *testing.T) {
 	ctx := context.Background()
 	inv := startModel(t, "")
@@ -59,8 +60,12 @@ func TestModelRoute(t *testing.T) {
 		}
 	}
 	f, err := fuzz.Check(ctx, modelCase(drift.Name(), spec.RelPathParity))
+	if err != nil || f == nil || f.DriftMap != nil || !strings.Contains(f.Message, "first divergence at L0.attention") {
+		t.Fatalf("drifting model under path parity, one check: finding %+v, error %v; want one without a drift map", f, err)
+	}
+	f, _, err = checkModel(ctx, modelCase(drift.Name(), spec.RelPathParity), true) // as the campaign checks its minimal case
 	if err != nil || f == nil {
-		t.Fatalf("drifting model under path parity: finding %v, error %v", f, err)
+		t.Fatalf("drifting model under path parity, mapped: finding %v, error %v", f, err)
 	}
 	for _, want := range []string{"first divergence at L0.attention", "in bf16", "engine in a decode step", "class A agrees with the training path"} {
 		if !strings.Contains(f.Message, want) {

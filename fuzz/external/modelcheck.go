@@ -49,10 +49,14 @@ func IsModel(name string) bool { _, ok := LookupModel(name); return ok }
 // Comparing in another dtype than Out, or positions the engine never
 // reported, is a "misuse" finding, as in fuzz/transformer. A mismatch
 // names in Message the first tap site (in the adapter's execution order)
-// where a position differs, and carries a drift map over the number of
-// requests decoded together.
+// where a position differs.
+//
+// It runs the plan once, as fuzz.Check runs a single-op case: the drift map
+// over the number of requests decoded together (ten more runs) is the
+// model campaign's, made for the minimal case it keeps and recorded with
+// it, so that repro and corpus recheck cost one model run per case.
 func CheckModel(ctx context.Context, c spec.Case) (*spec.Finding, error) {
-	f, _, err := checkModel(ctx, c, true)
+	f, _, err := checkModel(ctx, c, false)
 	return f, err
 }
 
