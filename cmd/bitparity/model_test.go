@@ -16,8 +16,8 @@ import (
 // --corpus as a case file with its adapter and drift map, which --known
 // then lists as a filed bug (exit 0); repro without
 // --exec exits 2 quoting the recorded command; with it the finding
-// reproduces (exit 1), also after a bundle's round trip into another
-// folder; the route without --drift (the fix) does not
+// reproduces (exit 1), in corpus recheck too, and after a bundle's round
+// trip into another folder; the route without --drift (the fix) does not
 // reproduce it (exit 4, naming how the adapter differs) and recheck marks
 // it fixed. The Python kit's test helper drives the same binary.
 func TestModelFindingReplays(t *testing.T) {
@@ -69,6 +69,9 @@ func TestModelFindingReplays(t *testing.T) {
 	if code != spec.ExitFinding || !strings.Contains(out, "REPRODUCED") || !strings.Contains(out, "same row, column and bits as recorded") {
 		t.Fatalf("repro --exec: exit %d, want 1 REPRODUCED at the recorded spot\n%s\n%s", code, out, errs)
 	}
+	if out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "c", "--exec", drift); code != spec.ExitFinding || !strings.Contains(out, "still failing") {
+		t.Fatalf("corpus recheck --exec: exit %d, want 1 still failing\n%s\n%s", code, out, errs)
+	}
 	if out, errs, code = cli(t, dir, "corpus", "bundle", "-dir", "c", "-open", "-o", "b.tar.gz"); code != 0 {
 		t.Fatalf("bundle: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -99,6 +102,7 @@ func TestModelFindingReplays(t *testing.T) {
 sys.path.insert(0, sys.argv[1])
 from bitparity_adapter.testing import repro, run_campaign
 route, case = sys.argv[2], sys.argv[3]
+repro(case, route + " --drift").assert_code(1)
 repro(case, route).assert_code(4)
 out = run_campaign([route], duration="60s", max_cases=2, corpus="pyc")
 out.assert_clean()
