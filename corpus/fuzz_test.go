@@ -32,10 +32,12 @@ func FuzzDecodeCase(f *testing.F) {
 	lp.Seed, lp.GenVersion = 0, 0
 	lp.Data = &spec.Data{Tensors: map[string][]string{"logits": {"3f80", "4000", "c000", "0000", "8000", "7fc0", "ff80", "7f80", "0001", "3f81"}, "targets": {"0", "4"}}}
 	add(NewFile(lp, nil, spec.Env{}, ""))
+	add(modelFile()) // a model-route finding with its adapter (model_test.go)
 	for _, s := range []string{
 		`{}`, `null`, `[]`, `{"format":"bitparity-case","version":1}`,
 		`{"format":"bitparity-case","version":1,"case":{"version":1,"op":"rmsnorm","shape":{"rows":1000000000,"hidden":1000000000}}}`,
 		`{"format":"bitparity-case","version":1,"case":{"version":1,"op":"attn_decode","shape":{"rows":268435456,"kv_lens":[268435456]}}}`,
+		`{"format":"bitparity-case","version":1,"case":{"version":1,"op":"model","relation":"path_parity","targets":["exec:m.transformer"],"in":"bf16","out":"bf16","dist":"normal","shape":{"rows":64,"hidden":16384,"n":65536,"vocab":262144,"heads":256,"kv_heads":256,"head_dim":1024,"seqs":256,"seq_len":4096}}}`,
 		`{"format":"bitparity-case","version":1,"case":` + string(bytes.Repeat([]byte("["), 5000)),
 	} {
 		f.Add([]byte(s))

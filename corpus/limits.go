@@ -1,11 +1,13 @@
 package corpus
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -57,19 +59,21 @@ func validName(s string) bool {
 	return true
 }
 
-// ValidateCase checks a case against the schema and the shape limits: the op,
-// relation, dtypes and distribution are known, every dimension is within
-// range, the batches the relation asks for (rows, Rel.Batch, Rel.Pad) fit in
-// spec.MaxElements input values, and explicit data has valid hex of the
-// input dtype and exactly the element counts the shape needs. Errors name
+// ValidateCase checks a case against the schema and the shape limits: the op
+// (one of spec.Ops, or spec.OpModel, whose shape, relation parameters and
+// data external.ValidateModelCase checks), relation, dtypes and
+// distribution are known, every dimension is within range, the batches the
+// relation asks for (rows, Rel.Batch, Rel.Pad) fit in spec.MaxElements
+// input values, and explicit data has valid hex of the input dtype and
+// exactly the element counts the shape needs. Errors name
 // the field (prefixed by prefix, e.g. "case").
 func ValidateCase(prefix string, c spec.Case) error {
 	f := func(name string) string { return prefix + "." + name }
 	if c.Version != spec.CaseVersion {
 		return fieldErr(f("version"), "%d, this build reads case version %d", c.Version, spec.CaseVersion)
 	}
-	if !contains(spec.Ops, c.Op) {
-		return fieldErr(f("op"), "unknown op %q (want one of %v)", c.Op, spec.Ops)
+	if !contains(spec.Ops, c.Op) && c.Op != spec.OpModel {
+		return fieldErr(f("op"), "unknown op %q (want one of %v, or %s)", c.Op, spec.Ops, spec.OpModel)
 	}
 	if !contains(spec.Relations, c.Relation) {
 		return fieldErr(f("relation"), "unknown relation %q (want one of %v)", c.Relation, spec.Relations)
@@ -103,6 +107,9 @@ func ValidateCase(prefix string, c spec.Case) error {
 	if c.GenVersion < 0 {
 		return fieldErr(f("gen_version"), "%d, want >= 0", c.GenVersion)
 	}
+	if c.Op == spec.OpModel {
+		return validateModel(prefix, c)
+	}
 	width, err := validateShape(prefix, c)
 	if err != nil {
 		return err
@@ -116,6 +123,18 @@ func ValidateCase(prefix string, c spec.Case) error {
 		}
 	}
 	return nil
+}
+
+// validateModel checks a model-route case with the route's own check
+// (external.ValidateModelCase: spec's model bounds), naming the field under
+// prefix.
+func validateModel(prefix string, c spec.Case) error {
+	err := external.ValidateModelCase(c)
+	var fe *external.FieldError
+	if errors.As(err, &fe) {
+		return fieldErr(prefix+"."+fe.Field, "%s", fe.Msg)
+	}
+	return err
 }
 
 // validateShape checks the dimensions of c and returns the number of input

@@ -16,9 +16,15 @@ import (
 // one fuzz.Check reports on the minimal case, carrying the recorded drift
 // map, so its signature stays the recorded one; Original keeps the case it
 // started from. f itself is not changed.
+//
+// A model-route case (op model) is refused with ErrModelCase: the model
+// campaign that found it shrank it on its adapter already.
 func Minimize(ctx context.Context, f *File, opts shrink.Options) (*File, shrink.Stats, error) {
 	if f.Finding == nil {
 		return nil, shrink.Stats{}, ErrNoFinding
+	}
+	if f.Case.Op == spec.OpModel {
+		return nil, shrink.Stats{}, ErrModelCase
 	}
 	want := BaseSignature(*f.Finding)
 	got, st, err := fuzz.Minimize(ctx, f.Finding, fuzz.MinimizeOptions{Shrink: opts, KeepMap: true,

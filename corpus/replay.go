@@ -188,3 +188,9 @@ func orNone(s string) string {
 
 // ErrNoFinding is returned by Minimize for a file that records no finding.
 var ErrNoFinding = errors.New("the case file records no finding: nothing to minimize")
+
+// ErrModelCase is returned by Minimize for a model-route case: the model
+// campaign that found it shrank it on its adapter (fewer and shorter
+// requests, fewer layers, a narrower model) while it kept its first
+// divergent site; fuzz/shrink knows the single ops only.
+var ErrModelCase = errors.New("a model-route case is shrunk by the model campaign that found it (bitparity run --exec), not by corpus minimize")

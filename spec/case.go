@@ -19,7 +19,13 @@ const (
 	OpAttnDecode  Op = "attn_decode"  // row = (request, head)
 )
 
-// Ops lists every op in a stable order.
+// OpModel is the op of a model-route case: a team's whole decoder behind
+// an adapter (fuzz/external, docs/protocol.md), its training path against
+// its inference engine. It is not one of Ops: no single-op relation,
+// generator or target runs it.
+const OpModel Op = "model"
+
+// Ops lists every single op in a stable order.
 var Ops = []Op{OpRMSNorm, OpGEMM, OpLogProb, OpAttnPrefill, OpAttnDecode}
 
 // DType names a numeric format of tensors.

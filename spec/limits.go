@@ -19,3 +19,22 @@ const (
 	// MaxListLen bounds kv_lens and mask.
 	MaxListLen = 1 << 20
 )
+
+// Bounds of a model-route case (op model, fuzz/external): the decoder a
+// team's adapter builds from the case and the plan of requests it runs.
+// A case file from elsewhere asks an adapter for no more than this; the
+// model's parameters and one tap site's activations (every token times the
+// widest activation) are each bounded by MaxElements as well.
+const (
+	MaxModelLayers   = 64
+	MaxModelHidden   = 1 << 14
+	MaxModelFFN      = 1 << 16
+	MaxModelVocab    = 1 << 18
+	MaxModelHeads    = 256 // query heads and kv heads
+	MaxModelHeadDim  = 1024
+	MaxModelRequests = 256
+	MaxModelSeqLen   = 4096
+	// MaxModelPad bounds rel.pad, the granularity decode batches are
+	// padded to.
+	MaxModelPad = 4096
+)

@@ -22,6 +22,10 @@ bit for bit.
 more live requests, attention sums its weighted values from the last cached
 token to the first. bitparity should report the log-prob or tap difference
 at L0.attention with a drift map over the batch size (batch 1 agrees).
+The route is exec:numpy-model.transformer with or without --drift (its
+hello's about says which), so a finding recorded with --drift replays
+without it as on a fixed build: `bitparity repro --exec
+'python3 adapters/examples/numpy_model.py' CASE` says COULD NOT REPRODUCE.
 """
 
 import os
@@ -244,7 +248,7 @@ def main(argv):
     about = "numpy reference decoder, sequential fp32 reductions" + (
         "; planted drift: decode attention sums backwards for 2+ live requests" if drift else "")
     op = Op(lambda req: run(req, drift), request=True, invariant=True, about=about)
-    return serve({"transformer": op}, name="numpy-model" + ("-drift" if drift else ""), argv=argv)
+    return serve({"transformer": op}, name="numpy-model", argv=argv)
 
 
 if __name__ == "__main__":

@@ -434,7 +434,7 @@ func corpusMinimize(ctx context.Context, stdout, stderr io.Writer, st *storeFlag
 			return err
 		}
 		g, stats, err := corpus.Minimize(ctx, f, shrink.Options{MaxTries: *tries})
-		if errors.Is(err, corpus.ErrNoFinding) {
+		if errors.Is(err, corpus.ErrNoFinding) || errors.Is(err, corpus.ErrModelCase) {
 			return usageErr("corpus minimize: %s: %v", name, err)
 		}
 		if err != nil {

@@ -24,7 +24,8 @@ import (
 //
 //	found:   corpus Put(found case), journal "found", print "found: ..."
 //	shrunk:  corpus Put(minimal case), journal "shrunk", delete the found
-//	         case's file when this run created it, print "minimal: ..."
+//	         case's file when this run created it (or, when shrinking kept
+//	         the case, update its finding), print "minimal: ..."
 //
 // A kill -9 after a "found:" line therefore leaves that finding in the
 // corpus (as found or as shrunk) and in the journal. The first write
@@ -150,6 +151,16 @@ func (d *durable) store(f spec.Finding) string {
 	}
 	if added {
 		d.created[name] = true
+	} else if d.created[name] {
+		// shrinking kept the case this run stored as found: its final
+		// finding (the drift map, the shrink record) replaces the first
+		if err := d.dir.Update(name, func(g *corpus.File) error {
+			g.Finding, g.Signature = file.Finding, file.Signature
+			return nil
+		}); err != nil {
+			d.fail(fmt.Errorf("run: corpus %s: %w", d.where, err))
+			return " (NOT updated: " + err.Error() + ")"
+		}
 	}
 	if dir, ok := d.dir.(*corpus.Dir); ok {
 		return "; case " + dir.PathOf(name)

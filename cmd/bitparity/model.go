@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz/external"
@@ -23,63 +24,97 @@ func splitModelRoutes(names []string) (models, others []string) {
 	return models, others
 }
 
+// modelRelations reads --relations for a model route: logprob_parity,
+// path_parity or both (none given: both).
+func modelRelations(rels []string) ([]string, error) {
+	if len(rels) == 0 {
+		return []string{spec.RelLogProbParity, spec.RelPathParity}, nil
+	}
+	for _, r := range rels {
+		if r != spec.RelLogProbParity && r != spec.RelPathParity {
+			return nil, usageErr("run: --relations %s: a model route runs %s and %s", r, spec.RelLogProbParity, spec.RelPathParity)
+		}
+	}
+	return rels, nil
+}
+
 // modelRunOpts are the flags of `bitparity run` a model campaign uses.
 type modelRunOpts struct {
-	duration time.Duration
-	seed     uint64
-	maxCases int64
-	noShrink bool
-	jsonPath string
-	corpus   string
-	args     []string
+	duration  time.Duration
+	seed      uint64
+	maxCases  int64
+	relations []string
+	known     *knownSet // --known: a finding of an open case there does not fail the run
+	noShrink  bool
+	jsonPath  string
+	corpus    string
+	args      []string
 }
 
 // runModelRoutes runs a model campaign (external.ModelCampaign) on each
-// route for an equal share of the duration, prints each finding and a
-// summary, writes the result, and exits 1 when something was found.
+// route for an equal share of the duration and records its findings as
+// the single-op campaign does (durable): each one goes to --corpus as a
+// case file with its adapter, and to --json's journal, when found, and its
+// shrunk form replaces it. It prints each finding and a summary, writes
+// the result, and exits 1 when something was found that --known does not
+// list as an open case.
 func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []string, o modelRunOpts) error {
-	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, logprob_parity and path_parity\n",
-		o.seed, o.duration, models)
+	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, %s\n",
+		o.seed, o.duration, models, strings.Join(o.relations, " and "))
 	start := time.Now()
-	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: o.seed}
+	head := spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: o.seed, Env: hereEnv(),
+		Args: append([]string{"run"}, o.args...)}
+	rec, err := openDurable(stderr, o.corpus, o.jsonPath, head)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	res := head
 	for _, m := range models {
 		r, err := external.ModelCampaign{Target: m, Duration: o.duration / time.Duration(len(models)), Seed: o.seed,
-			MaxCases: o.maxCases, NoShrink: o.noShrink,
-			OnFinding: func(f spec.Finding) {
-				fmt.Fprintf(stderr, "found: %s %s (%s) after %s, %d cases\n", f.Relation, f.TargetA, f.Kind,
-					time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore)
-			}}.Run(ctx)
+			MaxCases: o.maxCases, Relations: o.relations, NoShrink: o.noShrink, OnFound: rec.found, OnFinding: rec.shrunk}.Run(ctx)
 		if r != nil {
-			res.Env = r.Env
 			res.Cases += r.Cases
 			res.Targets = append(res.Targets, r.Targets...)
 			res.Findings = append(res.Findings, r.Findings...)
 		}
 		if err != nil {
+			rec.finish(&res)
 			return withCode(spec.ExitInternal, fmt.Errorf("run: model route %s: %w", m, err))
 		}
 	}
 	res.Duration = spec.Duration(time.Since(start))
-	res.Args = append([]string{"run"}, o.args...)
-	recordAdapters(res, models)
-	for i, f := range res.Findings {
-		runPrintFinding(stdout, i+1, f, "")
+	recordAdapters(&res, models)
+	if err := rec.finish(&res); err != nil {
+		return withCode(spec.ExitInternal, err)
 	}
-	fmt.Fprintln(stdout, "\nsummary")
+	unexpected := 0
+	for i, f := range res.Findings {
+		note := "UNEXPECTED"
+		if at, ok := o.known.match(f); ok {
+			note = "known (--known " + at + ")"
+		} else if at, ok := o.known.regression(f); ok {
+			note = "UNEXPECTED: regression of " + at + ", marked fixed"
+		}
+		if !strings.HasPrefix(note, "known") {
+			unexpected++
+		}
+		runPrintFinding(stdout, i+1, f, note)
+	}
+	fmt.Fprintln(stdout, "summary")
 	for _, t := range res.Targets {
 		fmt.Fprintf(stdout, "  %-40s %6d cases %3d finding(s)  %v\n", t.Target, t.Cases, t.Findings, t.Relations)
 	}
-	if o.corpus != "" {
-		fmt.Fprintf(stdout, "corpus %s: not written: case files hold the five single ops; replay a model finding with its repro line\n", o.corpus)
+	if known := len(res.Findings) - unexpected; known > 0 {
+		fmt.Fprintf(stdout, "  known findings (--known, not failing the run): %d\n", known)
+	}
+	if o.corpus != "" && len(res.Findings) > 0 {
+		fmt.Fprintf(stdout, "case files in %s: bitparity repro --exec CMD FILE replays one\n", o.corpus)
 	}
 	if o.jsonPath != "" {
-		if err := runWriteJSONAtomic(o.jsonPath, res); err != nil {
-			return withCode(spec.ExitInternal, err)
-		}
 		fmt.Fprintf(stdout, "result written to %s\n", o.jsonPath)
 	}
-	if len(res.Findings) > 0 {
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d finding(s) on the model route", len(res.Findings))}
+	if unexpected > 0 {
+		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d unexpected finding(s) on the model route", unexpected)}
 	}
 	return nil
 }

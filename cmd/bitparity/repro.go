@@ -120,7 +120,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 			fmt.Fprintln(stdout, "The recorded difference was in fp32 intermediates (taps), not in the output bits: a target that exposes no taps here (GPU kernels, external processes) can show it only where it flips an output bit.")
 		}
 		if len(diff) > 0 {
-			fmt.Fprintln(stdout, "The environment differences above may explain it (another GPU, driver or kernel build).")
+			fmt.Fprintln(stdout, "The environment differences above may explain it (another adapter, GPU, driver or kernel build).")
 		} else {
 			fmt.Fprintln(stdout, "The environment is as recorded: the finding may be fixed, or depend on something not fingerprinted.")
 		}
@@ -130,7 +130,8 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	return nil
 }
 
-// missingTargets names the case's targets this build does not have.
+// missingTargets names the case's targets this build does not have (a
+// model route started by --exec it has).
 func missingTargets(c spec.Case) []string {
 	have := map[string]bool{}
 	for _, n := range target.Names() {
@@ -138,7 +139,7 @@ func missingTargets(c spec.Case) []string {
 	}
 	var out []string
 	for _, t := range c.Targets {
-		if !have[t] {
+		if !have[t] && !external.IsModel(t) {
 			hint := "see 'bitparity list'"
 			if strings.HasPrefix(t, "cuda") || strings.HasPrefix(t, "gpu") || strings.HasPrefix(t, "cublas") {
 				hint = "a GPU target: build with -tags cuda on a machine with a GPU (make build)"

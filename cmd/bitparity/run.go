@@ -97,8 +97,12 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		if len(others) > 0 || len(workerNames) > 0 || *targets != "" || par.parallel() {
 			return usageErr("run: a model route (%v) runs alone: no other --exec, --kernel, --targets, --procs or --gpus", models)
 		}
+		relations, err := modelRelations(runSplitList(*rels))
+		if err != nil {
+			return err
+		}
 		return runModelRoutes(ctx, stdout, stderr, models, modelRunOpts{duration: *dur, seed: *seed, maxCases: *maxCases,
-			noShrink: *noShrink, jsonPath: *jsonPath, corpus: par.corpus, args: args})
+			relations: relations, known: known, noShrink: *noShrink, jsonPath: *jsonPath, corpus: par.corpus, args: args})
 	}
 	workerNames = append(workerNames, execNames...)
 	if *caseJSON != "" {

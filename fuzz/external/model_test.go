@@ -2,6 +2,8 @@ package external
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,14 +12,15 @@ import (
 )
 
 // startModel starts adapters/examples/numpy_model.py (args such as
-// --drift) as a model route.
-func startModel(t *testing.T, args ...string) *Model {
+// --drift) as a model route; a name (the route is exec:numpy-model.transformer
+// with or without --drift) lets a test start both.
+func startModel(t *testing.T, name string, args ...string) *Model {
 	t.Helper()
-	tg, err := Add(adapterCmd(t, "adapters/examples/numpy_model.py", args...), "", Options{})
+	tg, err := Add(adapterCmd(t, "adapters/examples/numpy_model.py", args...), "", Options{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := tg.Info().Name
+	name = tg.Info().Name
 	m, ok := LookupModel(name)
 	if !ok {
 		t.Fatalf("%s: not registered as a model route", name)
@@ -43,12 +46,13 @@ func modelCase(target string, rel string) spec.Case {
 // TestModelRoute: the NumPy reference decoder's training path and engine
 // agree bitwise on log-probs and every tap; with decode attention summed
 // backwards for two or more live requests (--drift) path parity names
-// L0.attention and maps the drift over the batch; comparing in fp32 or
-// unreported positions is a misuse; fuzz.Check routes model cases.
+// L0.attention (fuzz.Check routes model cases and runs the plan once) and
+// the campaign's mapped check maps the drift over the batch; comparing in
+// fp32 or unreported positions is a misuse.
 func TestModelRoute(t *testing.T) {
 	ctx := context.Background()
-	inv := startModel(t)
-	drift := startModel(t, "--drift")
+	inv := startModel(t, "")
+	drift := startModel(t, "exec:numpy-model-drift.transformer", "--drift")
 	for _, rel := range []string{spec.RelLogProbParity, spec.RelPathParity} {
 		f, err := fuzz.Check(ctx, modelCase(inv.Name(), rel))
 		if err != nil || f != nil {
@@ -56,8 +60,12 @@ func TestModelRoute(t *testing.T) {
 		}
 	}
 	f, err := fuzz.Check(ctx, modelCase(drift.Name(), spec.RelPathParity))
+	if err != nil || f == nil || f.DriftMap != nil || !strings.Contains(f.Message, "first divergence at L0.attention") {
+		t.Fatalf("drifting model under path parity, one check: finding %+v, error %v; want one without a drift map", f, err)
+	}
+	f, _, err = checkModel(ctx, modelCase(drift.Name(), spec.RelPathParity), true) // as the campaign checks its minimal case
 	if err != nil || f == nil {
-		t.Fatalf("drifting model under path parity: finding %v, error %v", f, err)
+		t.Fatalf("drifting model under path parity, mapped: finding %v, error %v", f, err)
 	}
 	for _, want := range []string{"first divergence at L0.attention", "in bf16", "engine in a decode step", "class A agrees with the training path"} {
 		if !strings.Contains(f.Message, want) {
@@ -88,12 +96,57 @@ func TestModelRoute(t *testing.T) {
 // TestModelCampaign: a short campaign on the invariant route finds nothing
 // and counts its cases.
 func TestModelCampaign(t *testing.T) {
-	m := startModel(t)
+	m := startModel(t, "")
 	res, err := ModelCampaign{Target: m.Name(), Seed: 3, MaxCases: 3}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Cases != 3 || len(res.Findings) != 0 || len(res.Targets) != 1 || res.Targets[0].Op != ModelOp {
 		t.Fatalf("campaign: %d cases, findings %+v, targets %+v", res.Cases, res.Findings, res.Targets)
+	}
+}
+
+// TestValidateModelCase: what a model case may ask of an adapter is
+// bounded by spec's model limits, and each refusal names its field.
+func TestValidateModelCase(t *testing.T) {
+	ok := modelCase("exec:m.transformer", spec.RelPathParity)
+	if err := ValidateModelCase(ok); err != nil {
+		t.Fatalf("the campaign's minimal case: %v", err)
+	}
+	for _, tc := range []struct {
+		name, field string
+		mod         func(c *spec.Case)
+	}{
+		{"single op", "op", func(c *spec.Case) { c.Op = spec.OpRMSNorm }},
+		{"explicit data", "data", func(c *spec.Case) { c.Data = &spec.Data{} }},
+		{"two targets", "targets", func(c *spec.Case) { c.Targets = append(c.Targets, "exec:n.transformer") }},
+		{"single-op relation", "relation", func(c *spec.Case) { c.Relation = spec.RelBatchInvariance }},
+		{"no layers", "shape.rows", func(c *spec.Case) { c.Shape.Rows = 0 }},
+		{"too many layers", "shape.rows", func(c *spec.Case) { c.Shape.Rows = spec.MaxModelLayers + 1 }},
+		{"negative vocab", "shape.vocab", func(c *spec.Case) { c.Shape.Vocab = -1 }},
+		{"too many requests", "shape.seqs", func(c *spec.Case) { c.Shape.Seqs = spec.MaxModelRequests + 1 }},
+		{"no response", "shape.seq_len", func(c *spec.Case) { c.Shape.SeqLen = 1 }},
+		{"gqa", "shape.heads", func(c *spec.Case) { c.Shape.Heads, c.Shape.KVHeads = 6, 4 }},
+		{"kv", "shape.kv", func(c *spec.Case) { c.Shape.KV = 16 }},
+		{"parameters", "shape", func(c *spec.Case) { c.Shape.Vocab, c.Shape.Hidden = spec.MaxModelVocab, spec.MaxModelHidden }},
+		{"activations", "shape", func(c *spec.Case) {
+			c.Shape.Seqs, c.Shape.SeqLen, c.Shape.Vocab, c.Shape.Hidden = spec.MaxModelRequests, spec.MaxModelSeqLen, 1<<12, 64
+		}},
+		{"pad", "rel.pad", func(c *spec.Case) { c.Rel.Pad = spec.MaxModelPad + 1 }},
+		{"mask past the plan", "rel.mask[1]", func(c *spec.Case) { c.Rel.Mask = []int{0, 4 * 36} }},
+		{"filler", "rel.filler", func(c *spec.Case) { c.Rel.Filler = "nan" }},
+		{"batch", "rel.batch", func(c *spec.Case) { c.Rel.Batch = 3 }},
+	} {
+		c := ok
+		c.Targets = slices.Clone(ok.Targets)
+		tc.mod(&c)
+		err := ValidateModelCase(c)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.field)
+		}
+		if _, perr := PlanOf(c); perr == nil {
+			t.Errorf("%s: PlanOf accepted what ValidateModelCase refuses", tc.name)
+		}
 	}
 }

@@ -26,7 +26,7 @@ func ModelCase(c spec.Case, target string) spec.Case {
 
 // ModelCampaign fuzzes one model route: batch compositions and lengths from
 // transformer.Gen (small models; long requests, KV past 48; 256 packed
-// tokens and hidden 256), alternating logprob_parity and path_parity. A
+// tokens and hidden 256), taking its relations in turn. A
 // finding is shrunk (fewer requests, shorter requests, fewer layers,
 // narrower model) while it keeps its kind and first divergent site, then
 // gets its drift map. One finding is kept per kind, relation and site.
@@ -36,9 +36,15 @@ type ModelCampaign struct {
 	Duration time.Duration // 0: 10 s
 	Seed     uint64
 	MaxCases int64 // 0: no limit
-	NoShrink bool
-	// OnFinding is called with each finding kept, when it is kept.
-	OnFinding func(spec.Finding)
+	// Relations: logprob_parity, path_parity or both, taken in turn
+	// (empty: both).
+	Relations []string
+	NoShrink  bool
+	// OnFound is called with each finding kept as first found, before it
+	// is shrunk (a caller stores it then, so a kill loses nothing found);
+	// OnFinding with its final form, shrunk and mapped (its Original, when
+	// shrinking changed the case, is the case OnFound saw).
+	OnFound, OnFinding func(spec.Finding)
 }
 
 // Run runs the campaign and returns its result (one target).
@@ -54,16 +60,22 @@ func (mc ModelCampaign) Run(ctx context.Context) (*spec.Result, error) {
 	start := time.Now()
 	deadline := start.Add(d)
 	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: mc.Seed, Env: fuzz.HostEnv()}
-	stats := spec.TargetStats{Target: mc.Target, Invariant: m.t.info.Invariant, Op: ModelOp,
-		Relations: []string{spec.RelLogProbParity, spec.RelPathParity}}
+	rels := mc.Relations
+	if len(rels) == 0 {
+		rels = []string{spec.RelLogProbParity, spec.RelPathParity}
+	}
+	for _, r := range rels {
+		if r != spec.RelLogProbParity && r != spec.RelPathParity {
+			return nil, fmt.Errorf("model campaign: relation %q: a model route runs %s and %s", r, spec.RelLogProbParity, spec.RelPathParity)
+		}
+	}
+	stats := spec.TargetStats{Target: mc.Target, Invariant: m.t.info.Invariant, Op: ModelOp, Relations: rels}
 	gens := []transformer.Gen{{}, {MinSeqLen: 56}, {MinTokens: 256, MinHidden: 256}}
 	rng := rand.New(rand.NewPCG(mc.Seed, 0x6d6f64656c))
 	kept := map[string]bool{}
 	for i := int64(0); ctx.Err() == nil && time.Now().Before(deadline) && (mc.MaxCases == 0 || i < mc.MaxCases); i++ {
 		c := ModelCase(gens[i%int64(len(gens))].Case(rng.Uint64()), mc.Target)
-		if i%2 == 1 {
-			c.Relation = spec.RelPathParity
-		}
+		c.Relation = rels[i%int64(len(rels))]
 		f, site, err := checkModel(ctx, c, false)
 		if ctx.Err() != nil {
 			break
@@ -75,7 +87,7 @@ func (mc ModelCampaign) Run(ctx context.Context) (*spec.Result, error) {
 			continue
 		case errors.Is(err, target.ErrTargetCrashed):
 			f = &spec.Finding{Case: c, Kind: "crash", Relation: c.Relation, TargetA: mc.Target, Error: err.Error(),
-				Repro: fuzz.ReproLine(c), Env: fuzz.HostEnv(), FoundAt: time.Now().UTC()}
+				Repro: modelRepro(c), Env: fuzz.HostEnv(), FoundAt: time.Now().UTC()}
 			f.Signature = spec.Signature(*f)
 		case err != nil:
 			return res, err
@@ -90,6 +102,9 @@ func (mc ModelCampaign) Run(ctx context.Context) (*spec.Result, error) {
 		kept[key] = true
 		f.Elapsed = spec.Duration(time.Since(start))
 		f.CasesBefore = res.Cases
+		if mc.OnFound != nil {
+			mc.OnFound(*f)
+		}
 		if f.Kind == "mismatch" {
 			f = mc.minimize(ctx, f, site, deadline.Add(10*time.Second))
 		}

@@ -18,15 +18,6 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// ModelOp is the op of a model-route case: the case names one model route
-// (Targets = ["exec:NAME.transformer"]) and the shape of the plan, encoded
-// as a transformer case is (docs/transformer.md): shape.rows layers,
-// hidden, n (ffn), vocab, heads, kv_heads, head_dim, seqs requests of up
-// to seq_len tokens (transformer.Plan of seed), in, out (the training
-// dtype), compare, eps, rel.pad (the decode batch granularity; 0: 64),
-// rel.mask (empty: the positions the engine reported).
-const ModelOp spec.Op = "model"
-
 func init() { fuzz.RegisterChecker(ModelOp, CheckModel) }
 
 var (
@@ -45,51 +36,6 @@ func LookupModel(name string) (*Model, bool) {
 // IsModel reports whether name is a started model route.
 func IsModel(name string) bool { _, ok := LookupModel(name); return ok }
 
-// PlanOf returns the plan of model-route case c.
-func PlanOf(c spec.Case) (ModelPlan, error) {
-	if c.Op != ModelOp {
-		return ModelPlan{}, fmt.Errorf("model case: op %q, want %q", c.Op, ModelOp)
-	}
-	if c.Data != nil {
-		return ModelPlan{}, fmt.Errorf("model case: explicit data is not supported: the plan derives from the seed")
-	}
-	s := c.Shape
-	in, err := oracle.ParseDType(string(c.In))
-	if err != nil {
-		return ModelPlan{}, fmt.Errorf("model case: in: %w", err)
-	}
-	out, err := oracle.ParseDType(string(c.Out))
-	if err != nil {
-		return ModelPlan{}, fmt.Errorf("model case: out: %w", err)
-	}
-	for _, d := range []struct {
-		name   string
-		v, max int
-	}{{"rows (layers)", s.Rows, 64}, {"hidden", s.Hidden, 1 << 14}, {"n (ffn)", s.N, 1 << 16}, {"vocab", s.Vocab, 1 << 18},
-		{"heads", s.Heads, 256}, {"kv_heads", s.KVHeads, 256}, {"head_dim", s.HeadDim, 1024},
-		{"seqs", s.Seqs, 256}, {"seq_len", s.SeqLen, 4096}} {
-		if d.v < 1 || d.v > d.max {
-			return ModelPlan{}, fmt.Errorf("model case: shape.%s %d: want 1..%d", d.name, d.v, d.max)
-		}
-	}
-	if s.SeqLen < 2 {
-		return ModelPlan{}, fmt.Errorf("model case: seq_len %d: want >= 2 (a prompt and a response)", s.SeqLen)
-	}
-	if s.Heads%s.KVHeads != 0 {
-		return ModelPlan{}, fmt.Errorf("model case: heads %d is not a multiple of kv_heads %d", s.Heads, s.KVHeads)
-	}
-	if c.Rel.Pad < 0 || c.Rel.Pad > 4096 {
-		return ModelPlan{}, fmt.Errorf("model case: rel.pad %d: want 0..4096", c.Rel.Pad)
-	}
-	pad := c.Rel.Pad
-	if pad == 0 {
-		pad = 64 // the engine's default, as in fuzz/transformer
-	}
-	return ModelPlan{Layers: s.Rows, Hidden: s.Hidden, FFN: s.N, Vocab: s.Vocab, Heads: s.Heads, KVHeads: s.KVHeads,
-		HeadDim: s.HeadDim, Pad: pad, Seed: c.Seed, In: in, Out: out, Eps: c.Eps,
-		Requests: transformer.Plan(c.Seed, s.Seqs, s.SeqLen, s.Vocab)}, nil
-}
-
 // CheckModel runs model-route case c on its route and returns nil when the
 // relation holds:
 //
@@ -103,10 +49,14 @@ func PlanOf(c spec.Case) (ModelPlan, error) {
 // Comparing in another dtype than Out, or positions the engine never
 // reported, is a "misuse" finding, as in fuzz/transformer. A mismatch
 // names in Message the first tap site (in the adapter's execution order)
-// where a position differs, and carries a drift map over the number of
-// requests decoded together.
+// where a position differs.
+//
+// It runs the plan once, as fuzz.Check runs a single-op case: the drift map
+// over the number of requests decoded together (ten more runs) is the
+// model campaign's, made for the minimal case it keeps and recorded with
+// it, so that repro and corpus recheck cost one model run per case.
 func CheckModel(ctx context.Context, c spec.Case) (*spec.Finding, error) {
-	f, _, err := checkModel(ctx, c, true)
+	f, _, err := checkModel(ctx, c, false)
 	return f, err
 }
 
@@ -114,15 +64,12 @@ func CheckModel(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 // ("" when none), and computes the drift map only when mapDrift is set.
 func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding, string, error) {
 	start := time.Now()
+	if err := ValidateModelCase(c); err != nil {
+		return nil, "", err
+	}
 	rel := c.Relation
 	if rel == "" {
 		rel = spec.RelLogProbParity
-	}
-	if rel != spec.RelLogProbParity && rel != spec.RelPathParity {
-		return nil, "", fmt.Errorf("model case: relation %q: want %s or %s", rel, spec.RelLogProbParity, spec.RelPathParity)
-	}
-	if len(c.Targets) != 1 {
-		return nil, "", fmt.Errorf("model case: targets %q: want one model route", c.Targets)
 	}
 	m, ok := LookupModel(c.Targets[0])
 	if !ok {
@@ -188,12 +135,18 @@ func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding,
 	f.Case = c
 	f.Relation = rel
 	f.TargetA, f.TargetB = c.Targets[0], c.Targets[0]
-	f.Repro = strings.Replace(fuzz.ReproLine(c), "bitparity run", "bitparity run"+ExecFlags(c.Targets[0]), 1)
+	f.Repro = modelRepro(c)
 	f.Env = fuzz.HostEnv()
 	f.FoundAt = time.Now().UTC()
 	f.ToMinimal = spec.Duration(time.Since(start))
 	f.Signature = spec.Signature(*f)
 	return f, site, nil
+}
+
+// modelRepro is the repro line of model case c: bitparity run with the
+// --exec of its route and --case.
+func modelRepro(c spec.Case) string {
+	return strings.Replace(fuzz.ReproLine(c), "bitparity run", "bitparity run"+ExecFlags(c.Targets...), 1)
 }
 
 func value(dt oracle.DType, v float32) spec.Value {
