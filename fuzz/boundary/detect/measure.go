@@ -73,8 +73,18 @@ func RelationFor(model string) (string, error) {
 // fuzz.BigEvery is big, the first of at most 64 gen.Case draws with
 // gen.Work > gen.SmallWork and fuzz.CaseCost <= fuzz.BigCost; the others
 // take the first with CaseCost <= fuzz.SmallCost (8x for prefill); when
-// none fits, the cheapest case drawn.
+// none fits, the cheapest case drawn. A small draw that fuzz.ResidueDraw
+// picks is rewritten by gen.Residue.
 func draw(r *rand.Rand, op spec.Op, relation string) spec.Case {
+	c, big := drawSized(r, op, relation)
+	if !big && fuzz.ResidueDraw(c) {
+		return gen.Residue(c)
+	}
+	return c
+}
+
+// drawSized is draw without the residue cases; big says which draw it was.
+func drawSized(r *rand.Rand, op spec.Op, relation string) (spec.Case, bool) {
 	small := int64(fuzz.SmallCost)
 	if op == spec.OpAttnPrefill {
 		small *= 8
@@ -86,13 +96,13 @@ func draw(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		c := gen.Case(r, op, relation)
 		cost := fuzz.CaseCost(c)
 		if !big && cost <= small || big && cost <= fuzz.BigCost && gen.Work(c) > gen.SmallWork {
-			return c
+			return c, big
 		}
 		if cheapCost < 0 || cost < cheapCost {
 			cheap, cheapCost = c, cost
 		}
 	}
-	return cheap
+	return cheap, big
 }
 
 // Measure draws cases of the model's op under the relation as the
