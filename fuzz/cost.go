@@ -15,10 +15,10 @@ import (
 // gen.SmallWork: hundreds or thousands of rows with a hidden size past 256,
 // long KV caches) of up to BigCost, so the thresholds that only large
 // batches cross are reached every few seconds. One small draw in
-// ResidueEvery (two for attn_prefill; 10% and 20% of all draws) is
-// rewritten by gen.Residue: batch dimensions over their whole range at
-// cheap inner sizes, so that every residue class mod m <= 128 of every
-// batch dimension is reached within 10^4 cases (docs/detection.md).
+// ResidueEvery (two for attn_prefill) is followed by a residue case
+// (stream, gen.Residue): batch dimensions over their whole range at cheap
+// inner sizes, so that every residue class mod m <= 128 of every batch
+// dimension is reached within 10^4 cases (docs/detection.md).
 const (
 	SmallCost    = 1 << 20
 	BigCost      = 1 << 23
@@ -26,20 +26,32 @@ const (
 	ResidueEvery = 9
 )
 
-// drawCase draws as drawSized does and rewrites some small draws with
-// gen.Residue (ResidueDraw). The seed decides (it is uniform and already
-// drawn) so that the stream of draws from r stays what it was without
-// residue cases: a campaign seed draws the cases it drew before, a share
-// of the small ones rewritten.
-func drawCase(r *rand.Rand, op spec.Op, relation string) spec.Case {
-	c, big := drawSized(r, op, relation)
+// stream is one pair's sequence of cases, drawn from rng: drawSized's
+// draws in order, each small draw that ResidueDraw picks followed by its
+// gen.Residue rewrite. The residue cases come in addition, and the seed
+// of the draw picks them (it is uniform and already drawn), so a campaign
+// seed draws every case it drew without them, in the same order: no
+// finding is lost, it comes at most one case in nine later.
+type stream struct {
+	rng  *rand.Rand
+	owed *spec.Case // the residue case of the last draw, not yet returned
+}
+
+// next returns the stream's next case of op under relation.
+func (s *stream) next(op spec.Op, relation string) spec.Case {
+	if c := s.owed; c != nil {
+		s.owed = nil
+		return *c
+	}
+	c, big := drawSized(s.rng, op, relation)
 	if !big && ResidueDraw(c) {
-		return gen.Residue(c)
+		rc := gen.Residue(c)
+		s.owed = &rc
 	}
 	return c
 }
 
-// ResidueDraw reports whether the campaign rewrites small draw c as a
+// ResidueDraw reports whether the campaign follows small draw c with its
 // residue case (gen.Residue): seed % ResidueEvery == 0, and for attn_prefill also == 1
 // (gen.Residue sweeps either its sequences or its length, so each of the
 // two gets the share the other ops' batch dimensions get).

@@ -29,26 +29,25 @@ func residuePairs() []target.Pair {
 	return out
 }
 
-// residueTarget lists the dimensions that reach every residue class mod
-// m <= gen.MaxModulus within 10^4 campaign draws (seed 1). The others, with
-// their floor: kv_lens (decode's per-request KV lengths, drawn only for
-// batches of <= 64 requests; decode's kv reaches every class), and
-// attn_prefill's, whose residue cases sweep either the sequences or the
-// sequence length (the cost is sequences x length^2), so each gets half of
-// them.
-func residueTarget(op spec.Op, dim string) float64 {
-	switch {
-	case dim == "kv_lens":
+// residueTarget is the share of the classes mod every m <= gen.MaxModulus
+// that a batch dimension must reach within 10^4 cases of the campaign.
+// About 900 of them are residue cases, so each class of m = 128 comes up
+// about 7 times and is missed with probability e^-7: at a given seed one
+// class of one modulus may be missing (99.2% for m = 128), which the
+// target allows; without residue cases attn_decode's batch dimensions
+// reach 57-80% and attn_prefill's 6% (docs/detection.md). kv_lens (decode's
+// per-request KV lengths, drawn only for batches of <= 64 requests; kv
+// itself reaches every class) is not a target.
+func residueTarget(dim string) float64 {
+	if dim == "kv_lens" {
 		return 0.75
-	case op == spec.OpAttnPrefill:
-		return 0.9
 	}
-	return 1
+	return 0.98
 }
 
 // TestResidueCoverage checks, for every op and relation of the campaign,
 // the share of residue classes mod m (2 <= m <= 128) that each batch
-// dimension reaches within 10^4 draws of the campaign (drawCase, seed 1)
+// dimension reaches within 10^4 cases of the campaign's stream (seed 1)
 // against residueTarget. With -v it prints the table of docs/detection.md:
 // the same draws without residue cases (drawSized, the generator before
 // them) beside them, and the mean CaseCost of both.
@@ -69,11 +68,17 @@ func TestResidueCoverage(t *testing.T) {
 			})
 			return res, cost / int64(n)
 		}
-		after, costAfter := measure(func(r *rand.Rand) spec.Case { return drawCase(r, p.Op, p.Relation) })
+		var st *stream
+		after, costAfter := measure(func(r *rand.Rand) spec.Case {
+			if st == nil || st.rng != r {
+				st = &stream{rng: r}
+			}
+			return st.next(p.Op, p.Relation)
+		})
 		for _, d := range after.Dims() {
-			if f, m := after.MinCoverage(d); n >= 10000 && f < residueTarget(p.Op, d) {
+			if f, m := after.MinCoverage(d); n >= 10000 && f < residueTarget(d) {
 				t.Errorf("%s %s %s: %.1f%% of the classes mod %d reached in %d draws, want >= %.0f%%",
-					p.Op, p.Relation, d, 100*f, m, n, 100*residueTarget(p.Op, d))
+					p.Op, p.Relation, d, 100*f, m, n, 100*residueTarget(d))
 			}
 		}
 		if !testing.Verbose() {
@@ -134,10 +139,10 @@ func (p planted) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 // at case 2405 of this seed (and 2 times in 10^4 cases).
 func TestResidueFindsMod89(t *testing.T) {
 	kernel := planted{op: spec.OpAttnDecode, bad: func(n int) bool { return n%89 == 0 }}
-	r := rand.New(rand.NewSource(1))
+	st := &stream{rng: rand.New(rand.NewSource(1))}
 	const limit = 1000
 	for i := 1; i <= limit; i++ {
-		c := drawCase(r, spec.OpAttnDecode, spec.RelBatchInvariance)
+		c := st.next(spec.OpAttnDecode, spec.RelBatchInvariance)
 		c.Dist, c.Targets = spec.DistNormal, []string{kernel.Info().Name}
 		f, err := Check(context.Background(), c, kernel)
 		if err != nil {
