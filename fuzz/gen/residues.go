@@ -93,7 +93,7 @@ func (r *Residues) Max(dim string) int {
 }
 
 // Coverage returns the fraction of the residue classes mod m that
-// dimension dim reached: |{v % m : v seen}| / m.
+// dimension dim reached (m >= 1): |{v % m : v seen}| / m.
 func (r *Residues) Coverage(dim string, m int) float64 {
 	classes := make([]bool, m)
 	n := 0
