@@ -95,7 +95,7 @@ func (s Stats) CasesPerSecond() float64 {
 type pairState struct {
 	target.Pair
 	mu        sync.Mutex
-	rng       *rand.Rand
+	stream    stream        // its cases (with Reshape, only stream.rng)
 	spent     time.Duration // wall time of its cases, for fair scheduling
 	cases     int64
 	retired   bool // a finding was made: no more cases
@@ -236,7 +236,7 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 			inv = inv && t.Info().Invariant
 		}
 		seed := int64(splitmix(c.Seed ^ splitmix(uint64(i)+1)))
-		out = append(out, &pairState{Pair: p, rng: rand.New(rand.NewSource(seed)), invariant: inv})
+		out = append(out, &pairState{Pair: p, stream: stream{rng: rand.New(rand.NewSource(seed))}, invariant: inv})
 	}
 	if len(out) == 0 {
 		return nil, ErrNoPairs

@@ -14,14 +14,53 @@ import (
 // one draw in BigEvery takes one of gen's medium or big cases (more than
 // gen.SmallWork: hundreds or thousands of rows with a hidden size past 256,
 // long KV caches) of up to BigCost, so the thresholds that only large
-// batches cross are reached every few seconds.
+// batches cross are reached every few seconds. One small draw in
+// ResidueEvery (two for attn_prefill) is followed by a residue case
+// (stream, gen.Residue): batch dimensions over their whole range at cheap
+// inner sizes, so that every residue class mod m <= 128 of every batch
+// dimension is reached within 10^4 cases (docs/detection.md).
 const (
-	SmallCost = 1 << 20
-	BigCost   = 1 << 23
-	BigEvery  = 10
+	SmallCost    = 1 << 20
+	BigCost      = 1 << 23
+	BigEvery     = 10
+	ResidueEvery = 9
 )
 
-// drawCase draws from gen.Case: a small draw takes the first case with
+// stream is one pair's sequence of cases, drawn from rng: drawSized's
+// draws in order, each small draw that ResidueDraw picks followed by its
+// gen.Residue rewrite. The residue cases come in addition, and the seed
+// of the draw picks them (it is uniform and already drawn), so a campaign
+// seed draws every case it drew without them, in the same order: no
+// finding is lost, it comes at most one case in nine later.
+type stream struct {
+	rng  *rand.Rand
+	owed *spec.Case // the residue case of the last draw, not yet returned
+}
+
+// next returns the stream's next case of op under relation.
+func (s *stream) next(op spec.Op, relation string) spec.Case {
+	if c := s.owed; c != nil {
+		s.owed = nil
+		return *c
+	}
+	c, big := drawSized(s.rng, op, relation)
+	if !big && ResidueDraw(c) {
+		rc := gen.Residue(c)
+		s.owed = &rc
+	}
+	return c
+}
+
+// ResidueDraw reports whether the campaign follows small draw c with its
+// residue case (gen.Residue): seed % ResidueEvery == 0, and for attn_prefill also == 1
+// (gen.Residue sweeps either its sequences or its length, so each of the
+// two gets the share the other ops' batch dimensions get).
+func ResidueDraw(c spec.Case) bool {
+	k := c.Seed % ResidueEvery
+	return k == 0 || k == 1 && c.Op == spec.OpAttnPrefill
+}
+
+// drawSized draws from gen.Case: a small draw takes the first case with
 // CaseCost <= SmallCost (of at most 64); a big draw (one in BigEvery)
 // collects up to 8 of gen's medium or big cases (gen.Work > gen.SmallWork)
 // with CaseCost <= BigCost (of at most 512 draws) and takes the most
@@ -29,8 +68,8 @@ const (
 // row size, while dispatch thresholds want both large at once (256 tokens
 // of a 1024-wide RMSNorm, 132 requests of a 65-token KV cache). When
 // nothing fits, the cheapest case drawn. The shapes keep gen's bias; only
-// their cost is bounded.
-func drawCase(r *rand.Rand, op spec.Op, relation string) spec.Case {
+// their cost is bounded. big says which draw it was.
+func drawSized(r *rand.Rand, op spec.Op, relation string) (spec.Case, bool) {
 	small := int64(SmallCost)
 	if op == spec.OpAttnPrefill {
 		small *= 8
@@ -42,7 +81,7 @@ func drawCase(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		c := gen.Case(r, op, relation)
 		cost := CaseCost(c)
 		if !big && cost <= small {
-			return c
+			return c, false
 		}
 		if big && cost <= BigCost && gen.Work(c) > gen.SmallWork {
 			if b := balance(c); b > bestBal {
@@ -57,9 +96,9 @@ func drawCase(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		}
 	}
 	if found > 0 {
-		return best
+		return best, big
 	}
-	return cheap
+	return cheap, big
 }
 
 // balance is min(batch size, row size) of a case: the batch size is the

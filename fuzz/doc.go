@@ -14,7 +14,9 @@
 //     swept with fuzz/driftmap over SweepValues).
 //   - pairs.go: which relation runs on which target(s); campaign.go the
 //     campaign's options and pairs, runner.go the loop that runs them,
-//     cost.go the cost model that bounds each drawn case.
+//     cost.go the cost model that bounds each drawn case and a pair's
+//     stream of cases, a share of them followed by residue cases
+//     (gen.Residue: every class mod m <= 128 of every batch dimension).
 //   - boundary_inputs.go: cases with dist "boundary" get values the oracle
 //     nudges onto output rounding midpoints (fuzz/boundary).
 //   - shard.go: --shard i/n splits each pair's case stream (draw k goes to

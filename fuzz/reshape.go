@@ -8,13 +8,13 @@ import (
 )
 
 // draw returns the next case of pair p that the campaign's shard owns:
-// drawCase's, or with Reshape set, drawReshaped's.
+// its stream's, or with Reshape set, drawReshaped's.
 func (c *Campaign) draw(p *pairState) spec.Case {
 	if c.Reshape == nil {
-		return c.Shard.draw(p.rng, p.Op, p.Relation, &p.drawn)
+		return c.Shard.draw(&p.stream, p.Op, p.Relation, &p.drawn)
 	}
 	for {
-		k := drawReshaped(p.rng, p.Op, p.Relation, c.Reshape)
+		k := drawReshaped(p.stream.rng, p.Op, p.Relation, c.Reshape)
 		n := p.drawn
 		p.drawn++
 		if c.Shard.Owns(n) {

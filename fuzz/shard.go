@@ -2,7 +2,6 @@ package fuzz
 
 import (
 	"fmt"
-	"math/rand"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,11 +63,11 @@ func (s Shard) Budget(m int64) int64 {
 }
 
 // draw returns the next case of the pair's stream that the shard owns:
-// it draws with drawCase from r, counting draws in *drawn, until
-// Owns(*drawn) held for the draw taken.
-func (s Shard) draw(r *rand.Rand, op spec.Op, relation string, drawn *int64) spec.Case {
+// it takes st's cases, counting them in *drawn, until Owns(*drawn) held
+// for the case taken.
+func (s Shard) draw(st *stream, op spec.Op, relation string, drawn *int64) spec.Case {
 	for {
-		c := drawCase(r, op, relation)
+		c := st.next(op, relation)
 		k := *drawn
 		*drawn++
 		if s.Owns(k) {

@@ -73,18 +73,18 @@ func TestShardStreamUnion(t *testing.T) {
 			seed := int64(splitmix(uint64(len(op)) ^ uint64(len(rel))))
 			var full []spec.Case
 			var drawn int64
-			r := rand.New(rand.NewSource(seed))
+			st := &stream{rng: rand.New(rand.NewSource(seed))}
 			for k := 0; k < m; k++ {
-				full = append(full, Shard{}.draw(r, op, rel, &drawn))
+				full = append(full, Shard{}.draw(st, op, rel, &drawn))
 			}
 			for n := 2; n <= 4; n++ {
 				seen := make([]int, m)
 				for i := 0; i < n; i++ {
 					s := Shard{i, n}
-					r := rand.New(rand.NewSource(seed))
+					st := &stream{rng: rand.New(rand.NewSource(seed))}
 					var drawn int64
 					for j := int64(0); j < s.Budget(m); j++ {
-						c := s.draw(r, op, rel, &drawn)
+						c := s.draw(st, op, rel, &drawn)
 						k := i + int(j)*n
 						if !reflect.DeepEqual(c, full[k]) {
 							t.Fatalf("%s/%s shard %v: case %d is not draw %d of the unsharded stream", op, rel, s, j, k)

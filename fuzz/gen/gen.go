@@ -6,6 +6,10 @@
 // Case is the deterministic draw; Gen wraps it as a gopter generator whose
 // shrinker (Shrinker) keeps the case valid, because gopter's Map and
 // FlatMap would drop the shrinkers of the parts.
+//
+// Residue rewrites a case so that its batch dimensions reach every residue
+// class mod m <= 128 (a campaign follows a share of its draws with one),
+// and Residues measures which classes a stream of cases reached.
 package gen
 
 import (

@@ -69,12 +69,33 @@ func RelationFor(model string) (string, error) {
 	return "", fmt.Errorf("%s is not a drift model (it expects no relation to find it)", model)
 }
 
-// draw is the campaign's draw (fuzz's drawCase): one draw in
-// fuzz.BigEvery is big, the first of at most 64 gen.Case draws with
-// gen.Work > gen.SmallWork and fuzz.CaseCost <= fuzz.BigCost; the others
-// take the first with CaseCost <= fuzz.SmallCost (8x for prefill); when
-// none fits, the cheapest case drawn.
-func draw(r *rand.Rand, op spec.Op, relation string) spec.Case {
+// stream mirrors the campaign's stream of a pair's cases: drawSized's
+// draws, each small one that fuzz.ResidueDraw picks followed by its
+// gen.Residue rewrite.
+type stream struct {
+	rng  *rand.Rand
+	owed *spec.Case
+}
+
+func (s *stream) next(op spec.Op, relation string) spec.Case {
+	if c := s.owed; c != nil {
+		s.owed = nil
+		return *c
+	}
+	c, big := drawSized(s.rng, op, relation)
+	if !big && fuzz.ResidueDraw(c) {
+		rc := gen.Residue(c)
+		s.owed = &rc
+	}
+	return c
+}
+
+// drawSized is the campaign's draw (fuzz's): one draw in fuzz.BigEvery
+// is big, the first of at most 64 gen.Case draws with gen.Work >
+// gen.SmallWork and fuzz.CaseCost <= fuzz.BigCost; the others take the
+// first with CaseCost <= fuzz.SmallCost (8x for prefill); when none fits,
+// the cheapest case drawn. big says which draw it was.
+func drawSized(r *rand.Rand, op spec.Op, relation string) (spec.Case, bool) {
 	small := int64(fuzz.SmallCost)
 	if op == spec.OpAttnPrefill {
 		small *= 8
@@ -86,21 +107,21 @@ func draw(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		c := gen.Case(r, op, relation)
 		cost := fuzz.CaseCost(c)
 		if !big && cost <= small || big && cost <= fuzz.BigCost && gen.Work(c) > gen.SmallWork {
-			return c
+			return c, big
 		}
 		if cheapCost < 0 || cost < cheapCost {
 			cheap, cheapCost = c, cost
 		}
 	}
-	return cheap
+	return cheap, big
 }
 
 // Measure draws cases of the model's op under the relation as the
-// campaign does (draw), forces Dist and Out, and runs fuzz.Check on
+// campaign does (stream), forces Dist and Out, and runs fuzz.Check on
 // each until one gives a finding or MaxCases have run:
 //
 //	for n := 1; n <= MaxCases; n++ {
-//		c := draw(); c.Dist, c.Out = Dist, Out; c.Compare = Out (logprob)
+//		c := next case; c.Dist, c.Out = Dist, Out; c.Compare = Out (logprob)
 //		if Check(c) finds: return {Found, n, elapsed}
 //	}
 func Measure(ctx context.Context, o Options) (Run, error) {
@@ -128,13 +149,13 @@ func Measure(ctx context.Context, o Options) (Run, error) {
 	if !o.Taps {
 		ctx = fuzz.WithoutTaps(ctx)
 	}
-	r := rand.New(rand.NewSource(int64(o.Seed)))
+	st := &stream{rng: rand.New(rand.NewSource(int64(o.Seed)))}
 	start := time.Now()
 	for n := 1; n <= maxCases; n++ {
 		if err := ctx.Err(); err != nil {
 			return Run{Cases: n - 1, Elapsed: time.Since(start)}, err
 		}
-		c := draw(r, op, rel)
+		c := st.next(op, rel)
 		c.Dist, c.Out = dist, out
 		if op == spec.OpLogProb {
 			c.Compare = out
