@@ -71,20 +71,19 @@ const (
 	cells    = 1 << cellBits
 )
 
-// normal is N(u): the inverse-CDF sampler of the package comment.
+// normal is N(u): the inverse-CDF sampler of the package comment. w = u<<1
+// drops the sign, so clz64(w) is clz64(r)-1 and w << (e+1) is r << (e+2);
+// |z| >= 0 always, so setting the sign bit is negation.
 func normal(u uint64) float64 {
-	r := u &^ (1 << 63)
-	e := min(bits.LeadingZeros64(r)-1, octaves-1)
-	f := r << uint(e+2)
+	w := u << 1
+	e := min(uint(bits.LeadingZeros64(w)), octaves-1)
+	f := w << (e + 1)
 	q := &quantiles[e]
 	j := f >> (64 - cellBits)
-	t := float64(f<<cellBits>>11) * 0x1p-53
+	t := float64(int64(f<<cellBits>>11)) * 0x1p-53
 	a := q[j]
 	z := a + float64(t*float64(q[j+1]-a))
-	if int64(u) < 0 {
-		return -z
-	}
-	return z
+	return math.Float64frombits(math.Float64bits(z) | u&(1<<63))
 }
 
 // Tensor is one input tensor of a seeded case under generator version 2.
@@ -217,14 +216,14 @@ func heavy(n, a, b, c float64) float64 {
 
 // subnormal is (2u - 1)·tiny for u = (h>>11)·2^-53.
 func subnormal(h uint64, tiny float64) float64 {
-	u := float64(h>>11) * 0x1p-53
+	u := float64(int64(h>>11)) * 0x1p-53
 	return float64(float64(u*2)-1) * tiny
 }
 
 // nearOverflow is ±(0.25 + 0.75u)·big for u = ((h<<1)>>11)·2^-53, negative
 // when bit 63 of h is set.
 func nearOverflow(h uint64, big float64) float64 {
-	u := float64(h<<1>>11) * 0x1p-53
+	u := float64(int64(h<<1>>11)) * 0x1p-53
 	v := float64(0.25+float64(0.75*u)) * big
 	if int64(h) < 0 {
 		return -v
