@@ -207,8 +207,8 @@ func budget(c spec.Case, counts ...int) error {
 // Inputs derives the batch of case c from its seed (or its explicit Data)
 // by the case's generator version (GenVersion 2: package fuzz/values; 1,
 // or 0 for a case that does not say, fillRow): the same case gives the
-// same bits on every machine. Shape errors and
-// cases over the memory budget are errors, never panics.
+// same bits on every machine. Shape errors and cases over the memory
+// budget are errors, never panics.
 func Inputs(c spec.Case) (*target.Batch, error) {
 	in, err := oracle.ParseDType(string(c.In))
 	if err != nil {
