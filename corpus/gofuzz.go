@@ -227,8 +227,7 @@ var ErrNotNative = errors.New("the case cannot be written in the native fuzz byt
 // native target runs its own target sets, so the case's targets are not
 // carried, and neither are fields nothing reads (nativeFields); a case
 // whose other fields do not survive native.Encode and native.Decode
-// (explicit data, another generator version than spec.GeneratorVersion, a
-// shape over the native targets' limits) is refused with
+// (explicit data, a shape over the native targets' limits) is refused with
 // ErrNotNative. The file is written atomically; its path is
 // returned.
 func ExportGoFuzz(f *File, root string) (string, error) {
@@ -239,9 +238,6 @@ func ExportGoFuzz(f *File, root string) (string, error) {
 	}
 	if c.Data != nil {
 		return "", fmt.Errorf("%w: explicit data", ErrNotNative)
-	}
-	if c.GenVersion != spec.GeneratorVersion {
-		return "", fmt.Errorf("%w: generator version %d (native seeds draw with this build's, %d)", ErrNotNative, c.GenVersion, spec.GeneratorVersion)
 	}
 	back, err := native.Decode(c.Op, c.Relation, native.Encode(c))
 	if err != nil {
