@@ -133,16 +133,19 @@ func (t Tensor) Row(dst []float32, key uint64) error {
 		}
 		return nil
 	case codeSignedZero:
+		// the normal value is drawn for every column and then selected, so
+		// that the class (random) costs no mispredicted branch
 		for i := range dst {
 			k := 2 * uint64(i)
-			switch draw(s, k) % 3 {
-			case 0:
-				dst[i] = 0
-			case 1:
-				dst[i] = float32(math.Copysign(0, -1))
-			default:
-				dst[i] = float32(normal(draw(s, k+1)) * sc)
+			cls := draw(s, k) % 3
+			b := math.Float32bits(float32(normal(draw(s, k+1)) * sc))
+			if cls == 0 {
+				b = 0
 			}
+			if cls == 1 {
+				b = 1 << 31 // -0
+			}
+			dst[i] = math.Float32frombits(b)
 		}
 	case codeSubnormal:
 		tiny := float64(oracle.SmallestNormal(t.DType))
