@@ -62,16 +62,23 @@ func (d *Device) Generate(t values.Tensor, keys RowKeys, r0, r1, cols int) (*Gen
 		if g.buf, err = d.pool.get(rows * cols * dsize(t.DType)); err != nil {
 			return err
 		}
-		const block = 256
-		grid := min((rows*cols+block-1)/block, 32*max(d.sms, 1))
-		return d.launch("gen_values", grid, 1, block, ptrArg(g.buf), arg(t.Seed), arg(t.ID), arg(code), arg(t.DType),
-			math.Float64bits(t.Scale), arg(r0), arg(rows), arg(cols), arg(keys.Base), arg(keys.SeqLen))
+		return d.launchGen(g.buf, t, code, keys, r0, rows, cols)
 	})
 	if err != nil {
 		g.Release()
 		return nil, fmt.Errorf("gpu: generate %s %s rows [%d, %d): %w", t.Dist, t.DType, r0, r1, err)
 	}
 	return g, nil
+}
+
+// launchGen queues gen_values for rows [r0, r0+rows) of t into out (under
+// do): blocks of 256 threads, a grid-stride loop over at most 32 blocks
+// per multiprocessor.
+func (d *Device) launchGen(out *buffer, t values.Tensor, code int, keys RowKeys, r0, rows, cols int) error {
+	const block = 256
+	grid := min((rows*cols+block-1)/block, 32*max(d.sms, 1))
+	return d.launch("gen_values", grid, 1, block, ptrArg(out), arg(t.Seed), arg(t.ID), arg(code), arg(t.DType),
+		math.Float64bits(t.Scale), arg(r0), arg(rows), arg(cols), arg(keys.Base), arg(keys.SeqLen))
 }
 
 // Bits waits for the generation and copies the values back: element i is
