@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -24,15 +25,15 @@ func splitmix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// tensor ids, part of the generator's contract (GeneratorVersion).
+// tensor ids, part of the generator's contract (both versions).
 const (
-	tensorX uint64 = iota + 1
-	tensorW
-	tensorLogits
-	tensorTargets
-	tensorQ
-	tensorK
-	tensorV
+	tensorX       = values.TensorX
+	tensorW       = values.TensorW
+	tensorLogits  = values.TensorLogits
+	tensorTargets = values.TensorTargets
+	tensorQ       = values.TensorQ
+	tensorK       = values.TensorK
+	tensorV       = values.TensorV
 )
 
 func newRowRNG(seed, tensor, row uint64) *rowRNG {
@@ -116,14 +117,20 @@ func fillRow(dst []float32, dist spec.Dist, dt oracle.DType, scale float64, r *r
 }
 
 // fill generates rows x cols values of tensor id for rows [0, rows): row i
-// from newRowRNG(seed, tensor, rowKey(i)). Rows are independent, so large
-// tensors fill on GOMAXPROCS goroutines with the same bits.
+// is the row with key rowKey(i) (i when rowKey is nil) of generator version
+// 2 (package fuzz/values) or, for cases of version 1, fillRow's from
+// newRowRNG(seed, tensor, key). Rows are independent, so large tensors
+// fill on GOMAXPROCS goroutines with the same bits.
 func fill(c spec.Case, tensor uint64, dist spec.Dist, dt oracle.DType, scale float64, rows, cols int, rowKey func(i int) uint64) ([]float32, error) {
 	out := make([]float32, rows*cols)
+	v2 := values.Tensor{Seed: c.Seed, ID: tensor, Dist: dist, DType: dt, Scale: scale}
 	row := func(i int) error {
 		key := uint64(i)
 		if rowKey != nil {
 			key = rowKey(i)
+		}
+		if c.GenVersion == 2 {
+			return v2.Row(out[i*cols:(i+1)*cols], key)
 		}
 		return fillRow(out[i*cols:(i+1)*cols], dist, dt, scale, newRowRNG(c.Seed, tensor, key))
 	}
@@ -197,9 +204,11 @@ func budget(c spec.Case, counts ...int) error {
 	return nil
 }
 
-// Inputs derives the batch of case c from its seed (or its explicit Data):
-// the same case gives the same bits on every machine. Shape errors and
-// cases over the memory budget are errors, never panics.
+// Inputs derives the batch of case c from its seed (or its explicit Data)
+// by the case's generator version (GenVersion 2: package fuzz/values; 1,
+// or 0 for a case that does not say, fillRow): the same case gives the
+// same bits on every machine. Shape errors and cases over the memory
+// budget are errors, never panics.
 func Inputs(c spec.Case) (*target.Batch, error) {
 	in, err := oracle.ParseDType(string(c.In))
 	if err != nil {
@@ -212,8 +221,8 @@ func Inputs(c spec.Case) (*target.Batch, error) {
 	if c.Data != nil {
 		return explicitInputs(c, in, out)
 	}
-	if c.GenVersion != 0 && c.GenVersion != spec.GeneratorVersion {
-		return nil, fmt.Errorf("case made by generator version %d, this build has %d: only cases with explicit data replay across generator versions", c.GenVersion, spec.GeneratorVersion)
+	if c.GenVersion < 0 || c.GenVersion > spec.GeneratorVersion {
+		return nil, fmt.Errorf("case made by generator version %d, this build has versions 1 to %d: only cases with explicit data replay across generator versions", c.GenVersion, spec.GeneratorVersion)
 	}
 	s := c.Shape
 	b := &target.Batch{Op: c.Op, In: in, Out: out}

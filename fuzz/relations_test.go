@@ -164,6 +164,12 @@ func rmsCase(rel string, target string, rows, hidden int, p spec.RelParams) spec
 	return c
 }
 
+// genV1 is c drawn by generator version 1.
+func genV1(c spec.Case) spec.Case {
+	c.GenVersion = 1
+	return c
+}
+
 func TestRelations(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -178,7 +184,8 @@ func TestRelations(t *testing.T) {
 		{"zero filler does not leak", rmsCase(spec.RelPadding, "test-leaky-nan", 5, 64, spec.RelParams{Pad: 9, Filler: "zeros"}), "", ""},
 		{"determinism", rmsCase(spec.RelDeterminism, "test-nondeterministic", 3, 64, spec.RelParams{}), "mismatch", "second call"},
 		{"crash", rmsCase(spec.RelBatchInvariance, "test-crash", 3, 64, spec.RelParams{}), "crash", "crashed"},
-		{"te mod32 in a batch of 32", rmsCase(spec.RelBatchInvariance, "drift-rmsnorm-te-mod32", 3, 64, spec.RelParams{Batch: 32, Position: 31}), "mismatch", "a batch of 32 with item 0 at position 31"},
+		// generator version 1's draw of seed 7 shows the mod-32 path change in bf16 outputs (most draws of 3 x 64 do not)
+		{"te mod32 in a batch of 32", genV1(rmsCase(spec.RelBatchInvariance, "drift-rmsnorm-te-mod32", 3, 64, spec.RelParams{Batch: 32, Position: 31})), "mismatch", "a batch of 32 with item 0 at position 31"},
 		{"te mod32 in a batch of 33", rmsCase(spec.RelBatchInvariance, "drift-rmsnorm-te-mod32", 3, 64, spec.RelParams{Batch: 33, Position: 31}), "", ""},
 		{"device outputs", rmsCase(spec.RelBatchInvariance, "test-device", 6, 64, spec.RelParams{Row: 2, Batch: 7, Position: 6, PermSeed: 1}), "", ""},
 	}

@@ -65,6 +65,7 @@ var kernels = map[string][]string{
 	"attention": {"prefill", "decode_split", "decode_combine"},
 	"compare":   {"compare_rows"},
 	"gemm":      {"gemm"},
+	"gen":       {"gen_values"},
 	"logprob":   {"logprob"},
 	"probe":     {"probe_max", "probe_explog", "probe_convert"},
 	"rmsnorm":   {"rmsnorm"},

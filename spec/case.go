@@ -4,9 +4,13 @@ package spec
 const CaseVersion = 1
 
 // GeneratorVersion names the input-value derivation (PRNG and value
-// distributions) that turns a Case's Seed into tensors. A case recorded by
-// another generator version replays from its explicit Data only.
-const GeneratorVersion = 1
+// distributions) that turns a Case's Seed into tensors, the one new cases
+// record. Version 2 (package fuzz/values) is counter-based and exact, so a
+// GPU computes the same bits; version 1 (splitmix64 streams and
+// Box-Muller) still replays the cases it recorded, and a case without
+// gen_version (0) is version 1. A case of a later version replays from its
+// explicit Data only.
+const GeneratorVersion = 2
 
 // Op names a mathematical operation with a row contract.
 type Op string

@@ -37,7 +37,7 @@ import (
 //	batch_invariance  batch, position (mod batch), row (mod rows), perm_seed
 //	padding           pad, filler
 //	logprob_parity    mask
-//	(every relation)  seed
+//	(every relation)  seed, generator
 //
 // with
 //
@@ -62,6 +62,10 @@ import (
 //	                   m0 = g0, m(i) = m(i-1) + 1 + g(i); positions past the
 //	                   rows are dropped
 //	perm_seed, seed    v itself
+//	generator          v mod (spec.GeneratorVersion+1), 0 read as
+//	                   spec.GeneratorVersion: the generator version that
+//	                   draws the values (older seed files, which end at the
+//	                   seed, draw with this build's)
 //
 // Targets and explicit Data are not part of the format (the caller names
 // the targets; explicit cases replay from their case files). Integers are
@@ -218,6 +222,9 @@ func Decode(op spec.Op, relation string, data []byte) (spec.Case, error) {
 		}
 	}
 	c.Seed = r.next()
+	if v := int(r.next() % (spec.GeneratorVersion + 1)); v > 0 {
+		c.GenVersion = v
+	}
 	if err := gen.Valid(c); err != nil {
 		return c, fmt.Errorf("decode %d bytes: %w", len(data), err)
 	}
@@ -322,5 +329,8 @@ func Encode(c spec.Case) []byte {
 		}
 	}
 	w.put(c.Seed)
+	if c.GenVersion != spec.GeneratorVersion {
+		w.put(uint64(max(c.GenVersion, 1))) // 0 is version 1 (spec.GeneratorVersion)
+	}
 	return w.bytes()
 }

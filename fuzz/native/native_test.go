@@ -317,6 +317,9 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		for _, rel := range spec.Relations {
 			for i := 0; i < 200; i++ {
 				c := gen.Case(r, op, rel)
+				if i%2 == 1 {
+					c.GenVersion = 1 // an older generator's case keeps its version
+				}
 				got, err := Decode(op, rel, Encode(c))
 				if err != nil {
 					t.Fatalf("%s/%s: decode of %+v: %v", op, rel, c, err)

@@ -56,7 +56,7 @@ func (g Gen) Case(seed uint64) spec.Case {
 		Eps:        []float32{1e-5, 1e-6}[r.intn(2)],
 		Dist:       spec.DistNormal,
 		Seed:       seed,
-		GenVersion: spec.GeneratorVersion,
+		GenVersion: GenVersion,
 	}
 	if r.intn(4) == 0 {
 		c.Rel.Pad = 128

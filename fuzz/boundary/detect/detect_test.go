@@ -17,8 +17,9 @@ import (
 // docs/detection.md, so a change that makes the nudge (or a relation)
 // weaker fails here. drift-rmsnorm-vllm-256 drifts only at rows >= 256
 // with hidden > 256, which only the campaign's big draws reach, so its
-// measured runs take 51 to 2449 cases (1 to 67 s); it is held to seed 2
-// here and to a fixed straddling case in TestVLLMFixedCase.
+// measured runs take 210 to 1146 cases with generator version 2 (51 to 2449
+// with version 1; 1 to 83 s); it is held to seed 2 (210) here and to a
+// fixed straddling case in TestVLLMFixedCase.
 // drift-logprob-train-bf16 is a comparison misuse that exists only when
 // log-probs are compared in fp32, so a bf16 comparison cannot find it (by
 // design); package fuzz's conformance suite holds it.
@@ -30,7 +31,7 @@ var budgets = []struct {
 	{"drift-rmsnorm-te-mod32", spec.RelBatchInvariance, []uint64{1, 2, 3}, 60},
 	{"drift-gemm-splitk-by-m", spec.RelBatchInvariance, []uint64{1, 2, 3}, 60},
 	{"drift-order-logprob-rows132", spec.RelBatchInvariance, []uint64{1}, 200},
-	{"drift-rmsnorm-vllm-256", spec.RelBatchInvariance, []uint64{2}, 200},
+	{"drift-rmsnorm-vllm-256", spec.RelBatchInvariance, []uint64{2}, 500},
 	{"drift-decode-splits-by-batch", spec.RelOracleParity, []uint64{1, 2, 3}, 60},
 	{"drift-attn-tile48", spec.RelPathParity, []uint64{1, 2, 3}, 400},
 	{"drift-logprob-zerofill", spec.RelLogProbParity, []uint64{1, 2, 3}, 20},
