@@ -50,8 +50,8 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 	if s.GenVersion == 0 {
 		s.GenVersion = spec.GeneratorVersion
 	}
-	if s.GenVersion != spec.GeneratorVersion {
-		return bad("scan made with generator version %d, this build has %d", s.GenVersion, spec.GeneratorVersion)
+	if s.GenVersion < 1 || s.GenVersion > spec.GeneratorVersion {
+		return bad("scan made with generator version %d, this build has versions 1 to %d", s.GenVersion, spec.GeneratorVersion)
 	}
 	if len(s.Dists) == 0 {
 		s.Dists = slices.Clone(DefaultDists)
