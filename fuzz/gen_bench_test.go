@@ -53,14 +53,14 @@ func BenchmarkGen(b *testing.B) {
 //
 //	go test -run - -bench CampaignCases -benchtime 4x -cpu 1 ./fuzz/
 func BenchmarkCampaignCases(b *testing.B) {
-	r := rand.New(rand.NewSource(1))
+	st := &stream{rng: rand.New(rand.NewSource(1))}
 	var cases []spec.Case
 	for _, p := range Pairs() {
 		if p.Expect {
 			continue
 		}
 		for range 8 {
-			c := drawCase(r, p.Op, p.Relation)
+			c := st.next(p.Op, p.Relation)
 			c.Targets = p.Targets
 			cases = append(cases, c)
 		}

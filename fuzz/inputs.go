@@ -227,49 +227,10 @@ func Inputs(c spec.Case) (*target.Batch, error) {
 	s := c.Shape
 	b := &target.Batch{Op: c.Op, In: in, Out: out}
 	switch c.Op {
-	case spec.OpRMSNorm:
-		if err := firstErr(positive("rows", s.Rows), positive("hidden", s.Hidden), budget(c, elems(s.Rows, s.Hidden), s.Hidden)); err != nil {
+	case spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb:
+		if err := tokenInputs(c, b, nil, false, nil); err != nil {
 			return nil, err
 		}
-		x, err := fill(c, tensorX, c.Dist, in, 1, s.Rows, s.Hidden, nil)
-		if err != nil {
-			return nil, err
-		}
-		w, err := fill(c, tensorW, spec.DistNormal, in, 0.25, 1, s.Hidden, nil)
-		if err != nil {
-			return nil, err
-		}
-		for i := range w {
-			w[i] = oracle.Round(in, 1+w[i])
-		}
-		b.RMSNorm = &oracle.RMSNormInput{X: x, W: w, Rows: s.Rows, Hidden: s.Hidden, Eps: c.Eps, Out: out}
-	case spec.OpGEMM:
-		if err := firstErr(positive("rows", s.Rows), positive("hidden (K)", s.Hidden), positive("n", s.N),
-			budget(c, elems(s.Rows, s.Hidden), elems(s.Hidden, s.N), elems(s.Rows, s.N))); err != nil {
-			return nil, err
-		}
-		x, err := fill(c, tensorX, c.Dist, in, 1, s.Rows, s.Hidden, nil)
-		if err != nil {
-			return nil, err
-		}
-		w, err := fill(c, tensorW, spec.DistNormal, in, 1/math.Sqrt(float64(s.Hidden)), s.Hidden, s.N, nil)
-		if err != nil {
-			return nil, err
-		}
-		b.GEMM = &oracle.GEMMInput{X: x, W: w, M: s.Rows, K: s.Hidden, N: s.N, Out: out}
-	case spec.OpLogProb:
-		if err := firstErr(positive("rows", s.Rows), positive("vocab", s.Vocab), budget(c, elems(s.Rows, s.Vocab))); err != nil {
-			return nil, err
-		}
-		x, err := fill(c, tensorLogits, c.Dist, in, 3, s.Rows, s.Vocab, nil)
-		if err != nil {
-			return nil, err
-		}
-		t := make([]int32, s.Rows)
-		for i := range t {
-			t[i] = int32(newRowRNG(c.Seed, tensorTargets, uint64(i)).next() % uint64(s.Vocab))
-		}
-		b.LogProb = &oracle.LogProbInput{Logits: x, Targets: t, Rows: s.Rows, Vocab: s.Vocab}
 	case spec.OpAttnPrefill:
 		if err := firstErr(positive("seqs", s.Seqs), positive("seq_len", s.SeqLen), positive("heads", s.Heads),
 			positive("kv_heads", s.KVHeads), positive("head_dim", s.HeadDim)); err != nil {

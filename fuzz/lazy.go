@@ -32,26 +32,24 @@ var lazyOps = map[spec.Op]bool{spec.OpRMSNorm: true, spec.OpGEMM: true, spec.OpL
 // lazy when the relation allows it and every target generates c's values,
 // else Inputs(c).
 func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, error) {
-	if !lazyRelations[rel.Name()] || !lazyOps[c.Op] || c.Data != nil {
+	if !lazyRelations[rel.Name()] || !lazyOps[c.Op] || c.Data != nil || c.Dist == spec.DistBoundary {
 		return Inputs(c)
 	}
-	src := &target.Source{Case: c}
+	src := &target.Source{Case: c, Tensor: itemTensor(c)}
 	for _, t := range ts {
 		g, ok := t.(target.Generator)
 		if !ok || !g.Generates(src) {
 			return Inputs(c)
 		}
 	}
-	b, err := sizesOf(c, caseItems(c))
-	if err != nil {
-		return nil, err
-	}
-	return target.NewLazy(b, src, materialize), nil
+	return lazyBatch(src, caseItems(c), nil)
 }
 
-// sizesOf returns a batch of n items of case c with sizes only (no values),
-// after the checks Inputs makes of the shape and the memory budget.
-func sizesOf(c spec.Case, n int) (*target.Batch, error) {
+// lazyBatch returns a lazy batch of n items from src: sizes and shared
+// tensors set (like's, when not nil), the per-item tensor left to the
+// target or to Materialize.
+func lazyBatch(src *target.Source, n int, like *target.Batch) (*target.Batch, error) {
+	c := src.Case
 	in, err := oracle.ParseDType(string(c.In))
 	if err != nil {
 		return nil, fmt.Errorf("case input dtype: %w", err)
@@ -60,57 +58,39 @@ func sizesOf(c spec.Case, n int) (*target.Batch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("case output dtype: %w", err)
 	}
-	s := c.Shape
 	b := &target.Batch{Op: c.Op, In: in, Out: out}
-	switch c.Op {
-	case spec.OpRMSNorm:
-		if err := firstErr(positive("rows", n), positive("hidden", s.Hidden), budget(c, elems(n, s.Hidden), s.Hidden)); err != nil {
-			return nil, err
-		}
-		b.RMSNorm = &oracle.RMSNormInput{Rows: n, Hidden: s.Hidden, Eps: c.Eps, Out: out}
-	case spec.OpGEMM:
-		if err := firstErr(positive("rows", n), positive("hidden (K)", s.Hidden), positive("n", s.N),
-			budget(c, elems(n, s.Hidden), elems(s.Hidden, s.N), elems(n, s.N))); err != nil {
-			return nil, err
-		}
-		b.GEMM = &oracle.GEMMInput{M: n, K: s.Hidden, N: s.N, Out: out}
-	case spec.OpLogProb:
-		if err := firstErr(positive("rows", n), positive("vocab", s.Vocab), budget(c, elems(n, s.Vocab))); err != nil {
-			return nil, err
-		}
-		b.LogProb = &oracle.LogProbInput{Rows: n, Vocab: s.Vocab}
-	default:
-		return nil, fmt.Errorf("lazy batch: op %s: %w", c.Op, target.ErrUnsupported)
+	ids := src.Items
+	if ids == nil {
+		ids = identity(n)
 	}
-	return b, nil
+	if err := tokenInputs(c, b, ids, true, like); err != nil {
+		return nil, err
+	}
+	return target.NewLazy(b, src, materialize), nil
 }
 
-// materialize fills lazy batch b with the values Inputs makes for its
-// source: the case's batch, or the items Source.Items of a batch of
-// max(Items)+1 items.
+// materialize fills the per-item tensor of lazy batch b on the host, by
+// the recipe of its source (tokenInputs): the bits Inputs makes for those
+// items.
 func materialize(b *target.Batch) error {
 	src := b.Source
-	c := src.Case
-	var ids []int
-	if src.Items != nil {
-		ids = src.Items
-		top := 0
-		for _, id := range ids {
-			top = max(top, id)
-		}
-		c = withItems(c, top+1)
-	}
-	full, err := Inputs(c)
-	if err != nil {
+	c, rt := src.Case, src.Tensor
+	n := b.Items()
+	switch b.Op {
+	case spec.OpRMSNorm:
+		x, err := fill(c, rt.ID, rt.Dist, b.In, rt.Scale, n, b.RMSNorm.Hidden, src.Key)
+		b.RMSNorm.X = x
+		return err
+	case spec.OpGEMM:
+		x, err := fill(c, rt.ID, rt.Dist, b.In, rt.Scale, n, b.GEMM.K, src.Key)
+		b.GEMM.X = x
+		return err
+	case spec.OpLogProb:
+		x, err := fill(c, rt.ID, rt.Dist, b.In, rt.Scale, n, b.LogProb.Vocab, src.Key)
+		b.LogProb.Logits = x
 		return err
 	}
-	if ids != nil {
-		if full, err = gather(full, ids); err != nil {
-			return err
-		}
-	}
-	b.RMSNorm, b.GEMM, b.LogProb, b.Prefill, b.Decode = full.RMSNorm, full.GEMM, full.LogProb, full.Prefill, full.Decode
-	return nil
+	return fmt.Errorf("lazy batch: op %s: %w", b.Op, target.ErrUnsupported)
 }
 
 // lazyItems returns a lazy batch whose item i is item ids[i] of lazy batch
@@ -131,11 +111,7 @@ func lazyItems(b *target.Batch, ids []int) (*target.Batch, error) {
 			return nil, fmt.Errorf("lazy batch: item %d of a batch of %d", id, len(src.Items))
 		}
 	}
-	g, err := sizesOf(src.Case, len(ids))
-	if err != nil {
-		return nil, err
-	}
-	return target.NewLazy(g, &target.Source{Case: src.Case, Items: items}, materialize), nil
+	return lazyBatch(&target.Source{Case: src.Case, Items: items, Tensor: src.Tensor}, len(ids), b)
 }
 
 // ready returns b as target t takes it: b itself when it holds values or t

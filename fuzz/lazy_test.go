@@ -101,11 +101,10 @@ func TestLazyBatchesSameVerdicts(t *testing.T) {
 func TestLazyItems(t *testing.T) {
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
 		In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5, Eps: 1e-6, Shape: spec.Shape{Rows: 6, Hidden: 16}}
-	b, err := sizesOf(c, 6)
+	b, err := lazyBatch(&target.Source{Case: c, Tensor: itemTensor(c)}, 6, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = target.NewLazy(b, &target.Source{Case: c}, materialize)
 	g, err := lazyItems(b, []int{4, 9, 0})
 	if err != nil {
 		t.Fatal(err)

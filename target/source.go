@@ -13,15 +13,36 @@ import (
 // (seed, tensor, item), never on the batch around it, so any item can be
 // made alone, on any device).
 //
-// A batch with a Source may be lazy (Lazy): its sizes are set and its value
-// slices are nil until Materialize fills them. A target that makes the
+// A batch with a Source may be lazy (Lazy): its sizes and shared tensors
+// are set and its per-item values are nil until Materialize fills them. A target that makes the
 // values where it computes (a GPU with the device generator: Generator)
 // runs a lazy batch as it is, so a GPU campaign moves nothing but the case
 // and the item numbers to the device; any other target is handed the batch
 // materialized (fuzz does that, in one place).
 type Source struct {
 	Case  spec.Case
-	Items []int // Items[i] is the case's item that item i copies
+	Items []int // Items[i] is the case's item that item i copies; nil: item i
+	// Tensor is the recipe of the per-item tensor a generating target
+	// makes (x of rmsnorm and gemm, log-prob's logits); the tensors the
+	// items share (weights, target ids) are in the batch.
+	Tensor ItemTensor
+}
+
+// ItemTensor is how the case's generator makes a per-item tensor: tensor
+// id ID, distribution Dist, scale Scale, and as a row's key the item
+// number (Source.Items[i] for row i).
+type ItemTensor struct {
+	ID    uint64
+	Dist  spec.Dist
+	Scale float64
+}
+
+// Key returns the generator's row key of item i of a batch from s.
+func (s *Source) Key(i int) uint64 {
+	if s.Items == nil {
+		return uint64(i)
+	}
+	return uint64(s.Items[i])
 }
 
 // Generator is a target that makes a lazy batch's input values itself.

@@ -1,0 +1,114 @@
+package fuzz
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// The token ops (rmsnorm, gemm, logprob) have one row per item: a row of
+// x (or of logits) per token, and tensors every row shares (the weights),
+// or one value per token (log-prob's target id). Their recipe, for the
+// case's generator version:
+//
+//	rmsnorm  x: tensor x, the case's dist, σ 1, row key = item;
+//	         w: tensor w, normal, σ 0.25, row 0, then round(1 + w)
+//	gemm     x: tensor x, the case's dist, σ 1, row key = item;
+//	         W: tensor w, normal, σ 1/sqrt(K), row key = k (K rows of N)
+//	logprob  logits: tensor logits, the case's dist, σ 3, row key = item;
+//	         target of item i: the first draw of version 1's stream of
+//	         (seed, tensor targets, i), mod vocab
+
+// itemTensor returns the recipe of a token op's per-item tensor.
+func itemTensor(c spec.Case) target.ItemTensor {
+	switch c.Op {
+	case spec.OpLogProb:
+		return target.ItemTensor{ID: tensorLogits, Dist: c.Dist, Scale: 3}
+	default:
+		return target.ItemTensor{ID: tensorX, Dist: c.Dist, Scale: 1}
+	}
+}
+
+// tokenInputs sets b's op field for token-op case c with len(ids) items,
+// item i being the case's item ids[i] (nil ids: the case's own rows): the
+// sizes, after the shape and memory-budget checks, the shared weights
+// (like's when like is not nil: a batch of the same case), and, unless
+// lazy, the per-item tensor. Boundary nudging is the caller's.
+func tokenInputs(c spec.Case, b *target.Batch, ids []int, lazy bool, like *target.Batch) error {
+	s := c.Shape
+	n := s.Rows
+	var key func(i int) uint64
+	if ids != nil {
+		n = len(ids)
+		key = func(i int) uint64 { return uint64(ids[i]) }
+	}
+	in := b.In
+	rt := itemTensor(c)
+	items := func(cols int) ([]float32, error) {
+		if lazy {
+			return nil, nil
+		}
+		return fill(c, rt.ID, rt.Dist, in, rt.Scale, n, cols, key)
+	}
+	switch c.Op {
+	case spec.OpRMSNorm:
+		if err := firstErr(positive("rows", n), positive("hidden", s.Hidden), budget(c, elems(n, s.Hidden), s.Hidden)); err != nil {
+			return err
+		}
+		x, err := items(s.Hidden)
+		if err != nil {
+			return err
+		}
+		var w []float32
+		if like != nil {
+			w = like.RMSNorm.W
+		} else if w, err = fill(c, tensorW, spec.DistNormal, in, 0.25, 1, s.Hidden, nil); err != nil {
+			return err
+		}
+		if like == nil {
+			for i := range w {
+				w[i] = oracle.Round(in, 1+w[i])
+			}
+		}
+		b.RMSNorm = &oracle.RMSNormInput{X: x, W: w, Rows: n, Hidden: s.Hidden, Eps: c.Eps, Out: b.Out}
+	case spec.OpGEMM:
+		if err := firstErr(positive("rows", n), positive("hidden (K)", s.Hidden), positive("n", s.N),
+			budget(c, elems(n, s.Hidden), elems(s.Hidden, s.N), elems(n, s.N))); err != nil {
+			return err
+		}
+		x, err := items(s.Hidden)
+		if err != nil {
+			return err
+		}
+		var w []float32
+		if like != nil {
+			w = like.GEMM.W
+		} else if w, err = fill(c, tensorW, spec.DistNormal, in, 1/math.Sqrt(float64(s.Hidden)), s.Hidden, s.N, nil); err != nil {
+			return err
+		}
+		b.GEMM = &oracle.GEMMInput{X: x, W: w, M: n, K: s.Hidden, N: s.N, Out: b.Out}
+	case spec.OpLogProb:
+		if err := firstErr(positive("rows", n), positive("vocab", s.Vocab), budget(c, elems(n, s.Vocab))); err != nil {
+			return err
+		}
+		x, err := items(s.Vocab)
+		if err != nil {
+			return err
+		}
+		t := make([]int32, n)
+		for i := range t {
+			k := uint64(i)
+			if key != nil {
+				k = key(i)
+			}
+			t[i] = int32(newRowRNG(c.Seed, tensorTargets, k).next() % uint64(s.Vocab))
+		}
+		b.LogProb = &oracle.LogProbInput{Logits: x, Targets: t, Rows: n, Vocab: s.Vocab}
+	default:
+		return fmt.Errorf("op %s is not a token op", c.Op)
+	}
+	return nil
+}
