@@ -35,6 +35,15 @@ func (d *Device) uploadInts(vals []int, narrow bool) (*buffer, error) {
 	return d.toDevice(host)
 }
 
+// needItems is need for a batch's per-item tensor, which a lazy batch
+// leaves to the device (itemInput).
+func needItems(b *target.Batch, name string, got, want int) error {
+	if b.Lazy() {
+		return nil
+	}
+	return need(name, got, want)
+}
+
 func need(name string, got, want int) error {
 	if got != want {
 		return fmt.Errorf("%s has %d values, want %d: %w", name, got, want, oracle.ErrShape)
@@ -71,17 +80,17 @@ func (d *Device) Run(b *target.Batch, s oracle.Schedule, rows []int) (*target.Ou
 	case spec.OpRMSNorm:
 		var sch oracle.RMSNormSchedule
 		if sch, err = scheduleOf[oracle.RMSNormSchedule](s); err == nil {
-			run, err = d.rmsnorm(b.RMSNorm, b.In, sch, rows, sel, o, out)
+			run, err = d.rmsnorm(b, b.RMSNorm, b.In, sch, rows, sel, o, out)
 		}
 	case spec.OpGEMM:
 		var sch oracle.GEMMSchedule
 		if sch, err = scheduleOf[oracle.GEMMSchedule](s); err == nil {
-			run, err = d.gemm(b.GEMM, b.In, sch, rows, sel, out)
+			run, err = d.gemm(b, b.GEMM, b.In, sch, rows, sel, out)
 		}
 	case spec.OpLogProb:
 		var sch oracle.LogProbSchedule
 		if sch, err = scheduleOf[oracle.LogProbSchedule](s); err == nil {
-			run, err = d.logprob(b.LogProb, b.In, sch, rows, sel, o, out)
+			run, err = d.logprob(b, b.LogProb, b.In, sch, rows, sel, o, out)
 		}
 	case spec.OpAttnPrefill:
 		var sch oracle.AttentionSchedule
@@ -122,28 +131,25 @@ func (d *Device) rowsel(rows, sel []int) (*buffer, error) {
 	return d.uploadInts(sel, false)
 }
 
-func (d *Device) rmsnorm(in *oracle.RMSNormInput, dt oracle.DType, s oracle.RMSNormSchedule, rows, sel []int, o *target.Output, out *devOut) (func() error, error) {
+func (d *Device) rmsnorm(b *target.Batch, in *oracle.RMSNormInput, dt oracle.DType, s oracle.RMSNormSchedule, rows, sel []int, o *target.Output, out *devOut) (func() error, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if in.Rows < 0 || in.Hidden < 1 {
 		return nil, fmt.Errorf("rows %d hidden %d: %w", in.Rows, in.Hidden, oracle.ErrShape)
 	}
-	if err := firstErr(need("x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
+	if err := firstErr(needItems(b, "x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
 		return nil, err
 	}
 	return func() error {
 		n := len(sel)
-		x, err := d.upload(dt, in.X)
+		x, rs, _, err := d.itemInput(b, in.X, in.Hidden, rows, sel)
 		if err != nil {
 			return err
 		}
 		w, err := d.upload(dt, in.W)
 		if err != nil {
-			return err
-		}
-		rs, err := d.rowsel(rows, sel)
-		if err != nil {
+			d.pool.put(x, rs)
 			return err
 		}
 		defer d.pool.put(x, w, rs)
@@ -183,14 +189,14 @@ func (d *Device) tapsOut(o *target.Output, n int) (*devOut, error) {
 	return taps, nil
 }
 
-func (d *Device) gemm(in *oracle.GEMMInput, dt oracle.DType, s oracle.GEMMSchedule, rows, sel []int, out *devOut) (func() error, error) {
+func (d *Device) gemm(b *target.Batch, in *oracle.GEMMInput, dt oracle.DType, s oracle.GEMMSchedule, rows, sel []int, out *devOut) (func() error, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if in.M < 0 || in.K < 1 || in.N < 1 {
 		return nil, fmt.Errorf("m %d k %d n %d: %w", in.M, in.K, in.N, oracle.ErrShape)
 	}
-	if err := firstErr(need("x", len(in.X), in.M*in.K), need("w", len(in.W), in.K*in.N)); err != nil {
+	if err := firstErr(needItems(b, "x", len(in.X), in.M*in.K), need("w", len(in.W), in.K*in.N)); err != nil {
 		return nil, err
 	}
 	if (in.N+255)/256 > 65535 {
@@ -198,16 +204,13 @@ func (d *Device) gemm(in *oracle.GEMMInput, dt oracle.DType, s oracle.GEMMSchedu
 	}
 	return func() error {
 		n := len(sel)
-		x, err := d.upload(dt, in.X)
+		x, rs, _, err := d.itemInput(b, in.X, in.K, rows, sel)
 		if err != nil {
 			return err
 		}
 		w, err := d.upload(dt, in.W)
 		if err != nil {
-			return err
-		}
-		rs, err := d.rowsel(rows, sel)
-		if err != nil {
+			d.pool.put(x, rs)
 			return err
 		}
 		defer d.pool.put(x, w, rs)
@@ -223,14 +226,14 @@ func (d *Device) gemm(in *oracle.GEMMInput, dt oracle.DType, s oracle.GEMMSchedu
 	}, nil
 }
 
-func (d *Device) logprob(in *oracle.LogProbInput, dt oracle.DType, s oracle.LogProbSchedule, rows, sel []int, o *target.Output, out *devOut) (func() error, error) {
+func (d *Device) logprob(b *target.Batch, in *oracle.LogProbInput, dt oracle.DType, s oracle.LogProbSchedule, rows, sel []int, o *target.Output, out *devOut) (func() error, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if in.Rows < 0 || in.Vocab < 1 {
 		return nil, fmt.Errorf("rows %d vocab %d: %w", in.Rows, in.Vocab, oracle.ErrShape)
 	}
-	if err := firstErr(need("logits", len(in.Logits), in.Rows*in.Vocab), need("targets", len(in.Targets), in.Rows)); err != nil {
+	if err := firstErr(needItems(b, "logits", len(in.Logits), in.Rows*in.Vocab), need("targets", len(in.Targets), in.Rows)); err != nil {
 		return nil, err
 	}
 	tg := make([]int, len(in.Targets))
@@ -242,16 +245,26 @@ func (d *Device) logprob(in *oracle.LogProbInput, dt oracle.DType, s oracle.LogP
 	}
 	return func() error {
 		n := len(sel)
-		x, err := d.upload(dt, in.Logits)
+		x, rs, rowOf, err := d.itemInput(b, in.Logits, in.Vocab, rows, sel)
 		if err != nil {
 			return err
 		}
-		t, err := d.uploadInts(tg, true)
-		if err != nil {
-			return err
+		// the kernel reads the target of the row it reads: item i's at
+		// rowOf(i) (a lazy batch's rows are the case's items)
+		byRow := tg
+		if b.Lazy() {
+			top := 0
+			for i := range tg {
+				top = max(top, rowOf(i))
+			}
+			byRow = make([]int, top+1)
+			for i, v := range tg {
+				byRow[rowOf(i)] = v
+			}
 		}
-		rs, err := d.rowsel(rows, sel)
+		t, err := d.uploadInts(byRow, true)
 		if err != nil {
+			d.pool.put(x, rs)
 			return err
 		}
 		defer d.pool.put(x, t, rs)

@@ -1,0 +1,82 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// hostOnly hides a GPU target's generator: its batches are made on the
+// host and uploaded.
+type hostOnly struct{ target.Target }
+
+// TestLazyOnDevice checks that the GPU targets make a case's values on the
+// device (the batches reach them lazy) and give the verdicts, rows and
+// values they give on uploaded batches, for the token ops, every
+// distribution the device makes, and the relations that run lazily.
+func TestLazyOnDevice(t *testing.T) {
+	ctx := context.Background()
+	type tc struct {
+		target string
+		op     spec.Op
+		shape  spec.Shape
+		params spec.RelParams
+	}
+	cases := []tc{
+		{"cuda-drift-rmsnorm-te-mod32", spec.OpRMSNorm, spec.Shape{Rows: 64, Hidden: 96}, spec.RelParams{Row: 5, Batch: 32, Position: 3, PermSeed: 7}},
+		{"cuda-rmsnorm", spec.OpRMSNorm, spec.Shape{Rows: 300, Hidden: 4096}, spec.RelParams{Row: 299, Batch: 50, Position: 45, PermSeed: 2}},
+		{"cuda-drift-gemm-splitk-by-m", spec.OpGEMM, spec.Shape{Rows: 70, Hidden: 48, N: 8}, spec.RelParams{Row: 3, Batch: 2, Position: 1, PermSeed: 3}},
+		{"cuda-drift-order-logprob-rows132", spec.OpLogProb, spec.Shape{Rows: 140, Vocab: 300}, spec.RelParams{Row: 131, Batch: 7, Position: 6, PermSeed: 4}},
+	}
+	dists := []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.DistSignedZero, spec.DistTies}
+	found := 0
+	for _, rel := range []string{spec.RelBatchInvariance, spec.RelDeterminism, spec.RelOracleParity} {
+		for i, k := range cases {
+			dist := dists[i%len(dists)]
+			t.Run(fmt.Sprintf("%s/%s/%s", rel, k.target, dist), func(t *testing.T) {
+				tg, err := target.Lookup(k.target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := spec.Case{Version: spec.CaseVersion, GenVersion: 2, Op: k.op, Relation: rel, Targets: []string{k.target},
+					In: spec.BF16, Out: spec.BF16, Dist: dist, Seed: 11 + uint64(i), Eps: 1e-6, Shape: k.shape, Rel: k.params}
+				if k.op == spec.OpLogProb {
+					c.Out = spec.FP32
+				}
+				want, err := fuzz.Check(ctx, c, hostOnly{tg})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var lazy atomic.Int64
+				got, err := fuzz.Check(ctx, c, countLazy{Target: tg, lazy: &lazy})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lazy.Load() == 0 && rel != spec.RelOracleParity {
+					t.Error("the GPU target never got a lazy batch")
+				}
+				if (want == nil) != (got == nil) {
+					t.Fatalf("made on the device: finding %v; uploaded: %v", got != nil, want != nil)
+				}
+				if want == nil {
+					return
+				}
+				found++
+				if got.Row != want.Row || got.Col != want.Col || got.A != want.A || got.B != want.B || got.Signature != want.Signature {
+					t.Errorf("made on the device: row %d col %d %s/%s sig %s; uploaded: row %d col %d %s/%s sig %s",
+						got.Row, got.Col, got.A, got.B, got.Signature, want.Row, want.Col, want.A, want.B, want.Signature)
+				}
+			})
+		}
+	}
+	if found == 0 {
+		t.Error("no case gave a finding: the comparison of findings was never made")
+	}
+}
