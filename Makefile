@@ -151,7 +151,7 @@ test-gpu:
 	@nvidia-smi -L >/dev/null 2>&1 || { echo "test-gpu: no GPU here (nvidia-smi -L failed)"; exit 3; }
 	@command -v $${BITPARITY_CHROMIUM:-chromium} >/dev/null || echo "test-gpu: no Chromium here: the HTML report's browser test is skipped (make test runs it)"
 	BITPARITY_SKIP_BROWSER=$${BITPARITY_SKIP_BROWSER:-$$(command -v $${BITPARITY_CHROMIUM:-chromium} >/dev/null || echo 1)} \
-		$(GPU_ENV) $(GO) test -tags $(GPUTAGS) -count=1 $(TESTFLAGS) -timeout 30m $(PKGS)
+		BITPARITY_BUILD_TAGS=$(GPUTAGS) $(GPU_ENV) $(GO) test -tags $(GPUTAGS) -count=1 $(TESTFLAGS) -timeout 30m $(PKGS)
 
 bench-gpu:
 	$(GPU_ENV) $(GO) test -tags $(GPUTAGS) -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./gpu/

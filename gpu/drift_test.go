@@ -81,7 +81,9 @@ func TestDriftModelsFound(t *testing.T) {
 		at   func(c spec.Case, v int) spec.Case
 		want func(v int) bool // the policy's two classes
 	}
-	base := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Relation: spec.RelBatchInvariance,
+	// generator version 1: the seeds below were chosen on its draws
+	// (TestLazyOnDevice covers version 2's device-made inputs)
+	base := spec.Case{Version: spec.CaseVersion, GenVersion: 1, Relation: spec.RelBatchInvariance,
 		In: spec.BF16, Out: spec.FP32, Dist: spec.DistNormal, Seed: 7}
 	rowsAt := func(c spec.Case, v int) spec.Case { c.Shape.Rows = v; return c }
 	mk := func(op spec.Op, sh spec.Shape) spec.Case { c := base; c.Op = op; c.Shape = sh; c.Eps = 1e-6; return c }

@@ -234,7 +234,7 @@ func TestFaultInjectionProcs(t *testing.T) {
 		took := time.Since(killed).Round(time.Millisecond)
 		switch {
 		case readAll(res) == "":
-			t.Fatalf("worker %s left no result within %s of its parent's death\n%s", filepath.Dir(l), took, readAll(l))
+			t.Fatalf("worker %s left no result within %s of its parent's death (%s)\n%s", filepath.Dir(l), took, procState(filepath.Dir(l)), readAll(l))
 		case took > 15*time.Second:
 			t.Fatalf("worker %s wrote its result %s after its parent's death, want within 15 s\n%s", filepath.Dir(l), took, readAll(l))
 		}
@@ -270,4 +270,30 @@ func TestFaultInjectionProcs(t *testing.T) {
 func readAll(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
+}
+
+// procState says whether a process whose command line names dir is still
+// alive, and its state and pending signals (from /proc), so a worker that
+// left no result shows whether it hung or died.
+func procState(dir string) string {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return "no /proc"
+	}
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), dir) {
+			continue
+		}
+		status, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		var keep []string
+		for _, line := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(line, "State:") || strings.HasPrefix(line, "SigPnd:") || strings.HasPrefix(line, "ShdPnd:") ||
+				strings.HasPrefix(line, "SigCgt:") || strings.HasPrefix(line, "PPid:") {
+				keep = append(keep, strings.Join(strings.Fields(line), " "))
+			}
+		}
+		return "still running: pid " + e.Name() + ", " + strings.Join(keep, "; ")
+	}
+	return "no process of it is left"
 }

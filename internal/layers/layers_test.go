@@ -2,6 +2,7 @@ package layers
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -56,7 +57,17 @@ func TestImportRule(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command on PATH")
 	}
-	for _, tags := range []string{"", "cuda"} {
+	// BITPARITY_BUILD_TAGS (make test-gpu sets it to GPUTAGS): tags other
+	// than cuda apply to both builds (nocloud, where the module copy has no
+	// cloud SDKs).
+	var extra []string
+	for _, tag := range strings.Split(os.Getenv("BITPARITY_BUILD_TAGS"), ",") {
+		if tag = strings.TrimSpace(tag); tag != "" && tag != "cuda" {
+			extra = append(extra, tag)
+		}
+	}
+	for _, build := range [][]string{nil, {"cuda"}} {
+		tags := strings.Join(append(build, extra...), ",")
 		cmd := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
