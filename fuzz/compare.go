@@ -79,6 +79,9 @@ func startCompare(a, b target.DeviceOutput, pa, pb []int, dt oracle.DType) func(
 // sortLike orders device diffs as the pairs (pa[i], pb[i]) are ordered,
 // as CompareHost returns them (a device may return them in any order).
 func sortLike(diffs []target.RowDiff, pa, pb []int) {
+	if len(diffs) < 2 {
+		return
+	}
 	at := make(map[[2]int]int, len(pa))
 	for i := len(pa) - 1; i >= 0; i-- {
 		at[[2]int{pa[i], pb[i]}] = i
@@ -96,9 +99,8 @@ func comparedPositions(a, b *target.Output, ra, rb []int) (pa, pb []int, filled 
 	fa, fb := filledSet(a), filledSet(b)
 	pa, pb = make([]int, 0, len(ra)), make([]int, 0, len(rb))
 	for i := range ra {
-		x, okA := posA[ra[i]]
-		y, okB := posB[rb[i]]
-		if !okA || !okB {
+		x, y := posA.of(ra[i]), posB.of(rb[i])
+		if x < 0 || y < 0 {
 			return nil, nil, nil, fmt.Errorf("compare: row %d / %d was not computed", ra[i], rb[i])
 		}
 		if fa[x] || fb[y] {
@@ -177,12 +179,49 @@ func renumber(diffs []target.RowDiff, pa, pb, qa, qb []int) []target.RowDiff {
 	return diffs
 }
 
-func positions(o *target.Output) map[int]int {
-	m := make(map[int]int, len(o.Rows))
-	for i, r := range o.Rows {
-		m[r] = i
+// rowPositions maps a batch row to its position in an output's Rows.
+type rowPositions struct {
+	identity bool  // Rows[i] == i for every i
+	n        int   // len(Rows)
+	at       []int // at[row] = position + 1 (0: not computed), when not identity
+}
+
+// of returns the position of batch row r, or -1 when it was not computed.
+func (p rowPositions) of(r int) int {
+	switch {
+	case r < 0:
+		return -1
+	case p.identity:
+		if r < p.n {
+			return r
+		}
+		return -1
+	case r < len(p.at):
+		return p.at[r] - 1
 	}
-	return m
+	return -1
+}
+
+// positions indexes o.Rows (the first position of a row listed twice).
+func positions(o *target.Output) rowPositions {
+	p := rowPositions{identity: true, n: len(o.Rows)}
+	top := -1
+	for i, r := range o.Rows {
+		if r != i {
+			p.identity = false
+		}
+		top = max(top, r)
+	}
+	if p.identity {
+		return p
+	}
+	p.at = make([]int, top+1)
+	for i, r := range o.Rows {
+		if r >= 0 && p.at[r] == 0 {
+			p.at[r] = i + 1
+		}
+	}
+	return p
 }
 
 func filledSet(o *target.Output) map[int]bool {

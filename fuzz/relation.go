@@ -278,18 +278,23 @@ func (r *run) release() {
 // shared pairs the output rows of the items ref and other have in common
 // (other's items whose uid ref also holds, ref's first such item).
 func shared(ref, other *run) (ra, rb []int) {
-	at := make(map[int]int, len(ref.uids))
+	top := -1
+	for _, u := range ref.uids {
+		top = max(top, u)
+	}
+	at := make([]int, top+1) // at[u] = ref's first item of uid u, + 1
 	for i, u := range ref.uids {
-		if _, dup := at[u]; !dup && u >= 0 {
-			at[u] = i
+		if u >= 0 && at[u] == 0 {
+			at[u] = i + 1
 		}
 	}
 	k := ref.batch.RowsPerItem()
+	ra, rb = make([]int, 0, len(other.uids)*k), make([]int, 0, len(other.uids)*k)
 	for i, u := range other.uids {
-		j, ok := at[u]
-		if u < 0 || !ok {
+		if u < 0 || u > top || at[u] == 0 {
 			continue
 		}
+		j := at[u] - 1
 		for r := 0; r < k; r++ {
 			ra = append(ra, j*k+r)
 			rb = append(rb, i*k+r)
