@@ -204,19 +204,26 @@ func budget(c spec.Case, counts ...int) error {
 	return nil
 }
 
+// caseDTypes returns the input and output dtypes case c names.
+func caseDTypes(c spec.Case) (in, out oracle.DType, err error) {
+	if in, err = oracle.ParseDType(string(c.In)); err != nil {
+		return in, out, fmt.Errorf("case input dtype: %w", err)
+	}
+	if out, err = oracle.ParseDType(string(c.Out)); err != nil {
+		return in, out, fmt.Errorf("case output dtype: %w", err)
+	}
+	return in, out, nil
+}
+
 // Inputs derives the batch of case c from its seed (or its explicit Data)
 // by the case's generator version (GenVersion 2: package fuzz/values; 1,
 // or 0 for a case that does not say, fillRow): the same case gives the
 // same bits on every machine. Shape errors and cases over the memory
 // budget are errors, never panics.
 func Inputs(c spec.Case) (*target.Batch, error) {
-	in, err := oracle.ParseDType(string(c.In))
+	in, out, err := caseDTypes(c)
 	if err != nil {
-		return nil, fmt.Errorf("case input dtype: %w", err)
-	}
-	out, err := oracle.ParseDType(string(c.Out))
-	if err != nil {
-		return nil, fmt.Errorf("case output dtype: %w", err)
+		return nil, err
 	}
 	if c.Data != nil {
 		return explicitInputs(c, in, out)

@@ -3,7 +3,6 @@ package fuzz
 import (
 	"fmt"
 
-	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -50,13 +49,9 @@ func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, er
 // target or to Materialize.
 func lazyBatch(src *target.Source, n int, like *target.Batch) (*target.Batch, error) {
 	c := src.Case
-	in, err := oracle.ParseDType(string(c.In))
+	in, out, err := caseDTypes(c)
 	if err != nil {
-		return nil, fmt.Errorf("case input dtype: %w", err)
-	}
-	out, err := oracle.ParseDType(string(c.Out))
-	if err != nil {
-		return nil, fmt.Errorf("case output dtype: %w", err)
+		return nil, err
 	}
 	b := &target.Batch{Op: c.Op, In: in, Out: out}
 	ids := src.Items
