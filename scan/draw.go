@@ -89,34 +89,48 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 	}
 	st := &steps{sc: sc, ctx: ctx, h: h, k: k, kr: kr, alone: alone, ref: ref, refMoved: itemsAt(all, d, kr),
 		cls: make([]string, len(sc.values))}
-	// one step in flight: step v+1 is queued on the device before step v
-	// is waited for and classified.
-	var prev *step
+	// inFlight steps queued: step v+inFlight-1 is queued on the device
+	// before step v is waited for and classified, so the device never
+	// waits for the host between steps.
+	var queue []*step
+	dropAll := func() {
+		for _, q := range queue {
+			st.drop(q)
+		}
+	}
 	for i, v := range sc.values {
 		if err := ctx.Err(); err != nil {
-			st.drop(prev)
+			dropAll()
 			return nil, fmt.Errorf("scan: %s = %d: %w", sc.s.Dim, v, err)
 		}
 		p, err := st.start(i, v)
 		if err != nil {
-			st.drop(prev)
+			dropAll()
 			return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", sc.s.Dists[k], sc.s.Dim, v, err)
 		}
-		if prev != nil {
-			if err := st.finish(prev); err != nil {
-				st.drop(p)
+		queue = append(queue, p)
+		if len(queue) == inFlight {
+			if err := st.finish(queue[0]); err != nil {
+				queue = queue[1:]
+				dropAll()
 				return nil, err
 			}
+			queue = queue[1:]
 		}
-		prev = p
 	}
-	if prev != nil {
-		if err := st.finish(prev); err != nil {
+	for len(queue) > 0 {
+		if err := st.finish(queue[0]); err != nil {
+			queue = queue[1:]
+			dropAll()
 			return nil, err
 		}
+		queue = queue[1:]
 	}
 	return st.cls, nil
 }
+
+// inFlight is how many steps a draw keeps queued on the device.
+const inFlight = 4
 
 // steps runs the steps of one draw.
 type steps struct {
