@@ -239,17 +239,23 @@ func TestFaultInjectionProcs(t *testing.T) {
 			t.Fatalf("worker %s wrote its result %s after its parent's death, want within 15 s\n%s", filepath.Dir(l), took, readAll(l))
 		}
 	}
+	// every finding a worker printed is in its own folder, as found or as
+	// its shrunk form (which names the found case as its original)
 	var found []string
-	for _, l := range logs {
+	for k, l := range logs {
+		var mine []string
 		for _, line := range strings.Split(readAll(l), "\n") {
 			if m := foundLine.FindStringSubmatch(line); m != nil {
-				found = append(found, m[1])
+				mine = append(mine, m[1])
 			}
 		}
+		assertStored(t, filepath.Join(filepath.Dir(l), "corpus"), mine, fmt.Sprintf("worker %d", k))
+		found = append(found, mine...)
 	}
 	if len(found) == 0 {
 		t.Fatal("the workers printed no finding before the kill")
 	}
+	sigs := storedSignatures(t, filepath.Join(dir, "w", "shard-0", "corpus"), filepath.Join(dir, "w", "shard-1", "corpus"))
 	// resume: a short run with the same --work-dir merges them
 	q := startBitparity(t, dir, "--duration", "5s", "--seed", "3", "--workers", "1", "--procs", "2", "--max-cases", "4",
 		"--targets", "oracle-rmsnorm", "--relations", "determinism", "--corpus", "c2", "--json", "r2.json", "--work-dir", "w")
@@ -257,7 +263,14 @@ func TestFaultInjectionProcs(t *testing.T) {
 	if code != spec.ExitOK && code != spec.ExitFinding {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, q.out.String(), log)
 	}
-	assertStored(t, filepath.Join(dir, "c2"), found, "resume")
+	// the merge keeps one case per signature (the two workers may both
+	// have found the same bug): every signature the workers stored is in it
+	merged := storedSignatures(t, filepath.Join(dir, "c2"))
+	for sig := range sigs {
+		if !merged[sig] {
+			t.Errorf("resume: the workers stored a finding of signature %s, the merged corpus has none", sig)
+		}
+	}
 	r, err := corpus.ReadResult(filepath.Join(dir, "r2.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -265,6 +278,33 @@ func TestFaultInjectionProcs(t *testing.T) {
 	if len(r.Findings) < 1 {
 		t.Errorf("resumed result holds no finding, %d were printed by the killed workers", len(found))
 	}
+}
+
+// storedSignatures returns the signatures of the findings stored in the corpus
+// folders dirs.
+func storedSignatures(t *testing.T, dirs ...string) map[string]bool {
+	t.Helper()
+	sigs := map[string]bool{}
+	for _, dir := range dirs {
+		d, err := corpus.OpenDir(dir, false)
+		if err != nil {
+			continue // a worker killed before it opened its corpus stored nothing
+		}
+		names, err := d.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			f, err := d.Get(n)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", dir, n, err)
+			}
+			if f.Finding != nil {
+				sigs[f.Finding.Signature] = true
+			}
+		}
+	}
+	return sigs
 }
 
 func readAll(path string) string {

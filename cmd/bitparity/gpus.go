@@ -253,6 +253,15 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		ws = append(ws, w)
 		fmt.Fprintf(stderr, "worker %d: %s, shard %s, log %s\n", k, where, w.shard, filepath.Join(w.dir, "log"))
 	}
+	// Linux sends a worker its parent-death signal when the thread that
+	// forked it exits, not only when the process does
+	// (https://go.dev/issue/27505), and the Go runtime may end a thread
+	// while the process lives: a worker would get an early SIGTERM, stop,
+	// and then die on the second one when the parent really goes (seen on
+	// the H200 host). So the workers are started and waited for from this
+	// goroutine, locked to its thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	start := time.Now()
 	for _, w := range ws {
 		log, err := os.Create(filepath.Join(w.dir, "log"))
