@@ -11,7 +11,7 @@ import (
 // ReferenceStride is the sampling rate of the CPU oracle behind a device
 // reference: of a batch of n items, the CPU oracle recomputes items
 // i ≡ seed (mod ReferenceStride), the watched item and the last item (3
-// of 2274 rows, about 1 in 1000, and every row of a batch of up to 3).
+// to 5 of 2274 rows, about 1 in 500, and every row of a batch of up to 3).
 const ReferenceStride = 1024
 
 // deviceReference returns the reference oracle parity compares target t

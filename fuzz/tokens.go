@@ -32,6 +32,26 @@ func itemTensor(c spec.Case) target.ItemTensor {
 	}
 }
 
+// weights returns the tensor the items of rmsnorm or gemm case c share
+// (w, W): like's when like is a batch of the same case, else made by the
+// recipe above.
+func weights(c spec.Case, in oracle.DType, like *target.Batch) ([]float32, error) {
+	s := c.Shape
+	switch {
+	case like != nil && c.Op == spec.OpRMSNorm:
+		return like.RMSNorm.W, nil
+	case like != nil:
+		return like.GEMM.W, nil
+	case c.Op == spec.OpRMSNorm:
+		w, err := fill(c, tensorW, spec.DistNormal, in, 0.25, 1, s.Hidden, nil)
+		for i := range w {
+			w[i] = oracle.Round(in, 1+w[i])
+		}
+		return w, err
+	}
+	return fill(c, tensorW, spec.DistNormal, in, 1/math.Sqrt(float64(s.Hidden)), s.Hidden, s.N, nil)
+}
+
 // tokenInputs sets b's op field for token-op case c with len(ids) items,
 // item i being the case's item ids[i] (nil ids: the case's own rows): the
 // sizes, after the shape and memory-budget checks, the shared weights
@@ -62,16 +82,9 @@ func tokenInputs(c spec.Case, b *target.Batch, ids []int, lazy bool, like *targe
 		if err != nil {
 			return err
 		}
-		var w []float32
-		if like != nil {
-			w = like.RMSNorm.W
-		} else if w, err = fill(c, tensorW, spec.DistNormal, in, 0.25, 1, s.Hidden, nil); err != nil {
+		w, err := weights(c, in, like)
+		if err != nil {
 			return err
-		}
-		if like == nil {
-			for i := range w {
-				w[i] = oracle.Round(in, 1+w[i])
-			}
 		}
 		b.RMSNorm = &oracle.RMSNormInput{X: x, W: w, Rows: n, Hidden: s.Hidden, Eps: c.Eps, Out: b.Out}
 	case spec.OpGEMM:
@@ -83,10 +96,8 @@ func tokenInputs(c spec.Case, b *target.Batch, ids []int, lazy bool, like *targe
 		if err != nil {
 			return err
 		}
-		var w []float32
-		if like != nil {
-			w = like.GEMM.W
-		} else if w, err = fill(c, tensorW, spec.DistNormal, in, 1/math.Sqrt(float64(s.Hidden)), s.Hidden, s.N, nil); err != nil {
+		w, err := weights(c, in, like)
+		if err != nil {
 			return err
 		}
 		b.GEMM = &oracle.GEMMInput{X: x, W: w, M: n, K: s.Hidden, N: s.N, Out: b.Out}

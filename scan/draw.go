@@ -98,6 +98,17 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 			st.drop(q)
 		}
 	}
+	// finishOldest classifies the oldest queued step (finish releases it);
+	// on an error it drops the others.
+	finishOldest := func() error {
+		p := queue[0]
+		queue = queue[1:]
+		if err := st.finish(p); err != nil {
+			dropAll()
+			return err
+		}
+		return nil
+	}
 	for i, v := range sc.values {
 		if err := ctx.Err(); err != nil {
 			dropAll()
@@ -110,21 +121,15 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 		}
 		queue = append(queue, p)
 		if len(queue) == inFlight {
-			if err := st.finish(queue[0]); err != nil {
-				queue = queue[1:]
-				dropAll()
+			if err := finishOldest(); err != nil {
 				return nil, err
 			}
-			queue = queue[1:]
 		}
 	}
 	for len(queue) > 0 {
-		if err := st.finish(queue[0]); err != nil {
-			queue = queue[1:]
-			dropAll()
+		if err := finishOldest(); err != nil {
 			return nil, err
 		}
-		queue = queue[1:]
 	}
 	return st.cls, nil
 }
