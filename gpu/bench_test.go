@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -435,4 +437,67 @@ func lookup2(b *testing.B, name string) target.Target {
 		b.Fatal(err)
 	}
 	return tg
+}
+
+// BenchmarkKernels measures two kernels alone on the device, at the
+// issue's 2274 x 4096 bf16: one rmsnorm launch with cuda-rmsnorm's
+// schedule (it reads x and writes y: 4 bytes a value), and gen_values
+// making the 2274 rows of a normal tensor, against the copy bandwidth
+// measured in the same run (bytes read plus written per second).
+func BenchmarkKernels(b *testing.B) {
+	d := device(b)
+	const rows, hidden = 2274, 4096
+	n := rows * hidden
+	copyBW, err := d.copyBandwidth(2 * n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := ExactSchedules[spec.OpRMSNorm].(oracle.RMSNormSchedule)
+	tn := values.Tensor{Seed: 1, ID: values.TensorX, Dist: spec.DistNormal, DType: oracle.BF16, Scale: 1}
+	code, err := values.DistCode(tn.Dist)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ones := make([]float32, hidden)
+	for i := range ones {
+		ones[i] = 1
+	}
+	var x, w, y, taps *buffer
+	err = d.do(func() (err error) {
+		if x, err = d.pool.get(2 * n); err != nil {
+			return err
+		}
+		if y, err = d.pool.get(2 * n); err != nil {
+			return err
+		}
+		if taps, err = d.pool.get(8 * rows); err != nil {
+			return err
+		}
+		w, err = d.upload(oracle.BF16, ones)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.do(func() error { d.pool.put(x, w, y, taps); return nil })
+	b.ResetTimer()
+	gen, err := d.timeDevice(b.N, func() error { return d.launchGen(x, tn, code, RowKeys{}, 0, rows, hidden) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := s.Reduce
+	rms, err := d.timeDevice(b.N, func() error {
+		return d.launch("rmsnorm", rows, 1, r.Threads, ptrArg(x), ptrArg(w), ptrArg(y), ptrArg(taps), 0,
+			arg(hidden), arg(oracle.BF16), arg(oracle.BF16), arg(math.Float32bits(1e-6)), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order))
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bw := 4 * float64(n) / rms.Seconds()
+	b.ReportMetric(float64(rms.Nanoseconds())/1e3, "rmsnorm-us")
+	b.ReportMetric(bw/1e12, "rmsnorm-TB/s")
+	b.ReportMetric(100*bw/copyBW, "rmsnorm-%-of-copy")
+	b.ReportMetric(copyBW/1e12, "copy-TB/s")
+	b.ReportMetric(float64(gen.Nanoseconds())/1e3, "gen-us")
+	b.ReportMetric(float64(n)/gen.Seconds()/1e9, "gen-Gvalues/s")
 }

@@ -36,9 +36,13 @@ type Device struct {
 	// owned by whoever holds mu
 	pool      pool
 	pairCache pairCache
-	staging   []byte   // host staging for uploads and downloads
-	pinned    bool     // staging is page-locked (cuMemAllocHost)
-	args      []uint64 // kernel parameter values
+	ident     *buffer // int64 0, 1, ..., identN-1 (pairs.go)
+	identN    int
+	gens      genCache
+	ring      uploadRing // page-locked memory small uploads are queued from
+	staging   []byte     // host staging for large uploads and for downloads
+	pinned    bool       // staging is page-locked (cuMemAllocHost)
+	args      []uint64   // kernel parameter values
 	argp      []unsafe.Pointer
 }
 
@@ -220,13 +224,20 @@ func (d *Device) stage(n int) []byte {
 	return d.staging[:n]
 }
 
-// toDevice copies host bytes to a pooled buffer (under do).
+// toDevice copies host bytes to a pooled buffer (under do): host from the
+// upload ring (stageUpload) is copied asynchronously, in stream order
+// before every later kernel; any other host memory synchronously.
 func (d *Device) toDevice(host []byte) (*buffer, error) {
 	b, err := d.pool.get(len(host))
 	if err != nil {
 		return nil, err
 	}
-	if len(host) > 0 {
+	if d.ring.holds(host) {
+		if err := cu.MemcpyHtoDAsync(b.ptr, unsafe.Pointer(&host[0]), int64(len(host)), cu.Stream{}); err != nil {
+			d.pool.put(b)
+			return nil, fmt.Errorf("gpu: queue a copy of %d bytes to the device: %w", len(host), err)
+		}
+	} else if len(host) > 0 {
 		if err := cu.MemcpyHtoD(b.ptr, unsafe.Pointer(&host[0]), int64(len(host))); err != nil {
 			d.pool.put(b)
 			return nil, fmt.Errorf("gpu: copy %d bytes to the device: %w", len(host), err)

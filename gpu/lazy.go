@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/spec"
@@ -31,9 +32,11 @@ func (t *Target) Generates(src *target.Source) bool {
 // device (under do) and returns it with the row selection of the output
 // rows sel (rows: the caller's selection, nil for all). A batch with
 // values is uploaded (vals) and selected by rowsel. A lazy batch's tensor
-// is made here by gen_values, rows 0..top of the case's generator (top:
-// its largest item), and output row j reads row Items[sel[j]]; rowOf maps
-// a batch item to that row, for per-item side data (log-prob's targets).
+// is rows 0..top of the case's generator (top: its largest item), made by
+// gen_values or taken from an earlier run of the same case (generated),
+// and output row j reads row Items[sel[j]]; rowOf maps a batch item to
+// that row, for per-item side data (log-prob's targets). The caller puts x
+// back in the pool as any input; a kept tensor stays (buffer.kept).
 func (d *Device) itemInput(b *target.Batch, vals []float32, cols int, rows, sel []int) (x, rs *buffer, rowOf func(i int) int, err error) {
 	if !b.Lazy() {
 		if x, err = d.upload(b.In, vals); err != nil {
@@ -53,11 +56,7 @@ func (d *Device) itemInput(b *target.Batch, vals []float32, cols int, rows, sel 
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("generate %s: %w", b.Op, err)
 	}
-	if x, err = d.pool.get((top + 1) * cols * dsize(b.In)); err != nil {
-		return nil, nil, nil, err
-	}
-	if err = d.launchGen(x, t, code, RowKeys{}, 0, top+1, cols); err != nil {
-		d.pool.put(x)
+	if x, err = d.generated(t, code, top+1, cols); err != nil {
 		return nil, nil, nil, err
 	}
 	rowOf = func(i int) int { return int(src.Key(i)) }
@@ -75,4 +74,91 @@ func (d *Device) itemInput(b *target.Batch, vals []float32, cols int, rows, sel 
 		return nil, nil, nil, err
 	}
 	return x, rs, rowOf, nil
+}
+
+// Generated-tensor cache limits: entries and device bytes kept.
+const (
+	genCacheEntries = 16
+	genCacheBytes   = 1 << 30
+)
+
+// genEntry is a per-item tensor made on the device: rows 0..rows-1 of t,
+// cols values each.
+type genEntry struct {
+	t          values.Tensor
+	rows, cols int
+	buf        *buffer
+	used       uint64 // clock of the last use
+}
+
+// genCache keeps the per-item tensors lately made on the device, so the
+// runs of one check (the whole batch, the watched row alone, a sub-batch,
+// a permutation: every one a selection of the case's rows) generate the
+// case's rows once instead of once a run. Row r of a tensor is a function
+// of (t, r) alone, so the first rows of a larger generation are a smaller
+// one. Owned by whoever holds the device's mutex.
+type genCache struct {
+	entries      []*genEntry
+	bytes        int
+	clock        uint64
+	hits, misses int // tests and benchmarks read them
+}
+
+// generated returns a device buffer holding at least rows 0..rows-1 of t
+// (cols values each, as t.DType's bits) (under do): a kept one, or one
+// filled by gen_values (queued, not waited for) and kept. The buffer is
+// marked kept, so the callers' pool.put leaves it to the cache; an entry
+// it replaces or evicts goes back to the pool, in stream order after
+// every run queued on it.
+func (d *Device) generated(t values.Tensor, code, rows, cols int) (*buffer, error) {
+	c := &d.gens
+	c.clock++
+	var old *genEntry
+	for _, e := range c.entries {
+		if e.t == t && e.cols == cols {
+			if e.rows >= rows {
+				e.used = c.clock
+				c.hits++
+				return e.buf, nil
+			}
+			old = e
+		}
+	}
+	c.misses++
+	buf, err := d.pool.get(rows * cols * dsize(t.DType))
+	if err != nil {
+		return nil, err
+	}
+	if err := d.launchGen(buf, t, code, RowKeys{}, 0, rows, cols); err != nil {
+		d.pool.put(buf)
+		return nil, err
+	}
+	if old != nil {
+		c.drop(d, old)
+	}
+	buf.kept = true
+	e := &genEntry{t: t, rows: rows, cols: cols, buf: buf, used: c.clock}
+	c.entries = append(c.entries, e)
+	c.bytes += buf.cap
+	for len(c.entries) > 1 && (len(c.entries) > genCacheEntries || c.bytes > genCacheBytes) {
+		lru := c.entries[0]
+		for _, x := range c.entries[1:] {
+			if x.used < lru.used {
+				lru = x
+			}
+		}
+		if lru == e {
+			break
+		}
+		c.drop(d, lru)
+	}
+	return buf, nil
+}
+
+// drop removes e from the cache and puts its buffer back in the pool.
+func (c *genCache) drop(d *Device, e *genEntry) {
+	c.entries = slices.DeleteFunc(c.entries, func(x *genEntry) bool { return x == e })
+	c.bytes -= e.buf.cap
+	e.buf.kept = false
+	d.pool.put(e.buf)
 }

@@ -14,21 +14,30 @@ import (
 
 // upload copies vals as dt bits to a pooled buffer (under do).
 func (d *Device) upload(dt oracle.DType, vals []float32) (*buffer, error) {
-	host := d.stage(len(vals) * dsize(dt))
+	host, err := d.stageUpload(len(vals) * dsize(dt))
+	if err != nil {
+		return nil, err
+	}
 	encode(host, dt, vals)
 	return d.toDevice(host)
 }
 
 // uploadInts copies vals as int64 (or int32 when narrow) to the device.
 func (d *Device) uploadInts(vals []int, narrow bool) (*buffer, error) {
+	size := 8
 	if narrow {
-		host := d.stage(4 * len(vals))
+		size = 4
+	}
+	host, err := d.stageUpload(size * len(vals))
+	if err != nil {
+		return nil, err
+	}
+	if narrow {
 		for i, v := range vals {
 			binary.LittleEndian.PutUint32(host[4*i:], uint32(int32(v)))
 		}
 		return d.toDevice(host)
 	}
-	host := d.stage(8 * len(vals))
 	for i, v := range vals {
 		binary.LittleEndian.PutUint64(host[8*i:], uint64(int64(v)))
 	}
@@ -367,7 +376,10 @@ func (d *Device) decode(in *oracle.DecodeInput, dt oracle.DType, s oracle.Attent
 		}
 		pack := func(cache [][]float32) (*buffer, error) {
 			sz := dsize(dt)
-			host := d.stage(total * KH * D * sz)
+			host, err := d.stageUpload(total * KH * D * sz)
+			if err != nil {
+				return nil, err
+			}
 			for b, c := range cache {
 				encode(host[off[b]*KH*D*sz:], dt, c)
 			}

@@ -52,11 +52,15 @@ func (c *pairCache) key(list []int) uint64 {
 	return maphash.Bytes(c.seed, unsafe.Slice((*byte)(unsafe.Pointer(&list[0])), len(list)*int(unsafe.Sizeof(list[0]))))
 }
 
-// pairs returns the device copy of list (under do). On a miss it writes the
+// pairs returns the device copy of list (under do): for 0, 1, ..., n-1 the
+// first n entries of the device's identity list, else a cache entry. On a miss it writes the
 // list as int64 into host, page-locked memory that must stay untouched
 // until the stream has passed this point (a compare's slot), and queues an
 // asynchronous copy into a new cache entry.
 func (d *Device) pairs(list []int, host []byte) (*buffer, error) {
+	if isIdentity(list) {
+		return d.identity(len(list))
+	}
 	c := &d.pairCache
 	k := c.key(list)
 	c.clock++
@@ -115,4 +119,39 @@ func (d *Device) evictPair(keep *pairEntry) bool {
 	c.bytes -= old.buf.cap
 	d.pool.put(old.buf)
 	return true
+}
+
+// isIdentity reports whether list is 0, 1, ..., len(list)-1.
+func isIdentity(list []int) bool {
+	for i, v := range list {
+		if v != i {
+			return false
+		}
+	}
+	return true
+}
+
+// identity returns a device list of int64 0, 1, ... of at least n entries
+// (under do), grown (doubling) when n passes its length: the pairs of every
+// compare of whole batches in order, which a scan makes for every value of
+// its range, so they are neither uploaded nor cached one by one.
+func (d *Device) identity(n int) (*buffer, error) {
+	if d.ident != nil && d.identN >= n {
+		return d.ident, nil
+	}
+	m := max(n, 2*d.identN, 1024)
+	host, err := d.stageUpload(8 * m)
+	if err != nil {
+		return nil, err
+	}
+	for i := range m {
+		binary.LittleEndian.PutUint64(host[8*i:], uint64(i))
+	}
+	b, err := d.toDevice(host)
+	if err != nil {
+		return nil, fmt.Errorf("gpu compare: the identity pairs: %w", err)
+	}
+	d.pool.put(d.ident) // later writers are queued after every compare that read it
+	d.ident, d.identN = b, m
+	return b, nil
 }

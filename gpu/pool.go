@@ -12,8 +12,9 @@ import (
 // buffer is a device allocation of cap bytes (a power of two, at least
 // 256) owned by a pool.
 type buffer struct {
-	ptr cu.DevicePtr
-	cap int
+	ptr  cu.DevicePtr
+	cap  int
+	kept bool // owned by a device cache (genCache): put leaves it
 }
 
 // pool is a grow-only pool of device buffers by power-of-two size class:
@@ -54,7 +55,7 @@ func (p *pool) put(bs ...*buffer) {
 		p.free = map[int][]*buffer{}
 	}
 	for _, b := range bs {
-		if b != nil {
+		if b != nil && !b.kept {
 			p.free[b.cap] = append(p.free[b.cap], b)
 		}
 	}

@@ -120,7 +120,8 @@ func TestConcurrentCompares(t *testing.T) {
 }
 
 // TestPairCache: a pair list compared again is found in the cache (no
-// upload), a list of the same hash bucket but other content is not, the
+// upload), an identity list comes from the device's identity list (no
+// cache entry), a list of the same hash bucket but other content is not, the
 // cache stays within its bounds over many lists, and every compare still
 // returns the host's summaries.
 func TestPairCache(t *testing.T) {
@@ -163,11 +164,17 @@ func TestPairCache(t *testing.T) {
 		}
 	}
 	all := identityN(200)
-	check(all, all)
+	rot := append(identityN(200)[1:], 0)
+	check(rot, rot)
 	h0, m0, _ := stats()
-	check(all, all)
+	check(rot, rot)
 	if h1, m1, _ := stats(); m1 != m0 || h1 != h0+2 {
 		t.Fatalf("the same pair list again: hits %d->%d, misses %d->%d; want 2 hits, no miss", h0, h1, m0, m1)
+	}
+	check(all, all)
+	check(all[:17], all[:17])
+	if h1, m1, _ := stats(); m1 != m0 || h1 != h0+2 {
+		t.Fatalf("identity lists: hits %d->%d, misses %d->%d; want neither (the device's identity list serves them)", h0+2, h1, m0, m1)
 	}
 	rev := slices.Clone(all)
 	slices.Reverse(rev)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -51,6 +52,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	ex := runExecFlags(fs)      // --exec (exec.go)
 
 	prof := addProfileFlag(fs, "every drawn case takes") // --profile (profile.go)
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (runtime/pprof; read it with go tool pprof) to `FILE`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
 		fs.PrintDefaults()
@@ -77,6 +79,20 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	if err := checkOutputDir("corpus", par.corpus); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return usageErr("run: --cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return usageErr("run: --cpuprofile: %v", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 	// SIGINT and SIGTERM stop generating cases; what was found is shrunk
 	// for a bounded grace period and written (runDurably). A second signal

@@ -1,0 +1,105 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// Upload ring geometry: uploadChunks chunks of uploadChunk bytes of
+// page-locked memory. An upload of at most uploadChunk bytes is copied
+// from the ring without waiting; a larger one through the staging buffer,
+// synchronously.
+const (
+	uploadChunks = 8
+	uploadChunk  = 4 << 20
+)
+
+// uploadRing is page-locked host memory that small uploads are copied
+// from asynchronously (cuMemcpyHtoDAsync on the default stream), so an
+// upload queues a copy instead of draining the stream: a synchronous
+// cuMemcpyHtoD waits for every kernel queued before it, which left the GPU
+// idle between the runs of concurrent checks.
+//
+// The ring is cut into chunks filled in turn. Bytes handed out are never
+// written again until the copies that read them have run: when the ring
+// leaves a chunk it records the chunk's event after that chunk's copies,
+// and before it writes the chunk again it waits for that event (by then
+// long past, unless uploads outrun the device by the whole ring). Owned by
+// whoever holds the device's mutex.
+type uploadRing struct {
+	mem      []byte // page-locked, uploadChunks*uploadChunk bytes; nil until first used
+	ev       [uploadChunks]cu.Event
+	recorded [uploadChunks]bool // ev[i] was recorded when the ring left chunk i
+	cur, off int                // the chunk being filled and its next free byte
+	waits    int                // waits for a chunk's event (tests read it)
+}
+
+// take returns n bytes of the ring to fill and copy from (under do), or nil
+// when n is over a chunk or no page-locked memory could be had.
+func (r *uploadRing) take(n int) ([]byte, error) {
+	if n > uploadChunk {
+		return nil, nil
+	}
+	if r.mem == nil {
+		p, err := allocPinned(uploadChunks * uploadChunk)
+		if err != nil {
+			return nil, nil // fall back to synchronous uploads
+		}
+		for i := range r.ev {
+			if r.ev[i], err = cu.MakeEvent(cu.DisableTiming); err != nil {
+				for j := range i {
+					cu.DestroyEvent(&r.ev[j])
+				}
+				freePinned(p)
+				return nil, fmt.Errorf("gpu: create an upload event: %w", err)
+			}
+		}
+		r.mem = p
+	}
+	n = (n + 15) &^ 15 // keep every upload 16-byte aligned
+	if r.off+n > uploadChunk {
+		if err := r.ev[r.cur].Record(cu.Stream{}); err != nil {
+			return nil, fmt.Errorf("gpu: record an upload event: %w", err)
+		}
+		r.recorded[r.cur] = true
+		r.cur, r.off = (r.cur+1)%uploadChunks, 0
+		if r.recorded[r.cur] {
+			r.waits++
+			if err := r.ev[r.cur].Synchronize(); err != nil {
+				return nil, fmt.Errorf("gpu: wait for the uploads of a staging chunk: %w", err)
+			}
+			r.recorded[r.cur] = false
+		}
+	}
+	at := r.cur*uploadChunk + r.off
+	r.off += n
+	return r.mem[at : at+n : at+n], nil
+}
+
+// holds reports whether host lies in the ring.
+func (r *uploadRing) holds(host []byte) bool {
+	if len(r.mem) == 0 || len(host) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(&host[0]))
+	lo := uintptr(unsafe.Pointer(&r.mem[0]))
+	return p >= lo && p < lo+uintptr(len(r.mem))
+}
+
+// stageUpload returns n bytes of host memory to fill with what toDevice
+// then copies to the device: ring memory (an asynchronous copy) when n fits
+// a chunk, else the staging buffer (a synchronous one) (under do).
+func (d *Device) stageUpload(n int) ([]byte, error) {
+	host, err := d.ring.take(n)
+	if err != nil {
+		return nil, err
+	}
+	if host == nil {
+		return d.stage(n), nil
+	}
+	return host[:n], nil
+}
