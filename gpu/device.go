@@ -44,6 +44,9 @@ type Device struct {
 	pinned    bool       // staging is page-locked (cuMemAllocHost)
 	args      []uint64   // kernel parameter values
 	argp      []unsafe.Pointer
+	// around, when set (benchmarks measuring the kernels' device time),
+	// wraps every kernel launch: it must call launch once.
+	around func(kernel string, launch func() error) error
 }
 
 var (
@@ -185,7 +188,14 @@ func (d *Device) launch(name string, gx, gy, block int, params ...arg) error {
 	for i := range d.args {
 		d.argp = append(d.argp, unsafe.Pointer(&d.args[i]))
 	}
-	if err := f.Launch(gx, gy, 1, block, 1, 1, 0, cu.Stream{}, d.argp); err != nil {
+	launch := func() error { return f.Launch(gx, gy, 1, block, 1, 1, 0, cu.Stream{}, d.argp) }
+	var err error
+	if d.around != nil {
+		err = d.around(name, launch)
+	} else {
+		err = launch()
+	}
+	if err != nil {
 		return fmt.Errorf("gpu: launch %s grid %dx%d block %d: %w", name, gx, gy, block, err)
 	}
 	return nil
