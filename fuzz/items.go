@@ -2,9 +2,7 @@ package fuzz
 
 import (
 	"fmt"
-	"math"
 
-	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -183,23 +181,52 @@ func padded(c spec.Case, b *target.Batch, pad int, filler string) (*target.Batch
 	}
 	switch filler {
 	case "copy", "normal":
-	case "zeros", "":
-		fillItems(out, n, func(int) float32 { return 0 })
-	case "nan":
-		nan := math.Float32frombits(0x7fc00000)
-		fillItems(out, n, func(int) float32 { return nan })
-	case "huge":
-		h := oracle.MaxFinite(b.In)
-		fillItems(out, n, func(j int) float32 {
-			if j%2 == 1 {
-				return -h
-			}
-			return h
-		})
+	case "zeros", "", "nan", "huge":
+		v, err := target.FillerValues(filler, b.In)
+		if err != nil {
+			return nil, err
+		}
+		fillItems(out, n, v)
 	default:
 		return nil, fmt.Errorf("padding: unknown filler %q (want one of %v)", filler, Fillers)
 	}
 	return out, nil
+}
+
+// padBatch is padded for a lazy batch b of the token ops: a lazy batch of
+// item numbers, whose filler items are the case's items (normal: items n,
+// n+1, ...; copy: the real items cyclically) or filler rows
+// (target.FillerItem) the target or materialize makes. Any other batch is
+// padded on the host.
+func padBatch(c spec.Case, b *target.Batch, pad int, filler string) (*target.Batch, error) {
+	n := b.Items()
+	if !b.Lazy() || pad < n {
+		return padded(c, b, pad, filler)
+	}
+	src := b.Source
+	items := make([]int, pad)
+	for i := range n {
+		items[i] = int(src.Key(i))
+	}
+	s := &target.Source{Case: src.Case, Items: items, Tensor: src.Tensor}
+	switch filler {
+	case "normal":
+		for i := n; i < pad; i++ {
+			items[i] = i
+		}
+	case "copy":
+		for i := n; i < pad; i++ {
+			items[i] = items[i%n]
+		}
+	case "zeros", "", "nan", "huge":
+		for i := n; i < pad; i++ {
+			items[i] = target.FillerItem
+		}
+		s.Filler = filler
+	default:
+		return nil, fmt.Errorf("padding: unknown filler %q (want one of %v)", filler, Fillers)
+	}
+	return lazyBatch(s, pad, b)
 }
 
 // overlay copies the items of b over the first items of dst.

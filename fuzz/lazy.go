@@ -20,6 +20,7 @@ import (
 // execute and itemsFrom, and so can run on lazy batches.
 var lazyRelations = map[string]bool{
 	spec.RelBatchInvariance: true,
+	spec.RelPadding:         true,
 	spec.RelDeterminism:     true,
 	spec.RelOracleParity:    true,
 }
@@ -66,26 +67,42 @@ func lazyBatch(src *target.Source, n int, like *target.Batch) (*target.Batch, er
 
 // materialize fills the per-item tensor of lazy batch b on the host, by
 // the recipe of its source (tokenInputs): the bits Inputs makes for those
-// items.
+// items, and padded's for filler rows.
 func materialize(b *target.Batch) error {
 	src := b.Source
 	c, rt := src.Case, src.Tensor
 	n := b.Items()
+	var x *[]float32
+	var cols int
 	switch b.Op {
 	case spec.OpRMSNorm:
-		x, err := fill(c, rt.ID, rt.Dist, b.In, rt.Scale, n, b.RMSNorm.Hidden, src.Key)
-		b.RMSNorm.X = x
-		return err
+		x, cols = &b.RMSNorm.X, b.RMSNorm.Hidden
 	case spec.OpGEMM:
-		x, err := fill(c, rt.ID, rt.Dist, b.In, rt.Scale, n, b.GEMM.K, src.Key)
-		b.GEMM.X = x
-		return err
+		x, cols = &b.GEMM.X, b.GEMM.K
 	case spec.OpLogProb:
-		x, err := fill(c, rt.ID, rt.Dist, b.In, rt.Scale, n, b.LogProb.Vocab, src.Key)
-		b.LogProb.Logits = x
+		x, cols = &b.LogProb.Logits, b.LogProb.Vocab
+	default:
+		return fmt.Errorf("lazy batch: op %s: %w", b.Op, target.ErrUnsupported)
+	}
+	vals, err := fill(c, rt.ID, rt.Dist, b.In, rt.Scale, n, cols, src.Key)
+	if err != nil {
 		return err
 	}
-	return fmt.Errorf("lazy batch: op %s: %w", b.Op, target.ErrUnsupported)
+	if src.Filler != "" {
+		v, err := target.FillerValues(src.Filler, b.In)
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			if src.Filled(i) {
+				for j := range cols {
+					vals[i*cols+j] = v(j)
+				}
+			}
+		}
+	}
+	*x = vals
+	return nil
 }
 
 // lazyItems returns a lazy batch whose item i is item ids[i] of lazy batch

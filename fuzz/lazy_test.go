@@ -3,6 +3,7 @@ package fuzz
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"testing"
 
@@ -45,6 +46,13 @@ func TestLazyBatchesSameVerdicts(t *testing.T) {
 		params spec.RelParams
 	}
 	var cases []tc
+	for _, f := range Fillers {
+		cases = append(cases,
+			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 96}, spec.RelParams{Pad: 64, Filler: f}},
+			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 48, N: 8}, spec.RelParams{Pad: 70, Filler: f}},
+			tc{"oracle-logprob", spec.OpLogProb, spec.RelPadding, spec.Shape{Rows: 100, Vocab: 300}, spec.RelParams{Pad: 140, Filler: f}},
+		)
+	}
 	for _, rel := range []string{spec.RelBatchInvariance, spec.RelDeterminism, spec.RelOracleParity} {
 		cases = append(cases,
 			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, rel, spec.Shape{Rows: 64, Hidden: 96}, spec.RelParams{Row: 5, Batch: 32, Position: 3, PermSeed: 7}},
@@ -60,7 +68,7 @@ func TestLazyBatchesSameVerdicts(t *testing.T) {
 		}
 	}()
 	for _, k := range cases {
-		t.Run(fmt.Sprintf("%s/%s", k.rel, k.target), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/%s", k.rel, k.target, k.params.Filler), func(t *testing.T) {
 			base, err := target.Lookup(k.target)
 			if err != nil {
 				t.Fatal(err)
@@ -135,5 +143,74 @@ func TestLazyItems(t *testing.T) {
 	}
 	if _, err := lazyItems(g, []int{3}); err == nil {
 		t.Error("item 3 of a 3-item lazy batch: no error")
+	}
+}
+
+// TestLazyPadded checks that a lazy batch padded by item numbers and
+// filler rows (padBatch) materializes to the bits padded makes on the
+// host, values and log-prob targets, for every filler and token op.
+func TestLazyPadded(t *testing.T) {
+	shapes := map[spec.Op]spec.Shape{
+		spec.OpRMSNorm: {Rows: 5, Hidden: 16},
+		spec.OpGEMM:    {Rows: 5, Hidden: 8, N: 3},
+		spec.OpLogProb: {Rows: 5, Vocab: 40},
+	}
+	for op, shape := range shapes {
+		for _, f := range Fillers {
+			t.Run(fmt.Sprintf("%s/%s", op, f), func(t *testing.T) {
+				c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: op, Relation: spec.RelPadding,
+					In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 9, Eps: 1e-6, Shape: shape,
+					Rel: spec.RelParams{Pad: 12, Filler: f}}
+				eager, err := Inputs(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := padded(c, eager, 12, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := lazyBatch(&target.Source{Case: c, Tensor: itemTensor(c)}, 5, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := padBatch(c, b, 12, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !got.Lazy() {
+					t.Fatal("a lazy batch padded: not lazy")
+				}
+				if err := got.Materialize(); err != nil {
+					t.Fatal(err)
+				}
+				type vals struct {
+					x []float32
+					t []int32
+				}
+				of := func(b *target.Batch) vals {
+					switch op {
+					case spec.OpRMSNorm:
+						return vals{x: b.RMSNorm.X}
+					case spec.OpGEMM:
+						return vals{x: b.GEMM.X}
+					}
+					return vals{x: b.LogProb.Logits, t: b.LogProb.Targets}
+				}
+				g, w := of(got), of(want)
+				if len(g.x) != len(w.x) || len(g.t) != len(w.t) {
+					t.Fatalf("%d values %d targets, want %d, %d", len(g.x), len(g.t), len(w.x), len(w.t))
+				}
+				for i := range w.x {
+					if math.Float32bits(g.x[i]) != math.Float32bits(w.x[i]) {
+						t.Fatalf("value %d: %#x, host %#x", i, math.Float32bits(g.x[i]), math.Float32bits(w.x[i]))
+					}
+				}
+				for i := range w.t {
+					if g.t[i] != w.t[i] {
+						t.Fatalf("target %d: %d, host %d", i, g.t[i], w.t[i])
+					}
+				}
+			})
+		}
 	}
 }

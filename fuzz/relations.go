@@ -172,7 +172,7 @@ func (padding) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []tar
 		return nil, err
 	}
 	defer x.release()
-	p, err := padded(c, b, c.Rel.Pad, c.Rel.Filler)
+	p, err := padBatch(c, b, c.Rel.Pad, c.Rel.Filler)
 	if err != nil {
 		return nil, err
 	}

@@ -113,6 +113,9 @@ func tokenInputs(c spec.Case, b *target.Batch, ids []int, lazy bool, like *targe
 		for i := range t {
 			k := uint64(i)
 			if key != nil {
+				if ids[i] == target.FillerItem {
+					continue // a filler row's target is 0 (padded)
+				}
 				k = key(i)
 			}
 			t[i] = int32(newRowRNG(c.Seed, tensorTargets, k).next() % uint64(s.Vocab))

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"slices"
 
+	"gorgonia.org/cu"
+
 	"github.com/bitparity/bitparity/fuzz/values"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -35,8 +38,10 @@ func (t *Target) Generates(src *target.Source) bool {
 // is rows 0..top of the case's generator (top: its largest item), made by
 // gen_values or taken from an earlier run of the same case (generated),
 // and output row j reads row Items[sel[j]]; rowOf maps a batch item to
-// that row, for per-item side data (log-prob's targets). The caller puts x
-// back in the pool as any input; a kept tensor stays (buffer.kept).
+// that row, for per-item side data (log-prob's targets); a filler row
+// (target.FillerItem) reads row top+1, which holds the filler's values
+// (withFillerRow). The caller puts x back in the pool as any input; a kept
+// tensor stays (buffer.kept).
 func (d *Device) itemInput(b *target.Batch, vals []float32, cols int, rows, sel []int) (x, rs *buffer, rowOf func(i int) int, err error) {
 	if !b.Lazy() {
 		if x, err = d.upload(b.In, vals); err != nil {
@@ -47,8 +52,11 @@ func (d *Device) itemInput(b *target.Batch, vals []float32, cols int, rows, sel 
 	}
 	src := b.Source
 	top := b.Items() - 1
-	for _, it := range src.Items {
-		top = max(top, it)
+	if src.Items != nil {
+		top = 0
+		for _, it := range src.Items {
+			top = max(top, it)
+		}
 	}
 	rt := src.Tensor
 	t := values.Tensor{Seed: src.Case.Seed, ID: rt.ID, Dist: rt.Dist, DType: b.In, Scale: rt.Scale}
@@ -60,6 +68,17 @@ func (d *Device) itemInput(b *target.Batch, vals []float32, cols int, rows, sel 
 		return nil, nil, nil, err
 	}
 	rowOf = func(i int) int { return int(src.Key(i)) }
+	if src.Filler != "" {
+		if x, err = d.withFillerRow(x, top+1, cols, b.In, src.Filler); err != nil {
+			return nil, nil, nil, err
+		}
+		rowOf = func(i int) int {
+			if src.Filled(i) {
+				return top + 1
+			}
+			return int(src.Key(i))
+		}
+	}
 	if src.Items == nil {
 		rs, err = d.rowsel(rows, sel)
 	} else {
@@ -161,4 +180,39 @@ func (c *genCache) drop(d *Device, e *genEntry) {
 	c.bytes -= e.buf.cap
 	e.buf.kept = false
 	d.pool.put(e.buf)
+}
+
+// withFillerRow returns a new buffer holding the rows rows of gen (cols
+// values of dt each) followed by one filler row of kind filler
+// (target.FillerValues), all queued on the stream (under do): a device
+// copy of the generated rows and an upload of the filler row.
+func (d *Device) withFillerRow(gen *buffer, rows, cols int, dt oracle.DType, filler string) (*buffer, error) {
+	v, err := target.FillerValues(filler, dt)
+	if err != nil {
+		return nil, err
+	}
+	row := make([]float32, cols)
+	for j := range row {
+		row[j] = v(j)
+	}
+	size := cols * dsize(dt)
+	x, err := d.pool.get((rows + 1) * size)
+	if err != nil {
+		return nil, err
+	}
+	if err := cu.MemcpyDtoDAsync(x.ptr, gen.ptr, int64(rows*size), cu.Stream{}); err != nil {
+		d.pool.put(x)
+		return nil, fmt.Errorf("gpu: copy the generated rows: %w", err)
+	}
+	f, err := d.upload(dt, row)
+	if err != nil {
+		d.pool.put(x)
+		return nil, err
+	}
+	defer d.pool.put(f)
+	if err := cu.MemcpyDtoDAsync(x.ptr+cu.DevicePtr(rows*size), f.ptr, int64(size), cu.Stream{}); err != nil {
+		d.pool.put(x)
+		return nil, fmt.Errorf("gpu: copy the filler row: %w", err)
+	}
+	return x, nil
 }

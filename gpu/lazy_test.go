@@ -37,10 +37,13 @@ func TestLazyOnDevice(t *testing.T) {
 	}
 	dists := []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.DistSignedZero, spec.DistTies}
 	found := 0
-	for _, rel := range []string{spec.RelBatchInvariance, spec.RelDeterminism, spec.RelOracleParity} {
+	for ri, rel := range []string{spec.RelBatchInvariance, spec.RelDeterminism, spec.RelOracleParity, spec.RelPadding} {
 		for i, k := range cases {
 			dist := dists[i%len(dists)]
-			t.Run(fmt.Sprintf("%s/%s/%s", rel, k.target, dist), func(t *testing.T) {
+			if rel == spec.RelPadding { // every filler over the cases: rows made on the device, filler rows too
+				k.params = spec.RelParams{Pad: k.shape.Rows + 40, Filler: fuzz.Fillers[(ri+i)%len(fuzz.Fillers)]}
+			}
+			t.Run(fmt.Sprintf("%s/%s/%s/%s", rel, k.target, dist, k.params.Filler), func(t *testing.T) {
 				tg, err := target.Lookup(k.target)
 				if err != nil {
 					t.Fatal(err)

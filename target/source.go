@@ -2,8 +2,10 @@ package target
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -20,8 +22,11 @@ import (
 // and the item numbers to the device; any other target is handed the batch
 // materialized (fuzz does that, in one place).
 type Source struct {
-	Case  spec.Case
-	Items []int // Items[i] is the case's item that item i copies; nil: item i
+	Case spec.Case
+	// Items[i] is the case's item that item i copies, or FillerItem for a
+	// filler row of kind Filler (padding); nil: item i.
+	Items  []int
+	Filler string // zeros, nan or huge: the filler rows' values (FillerValues)
 	// Tensor is the recipe of the per-item tensor a generating target
 	// makes (x of rmsnorm and gemm, log-prob's logits); the tensors the
 	// items share (weights, target ids) are in the batch.
@@ -35,6 +40,40 @@ type ItemTensor struct {
 	ID    uint64
 	Dist  spec.Dist
 	Scale float64
+}
+
+// FillerItem in Source.Items is a padding row of the source's Filler kind
+// instead of one of the case's items.
+const FillerItem = -1
+
+// Filled reports whether item i of a batch from s is a filler row.
+func (s *Source) Filled(i int) bool { return s.Items != nil && s.Items[i] == FillerItem }
+
+// FillerValues returns value j of a filler row of kind filler in dtype dt
+// (its fp32 value, exact in dt):
+//
+//	zeros ("")  +0
+//	nan         the quiet NaN 0x7fc00000
+//	huge        +MaxFinite(dt) for even j, -MaxFinite(dt) for odd j
+//
+// The other fillers of padding (normal, copy) are items of the case.
+func FillerValues(filler string, dt oracle.DType) (func(j int) float32, error) {
+	switch filler {
+	case "zeros", "":
+		return func(int) float32 { return 0 }, nil
+	case "nan":
+		nan := math.Float32frombits(0x7fc00000)
+		return func(int) float32 { return nan }, nil
+	case "huge":
+		h := oracle.MaxFinite(dt)
+		return func(j int) float32 {
+			if j%2 == 1 {
+				return -h
+			}
+			return h
+		}, nil
+	}
+	return nil, fmt.Errorf("filler %q is not a constant filler (zeros, nan, huge)", filler)
 }
 
 // Key returns the generator's row key of item i of a batch from s.
