@@ -72,12 +72,14 @@ func (d *Device) Generate(t values.Tensor, keys RowKeys, r0, r1, cols int) (*Gen
 }
 
 // launchGen queues gen_values for rows [r0, r0+rows) of t into out (under
-// do): blocks of 256 threads, a grid-stride loop over at most 32 blocks
-// per multiprocessor.
+// do): blocks of up to 256 threads (cols rounded up to a warp), each
+// thread writing up to 4 columns of a row, rows spread over grid y, about
+// 32 blocks per multiprocessor in all.
 func (d *Device) launchGen(out *buffer, t values.Tensor, code int, keys RowKeys, r0, rows, cols int) error {
-	const block = 256
-	grid := min((rows*cols+block-1)/block, 32*max(d.sms, 1))
-	return d.launch("gen_values", grid, 1, block, ptrArg(out), arg(t.Seed), arg(t.ID), arg(code), arg(t.DType),
+	block := min(256, (cols+31)/32*32)
+	gx := min((cols+4*block-1)/(4*block), 65535)
+	gy := min(rows, 65535, max(1, 32*max(d.sms, 1)/gx))
+	return d.launch("gen_values", gx, gy, block, ptrArg(out), arg(t.Seed), arg(t.ID), arg(code), arg(t.DType),
 		math.Float64bits(t.Scale), arg(r0), arg(rows), arg(cols), arg(keys.Base), arg(keys.SeqLen))
 }
 
