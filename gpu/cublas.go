@@ -143,13 +143,15 @@ func (t *cublasTarget) Run(ctx context.Context, b *target.Batch, rows []int) (*t
 			cdt = g.Out
 		}
 	}
+	xb, wb := encoded(in, g.X), encoded(in, g.W)
 	err = t.d.do(func() error {
 		d := t.d
-		x, err := d.upload(in, g.X)
+		x, err := d.uploadBytes(xb)
 		if err != nil {
+			putHost(wb)
 			return err
 		}
-		w, err := d.upload(in, g.W)
+		w, err := d.uploadBytes(wb)
 		if err != nil {
 			d.pool.put(x)
 			return err

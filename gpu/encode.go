@@ -67,6 +67,39 @@ func encodeSerial(dst []byte, dt oracle.DType, vals []float32) {
 	}
 }
 
+// hostBytes are Go byte slices that encoded tensors are written into and
+// given back to (putHost) once copied to the device.
+var hostBytes sync.Pool
+
+// encoded returns vals encoded as the bits of dt (encode) in Go memory,
+// for a caller that encodes before taking the device's lock and copies
+// under it (Device.uploadBytes): encoding a large batch takes
+// milliseconds, which other workers would otherwise wait out. nil for nil
+// vals (a lazy batch's per-item tensor).
+func encoded(dt oracle.DType, vals []float32) []byte {
+	if vals == nil {
+		return nil
+	}
+	b := hostBuf(len(vals) * dsize(dt))
+	encode(b, dt, vals)
+	return b
+}
+
+// hostBuf returns n bytes of Go memory from hostBytes (or new).
+func hostBuf(n int) []byte {
+	if p, ok := hostBytes.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]byte, n)
+}
+
+// putHost gives an encoded slice back for reuse.
+func putHost(b []byte) {
+	if cap(b) > 0 {
+		hostBytes.Put(&b)
+	}
+}
+
 // decode widens the little-endian dt bits in src into dst exactly (in
 // parallel for large outputs).
 func decode(dst []float32, dt oracle.DType, src []byte) {

@@ -34,7 +34,8 @@ func (t *Target) Generates(src *target.Source) bool {
 // itemInput puts the per-item tensor of b (cols values per item) on the
 // device (under do) and returns it with the row selection of the output
 // rows sel (rows: the caller's selection, nil for all). A batch with
-// values is uploaded (vals) and selected by rowsel. A lazy batch's tensor
+// values is uploaded (host: its values encoded before the lock, encoded)
+// and selected by rowsel. A lazy batch's tensor
 // is rows 0..top of the case's generator (top: its largest item), made by
 // gen_values or taken from an earlier run of the same case (generated),
 // and output row j reads row Items[sel[j]]; rowOf maps a batch item to
@@ -42,9 +43,9 @@ func (t *Target) Generates(src *target.Source) bool {
 // (target.FillerItem) reads row top+1, which holds the filler's values
 // (withFillerRow). The caller puts x back in the pool as any input; a kept
 // tensor stays (buffer.kept).
-func (d *Device) itemInput(b *target.Batch, vals []float32, cols int, rows, sel []int) (x, rs *buffer, rowOf func(i int) int, err error) {
+func (d *Device) itemInput(b *target.Batch, host []byte, cols int, rows, sel []int) (x, rs *buffer, rowOf func(i int) int, err error) {
 	if !b.Lazy() {
-		if x, err = d.upload(b.In, vals); err != nil {
+		if x, err = d.uploadBytes(host); err != nil {
 			return nil, nil, nil, err
 		}
 		rs, err = d.rowsel(rows, sel)

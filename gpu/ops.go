@@ -150,13 +150,14 @@ func (d *Device) rmsnorm(b *target.Batch, in *oracle.RMSNormInput, dt oracle.DTy
 	if err := firstErr(needItems(b, "x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
 		return nil, err
 	}
+	xb, wb := encoded(dt, in.X), encoded(dt, in.W)
 	return func() error {
 		n := len(sel)
-		x, rs, _, err := d.itemInput(b, in.X, in.Hidden, rows, sel)
+		x, rs, _, err := d.itemInput(b, xb, in.Hidden, rows, sel)
 		if err != nil {
 			return err
 		}
-		w, err := d.upload(dt, in.W)
+		w, err := d.uploadBytes(wb)
 		if err != nil {
 			d.pool.put(x, rs)
 			return err
@@ -211,13 +212,14 @@ func (d *Device) gemm(b *target.Batch, in *oracle.GEMMInput, dt oracle.DType, s 
 	if (in.N+255)/256 > 65535 {
 		return nil, fmt.Errorf("n %d too large for one launch: %w", in.N, oracle.ErrShape)
 	}
+	xb, wb := encoded(dt, in.X), encoded(dt, in.W)
 	return func() error {
 		n := len(sel)
-		x, rs, _, err := d.itemInput(b, in.X, in.K, rows, sel)
+		x, rs, _, err := d.itemInput(b, xb, in.K, rows, sel)
 		if err != nil {
 			return err
 		}
-		w, err := d.upload(dt, in.W)
+		w, err := d.uploadBytes(wb)
 		if err != nil {
 			d.pool.put(x, rs)
 			return err
@@ -252,9 +254,10 @@ func (d *Device) logprob(b *target.Batch, in *oracle.LogProbInput, dt oracle.DTy
 		}
 		tg[r] = int(t)
 	}
+	xb := encoded(dt, in.Logits)
 	return func() error {
 		n := len(sel)
-		x, rs, rowOf, err := d.itemInput(b, in.Logits, in.Vocab, rows, sel)
+		x, rs, rowOf, err := d.itemInput(b, xb, in.Vocab, rows, sel)
 		if err != nil {
 			return err
 		}
@@ -315,22 +318,25 @@ func (d *Device) prefill(in *oracle.PrefillInput, dt oracle.DType, s oracle.Atte
 	if err := firstErr(need("q", len(in.Q), in.Seqs*in.SeqLen*H*D), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
 		return nil, err
 	}
+	qb, kb, vb := encoded(dt, in.Q), encoded(dt, in.K), encoded(dt, in.V)
 	return func() error {
 		n := len(sel)
-		q, err := d.upload(dt, in.Q)
-		if err != nil {
+		var q, k, v, rs *buffer
+		err := func() (err error) {
+			if q, err = d.uploadBytes(qb); err != nil {
+				return err
+			}
+			if k, err = d.uploadBytes(kb); err != nil {
+				return err
+			}
+			if v, err = d.uploadBytes(vb); err != nil {
+				return err
+			}
+			rs, err = d.rowsel(rows, sel)
 			return err
-		}
-		k, err := d.upload(dt, in.K)
+		}()
 		if err != nil {
-			return err
-		}
-		v, err := d.upload(dt, in.V)
-		if err != nil {
-			return err
-		}
-		rs, err := d.rowsel(rows, sel)
-		if err != nil {
+			d.pool.put(q, k, v, rs)
 			return err
 		}
 		defer d.pool.put(q, k, v, rs)
@@ -368,28 +374,30 @@ func (d *Device) decode(in *oracle.DecodeInput, dt oracle.DType, s oracle.Attent
 		lens[b] = len(in.K[b]) / (KH * D)
 		total += lens[b]
 	}
+	// the caches packed request after request, encoded before the lock
+	pack := func(cache [][]float32) []byte {
+		sz := dsize(dt)
+		host := hostBuf(total * KH * D * sz)
+		for b, c := range cache {
+			encode(host[off[b]*KH*D*sz:], dt, c)
+		}
+		return host
+	}
+	qb, kb, vb := encoded(dt, in.Q), pack(in.K), pack(in.V)
 	return func() error {
 		n := len(sel)
-		q, err := d.upload(dt, in.Q)
+		q, err := d.uploadBytes(qb)
 		if err != nil {
+			putHost(kb)
+			putHost(vb)
 			return err
 		}
-		pack := func(cache [][]float32) (*buffer, error) {
-			sz := dsize(dt)
-			host, err := d.stageUpload(total * KH * D * sz)
-			if err != nil {
-				return nil, err
-			}
-			for b, c := range cache {
-				encode(host[off[b]*KH*D*sz:], dt, c)
-			}
-			return d.toDevice(host)
-		}
-		k, err := pack(in.K)
+		k, err := d.uploadBytes(kb)
 		if err != nil {
+			putHost(vb)
 			return err
 		}
-		v, err := pack(in.V)
+		v, err := d.uploadBytes(vb)
 		if err != nil {
 			return err
 		}

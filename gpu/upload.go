@@ -15,7 +15,7 @@ import (
 // synchronously.
 const (
 	uploadChunks = 8
-	uploadChunk  = 4 << 20
+	uploadChunk  = 16 << 20
 )
 
 // uploadRing is page-locked host memory that small uploads are copied
@@ -102,4 +102,20 @@ func (d *Device) stageUpload(n int) ([]byte, error) {
 		return d.stage(n), nil
 	}
 	return host[:n], nil
+}
+
+// uploadBytes copies host bytes encoded outside the lock (encoded) to a
+// pooled device buffer (under do): through the ring, asynchronously, when
+// they fit a chunk, else synchronously; host is given back (putHost).
+func (d *Device) uploadBytes(host []byte) (*buffer, error) {
+	defer putHost(host)
+	ring, err := d.ring.take(len(host))
+	if err != nil {
+		return nil, err
+	}
+	if ring != nil {
+		copy(ring, host)
+		return d.toDevice(ring[:len(host)])
+	}
+	return d.toDevice(host)
 }
