@@ -60,9 +60,10 @@ func campaignCase(seed uint64) spec.Case {
 // against the device time of its kernels, for each of campaignChecks:
 //
 //	checks/s:   fuzz.Check of the case on the op's cuda target, a new seed
-//	            each check, 4 checks in flight (campaign workers sharing
-//	            one device), inputs from the seed (made on the device when
-//	            the target generates them)
+//	            each check, fuzz.DefaultWorkers() checks in flight (a
+//	            campaign's workers sharing one device: one per CPU), inputs
+//	            from the seed (made on the device when the target generates
+//	            them)
 //	bare/s:     1 / the device time of the kernels one check launches
 //	            (kernelTime: each launch between two events, summed; the
 //	            median of 9 checks run one at a time), input generation
@@ -103,7 +104,7 @@ func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 		b.Fatal(err)
 	}
 	lazy.Store(0)
-	const inFlight = 4
+	inFlight := fuzz.DefaultWorkers() // as many checks at once as a campaign's workers
 	var next atomic.Uint64
 	var wg sync.WaitGroup
 	errs := make(chan error, inFlight)
