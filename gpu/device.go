@@ -39,10 +39,11 @@ type Device struct {
 	ident     *buffer // int64 0, 1, ..., identN-1 (pairs.go)
 	identN    int
 	gens      genCache
-	ring      uploadRing // page-locked memory small uploads are queued from
-	staging   []byte     // host staging for large uploads and for downloads
-	pinned    bool       // staging is page-locked (cuMemAllocHost)
-	args      []uint64   // kernel parameter values
+	shared    sharedCache // shared tensors (weights) lately uploaded
+	ring      uploadRing  // page-locked memory small uploads are queued from
+	staging   []byte      // host staging for large uploads and for downloads
+	pinned    bool        // staging is page-locked (cuMemAllocHost)
+	args      []uint64    // kernel parameter values
 	argp      []unsafe.Pointer
 	// around, when set (benchmarks measuring the kernels' device time),
 	// wraps every kernel launch: it must call launch once.

@@ -87,7 +87,7 @@ func (d *Device) itemInput(b *target.Batch, host []byte, cols int, rows, sel []i
 		for j, r := range sel {
 			m[j] = rowOf(r)
 		}
-		rs, err = d.uploadInts(m, false)
+		rs, err = d.selection(m)
 	}
 	if err != nil {
 		d.pool.put(x)

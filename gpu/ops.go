@@ -137,6 +137,16 @@ func (d *Device) rowsel(rows, sel []int) (*buffer, error) {
 	if rows == nil {
 		return nil, nil
 	}
+	return d.selection(sel)
+}
+
+// selection puts a row selection (int64 per output row) on the device
+// (under do): the device's identity list when it reads rows 0, 1, ... in
+// order, else an upload.
+func (d *Device) selection(sel []int) (*buffer, error) {
+	if isIdentity(sel) {
+		return d.identity(len(sel))
+	}
 	return d.uploadInts(sel, false)
 }
 
@@ -157,7 +167,7 @@ func (d *Device) rmsnorm(b *target.Batch, in *oracle.RMSNormInput, dt oracle.DTy
 		if err != nil {
 			return err
 		}
-		w, err := d.uploadBytes(wb)
+		w, err := d.uploadShared(wb)
 		if err != nil {
 			d.pool.put(x, rs)
 			return err
@@ -219,7 +229,7 @@ func (d *Device) gemm(b *target.Batch, in *oracle.GEMMInput, dt oracle.DType, s 
 		if err != nil {
 			return err
 		}
-		w, err := d.uploadBytes(wb)
+		w, err := d.uploadShared(wb)
 		if err != nil {
 			d.pool.put(x, rs)
 			return err

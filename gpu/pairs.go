@@ -134,7 +134,8 @@ func isIdentity(list []int) bool {
 // identity returns a device list of int64 0, 1, ... of at least n entries
 // (under do), grown (doubling) when n passes its length: the pairs of every
 // compare of whole batches in order, which a scan makes for every value of
-// its range, so they are neither uploaded nor cached one by one.
+// its range, and the row selection of every batch that reads the first
+// rows in order, so they are neither uploaded nor cached one by one.
 func (d *Device) identity(n int) (*buffer, error) {
 	if d.ident != nil && d.identN >= n {
 		return d.ident, nil
@@ -151,7 +152,11 @@ func (d *Device) identity(n int) (*buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpu compare: the identity pairs: %w", err)
 	}
-	d.pool.put(d.ident) // later writers are queued after every compare that read it
+	if d.ident != nil {
+		d.ident.kept = false
+		d.pool.put(d.ident) // later writers are queued after every compare that read it
+	}
+	b.kept = true // callers that put a row selection back leave it
 	d.ident, d.identN = b, m
 	return b, nil
 }

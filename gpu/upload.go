@@ -3,7 +3,9 @@
 package gpu
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -118,4 +120,69 @@ func (d *Device) uploadBytes(host []byte) (*buffer, error) {
 		return d.toDevice(ring[:len(host)])
 	}
 	return d.toDevice(host)
+}
+
+// Shared-tensor cache limits: entries, and the largest tensor kept.
+const (
+	sharedEntries  = 32
+	sharedMaxBytes = 1 << 20
+)
+
+// sharedEntry is an encoded shared tensor and its device copy.
+type sharedEntry struct {
+	host []byte
+	buf  *buffer
+	used uint64 // clock of the last use
+}
+
+// sharedCache keeps the device copies of the shared tensors lately
+// uploaded (a case's weights, which every run of a check hands over
+// again), so the runs of a check after the first queue no copy. An entry
+// is found by comparing the encoded bytes in full. Owned by whoever holds
+// the device's mutex.
+type sharedCache struct {
+	entries      []*sharedEntry
+	clock        uint64
+	hits, misses int // tests and benchmarks read them
+}
+
+// uploadShared is uploadBytes for a tensor that later runs are likely to
+// upload again with the same bits (under do): a kept device copy when one
+// holds these bytes, else an upload that is kept (buffer.kept: callers put
+// it back as any input, and the cache decides when it goes).
+func (d *Device) uploadShared(host []byte) (*buffer, error) {
+	if len(host) > sharedMaxBytes {
+		return d.uploadBytes(host)
+	}
+	c := &d.shared
+	c.clock++
+	for _, e := range c.entries {
+		if bytes.Equal(e.host, host) {
+			e.used = c.clock
+			c.hits++
+			putHost(host)
+			return e.buf, nil
+		}
+	}
+	c.misses++
+	keep := bytes.Clone(host)
+	b, err := d.uploadBytes(host)
+	if err != nil {
+		return nil, err
+	}
+	b.kept = true
+	c.entries = append(c.entries, &sharedEntry{host: keep, buf: b, used: c.clock})
+	if len(c.entries) > sharedEntries {
+		lru := 0
+		for i, e := range c.entries {
+			if e.used < c.entries[lru].used {
+				lru = i
+			}
+		}
+		old := c.entries[lru]
+		c.entries = slices.Delete(c.entries, lru, lru+1)
+		old.buf.kept = false
+		d.pool.put(old.buf) // later writers are queued after every run that read it
+	}
+	return b, nil
 }

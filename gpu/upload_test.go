@@ -156,3 +156,59 @@ func TestGeneratedCache(t *testing.T) {
 		return nil
 	})
 }
+
+// TestUploadShared: the same bytes again are served by the kept copy (no
+// upload), other bytes of the same length are not, the copy survives the
+// callers' pool.put and holds the bytes, and the cache stays bounded.
+func TestUploadShared(t *testing.T) {
+	d := device(t)
+	enc := func(v float32, n int) []byte {
+		vals := make([]float32, n)
+		for i := range vals {
+			vals[i] = v + float32(i)
+		}
+		return encoded(oracle.FP32, vals)
+	}
+	up := func(host []byte) (b *buffer, hits, misses int) {
+		t.Helper()
+		err := d.do(func() (err error) {
+			b, err = d.uploadShared(host)
+			hits, misses = d.shared.hits, d.shared.misses
+			d.pool.put(b) // what every caller does
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	a, h0, m0 := up(enc(1, 4096))
+	b, h1, m1 := up(enc(1, 4096))
+	if b != a || h1 != h0+1 || m1 != m0 {
+		t.Fatalf("the same bytes again: buffer %p after %p, hits %d->%d, misses %d->%d", b, a, h0, h1, m0, m1)
+	}
+	c, _, m2 := up(enc(2, 4096))
+	if c == a || m2 != m1+1 {
+		t.Fatalf("other bytes: want another buffer and a miss")
+	}
+	want := enc(1, 4096)
+	d.do(func() error {
+		got := make([]byte, len(want))
+		if err := fromDevice(got, a, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Error("the kept copy does not hold the bytes uploaded")
+		}
+		return nil
+	})
+	for k := range 3 * sharedEntries {
+		up(enc(float32(100+k), 64))
+	}
+	d.do(func() error {
+		if len(d.shared.entries) > sharedEntries {
+			t.Errorf("%d shared tensors kept, bound %d", len(d.shared.entries), sharedEntries)
+		}
+		return nil
+	})
+}

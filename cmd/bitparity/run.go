@@ -94,12 +94,8 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 			f.Close()
 		}()
 	}
-	// SIGINT and SIGTERM stop generating cases; what was found is shrunk
-	// for a bounded grace period and written (runDurably). A second signal
-	// kills the process at once: every finding printed is already stored.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopOnSignal(stderr)
 	defer stop()
-	context.AfterFunc(ctx, stop)
 	workerNames, werr := wk.start(stderr)
 	defer wk.close()
 	if werr != nil {
@@ -458,4 +454,41 @@ func runPrintFinding(w io.Writer, n int, f spec.Finding, note string) {
 	fmt.Fprintln(w, head)
 	words.Detail(w, f)
 	fmt.Fprintln(w)
+}
+
+// stopOnSignal returns a context cancelled by the first SIGINT or SIGTERM:
+// the run stops generating cases, shrinks what was found for a bounded
+// grace period and writes it (runDurably). It says so on stderr, so a
+// worker's log shows why it stopped. A second signal ends the process at
+// once (exit 128 + the signal's number): every finding printed is already
+// stored. stop releases the signals.
+func stopOnSignal(stderr io.Writer) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(stderr, "run: %v: stopping; what was found is shrunk for a bounded time and written (a second signal ends the run at once)\n", s)
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(stderr, "run: %v again: exiting at once\n", s)
+			n := 2
+			if sig, ok := s.(syscall.Signal); ok {
+				n = int(sig)
+			}
+			os.Exit(128 + n)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }
