@@ -20,6 +20,11 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
+// shardWorkerEnv is set in the environment of the worker processes of
+// --procs and --gpus: their SIGTERM is their parent's death, however often
+// the kernel sends it (stopOnSignal).
+const shardWorkerEnv = "BITPARITY_SHARD_WORKER"
+
 // parallelFlags are run's flags for one campaign over several processes:
 // --gpus (one worker per GPU), --procs (CPU worker processes), --shard
 // (this process's part of the case stream), --corpus and --work-dir.
@@ -241,7 +246,7 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		w.cmd.Cancel = func() error { return w.cmd.Process.Signal(os.Interrupt) }
 		w.cmd.WaitDelay = 30 * time.Second
 		dieWithParent(w.cmd)
-		w.cmd.Env = os.Environ()
+		w.cmd.Env = append(os.Environ(), shardWorkerEnv+"=1")
 		if os.Getenv("GOMAXPROCS") == "" {
 			w.cmd.Env = append(w.cmd.Env, "GOMAXPROCS="+strconv.Itoa(workerProcs(n)))
 		}

@@ -461,12 +461,17 @@ func runPrintFinding(w io.Writer, n int, f spec.Finding, note string) {
 // grace period and writes it (runDurably). It says so on stderr, so a
 // worker's log shows why it stopped. A second signal ends the process at
 // once (exit 128 + the signal's number): every finding printed is already
-// stored. stop releases the signals.
+// stored. A --procs or --gpus worker (shardWorkerEnv set) takes every
+// SIGTERM as the first: its SIGTERM is its parent's death, and Linux sends
+// the parent-death signal again each time it hands the orphan to another
+// thread of the dying parent (seen on a 16-core host: two SIGTERMs, and a
+// worker that died without its result). stop releases the signals.
 func stopOnSignal(stderr io.Writer) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	sigs := make(chan os.Signal, 2)
+	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
+	worker := os.Getenv(shardWorkerEnv) != ""
 	go func() {
 		select {
 		case s := <-sigs:
@@ -475,15 +480,22 @@ func stopOnSignal(stderr io.Writer) (ctx context.Context, stop func()) {
 		case <-done:
 			return
 		}
-		select {
-		case s := <-sigs:
-			fmt.Fprintf(stderr, "run: %v again: exiting at once\n", s)
-			n := 2
-			if sig, ok := s.(syscall.Signal); ok {
-				n = int(sig)
+		for {
+			select {
+			case s := <-sigs:
+				if worker && s == syscall.SIGTERM {
+					fmt.Fprintf(stderr, "run: %v again: the parent's death, signalled once for each of its threads; still stopping\n", s)
+					continue
+				}
+				fmt.Fprintf(stderr, "run: %v again: exiting at once\n", s)
+				n := 2
+				if sig, ok := s.(syscall.Signal); ok {
+					n = int(sig)
+				}
+				os.Exit(128 + n)
+			case <-done:
+				return
 			}
-			os.Exit(128 + n)
-		case <-done:
 		}
 	}()
 	return ctx, func() {
