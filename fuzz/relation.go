@@ -321,49 +321,73 @@ func identity(n int) []int {
 // queued ahead of the outputs compare (and its result dropped when the
 // outputs differ), so the check waits for the device once, not twice.
 func differ(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType, bound uint64) (*spec.Finding, error) {
+	return startDiffer(ctx, ref, other, ra, rb, dt, bound)()
+}
+
+// startDiffer is differ in two halves: it queues the compares of outputs
+// that live on a device (values and taps: no wait) and returns the wait
+// for the verdict, which must be called once, before either output is
+// released. Outputs on the host are compared when the wait is called.
+func startDiffer(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.DType, bound uint64) func() (*spec.Finding, error) {
 	pa, pb, _, err := comparedPositions(ref.out, other.out, ra, rb)
 	if err != nil {
-		return nil, err
+		return func() (*spec.Finding, error) { return nil, err }
 	}
 	wantTaps := bound == 0 && tapsOn(ctx)
 	var waitTaps func() ([]target.RowDiff, error)
 	if wantTaps {
 		waitTaps = startDeviceTaps(ref.out, other.out, pa, pb)
 	}
-	diffs, err := compareValues(ref.out, other.out, pa, pb, dt)
-	var tapDiffs []target.RowDiff
-	var tapErr error
-	if waitTaps != nil {
-		tapDiffs, tapErr = waitTaps() // always: the outputs may be released once differ returns
-	}
-	if err != nil {
-		return nil, err
-	}
-	if bound > 0 {
-		kept := diffs[:0]
-		for _, d := range diffs {
-			if d.MaxULPs > bound {
-				kept = append(kept, d)
+	var waitValues func() ([]target.RowDiff, error)
+	if ref.out.Device != nil && other.out.Device != nil {
+		wait := startCompare(ref.out.Device, other.out.Device, pa, pb, dt)
+		waitValues = func() ([]target.RowDiff, error) {
+			diffs, err := wait()
+			if err != nil {
+				return nil, fmt.Errorf("compare on the device: %w", err)
 			}
+			sortLike(diffs, pa, pb)
+			return diffs, nil
 		}
-		diffs = kept
+	} else {
+		waitValues = func() ([]target.RowDiff, error) { return compareValues(ref.out, other.out, pa, pb, dt) }
 	}
-	if len(diffs) > 0 {
-		return mismatchFinding(ref, other, diffs, dt, false, len(ra))
-	}
-	if !wantTaps {
+	return func() (*spec.Finding, error) {
+		diffs, err := waitValues()
+		var tapDiffs []target.RowDiff
+		var tapErr error
+		if waitTaps != nil {
+			tapDiffs, tapErr = waitTaps() // always: the outputs may be released once the verdict is in
+		}
+		if err != nil {
+			return nil, err
+		}
+		if bound > 0 {
+			kept := diffs[:0]
+			for _, d := range diffs {
+				if d.MaxULPs > bound {
+					kept = append(kept, d)
+				}
+			}
+			diffs = kept
+		}
+		if len(diffs) > 0 {
+			return mismatchFinding(ref, other, diffs, dt, false, len(ra))
+		}
+		if !wantTaps {
+			return nil, nil
+		}
+		if waitTaps == nil {
+			tapDiffs, tapErr = compareHostTaps(ref.out, other.out, pa, pb)
+		}
+		if tapErr != nil {
+			return nil, tapErr
+		}
+		if len(tapDiffs) > 0 {
+			return mismatchFinding(ref, other, tapDiffs, oracle.FP32, true, len(ra))
+		}
 		return nil, nil
 	}
-	if waitTaps == nil {
-		tapDiffs, tapErr = compareHostTaps(ref.out, other.out, pa, pb)
-	}
-	if tapErr != nil {
-		return nil, tapErr
-	}
-	if len(tapDiffs) > 0 {
-		return mismatchFinding(ref, other, tapDiffs, oracle.FP32, true, len(ra))
-	}
-	return nil, nil
 }
 
 type noTapsKey struct{}

@@ -103,18 +103,52 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *target.Batch, 
 		return nil, err
 	}
 	defer x.release()
+	// On a device (x's output lives there) every batch and its compares are
+	// queued before the first verdict is waited for, so a check waits for
+	// the device once, not once a batch; the first finding in the order
+	// below is the verdict, as when each batch waits for its own. On the
+	// host each batch is checked before the next runs.
+	queue := x.out.Device != nil
+	var started []func() (*spec.Finding, error)
+	finish := func() (*spec.Finding, error) { // every started compare is waited for
+		var f *spec.Finding
+		var err error
+		for _, wait := range started {
+			if g, e := wait(); f == nil && err == nil {
+				f, err = g, e
+			}
+		}
+		started = nil
+		return f, err
+	}
+	defer finish()
+	// fail returns err unless a batch queued before it gives a finding or
+	// error first (the order of the checks decides, as on the host).
+	fail := func(err error) (*spec.Finding, error) {
+		if f, ferr := finish(); f != nil || ferr != nil {
+			return f, ferr
+		}
+		return nil, err
+	}
 	try := func(ids []int, what string) (*spec.Finding, error) {
 		g, uids, err := itemsFrom(c, b, ids)
 		if err != nil {
-			return nil, fmt.Errorf("batch invariance: %w", err)
+			return fail(fmt.Errorf("batch invariance: %w", err))
 		}
 		o, err := execute(ctx, t, g, uids, what)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
-		defer o.release()
 		ra, rb := shared(x, o)
-		return differ(ctx, x, o, ra, rb, dt, 0)
+		wait := startDiffer(ctx, x, o, ra, rb, dt, 0)
+		started = append(started, func() (*spec.Finding, error) {
+			defer o.release()
+			return wait()
+		})
+		if queue {
+			return nil, nil
+		}
+		return finish()
 	}
 	if n > 1 {
 		if f, err := try([]int{row}, fmt.Sprintf("item %d alone", row)); f != nil || err != nil {
@@ -123,10 +157,10 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *target.Batch, 
 	}
 	if B, pos := c.Rel.Batch, c.Rel.Position; B > 0 {
 		if pos < 0 || pos >= B {
-			return nil, fmt.Errorf("batch invariance: position %d outside a batch of %d", pos, B)
+			return fail(fmt.Errorf("batch invariance: position %d outside a batch of %d", pos, B))
 		}
 		if err := budget(c, elems(B, perItem(b))); err != nil {
-			return nil, fmt.Errorf("batch invariance: a batch of %d: %w", B, err)
+			return fail(fmt.Errorf("batch invariance: a batch of %d: %w", B, err))
 		}
 		ids := identity(B)
 		if row < B {
@@ -139,9 +173,11 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *target.Batch, 
 		}
 	}
 	if n > 1 {
-		return try(permutation(n, c.Rel.PermSeed), fmt.Sprintf("the batch of %d permuted (seed %d)", n, c.Rel.PermSeed))
+		if f, err := try(permutation(n, c.Rel.PermSeed), fmt.Sprintf("the batch of %d permuted (seed %d)", n, c.Rel.PermSeed)); f != nil || err != nil {
+			return f, err
+		}
 	}
-	return nil, nil
+	return finish()
 }
 
 // padding: the case's batch padded with filler items to Rel.Pad items

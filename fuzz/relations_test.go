@@ -524,3 +524,55 @@ func TestLookupMakesOnce(t *testing.T) {
 		t.Fatalf("made %d targets (%v %v), same %v", made, err1, err2, a == b)
 	}
 }
+
+// TestBatchInvarianceQueuedSameVerdict: on device outputs batch invariance
+// queues all its batches and compares before it waits; its verdict (the
+// first finding in the order alone, sub-batch, permutation) and the
+// device's bookkeeping (every output released) are those of the host's
+// one-batch-at-a-time check, over many draws that find at each stage.
+func TestBatchInvarianceQueuedSameVerdict(t *testing.T) {
+	found := map[string]int{}
+	for seed := uint64(1); seed <= 60; seed++ {
+		for _, p := range []spec.RelParams{{Row: 1, Batch: 32, Position: 5, PermSeed: seed}, {Row: 31, Batch: 40, Position: 2, PermSeed: seed}, {Row: 0, PermSeed: seed}} {
+			devices = nil
+			c := rmsCase(spec.RelBatchInvariance, "test-device-drift", 64, 96, p)
+			c.Seed = seed
+			dev, err := Check(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range devices {
+				if d.released != 1 {
+					t.Fatalf("seed %d %+v: a device output released %d times, want 1", seed, p, d.released)
+				}
+			}
+			h := c
+			h.Targets = []string{"drift-rmsnorm-te-mod32"}
+			host, err := Check(context.Background(), h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (dev == nil) != (host == nil) {
+				t.Fatalf("seed %d %+v: device finding %v, host finding %v", seed, p, dev != nil, host != nil)
+			}
+			if dev == nil {
+				continue
+			}
+			if want := strings.ReplaceAll(dev.Message, "test-device-drift", "drift-rmsnorm-te-mod32"); host.Message != want || host.Row != dev.Row || host.Col != dev.Col {
+				t.Fatalf("seed %d %+v: device %q (row %d col %d), host %q (row %d col %d)", seed, p, dev.Message, dev.Row, dev.Col, host.Message, host.Row, host.Col)
+			}
+			switch {
+			case strings.Contains(host.Message, "alone"):
+				found["alone"]++
+			case strings.Contains(host.Message, "a batch of"):
+				found["sub-batch"]++
+			case strings.Contains(host.Message, "permuted"):
+				found["permutation"]++
+			}
+		}
+	}
+	t.Logf("findings by stage: %v", found)
+	if found["alone"] == 0 || found["sub-batch"] == 0 {
+		t.Errorf("findings by stage %v: the draws never found at some stage", found)
+	}
+}
