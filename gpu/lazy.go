@@ -48,8 +48,11 @@ func (d *Device) itemInput(b *target.Batch, host []byte, cols int, rows, sel []i
 		if x, err = d.uploadBytes(host); err != nil {
 			return nil, nil, nil, err
 		}
-		rs, err = d.rowsel(rows, sel)
-		return x, rs, func(i int) int { return i }, err
+		if rs, err = d.rowsel(rows, sel); err != nil {
+			d.pool.put(x)
+			return nil, nil, nil, err
+		}
+		return x, rs, func(i int) int { return i }, nil
 	}
 	src := b.Source
 	top := b.Items() - 1
