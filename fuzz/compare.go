@@ -127,23 +127,36 @@ func compareOutputs(a, b *target.Output, ra, rb []int, dt oracle.DType) (diffs [
 // compareValues compares positions pa[i] of a with pb[i] of b in dtype dt:
 // on the device when both outputs live there, on the host otherwise.
 func compareValues(a, b *target.Output, pa, pb []int, dt oracle.DType) ([]target.RowDiff, error) {
+	return startValues(a, b, pa, pb, dt)()
+}
+
+// startValues is compareValues in two halves: when both outputs live on a
+// device it queues their compare (startCompare: no wait) and returns the
+// wait for its summaries, which must be called once; else the rows are
+// compared on the host when the wait is called.
+func startValues(a, b *target.Output, pa, pb []int, dt oracle.DType) func() ([]target.RowDiff, error) {
 	if a.Device != nil && b.Device != nil {
-		diffs, err := a.Device.CompareRows(b.Device, pa, pb, dt)
-		if err != nil {
-			return nil, fmt.Errorf("compare on the device: %w", err)
+		wait := startCompare(a.Device, b.Device, pa, pb, dt)
+		return func() ([]target.RowDiff, error) {
+			diffs, err := wait()
+			if err != nil {
+				return nil, fmt.Errorf("compare on the device: %w", err)
+			}
+			sortLike(diffs, pa, pb)
+			return diffs, nil
 		}
-		sortLike(diffs, pa, pb)
-		return diffs, nil
 	}
-	av, qa, err := hostRows(a.Values, a.Device, pa)
-	if err != nil {
-		return nil, fmt.Errorf("fetch device output: %w", err)
+	return func() ([]target.RowDiff, error) {
+		av, qa, err := hostRows(a.Values, a.Device, pa)
+		if err != nil {
+			return nil, fmt.Errorf("fetch device output: %w", err)
+		}
+		bv, qb, err := hostRows(b.Values, b.Device, pb)
+		if err != nil {
+			return nil, fmt.Errorf("fetch device output: %w", err)
+		}
+		return renumber(target.CompareSlices(av, bv, a.Cols, qa, qb, dt), pa, pb, qa, qb), nil
 	}
-	bv, qb, err := hostRows(b.Values, b.Device, pb)
-	if err != nil {
-		return nil, fmt.Errorf("fetch device output: %w", err)
-	}
-	return renumber(target.CompareSlices(av, bv, a.Cols, qa, qb, dt), pa, pb, qa, qb), nil
 }
 
 // hostRows returns the rows at positions pos of an output part on the

@@ -338,20 +338,7 @@ func startDiffer(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.D
 	if wantTaps {
 		waitTaps = startDeviceTaps(ref.out, other.out, pa, pb)
 	}
-	var waitValues func() ([]target.RowDiff, error)
-	if ref.out.Device != nil && other.out.Device != nil {
-		wait := startCompare(ref.out.Device, other.out.Device, pa, pb, dt)
-		waitValues = func() ([]target.RowDiff, error) {
-			diffs, err := wait()
-			if err != nil {
-				return nil, fmt.Errorf("compare on the device: %w", err)
-			}
-			sortLike(diffs, pa, pb)
-			return diffs, nil
-		}
-	} else {
-		waitValues = func() ([]target.RowDiff, error) { return compareValues(ref.out, other.out, pa, pb, dt) }
-	}
+	waitValues := startValues(ref.out, other.out, pa, pb, dt)
 	return func() (*spec.Finding, error) {
 		diffs, err := waitValues()
 		var tapDiffs []target.RowDiff

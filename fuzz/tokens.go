@@ -73,16 +73,21 @@ func tokenInputs(c spec.Case, b *target.Batch, ids []int, lazy bool, like *targe
 		}
 		return fill(c, rt.ID, rt.Dist, in, rt.Scale, n, cols, key)
 	}
+	// itemsAndWeights: the per-item tensor (cols wide) and the shared
+	// weights of rmsnorm and gemm.
+	itemsAndWeights := func(cols int) (x, w []float32, err error) {
+		if x, err = items(cols); err != nil {
+			return nil, nil, err
+		}
+		w, err = weights(c, in, like)
+		return x, w, err
+	}
 	switch c.Op {
 	case spec.OpRMSNorm:
 		if err := firstErr(positive("rows", n), positive("hidden", s.Hidden), budget(c, elems(n, s.Hidden), s.Hidden)); err != nil {
 			return err
 		}
-		x, err := items(s.Hidden)
-		if err != nil {
-			return err
-		}
-		w, err := weights(c, in, like)
+		x, w, err := itemsAndWeights(s.Hidden)
 		if err != nil {
 			return err
 		}
@@ -92,11 +97,7 @@ func tokenInputs(c spec.Case, b *target.Batch, ids []int, lazy bool, like *targe
 			budget(c, elems(n, s.Hidden), elems(s.Hidden, s.N), elems(n, s.N))); err != nil {
 			return err
 		}
-		x, err := items(s.Hidden)
-		if err != nil {
-			return err
-		}
-		w, err := weights(c, in, like)
+		x, w, err := itemsAndWeights(s.Hidden)
 		if err != nil {
 			return err
 		}

@@ -107,19 +107,16 @@ func (d *Device) stageUpload(n int) ([]byte, error) {
 }
 
 // uploadBytes copies host bytes encoded outside the lock (encoded) to a
-// pooled device buffer (under do): through the ring, asynchronously, when
-// they fit a chunk, else synchronously; host is given back (putHost).
+// pooled device buffer (under do), through stageUpload; host is given
+// back (putHost).
 func (d *Device) uploadBytes(host []byte) (*buffer, error) {
 	defer putHost(host)
-	ring, err := d.ring.take(len(host))
+	staged, err := d.stageUpload(len(host))
 	if err != nil {
 		return nil, err
 	}
-	if ring != nil {
-		copy(ring, host)
-		return d.toDevice(ring[:len(host)])
-	}
-	return d.toDevice(host)
+	copy(staged, host)
+	return d.toDevice(staged)
 }
 
 // Shared-tensor cache limits: entries, and the largest tensor kept.

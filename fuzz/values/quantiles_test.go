@@ -60,8 +60,16 @@ func renderGo(q *[octaves][cells + 1]float64) []byte {
 	b.WriteString("// normal sampler (doc.go). They define generator version 2: they never\n")
 	b.WriteString("// change, and gpu/kernels/gen_table.cuh holds the same bits.\n")
 	b.WriteString("var quantiles = [octaves][cells + 1]float64{\n")
+	writeNodes(&b, q, "// octave %d")
+	b.WriteString("}\n")
+	return b.Bytes()
+}
+
+// writeNodes writes q's rows as brace-enclosed lists of hex floats, four
+// a line, each row opened by its octave comment (a format with %d).
+func writeNodes(b *bytes.Buffer, q *[octaves][cells + 1]float64, comment string) {
 	for e := range q {
-		fmt.Fprintf(&b, "\t{ // octave %d\n", e)
+		b.WriteString("\t{ " + fmt.Sprintf(comment, e) + "\n")
 		for j, v := range q[e] {
 			if j%4 == 0 {
 				b.WriteString("\t\t")
@@ -75,8 +83,6 @@ func renderGo(q *[octaves][cells + 1]float64) []byte {
 		}
 		b.WriteString("\t},\n")
 	}
-	b.WriteString("}\n")
-	return b.Bytes()
 }
 
 func renderHeader(q *[octaves][cells + 1]float64) []byte {
@@ -87,21 +93,7 @@ func renderHeader(q *[octaves][cells + 1]float64) []byte {
 	b.WriteString("#pragma once\n\n")
 	fmt.Fprintf(&b, "#define GEN_OCTAVES %d\n#define GEN_CELL_BITS %d\n\n", octaves, cellBits)
 	b.WriteString("GEN_TABLE double gen_quantiles[GEN_OCTAVES][(1 << GEN_CELL_BITS) + 1] = {\n")
-	for e := range q {
-		fmt.Fprintf(&b, "\t{ /* octave %d */\n", e)
-		for j, v := range q[e] {
-			if j%4 == 0 {
-				b.WriteString("\t\t")
-			}
-			b.WriteString(hexFloat(v) + ",")
-			if j%4 == 3 || j == cells {
-				b.WriteString("\n")
-			} else {
-				b.WriteString(" ")
-			}
-		}
-		b.WriteString("\t},\n")
-	}
+	writeNodes(&b, q, "/* octave %d */")
 	b.WriteString("};\n")
 	return b.Bytes()
 }
