@@ -231,82 +231,16 @@ func Inputs(c spec.Case) (*target.Batch, error) {
 	if c.GenVersion < 0 || c.GenVersion > spec.GeneratorVersion {
 		return nil, fmt.Errorf("case made by generator version %d, this build has versions 1 to %d: only cases with explicit data replay across generator versions", c.GenVersion, spec.GeneratorVersion)
 	}
-	s := c.Shape
 	b := &target.Batch{Op: c.Op, In: in, Out: out}
 	switch c.Op {
 	case spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb:
 		if err := tokenInputs(c, b, nil, false, nil); err != nil {
 			return nil, err
 		}
-	case spec.OpAttnPrefill:
-		if err := firstErr(positive("seqs", s.Seqs), positive("seq_len", s.SeqLen), positive("heads", s.Heads),
-			positive("kv_heads", s.KVHeads), positive("head_dim", s.HeadDim)); err != nil {
+	case spec.OpAttnPrefill, spec.OpAttnDecode:
+		if err := attnInputs(c, b, nil, false); err != nil {
 			return nil, err
 		}
-		if s.Heads%s.KVHeads != 0 {
-			return nil, fmt.Errorf("shape: heads %d is not a multiple of kv_heads %d", s.Heads, s.KVHeads)
-		}
-		tokens := elems(s.Seqs, s.SeqLen)
-		if err := budget(c, elems(tokens, s.Heads, s.HeadDim), elems(2, tokens, s.KVHeads, s.HeadDim)); err != nil {
-			return nil, err
-		}
-		key := func(i int) uint64 { return uint64(i/s.SeqLen)<<32 | uint64(i%s.SeqLen) }
-		q, err := fill(c, tensorQ, c.Dist, in, 1, tokens, s.Heads*s.HeadDim, key)
-		if err != nil {
-			return nil, err
-		}
-		k, err := fill(c, tensorK, c.Dist, in, 1, tokens, s.KVHeads*s.HeadDim, key)
-		if err != nil {
-			return nil, err
-		}
-		v, err := fill(c, tensorV, spec.DistNormal, in, 1, tokens, s.KVHeads*s.HeadDim, key)
-		if err != nil {
-			return nil, err
-		}
-		b.Prefill = &oracle.PrefillInput{Q: q, K: k, V: v, Seqs: s.Seqs, SeqLen: s.SeqLen,
-			Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim, Out: out}
-	case spec.OpAttnDecode:
-		if err := firstErr(positive("rows (requests)", s.Rows), positive("heads", s.Heads),
-			positive("kv_heads", s.KVHeads), positive("head_dim", s.HeadDim)); err != nil {
-			return nil, err
-		}
-		if s.Heads%s.KVHeads != 0 {
-			return nil, fmt.Errorf("shape: heads %d is not a multiple of kv_heads %d", s.Heads, s.KVHeads)
-		}
-		lens := make([]int, s.Rows)
-		total := 0
-		for r := range lens {
-			lens[r] = s.KV
-			if len(s.KVLens) > 0 {
-				lens[r] = s.KVLens[r%len(s.KVLens)]
-			}
-			if err := positive("kv", lens[r]); err != nil {
-				return nil, err
-			}
-			if lens[r] > spec.MaxElements {
-				return nil, budget(c, lens[r])
-			}
-			total += lens[r]
-			if err := budget(c, elems(2, total, s.KVHeads, s.HeadDim)); err != nil {
-				return nil, err
-			}
-		}
-		q, err := fill(c, tensorQ, c.Dist, in, 1, s.Rows, s.Heads*s.HeadDim, nil)
-		if err != nil {
-			return nil, err
-		}
-		d := &oracle.DecodeInput{Q: q, K: make([][]float32, s.Rows), V: make([][]float32, s.Rows),
-			Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim, Out: out}
-		for r := range lens {
-			key := func(j int) uint64 { return uint64(r)<<32 | uint64(j) }
-			if d.K[r], err = fill(c, tensorK, c.Dist, in, 1, lens[r], s.KVHeads*s.HeadDim, key); err != nil {
-				return nil, err
-			}
-			if d.V[r], err = fill(c, tensorV, spec.DistNormal, in, 1, lens[r], s.KVHeads*s.HeadDim, key); err != nil {
-				return nil, err
-			}
-		}
-		b.Decode = d
 	default:
 		return nil, fmt.Errorf("unknown op %q", c.Op)
 	}

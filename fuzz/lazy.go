@@ -25,17 +25,29 @@ var lazyRelations = map[string]bool{
 	spec.RelOracleParity:    true,
 }
 
-// lazyOps are the ops whose sizes a lazy batch holds (sizesOf).
-var lazyOps = map[spec.Op]bool{spec.OpRMSNorm: true, spec.OpGEMM: true, spec.OpLogProb: true}
+// lazyOps are the ops a lazy batch may hold (tokenInputs and attnInputs
+// set its sizes).
+var lazyOps = map[spec.Op]bool{spec.OpRMSNorm: true, spec.OpGEMM: true, spec.OpLogProb: true,
+	spec.OpAttnPrefill: true, spec.OpAttnDecode: true}
+
+// attnOp reports whether op is an attention op (attnInputs).
+func attnOp(op spec.Op) bool { return op == spec.OpAttnPrefill || op == spec.OpAttnDecode }
 
 // inputsFor returns the batch of case c for relation rel on targets ts:
 // lazy when the relation allows it and every target generates c's values,
-// else Inputs(c).
+// else Inputs(c). Attention pads on the host (padded), so its padding
+// batches are not lazy.
 func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, error) {
-	if !lazyRelations[rel.Name()] || !lazyOps[c.Op] || c.Data != nil || c.Dist == spec.DistBoundary {
+	if !lazyRelations[rel.Name()] || !lazyOps[c.Op] || c.Data != nil || c.Dist == spec.DistBoundary ||
+		(attnOp(c.Op) && rel.Name() == spec.RelPadding) {
 		return Inputs(c)
 	}
-	src := &target.Source{Case: c, Tensor: itemTensor(c)}
+	src := &target.Source{Case: c}
+	if attnOp(c.Op) {
+		src.QKV = attnTensors(c)
+	} else {
+		src.Tensor = itemTensor(c)
+	}
 	for _, t := range ts {
 		g, ok := t.(target.Generator)
 		if !ok || !g.Generates(src) {
@@ -59,7 +71,12 @@ func lazyBatch(src *target.Source, n int, like *target.Batch) (*target.Batch, er
 	if ids == nil {
 		ids = identity(n)
 	}
-	if err := tokenInputs(c, b, ids, true, like); err != nil {
+	if attnOp(c.Op) {
+		err = attnInputs(c, b, ids, true)
+	} else {
+		err = tokenInputs(c, b, ids, true, like)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return target.NewLazy(b, src, materialize), nil
@@ -72,6 +89,14 @@ func materialize(b *target.Batch) error {
 	src := b.Source
 	c, rt := src.Case, src.Tensor
 	n := b.Items()
+	if attnOp(b.Op) {
+		full := &target.Batch{Op: b.Op, In: b.In, Out: b.Out}
+		if err := attnInputs(c, full, src.Items, false); err != nil {
+			return err
+		}
+		b.Prefill, b.Decode = full.Prefill, full.Decode
+		return nil
+	}
 	var x *[]float32
 	var cols int
 	switch b.Op {
@@ -123,7 +148,9 @@ func lazyItems(b *target.Batch, ids []int) (*target.Batch, error) {
 			return nil, fmt.Errorf("lazy batch: item %d of a batch of %d", id, len(src.Items))
 		}
 	}
-	return lazyBatch(&target.Source{Case: src.Case, Items: items, Tensor: src.Tensor}, len(ids), b)
+	s := *src
+	s.Items = items
+	return lazyBatch(&s, len(ids), b)
 }
 
 // ready returns b as target t takes it: b itself when it holds values or t

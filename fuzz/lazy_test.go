@@ -59,6 +59,10 @@ func TestLazyBatchesSameVerdicts(t *testing.T) {
 			tc{"oracle-rmsnorm", spec.OpRMSNorm, rel, spec.Shape{Rows: 40, Hidden: 64}, spec.RelParams{Row: 39, Batch: 50, Position: 45, PermSeed: 2}},
 			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, rel, spec.Shape{Rows: 70, Hidden: 48, N: 8}, spec.RelParams{Row: 3, Batch: 2, Position: 1, PermSeed: 3}},
 			tc{"oracle-logprob", spec.OpLogProb, rel, spec.Shape{Rows: 132, Vocab: 300}, spec.RelParams{Row: 131, Batch: 7, Position: 6, PermSeed: 4}},
+			tc{"drift-decode-splits-by-batch", spec.OpAttnDecode, rel, spec.Shape{Rows: 20, KV: 100, KVLens: []int{100, 37, 64}, Heads: 8, KVHeads: 2, HeadDim: 32},
+				spec.RelParams{Row: 3, Batch: 25, Position: 2, PermSeed: 5}},
+			tc{"drift-attn-tile48", spec.OpAttnPrefill, rel, spec.Shape{Seqs: 3, SeqLen: 60, Heads: 4, KVHeads: 2, HeadDim: 16},
+				spec.RelParams{Row: 1, Batch: 4, Position: 3, PermSeed: 1}},
 		)
 	}
 	found := 0
@@ -143,6 +147,82 @@ func TestLazyItems(t *testing.T) {
 	}
 	if _, err := lazyItems(g, []int{3}); err == nil {
 		t.Error("item 3 of a 3-item lazy batch: no error")
+	}
+}
+
+// TestLazyAttentionItems checks lazy attention batches: items of items,
+// items past the case's own, and the KV length of each request follow the
+// case's generator, and Materialize gives Inputs' bits for Q, K and V.
+func TestLazyAttentionItems(t *testing.T) {
+	cases := []spec.Case{
+		{Op: spec.OpAttnDecode, Shape: spec.Shape{Rows: 6, KV: 9, KVLens: []int{9, 4, 7}, Heads: 4, KVHeads: 2, HeadDim: 8}},
+		{Op: spec.OpAttnPrefill, Shape: spec.Shape{Seqs: 6, SeqLen: 5, Heads: 4, KVHeads: 1, HeadDim: 8}},
+	}
+	for _, c := range cases {
+		t.Run(string(c.Op), func(t *testing.T) {
+			c.Version, c.GenVersion, c.In, c.Out, c.Dist, c.Seed = spec.CaseVersion, spec.GeneratorVersion, spec.BF16, spec.BF16, spec.DistHeavy, 5
+			b, err := lazyBatch(&target.Source{Case: c, QKV: attnTensors(c)}, 6, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := lazyItems(b, []int{4, 9, 0, 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := lazyItems(g, []int{1, 3, 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := h.Source.Items; fmt.Sprint(got) != "[9 10 0]" {
+				t.Fatalf("composed items %v, want [9 10 0]", got)
+			}
+			if !h.Lazy() || h.Items() != 3 {
+				t.Fatalf("lazy %v with %d items, want a lazy batch of 3", h.Lazy(), h.Items())
+			}
+			if err := h.Materialize(); err != nil {
+				t.Fatal(err)
+			}
+			all, err := Inputs(withItems(c, 11))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := gather(all, []int{9, 10, 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			type tensors struct{ q, k, v []float32 }
+			of := func(b *target.Batch) tensors {
+				if b.Decode != nil {
+					var k, v []float32
+					for r := range b.Decode.K {
+						k, v = append(k, b.Decode.K[r]...), append(v, b.Decode.V[r]...)
+					}
+					return tensors{b.Decode.Q, k, v}
+				}
+				return tensors{b.Prefill.Q, b.Prefill.K, b.Prefill.V}
+			}
+			gt, wt := of(h), of(want)
+			for _, x := range []struct {
+				name      string
+				got, want []float32
+			}{{"q", gt.q, wt.q}, {"k", gt.k, wt.k}, {"v", gt.v, wt.v}} {
+				if len(x.got) != len(x.want) {
+					t.Fatalf("%s: %d values, want %d", x.name, len(x.got), len(x.want))
+				}
+				for i := range x.got {
+					if math.Float32bits(x.got[i]) != math.Float32bits(x.want[i]) {
+						t.Fatalf("%s value %d: %v, want %v", x.name, i, x.got[i], x.want[i])
+					}
+				}
+			}
+			if h.Decode != nil {
+				for r, it := range []int{9, 10, 0} {
+					if got, want := len(h.Decode.K[r]), c.Shape.KVLen(it)*c.Shape.KVHeads*c.Shape.HeadDim; got != want {
+						t.Errorf("request %d (item %d): %d cached values, want %d", r, it, got, want)
+					}
+				}
+			}
+		})
 	}
 }
 

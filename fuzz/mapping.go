@@ -187,9 +187,18 @@ func perItem(b *target.Batch) int {
 	case spec.OpLogProb:
 		return b.LogProb.Vocab
 	case spec.OpAttnDecode:
-		return len(b.Decode.Q)/max(1, len(b.Decode.K)) + 2*len(b.Decode.K[0])
+		d := b.Decode
+		kv := 0
+		switch {
+		case b.Lazy():
+			kv = b.Source.Case.Shape.KVLen(int(b.Source.Key(0))) * d.KVHeads * d.HeadDim
+		case len(d.K) > 0:
+			kv = len(d.K[0])
+		}
+		return d.Heads*d.HeadDim + 2*kv
 	case spec.OpAttnPrefill:
-		return (len(b.Prefill.Q) + 2*len(b.Prefill.K)) / max(1, b.Prefill.Seqs)
+		p := b.Prefill
+		return p.SeqLen * (p.Heads + 2*p.KVHeads) * p.HeadDim
 	}
 	return 0
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"gorgonia.org/cu"
 
@@ -195,7 +196,7 @@ func BenchmarkCompare(b *testing.B) {
 //	              calls it), then, as fuzz's relations do, the taps
 //	              compare queued (StartCompare), CompareRows on the
 //	              outputs, and the taps compare waited for; waits are
-//	              outside the device's lock
+//	              outside the device's call queue
 //	bare1-us:     wall time of the bare kernels one check at a time, each
 //	              launched and waited for (an event) before the next
 //	overhead1-%:  (harness - bare1) / bare1: what the package adds to a
@@ -500,4 +501,69 @@ func BenchmarkKernels(b *testing.B) {
 	b.ReportMetric(copyBW/1e12, "copy-TB/s")
 	b.ReportMetric(float64(gen.Nanoseconds())/1e3, "gen-us")
 	b.ReportMetric(float64(n)/gen.Seconds()/1e9, "gen-Gvalues/s")
+}
+
+// BenchmarkDriverCalls measures what one host call of a check costs on the
+// device's queue, each in a loop of 1000 inside one call (do), so the
+// figures are the driver's, not the queue's:
+//
+//	launch-us   gen_values of one value (the smallest launch)
+//	record-us   cuEventRecord
+//	copy-us     cuMemcpyHtoDAsync of 64 bytes from the upload ring
+//	context-us  cuCtxSetCurrent
+//	do-us       an empty do call (the queue's cost, uncontended)
+func BenchmarkDriverCalls(b *testing.B) {
+	d := device(b)
+	const reps = 1000
+	tn := values.Tensor{Seed: 1, ID: values.TensorX, Dist: spec.DistNormal, DType: oracle.BF16, Scale: 1}
+	ev, err := cu.MakeEvent(cu.DisableTiming)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cu.DestroyEvent(&ev)
+	var out *buffer
+	if err := d.do(func() (err error) { out, err = d.pool.get(256); return err }); err != nil {
+		b.Fatal(err)
+	}
+	defer d.locked(func() { d.pool.put(out) })
+	per := func(f func() error) float64 {
+		var took time.Duration
+		err := d.do(func() error {
+			start := time.Now()
+			for range reps {
+				if err := f(); err != nil {
+					return err
+				}
+			}
+			took = time.Since(start)
+			return d.sync("driver calls")
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return float64(took.Microseconds()) / reps
+	}
+	var launch, record, cp, ctx, do float64
+	for range b.N {
+		launch = per(func() error { return d.launchGen(out, tn, 0, RowKeys{}, 0, 1, 1) })
+		record = per(func() error { return ev.Record(cu.Stream{}) })
+		cp = per(func() error {
+			host, err := d.stageUpload(64)
+			if err != nil {
+				return err
+			}
+			return cu.MemcpyHtoDAsync(out.ptr, unsafe.Pointer(&host[0]), 64, cu.Stream{})
+		})
+		ctx = per(func() error { return cu.SetCurrentContext(d.ctx) })
+		start := time.Now()
+		for range reps {
+			d.do(func() error { return nil })
+		}
+		do = float64(time.Since(start).Microseconds()) / reps
+	}
+	b.ReportMetric(launch, "launch-us")
+	b.ReportMetric(record, "record-us")
+	b.ReportMetric(cp, "copy-us")
+	b.ReportMetric(ctx, "context-us")
+	b.ReportMetric(do, "do-us")
 }

@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"slices"
 	"sync"
@@ -59,22 +60,36 @@ func campaignCase(seed uint64) spec.Case {
 // BenchmarkCheckCampaign is the check a GPU campaign makes, end to end,
 // against the device time of its kernels, for each of campaignChecks:
 //
-//	checks/s:   fuzz.Check of the case on the op's cuda target, a new seed
-//	            each check, fuzz.DefaultWorkers() checks in flight (a
-//	            campaign's workers sharing one device: one per CPU), inputs
-//	            from the seed (made on the device when the target generates
-//	            them)
-//	bare/s:     1 / the device time of the kernels one check launches
-//	            (kernelTime: each launch between two events, summed; the
-//	            median of 9 checks run one at a time), input generation
-//	            (gen_values) not counted
-//	ratio:      checks/s / bare/s (issue 19 asks for at least 0.5)
-//	lazy-%:     the share of checks whose batch was never made on the host
+//	checks/s:     fuzz.Check of the case on the op's cuda target, a new
+//	              seed each check, -inflight checks at once (default
+//	              fuzz.DefaultWorkers(): a campaign's workers sharing one
+//	              device, one per CPU), inputs from the seed (made on the
+//	              device when the target generates them)
+//	bare/s:       1 / the device time of the kernels one check launches
+//	              (kernelTimer: each launch between two events, summed; the
+//	              median of 9 checks run one at a time), input generation
+//	              (gen_values) not counted
+//	ratio:        checks/s / bare/s (issue 19 asks for at least 0.5)
+//	lazy-%:       the share of checks whose batch was never made on the host
+//	queue-us/check the time the device's call queue ran host work (launches,
+//	              copies, bookkeeping: do and locked, one call at a time),
+//	              per check
+//	calls/check   the calls it ran, per check
+//	queue-%:      queue-us over the wall time: near 100, the one-at-a-time
+//	              host work is what limits the rate
+//	busy-%:       with -busy only (it adds two events a launch): the device
+//	              time of every kernel launched in flight, gen_values
+//	              included, over the wall time
 func BenchmarkCheckCampaign(b *testing.B) {
 	for _, k := range campaignChecks {
 		b.Run(k.name, func(b *testing.B) { benchCheck(b, k.op, k.c) })
 	}
 }
+
+var (
+	benchInFlight = flag.Int("inflight", 0, "checks in flight in BenchmarkCheckCampaign (0: fuzz.DefaultWorkers())")
+	benchBusy     = flag.Bool("busy", false, "BenchmarkCheckCampaign: time every launch in flight and report busy-%")
+)
 
 func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 	d := device(b)
@@ -103,23 +118,63 @@ func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	inFlight := *benchInFlight
+	if inFlight <= 0 {
+		inFlight = fuzz.DefaultWorkers() // as many checks at once as a campaign's workers
+	}
+	// warm up as a campaign is warm: the pool, the slots and the upload
+	// ring sized for inFlight checks at once
+	if err := checksInFlight(inFlight, 2*inFlight, 1<<20, check); err != nil {
+		b.Fatal(err)
+	}
+	var busy *kernelTimer
+	if *benchBusy {
+		if busy, err = d.startTimer(true); err != nil {
+			b.Fatal(err)
+		}
+	}
 	lazy.Store(0)
-	inFlight := fuzz.DefaultWorkers() // as many checks at once as a campaign's workers
+	held0, holds0 := d.lockStats()
+	b.ResetTimer()
+	start := time.Now()
+	if err := checksInFlight(inFlight, b.N, 1000, check); err != nil {
+		b.Fatal(err)
+	}
+	took := time.Since(start)
+	held, holds := d.lockStats()
+	if busy != nil {
+		t, err := busy.stop()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(100*t.Seconds()/took.Seconds(), "busy-%")
+	}
+	rate := float64(b.N) / took.Seconds()
+	b.ReportMetric(rate, "checks/s")
+	b.ReportMetric(1/bare.Seconds(), "bare/s")
+	b.ReportMetric(rate*bare.Seconds(), "ratio")
+	b.ReportMetric(100*float64(lazy.Load())/float64(b.N), "lazy-%")
+	b.ReportMetric(float64((held-held0).Microseconds())/float64(b.N), "queue-us/check")
+	b.ReportMetric(float64(holds-holds0)/float64(b.N), "calls/check")
+	b.ReportMetric(100*(held-held0).Seconds()/took.Seconds(), "queue-%")
+}
+
+// checksInFlight runs check on seeds first+1 .. first+n, inFlight at once,
+// and returns the first error.
+func checksInFlight(inFlight, n int, first uint64, check func(seed uint64) error) error {
 	var next atomic.Uint64
 	var wg sync.WaitGroup
 	errs := make(chan error, inFlight)
-	b.ResetTimer()
-	start := time.Now()
-	for g := 0; g < inFlight; g++ {
+	for range inFlight {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				k := next.Add(1)
-				if k > uint64(b.N) {
+				if k > uint64(n) {
 					return
 				}
-				if err := check(1000 + k); err != nil {
+				if err := check(first + k); err != nil {
 					errs <- err
 					return
 				}
@@ -127,86 +182,117 @@ func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 		}()
 	}
 	wg.Wait()
-	took := time.Since(start)
 	close(errs)
-	if err := <-errs; err != nil {
-		b.Fatal(err)
-	}
-	rate := float64(b.N) / took.Seconds()
-	b.ReportMetric(rate, "checks/s")
-	b.ReportMetric(1/bare.Seconds(), "bare/s")
-	b.ReportMetric(rate*bare.Seconds(), "ratio")
-	b.ReportMetric(100*float64(lazy.Load())/float64(b.N), "lazy-%")
+	return <-errs
 }
 
-// kernelTime returns the device time of the kernels check launches, but
-// gen_values (input generation, the harness's): every launch between two
-// timing events (Device.around), their elapsed times summed per check, the
-// median over reps checks run one at a time.
-func (d *Device) kernelTime(reps int, check func() error) (time.Duration, error) {
-	type pair struct{ a, b cu.Event }
-	var queued, free []pair
-	d.do(func() error {
-		d.around = func(kernel string, launch func() error) error {
-			if kernel == "gen_values" {
-				return launch()
-			}
-			var p pair
-			if k := len(free); k > 0 {
-				p, free = free[k-1], free[:k-1]
-			} else {
-				var err error
-				if p.a, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
-					return err
-				}
-				if p.b, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
-					return err
-				}
-			}
-			if err := p.a.Record(cu.Stream{}); err != nil {
-				return err
-			}
-			err := launch()
-			if rerr := p.b.Record(cu.Stream{}); err == nil {
-				err = rerr
-			}
-			queued = append(queued, p)
+// kernelTimer times kernel launches on the device (Device.around): each
+// launch between two events, their elapsed times summed.
+type kernelTimer struct {
+	d            *Device
+	withGen      bool // time gen_values (input generation) too
+	queued, free []eventPair
+}
+
+type eventPair struct{ a, b cu.Event }
+
+// startTimer hooks every later launch on d until stop.
+func (d *Device) startTimer(withGen bool) (*kernelTimer, error) {
+	t := &kernelTimer{d: d, withGen: withGen}
+	return t, d.do(func() error {
+		if d.around != nil {
+			return fmt.Errorf("a kernel timer is already running")
+		}
+		d.around = t.around
+		return nil
+	})
+}
+
+// around launches one kernel between two events (under do).
+func (t *kernelTimer) around(kernel string, launch func() error) error {
+	if kernel == "gen_values" && !t.withGen {
+		return launch()
+	}
+	var p eventPair
+	if k := len(t.free); k > 0 {
+		p, t.free = t.free[k-1], t.free[:k-1]
+	} else {
+		var err error
+		if p.a, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
 			return err
 		}
-		return nil
-	})
-	defer d.do(func() error {
-		d.around = nil
-		for _, p := range append(queued, free...) {
-			cu.DestroyEvent(&p.a)
-			cu.DestroyEvent(&p.b)
+		if p.b, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+			return err
 		}
-		return nil
-	})
-	var times []time.Duration
-	for range reps {
-		if err := check(); err != nil {
-			return 0, err
-		}
-		var sum time.Duration
-		err := d.do(func() error {
-			if err := d.sync("kernel time"); err != nil {
-				return err
-			}
-			for _, p := range queued {
-				ms, err := p.a.Elapsed(p.b)
-				if err != nil {
-					return err
-				}
-				sum += time.Duration(float64(ms) * 1e6)
-			}
-			free, queued = append(free, queued...), queued[:0]
-			return nil
-		})
+	}
+	if err := p.a.Record(cu.Stream{}); err != nil {
+		return err
+	}
+	err := launch()
+	if rerr := p.b.Record(cu.Stream{}); err == nil {
+		err = rerr
+	}
+	t.queued = append(t.queued, p)
+	return err
+}
+
+// sum waits for the device and returns the time of the kernels timed since
+// the last sum (under do).
+func (t *kernelTimer) sum() (time.Duration, error) {
+	if err := t.d.sync("kernel time"); err != nil {
+		return 0, err
+	}
+	var sum time.Duration
+	for _, p := range t.queued {
+		ms, err := p.a.Elapsed(p.b)
 		if err != nil {
 			return 0, err
 		}
+		sum += time.Duration(float64(ms) * 1e6)
+	}
+	t.free, t.queued = append(t.free, t.queued...), t.queued[:0]
+	return sum, nil
+}
+
+// stop unhooks the timer, frees its events and returns the time of the
+// kernels timed since the last sum.
+func (t *kernelTimer) stop() (sum time.Duration, err error) {
+	err = t.d.do(func() error {
+		t.d.around = nil
+		sum, err = t.sum()
+		for _, p := range append(t.queued, t.free...) {
+			cu.DestroyEvent(&p.a)
+			cu.DestroyEvent(&p.b)
+		}
+		return err
+	})
+	return sum, err
+}
+
+// kernelTime returns the device time of the kernels check launches, but
+// gen_values (input generation, the harness's): the median over reps
+// checks run one at a time.
+func (d *Device) kernelTime(reps int, check func() error) (time.Duration, error) {
+	t, err := d.startTimer(false)
+	if err != nil {
+		return 0, err
+	}
+	var times []time.Duration
+	for range reps {
+		if err = check(); err != nil {
+			break
+		}
+		var sum time.Duration
+		if err = d.do(func() (err error) { sum, err = t.sum(); return err }); err != nil {
+			break
+		}
 		times = append(times, sum)
+	}
+	if _, serr := t.stop(); err == nil {
+		err = serr
+	}
+	if err != nil {
+		return 0, err
 	}
 	slices.Sort(times)
 	return times[len(times)/2], nil

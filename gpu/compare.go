@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"unsafe"
 
 	"gorgonia.org/cu"
 
@@ -74,7 +75,7 @@ func (o *devOut) CompareRows(other target.DeviceOutput, ra, rb []int, dt oracle.
 
 // StartCompare queues what CompareRows computes (target.CompareStarter) and
 // returns the wait for it, which must be called once: it blocks without
-// the device's lock and gives the compare's slot back.
+// the device's call queue and gives the compare's slot back.
 func (o *devOut) StartCompare(other target.DeviceOutput, ra, rb []int, dt oracle.DType) (func() ([]target.RowDiff, error), error) {
 	p, ok := other.(*devOut)
 	if !ok {
@@ -241,7 +242,10 @@ func (s byPair) Swap(i, j int) {
 }
 
 // Fetch copies the rows at the given positions to the host, widened to
-// fp32 exactly.
+// fp32 exactly. Up to fetchAsyncMax bytes the copies are queued into a
+// compare slot's page-locked memory and waited for without the device's
+// lock (Device.wait), so a fetch does not stall the other callers' work
+// behind everything already queued; larger fetches copy synchronously.
 func (o *devOut) Fetch(pos []int) ([]float32, error) {
 	for _, p := range pos {
 		if p < 0 || p >= o.rows {
@@ -250,25 +254,80 @@ func (o *devOut) Fetch(pos []int) ([]float32, error) {
 	}
 	out := make([]float32, len(pos)*o.cols)
 	row := o.cols * dsize(o.dt)
-	err := o.d.do(func() error {
+	if len(pos)*row > fetchAsyncMax {
+		err := o.d.do(func() error {
+			if o.buf == nil {
+				return fmt.Errorf("gpu fetch: output already released")
+			}
+			return runs(pos, func(i, j int) error {
+				host := o.d.stage((j - i) * row)
+				if err := fromDevice(host, o.buf, pos[i]*row); err != nil {
+					return err
+				}
+				decode(out[i*o.cols:j*o.cols], o.dt, host)
+				return nil
+			})
+		})
+		return out, err
+	}
+	var sl *slot
+	err := o.d.do(func() (err error) {
 		if o.buf == nil {
 			return fmt.Errorf("gpu fetch: output already released")
 		}
-		for i := 0; i < len(pos); {
-			j := i + 1 // copy runs of consecutive positions at once
-			for j < len(pos) && pos[j] == pos[j-1]+1 {
-				j++
-			}
-			host := o.d.stage((j - i) * row)
-			if err := fromDevice(host, o.buf, pos[i]*row); err != nil {
-				return err
-			}
-			decode(out[i*o.cols:j*o.cols], o.dt, host)
-			i = j
+		if sl, err = o.d.takeSlot(len(pos)*row, 8); err != nil {
+			return err
 		}
-		return nil
+		err = runs(pos, func(i, j int) error {
+			host := sl.host[i*row : j*row]
+			if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&host[0]), o.buf.ptr+cu.DevicePtr(pos[i]*row), int64(len(host)), cu.Stream{}); err != nil {
+				return fmt.Errorf("gpu fetch: queue a copy of %d bytes to the host: %w", len(host), err)
+			}
+			return nil
+		})
+		if err == nil {
+			if err = sl.ev.Record(cu.Stream{}); err != nil {
+				err = fmt.Errorf("gpu fetch: record the event: %w", err)
+			}
+		}
+		if err != nil {
+			// nothing may still write the slot's memory when it is reused
+			if serr := o.d.sync("fetch"); serr != nil {
+				err = fmt.Errorf("%w (then %w)", err, serr)
+			}
+			o.d.putSlot(sl)
+		}
+		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	defer o.d.putSlot(sl)
+	if err := o.d.wait(sl.ev); err != nil {
+		return nil, fmt.Errorf("gpu fetch: %w", err)
+	}
+	decode(out, o.dt, sl.host[:len(pos)*row])
+	return out, nil
+}
+
+// fetchAsyncMax is the largest fetch queued through a slot's page-locked
+// memory (Fetch): the size of an upload chunk.
+const fetchAsyncMax = uploadChunk
+
+// runs calls f(i, j) for each run pos[i:j] of consecutive positions, in
+// order, so each run is one copy.
+func runs(pos []int, f func(i, j int) error) error {
+	for i := 0; i < len(pos); {
+		j := i + 1
+		for j < len(pos) && pos[j] == pos[j-1]+1 {
+			j++
+		}
+		if err := f(i, j); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
 }
 
 // Release returns the output's buffer to the device's pool. It is safe to

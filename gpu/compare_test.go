@@ -49,3 +49,44 @@ func TestCompareLeavesCountersZero(t *testing.T) {
 		db.Release()
 	}
 }
+
+// TestFetch reads rows back in any order and with repeats, by both paths:
+// queued into a slot (small) and synchronous (above fetchAsyncMax), and
+// fails on a released output.
+func TestFetch(t *testing.T) {
+	d := device(t)
+	for _, tc := range []struct {
+		rows, cols int
+		dt         oracle.DType
+		pos        []int
+	}{
+		{9, 5, oracle.BF16, []int{3, 4, 5, 0, 8, 8, 2}},
+		{9, 3, oracle.FP32, []int{3, 4, 5, 0, 8, 8, 2}},
+		{4, fetchAsyncMax / 4, oracle.BF16, []int{3, 0, 1}}, // 1.5 fetchAsyncMax
+	} {
+		rows, pos := tc.rows, tc.pos
+		o := &target.Output{Rows: identityN(rows), Cols: tc.cols, DType: tc.dt, Values: make([]float32, rows*tc.cols)}
+		for i := range o.Values {
+			o.Values[i] = oracle.Round(tc.dt, float32(i%1013)/16-20)
+		}
+		do, err := d.Upload(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := do.Fetch(pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []float32
+		for _, p := range pos {
+			want = append(want, o.Values[p*tc.cols:(p+1)*tc.cols]...)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%d cols of %v: fetched rows %v differ from the uploaded ones", tc.cols, tc.dt, pos)
+		}
+		do.Release()
+		if _, err := do.Fetch(pos[:1]); err == nil {
+			t.Errorf("%d cols: fetch from a released output succeeded", tc.cols)
+		}
+	}
+}

@@ -12,28 +12,27 @@ import (
 )
 
 // Device is one GPU with a CUDA context, the loaded kernel modules and a
-// pool of device buffers. Work on it runs through do: under the device's
-// mutex, on the caller's own OS thread (locked for the call) with the
-// context made current there, so calls are serialised and a Device is safe
-// for concurrent use, without handing each call to another thread (a
-// thread hand-off costs tens of microseconds, as much as a small kernel).
-// All launches and copies go to the context's default stream, so a buffer
-// returned to the pool may be reused by the next call at once. Waiting for
-// queued work (wait) holds no lock: other callers queue theirs meanwhile.
+// pool of device buffers. Work on it runs through do (submit.go): one call
+// at a time, in the order submitted, on the OS thread of a caller that
+// drains the queue with the context current, so a Device is safe for
+// concurrent use. All launches and copies go to the context's default
+// stream, so a buffer returned to the pool may be reused by the next call
+// at once. Waiting for queued work (wait) runs outside the queue: other
+// callers queue theirs meanwhile.
 type Device struct {
-	mu   sync.Mutex
-	ctx  cu.CUContext
-	name string
-	ord  int
-	sms  int
-	cc   string // compute capability, "9.0"
-	fns  map[string]cu.Function
+	queue callQueue
+	ctx   cu.CUContext
+	name  string
+	ord   int
+	sms   int
+	cc    string // compute capability, "9.0"
+	fns   map[string]cu.Function
 
 	// compares in flight (inflight.go): free slots
 	slotMu sync.Mutex
 	slots  []*slot
 
-	// owned by whoever holds mu
+	// owned by the call running (do, locked)
 	pool      pool
 	pairCache pairCache
 	ident     *buffer // int64 0, 1, ..., identN-1 (pairs.go)
@@ -140,29 +139,6 @@ func (d *Device) Name() string { return d.name }
 
 // SMs is the GPU's multiprocessor count.
 func (d *Device) SMs() int { return d.sms }
-
-// do runs f under the device's mutex, on the calling goroutine's OS
-// thread with the device's context current, and returns its error. f must
-// not call do.
-func (d *Device) do(f func() error) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cu.SetCurrentContext(d.ctx); err != nil {
-		return fmt.Errorf("gpu: make the context of %s current: %w", d.name, err)
-	}
-	return f()
-}
-
-// locked runs f under the device's mutex alone, with no context made
-// current: for host bookkeeping that makes no driver call (the pool's free
-// lists, a slot's buffer), which a check does several times.
-func (d *Device) locked(f func()) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	f()
-}
 
 // arg is one kernel parameter: every kernel parameter is 64 bits wide.
 type arg = uint64

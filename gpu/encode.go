@@ -72,7 +72,7 @@ func encodeSerial(dst []byte, dt oracle.DType, vals []float32) {
 var hostBytes sync.Pool
 
 // encoded returns vals encoded as the bits of dt (encode) in Go memory,
-// for a caller that encodes before taking the device's lock and copies
+// for a caller that encodes before queueing its call on the device and copies
 // under it (Device.uploadBytes): encoding a large batch takes
 // milliseconds, which other workers would otherwise wait out. nil for nil
 // vals (a lazy batch's per-item tensor).

@@ -96,7 +96,7 @@ func (d *Device) putSlot(sl *slot) {
 
 // wait blocks until ev has completed and reports the failure of any work
 // queued before it. It runs on the caller's thread with the context
-// current but without the device's mutex, so other callers launch their
+// current but outside the device's call queue, so other callers launch their
 // work meanwhile: with several checks in flight (campaign workers share a
 // Device) the GPU is not left idle for a round trip to the host per check.
 func (d *Device) wait(ev cu.Event) error {

@@ -17,24 +17,83 @@ import (
 // Generates reports whether t makes the values of batches from src on its
 // device (target.Generator): cases of generator version 2 without
 // explicit data, every distribution but boundary (whose nudge needs the
-// oracle on the host), for the token ops (rmsnorm, gemm, logprob). The
-// per-item tensor is made here; the shared ones (weights, target ids) come
-// with the batch.
+// oracle on the host), of the target's own op. The token ops (rmsnorm,
+// gemm, logprob) make their per-item tensor here and take the shared ones
+// (weights, target ids) with the batch; attention makes Q, K and V here
+// (genItems), for batches without filler rows.
 func (t *Target) Generates(src *target.Source) bool {
 	c := src.Case
-	switch c.Op {
-	case spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb:
-	default:
+	if c.Op != t.info.Op || c.Data != nil || c.GenVersion != 2 || c.Dist == spec.DistBoundary {
 		return false
 	}
-	_, err := values.DistCode(src.Tensor.Dist)
-	return c.Op == t.info.Op && c.Data == nil && c.GenVersion == 2 && c.Dist != spec.DistBoundary && err == nil
+	known := func(rt target.ItemTensor) bool {
+		_, err := values.DistCode(rt.Dist)
+		return err == nil
+	}
+	switch c.Op {
+	case spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb:
+		return src.QKV == nil && known(src.Tensor)
+	case spec.OpAttnPrefill, spec.OpAttnDecode:
+		if len(src.QKV) != 3 || src.Filler != "" {
+			return false
+		}
+		for _, rt := range src.QKV {
+			if !known(rt) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
+
+// genItems fills out with tensor rt of the n items of a lazy attention
+// batch from src, packed item after item, cols values a row (under do):
+// item it (src.Key(i) for item i) has rows(it) rows; row j of it has the
+// key it<<32 | j when positional (K and V, prefill's Q), else the key it
+// (decode's Q, one row an item). A run of consecutive items with as many
+// rows each is one gen_values launch (RowKeys), so a batch of the case's
+// own items in order takes one launch a tensor.
+func (d *Device) genItems(out *buffer, src *target.Source, n int, dt oracle.DType, rt target.ItemTensor, cols int, positional bool, rows func(it uint64) int) error {
+	t := values.Tensor{Seed: src.Case.Seed, ID: rt.ID, Dist: rt.Dist, DType: dt, Scale: rt.Scale}
+	code, err := values.DistCode(rt.Dist)
+	if err != nil {
+		return err
+	}
+	size := cols * dsize(dt)
+	at := 0 // rows written so far
+	for i := 0; i < n; {
+		it := src.Key(i)
+		L := rows(it)
+		j := i + 1
+		for j < n && src.Key(j) == it+uint64(j-i) && rows(src.Key(j)) == L {
+			j++
+		}
+		keys := RowKeys{Base: it}
+		if positional {
+			keys = RowKeys{Base: it << 32, SeqLen: L}
+		}
+		m := (j - i) * L
+		if (at+m)*size > out.cap {
+			return fmt.Errorf("gpu: generate %s: %d rows of %d bytes overrun a buffer of %d", tensorName(rt), at+m, size, out.cap)
+		}
+		dst := &buffer{ptr: out.ptr + cu.DevicePtr(at*size), cap: m * size}
+		if err := d.launchGen(dst, t, code, keys, 0, m, cols); err != nil {
+			return err
+		}
+		at += m
+		i = j
+	}
+	return nil
+}
+
+// tensorName names an item tensor in errors.
+func tensorName(rt target.ItemTensor) string { return fmt.Sprintf("tensor %d (%s)", rt.ID, rt.Dist) }
 
 // itemInput puts the per-item tensor of b (cols values per item) on the
 // device (under do) and returns it with the row selection of the output
 // rows sel (rows: the caller's selection, nil for all). A batch with
-// values is uploaded (host: its values encoded before the lock, encoded)
+// values is uploaded (host: its values encoded before the call is queued, encoded)
 // and selected by rowsel. A lazy batch's tensor
 // is rows 0..top of the case's generator (top: its largest item), made by
 // gen_values or taken from an earlier run of the same case (generated),
@@ -119,7 +178,7 @@ type genEntry struct {
 // a permutation: every one a selection of the case's rows) generate the
 // case's rows once instead of once a run. Row r of a tensor is a function
 // of (t, r) alone, so the first rows of a larger generation are a smaller
-// one. Owned by whoever holds the device's mutex.
+// one. Owned by the call running on the device (do).
 type genCache struct {
 	entries      []*genEntry
 	bytes        int

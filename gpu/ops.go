@@ -104,12 +104,12 @@ func (d *Device) Run(b *target.Batch, s oracle.Schedule, rows []int) (*target.Ou
 	case spec.OpAttnPrefill:
 		var sch oracle.AttentionSchedule
 		if sch, err = scheduleOf[oracle.AttentionSchedule](s); err == nil {
-			run, err = d.prefill(b.Prefill, b.In, sch, rows, sel, out)
+			run, err = d.prefill(b, b.Prefill, b.In, sch, rows, sel, out)
 		}
 	case spec.OpAttnDecode:
 		var sch oracle.AttentionSchedule
 		if sch, err = scheduleOf[oracle.AttentionSchedule](s); err == nil {
-			run, err = d.decode(b.Decode, b.In, sch, rows, sel, out)
+			run, err = d.decode(b, b.Decode, b.In, sch, rows, sel, out)
 		}
 	}
 	if err != nil {
@@ -316,7 +316,70 @@ func attnCheck(heads, kvHeads, headDim int, s oracle.AttentionSchedule) error {
 	return nil
 }
 
-func (d *Device) prefill(in *oracle.PrefillInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, out *devOut) (func() error, error) {
+// attnInputs puts Q, K and V of an attention batch on the device: a lazy
+// batch's made there (genItems; each item's rows of K and V as
+// positional), any other's uploaded from qkv (host bytes encoded before
+// the lock) (under do). On an error nothing is left taken from the pool.
+type attnInputs func() (q, k, v *buffer, err error)
+
+// lazyAttn returns the attnInputs of lazy batch b: q of qRows(it) rows a
+// item, qCols wide (positional for prefill), k and v kvRows(it) rows a
+// item of kvCols.
+func (d *Device) lazyAttn(b *target.Batch, dt oracle.DType, qCols, kvCols, qTotal, kvTotal int, qPositional bool, qRows, kvRows func(it uint64) int) attnInputs {
+	src, n := b.Source, b.Items()
+	return func() (q, k, v *buffer, err error) {
+		defer func() {
+			if err != nil {
+				d.pool.put(q, k, v)
+				q, k, v = nil, nil, nil
+			}
+		}()
+		sz := dsize(dt)
+		if q, err = d.pool.get(qTotal * qCols * sz); err != nil {
+			return
+		}
+		if k, err = d.pool.get(kvTotal * kvCols * sz); err != nil {
+			return
+		}
+		if v, err = d.pool.get(kvTotal * kvCols * sz); err != nil {
+			return
+		}
+		if err = d.genItems(q, src, n, dt, src.QKV[0], qCols, qPositional, qRows); err != nil {
+			return
+		}
+		if err = d.genItems(k, src, n, dt, src.QKV[1], kvCols, true, kvRows); err != nil {
+			return
+		}
+		err = d.genItems(v, src, n, dt, src.QKV[2], kvCols, true, kvRows)
+		return
+	}
+}
+
+// uploadAttn returns the attnInputs that upload qb, kb and vb (host
+// bytes from encoded or hostBuf).
+func (d *Device) uploadAttn(qb, kb, vb []byte) attnInputs {
+	return func() (q, k, v *buffer, err error) {
+		defer func() {
+			if err != nil {
+				d.pool.put(q, k, v)
+				q, k, v = nil, nil, nil
+			}
+		}()
+		if q, err = d.uploadBytes(qb); err != nil {
+			putHost(kb)
+			putHost(vb)
+			return
+		}
+		if k, err = d.uploadBytes(kb); err != nil {
+			putHost(vb)
+			return
+		}
+		v, err = d.uploadBytes(vb)
+		return
+	}
+}
+
+func (d *Device) prefill(b *target.Batch, in *oracle.PrefillInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, out *devOut) (func() error, error) {
 	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim, s); err != nil {
 		return nil, err
 	}
@@ -324,44 +387,38 @@ func (d *Device) prefill(in *oracle.PrefillInput, dt oracle.DType, s oracle.Atte
 		return nil, fmt.Errorf("seqs %d seq len %d: %w", in.Seqs, in.SeqLen, oracle.ErrShape)
 	}
 	D, H, KH := in.HeadDim, in.Heads, in.KVHeads
-	kvn := in.Seqs * in.SeqLen * KH * D
-	if err := firstErr(need("q", len(in.Q), in.Seqs*in.SeqLen*H*D), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
-		return nil, err
+	tokens := in.Seqs * in.SeqLen
+	var inputs attnInputs
+	if b.Lazy() {
+		L := func(uint64) int { return in.SeqLen }
+		inputs = d.lazyAttn(b, dt, H*D, KH*D, tokens, tokens, true, L, L)
+	} else {
+		kvn := tokens * KH * D
+		if err := firstErr(need("q", len(in.Q), tokens*H*D), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
+			return nil, err
+		}
+		inputs = d.uploadAttn(encoded(dt, in.Q), encoded(dt, in.K), encoded(dt, in.V))
 	}
-	qb, kb, vb := encoded(dt, in.Q), encoded(dt, in.K), encoded(dt, in.V)
 	return func() error {
 		n := len(sel)
-		var q, k, v, rs *buffer
-		err := func() (err error) {
-			if q, err = d.uploadBytes(qb); err != nil {
-				return err
-			}
-			if k, err = d.uploadBytes(kb); err != nil {
-				return err
-			}
-			if v, err = d.uploadBytes(vb); err != nil {
-				return err
-			}
-			rs, err = d.rowsel(rows, sel)
-			return err
-		}()
+		q, k, v, err := inputs()
 		if err != nil {
-			d.pool.put(q, k, v, rs)
 			return err
 		}
+		rs, err := d.rowsel(rows, sel)
 		defer d.pool.put(q, k, v, rs)
+		if err != nil {
+			return err
+		}
 		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
 			return err
 		}
-		if err := d.launch("prefill", n, 1, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(out.buf), ptrArg(rs),
-			arg(in.SeqLen), arg(H), arg(KH), arg(D), arg(s.Tile), arg(dt), arg(in.Out)); err != nil {
-			return err
-		}
-		return nil
+		return d.launch("prefill", n, 1, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(out.buf), ptrArg(rs),
+			arg(in.SeqLen), arg(H), arg(KH), arg(D), arg(s.Tile), arg(dt), arg(in.Out))
 	}, nil
 }
 
-func (d *Device) decode(in *oracle.DecodeInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, out *devOut) (func() error, error) {
+func (d *Device) decode(b *target.Batch, in *oracle.DecodeInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, out *devOut) (func() error, error) {
 	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim, s); err != nil {
 		return nil, err
 	}
@@ -369,65 +426,69 @@ func (d *Device) decode(in *oracle.DecodeInput, dt oracle.DType, s oracle.Attent
 	if len(in.V) != B {
 		return nil, fmt.Errorf("%d key caches but %d value caches: %w", B, len(in.V), oracle.ErrShape)
 	}
-	if err := need("q", len(in.Q), B*H*D); err != nil {
-		return nil, err
-	}
+	// request r's cache: lens[r] tokens from token off[r] of the packed
+	// caches
 	off := make([]int, B)
 	lens := make([]int, B)
 	total := 0
-	for b := range in.K {
-		if len(in.K[b])%(KH*D) != 0 || len(in.V[b]) != len(in.K[b]) {
-			return nil, fmt.Errorf("request %d cache sizes k %d v %d not a multiple of kv heads x head dim %d: %w",
-				b, len(in.K[b]), len(in.V[b]), KH*D, oracle.ErrShape)
-		}
-		off[b] = total
-		lens[b] = len(in.K[b]) / (KH * D)
-		total += lens[b]
+	var kvLen func(it uint64) int
+	if b.Lazy() {
+		kvLen = func(it uint64) int { return b.Source.Case.Shape.KVLen(int(it)) }
 	}
-	// the caches packed request after request, encoded before the lock
-	pack := func(cache [][]float32) []byte {
-		sz := dsize(dt)
-		host := hostBuf(total * KH * D * sz)
-		for b, c := range cache {
-			encode(host[off[b]*KH*D*sz:], dt, c)
+	for r := range in.K {
+		if kvLen != nil {
+			lens[r] = kvLen(b.Source.Key(r))
+		} else {
+			if len(in.K[r])%(KH*D) != 0 || len(in.V[r]) != len(in.K[r]) {
+				return nil, fmt.Errorf("request %d cache sizes k %d v %d not a multiple of kv heads x head dim %d: %w",
+					r, len(in.K[r]), len(in.V[r]), KH*D, oracle.ErrShape)
+			}
+			lens[r] = len(in.K[r]) / (KH * D)
 		}
-		return host
+		if lens[r] < 1 {
+			return nil, fmt.Errorf("request %d has %d cached tokens: %w", r, lens[r], oracle.ErrShape)
+		}
+		off[r] = total
+		total += lens[r]
 	}
-	qb, kb, vb := encoded(dt, in.Q), pack(in.K), pack(in.V)
+	var inputs attnInputs
+	if kvLen != nil {
+		inputs = d.lazyAttn(b, dt, H*D, KH*D, B, total, false, func(uint64) int { return 1 }, kvLen)
+	} else {
+		if err := need("q", len(in.Q), B*H*D); err != nil {
+			return nil, err
+		}
+		// the caches packed request after request, encoded before the call is queued
+		pack := func(cache [][]float32) []byte {
+			sz := dsize(dt)
+			host := hostBuf(total * KH * D * sz)
+			for r, c := range cache {
+				encode(host[off[r]*KH*D*sz:], dt, c)
+			}
+			return host
+		}
+		inputs = d.uploadAttn(encoded(dt, in.Q), pack(in.K), pack(in.V))
+	}
 	return func() error {
 		n := len(sel)
-		q, err := d.uploadBytes(qb)
-		if err != nil {
-			putHost(kb)
-			putHost(vb)
-			return err
-		}
-		k, err := d.uploadBytes(kb)
-		if err != nil {
-			putHost(vb)
-			return err
-		}
-		v, err := d.uploadBytes(vb)
+		q, k, v, err := inputs()
 		if err != nil {
 			return err
 		}
-		ko, err := d.uploadInts(off, false)
-		if err != nil {
+		var ko, kl, rs, part *buffer
+		defer func() { d.pool.put(q, k, v, ko, kl, rs, part) }()
+		if ko, err = d.uploadInts(off, false); err != nil {
 			return err
 		}
-		kl, err := d.uploadInts(lens, false)
-		if err != nil {
+		if kl, err = d.uploadInts(lens, false); err != nil {
 			return err
 		}
-		rs, err := d.rowsel(rows, sel)
-		if err != nil {
+		if rs, err = d.rowsel(rows, sel); err != nil {
 			return err
 		}
-		part, err := d.pool.get(4 * n * s.Splits * (D + 2))
-		if err != nil {
+		if part, err = d.pool.get(4 * n * s.Splits * (D + 2)); err != nil {
 			return err
 		}
-		defer d.pool.put(q, k, v, ko, kl, rs, part)
 		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
 			return err
 		}
@@ -435,11 +496,8 @@ func (d *Device) decode(in *oracle.DecodeInput, dt oracle.DType, s oracle.Attent
 			ptrArg(part), ptrArg(rs), arg(H), arg(KH), arg(D), arg(s.Tile), arg(s.Splits), arg(dt)); err != nil {
 			return err
 		}
-		if err := d.launch("decode_combine", n, 1, blockFor(D), ptrArg(kl), ptrArg(part), ptrArg(out.buf), ptrArg(rs),
-			arg(H), arg(D), arg(s.Tile), arg(s.Splits), arg(in.Out)); err != nil {
-			return err
-		}
-		return nil
+		return d.launch("decode_combine", n, 1, blockFor(D), ptrArg(kl), ptrArg(part), ptrArg(out.buf), ptrArg(rs),
+			arg(H), arg(D), arg(s.Tile), arg(s.Splits), arg(in.Out))
 	}, nil
 }
 

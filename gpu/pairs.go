@@ -31,7 +31,7 @@ type pairEntry struct {
 // upload: on the default stream every small copy costs a few microseconds
 // between kernels. Entries are found by a hash of the list and confirmed
 // by comparing the whole list, so a hash collision cannot hand a compare
-// another list. Owned by whoever holds the device's mutex.
+// another list. Owned by the call running on the device (do).
 type pairCache struct {
 	seed    maphash.Seed
 	entries map[uint64][]*pairEntry

@@ -65,7 +65,7 @@ func TestPoolReuse(t *testing.T) {
 }
 
 // TestConcurrentCompares: compares queued from many goroutines at once
-// (each waits outside the device's lock while another goroutine queues the
+// (each waits outside the device's call queue while another goroutine queues the
 // next) each return exactly their own summaries, as target.CompareHost.
 func TestConcurrentCompares(t *testing.T) {
 	d := device(t)

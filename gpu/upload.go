@@ -31,7 +31,7 @@ const (
 // leaves a chunk it records the chunk's event after that chunk's copies,
 // and before it writes the chunk again it waits for that event (by then
 // long past, unless uploads outrun the device by the whole ring). Owned by
-// whoever holds the device's mutex.
+// the call running on the device (do).
 type uploadRing struct {
 	mem      []byte // page-locked, uploadChunks*uploadChunk bytes; nil until first used
 	ev       [uploadChunks]cu.Event
@@ -106,7 +106,7 @@ func (d *Device) stageUpload(n int) ([]byte, error) {
 	return host[:n], nil
 }
 
-// uploadBytes copies host bytes encoded outside the lock (encoded) to a
+// uploadBytes copies host bytes encoded outside the call queue (encoded) to a
 // pooled device buffer (under do), through stageUpload; host is given
 // back (putHost).
 func (d *Device) uploadBytes(host []byte) (*buffer, error) {

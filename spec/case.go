@@ -66,6 +66,16 @@ type Shape struct {
 	HeadDim int   `json:"head_dim,omitempty"`
 }
 
+// KVLen returns the number of cached tokens of decode request item (any
+// item of the case's generator, not only its own Rows):
+// KVLens[item mod len(KVLens)], or KV when KVLens is empty.
+func (s Shape) KVLen(item int) int {
+	if len(s.KVLens) > 0 {
+		return s.KVLens[item%len(s.KVLens)]
+	}
+	return s.KV
+}
+
 // Dist names a distribution of generated input values.
 type Dist string
 

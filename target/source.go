@@ -31,6 +31,11 @@ type Source struct {
 	// makes (x of rmsnorm and gemm, log-prob's logits); the tensors the
 	// items share (weights, target ids) are in the batch.
 	Tensor ItemTensor
+	// QKV are the recipes of attention's Q, K and V (the row keys: item
+	// for decode's Q; item<<32 | position for the others, positions
+	// 0..SeqLen-1 of a prefill sequence, 0..Shape.KVLen(item)-1 of a
+	// decode request's cache); nil for the token ops.
+	QKV []ItemTensor
 }
 
 // ItemTensor is how the case's generator makes a per-item tensor: tensor

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -53,6 +54,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 
 	prof := addProfileFlag(fs, "every drawn case takes") // --profile (profile.go)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (runtime/pprof; read it with go tool pprof) to `FILE`")
+	mutexProfile := fs.String("mutexprofile", "", "write the run's lock contention profile (runtime/pprof \"mutex\", every contention event) to `FILE`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
 		fs.PrintDefaults()
@@ -91,6 +93,19 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		defer func() {
 			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	if *mutexProfile != "" {
+		f, err := os.Create(*mutexProfile)
+		if err != nil {
+			return usageErr("run: --mutexprofile: %v", err)
+		}
+		runtime.SetMutexProfileFraction(1)
+		defer func() {
+			if err := pprof.Lookup("mutex").WriteTo(f, 0); err != nil {
+				fmt.Fprintf(stderr, "run: --mutexprofile: %v\n", err)
+			}
 			f.Close()
 		}()
 	}
