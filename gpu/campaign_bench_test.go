@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -89,6 +90,7 @@ func BenchmarkCheckCampaign(b *testing.B) {
 var (
 	benchInFlight = flag.Int("inflight", 0, "checks in flight in BenchmarkCheckCampaign (0: fuzz.DefaultWorkers())")
 	benchBusy     = flag.Bool("busy", false, "BenchmarkCheckCampaign: time every launch in flight and report busy-%")
+	benchSites    = flag.Bool("sites", false, "BenchmarkCheckCampaign: log the device queue's time by the function that submitted the calls")
 )
 
 func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
@@ -133,6 +135,10 @@ func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 			b.Fatal(err)
 		}
 	}
+	if *benchSites {
+		d.timeSites = true // no check runs now
+		d.do(func() error { d.queue.sites = nil; return nil })
+	}
 	lazy.Store(0)
 	held0, holds0 := d.lockStats()
 	b.ResetTimer()
@@ -149,6 +155,14 @@ func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 		}
 		b.ReportMetric(100*t.Seconds()/took.Seconds(), "busy-%")
 	}
+	if *benchSites {
+		d.do(func() error {
+			logSites(b, d.queue.sites, b.N)
+			d.queue.sites = nil
+			return nil
+		})
+		d.timeSites = false
+	}
 	rate := float64(b.N) / took.Seconds()
 	b.ReportMetric(rate, "checks/s")
 	b.ReportMetric(1/bare.Seconds(), "bare/s")
@@ -157,6 +171,29 @@ func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 	b.ReportMetric(float64((held-held0).Microseconds())/float64(b.N), "queue-us/check")
 	b.ReportMetric(float64(holds-holds0)/float64(b.N), "calls/check")
 	b.ReportMetric(100*(held-held0).Seconds()/took.Seconds(), "queue-%")
+}
+
+// logSites logs the queue's time by submitting function, per check, the
+// longest first.
+func logSites(b *testing.B, sites map[uintptr]*siteTime, checks int) {
+	type row struct {
+		name string
+		st   siteTime
+	}
+	var rows []row
+	for pc, st := range sites {
+		name := "?"
+		if f := runtime.FuncForPC(pc); f != nil {
+			_, line := f.FileLine(pc)
+			name = fmt.Sprintf("%s:%d", f.Name(), line)
+		}
+		rows = append(rows, row{name, *st})
+	}
+	slices.SortFunc(rows, func(x, y row) int { return int(y.st.took - x.st.took) })
+	for _, r := range rows {
+		b.Logf("%8.1f us/check %6.2f calls/check %6.1f us/call  %s", float64(r.st.took.Microseconds())/float64(checks),
+			float64(r.st.calls)/float64(checks), float64(r.st.took.Microseconds())/float64(max(1, r.st.calls)), r.name)
+	}
 }
 
 // checksInFlight runs check on seeds first+1 .. first+n, inFlight at once,

@@ -44,6 +44,9 @@ type Device struct {
 	pinned    bool        // staging is page-locked (cuMemAllocHost)
 	args      []uint64    // kernel parameter values
 	argp      []unsafe.Pointer
+	// timeSites makes the queue time its calls by the function that
+	// submitted them (benchmarks; set before any call, never changed).
+	timeSites bool
 	// around, when set (benchmarks measuring the kernels' device time),
 	// wraps every kernel launch: it must call launch once.
 	around func(kernel string, launch func() error) error

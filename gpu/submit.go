@@ -31,7 +31,8 @@ const drainMax = 256
 // call is one submitted call.
 type call struct {
 	f        func() error
-	context  bool // make the device's context current first (do)
+	context  bool    // make the device's context current first (do)
+	site     uintptr // the caller of do or locked, when the queue times sites
 	err      error
 	panicked any
 	// sig wakes the caller: true when f has run, false when the caller is
@@ -46,19 +47,38 @@ type callQueue struct {
 	draining bool          // a caller drains the queue (or is handed it)
 	held     time.Duration // time spent draining, in all
 	runs     int           // calls run, in all
+	// sites, when not nil (benchmarks), sums the time of the calls by the
+	// function that submitted them (owned by the drainer).
+	sites map[uintptr]*siteTime
+}
+
+// siteTime is the time the calls of one site took, and their number.
+type siteTime struct {
+	took  time.Duration
+	calls int
 }
 
 // do runs f on the device's queue with the device's context current and
 // returns its error. f must not call do or locked.
 func (d *Device) do(f func() error) error {
-	return d.submit(&call{f: f, context: true})
+	return d.submit(&call{f: f, context: true, site: d.site()})
 }
 
 // locked runs f on the device's queue without making the context current:
 // for host bookkeeping that makes no driver call (the pool's free lists, a
 // slot's buffer), which a check does several times.
 func (d *Device) locked(f func()) {
-	d.submit(&call{f: func() error { f(); return nil }})
+	d.submit(&call{f: func() error { f(); return nil }, site: d.site()})
+}
+
+// site returns the function that called do or locked when the queue times
+// sites.
+func (d *Device) site() uintptr {
+	if !d.timeSites {
+		return 0
+	}
+	pc, _, _, _ := runtime.Caller(2)
+	return pc
 }
 
 // submit queues c, drains the queue when nobody does, and returns when c
@@ -122,13 +142,32 @@ func (d *Device) drain() {
 			}
 			current = true
 		}
+		t0 := time.Now()
 		if c.context && ctxErr != nil {
 			c.err = ctxErr
 		} else {
 			c.run()
 		}
+		if c.site != 0 {
+			d.timeSite(c.site, time.Since(t0))
+		}
 		c.sig <- true
 	}
+}
+
+// timeSite adds a call of site that took took (by the drainer).
+func (d *Device) timeSite(site uintptr, took time.Duration) {
+	q := &d.queue
+	if q.sites == nil {
+		q.sites = map[uintptr]*siteTime{}
+	}
+	st := q.sites[site]
+	if st == nil {
+		st = &siteTime{}
+		q.sites[site] = st
+	}
+	st.took += took
+	st.calls++
 }
 
 // run calls f, keeping a panic for the caller.
