@@ -516,16 +516,22 @@ func BenchmarkDriverCalls(b *testing.B) {
 	d := device(b)
 	const reps = 1000
 	tn := values.Tensor{Seed: 1, ID: values.TensorX, Dist: spec.DistNormal, DType: oracle.BF16, Scale: 1}
-	ev, err := cu.MakeEvent(cu.DisableTiming)
+	var ev cu.Event
+	var out *buffer
+	err := d.do(func() (err error) {
+		if ev, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+			return err
+		}
+		out, err = d.pool.get(256)
+		return err
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cu.DestroyEvent(&ev)
-	var out *buffer
-	if err := d.do(func() (err error) { out, err = d.pool.get(256); return err }); err != nil {
-		b.Fatal(err)
-	}
-	defer d.locked(func() { d.pool.put(out) })
+	defer d.do(func() error {
+		d.pool.put(out)
+		return cu.DestroyEvent(&ev)
+	})
 	per := func(f func() error) float64 {
 		var took time.Duration
 		err := d.do(func() error {
