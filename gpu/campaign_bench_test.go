@@ -6,7 +6,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -61,6 +63,9 @@ func campaignCase(seed uint64) spec.Case {
 // BenchmarkCheckCampaign is the check a GPU campaign makes, end to end,
 // against the device time of its kernels, for each of campaignChecks:
 //
+// It runs under the campaign's garbage collector target
+// (fuzz.CampaignGCPercent) unless GOGC is set.
+//
 //	checks/s:     fuzz.Check of the case on the op's cuda target, a new
 //	              seed each check, -inflight checks at once (default
 //	              fuzz.DefaultWorkers(): a campaign's workers sharing one
@@ -95,6 +100,9 @@ var (
 
 func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 	d := device(b)
+	if os.Getenv("GOGC") == "" { // as bitparity run sets it for a campaign
+		defer debug.SetGCPercent(debug.SetGCPercent(fuzz.CampaignGCPercent))
+	}
 	tg, err := target.Lookup(Name(op))
 	if err != nil {
 		b.Fatal(err)

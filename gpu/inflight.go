@@ -40,10 +40,7 @@ func (d *Device) takeSlot(n, res int) (*slot, error) {
 	}
 	d.slotMu.Unlock()
 	if sl == nil {
-		// a blocking event: its waiter sleeps instead of spinning, so a
-		// campaign's workers waiting on their compares leave the CPUs to
-		// the one draining the device's queue and to the host's own work
-		ev, err := cu.MakeEvent(cu.DisableTiming | cu.BlockingSyncEvent)
+		ev, err := cu.MakeEvent(cu.DisableTiming)
 		if err != nil {
 			return nil, fmt.Errorf("gpu: create an event: %w", err)
 		}

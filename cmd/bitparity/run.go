@@ -31,19 +31,11 @@ import (
 // the expected negative controls, and every control in the run must have
 // been found); 1 when a finding is unexpected, or a control was missed; 2
 // for bad flags or a bad case; 3 for internal failures.
-// campaignGCPercent is the garbage collector's target of a campaign
-// (GOGC) unless the environment sets one: a campaign allocates every
-// case's batches and outputs and keeps little, so the default 100 spends
-// its CPUs collecting. With 400, the CPU campaign of `bitparity run
-// --duration 20s --seed 1 --no-shrink` on two cores checked 963-990 cases/s
-// against 677-804 (two runs each, alternated), and its peak resident
-// memory went from 110 MB to 188 MB (docs/performance.md).
-const campaignGCPercent = 400
-
-// tuneGC sets campaignGCPercent unless GOGC is set.
+// tuneGC sets the garbage collector's target of a campaign
+// (fuzz.CampaignGCPercent) unless GOGC is set.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(campaignGCPercent)
+		debug.SetGCPercent(fuzz.CampaignGCPercent)
 	}
 }
 
