@@ -135,8 +135,8 @@ type sharedEntry struct {
 // sharedCache keeps the device copies of the shared tensors lately
 // uploaded (a case's weights, which every run of a check hands over
 // again), so the runs of a check after the first queue no copy. An entry
-// is found by comparing the encoded bytes in full. Owned by whoever holds
-// the device's mutex.
+// is found by comparing the encoded bytes in full. Owned by the call running on
+// the device (do).
 type sharedCache struct {
 	entries      []*sharedEntry
 	clock        uint64
