@@ -3,6 +3,8 @@ package fuzz
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -69,10 +71,15 @@ func forEach(n, workers int, fn func(i int)) {
 // beyond one oracle pass (the relation's other batches, input generation,
 // boundary nudging, compares). cases/cpu-s counts the process's CPU time
 // (user + system; 0 where getrusage is missing): on a machine shared with
-// other jobs it moves less than cases/s.
+// other jobs it moves less than cases/s. It runs under a campaign's garbage
+// collector target (CampaignGCPercent, as bitparity run sets it) unless
+// GOGC is set.
 //
 //	go test -run '^$' -bench Campaign -benchtime 3x ./fuzz/
 func BenchmarkCampaign(b *testing.B) {
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(CampaignGCPercent))
+	}
 	cases := campaignStream(b, 1, 12)
 	ctx := context.Background()
 	batches := make([]*target.Batch, len(cases))
