@@ -37,11 +37,18 @@ func startDeviceTaps(a, b *target.Output, pa, pb []int) func() ([]target.RowDiff
 	if a.TapCols == 0 || a.TapCols != b.TapCols || a.Taps != nil || b.Taps != nil || a.DeviceTaps == nil || b.DeviceTaps == nil {
 		return nil
 	}
-	wait := startCompare(a.DeviceTaps, b.DeviceTaps, pa, pb, oracle.FP32)
+	return startSorted(a.DeviceTaps, b.DeviceTaps, pa, pb, oracle.FP32, "taps")
+}
+
+// startSorted is startCompare whose wait orders the summaries as the pairs
+// are ordered (sortLike) and names what was compared (values or taps) in
+// its error.
+func startSorted(a, b target.DeviceOutput, pa, pb []int, dt oracle.DType, what string) func() ([]target.RowDiff, error) {
+	wait := startCompare(a, b, pa, pb, dt)
 	return func() ([]target.RowDiff, error) {
 		diffs, err := wait()
 		if err != nil {
-			return nil, fmt.Errorf("compare taps on the device: %w", err)
+			return nil, fmt.Errorf("compare %s on the device: %w", what, err)
 		}
 		sortLike(diffs, pa, pb)
 		return diffs, nil
@@ -136,15 +143,7 @@ func compareValues(a, b *target.Output, pa, pb []int, dt oracle.DType) ([]target
 // compared on the host when the wait is called.
 func startValues(a, b *target.Output, pa, pb []int, dt oracle.DType) func() ([]target.RowDiff, error) {
 	if a.Device != nil && b.Device != nil {
-		wait := startCompare(a.Device, b.Device, pa, pb, dt)
-		return func() ([]target.RowDiff, error) {
-			diffs, err := wait()
-			if err != nil {
-				return nil, fmt.Errorf("compare on the device: %w", err)
-			}
-			sortLike(diffs, pa, pb)
-			return diffs, nil
-		}
+		return startSorted(a.Device, b.Device, pa, pb, dt, "values")
 	}
 	return func() ([]target.RowDiff, error) {
 		av, qa, err := hostRows(a.Values, a.Device, pa)

@@ -316,10 +316,10 @@ func attnCheck(heads, kvHeads, headDim int, s oracle.AttentionSchedule) error {
 	return nil
 }
 
-// attnInputs puts Q, K and V of an attention batch on the device: a lazy
-// batch's made there (genItems; each item's rows of K and V as
-// positional), any other's uploaded from qkv (host bytes encoded before
-// the lock) (under do). On an error nothing is left taken from the pool.
+// attnInputs puts Q, K and V of an attention batch on the device (under
+// do): a lazy batch's made there (lazyAttn), any other's uploaded from host
+// bytes encoded before the call is queued (uploadAttn). On an error
+// nothing is left taken from the pool.
 type attnInputs func() (q, k, v *buffer, err error)
 
 // lazyAttn returns the attnInputs of lazy batch b: q of qRows(it) rows a

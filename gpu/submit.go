@@ -22,8 +22,8 @@ import (
 // half of the time while its waiters woke up (BenchmarkCheckCampaign,
 // lock-%), and 97 % of the campaign's lock delay was on it.
 //
-// A drainer runs at most drainMax calls of others and then hands the queue
-// to the first caller waiting, so no caller drains forever.
+// A drainer runs at most drainMax calls (its own first) and then hands the
+// queue to the first caller waiting, so no caller drains forever.
 
 // drainMax is how many calls a drainer runs before it hands the queue on.
 const drainMax = 256
@@ -142,7 +142,10 @@ func (d *Device) drain() {
 			}
 			current = true
 		}
-		t0 := time.Now()
+		var t0 time.Time
+		if c.site != 0 {
+			t0 = time.Now()
+		}
 		if c.context && ctxErr != nil {
 			c.err = ctxErr
 		} else {

@@ -26,11 +26,6 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// runCmd is `bitparity run`. Exit codes: 0 when nothing unexpected was
-// found (with --expect-controls, the default, findings on drift models are
-// the expected negative controls, and every control in the run must have
-// been found); 1 when a finding is unexpected, or a control was missed; 2
-// for bad flags or a bad case; 3 for internal failures.
 // tuneGC sets the garbage collector's target of a campaign
 // (fuzz.CampaignGCPercent) unless GOGC is set.
 func tuneGC() {
@@ -39,6 +34,11 @@ func tuneGC() {
 	}
 }
 
+// runCmd is `bitparity run`. Exit codes: 0 when nothing unexpected was
+// found (with --expect-controls, the default, findings on drift models are
+// the expected negative controls, and every control in the run must have
+// been found); 1 when a finding is unexpected, or a control was missed; 2
+// for bad flags or a bad case; 3 for internal failures.
 func runCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
