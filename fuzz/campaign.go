@@ -133,11 +133,11 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 
 	stopProgress := r.reportProgress()
 	var wg sync.WaitGroup
-	for range r.workers {
+	for i := range r.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.work(runCtx)
+			r.work(target.WithWorker(runCtx, i))
 		}()
 	}
 	// Findings are shrunk under graceCtx: Run returns by Duration + Grace.

@@ -77,12 +77,13 @@ func campaignCase(seed uint64) spec.Case {
 //	              (gen_values) not counted
 //	ratio:        checks/s / bare/s (issue 19 asks for at least 0.5)
 //	lazy-%:       the share of checks whose batch was never made on the host
-//	queue-us/check the time the device's call queue ran host work (launches,
-//	              copies, bookkeeping: do and locked, one call at a time),
-//	              per check
+//	queue-us/check the time the device's call queues ran host work
+//	              (launches, copies, bookkeeping: do and locked, one call
+//	              at a time on each lane), summed over the lanes, per check
 //	calls/check   the calls it ran, per check
-//	queue-%:      queue-us over the wall time: near 100, the one-at-a-time
-//	              host work is what limits the rate
+//	queue-%:      queue-us over the wall time, summed over the lanes: near
+//	              100 times the lanes (-streams), the one-at-a-time host
+//	              work is what limits the rate
 //	busy-%:       with -busy only (it adds two events a launch): the device
 //	              time of every kernel launched in flight, gen_values
 //	              included, over the wall time
@@ -96,6 +97,7 @@ var (
 	benchInFlight = flag.Int("inflight", 0, "checks in flight in BenchmarkCheckCampaign (0: fuzz.DefaultWorkers())")
 	benchBusy     = flag.Bool("busy", false, "BenchmarkCheckCampaign: time every launch in flight and report busy-%")
 	benchSites    = flag.Bool("sites", false, "BenchmarkCheckCampaign: log the device queue's time by the function that submitted the calls")
+	benchStreams  = flag.Int("streams", 0, "BenchmarkCheckCampaign: the streams the checks in flight are spread over (0: gpu.Streams())")
 )
 
 func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
@@ -107,10 +109,9 @@ func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
 	var lazy atomic.Int64
 	counted := countLazy{Target: tg, lazy: &lazy}
-	check := func(seed uint64) error {
+	check := func(ctx context.Context, seed uint64) error {
 		f, err := fuzz.Check(ctx, mk(seed), counted)
 		if err != nil {
 			return err
@@ -120,11 +121,21 @@ func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 		}
 		return nil
 	}
-	if err := check(1); err != nil { // warm-up: slots, pool
+	if *benchBusy || *benchStreams > 0 {
+		n := 1 // -busy times the launches of lane 0 only
+		if !*benchBusy {
+			n = *benchStreams
+		}
+		defer SetStreams(Streams())
+		if err := SetStreams(n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := check(context.Background(), 1); err != nil { // warm-up: slots, pool
 		b.Fatal(err)
 	}
 	seed := uint64(1)
-	bare, err := d.kernelTime(9, func() error { seed++; return check(seed) })
+	bare, err := d.kernelTime(9, func() error { seed++; return check(context.Background(), seed) })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -145,17 +156,19 @@ func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 	}
 	if *benchSites {
 		d.timeSites = true // no check runs now
-		d.do(func() error { d.queue.sites = nil; return nil })
+		for _, l := range d.allLanes() {
+			l.do(func() error { l.queue.sites = nil; return nil })
+		}
 	}
 	lazy.Store(0)
-	held0, holds0 := d.lockStats()
+	held0, holds0 := d.queueStats()
 	b.ResetTimer()
 	start := time.Now()
 	if err := checksInFlight(inFlight, b.N, 1000, check); err != nil {
 		b.Fatal(err)
 	}
 	took := time.Since(start)
-	held, holds := d.lockStats()
+	held, holds := d.queueStats()
 	if busy != nil {
 		t, err := busy.stop()
 		if err != nil {
@@ -164,11 +177,21 @@ func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 		b.ReportMetric(100*t.Seconds()/took.Seconds(), "busy-%")
 	}
 	if *benchSites {
-		d.do(func() error {
-			logSites(b, d.queue.sites, b.N)
-			d.queue.sites = nil
-			return nil
-		})
+		sites := map[uintptr]*siteTime{}
+		for _, l := range d.allLanes() {
+			l.do(func() error {
+				for pc, st := range l.queue.sites {
+					if sites[pc] == nil {
+						sites[pc] = &siteTime{}
+					}
+					sites[pc].took += st.took
+					sites[pc].calls += st.calls
+				}
+				l.queue.sites = nil
+				return nil
+			})
+		}
+		logSites(b, sites, b.N)
 		d.timeSites = false
 	}
 	rate := float64(b.N) / took.Seconds()
@@ -205,21 +228,23 @@ func logSites(b *testing.B, sites map[uintptr]*siteTime, checks int) {
 }
 
 // checksInFlight runs check on seeds first+1 .. first+n, inFlight at once,
+// each under a context tagged with its worker index (target.WithWorker),
 // and returns the first error.
-func checksInFlight(inFlight, n int, first uint64, check func(seed uint64) error) error {
+func checksInFlight(inFlight, n int, first uint64, check func(ctx context.Context, seed uint64) error) error {
 	var next atomic.Uint64
 	var wg sync.WaitGroup
 	errs := make(chan error, inFlight)
-	for range inFlight {
+	for w := range inFlight {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			ctx := target.WithWorker(context.Background(), w)
 			for {
 				k := next.Add(1)
 				if k > uint64(n) {
 					return
 				}
-				if err := check(first + k); err != nil {
+				if err := check(ctx, first+k); err != nil {
 					errs <- err
 					return
 				}

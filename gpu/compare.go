@@ -82,7 +82,7 @@ func (o *devOut) StartCompare(other target.DeviceOutput, ra, rb []int, dt oracle
 		return nil, fmt.Errorf("gpu compare: the other output (%T) is not on a GPU of this package", other)
 	}
 	if p.d != o.d {
-		return nil, fmt.Errorf("gpu compare: outputs live on different devices")
+		return nil, fmt.Errorf("gpu compare: outputs live on different devices or on different lanes of one (a check runs on one lane)")
 	}
 	if o.buf == nil || p.buf == nil {
 		return nil, fmt.Errorf("gpu compare: output already released")
@@ -145,7 +145,7 @@ func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols i
 		if err := d.launchCompare(a, b, adt, bdt, cdt, cols, pa, pb, n, sl.res, addr); err != nil {
 			return err
 		}
-		if err := sl.ev.Record(cu.Stream{}); err != nil {
+		if err := sl.ev.Record(d.stream); err != nil {
 			return fmt.Errorf("gpu compare: record the event: %w", err)
 		}
 		return nil
@@ -196,7 +196,7 @@ func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]target.RowDiff, error)
 	err := d.do(func() error {
 		host := d.stage(4 * 8 * n)
 		for f := 0; f < 4; f++ { // the first cnt entries of pair, count, first, ulps
-			if err := fromDevice(host[f*8*n:f*8*n+8*cnt], sl.res, 8+f*8*n); err != nil {
+			if err := d.fromDevice(host[f*8*n:f*8*n+8*cnt], sl.res, 8+f*8*n); err != nil {
 				return fmt.Errorf("gpu compare: read the summaries: %w", err)
 			}
 		}
@@ -261,7 +261,7 @@ func (o *devOut) Fetch(pos []int) ([]float32, error) {
 			}
 			return runs(pos, func(i, j int) error {
 				host := o.d.stage((j - i) * row)
-				if err := fromDevice(host, o.buf, pos[i]*row); err != nil {
+				if err := o.d.fromDevice(host, o.buf, pos[i]*row); err != nil {
 					return err
 				}
 				decode(out[i*o.cols:j*o.cols], o.dt, host)
@@ -280,13 +280,13 @@ func (o *devOut) Fetch(pos []int) ([]float32, error) {
 		}
 		err = runs(pos, func(i, j int) error {
 			host := sl.host[i*row : j*row]
-			if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&host[0]), o.buf.ptr+cu.DevicePtr(pos[i]*row), int64(len(host)), cu.Stream{}); err != nil {
+			if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&host[0]), o.buf.ptr+cu.DevicePtr(pos[i]*row), int64(len(host)), o.d.stream); err != nil {
 				return fmt.Errorf("gpu fetch: queue a copy of %d bytes to the host: %w", len(host), err)
 			}
 			return nil
 		})
 		if err == nil {
-			if err = sl.ev.Record(cu.Stream{}); err != nil {
+			if err = sl.ev.Record(o.d.stream); err != nil {
 				err = fmt.Errorf("gpu fetch: record the event: %w", err)
 			}
 		}

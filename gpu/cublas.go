@@ -176,7 +176,7 @@ func (t *cublasTarget) Run(ctx context.Context, b *target.Batch, rows []int) (*t
 			return fmt.Errorf("%w: cublas gemm m %d n %d k %d: %w", target.ErrTargetCrashed, g.M, g.N, g.K, err)
 		}
 		host := d.stage(ybytes)
-		if err := fromDevice(host, y, 0); err != nil {
+		if err := d.fromDevice(host, y, 0); err != nil {
 			return fmt.Errorf("%w: %w", target.ErrTargetCrashed, err)
 		}
 		row := g.N * dsize(cdt)

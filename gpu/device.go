@@ -11,22 +11,32 @@ import (
 	"gorgonia.org/cu"
 )
 
-// Device is one GPU with a CUDA context, the loaded kernel modules and a
-// pool of device buffers. Work on it runs through do (submit.go): one call
-// at a time, in the order submitted, on the OS thread of a caller that
-// drains the queue with the context current, so a Device is safe for
-// concurrent use. All launches and copies go to the context's default
-// stream, so a buffer returned to the pool may be reused by the next call
-// at once. Waiting for queued work (wait) runs outside the queue: other
-// callers queue theirs meanwhile.
+// Device is one lane of a GPU (lanes.go): the GPU's CUDA context and
+// loaded kernel modules, shared by its lanes, and the lane's own stream,
+// call queue and pool of device buffers. Work on a lane runs through do
+// (submit.go): one call at a time, in the order submitted, on the OS
+// thread of a caller that drains the queue with the context current, so a
+// Device is safe for concurrent use. All of a lane's launches and copies
+// go to its stream, so a buffer returned to its pool may be reused by the
+// next call at once. Waiting for queued work (wait) runs outside the
+// queue: other callers queue theirs meanwhile.
+//
+// Open returns lane 0, whose stream is the context's default (legacy)
+// stream; Lane gives the others.
 type Device struct {
-	queue callQueue
-	ctx   cu.CUContext
-	name  string
-	ord   int
-	sms   int
-	cc    string // compute capability, "9.0"
-	fns   map[string]cu.Function
+	queue  callQueue
+	ctx    cu.CUContext
+	stream cu.Stream // the lane's stream: the legacy default stream on lane 0
+	root   *Device   // lane 0 (itself on lane 0)
+	name   string
+	ord    int
+	sms    int
+	cc     string // compute capability, "9.0"
+	fns    map[string]cu.Function
+
+	// lanes 1, 2, ... (lane 0 only; lanes.go)
+	laneMu sync.Mutex
+	lanes  []*Device
 
 	// compares in flight (inflight.go): free slots
 	slotMu sync.Mutex
@@ -85,6 +95,7 @@ var kernels = map[string][]string{
 // driver compiles it for the GPU at hand).
 func Open(ordinal int) (*Device, error) {
 	d := &Device{ord: ordinal, fns: map[string]cu.Function{}}
+	d.root = d
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := d.init(); err != nil {
@@ -168,7 +179,7 @@ func (d *Device) launch(name string, gx, gy, block int, params ...arg) error {
 	for i := range d.args {
 		d.argp = append(d.argp, unsafe.Pointer(&d.args[i]))
 	}
-	launch := func() error { return f.Launch(gx, gy, 1, block, 1, 1, 0, cu.Stream{}, d.argp) }
+	launch := func() error { return f.Launch(gx, gy, 1, block, 1, 1, 0, d.stream, d.argp) }
 	var err error
 	if d.around != nil {
 		err = d.around(name, launch)
@@ -181,10 +192,10 @@ func (d *Device) launch(name string, gx, gy, block int, params ...arg) error {
 	return nil
 }
 
-// sync waits for the default stream and reports asynchronous kernel
-// errors (under do).
+// sync waits for the lane's stream and reports asynchronous kernel errors
+// (under do).
 func (d *Device) sync(what string) error {
-	if err := cu.Synchronize(); err != nil {
+	if err := d.stream.Synchronize(); err != nil {
 		return fmt.Errorf("gpu: %s: %w", what, err)
 	}
 	return nil
@@ -214,21 +225,24 @@ func (d *Device) stage(n int) []byte {
 	return d.staging[:n]
 }
 
-// toDevice copies host bytes to a pooled buffer (under do): host from the
-// upload ring (stageUpload) is copied asynchronously, in stream order
-// before every later kernel; any other host memory synchronously.
+// toDevice copies host bytes to a pooled buffer on the lane's stream
+// (under do): host from the upload ring (stageUpload) is copied
+// asynchronously, in stream order before every later kernel; any other
+// host memory is copied and waited for, so the caller may reuse it.
 func (d *Device) toDevice(host []byte) (*buffer, error) {
 	b, err := d.pool.get(len(host))
 	if err != nil {
 		return nil, err
 	}
-	if d.ring.holds(host) {
-		if err := cu.MemcpyHtoDAsync(b.ptr, unsafe.Pointer(&host[0]), int64(len(host)), cu.Stream{}); err != nil {
-			d.pool.put(b)
-			return nil, fmt.Errorf("gpu: queue a copy of %d bytes to the device: %w", len(host), err)
-		}
-	} else if len(host) > 0 {
-		if err := cu.MemcpyHtoD(b.ptr, unsafe.Pointer(&host[0]), int64(len(host))); err != nil {
+	if len(host) == 0 {
+		return b, nil
+	}
+	if err := cu.MemcpyHtoDAsync(b.ptr, unsafe.Pointer(&host[0]), int64(len(host)), d.stream); err != nil {
+		d.pool.put(b)
+		return nil, fmt.Errorf("gpu: queue a copy of %d bytes to the device: %w", len(host), err)
+	}
+	if !d.ring.holds(host) {
+		if err := d.stream.Synchronize(); err != nil {
 			d.pool.put(b)
 			return nil, fmt.Errorf("gpu: copy %d bytes to the device: %w", len(host), err)
 		}
@@ -236,12 +250,16 @@ func (d *Device) toDevice(host []byte) (*buffer, error) {
 	return b, nil
 }
 
-// fromDevice copies n bytes at byte offset off of b into host.
-func fromDevice(host []byte, b *buffer, off int) error {
+// fromDevice copies len(host) bytes at byte offset off of b into host, in
+// the lane's stream order, and waits for them (under do).
+func (d *Device) fromDevice(host []byte, b *buffer, off int) error {
 	if len(host) == 0 {
 		return nil
 	}
-	if err := cu.MemcpyDtoH(unsafe.Pointer(&host[0]), b.ptr+cu.DevicePtr(off), int64(len(host))); err != nil {
+	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&host[0]), b.ptr+cu.DevicePtr(off), int64(len(host)), d.stream); err != nil {
+		return fmt.Errorf("gpu: queue a copy of %d bytes to the host: %w", len(host), err)
+	}
+	if err := d.stream.Synchronize(); err != nil {
 		return fmt.Errorf("gpu: copy %d bytes to the host: %w", len(host), err)
 	}
 	return nil

@@ -93,7 +93,7 @@ func (g *Generated) Bits() ([]uint32, error) {
 	out := make([]uint32, n)
 	err := g.d.do(func() error {
 		host := g.d.stage(n * size)
-		if err := fromDevice(host, g.buf, 0); err != nil {
+		if err := g.d.fromDevice(host, g.buf, 0); err != nil {
 			return err
 		}
 		for i := range out {

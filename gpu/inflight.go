@@ -68,7 +68,7 @@ func (d *Device) takeSlot(n, res int) (*slot, error) {
 			d.putSlot(sl)
 			return nil, err
 		}
-		if err := cu.MemsetD32Async(b.ptr, 0, 2, cu.Stream{}); err != nil {
+		if err := cu.MemsetD32Async(b.ptr, 0, 2, d.stream); err != nil {
 			d.pool.put(b)
 			d.putSlot(sl)
 			return nil, fmt.Errorf("gpu: zero a compare's counters: %w", err)

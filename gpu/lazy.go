@@ -263,7 +263,7 @@ func (d *Device) withFillerRow(gen *buffer, rows, cols int, dt oracle.DType, fil
 	if err != nil {
 		return nil, err
 	}
-	if err := cu.MemcpyDtoDAsync(x.ptr, gen.ptr, int64(rows*size), cu.Stream{}); err != nil {
+	if err := cu.MemcpyDtoDAsync(x.ptr, gen.ptr, int64(rows*size), d.stream); err != nil {
 		d.pool.put(x)
 		return nil, fmt.Errorf("gpu: copy the generated rows: %w", err)
 	}
@@ -273,7 +273,7 @@ func (d *Device) withFillerRow(gen *buffer, rows, cols int, dt oracle.DType, fil
 		return nil, err
 	}
 	defer d.pool.put(f)
-	if err := cu.MemcpyDtoDAsync(x.ptr+cu.DevicePtr(rows*size), f.ptr, int64(size), cu.Stream{}); err != nil {
+	if err := cu.MemcpyDtoDAsync(x.ptr+cu.DevicePtr(rows*size), f.ptr, int64(size), d.stream); err != nil {
 		d.pool.put(x)
 		return nil, fmt.Errorf("gpu: copy the filler row: %w", err)
 	}

@@ -23,7 +23,8 @@ type hostOnly struct{ target.Target }
 // every distribution the device makes, and the relations that run lazily
 // (oracle parity compares the device reference, on the device's inputs,
 // with the CPU oracle on the host's: any bit the device generator got
-// wrong is a finding there).
+// wrong is a finding there). The lazy checks run as campaign workers 1 to
+// 3, on lanes of their own (lanes.go), the uploaded ones on lane 0.
 func TestLazyOnDevice(t *testing.T) {
 	ctx := context.Background()
 	type tc struct {
@@ -65,8 +66,8 @@ func TestLazyOnDevice(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var lazy atomic.Int64
-				got, err := fuzz.Check(ctx, c, countLazy{Target: tg, lazy: &lazy})
+				var lazy atomic.Int64 // on a lane of its own, as a campaign worker's check
+				got, err := fuzz.Check(target.WithWorker(ctx, 1+i%3), c, countLazy{Target: tg, lazy: &lazy})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -80,7 +80,7 @@ func (d *Device) pairs(list []int, host []byte) (*buffer, error) {
 		binary.LittleEndian.PutUint64(host[8*i:], uint64(v))
 	}
 	if len(list) > 0 {
-		if err := cu.MemcpyHtoDAsync(buf.ptr, unsafe.Pointer(&host[0]), int64(8*len(list)), cu.Stream{}); err != nil {
+		if err := cu.MemcpyHtoDAsync(buf.ptr, unsafe.Pointer(&host[0]), int64(8*len(list)), d.stream); err != nil {
 			d.pool.put(buf)
 			return nil, fmt.Errorf("gpu compare: copy the pairs: %w", err)
 		}

@@ -66,15 +66,21 @@ func TestPoolReuse(t *testing.T) {
 
 // TestConcurrentCompares: compares queued from many goroutines at once
 // (each waits outside the device's call queue while another goroutine queues the
-// next) each return exactly their own summaries, as target.CompareHost.
+// next), on lane 0 and on two lanes of their own streams, each return
+// exactly their own summaries, as target.CompareHost.
 func TestConcurrentCompares(t *testing.T) {
-	d := device(t)
+	root := device(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
+			d, err := root.Lane(g % 3) // lane 0 and two lanes of their own streams
+			if err != nil {
+				errs <- err
+				return
+			}
 			r := rand.New(rand.NewPCG(uint64(g), 7))
 			for it := 0; it < 40; it++ {
 				rows, cols := 1+r.IntN(300), 1+r.IntN(700)

@@ -114,10 +114,10 @@ func TestProbes(t *testing.T) {
 		if err := d.run1D("probe_convert", n, bx, o3, o4, bh, o1); err != nil {
 			return err
 		}
-		if err := fromDevice(bf, o3, 0); err != nil {
+		if err := d.fromDevice(bf, o3, 0); err != nil {
 			return err
 		}
-		if err := fromDevice(hf, o4, 0); err != nil {
+		if err := d.fromDevice(hf, o4, 0); err != nil {
 			return err
 		}
 		back, err = d.fetchF32(o1, n)
@@ -166,7 +166,7 @@ func TestProbes(t *testing.T) {
 // fetchF32 copies n fp32 values from b to the host.
 func (d *Device) fetchF32(b *buffer, n int) ([]float32, error) {
 	host := d.stage(4 * n)
-	if err := fromDevice(host, b, 0); err != nil {
+	if err := d.fromDevice(host, b, 0); err != nil {
 		return nil, err
 	}
 	out := make([]float32, n)

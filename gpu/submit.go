@@ -74,7 +74,7 @@ func (d *Device) locked(f func()) {
 // site returns the function that called do or locked when the queue times
 // sites.
 func (d *Device) site() uintptr {
-	if !d.timeSites {
+	if !d.root.timeSites {
 		return 0
 	}
 	pc, _, _, _ := runtime.Caller(2)

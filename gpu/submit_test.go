@@ -14,6 +14,7 @@ import (
 // reaches the caller whose call panicked, not the drainer.
 func TestCallQueue(t *testing.T) {
 	d := &Device{}
+	d.root = d
 	const goroutines, each = 32, 400
 	var running, total int // touched only inside calls
 	overlap := false

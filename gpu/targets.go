@@ -35,7 +35,11 @@ func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 	if b.Op != t.info.Op {
 		return nil, fmt.Errorf("target %s runs %s, not %s", t.info.Name, t.info.Op, b.Op)
 	}
-	o, err := t.dev.Run(b, t.policy(b), rows)
+	d, err := t.dev.forWorker(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
+	}
+	o, err := d.Run(b, t.policy(b), rows)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
 	}

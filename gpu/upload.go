@@ -42,7 +42,7 @@ type uploadRing struct {
 
 // take returns n bytes of the ring to fill and copy from (under do), or nil
 // when n is over a chunk or no page-locked memory could be had.
-func (r *uploadRing) take(n int) ([]byte, error) {
+func (r *uploadRing) take(n int, stream cu.Stream) ([]byte, error) {
 	if n > uploadChunk {
 		return nil, nil
 	}
@@ -64,7 +64,7 @@ func (r *uploadRing) take(n int) ([]byte, error) {
 	}
 	n = (n + 15) &^ 15 // keep every upload 16-byte aligned
 	if r.off+n > uploadChunk {
-		if err := r.ev[r.cur].Record(cu.Stream{}); err != nil {
+		if err := r.ev[r.cur].Record(stream); err != nil {
 			return nil, fmt.Errorf("gpu: record an upload event: %w", err)
 		}
 		r.recorded[r.cur] = true
@@ -96,7 +96,7 @@ func (r *uploadRing) holds(host []byte) bool {
 // then copies to the device: ring memory (an asynchronous copy) when n fits
 // a chunk, else the staging buffer (a synchronous one) (under do).
 func (d *Device) stageUpload(n int) ([]byte, error) {
-	host, err := d.ring.take(n)
+	host, err := d.ring.take(n, d.stream)
 	if err != nil {
 		return nil, err
 	}

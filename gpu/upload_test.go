@@ -57,7 +57,7 @@ func TestUploadRing(t *testing.T) {
 	err := d.do(func() error {
 		for i, b := range bufs {
 			got := make([]byte, len(want[i]))
-			if err := fromDevice(got, b, 0); err != nil {
+			if err := d.fromDevice(got, b, 0); err != nil {
 				return err
 			}
 			if !bytes.Equal(got, want[i]) {
@@ -124,7 +124,7 @@ func TestGeneratedCache(t *testing.T) {
 			}
 		}
 		host := make([]byte, 20*cols*2)
-		if err := fromDevice(host, c, 0); err != nil {
+		if err := d.fromDevice(host, c, 0); err != nil {
 			return err
 		}
 		row := make([]float32, cols)
@@ -194,7 +194,7 @@ func TestUploadShared(t *testing.T) {
 	want := enc(1, 4096)
 	d.do(func() error {
 		got := make([]byte, len(want))
-		if err := fromDevice(got, a, 0); err != nil {
+		if err := d.fromDevice(got, a, 0); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {

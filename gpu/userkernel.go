@@ -166,14 +166,14 @@ func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 		for i := range k.args {
 			k.argp = append(k.argp, unsafe.Pointer(&k.args[i]))
 		}
-		if err := k.fn.Launch(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, cu.Stream{}, k.argp); err != nil {
+		if err := k.fn.Launch(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, d.stream, k.argp); err != nil {
 			return fmt.Errorf("%w: launch %s grid %v block %v shared %d: %w", target.ErrTargetCrashed, m.Entry, grid, block, shared, err)
 		}
 		if err := cu.Synchronize(); err != nil {
 			return fmt.Errorf("%w: %s on %d rows: %w", target.ErrTargetCrashed, m.Entry, n, err)
 		}
 		host := d.stage(ybytes)
-		if err := fromDevice(host, y, 0); err != nil {
+		if err := d.fromDevice(host, y, 0); err != nil {
 			return fmt.Errorf("%w: %w", target.ErrTargetCrashed, err)
 		}
 		row := cols * dsize(outDT)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/reports/words"
@@ -50,6 +51,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	caseJSON := fs.String("case", "", "run one case given as JSON (as printed by a repro line) instead of a campaign")
 	maxCases := fs.Int64("max-cases", 0, "stop after this many cases (0: no limit)")
 	workers := fs.Int("workers", 0, "cases run at once (0: one per CPU, GOMAXPROCS; 1 for one case at a time)")
+	gpuStreams := fs.Int("gpu-streams", gpu.DefaultStreams, fmt.Sprintf("streams of each GPU the workers' checks are spread over (worker i on stream i mod `N`, 1 to %d): each stream submits its launches and copies apart from the others; 1 runs every check on the default stream", gpu.MaxStreams))
 	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
 	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
 	e2eOn := fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
@@ -87,6 +89,9 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	if err := checkOutputFile("json", *jsonPath); err != nil {
 		return err
+	}
+	if err := gpu.SetStreams(*gpuStreams); err != nil {
+		return usageErr("run: --gpu-streams: %v", err)
 	}
 	if err := checkOutputDir("corpus", par.corpus); err != nil {
 		return err

@@ -29,6 +29,7 @@ func TestUsageRefusedUpFront(t *testing.T) {
 		{[]string{"run", "--case", ""}, "--case is empty"},
 		{[]string{"run", "--max-cases", "-1"}, "--max-cases -1"},
 		{[]string{"run", "--workers", "-1"}, "--workers -1"},
+		{[]string{"run", "--gpu-streams", "0"}, "--gpu-streams"},
 		{[]string{"run", "--json", dir}, "not a regular file"},
 		{[]string{"run", "--corpus", file}, "--corpus " + file},
 		{[]string{"run", "extra"}, `unexpected arguments ["extra"]`},

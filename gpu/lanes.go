@@ -1,0 +1,103 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"gorgonia.org/cu"
+
+	"github.com/bitparity/bitparity/target"
+)
+
+// A GPU's lanes are Devices that share its context and loaded modules but
+// each have their own stream, call queue, buffer pool, compare slots,
+// caches and upload memory. A campaign worker's checks run on one lane
+// (forWorker), so several workers submit their launches and copies at once
+// on their own OS threads: on the H200 host a drainer's host work (about
+// 200 µs a check, 10 µs a driver call) was what limited a campaign, and
+// the driver takes launches on separate streams from separate threads at
+// 3.4 times one thread's rate with 4 threads (docs/performance.md, fifth
+// session). Lane 0 is the Device Open returned, on the legacy default
+// stream; lanes 1, 2, ... use non-blocking streams, so no lane's work
+// waits on another's: a buffer, an output or a slot belongs to one lane
+// and is only used there.
+
+// Lane returns lane i of d's GPU, made on first use.
+func (d *Device) Lane(i int) (*Device, error) {
+	r := d.root
+	if i == 0 {
+		return r, nil
+	}
+	if i < 0 || i >= MaxStreams {
+		return nil, fmt.Errorf("gpu: lane %d: want 0 to %d", i, MaxStreams-1)
+	}
+	r.laneMu.Lock()
+	defer r.laneMu.Unlock()
+	for len(r.lanes) < i {
+		r.lanes = append(r.lanes, nil)
+	}
+	if l := r.lanes[i-1]; l != nil {
+		return l, nil
+	}
+	l, err := r.newLane()
+	if err != nil {
+		return nil, fmt.Errorf("gpu: lane %d of %s: %w", i, r.name, err)
+	}
+	r.lanes[i-1] = l
+	return l, nil
+}
+
+// newLane makes a lane of r's GPU on a new non-blocking stream.
+func (r *Device) newLane() (*Device, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cu.SetCurrentContext(r.ctx); err != nil {
+		return nil, fmt.Errorf("make the context current: %w", err)
+	}
+	s, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
+		return nil, fmt.Errorf("create a stream: %w", err)
+	}
+	return &Device{ctx: r.ctx, stream: s, root: r, name: r.name, ord: r.ord, sms: r.sms, cc: r.cc, fns: r.fns}, nil
+}
+
+// forWorker returns the lane the checks of ctx's campaign worker run on:
+// lane worker mod Streams(), or d itself for work of no worker.
+func (d *Device) forWorker(ctx context.Context) (*Device, error) {
+	w, ok := target.Worker(ctx)
+	n := Streams()
+	if !ok || n <= 1 {
+		return d, nil
+	}
+	return d.Lane(w % n)
+}
+
+// allLanes returns lane 0 and every lane made so far.
+func (d *Device) allLanes() []*Device {
+	r := d.root
+	r.laneMu.Lock()
+	defer r.laneMu.Unlock()
+	all := []*Device{r}
+	for _, l := range r.lanes {
+		if l != nil {
+			all = append(all, l)
+		}
+	}
+	return all
+}
+
+// queueStats sums lockStats over the lanes: how long their queues were
+// drained in all, and how many calls ran.
+func (d *Device) queueStats() (time.Duration, int) {
+	var held time.Duration
+	var runs int
+	for _, l := range d.allLanes() {
+		h, n := l.lockStats()
+		held, runs = held+h, runs+n
+	}
+	return held, runs
+}
