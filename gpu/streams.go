@@ -11,6 +11,7 @@ import (
 // invariant targets with 4, 566-645 thousand with 8 and 712-719 thousand
 // with 16 (docs/performance.md, fifth session). A lane is made only when a
 // worker first uses it, so a campaign of fewer workers makes fewer.
+const DefaultStreams = 16
 
 // MaxStreams bounds SetStreams: each stream's lane keeps its own pool of
 // device buffers, 128 MiB of page-locked upload memory (once it uploads)
