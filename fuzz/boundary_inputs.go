@@ -18,7 +18,7 @@ import (
 // oracle's declared schedule of the op, so a row's bits depend only on
 // (seed, tensor, row), never on the batch it sits in:
 //
-//	rmsnorm:      every row, boundary.RMSNormRow (probes + 3 knobs)
+//	rmsnorm:      every row, boundary.RMSNormRows (probes + 3 knobs)
 //	gemm:         row i tunes column splitmix(seed^i) % n (boundary.GEMMRow)
 //	logprob:      every row in the compare dtype (none when fp32)
 //	attn_decode:  every (request, head) on that request's V cache
@@ -31,8 +31,9 @@ func nudgeBoundary(c spec.Case, b *target.Batch) error {
 	switch b.Op {
 	case spec.OpRMSNorm:
 		in := b.RMSNorm
+		rows := boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
 		eachRow(in.Rows, func(i int) {
-			boundary.RMSNormRow(in.X[i*in.Hidden:(i+1)*in.Hidden], in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule, i%2 == 1)
+			rows.Nudge(in.X[i*in.Hidden:(i+1)*in.Hidden], i%2 == 1)
 		})
 	case spec.OpGEMM:
 		g := b.GEMM

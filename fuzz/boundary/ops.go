@@ -43,20 +43,50 @@ func fields(dt oracle.DType) (mant, exp uint32) {
 // The other hidden-3-probes elements keep their random values, so the sum
 // of squares stays sensitive to the reduction order. Nothing happens when
 // out has no boundary (fp32), hidden < 8, or the row is not finite.
+//
+// The probes depend on w alone: RMSNormRows finds them once for the rows
+// of a batch.
 func RMSNormRow(x, w []float32, eps float32, in, out oracle.DType, s oracle.RMSNormSchedule, odd bool) {
+	NewRMSNormRows(w, eps, in, out, s).Nudge(x, odd)
+}
+
+// RMSNormRows nudges rows that share the weights w, as RMSNormRow does
+// each: the probes (step 1), which depend on w alone, are found once.
+type RMSNormRows struct {
+	w       []float32
+	eps     float32
+	in, out oracle.DType
+	s       oracle.RMSNormSchedule
+	probes  []int
+}
+
+// NewRMSNormRows finds the probes of the weights w.
+func NewRMSNormRows(w []float32, eps float32, in, out oracle.DType, s oracle.RMSNormSchedule) *RMSNormRows {
+	r := &RMSNormRows{w: w, eps: eps, in: in, out: out, s: s}
+	h := len(w)
+	if h < 8 || lowBits(out) == 0 {
+		return r
+	}
+	mant, exp := fields(in)
+	best := commonMantissa(w[:h-3], in)
+	for j := 0; j < h-3 && len(r.probes) < max(1, h/4); j++ {
+		u := oracle.ToBits(in, w[j])
+		if e := u & exp; e != 0 && e != exp && u&mant == best {
+			r.probes = append(r.probes, j)
+		}
+	}
+	return r
+}
+
+// Nudge nudges row x (len(x) = len(w)) in place, as RMSNormRow says. It
+// only reads the RMSNormRows, so rows may be nudged concurrently.
+func (r *RMSNormRows) Nudge(x []float32, odd bool) {
+	w, eps, in, out, s, probes := r.w, r.eps, r.in, r.out, r.s, r.probes
 	h := len(x)
 	if h < 8 || lowBits(out) == 0 || len(w) != h {
 		return
 	}
 	mant, exp := fields(in)
-	best := commonMantissa(w[:h-3], in)
-	var probes []int
-	for j := 0; j < h-3 && len(probes) < max(1, h/4); j++ {
-		u := oracle.ToBits(in, w[j])
-		if e := u & exp; e != 0 && e != exp && u&mant == best {
-			probes = append(probes, j)
-		}
-	}
 	if len(probes) == 0 {
 		return
 	}
