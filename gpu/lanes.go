@@ -20,8 +20,9 @@ import (
 // on their own OS threads: on the H200 host a drainer's host work (about
 // 200 µs a check, 10 µs a driver call) was what limited a campaign, and
 // the driver takes launches on separate streams from separate threads at
-// 3.4 times one thread's rate with 4 threads (docs/performance.md, fifth
-// session). Lane 0 is the Device Open returned, on the legacy default
+// 2.2 times the best one-thread rate with 4 threads and 2.9 times with 12,
+// while threads sharing one stream get slower (gpu/probes/launches). Lane
+// 0 is the Device Open returned, on the legacy default
 // stream; lanes 1, 2, ... use non-blocking streams, so no lane's work
 // waits on another's: a buffer, an output or a slot belongs to one lane
 // and is only used there.
