@@ -31,8 +31,7 @@ type Campaign struct {
 	Progress      func(Stats)
 	ProgressEvery time.Duration
 	// Workers is the number of cases run at once (0: DefaultWorkers, one
-	// per GOMAXPROCS, or DefaultGPUWorkers, two, when a target runs on a
-	// GPU: the oracle spreads a case's rows over GOMAXPROCS
+	// per GOMAXPROCS: the oracle spreads a case's rows over GOMAXPROCS
 	// goroutines too, but most cases are small and leave CPUs idle
 	// between their parallel parts, so on 2 cores 2 workers run about 1.4
 	// times the cases of 1). One more goroutine shrinks and maps findings

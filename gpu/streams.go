@@ -7,10 +7,11 @@ import (
 
 // DefaultStreams is how many streams a GPU's campaign workers are spread
 // over by default (SetStreams): on the H200 host (16 CPUs, 16 workers) a
-// 60 s campaign over every cuda target checked 452-488 thousand cases on
-// invariant targets with 4, 566-645 thousand with 8 and 712-719 thousand
-// with 16 (docs/performance.md, fifth session). A lane is made only when a
-// worker first uses it, so a campaign of fewer workers makes fewer.
+// 60 s campaign over every cuda target checked 397 thousand cases on
+// invariant targets with one, 452-488 thousand with 4, 566-645 thousand
+// with 8 and 712-748 thousand with 16 (docs/performance.md, fifth
+// session). A lane is made only when a worker first uses it, so a
+// campaign of fewer workers makes fewer.
 const DefaultStreams = 16
 
 // MaxStreams bounds SetStreams: each stream's lane keeps its own pool of

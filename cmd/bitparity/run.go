@@ -50,7 +50,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	jsonPath := fs.String("json", "", "write the versioned result (spec.Result) to this file, atomically")
 	caseJSON := fs.String("case", "", "run one case given as JSON (as printed by a repro line) instead of a campaign")
 	maxCases := fs.Int64("max-cases", 0, "stop after this many cases (0: no limit)")
-	workers := fs.Int("workers", 0, "cases run at once (0: one per CPU, GOMAXPROCS, or two per CPU when a target runs on a GPU; 1 for one case at a time)")
+	workers := fs.Int("workers", 0, "cases run at once (0: one per CPU, GOMAXPROCS; 1 for one case at a time)")
 	gpuStreams := fs.Int("gpu-streams", gpu.DefaultStreams, fmt.Sprintf("streams of each GPU the workers' checks are spread over (worker i on stream i mod `N`, 1 to %d): each stream submits its launches and copies apart from the others; 1 runs every check on the default stream", gpu.MaxStreams))
 	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
 	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
