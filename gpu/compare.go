@@ -113,7 +113,7 @@ func (o *devOut) StartCompare(other target.DeviceOutput, ra, rb []int, dt oracle
 }
 
 // enqueueCompare queues a compare of the pairs (ra[i], rb[i]) on the
-// default stream and returns without waiting (under do):
+// lane's stream and returns without waiting (under do):
 //
 //	pairs: the device copies of ra and rb (pairCache; a list not cached
 //	       is written to the slot's page-locked memory and copied async)

@@ -28,7 +28,7 @@ type pairEntry struct {
 // pairCache keeps the device copies of recently compared pair lists, so a
 // check that compares the same rows as an earlier one (identity lists, the
 // same sub-batch, the outputs and then the taps of one check) queues no
-// upload: on the default stream every small copy costs a few microseconds
+// upload: on a lane's stream every small copy costs a few microseconds
 // between kernels. Entries are found by a hash of the list and confirmed
 // by comparing the whole list, so a hash collision cannot hand a compare
 // another list. Owned by the call running on the device (do).

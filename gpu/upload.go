@@ -21,7 +21,7 @@ const (
 )
 
 // uploadRing is page-locked host memory that small uploads are copied
-// from asynchronously (cuMemcpyHtoDAsync on the default stream), so an
+// from asynchronously (cuMemcpyHtoDAsync on the lane's stream), so an
 // upload queues a copy instead of draining the stream: a synchronous
 // cuMemcpyHtoD waits for every kernel queued before it, which left the GPU
 // idle between the runs of concurrent checks.
@@ -41,7 +41,9 @@ type uploadRing struct {
 }
 
 // take returns n bytes of the ring to fill and copy from (under do), or nil
-// when n is over a chunk or no page-locked memory could be had.
+// when n is over a chunk or no page-locked memory could be had. stream is
+// the lane's, which the copies from the ring go to: a chunk's event is
+// recorded there.
 func (r *uploadRing) take(n int, stream cu.Stream) ([]byte, error) {
 	if n > uploadChunk {
 		return nil, nil
