@@ -63,16 +63,21 @@ func TestEncodeParallel(t *testing.T) {
 	}
 }
 
-// BenchmarkEncodeBF16 measures the host side of an upload: 2274 x 4096
-// fp32 values to bf16 bits.
-func BenchmarkEncodeBF16(b *testing.B) {
+// BenchmarkEncode measures the host side of an upload: 2274 x 4096
+// values of the dtype (held as float32) to its bits, on one goroutine (a
+// campaign's workers each encode their own batches).
+func BenchmarkEncode(b *testing.B) {
 	vals := make([]float32, 2274*4096)
 	for i := range vals {
-		vals[i] = float32(i%1000) / 7
+		vals[i] = oracle.Round(oracle.FP16, float32(i%1000)/7-70)
 	}
 	dst := make([]byte, 2*len(vals))
-	b.SetBytes(int64(4 * len(vals)))
-	for b.Loop() {
-		encode(dst, oracle.BF16, vals)
+	for _, dt := range []oracle.DType{oracle.BF16, oracle.FP16} {
+		b.Run(dt.String(), func(b *testing.B) {
+			b.SetBytes(int64(4 * len(vals)))
+			for b.Loop() {
+				encodeSerial(dst, dt, vals)
+			}
+		})
 	}
 }

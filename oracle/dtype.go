@@ -66,24 +66,9 @@ func BF16FromF32(f float32) uint16 {
 // BF16ToF32 widens a bfloat16 to fp32 exactly.
 func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
-// FP16FromF32 rounds f to IEEE binary16, to nearest with ties to even;
-// NaN stays NaN (quiet). Where the result is a normal binary16 or rounds up
-// to Inf from the top binade (fp32 exponent field 113 to 142), it rounds
-// here, as BF16FromF32 does: with a = |f|'s bits, the result is
-// (a + 0xfff + bit 13 of a) >> 13, the exponent rebased by 127-15 = 112
-// (a carry out of the mantissa moves to the next binade, or to Inf at
-// 65520); the rest (subnormal results, zeros, Inf, NaN, overflow)
-// goes through github.com/x448/float16. TestRound16Exhaustive checks every
-// rounding boundary and TestFP16FastPath the two paths against each other.
-func FP16FromF32(f float32) uint16 {
-	b := math.Float32bits(f)
-	if e := b >> 23 & 0xff; e >= 113 && e <= 142 {
-		a := b & 0x7fffffff
-		a += 0xfff + (a>>13)&1
-		return uint16(b>>16)&0x8000 | uint16(a>>13-112<<10)
-	}
-	return uint16(float16.Fromfloat32(f))
-}
+// FP16FromF32 rounds f to IEEE binary16, to nearest with ties to even
+// (github.com/x448/float16); NaN stays NaN (quiet).
+func FP16FromF32(f float32) uint16 { return uint16(float16.Fromfloat32(f)) }
 
 // FP16ToF32 widens a binary16 to fp32 exactly.
 func FP16ToF32(h uint16) float32 { return float16.Frombits(h).Float32() }

@@ -4,8 +4,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/x448/float16"
 )
 
 // fmt16 describes a 16-bit format for the exhaustive rounding test.
@@ -64,31 +62,6 @@ func TestRound16Exhaustive(t *testing.T) {
 		}
 		if bad > 0 {
 			t.Errorf("%s: %d wrong roundings", f.d, bad)
-		}
-	}
-}
-
-// TestFP16FastPath compares FP16FromF32 with github.com/x448/float16 on
-// every fp32 value whose exponent field is 112 to 143 (the fast path's
-// binades and one on each side) and whose low 13 mantissa bits are one of
-// the patterns rounding turns on (0, 1, the tie and its neighbours, all
-// ones), for every upper mantissa, both signs.
-func TestFP16FastPath(t *testing.T) {
-	bad := 0
-	for e := uint32(112); e <= 143; e++ {
-		for hi := uint32(0); hi < 1<<10; hi++ {
-			for _, lo := range []uint32{0, 1, 0xfff, 0x1000, 0x1001, 0x1fff} {
-				for _, sgn := range []uint32{0, 1 << 31} {
-					b := sgn | e<<23 | hi<<13 | lo
-					f := math.Float32frombits(b)
-					if got, want := FP16FromF32(f), uint16(float16.Fromfloat32(f)); got != want {
-						if bad < 10 {
-							t.Errorf("%08x (%g): %04x, x448 %04x", b, f, got, want)
-						}
-						bad++
-					}
-				}
-			}
 		}
 	}
 }
