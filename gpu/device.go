@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -34,9 +35,10 @@ type Device struct {
 	cc     string // compute capability, "9.0"
 	fns    map[string]cu.Function
 
-	// lanes 1, 2, ... (lane 0 only; lanes.go)
+	// lanes[i] is lane i >= 1, once made (lane 0 only; lanes.go); laneMu
+	// serializes their making
 	laneMu sync.Mutex
-	lanes  []*Device
+	lanes  [MaxStreams]atomic.Pointer[Device]
 
 	// compares in flight (inflight.go): free slots
 	slotMu sync.Mutex

@@ -27,7 +27,8 @@ import (
 // waits on another's: a buffer, an output or a slot belongs to one lane
 // and is only used there.
 
-// Lane returns lane i of d's GPU, made on first use.
+// Lane returns lane i of d's GPU, made on first use. A lane made is
+// found without a lock (every check's Run asks for its lane).
 func (d *Device) Lane(i int) (*Device, error) {
 	r := d.root
 	if i == 0 {
@@ -36,19 +37,19 @@ func (d *Device) Lane(i int) (*Device, error) {
 	if i < 0 || i >= MaxStreams {
 		return nil, fmt.Errorf("gpu: lane %d: want 0 to %d", i, MaxStreams-1)
 	}
+	if l := r.lanes[i].Load(); l != nil {
+		return l, nil
+	}
 	r.laneMu.Lock()
 	defer r.laneMu.Unlock()
-	for len(r.lanes) < i {
-		r.lanes = append(r.lanes, nil)
-	}
-	if l := r.lanes[i-1]; l != nil {
+	if l := r.lanes[i].Load(); l != nil {
 		return l, nil
 	}
 	l, err := r.newLane()
 	if err != nil {
 		return nil, fmt.Errorf("gpu: lane %d of %s: %w", i, r.name, err)
 	}
-	r.lanes[i-1] = l
+	r.lanes[i].Store(l)
 	return l, nil
 }
 
@@ -80,11 +81,9 @@ func (d *Device) forWorker(ctx context.Context) (*Device, error) {
 // allLanes returns lane 0 and every lane made so far.
 func (d *Device) allLanes() []*Device {
 	r := d.root
-	r.laneMu.Lock()
-	defer r.laneMu.Unlock()
 	all := []*Device{r}
-	for _, l := range r.lanes {
-		if l != nil {
+	for i := 1; i < MaxStreams; i++ {
+		if l := r.lanes[i].Load(); l != nil {
 			all = append(all, l)
 		}
 	}

@@ -318,8 +318,8 @@ func attnCheck(heads, kvHeads, headDim int, s oracle.AttentionSchedule) error {
 
 // attnInputs puts Q, K and V of an attention batch on the device (under
 // do): a lazy batch's made there (lazyAttn), any other's uploaded from host
-// bytes encoded before the call is queued (uploadAttn). On an error
-// nothing is left taken from the pool.
+// bytes encoded before the call is queued (uploadAttn). The caller puts
+// the buffers back in the pool, on an error too (those not taken are nil).
 type attnInputs func() (q, k, v *buffer, err error)
 
 // lazyAttn returns the attnInputs of lazy batch b: q of qRows(it) rows a
@@ -328,12 +328,6 @@ type attnInputs func() (q, k, v *buffer, err error)
 func (d *Device) lazyAttn(b *target.Batch, dt oracle.DType, qCols, kvCols, qTotal, kvTotal int, qPositional bool, qRows, kvRows func(it uint64) int) attnInputs {
 	src, n := b.Source, b.Items()
 	return func() (q, k, v *buffer, err error) {
-		defer func() {
-			if err != nil {
-				d.pool.put(q, k, v)
-				q, k, v = nil, nil, nil
-			}
-		}()
 		sz := dsize(dt)
 		if q, err = d.pool.get(qTotal * qCols * sz); err != nil {
 			return
@@ -359,12 +353,6 @@ func (d *Device) lazyAttn(b *target.Batch, dt oracle.DType, qCols, kvCols, qTota
 // bytes from encoded or hostBuf).
 func (d *Device) uploadAttn(qb, kb, vb []byte) attnInputs {
 	return func() (q, k, v *buffer, err error) {
-		defer func() {
-			if err != nil {
-				d.pool.put(q, k, v)
-				q, k, v = nil, nil, nil
-			}
-		}()
 		if q, err = d.uploadBytes(qb); err != nil {
 			putHost(kb)
 			putHost(vb)
@@ -402,12 +390,12 @@ func (d *Device) prefill(b *target.Batch, in *oracle.PrefillInput, dt oracle.DTy
 	return func() error {
 		n := len(sel)
 		q, k, v, err := inputs()
+		var rs *buffer
+		defer func() { d.pool.put(q, k, v, rs) }()
 		if err != nil {
 			return err
 		}
-		rs, err := d.rowsel(rows, sel)
-		defer d.pool.put(q, k, v, rs)
-		if err != nil {
+		if rs, err = d.rowsel(rows, sel); err != nil {
 			return err
 		}
 		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
@@ -472,11 +460,11 @@ func (d *Device) decode(b *target.Batch, in *oracle.DecodeInput, dt oracle.DType
 	return func() error {
 		n := len(sel)
 		q, k, v, err := inputs()
+		var ko, kl, rs, part *buffer
+		defer func() { d.pool.put(q, k, v, ko, kl, rs, part) }()
 		if err != nil {
 			return err
 		}
-		var ko, kl, rs, part *buffer
-		defer func() { d.pool.put(q, k, v, ko, kl, rs, part) }()
 		if ko, err = d.uploadInts(off, false); err != nil {
 			return err
 		}

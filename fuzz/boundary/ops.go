@@ -83,13 +83,10 @@ func NewRMSNormRows(w []float32, eps float32, in, out oracle.DType, s oracle.RMS
 func (r *RMSNormRows) Nudge(x []float32, odd bool) {
 	w, eps, in, out, s, probes := r.w, r.eps, r.in, r.out, r.s, r.probes
 	h := len(x)
-	if h < 8 || lowBits(out) == 0 || len(w) != h {
+	if len(w) != h || len(probes) == 0 { // no probes: hidden < 8, out fp32, or no normal weight
 		return
 	}
 	mant, exp := fields(in)
-	if len(probes) == 0 {
-		return
-	}
 	var m uint32
 	for i, j := range probes {
 		u := oracle.ToBits(in, x[j])
