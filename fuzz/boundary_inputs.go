@@ -30,11 +30,7 @@ import (
 func nudgeBoundary(c spec.Case, b *target.Batch) error {
 	switch b.Op {
 	case spec.OpRMSNorm:
-		in := b.RMSNorm
-		rows := boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
-		eachRow(in.Rows, func(i int) {
-			rows.Nudge(in.X[i*in.Hidden:(i+1)*in.Hidden], i%2 == 1)
-		})
+		nudgeRMSNormRows(b, nil)
 	case spec.OpGEMM:
 		g := b.GEMM
 		eachRow(g.M, func(i int) {
@@ -71,6 +67,25 @@ func nudgeBoundary(c spec.Case, b *target.Batch) error {
 		})
 	}
 	return nil
+}
+
+// nudgeRMSNormRows nudges the rows of rmsnorm batch b as nudgeBoundary
+// does, row i as the case's item src.Key(i) (odd items aim at the odd
+// side); with src nil row i is item i. A source's filler rows are left
+// alone. GPU targets nudge the same rows on the device (gpu/nudge.go).
+func nudgeRMSNormRows(b *target.Batch, src *target.Source) {
+	in := b.RMSNorm
+	rows := boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
+	eachRow(in.Rows, func(i int) {
+		item := uint64(i)
+		if src != nil {
+			if src.Filled(i) {
+				return
+			}
+			item = src.Key(i)
+		}
+		rows.Nudge(in.X[i*in.Hidden:(i+1)*in.Hidden], item%2 == 1)
+	})
 }
 
 // eachRow calls fn(i) for i in [0, n) on up to GOMAXPROCS goroutines; each

@@ -23,6 +23,7 @@ var lazyRelations = map[string]bool{
 	spec.RelPadding:         true,
 	spec.RelDeterminism:     true,
 	spec.RelOracleParity:    true,
+	spec.RelCrossDevice:     true,
 }
 
 // lazyOps are the ops a lazy batch may hold (tokenInputs and attnInputs
@@ -36,9 +37,10 @@ func attnOp(op spec.Op) bool { return op == spec.OpAttnPrefill || op == spec.OpA
 // inputsFor returns the batch of case c for relation rel on targets ts:
 // lazy when the relation allows it and every target generates c's values,
 // else Inputs(c). Attention pads on the host (padded), so its padding
-// batches are not lazy.
+// batches are not lazy; of the boundary cases only rmsnorm's are (its
+// nudge is the one a device runs, and materialize the one it redoes).
 func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, error) {
-	if !lazyRelations[rel.Name()] || !lazyOps[c.Op] || c.Data != nil || c.Dist == spec.DistBoundary ||
+	if !lazyRelations[rel.Name()] || !lazyOps[c.Op] || c.Data != nil || (c.Dist == spec.DistBoundary && c.Op != spec.OpRMSNorm) ||
 		(attnOp(c.Op) && rel.Name() == spec.RelPadding) {
 		return Inputs(c)
 	}
@@ -83,8 +85,9 @@ func lazyBatch(src *target.Source, n int, like *target.Batch) (*target.Batch, er
 }
 
 // materialize fills the per-item tensor of lazy batch b on the host, by
-// the recipe of its source (tokenInputs): the bits Inputs makes for those
-// items, and padded's for filler rows.
+// the recipe of its source (tokenInputs, and nudgeBoundary's rmsnorm
+// nudge): the bits Inputs makes for those items, and padded's for filler
+// rows.
 func materialize(b *target.Batch) error {
 	src := b.Source
 	c, rt := src.Case, src.Tensor
@@ -113,6 +116,13 @@ func materialize(b *target.Batch) error {
 	if err != nil {
 		return err
 	}
+	*x = vals
+	if c.Dist == spec.DistBoundary {
+		if b.Op != spec.OpRMSNorm {
+			return fmt.Errorf("lazy batch: boundary %s: %w", b.Op, target.ErrUnsupported)
+		}
+		nudgeRMSNormRows(b, src)
+	}
 	if src.Filler != "" {
 		v, err := target.FillerValues(src.Filler, b.In)
 		if err != nil {
@@ -126,7 +136,6 @@ func materialize(b *target.Batch) error {
 			}
 		}
 	}
-	*x = vals
 	return nil
 }
 

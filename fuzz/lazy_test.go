@@ -44,25 +44,29 @@ func TestLazyBatchesSameVerdicts(t *testing.T) {
 		rel    string
 		shape  spec.Shape
 		params spec.RelParams
+		dist   spec.Dist // "": normal
 	}
 	var cases []tc
 	for _, f := range Fillers {
 		cases = append(cases,
-			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 96}, spec.RelParams{Pad: 64, Filler: f}},
-			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 48, N: 8}, spec.RelParams{Pad: 70, Filler: f}},
-			tc{"oracle-logprob", spec.OpLogProb, spec.RelPadding, spec.Shape{Rows: 100, Vocab: 300}, spec.RelParams{Pad: 140, Filler: f}},
+			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 96}, spec.RelParams{Pad: 64, Filler: f}, ""},
+			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 48, N: 8}, spec.RelParams{Pad: 70, Filler: f}, ""},
+			tc{"oracle-logprob", spec.OpLogProb, spec.RelPadding, spec.Shape{Rows: 100, Vocab: 300}, spec.RelParams{Pad: 140, Filler: f}, ""},
+			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 96}, spec.RelParams{Pad: 64, Filler: f}, spec.DistBoundary},
 		)
 	}
-	for _, rel := range []string{spec.RelBatchInvariance, spec.RelDeterminism, spec.RelOracleParity} {
+	for _, rel := range []string{spec.RelBatchInvariance, spec.RelDeterminism, spec.RelOracleParity, spec.RelCrossDevice} {
 		cases = append(cases,
-			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, rel, spec.Shape{Rows: 64, Hidden: 96}, spec.RelParams{Row: 5, Batch: 32, Position: 3, PermSeed: 7}},
-			tc{"oracle-rmsnorm", spec.OpRMSNorm, rel, spec.Shape{Rows: 40, Hidden: 64}, spec.RelParams{Row: 39, Batch: 50, Position: 45, PermSeed: 2}},
-			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, rel, spec.Shape{Rows: 70, Hidden: 48, N: 8}, spec.RelParams{Row: 3, Batch: 2, Position: 1, PermSeed: 3}},
-			tc{"oracle-logprob", spec.OpLogProb, rel, spec.Shape{Rows: 132, Vocab: 300}, spec.RelParams{Row: 131, Batch: 7, Position: 6, PermSeed: 4}},
+			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, rel, spec.Shape{Rows: 64, Hidden: 96}, spec.RelParams{Row: 5, Batch: 32, Position: 3, PermSeed: 7}, ""},
+			tc{"oracle-rmsnorm", spec.OpRMSNorm, rel, spec.Shape{Rows: 40, Hidden: 64}, spec.RelParams{Row: 39, Batch: 50, Position: 45, PermSeed: 2}, ""},
+			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, rel, spec.Shape{Rows: 64, Hidden: 96}, spec.RelParams{Row: 5, Batch: 32, Position: 3, PermSeed: 7}, spec.DistBoundary},
+			tc{"drift-rmsnorm-vllm-256", spec.OpRMSNorm, rel, spec.Shape{Rows: 300, Hidden: 64}, spec.RelParams{Row: 299, Batch: 7, Position: 3, PermSeed: 9}, spec.DistBoundary},
+			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, rel, spec.Shape{Rows: 70, Hidden: 48, N: 8}, spec.RelParams{Row: 3, Batch: 2, Position: 1, PermSeed: 3}, ""},
+			tc{"oracle-logprob", spec.OpLogProb, rel, spec.Shape{Rows: 132, Vocab: 300}, spec.RelParams{Row: 131, Batch: 7, Position: 6, PermSeed: 4}, ""},
 			tc{"drift-decode-splits-by-batch", spec.OpAttnDecode, rel, spec.Shape{Rows: 20, KV: 100, KVLens: []int{100, 37, 64}, Heads: 8, KVHeads: 2, HeadDim: 32},
-				spec.RelParams{Row: 3, Batch: 25, Position: 2, PermSeed: 5}},
+				spec.RelParams{Row: 3, Batch: 25, Position: 2, PermSeed: 5}, ""},
 			tc{"drift-attn-tile48", spec.OpAttnPrefill, rel, spec.Shape{Seqs: 3, SeqLen: 60, Heads: 4, KVHeads: 2, HeadDim: 16},
-				spec.RelParams{Row: 1, Batch: 4, Position: 3, PermSeed: 1}},
+				spec.RelParams{Row: 1, Batch: 4, Position: 3, PermSeed: 1}, ""},
 		)
 	}
 	found := 0
@@ -72,7 +76,7 @@ func TestLazyBatchesSameVerdicts(t *testing.T) {
 		}
 	}()
 	for _, k := range cases {
-		t.Run(fmt.Sprintf("%s/%s/%s", k.rel, k.target, k.params.Filler), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/%s/%s", k.rel, k.target, k.dist, k.params.Filler), func(t *testing.T) {
 			base, err := target.Lookup(k.target)
 			if err != nil {
 				t.Fatal(err)
@@ -80,6 +84,9 @@ func TestLazyBatchesSameVerdicts(t *testing.T) {
 			c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: k.op, Relation: k.rel,
 				Targets: []string{k.target}, In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 11, Eps: 1e-6,
 				Shape: k.shape, Rel: k.params}
+			if k.dist != "" {
+				c.Dist = k.dist
+			}
 			want, err := Check(ctx, c, base)
 			if err != nil {
 				t.Fatal(err)
@@ -111,8 +118,16 @@ func TestLazyBatchesSameVerdicts(t *testing.T) {
 // compose, items past the case's own come from its generator, and the
 // values are Inputs' bits.
 func TestLazyItems(t *testing.T) {
+	for _, d := range []spec.Dist{spec.DistNormal, spec.DistBoundary} {
+		t.Run(string(d), func(t *testing.T) { testLazyItems(t, d) })
+	}
+}
+
+// testLazyItems is TestLazyItems for rmsnorm cases of dist d (boundary:
+// the rows nudged as the items they copy).
+func testLazyItems(t *testing.T, d spec.Dist) {
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
-		In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5, Eps: 1e-6, Shape: spec.Shape{Rows: 6, Hidden: 16}}
+		In: spec.BF16, Out: spec.BF16, Dist: d, Seed: 5, Eps: 1e-6, Shape: spec.Shape{Rows: 6, Hidden: 16}}
 	b, err := lazyBatch(&target.Source{Case: c, Tensor: itemTensor(c)}, 6, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -235,11 +250,22 @@ func TestLazyPadded(t *testing.T) {
 		spec.OpGEMM:    {Rows: 5, Hidden: 8, N: 3},
 		spec.OpLogProb: {Rows: 5, Vocab: 40},
 	}
-	for op, shape := range shapes {
+	type opDist struct {
+		op   spec.Op
+		dist spec.Dist
+	}
+	var runs []opDist
+	for op := range shapes {
+		runs = append(runs, opDist{op, spec.DistNormal})
+	}
+	runs = append(runs, opDist{spec.OpRMSNorm, spec.DistBoundary})
+	for _, r := range runs {
+		op := r.op
+		shape := shapes[op]
 		for _, f := range Fillers {
-			t.Run(fmt.Sprintf("%s/%s", op, f), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%s/%s", op, r.dist, f), func(t *testing.T) {
 				c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: op, Relation: spec.RelPadding,
-					In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 9, Eps: 1e-6, Shape: shape,
+					In: spec.BF16, Out: spec.BF16, Dist: r.dist, Seed: 9, Eps: 1e-6, Shape: shape,
 					Rel: spec.RelParams{Pad: 12, Filler: f}}
 				eager, err := Inputs(c)
 				if err != nil {

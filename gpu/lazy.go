@@ -16,14 +16,15 @@ import (
 
 // Generates reports whether t makes the values of batches from src on its
 // device (target.Generator): cases of generator version 2 without
-// explicit data, every distribution but boundary (whose nudge needs the
-// oracle on the host), of the target's own op. The token ops (rmsnorm,
+// explicit data, of the target's own op, every distribution but boundary,
+// and boundary for rmsnorm (nudged on the device, nudgeRMSNorm; the other
+// ops' nudges still need the oracle on the host). The token ops (rmsnorm,
 // gemm, logprob) make their per-item tensor here and take the shared ones
 // (weights, target ids) with the batch; attention makes Q, K and V here
 // (genItems), for batches without filler rows.
 func (t *Target) Generates(src *target.Source) bool {
 	c := src.Case
-	if c.Op != t.info.Op || c.Data != nil || c.GenVersion != 2 || c.Dist == spec.DistBoundary {
+	if c.Op != t.info.Op || c.Data != nil || c.GenVersion != 2 || (c.Dist == spec.DistBoundary && c.Op != spec.OpRMSNorm) {
 		return false
 	}
 	known := func(rt target.ItemTensor) bool {
@@ -100,9 +101,10 @@ func tensorName(rt target.ItemTensor) string { return fmt.Sprintf("tensor %d (%s
 // and output row j reads row Items[sel[j]]; rowOf maps a batch item to
 // that row, for per-item side data (log-prob's targets); a filler row
 // (target.FillerItem) reads row top+1, which holds the filler's values
-// (withFillerRow). The caller puts x back in the pool as any input; a kept
-// tensor stays (buffer.kept).
-func (d *Device) itemInput(b *target.Batch, host []byte, cols int, rows, sel []int) (x, rs *buffer, rowOf func(i int) int, err error) {
+// (withFillerRow). A boundary rmsnorm batch's rows are nudged as they are
+// made (nudge, nil for every other batch). The caller puts x back in the
+// pool as any input; a kept tensor stays (buffer.kept).
+func (d *Device) itemInput(b *target.Batch, host []byte, cols int, rows, sel []int, nudge *rmsNudge) (x, rs *buffer, rowOf func(i int) int, err error) {
 	if !b.Lazy() {
 		if x, err = d.uploadBytes(host); err != nil {
 			return nil, nil, nil, err
@@ -127,7 +129,7 @@ func (d *Device) itemInput(b *target.Batch, host []byte, cols int, rows, sel []i
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("generate %s: %w", b.Op, err)
 	}
-	if x, err = d.generated(t, code, top+1, cols); err != nil {
+	if x, err = d.generated(t, code, top+1, cols, nudge); err != nil {
 		return nil, nil, nil, err
 	}
 	rowOf = func(i int) int { return int(src.Key(i)) }
@@ -165,9 +167,10 @@ const (
 )
 
 // genEntry is a per-item tensor made on the device: rows 0..rows-1 of t,
-// cols values each.
+// cols values each, nudged when nudge is not zero.
 type genEntry struct {
 	t          values.Tensor
+	nudge      nudgeKey
 	rows, cols int
 	buf        *buffer
 	used       uint64 // clock of the last use
@@ -187,17 +190,22 @@ type genCache struct {
 }
 
 // generated returns a device buffer holding at least rows 0..rows-1 of t
-// (cols values each, as t.DType's bits) (under do): a kept one, or one
-// filled by gen_values (queued, not waited for) and kept. The buffer is
-// marked kept, so the callers' pool.put leaves it to the cache; an entry
-// it replaces or evicts goes back to the pool, in stream order after
-// every run queued on it.
-func (d *Device) generated(t values.Tensor, code, rows, cols int) (*buffer, error) {
+// (cols values each, as t.DType's bits), nudged by nudge when it is not
+// nil (under do): a kept one, or one filled by gen_values (and
+// nudge_rmsnorm) (queued, not waited for) and kept. The buffer is marked
+// kept, so the callers' pool.put leaves it to the cache; an entry it
+// replaces or evicts goes back to the pool, in stream order after every
+// run queued on it.
+func (d *Device) generated(t values.Tensor, code, rows, cols int, nudge *rmsNudge) (*buffer, error) {
 	c := &d.gens
 	c.clock++
+	var key nudgeKey
+	if nudge != nil {
+		key = nudge.key
+	}
 	var old *genEntry
 	for _, e := range c.entries {
-		if e.t == t && e.cols == cols {
+		if e.t == t && e.cols == cols && e.nudge == key {
 			if e.rows >= rows {
 				e.used = c.clock
 				c.hits++
@@ -215,11 +223,17 @@ func (d *Device) generated(t values.Tensor, code, rows, cols int) (*buffer, erro
 		d.pool.put(buf)
 		return nil, err
 	}
+	if nudge != nil {
+		if err := d.nudgeRMSNorm(buf, rows, cols, t.DType, nudge); err != nil {
+			d.pool.put(buf)
+			return nil, err
+		}
+	}
 	if old != nil {
 		c.drop(d, old)
 	}
 	buf.kept = true
-	e := &genEntry{t: t, rows: rows, cols: cols, buf: buf, used: c.clock}
+	e := &genEntry{t: t, nudge: key, rows: rows, cols: cols, buf: buf, used: c.clock}
 	c.entries = append(c.entries, e)
 	c.bytes += buf.cap
 	for len(c.entries) > 1 && (len(c.entries) > genCacheEntries || c.bytes > genCacheBytes) {

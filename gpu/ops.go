@@ -161,15 +161,19 @@ func (d *Device) rmsnorm(b *target.Batch, in *oracle.RMSNormInput, dt oracle.DTy
 		return nil, err
 	}
 	xb, wb := encoded(dt, in.X), encoded(dt, in.W)
+	nudge := newRMSNudge(b, in, dt, wb)
 	return func() error {
 		n := len(sel)
-		x, rs, _, err := d.itemInput(b, xb, in.Hidden, rows, sel)
+		w, err := d.uploadShared(wb)
 		if err != nil {
 			return err
 		}
-		w, err := d.uploadShared(wb)
+		if nudge != nil {
+			nudge.w = w
+		}
+		x, rs, _, err := d.itemInput(b, xb, in.Hidden, rows, sel, nudge)
 		if err != nil {
-			d.pool.put(x, rs)
+			d.pool.put(w)
 			return err
 		}
 		defer d.pool.put(x, w, rs)
@@ -225,7 +229,7 @@ func (d *Device) gemm(b *target.Batch, in *oracle.GEMMInput, dt oracle.DType, s 
 	xb, wb := encoded(dt, in.X), encoded(dt, in.W)
 	return func() error {
 		n := len(sel)
-		x, rs, _, err := d.itemInput(b, xb, in.K, rows, sel)
+		x, rs, _, err := d.itemInput(b, xb, in.K, rows, sel, nil)
 		if err != nil {
 			return err
 		}
@@ -267,7 +271,7 @@ func (d *Device) logprob(b *target.Batch, in *oracle.LogProbInput, dt oracle.DTy
 	xb := encoded(dt, in.Logits)
 	return func() error {
 		n := len(sel)
-		x, rs, rowOf, err := d.itemInput(b, xb, in.Vocab, rows, sel)
+		x, rs, rowOf, err := d.itemInput(b, xb, in.Vocab, rows, sel, nil)
 		if err != nil {
 			return err
 		}

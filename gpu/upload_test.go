@@ -97,7 +97,7 @@ func TestGeneratedCache(t *testing.T) {
 		t.Helper()
 		err := d.do(func() error {
 			var err error
-			b, err = d.generated(tn, 0, rows, cols)
+			b, err = d.generated(tn, 0, rows, cols, nil)
 			hits, misses = d.gens.hits, d.gens.misses
 			d.pool.put(b) // what every caller does; a kept buffer stays
 			return err

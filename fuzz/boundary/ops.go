@@ -78,6 +78,10 @@ func NewRMSNormRows(w []float32, eps float32, in, out oracle.DType, s oracle.RMS
 	return r
 }
 
+// Probes returns the probe indices (step 1 of RMSNormRow), in index order;
+// none when the rows get no nudge. The caller must not change them.
+func (r *RMSNormRows) Probes() []int { return r.probes }
+
 // Nudge nudges row x (len(x) = len(w)) in place, as RMSNormRow says. It
 // only reads the RMSNormRows, so rows may be nudged concurrently.
 func (r *RMSNormRows) Nudge(x []float32, odd bool) {

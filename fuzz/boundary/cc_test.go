@@ -1,0 +1,176 @@
+package boundary_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/boundary"
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// ccNudge is one table row of TestCMatchesGo: rows of an RMSNorm case of
+// dist, nudged with schedule s.
+type ccNudge struct {
+	in, out oracle.DType
+	hidden  int
+	dist    spec.Dist
+	eps     float32
+	s       oracle.RMSNormSchedule
+}
+
+// TestCMatchesGo compiles testdata/driver.c, which nudges RMSNorm rows
+// through gpu/kernels/nudge.cuh (the header the CUDA kernel nudge.cu
+// includes), with the system C compiler and no contraction, and compares
+// every nudged row's bits, and the Score of its outputs (the scan's
+// objective, which rarely decides a row), with RMSNormRows.Nudge's and
+// Score's: every input and output
+// dtype, hidden sizes from the smallest nudged (8) past the oracle's
+// thread count and vector width and not multiples of them, odd and even
+// rows, both scale orders, other thread counts and warp orders than the
+// oracle's, and rows of other distributions (zeros, subnormals, ties) in
+// the probes. It proves the C arithmetic before it reaches a GPU. Skipped
+// when cc is missing.
+func TestCMatchesGo(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler (cc) on PATH: the C version of the nudge is not checked here")
+	}
+	bin := filepath.Join(t.TempDir(), "driver")
+	build := exec.Command(cc, "-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Werror",
+		"-I", filepath.Join("..", "..", "gpu", "kernels"), "-o", bin, filepath.Join("testdata", "driver.c"), "-lm")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", build.Args, err, out)
+	}
+
+	oracleS := target.OracleRMSNormSchedule
+	other := oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 8, Vec: 1, Warp: oracle.WarpSequential}, Order: oracle.WeightedScale}
+	single := oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 1, Vec: 8}, Order: oracle.ScaleThenWeight}
+	var table []ccNudge
+	for _, in := range []oracle.DType{oracle.BF16, oracle.FP16, oracle.FP32} {
+		for _, out := range []oracle.DType{oracle.BF16, oracle.FP16} {
+			for _, h := range []int{8, 9, 67, 128, 1000, 4096} {
+				table = append(table, ccNudge{in, out, h, spec.DistNormal, 1e-6, oracleS})
+			}
+			table = append(table, ccNudge{in, out, 515, spec.DistNormal, 1e-5, other},
+				ccNudge{in, out, 300, spec.DistNormal, 0, single})
+			for _, d := range []spec.Dist{spec.DistSignedZero, spec.DistSubnormal, spec.DistTies, spec.DistConstant, spec.DistHeavy} {
+				table = append(table, ccNudge{in, out, 96, d, 1e-6, oracleS})
+			}
+		}
+	}
+
+	var req bytes.Buffer
+	var want []string
+	var what []string
+	for ti, tc := range table {
+		c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
+			In: spec.DType(tc.in.String()), Out: spec.DType(tc.out.String()), Dist: tc.dist, Seed: uint64(1000 + ti),
+			Eps: tc.eps, Shape: spec.Shape{Rows: 8, Hidden: tc.hidden}}
+		b, err := fuzz.Inputs(c)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		r := b.RMSNorm
+		rows := boundary.NewRMSNormRows(r.W, r.Eps, tc.in, tc.out, tc.s)
+		probes := rows.Probes()
+		if len(probes) == 0 {
+			continue
+		}
+		sr := tc.s.Reduce
+		for i := range r.Rows {
+			x := slices.Clone(r.X[i*tc.hidden : (i+1)*tc.hidden])
+			odd := i%2 == 1
+			fmt.Fprintf(&req, "%d %d %d %d %d %d %d %d %08x %d\n", tc.in, tc.out, tc.s.Order, sr.Threads, sr.Vec,
+				b2i(sr.Warp == oracle.WarpButterfly), b2i(odd), tc.hidden, math.Float32bits(tc.eps), len(probes))
+			writeInts(&req, probes)
+			writeBits(&req, tc.in, r.W)
+			writeBits(&req, tc.in, x)
+			rows.Nudge(x, odd)
+			probe, err := oracle.NewRMSNormProbe(x, r.W, tc.eps, tc.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			score := boundary.Score(probe.Row(nil), tc.out, boundary.K)
+			var line strings.Builder
+			for j, v := range x {
+				if j > 0 {
+					line.WriteByte(' ')
+				}
+				line.WriteString(strconv.FormatUint(uint64(oracle.ToBits(tc.in, v)), 16))
+			}
+			fmt.Fprintf(&line, " score %d", score)
+			want = append(want, line.String())
+			what = append(what, fmt.Sprintf("%s->%s hidden %d %s %v row %d", tc.in, tc.out, tc.hidden, tc.dist, tc.s, i))
+		}
+	}
+
+	run := exec.Command(bin)
+	run.Stdin = &req
+	out, err := run.Output()
+	if err != nil {
+		t.Fatalf("driver: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	i, bad := 0, 0
+	for sc.Scan() {
+		if i < len(want) && sc.Text() != want[i] && bad < 5 {
+			t.Errorf("row %d (%s): C and Go differ at value %s", i, what[i], firstDiff(sc.Text(), want[i]))
+			bad++
+		}
+		i++
+	}
+	if i != len(want) {
+		t.Fatalf("driver wrote %d rows, want %d", i, len(want))
+	}
+	t.Logf("%d nudged rows bit for bit", len(want))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func writeInts(w *bytes.Buffer, v []int) {
+	for i, x := range v {
+		if i > 0 {
+			w.WriteByte(' ')
+		}
+		w.WriteString(strconv.Itoa(x))
+	}
+	w.WriteByte('\n')
+}
+
+func writeBits(w *bytes.Buffer, dt oracle.DType, v []float32) {
+	for i, x := range v {
+		if i > 0 {
+			w.WriteByte(' ')
+		}
+		w.WriteString(strconv.FormatUint(uint64(oracle.ToBits(dt, x)), 16))
+	}
+	w.WriteByte('\n')
+}
+
+// firstDiff is the index of the first differing value of two rows.
+func firstDiff(a, b string) string {
+	fa, fb := strings.Fields(a), strings.Fields(b)
+	for i := range min(len(fa), len(fb)) {
+		if fa[i] != fb[i] {
+			return fmt.Sprintf("%d: C %s, Go %s", i, fa[i], fb[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d and %d", len(fa), len(fb))
+}
