@@ -32,11 +32,7 @@ func nudgeBoundary(c spec.Case, b *target.Batch) error {
 	case spec.OpRMSNorm:
 		nudgeRMSNormRows(b, nil)
 	case spec.OpGEMM:
-		g := b.GEMM
-		eachRow(g.M, func(i int) {
-			col := int(splitmix(c.Seed^uint64(i)) % uint64(g.N))
-			boundary.GEMMRow(g.X[i*g.K:(i+1)*g.K], g.W, g.N, col, b.In, b.Out, target.OracleGEMMSchedule, i%2 == 1)
-		})
+		nudgeGEMMRows(c, b, nil)
 	case spec.OpLogProb:
 		cmp, err := oracle.ParseDType(string(c.CompareDType()))
 		if err != nil {
@@ -85,6 +81,26 @@ func nudgeRMSNormRows(b *target.Batch, src *target.Source) {
 			item = src.Key(i)
 		}
 		rows.Nudge(in.X[i*in.Hidden:(i+1)*in.Hidden], item%2 == 1)
+	})
+}
+
+// nudgeGEMMRows nudges the rows of gemm batch b of case c as
+// nudgeBoundary does, row i as the case's item src.Key(i) (its column
+// splitmix(seed ^ item) mod n; odd items aim at the odd side); with src
+// nil row i is item i. A source's filler rows are left alone. GPU targets
+// nudge the same rows on the device (gpu/nudge.go).
+func nudgeGEMMRows(c spec.Case, b *target.Batch, src *target.Source) {
+	g := b.GEMM
+	eachRow(g.M, func(i int) {
+		item := uint64(i)
+		if src != nil {
+			if src.Filled(i) {
+				return
+			}
+			item = src.Key(i)
+		}
+		col := int(splitmix(c.Seed^item) % uint64(g.N))
+		boundary.GEMMRow(g.X[i*g.K:(i+1)*g.K], g.W, g.N, col, b.In, b.Out, target.OracleGEMMSchedule, item%2 == 1)
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bitparity/bitparity/spec"
@@ -92,18 +93,23 @@ func (s Stats) CasesPerSecond() float64 {
 }
 
 // pairState is one pair's share of a campaign.
+//
+// The scheduler reads spent, busy and retired on every case (runner.pick)
+// and record updates them without taking the pair's lock; mu serializes
+// the pair's draws.
 type pairState struct {
 	target.Pair
-	mu        sync.Mutex
-	stream    stream        // its cases (with Reshape, only stream.rng)
-	spent     time.Duration // wall time of its cases, for fair scheduling
-	cases     int64
-	retired   bool // a finding was made: no more cases
-	busy      int
-	drawn     int64 // draws of its stream so far, owned by the shard or not
 	invariant bool
-	errs      int
-	lastErr   error
+
+	spent   atomic.Int64 // wall time of its cases (ns), for fair scheduling
+	busy    atomic.Int64 // cases drawn and not yet recorded
+	cases   atomic.Int64
+	retired atomic.Bool  // a finding was made, or 8 failures in a row: no more cases
+	errs    atomic.Int64 // failures in a row
+
+	mu     sync.Mutex
+	stream stream // its cases (with Reshape, only stream.rng)
+	drawn  int64  // draws of its stream so far, owned by the shard or not
 }
 
 // ErrNoPairs is returned by Run when the filters leave nothing to run.
@@ -260,7 +266,7 @@ func targetStats(pairs []*pairState, findings []spec.Finding) []spec.TargetStats
 				by[name] = s
 				names = append(names, name)
 			}
-			s.Cases += p.cases
+			s.Cases += p.cases.Load()
 			if !contains(s.Relations, p.Relation) {
 				s.Relations = append(s.Relations, p.Relation)
 			}

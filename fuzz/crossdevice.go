@@ -16,8 +16,8 @@ import (
 //
 // comparing on the host (the outputs live on different devices). With one
 // device (one GPU visible, or a target that is not Replicated) it
-// degenerates to determinism (the same call twice on d0), and its findings
-// say so.
+// degenerates to determinism (the same call twice on d0, compared where
+// the outputs are, as determinism does), and its findings say so.
 type crossDevice struct{}
 
 func (crossDevice) Name() string   { return spec.RelCrossDevice }
@@ -44,8 +44,9 @@ func (crossDevice) Check(ctx context.Context, c spec.Case, b *target.Batch, ts [
 		if err != nil {
 			return nil, err
 		}
-		// The outputs live on different devices: compare on the host.
-		if r.out.Device != nil || r.out.DeviceTaps != nil {
+		// Outputs on different devices compare on the host; with one
+		// device both stay where they are (differ compares them there).
+		if len(reps) > 1 && (r.out.Device != nil || r.out.DeviceTaps != nil) {
 			err := r.out.ToHost()
 			r.release()
 			r.out.Device, r.out.DeviceTaps = nil, nil

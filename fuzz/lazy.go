@@ -31,16 +31,19 @@ var lazyRelations = map[string]bool{
 var lazyOps = map[spec.Op]bool{spec.OpRMSNorm: true, spec.OpGEMM: true, spec.OpLogProb: true,
 	spec.OpAttnPrefill: true, spec.OpAttnDecode: true}
 
+// lazyBoundary are the ops whose boundary cases may be lazy: their nudge
+// is one a device runs (gpu/nudge.go), and materialize the one it redoes.
+var lazyBoundary = map[spec.Op]bool{spec.OpRMSNorm: true, spec.OpGEMM: true}
+
 // attnOp reports whether op is an attention op (attnInputs).
 func attnOp(op spec.Op) bool { return op == spec.OpAttnPrefill || op == spec.OpAttnDecode }
 
 // inputsFor returns the batch of case c for relation rel on targets ts:
 // lazy when the relation allows it and every target generates c's values,
 // else Inputs(c). Attention pads on the host (padded), so its padding
-// batches are not lazy; of the boundary cases only rmsnorm's are (its
-// nudge is the one a device runs, and materialize the one it redoes).
+// batches are not lazy; of the boundary cases only lazyBoundary's are.
 func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, error) {
-	if !lazyRelations[rel.Name()] || !lazyOps[c.Op] || c.Data != nil || (c.Dist == spec.DistBoundary && c.Op != spec.OpRMSNorm) ||
+	if !lazyRelations[rel.Name()] || !lazyOps[c.Op] || c.Data != nil || (c.Dist == spec.DistBoundary && !lazyBoundary[c.Op]) ||
 		(attnOp(c.Op) && rel.Name() == spec.RelPadding) {
 		return Inputs(c)
 	}
@@ -85,9 +88,9 @@ func lazyBatch(src *target.Source, n int, like *target.Batch) (*target.Batch, er
 }
 
 // materialize fills the per-item tensor of lazy batch b on the host, by
-// the recipe of its source (tokenInputs, and nudgeBoundary's rmsnorm
-// nudge): the bits Inputs makes for those items, and padded's for filler
-// rows.
+// the recipe of its source (tokenInputs, and nudgeBoundary's rmsnorm and
+// gemm nudges): the bits Inputs makes for those items, and padded's for
+// filler rows.
 func materialize(b *target.Batch) error {
 	src := b.Source
 	c, rt := src.Case, src.Tensor
@@ -118,10 +121,14 @@ func materialize(b *target.Batch) error {
 	}
 	*x = vals
 	if c.Dist == spec.DistBoundary {
-		if b.Op != spec.OpRMSNorm {
+		switch b.Op {
+		case spec.OpRMSNorm:
+			nudgeRMSNormRows(b, src)
+		case spec.OpGEMM:
+			nudgeGEMMRows(c, b, src)
+		default:
 			return fmt.Errorf("lazy batch: boundary %s: %w", b.Op, target.ErrUnsupported)
 		}
-		nudgeRMSNormRows(b, src)
 	}
 	if src.Filler != "" {
 		v, err := target.FillerValues(src.Filler, b.In)

@@ -53,6 +53,7 @@ func TestLazyBatchesSameVerdicts(t *testing.T) {
 			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 48, N: 8}, spec.RelParams{Pad: 70, Filler: f}, ""},
 			tc{"oracle-logprob", spec.OpLogProb, spec.RelPadding, spec.Shape{Rows: 100, Vocab: 300}, spec.RelParams{Pad: 140, Filler: f}, ""},
 			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 96}, spec.RelParams{Pad: 64, Filler: f}, spec.DistBoundary},
+			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 48, N: 8}, spec.RelParams{Pad: 70, Filler: f}, spec.DistBoundary},
 		)
 	}
 	for _, rel := range []string{spec.RelBatchInvariance, spec.RelDeterminism, spec.RelOracleParity, spec.RelCrossDevice} {
@@ -61,6 +62,7 @@ func TestLazyBatchesSameVerdicts(t *testing.T) {
 			tc{"oracle-rmsnorm", spec.OpRMSNorm, rel, spec.Shape{Rows: 40, Hidden: 64}, spec.RelParams{Row: 39, Batch: 50, Position: 45, PermSeed: 2}, ""},
 			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, rel, spec.Shape{Rows: 64, Hidden: 96}, spec.RelParams{Row: 5, Batch: 32, Position: 3, PermSeed: 7}, spec.DistBoundary},
 			tc{"drift-rmsnorm-vllm-256", spec.OpRMSNorm, rel, spec.Shape{Rows: 300, Hidden: 64}, spec.RelParams{Row: 299, Batch: 7, Position: 3, PermSeed: 9}, spec.DistBoundary},
+			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, rel, spec.Shape{Rows: 70, Hidden: 48, N: 8}, spec.RelParams{Row: 3, Batch: 2, Position: 1, PermSeed: 3}, spec.DistBoundary},
 			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, rel, spec.Shape{Rows: 70, Hidden: 48, N: 8}, spec.RelParams{Row: 3, Batch: 2, Position: 1, PermSeed: 3}, ""},
 			tc{"oracle-logprob", spec.OpLogProb, rel, spec.Shape{Rows: 132, Vocab: 300}, spec.RelParams{Row: 131, Batch: 7, Position: 6, PermSeed: 4}, ""},
 			tc{"drift-decode-splits-by-batch", spec.OpAttnDecode, rel, spec.Shape{Rows: 20, KV: 100, KVLens: []int{100, 37, 64}, Heads: 8, KVHeads: 2, HeadDim: 32},
@@ -258,7 +260,7 @@ func TestLazyPadded(t *testing.T) {
 	for op := range shapes {
 		runs = append(runs, opDist{op, spec.DistNormal})
 	}
-	runs = append(runs, opDist{spec.OpRMSNorm, spec.DistBoundary})
+	runs = append(runs, opDist{spec.OpRMSNorm, spec.DistBoundary}, opDist{spec.OpGEMM, spec.DistBoundary})
 	for _, r := range runs {
 		op := r.op
 		shape := shapes[op]

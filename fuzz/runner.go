@@ -77,11 +77,9 @@ func (r *runner) stats() Stats {
 	s := Stats{Elapsed: time.Since(r.start), Cases: r.cases, InvariantCases: r.invCases, Skipped: r.skipped,
 		Findings: len(r.findings), Total: len(r.pairs)}
 	for _, p := range r.pairs {
-		p.mu.Lock()
-		if !p.retired {
+		if !p.retired.Load() {
 			s.Pairs++
 		}
-		p.mu.Unlock()
 	}
 	return s
 }
@@ -118,38 +116,49 @@ func (r *runner) reportProgress() (stop func()) {
 	}
 }
 
-// next picks the live pair that has had the least time (fair share),
-// draws its next case, or returns nil when none is left.
+// next picks the live pair that has had the least time (fair share, pick)
+// and draws its next case, or returns nil when none is left. Pairs draw
+// under their own locks, so workers of different pairs draw at once.
 func (r *runner) next() (*pairState, spec.Case) {
+	p := r.pick()
+	if p == nil {
+		return nil, spec.Case{}
+	}
+	p.mu.Lock()
+	k := r.c.draw(p)
+	p.mu.Unlock()
+	k.Targets = append([]string(nil), p.Targets...)
+	return p, k
+}
+
+// pick chooses the live pair with the least load, its spent time plus 1 ms
+// for each of its cases in flight, and counts a case for it (busy, the
+// pair's and the run's counts), or returns nil when none is left or
+// MaxCases cases have been taken. It holds r.mu for that scan alone.
+func (r *runner) pick() *pairState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.c.MaxCases > 0 && r.cases >= r.c.MaxCases {
-		return nil, spec.Case{}
+		return nil
 	}
 	var best *pairState
-	var bestLoad time.Duration // best's spent time, read under best's lock
+	var bestLoad int64
 	for _, p := range r.pairs {
-		p.mu.Lock()
-		load := p.spent + time.Duration(p.busy)*time.Millisecond
-		if !p.retired && (best == nil || load < bestLoad) {
+		load := p.spent.Load() + p.busy.Load()*int64(time.Millisecond)
+		if !p.retired.Load() && (best == nil || load < bestLoad) {
 			best, bestLoad = p, load
 		}
-		p.mu.Unlock()
 	}
 	if best == nil {
-		return nil, spec.Case{}
+		return nil
 	}
-	best.mu.Lock()
-	defer best.mu.Unlock()
-	k := r.c.draw(best)
-	k.Targets = append([]string(nil), best.Targets...)
-	best.busy++
+	best.busy.Add(1)
+	best.cases.Add(1)
 	r.cases++
 	if best.invariant {
 		r.invCases++
 	}
-	best.cases++
-	return best, k
+	return best
 }
 
 // work is one worker: it checks cases until ctx ends or no pair is left.
@@ -185,11 +194,9 @@ func (r *runner) unsupported(p *pairState, spent time.Duration) {
 	}
 	r.skipped++
 	r.mu.Unlock()
-	p.mu.Lock()
-	p.busy--
-	p.spent += spent
-	p.cases--
-	p.mu.Unlock()
+	p.busy.Add(-1)
+	p.spent.Add(int64(spent))
+	p.cases.Add(-1)
 }
 
 // record books a checked case on its pair: the pair retires at its first
@@ -197,28 +204,25 @@ func (r *runner) unsupported(p *pairState, spent time.Duration) {
 // before it), or after 8 failures in a row, which become the run's error.
 func (r *runner) record(ctx context.Context, p *pairState, f *spec.Finding, err error, spent time.Duration) *spec.Finding {
 	failed := err != nil && ctx.Err() == nil
-	p.mu.Lock()
-	p.busy--
-	p.spent += spent
-	first := f != nil && !p.retired
-	if f != nil {
-		p.retired = true
-	}
+	p.spent.Add(int64(spent))
+	p.busy.Add(-1)
+	first := f != nil && !p.retired.Swap(true)
+	fatal := false
 	switch {
 	case failed:
-		p.errs++
-		p.lastErr = err
-		if p.errs >= 8 {
-			p.retired = true
+		if p.errs.Add(1) >= 8 {
+			p.retired.Store(true)
+			fatal = true
 		}
 	case err == nil:
-		p.errs = 0
+		p.errs.Store(0)
 	}
-	errs := p.errs
-	p.mu.Unlock()
+	if !first && !fatal {
+		return nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if failed && errs >= 8 && r.fatal == nil {
+	if fatal && r.fatal == nil {
 		r.fatal = fmt.Errorf("pair %s: 8 cases in a row failed, the last: %w", p.Pair, err)
 	}
 	if !first {

@@ -89,7 +89,7 @@ var kernels = map[string][]string{
 	"gemm":      {"gemm"},
 	"gen":       {"gen_values"},
 	"logprob":   {"logprob"},
-	"nudge":     {"nudge_rmsnorm"},
+	"nudge":     {"nudge_rmsnorm", "nudge_gemm"},
 	"probe":     {"probe_max", "probe_explog", "probe_convert"},
 	"rmsnorm":   {"rmsnorm"},
 }

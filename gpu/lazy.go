@@ -17,14 +17,14 @@ import (
 // Generates reports whether t makes the values of batches from src on its
 // device (target.Generator): cases of generator version 2 without
 // explicit data, of the target's own op, every distribution but boundary,
-// and boundary for rmsnorm (nudged on the device, nudgeRMSNorm; the other
-// ops' nudges still need the oracle on the host). The token ops (rmsnorm,
+// and boundary for rmsnorm and gemm (nudged on the device, nudge.go; the
+// other ops' nudges still run on the host). The token ops (rmsnorm,
 // gemm, logprob) make their per-item tensor here and take the shared ones
 // (weights, target ids) with the batch; attention makes Q, K and V here
 // (genItems), for batches without filler rows.
 func (t *Target) Generates(src *target.Source) bool {
 	c := src.Case
-	if c.Op != t.info.Op || c.Data != nil || c.GenVersion != 2 || (c.Dist == spec.DistBoundary && c.Op != spec.OpRMSNorm) {
+	if c.Op != t.info.Op || c.Data != nil || c.GenVersion != 2 || (c.Dist == spec.DistBoundary && !deviceNudged[c.Op]) {
 		return false
 	}
 	known := func(rt target.ItemTensor) bool {
@@ -101,10 +101,10 @@ func tensorName(rt target.ItemTensor) string { return fmt.Sprintf("tensor %d (%s
 // and output row j reads row Items[sel[j]]; rowOf maps a batch item to
 // that row, for per-item side data (log-prob's targets); a filler row
 // (target.FillerItem) reads row top+1, which holds the filler's values
-// (withFillerRow). A boundary rmsnorm batch's rows are nudged as they are
-// made (nudge, nil for every other batch). The caller puts x back in the
+// (withFillerRow). A boundary rmsnorm or gemm batch's rows are nudged as
+// they are made (nudge, nil for every other batch). The caller puts x back in the
 // pool as any input; a kept tensor stays (buffer.kept).
-func (d *Device) itemInput(b *target.Batch, host []byte, cols int, rows, sel []int, nudge *rmsNudge) (x, rs *buffer, rowOf func(i int) int, err error) {
+func (d *Device) itemInput(b *target.Batch, host []byte, cols int, rows, sel []int, nudge *rowNudge) (x, rs *buffer, rowOf func(i int) int, err error) {
 	if !b.Lazy() {
 		if x, err = d.uploadBytes(host); err != nil {
 			return nil, nil, nil, err
@@ -191,12 +191,12 @@ type genCache struct {
 
 // generated returns a device buffer holding at least rows 0..rows-1 of t
 // (cols values each, as t.DType's bits), nudged by nudge when it is not
-// nil (under do): a kept one, or one filled by gen_values (and
-// nudge_rmsnorm) (queued, not waited for) and kept. The buffer is marked
+// nil (under do): a kept one, or one filled by gen_values (and nudged:
+// nudgeRows) (queued, not waited for) and kept. The buffer is marked
 // kept, so the callers' pool.put leaves it to the cache; an entry it
 // replaces or evicts goes back to the pool, in stream order after every
 // run queued on it.
-func (d *Device) generated(t values.Tensor, code, rows, cols int, nudge *rmsNudge) (*buffer, error) {
+func (d *Device) generated(t values.Tensor, code, rows, cols int, nudge *rowNudge) (*buffer, error) {
 	c := &d.gens
 	c.clock++
 	var key nudgeKey
@@ -224,7 +224,7 @@ func (d *Device) generated(t values.Tensor, code, rows, cols int, nudge *rmsNudg
 		return nil, err
 	}
 	if nudge != nil {
-		if err := d.nudgeRMSNorm(buf, rows, cols, t.DType, nudge); err != nil {
+		if err := d.nudgeRows(buf, rows, cols, t.DType, nudge); err != nil {
 			d.pool.put(buf)
 			return nil, err
 		}

@@ -44,10 +44,12 @@ func TestLazyOnDevice(t *testing.T) {
 		{"cuda-attn_decode", spec.OpAttnDecode, spec.Shape{Rows: 4, KV: 4096, Heads: 8, KVHeads: 2, HeadDim: 128}, spec.RelParams{Row: 1, Batch: 2, Position: 1, PermSeed: 9}, ""},
 		{"cuda-drift-attn-tile48", spec.OpAttnPrefill, spec.Shape{Seqs: 3, SeqLen: 60, Heads: 4, KVHeads: 2, HeadDim: 32}, spec.RelParams{Row: 1, Batch: 4, Position: 3, PermSeed: 1}, ""},
 		{"cuda-attn_prefill", spec.OpAttnPrefill, spec.Shape{Seqs: 5, SeqLen: 33, Heads: 2, KVHeads: 1, HeadDim: 16}, spec.RelParams{Row: 4, Batch: 2, Position: 0, PermSeed: 3}, ""},
-		// boundary rmsnorm: nudged on the device (nudge.go)
+		// boundary rmsnorm and gemm: nudged on the device (nudge.go)
 		{"cuda-drift-rmsnorm-te-mod32", spec.OpRMSNorm, spec.Shape{Rows: 64, Hidden: 96}, spec.RelParams{Row: 5, Batch: 32, Position: 3, PermSeed: 7}, spec.DistBoundary},
 		{"cuda-drift-rmsnorm-vllm-256", spec.OpRMSNorm, spec.Shape{Rows: 300, Hidden: 1024}, spec.RelParams{Row: 299, Batch: 7, Position: 3, PermSeed: 9}, spec.DistBoundary},
 		{"cuda-rmsnorm", spec.OpRMSNorm, spec.Shape{Rows: 100, Hidden: 4096}, spec.RelParams{Row: 99, Batch: 40, Position: 30, PermSeed: 2}, spec.DistBoundary},
+		{"cuda-drift-gemm-splitk-by-m", spec.OpGEMM, spec.Shape{Rows: 70, Hidden: 48, N: 8}, spec.RelParams{Row: 3, Batch: 2, Position: 1, PermSeed: 3}, spec.DistBoundary},
+		{"cuda-gemm", spec.OpGEMM, spec.Shape{Rows: 40, Hidden: 1024, N: 64}, spec.RelParams{Row: 39, Batch: 20, Position: 7, PermSeed: 5}, spec.DistBoundary},
 	}
 	dists := []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.DistSignedZero, spec.DistTies}
 	found := 0

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
@@ -16,115 +17,135 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// TestDeviceNudge checks the device's boundary rmsnorm rows bit for bit
-// against fuzz.Inputs (the host's nudge) over every input and output dtype
-// (an fp32 output: no nudge), hidden sizes from 8 past 4096 and not
-// multiples of the schedule's vector or thread count, eps values and
-// seeds; then that the generated cache keeps nudged and plain rows of one
-// tensor apart (the nudge is in the key).
+// TestDeviceNudge checks the device's boundary rmsnorm and gemm rows bit
+// for bit against fuzz.Inputs (the host's nudge) over every input and
+// output dtype (an fp32 output: no nudge), row lengths from the smallest
+// nudged past 4096 and not multiples of the schedule's vector or thread
+// count, eps values, column counts and seeds; then that the generated
+// cache keeps nudged and plain rows of one tensor apart (the nudge is in
+// the key).
 func TestDeviceNudge(t *testing.T) {
 	d, err := Default()
 	if err != nil {
 		t.Skipf("no GPU: %v", err)
 	}
-	type tc struct {
-		in, out spec.DType
-		rows    int
-		hidden  int
-		eps     float32
-	}
-	var cases []tc
-	for _, in := range []spec.DType{spec.BF16, spec.FP16, spec.FP32} {
-		for _, out := range []spec.DType{spec.BF16, spec.FP16, spec.FP32} {
+	var cases []spec.Case
+	dts := []spec.DType{spec.BF16, spec.FP16, spec.FP32}
+	for _, in := range dts {
+		for _, out := range dts {
 			for i, h := range []int{8, 9, 67, 96, 1000, 4096, 5003} {
-				cases = append(cases, tc{in, out, 1 + 37*i%64, h, []float32{1e-6, 1e-5, 0}[i%3]})
+				cases = append(cases, spec.Case{Op: spec.OpRMSNorm, In: in, Out: out, Eps: []float32{1e-6, 1e-5, 0}[i%3],
+					Shape: spec.Shape{Rows: 1 + 37*i%64, Hidden: h}})
+			}
+			for i, k := range []int{4, 5, 33, 100, 1024, 4100} {
+				cases = append(cases, spec.Case{Op: spec.OpGEMM, In: in, Out: out,
+					Shape: spec.Shape{Rows: 1 + 29*i%50, Hidden: k, N: []int{1, 3, 8, 64, 300}[i%5]}})
 			}
 		}
 	}
 	rows := 0
-	for ci, k := range cases {
-		name := fmt.Sprintf("%s-%s/%dx%d", k.in, k.out, k.rows, k.hidden)
-		c := spec.Case{Version: spec.CaseVersion, GenVersion: 2, Op: spec.OpRMSNorm, In: k.in, Out: k.out,
-			Dist: spec.DistBoundary, Seed: 0xb0 + uint64(ci), Eps: k.eps, Shape: spec.Shape{Rows: k.rows, Hidden: k.hidden}}
+	for ci, c := range cases {
+		c.Version, c.GenVersion, c.Dist, c.Seed = spec.CaseVersion, 2, spec.DistBoundary, 0xb0+uint64(ci)
+		name := fmt.Sprintf("%s %s-%s/%dx%d", c.Op, c.In, c.Out, c.Shape.Rows, c.Shape.Hidden)
 		host, err := fuzz.Inputs(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := host.RMSNorm
-		dt := host.In
-		got, err := nudgedOnDevice(d, c, in, dt, true)
+		got, err := nudgedOnDevice(d, c, host, true)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for i, v := range in.X {
-			if want := oracle.ToBits(dt, v); got[i] != want {
-				t.Fatalf("%s: row %d value %d: device %#x, host %#x", name, i/k.hidden, i%k.hidden, got[i], want)
+		want, cols := itemValues(host)
+		for i, v := range want {
+			if w := oracle.ToBits(host.In, v); got[i] != w {
+				t.Fatalf("%s: row %d value %d: device %#x, host %#x", name, i/cols, i%cols, got[i], w)
 			}
 		}
-		rows += k.rows
+		rows += c.Shape.Rows
 	}
 	t.Logf("%d cases, %d nudged rows bit for bit", len(cases), rows)
 
 	// One tensor, nudged and not: the cache must not hand one for the other.
-	c := spec.Case{Version: spec.CaseVersion, GenVersion: 2, Op: spec.OpRMSNorm, In: spec.BF16, Out: spec.BF16,
-		Dist: spec.DistBoundary, Seed: 77, Eps: 1e-6, Shape: spec.Shape{Rows: 8, Hidden: 256}}
-	host, err := fuzz.Inputs(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := nudgedOnDevice(d, c, host.RMSNorm, host.In, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nudged, err := nudgedOnDevice(d, c, host.RMSNorm, host.In, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	same := 0
-	for i := range plain {
-		if plain[i] == nudged[i] {
-			same++
+	for _, op := range []spec.Op{spec.OpRMSNorm, spec.OpGEMM} {
+		c := spec.Case{Version: spec.CaseVersion, GenVersion: 2, Op: op, In: spec.BF16, Out: spec.BF16,
+			Dist: spec.DistBoundary, Seed: 77, Eps: 1e-6, Shape: spec.Shape{Rows: 8, Hidden: 256, N: 16}}
+		host, err := fuzz.Inputs(c)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if same == len(plain) {
-		t.Error("the nudged rows equal the plain ones: the cache handed the plain tensor for the nudged")
+		plain, err := nudgedOnDevice(d, c, host, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nudged, err := nudgedOnDevice(d, c, host, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Equal(plain, nudged) {
+			t.Errorf("%s: the nudged rows equal the plain ones: the cache handed the plain tensor for the nudged", op)
+		}
 	}
 }
 
-// nudgedOnDevice makes the rows of rmsnorm case c on the device through
-// the generated-tensor cache, nudged (as a lazy boundary batch's) or not,
-// and returns their bits.
-func nudgedOnDevice(d *Device, c spec.Case, in *oracle.RMSNormInput, dt oracle.DType, nudge bool) ([]uint32, error) {
-	n := in.Rows * in.Hidden
+// itemValues is the per-item tensor of a token batch and its row length.
+func itemValues(b *target.Batch) ([]float32, int) {
+	if b.GEMM != nil {
+		return b.GEMM.X, b.GEMM.K
+	}
+	return b.RMSNorm.X, b.RMSNorm.Hidden
+}
+
+// nudgedOnDevice makes the rows of rmsnorm or gemm case c (host: its
+// batch, for the weights) on the device through the generated-tensor
+// cache, nudged (as a lazy boundary batch's) or not, and returns their
+// bits.
+func nudgedOnDevice(d *Device, c spec.Case, host *target.Batch, nudge bool) ([]uint32, error) {
+	dt := host.In
+	vals, cols := itemValues(host)
+	rows := len(vals) / cols
+	var w []float32
+	var nd *rowNudge
+	if host.GEMM != nil {
+		w = host.GEMM.W
+		if nudge {
+			nd = &rowNudge{key: nudgeKey{op: spec.OpGEMM, w: hashWeights(encoded(dt, w)), out: host.Out},
+				seed: c.Seed, n: host.GEMM.N}
+		}
+	} else {
+		in := host.RMSNorm
+		w = in.W
+		if nudge {
+			probes := boundary.NewRMSNormRows(in.W, in.Eps, dt, in.Out, target.OracleRMSNormSchedule).Probes()
+			nd = &rowNudge{key: nudgeKey{op: spec.OpRMSNorm, w: hashWeights(encoded(dt, w)), eps: math.Float32bits(in.Eps), out: in.Out},
+				probes: probes}
+		}
+	}
+	n := rows * cols
 	out := make([]uint32, n)
 	err := d.do(func() error {
-		w, err := d.upload(dt, in.W)
+		wb, err := d.upload(dt, w)
 		if err != nil {
 			return err
 		}
-		defer d.pool.put(w)
-		var nd *rmsNudge
-		if nudge {
-			rows := boundary.NewRMSNormRows(in.W, in.Eps, dt, in.Out, target.OracleRMSNormSchedule)
-			wb := encoded(dt, in.W)
-			key := nudgeKey{w: hashWeights(wb), eps: math.Float32bits(in.Eps), out: in.Out}
-			nd = &rmsNudge{key: key, probes: rows.Probes(), w: w}
+		defer d.pool.put(wb)
+		if nd != nil {
+			nd.w = wb
 		}
 		tn := values.Tensor{Seed: c.Seed, ID: values.TensorX, Dist: c.Dist, DType: dt, Scale: 1}
-		x, err := d.generated(tn, 0, in.Rows, in.Hidden, nd)
+		x, err := d.generated(tn, 0, rows, cols, nd)
 		if err != nil {
 			return err
 		}
 		size := dsize(dt)
-		host := d.stage(n * size)
-		if err := d.fromDevice(host, x, 0); err != nil {
+		buf := d.stage(n * size)
+		if err := d.fromDevice(buf, x, 0); err != nil {
 			return err
 		}
 		for i := range out {
 			if size == 2 {
-				out[i] = uint32(binary.LittleEndian.Uint16(host[2*i:]))
+				out[i] = uint32(binary.LittleEndian.Uint16(buf[2*i:]))
 			} else {
-				out[i] = binary.LittleEndian.Uint32(host[4*i:])
+				out[i] = binary.LittleEndian.Uint32(buf[4*i:])
 			}
 		}
 		return nil
@@ -163,10 +184,10 @@ func BenchmarkDeviceNudge(b *testing.B) {
 					return err
 				}
 				defer d.pool.put(w)
-				var nd *rmsNudge
+				var nd *rowNudge
 				if nudge {
 					rs := boundary.NewRMSNormRows(in.W, in.Eps, dt, in.Out, target.OracleRMSNormSchedule)
-					nd = &rmsNudge{key: nudgeKey{w: hashWeights(encoded(dt, in.W)), eps: math.Float32bits(in.Eps), out: in.Out},
+					nd = &rowNudge{key: nudgeKey{op: spec.OpRMSNorm, w: hashWeights(encoded(dt, in.W)), eps: math.Float32bits(in.Eps), out: in.Out},
 						probes: rs.Probes(), w: w}
 				}
 				b.ResetTimer()

@@ -161,7 +161,7 @@ func (d *Device) rmsnorm(b *target.Batch, in *oracle.RMSNormInput, dt oracle.DTy
 		return nil, err
 	}
 	xb, wb := encoded(dt, in.X), encoded(dt, in.W)
-	nudge := newRMSNudge(b, in, dt, wb)
+	nudge := newRMSNormNudge(b, in, dt, wb)
 	return func() error {
 		n := len(sel)
 		w, err := d.uploadShared(wb)
@@ -227,15 +227,19 @@ func (d *Device) gemm(b *target.Batch, in *oracle.GEMMInput, dt oracle.DType, s 
 		return nil, fmt.Errorf("n %d too large for one launch: %w", in.N, oracle.ErrShape)
 	}
 	xb, wb := encoded(dt, in.X), encoded(dt, in.W)
+	nudge := newGEMMNudge(b, in, wb)
 	return func() error {
 		n := len(sel)
-		x, rs, _, err := d.itemInput(b, xb, in.K, rows, sel, nil)
+		w, err := d.uploadShared(wb)
 		if err != nil {
 			return err
 		}
-		w, err := d.uploadShared(wb)
+		if nudge != nil {
+			nudge.w = w
+		}
+		x, rs, _, err := d.itemInput(b, xb, in.K, rows, sel, nudge)
 		if err != nil {
-			d.pool.put(x, rs)
+			d.pool.put(w)
 			return err
 		}
 		defer d.pool.put(x, w, rs)

@@ -29,8 +29,8 @@ type ccNudge struct {
 	s       oracle.RMSNormSchedule
 }
 
-// TestCMatchesGo compiles testdata/driver.c, which nudges RMSNorm rows
-// through gpu/kernels/nudge.cuh (the header the CUDA kernel nudge.cu
+// TestCMatchesGo compiles testdata/driver.c, which nudges RMSNorm and GEMM
+// rows through gpu/kernels/nudge.cuh (the header the CUDA kernel nudge.cu
 // includes), with the system C compiler and no contraction, and compares
 // every nudged row's bits, and the Score of its outputs (the scan's
 // objective, which rarely decides a row), with RMSNormRows.Nudge's and
@@ -39,8 +39,9 @@ type ccNudge struct {
 // thread count and vector width and not multiples of them, odd and even
 // rows, both scale orders, other thread counts and warp orders than the
 // oracle's, and rows of other distributions (zeros, subnormals, ties) in
-// the probes. It proves the C arithmetic before it reaches a GPU. Skipped
-// when cc is missing.
+// the probes; and GEMM rows (GEMMRow) of every dtype pair, K from 4 past
+// 4096, several columns. It proves the C arithmetic before it reaches a
+// GPU. Skipped when cc is missing.
 func TestCMatchesGo(t *testing.T) {
 	cc, err := exec.LookPath("cc")
 	if err != nil {
@@ -91,7 +92,7 @@ func TestCMatchesGo(t *testing.T) {
 		for i := range r.Rows {
 			x := slices.Clone(r.X[i*tc.hidden : (i+1)*tc.hidden])
 			odd := i%2 == 1
-			fmt.Fprintf(&req, "%d %d %d %d %d %d %d %d %08x %d\n", tc.in, tc.out, tc.s.Order, sr.Threads, sr.Vec,
+			fmt.Fprintf(&req, "r %d %d %d %d %d %d %d %d %08x %d\n", tc.in, tc.out, tc.s.Order, sr.Threads, sr.Vec,
 				b2i(sr.Warp == oracle.WarpButterfly), b2i(odd), tc.hidden, math.Float32bits(tc.eps), len(probes))
 			writeInts(&req, probes)
 			writeBits(&req, tc.in, r.W)
@@ -112,6 +113,40 @@ func TestCMatchesGo(t *testing.T) {
 			fmt.Fprintf(&line, " score %d", score)
 			want = append(want, line.String())
 			what = append(what, fmt.Sprintf("%s->%s hidden %d %s %v row %d", tc.in, tc.out, tc.hidden, tc.dist, tc.s, i))
+		}
+	}
+
+	// GEMM rows: every dtype pair, K from 4 past 4096, several columns.
+	for _, in := range []oracle.DType{oracle.BF16, oracle.FP16, oracle.FP32} {
+		for _, out := range []oracle.DType{oracle.BF16, oracle.FP16, oracle.FP32} {
+			for ki, kk := range []int{4, 5, 33, 100, 1024, 4100} {
+				n := []int{1, 3, 8, 64}[ki%4]
+				c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpGEMM,
+					In: spec.DType(in.String()), Out: spec.DType(out.String()), Dist: spec.DistNormal, Seed: uint64(7000 + ki),
+					Shape: spec.Shape{Rows: 4, Hidden: kk, N: n}}
+				b, err := fuzz.Inputs(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g := b.GEMM
+				for i := range g.M {
+					x := slices.Clone(g.X[i*kk : (i+1)*kk])
+					col, odd := (i*5+ki)%n, i%2 == 1
+					fmt.Fprintf(&req, "g %d %d %d %d %d %d\n", in, out, b2i(odd), kk, n, col)
+					writeBits(&req, in, g.W)
+					writeBits(&req, in, x)
+					boundary.GEMMRow(x, g.W, n, col, in, out, target.OracleGEMMSchedule, odd)
+					var line strings.Builder
+					for j, v := range x {
+						if j > 0 {
+							line.WriteByte(' ')
+						}
+						line.WriteString(strconv.FormatUint(uint64(oracle.ToBits(in, v)), 16))
+					}
+					want = append(want, line.String())
+					what = append(what, fmt.Sprintf("gemm %s->%s K %d n %d col %d row %d", in, out, kk, n, col, i))
+				}
+			}
 		}
 	}
 
