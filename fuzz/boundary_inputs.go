@@ -72,14 +72,7 @@ func nudgeBoundary(c spec.Case, b *target.Batch) error {
 func nudgeRMSNormRows(b *target.Batch, src *target.Source) {
 	in := b.RMSNorm
 	rows := boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
-	eachRow(in.Rows, func(i int) {
-		item := uint64(i)
-		if src != nil {
-			if src.Filled(i) {
-				return
-			}
-			item = src.Key(i)
-		}
+	eachItem(in.Rows, src, func(i int, item uint64) {
 		rows.Nudge(in.X[i*in.Hidden:(i+1)*in.Hidden], item%2 == 1)
 	})
 }
@@ -91,16 +84,23 @@ func nudgeRMSNormRows(b *target.Batch, src *target.Source) {
 // nudge the same rows on the device (gpu/nudge.go).
 func nudgeGEMMRows(c spec.Case, b *target.Batch, src *target.Source) {
 	g := b.GEMM
-	eachRow(g.M, func(i int) {
-		item := uint64(i)
-		if src != nil {
-			if src.Filled(i) {
-				return
-			}
-			item = src.Key(i)
-		}
+	eachItem(g.M, src, func(i int, item uint64) {
 		col := int(splitmix(c.Seed^item) % uint64(g.N))
 		boundary.GEMMRow(g.X[i*g.K:(i+1)*g.K], g.W, g.N, col, b.In, b.Out, target.OracleGEMMSchedule, item%2 == 1)
+	})
+}
+
+// eachItem calls fn(i, item) for the n rows of a batch as eachRow does,
+// item being the case's item row i holds (src.Key(i); i when src is nil),
+// and skips a source's filler rows.
+func eachItem(n int, src *target.Source, fn func(i int, item uint64)) {
+	eachRow(n, func(i int) {
+		switch {
+		case src == nil:
+			fn(i, uint64(i))
+		case !src.Filled(i):
+			fn(i, src.Key(i))
+		}
 	})
 }
 

@@ -91,24 +91,28 @@ func (g *Generated) Bits() ([]uint32, error) {
 	}
 	n, size := g.Rows*g.Cols, dsize(g.DType)
 	out := make([]uint32, n)
-	err := g.d.do(func() error {
-		host := g.d.stage(n * size)
-		if err := g.d.fromDevice(host, g.buf, 0); err != nil {
-			return err
-		}
-		for i := range out {
-			if size == 2 {
-				out[i] = uint32(binary.LittleEndian.Uint16(host[2*i:]))
-			} else {
-				out[i] = binary.LittleEndian.Uint32(host[4*i:])
-			}
-		}
-		return nil
-	})
+	err := g.d.do(func() error { return g.d.readBits(out, g.buf, size) })
 	if err != nil {
 		return nil, fmt.Errorf("gpu: generated values: %w", err)
 	}
 	return out, nil
+}
+
+// readBits copies the first len(out) values of buf, size bytes each (2 for
+// bf16 and fp16, 4 for fp32), to out as their bits (under do).
+func (d *Device) readBits(out []uint32, buf *buffer, size int) error {
+	host := d.stage(len(out) * size)
+	if err := d.fromDevice(host, buf, 0); err != nil {
+		return err
+	}
+	for i := range out {
+		if size == 2 {
+			out[i] = uint32(binary.LittleEndian.Uint16(host[2*i:]))
+		} else {
+			out[i] = binary.LittleEndian.Uint32(host[4*i:])
+		}
+	}
+	return nil
 }
 
 // Release returns the buffer to the device's pool.

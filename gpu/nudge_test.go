@@ -3,7 +3,6 @@
 package gpu
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -136,19 +135,7 @@ func nudgedOnDevice(d *Device, c spec.Case, host *target.Batch, nudge bool) ([]u
 		if err != nil {
 			return err
 		}
-		size := dsize(dt)
-		buf := d.stage(n * size)
-		if err := d.fromDevice(buf, x, 0); err != nil {
-			return err
-		}
-		for i := range out {
-			if size == 2 {
-				out[i] = uint32(binary.LittleEndian.Uint16(buf[2*i:]))
-			} else {
-				out[i] = binary.LittleEndian.Uint32(buf[4*i:])
-			}
-		}
-		return nil
+		return d.readBits(out, x, dsize(dt))
 	})
 	return out, err
 }

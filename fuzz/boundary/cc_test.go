@@ -1,11 +1,9 @@
 package boundary_test
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"math"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/boundary"
+	"github.com/bitparity/bitparity/internal/cctest"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -43,16 +42,8 @@ type ccNudge struct {
 // 4096, several columns. It proves the C arithmetic before it reaches a
 // GPU. Skipped when cc is missing.
 func TestCMatchesGo(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler (cc) on PATH: the C version of the nudge is not checked here")
-	}
-	bin := filepath.Join(t.TempDir(), "driver")
-	build := exec.Command(cc, "-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Werror",
-		"-I", filepath.Join("..", "..", "gpu", "kernels"), "-o", bin, filepath.Join("testdata", "driver.c"), "-lm")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %v\n%s", build.Args, err, out)
-	}
+	bin := cctest.Build(t, filepath.Join("..", "..", "gpu", "kernels"), filepath.Join("testdata", "driver.c"),
+		"the C version of the nudge")
 
 	oracleS := target.OracleRMSNormSchedule
 	other := oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 8, Vec: 1, Warp: oracle.WarpSequential}, Order: oracle.WeightedScale}
@@ -150,25 +141,9 @@ func TestCMatchesGo(t *testing.T) {
 		}
 	}
 
-	run := exec.Command(bin)
-	run.Stdin = &req
-	out, err := run.Output()
-	if err != nil {
-		t.Fatalf("driver: %v", err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 1<<20)
-	i, bad := 0, 0
-	for sc.Scan() {
-		if i < len(want) && sc.Text() != want[i] && bad < 5 {
-			t.Errorf("row %d (%s): C and Go differ at value %s", i, what[i], firstDiff(sc.Text(), want[i]))
-			bad++
-		}
-		i++
-	}
-	if i != len(want) {
-		t.Fatalf("driver wrote %d rows, want %d", i, len(want))
-	}
+	cctest.Compare(t, bin, &req, want, func(i int, got string) string {
+		return fmt.Sprintf("%s: C and Go differ at value %s", what[i], firstDiff(got, want[i]))
+	})
 	t.Logf("%d nudged rows bit for bit", len(want))
 }
 

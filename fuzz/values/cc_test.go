@@ -1,15 +1,14 @@
 package values
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"math"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 
+	"github.com/bitparity/bitparity/internal/cctest"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -22,16 +21,8 @@ import (
 // (sequence, position) keys among them), scales and row lengths. It proves
 // the C arithmetic before it reaches a GPU. Skipped when cc is missing.
 func TestCMatchesGo(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler (cc) on PATH: the C version of generator 2 is not checked here")
-	}
-	bin := filepath.Join(t.TempDir(), "driver")
-	build := exec.Command(cc, "-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Werror",
-		"-I", filepath.Join("..", "..", "gpu", "kernels"), "-o", bin, filepath.Join("testdata", "driver.c"), "-lm")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %v\n%s", build.Args, err, out)
-	}
+	bin := cctest.Build(t, filepath.Join("..", "..", "gpu", "kernels"), filepath.Join("testdata", "driver.c"),
+		"the C version of generator 2")
 
 	var req bytes.Buffer
 	var want []string
@@ -75,24 +66,9 @@ func TestCMatchesGo(t *testing.T) {
 		}
 	}
 
-	run := exec.Command(bin)
-	run.Stdin = &req
-	out, err := run.Output()
-	if err != nil {
-		t.Fatalf("driver: %v", err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	i, bad := 0, 0
-	for sc.Scan() {
-		if i < len(want) && sc.Text() != want[i] && bad < 10 {
-			t.Errorf("line %d: C %s, Go %s (%s)", i, sc.Text(), want[i], describe(i, len(us), rows))
-			bad++
-		}
-		i++
-	}
-	if i != len(want) {
-		t.Fatalf("driver wrote %d lines, want %d", i, len(want))
-	}
+	cctest.Compare(t, bin, &req, want, func(i int, got string) string {
+		return fmt.Sprintf("C %s, Go %s (%s)", got, want[i], describe(i, len(us), rows))
+	})
 	t.Logf("%d normals and %d values of %d rows bit for bit", len(us), len(want)-len(us), len(rows))
 }
 
