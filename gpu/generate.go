@@ -37,10 +37,11 @@ type Generated struct {
 // is the row with key keys(r0 + i), bit for bit what t.Row writes for that
 // key, so what fuzz.Inputs makes for the tensor of a version 2 case. The
 // kernel is queued, not waited for: Bits waits. Boundary values are
-// refused: their nudge needs the oracle per row and runs on the host.
+// refused: their nudge needs the case's weights, which a lazy batch's run
+// has (nudge.go: rmsnorm and gemm); fuzz.Inputs makes them on the host.
 func (d *Device) Generate(t values.Tensor, keys RowKeys, r0, r1, cols int) (*Generated, error) {
 	if t.Dist == spec.DistBoundary {
-		return nil, fmt.Errorf("gpu: generate: boundary values are nudged by the oracle on the host; generate them with fuzz.Inputs")
+		return nil, fmt.Errorf("gpu: generate: boundary values need the case's weights for their nudge; make them with fuzz.Inputs (or run a lazy batch: its rmsnorm and gemm rows are nudged on the device)")
 	}
 	code, err := values.DistCode(t.Dist)
 	if err != nil {
