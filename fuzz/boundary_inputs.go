@@ -27,21 +27,41 @@ import (
 // Odd rows (row + head odd for attention) aim one fp32 ulp to the odd side
 // of the midpoint, even rows at the midpoint itself, so that a drift of
 // either sign flips some rows.
-func nudgeBoundary(c spec.Case, b *target.Batch) error {
+//
+// Row i is the case's item src.Key(i) (materialize's lazy batches), or
+// item i when src is nil (Inputs); a source's filler rows are left alone.
+// Attention is nudged only from Inputs (src nil).
+func nudgeBoundary(c spec.Case, b *target.Batch, src *target.Source) error {
 	switch b.Op {
 	case spec.OpRMSNorm:
-		nudgeRMSNormRows(b, nil)
+		in := b.RMSNorm
+		rows := boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
+		eachItem(in.Rows, src, func(i int, item uint64) {
+			rows.Nudge(in.X[i*in.Hidden:(i+1)*in.Hidden], item%2 == 1)
+		})
+		return nil
 	case spec.OpGEMM:
-		nudgeGEMMRows(c, b, nil)
+		g := b.GEMM
+		eachItem(g.M, src, func(i int, item uint64) {
+			col := int(splitmix(c.Seed^item) % uint64(g.N))
+			boundary.GEMMRow(g.X[i*g.K:(i+1)*g.K], g.W, g.N, col, b.In, b.Out, target.OracleGEMMSchedule, item%2 == 1)
+		})
+		return nil
 	case spec.OpLogProb:
 		cmp, err := oracle.ParseDType(string(c.CompareDType()))
 		if err != nil {
 			return fmt.Errorf("boundary inputs: compare dtype: %w", err)
 		}
 		l := b.LogProb
-		eachRow(l.Rows, func(i int) {
-			boundary.LogProbRow(l.Logits[i*l.Vocab:(i+1)*l.Vocab], int(l.Targets[i]), b.In, cmp, target.OracleLogProbSchedule, i%2 == 1)
+		eachItem(l.Rows, src, func(i int, item uint64) {
+			boundary.LogProbRow(l.Logits[i*l.Vocab:(i+1)*l.Vocab], int(l.Targets[i]), b.In, cmp, target.OracleLogProbSchedule, item%2 == 1)
 		})
+		return nil
+	}
+	if src != nil {
+		return fmt.Errorf("boundary inputs: %s rows by item: %w", b.Op, target.ErrUnsupported)
+	}
+	switch b.Op {
 	case spec.OpAttnDecode:
 		d := b.Decode
 		hd := d.Heads * d.HeadDim
@@ -63,31 +83,6 @@ func nudgeBoundary(c spec.Case, b *target.Batch) error {
 		})
 	}
 	return nil
-}
-
-// nudgeRMSNormRows nudges the rows of rmsnorm batch b as nudgeBoundary
-// does, row i as the case's item src.Key(i) (odd items aim at the odd
-// side); with src nil row i is item i. A source's filler rows are left
-// alone. GPU targets nudge the same rows on the device (gpu/nudge.go).
-func nudgeRMSNormRows(b *target.Batch, src *target.Source) {
-	in := b.RMSNorm
-	rows := boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
-	eachItem(in.Rows, src, func(i int, item uint64) {
-		rows.Nudge(in.X[i*in.Hidden:(i+1)*in.Hidden], item%2 == 1)
-	})
-}
-
-// nudgeGEMMRows nudges the rows of gemm batch b of case c as
-// nudgeBoundary does, row i as the case's item src.Key(i) (its column
-// splitmix(seed ^ item) mod n; odd items aim at the odd side); with src
-// nil row i is item i. A source's filler rows are left alone. GPU targets
-// nudge the same rows on the device (gpu/nudge.go).
-func nudgeGEMMRows(c spec.Case, b *target.Batch, src *target.Source) {
-	g := b.GEMM
-	eachItem(g.M, src, func(i int, item uint64) {
-		col := int(splitmix(c.Seed^item) % uint64(g.N))
-		boundary.GEMMRow(g.X[i*g.K:(i+1)*g.K], g.W, g.N, col, b.In, b.Out, target.OracleGEMMSchedule, item%2 == 1)
-	})
 }
 
 // eachItem calls fn(i, item) for the n rows of a batch as eachRow does,

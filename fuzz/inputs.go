@@ -245,7 +245,7 @@ func Inputs(c spec.Case) (*target.Batch, error) {
 		return nil, fmt.Errorf("unknown op %q", c.Op)
 	}
 	if c.Dist == spec.DistBoundary {
-		if err := nudgeBoundary(c, b); err != nil {
+		if err := nudgeBoundary(c, b, nil); err != nil {
 			return nil, err
 		}
 	}

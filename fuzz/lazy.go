@@ -88,8 +88,8 @@ func lazyBatch(src *target.Source, n int, like *target.Batch) (*target.Batch, er
 }
 
 // materialize fills the per-item tensor of lazy batch b on the host, by
-// the recipe of its source (tokenInputs, and nudgeBoundary's rmsnorm and
-// gemm nudges): the bits Inputs makes for those items, and padded's for
+// the recipe of its source (tokenInputs, then nudgeBoundary by item for a
+// boundary case): the bits Inputs makes for those items, and padded's for
 // filler rows.
 func materialize(b *target.Batch) error {
 	src := b.Source
@@ -121,13 +121,8 @@ func materialize(b *target.Batch) error {
 	}
 	*x = vals
 	if c.Dist == spec.DistBoundary {
-		switch b.Op {
-		case spec.OpRMSNorm:
-			nudgeRMSNormRows(b, src)
-		case spec.OpGEMM:
-			nudgeGEMMRows(c, b, src)
-		default:
-			return fmt.Errorf("lazy batch: boundary %s: %w", b.Op, target.ErrUnsupported)
+		if err := nudgeBoundary(c, b, src); err != nil {
+			return fmt.Errorf("lazy batch: %w", err)
 		}
 	}
 	if src.Filler != "" {

@@ -68,6 +68,12 @@ func newRMSNormNudge(b *target.Batch, in *oracle.RMSNormInput, dt oracle.DType, 
 	if !boundaryLazy(b) {
 		return nil
 	}
+	return rmsNormNudge(in, dt, wb)
+}
+
+// rmsNormNudge is the nudge of rmsnorm rows with input in's weights
+// (encoded as wb), eps and output dtype.
+func rmsNormNudge(in *oracle.RMSNormInput, dt oracle.DType, wb []byte) *rowNudge {
 	rows := boundary.NewRMSNormRows(in.W, in.Eps, dt, in.Out, target.OracleRMSNormSchedule)
 	key := nudgeKey{op: spec.OpRMSNorm, w: hashWeights(wb), eps: math.Float32bits(in.Eps), out: in.Out}
 	return &rowNudge{key: key, probes: rows.Probes()}
@@ -79,8 +85,14 @@ func newGEMMNudge(b *target.Batch, in *oracle.GEMMInput, wb []byte) *rowNudge {
 	if !boundaryLazy(b) {
 		return nil
 	}
+	return gemmNudge(in, b.Source.Case.Seed, wb)
+}
+
+// gemmNudge is the nudge of the gemm rows of the case with that seed, with
+// input in's W (encoded as wb) and output dtype.
+func gemmNudge(in *oracle.GEMMInput, seed uint64, wb []byte) *rowNudge {
 	key := nudgeKey{op: spec.OpGEMM, w: hashWeights(wb), out: in.Out}
-	return &rowNudge{key: key, seed: b.Source.Case.Seed, n: in.N}
+	return &rowNudge{key: key, seed: seed, n: in.N}
 }
 
 // rowsAWarp are the rows of one block of the nudge kernels (a warp each).

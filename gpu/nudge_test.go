@@ -4,12 +4,10 @@ package gpu
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/boundary"
 	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -107,16 +105,12 @@ func nudgedOnDevice(d *Device, c spec.Case, host *target.Batch, nudge bool) ([]u
 	if host.GEMM != nil {
 		w = host.GEMM.W
 		if nudge {
-			nd = &rowNudge{key: nudgeKey{op: spec.OpGEMM, w: hashWeights(encoded(dt, w)), out: host.Out},
-				seed: c.Seed, n: host.GEMM.N}
+			nd = gemmNudge(host.GEMM, c.Seed, encoded(dt, w))
 		}
 	} else {
-		in := host.RMSNorm
-		w = in.W
+		w = host.RMSNorm.W
 		if nudge {
-			probes := boundary.NewRMSNormRows(in.W, in.Eps, dt, in.Out, target.OracleRMSNormSchedule).Probes()
-			nd = &rowNudge{key: nudgeKey{op: spec.OpRMSNorm, w: hashWeights(encoded(dt, w)), eps: math.Float32bits(in.Eps), out: in.Out},
-				probes: probes}
+			nd = rmsNormNudge(host.RMSNorm, dt, encoded(dt, w))
 		}
 	}
 	n := rows * cols
@@ -173,9 +167,8 @@ func BenchmarkDeviceNudge(b *testing.B) {
 				defer d.pool.put(w)
 				var nd *rowNudge
 				if nudge {
-					rs := boundary.NewRMSNormRows(in.W, in.Eps, dt, in.Out, target.OracleRMSNormSchedule)
-					nd = &rowNudge{key: nudgeKey{op: spec.OpRMSNorm, w: hashWeights(encoded(dt, in.W)), eps: math.Float32bits(in.Eps), out: in.Out},
-						probes: rs.Probes(), w: w}
+					nd = rmsNormNudge(in, dt, encoded(dt, in.W))
+					nd.w = w
 				}
 				b.ResetTimer()
 				for i := range b.N {

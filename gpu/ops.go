@@ -140,6 +140,24 @@ func (d *Device) rowsel(rows, sel []int) (*buffer, error) {
 	return d.selection(sel)
 }
 
+// weightedInput puts the shared weights of a token batch (wb, encoded) and
+// its per-item tensor on the device (under do): itemInput's x and rs, the
+// rows nudged with those weights when nudge is not nil (a lazy boundary
+// batch). On an error nothing is left taken from the pool.
+func (d *Device) weightedInput(b *target.Batch, xb, wb []byte, cols int, rows, sel []int, nudge *rowNudge) (x, w, rs *buffer, err error) {
+	if w, err = d.uploadShared(wb); err != nil {
+		return nil, nil, nil, err
+	}
+	if nudge != nil {
+		nudge.w = w
+	}
+	if x, rs, _, err = d.itemInput(b, xb, cols, rows, sel, nudge); err != nil {
+		d.pool.put(w)
+		return nil, nil, nil, err
+	}
+	return x, w, rs, nil
+}
+
 // selection puts a row selection (int64 per output row) on the device
 // (under do): the device's identity list when it reads rows 0, 1, ... in
 // order, else an upload.
@@ -164,16 +182,8 @@ func (d *Device) rmsnorm(b *target.Batch, in *oracle.RMSNormInput, dt oracle.DTy
 	nudge := newRMSNormNudge(b, in, dt, wb)
 	return func() error {
 		n := len(sel)
-		w, err := d.uploadShared(wb)
+		x, w, rs, err := d.weightedInput(b, xb, wb, in.Hidden, rows, sel, nudge)
 		if err != nil {
-			return err
-		}
-		if nudge != nil {
-			nudge.w = w
-		}
-		x, rs, _, err := d.itemInput(b, xb, in.Hidden, rows, sel, nudge)
-		if err != nil {
-			d.pool.put(w)
 			return err
 		}
 		defer d.pool.put(x, w, rs)
@@ -230,16 +240,8 @@ func (d *Device) gemm(b *target.Batch, in *oracle.GEMMInput, dt oracle.DType, s 
 	nudge := newGEMMNudge(b, in, wb)
 	return func() error {
 		n := len(sel)
-		w, err := d.uploadShared(wb)
+		x, w, rs, err := d.weightedInput(b, xb, wb, in.K, rows, sel, nudge)
 		if err != nil {
-			return err
-		}
-		if nudge != nil {
-			nudge.w = w
-		}
-		x, rs, _, err := d.itemInput(b, xb, in.K, rows, sel, nudge)
-		if err != nil {
-			d.pool.put(w)
 			return err
 		}
 		defer d.pool.put(x, w, rs)
