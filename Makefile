@@ -7,7 +7,8 @@
 #   make fuzz      go test -fuzz on each native target for FUZZTIME
 #   make bench     benchmarks
 #   make nightly   fuzz, import new failures, recheck, reports under out/nightly
-#   make ptx       rebuild gpu/kernels PTX (needs nvcc)
+#   make ptx       rebuild gpu/kernels PTX and fat images (needs nvcc)
+#   make fatbin    rebuild only the fat images (SASS + PTX, scripts/fatbin.sh)
 #   make test-gpu  the GPU suites (needs a GPU, CUDA and the cuda build tag)
 #   make test-scale  the tests on real engines: a Slurm cluster and an S3
 #                  server on loopback (installs and builds them; root)
@@ -45,7 +46,7 @@ KNOWN     ?= corpus/h200
 endif
 KNOWN     ?=
 
-.PHONY: readme test-scale race run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx test-gpu bench-gpu build clean
+.PHONY: readme test-scale race run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx fatbin test-gpu bench-gpu build clean
 
 build:
 	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
@@ -138,8 +139,13 @@ kernels-ptx:
 report: build
 	./bin/bitparity report --out-dir $(OUT)/report $(OUT)/run.json
 
+# PTX (scripts/ptx.sh), then one fat image per module (scripts/fatbin.sh).
 ptx:
 	scripts/ptx.sh
+	scripts/fatbin.sh
+
+fatbin:
+	scripts/fatbin.sh
 
 # CUDA flags for the cuda build: the compatibility header first (CUDA 13),
 # then CUDA_HOME's headers and link stubs.

@@ -5,8 +5,10 @@ package gpu
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -34,6 +36,7 @@ type Device struct {
 	sms    int
 	cc     string // compute capability, "9.0"
 	fns    map[string]cu.Function
+	images []ModuleImage // which image of each module was loaded (lane 0)
 
 	// lanes[i] is lane i >= 1, once made (lane 0 only; lanes.go); laneMu
 	// serializes their making
@@ -94,8 +97,10 @@ var kernels = map[string][]string{
 	"rmsnorm":   {"rmsnorm"},
 }
 
-// Open creates a context on GPU ordinal and loads the embedded PTX (the
-// driver compiles it for the GPU at hand).
+// Open creates a context on GPU ordinal and loads the embedded kernel
+// modules: each module's fat image, whose machine code for the GPU at hand
+// loads without a compile, or its PTX, which the driver JIT-compiles
+// (moduleImage decides; Images says which).
 func Open(ordinal int) (*Device, error) {
 	d := &Device{ord: ordinal, fns: map[string]cu.Function{}}
 	d.root = d
@@ -125,21 +130,20 @@ func (d *Device) init() error {
 	if d.sms, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
 		return fmt.Errorf("gpu: device %d attributes: %w", d.ord, err)
 	}
-	if major, minor, err := dev.ComputeCapability(); err == nil {
-		d.cc = fmt.Sprintf("%d.%d", major, minor)
+	major, minor, err := dev.ComputeCapability()
+	if err != nil {
+		return fmt.Errorf("gpu: device %d compute capability: %w", d.ord, err)
 	}
+	d.cc = fmt.Sprintf("%d.%d", major, minor)
 	if d.ctx, err = dev.MakeContext(cu.SchedAuto); err != nil {
 		return fmt.Errorf("gpu: create context on %s: %w", d.name, err)
 	}
 	for _, mod := range Modules {
-		src, err := PTX(mod)
+		m, im, err := d.loadModule(mod, major, minor)
 		if err != nil {
 			return err
 		}
-		m, err := cu.LoadData(src)
-		if err != nil {
-			return fmt.Errorf("gpu: load module %s (PTX for compute_80) on %s: %w", mod, d.name, err)
-		}
+		d.images = append(d.images, im)
 		for _, fn := range kernels[mod] {
 			f, err := m.Function(fn)
 			if err != nil {
@@ -149,6 +153,51 @@ func (d *Device) init() error {
 		}
 	}
 	return nil
+}
+
+// loadModule loads module mod's image (moduleImage) into the current
+// context. A fat image the driver refuses falls back to the PTX, and the
+// returned ModuleImage notes the refusal.
+func (d *Device) loadModule(mod string, major, minor int) (cu.Module, ModuleImage, error) {
+	img, im, err := moduleImage(mod, major, minor)
+	if err != nil {
+		return cu.Module{}, im, err
+	}
+	start := time.Now()
+	m, err := cu.LoadData(string(img))
+	im.Load = time.Since(start)
+	if err == nil {
+		return m, im, nil
+	}
+	if !im.Fatbin {
+		return cu.Module{}, im, fmt.Errorf("gpu: load module %s (PTX %s) on %s: %w", mod, im.Code, d.name, err)
+	}
+	refused := err
+	ptx, fb, err := ptxImage(kernelFS, "kernels", mod, fmt.Sprintf("the driver refused the fat image: %v", refused))
+	if err != nil {
+		return cu.Module{}, fb, err
+	}
+	start = time.Now()
+	m, err = cu.LoadData(string(ptx))
+	fb.Load = time.Since(start)
+	if err != nil {
+		return cu.Module{}, fb, fmt.Errorf("gpu: load module %s on %s: fat image: %v; PTX %s: %w", mod, d.name, refused, fb.Code, err)
+	}
+	return m, fb, nil
+}
+
+// Images lists, in Modules order, which image of each kernel module the
+// device loaded (a fat image's machine code or PTX the driver compiled).
+func (d *Device) Images() []ModuleImage { return d.root.images }
+
+// LoadedImages opens the default device and returns its name with its
+// compute capability, e.g. "NVIDIA H200 (sm_90)", and its Images.
+func LoadedImages() (string, []ModuleImage, error) {
+	d, err := Default()
+	if err != nil {
+		return "", nil, err
+	}
+	return fmt.Sprintf("%s (sm_%s)", d.name, strings.ReplaceAll(d.cc, ".", "")), d.Images(), nil
 }
 
 // Name is the GPU's name, e.g. "NVIDIA H200".

@@ -5,3 +5,7 @@ package gpu
 // Available reports whether this build can run GPU targets. Without the
 // cuda build tag it always returns ErrNoCUDA.
 func Available() error { return ErrNoCUDA }
+
+// LoadedImages reports which kernel images the default device loaded.
+// Without the cuda build tag it returns ErrNoCUDA.
+func LoadedImages() (string, []ModuleImage, error) { return "", nil, ErrNoCUDA }

@@ -7,6 +7,10 @@
 # Exact kernels: PTX for compute_80 (Ampere, Hopper and Blackwell JIT it),
 # no contraction of a*b+c (-fmad=false), IEEE division and square root, no
 # flush to zero, no fast math.
+#
+# `make ptx` runs scripts/fatbin.sh after this script: each module's fat
+# image (SASS for the GPUs we build for, beside PTX) from the same sources,
+# so PTX and fat images stay in step.
 set -euo pipefail
 cd "$(dirname "$0")/../gpu/kernels"
 

@@ -68,11 +68,8 @@ var commands = map[string]command{
 		Run:     slurmCmd,
 	},
 	"version": {
-		Summary: "print the bitparity version",
-		Run: func(stdout, _ io.Writer, _ []string) error {
-			_, err := fmt.Fprintln(stdout, version())
-			return err
-		},
+		Summary: "print the bitparity version and which GPU kernel images were loaded (machine code or JIT-compiled PTX)",
+		Run:     func(stdout, _ io.Writer, _ []string) error { return writeVersion(stdout) },
 	},
 	"worker": {
 		Summary: "(internal) serve one target over the process protocol on stdin/stdout (crash isolation; run --kernel and --isolate start it)",

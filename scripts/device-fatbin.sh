@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# device-fatbin.sh: on a GPU host with nvcc, from the project root, build the
+# fat images of gpu/kernels and of the example user kernels, then measure
+# what they change for a fresh host: `bitparity list`, `bitparity version`
+# and a one-step scan with the driver's compile cache disabled
+# (CUDA_CACHE_DISABLE=1), for a build that loads the PTX (fat images set
+# aside) and for one that loads the fat images; then the gpu package's
+# quick tests on the fat images. Everything comes back in $OUT/fatbin.tar
+# (OUT defaults to out/fatbin): the images and their sha256 files to
+# commit, and the logs.
+#
+#   bash .device/run.sh bash scripts/device-fatbin.sh      # Go from .device (docs/gpu.md)
+#   bash scripts/device-fatbin.sh                          # where go is on PATH
+#
+# Without Go the images are still built and packed, and the script exits 3
+# after saying so. Any failing step stops the script with its log on
+# stderr and a non-zero exit. Running it again rebuilds everything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=${OUT:-$root/out/fatbin}
+mkdir -p "$out"
+logs=$out/logs
+rm -rf "$logs"
+mkdir -p "$logs"
+summary=$out/summary.txt
+: >"$summary"
+tags=${GPUTAGS:-cuda}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+
+fail() {
+	echo "device-fatbin: FAILED: $*" >&2
+	pack || true
+	exit 3
+}
+# step NAME CMD...: run CMD with its output in $logs/NAME.log; fail loudly.
+step() {
+	local name=$1
+	shift
+	echo "== $name: $*" >&2
+	if ! "$@" >"$logs/$name.log" 2>&1; then
+		tail -n 40 "$logs/$name.log" >&2
+		fail "$name (log: $logs/$name.log)"
+	fi
+}
+pack() {
+	local files=()
+	for f in gpu/kernels/*.fatbin gpu/kernels/fatbin.sha256 \
+		gpu/testdata/userkernels/*.fatbin gpu/testdata/userkernels/userkernels.fatbin.sha256 \
+		gpu/testdata/userkernels/*.ptx gpu/testdata/userkernels/userkernels.sha256; do
+		[ -f "$f" ] && files+=("$f")
+	done
+	cp -f "$summary" "$logs"/ 2>/dev/null || true
+	tar -cf "$out/fatbin.tar" "${files[@]}" -C "$out" logs
+	echo "device-fatbin: $out/fatbin.tar: ${#files[@]} image files and logs" >&2
+}
+# wall CMD...: CMD's wall time in seconds, e.g. 0.412 (its stdout dropped)
+wall() {
+	local t0 ms
+	t0=$(date +%s%N)
+	"$@" >/dev/null || return
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	printf '%d.%03d\n' $((ms / 1000)) $((ms % 1000))
+}
+
+say() { echo "$*" | tee -a "$summary" >&2; }
+
+{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader; } >"$logs/host.log" 2>&1 || true
+step nvcc bash -c "'$cuda/bin/nvcc' --version; '$cuda/bin/nvcc' --list-gpu-code"
+say "host: $(head -n 1 "$logs/host.log")"
+say "nvcc: $(grep -m1 release "$logs/nvcc.log") codes: $(grep -c '^sm_' "$logs/nvcc.log") (sm_100 listed: $(grep -qx sm_100 "$logs/nvcc.log" && echo yes || echo no))"
+
+# 1. The fat images.
+step fatbin bash scripts/fatbin.sh
+step userkernels bash gpu/testdata/userkernels/build.sh
+say "fat images: $(ls gpu/kernels/*.fatbin | wc -l) modules, $(du -cb gpu/kernels/*.fatbin | tail -n 1 | cut -f1) bytes; $(grep '^# code:' gpu/kernels/fatbin.sha256)"
+
+if ! command -v go >/dev/null; then
+	pack
+	echo "device-fatbin: no go on PATH: the images are built and packed, nothing measured (run it through .device/run.sh)" >&2
+	exit 3
+fi
+export CGO_CFLAGS="-I$root/gpu/cudacompat -I$cuda/include ${CGO_CFLAGS:-}"
+export CGO_LDFLAGS="-L$cuda/lib64/stubs -L$cuda/lib64 ${CGO_LDFLAGS:-}"
+export LD_LIBRARY_PATH="$cuda/lib64:${LD_LIBRARY_PATH:-}"
+say "go: $(go version)"
+
+# 2. Two builds: PTX only (the fat images set aside), then fat images.
+aside=$(mktemp -d)
+mv gpu/kernels/*.fatbin gpu/kernels/fatbin.sha256 "$aside"/
+if ! go build -tags "$tags" -o bin/bitparity-ptx ./cmd/bitparity >"$logs/build-ptx.log" 2>&1; then
+	mv "$aside"/* gpu/kernels/
+	tail -n 40 "$logs/build-ptx.log" >&2
+	fail "build-ptx"
+fi
+mv "$aside"/* gpu/kernels/
+rmdir "$aside"
+step build-fat go build -tags "$tags" -o bin/bitparity ./cmd/bitparity
+step test-cpu go test -count=1 -run 'TestPTX|TestFatbin|TestPickImage|TestShippedUserKernels' ./gpu/
+
+# 3. Start-up with the driver's cache disabled (every PTX load compiles).
+for bin in bin/bitparity-ptx bin/bitparity; do
+	name=$(basename "$bin")
+	CUDA_CACHE_DISABLE=1 "$bin" version >"$logs/version-$name.txt" 2>&1 || fail "$bin version (log: $logs/version-$name.txt)"
+	lists=()
+	for i in 1 2 3; do
+		t=$(CUDA_CACHE_DISABLE=1 wall "$bin" list) || fail "$bin list"
+		lists+=("$t")
+	done
+	scan=$(CUDA_CACHE_DISABLE=1 wall "$bin" scan --target cuda-rmsnorm --from 1 --to 1 --hidden 4096 --dists normal --dir "$out/corpus-$name") ||
+		fail "$bin scan --target cuda-rmsnorm --to 1"
+	warm=$(wall "$bin" list) || fail "$bin list (cache on)"
+	say "$name: CUDA_CACHE_DISABLE=1 list ${lists[*]} s; one-step scan $scan s; list with the cache on $warm s"
+	say "$name: version:"
+	sed 's/^/    /' "$logs/version-$name.txt" | tee -a "$summary" >&2
+done
+
+# 4. The gpu package's tests on the fat images.
+step test-gpu go test -tags "$tags" -count=1 -short -v -timeout 5m \
+	-run "${QUICK_RUN:-TestCompare|TestParity|TestProbes|TestPTX|TestFatbin|TestUserKernel|TestDriftModelsFound}" ./gpu/
+say "gpu tests on the fat images: $(grep -E '^(ok|FAIL)' "$logs/test-gpu.log" | tr '\n' ' ')"
+pack
+cat "$summary"
