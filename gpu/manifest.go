@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,15 +36,21 @@ type Manifest struct {
 	Image     []byte
 	ImagePath string
 	Cubin     bool
-	Params    []string // parameter names in the kernel's order
-	In, Out   []oracle.DType
-	Grid      [3]*Expr // nil: 1
-	Block     [3]*Expr
-	Shared    *Expr // dynamic shared memory bytes; nil: 0
-	Schedule  string
-	ULPBound  uint64
-	Timeout   time.Duration
-	About     string
+	// Fatbin is the fat image named by the manifest's "fatbin" (nvcc
+	// -fatbin of the same kernel: SASS for the GPUs built for, PTX for the
+	// others), loaded in place of Image; nil when the manifest names none
+	// or FatbinPath does not exist (then Image is loaded).
+	Fatbin     []byte
+	FatbinPath string
+	Params     []string // parameter names in the kernel's order
+	In, Out    []oracle.DType
+	Grid       [3]*Expr // nil: 1
+	Block      [3]*Expr
+	Shared     *Expr // dynamic shared memory bytes; nil: 0
+	Schedule   string
+	ULPBound   uint64
+	Timeout    time.Duration
+	About      string
 }
 
 // manifestFile is the JSON form (docs/kernel-abi.md).
@@ -53,6 +60,7 @@ type manifestFile struct {
 	Op       string   `json:"op"`
 	PTX      string   `json:"ptx"`
 	Cubin    string   `json:"cubin"`
+	Fatbin   string   `json:"fatbin"`
 	Entry    string   `json:"entry"`
 	Params   []string `json:"params"`
 	In       []string `json:"in"`
@@ -170,6 +178,23 @@ func ParseManifest(path string, raw []byte) (*Manifest, error) {
 	}
 	if len(m.Image) == 0 {
 		return nil, bad(field, "%s is empty", m.ImagePath)
+	}
+	if f.Fatbin != "" {
+		m.FatbinPath = f.Fatbin
+		if !filepath.IsAbs(f.Fatbin) {
+			m.FatbinPath = filepath.Join(filepath.Dir(path), f.Fatbin)
+		}
+		b, err := os.ReadFile(m.FatbinPath)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// not built here: the PTX or cubin is loaded
+		case err != nil:
+			return nil, bad("fatbin", "%v", err)
+		case len(b) == 0:
+			return nil, bad("fatbin", "%s is empty", m.FatbinPath)
+		default:
+			m.Fatbin = b
+		}
 	}
 	if m.Entry = f.Entry; m.Entry == "" {
 		return nil, bad("entry", "missing: the kernel's entry point (its extern \"C\" name)")

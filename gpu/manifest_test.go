@@ -185,3 +185,27 @@ func TestExpr(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestFatbin: "fatbin" names a fat image loaded in place of the
+// PTX; an absent file leaves the PTX to load, an empty one is an error.
+func TestManifestFatbin(t *testing.T) {
+	js := strings.Replace(goodManifest, `"ptx": "k.ptx",`, `"ptx": "k.ptx", "fatbin": "k.fatbin",`, 1)
+	p := writeManifest(t, js)
+	m, err := LoadManifest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Fatbin != nil || m.FatbinPath != filepath.Join(filepath.Dir(p), "k.fatbin") {
+		t.Errorf("absent fat image: Fatbin %q, FatbinPath %s", m.Fatbin, m.FatbinPath)
+	}
+	fat := filepath.Join(filepath.Dir(p), "k.fatbin")
+	os.WriteFile(fat, []byte("\x50\xed\x55\xba image"), 0o644)
+	if m, err = LoadManifest(p); err != nil || string(m.Fatbin) != "\x50\xed\x55\xba image" {
+		t.Errorf("fat image: %q, %v", m.Fatbin, err)
+	}
+	os.WriteFile(fat, nil, 0o644)
+	var me *ManifestError
+	if _, err = LoadManifest(p); !errors.As(err, &me) || me.Field != "fatbin" || !strings.Contains(err.Error(), "is empty") {
+		t.Errorf("empty fat image: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"unsafe"
 
@@ -39,10 +40,11 @@ func NewUserKernel(m *Manifest) (target.Target, error) {
 	}
 	k := &userKernel{m: m, d: d, info: m.Info(deviceName(d))}
 	err = d.do(func() error {
-		mod, err := cu.LoadData(string(m.Image))
+		mod, loaded, err := loadUserImage(m, d.name)
 		if err != nil {
-			return fmt.Errorf("gpu: load %s on %s: %w", m.ImagePath, d.name, err)
+			return err
 		}
+		k.info.Models += "; loaded " + loaded
 		if k.fn, err = mod.Function(m.Entry); err != nil {
 			return fmt.Errorf("gpu: %s has no kernel %s: %w", m.ImagePath, m.Entry, err)
 		}
@@ -52,6 +54,31 @@ func NewUserKernel(m *Manifest) (target.Target, error) {
 		return nil, err
 	}
 	return k, nil
+}
+
+// loadUserImage loads the manifest's fat image when it has one, else (or
+// when the driver refuses it) its PTX or cubin, and says which it loaded.
+func loadUserImage(m *Manifest, device string) (cu.Module, string, error) {
+	var refused error
+	if m.Fatbin != nil {
+		mod, err := cu.LoadData(string(m.Fatbin))
+		if err == nil {
+			return mod, "fat image " + filepath.Base(m.FatbinPath), nil
+		}
+		refused = err
+	}
+	mod, err := cu.LoadData(string(m.Image))
+	if err != nil {
+		return cu.Module{}, "", fmt.Errorf("gpu: load %s on %s: %w", m.ImagePath, device, err)
+	}
+	loaded := filepath.Base(m.ImagePath)
+	switch {
+	case refused != nil:
+		loaded += fmt.Sprintf(" (the driver refused %s: %v)", filepath.Base(m.FatbinPath), refused)
+	case m.FatbinPath != "":
+		loaded += fmt.Sprintf(" (no %s here)", filepath.Base(m.FatbinPath))
+	}
+	return mod, loaded, nil
 }
 
 func (k *userKernel) Info() target.Info { return k.info }

@@ -13,7 +13,8 @@ import (
 // has a manifest that is valid against the ABI (loaded beside a stand-in
 // PTX whose entry has the parameter count of the kernel's signature in the
 // .cu source), and, once build.sh has run (userkernels.sha256 exists), PTX
-// made from the sources in the tree.
+// made from the sources in the tree; fat images, when present, are the ones
+// userkernels.fatbin.sha256 lists with the sources in the tree.
 func TestShippedUserKernels(t *testing.T) {
 	dir := filepath.Join("testdata", "userkernels")
 	cus, _ := filepath.Glob(filepath.Join(dir, "*.cu"))
@@ -69,6 +70,25 @@ func TestShippedUserKernels(t *testing.T) {
 				t.Errorf("%s: sha256 %s, userkernels.sha256 says %q: rebuild with build.sh", f, got, want[f])
 			}
 		}
+	}
+	if fsums, err := os.ReadFile(filepath.Join(dir, "userkernels.fatbin.sha256")); err == nil {
+		sums, _, err := parseSums(fsums)
+		if err != nil {
+			t.Fatalf("userkernels.fatbin.sha256: %v", err)
+		}
+		for _, cu := range cus {
+			for _, f := range []string{filepath.Base(cu), strings.TrimSuffix(filepath.Base(cu), ".cu") + ".fatbin", "common.cuh"} {
+				b, err := os.ReadFile(filepath.Join(dir, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := sha256Hex(b); sums[f] != got {
+					t.Errorf("%s: sha256 %s, userkernels.fatbin.sha256 says %q: rebuild with build.sh", f, got, sums[f])
+				}
+			}
+		}
+	} else if fats, _ := filepath.Glob(filepath.Join(dir, "*.fatbin")); len(fats) > 0 {
+		t.Errorf("%v without userkernels.fatbin.sha256: rebuild with build.sh", fats)
 	}
 	if !built {
 		t.Logf("no userkernels.sha256: the example PTX is built on the GPU host (build.sh, or the cuda tests do it)")
