@@ -68,7 +68,7 @@ say() { echo "$*" | tee -a "$summary" >&2; }
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader; } >"$logs/host.log" 2>&1 || true
 step nvcc bash -c "'$cuda/bin/nvcc' --version; '$cuda/bin/nvcc' --list-gpu-code"
 say "host: $(head -n 1 "$logs/host.log")"
-say "nvcc: $(grep -m1 release "$logs/nvcc.log") codes: $(grep -c '^sm_' "$logs/nvcc.log") (sm_100 listed: $(grep -qx sm_100 "$logs/nvcc.log" && echo yes || echo no))"
+say "nvcc: $(grep -m1 release "$logs/nvcc.log") codes: $(grep -o 'sm_[0-9a-z]*' "$logs/nvcc.log" | tr '\n' ' ') (sm_100 listed: $(grep -qw sm_100 "$logs/nvcc.log" && echo yes || echo no))"
 
 # 1. The fat images.
 step fatbin bash scripts/fatbin.sh

@@ -33,7 +33,7 @@ done
 command -v "$nvcc" >/dev/null || { echo "fatbin: nvcc not found (set CUDA_HOME)" >&2; exit 3; }
 
 # The SASS codes: sm_80 and sm_90 always, sm_100 when this nvcc builds it.
-listed=$("$nvcc" --list-gpu-code) || { echo "fatbin: $nvcc --list-gpu-code failed" >&2; exit 3; }
+listed=$("$nvcc" --list-gpu-code | tr -s " \t" "\n") || { echo "fatbin: $nvcc --list-gpu-code failed" >&2; exit 3; }
 sass=(sm_80 sm_90)
 if grep -qx sm_100 <<<"$listed"; then sass+=(sm_100); fi
 for s in "${sass[@]}"; do
