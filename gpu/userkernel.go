@@ -106,53 +106,24 @@ func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", k.info.Name, err)
 	}
-	type input struct {
-		vals []float32
-		ints []int
-	}
-	inputs := map[string]input{}
-	shape := map[string]int64{}
-	var eps float32
-	switch b.Op {
-	case spec.OpRMSNorm:
-		r := b.RMSNorm
-		inputs["x"], inputs["w"] = input{vals: r.X}, input{vals: r.W}
-		shape["rows"], shape["hidden"] = int64(r.Rows), int64(r.Hidden)
-		eps = r.Eps
-	case spec.OpGEMM:
-		g := b.GEMM
-		inputs["x"], inputs["w"] = input{vals: g.X}, input{vals: g.W}
-		shape["m"], shape["k"], shape["n"] = int64(g.M), int64(g.K), int64(g.N)
-	case spec.OpLogProb:
-		l := b.LogProb
-		ids := make([]int, len(l.Targets))
-		for i, t := range l.Targets {
-			ids[i] = int(t)
-		}
-		inputs["logits"], inputs["targets"] = input{vals: l.Logits}, input{ints: ids}
-		shape["rows"], shape["vocab"] = int64(l.Rows), int64(l.Vocab)
-	}
+	in := userInputs(b)
 	n, cols, outDT := b.Rows(), b.Cols(), b.OutDType()
 	out := &target.Output{Rows: sel, Cols: cols, DType: outDT, Values: make([]float32, len(sel)*cols)}
 	if n == 0 {
 		return out, nil
-	}
-	grid, block, shared, err := m.Geometry(shape)
-	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", k.info.Name, err)
 	}
 	err = k.d.do(func() error {
 		d := k.d
 		var bufs []*buffer
 		defer func() { d.pool.put(bufs...) }()
 		ptrs := map[string]*buffer{}
-		for name, in := range inputs {
+		for name, v := range in.tensors {
 			var buf *buffer
 			var err error
-			if in.ints != nil {
-				buf, err = d.uploadInts(in.ints, true)
+			if v.ints != nil {
+				buf, err = d.uploadInts(v.ints, true)
 			} else {
-				buf, err = d.upload(b.In, in.vals)
+				buf, err = d.upload(b.In, v.vals)
 			}
 			if err != nil {
 				return err
@@ -170,31 +141,8 @@ func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 		if err := cu.MemsetD8(y.ptr, 0xff, int64(ybytes)); err != nil {
 			return fmt.Errorf("%w: gpu: clear the output: %w", target.ErrTargetCrashed, err)
 		}
-		k.args = k.args[:0]
-		for _, p := range m.Params {
-			var v uint64
-			switch p {
-			case "eps":
-				v = uint64(math.Float32bits(eps))
-			case "in_dtype":
-				v = uint64(b.In)
-			case "out_dtype":
-				v = uint64(outDT)
-			default:
-				if bf, ok := ptrs[p]; ok {
-					v = uint64(bf.ptr)
-				} else {
-					v = uint64(shape[p])
-				}
-			}
-			k.args = append(k.args, v)
-		}
-		k.argp = k.argp[:0]
-		for i := range k.args {
-			k.argp = append(k.argp, unsafe.Pointer(&k.args[i]))
-		}
-		if err := k.fn.Launch(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, d.stream, k.argp); err != nil {
-			return fmt.Errorf("%w: launch %s grid %v block %v shared %d: %w", target.ErrTargetCrashed, m.Entry, grid, block, shared, err)
+		if err := k.launch(ptrs, in.shape, in.eps, b.In, outDT); err != nil {
+			return err
 		}
 		if err := cu.Synchronize(); err != nil {
 			return fmt.Errorf("%w: %s on %d rows: %w", target.ErrTargetCrashed, m.Entry, n, err)
@@ -213,4 +161,88 @@ func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 		return nil, fmt.Errorf("target %s: %w", k.info.Name, err)
 	}
 	return out, nil
+}
+
+// userTensors are a batch's inputs as the ABI names them (OpParams), its
+// shape sizes, eps, and which size counts the batch's rows.
+type userTensors struct {
+	tensors map[string]userTensor
+	shape   map[string]int64
+	eps     float32
+	rowsKey string // "rows" (rmsnorm, logprob) or "m" (gemm)
+	perRow  []string
+}
+
+// userTensor is one input: values in the batch's input dtype, or int32s
+// (logprob's targets).
+type userTensor struct {
+	vals []float32
+	ints []int
+}
+
+// userInputs names b's inputs and sizes as the ABI does. perRow lists the
+// inputs with one row per batch row (rmsnorm and gemm x, logprob logits
+// and targets); the others (weights) are shared by every row.
+func userInputs(b *target.Batch) userTensors {
+	u := userTensors{tensors: map[string]userTensor{}, shape: map[string]int64{}, rowsKey: "rows"}
+	switch b.Op {
+	case spec.OpRMSNorm:
+		r := b.RMSNorm
+		u.tensors["x"], u.tensors["w"] = userTensor{vals: r.X}, userTensor{vals: r.W}
+		u.shape["rows"], u.shape["hidden"] = int64(r.Rows), int64(r.Hidden)
+		u.eps, u.perRow = r.Eps, []string{"x"}
+	case spec.OpGEMM:
+		g := b.GEMM
+		u.tensors["x"], u.tensors["w"] = userTensor{vals: g.X}, userTensor{vals: g.W}
+		u.shape["m"], u.shape["k"], u.shape["n"] = int64(g.M), int64(g.K), int64(g.N)
+		u.rowsKey, u.perRow = "m", []string{"x"}
+	case spec.OpLogProb:
+		l := b.LogProb
+		ids := make([]int, len(l.Targets))
+		for i, t := range l.Targets {
+			ids[i] = int(t)
+		}
+		u.tensors["logits"], u.tensors["targets"] = userTensor{vals: l.Logits}, userTensor{ints: ids}
+		u.shape["rows"], u.shape["vocab"] = int64(l.Rows), int64(l.Vocab)
+		u.perRow = []string{"logits", "targets"}
+	}
+	return u
+}
+
+// launch queues the kernel on the device's stream with the manifest's
+// parameter order and the geometry of shape (under do; not waited for).
+// A launch error wraps target.ErrTargetCrashed.
+func (k *userKernel) launch(ptrs map[string]*buffer, shape map[string]int64, eps float32, in, out oracle.DType) error {
+	m := k.m
+	grid, block, shared, err := m.Geometry(shape)
+	if err != nil {
+		return err
+	}
+	k.args = k.args[:0]
+	for _, p := range m.Params {
+		var v uint64
+		switch p {
+		case "eps":
+			v = uint64(math.Float32bits(eps))
+		case "in_dtype":
+			v = uint64(in)
+		case "out_dtype":
+			v = uint64(out)
+		default:
+			if bf, ok := ptrs[p]; ok {
+				v = uint64(bf.ptr)
+			} else {
+				v = uint64(shape[p])
+			}
+		}
+		k.args = append(k.args, v)
+	}
+	k.argp = k.argp[:0]
+	for i := range k.args {
+		k.argp = append(k.argp, unsafe.Pointer(&k.args[i]))
+	}
+	if err := k.fn.Launch(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, k.d.stream, k.argp); err != nil {
+		return fmt.Errorf("%w: launch %s grid %v block %v shared %d: %w", target.ErrTargetCrashed, m.Entry, grid, block, shared, err)
+	}
+	return nil
 }

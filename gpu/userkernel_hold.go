@@ -1,0 +1,240 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"gorgonia.org/cu"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/target"
+)
+
+// UserHeld is a batch kept on the device for a scan of a user kernel
+// (`bitparity scan --kernel`): its inputs are uploaded once by
+// HoldUserKernel, Run launches the kernel on a prefix of the held rows in
+// place or on a gather of them copied on the device, and Alone launches it
+// once per row. Every launch is waited for before the call returns, so a
+// fault or a hang belongs to the batch that caused it; the outputs stay on
+// the device for the scan's compares.
+type UserHeld struct {
+	k        *userKernel
+	in       userTensors
+	dt, out  oracle.DType
+	rows     int
+	cols     int                // output values per row
+	bufs     map[string]*buffer // every input, as uploaded
+	rowBytes map[string]int     // bytes a row of each per-row input
+}
+
+// HoldUserKernel uploads batch b for user kernel t (a target NewUserKernel
+// made). Other targets are not held: the error wraps target.ErrUnsupported.
+func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
+	k, ok := t.(*userKernel)
+	if !ok {
+		return nil, fmt.Errorf("gpu: %s is not a user kernel: %w", t.Info().Name, target.ErrUnsupported)
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	m := k.m
+	if b.Op != m.Op {
+		return nil, fmt.Errorf("target %s runs %s, not %s", k.info.Name, m.Op, b.Op)
+	}
+	if !slices.Contains(m.In, b.In) || !slices.Contains(m.Out, b.OutDType()) {
+		return nil, fmt.Errorf("target %s: %s -> %s: %w (manifest in %v out %v)", k.info.Name, b.In, b.OutDType(), ErrUnsupported, m.In, m.Out)
+	}
+	h := &UserHeld{k: k, in: userInputs(b), dt: b.In, out: b.OutDType(), rows: b.Rows(), cols: b.Cols(),
+		bufs: map[string]*buffer{}, rowBytes: map[string]int{}}
+	if h.rows < 1 {
+		return nil, fmt.Errorf("gpu: hold a batch of %d rows", h.rows)
+	}
+	d := k.d
+	err := d.do(func() error {
+		for _, name := range slices.Sorted(maps.Keys(h.in.tensors)) {
+			v := h.in.tensors[name]
+			var buf *buffer
+			var err error
+			size := dsize(h.dt)
+			if v.ints != nil {
+				buf, err = d.uploadInts(v.ints, true)
+				size = 4
+			} else {
+				buf, err = d.upload(h.dt, v.vals)
+			}
+			if err != nil {
+				return err
+			}
+			h.bufs[name] = buf
+			if slices.Contains(h.in.perRow, name) {
+				n := len(v.vals) + len(v.ints)
+				h.rowBytes[name] = n / h.rows * size
+			}
+		}
+		return nil
+	})
+	h.in.tensors = nil // the values live on the device now
+	if err != nil {
+		h.Release()
+		return nil, fmt.Errorf("gpu: hold for %s: %w", k.info.Name, err)
+	}
+	return h, nil
+}
+
+// Release returns the held buffers to the device's pool.
+func (h *UserHeld) Release() {
+	d := h.k.d
+	d.locked(func() {
+		for _, b := range h.bufs {
+			d.pool.put(b)
+		}
+	})
+	h.bufs = nil
+}
+
+// Run computes the batch whose row i is held row ids[i]: one launch with
+// the manifest's geometry for len(ids) rows, waited for. A prefix (ids
+// 0..n-1) reads the held rows in place; any other list is gathered first
+// into scratch buffers, one device copy per run of consecutive rows. A
+// launch or wait error wraps target.ErrTargetCrashed.
+func (h *UserHeld) Run(ctx context.Context, ids []int) (*target.Output, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if h.bufs == nil {
+		return nil, fmt.Errorf("gpu: held batch already released")
+	}
+	n, prefix := len(ids), true
+	for i, id := range ids {
+		if id < 0 || id >= h.rows {
+			return nil, fmt.Errorf("gpu: held row %d of %d", id, h.rows)
+		}
+		prefix = prefix && id == i
+	}
+	k, d := h.k, h.k.d
+	o := &target.Output{Rows: seq(n), Cols: h.cols, DType: h.out}
+	out := newDevOut(d, n, h.cols, h.out)
+	o.Device = out
+	err := d.do(func() error {
+		ptrs := maps.Clone(h.bufs)
+		var scratch []*buffer
+		defer func() { d.pool.put(scratch...) }()
+		if !prefix {
+			for name, rb := range h.rowBytes {
+				g, err := d.pool.get(n * rb)
+				if err != nil {
+					return err
+				}
+				scratch = append(scratch, g)
+				if err := h.gather(g, h.bufs[name], ids, rb); err != nil {
+					return err
+				}
+				ptrs[name] = g
+			}
+		}
+		y, err := h.output(out, n)
+		if err != nil {
+			return err
+		}
+		ptrs["y"] = y
+		return h.launchWait(ptrs, n)
+	})
+	if err != nil {
+		o.Release()
+		return nil, fmt.Errorf("target %s, a batch of %d rows: %w", k.info.Name, n, err)
+	}
+	return o, nil
+}
+
+// Alone computes held rows 0..n-1 each as a batch of one row, into one
+// output in row order: n launches for one row, each waited for.
+func (h *UserHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if h.bufs == nil {
+		return nil, fmt.Errorf("gpu: held batch already released")
+	}
+	if n < 0 || n > h.rows {
+		return nil, fmt.Errorf("gpu: %d rows alone of %d held", n, h.rows)
+	}
+	k, d := h.k, h.k.d
+	o := &target.Output{Rows: seq(n), Cols: h.cols, DType: h.out}
+	out := newDevOut(d, n, h.cols, h.out)
+	o.Device = out
+	row := h.cols * dsize(h.out)
+	err := d.do(func() error {
+		y, err := h.output(out, n)
+		if err != nil {
+			return err
+		}
+		ptrs := maps.Clone(h.bufs)
+		for i := range n {
+			for name, rb := range h.rowBytes {
+				ptrs[name] = &buffer{ptr: h.bufs[name].ptr + cu.DevicePtr(i*rb)}
+			}
+			ptrs["y"] = &buffer{ptr: y.ptr + cu.DevicePtr(i*row)}
+			if err := h.launchWait(ptrs, 1); err != nil {
+				return fmt.Errorf("row %d alone: %w", i, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		o.Release()
+		return nil, fmt.Errorf("target %s: %w", k.info.Name, err)
+	}
+	return o, nil
+}
+
+// output gets out's buffer for n rows, filled with 0xff bytes (NaN in
+// every dtype) so values the kernel never writes show (under do).
+func (h *UserHeld) output(out *devOut, n int) (*buffer, error) {
+	d := h.k.d
+	size := n * h.cols * dsize(h.out)
+	y, err := d.pool.get(size)
+	if err != nil {
+		return nil, err
+	}
+	out.buf = y
+	if err := cu.MemsetD8(y.ptr, 0xff, int64(size)); err != nil {
+		return nil, fmt.Errorf("%w: gpu: clear the output: %w", target.ErrTargetCrashed, err)
+	}
+	return y, nil
+}
+
+// gather copies rows ids of src (rb bytes a row) into dst in order, one
+// device-to-device copy per run of consecutive ids (under do).
+func (h *UserHeld) gather(dst, src *buffer, ids []int, rb int) error {
+	d := h.k.d
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[j-1]+1 {
+			j++
+		}
+		if err := cu.MemcpyDtoDAsync(dst.ptr+cu.DevicePtr(i*rb), src.ptr+cu.DevicePtr(ids[i]*rb), int64((j-i)*rb), d.stream); err != nil {
+			return fmt.Errorf("gpu: gather held rows: %w", err)
+		}
+		i = j
+	}
+	return nil
+}
+
+// launchWait launches the kernel on n rows at ptrs and waits for it (under
+// do).
+func (h *UserHeld) launchWait(ptrs map[string]*buffer, n int) error {
+	k := h.k
+	shape := maps.Clone(h.in.shape)
+	shape[h.in.rowsKey] = int64(n)
+	if err := k.launch(ptrs, shape, h.in.eps, h.dt, h.out); err != nil {
+		return err
+	}
+	if err := k.d.stream.Synchronize(); err != nil {
+		return fmt.Errorf("%w: %s on %d rows: %w", target.ErrTargetCrashed, k.m.Entry, n, err)
+	}
+	return nil
+}
