@@ -66,11 +66,13 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 	defer h.release()
 	sc.res.Resident = h.resident()
 	n, kr := sc.refItems(), b.RowsPerItem()
+	sc.before(k, "items alone (1..%d)", n)
 	alone, err := h.alone(ctx, n)
 	if err != nil {
 		return nil, fmt.Errorf("scan: draw %s, items alone: %w", sc.s.Dists[k], err)
 	}
 	defer alone.Release()
+	sc.before(k, "the reference batch, %s = %d", mapDim(sc.s), sc.refValue())
 	ref, err := h.run(ctx, identity(n))
 	if err != nil {
 		return nil, fmt.Errorf("scan: draw %s, the reference batch: %w", sc.s.Dists[k], err)
@@ -164,6 +166,7 @@ type step struct {
 func (st *steps) start(i, v int) (*step, error) {
 	sc, kr := st.sc, st.kr
 	ids, cmp := sc.plan(v)
+	sc.before(st.k, "%s = %d", mapDim(sc.s), v)
 	o, err := st.h.run(st.ctx, ids)
 	if err != nil {
 		return nil, err

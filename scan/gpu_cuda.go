@@ -10,27 +10,44 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// The GPU targets hold an rmsnorm batch on the device (gpu.Target.Hold):
-// a scan uploads each draw's largest batch once, and every step runs a
-// prefix or a gather of the resident rows and compares on the device.
+// The GPU targets hold an rmsnorm batch on the device (gpu.Target.Hold),
+// and a user kernel any batch of its op (gpu.HoldUserKernel): a scan
+// uploads each draw's largest batch once, and every step runs a prefix or
+// a gather of the resident rows and compares on the device.
 func init() {
-	holders = append(holders, func(t target.Target, b *target.Batch) (held, error) {
-		g, ok := t.(*gpu.Target)
-		if !ok {
-			return nil, nil
-		}
-		h, err := g.Hold(b)
-		if errors.Is(err, target.ErrUnsupported) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return gpuHeld{h}, nil
-	})
+	holders = append(holders,
+		func(t target.Target, b *target.Batch) (held, error) {
+			g, ok := t.(*gpu.Target)
+			if !ok {
+				return nil, nil
+			}
+			return deviceHold(g.Hold(b))
+		},
+		func(t target.Target, b *target.Batch) (held, error) {
+			return deviceHold(gpu.HoldUserKernel(t, b))
+		})
 }
 
-type gpuHeld struct{ h *gpu.Held }
+// deviceHold wraps a device-held batch; a batch the target does not hold
+// (target.ErrUnsupported) is nil, no error.
+func deviceHold[H deviceHeld](h H, err error) (held, error) {
+	if errors.Is(err, target.ErrUnsupported) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return gpuHeld{h}, nil
+}
+
+// deviceHeld is gpu.Held and gpu.UserHeld.
+type deviceHeld interface {
+	Run(ctx context.Context, ids []int) (*target.Output, error)
+	Alone(ctx context.Context, n int) (*target.Output, error)
+	Release()
+}
+
+type gpuHeld struct{ h deviceHeld }
 
 func (g gpuHeld) run(ctx context.Context, ids []int) (*target.Output, error) {
 	return g.h.Run(ctx, ids)

@@ -53,6 +53,18 @@ type Options struct {
 	Progress func(done, total int)
 	// Env is the environment a certificate records (zero: fuzz.HostEnv()).
 	Env spec.Env
+	// Before, when set, is called before each batch a draw runs on the
+	// target, with the draw and the step in words: "items alone", "the
+	// reference batch, rows = 8192", "rows = 17". A scan in a worker
+	// subprocess reports it, so a fault or hang names its step.
+	Before func(draw spec.Dist, step string)
+}
+
+// before calls opt.Before for draw k's step.
+func (sc *scanner) before(k int, format string, a ...any) {
+	if sc.opt.Before != nil {
+		sc.opt.Before(sc.s.Dists[k], fmt.Sprintf(format, a...))
+	}
 }
 
 // Result is what a scan found.

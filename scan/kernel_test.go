@@ -1,0 +1,125 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// The test binary is also the scan worker of these tests: with
+// BITPARITY_SCAN_WORKER set it serves one scan (Serve) and exits, and the
+// target test-misbehave then faults, dies or hangs on its batch of 5 rows
+// as the variable says.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("BITPARITY_SCAN_WORKER"); mode != "" {
+		if err := Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func init() {
+	target.Register("test-misbehave", func() (target.Target, error) {
+		o, err := target.Lookup("oracle-rmsnorm")
+		return misbehave{o}, err
+	})
+}
+
+// misbehave is the oracle, except on a batch of 5 rows in a worker.
+type misbehave struct{ target.Target }
+
+func (m misbehave) Info() target.Info {
+	i := m.Target.Info()
+	i.Name = "test-misbehave"
+	return i
+}
+
+func (m misbehave) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+	if b.Rows() == 5 {
+		switch os.Getenv("BITPARITY_SCAN_WORKER") {
+		case "fault":
+			return nil, fmt.Errorf("%w: an illegal memory access was encountered", target.ErrTargetCrashed)
+		case "die":
+			fmt.Fprintln(os.Stderr, "segmentation fault")
+			os.Exit(139)
+		case "hang":
+			time.Sleep(time.Hour)
+		}
+	}
+	return m.Target.Run(ctx, b, rows)
+}
+
+// worker is the argv of a worker in mode.
+func worker(t *testing.T, mode string) []string {
+	t.Helper()
+	t.Setenv("BITPARITY_SCAN_WORKER", mode)
+	return []string{os.Args[0], "-test.run=^$"}
+}
+
+// TestRunWorker: a scan in a worker gives the result the scan gives in
+// process, with its progress; a batch that faults, a worker that dies and
+// one that hangs are each a Fault naming the batch of 5 rows.
+func TestRunWorker(t *testing.T) {
+	s := rmsnormScan("test-misbehave", 8, 16)
+	s.Dists = []spec.Dist{spec.DistNormal}
+	want := run(t, s)
+	var done, total int
+	got, err := RunWorker(context.Background(), worker(t, "serve"), s,
+		Options{Progress: func(d, n int) { done, total = d, n }}, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Certificate == nil || got.RowsCompared != want.RowsCompared || got.Batches != want.Batches || done != total || total != 8 {
+		t.Errorf("worker scan: certificate %v, %d rows in %d batches (in process %d in %d), progress %d/%d",
+			got.Certificate != nil, got.RowsCompared, got.Batches, want.RowsCompared, want.Batches, done, total)
+	}
+
+	for _, c := range []struct {
+		mode string
+		hang bool
+		err  string
+	}{
+		{"fault", false, "illegal memory access"},
+		{"die", false, "segmentation fault"},
+		{"hang", true, ""},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			_, err := RunWorker(context.Background(), worker(t, c.mode), s, Options{}, time.Second)
+			var f *Fault
+			if !errors.As(err, &f) {
+				t.Fatalf("error %v, want a Fault", err)
+			}
+			if f.Draw != spec.DistNormal || f.Step != "rows = 5" || f.Hang != c.hang || !strings.Contains(f.Err, c.err) {
+				t.Errorf("fault %+v", f)
+			}
+			if !strings.Contains(err.Error(), "test-misbehave") || !strings.Contains(err.Error(), "at draw normal, rows = 5") {
+				t.Errorf("fault says %q", err)
+			}
+		})
+	}
+}
+
+// TestRunWorkerErrors: a bad spec is ErrBadSpec; a worker that fails
+// before its first batch is an error, not a finding.
+func TestRunWorkerErrors(t *testing.T) {
+	bad := rmsnormScan("test-misbehave", 8, 0)
+	_, err := RunWorker(context.Background(), worker(t, "serve"), bad, Options{}, time.Second)
+	if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), "hidden") {
+		t.Errorf("bad spec: %v", err)
+	}
+	_, err = RunWorker(context.Background(), []string{"/bin/sh", "-c", "echo no GPU here >&2; exit 3"}, rmsnormScan("test-misbehave", 8, 16), Options{}, time.Second)
+	var f *Fault
+	if err == nil || errors.As(err, &f) || !strings.Contains(err.Error(), "no GPU here") {
+		t.Errorf("failed worker: %v", err)
+	}
+}
