@@ -73,6 +73,10 @@ var (
 	defErr  error
 )
 
+// CUDABuild says whether this build has the cuda build tag (GPU targets,
+// user kernels). It does.
+const CUDABuild = true
+
 // Default opens device 0 once per process.
 func Default() (*Device, error) {
 	defOnce.Do(func() { def, defErr = Open(0) })

@@ -442,6 +442,22 @@ func (m *Manifest) Geometry(shape map[string]int64) (grid, block [3]int, shared 
 	return grid, block, shared, nil
 }
 
+// ImageHash identifies the code a certificate of this kernel is about:
+// "ptx:" (or "cubin:") and the first 16 hex digits of the image's sha256,
+// followed by "+fatbin:" and the fat image's when the manifest has one
+// here (the image the worker loads in its place).
+func (m *Manifest) ImageHash() string {
+	kind := "ptx"
+	if m.Cubin {
+		kind = "cubin"
+	}
+	h := kind + ":" + sha256Hex(m.Image)[:16]
+	if m.Fatbin != nil {
+		h += "+fatbin:" + sha256Hex(m.Fatbin)[:16]
+	}
+	return h
+}
+
 // Info is the target.Info of the user kernel target kernel:NAME: it claims
 // invariance (that is what is tested), and oracle parity by its schedule
 // (bitwise) or its ulp bound.

@@ -209,3 +209,19 @@ func TestManifestFatbin(t *testing.T) {
 		t.Errorf("empty fat image: %v", err)
 	}
 }
+
+func TestManifestImageHash(t *testing.T) {
+	p := writeManifest(t, goodManifest)
+	m, err := LoadManifest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "ptx:" + sha256Hex([]byte(fakePTX("rmsnorm_rows", 8)))[:16]
+	if h := m.ImageHash(); h != want {
+		t.Errorf("ImageHash %s, want %s", h, want)
+	}
+	m.Fatbin = []byte("fat")
+	if h := m.ImageHash(); h != want+"+fatbin:"+sha256Hex([]byte("fat"))[:16] {
+		t.Errorf("ImageHash with a fat image: %s", h)
+	}
+}

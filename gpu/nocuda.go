@@ -2,6 +2,10 @@
 
 package gpu
 
+// CUDABuild says whether this build has the cuda build tag (GPU targets,
+// user kernels). It does not.
+const CUDABuild = false
+
 // Available reports whether this build can run GPU targets. Without the
 // cuda build tag it always returns ErrNoCUDA.
 func Available() error { return ErrNoCUDA }

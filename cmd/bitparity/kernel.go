@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -119,3 +123,62 @@ func isolateList(s string, stderr io.Writer) []string {
 
 // shQuote quotes s for /bin/sh.
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// kernelScan is `scan --kernel MANIFEST`: the user kernel scanned in a
+// `bitparity worker --kernel MANIFEST --scan` subprocess (scan.RunWorker),
+// its batch resident on the device, so a fault or hang at one batch is a
+// finding (scan.Fault) naming the batch.
+type kernelScan struct {
+	m    *gpu.Manifest
+	argv []string
+}
+
+// newKernelScan loads the manifest at path. A bad manifest is a usage
+// error naming the field; a build without CUDA an internal error.
+func newKernelScan(path string) (*kernelScan, error) {
+	m, err := gpu.LoadManifest(path)
+	if err != nil {
+		return nil, usageErr("scan --kernel: %v", err)
+	}
+	if !gpu.CUDABuild {
+		return nil, withCode(spec.ExitInternal, fmt.Errorf("scan --kernel %s: %w", path, gpu.ErrNoCUDA))
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, usageErr("scan --kernel: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, withCode(spec.ExitInternal, fmt.Errorf("find this executable for the worker: %w", err))
+	}
+	return &kernelScan{m: m, argv: []string{exe, "worker", "--kernel", abs, "--scan"}}, nil
+}
+
+// name is the scanned target's name, kernel:NAME.
+func (k *kernelScan) name() string { return "kernel:" + k.m.Name }
+
+// check is scan.Check for the kernel, which is not registered in this
+// process: the spec, and the dtypes the manifest takes.
+func (k *kernelScan) check(s spec.ScanSpec) error {
+	s, err := scan.Normalize(s)
+	if err != nil {
+		return err
+	}
+	in, err := oracle.ParseDType(string(s.In))
+	if err != nil {
+		return fmt.Errorf("%w: --in: %w", scan.ErrBadSpec, err)
+	}
+	out, err := oracle.ParseDType(string(s.Out))
+	if err != nil {
+		return fmt.Errorf("%w: --out: %w", scan.ErrBadSpec, err)
+	}
+	if !slices.Contains(k.m.In, in) || !slices.Contains(k.m.Out, out) {
+		return fmt.Errorf("%w: %s takes in %v, out %v; the scan asks for %s -> %s", scan.ErrBadSpec, k.name(), k.m.In, k.m.Out, in, out)
+	}
+	return nil
+}
+
+// run scans s in a new worker; the manifest's timeout bounds each batch.
+func (k *kernelScan) run(ctx context.Context, s spec.ScanSpec, opt scan.Options) (*scan.Result, error) {
+	return scan.RunWorker(ctx, k.argv, s, opt, k.m.Timeout)
+}

@@ -52,10 +52,11 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	taps := fs.Bool("taps", true, "also compare the fp32 intermediates (taps); false: outputs only")
 	dir := fs.String("dir", defaultDir(), "corpus folder the certificate is stored in ($"+envCorpus+")")
 	jsonPath := fs.String("json", "", "write the scans' results (certificates, drift maps, differing steps) to this file")
-	kernel := fs.String("kernel-hash", "", "kernel hash to record (default: the build's, for GPU targets)")
+	kernel := fs.String("kernel-hash", "", "kernel hash to record (default: the build's, for GPU targets; --kernel: the manifest's image hash)")
+	kernelPath := fs.String("kernel", "", "scan the user kernel of this manifest (docs/kernel-abi.md) in a worker subprocess, its largest batch resident on the device (cuda build); a fault or hang is a finding")
 	prof := addProfileFlag(fs, "the scan takes (gemm: one scan per projection)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity scan --target NAME [flags]")
+		fmt.Fprintln(stderr, "usage: bitparity scan --target NAME [flags]\n       bitparity scan --kernel MANIFEST [flags]")
 		fs.PrintDefaults()
 	}
 	if ok, err := parse(fs, args); !ok {
@@ -64,14 +65,25 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("scan: unexpected arguments %q", fs.Args())
 	}
-	if s.Target == "" {
-		return usageErr("scan: --target is required (bitparity list shows the targets)")
+	var ks *kernelScan // --kernel
+	switch {
+	case *kernelPath != "" && s.Target != "":
+		return usageErr("scan: give --target or --kernel, not both")
+	case *kernelPath != "":
+		var err error
+		if ks, err = newKernelScan(*kernelPath); err != nil {
+			return err
+		}
+		s.Target, s.Op = ks.name(), ks.m.Op
+	case s.Target == "":
+		return usageErr("scan: --target is required, or --kernel MANIFEST (bitparity list shows the targets)")
+	default:
+		t, err := target.Lookup(s.Target)
+		if err != nil {
+			return usageErr("scan: %v", err)
+		}
+		s.Op = t.Info().Op
 	}
-	t, err := target.Lookup(s.Target)
-	if err != nil {
-		return usageErr("scan: %v", err)
-	}
-	s.Op = t.Info().Op
 	s.In, s.Out, s.Eps, s.NoTaps = spec.DType(*in), spec.DType(*out), float32(*eps), !*taps
 	if s.Op != spec.OpRMSNorm {
 		s.Eps = 0
@@ -86,6 +98,11 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	env := hereEnv()
+	check, run := scan.Check, scan.Run
+	if ks != nil {
+		env.KernelHash = ks.m.ImageHash()
+		check, run = ks.check, ks.run
+	}
 	if *kernel != "" {
 		env.KernelHash = *kernel
 	}
@@ -93,7 +110,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	// that cannot run (an lm_head over the input budget) is skipped.
 	var runnable []spec.ScanSpec
 	for _, sp := range specs {
-		err := scan.Check(sp)
+		err := check(sp)
 		switch {
 		case err == nil:
 			runnable = append(runnable, sp)
@@ -112,7 +129,13 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	var results []*scan.Result
 	drift := false
 	for _, sp := range specs {
-		r, err := scanOne(ctx, stdout, stderr, sp, env, *dir)
+		r, err := scanOne(ctx, stdout, stderr, run, sp, env, *dir)
+		var fault *scan.Fault
+		if errors.As(err, &fault) {
+			fmt.Fprintf(stdout, "scan %s\n  FAULT: %v\n", reports.ScanWords(sp), fault)
+			drift = true
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -166,7 +189,9 @@ func withProfile(s spec.ScanSpec, prof profileFlag) ([]spec.ScanSpec, error) {
 
 // scanOne runs one scan with a progress display, prints its verdict and
 // stores its certificate.
-func scanOne(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, env spec.Env, dir string) (*scan.Result, error) {
+// run is scan.Run, or the kernel scan's worker (scan.RunWorker).
+func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Context, spec.ScanSpec, scan.Options) (*scan.Result, error),
+	s spec.ScanSpec, env spec.Env, dir string) (*scan.Result, error) {
 	var prog *reports.Steps
 	opt := scan.Options{Env: env, Progress: func(done, total int) {
 		if prog == nil {
@@ -174,7 +199,7 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, env
 		}
 		prog.Update(done)
 	}}
-	r, err := scan.Run(ctx, s, opt)
+	r, err := run(ctx, s, opt)
 	prog.Finish()
 	if err != nil {
 		if errors.Is(err, scan.ErrBadSpec) {

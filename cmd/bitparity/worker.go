@@ -11,12 +11,13 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
 // workerCmd is `bitparity worker --target NAME` or `bitparity worker
-// --kernel MANIFEST`: it runs one target in this process and serves it to a
+// --kernel MANIFEST` (with --scan: one scan, scan.Serve, for scan --kernel): it runs one target in this process and serves it to a
 // harness over stdin and stdout with the process protocol
 // (docs/protocol.md, external.Serve). A fault of the target (an illegal
 // address, a sticky CUDA error) ends the worker with exit status 3 and the
@@ -27,11 +28,15 @@ func workerCmd(stdout, stderr io.Writer, args []string) error {
 	fs.SetOutput(stderr)
 	name := fs.String("target", "", "serve this registered target")
 	kernel := fs.String("kernel", "", "serve the user kernel of this manifest (docs/kernel-abi.md)")
+	scanMode := fs.Bool("scan", false, "with --kernel: run the one scan sent on stdin and write its events to stdout (scan --kernel starts it)")
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
 	if (*name == "") == (*kernel == "") || fs.NArg() > 0 {
 		return usageErr("worker: give exactly one of --target NAME or --kernel MANIFEST")
+	}
+	if *scanMode && *kernel == "" {
+		return usageErr("worker: --scan goes with --kernel MANIFEST")
 	}
 	var t target.Target
 	var err error
@@ -49,6 +54,14 @@ func workerCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *scanMode {
+		// the scan looks its target up by name: register this one here
+		target.Register(t.Info().Name, func() (target.Target, error) { return t, nil })
+		if err := scan.Serve(ctx, os.Stdin, stdout); err != nil {
+			return withCode(spec.ExitInternal, fmt.Errorf("worker %s: %w", t.Info().Name, err))
+		}
+		return nil
+	}
 	if err := external.Serve(ctx, os.Stdin, stdout, unsupportedAs{t}); err != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("worker %s: %w", t.Info().Name, err))
 	}
