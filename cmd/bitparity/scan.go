@@ -132,6 +132,9 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 		r, err := scanOne(ctx, stdout, stderr, run, sp, env, *dir)
 		var fault *scan.Fault
 		if errors.As(err, &fault) {
+			if n, err := scan.Normalize(sp); err == nil {
+				sp = n
+			}
 			fmt.Fprintf(stdout, "scan %s\n  FAULT: %v\n", reports.ScanWords(sp), fault)
 			drift = true
 			continue
