@@ -5,16 +5,24 @@
 # and a one-step scan with the driver's compile cache disabled
 # (CUDA_CACHE_DISABLE=1), for a build that loads the PTX (fat images set
 # aside) and for one that loads the fat images; then the gpu package's
-# quick tests on the fat images. Everything comes back in $OUT/fatbin.tar
-# (OUT defaults to out/fatbin): the images and their sha256 files to
-# commit, and the logs.
+# quick tests on the fat images, and `scan --kernel` of the example user
+# kernels (the test, and rows 1..8192 at hidden 4096 over three draws).
+# Everything comes back in $OUT/fatbin.tar (OUT defaults to out/fatbin),
+# packed again after every stage, so a run cut short still returns what it
+# made: the images and their sha256 files to commit, summary.txt, the logs.
+#
+# STEPS (default "measure test kernel") picks the stages after the images
+# and the builds: measure (start-up times, version), test (gpu package
+# tests), kernel (scan --kernel).
 #
 #   bash .device/run.sh bash scripts/device-fatbin.sh      # Go from .device (docs/gpu.md)
 #   bash scripts/device-fatbin.sh                          # where go is on PATH
 #
 # Without Go the images are still built and packed, and the script exits 3
-# after saying so. Any failing step stops the script with its log on
-# stderr and a non-zero exit. Running it again rebuilds everything.
+# after saying so. A failing build stops the script with its log on
+# stderr (exit 3); a failing test or measurement is logged, the other
+# stages still run, and the script ends with FAILED and exit 1. Running it
+# again rebuilds everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -43,6 +51,20 @@ step() {
 		fail "$name (log: $logs/$name.log)"
 	fi
 }
+# check NAME CMD...: step, but a failure is recorded and the script goes on.
+failed=()
+check() {
+	local name=$1
+	shift
+	echo "== $name: $*" >&2
+	if ! "$@" >"$logs/$name.log" 2>&1; then
+		tail -n 40 "$logs/$name.log" >&2
+		echo "device-fatbin: FAILED: $name (log: $logs/$name.log)" >&2
+		failed+=("$name")
+	fi
+	return 0
+}
+want() { [[ " ${STEPS:-measure test kernel} " == *" $1 "* ]]; }
 pack() {
 	local files=()
 	for f in gpu/kernels/*.fatbin gpu/kernels/fatbin.sha256 \
@@ -96,28 +118,55 @@ fi
 mv "$aside"/* gpu/kernels/
 rmdir "$aside"
 step build-fat go build -tags "$tags" -o bin/bitparity ./cmd/bitparity
-step test-cpu go test -count=1 -run 'TestPTX|TestFatbin|TestPickImage|TestShippedUserKernels' ./gpu/
+check test-cpu go test -count=1 -run 'TestPTX|TestFatbin|TestPickImage|TestShippedUserKernels' ./gpu/
+pack
 
 # 3. Start-up with the driver's cache disabled (every PTX load compiles).
-for bin in bin/bitparity-ptx bin/bitparity; do
+want measure && for bin in bin/bitparity-ptx bin/bitparity; do
 	name=$(basename "$bin")
-	CUDA_CACHE_DISABLE=1 "$bin" version >"$logs/version-$name.txt" 2>&1 || fail "$bin version (log: $logs/version-$name.txt)"
+	CUDA_CACHE_DISABLE=1 "$bin" version >"$logs/version-$name.txt" 2>&1 || failed+=("$name version")
 	lists=()
 	for i in 1 2 3; do
-		t=$(CUDA_CACHE_DISABLE=1 wall "$bin" list) || fail "$bin list"
+		t=$(CUDA_CACHE_DISABLE=1 wall "$bin" list) || { failed+=("$name list"); t=failed; }
 		lists+=("$t")
 	done
 	scan=$(CUDA_CACHE_DISABLE=1 wall "$bin" scan --target cuda-rmsnorm --from 1 --to 1 --hidden 4096 --dists normal --dir "$out/corpus-$name") ||
-		fail "$bin scan --target cuda-rmsnorm --to 1"
-	warm=$(wall "$bin" list) || fail "$bin list (cache on)"
+		{ failed+=("$name one-step scan"); scan=failed; }
+	warm=$(wall "$bin" list) || { failed+=("$name list (cache on)"); warm=failed; }
 	say "$name: CUDA_CACHE_DISABLE=1 list ${lists[*]} s; one-step scan $scan s; list with the cache on $warm s"
 	say "$name: version:"
 	sed 's/^/    /' "$logs/version-$name.txt" | tee -a "$summary" >&2
 done
+pack
 
 # 4. The gpu package's tests on the fat images.
-step test-gpu go test -tags "$tags" -count=1 -short -v -timeout 5m \
-	-run "${QUICK_RUN:-TestCompare|TestParity|TestProbes|TestPTX|TestFatbin|TestUserKernel|TestDriftModelsFound}" ./gpu/
-say "gpu tests on the fat images: $(grep -E '^(ok|FAIL)' "$logs/test-gpu.log" | tr '\n' ' ')"
+if want test; then
+	check test-gpu go test -tags "$tags" -count=1 -short -v -timeout 5m \
+		-run "${QUICK_RUN:-TestCompare|TestParity|TestProbes|TestPTX|TestFatbin|TestUserKernel|TestDriftModelsFound}" ./gpu/
+	say "gpu tests on the fat images: $(grep -E '^(ok|FAIL)' "$logs/test-gpu.log" | tr '\n' ' ')"
+	pack
+fi
+
+# 5. scan --kernel: the example kernels (certified, mapped, faulting,
+# hanging), then rows 1..8192 at hidden 4096 over three draws.
+if want kernel; then
+	check test-kernel-scan go test -tags "$tags" -count=1 -v -timeout 4m -run 'TestScanKernelOnGPU' ./cmd/bitparity/
+	say "scan --kernel test: $(grep -E '^(ok|FAIL|--- )' "$logs/test-kernel-scan.log" | tr '\n' ' ')"
+	for k in rmsnorm_invariant rmsnorm_drift; do
+		t0=$(date +%s)
+		rc=0
+		timeout "${KERNEL_SCAN_TIMEOUT:-150}" bin/bitparity scan --kernel "gpu/testdata/userkernels/$k.json" --to 8192 --hidden 4096 \
+			--dists normal,boundary,heavy --dir "$out/corpus-kernel" --json "$logs/scan-$k.json" >"$logs/scan-$k.log" 2>&1 || rc=$?
+		say "scan --kernel $k, rows 1..8192, hidden 4096, 3 draws: exit $rc in $(($(date +%s) - t0)) s"
+		{ grep -E 'row comparisons|CERTIFIED|DRIFT|FAULT' "$logs/scan-$k.log" || true; } | sed 's/^/    /' | tee -a "$summary" >&2
+		case $k:$rc in rmsnorm_invariant:0 | rmsnorm_drift:1) ;; *) failed+=("scan --kernel $k (exit $rc)") ;; esac
+		pack
+	done
+fi
 pack
 cat "$summary"
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "device-fatbin: FAILED: ${failed[*]}" >&2
+	exit 1
+fi
+echo "device-fatbin: all stages passed" >&2
