@@ -142,7 +142,7 @@ pack
 # 4. The gpu package's tests on the fat images.
 if want test; then
 	check test-gpu go test -tags "$tags" -count=1 -short -v -timeout 5m \
-		-run "${QUICK_RUN:-TestCompare|TestParity|TestProbes|TestPTX|TestFatbin|TestUserKernel|TestDriftModelsFound}" ./gpu/
+		-run "${QUICK_RUN:-TestCompare|TestParity|TestProbes|TestPTX|TestFatbin|TestUserKernel|TestUserHeld|TestDriftModelsFound}" ./gpu/
 	say "gpu tests on the fat images: $(grep -E '^(ok|FAIL)' "$logs/test-gpu.log" | tr '\n' ' ')"
 	pack
 fi
