@@ -67,7 +67,7 @@ func worker(t *testing.T, mode string) []string {
 }
 
 // TestRunWorker: a scan in a worker gives the result the scan gives in
-// process, with its progress; a batch that faults, a worker that dies and
+// process (a certificate with its progress; a drifting target's map); a batch that faults, a worker that dies and
 // one that hangs are each a Fault naming the batch of 5 rows.
 func TestRunWorker(t *testing.T) {
 	s := rmsnormScan("test-misbehave", 8, 16)
@@ -79,9 +79,24 @@ func TestRunWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got.Map == nil || MapWords(got.Map) != MapWords(want.Map) {
+		t.Errorf("worker scan's map %v, in process %v", got.Map, want.Map)
+	}
 	if got.Certificate == nil || got.RowsCompared != want.RowsCompared || got.Batches != want.Batches || done != total || total != 8 {
 		t.Errorf("worker scan: certificate %v, %d rows in %d batches (in process %d in %d), progress %d/%d",
 			got.Certificate != nil, got.RowsCompared, got.Batches, want.RowsCompared, want.Batches, done, total)
+	}
+
+	// a drifting target: the same exact map as in process
+	d := rmsnormScan("test-rmsnorm-mod89", 180, 16)
+	d.Dists = []spec.Dist{spec.DistNormal}
+	wantD := run(t, d)
+	gotD, err := RunWorker(context.Background(), worker(t, "serve"), d, Options{}, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotD.Certificate != nil || MapWords(gotD.Map) != MapWords(wantD.Map) || len(gotD.Diffs) != len(wantD.Diffs) {
+		t.Errorf("worker map %s (%d diffs), in process %s (%d diffs)", MapWords(gotD.Map), len(gotD.Diffs), MapWords(wantD.Map), len(wantD.Diffs))
 	}
 
 	for _, c := range []struct {

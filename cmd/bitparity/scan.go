@@ -190,9 +190,9 @@ func withProfile(s spec.ScanSpec, prof profileFlag) ([]spec.ScanSpec, error) {
 	return out, nil
 }
 
-// scanOne runs one scan with a progress display, prints its verdict and
-// stores its certificate.
-// run is scan.Run, or the kernel scan's worker (scan.RunWorker).
+// scanOne runs one scan with run (scan.Run, or a kernel scan's worker)
+// under a progress display, prints its verdict and stores its
+// certificate.
 func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Context, spec.ScanSpec, scan.Options) (*scan.Result, error),
 	s spec.ScanSpec, env spec.Env, dir string) (*scan.Result, error) {
 	var prog *reports.Steps

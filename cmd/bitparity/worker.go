@@ -17,9 +17,10 @@ import (
 )
 
 // workerCmd is `bitparity worker --target NAME` or `bitparity worker
-// --kernel MANIFEST` (with --scan: one scan, scan.Serve, for scan --kernel): it runs one target in this process and serves it to a
-// harness over stdin and stdout with the process protocol
-// (docs/protocol.md, external.Serve). A fault of the target (an illegal
+// --kernel MANIFEST`: it runs one target in this process and serves it to
+// a harness over stdin and stdout with the process protocol
+// (docs/protocol.md, external.Serve); with --scan (and --kernel) it runs
+// the one scan its parent `scan --kernel` sends instead (scan.Serve). A fault of the target (an illegal
 // address, a sticky CUDA error) ends the worker with exit status 3 and the
 // error on stderr; the harness reports a crash finding with the case and
 // starts a new worker. A hang is ended by the harness's watchdog.
