@@ -132,7 +132,7 @@ detect: build
 seeds:
 	$(GO) test ./fuzz/native -run TestSeedCorpus -update
 
-# The example user kernels' PTX (needs nvcc).
+# The example user kernels' PTX and fat images (needs nvcc).
 kernels-ptx:
 	bash gpu/testdata/userkernels/build.sh
 
