@@ -13,7 +13,9 @@
 #
 # STEPS (default "measure test kernel") picks the stages after the images
 # and the builds: measure (start-up times, version), test (gpu package
-# tests), kernel (scan --kernel).
+# tests), kernel (scan --kernel's GPU test, then each 8192-row scan under
+# KERNEL_SCAN_TIMEOUT seconds, default 120). The stages run in that order,
+# most important first: under a 10-minute limit the last may be cut short.
 #
 #   bash .device/run.sh bash scripts/device-fatbin.sh      # Go from .device (docs/gpu.md)
 #   bash scripts/device-fatbin.sh                          # where go is on PATH
@@ -155,7 +157,7 @@ if want kernel; then
 	for k in rmsnorm_invariant rmsnorm_drift; do
 		t0=$(date +%s)
 		rc=0
-		timeout "${KERNEL_SCAN_TIMEOUT:-150}" bin/bitparity scan --kernel "gpu/testdata/userkernels/$k.json" --to 8192 --hidden 4096 \
+		timeout "${KERNEL_SCAN_TIMEOUT:-120}" bin/bitparity scan --kernel "gpu/testdata/userkernels/$k.json" --to 8192 --hidden 4096 \
 			--dists normal,boundary,heavy --dir "$out/corpus-kernel" --json "$logs/scan-$k.json" >"$logs/scan-$k.log" 2>&1 || rc=$?
 		say "scan --kernel $k, rows 1..8192, hidden 4096, 3 draws: exit $rc in $(($(date +%s) - t0)) s"
 		{ grep -E 'row comparisons|CERTIFIED|DRIFT|FAULT' "$logs/scan-$k.log" || true; } | sed 's/^/    /' | tee -a "$summary" >&2
