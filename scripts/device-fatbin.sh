@@ -17,8 +17,12 @@
 # KERNEL_SCAN_TIMEOUT seconds, default 120). The stages run in that order,
 # most important first: under a 10-minute limit the last may be cut short.
 #
-#   bash .device/run.sh bash scripts/device-fatbin.sh      # Go from .device (docs/gpu.md)
-#   bash scripts/device-fatbin.sh                          # where go is on PATH
+#   GPUTAGS=cuda,nocloud bash .device/run.sh bash scripts/device-fatbin.sh   # Go from .device (scripts/device-prepare.sh)
+#   bash scripts/device-fatbin.sh                                             # where go is on PATH
+#
+# GPUTAGS (default cuda) are the tags of the GPU builds: cuda,nocloud where
+# the vendored modules leave out the cloud SDKs, as device-prepare.sh packs
+# them.
 #
 # Without Go the images are still built and packed, and the script exits 3
 # after saying so. A failing build stops the script with its log on
@@ -120,7 +124,7 @@ fi
 mv "$aside"/* gpu/kernels/
 rmdir "$aside"
 step build-fat go build -tags "$tags" -o bin/bitparity ./cmd/bitparity
-check test-cpu go test -count=1 -run 'TestPTX|TestFatbin|TestPickImage|TestShippedUserKernels' ./gpu/
+check test-cpu go test -tags nocloud -count=1 -run 'TestPTX|TestFatbin|TestPickImage|TestShippedUserKernels' ./gpu/
 pack
 
 # 3. Start-up with the driver's cache disabled (every PTX load compiles).
