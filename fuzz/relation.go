@@ -75,7 +75,9 @@ func IsTargetFailure(err error) bool {
 // finding of kind "crash"; any other failure, and a bad case, is an error.
 //
 // A case of a composite op goes to the Source among ts that checks its op
-// (Source.Check); there is no other way to check one.
+// (Source.Check); there is no other way to check one. Sources among ts are
+// left out of a single-op case's targets, so a caller may pass the sources
+// it knows with every case.
 func Check(ctx context.Context, c spec.Case, ts ...target.Target) (*spec.Finding, error) {
 	if s := sourceFor(c.Op, ts); s != nil {
 		return checkComposite(ctx, s, c)
@@ -83,6 +85,7 @@ func Check(ctx context.Context, c spec.Case, ts ...target.Target) (*spec.Finding
 	if !slices.Contains(spec.Ops, c.Op) {
 		return nil, fmt.Errorf("case: op %q: no relation here runs it (a composite op's case needs its fuzz.Source among the targets)", c.Op)
 	}
+	ts = withoutSources(ts)
 	rel, err := RelationByName(c.Relation)
 	if err != nil {
 		return nil, fmt.Errorf("case: %w", err)

@@ -99,6 +99,21 @@ func sourceFor(op spec.Op, ts []target.Target) *Source {
 	return nil
 }
 
+// withoutSources returns ts without its sources (all of ts when it has
+// none).
+func withoutSources(ts []target.Target) []target.Target {
+	out := ts[:0:0]
+	for _, t := range ts {
+		if _, ok := t.(*Source); !ok {
+			out = append(out, t)
+		}
+	}
+	if len(out) == len(ts) {
+		return ts
+	}
+	return out
+}
+
 // checkComposite checks c with source s: a crash of the process behind it
 // (target.ErrTargetCrashed) is a finding of kind crash, as in Check.
 func checkComposite(ctx context.Context, s *Source, c spec.Case) (*spec.Finding, error) {
