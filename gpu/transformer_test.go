@@ -5,7 +5,6 @@ package gpu
 import (
 	"context"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
