@@ -134,7 +134,7 @@ func (p *pairState) targets() []target.Target {
 	return []target.Target{p.src}
 }
 
-// judge sets f.Expected for a finding of a source's job (Expected, with
+// judge sets f.Expected for a finding of a source's job (Job.Expected, with
 // the site its case planted); Check decides it for the other pairs.
 func (p *pairState) judge(f *spec.Finding) {
 	if p.job == nil {
@@ -144,7 +144,7 @@ func (p *pairState) judge(f *spec.Finding) {
 	if p.src.Planted != nil {
 		planted = p.src.Planted(f.Case)
 	}
-	f.Expected = Expected(f, p.job.Expect, planted)
+	f.Expected = p.job.Expected(f, planted)
 }
 
 // workAll runs the workers until ctx ends or no pair is left to pick.

@@ -57,9 +57,9 @@ type Job struct {
 	// the job's own seeded stream).
 	Draw func(seed uint64) (spec.Case, bool)
 	// Expect, for a control, is the kind of finding it must give: its
-	// findings are Expected by the one rule of Expected, and the campaign
-	// reports it missed when it gives none. Empty: any finding is
-	// unexpected.
+	// findings are judged by the one rule (Job.Expected), and a control
+	// that gives none is missed (its statistics count no finding). Empty:
+	// any finding is unexpected.
 	Expect spec.Kind
 	// MinCases: a control not yet found runs that many cases even past
 	// the campaign's Duration or MaxCases (so whether it is found depends
@@ -71,11 +71,11 @@ type Job struct {
 }
 
 // Expected is the one rule that decides spec.Finding.Expected for a
-// finding of a source's job: the job is a control (expect is the kind it
-// must give), f has that kind, and f diverged first at the site the case
-// planted its drift at, when it planted one.
-func Expected(f *spec.Finding, expect spec.Kind, planted *spec.Site) bool {
-	return expect != "" && f.Kind == expect && (planted == nil || spec.SameSite(f.Site, planted))
+// finding f of job j: j is a control (Expect, the kind it must give), f
+// has that kind, and f diverged first at the site the case planted its
+// drift at, when it planted one (Source.Planted). No message text is read.
+func (j *Job) Expected(f *spec.Finding, planted *spec.Site) bool {
+	return j.Expect != "" && f.Kind == j.Expect && (planted == nil || spec.SameSite(f.Site, planted))
 }
 
 // Info makes a *Source a target.Target, so that Check and Minimize take it

@@ -3,6 +3,7 @@ package external
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 var (
@@ -56,8 +58,18 @@ func IsModel(name string) bool { _, ok := LookupModel(name); return ok }
 // model source's Map, made for the minimal case a campaign keeps and
 // recorded with it, so that repro and corpus recheck cost one model run
 // per case. ModelSource passes it to fuzz.Check.
+//
+// A route that crashes on the case (target.ErrTargetCrashed) gives a
+// finding of kind crash whose repro line carries the route's --exec.
 func CheckModel(ctx context.Context, c spec.Case) (*spec.Finding, error) {
-	return checkModel(ctx, c, false)
+	f, err := checkModel(ctx, c, false)
+	if err != nil && errors.Is(err, target.ErrTargetCrashed) && ctx.Err() == nil {
+		f = &spec.Finding{Case: c, Kind: spec.KindCrash, Relation: c.Relation, TargetA: c.Targets[0], Error: err.Error(),
+			Repro: modelRepro(c), Env: fuzz.HostEnv(), FoundAt: time.Now().UTC()}
+		f.Signature = spec.Signature(*f)
+		return f, nil
+	}
+	return f, err
 }
 
 // checkModel is CheckModel; it computes the drift map only when mapDrift
