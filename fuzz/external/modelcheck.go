@@ -3,9 +3,9 @@ package external
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
