@@ -13,15 +13,18 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// Campaign runs every pair (Pairs) for a duration: it draws cases with
-// gen.Case, runs Check, and shrinks and maps every finding. The zero value
-// of every field is valid: 60 s, seed 0, every target and relation, no
-// case limit, no progress calls, DefaultWorkers workers.
+// Campaign runs every pair (Pairs) and every job of its Sources for a
+// duration: it draws cases with gen.Case (a source's job with its own
+// Draw), runs Check, and shrinks and maps every finding (Minimize). The
+// zero value of every field is valid: 60 s, seed 0, every target and
+// relation, no case limit, no progress calls, DefaultWorkers workers, no
+// composite source.
 type Campaign struct {
 	Duration time.Duration
 	Seed     uint64
 	// Targets and Relations filter the pairs: a pair runs when one of its
 	// targets is listed (or the list is empty) and its relation is listed
+	// (or the list is empty). A source's jobs run when its Name is listed
 	// (or the list is empty).
 	Targets   []string
 	Relations []string
