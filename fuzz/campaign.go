@@ -44,7 +44,7 @@ type Campaign struct {
 	// ShrinkBudget bounds the time spent shrinking one finding (0: 10 s;
 	// LateShrinkBudget for findings still queued at the deadline; the
 	// drift map has its own MapBudget). NoShrink reports findings as first
-	// found.
+	// found (a source's finding mapped by its Source.Map).
 	ShrinkBudget time.Duration
 	NoShrink     bool
 	// OnFound, when set, is called with each finding as first found,

@@ -212,6 +212,17 @@ func shrinkSteps(ctx context.Context, c spec.Case, steps func(spec.Case) []spec.
 	return c, st, nil
 }
 
+// mapInPlace maps f with source s's Map within MapBudget, f's case as
+// found; a map that cannot be made is said in Message.
+func mapInPlace(ctx context.Context, f *spec.Finding, s *Source) {
+	mctx, cancel := context.WithTimeout(ctx, MapBudget)
+	defer cancel()
+	if err := s.Map(mctx, f); err != nil {
+		f.Message += fmt.Sprintf(" (no drift map: %v)", err)
+	}
+	f.Signature = spec.Signature(*f)
+}
+
 // minimizeInPlace replaces f by its minimal finding (Minimize, on the
 // targets ts when given); when none can be made, f stays as found and its
 // Message says why.

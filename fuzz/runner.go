@@ -25,6 +25,7 @@ type runner struct {
 	deadline time.Time
 	found    chan found  // first finding of each pair, to minimizeAll
 	overtime atomic.Bool // past the deadline: only controls owed cases run (owes)
+	inTurn   bool        // every pair is a source's job: they take turns (pick)
 
 	mu       sync.Mutex
 	cases    int64
@@ -68,6 +69,10 @@ func newRunner(c *Campaign, pairs []*pairState) *runner {
 	}
 	if r.shrink <= 0 {
 		r.shrink = 10 * time.Second
+	}
+	r.inTurn = true
+	for _, p := range pairs {
+		r.inTurn = r.inTurn && p.job != nil
 	}
 	return r
 }
@@ -211,7 +216,10 @@ func drawJob(p *pairState) spec.Case {
 // pick chooses the live pair with the least load, its spent time plus 1 ms
 // for each of its cases in flight, and counts a case for it (busy, the
 // pair's and the run's counts), or returns nil when none is left or
-// MaxCases cases have been taken. It holds r.mu for that scan alone.
+// MaxCases cases have been taken. In a campaign of sources' jobs alone
+// (inTurn) the load is the pair's cases: the jobs take turns, so with one
+// worker which case finds what depends on the seed, not on the machine's
+// speed. It holds r.mu for that scan alone.
 func (r *runner) pick() *pairState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -223,6 +231,9 @@ func (r *runner) pick() *pairState {
 	var bestLoad int64
 	for _, p := range r.pairs {
 		load := p.spent.Load() + p.busy.Load()*int64(time.Millisecond)
+		if r.inTurn {
+			load = p.cases.Load()
+		}
 		if over && !p.owes() {
 			continue
 		}
@@ -342,13 +353,15 @@ func (r *runner) keep(p *pairState, f *spec.Finding) bool {
 }
 
 // minimizeAll shrinks and maps each finding the workers hand over (unless
-// NoShrink) and keeps it, until found is closed: findings still queued at
+// NoShrink: then only a source's Map runs) and keeps it, until found is closed: findings still queued at
 // the deadline get LateShrinkBudget each, and none is shrunk once grace
 // (Campaign.graceContext) has ended.
 func (r *runner) minimizeAll(grace context.Context) {
 	for fd := range r.found {
 		f := fd.f
 		switch {
+		case r.c.NoShrink && fd.p.src != nil && fd.p.src.Map != nil && grace.Err() == nil:
+			mapInPlace(grace, f, fd.p.src) // a source's map is not made by its Check
 		case r.c.NoShrink:
 		case grace.Err() == nil:
 			budget := r.shrink
