@@ -201,7 +201,8 @@ func (r *runner) next() (*pairState, spec.Case) {
 }
 
 // drawJob draws the next case of a source's job: the job's case of the
-// next seed of its stream that it does not skip (of at most 1000).
+// next seed of its stream that it does not skip (a job that skips 1000
+// seeds in a row gets the last of them).
 func drawJob(p *pairState) spec.Case {
 	var k spec.Case
 	for range 1000 {
