@@ -167,9 +167,8 @@ func SweepValues(dim string, onset int) []int {
 // (then the error says so). c itself must fail (else shrink.ErrNotFailing);
 // a candidate fails answers with an error counts as passing.
 func shrinkSteps(ctx context.Context, c spec.Case, steps func(spec.Case) []spec.Case,
-	fails func(spec.Case) (bool, error), maxTries int) (spec.Case, shrink.Stats, error) {
+	fails func(spec.Case) (bool, error), maxTries int) (_ spec.Case, st shrink.Stats, _ error) {
 	start := time.Now()
-	var st shrink.Stats
 	defer func() { st.Elapsed = time.Since(start) }()
 	try := func(k spec.Case) (bool, error) {
 		st.Tried++
