@@ -111,6 +111,7 @@ type pairState struct {
 	invariant bool
 	src       *Source // a source's job (Pair.Targets is then its name)
 	job       *Job
+	jobIndex  int // of job in src.Jobs (its seeds: drawJob)
 
 	spent   atomic.Int64 // wall time of its cases (ns), for fair scheduling
 	busy    atomic.Int64 // cases drawn and not yet recorded
@@ -167,10 +168,10 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 		defer close(shrunk)
 		r.minimizeAll(graceCtx)
 	}()
-	r.workAll(runCtx)
+	r.workAll(runCtx, workCtx)
 	if r.owing() {
 		r.overtime.Store(true)
-		r.workAll(workCtx)
+		r.workAll(workCtx, workCtx)
 	}
 	endWork()
 	close(r.found)
@@ -265,7 +266,6 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 		seed := int64(splitmix(c.Seed ^ splitmix(uint64(i)+1)))
 		out = append(out, &pairState{Pair: p, stream: stream{rng: rand.New(rand.NewSource(seed))}, invariant: inv})
 	}
-	i := 0
 	for _, src := range c.Sources {
 		if len(c.Targets) > 0 && !contains(c.Targets, src.Name) {
 			continue
@@ -275,11 +275,8 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 			if len(c.Relations) > 0 && !contains(c.Relations, job.Relation) {
 				continue
 			}
-			i++
-			seed := int64(splitmix(c.Seed ^ splitmix(uint64(i)<<32)))
 			out = append(out, &pairState{Pair: target.Pair{Op: src.Op, Relation: job.Relation, Targets: []string{job.Name},
-				Expect: job.Expect != ""}, src: src, job: job, invariant: job.Invariant,
-				stream: stream{rng: rand.New(rand.NewSource(seed))}, kept: map[string]bool{}})
+				Expect: job.Expect != ""}, src: src, job: job, jobIndex: j, invariant: job.Invariant, kept: map[string]bool{}})
 		}
 	}
 	if len(out) == 0 {

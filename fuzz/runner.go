@@ -152,14 +152,16 @@ func (p *pairState) judge(f *spec.Finding) {
 	f.Expected = p.job.Expected(f, planted)
 }
 
-// workAll runs the workers until ctx ends or no pair is left to pick.
-func (r *runner) workAll(ctx context.Context) {
+// workAll runs the workers until ctx ends or no pair is left to pick; a
+// source's case runs under jobCtx, which the deadline does not end (a
+// control's case in flight then still counts; Job.MinCases).
+func (r *runner) workAll(ctx, jobCtx context.Context) {
 	var wg sync.WaitGroup
 	for i := range r.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.work(target.WithWorker(ctx, i))
+			r.work(target.WithWorker(ctx, i), target.WithWorker(jobCtx, i))
 		}()
 	}
 	wg.Wait()
@@ -193,7 +195,7 @@ func (r *runner) next() (*pairState, spec.Case) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.job != nil {
-		return p, drawJob(p)
+		return p, r.drawJob(p)
 	}
 	k := r.c.draw(p)
 	k.Targets = append([]string(nil), p.Targets...)
@@ -201,13 +203,16 @@ func (r *runner) next() (*pairState, spec.Case) {
 }
 
 // drawJob draws the next case of a source's job: the job's case of the
-// next seed of its stream that it does not skip (a job that skips 1000
-// seeds in a row gets the last of them).
-func drawJob(p *pairState) spec.Case {
+// next seed of its stream (Job.Draw) that it does not skip (a job that
+// skips 1000 seeds in a row gets the last of them).
+func (r *runner) drawJob(p *pairState) spec.Case {
 	var k spec.Case
+	jobs := uint64(len(p.src.Jobs))
 	for range 1000 {
+		seed := splitmix(r.c.Seed ^ splitmix(uint64(p.jobIndex)+jobs*uint64(p.drawn)))
+		p.drawn++
 		var ok bool
-		if k, ok = p.job.Draw(p.stream.rng.Uint64()); ok {
+		if k, ok = p.job.Draw(seed); ok {
 			break
 		}
 	}
@@ -255,14 +260,18 @@ func (r *runner) pick() *pairState {
 }
 
 // work is one worker: it checks cases until ctx ends or no pair is left.
-func (r *runner) work(ctx context.Context) {
+func (r *runner) work(ctx, jobCtx context.Context) {
 	for ctx.Err() == nil {
 		p, k := r.next()
 		if p == nil {
 			return
 		}
+		cctx := ctx
+		if p.job != nil {
+			cctx = jobCtx
+		}
 		t0 := time.Now()
-		f, err := Check(ctx, k, p.targets()...)
+		f, err := Check(cctx, k, p.targets()...)
 		spent := time.Since(t0)
 		if errors.Is(err, target.ErrUnsupported) {
 			r.unsupported(p, spent)
@@ -271,7 +280,7 @@ func (r *runner) work(ctx context.Context) {
 		if f != nil {
 			p.judge(f)
 		}
-		if f = r.record(ctx, p, f, err, spent); f != nil {
+		if f = r.record(cctx, p, f, err, spent); f != nil {
 			if r.c.OnFound != nil {
 				r.c.OnFound(*f)
 			}

@@ -53,8 +53,9 @@ type Job struct {
 	// Invariant says the job's cases must all hold (its statistics count
 	// as invariant cases).
 	Invariant bool
-	// Draw makes the case of seed, or false to skip the seed (drawn from
-	// the job's own seeded stream).
+	// Draw makes the case of seed, or false to skip the seed. The n-th
+	// seed of job j of a source's J jobs is splitmix(Seed ^ splitmix(j +
+	// J*n)) for a campaign of Seed: the seeds of jobs taken in turn.
 	Draw func(seed uint64) (spec.Case, bool)
 	// Expect, for a control, is the kind of finding it must give: its
 	// findings are judged by the one rule (Job.Expected), and a control

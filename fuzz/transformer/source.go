@@ -1,8 +1,6 @@
 package transformer
 
 import (
-	"math/rand/v2"
-
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/transformer/internal/e2e"
 	"github.com/bitparity/bitparity/spec"
@@ -66,8 +64,7 @@ func jobs(train, infer string) []fuzz.Job {
 			Draw: func(seed uint64) (spec.Case, bool) {
 				c := m.Needs.Case(seed)
 				c.Relation = spec.RelPathParity
-				sites := e2e.PlantSites(m.Kind, c.Shape.Rows)
-				c, err := e2e.Plant(c, m.Name, sites[rand.New(rand.NewPCG(seed, 99)).IntN(len(sites))])
+				c, err := e2e.Plant(c, m.Name, e2e.RandomSite(seed, m.Kind, c.Shape.Rows))
 				if err != nil {
 					return c, false
 				}
