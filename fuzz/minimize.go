@@ -158,15 +158,16 @@ func SweepValues(dim string, onset int) []int {
 	return out
 }
 
-// shrinkSteps shrinks c greedily with a source's steps: it repeats
+// shrinkSteps shrinks c with a source's steps, in rounds:
 //
-//	for each candidate of steps(c), in order: if fails(candidate), take it
-//	as c and start over
+//	for each group g of steps(c), recomputed from the current c:
+//		take the first candidate of g that fails as c
 //
-// until no candidate fails, maxTries calls of fails are spent or ctx ends
-// (then the error says so). c itself must fail (else shrink.ErrNotFailing);
-// a candidate fails answers with an error counts as passing.
-func shrinkSteps(ctx context.Context, c spec.Case, steps func(spec.Case) []spec.Case,
+// until a round changes nothing, maxTries calls of fails are spent or ctx
+// ends (then the error says so). c itself must fail (else
+// shrink.ErrNotFailing); a candidate fails answers with an error counts as
+// passing.
+func shrinkSteps(ctx context.Context, c spec.Case, steps func(spec.Case) [][]spec.Case,
 	fails func(spec.Case) (bool, error), maxTries int) (_ spec.Case, st shrink.Stats, _ error) {
 	start := time.Now()
 	defer func() { st.Elapsed = time.Since(start) }()
@@ -188,23 +189,29 @@ func shrinkSteps(ctx context.Context, c spec.Case, steps func(spec.Case) []spec.
 	if steps == nil {
 		return c, st, nil
 	}
-	for improved := true; improved; {
-		improved = false
-		for _, k := range steps(c) {
-			if st.Tried >= maxTries {
-				return c, st, fmt.Errorf("%d tries spent", maxTries)
-			}
-			if err := ctx.Err(); err != nil {
-				return c, st, err
-			}
-			ok, err := try(k)
-			if err != nil {
-				return c, st, err
-			}
-			if ok {
-				c, improved = k, true
-				st.Steps++
+	for changed := true; changed; {
+		changed = false
+		for g := 0; ; g++ {
+			groups := steps(c) // of the current c
+			if g >= len(groups) {
 				break
+			}
+			for _, k := range groups[g] {
+				if st.Tried >= maxTries {
+					return c, st, fmt.Errorf("%d tries spent", maxTries)
+				}
+				if err := ctx.Err(); err != nil {
+					return c, st, err
+				}
+				ok, err := try(k)
+				if err != nil {
+					return c, st, err
+				}
+				if ok {
+					c, changed = k, true
+					st.Steps++
+					break
+				}
 			}
 		}
 	}

@@ -29,10 +29,12 @@ type Source struct {
 	// Check checks one case of Op: nil when its relation holds, a finding
 	// (with Site set where the paths first diverged) when it does not.
 	Check func(ctx context.Context, c spec.Case) (*spec.Finding, error)
-	// Shrink lists the smaller neighbours of c, most reducing first;
-	// Minimize takes the first that still fails, until none does (nil: a
-	// finding of this source is not shrunk).
-	Shrink func(c spec.Case) []spec.Case
+	// Shrink lists the smaller neighbours of c in groups (a group per
+	// dimension, say), each most reducing first; Minimize takes, group by
+	// group, the first neighbour that still fails, in rounds until a round
+	// changes nothing (shrinkSteps). One group is plain greedy descent. Nil:
+	// a finding of this source is not shrunk.
+	Shrink func(c spec.Case) [][]spec.Case
 	// Map, when set, maps the drift of f (its DriftMap, and what it found
 	// in Message); nil keeps the map Check made.
 	Map func(ctx context.Context, f *spec.Finding) error

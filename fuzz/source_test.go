@@ -24,13 +24,13 @@ func toySource(name string, limit int, calls *int) *Source {
 			return &spec.Finding{Case: c, Kind: spec.KindMismatch, Relation: c.Relation,
 				Site: &spec.Site{Layer: c.Shape.Rows % 2, Op: "mlp"}, Message: name}, nil
 		},
-		Shrink: func(c spec.Case) []spec.Case {
+		Shrink: func(c spec.Case) [][]spec.Case {
 			if c.Shape.Rows <= 1 {
 				return nil
 			}
 			k := c
 			k.Shape.Rows--
-			return []spec.Case{k}
+			return [][]spec.Case{{k}}
 		},
 		Planted: func(c spec.Case) *spec.Site { return &spec.Site{Layer: c.Shape.Heads, Op: "mlp"} },
 	}

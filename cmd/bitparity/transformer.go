@@ -68,8 +68,12 @@ func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d t
 	if trainOn != transformer.CPU || inferOn != transformer.CPU {
 		fmt.Fprintf(stdout, "transformer: train path on %s, inference path on %s\n", trainOn, inferOn)
 	}
-	c := &fuzz.Campaign{Duration: d, Seed: seed, Workers: 1, ShrinkBudget: max(100*time.Millisecond, d/10),
-		Sources: []*fuzz.Source{transformer.Source(trainOn, inferOn)}, Targets: []string{"transformer"}}
+	// Each control's finding gets a tenth of d to shrink, the grace all of
+	// them together (one job, one finding).
+	src := transformer.Source(trainOn, inferOn)
+	shrink := max(100*time.Millisecond, d/10)
+	c := &fuzz.Campaign{Duration: d, Seed: seed, Workers: 1, ShrinkBudget: shrink, Grace: time.Duration(len(src.Jobs)) * shrink,
+		Sources: []*fuzz.Source{src}, Targets: []string{"transformer"}}
 	tr, err := c.Run(ctx)
 	if tr == nil || (err != nil && ctx.Err() == nil) {
 		return nil, err

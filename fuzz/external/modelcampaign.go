@@ -84,8 +84,9 @@ func mapModel(ctx context.Context, f *spec.Finding) error {
 }
 
 // modelShrinkSteps are the smaller neighbours of model case c, most
-// reducing first.
-func modelShrinkSteps(c spec.Case) []spec.Case {
+// reducing first, in one group: fuzz.Minimize takes the first that still
+// fails and starts over (greedy descent).
+func modelShrinkSteps(c spec.Case) [][]spec.Case {
 	var out []spec.Case
 	add := func(mod func(s *spec.Shape) bool) {
 		d := c
@@ -100,5 +101,5 @@ func modelShrinkSteps(c spec.Case) []spec.Case {
 	add(func(s *spec.Shape) bool { s.Hidden /= 2; return s.Hidden >= 8 })
 	add(func(s *spec.Shape) bool { s.N /= 2; return s.N >= 8 })
 	add(func(s *spec.Shape) bool { s.Vocab /= 2; return s.Vocab >= 16 })
-	return out
+	return [][]spec.Case{out}
 }

@@ -6,18 +6,19 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// ShrinkSteps lists the smaller neighbours of transformer case c, in the
-// order fuzz.Minimize tries them (it takes the first that still fails and
-// starts over):
+// ShrinkSteps lists the smaller neighbours of transformer case c in the
+// groups fuzz.Minimize tries (in each group it takes the first that still
+// fails, then goes on to the next group, in rounds):
 //
 //	for each dimension (layers, requests, longest request, hidden, ffn,
-//	vocab, heads, KV heads, head dim): the candidates min, v/4, v/2, v-1
-//	(ascending, smaller than v); then filler and pad to their defaults
+//	vocab, heads, KV heads, head dim), a group: the candidates min, v/4,
+//	v/2, v-1 (ascending, smaller than v); then filler, and pad, to their
+//	defaults, a group each
 //
 // Layers never drop below a planted site's layer + 1. A mask that was the
 // engine's reported positions stays so (recomputed for the new requests);
 // an empty mask stays empty.
-func ShrinkSteps(c spec.Case) []spec.Case {
+func ShrinkSteps(c spec.Case) [][]spec.Case {
 	minLayers := 1
 	if st, err := FromCase(c); err == nil {
 		for _, k := range []Kernels{st.Train, st.Infer} {
@@ -41,7 +42,7 @@ func ShrinkSteps(c spec.Case) []spec.Case {
 		{1, func(k *spec.Case) *int { return &k.Shape.KVHeads }},
 		{1, func(k *spec.Case) *int { return &k.Shape.HeadDim }},
 	}
-	var out []spec.Case
+	var out [][]spec.Case
 	for _, d := range dims {
 		v := *d.get(&c)
 		var cands []int
@@ -51,23 +52,26 @@ func ShrinkSteps(c spec.Case) []spec.Case {
 			}
 		}
 		slices.Sort(cands)
+		var g []spec.Case
 		for _, w := range cands {
 			k := c
 			*d.get(&k) = w
-			out = append(out, remask(c, k))
+			g = append(g, remask(c, k))
 		}
+		out = append(out, g)
 	}
+	var filler, pad []spec.Case
 	if c.Rel.Filler != "" {
 		k := c
 		k.Rel.Filler = ""
-		out = append(out, remask(c, k))
+		filler = append(filler, remask(c, k))
 	}
 	if c.Rel.Pad != 0 {
 		k := c
 		k.Rel.Pad = 0
-		out = append(out, remask(c, k))
+		pad = append(pad, remask(c, k))
 	}
-	return out
+	return append(out, filler, pad)
 }
 
 // remask keeps the meaning of the mask of from in k: the engine's reported
