@@ -64,6 +64,7 @@ type Campaign struct {
 	NoTaps bool
 	// Shard, when set, runs only the draws of each pair's case stream that
 	// it owns (fuzz/shard.go); MaxCases then counts this shard's cases.
+	// A source's jobs are not sharded.
 	Shard Shard
 	// Reshape, when set, rewrites the inner sizes of every drawn case
 	// before its cost is checked (a model profile: profile.Profile.Apply);
