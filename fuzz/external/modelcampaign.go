@@ -67,7 +67,8 @@ func ModelChecker() *fuzz.Source {
 
 // mapModel maps the drift of model finding f: it checks f's case again
 // with the drift map over the number of requests decoded together
-// (modelDriftMap) and takes that finding's map and message.
+// (modelDriftMap), takes that map and says in Message which classes agree
+// with the training path.
 func mapModel(ctx context.Context, f *spec.Finding) error {
 	if f.Kind != spec.KindMismatch {
 		return nil
@@ -78,8 +79,11 @@ func mapModel(ctx context.Context, f *spec.Finding) error {
 		return err
 	case g == nil:
 		return errors.New("the case no longer shows the finding")
+	case g.DriftMap == nil:
+		return errors.New("the sweep over the requests decoded together made none")
 	}
-	f.DriftMap, f.Message = g.DriftMap, g.Message
+	f.DriftMap = g.DriftMap
+	f.Message += "; drift map over the requests decoded together: " + trainClasses(g.DriftMap)
 	return nil
 }
 
