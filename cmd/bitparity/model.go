@@ -79,6 +79,8 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 		}
 		c := &fuzz.Campaign{Duration: o.duration / time.Duration(len(models)), Seed: o.seed, MaxCases: o.maxCases,
 			NoShrink: o.noShrink, OnFound: rec.found, OnFinding: rec.shrunk, Workers: 1,
+			// a route's map re-runs the model for ten batch sizes
+			Grace:   10*time.Second + fuzz.MapBudget,
 			Sources: []*fuzz.Source{src}, Targets: []string{m}}
 		r, err := c.Run(ctx)
 		if r != nil {
