@@ -40,7 +40,7 @@ type Source struct {
 	Map func(ctx context.Context, f *spec.Finding) error
 	// Planted, when set, returns the site a case declares its drift at (a
 	// drift model planted at one site), or nil: a control's finding is
-	// expected only at that site (Job.Expect).
+	// expected only at that site (Job.Expected).
 	Planted func(c spec.Case) *spec.Site
 	// Jobs are the case streams a campaign runs (each a pair of its own).
 	Jobs []Job
