@@ -2,6 +2,11 @@ package transformer
 
 import (
 	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +139,46 @@ func TestTransformerExpectedBySite(t *testing.T) {
 	}
 	if misuse.Expected(f, planted) {
 		t.Error("a mismatch is expected of a misuse control")
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/campaign.golden")
+
+// TestTransformerCampaignGolden pins what a seeded campaign over the source
+// finds, unshrunk: each control's kind, planted target and drift map
+// (testdata/campaign.golden; -update rewrites it). The jobs' seeds and
+// their turns make it depend on the seed alone.
+func TestTransformerCampaignGolden(t *testing.T) {
+	c := &fuzz.Campaign{Duration: time.Second, Seed: 1, NoShrink: true, Workers: 1,
+		Sources: []*fuzz.Source{Source("", "")}, Targets: []string{"transformer"}}
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, f := range res.Findings {
+		rule := ""
+		if f.DriftMap != nil {
+			rule = f.DriftMap.Dim + ": " + f.DriftMap.Rule
+		}
+		lines = append(lines, fmt.Sprintf("%s %s expected=%v %s | %s", f.Relation, f.Kind, f.Expected, f.TargetB, rule))
+	}
+	sort.Strings(lines)
+	got := strings.Join(lines, "\n") + "\n"
+	path := filepath.Join("testdata", "campaign.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("seed 1's findings changed (go test -run TestTransformerCampaignGolden -update after an intended change):\ngot:\n%s\nwant:\n%s", got, want)
 	}
 }
