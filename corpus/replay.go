@@ -8,6 +8,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // Verdict of one replay.
@@ -67,12 +68,15 @@ func BaseSignature(fd spec.Finding) string {
 //	    Reproduced, another finding is Changed, none is NotReproduced;
 //	f records none: a finding is Reproduced (a regression), none Passed.
 //
+// sources are the composite ops' sources (fuzz.Source) the caller knows: a
+// case of a composite op needs its own.
+//
 // An error means the case could not be run here (a target this build does
 // not have, a case over the memory budget, a target failure): it is never
 // a verdict.
-func Replay(ctx context.Context, f *File) (*Outcome, error) {
+func Replay(ctx context.Context, f *File, sources ...target.Target) (*Outcome, error) {
 	start := time.Now()
-	got, err := fuzz.Check(ctx, f.Case)
+	got, err := fuzz.Check(ctx, f.Case, sources...)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +114,9 @@ type RecheckResult struct {
 // hash and the time; the others get their Checked time updated. A file
 // that cannot run here (an unknown target, a failure) keeps its status and
 // is reported with its error; so is a file that does not decode.
-// Fixed files and files without a finding are skipped.
-func Recheck(ctx context.Context, s Store, env spec.Env) ([]RecheckResult, error) {
+// Fixed files and files without a finding are skipped. sources are passed
+// to Replay.
+func Recheck(ctx context.Context, s Store, env spec.Env, sources ...target.Target) ([]RecheckResult, error) {
 	names, err := s.List()
 	if err != nil {
 		return nil, err
@@ -129,7 +134,7 @@ func Recheck(ctx context.Context, s Store, env spec.Env) ([]RecheckResult, error
 		if f.Finding == nil || f.Status.State != StateOpen {
 			continue
 		}
-		o, err := Replay(ctx, f)
+		o, err := Replay(ctx, f, sources...)
 		r := RecheckResult{Name: name, Outcome: o, Err: err}
 		if err == nil {
 			now := time.Now().UTC().Truncate(time.Second)

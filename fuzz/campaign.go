@@ -13,15 +13,18 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// Campaign runs every pair (Pairs) for a duration: it draws cases with
-// gen.Case, runs Check, and shrinks and maps every finding. The zero value
-// of every field is valid: 60 s, seed 0, every target and relation, no
-// case limit, no progress calls, DefaultWorkers workers.
+// Campaign runs every pair (Pairs) and every job of its Sources for a
+// duration: it draws cases with gen.Case (a source's job with its own
+// Draw), runs Check, and shrinks and maps every finding (Minimize). The
+// zero value of every field is valid: 60 s, seed 0, every target and
+// relation, no case limit, no progress calls, DefaultWorkers workers, no
+// composite source.
 type Campaign struct {
 	Duration time.Duration
 	Seed     uint64
 	// Targets and Relations filter the pairs: a pair runs when one of its
 	// targets is listed (or the list is empty) and its relation is listed
+	// (or the list is empty). A source's jobs run when its Name is listed
 	// (or the list is empty).
 	Targets   []string
 	Relations []string
@@ -41,7 +44,7 @@ type Campaign struct {
 	// ShrinkBudget bounds the time spent shrinking one finding (0: 10 s;
 	// LateShrinkBudget for findings still queued at the deadline; the
 	// drift map has its own MapBudget). NoShrink reports findings as first
-	// found.
+	// found (a source's finding mapped by its Source.Map).
 	ShrinkBudget time.Duration
 	NoShrink     bool
 	// OnFound, when set, is called with each finding as first found,
@@ -61,11 +64,18 @@ type Campaign struct {
 	NoTaps bool
 	// Shard, when set, runs only the draws of each pair's case stream that
 	// it owns (fuzz/shard.go); MaxCases then counts this shard's cases.
+	// A source's jobs are not sharded.
 	Shard Shard
 	// Reshape, when set, rewrites the inner sizes of every drawn case
 	// before its cost is checked (a model profile: profile.Profile.Apply);
 	// reshape.go.
 	Reshape func(r *rand.Rand, c *spec.Case)
+	// Sources are composite ops' case sources (the end-to-end
+	// transformer, a model route): each Job of each runs as a pair of its
+	// own beside Pairs, drawn by the job, checked, shrunk and mapped by
+	// its source (source.go). Targets selects a source by its Name;
+	// Relations filter its jobs too.
+	Sources []*Source
 }
 
 // Stats is a campaign's progress.
@@ -100,6 +110,9 @@ func (s Stats) CasesPerSecond() float64 {
 type pairState struct {
 	target.Pair
 	invariant bool
+	src       *Source // a source's job (Pair.Targets is then its name)
+	job       *Job
+	jobIndex  int // of job in src.Jobs (its seeds: drawJob)
 
 	spent   atomic.Int64 // wall time of its cases (ns), for fair scheduling
 	busy    atomic.Int64 // cases drawn and not yet recorded
@@ -110,21 +123,26 @@ type pairState struct {
 	mu     sync.Mutex
 	stream stream // its cases (with Reshape, only stream.rng)
 	drawn  int64  // draws of its stream so far, owned by the shard or not
+
+	found atomic.Int64    // findings kept (a source's job)
+	kept  map[string]bool // kind and site of each finding kept, under the runner's mu (Job.Repeat)
 }
 
 // ErrNoPairs is returned by Run when the filters leave nothing to run.
 var ErrNoPairs = errors.New("no target and relation pair to run (bitparity list shows them)")
 
 // Run runs the campaign until Duration has passed, MaxCases cases have run,
-// every pair has a finding, or ctx ends; it returns what it found. A target
+// every pair has a finding, or ctx ends, and then on while a source's
+// control is owed cases (Job.MinCases); it returns what it found. A target
 // that fails on a case (an error, not a finding) counts against that pair;
 // a pair whose cases keep failing (8 in a row) stops and Run returns the
 // last error with the result.
 //
 // Workers draw cases from the pair with the least time so far (next),
-// Check them and hand the first finding of each pair to one goroutine that
-// shrinks and maps it (minimizeAll) while the workers go on; findings still
-// queued at the deadline get LateShrinkBudget each.
+// Check them and hand the first finding of each pair (each new kind and
+// site of a Job.Repeat) to one goroutine that shrinks and maps it
+// (minimizeAll) while the workers go on; findings still queued at the
+// deadline get LateShrinkBudget each.
 func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 	pairs, err := c.pairs()
 	if err != nil {
@@ -134,27 +152,29 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 		ctx = WithoutTaps(ctx)
 	}
 	r := newRunner(c, pairs)
-	runCtx, cancel := context.WithDeadline(ctx, r.deadline)
+	// workCtx ends when the workers are done (or ctx ends): the shrinking
+	// grace counts from then.
+	workCtx, endWork := context.WithCancel(ctx)
+	defer endWork()
+	runCtx, cancel := context.WithDeadline(workCtx, r.deadline)
 	defer cancel()
 
 	stopProgress := r.reportProgress()
-	var wg sync.WaitGroup
-	for i := range r.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.work(target.WithWorker(runCtx, i))
-		}()
-	}
-	// Findings are shrunk under graceCtx: Run returns by Duration + Grace.
-	graceCtx, stopGrace := c.graceContext(runCtx)
+	// Findings are shrunk under graceCtx: Run returns by Duration + Grace
+	// (plus the cases owed to controls).
+	graceCtx, stopGrace := c.graceContext(workCtx)
 	defer stopGrace()
 	shrunk := make(chan struct{})
 	go func() {
 		defer close(shrunk)
 		r.minimizeAll(graceCtx)
 	}()
-	wg.Wait()
+	r.workAll(runCtx, workCtx)
+	if r.owing() {
+		r.overtime.Store(true)
+		r.workAll(workCtx, workCtx)
+	}
+	endWork()
 	close(r.found)
 	<-shrunk
 	stopProgress()
@@ -192,11 +212,11 @@ func (c *Campaign) graceContext(ctx context.Context) (context.Context, context.C
 // found when stop ends first: Minimize's drift map runs under its own
 // budget, which an interrupted campaign does not wait for (the abandoned
 // minimization ends within that budget).
-func minimizeOrAbandon(stop, sctx context.Context, f *spec.Finding) {
+func minimizeOrAbandon(stop, sctx context.Context, f *spec.Finding, ts []target.Target) {
 	g := *f
 	done := make(chan struct{})
 	go func() {
-		minimizeInPlace(sctx, &g)
+		minimizeInPlace(sctx, &g, ts)
 		close(done)
 	}()
 	select {
@@ -210,6 +230,9 @@ func minimizeOrAbandon(stop, sctx context.Context, f *spec.Finding) {
 // pairs applies the filters to Pairs.
 func (c *Campaign) pairs() ([]*pairState, error) {
 	for _, name := range c.Targets {
+		if c.source(name) != nil {
+			continue
+		}
 		if _, err := target.Lookup(name); err != nil {
 			return nil, err
 		}
@@ -244,17 +267,58 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 		seed := int64(splitmix(c.Seed ^ splitmix(uint64(i)+1)))
 		out = append(out, &pairState{Pair: p, stream: stream{rng: rand.New(rand.NewSource(seed))}, invariant: inv})
 	}
+	for _, src := range c.Sources {
+		if len(c.Targets) > 0 && !contains(c.Targets, src.Name) {
+			continue
+		}
+		for j := range src.Jobs {
+			job := &src.Jobs[j]
+			if len(c.Relations) > 0 && !contains(c.Relations, job.Relation) {
+				continue
+			}
+			out = append(out, &pairState{Pair: target.Pair{Op: src.Op, Relation: job.Relation, Targets: []string{job.Name},
+				Expect: job.Expect != ""}, src: src, job: job, jobIndex: j, invariant: job.Invariant, kept: map[string]bool{}})
+		}
+	}
 	if len(out) == 0 {
 		return nil, ErrNoPairs
 	}
 	return out, nil
 }
 
-// targetStats counts cases and findings per target.
+// source returns the source named name, or nil.
+func (c *Campaign) source(name string) *Source {
+	for _, s := range c.Sources {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// targetStats counts cases and findings per target, and per job name for
+// the jobs of sources.
 func targetStats(pairs []*pairState, findings []spec.Finding) []spec.TargetStats {
 	by := map[string]*spec.TargetStats{}
 	var names []string
+	var jobs []spec.TargetStats
+	jobAt := map[string]int{}
 	for _, p := range pairs {
+		if p.job != nil {
+			i, ok := jobAt[p.job.Name]
+			if !ok {
+				i = len(jobs)
+				jobAt[p.job.Name] = i
+				jobs = append(jobs, spec.TargetStats{Target: p.job.Name, Invariant: p.job.Invariant, Op: p.src.Op})
+			}
+			s := &jobs[i]
+			s.Cases += p.cases.Load()
+			s.Findings += int(p.found.Load())
+			if !contains(s.Relations, p.Relation) {
+				s.Relations = append(s.Relations, p.Relation)
+			}
+			continue
+		}
 		for _, name := range p.Targets {
 			s, ok := by[name]
 			if !ok {
@@ -276,11 +340,11 @@ func targetStats(pairs []*pairState, findings []spec.Finding) []spec.TargetStats
 	// names invariant targets alone counts for them.
 	countFindings(by, findings)
 	sort.Strings(names)
-	out := make([]spec.TargetStats, 0, len(names))
+	out := make([]spec.TargetStats, 0, len(names)+len(jobs))
 	for _, n := range names {
 		out = append(out, *by[n])
 	}
-	return out
+	return append(out, jobs...)
 }
 
 // countFindings adds each finding to the Findings count of the targets it

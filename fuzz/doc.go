@@ -21,6 +21,8 @@
 //     nudges onto output rounding midpoints (fuzz/boundary).
 //   - shard.go: --shard i/n splits each pair's case stream (draw k goes to
 //     shard k mod n) and MergeResults joins the shards' results.
-//   - checkers.go: composite ops (fuzz/transformer) register their own
-//     check, so Check, repro and corpus replay run them too.
+//   - source.go: composite ops (fuzz/transformer, a model route of
+//     fuzz/external) are Source values a caller passes to Check, Minimize
+//     and Campaign.Sources (their jobs, check, shrink steps and map), and
+//     Expected is the one rule for their controls' findings.
 package fuzz

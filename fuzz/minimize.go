@@ -32,24 +32,28 @@ type MinimizeOptions struct {
 	MapBudget time.Duration
 	KeepMap   bool
 	// Same says whether finding g, seen on a candidate case, is the bug f
-	// is; nil means g has f's kind.
+	// is; nil means g has f's kind and site (spec.SameSite).
 	Same func(f, g *spec.Finding) bool
 	// Targets, when set, are the case's targets, resolved by the caller
-	// (as Check takes them); else the registered targets it names.
+	// (as Check takes them); else the registered targets it names. A
+	// composite op's case needs its Source here.
 	Targets []target.Target
 }
 
-// Minimize is the one way a finding is shrunk and mapped, for campaigns,
-// native fuzz targets, fuzztest and the corpus:
+// Minimize is the one way a finding is shrunk and mapped, for campaigns
+// (their composite sources included), native fuzz targets, fuzztest and
+// the corpus:
 //
-//  1. shrink f's case (fuzz/shrink) to the smallest case on which Check
-//     still finds the same bug (opts.Same);
+//  1. shrink f's case to the smallest case on which Check still finds the
+//     same bug (opts.Same): with fuzz/shrink, or, for a composite op's
+//     case, with its Source's Shrink steps (shrinkSteps);
 //  2. Check that case again and take its finding, with Original set to
 //     the case shrinking started from (f.Original when f was itself
 //     minimized), ShrinkSteps added to f's, and f's Elapsed and
 //     CasesBefore;
-//  3. map the dimension that decides the drift (MapDrift) unless
-//     opts.KeepMap, and compute the signature.
+//  3. map the dimension that decides the drift (MapDrift; a source's Map,
+//     or the map its Check made) unless opts.KeepMap, and compute the
+//     signature.
 //
 // When shrinking stops early (ctx done, tries spent) the smallest failing
 // case so far is used and Message says so; a map that cannot be made is
@@ -58,8 +62,9 @@ type MinimizeOptions struct {
 func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec.Finding, shrink.Stats, error) {
 	same := opts.Same
 	if same == nil {
-		same = func(f, g *spec.Finding) bool { return g.Kind == f.Kind }
+		same = func(f, g *spec.Finding) bool { return g.Kind == f.Kind && spec.SameSite(f.Site, g.Site) }
 	}
+	src := sourceFor(f.Case.Op, opts.Targets)
 	if opts.Shrink.MaxTries == 0 {
 		opts.Shrink.MaxTries = ShrinkTries
 	}
@@ -73,7 +78,14 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 		}
 		return g != nil && same(f, g), nil
 	}
-	minCase, st, shrinkErr := opts.Shrink.Shrink(ctx, f.Case, fails)
+	var minCase spec.Case
+	var st shrink.Stats
+	var shrinkErr error
+	if src != nil {
+		minCase, st, shrinkErr = shrinkSteps(ctx, f.Case, src.Shrink, fails, opts.Shrink.MaxTries)
+	} else {
+		minCase, st, shrinkErr = opts.Shrink.Shrink(ctx, f.Case, fails)
+	}
 	if minCase.Op == "" {
 		minCase = f.Case
 	}
@@ -103,11 +115,18 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 		}
 		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 		defer cancel()
-		dm, err := MapDrift(mctx, g, opts.Targets...)
-		if err != nil {
-			g.Message += fmt.Sprintf(" (no drift map: %v)", err)
+		switch {
+		case src == nil:
+			dm, err := MapDrift(mctx, g, opts.Targets...)
+			if err != nil {
+				g.Message += fmt.Sprintf(" (no drift map: %v)", err)
+			}
+			g.DriftMap = dm
+		case src.Map != nil:
+			if err := src.Map(mctx, g); err != nil {
+				g.Message += fmt.Sprintf(" (no drift map: %v)", err)
+			}
 		}
-		g.DriftMap = dm
 	}
 	g.Signature = spec.Signature(*g)
 	return g, st, nil
@@ -139,10 +158,82 @@ func SweepValues(dim string, onset int) []int {
 	return out
 }
 
-// minimizeInPlace replaces f by its minimal finding (Minimize); when none
-// can be made, f stays as found and its Message says why.
-func minimizeInPlace(ctx context.Context, f *spec.Finding) {
-	g, _, err := Minimize(ctx, f, MinimizeOptions{})
+// shrinkSteps shrinks c with a source's steps, in rounds:
+//
+//	for each group g of steps(c), recomputed from the current c:
+//		take the first candidate of g that fails as c
+//
+// until a round changes nothing, maxTries calls of fails are spent or ctx
+// ends (then the error says so). c itself must fail (else
+// shrink.ErrNotFailing); a candidate fails answers with an error counts as
+// passing.
+func shrinkSteps(ctx context.Context, c spec.Case, steps func(spec.Case) [][]spec.Case,
+	fails func(spec.Case) (bool, error), maxTries int) (_ spec.Case, st shrink.Stats, _ error) {
+	start := time.Now()
+	defer func() { st.Elapsed = time.Since(start) }()
+	try := func(k spec.Case) (bool, error) {
+		st.Tried++
+		ok, err := fails(k)
+		if err != nil && ctx.Err() == nil {
+			st.Errors++
+			return false, nil
+		}
+		return ok, err
+	}
+	if ok, err := try(c); err != nil || !ok {
+		if err == nil {
+			err = shrink.ErrNotFailing
+		}
+		return c, st, err
+	}
+	if steps == nil {
+		return c, st, nil
+	}
+	for changed := true; changed; {
+		changed = false
+		for g := 0; ; g++ {
+			groups := steps(c) // of the current c
+			if g >= len(groups) {
+				break
+			}
+			for _, k := range groups[g] {
+				if st.Tried >= maxTries {
+					return c, st, fmt.Errorf("%d tries spent", maxTries)
+				}
+				if err := ctx.Err(); err != nil {
+					return c, st, err
+				}
+				ok, err := try(k)
+				if err != nil {
+					return c, st, err
+				}
+				if ok {
+					c, changed = k, true
+					st.Steps++
+					break
+				}
+			}
+		}
+	}
+	return c, st, nil
+}
+
+// mapInPlace maps f with source s's Map within MapBudget, f's case as
+// found; a map that cannot be made is said in Message.
+func mapInPlace(ctx context.Context, f *spec.Finding, s *Source) {
+	mctx, cancel := context.WithTimeout(ctx, MapBudget)
+	defer cancel()
+	if err := s.Map(mctx, f); err != nil {
+		f.Message += fmt.Sprintf(" (no drift map: %v)", err)
+	}
+	f.Signature = spec.Signature(*f)
+}
+
+// minimizeInPlace replaces f by its minimal finding (Minimize, on the
+// targets ts when given); when none can be made, f stays as found and its
+// Message says why.
+func minimizeInPlace(ctx context.Context, f *spec.Finding, ts []target.Target) {
+	g, _, err := Minimize(ctx, f, MinimizeOptions{Targets: ts})
 	if err != nil {
 		f.Message += fmt.Sprintf(" (not minimized: %v)", err)
 		return

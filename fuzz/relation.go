@@ -73,10 +73,19 @@ func IsTargetFailure(err error) bool {
 // values, the ulp distance, a repro line, its signature and the
 // environment. A target whose Run error wraps ErrTargetCrashed gives a
 // finding of kind "crash"; any other failure, and a bad case, is an error.
+//
+// A case of a composite op goes to the Source among ts that checks its op
+// (Source.Check); there is no other way to check one. Sources among ts are
+// left out of a single-op case's targets, so a caller may pass the sources
+// it knows with every case.
 func Check(ctx context.Context, c spec.Case, ts ...target.Target) (*spec.Finding, error) {
-	if fn := checkerFor(c.Op); fn != nil {
-		return fn(ctx, c)
+	if s := sourceFor(c.Op, ts); s != nil {
+		return checkComposite(ctx, s, c)
 	}
+	if !slices.Contains(spec.Ops, c.Op) {
+		return nil, fmt.Errorf("case: op %q: no relation here runs it (a composite op's case needs its fuzz.Source among the targets)", c.Op)
+	}
+	ts = withoutSources(ts)
 	rel, err := RelationByName(c.Relation)
 	if err != nil {
 		return nil, fmt.Errorf("case: %w", err)

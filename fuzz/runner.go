@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bitparity/bitparity/spec"
@@ -22,7 +23,9 @@ type runner struct {
 	shrink   time.Duration // budget of one finding's shrinking
 	start    time.Time
 	deadline time.Time
-	found    chan *spec.Finding // first finding of each pair, to minimizeAll
+	found    chan found  // first finding of each pair, to minimizeAll
+	overtime atomic.Bool // past the deadline: only controls owed cases run (owes)
+	inTurn   bool        // every pair is a source's job: they take turns (pick)
 
 	mu       sync.Mutex
 	cases    int64
@@ -55,7 +58,7 @@ func DefaultWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
 // workers, 10 s of shrinking per finding.
 func newRunner(c *Campaign, pairs []*pairState) *runner {
 	r := &runner{c: c, pairs: pairs, workers: c.Workers, shrink: c.ShrinkBudget, start: time.Now(),
-		found: make(chan *spec.Finding, 1024)}
+		found: make(chan found, 1024)}
 	dur := c.Duration
 	if dur <= 0 {
 		dur = 60 * time.Second
@@ -66,6 +69,10 @@ func newRunner(c *Campaign, pairs []*pairState) *runner {
 	}
 	if r.shrink <= 0 {
 		r.shrink = 10 * time.Second
+	}
+	r.inTurn = true
+	for _, p := range pairs {
+		r.inTurn = r.inTurn && p.job != nil
 	}
 	return r
 }
@@ -116,6 +123,67 @@ func (r *runner) reportProgress() (stop func()) {
 	}
 }
 
+// found is a finding on its way to minimizeAll, with the targets that
+// check its case again (its source, for a source's job).
+type found struct {
+	f *spec.Finding
+	p *pairState
+}
+
+// targets are the targets Check and Minimize take for the pair's cases:
+// its source, for a source's job, else none (the registered ones).
+func (p *pairState) targets() []target.Target {
+	if p.src == nil {
+		return nil
+	}
+	return []target.Target{p.src}
+}
+
+// judge sets f.Expected for a finding of a source's job (Job.Expected, with
+// the site its case planted); Check decides it for the other pairs.
+func (p *pairState) judge(f *spec.Finding) {
+	if p.job == nil {
+		return
+	}
+	var planted *spec.Site
+	if p.src.Planted != nil {
+		planted = p.src.Planted(f.Case)
+	}
+	f.Expected = p.job.Expected(f, planted)
+}
+
+// workAll runs the workers until ctx ends or no pair is left to pick; a
+// source's case runs under jobCtx, which the deadline does not end (a
+// control's case in flight then still counts; Job.MinCases).
+func (r *runner) workAll(ctx, jobCtx context.Context) {
+	var wg sync.WaitGroup
+	for i := range r.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.work(target.WithWorker(ctx, i), target.WithWorker(jobCtx, i))
+		}()
+	}
+	wg.Wait()
+}
+
+// owes reports whether pair p is a source's control that has not given
+// its finding and has had fewer than its Job.MinCases cases.
+func (p *pairState) owes() bool {
+	return p.job != nil && p.job.Expect != "" && p.found.Load() == 0 && !p.retired.Load() &&
+		p.cases.Load() < p.job.MinCases
+}
+
+// owing reports whether some pair owes cases (owes).
+func (r *runner) owing() bool {
+	for _, p := range r.pairs {
+		if p.owes() {
+			return true
+		}
+	}
+	return false
+}
+
 // next picks the live pair that has had the least time (fair share, pick)
 // and draws its next case, or returns nil when none is left. Pairs draw
 // under their own locks, so workers of different pairs draw at once.
@@ -125,26 +193,56 @@ func (r *runner) next() (*pairState, spec.Case) {
 		return nil, spec.Case{}
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.job != nil {
+		return p, r.drawJob(p)
+	}
 	k := r.c.draw(p)
-	p.mu.Unlock()
 	k.Targets = append([]string(nil), p.Targets...)
 	return p, k
+}
+
+// drawJob draws the next case of a source's job: the job's case of the
+// next seed of its stream (Job.Draw) that it does not skip (a job that
+// skips 1000 seeds in a row gets the last of them).
+func (r *runner) drawJob(p *pairState) spec.Case {
+	var k spec.Case
+	jobs := uint64(len(p.src.Jobs))
+	for range 1000 {
+		seed := splitmix(r.c.Seed ^ splitmix(uint64(p.jobIndex)+jobs*uint64(p.drawn)))
+		p.drawn++
+		var ok bool
+		if k, ok = p.job.Draw(seed); ok {
+			break
+		}
+	}
+	return k
 }
 
 // pick chooses the live pair with the least load, its spent time plus 1 ms
 // for each of its cases in flight, and counts a case for it (busy, the
 // pair's and the run's counts), or returns nil when none is left or
-// MaxCases cases have been taken. It holds r.mu for that scan alone.
+// MaxCases cases have been taken. In a campaign of sources' jobs alone
+// (inTurn) the load is the pair's cases: the jobs take turns, so with one
+// worker which case finds what depends on the seed, not on the machine's
+// speed. It holds r.mu for that scan alone.
 func (r *runner) pick() *pairState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.c.MaxCases > 0 && r.cases >= r.c.MaxCases {
-		return nil
+	over := r.overtime.Load()
+	if !over && r.c.MaxCases > 0 && r.cases >= r.c.MaxCases {
+		over = true // only the cases owed to controls are left
 	}
 	var best *pairState
 	var bestLoad int64
 	for _, p := range r.pairs {
 		load := p.spent.Load() + p.busy.Load()*int64(time.Millisecond)
+		if r.inTurn {
+			load = p.cases.Load()
+		}
+		if over && !p.owes() {
+			continue
+		}
 		if !p.retired.Load() && (best == nil || load < bestLoad) {
 			best, bestLoad = p, load
 		}
@@ -162,24 +260,31 @@ func (r *runner) pick() *pairState {
 }
 
 // work is one worker: it checks cases until ctx ends or no pair is left.
-func (r *runner) work(ctx context.Context) {
+func (r *runner) work(ctx, jobCtx context.Context) {
 	for ctx.Err() == nil {
 		p, k := r.next()
 		if p == nil {
 			return
 		}
+		cctx := ctx
+		if p.job != nil {
+			cctx = jobCtx
+		}
 		t0 := time.Now()
-		f, err := Check(ctx, k)
+		f, err := Check(cctx, k, p.targets()...)
 		spent := time.Since(t0)
 		if errors.Is(err, target.ErrUnsupported) {
 			r.unsupported(p, spent)
 			continue
 		}
-		if f = r.record(ctx, p, f, err, spent); f != nil {
+		if f != nil {
+			p.judge(f)
+		}
+		if f = r.record(cctx, p, f, err, spent); f != nil {
 			if r.c.OnFound != nil {
 				r.c.OnFound(*f)
 			}
-			r.found <- f
+			r.found <- found{f, p}
 		}
 	}
 }
@@ -206,7 +311,15 @@ func (r *runner) record(ctx context.Context, p *pairState, f *spec.Finding, err 
 	failed := err != nil && ctx.Err() == nil
 	p.spent.Add(int64(spent))
 	p.busy.Add(-1)
-	first := f != nil && !p.retired.Swap(true)
+	var first bool
+	if p.job != nil && p.job.Repeat {
+		first = f != nil && r.keep(p, f)
+	} else {
+		first = f != nil && !p.retired.Swap(true)
+	}
+	if first {
+		p.found.Add(1)
+	}
 	fatal := false
 	switch {
 	case failed:
@@ -233,13 +346,32 @@ func (r *runner) record(ctx context.Context, p *pairState, f *spec.Finding, err 
 	return f
 }
 
+// keep reports whether f is the first finding of its kind and site on
+// pair p (a Job.Repeat) and notes it.
+func (r *runner) keep(p *pairState, f *spec.Finding) bool {
+	key := string(f.Kind)
+	if f.Site != nil {
+		key += fmt.Sprintf("|%d|%s", f.Site.Layer, f.Site.Op)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p.kept[key] {
+		return false
+	}
+	p.kept[key] = true
+	return true
+}
+
 // minimizeAll shrinks and maps each finding the workers hand over (unless
-// NoShrink) and keeps it, until found is closed: findings still queued at
+// NoShrink: then only a source's Map runs) and keeps it, until found is closed: findings still queued at
 // the deadline get LateShrinkBudget each, and none is shrunk once grace
 // (Campaign.graceContext) has ended.
 func (r *runner) minimizeAll(grace context.Context) {
-	for f := range r.found {
+	for fd := range r.found {
+		f := fd.f
 		switch {
+		case r.c.NoShrink && fd.p.src != nil && fd.p.src.Map != nil && grace.Err() == nil:
+			mapInPlace(grace, f, fd.p.src) // a source's map is not made by its Check
 		case r.c.NoShrink:
 		case grace.Err() == nil:
 			budget := r.shrink
@@ -247,7 +379,8 @@ func (r *runner) minimizeAll(grace context.Context) {
 				budget = min(budget, LateShrinkBudget)
 			}
 			sctx, cancel := context.WithTimeout(grace, budget)
-			minimizeOrAbandon(grace, sctx, f)
+			minimizeOrAbandon(grace, sctx, f, fd.p.targets())
+			fd.p.judge(f)
 			cancel()
 		default:
 			f.Message += " (not minimized: the campaign's time was up)"

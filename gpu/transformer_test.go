@@ -5,10 +5,10 @@ package gpu
 import (
 	"context"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -53,7 +53,7 @@ func TestTransformerParity(t *testing.T) {
 		c := g.Case(seed)
 		c.Relation = spec.RelPathParity
 		for _, bk := range [][2]string{{"cuda", "cuda"}, {"cpu", "cuda"}} {
-			f, err := transformer.Check(ctx, transformer.WithBackends(c, bk[0], bk[1]))
+			f, err := fuzz.Check(ctx, transformer.WithBackends(c, bk[0], bk[1]), transformer.Source("", ""))
 			if err != nil {
 				t.Fatalf("seed %d train on %s, infer on %s: %v", seed, bk[0], bk[1], err)
 			}
@@ -61,26 +61,18 @@ func TestTransformerParity(t *testing.T) {
 				t.Fatalf("seed %d train on %s, infer on %s (%+v): %s", seed, bk[0], bk[1], c.Shape, f.Message)
 			}
 		}
-		cpu, err := transformer.FromCase(c)
+		ct, ci, err := transformer.Paths(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gpu, err := transformer.FromCase(transformer.WithBackends(c, "cuda", "cuda"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ct, ci, err := cpu.Run(ctx, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gt, gi, err := gpu.Run(ctx, nil, nil)
+		gt, gi, err := transformer.Paths(ctx, transformer.WithBackends(c, "cuda", "cuda"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range []struct {
 			path     string
 			cpu, gpu []float32
-		}{{"train", ct, gt}, {"infer", ci.LogProbs, gi.LogProbs}} {
+		}{{"train", ct, gt}, {"infer", ci, gi}} {
 			if len(p.cpu) != len(p.gpu) {
 				t.Fatalf("seed %d %s: %d log-probs on the CPU, %d on the GPU", seed, p.path, len(p.cpu), len(p.gpu))
 			}
@@ -106,21 +98,27 @@ func TestTransformerCampaign(t *testing.T) {
 	if testing.Short() {
 		d = 6 * time.Second
 	}
-	s, err := transformer.Campaign{Duration: d, Seed: 1, NoShrink: true, TrainBackend: "cuda", InferBackend: "cuda"}.Run(context.Background())
+	c := &fuzz.Campaign{Duration: d, Seed: 1, NoShrink: true, Workers: 1,
+		Sources: []*fuzz.Source{transformer.Source("cuda", "cuda")}, Targets: []string{"transformer"}}
+	s, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Err(); err != nil { // unexpected findings or missed controls
-		var text strings.Builder
-		s.WriteText(&text)
-		t.Errorf("%v\n%s", err, text.String())
+	for _, j := range s.Targets {
+		if !j.Invariant && j.Findings == 0 {
+			t.Errorf("control %s not found in %d cases", j.Target, j.Cases)
+		}
 	}
 	if s.InvariantCases == 0 {
 		t.Error("no invariant case ran")
 	}
 	for _, f := range s.Findings {
+		if !f.Expected {
+			t.Errorf("unexpected %s %s: %s", f.Relation, f.Kind, f.Message)
+		}
 		t.Logf("%s after %d cases, %v: %s", f.Kind, f.CasesBefore, time.Duration(f.Elapsed).Round(time.Millisecond),
 			f.Message[:min(len(f.Message), 220)])
 	}
-	t.Logf("%d cases (%d invariant, all agreeing) in %v, both paths on the GPU", s.Cases, s.InvariantCases, s.Elapsed.Round(time.Millisecond))
+	t.Logf("%d cases (%d invariant, all agreeing) in %v, both paths on the GPU", s.Cases, s.InvariantCases,
+		time.Duration(s.Duration).Round(time.Millisecond))
 }

@@ -41,6 +41,11 @@ type Finding struct {
 	// (target.Info.Expect). Crashes are never expected. The relation that
 	// made the finding decides it; reports and the command only read it.
 	Expected bool `json:"expected,omitempty"`
+	// Site, for a composite op's finding (the end-to-end transformer, a
+	// model route), is where the two paths first diverged: a structured
+	// site the campaign compares with a control's planted site to decide
+	// Expected. Nil for a single-op finding and when no site diverged.
+	Site *Site `json:"site,omitempty"`
 	// RowsDiffering counts the rows that differ anywhere in the batch.
 	RowsDiffering int `json:"rows_differing"`
 	// Mismatches lists, for up to 64 differing rows, row index, mismatch
@@ -186,4 +191,20 @@ type Result struct {
 	Args     []string  `json:"args,omitempty"`
 	// Adapters lists the external processes (--exec) the run started.
 	Adapters []Adapter `json:"adapters,omitempty"`
+}
+
+// Site is a place in a decoder: a layer (counted from 0; -1 for the ops
+// after the last layer, or a site no layer names) and the op or tap there.
+type Site struct {
+	Layer int    `json:"layer"`
+	Op    string `json:"op"`
+}
+
+// SameSite reports whether a and b are the same site (both nil counts as
+// the same).
+func SameSite(a, b *Site) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }

@@ -559,7 +559,7 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 	if *kernel != "" {
 		env.KernelHash = *kernel
 	}
-	res, err := corpus.Recheck(ctx, s, env)
+	res, err := corpus.Recheck(ctx, s, env, composites()...)
 	if err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func explainFinding(ctx context.Context, arg string) (*spec.Finding, error) {
 		c, f = file.Case, file.Finding
 	}
 	if f == nil || f.DriftMap == nil {
-		g, err := fuzz.Check(ctx, c)
+		g, err := fuzz.Check(ctx, c, composites()...)
 		if err != nil {
 			return nil, explainErr(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bitparity/bitparity/fuzz/boundary/detect"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -121,6 +122,7 @@ func usage(w io.Writer) {
 }
 
 func run(stdout, stderr io.Writer, args []string) error {
+	detect.RegisterTargets()
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -51,7 +52,8 @@ type modelRunOpts struct {
 	args      []string
 }
 
-// runModelRoutes runs a model campaign (external.ModelCampaign) on each
+// runModelRoutes runs a campaign of a model route's source
+// (external.ModelSource) on each
 // route for an equal share of the duration and records its findings as
 // the single-op campaign does (durable): each one goes to --corpus as a
 // case file with its adapter, and to --json's journal, when found, and its
@@ -70,8 +72,17 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	}
 	res := head
 	for _, m := range models {
-		r, err := external.ModelCampaign{Target: m, Duration: o.duration / time.Duration(len(models)), Seed: o.seed,
-			MaxCases: o.maxCases, Relations: o.relations, NoShrink: o.noShrink, OnFound: rec.found, OnFinding: rec.shrunk}.Run(ctx)
+		src, err := external.ModelSource(m, o.relations)
+		if err != nil {
+			rec.finish(&res)
+			return usageErr("run: %v", err)
+		}
+		c := &fuzz.Campaign{Duration: o.duration / time.Duration(len(models)), Seed: o.seed, MaxCases: o.maxCases,
+			NoShrink: o.noShrink, OnFound: rec.found, OnFinding: rec.shrunk, Workers: 1,
+			// a route's map re-runs the model for ten batch sizes
+			Grace:   10*time.Second + fuzz.MapBudget,
+			Sources: []*fuzz.Source{src}, Targets: []string{m}}
+		r, err := c.Run(ctx)
 		if r != nil {
 			res.Cases += r.Cases
 			res.Targets = append(res.Targets, r.Targets...)

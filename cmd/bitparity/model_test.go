@@ -25,10 +25,11 @@ func TestModelFindingReplays(t *testing.T) {
 	dir := t.TempDir()
 	route := py + " " + adapterScript(filepath.Join("examples", "numpy_model.py"))
 	drift := route + " --drift"
-	// Seed 1 finds the drift under path_parity at its 6th case; --no-shrink
-	// keeps the test short (the stored file then gets its drift map by an
-	// update of the case stored when found).
-	out, errs, code := cli(t, dir, "run", "--exec", drift, "--max-cases", "6", "--duration", "60s", "--seed", "1",
+	// Seed 5 finds the drift under path_parity at L0.attention at its 12th
+	// case (the route's two jobs take turns); --no-shrink keeps the test
+	// short (the stored file then gets its drift map by an update of the
+	// case stored when found: the source's Map still runs).
+	out, errs, code := cli(t, dir, "run", "--exec", drift, "--max-cases", "12", "--duration", "60s", "--seed", "5",
 		"--no-shrink", "--corpus", "c", "--json", "r.json")
 	if code != spec.ExitFinding || !strings.Contains(errs, "found: path_parity exec:numpy-model.transformer") {
 		t.Fatalf("run: exit %d, want 1 with a path_parity finding\n%s\n%s", code, out, errs)
@@ -56,7 +57,7 @@ func TestModelFindingReplays(t *testing.T) {
 	}
 	caseFile := filepath.Join("c", filepath.Base(names[0]))
 	// The same campaign with the corpus as a baseline of filed bugs passes.
-	out, errs, code = cli(t, dir, "run", "--exec", drift, "--max-cases", "6", "--duration", "60s", "--seed", "1",
+	out, errs, code = cli(t, dir, "run", "--exec", drift, "--max-cases", "12", "--duration", "60s", "--seed", "5",
 		"--no-shrink", "--known", "c")
 	if code != 0 || !strings.Contains(out, "[known (--known c/"+filepath.Base(names[0])+")]") {
 		t.Fatalf("run --known: exit %d, want 0 with the finding known\n%s\n%s", code, out, errs)

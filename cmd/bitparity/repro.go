@@ -69,7 +69,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	o, err := corpus.Replay(ctx, f)
+	o, err := corpus.Replay(ctx, f, composites()...)
 	printEnv := func() {
 		if len(diff) == 0 {
 			fmt.Fprintln(stdout, "environment: as recorded")

@@ -278,7 +278,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 		return usageErr("run --case: %s", strings.Join(m, "; "))
 	}
 	start := time.Now()
-	f, err := fuzz.Check(ctx, c)
+	f, err := fuzz.Check(ctx, c, composites()...)
 	if err != nil {
 		if fuzz.IsTargetFailure(err) {
 			return withCode(spec.ExitInternal, fmt.Errorf("run --case: %w", err))

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // transformerShare is the part of a full campaign's duration given to the
@@ -47,27 +52,94 @@ func parseTransformerOn(v string) (train, infer string, err error) {
 	return names[0], names[1], nil
 }
 
-// runTransformer runs the end-to-end transformer campaign for d, prints its
-// summary and folds its jobs, cases and unexpected findings into res. The
-// error it returns (unexpected findings or controls not found) decides the
-// exit code after the main summary is printed.
+// composites are the composite ops' sources a case may need (fuzz.Check
+// takes them among its targets): the end-to-end transformer (any backends
+// the case names) and the model routes this run started.
+func composites() []target.Target {
+	return []target.Target{transformer.Source("", ""), external.ModelChecker()}
+}
+
+// runTransformer runs the end-to-end transformer's jobs (transformer.Source)
+// as a fuzz.Campaign for d, prints its summary (writeTransformer) and folds
+// its jobs, cases and unexpected findings into res. The error it returns
+// (unexpected findings or controls not found) decides the exit code after
+// the main summary is printed.
 func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d time.Duration, seed uint64, trainOn, inferOn string) (error, error) {
 	if trainOn != transformer.CPU || inferOn != transformer.CPU {
 		fmt.Fprintf(stdout, "transformer: train path on %s, inference path on %s\n", trainOn, inferOn)
 	}
-	ts, err := transformer.Campaign{Duration: d, Seed: seed, TrainBackend: trainOn, InferBackend: inferOn,
-		ShrinkBudget: max(100*time.Millisecond, d/10)}.Run(ctx)
+	// Each control's finding gets a tenth of d to shrink, the grace all of
+	// them together (one job, one finding).
+	src := transformer.Source(trainOn, inferOn)
+	shrink := max(100*time.Millisecond, d/10)
+	c := &fuzz.Campaign{Duration: d, Seed: seed, Workers: 1, ShrinkBudget: shrink, Grace: time.Duration(len(src.Jobs)) * shrink,
+		Sources: []*fuzz.Source{src}, Targets: []string{"transformer"}}
+	tr, err := c.Run(ctx)
+	if tr == nil || (err != nil && ctx.Err() == nil) {
+		return nil, err
+	}
+	verdict, err := writeTransformer(stdout, tr)
 	if err != nil {
 		return nil, err
 	}
-	if err := ts.WriteText(stdout); err != nil {
+	res.Targets = append(res.Targets, tr.Targets...)
+	res.Cases += tr.Cases
+	res.InvariantCases += tr.InvariantCases
+	for _, f := range tr.Findings {
+		if !f.Expected {
+			res.Findings = append(res.Findings, f)
+		}
+	}
+	return verdict, nil
+}
+
+// writeTransformer writes the transformer campaign's result for people: the
+// counts, each control's finding (Expected), each unexpected finding with
+// its repro line, and the controls missed (a job that must find and found
+// nothing). The verdict is nil when nothing was unexpected or missed.
+func writeTransformer(w io.Writer, r *spec.Result) (verdict, err error) {
+	bw := bufio.NewWriter(w)
+	el := time.Duration(r.Duration)
+	fmt.Fprintf(bw, "transformer: %d cases in %s (%.0f cases/s), %d invariant (train vs inference path, fixed kernels)\n",
+		r.Cases, el.Round(time.Millisecond), float64(r.Cases)/max(1e-9, el.Seconds()), r.InvariantCases)
+	unexpected := 0
+	for _, f := range r.Findings {
+		if !f.Expected {
+			unexpected++
+			continue
+		}
+		fmt.Fprintf(bw, "  expected (negative control) %s %s after %d cases, %s: %s\n", f.Relation, f.TargetB,
+			f.CasesBefore, time.Duration(f.Elapsed).Round(time.Millisecond), f.Message)
+		if f.DriftMap != nil && f.DriftMap.Rule != "" {
+			fmt.Fprintf(bw, "    drift map (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Rule)
+		}
+	}
+	for _, f := range r.Findings {
+		if !f.Expected {
+			fmt.Fprintf(bw, "  UNEXPECTED %s %s: %s\n    repro: %s\n", f.Relation, f.Kind, f.Message, f.Repro)
+		}
+	}
+	var missed []string
+	for _, t := range r.Targets {
+		if !t.Invariant && t.Findings == 0 {
+			missed = append(missed, t.Target)
+			fmt.Fprintf(bw, "  MISSED control %s\n", t.Target)
+		}
+	}
+	if err := bw.Flush(); err != nil {
 		return nil, err
 	}
-	res.Targets = append(res.Targets, ts.Jobs...)
-	res.Cases += ts.Cases
-	res.InvariantCases += ts.InvariantCases
-	res.Findings = append(res.Findings, ts.Unexpected...)
-	return ts.Err(), nil
+	var msgs []string
+	if unexpected > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d unexpected transformer finding(s)", unexpected))
+	}
+	if len(missed) > 0 {
+		msgs = append(msgs, "transformer control(s) not found: "+strings.Join(missed, ", "))
+	}
+	if msgs == nil {
+		return nil, nil
+	}
+	return errors.New(strings.Join(msgs, "; ")), nil
 }
 
 // e2eRun is the end-to-end transformer's part of a full campaign, run

@@ -7,8 +7,8 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// A transformer case runs through `run --case` (fuzz.Check hands it to the
-// transformer's registered checker): a drift planted in layer 0's QKV
+// A transformer case runs through `run --case` (the command passes
+// transformer.Source to fuzz.Check; nothing is registered): a drift planted in layer 0's QKV
 // projection is found and named there, with its drift map.
 func TestRunCaseTransformer(t *testing.T) {
 	c := `{"version":1,"op":"transformer","relation":"path_parity",` +

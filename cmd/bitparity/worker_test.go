@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/boundary/detect"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -21,6 +22,7 @@ import (
 // BITPARITY_TEST_WORKER=1) with test-only targets that fault and hang, so
 // the supervision is tested on the CPU, without a GPU.
 func TestMain(m *testing.M) {
+	detect.RegisterTargets() // as run does, for the tests that call a command's parts directly
 	// As a worker also when started as `TESTBINARY worker ...` without the
 	// variable (a worker target registered by one test and restarted by a
 	// later campaign), never the whole suite again.

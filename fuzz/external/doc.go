@@ -17,7 +17,10 @@
 //
 // An adapter may also be a model route (hello op "transformer"): it runs a
 // whole decoder through a training path and an inference engine, and
-// CheckModel compares their log-probs and per-site taps (model.go).
+// CheckModel compares their log-probs and per-site taps (modelcheck.go).
+// ModelSource makes a route a composite source of fuzz.Campaign
+// (modelcampaign.go); ModelChecker is what fuzz.Check takes for a model
+// case. Nothing registers them.
 //
 // The Python adapter kit adapters/python (bitparity_adapter) implements the
 // adapter side; adapters/numpy_ops.py, torch_ops.py, jax_ops.py, hf_model.py

@@ -53,17 +53,26 @@ func TestModelRoute(t *testing.T) {
 	ctx := context.Background()
 	inv := startModel(t, "")
 	drift := startModel(t, "exec:numpy-model-drift.transformer", "--drift")
+	src, err := ModelSource(inv.Name(), nil) // checks the case of any started route
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, rel := range []string{spec.RelLogProbParity, spec.RelPathParity} {
-		f, err := fuzz.Check(ctx, modelCase(inv.Name(), rel))
+		f, err := fuzz.Check(ctx, modelCase(inv.Name(), rel), src)
 		if err != nil || f != nil {
 			t.Fatalf("invariant model, %s: finding %+v, error %v", rel, f, err)
 		}
 	}
-	f, err := fuzz.Check(ctx, modelCase(drift.Name(), spec.RelPathParity))
+	f, err := fuzz.Check(ctx, modelCase(drift.Name(), spec.RelPathParity), src)
 	if err != nil || f == nil || f.DriftMap != nil || !strings.Contains(f.Message, "first divergence at L0.attention") {
 		t.Fatalf("drifting model under path parity, one check: finding %+v, error %v; want one without a drift map", f, err)
 	}
-	f, _, err = checkModel(ctx, modelCase(drift.Name(), spec.RelPathParity), true) // as the campaign checks its minimal case
+	if want := (spec.Site{Layer: -1, Op: "L0.attention"}); f.Site == nil || *f.Site != want {
+		t.Errorf("site %+v, want %+v", f.Site, want)
+	}
+	if err := mapModel(ctx, f); err != nil { // as the campaign maps its minimal case
+		t.Fatal(err)
+	}
 	if err != nil || f == nil {
 		t.Fatalf("drifting model under path parity, mapped: finding %v, error %v", f, err)
 	}
@@ -78,30 +87,42 @@ func TestModelRoute(t *testing.T) {
 	if !strings.Contains(f.Repro, "--exec '") {
 		t.Errorf("repro line without its --exec: %s", f.Repro)
 	}
-	if f, err := fuzz.Check(ctx, modelCase(drift.Name(), spec.RelLogProbParity)); err != nil || f != nil {
+	if f, err := fuzz.Check(ctx, modelCase(drift.Name(), spec.RelLogProbParity), src); err != nil || f != nil {
 		t.Errorf("log-prob parity: the planted drift is hidden by bf16 here, want no finding; got %+v, %v", f, err)
 	}
 	c := modelCase(inv.Name(), spec.RelLogProbParity)
 	c.Compare = spec.FP32
-	if f, err := fuzz.Check(ctx, c); err != nil || f == nil || f.Kind != "misuse" || !strings.Contains(f.Message, "training dtype is bf16") {
+	if f, err := fuzz.Check(ctx, c, src); err != nil || f == nil || f.Kind != "misuse" || !strings.Contains(f.Message, "training dtype is bf16") {
 		t.Errorf("compare fp32: want a misuse finding, got %+v, %v", f, err)
 	}
 	c = modelCase(inv.Name(), spec.RelLogProbParity)
 	c.Targets = []string{"exec:nope.transformer"}
-	if _, err := fuzz.Check(ctx, c); err == nil || !strings.Contains(err.Error(), "--exec") {
+	if _, err := fuzz.Check(ctx, c, src); err == nil || !strings.Contains(err.Error(), "--exec") {
 		t.Errorf("unknown route: error %v, want one naming --exec", err)
+	}
+	if _, err := ModelSource("exec:nope.transformer", nil); err == nil || !strings.Contains(err.Error(), "--exec") {
+		t.Errorf("source of an unknown route: error %v, want one naming --exec", err)
+	}
+	if _, err := fuzz.Check(ctx, modelCase(inv.Name(), spec.RelLogProbParity)); err == nil {
+		t.Error("a model case checked without its source: no error (a hidden registry?)")
 	}
 }
 
-// TestModelCampaign: a short campaign on the invariant route finds nothing
-// and counts its cases.
+// TestModelCampaign: a short fuzz.Campaign on the invariant route's source
+// finds nothing and counts its cases under the route's name.
 func TestModelCampaign(t *testing.T) {
 	m := startModel(t, "")
-	res, err := ModelCampaign{Target: m.Name(), Seed: 3, MaxCases: 3}.Run(context.Background())
+	src, err := ModelSource(m.Name(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Cases != 3 || len(res.Findings) != 0 || len(res.Targets) != 1 || res.Targets[0].Op != ModelOp {
+	c := &fuzz.Campaign{Seed: 3, MaxCases: 3, Workers: 1, Sources: []*fuzz.Source{src}, Targets: []string{m.Name()}}
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Cases != 3 || len(res.Findings) != 0 || len(res.Targets) != 1 || res.Targets[0].Op != ModelOp ||
+		res.Targets[0].Target != m.Name() || len(res.Targets[0].Relations) != 2 {
 		t.Fatalf("campaign: %d cases, findings %+v, targets %+v", res.Cases, res.Findings, res.Targets)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -16,9 +17,8 @@ import (
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
-
-func init() { fuzz.RegisterChecker(ModelOp, CheckModel) }
 
 var (
 	modelsMu sync.Mutex
@@ -51,21 +51,33 @@ func IsModel(name string) bool { _, ok := LookupModel(name); return ok }
 // names in Message the first tap site (in the adapter's execution order)
 // where a position differs.
 //
+// A finding's Site is that tap site (Layer -1: the adapter names it).
+//
 // It runs the plan once, as fuzz.Check runs a single-op case: the drift map
 // over the number of requests decoded together (ten more runs) is the
-// model campaign's, made for the minimal case it keeps and recorded with
-// it, so that repro and corpus recheck cost one model run per case.
+// model source's Map, made for the minimal case a campaign keeps and
+// recorded with it, so that repro and corpus recheck cost one model run
+// per case. ModelSource passes it to fuzz.Check.
+//
+// A route that crashes on the case (target.ErrTargetCrashed) gives a
+// finding of kind crash whose repro line carries the route's --exec.
 func CheckModel(ctx context.Context, c spec.Case) (*spec.Finding, error) {
-	f, _, err := checkModel(ctx, c, false)
+	f, err := checkModel(ctx, c, false)
+	if err != nil && errors.Is(err, target.ErrTargetCrashed) && ctx.Err() == nil {
+		f = &spec.Finding{Case: c, Kind: spec.KindCrash, Relation: c.Relation, TargetA: c.Targets[0], Error: err.Error(),
+			Repro: modelRepro(c), Env: fuzz.HostEnv(), FoundAt: time.Now().UTC()}
+		f.Signature = spec.Signature(*f)
+		return f, nil
+	}
 	return f, err
 }
 
-// checkModel is CheckModel; it also returns the first divergent tap site
-// ("" when none), and computes the drift map only when mapDrift is set.
-func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding, string, error) {
+// checkModel is CheckModel; it computes the drift map only when mapDrift
+// is set.
+func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding, error) {
 	start := time.Now()
 	if err := ValidateModelCase(c); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	rel := c.Relation
 	if rel == "" {
@@ -73,19 +85,19 @@ func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding,
 	}
 	m, ok := LookupModel(c.Targets[0])
 	if !ok {
-		return nil, "", fmt.Errorf("model case: target %s: no such model route was started (pass its adapter with --exec)", c.Targets[0])
+		return nil, fmt.Errorf("model case: target %s: no such model route was started (pass its adapter with --exec)", c.Targets[0])
 	}
 	p, err := PlanOf(c)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	cmp, err := oracle.ParseDType(string(c.CompareDType()))
 	if err != nil {
-		return nil, "", fmt.Errorf("model case: compare: %w", err)
+		return nil, fmt.Errorf("model case: compare: %w", err)
 	}
 	r, err := m.Run(ctx, p)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	reported := transformer.ReportedMask(p.Requests)
 	mask := c.Rel.Mask
@@ -94,7 +106,7 @@ func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding,
 	}
 	for _, q := range mask {
 		if q < 0 || q >= len(r.Train) {
-			return nil, "", fmt.Errorf("model case: rel.mask position %d outside the plan's %d positions", q, len(r.Train))
+			return nil, fmt.Errorf("model case: rel.mask position %d outside the plan's %d positions", q, len(r.Train))
 		}
 	}
 	f := modelMisuse(p, r, cmp, mask, reported)
@@ -109,11 +121,10 @@ func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding,
 			Message:       fmt.Sprintf("log-probs agree in %s, but a tap differs: the drift is hidden by the rounding so far", cmp)}
 	}
 	if f == nil {
-		return nil, "", nil
+		return nil, nil
 	}
-	site := ""
 	if div != nil {
-		site = div.site
+		f.Site = &spec.Site{Layer: -1, Op: div.site}
 	}
 	if f.Kind == "mismatch" {
 		if div != nil {
@@ -140,7 +151,7 @@ func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding,
 	f.FoundAt = time.Now().UTC()
 	f.ToMinimal = spec.Duration(time.Since(start))
 	f.Signature = spec.Signature(*f)
-	return f, site, nil
+	return f, nil
 }
 
 // modelRepro is the repro line of model case c: bitparity run with the

@@ -1,23 +1,16 @@
 // Package transformer is bitparity's end-to-end composite: a small
-// decoder-only transformer built from the oracle's ops, run through two
-// paths over the same requests, whose token log-probs must agree bit for
-// bit in the declared training dtype.
+// decoder-only transformer built from the oracle's ops, run through a
+// packed train path and a KV-cached inference path over the same requests,
+// whose token log-probs must agree bit for bit in the declared training
+// dtype. When they do not, a finding names the first layer and op where a
+// token diverged (its Site) with that op's drift map.
 //
-//   - The train path (train.go) packs every sequence into one batch: the
-//     GEMMs, RMSNorms and the log-prob see all tokens of all sequences as
-//     rows; attention is a causal prefill over each whole sequence.
-//   - The inference path (infer.go) prefills each prompt when its request
-//     joins, then decodes one token at a time against a KV cache, the batch
-//     of live requests padded with filler rows to a CUDA-graph size (a
-//     multiple of 64); requests join and leave between steps.
-//
-// Both use teacher forcing: the response tokens are given, so both paths see
-// the same tokens. Every op call asks a Kernels value for its schedule,
-// passing the call's layer, op, path, phase and row count, so a drift model
-// (a schedule chosen by a policy of the batch) can be planted into any one
-// layer's op (kernels.go). Check (check.go) is the relation; when the paths
-// differ it re-runs both with taps on every op's output and names the first
-// layer and op where a row diverged, with that op's drift map
-// (localize.go). Case encoding in spec.Case is in case.go and
-// docs/transformer.md.
+// Source is the transformer as a composite source of the one campaign
+// engine (fuzz.Source): fuzz.Campaign runs its jobs (invariant paths, a
+// drift model planted at a random site, the two harness misuses),
+// fuzz.Check checks its cases and fuzz.Minimize shrinks its findings with
+// its steps. The rest of this package is what the model route
+// (fuzz/external), the GPU backend (gpu, RegisterBackend) and their tests
+// need; the model, the paths, the kernels and localisation live in
+// internal/e2e. docs/transformer.md describes the case encoding.
 package transformer

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
@@ -9,6 +10,11 @@ import (
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
+
+func TestMain(m *testing.M) {
+	RegisterTargets() // drift-order-logprob-rows132, as the command registers it
+	os.Exit(m.Run())
+}
 
 // budgets are the regression budgets: with boundary-seeking inputs, bf16
 // outputs (log-probs compared in bf16) and taps off, every drift model

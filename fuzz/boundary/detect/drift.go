@@ -6,6 +6,8 @@
 package detect
 
 import (
+	"sync"
+
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -16,15 +18,22 @@ import (
 // this package's.
 var OrderModels = []string{"drift-rmsnorm-te-mod32", "drift-rmsnorm-vllm-256", "drift-gemm-splitk-by-m", "drift-order-logprob-rows132"}
 
-// drift-order-logprob-rows132 is registered here, not with the drift
-// models every campaign suite must find: it changes only the order of an
-// fp32 sum, so the detection table measures it (docs/detection.md).
-func init() {
-	info := target.Info{Name: "drift-order-logprob-rows132", Op: spec.OpLogProb, Device: "cpu",
-		Schedule: target.OracleLogProbSchedule.String(),
-		Models:   "a log-softmax kernel whose block size follows the launch shape: 1024 threads per row below 132 rows (the H200's SMs), one warp per row from 132 on; only the fp32 sum of exponentials changes order",
-		Expect:   []string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}}
-	target.Register(info.Name, func() (target.Target, error) {
-		return target.Scheduled(info, func(b *target.Batch) oracle.Schedule { return target.LogProbRows132(b) }), nil
+// RegisterTargets registers drift-order-logprob-rows132 with
+// target.Register, once (later calls do nothing): the command calls it
+// before any command runs, so campaigns, list and detect have it. It is
+// registered here, not with the drift models every campaign suite must
+// find (package target), because it changes only the order of an fp32
+// sum, so the detection table measures it (docs/detection.md).
+func RegisterTargets() {
+	registerOnce.Do(func() {
+		info := target.Info{Name: "drift-order-logprob-rows132", Op: spec.OpLogProb, Device: "cpu",
+			Schedule: target.OracleLogProbSchedule.String(),
+			Models:   "a log-softmax kernel whose block size follows the launch shape: 1024 threads per row below 132 rows (the H200's SMs), one warp per row from 132 on; only the fp32 sum of exponentials changes order",
+			Expect:   []string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}}
+		target.Register(info.Name, func() (target.Target, error) {
+			return target.Scheduled(info, func(b *target.Batch) oracle.Schedule { return target.LogProbRows132(b) }), nil
+		})
 	})
 }
+
+var registerOnce sync.Once

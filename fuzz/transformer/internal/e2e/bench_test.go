@@ -1,4 +1,4 @@
-package transformer
+package e2e
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package transformer
+package e2e
 
 import (
 	"context"
@@ -28,11 +28,11 @@ var Relations = []string{spec.RelLogProbParity, spec.RelPathParity}
 // explains it, whatever the values: comparing in another dtype than the
 // training dtype (fp32 against bf16 reports the rounding to bf16 as drift),
 // and comparing positions the engine never reported (their +0 is a
-// zero-fill, not a log-prob). A mismatch finding names, in Message, the
-// first layer and op where a token diverged (Localize) and carries that
-// op's drift map. Row is the first differing response position
-// (positionBase order) for log-probs, or the first differing token
-// (tokenBase order) when only the taps differ.
+// zero-fill, not a log-prob). A mismatch finding names, in Message and in
+// Site, the first layer and op where a token diverged (Localize) and
+// carries that op's drift map. Row is the first differing response
+// position (positionBase order) for log-probs, or the first differing
+// token (tokenBase order) when only the taps differ.
 func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 	start := time.Now()
 	rel := c.Relation
@@ -77,6 +77,7 @@ func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 		}
 		f.DriftMap = dm
 		f.Message += "; " + d.String()
+		f.Site = &spec.Site{Layer: d.Site.Layer, Op: string(d.Site.Op)}
 	}
 	f.Case = c
 	f.Relation = rel
@@ -226,4 +227,19 @@ func compareLogProbs(st *Setup, train []float32, inf *Inference) *spec.Finding {
 			st.Compare, f.RowsDiffering, len(st.compared(len(train))), where(st.Requests, f.Row))
 	}
 	return f
+}
+
+// PlantedSite returns the site where case c plants a drift model (in
+// either path), or nil when it plants none or is not a transformer case.
+func PlantedSite(c spec.Case) *spec.Site {
+	st, err := FromCase(c)
+	if err != nil {
+		return nil
+	}
+	for _, k := range []Kernels{st.Infer, st.Train} {
+		if p, ok := planted(k); ok {
+			return &spec.Site{Layer: p.At.Layer, Op: string(p.At.Op)}
+		}
+	}
+	return nil
 }

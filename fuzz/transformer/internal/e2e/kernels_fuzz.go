@@ -1,4 +1,4 @@
-package transformer
+package e2e
 
 import (
 	"github.com/bitparity/bitparity/oracle"
@@ -11,12 +11,12 @@ import (
 // a batch of the call's shape (its row count; for decode the padded batch of
 // requests and the heads), so the very same policy decides the schedule of
 // one site of the transformer. Their names are the engine's target names
-// with the prefix "fuzz.".
-func init() {
+// with the prefix "fuzz.". DriftModels lists them after this package's own.
+func fuzzDriftModels() []DriftModel {
 	rows := func(c Call) *target.Batch {
 		return &target.Batch{Op: spec.OpRMSNorm, RMSNorm: &oracle.RMSNormInput{Rows: c.Rows}}
 	}
-	DriftModels = append(DriftModels,
+	return []DriftModel{
 		DriftModel{
 			Name: "fuzz.drift-rmsnorm-te-mod32", Kind: KindRMSNorm, Dim: "rows",
 			Models: "target.TERMSNormMod32: TransformerEngine RMSNorm, threads=64 vec=8 when rows % 32 == 0, else threads=32 vec=4",
@@ -55,5 +55,5 @@ func init() {
 				return s
 			},
 		},
-	)
+	}
 }

@@ -1,4 +1,4 @@
-package transformer
+package e2e
 
 import (
 	"fmt"
@@ -225,8 +225,12 @@ func otherReduction(r oracle.Reduction) oracle.Reduction {
 	return oracle.Reduction{Threads: 32, Vec: 4, Warp: oracle.WarpButterfly}
 }
 
-// DriftModels lists the drift models that can be planted, by name.
-var DriftModels = []DriftModel{
+// DriftModels lists the drift models that can be planted, by name: this
+// package's own, then the fuzz engine's (fuzzDriftModels).
+var DriftModels = append(ownDriftModels, fuzzDriftModels()...)
+
+// ownDriftModels are the drift models written for the transformer.
+var ownDriftModels = []DriftModel{
 	{
 		Name: "rmsnorm_rows_mod32", Kind: KindRMSNorm, Dim: "rows",
 		Models: "TransformerEngine's RMSNorm picks its reduction path on M % 32 (rows % 32 == 0 vs the rest)",

@@ -1,4 +1,4 @@
-package transformer
+package e2e
 
 import (
 	"fmt"
@@ -107,4 +107,12 @@ func PlantSites(k Kind, layers int) []Site {
 		}
 	}
 	return s
+}
+
+// RandomSite is the site of kind k in a model of layers layers that a
+// campaign plants its drift model at for seed: one of PlantSites, drawn
+// from the seed's own stream.
+func RandomSite(seed uint64, k Kind, layers int) Site {
+	sites := PlantSites(k, layers)
+	return sites[newRNG(seed, 99, 0).intn(len(sites))]
 }

@@ -1,0 +1,95 @@
+package transformer
+
+import (
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/transformer/internal/e2e"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// controlCases is how many cases each control (a planted drift model or a
+// misuse) runs before it counts as missed, even past a campaign's
+// Duration: whether a control is found then depends on the seed, not on
+// how fast the machine is.
+const controlCases = 12
+
+// Source is the end-to-end transformer as a composite source of
+// fuzz.Campaign, checked by fuzz.Check and shrunk by fuzz.Minimize. Its
+// Check runs a transformer case (any backends it names); its jobs draw
+// cases with the train path on backend train and the inference path on
+// backend infer ("" or CPU: the CPU oracle):
+//
+//   - "transformer/invariant/logprob_parity" and
+//     "transformer/invariant/path_parity": fixed kernels in both paths over
+//     fuzzed models and request mixes; any finding is unexpected;
+//   - "transformer/drift/<model>": the drift model planted at a random site
+//     of its kind in both paths, under path parity; a control that must be
+//     found at the planted site (else the finding is not Expected);
+//   - "transformer/misuse/compare_fp32" and "transformer/misuse/zero_fill":
+//     the seed's harness bugs (log-probs compared in fp32 against the bf16
+//     training dtype; unreported positions zero-filled and compared);
+//     controls that must be flagged as misuse.
+//
+// Each control runs at least 12 cases unless found (fuzz.Job.MinCases). A
+// finding's Site is the first layer and op where a token diverged; Shrink
+// makes the model and the batch smaller, keeping a planted site's layer.
+func Source(train, infer string) *fuzz.Source {
+	return &fuzz.Source{Name: "transformer", Op: CaseOp, Check: e2e.Check, Shrink: e2e.ShrinkSteps,
+		Planted: e2e.PlantedSite, Jobs: jobs(train, infer)}
+}
+
+// jobs lists the source's jobs (Source).
+func jobs(train, infer string) []fuzz.Job {
+	on := func(c spec.Case) (spec.Case, bool) { return e2e.WithBackends(c, train, infer), true }
+	js := []fuzz.Job{
+		{Name: "transformer/invariant/" + spec.RelLogProbParity, Relation: spec.RelLogProbParity, Invariant: true,
+			Draw: func(seed uint64) (spec.Case, bool) {
+				c := e2e.Gen{}.Case(seed)
+				c.Relation = spec.RelLogProbParity
+				return on(c)
+			}},
+		{Name: "transformer/invariant/" + spec.RelPathParity, Relation: spec.RelPathParity, Invariant: true,
+			Draw: func(seed uint64) (spec.Case, bool) {
+				g := e2e.Gen{}
+				if seed%4 == 0 { // KV lengths past 48
+					g.MinSeqLen = 56
+				}
+				c := g.Case(seed)
+				c.Relation = spec.RelPathParity
+				return on(c)
+			}},
+	}
+	for _, m := range e2e.DriftModels {
+		js = append(js, fuzz.Job{Name: "transformer/drift/" + m.Name, Relation: spec.RelPathParity,
+			Expect: spec.KindMismatch, MinCases: controlCases,
+			Draw: func(seed uint64) (spec.Case, bool) {
+				c := m.Needs.Case(seed)
+				c.Relation = spec.RelPathParity
+				c, err := e2e.Plant(c, m.Name, e2e.RandomSite(seed, m.Kind, c.Shape.Rows))
+				if err != nil {
+					return c, false
+				}
+				return on(c)
+			}})
+	}
+	misuse := func(name string, edit func(c *spec.Case) bool) fuzz.Job {
+		return fuzz.Job{Name: "transformer/misuse/" + name, Relation: spec.RelLogProbParity,
+			Expect: spec.KindMisuse, MinCases: controlCases,
+			Draw: func(seed uint64) (spec.Case, bool) {
+				c := e2e.Gen{}.Case(seed)
+				c.Relation = spec.RelLogProbParity
+				if !edit(&c) {
+					return c, false
+				}
+				return on(c)
+			}}
+	}
+	return append(js,
+		misuse("compare_fp32", func(c *spec.Case) bool { c.Compare = spec.FP32; return true }),
+		misuse("zero_fill", func(c *spec.Case) bool {
+			if len(c.Rel.Mask) == 0 {
+				return false // the engine reported every position
+			}
+			c.Rel.Mask = nil
+			return true
+		}))
+}
