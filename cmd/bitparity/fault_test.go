@@ -19,6 +19,7 @@ import (
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // faultTargets are drift models found within a few hundred cases, whose
@@ -132,7 +133,7 @@ func assertStored(t *testing.T, dir string, found []string, what string) {
 		}
 		from[n] = true
 		if f.Finding != nil && f.Finding.Original != nil {
-			from[findingKey(*f.Finding.Original)] = true
+			from[verdict.Key(*f.Finding)] = true
 		}
 	}
 	for _, p := range found {

@@ -73,8 +73,9 @@ func (p *parallelFlags) apply(c *fuzz.Campaign) error {
 }
 
 // after runs in every campaign process once the result is written: it
-// stores the findings in --corpus.
-func (p *parallelFlags) after(stdout io.Writer, res *spec.Result) error {
+// stores in --corpus the findings the recorder did not (created lists the
+// case files it stored) and says how many case files this run added.
+func (p *parallelFlags) after(stdout io.Writer, res *spec.Result, created []string) error {
 	if p.corpus != "" && !p.parallel() { // a parallel run merged its workers' folders
 		d, err := corpus.Open(context.Background(), p.corpus, true)
 		if err != nil {
@@ -84,7 +85,19 @@ func (p *parallelFlags) after(stdout io.Writer, res *spec.Result) error {
 		if len(errs) > 0 {
 			return fmt.Errorf("run: corpus %s: %w", p.corpus, errors.Join(errs...))
 		}
-		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added, %d already there\n", p.corpus, len(added), len(existing))
+		ours := map[string]bool{}
+		for _, name := range created {
+			ours[name] = true
+		}
+		n, there := len(added), 0
+		for _, name := range existing {
+			if ours[name] {
+				n++ // stored by this run as it was found
+			} else {
+				there++
+			}
+		}
+		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added, %d already there\n", p.corpus, n, there)
 	}
 	return nil
 }

@@ -28,12 +28,12 @@ func TestKnownAcrossDTypes(t *testing.T) {
 	}
 	seen := filed
 	seen.Case.In, seen.Case.Out, seen.Case.Seed, seen.Case.Shape.Rows = spec.FP16, spec.FP16, 9, 64
-	if _, ok := k.match(seen); !ok {
+	if _, ok := k.Match(seen); !ok {
 		t.Error("the same bug in fp16 is not known")
 	}
 	other := seen
 	other.Relation = spec.RelPadding
-	if _, ok := k.match(other); ok {
+	if _, ok := k.Match(other); ok {
 		t.Error("another relation on the same target is known")
 	}
 }

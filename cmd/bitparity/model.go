@@ -9,6 +9,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // splitModelRoutes separates the model routes (adapters whose hello op is
@@ -44,7 +45,7 @@ type modelRunOpts struct {
 	seed      uint64
 	maxCases  int64
 	relations []string
-	known     *knownSet // --known: a finding of an open case there does not fail the run
+	known     *verdict.Known // --known: a finding of an open case there does not fail the run
 	noShrink  bool
 	jsonPath  string
 	corpus    string
@@ -53,7 +54,7 @@ type modelRunOpts struct {
 
 // runModelRoutes runs a model campaign (external.ModelCampaign) on each
 // route for an equal share of the duration and records its findings as
-// the single-op campaign does (durable): each one goes to --corpus as a
+// the single-op campaign does (verdict.Recorder): each one goes to --corpus as a
 // case file with its adapter, and to --json's journal, when found, and its
 // shrunk form replaces it. It prints each finding and a summary, writes
 // the result, and exits 1 when something was found that --known does not
@@ -64,41 +65,34 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	start := time.Now()
 	head := spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: o.seed, Env: hereEnv(),
 		Args: append([]string{"run"}, o.args...)}
-	rec, err := openDurable(stderr, o.corpus, o.jsonPath, head)
+	rec, err := openRecorder(stderr, o.corpus, o.jsonPath, head)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	res := head
 	for _, m := range models {
 		r, err := external.ModelCampaign{Target: m, Duration: o.duration / time.Duration(len(models)), Seed: o.seed,
-			MaxCases: o.maxCases, Relations: o.relations, NoShrink: o.noShrink, OnFound: rec.found, OnFinding: rec.shrunk}.Run(ctx)
+			MaxCases: o.maxCases, Relations: o.relations, NoShrink: o.noShrink, OnFound: rec.Found, OnFinding: rec.Shrunk}.Run(ctx)
 		if r != nil {
 			res.Cases += r.Cases
 			res.Targets = append(res.Targets, r.Targets...)
 			res.Findings = append(res.Findings, r.Findings...)
 		}
 		if err != nil {
-			rec.finish(&res)
+			rec.Finish(&res)
 			return withCode(spec.ExitInternal, fmt.Errorf("run: model route %s: %w", m, err))
 		}
 	}
 	res.Duration = spec.Duration(time.Since(start))
+	res.Interrupted = ctx.Err() != nil
 	recordAdapters(&res, models)
-	if err := rec.finish(&res); err != nil {
-		return withCode(spec.ExitInternal, err)
+	if err := rec.Finish(&res); err != nil {
+		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}
-	unexpected := 0
+	v := verdict.Of(&res, verdict.Options{ExpectControls: true, Known: o.known})
+	unexpected := len(v.Unexpected)
 	for i, f := range res.Findings {
-		note := "UNEXPECTED"
-		if at, ok := o.known.match(f); ok {
-			note = "known (--known " + at + ")"
-		} else if at, ok := o.known.regression(f); ok {
-			note = "UNEXPECTED: regression of " + at + ", marked fixed"
-		}
-		if !strings.HasPrefix(note, "known") {
-			unexpected++
-		}
-		runPrintFinding(stdout, i+1, f, note)
+		runPrintFinding(stdout, i+1, f, v.Notes[i])
 	}
 	fmt.Fprintln(stdout, "summary")
 	for _, t := range res.Targets {
@@ -115,6 +109,11 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	}
 	if unexpected > 0 {
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d unexpected finding(s) on the model route", unexpected)}
+	}
+	if res.Interrupted {
+		fmt.Fprintf(stdout, "INTERRUPTED after %s: the verdict covers the %d cases run; not a pass\n",
+			time.Duration(res.Duration).Round(time.Millisecond), res.Cases)
+		return &exitError{code: spec.ExitInterrupted, err: fmt.Errorf("interrupted after %s", res.Duration)}
 	}
 	return nil
 }

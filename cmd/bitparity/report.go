@@ -199,3 +199,18 @@ func saveResultFile(path string, res spec.Result) error {
 	}
 	return atomicfile.Write(path, append(b, '\n'))
 }
+
+// writeReports writes every format of the report on the result files
+// paths into dir, as `bitparity report --out-dir DIR PATHS...` does.
+func writeReports(dir string, paths ...string) error {
+	srcs, err := reports.Load(paths...)
+	if err != nil {
+		return err
+	}
+	r, err := reports.Build(srcs, time.Now())
+	if err != nil {
+		return err
+	}
+	_, err = reports.WriteDir(dir, r)
+	return err
+}
