@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -298,8 +299,8 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		}
 		w.took = time.Since(start)
 		var ee *exec.ExitError
-		if errors.As(w.err, &ee) && (ee.ExitCode() == spec.ExitOK || ee.ExitCode() == spec.ExitFinding || ee.ExitCode() == spec.ExitStalled) {
-			w.err = nil // 1: findings the worker's verdict did not expect; the merged verdict decides
+		if errors.As(w.err, &ee) && slices.Contains([]int{spec.ExitFinding, spec.ExitStalled, spec.ExitInterrupted}, ee.ExitCode()) {
+			w.err = nil // the worker's verdict; the merged result's verdict decides (an interrupted worker's result says so)
 		}
 		if w.err == nil {
 			w.res, w.err = corpus.ReadResult(filepath.Join(w.dir, "result.json"))

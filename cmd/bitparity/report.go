@@ -32,7 +32,7 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	outDir := fs.String("out-dir", "", "write every format into `DIR` (report.txt, report.json, junit.xml, summary.md, report.html) instead of stdout")
 	corpusDir := fs.String("corpus", "", "add the open findings of the corpus folder or bucket URL `DIR` to tonight's result (after corpus recheck, those still reproduce), and list its scan certificates (text; certificates.txt with --out-dir)")
 	saveResult := fs.String("save-result", "", "write tonight's result, with the corpus findings added, to `FILE` (later nights then count them)")
-	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing)")
+	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing); with new or any, an interrupted campaign tonight exits 6")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity report [flags] RESULT.json...")
 		fmt.Fprintln(stderr, "\nReports on campaign result files (bitparity run --json). The latest file by start")
@@ -114,6 +114,8 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new unexpected finding(s)", s.NewUnexpected)}
 	case *failOn == "any" && s.Unexpected > 0:
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d unexpected finding(s), %d of them new", s.Unexpected, s.NewUnexpected)}
+	case *failOn != "none" && s.Interrupted:
+		return &exitError{code: spec.ExitInterrupted, err: fmt.Errorf("report: tonight's campaign (%s) was interrupted: not a pass", tonight.Path)}
 	}
 	return nil
 }

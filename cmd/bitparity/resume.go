@@ -55,6 +55,7 @@ func resumeLeftovers(work string, seed uint64, stderr io.Writer) (leftovers, err
 		took := false
 		if r, err := leftResult(moved); err == nil {
 			if r.Seed == seed {
+				r.Interrupted = false // this run resumes it: what the worker ran counts, not its stop
 				left.results = append(left.results, r)
 				took = true
 			} else {
