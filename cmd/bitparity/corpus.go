@@ -582,7 +582,8 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 		}
 	}
 	fmt.Fprintf(stdout, "rechecked %d open finding(s): %d still failing, %d flaky, %d fixed, %d could not run\n", len(res), failing, flaky, fixed, broken)
-	failing += flaky                        // a flaky crash is open: never a pass
+	// a flaky crash is open: never a pass
+	failing += flaky
 	if d, ok := s.Local.(*corpus.Dir); ok { // certificates live in corpus folders (scan.go)
 		invalid, cbroken, err := recheckCertificates(ctx, stdout, d, env)
 		if err != nil {
