@@ -12,8 +12,8 @@ const (
 	// duration ended and nothing unexpected was found in what it ran; the
 	// verdict covers only those cases, so it is never a pass.
 	ExitInterrupted = 6
-	// ExitSignalled is 128 + SIGINT's number: a second signal ended the
-	// process at once (a second SIGTERM exits 128 + 15 = 143). Every
-	// finding printed before it is in the corpus and the journal.
-	ExitSignalled = 130
 )
+
+// A second signal ends `bitparity run` at once with 128 + the signal's
+// number: 130 after SIGINT, 143 after SIGTERM. Every finding printed
+// before it is in the corpus and the journal.
