@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bitparity/bitparity/spec"
 )
@@ -115,5 +116,28 @@ func TestRunCountsWhatItStored(t *testing.T) {
 	out, errs, code = runArgs(args...)
 	if want := fmt.Sprintf("0 case file(s) added, %d already there", len(names)); code != spec.ExitOK || !strings.Contains(out, want) {
 		t.Errorf("second run: exit %d, stdout lacks %q:\n%s\n%s", code, want, out, errs)
+	}
+}
+
+// TestRunGeneratesForItsDuration: with nothing to shrink, a campaign
+// generates cases for its whole --duration (no shrinking time is held
+// back from it).
+func TestRunGeneratesForItsDuration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json")
+	out, errs, code := runArgs("run", "--targets", "oracle-rmsnorm", "--relations", "determinism", "--workers", "1",
+		"--duration", "7s", "--json", path)
+	if code != spec.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r spec.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Duration(r.Duration); d < 7*time.Second {
+		t.Errorf("the campaign ran %s of its 7s --duration", d)
 	}
 }

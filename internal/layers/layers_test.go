@@ -17,9 +17,8 @@ const module = "github.com/bitparity/bitparity/"
 // target (the vocabulary every target implements) only them; gpu, a
 // target kind, only target, oracle and spec; the engine (fuzz) sits above
 // target; corpus, verdict (above corpus), reports and fuzztest above the
-// engine; the command above
-// everything. A new package must be added here, with its layer, and to
-// docs/architecture.md.
+// engine; the command above everything. A new package must be added here,
+// with its layer, and to docs/architecture.md.
 var allowed = map[string][]string{
 	"oracle":                 {},
 	"spec":                   {},
