@@ -297,13 +297,14 @@ func (r *Recorder) Finish(res *spec.Result) error {
 	return err
 }
 
-// Run runs c under r until it returns, or, once ctx has ended (an
-// interrupt), for at most grace more plus the campaign's own grace: a
-// campaign still mapping a drift then is abandoned and the result recorded
-// so far is returned (its findings are already in the store and the
-// journal). The result of a campaign that ctx stopped is marked
-// Interrupted.
-func Run(ctx context.Context, c *fuzz.Campaign, r *Recorder, grace time.Duration) (*spec.Result, error) {
+// Run runs c with r recording its findings (c.OnFound, c.OnFinding and
+// c.Progress call r first, then the callbacks c had) until it returns,
+// or, once ctx has ended (an interrupt), for at most grace more plus the
+// campaign's own grace: a campaign still mapping a drift then is abandoned
+// and the result recorded so far is returned (its findings are already in
+// the store and the journal). The result of a campaign that ctx stopped is
+// marked Interrupted.
+func (r *Recorder) Run(ctx context.Context, c *fuzz.Campaign, grace time.Duration) (*spec.Result, error) {
 	found, shrunk, prog := c.OnFound, c.OnFinding, c.Progress
 	c.OnFound = func(f spec.Finding) {
 		r.Found(f)

@@ -220,7 +220,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		prog.Update(res.Cases, len(res.Findings))
 	} else {
-		res, err = verdict.Run(ctx, c, rec, fuzz.LateShrinkBudget)
+		res, err = rec.Run(ctx, c, fuzz.LateShrinkBudget)
 		if res != nil {
 			prog.Update(before+res.Cases, max(rec.Findings(), len(res.Findings)))
 		}
