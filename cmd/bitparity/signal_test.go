@@ -59,8 +59,8 @@ func TestStopOnSignalWorker(t *testing.T) {
 
 // TestRunInterrupted: SIGTERM in the middle of a campaign ends it with the
 // interrupted exit code, never 0: on invariant targets (nothing to find),
-// on drift models after their first finding, and in a full run while the
-// end-to-end transformer's share runs. The result file says
+// on drift models after their first finding, in a full run while the
+// end-to-end transformer's share runs, and on a process target (--exec). The result file says
 // interrupted, `bitparity report` on it says so (and --fail-on exits 6),
 // the controls the run did not reach are "not reached", not "NOT FOUND",
 // and every finding printed as found before the signal is in the corpus
@@ -69,13 +69,19 @@ func TestRunInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, targets string
 		afterFound    bool
+		extra         []string
 	}{
-		{"invariant", "oracle-rmsnorm,oracle-gemm", false},
-		{"drift", faultTargets, true},
-		{"transformer-share", "", false}, // a full run: the end-to-end transformer's share runs first
+		{"invariant", "oracle-rmsnorm,oracle-gemm", false, nil},
+		{"drift", faultTargets, true, nil},
+		{"transformer-share", "", false, nil}, // a full run: the end-to-end transformer's share runs first
+		{"exec", "", false, []string{"--exec", "exec " + shQuote(exe) + " worker --target oracle-rmsnorm"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -83,6 +89,7 @@ func TestRunInterrupted(t *testing.T) {
 			if tc.targets != "" {
 				args = append(args, "--targets", tc.targets)
 			}
+			args = append(args, tc.extra...)
 			p := startBitparity(t, dir, args...)
 			wait := p.started
 			if tc.afterFound {
