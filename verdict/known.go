@@ -144,3 +144,21 @@ func classOf(m *spec.DriftMap) map[int]int {
 	}
 	return out
 }
+
+// FixedIdentities returns the identities (spec.Identity) of the findings
+// whose case file in s a recheck marked fixed: the only evidence that makes
+// a finding missing from a night "fixed" in a report (reports.Options.Fixed)
+// rather than "not seen". A file that does not decode is an error.
+func FixedIdentities(s corpus.Store) (map[string]bool, error) {
+	entries, errs := corpus.Load(s)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	fixed := map[string]bool{}
+	for _, e := range entries {
+		if e.File.Finding != nil && e.File.Status.State == corpus.StateFixed {
+			fixed[spec.Identity(*e.File.Finding)] = true
+		}
+	}
+	return fixed, nil
+}

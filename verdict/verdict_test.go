@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/spec"
@@ -156,5 +157,27 @@ func TestRecorder(t *testing.T) {
 	}
 	if _, err := os.Stat(jsonPath + corpus.JournalSuffix); !os.IsNotExist(err) {
 		t.Errorf("the journal is left after Finish: %v", err)
+	}
+}
+
+// TestFixedIdentities: only the identities of cases marked fixed.
+func TestFixedIdentities(t *testing.T) {
+	d, err := corpus.OpenDir(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, fixed := finding("vendor-a", false, 3), finding("vendor-b", false, 5)
+	for _, f := range []spec.Finding{open, fixed} {
+		file := corpus.NewFile(f.Case, &f, spec.Env{}, "test")
+		if f.TargetA == fixed.TargetA {
+			file.Status.State, file.Status.FixedAt = corpus.StateFixed, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		}
+		if _, _, err := d.Put(file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := FixedIdentities(d)
+	if err != nil || len(got) != 1 || !got[spec.Identity(fixed)] {
+		t.Fatalf("FixedIdentities = %v, %v; want only %s", got, err, spec.Identity(fixed))
 	}
 }

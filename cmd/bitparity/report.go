@@ -15,6 +15,7 @@ import (
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // runReport is `bitparity report [flags] RESULT.json...`: one report over
@@ -171,23 +172,16 @@ func addCorpusFindings(res *spec.Result, dir string) (int, error) {
 	return n, nil
 }
 
-// corpusFixed returns the identities (spec.Identity) of the findings whose
-// case file in dir a recheck marked fixed: the only evidence that makes a
-// finding missing tonight "fixed" in the report rather than "not seen".
+// corpusFixed returns the identities of the findings whose case file in
+// the corpus folder dir a recheck marked fixed (verdict.FixedIdentities).
 func corpusFixed(dir string) (map[string]bool, error) {
 	d, err := corpus.OpenDir(dir, false)
 	if err != nil {
 		return nil, err
 	}
-	entries, errs := corpus.Load(d)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("corpus %s: %w", dir, errs[0])
-	}
-	fixed := map[string]bool{}
-	for _, e := range entries {
-		if e.File.Finding != nil && e.File.Status.State == corpus.StateFixed {
-			fixed[spec.Identity(*e.File.Finding)] = true
-		}
+	fixed, err := verdict.FixedIdentities(d)
+	if err != nil {
+		return nil, fmt.Errorf("corpus %s: %w", dir, err)
 	}
 	return fixed, nil
 }
