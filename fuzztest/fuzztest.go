@@ -74,8 +74,9 @@ type Options struct {
 	// MaxElements caps a case's input values (gen.Elements); larger
 	// decoded cases are skipped so the fuzzer keeps a high rate. 0: 1<<18.
 	MaxElements int
-	// CorpusDir receives the minimal failing cases as bitparity case files;
-	// "" is testdata/bitparity, "-" writes none.
+	// CorpusDir receives the failing cases as bitparity case files, each
+	// as found before shrinking and then replaced by its minimal form
+	// (verdict.Recorder); "" is testdata/bitparity, "-" writes none.
 	CorpusDir string
 	// ShrinkTries bounds the shrinking of a failure (fuzz/shrink); 0: its
 	// default.
