@@ -133,3 +133,37 @@ func TestRunInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestModelRouteInterrupted: SIGTERM to a model route (--exec of a
+// transformer adapter) ends it with the interrupted exit code, says
+// INTERRUPTED, and its result file says interrupted.
+func TestModelRouteInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	py := numpyPython(t)
+	dir := t.TempDir()
+	route := py + " " + adapterScript(filepath.Join("examples", "numpy_model.py"))
+	p := startBitparity(t, dir, "--exec", route, "--duration", "60s", "--seed", "1", "--json", "r.json")
+	select {
+	case <-p.started:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		_, _, log := p.wait()
+		t.Fatalf("no bitparity run: line within 30 s\n%s", log)
+	}
+	time.Sleep(500 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	code, _, log := p.wait()
+	out := p.out.String()
+	if code != spec.ExitInterrupted || !strings.Contains(out, "INTERRUPTED after") {
+		t.Fatalf("exit %d, want %d and INTERRUPTED\n%s\n%s", code, spec.ExitInterrupted, out, log)
+	}
+	r, err := corpus.ReadResult(filepath.Join(dir, "r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Interrupted {
+		t.Error("the result file does not say interrupted")
+	}
+}
