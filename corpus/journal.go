@@ -128,8 +128,9 @@ func (j *Journal) append(rec journalRecord, sync bool) error {
 // RebuildJournal reads a journal and returns the result it records: the
 // end record's result when the campaign finished; otherwise the start
 // record's header with the last progress counts and every finding, in the
-// order found, each replaced by its shrunk form when one was recorded. A
-// last line cut short by a kill is ignored; any other bad line is an error.
+// order found, each replaced by its shrunk form when one was recorded,
+// marked Interrupted (the run never ended it). A last line cut short by a
+// kill is ignored; any other bad line is an error.
 // complete says whether the journal has its end record.
 func RebuildJournal(path string) (r *spec.Result, complete bool, err error) {
 	fh, err := os.Open(path)
@@ -195,6 +196,7 @@ func RebuildJournal(path string) (r *spec.Result, complete bool, err error) {
 	}
 	r = head
 	r.Cases, r.InvariantCases = max(r.Cases, cases[0]), max(r.InvariantCases, cases[1])
+	r.Interrupted = true // the run ended before it wrote its end record
 	for _, k := range keys {
 		r.Findings = append(r.Findings, found[k])
 	}

@@ -25,7 +25,16 @@ const (
 	// Changed: a finding file showed a finding of another kind or
 	// signature (another bug, or the same one described differently).
 	Changed
+	// Flaky: a crash finding did not show on the first replay; of the
+	// FlakyReplays replays, Outcome.Crashes showed it. A crash that
+	// depends on something besides the case (an adapter's state, its
+	// request count, timing) is never taken as fixed.
+	Flaky
 )
+
+// FlakyReplays is how many times Replay runs the case of a recorded crash
+// that the first replay did not show.
+const FlakyReplays = 5
 
 func (v Verdict) String() string {
 	switch v {
@@ -37,6 +46,8 @@ func (v Verdict) String() string {
 		return "passed"
 	case Changed:
 		return "changed"
+	case Flaky:
+		return "flaky"
 	}
 	return fmt.Sprintf("verdict(%d)", int(v))
 }
@@ -51,6 +62,10 @@ type Outcome struct {
 	SameSpot bool
 	// Elapsed is the time the replay took.
 	Elapsed time.Duration
+	// Replays is how many times the case ran (1, or FlakyReplays for a
+	// recorded crash the first run did not show); for a Flaky verdict,
+	// Crashes is how many of those runs showed the recorded crash.
+	Replays, Crashes int
 }
 
 // BaseSignature is spec.Signature of fd without its drift map: the part of
@@ -66,6 +81,10 @@ func BaseSignature(fd spec.Finding) string {
 //
 //	f records a finding: a finding of the same kind and BaseSignature is
 //	    Reproduced, another finding is Changed, none is NotReproduced;
+//	f records a crash the first run does not show: the case runs
+//	    FlakyReplays times in all, and the verdict is Flaky, with the
+//	    number of runs that crashed as recorded (Crashes), never
+//	    NotReproduced;
 //	f records none: a finding is Reproduced (a regression), none Passed.
 //
 // sources are the composite ops' sources (fuzz.Source) the caller knows: a
@@ -80,7 +99,22 @@ func Replay(ctx context.Context, f *File, sources ...target.Target) (*Outcome, e
 	if err != nil {
 		return nil, err
 	}
-	o := &Outcome{Finding: got, Elapsed: time.Since(start)}
+	o := &Outcome{Finding: got, Elapsed: time.Since(start), Replays: 1}
+	if got == nil && f.Finding != nil && f.Finding.Kind == spec.KindCrash {
+		for o.Replays < FlakyReplays {
+			g, err := fuzz.Check(ctx, f.Case)
+			if err != nil {
+				return nil, err
+			}
+			o.Replays++
+			if g != nil && g.Kind == spec.KindCrash && BaseSignature(*g) == BaseSignature(*f.Finding) {
+				o.Crashes++
+				o.Finding = g
+			}
+		}
+		o.Verdict, o.Elapsed = Flaky, time.Since(start)
+		return o, nil
+	}
 	switch {
 	case f.Finding == nil && got == nil:
 		o.Verdict = Passed
@@ -140,7 +174,7 @@ func Recheck(ctx context.Context, s Store, env spec.Env, sources ...target.Targe
 			now := time.Now().UTC().Truncate(time.Second)
 			e := env
 			uerr := s.Update(name, func(g *File) error {
-				g.Status.Checked = now
+				g.Status.Checked = now // a Flaky crash stays open
 				if o.Verdict == NotReproduced {
 					g.Status.State = StateFixed
 					g.Status.FixedAt = now

@@ -89,7 +89,8 @@ func (s Shard) draw(st *stream, op spec.Op, relation string, drawn *int64) spec.
 //     it names, and for invariant targets only when it names no drift
 //     model);
 //   - Started is the earliest start, Duration the longest (the shards run
-//     side by side), Env and Args those of rs[0].
+//     side by side), Env and Args those of rs[0];
+//   - Interrupted when any result is.
 //
 // Results with different seeds are an error: their streams differ, so
 // their union is no campaign's.
@@ -121,6 +122,7 @@ func MergeResults(rs ...*spec.Result) (*spec.Result, error) {
 		out.Cases += r.Cases
 		out.InvariantCases += r.InvariantCases
 		out.Stalls = append(out.Stalls, r.Stalls...)
+		out.Interrupted = out.Interrupted || r.Interrupted
 		for _, ts := range r.Targets {
 			s, ok := by[ts.Target]
 			if !ok {

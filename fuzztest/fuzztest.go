@@ -50,6 +50,7 @@ import (
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // Options say what to fuzz. Exactly one of Target and Exec is set; the
@@ -73,8 +74,9 @@ type Options struct {
 	// MaxElements caps a case's input values (gen.Elements); larger
 	// decoded cases are skipped so the fuzzer keeps a high rate. 0: 1<<18.
 	MaxElements int
-	// CorpusDir receives the minimal failing cases as bitparity case files;
-	// "" is testdata/bitparity, "-" writes none.
+	// CorpusDir receives the failing cases as bitparity case files, each
+	// as found before shrinking and then replaced by its minimal form
+	// (verdict.Recorder); "" is testdata/bitparity, "-" writes none.
 	CorpusDir string
 	// ShrinkTries bounds the shrinking of a failure (fuzz/shrink); 0: its
 	// default.
@@ -134,6 +136,7 @@ type plan struct {
 
 	mu   sync.Mutex
 	done map[string]shrunk // signature of a finding as found -> its minimal case
+	rec  *verdict.Recorder // the case files of CorpusDir, opened at the first finding
 }
 
 // shrunk is a minimized finding and the files it was written to.
@@ -257,6 +260,15 @@ func (p *plan) check(ctx context.Context, c spec.Case, fuzzName string) (*spec.F
 			m.Message, c.Shape))
 		return &m, prev.files, nil
 	}
+	// the case as found is a case file before shrinking starts, and its
+	// minimal form replaces it (verdict.Recorder, as in bitparity run)
+	rec, err := p.recorder(fuzzName)
+	if err != nil {
+		return f, nil, err
+	}
+	if rec != nil {
+		rec.Found(*f)
+	}
 	m, st, merr := fuzz.Minimize(ctx, f, fuzz.MinimizeOptions{Shrink: shrink.Options{MaxTries: p.opts.ShrinkTries},
 		MapBudget: native.MapBudget, Targets: ts})
 	if merr != nil {
@@ -266,15 +278,12 @@ func (p *plan) check(ctx context.Context, c spec.Case, fuzzName string) (*spec.F
 		m.Message = strings.TrimSpace(fmt.Sprintf("%s (shrunk in %d steps, %d tries)", m.Message, st.Steps, st.Tried))
 	}
 	var files []string
-	if dir := p.opts.CorpusDir; dir != "-" {
-		if dir == "" {
-			dir = filepath.Join("testdata", "bitparity")
-		}
-		path, err := writeCase(dir, m, fuzzName)
-		if err != nil {
+	if rec != nil {
+		rec.Shrunk(*m)
+		if err := rec.Err(); err != nil {
 			return m, files, err
 		}
-		files = append(files, path)
+		files = append(files, rec.PathOf(*m))
 	}
 	if fuzzing() {
 		i := slices.Index(p.rels, m.Case.Relation)
@@ -373,17 +382,27 @@ func report(f *spec.Finding, files []string, fuzzName string) string {
 	return b.String()
 }
 
-// writeCase stores finding f as a case file in the folder store dir.
-func writeCase(dir string, f *spec.Finding, source string) (string, error) {
+// recorder opens CorpusDir ("" is testdata/bitparity) for the case files
+// of source's findings at its first use; nil for CorpusDir "-".
+func (p *plan) recorder(source string) (*verdict.Recorder, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	dir := p.opts.CorpusDir
+	if p.rec != nil || dir == "-" {
+		return p.rec, nil
+	}
+	if dir == "" {
+		dir = filepath.Join("testdata", "bitparity")
+	}
 	d, err := corpus.OpenDir(dir, true)
 	if err != nil {
-		return "", fmt.Errorf("corpus: %w", err)
+		return nil, fmt.Errorf("corpus: %w", err)
 	}
-	name, _, err := d.Put(corpus.NewFile(f.Case, f, fuzz.HostEnv(), "go test "+source))
-	if err != nil {
-		return "", fmt.Errorf("corpus: %w", err)
+	head := spec.Result{Version: spec.ResultVersion, Env: fuzz.HostEnv()}
+	if p.rec, err = verdict.NewRecorder(verdict.RecorderOptions{Store: d, Where: dir, Head: head, Source: "go test " + source}); err != nil {
+		return nil, fmt.Errorf("corpus: %w", err)
 	}
-	return d.PathOf(name), nil
+	return p.rec, nil
 }
 
 // writeSeed writes a go test fuzz v1 seed file atomically.

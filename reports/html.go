@@ -148,7 +148,7 @@ h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 1.6em; }
 .b-still_failing, .s-still_failing { background: #ffe4c2; color: #7a4100; }
 .b-fixed, .s-fixed, .c-pass { background: #d3f2d3; color: #135c13; }
 .b-not_rerun, .s-not_rerun, .c-not_run { background: #e8e8e8; color: #444; }
-.c-crash { background: #5c1010; color: #fff; }
+.c-crash, .c-interrupted { background: #5c1010; color: #fff; }
 .b-expected, .c-expected, .expected { background: #dde8f7; color: #1d3f6e; }
 .status { font-size: 0.8em; font-weight: 700; padding: 0.1em 0.5em; border-radius: 0.6em; text-transform: uppercase; white-space: nowrap; }
 table { border-collapse: collapse; margin: 0.5em 0; }
@@ -168,7 +168,8 @@ img.plot { display: block; max-width: 100%; height: auto; margin: 0.5em 0; }
 <h1>bitparity report</h1>
 <p class="meta">Tonight: {{stamp .Tonight.Started}} · {{span .Tonight.Duration}} · {{.Tonight.Cases}} cases · seed {{.Tonight.Seed}} · {{.R.Summary.Targets}} targets · {{.Tonight.Path}}<br>
 Generated {{stamp .R.Generated}} · report schema {{.R.Version}} · bitparity {{dash .Tonight.Env.Bitparity}} · {{dash .Tonight.Env.GPU}} {{.Tonight.Env.OS}}/{{.Tonight.Env.Arch}}</p>
-<p class="counts">{{if .R.Summary.Unexpected}}<span class="b-new">{{.R.Summary.Unexpected}} unexpected ({{.R.Summary.NewUnexpected}} new)</span>{{else}}<span class="b-fixed">nothing unexpected</span>{{end}}<span class="b-expected">{{.R.Summary.Expected}} expected on negative controls</span><span class="{{if .R.Summary.NewUnexpected}}b-new{{else}}b-expected{{end}}">{{.R.Summary.New}} new</span><span class="{{if .R.Summary.Unexpected}}b-still_failing{{else}}b-expected{{end}}">{{.R.Summary.StillFailing}} still failing</span><span class="b-fixed">{{.R.Summary.Fixed}} fixed</span>{{if .R.Summary.NotSeen}}<span class="b-not_rerun">{{.R.Summary.NotSeen}} not seen</span>{{end}}{{if .R.Summary.NotRerun}}<span class="b-not_rerun">{{.R.Summary.NotRerun}} not rerun</span>{{end}}<span class="{{if .R.Summary.CellsFailing}}b-new{{else}}b-fixed{{end}}">{{.R.Summary.CellsFailing}} of {{.R.Summary.Cells}} cells failing</span></p>
+{{if .R.Summary.Interrupted}}<p class="counts"><span class="b-new">interrupted: a signal stopped tonight's campaign before its end; its counts and findings cover the cases it ran, and it is not a pass</span></p>
+{{end}}<p class="counts">{{if .R.Summary.Unexpected}}<span class="b-new">{{.R.Summary.Unexpected}} unexpected ({{.R.Summary.NewUnexpected}} new)</span>{{else}}<span class="b-fixed">nothing unexpected</span>{{end}}<span class="b-expected">{{.R.Summary.Expected}} expected on negative controls</span><span class="{{if .R.Summary.NewUnexpected}}b-new{{else}}b-expected{{end}}">{{.R.Summary.New}} new</span><span class="{{if .R.Summary.Unexpected}}b-still_failing{{else}}b-expected{{end}}">{{.R.Summary.StillFailing}} still failing</span><span class="b-fixed">{{.R.Summary.Fixed}} fixed</span>{{if .R.Summary.NotSeen}}<span class="b-not_rerun">{{.R.Summary.NotSeen}} not seen</span>{{end}}{{if .R.Summary.NotRerun}}<span class="b-not_rerun">{{.R.Summary.NotRerun}} not rerun</span>{{end}}<span class="{{if .R.Summary.CellsFailing}}b-new{{else}}b-fixed{{end}}">{{.R.Summary.CellsFailing}} of {{.R.Summary.Cells}} cells failing</span></p>
 
 {{if .Trend}}<h2 id="trend">Trend over {{len .R.Trend}} nights</h2>
 <img class="plot" id="plot-trend" src="{{.Trend}}" alt="new, still failing and fixed findings per night">

@@ -80,6 +80,9 @@ func writeJUnit(w io.Writer, r *Report) error {
 			{"bitparity", in.Env.Bitparity},
 			{"gpu", in.Env.GPU},
 		}
+		if in.Interrupted {
+			props = append(props, junitProperty{"interrupted", "true"})
+		}
 	}
 	suiteIdx := map[string]int{}
 	for _, c := range r.Cells {
@@ -131,6 +134,10 @@ func writeJUnit(w io.Writer, r *Report) error {
 		case CellNotRun:
 			tc.Skipped = &junitSkipped{Message: "the target ran no case"}
 			s.Skipped++
+		case CellInterrupted:
+			tc.Error = &junitProblem{Type: "interrupted", Message: fmt.Sprintf("the campaign was interrupted after %d case(s) of this target: not a pass", c.Cases),
+				Text: "a signal stopped the campaign before its end; nothing was found in the cases it ran"}
+			s.Errors++
 		}
 		s.Tests++
 		s.Cases = append(s.Cases, tc)

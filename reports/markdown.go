@@ -20,6 +20,7 @@ var statusMark = map[string]string{
 	CellCrash:          "💥 crash",
 	CellNotRun:         "⚪ not run",
 	CellExpected:       "☑️ expected",
+	CellInterrupted:    "⏹️ interrupted",
 }
 
 // writeMarkdown writes a GitHub-flavoured Markdown summary for a CI step
@@ -39,6 +40,9 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(ew, " %d finding(s) of the night before were not rerun.", s.NotRerun)
 		}
 		fmt.Fprintf(ew, "\n\n")
+	}
+	if s.Interrupted {
+		fmt.Fprintf(ew, "**INTERRUPTED**: tonight's campaign was stopped by a signal before its end; its counts and findings cover the cases it ran, and it is not a pass.\n\n")
 	}
 	if len(r.Findings) == 0 {
 		fmt.Fprintf(ew, "No findings.\n")

@@ -45,6 +45,10 @@ const (
 	// CellExpected: every finding of the cell is an expected one, on a
 	// negative control (see Entry.Expected).
 	CellExpected = "expected"
+	// CellInterrupted: the campaign was interrupted (spec.Result's
+	// Interrupted) and the cell found nothing in the cases it ran, or ran
+	// none: not a pass.
+	CellInterrupted = "interrupted"
 )
 
 // Report is the JSON report (schema in docs/report-schema.md). Inputs and
@@ -69,6 +73,9 @@ type Input struct {
 	Findings int           `json:"findings"`
 	Env      spec.Env      `json:"env"`
 	Args     []string      `json:"args,omitempty"`
+	// Interrupted is the result's Interrupted: a signal stopped the
+	// campaign before its end.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Summary counts tonight's campaign.
@@ -80,6 +87,9 @@ type Summary struct {
 	Cells        int           `json:"cells"`
 	CellsFailing int           `json:"cells_failing"`
 	Findings     int           `json:"findings"`
+	// Interrupted is set when tonight's campaign was interrupted: its
+	// counts cover the cases it ran and no cell of it is a pass.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Expected counts tonight's findings on negative controls, Unexpected
 	// the others, and NewUnexpected the new ones among those.
 	Expected      int `json:"expected"`
@@ -214,7 +224,7 @@ func BuildWith(srcs []Source, generated time.Time, opts Options) (*Report, error
 		r.Inputs = append(r.Inputs, Input{
 			Path: s.Path, Started: s.Result.Started, Duration: s.Result.Duration,
 			Seed: s.Result.Seed, Cases: s.Result.Cases, Findings: len(s.Result.Findings),
-			Env: s.Result.Env, Args: s.Result.Args,
+			Env: s.Result.Env, Args: s.Result.Args, Interrupted: s.Result.Interrupted,
 		})
 		nights[i] = byIdentity(s.Result.Findings)
 	}
@@ -300,6 +310,7 @@ func BuildWith(srcs []Source, generated time.Time, opts Options) (*Report, error
 	r.Summary = Summary{
 		Started: tonight.Started, Duration: tonight.Duration, Cases: tonight.Cases,
 		Targets: len(tonight.Targets), Cells: len(r.Cells), Findings: len(nights[last]),
+		Interrupted: tonight.Interrupted,
 	}
 	for _, c := range r.Cells {
 		if c.Status == CellFail || c.Status == CellCrash {
@@ -423,7 +434,8 @@ func sortEntries(es []Entry) {
 // The op is TargetStats.Op, or else the op of the target's findings. A
 // finding whose target A has no TargetStats gets cells of its own. A cell
 // fails on any unexpected finding, crashes on a crash, and is "expected"
-// when all its findings are on negative controls.
+// when all its findings are on negative controls; in an interrupted
+// campaign a cell that would pass or not run is "interrupted".
 func cells(res spec.Result, tonight map[string]spec.Finding, exp map[string]bool) []Cell {
 	type key struct {
 		op       spec.Op
@@ -498,6 +510,9 @@ func cells(res spec.Result, tonight map[string]spec.Finding, exp map[string]bool
 	out := make([]Cell, 0, len(order))
 	for _, k := range order {
 		c := *idx[k]
+		if res.Interrupted && (c.Status == CellPass || c.Status == CellNotRun) {
+			c.Status = CellInterrupted
+		}
 		sort.Strings(c.Findings)
 		out = append(out, c)
 	}

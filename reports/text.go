@@ -32,6 +32,9 @@ func writeText(w io.Writer, r *Report) error {
 		fmt.Fprintf(ew, "tonight: %s, %s, %d cases, seed %d, %d targets (%s)\n",
 			stamp(in.Started), span(in.Duration), in.Cases, in.Seed, s.Targets, in.Path)
 	}
+	if s.Interrupted {
+		fmt.Fprintf(ew, "INTERRUPTED: tonight's campaign was stopped by a signal before its end; its counts and findings cover the cases it ran, and it is not a pass\n")
+	}
 	fmt.Fprintf(ew, "findings: %d tonight (%d new, %d still failing); %d fixed (a recheck passed), %d not seen, %d not rerun since the night before\n",
 		s.Findings, s.New, s.StillFailing, s.Fixed, s.NotSeen, s.NotRerun)
 	fmt.Fprintf(ew, "unexpected: %d (%d new); expected on negative controls: %d\n", s.Unexpected, s.NewUnexpected, s.Expected)

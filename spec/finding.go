@@ -185,10 +185,16 @@ type Result struct {
 	Targets        []TargetStats `json:"targets"`
 	// Stalls names the targets that stopped answering without a crash
 	// finding (a request still unanswered when the run ended), and why.
-	Stalls   []string  `json:"stalls,omitempty"`
-	Findings []Finding `json:"findings"`
-	Env      Env       `json:"env"`
-	Args     []string  `json:"args,omitempty"`
+	Stalls []string `json:"stalls,omitempty"`
+	// Interrupted is set when a signal stopped the campaign before its
+	// duration or case budget ended: the counts and findings cover only
+	// the cases run, the negative controls not yet found were not reached,
+	// and no verdict on the file is a pass (added in version 1; a file
+	// without it ran to its end).
+	Interrupted bool      `json:"interrupted,omitempty"`
+	Findings    []Finding `json:"findings"`
+	Env         Env       `json:"env"`
+	Args        []string  `json:"args,omitempty"`
 	// Adapters lists the external processes (--exec) the run started.
 	Adapters []Adapter `json:"adapters,omitempty"`
 }

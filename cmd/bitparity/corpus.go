@@ -532,8 +532,9 @@ func corpusUnbundle(_ context.Context, stdout, stderr io.Writer, st *storeFlags,
 	return nil
 }
 
-// corpusRecheck exits 1 when a finding still reproduces or a certificate
-// no longer holds, 3 when a case or scan could not be run here, 0 when
+// corpusRecheck exits 1 when a finding still reproduces, a crash is flaky
+// (corpus.Flaky: it did not show on every replay, and stays open) or a
+// certificate no longer holds, 3 when a case or scan could not be run here, 0 when
 // every open finding is now fixed and every certificate holds.
 func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error {
 	kernel := fs.String("kernel-hash", "", "kernel or PTX hash of the build under test, recorded on the cases it fixes")
@@ -563,7 +564,7 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 	if err != nil {
 		return err
 	}
-	var failing, fixed, broken int
+	var failing, flaky, fixed, broken int
 	for _, r := range res {
 		switch {
 		case r.Err != nil:
@@ -572,12 +573,17 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 		case r.Fixed:
 			fixed++
 			fmt.Fprintf(stdout, "fixed         %s\n", r.Name)
+		case r.Outcome.Verdict == corpus.Flaky:
+			flaky++
+			fmt.Fprintf(stdout, "flaky         %s (the recorded crash showed on %d of %d replays; kept open)\n", r.Name, r.Outcome.Crashes, r.Outcome.Replays)
 		default:
 			failing++
 			fmt.Fprintf(stdout, "still failing %s (%s)\n", r.Name, r.Outcome.Verdict)
 		}
 	}
-	fmt.Fprintf(stdout, "rechecked %d open finding(s): %d still failing, %d fixed, %d could not run\n", len(res), failing, fixed, broken)
+	fmt.Fprintf(stdout, "rechecked %d open finding(s): %d still failing, %d flaky, %d fixed, %d could not run\n", len(res), failing, flaky, fixed, broken)
+	// a flaky crash is open: never a pass
+	failing += flaky
 	if d, ok := s.Local.(*corpus.Dir); ok { // certificates live in corpus folders (scan.go)
 		invalid, cbroken, err := recheckCertificates(ctx, stdout, d, env)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // faultTargets are drift models found within a few hundred cases, whose
@@ -132,7 +133,7 @@ func assertStored(t *testing.T, dir string, found []string, what string) {
 		}
 		from[n] = true
 		if f.Finding != nil && f.Finding.Original != nil {
-			from[findingKey(*f.Finding.Original)] = true
+			from[verdict.Key(*f.Finding)] = true
 		}
 	}
 	for _, p := range found {
@@ -145,8 +146,9 @@ func assertStored(t *testing.T, dir string, found []string, what string) {
 // TestFaultInjection kills runs that find drift with SIGKILL and SIGTERM at
 // seeded random moments (before a finding, while shrinking, after), and
 // asserts that every finding printed as found is in the corpus and decodes;
-// after SIGTERM the run exits with its verdict (0 or 1) and --json holds
-// every finding, after SIGKILL the journal rebuilds them.
+// after SIGTERM the run exits as interrupted (6, or 1 for an unexpected
+// finding) and --json holds every finding and says interrupted, after
+// SIGKILL the journal rebuilds them (interrupted too).
 func TestFaultInjection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -181,8 +183,8 @@ func TestFaultInjection(t *testing.T) {
 			var r *spec.Result
 			var err error
 			if sig == syscall.SIGTERM {
-				if code != spec.ExitOK && code != spec.ExitFinding {
-					t.Fatalf("SIGTERM: exit %d, want the verdict (0 or 1)\n%s", code, log)
+				if code != spec.ExitInterrupted && code != spec.ExitFinding {
+					t.Fatalf("SIGTERM: exit %d, want the verdict of an interrupted run (%d, or 1 for an unexpected finding)\n%s", code, spec.ExitInterrupted, log)
 				}
 				r, err = corpus.ReadResult(filepath.Join(dir, "r.json"))
 			} else {
@@ -193,6 +195,9 @@ func TestFaultInjection(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("%s: result: %v\n%s", sig, err, log)
+			}
+			if !r.Interrupted {
+				t.Errorf("%s: the result does not say interrupted", sig)
 			}
 			if len(r.Findings) < len(found) {
 				t.Errorf("%s: the result holds %d finding(s), %d were printed", sig, len(r.Findings), len(found))

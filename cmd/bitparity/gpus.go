@@ -18,6 +18,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // shardWorkerEnv is set in the environment of the worker processes of
@@ -73,8 +74,9 @@ func (p *parallelFlags) apply(c *fuzz.Campaign) error {
 }
 
 // after runs in every campaign process once the result is written: it
-// stores the findings in --corpus.
-func (p *parallelFlags) after(stdout io.Writer, res *spec.Result) error {
+// stores in --corpus the findings the recorder did not (created lists the
+// case files it stored) and says how many case files this run added.
+func (p *parallelFlags) after(stdout io.Writer, res *spec.Result, created []string) error {
 	if p.corpus != "" && !p.parallel() { // a parallel run merged its workers' folders
 		d, err := corpus.Open(context.Background(), p.corpus, true)
 		if err != nil {
@@ -84,7 +86,19 @@ func (p *parallelFlags) after(stdout io.Writer, res *spec.Result) error {
 		if len(errs) > 0 {
 			return fmt.Errorf("run: corpus %s: %w", p.corpus, errors.Join(errs...))
 		}
-		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added, %d already there\n", p.corpus, len(added), len(existing))
+		ours := map[string]bool{}
+		for _, name := range created {
+			ours[name] = true
+		}
+		n, there := len(added), 0
+		for _, name := range existing {
+			if ours[name] {
+				n++ // stored by this run as it was found
+			} else {
+				there++
+			}
+		}
+		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added, %d already there\n", p.corpus, n, there)
 	}
 	return nil
 }
@@ -156,21 +170,10 @@ func workerProcs(n int) int { return max(1, runtime.NumCPU()/max(1, n)) }
 // workerExe is the program a worker runs (a test replaces it).
 var workerExe = os.Executable
 
-// worker is one child process of a parallel run.
-type worker struct {
-	shard fuzz.Shard
-	gpu   string // CUDA_VISIBLE_DEVICES, "" for a CPU worker
-	dir   string
-	cmd   *exec.Cmd
-	err   error
-	res   *spec.Result
-	took  time.Duration
-}
-
 // childArgs are a worker's arguments: run with every flag the user set,
 // except the parallel ones, --json and --max-cases, which it gets per
 // worker.
-func childArgs(fs *flag.FlagSet, w *worker, maxCases int64, withCorpus bool) []string {
+func childArgs(fs *flag.FlagSet, w *verdict.Worker, maxCases int64, withCorpus bool) []string {
 	args := []string{"run"}
 	skip := map[string]bool{"gpus": true, "procs": true, "shard": true, "corpus": true, "work-dir": true, "json": true, "max-cases": true}
 	fs.Visit(func(f *flag.Flag) {
@@ -178,12 +181,12 @@ func childArgs(fs *flag.FlagSet, w *worker, maxCases int64, withCorpus bool) []s
 			args = append(args, "--"+f.Name+"="+f.Value.String())
 		}
 	})
-	args = append(args, "--shard", w.shard.String(), "--json", filepath.Join(w.dir, "result.json"))
+	args = append(args, "--shard", w.Shard.String(), "--json", filepath.Join(w.Dir, "result.json"))
 	if maxCases > 0 {
 		args = append(args, "--max-cases", strconv.FormatInt(maxCases, 10))
 	}
 	if withCorpus {
-		args = append(args, "--corpus", filepath.Join(w.dir, "corpus"))
+		args = append(args, "--corpus", filepath.Join(w.Dir, "corpus"))
 	}
 	return args
 }
@@ -191,12 +194,12 @@ func childArgs(fs *flag.FlagSet, w *worker, maxCases int64, withCorpus bool) []s
 // run is `bitparity run --gpus|--procs`: it starts one worker per GPU (or
 // per --procs), worker k running shard k/n of this process's shard (with
 // --shard i/m: shard i+m*k of m*n) and MaxCases' share of it
-// (fuzz.Shard.Budget), waits for all, merges their results
-// (fuzz.MergeResults: findings deduplicated by signature, the earliest
-// kept, cases summed) and corpus folders (corpus.Merge into --corpus:
-// content-hash names, atomic writes), and returns the merged result. A worker that exits other
-// than 0 or 1, or leaves no result, is an error; the others are still
-// merged and the work folder is kept.
+// (fuzz.Shard.Budget), and hands them to verdict.Coordinator, which waits
+// for all and merges their results (findings deduplicated by signature,
+// the earliest kept, cases summed) and corpus folders into --corpus, with
+// what the workers of a killed earlier run left in --work-dir
+// (verdict.Resume). A worker that fails, or leaves no result, is an error;
+// the others are still merged and the work folder is kept.
 func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *flag.FlagSet, maxCases int64) (*spec.Result, error) {
 	var ids []string
 	if p.gpus != "" {
@@ -221,125 +224,58 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 		}
 		temp = true
 	}
-	left, err := resumeLeftovers(work, fs.Lookup("seed").Value.(flag.Getter).Get().(uint64), stderr)
-	if err != nil {
-		return nil, withCode(spec.ExitInternal, err)
+	co := &verdict.Coordinator{Log: stderr}
+	if co.Left, err = verdict.Resume(work, fs.Lookup("seed").Value.(flag.Getter).Get().(uint64), stderr); err != nil {
+		return nil, withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}
 	n := len(ids)
 	host := p.shard
 	if host.Count < 1 {
 		host = fuzz.Shard{Index: 0, Count: 1}
 	}
-	var ws []*worker
 	for k, id := range ids {
-		w := &worker{shard: fuzz.Shard{Index: host.Index + host.Count*k, Count: host.Count * n}, gpu: id,
-			dir: filepath.Join(work, fmt.Sprintf("shard-%d", k))}
+		w := &verdict.Worker{Shard: fuzz.Shard{Index: host.Index + host.Count*k, Count: host.Count * n},
+			Dir: filepath.Join(work, fmt.Sprintf("shard-%d", k)), Where: "CPU"}
 		budget := fuzz.Shard{Index: k, Count: n}.Budget(maxCases)
 		if maxCases > 0 && budget == 0 {
-			fmt.Fprintf(stderr, "worker %d: shard %s has no case of the %d-case budget: not started\n", k, w.shard, maxCases)
+			fmt.Fprintf(stderr, "worker %d: shard %s has no case of the %d-case budget: not started\n", k, w.Shard, maxCases)
 			continue
 		}
-		if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		if err := os.MkdirAll(w.Dir, 0o755); err != nil {
 			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: work folder: %w", err))
 		}
-		w.cmd = exec.CommandContext(ctx, exe, childArgs(fs, w, budget, p.corpus != "")...)
-		w.cmd.Cancel = func() error { return w.cmd.Process.Signal(os.Interrupt) }
-		w.cmd.WaitDelay = 30 * time.Second
-		dieWithParent(w.cmd)
-		w.cmd.Env = append(os.Environ(), shardWorkerEnv+"=1")
+		cmd := exec.CommandContext(ctx, exe, childArgs(fs, w, budget, p.corpus != "")...)
+		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+		cmd.WaitDelay = 30 * time.Second
+		dieWithParent(cmd)
+		cmd.Env = append(os.Environ(), shardWorkerEnv+"=1")
 		if os.Getenv("GOMAXPROCS") == "" {
-			w.cmd.Env = append(w.cmd.Env, "GOMAXPROCS="+strconv.Itoa(workerProcs(n)))
+			cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(workerProcs(n)))
 		}
-		where := "CPU"
 		if p.gpus != "" {
-			w.cmd.Env = append(w.cmd.Env, "CUDA_VISIBLE_DEVICES="+id)
-			where = "GPU " + id
+			cmd.Env = append(cmd.Env, "CUDA_VISIBLE_DEVICES="+id)
+			w.Where = "GPU " + id
 		}
-		ws = append(ws, w)
-		fmt.Fprintf(stderr, "worker %d: %s, shard %s, log %s\n", k, where, w.shard, filepath.Join(w.dir, "log"))
+		w.Cmd = cmd
+		co.Workers = append(co.Workers, w)
 	}
-	// Linux sends a worker its parent-death signal when the thread that
-	// forked it exits, not only when the process does
-	// (https://go.dev/issue/27505), and the Go runtime may end a thread
-	// while the process lives: a worker would get an early SIGTERM, stop,
-	// and then die on the second one when the parent really goes (seen on
-	// the H200 host). So the workers are started and waited for from this
-	// goroutine, locked to its thread.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start := time.Now()
-	for _, w := range ws {
-		log, err := os.Create(filepath.Join(w.dir, "log"))
-		if err != nil {
-			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: worker log: %w", err))
-		}
-		defer log.Close()
-		w.cmd.Stdout, w.cmd.Stderr = log, log
-		if w.err = w.cmd.Start(); w.err != nil {
-			w.err = fmt.Errorf("start: %w", w.err)
-		}
-	}
-	for _, w := range ws {
-		if w.err == nil {
-			w.err = w.cmd.Wait()
-		}
-		w.took = time.Since(start)
-		var ee *exec.ExitError
-		if errors.As(w.err, &ee) && (ee.ExitCode() == spec.ExitOK || ee.ExitCode() == spec.ExitFinding || ee.ExitCode() == spec.ExitStalled) {
-			w.err = nil // 1: findings the worker's verdict did not expect; the merged verdict decides
-		}
-		if w.err == nil {
-			w.res, w.err = corpus.ReadResult(filepath.Join(w.dir, "result.json"))
-		}
-	}
-	var rs []*spec.Result
-	var failed []string
-	for k, w := range ws {
-		if w.err != nil {
-			failed = append(failed, fmt.Sprintf("worker %d (shard %s): %v; log %s", k, w.shard, w.err, filepath.Join(w.dir, "log")))
-			fmt.Fprintf(stderr, "worker %d: FAILED: %v\n", k, w.err)
-			continue
-		}
-		rs = append(rs, w.res)
-		fmt.Fprintf(stderr, "worker %d: %d cases, %d finding(s) in %s\n", k, w.res.Cases, len(w.res.Findings), w.took.Round(time.Millisecond))
-	}
-	rs = append(rs, left.results...)
-	var res *spec.Result
-	if len(rs) > 0 {
-		if res, err = fuzz.MergeResults(rs...); err != nil {
-			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
-		}
-		res.Duration = spec.Duration(time.Since(start))
-	}
-	if p.corpus != "" && len(rs) > 0 {
-		dst, err := corpus.Open(ctx, p.corpus, true)
-		if err != nil {
+	if p.corpus != "" {
+		if co.Corpus, err = corpus.Open(ctx, p.corpus, true); err != nil {
 			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: corpus: %w", err))
 		}
-		srcs := left.corpora
-		for _, w := range ws {
-			if w.err == nil {
-				if d, err := corpus.OpenDir(filepath.Join(w.dir, "corpus"), false); err == nil {
-					srcs = append(srcs, d)
-				}
-			}
-		}
-		rep, err := corpus.Merge(dst, srcs...)
-		if err != nil {
-			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: merge corpus: %w", err))
-		}
-		if len(rep.Bad) > 0 {
-			failed = append(failed, fmt.Sprintf("corpus merge: %v", errors.Join(rep.Bad...)))
-		}
-		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added from %d worker folder(s), %d already there\n", p.corpus, len(rep.Added), len(srcs), len(rep.Existing))
 	}
-	markMerged(ws, left)
-	if len(failed) > 0 {
-		err := withCode(spec.ExitInternal, fmt.Errorf("run: %d of %d worker(s) failed (work folder %s kept):\n  %s", len(failed), len(ws), work, strings.Join(failed, "\n  ")))
-		return res, err
+	o, err := co.Run(ctx)
+	if err != nil {
+		return nil, withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
+	}
+	if p.corpus != "" && o.Result != nil {
+		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added from %d worker folder(s), %d already there\n", p.corpus, len(o.Merge.Added), o.Folders, len(o.Merge.Existing))
+	}
+	if err := o.FailedErr(len(co.Workers), work); err != nil {
+		return o.Result, withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}
 	if temp {
 		os.RemoveAll(work)
 	}
-	return res, nil
+	return o.Result, nil
 }

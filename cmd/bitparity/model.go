@@ -10,6 +10,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // splitModelRoutes separates the model routes (adapters whose hello op is
@@ -45,7 +46,7 @@ type modelRunOpts struct {
 	seed      uint64
 	maxCases  int64
 	relations []string
-	known     *knownSet // --known: a finding of an open case there does not fail the run
+	known     *verdict.Known // --known: a finding of an open case there does not fail the run
 	noShrink  bool
 	jsonPath  string
 	corpus    string
@@ -55,7 +56,7 @@ type modelRunOpts struct {
 // runModelRoutes runs a campaign of a model route's source
 // (external.ModelSource) on each
 // route for an equal share of the duration and records its findings as
-// the single-op campaign does (durable): each one goes to --corpus as a
+// the single-op campaign does (verdict.Recorder): each one goes to --corpus as a
 // case file with its adapter, and to --json's journal, when found, and its
 // shrunk form replaces it. It prints each finding and a summary, writes
 // the result, and exits 1 when something was found that --known does not
@@ -66,7 +67,7 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	start := time.Now()
 	head := spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: o.seed, Env: hereEnv(),
 		Args: append([]string{"run"}, o.args...)}
-	rec, err := openDurable(stderr, o.corpus, o.jsonPath, head)
+	rec, err := openRecorder(stderr, o.corpus, o.jsonPath, head)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -74,11 +75,11 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	for _, m := range models {
 		src, err := external.ModelSource(m, o.relations)
 		if err != nil {
-			rec.finish(&res)
+			rec.Finish(&res)
 			return usageErr("run: %v", err)
 		}
 		c := &fuzz.Campaign{Duration: o.duration / time.Duration(len(models)), Seed: o.seed, MaxCases: o.maxCases,
-			NoShrink: o.noShrink, OnFound: rec.found, OnFinding: rec.shrunk, Workers: 1,
+			NoShrink: o.noShrink, OnFound: rec.Found, OnFinding: rec.Shrunk, Workers: 1,
 			// a route's map re-runs the model for ten batch sizes
 			Grace:   10*time.Second + fuzz.MapBudget,
 			Sources: []*fuzz.Source{src}, Targets: []string{m}}
@@ -89,27 +90,20 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 			res.Findings = append(res.Findings, r.Findings...)
 		}
 		if err != nil {
-			rec.finish(&res)
+			rec.Finish(&res)
 			return withCode(spec.ExitInternal, fmt.Errorf("run: model route %s: %w", m, err))
 		}
 	}
 	res.Duration = spec.Duration(time.Since(start))
+	res.Interrupted = ctx.Err() != nil
 	recordAdapters(&res, models)
-	if err := rec.finish(&res); err != nil {
-		return withCode(spec.ExitInternal, err)
+	if err := rec.Finish(&res); err != nil {
+		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}
-	unexpected := 0
+	v := verdict.Of(&res, verdict.Options{ExpectControls: true, Known: o.known})
+	unexpected := len(v.Unexpected)
 	for i, f := range res.Findings {
-		note := "UNEXPECTED"
-		if at, ok := o.known.match(f); ok {
-			note = "known (--known " + at + ")"
-		} else if at, ok := o.known.regression(f); ok {
-			note = "UNEXPECTED: regression of " + at + ", marked fixed"
-		}
-		if !strings.HasPrefix(note, "known") {
-			unexpected++
-		}
-		runPrintFinding(stdout, i+1, f, note)
+		runPrintFinding(stdout, i+1, f, v.Notes[i])
 	}
 	fmt.Fprintln(stdout, "summary")
 	for _, t := range res.Targets {
@@ -126,6 +120,11 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	}
 	if unexpected > 0 {
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d unexpected finding(s) on the model route", unexpected)}
+	}
+	if res.Interrupted {
+		fmt.Fprintf(stdout, "INTERRUPTED after %s: the verdict covers the %d cases run; not a pass\n",
+			time.Duration(res.Duration).Round(time.Millisecond), res.Cases)
+		return &exitError{code: spec.ExitInterrupted, err: fmt.Errorf("interrupted after %s", res.Duration)}
 	}
 	return nil
 }

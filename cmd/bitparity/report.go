@@ -15,6 +15,7 @@ import (
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // runReport is `bitparity report [flags] RESULT.json...`: one report over
@@ -32,7 +33,7 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	outDir := fs.String("out-dir", "", "write every format into `DIR` (report.txt, report.json, junit.xml, summary.md, report.html) instead of stdout")
 	corpusDir := fs.String("corpus", "", "add the open findings of the corpus folder or bucket URL `DIR` to tonight's result (after corpus recheck, those still reproduce), and list its scan certificates (text; certificates.txt with --out-dir)")
 	saveResult := fs.String("save-result", "", "write tonight's result, with the corpus findings added, to `FILE` (later nights then count them)")
-	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing)")
+	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing); with new or any, an interrupted campaign tonight exits 6")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity report [flags] RESULT.json...")
 		fmt.Fprintln(stderr, "\nReports on campaign result files (bitparity run --json). The latest file by start")
@@ -114,6 +115,8 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new unexpected finding(s)", s.NewUnexpected)}
 	case *failOn == "any" && s.Unexpected > 0:
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d unexpected finding(s), %d of them new", s.Unexpected, s.NewUnexpected)}
+	case *failOn != "none" && s.Interrupted:
+		return &exitError{code: spec.ExitInterrupted, err: fmt.Errorf("report: tonight's campaign (%s) was interrupted: not a pass", tonight.Path)}
 	}
 	return nil
 }
@@ -169,23 +172,16 @@ func addCorpusFindings(res *spec.Result, dir string) (int, error) {
 	return n, nil
 }
 
-// corpusFixed returns the identities (spec.Identity) of the findings whose
-// case file in dir a recheck marked fixed: the only evidence that makes a
-// finding missing tonight "fixed" in the report rather than "not seen".
+// corpusFixed returns the identities of the findings whose case file in
+// the corpus folder dir a recheck marked fixed (verdict.FixedIdentities).
 func corpusFixed(dir string) (map[string]bool, error) {
 	d, err := corpus.OpenDir(dir, false)
 	if err != nil {
 		return nil, err
 	}
-	entries, errs := corpus.Load(d)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("corpus %s: %w", dir, errs[0])
-	}
-	fixed := map[string]bool{}
-	for _, e := range entries {
-		if e.File.Finding != nil && e.File.Status.State == corpus.StateFixed {
-			fixed[spec.Identity(*e.File.Finding)] = true
-		}
+	fixed, err := verdict.FixedIdentities(d)
+	if err != nil {
+		return nil, fmt.Errorf("corpus %s: %w", dir, err)
 	}
 	return fixed, nil
 }
@@ -198,4 +194,19 @@ func saveResultFile(path string, res spec.Result) error {
 		return fmt.Errorf("encode result: %w", err)
 	}
 	return atomicfile.Write(path, append(b, '\n'))
+}
+
+// writeReports writes every format of the report on the result files
+// paths into dir, as `bitparity report --out-dir DIR PATHS...` does.
+func writeReports(dir string, paths ...string) error {
+	srcs, err := reports.Load(paths...)
+	if err != nil {
+		return err
+	}
+	r, err := reports.Build(srcs, time.Now())
+	if err != nil {
+		return err
+	}
+	_, err = reports.WriteDir(dir, r)
+	return err
 }

@@ -20,7 +20,8 @@ import (
 // reproCmd is `bitparity repro FILE`: replay the case on the targets it
 // names (CPU targets here; GPU targets when built with cuda on a GPU) and
 // say whether the recorded finding reproduces. Exit codes: 1 the mismatch
-// reproduced (or a pass case now fails), 4 could not reproduce, 0 a pass
+// reproduced (or a pass case now fails, or a flaky crash showed on some of
+// its replays), 4 could not reproduce (a flaky crash that showed on none), 0 a pass
 // case still passes, 2 a bad file or flags, 3 the case could not run here.
 func reproCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
@@ -114,6 +115,13 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(stdout, "REPRODUCED, CHANGED: a %s with signature %s where a %s with %s was recorded\n",
 			o.Finding.Kind, corpus.BaseSignature(*o.Finding), f.Finding.Kind, corpus.BaseSignature(*f.Finding))
 		return &exitError{code: spec.ExitFinding}
+	case corpus.Flaky:
+		fmt.Fprintf(stdout, "FLAKY: the recorded crash showed on %d of %d replays here (%v): it depends on more than the case (the adapter's state or request count, timing); not fixed.\n",
+			o.Crashes, o.Replays, o.Elapsed.Round(1e6))
+		if o.Crashes > 0 {
+			return &exitError{code: spec.ExitFinding}
+		}
+		return &exitError{code: spec.ExitNotReproduced}
 	case corpus.NotReproduced:
 		fmt.Fprintf(stdout, "COULD NOT REPRODUCE: every compared row is bitwise equal here (%v).\n", o.Elapsed.Round(1e6))
 		if tapFinding(f) {

@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // tuneGC sets the garbage collector's target of a campaign
@@ -55,7 +55,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
 	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
 	e2eOn := fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
-	knownDirs := fs.String("known", "", "comma-separated case folders or bucket URLs of known, still-open findings (a team's corpus): a finding of the same kind, op, relation and targets (in any dtype, shape or seed: spec.Identity) is listed as known and does not fail the run; one matching a case marked fixed is a regression")
+	knownDirs := fs.String("known", "", "comma-separated case folders or bucket URLs of known, still-open findings (a team's corpus): a finding that is the same drift as an open case there (the same kind, op, relation and targets, in any dtype or seed, and a drift map that splits the swept values alike, or without maps the same minimal shape: docs/trust.md) is listed as known and does not fail the run; one that is the same drift as a case marked fixed is a regression")
 	explainFindings := fs.Bool("explain", false, "infer the schedule behind each class of every finding's drift map (bitparity explain) and report it with the finding")
 	minCases := fs.Int64("min-cases", 0, "the run is STALLED (exit 5) when a target ran fewer than `N` cases or stopped answering; 0: one case for --exec and --kernel targets, no minimum for the others")
 	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
@@ -165,7 +165,6 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	prog := reports.NewProgress(stderr, *dur)
 	c.ProgressEvery = 200 * time.Millisecond
-	c.Progress = func(s fuzz.Stats) { prog.Update(s.Cases, s.Findings) }
 	for _, name := range c.Targets {
 		if _, err := target.Lookup(name); err != nil {
 			return usageErr("run: %v", err)
@@ -181,10 +180,14 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	head := spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *seed, Env: hereEnv(),
 		Args: append([]string{"run"}, args...)}
-	rec, err := openDurable(stderr, par.corpus, *jsonPath, head)
+	rec, err := openRecorder(stderr, par.corpus, *jsonPath, head)
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	// progress counts every finding recorded, found or shrunk, on top of
+	// the cases of the phases before the campaign (the transformer share)
+	var before int64
+	c.Progress = func(s fuzz.Stats) { prog.Update(before+s.Cases, rec.Findings()) }
 	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *seed, *dur, runCountPairs(c))
 	// The end-to-end transformer (train vs inference path) takes a share of
 	// a full campaign: every target and relation, in this process. It runs
@@ -198,11 +201,17 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		if e2e != nil {
 			c.Duration -= e2e.took
+			// its findings are kept before the campaign starts: a signal
+			// during the campaign loses none of them
+			for _, f := range e2e.res.Findings {
+				rec.Found(f)
+			}
+			before = e2e.res.Cases
+			prog.Update(before, rec.Findings())
 		}
 	}
-	if c.Duration > 2*fuzz.LateShrinkBudget {
-		c.Duration -= fuzz.LateShrinkBudget
-	}
+	// the campaign generates for all of what is left: shrinking what it
+	// found last may add up to fuzz.LateShrinkBudget after it
 	c.Duration = max(c.Duration, time.Second)
 	var res *spec.Result
 	if par.parallel() {
@@ -211,7 +220,10 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		prog.Update(res.Cases, len(res.Findings))
 	} else {
-		res, err = runDurably(ctx, c, rec, fuzz.LateShrinkBudget)
+		res, err = rec.Run(ctx, c, fuzz.LateShrinkBudget)
+		if res != nil {
+			prog.Update(before+res.Cases, max(rec.Findings(), len(res.Findings)))
+		}
 	}
 	prog.Finish()
 	if res == nil {
@@ -222,10 +234,13 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	var e2eErr error
 	if ctx.Err() != nil {
-		fmt.Fprintf(stdout, "interrupted after %s: the verdict covers the cases run\n", time.Duration(res.Duration).Round(time.Millisecond))
+		res.Interrupted = true
 	}
 	if e2e != nil {
 		e2eErr = e2e.fold(stdout, res)
+		if res.Interrupted {
+			e2eErr = nil // its controls were not all reached; its unexpected findings are in res
+		}
 	}
 	res.Stalls = append(res.Stalls, external.Stalls()...)
 	stalls := runStalls(res, *minCases, workerNames)
@@ -234,34 +249,31 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		explainAll(ctx, stderr, res.Findings)
 	}
 	recordAdapters(res, execNames)
-	if werr := rec.finish(res); werr != nil {
+	if werr := rec.Finish(res); werr != nil {
+		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", werr))
+	}
+	if werr := par.after(stdout, res, rec.Created()); werr != nil {
 		return withCode(spec.ExitInternal, werr)
 	}
-	if werr := par.after(stdout, res); werr != nil {
-		return withCode(spec.ExitInternal, werr)
-	}
-	sum := runSummarize(res, known)
-	runPrintResult(stdout, res, sum)
+	v := verdict.Of(res, verdict.Options{ExpectControls: *expect, Known: known, Stalls: stalls})
+	runPrintResult(stdout, res, v)
 	if *jsonPath != "" {
 		fmt.Fprintf(stdout, "result written to %s\n", *jsonPath)
 	}
 	if err != nil {
 		return withCode(spec.ExitInternal, err)
 	}
-	switch {
-	case !*expect && len(res.Findings) > 0:
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d finding(s)", len(res.Findings))}
-	case len(sum.unexpected) > 0:
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d unexpected finding(s)", len(sum.unexpected))}
-	case len(stalls) > 0:
-		for _, s := range stalls {
-			fmt.Fprintf(stdout, "STALLED: %s\n", s)
-		}
-		return &exitError{code: spec.ExitStalled, err: fmt.Errorf("stalled: %d target(s) ran too few cases or stopped answering", len(stalls))}
-	case *expect && len(sum.missed) > 0:
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("negative control(s) not found: %s", strings.Join(sum.missed, ", "))}
-	case e2eErr != nil:
+	if v.Status == verdict.Pass && e2eErr != nil {
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("transformer: %w", e2eErr)}
+	}
+	return verdictExit(v, res)
+}
+
+// verdictExit is the exit of a judged campaign: nil for a pass, else the
+// status's exit code and the verdict in one line.
+func verdictExit(v *verdict.Verdict, res *spec.Result) error {
+	if err := v.Err(res); err != nil {
+		return &exitError{code: v.Code(), err: err}
 	}
 	return nil
 }
@@ -367,85 +379,24 @@ func runWriteJSONAtomic(path string, v any) error {
 	return atomicfile.Write(path, append(b, '\n'))
 }
 
-// runSummaryT sorts a campaign's findings against its negative controls.
-type runSummaryT struct {
-	expected   map[string][]spec.Finding // drift model -> its findings
-	unexpected []spec.Finding
-	known      map[string]string // signature of a known finding -> its case file (--known)
-	missed     []string          // drift models in the run without a finding
-	controls   []string          // drift models in the run
-	knownSet   *knownSet
-	invFound   int
-}
-
-// runSummarize sorts res.Findings by their Expected field, which the
-// relation that made them decided: an expected finding counts for the
-// drift model among its targets; every other one is known (--known) or
-// unexpected.
-func runSummarize(res *spec.Result, known *knownSet) runSummaryT {
-	s := runSummaryT{expected: map[string][]spec.Finding{}, known: map[string]string{}, knownSet: known}
-	drift := map[string]bool{}
-	for _, ts := range res.Targets {
-		if ts.Invariant {
-			s.invFound += ts.Findings
-			continue
-		}
-		if _, err := target.Lookup(ts.Target); err == nil {
-			drift[ts.Target] = true
-			s.controls = append(s.controls, ts.Target)
-		}
-	}
-	for _, f := range res.Findings {
-		model := ""
-		if f.Expected {
-			model = f.TargetA
-			if drift[f.TargetB] {
-				model = f.TargetB
-			}
-		}
-		if model == "" {
-			if at, ok := known.match(f); ok {
-				s.known[f.Signature] = at
-				continue
-			}
-			s.unexpected = append(s.unexpected, f)
-			continue
-		}
-		s.expected[model] = append(s.expected[model], f)
-	}
-	for _, name := range s.controls {
-		if len(s.expected[name]) == 0 {
-			s.missed = append(s.missed, name)
-		}
-	}
-	sort.Strings(s.missed)
-	return s
-}
-
-func runPrintResult(w io.Writer, res *spec.Result, s runSummaryT) {
+// runPrintResult prints every finding with its verdict note, then the
+// summary: the controls, the invariant targets, each target's counts and
+// the status (INTERRUPTED, STALLED) when the run did not pass.
+func runPrintResult(w io.Writer, res *spec.Result, s *verdict.Verdict) {
 	fmt.Fprintf(w, "\n%d cases in %s (%.0f cases/s), %d finding(s)\n\n", res.Cases,
 		time.Duration(res.Duration).Round(time.Millisecond), float64(res.Cases)/max(1e-9, time.Duration(res.Duration).Seconds()), len(res.Findings))
 	for i, f := range res.Findings {
-		note := "UNEXPECTED"
-		if at, ok := s.known[f.Signature]; ok {
-			note = "known (--known " + at + ")"
-		} else if at, ok := s.knownSet.regression(f); ok {
-			note = "UNEXPECTED: regression of " + at + ", marked fixed"
-		}
-		for _, fs := range s.expected {
-			for _, e := range fs {
-				if e.Signature == f.Signature && e.Elapsed == f.Elapsed {
-					note = "expected: negative control"
-				}
-			}
-		}
-		runPrintFinding(w, i+1, f, note)
+		runPrintFinding(w, i+1, f, s.Notes[i])
 	}
 	fmt.Fprintln(w, "summary")
-	if len(s.controls) > 0 {
+	if len(s.Controls) > 0 {
 		fmt.Fprintln(w, "  negative controls (drift models, must be found):")
-		for _, name := range s.controls {
-			fs := s.expected[name]
+		for _, name := range s.Controls {
+			fs := s.Expected[name]
+			if len(fs) == 0 && res.Interrupted {
+				fmt.Fprintf(w, "    %-30s not reached (interrupted)\n", name)
+				continue
+			}
 			if len(fs) == 0 {
 				fmt.Fprintf(w, "    %-30s NOT FOUND\n", name)
 				continue
@@ -461,16 +412,23 @@ func runPrintResult(w io.Writer, res *spec.Result, s runSummaryT) {
 				time.Duration(f.Elapsed).Round(time.Millisecond), time.Duration(f.Elapsed+f.ToMinimal).Round(time.Millisecond), what)
 		}
 	}
-	fmt.Fprintf(w, "  invariant targets: %d cases (on pairs of invariant targets only), %d finding(s)\n", res.InvariantCases, s.invFound)
+	fmt.Fprintf(w, "  invariant targets: %d cases (on pairs of invariant targets only), %d finding(s)\n", res.InvariantCases, s.InvariantFindings)
 	fmt.Fprintln(w, "  per target (cases, findings, relations):")
 	for _, ts := range res.Targets {
 		fmt.Fprintf(w, "    %-30s %7d %3d  %s\n", ts.Target, ts.Cases, ts.Findings, strings.Join(ts.Relations, ", "))
 	}
-	if len(s.known) > 0 {
-		fmt.Fprintf(w, "  known findings (--known, not failing the run): %d\n", len(s.known))
+	if len(s.Known) > 0 {
+		fmt.Fprintf(w, "  known findings (--known, not failing the run): %d\n", len(s.Known))
 	}
-	if len(s.unexpected) > 0 {
-		fmt.Fprintf(w, "  UNEXPECTED findings: %d\n", len(s.unexpected))
+	if len(s.Unexpected) > 0 {
+		fmt.Fprintf(w, "  UNEXPECTED findings: %d\n", len(s.Unexpected))
+	}
+	for _, st := range s.Stalls {
+		fmt.Fprintf(w, "STALLED: %s\n", st)
+	}
+	if res.Interrupted {
+		fmt.Fprintf(w, "INTERRUPTED after %s: the verdict covers the %d cases run; not a pass\n",
+			time.Duration(res.Duration).Round(time.Millisecond), res.Cases)
 	}
 }
 

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bitparity/bitparity/spec"
 )
@@ -82,5 +84,60 @@ func TestList(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q", want)
 		}
+	}
+}
+
+// TestRunCountsWhatItStored: the final progress line counts every finding
+// printed as found, and the corpus line counts the case files this run
+// stored as it went as added, not as already there; a second run of the
+// same seed finds them all there.
+func TestRunCountsWhatItStored(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"run", "--targets", "drift-rmsnorm-te-mod32,drift-gemm-splitk-by-m", "--max-cases", "600", "--workers", "1",
+		"--seed", "2", "--duration", "20s", "--corpus", filepath.Join(dir, "c")}
+	out, errs, code := runArgs(args...)
+	if code != spec.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	found := strings.Count(errs, "\nfound: ")
+	if strings.HasPrefix(errs, "found: ") {
+		found++
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "c", "*.json"))
+	if err != nil || found == 0 || len(names) == 0 {
+		t.Fatalf("%d found: lines, %d case files (%v)\n%s", found, len(names), err, errs)
+	}
+	if want := fmt.Sprintf("finding%s\n", map[bool]string{true: "", false: "s"}[found == 1]); !strings.Contains(errs, fmt.Sprintf(" %d %s", found, want)) {
+		t.Errorf("the done: line does not count the %d finding(s) printed as found:\n%s", found, errs)
+	}
+	if want := fmt.Sprintf("%d case file(s) added, 0 already there", len(names)); !strings.Contains(out, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, out)
+	}
+	out, errs, code = runArgs(args...)
+	if want := fmt.Sprintf("0 case file(s) added, %d already there", len(names)); code != spec.ExitOK || !strings.Contains(out, want) {
+		t.Errorf("second run: exit %d, stdout lacks %q:\n%s\n%s", code, want, out, errs)
+	}
+}
+
+// TestRunGeneratesForItsDuration: with nothing to shrink, a campaign
+// generates cases for its whole --duration (no shrinking time is held
+// back from it).
+func TestRunGeneratesForItsDuration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json")
+	out, errs, code := runArgs("run", "--targets", "oracle-rmsnorm", "--relations", "determinism", "--workers", "1",
+		"--duration", "7s", "--json", path)
+	if code != spec.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r spec.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Duration(r.Duration); d < 7*time.Second {
+		t.Errorf("the campaign ran %s of its 7s --duration", d)
 	}
 }

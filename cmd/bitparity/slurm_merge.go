@@ -18,6 +18,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // slurmVerdictT is merge.json: the merge job's outcome.
@@ -159,7 +160,7 @@ func readShard(dir string) (*spec.Result, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("exit status %q unreadable", strings.TrimSpace(string(b)))
 	}
-	if code == 143 {
+	if code == 143 || code == spec.ExitInterrupted {
 		return nil, "terminated (SIGTERM: scancel, the time limit or preemption) before it finished"
 	}
 	if code != spec.ExitOK && code != spec.ExitFinding {
@@ -185,7 +186,7 @@ func (m *slurmMerge) resubmitCommand() string {
 
 // finish merges what was collected, writes the result, corpus, reports
 // and verdict, and returns the exit.
-func (m *slurmMerge) finish(known *knownSet) error {
+func (m *slurmMerge) finish(known *verdict.Known) error {
 	p := m.plan
 	v := slurmVerdictT{Shards: p.Shards, Merged: append([]int{}, m.merged...), Missing: m.missing}
 	fmt.Fprintf(m.stdout, "bitparity slurm merge %s: %d of %d shard(s) finished\n", p.Dir, len(m.merged), p.Shards)
@@ -203,18 +204,15 @@ func (m *slurmMerge) finish(known *knownSet) error {
 		if err := m.mergeCorpus(); err != nil {
 			return m.fail(v, spec.ExitInternal, err)
 		}
-		var rep strings.Builder
-		if err := runReport(&rep, &rep, []string{"--out-dir", filepath.Join(p.Dir, "report"), filepath.Join(p.Dir, "result.json")}); err != nil {
-			return m.fail(v, spec.ExitInternal, fmt.Errorf("slurm merge: report: %w: %s", err, rep.String()))
+		if err := writeReports(filepath.Join(p.Dir, "report"), filepath.Join(p.Dir, "result.json")); err != nil {
+			return m.fail(v, spec.ExitInternal, fmt.Errorf("slurm merge: report: %w", err))
 		}
-		sum := runSummarize(res, known)
+		// --expect-controls=false makes any finding fail, as in bitparity run
+		sum := verdict.Of(res, verdict.Options{ExpectControls: !slurmNoExpect(p.RunArgs), Known: known})
 		runPrintResult(m.stdout, res, sum)
 		fmt.Fprintf(m.stdout, "merged result %s, reports %s\n", filepath.Join(p.Dir, "result.json"), filepath.Join(p.Dir, "report"))
-		switch {
-		case len(sum.unexpected) > 0:
-			v.Exit, v.Message = spec.ExitFinding, fmt.Sprintf("%d unexpected finding(s)", len(sum.unexpected))
-		case len(sum.missed) > 0 && !slurmNoExpect(p.RunArgs):
-			v.Exit, v.Message = spec.ExitFinding, "negative control(s) not found: "+strings.Join(sum.missed, ", ")
+		if err := sum.Err(res); err != nil {
+			v.Exit, v.Message = sum.Code(), err.Error()
 		}
 	}
 	if len(m.missing) > 0 {

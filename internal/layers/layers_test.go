@@ -16,9 +16,9 @@ const module = "github.com/bitparity/bitparity/"
 // modules). Imports point down: oracle and spec import nothing of ours;
 // target (the vocabulary every target implements) only them; gpu, a
 // target kind, only target, oracle and spec; the engine (fuzz) sits above
-// target; corpus, reports and fuzztest above the engine; the command above
-// everything. A new package must be added here, with its layer, and to
-// docs/architecture.md.
+// target; corpus, verdict (above corpus), reports and fuzztest above the
+// engine; the command above everything. A new package must be added here,
+// with its layer, and to docs/architecture.md.
 var allowed = map[string][]string{
 	"oracle":                 {},
 	"spec":                   {},
@@ -46,7 +46,8 @@ var allowed = map[string][]string{
 	"reports/words":          {"spec"},
 	"reports":                {"spec", "oracle", "internal/atomicfile", "reports/words"},
 	"corpus":                 {"fuzz", "fuzz/external", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile"},
-	"fuzztest": {"corpus", "fuzz", "target", "spec", "fuzz/external", "fuzz/gen", "fuzz/native", "fuzz/shrink",
+	"verdict":                {"corpus", "fuzz", "fuzz/external", "target", "spec", "internal/atomicfile"},
+	"fuzztest": {"corpus", "verdict", "fuzz", "target", "spec", "fuzz/external", "fuzz/gen", "fuzz/native", "fuzz/shrink",
 		"internal/atomicfile", "internal/gofuzzfile", "reports/words"},
 	"cmd/bitparity": {"*"},
 

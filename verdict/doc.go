@@ -1,0 +1,31 @@
+// Package verdict decides what a campaign's result means and keeps what
+// it found: the one place the command (bitparity run, slurm merge), the
+// parallel coordinator and fuzztest read a verdict from.
+//
+//   - Of judges a spec.Result: each finding expected (a negative control),
+//     known (a --known baseline case of the same drift) or unexpected, each
+//     control found, missed or not reached, and one Status with its exit
+//     code (pass, fail, interrupted, stalled, controls_missing). An
+//     interrupted run is never a pass.
+//   - Known is the --known baseline and SameDrift its rule: the same
+//     identity and a drift map (or onset) that agrees.
+//   - Recorder is a finding's life: found -> stored -> shrunk, in a corpus
+//     store and a result journal as it happens, so a kill loses nothing
+//     printed.
+//   - Coordinator runs one campaign over several worker processes (--gpus,
+//     --procs) and merges their results and corpus folders.
+//
+// verdict sits beside corpus (layer 5): it imports corpus, the engine
+// (fuzz, fuzz/external) and below, never reports or the command.
+package verdict
+
+import "encoding/json"
+
+// jsonIndent is v as indented JSON with a final newline.
+func jsonIndent(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

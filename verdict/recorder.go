@@ -1,0 +1,372 @@
+package verdict
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// RecorderOptions say where a Recorder writes. Every field but Head is
+// optional.
+type RecorderOptions struct {
+	// Store receives each finding as a case file; Where names it in
+	// messages (a folder or a bucket URL). Nil: no case files.
+	Store corpus.Store
+	Where string
+	// JSON is the result file (--json); its journal (JSON +
+	// corpus.JournalSuffix) records each finding as it happens. "": none.
+	JSON string
+	// Head is the result's header: version, start, seed, environment and
+	// arguments. Its Env is the fingerprint stored with each case file.
+	Head spec.Result
+	// Source is the case files' source ("campaign", "go test FuzzX").
+	Source string
+	// Log receives one line per finding found ("found: ...") and shrunk
+	// ("minimal: ..."), and each write failure. Nil: io.Discard.
+	Log io.Writer
+}
+
+// Recorder makes a campaign's findings outlive the process: each one is
+// written to the store and to the journal when it is found, before it is
+// printed and before shrinking, and its shrunk form replaces it when
+// shrinking is done:
+//
+//	Found:   store Put(found case), journal "found", log "found: ..."
+//	Shrunk:  store Put(minimal case), journal "shrunk", delete the found
+//	         case's file when this recorder created it (or, when shrinking
+//	         kept the case, update its finding), log "minimal: ..."
+//
+// A kill -9 after a "found:" line therefore leaves that finding in the
+// store (as found or as shrunk) and in the journal. The first write
+// failure is kept (Err) and logged; recording goes on. A Recorder is safe
+// for concurrent use.
+type Recorder struct {
+	mu      sync.Mutex
+	opts    RecorderOptions
+	log     io.Writer
+	journal *corpus.Journal
+	keys    []string                // finding keys in the order found
+	latest  map[string]spec.Finding // key -> its latest form
+	created map[string]bool         // case names this recorder created and still holds
+	stats   fuzz.Stats
+	closed  bool
+	err     error
+}
+
+// NewRecorder creates the journal of opts.JSON, if any. A journal left by
+// an interrupted run at the same path is moved aside first, and the move
+// logged.
+func NewRecorder(opts RecorderOptions) (*Recorder, error) {
+	r := &Recorder{opts: opts, log: opts.Log, latest: map[string]spec.Finding{}, created: map[string]bool{}}
+	if r.log == nil {
+		r.log = io.Discard
+	}
+	if opts.Source == "" {
+		r.opts.Source = "campaign"
+	}
+	if opts.JSON != "" {
+		jpath := opts.JSON + corpus.JournalSuffix
+		if _, err := os.Lstat(jpath); err == nil {
+			aside := fmt.Sprintf("%s.interrupted-%s", jpath, time.Now().UTC().Format("20060102T150405"))
+			if err := os.Rename(jpath, aside); err != nil {
+				return nil, fmt.Errorf("move the journal of an interrupted run aside: %w", err)
+			}
+			fmt.Fprintf(r.log, "run: %s is the journal of an interrupted run, moved to %s (bitparity merge --json OUT %s rebuilds its result)\n", jpath, aside, aside)
+		}
+		j, err := corpus.CreateJournal(jpath, opts.Head)
+		if err != nil {
+			return nil, fmt.Errorf("--json: %w", err)
+		}
+		r.journal = j
+	}
+	return r, nil
+}
+
+// Key names a finding by the case name of its case as first found (its
+// Original when it was shrunk).
+func Key(f spec.Finding) string {
+	c := f.Case
+	if f.Original != nil {
+		c = *f.Original
+	}
+	h, err := corpus.CaseHash(c)
+	if err != nil {
+		return "unhashable"
+	}
+	return h + ".json"
+}
+
+// Found records f as first found, then logs it.
+func (r *Recorder) Found(f spec.Finding) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	key := Key(f)
+	r.note(key, f)
+	where := r.store(f)
+	if r.journal != nil {
+		r.fail(r.journal.Found(key, f))
+	}
+	fmt.Fprintf(r.log, "found: %s %s (%s) after %s, %d cases%s\n", f.Relation, targetsOf(f), f.Kind,
+		time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore, where)
+}
+
+// Shrunk records f, the minimal form of a finding recorded by Found, then
+// logs it. A finding Found never saw is recorded too.
+func (r *Recorder) Shrunk(f spec.Finding) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	key := Key(f)
+	r.note(key, f)
+	where := r.store(f)
+	if r.journal != nil {
+		r.fail(r.journal.Shrunk(key, f))
+	}
+	if name := caseName(f.Case); name != key && r.opts.Store != nil && r.created[key] && r.err == nil {
+		if err := r.opts.Store.Delete(key); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, corpus.ErrNotFound) {
+			r.fail(fmt.Errorf("corpus: replace %s by its shrunk form: %w", key, err))
+		} else {
+			delete(r.created, key)
+		}
+	}
+	fmt.Fprintf(r.log, "minimal: %s %s (%s) in %s%s\n", f.Relation, targetsOf(f), f.Kind,
+		time.Duration(f.ToMinimal).Round(time.Millisecond), where)
+}
+
+func (r *Recorder) note(key string, f spec.Finding) {
+	if _, seen := r.latest[key]; !seen {
+		r.keys = append(r.keys, key)
+	}
+	r.latest[key] = f
+}
+
+func caseName(c spec.Case) string {
+	h, err := corpus.CaseHash(c)
+	if err != nil {
+		return "unhashable"
+	}
+	return h + ".json"
+}
+
+// store puts f into the store and says where it went (for the logged
+// line), "" without a store.
+func (r *Recorder) store(f spec.Finding) string {
+	if r.opts.Store == nil {
+		return ""
+	}
+	file := corpus.NewFile(f.Case, &f, r.opts.Head.Env, r.opts.Source)
+	file.Adapters = external.Adapters(f.Case.Targets...) // what an exec: target needs to replay
+	name, added, err := r.opts.Store.Put(file)
+	if err != nil {
+		r.fail(fmt.Errorf("corpus %s: %w", r.opts.Where, err))
+		return " (NOT stored: " + err.Error() + ")"
+	}
+	if added {
+		r.created[name] = true
+	} else if r.created[name] {
+		// shrinking kept the case this recorder stored as found: its final
+		// finding (the drift map, the shrink record) replaces the first
+		if err := r.opts.Store.Update(name, func(g *corpus.File) error {
+			g.Finding, g.Signature = file.Finding, file.Signature
+			return nil
+		}); err != nil {
+			r.fail(fmt.Errorf("corpus %s: %w", r.opts.Where, err))
+			return " (NOT updated: " + err.Error() + ")"
+		}
+	}
+	return "; case " + r.pathOf(name)
+}
+
+func (r *Recorder) pathOf(name string) string {
+	if dir, ok := r.opts.Store.(*corpus.Dir); ok {
+		return dir.PathOf(name)
+	}
+	return strings.TrimSuffix(r.opts.Where, "/") + "/" + name
+}
+
+// PathOf is where the store holds the case of f ("" without a store).
+func (r *Recorder) PathOf(f spec.Finding) string {
+	if r.opts.Store == nil {
+		return ""
+	}
+	return r.pathOf(caseName(f.Case))
+}
+
+func (r *Recorder) fail(err error) {
+	if err != nil && r.err == nil {
+		r.err = err
+		fmt.Fprintf(r.log, "run: %v\n", err)
+	}
+}
+
+// Err is the first write failure, nil when every write succeeded.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// Progress records the campaign's counts (fuzz.Campaign.Progress) in the
+// journal.
+func (r *Recorder) Progress(s fuzz.Stats) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stats = s
+	if r.journal != nil && !r.closed {
+		r.journal.Progress(s.Cases, s.InvariantCases) // a lost count only understates
+	}
+}
+
+// Findings counts the distinct findings recorded so far, found or shrunk.
+func (r *Recorder) Findings() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.keys)
+}
+
+// Created lists the case files this recorder added to the store and
+// still holds (a found case replaced by its shrunk form is not among them).
+func (r *Recorder) Created() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.created))
+	for name := range r.created {
+		out = append(out, name)
+	}
+	return out
+}
+
+// Partial is the result as recorded so far, for a campaign that did not
+// return in time: the header, the last counts and every finding in its
+// latest form, marked interrupted. Later calls of Found, Shrunk and
+// Progress record nothing.
+func (r *Recorder) Partial() *spec.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	res := r.opts.Head
+	res.Duration = spec.Duration(time.Since(res.Started))
+	res.Cases, res.InvariantCases = r.stats.Cases, r.stats.InvariantCases
+	res.Interrupted = true
+	for _, k := range r.keys {
+		res.Findings = append(res.Findings, r.latest[k])
+	}
+	return &res
+}
+
+// Finish ends the journal with res, writes the result file as rebuilt
+// from the journal, and removes the journal; without a result file it
+// only closes. It returns the first failure of the whole recording.
+func (r *Recorder) Finish(res *spec.Result) error {
+	r.mu.Lock()
+	r.closed = true
+	j := r.journal
+	err := r.err
+	r.mu.Unlock()
+	if j == nil {
+		return err
+	}
+	if e := j.End(*res); e != nil {
+		return e
+	}
+	back, complete, e := corpus.RebuildJournal(j.Path())
+	if e != nil || !complete {
+		return fmt.Errorf("rebuild %s from its journal: %v (the journal %s is kept)", r.opts.JSON, e, j.Path())
+	}
+	if e := WriteResult(r.opts.JSON, back); e != nil {
+		return fmt.Errorf("%w (the journal %s is kept)", e, j.Path())
+	}
+	os.Remove(j.Path())
+	return err
+}
+
+// Run runs c with r recording its findings (c.OnFound, c.OnFinding and
+// c.Progress call r first, then the callbacks c had) until it returns,
+// or, once ctx has ended (an interrupt), for at most grace more plus the
+// campaign's own grace: a campaign still mapping a drift then is abandoned
+// and the result recorded so far is returned (its findings are already in
+// the store and the journal). The result of a campaign that ctx stopped is
+// marked Interrupted.
+func (r *Recorder) Run(ctx context.Context, c *fuzz.Campaign, grace time.Duration) (*spec.Result, error) {
+	found, shrunk, prog := c.OnFound, c.OnFinding, c.Progress
+	c.OnFound = func(f spec.Finding) {
+		r.Found(f)
+		if found != nil {
+			found(f)
+		}
+	}
+	c.OnFinding = func(f spec.Finding) {
+		r.Shrunk(f)
+		if shrunk != nil {
+			shrunk(f)
+		}
+	}
+	c.Progress = func(s fuzz.Stats) {
+		r.Progress(s)
+		if prog != nil {
+			prog(s)
+		}
+	}
+	c.Grace = grace
+	type ret struct {
+		res *spec.Result
+		err error
+	}
+	done := make(chan ret, 1)
+	go func() {
+		res, err := c.Run(ctx)
+		done <- ret{res, err}
+	}()
+	var out ret
+	select {
+	case out = <-done:
+	case <-ctx.Done():
+		hard := time.NewTimer(2*grace + time.Second)
+		defer hard.Stop()
+		select {
+		case out = <-done:
+		case <-hard.C:
+			fmt.Fprintf(r.log, "run: interrupted: shrinking did not end within %s; findings are reported as far as they got\n", 2*grace+time.Second)
+			return r.Partial(), nil
+		}
+	}
+	if out.res != nil && ctx.Err() != nil {
+		out.res.Interrupted = true
+	}
+	return out.res, out.err
+}
+
+// WriteResult writes res as indented JSON to path atomically (a temporary
+// file in the same folder, then a rename), so a reader never sees half a
+// file.
+func WriteResult(path string, res *spec.Result) error {
+	b, err := jsonIndent(res)
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	return atomicfile.Write(path, b)
+}
+
+func targetsOf(f spec.Finding) string {
+	if f.TargetB != "" {
+		return f.TargetA + " vs " + f.TargetB
+	}
+	return f.TargetA
+}
