@@ -196,16 +196,15 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	// grace (Campaign.Grace).
 	var e2e *e2eRun
 	if *targets == "" && *rels == "" && len(workerNames) == 0 && !par.parallel() {
-		if e2e, err = runTransformerFirst(ctx, transformerShare(*dur), *seed, trainOn, inferOn); err != nil && ctx.Err() == nil {
+		// its unexpected findings are kept as they are found, and its cases
+		// counted as they run: a signal during the share loses none of them
+		hooks := e2eHooks{found: rec.Found, shrunk: rec.Shrunk,
+			progress: func(s fuzz.Stats) { prog.Update(s.Cases, rec.Findings()) }}
+		if e2e, err = runTransformerFirst(ctx, transformerShare(*dur), *seed, trainOn, inferOn, hooks); err != nil && ctx.Err() == nil {
 			return withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", err))
 		}
 		if e2e != nil {
 			c.Duration -= e2e.took
-			// its findings are kept before the campaign starts: a signal
-			// during the campaign loses none of them
-			for _, f := range e2e.res.Findings {
-				rec.Found(f)
-			}
 			before = e2e.res.Cases
 			prog.Update(before, rec.Findings())
 		}

@@ -64,7 +64,7 @@ func composites() []target.Target {
 // its jobs, cases and unexpected findings into res. The error it returns
 // (unexpected findings or controls not found) decides the exit code after
 // the main summary is printed.
-func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d time.Duration, seed uint64, trainOn, inferOn string) (error, error) {
+func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d time.Duration, seed uint64, trainOn, inferOn string, hooks e2eHooks) (error, error) {
 	if trainOn != transformer.CPU || inferOn != transformer.CPU {
 		fmt.Fprintf(stdout, "transformer: train path on %s, inference path on %s\n", trainOn, inferOn)
 	}
@@ -73,7 +73,18 @@ func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d t
 	src := transformer.Source(trainOn, inferOn)
 	shrink := max(100*time.Millisecond, d/10)
 	c := &fuzz.Campaign{Duration: d, Seed: seed, Workers: 1, ShrinkBudget: shrink, Grace: time.Duration(len(src.Jobs)) * shrink,
-		Sources: []*fuzz.Source{src}, Targets: []string{"transformer"}}
+		Sources: []*fuzz.Source{src}, Targets: []string{"transformer"}, Progress: hooks.progress}
+	unexpected := func(keep func(spec.Finding)) func(spec.Finding) {
+		if keep == nil {
+			return nil
+		}
+		return func(f spec.Finding) {
+			if !f.Expected {
+				keep(f)
+			}
+		}
+	}
+	c.OnFound, c.OnFinding = unexpected(hooks.found), unexpected(hooks.shrunk)
 	tr, err := c.Run(ctx)
 	if tr == nil || (err != nil && ctx.Err() == nil) {
 		return nil, err
@@ -155,15 +166,24 @@ type e2eRun struct {
 
 // runTransformerFirst runs the transformer campaign for d (runTransformer)
 // into an e2eRun; an error is a failure to run it.
-func runTransformerFirst(ctx context.Context, d time.Duration, seed uint64, trainOn, inferOn string) (*e2eRun, error) {
+func runTransformerFirst(ctx context.Context, d time.Duration, seed uint64, trainOn, inferOn string, hooks e2eHooks) (*e2eRun, error) {
 	e := &e2eRun{}
 	start := time.Now()
-	verdict, err := runTransformer(ctx, &e.out, &e.res, d, seed, trainOn, inferOn)
+	verdict, err := runTransformer(ctx, &e.out, &e.res, d, seed, trainOn, inferOn, hooks)
 	if err != nil {
 		return nil, err
 	}
 	e.err, e.took = verdict, time.Since(start)
 	return e, nil
+}
+
+// e2eHooks keep the transformer share's work as it happens: found and
+// shrunk receive each unexpected finding as first found and as shrunk (a
+// verdict.Recorder's Found and Shrunk, so a signal during the share loses
+// none of them), progress the share's counts. Each may be nil.
+type e2eHooks struct {
+	found, shrunk func(spec.Finding)
+	progress      func(fuzz.Stats)
 }
 
 // fold prints the transformer's summary and adds its jobs, cases and
