@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -62,10 +63,19 @@ type Campaign struct {
 	// Shard, when set, runs only the draws of each pair's case stream that
 	// it owns (fuzz/shard.go); MaxCases then counts this shard's cases.
 	Shard Shard
-	// Reshape, when set, rewrites the inner sizes of every drawn case
-	// before its cost is checked (a model profile: profile.Profile.Apply);
-	// reshape.go.
-	Reshape func(r *rand.Rand, c *spec.Case)
+	// Reshape, when set, rewrites the inner sizes and dtypes of every
+	// drawn case before its cost is checked (a model profile:
+	// profile.Profile.Apply); reshape.go. MaxTokens, with Reshape, is the
+	// model's largest batch: batch dimensions are then drawn over
+	// 1..MaxTokens (gen.Spread) within the work the CPU must do
+	// (cpuBound); 0 keeps gen's batch draw under SmallCost.
+	Reshape   func(r *rand.Rand, c *spec.Case)
+	MaxTokens int
+	// ShrinkPastReshape lets the shrinking of a finding reduce the inner
+	// sizes Reshape set; by default it holds them (shrink.Options.
+	// HoldInner) and shrinks only batch and sequence dimensions, so the
+	// finding is stated at the model's shape.
+	ShrinkPastReshape bool
 }
 
 // Stats is a campaign's progress.
@@ -107,9 +117,10 @@ type pairState struct {
 	retired atomic.Bool  // a finding was made, or 8 failures in a row: no more cases
 	errs    atomic.Int64 // failures in a row
 
-	mu     sync.Mutex
-	stream stream // its cases (with Reshape, only stream.rng)
-	drawn  int64  // draws of its stream so far, owned by the shard or not
+	mu       sync.Mutex
+	stream   stream // its cases (with Reshape, only stream.rng)
+	drawn    int64  // draws of its stream so far, owned by the shard or not
+	cpuBound int64  // the CaseCost bound of its cases at a profile (cpuBound)
 }
 
 // ErrNoPairs is returned by Run when the filters leave nothing to run.
@@ -188,15 +199,21 @@ func (c *Campaign) graceContext(ctx context.Context) (context.Context, context.C
 	}
 }
 
+// minimizeOptions are the options of Minimize for the campaign's findings:
+// with Reshape, the shrink holds the inner sizes unless ShrinkPastReshape.
+func (c *Campaign) minimizeOptions() MinimizeOptions {
+	return MinimizeOptions{Shrink: shrink.Options{HoldInner: c.Reshape != nil && !c.ShrinkPastReshape}}
+}
+
 // minimizeOrAbandon shrinks f under sctx (minimizeInPlace), but keeps f as
 // found when stop ends first: Minimize's drift map runs under its own
 // budget, which an interrupted campaign does not wait for (the abandoned
 // minimization ends within that budget).
-func minimizeOrAbandon(stop, sctx context.Context, f *spec.Finding) {
+func minimizeOrAbandon(stop, sctx context.Context, f *spec.Finding, opts MinimizeOptions) {
 	g := *f
 	done := make(chan struct{})
 	go func() {
-		minimizeInPlace(sctx, &g)
+		minimizeInPlace(sctx, &g, opts)
 		close(done)
 	}()
 	select {
@@ -242,7 +259,8 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 			inv = inv && t.Info().Invariant
 		}
 		seed := int64(splitmix(c.Seed ^ splitmix(uint64(i)+1)))
-		out = append(out, &pairState{Pair: p, stream: stream{rng: rand.New(rand.NewSource(seed))}, invariant: inv})
+		out = append(out, &pairState{Pair: p, stream: stream{rng: rand.New(rand.NewSource(seed))}, invariant: inv,
+			cpuBound: cpuBound(p)})
 	}
 	if len(out) == 0 {
 		return nil, ErrNoPairs

@@ -139,10 +139,10 @@ func SweepValues(dim string, onset int) []int {
 	return out
 }
 
-// minimizeInPlace replaces f by its minimal finding (Minimize); when none
-// can be made, f stays as found and its Message says why.
-func minimizeInPlace(ctx context.Context, f *spec.Finding) {
-	g, _, err := Minimize(ctx, f, MinimizeOptions{})
+// minimizeInPlace replaces f by its minimal finding (Minimize with opts);
+// when none can be made, f stays as found and its Message says why.
+func minimizeInPlace(ctx context.Context, f *spec.Finding, opts MinimizeOptions) {
+	g, _, err := Minimize(ctx, f, opts)
 	if err != nil {
 		f.Message += fmt.Sprintf(" (not minimized: %v)", err)
 		return

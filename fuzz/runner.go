@@ -247,7 +247,7 @@ func (r *runner) minimizeAll(grace context.Context) {
 				budget = min(budget, LateShrinkBudget)
 			}
 			sctx, cancel := context.WithTimeout(grace, budget)
-			minimizeOrAbandon(grace, sctx, f)
+			minimizeOrAbandon(grace, sctx, f, r.c.minimizeOptions())
 			cancel()
 		default:
 			f.Message += " (not minimized: the campaign's time was up)"
