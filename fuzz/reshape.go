@@ -70,15 +70,17 @@ func cpuBound(p target.Pair) int64 {
 // dimensions, which keep gen's bias.
 //
 // With maxTokens > 0 (the profile's max_tokens) the batch dimensions are
-// drawn again over 1..maxTokens (gen.Spread, its distribution gen.Tokens)
-// and a draw is taken when it fits spec.MaxElements and, when bound > 0
-// (cpuBound), has CaseCost <= bound: of up to 64 draws the first that
-// fits, else the one needing the fewest values (bound 0) or the cheapest.
-// The drawn batch sizes are thus gen.Tokens' distribution conditioned on
-// fitting: all of it for GPU and process targets compared with themselves
-// at widths up to 8192 (rmsnorm, attention, the layer's projections), a
-// prefix of it for lm_head and vocabulary-wide logprob (memory) and for
-// CPU targets at real widths (CPU work).
+// drawn again (gen.Spread, its distribution gen.Tokens), try i (from 0)
+// over 1..⌊maxTokens/2^⌊i/8⌋⌋, and a draw is taken when it fits
+// spec.MaxElements and, when bound > 0 (cpuBound), has CaseCost <= bound:
+// of up to 64 tries the first that fits, else the one needing the fewest
+// values (bound 0) or the cheapest. The drawn batch sizes are thus
+// gen.Tokens' distribution over the whole 1..maxTokens where the first
+// draw fits (GPU and process targets compared with themselves at widths
+// up to 8192: rmsnorm, attention, the layer's projections; CPU targets
+// at a width in the hundreds), and narrowed to what fits elsewhere
+// (lm_head and vocabulary-wide logprob: memory; CPU targets at real
+// widths: CPU work).
 func drawReshaped(r *rand.Rand, op spec.Op, relation string, reshape func(*rand.Rand, *spec.Case), maxTokens int, bound int64) spec.Case {
 	small := int64(SmallCost)
 	if op == spec.OpAttnPrefill {
@@ -86,7 +88,7 @@ func drawReshaped(r *rand.Rand, op spec.Op, relation string, reshape func(*rand.
 	}
 	var cheap spec.Case
 	cheapCost := int64(-1)
-	for range 64 {
+	for i := range 64 {
 		c := gen.Case(r, op, relation)
 		reshape(r, &c)
 		cost := CaseCost(c)
@@ -95,7 +97,7 @@ func drawReshaped(r *rand.Rand, op spec.Op, relation string, reshape func(*rand.
 				return c
 			}
 		} else {
-			gen.Spread(r, &c, maxTokens)
+			gen.Spread(r, &c, max(1, maxTokens>>(i/8)))
 			elems := gen.Elements(c)
 			cost = CaseCost(c)
 			if elems <= spec.MaxElements && (bound <= 0 || cost <= bound) {

@@ -109,11 +109,11 @@ func TestApplyDTypes(t *testing.T) {
 		want spec.Case
 	}{
 		{"rmsnorm", spec.Case{Op: spec.OpRMSNorm, In: spec.FP32, Out: spec.BF16, Eps: 1e-12, Shape: spec.Shape{Rows: 3, Hidden: 64}},
-			spec.Case{Op: spec.OpRMSNorm, In: spec.FP16, Out: spec.FP16, Eps: 1e-5, Shape: spec.Shape{Rows: 3, Hidden: 256}}},
+			spec.Case{Op: spec.OpRMSNorm, In: spec.FP16, Out: spec.FP16, Eps: 1e-5, Shape: spec.Shape{Rows: 3, Hidden: 768}}},
 		{"logprob parity", spec.Case{Op: spec.OpLogProb, In: spec.BF16, Out: spec.FP32, Compare: spec.FP32, Shape: spec.Shape{Rows: 2, Vocab: 7}},
-			spec.Case{Op: spec.OpLogProb, In: spec.FP16, Out: spec.FP32, Compare: spec.FP16, Shape: spec.Shape{Rows: 2, Vocab: 1000}}},
+			spec.Case{Op: spec.OpLogProb, In: spec.FP16, Out: spec.FP32, Compare: spec.FP16, Shape: spec.Shape{Rows: 2, Vocab: 2000}}},
 		{"logprob", spec.Case{Op: spec.OpLogProb, In: spec.FP32, Out: spec.FP32, Shape: spec.Shape{Rows: 2, Vocab: 7}},
-			spec.Case{Op: spec.OpLogProb, In: spec.FP16, Out: spec.FP32, Shape: spec.Shape{Rows: 2, Vocab: 1000}}},
+			spec.Case{Op: spec.OpLogProb, In: spec.FP16, Out: spec.FP32, Shape: spec.Shape{Rows: 2, Vocab: 2000}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
