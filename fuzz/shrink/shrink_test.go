@@ -196,7 +196,7 @@ func TestHoldInner(t *testing.T) {
 	bi.Rel = spec.RelParams{Batch: 2274, Position: 7}
 	decode := spec.Case{Version: 1, GenVersion: 1, Op: spec.OpAttnDecode, Relation: spec.RelPathParity,
 		Shape: spec.Shape{Rows: 40, KV: 700, Heads: 32, KVHeads: 8, HeadDim: 128},
-		In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5}
+		In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5}
 	tests := []struct {
 		name  string
 		c     spec.Case
