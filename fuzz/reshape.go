@@ -25,11 +25,12 @@ func (c *Campaign) draw(p *pairState) spec.Case {
 }
 
 // ProfileCPUCost bounds the CPU work (CaseCost) of a case drawn at a
-// model profile when the CPU computes every item of it (cpuBound): 8x a
-// campaign's big draw, about 40 ms of one core, so that a CPU campaign at
-// a profile of a width in the hundreds reaches all of 1..max_tokens and
-// one at a real width (4096) still runs hundreds of rows.
-const ProfileCPUCost = 8 * BigCost
+// model profile when the CPU computes every item of it (cpuBound): a
+// campaign's big draw, so that a CPU campaign at a profile of a width in
+// the hundreds reaches all of 1..max_tokens (400 rows of hidden 768 under
+// batch invariance cost 2^22.3) and one at a real width (4096) still runs
+// a few hundred rows at a rate of cases a CPU campaign can afford.
+const ProfileCPUCost = BigCost
 
 // cpuBound is the CaseCost bound of pair p's cases at a model profile,
 // the work the CPU must do for them:

@@ -75,7 +75,7 @@ func batchTokens(c spec.Case) int {
 // batch dimension (fixed seeds: Tokens gives each decile >= 4% of the
 // draws, so 400 draws miss one with probability < 10^-7). lm_head and
 // vocabulary-wide logprob batches are bounded by spec.MaxElements, not
-// by the profile, and a CPU gemm by ProfileCPUCost: only their first
+// by the profile, and a CPU gemm or prefill by ProfileCPUCost: only their first
 // deciles are asked for. go test -v
 // prints the histograms of rmsnorm under batch invariance.
 func TestProfileDeciles(t *testing.T) {
@@ -108,9 +108,10 @@ func TestProfileDeciles(t *testing.T) {
 				}
 				want := 10
 				switch {
-				case op == spec.OpGEMM && tc.bound > 0:
-					// a CPU gemm row costs K·N (up to 2048·768): ~40
-					// rows fit ProfileCPUCost
+				case tc.bound > 0 && (op == spec.OpGEMM || op == spec.OpAttnPrefill):
+					// on the CPU a gemm row costs K·N (up to 2048·768,
+					// a few rows fit ProfileCPUCost) and a prefill the
+					// square of its length (~100 tokens fit)
 					want = 1
 				case op == spec.OpLogProb || op == spec.OpGEMM && p.Name == "llama3-8b":
 					// reached: the deciles up to the largest batch that
