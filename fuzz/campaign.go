@@ -76,6 +76,10 @@ type Campaign struct {
 	// HoldInner) and shrinks only batch and sequence dimensions, so the
 	// finding is stated at the model's shape.
 	ShrinkPastReshape bool
+	// OnDraw, when set, is called with every case the campaign draws for
+	// its shard, before it runs, from the worker that drew it (calls may
+	// overlap): to measure what a campaign draws.
+	OnDraw func(spec.Case)
 }
 
 // Stats is a campaign's progress.

@@ -8,9 +8,18 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// draw returns the next case of pair p that the campaign's shard owns:
-// its stream's, or with Reshape set, drawReshaped's.
+// draw returns the next case of pair p that the campaign's shard owns
+// (its stream's, or with Reshape set, drawReshaped's) and hands it to
+// OnDraw.
 func (c *Campaign) draw(p *pairState) spec.Case {
+	k := c.drawOwned(p)
+	if c.OnDraw != nil {
+		c.OnDraw(k)
+	}
+	return k
+}
+
+func (c *Campaign) drawOwned(p *pairState) spec.Case {
 	if c.Reshape == nil {
 		return c.Shard.draw(&p.stream, p.Op, p.Relation, &p.drawn)
 	}

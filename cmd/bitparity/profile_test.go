@@ -60,6 +60,9 @@ func TestRunProfileHoldsModelShape(t *testing.T) {
 	if n := max(c.Shape.Rows, c.Rel.Batch); n != 256 {
 		t.Errorf("minimal case: batch %d, want the onset 256: %+v", n, c)
 	}
+	if !strings.Contains(out, "by decile of 1..400:\n      1..40 ") || !strings.Contains(out, "\n    361..400 ") {
+		t.Errorf("no histogram of the drawn batch sizes:\n%s", out)
+	}
 }
 
 // TestScanProfileDType: a scan at a profile takes its dtype and eps

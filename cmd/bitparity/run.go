@@ -242,6 +242,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	sum := runSummarize(res, known)
 	runPrintResult(stdout, res, sum)
+	prof.report(stdout) // the batch sizes drawn at --profile (profile.go)
 	if *jsonPath != "" {
 		fmt.Fprintf(stdout, "result written to %s\n", *jsonPath)
 	}
