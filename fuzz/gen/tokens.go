@@ -10,22 +10,22 @@ import (
 // Token draw shares, in percent: the rest of the draws are dispatch
 // thresholds (Tokens).
 const (
-	TokensLogPercent    = 40
-	TokensDecilePercent = 40
+	tokensLogPercent    = 40
+	tokensDecilePercent = 40
 )
 
-// Tokens draws a batch size in 1..max, the distribution of the batch
-// dimension of a campaign at a model profile (max is its max_tokens):
+// Tokens draws a batch size in 1..top, the distribution of the batch
+// dimension of a campaign at a model profile (top is its max_tokens):
 //
-//	40%  log-uniform:        n = ⌊(max+1)^U⌋, U ~ Uniform[0,1)
+//	40%  log-uniform:        n = ⌊(top+1)^U⌋, U ~ Uniform[0,1)
 //	40%  uniform by decile:  d ~ Uniform{0..9},
-//	                         n ~ Uniform{⌊d·max/10⌋+1 .. ⌊(d+1)·max/10⌋}
+//	                         n ~ Uniform{⌊d·top/10⌋+1 .. ⌊(d+1)·top/10⌋}
 //	20%  a dispatch threshold t+δ, δ ~ Uniform{-1, 0, +1}, where t is
-//	     (half) k·m for m ~ Uniform{32, 64}, k ~ Uniform{1..⌊max/m⌋}, or
-//	     (half) a named size <= max: a power of two, a multiple of 132
+//	     (half) k·m for m ~ Uniform{32, 64}, k ~ Uniform{1..⌊top/m⌋}, or
+//	     (half) a named size <= top: a power of two, a multiple of 132
 //	     (H200 SMs), 928, 2274 or 4548
 //
-// clamped to 1..max. Every decile of 1..max (for max >= 10) is drawn with
+// clamped to 1..top. Every decile of 1..top (for top >= 10) is drawn with
 // probability >= 0.4·0.1 = 4% per draw from the decile part alone, so
 // within n draws a decile is missed with probability <= 0.96^n (1.7% at
 // n = 100, 10^-9 at n = 500); the log-uniform part keeps small batches
@@ -37,9 +37,9 @@ func Tokens(r *rand.Rand, top int) int {
 	}
 	var n int
 	switch p := r.Intn(100); {
-	case p < TokensLogPercent:
+	case p < tokensLogPercent:
 		n = int(math.Pow(float64(top+1), r.Float64()))
-	case p < TokensLogPercent+TokensDecilePercent:
+	case p < tokensLogPercent+tokensDecilePercent:
 		d := r.Intn(10)
 		lo, hi := d*top/10, (d+1)*top/10
 		n = lo + 1 + r.Intn(max(1, hi-lo))

@@ -10,7 +10,7 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// Decile returns the decile of 1..top that n is in: d with
+// decile returns the decile of 1..top that n is in: d with
 // ⌊d·top/10⌋ < n <= ⌊(d+1)·top/10⌋, as Tokens' decile part draws them.
 func decile(n, top int) int {
 	for d := 0; d < 10; d++ {
@@ -36,7 +36,7 @@ func histogram(t *testing.T, n, top int, draw func() int) [10]int {
 	return h
 }
 
-// HistogramText renders h as one line per decile with a bar.
+// histogramText renders h as one line per decile with a bar.
 func histogramText(h [10]int, top int) string {
 	var b strings.Builder
 	total := 0
