@@ -29,7 +29,7 @@ const (
 // probability >= 0.4·0.1 = 4% per draw from the decile part alone, so
 // within n draws a decile is missed with probability <= 0.96^n (1.7% at
 // n = 100, 10^-9 at n = 500); the log-uniform part keeps small batches
-// (decode, one request, a short prompt) as common as on a serving engine,
+// (decode, one request, a short prompt) common, as on a serving engine,
 // and the thresholds are where kernels switch code paths.
 func Tokens(r *rand.Rand, top int) int {
 	if top <= 1 {
