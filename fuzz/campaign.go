@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -66,10 +67,23 @@ type Campaign struct {
 	// it owns (fuzz/shard.go); MaxCases then counts this shard's cases.
 	// A source's jobs are not sharded.
 	Shard Shard
-	// Reshape, when set, rewrites the inner sizes of every drawn case
-	// before its cost is checked (a model profile: profile.Profile.Apply);
-	// reshape.go.
-	Reshape func(r *rand.Rand, c *spec.Case)
+	// Reshape, when set, rewrites the inner sizes and dtypes of every
+	// drawn case before its cost is checked (a model profile:
+	// profile.Profile.Apply); reshape.go. MaxTokens, with Reshape, is the
+	// model's largest batch: batch dimensions are then drawn over
+	// 1..MaxTokens (gen.Spread) within the work the CPU must do
+	// (cpuBound); 0 keeps gen's batch draw under SmallCost.
+	Reshape   func(r *rand.Rand, c *spec.Case)
+	MaxTokens int
+	// ShrinkPastReshape lets the shrinking of a finding reduce the inner
+	// sizes Reshape set; by default it holds them (shrink.Options.
+	// HoldInner) and shrinks only batch and sequence dimensions, so the
+	// finding is stated at the model's shape.
+	ShrinkPastReshape bool
+	// OnDraw, when set, is called with every case the campaign draws for
+	// its shard, before it runs, from the worker that drew it (calls may
+	// overlap): to measure what a campaign draws.
+	OnDraw func(spec.Case)
 	// Sources are composite ops' case sources (the end-to-end
 	// transformer, a model route): each Job of each runs as a pair of its
 	// own beside Pairs, drawn by the job, checked, shrunk and mapped by
@@ -120,9 +134,10 @@ type pairState struct {
 	retired atomic.Bool  // a finding was made, or 8 failures in a row: no more cases
 	errs    atomic.Int64 // failures in a row
 
-	mu     sync.Mutex
-	stream stream // its cases (with Reshape, only stream.rng)
-	drawn  int64  // draws of its stream so far, owned by the shard or not
+	mu       sync.Mutex
+	stream   stream // its cases (with Reshape, only stream.rng)
+	drawn    int64  // draws of its stream so far, owned by the shard or not
+	cpuBound int64  // the CaseCost bound of its cases at a profile (cpuBound)
 
 	found atomic.Int64    // findings kept (a source's job)
 	kept  map[string]bool // kind and site of each finding kept, under the runner's mu (Job.Repeat)
@@ -208,15 +223,21 @@ func (c *Campaign) graceContext(ctx context.Context) (context.Context, context.C
 	}
 }
 
+// minimizeOptions are the options of Minimize for the campaign's findings:
+// with Reshape, the shrink holds the inner sizes unless ShrinkPastReshape.
+func (c *Campaign) minimizeOptions() MinimizeOptions {
+	return MinimizeOptions{Shrink: shrink.Options{HoldInner: c.Reshape != nil && !c.ShrinkPastReshape}}
+}
+
 // minimizeOrAbandon shrinks f under sctx (minimizeInPlace), but keeps f as
 // found when stop ends first: Minimize's drift map runs under its own
 // budget, which an interrupted campaign does not wait for (the abandoned
 // minimization ends within that budget).
-func minimizeOrAbandon(stop, sctx context.Context, f *spec.Finding, ts []target.Target) {
+func minimizeOrAbandon(stop, sctx context.Context, f *spec.Finding, opts MinimizeOptions) {
 	g := *f
 	done := make(chan struct{})
 	go func() {
-		minimizeInPlace(sctx, &g, ts)
+		minimizeInPlace(sctx, &g, opts)
 		close(done)
 	}()
 	select {
@@ -265,7 +286,8 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 			inv = inv && t.Info().Invariant
 		}
 		seed := int64(splitmix(c.Seed ^ splitmix(uint64(i)+1)))
-		out = append(out, &pairState{Pair: p, stream: stream{rng: rand.New(rand.NewSource(seed))}, invariant: inv})
+		out = append(out, &pairState{Pair: p, stream: stream{rng: rand.New(rand.NewSource(seed))}, invariant: inv,
+			cpuBound: cpuBound(p)})
 	}
 	for _, src := range c.Sources {
 		if len(c.Targets) > 0 && !contains(c.Targets, src.Name) {

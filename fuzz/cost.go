@@ -19,6 +19,13 @@ import (
 // (stream, gen.Residue): batch dimensions over their whole range at cheap
 // inner sizes, so that every residue class mod m <= 128 of every batch
 // dimension is reached within 10^4 cases (docs/detection.md).
+//
+// These caps are the CPU oracle's cost, for campaigns without a profile.
+// A campaign at a model profile (Campaign.MaxTokens) bounds a case by the
+// work the CPU must do for its pair instead (reshape.go: cpuBound,
+// ProfileCPUCost): none beyond spec.MaxElements where GPU or process
+// targets are compared with themselves, each other or their device
+// reference.
 const (
 	SmallCost    = 1 << 20
 	BigCost      = 1 << 23

@@ -17,6 +17,9 @@
 //     cost.go the cost model that bounds each drawn case and a pair's
 //     stream of cases, a share of them followed by residue cases
 //     (gen.Residue: every class mod m <= 128 of every batch dimension).
+//   - reshape.go: a campaign at a model profile (Reshape, MaxTokens): the
+//     model's inner sizes and dtypes, batches over 1..max_tokens
+//     (gen.Spread), bounded by the work the CPU must do (cpuBound).
 //   - boundary_inputs.go: cases with dist "boundary" get values the oracle
 //     nudges onto output rounding midpoints (fuzz/boundary).
 //   - shard.go: --shard i/n splits each pair's case stream (draw k goes to

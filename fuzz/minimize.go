@@ -229,11 +229,10 @@ func mapInPlace(ctx context.Context, f *spec.Finding, s *Source) {
 	f.Signature = spec.Signature(*f)
 }
 
-// minimizeInPlace replaces f by its minimal finding (Minimize, on the
-// targets ts when given); when none can be made, f stays as found and its
-// Message says why.
-func minimizeInPlace(ctx context.Context, f *spec.Finding, ts []target.Target) {
-	g, _, err := Minimize(ctx, f, MinimizeOptions{Targets: ts})
+// minimizeInPlace replaces f by its minimal finding (Minimize with opts);
+// when none can be made, f stays as found and its Message says why.
+func minimizeInPlace(ctx context.Context, f *spec.Finding, opts MinimizeOptions) {
+	g, _, err := Minimize(ctx, f, opts)
 	if err != nil {
 		f.Message += fmt.Sprintf(" (not minimized: %v)", err)
 		return

@@ -379,7 +379,9 @@ func (r *runner) minimizeAll(grace context.Context) {
 				budget = min(budget, LateShrinkBudget)
 			}
 			sctx, cancel := context.WithTimeout(grace, budget)
-			minimizeOrAbandon(grace, sctx, f, fd.p.targets())
+			opts := r.c.minimizeOptions()
+			opts.Targets = fd.p.targets()
+			minimizeOrAbandon(grace, sctx, f, opts)
 			fd.p.judge(f)
 			cancel()
 		default:

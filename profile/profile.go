@@ -1,7 +1,7 @@
 // Package profile names a model's dimensions once (hidden size, heads, KV
-// heads, head dim, vocabulary, MLP width, tokens per step), so campaigns
-// and scans draw the inner sizes a real model runs while they vary the
-// batch dimensions. Profiles of a few public architectures are embedded
+// heads, head dim, vocabulary, MLP width, tokens per step) with its
+// training dtype and RMSNorm epsilon, so campaigns and scans draw the inner
+// sizes and dtypes a real model runs while they vary the batch dimensions. Profiles of a few public architectures are embedded
 // (models/*.json, dimensions from each model's public config.json); a
 // profile file of the same form can be given by path.
 package profile
@@ -33,6 +33,12 @@ type Profile struct {
 	KVHeads      int `json:"kv_heads"`
 	HeadDim      int `json:"head_dim"`
 	Vocab        int `json:"vocab"`
+	// DType is the model's training dtype (torch_dtype in its config):
+	// the In and Out of every case drawn at the profile (logprob reads its
+	// logits in it and writes fp32; logprob_parity compares in it). Eps is
+	// its RMSNorm epsilon (rms_norm_eps).
+	DType spec.DType `json:"dtype"`
+	Eps   float32    `json:"eps"`
 	// MaxTokens is the most tokens one engine step batches (a serving
 	// setting, not part of the model's config): the largest batch a scan
 	// of this profile sweeps by default.
@@ -81,8 +87,9 @@ func Load(name string) (*Profile, error) {
 	return &p, nil
 }
 
-// Validate checks that every dimension is positive and the query heads
-// are a multiple of the KV heads.
+// Validate checks that every dimension is positive, the query heads are
+// a multiple of the KV heads, the dtype is bf16, fp16 or fp32 and the
+// epsilon is positive.
 func (p *Profile) Validate() error {
 	for _, d := range []struct {
 		name string
@@ -95,6 +102,16 @@ func (p *Profile) Validate() error {
 	}
 	if p.Heads%p.KVHeads != 0 {
 		return fmt.Errorf("heads %d is not a multiple of kv_heads %d", p.Heads, p.KVHeads)
+	}
+	switch p.DType {
+	case spec.BF16, spec.FP16, spec.FP32:
+	case "":
+		return fmt.Errorf("dtype is missing: want the model's training dtype, bf16, fp16 or fp32")
+	default:
+		return fmt.Errorf("dtype %q, want bf16, fp16 or fp32", p.DType)
+	}
+	if !(p.Eps > 0) {
+		return fmt.Errorf("eps = %g, want the model's rms_norm_eps (> 0)", p.Eps)
 	}
 	return nil
 }
@@ -143,12 +160,24 @@ func (p *Profile) Shapes(op spec.Op) []spec.Shape {
 }
 
 // Apply sets the inner sizes of a drawn case to this model's (a gemm
-// takes one projection drawn from r) and keeps its batch dimensions (rows,
-// requests, sequences, KV and sequence lengths) and relation parameters.
+// takes one projection drawn from r), its dtypes to the model's DType
+// (logprob: In and a declared Compare; Out stays fp32) and an rmsnorm's
+// Eps to the model's, and keeps its batch dimensions (rows, requests,
+// sequences, KV and sequence lengths) and relation parameters.
 func (p *Profile) Apply(r *rand.Rand, c *spec.Case) {
 	shapes := p.Shapes(c.Op)
 	if len(shapes) == 0 {
 		return
+	}
+	c.In, c.Out = p.DType, p.DType
+	switch c.Op {
+	case spec.OpLogProb:
+		c.Out = spec.FP32
+		if c.Compare != "" {
+			c.Compare = p.DType
+		}
+	case spec.OpRMSNorm:
+		c.Eps = p.Eps
 	}
 	in := shapes[r.Intn(len(shapes))]
 	s := &c.Shape
@@ -162,4 +191,30 @@ func (p *Profile) Apply(r *rand.Rand, c *spec.Case) {
 	case spec.OpAttnPrefill, spec.OpAttnDecode:
 		s.Heads, s.KVHeads, s.HeadDim = in.Heads, in.KVHeads, in.HeadDim
 	}
+}
+
+// Holds reports whether case c is at this model's shape: its inner sizes
+// are one of Shapes(c.Op), its dtypes the model's (as Apply sets them)
+// and an rmsnorm's Eps the model's. The error names the first that is
+// not.
+func (p *Profile) Holds(c spec.Case) error {
+	var want spec.Case
+	want.Op, want.Compare = c.Op, c.Compare
+	p.Apply(rand.New(rand.NewSource(0)), &want)
+	if c.In != want.In || c.Out != want.Out || c.Compare != want.Compare {
+		return fmt.Errorf("dtypes in %s out %s compare %q, want the profile's in %s out %s compare %q",
+			c.In, c.Out, c.Compare, want.In, want.Out, want.Compare)
+	}
+	if c.Op == spec.OpRMSNorm && c.Eps != p.Eps {
+		return fmt.Errorf("eps %g, want the profile's %g", c.Eps, p.Eps)
+	}
+	s := c.Shape
+	for _, in := range p.Shapes(c.Op) {
+		if s.Hidden == in.Hidden && s.N == in.N && s.Vocab == in.Vocab &&
+			s.Heads == in.Heads && s.KVHeads == in.KVHeads && s.HeadDim == in.HeadDim {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s inner sizes hidden %d n %d vocab %d heads %d kv_heads %d head_dim %d are not the profile's %+v",
+		c.Op, s.Hidden, s.N, s.Vocab, s.Heads, s.KVHeads, s.HeadDim, p.Shapes(c.Op))
 }

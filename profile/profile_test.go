@@ -27,6 +27,9 @@ func TestEmbedded(t *testing.T) {
 		if p.Name != n || p.Model == "" || p.Source == "" {
 			t.Errorf("%s: name %q model %q source %q", n, p.Name, p.Model, p.Source)
 		}
+		if p.DType != spec.BF16 || (p.Eps != 1e-5 && p.Eps != 1e-6) {
+			t.Errorf("%s: dtype %s eps %g, want the config's bfloat16 and rms_norm_eps", n, p.DType, p.Eps)
+		}
 	}
 	p, _ := Load("llama3-8b")
 	qkv := p.Projections()[0]
@@ -44,7 +47,7 @@ func TestLoadErrors(t *testing.T) {
 		}
 		return p
 	}
-	good := `{"name":"x","model":"m","hidden":64,"intermediate":128,"heads":4,"kv_heads":2,"head_dim":16,"vocab":100,"max_tokens":32}`
+	good := `{"name":"x","model":"m","hidden":64,"intermediate":128,"heads":4,"kv_heads":2,"head_dim":16,"vocab":100,"dtype":"bf16","eps":1e-5,"max_tokens":32}`
 	if p, err := Load(write("good.json", good)); err != nil || p.Hidden != 64 {
 		t.Fatalf("a good file: %v", err)
 	}
@@ -54,6 +57,9 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown field", write("f.json", strings.Replace(good, `"vocab"`, `"vocabulary":1,"vocab"`, 1)), "unknown field"},
 		{"zero dim", write("z.json", strings.Replace(good, `"hidden":64`, `"hidden":0`, 1)), "hidden = 0"},
 		{"heads", write("h.json", strings.Replace(good, `"heads":4`, `"heads":5`, 1)), "multiple"},
+		{"no dtype", write("d.json", strings.Replace(good, `"dtype":"bf16",`, "", 1)), "dtype is missing"},
+		{"bad dtype", write("b.json", strings.Replace(good, `"bf16"`, `"fp8"`, 1)), `dtype "fp8"`},
+		{"no eps", write("e.json", strings.Replace(good, `"eps":1e-5,`, "", 1)), "eps = 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,6 +79,9 @@ func TestApplyKeepsBatchDims(t *testing.T) {
 	if !reflect.DeepEqual(c.Shape, spec.Shape{Rows: 33, KV: 49, Heads: 28, KVHeads: 4, HeadDim: 128}) || c.Rel.Batch != 40 {
 		t.Errorf("applied: %+v %+v", c.Shape, c.Rel)
 	}
+	if c.In != spec.BF16 || c.Out != spec.BF16 {
+		t.Errorf("applied dtypes %s -> %s, want the profile's bf16", c.In, c.Out)
+	}
 	seen := map[[2]int]bool{}
 	for range 200 {
 		g := spec.Case{Op: spec.OpGEMM, Shape: spec.Shape{Rows: 5, Hidden: 8, N: 8}}
@@ -84,5 +93,80 @@ func TestApplyKeepsBatchDims(t *testing.T) {
 	}
 	if len(seen) != len(p.Projections()) {
 		t.Errorf("gemm drew %d of %d projections", len(seen), len(p.Projections()))
+	}
+}
+
+func TestApplyDTypes(t *testing.T) {
+	p, err := Load("testdata/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.DType = spec.FP16
+	r := rand.New(rand.NewSource(1))
+	tests := []struct {
+		name string
+		c    spec.Case
+		want spec.Case
+	}{
+		{"rmsnorm", spec.Case{Op: spec.OpRMSNorm, In: spec.FP32, Out: spec.BF16, Eps: 1e-12, Shape: spec.Shape{Rows: 3, Hidden: 64}},
+			spec.Case{Op: spec.OpRMSNorm, In: spec.FP16, Out: spec.FP16, Eps: 1e-5, Shape: spec.Shape{Rows: 3, Hidden: 768}}},
+		{"logprob parity", spec.Case{Op: spec.OpLogProb, In: spec.BF16, Out: spec.FP32, Compare: spec.FP32, Shape: spec.Shape{Rows: 2, Vocab: 7}},
+			spec.Case{Op: spec.OpLogProb, In: spec.FP16, Out: spec.FP32, Compare: spec.FP16, Shape: spec.Shape{Rows: 2, Vocab: 2000}}},
+		{"logprob", spec.Case{Op: spec.OpLogProb, In: spec.FP32, Out: spec.FP32, Shape: spec.Shape{Rows: 2, Vocab: 7}},
+			spec.Case{Op: spec.OpLogProb, In: spec.FP16, Out: spec.FP32, Shape: spec.Shape{Rows: 2, Vocab: 2000}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.c
+			p.Apply(r, &c)
+			if !reflect.DeepEqual(c, tt.want) {
+				t.Errorf("applied %+v, want %+v", c, tt.want)
+			}
+			if err := p.Holds(c); err != nil {
+				t.Errorf("Holds after Apply: %v", err)
+			}
+			if err := p.Holds(tt.c); err == nil {
+				t.Errorf("Holds of the case before Apply: nil, want an error")
+			}
+		})
+	}
+}
+
+func TestHolds(t *testing.T) {
+	p, err := Load("llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := spec.Case{Op: spec.OpAttnDecode, In: spec.BF16, Out: spec.BF16, Shape: spec.Shape{Rows: 900, KV: 300, Heads: 32, KVHeads: 8, HeadDim: 128}}
+	if err := p.Holds(at); err != nil {
+		t.Fatalf("a decode at the model's shape: %v", err)
+	}
+	tests := []struct {
+		name string
+		edit func(*spec.Case)
+		want string
+	}{
+		{"heads", func(c *spec.Case) { c.Shape.Heads = 2 }, "not the profile's"},
+		{"head dim", func(c *spec.Case) { c.Shape.HeadDim = 64 }, "not the profile's"},
+		{"dtype", func(c *spec.Case) { c.In, c.Out = spec.FP32, spec.FP32 }, "dtypes in fp32"},
+	}
+	for _, tt := range tests {
+		c := at
+		tt.edit(&c)
+		if err := p.Holds(c); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+	g := spec.Case{Op: spec.OpGEMM, In: spec.BF16, Out: spec.BF16, Shape: spec.Shape{Rows: 5, Hidden: 14336, N: 4096}}
+	if err := p.Holds(g); err != nil {
+		t.Errorf("the down projection: %v", err)
+	}
+	g.Shape.N = 159
+	if err := p.Holds(g); err == nil {
+		t.Error("a gemm of N 159: nil, want an error")
+	}
+	r := spec.Case{Op: spec.OpRMSNorm, In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Shape: spec.Shape{Rows: 5, Hidden: 4096}}
+	if err := p.Holds(r); err == nil || !strings.Contains(err.Error(), "eps") {
+		t.Errorf("an rmsnorm at eps 1e-6: %v, want the eps named", err)
 	}
 }

@@ -63,7 +63,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	wk := runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
 	ex := runExecFlags(fs)      // --exec (exec.go)
 
-	prof := addProfileFlag(fs, "every drawn case takes") // --profile (profile.go)
+	prof := addRunProfileFlags(fs) // --profile, --shrink-past-profile (profile.go)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (runtime/pprof; read it with go tool pprof) to `FILE`")
 	mutexProfile := fs.String("mutexprofile", "", "write the run's lock contention profile (runtime/pprof \"mutex\", every contention event) to `FILE`")
 	fs.Usage = func() {
@@ -256,6 +256,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	v := verdict.Of(res, verdict.Options{ExpectControls: *expect, Known: known, Stalls: stalls})
 	runPrintResult(stdout, res, v)
+	prof.report(stdout) // the batch sizes drawn at --profile (profile.go)
 	if *jsonPath != "" {
 		fmt.Fprintf(stdout, "result written to %s\n", *jsonPath)
 	}

@@ -8,7 +8,8 @@ import (
 
 // runCheckFlags refuses run's flags that make no sense, before any work:
 // a --duration of zero or less (a campaign needs a time; stop one early
-// with Ctrl-C or SIGTERM), negative counts, and an empty --case.
+// with Ctrl-C or SIGTERM), negative counts, an empty --case, and
+// --shrink-past-profile without --profile.
 func runCheckFlags(fs *flag.FlagSet) error {
 	get := func(name string) any { return fs.Lookup(name).Value.(flag.Getter).Get() }
 	if d := get("duration").(time.Duration); d <= 0 {
@@ -21,6 +22,9 @@ func runCheckFlags(fs *flag.FlagSet) error {
 	}
 	if n := get("workers").(int); n < 0 {
 		return usageErr("run: --workers %d: want a count >= 0 (0: one per CPU)", n)
+	}
+	if flagSet(fs, "shrink-past-profile") && get("profile").(string) == "" {
+		return usageErr("run: --shrink-past-profile needs --profile: without a profile shrinking already reduces every dimension")
 	}
 	if flagSet(fs, "case") && strings.TrimSpace(get("case").(string)) == "" {
 		return usageErr("run: --case is empty: want a case as JSON, as a finding's repro line prints it")

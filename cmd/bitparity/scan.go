@@ -171,6 +171,7 @@ func withProfile(s spec.ScanSpec, prof profileFlag) ([]spec.ScanSpec, error) {
 	if s.To == 0 && s.Dim != spec.ScanKV {
 		s.To = p.MaxTokens
 	}
+	prof.scanDTypes(&s, p)
 	var out []spec.ScanSpec
 	for _, in := range p.Shapes(s.Op) {
 		t := s

@@ -10,6 +10,9 @@
 // Residue rewrites a case so that its batch dimensions reach every residue
 // class mod m <= 128 (a campaign follows a share of its draws with one),
 // and Residues measures which classes a stream of cases reached.
+//
+// Spread redraws a case's batch dimensions over a model profile's
+// 1..max_tokens (its distribution is Tokens') and keeps its inner sizes.
 package gen
 
 import (

@@ -25,6 +25,13 @@ type Dim struct {
 	// Interesting returns the values below v that shrinking tries first,
 	// ascending.
 	Interesting func(c spec.Case, v int) []int
+	// Inner is true for the sizes a model fixes (hidden, n, vocab,
+	// head_dim, group, kv_heads), false for the batch and sequence
+	// dimensions and relation parameters a serving engine varies (rows,
+	// seqs, kv, seq_len, kv_lens, batch, pad, position, row): a shrink
+	// that holds a model profile (shrink.Options.HoldInner) leaves the
+	// inner ones.
+	Inner bool
 }
 
 // Dims returns the shrinkable dimensions of c's op and relation in the
@@ -37,8 +44,8 @@ type Dim struct {
 func Dims(c spec.Case) []Dim {
 	one := func(spec.Case) int { return 1 }
 	zero := func(spec.Case) int { return 0 }
-	shape := func(name string, f func(*spec.Shape) *int, interesting func(lo, below int) []int) Dim {
-		return Dim{Name: name,
+	shape := func(name string, inner bool, f func(*spec.Shape) *int, interesting func(lo, below int) []int) Dim {
+		return Dim{Name: name, Inner: inner,
 			Get: func(c spec.Case) int { return *f(&c.Shape) },
 			Set: func(c spec.Case, v int) (spec.Case, bool) {
 				c = clone(c)
@@ -52,20 +59,20 @@ func Dims(c spec.Case) []Dim {
 	var ds []Dim
 	switch c.Op {
 	case spec.OpRMSNorm:
-		ds = append(ds, shape("hidden", func(s *spec.Shape) *int { return &s.Hidden }, interestingPow2))
+		ds = append(ds, shape("hidden", true, func(s *spec.Shape) *int { return &s.Hidden }, interestingPow2))
 	case spec.OpGEMM:
-		ds = append(ds, shape("hidden", func(s *spec.Shape) *int { return &s.Hidden }, interestingPow2),
-			shape("n", func(s *spec.Shape) *int { return &s.N }, interestingPow2))
+		ds = append(ds, shape("hidden", true, func(s *spec.Shape) *int { return &s.Hidden }, interestingPow2),
+			shape("n", true, func(s *spec.Shape) *int { return &s.N }, interestingPow2))
 	case spec.OpLogProb:
-		ds = append(ds, shape("vocab", func(s *spec.Shape) *int { return &s.Vocab }, interestingPow2))
+		ds = append(ds, shape("vocab", true, func(s *spec.Shape) *int { return &s.Vocab }, interestingPow2))
 	case spec.OpAttnPrefill:
-		ds = append(ds, shape("seq_len", func(s *spec.Shape) *int { return &s.SeqLen }, interestingKV))
+		ds = append(ds, shape("seq_len", false, func(s *spec.Shape) *int { return &s.SeqLen }, interestingKV))
 	case spec.OpAttnDecode:
-		ds = append(ds, shape("kv", func(s *spec.Shape) *int { return &s.KV }, interestingKV))
+		ds = append(ds, shape("kv", false, func(s *spec.Shape) *int { return &s.KV }, interestingKV))
 	}
 	if c.Op == spec.OpAttnPrefill || c.Op == spec.OpAttnDecode {
 		ds = append(ds,
-			Dim{Name: "head_dim",
+			Dim{Name: "head_dim", Inner: true,
 				Get: func(c spec.Case) int { return c.Shape.HeadDim },
 				Set: func(c spec.Case, v int) (spec.Case, bool) {
 					c = clone(c)
@@ -77,7 +84,7 @@ func Dims(c spec.Case) []Dim {
 					return slices.DeleteFunc(slices.Clone(headDims), func(d int) bool { return d >= v })
 				},
 			},
-			Dim{Name: "group",
+			Dim{Name: "group", Inner: true,
 				Get: func(c spec.Case) int { return c.Shape.Heads / c.Shape.KVHeads },
 				Set: func(c spec.Case, v int) (spec.Case, bool) {
 					c = clone(c)
@@ -87,7 +94,7 @@ func Dims(c spec.Case) []Dim {
 				Min:         one,
 				Interesting: func(c spec.Case, v int) []int { return interestingPow2(1, v) },
 			},
-			Dim{Name: "kv_heads",
+			Dim{Name: "kv_heads", Inner: true,
 				Get: func(c spec.Case) int { return c.Shape.KVHeads },
 				Set: func(c spec.Case, v int) (spec.Case, bool) {
 					c = clone(c)

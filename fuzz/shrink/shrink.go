@@ -1,6 +1,8 @@
 // Package shrink reduces a failing case to the smallest case that still
 // fails: fewer rows, smaller dimensions, simpler values and relation
-// parameters, always keeping the case valid (gen.Valid).
+// parameters, always keeping the case valid (gen.Valid). A shrink that
+// holds a model profile (Options.HoldInner) changes only the batch and
+// sequence dimensions, so the finding is stated at the model's shape.
 package shrink
 
 import (
@@ -37,6 +39,11 @@ type Stats struct {
 type Options struct {
 	// MaxTries bounds the calls to fails; 0 means DefaultMaxTries.
 	MaxTries int
+	// HoldInner keeps the inner sizes (gen.Dim.Inner: hidden, n, vocab,
+	// head_dim, group, kv_heads) as the case has them: a case drawn at a
+	// model profile shrinks only along its batch and sequence dimensions
+	// and relation parameters. Dtypes and Eps are never shrunk.
+	HoldInner bool
 }
 
 // Shrink is Options{}.Shrink.
@@ -53,7 +60,7 @@ var errBudget = errors.New("shrink: tries spent")
 // whole round changes nothing:
 //
 //	for each dimension d of gen.Dims(cur) (per-row dims, the batch dim,
-//	relation parameters):
+//	relation parameters; with HoldInner only those not d.Inner):
 //		try gen.Candidates(d, cur) ascending (d's minimum, the interesting
 //		smaller values: powers of two and neighbours, multiples of 32 and
 //		64 and neighbours, tile edges, 928/2274/4548, v/2, v-1); take the
@@ -71,7 +78,7 @@ var errBudget = errors.New("shrink: tries spent")
 // the tries ran out, or ctx's error. A case with explicit Data is returned
 // unchanged: its values are bound to its shape.
 func (o Options) Shrink(ctx context.Context, c spec.Case, fails func(spec.Case) (bool, error)) (spec.Case, Stats, error) {
-	s := &shrinker{ctx: ctx, fails: fails, max: o.MaxTries, start: time.Now()}
+	s := &shrinker{ctx: ctx, fails: fails, max: o.MaxTries, holdInner: o.HoldInner, start: time.Now()}
 	if s.max <= 0 {
 		s.max = DefaultMaxTries
 	}
@@ -105,12 +112,13 @@ func (o Options) Shrink(ctx context.Context, c spec.Case, fails func(spec.Case) 
 }
 
 type shrinker struct {
-	ctx   context.Context
-	fails func(spec.Case) (bool, error)
-	max   int
-	start time.Time
-	stats Stats
-	cur   spec.Case
+	ctx       context.Context
+	fails     func(spec.Case) (bool, error)
+	max       int
+	holdInner bool
+	start     time.Time
+	stats     Stats
+	cur       spec.Case
 }
 
 // try calls fails once, within the budget and the context.
@@ -146,6 +154,9 @@ func (s *shrinker) round() (bool, error) {
 		dims := gen.Dims(s.cur) // recomputed: a step may change them (kv_lens)
 		if i >= len(dims) {
 			break
+		}
+		if s.holdInner && dims[i].Inner {
+			continue
 		}
 		ch, err := s.dim(dims[i])
 		changed = changed || ch

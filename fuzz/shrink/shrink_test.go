@@ -186,3 +186,46 @@ func TestShrinkRandomCases(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldInner shrinks cases at a model's shape with and without
+// HoldInner: held, only the batch and sequence dimensions move (to the
+// onset) and the inner sizes and dtypes stay; not held, the inner sizes
+// shrink too.
+func TestHoldInner(t *testing.T) {
+	bi := rmsnorm(900, 4096, spec.RelBatchInvariance)
+	bi.Rel = spec.RelParams{Batch: 2274, Position: 7}
+	decode := spec.Case{Version: 1, GenVersion: 1, Op: spec.OpAttnDecode, Relation: spec.RelPathParity,
+		Shape: spec.Shape{Rows: 40, KV: 700, Heads: 32, KVHeads: 8, HeadDim: 128},
+		In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5}
+	tests := []struct {
+		name  string
+		c     spec.Case
+		fails func(spec.Case) bool
+		held  spec.Shape // the minimal shape with HoldInner
+		small func(spec.Shape) bool
+	}{
+		{"rmsnorm rows >= 300", bi, func(c spec.Case) bool { return max(c.Shape.Rows, c.Rel.Batch) >= 300 },
+			spec.Shape{Rows: 1, Hidden: 4096}, func(s spec.Shape) bool { return s.Hidden < 4096 }},
+		{"decode kv >= 321", decode, func(c spec.Case) bool { return c.Shape.KV >= 321 },
+			spec.Shape{Rows: 1, KV: 321, Heads: 32, KVHeads: 8, HeadDim: 128},
+			func(s spec.Shape) bool { return s.Heads < 32 || s.HeadDim < 128 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _, err := Options{HoldInner: true}.Shrink(context.Background(), tt.c, guard(t, tt.fails))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Shape, tt.held) || got.In != tt.c.In || got.Out != tt.c.Out || got.Eps != tt.c.Eps {
+				t.Errorf("held: shape %+v %s -> %s eps %g, want %+v at the case's dtypes", got.Shape, got.In, got.Out, got.Eps, tt.held)
+			}
+			past, _, err := Options{}.Shrink(context.Background(), tt.c, guard(t, tt.fails))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.small(past.Shape) {
+				t.Errorf("not held: shape %+v, want the inner sizes shrunk", past.Shape)
+			}
+		})
+	}
+}
