@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/scan"
@@ -54,8 +55,9 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	jsonPath := fs.String("json", "", "write the scans' results (certificates, drift maps, differing steps) to this file")
 	kernel := fs.String("kernel-hash", "", "kernel hash to record (default: the build's, for GPU targets)")
 	prof := addProfileFlag(fs, "the scan takes (gemm: one scan per projection)")
+	ex := runExecFlags(fs) // --exec CMD: scan an adapter (scan_exec.go)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity scan --target NAME [flags]")
+		fmt.Fprintln(stderr, "usage: bitparity scan (--target NAME | --exec CMD) [flags]")
 		fs.PrintDefaults()
 	}
 	if ok, err := parse(fs, args); !ok {
@@ -64,8 +66,14 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("scan: unexpected arguments %q", fs.Args())
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := scanExecTarget(ctx, stderr, ex, &s); err != nil {
+		return err
+	}
+	defer external.CloseAll()
 	if s.Target == "" {
-		return usageErr("scan: --target is required (bitparity list shows the targets)")
+		return usageErr("scan: --target or --exec is required (bitparity list shows the targets)")
 	}
 	t, err := target.Lookup(s.Target)
 	if err != nil {
@@ -107,8 +115,6 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 		return usageErr("scan: none of the profile's %d shapes can run", len(specs))
 	}
 	specs = runnable
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	var results []*scan.Result
 	drift := false
 	for _, sp := range specs {

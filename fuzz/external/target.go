@@ -93,6 +93,7 @@ type Target struct {
 	slowest  time.Duration // the slowest answer so far (hello included)
 	slowReq  time.Duration // the slowest answer to a request
 	stall    string        // why the run ended with a request unanswered
+	held     *heldBatch    // the batch the adapter holds for a scan (scan.go)
 }
 
 var _ target.Target = (*Target)(nil)
