@@ -1,0 +1,94 @@
+package external
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// TestRowDigest: the digest's formula on a small row, and one word's
+// change always changes it.
+func TestRowDigest(t *testing.T) {
+	m := uint64(DigestMul)
+	if got, want := RowDigest([]uint32{5, 0}), 6*m+1*m*m; got != want {
+		t.Fatalf("RowDigest([5 0]) = %x, want %x", got, want)
+	}
+	if RowDigest(nil) != 0 {
+		t.Fatal("the digest of an empty row is not 0")
+	}
+	row := []uint32{0x3f80, 0xbf80, 0, 0x8000, 0x7fc0}
+	d := RowDigest(row)
+	for j := range row {
+		for _, flip := range []uint32{1, 0x8000, 0xffff} {
+			r := slices.Clone(row)
+			r[j] ^= flip
+			if RowDigest(r) == d {
+				t.Errorf("word %d ^ %#x keeps the digest", j, flip)
+			}
+		}
+	}
+}
+
+// TestScanFrames: for every op, a step on held items answers the digests
+// of the rows that Run gives for the gathered batch (checked by Go's
+// RowDigest on the fetched rows, which must equal Run's bits), and a step
+// of items each alone answers each item's own batch.
+func TestScanFrames(t *testing.T) {
+	for _, op := range spec.Ops {
+		t.Run(string(op), func(t *testing.T) {
+			tg := numpyTarget(t, op)
+			if !tg.Scans() {
+				t.Fatalf("the kit's adapter does not declare scan=%d: hello %v", ScanVersion, tg.Hello())
+			}
+			b, err := fuzz.Inputs(testCase(op, spec.BF16, spec.BF16, spec.DistNormal, 5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := tg.Hold(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			ids := []int{b.Items() - 1, 0}
+			if b.Items() > 2 {
+				ids = append(ids, 2)
+			}
+			g, err := fuzz.Gather(b, ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := tg.Run(ctx, g, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := make([]int, g.Rows())
+			for i := range all {
+				all[i] = i
+			}
+			st, err := tg.Step(ctx, ids, false, all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, _, first := diff(b.OutDType(), want, &target.Output{Rows: all, Cols: st.Cols, DType: b.OutDType(), Values: st.Values}); n != 0 {
+				t.Fatalf("step rows differ from Run's on the gathered batch: %d values, first %s", n, first)
+			}
+			each, err := tg.Step(ctx, ids, true, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kr := b.RowsPerItem()
+			for i, id := range ids {
+				one, err := tg.Step(ctx, []int{id}, false, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(one.Digests, each.Digests[i*kr:(i+1)*kr]) {
+					t.Fatalf("item %d alone: digests of the each-step differ from a step of the item", id)
+				}
+			}
+		})
+	}
+}
