@@ -173,7 +173,7 @@ class Held:
             rows, cols = req.rows(), req.cols()
             d = np.zeros((rows, 2), dtype=np.int64)
             wire = dtypes.WIRE[req.out_dtype]
-            if _is_torch(y) and str(y.dtype).endswith(_TORCH_WIRE[req.out_dtype]) and y.numel() == rows * cols:
+            if _is_torch(y) and str(y.dtype) == "torch." + _TORCH_WIRE[req.out_dtype] and y.numel() == rows * cols:
                 yd = y.reshape(rows, cols)
                 d[:, 0] = torch_digest_rows(yd)
                 yh = None
