@@ -12,11 +12,9 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// tinyProfile is a test profile: hidden 192, max_tokens 192.
-func tinyProfile() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "testdata", "tiny-profile.json")
-}
+// tinyProfile is the small model of docs/python.md's first hour: hidden
+// 192, max_tokens 192.
+func tinyProfile() string { return adapterScript("examples/tiny-model.json") }
 
 // TestScanExecCertificate: scan --exec of the kit's exact NumPy RMSNorm at
 // the tiny profile certifies rows 1..192 and stores a certificate that
