@@ -48,11 +48,12 @@ def digest_rows(words):
         out[:] = 0
         return out.view(np.int64)
     p = powers(n)
-    step = max(1, (1 << 22) // n)
+    # sum (w_j + 1) M^(j+1) = w . p + sum(p), in uint64 arithmetic (mod 2^64)
     with np.errstate(over="ignore"):
+        ps = p.sum(dtype=np.uint64)
+        step = max(1, (1 << 22) // n)
         for lo in range(0, rows, step):
-            w = words[lo:lo + step].astype(np.uint64) + np.uint64(1)
-            out[lo:lo + step] = (w * p).sum(axis=1, dtype=np.uint64)
+            out[lo:lo + step] = (words[lo:lo + step].astype(np.uint64) @ p) + ps
     return out.view(np.int64)
 
 
