@@ -30,7 +30,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var s spec.ScanSpec
-	fs.StringVar(&s.Target, "target", "", "target to scan (bitparity list)")
+	fs.StringVar(&s.Target, "target", "", "target to scan (bitparity list); PREFILL,DECODE: two attention targets, prefill against decode over the KV length")
 	fs.StringVar(&s.Dim, "dim", spec.ScanItems, "dimension swept: items (rows, M, decode requests, prefill sequences), pad, position, kv (decode)")
 	fs.IntVar(&s.From, "from", 0, "first value (default 1; position: 0)")
 	fs.IntVar(&s.To, "to", 0, "last value: the largest batch (default: the profile's max_tokens)")
@@ -58,6 +58,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	ex := runExecFlags(fs) // --exec CMD: scan an adapter (scan_exec.go)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity scan (--target NAME | --exec CMD) [flags]")
+		fmt.Fprintln(stderr, "       bitparity scan (--target PREFILL,DECODE | --exec PREFILL_CMD --exec DECODE_CMD) --to KV [flags]")
 		fs.PrintDefaults()
 	}
 	if ok, err := parse(fs, args); !ok {
@@ -75,19 +76,22 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if s.Target == "" {
 		return usageErr("scan: --target or --exec is required (bitparity list shows the targets)")
 	}
+	s.In, s.Out, s.Eps, s.NoTaps = spec.DType(*in), spec.DType(*out), float32(*eps), !*taps
+	for _, d := range strings.Split(*dists, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			s.Dists = append(s.Dists, spec.Dist(d))
+		}
+	}
+	if strings.Contains(s.Target, ",") { // two targets: prefill against decode (scan_paths.go)
+		return scanPaths(ctx, stdout, stderr, s, prof, *jsonPath)
+	}
 	t, err := target.Lookup(s.Target)
 	if err != nil {
 		return usageErr("scan: %v", err)
 	}
 	s.Op = t.Info().Op
-	s.In, s.Out, s.Eps, s.NoTaps = spec.DType(*in), spec.DType(*out), float32(*eps), !*taps
 	if s.Op != spec.OpRMSNorm {
 		s.Eps = 0
-	}
-	for _, d := range strings.Split(*dists, ",") {
-		if d = strings.TrimSpace(d); d != "" {
-			s.Dists = append(s.Dists, spec.Dist(d))
-		}
 	}
 	specs, err := withProfile(s, prof)
 	if err != nil {

@@ -95,3 +95,22 @@ func TestScanExecPredating(t *testing.T) {
 		t.Fatalf("scan: exit %d, want 0 CERTIFIED and a note on stderr\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestScanPaths: a path scan of the kit's NumPy prefill against its decode
+// (two adapters) agrees at every KV length; the tile-48 prefill model
+// against the decode oracle differs past its tile edge (exit 1).
+func TestScanPaths(t *testing.T) {
+	py := numpyPython(t)
+	dir := t.TempDir()
+	pre := py + " " + adapterScript("numpy_ops.py") + " attn_prefill"
+	dec := py + " " + adapterScript("numpy_ops.py") + " attn_decode"
+	shape := []string{"--heads", "2", "--kv-heads", "1", "--head-dim", "16", "--dists", "normal"}
+	out, errs, code := cli(t, dir, append([]string{"scan", "--exec", pre, "--exec", dec, "--to", "70"}, shape...)...)
+	if code != 0 || !strings.Contains(out, "AGREE at every KV length 1..70") {
+		t.Fatalf("numpy prefill vs decode: exit %d, want 0 AGREE\n%s\n%s", code, out, errs)
+	}
+	out, errs, code = cli(t, dir, append([]string{"scan", "--target", "drift-attn-tile48,oracle-attn_decode", "--to", "70"}, shape...)...)
+	if code != spec.ExitFinding || !strings.Contains(out, "DIFFER at") {
+		t.Fatalf("tile-48 prefill vs decode: exit %d, want 1 DIFFER\n%s\n%s", code, out, errs)
+	}
+}
