@@ -1,3 +1,4 @@
+import importlib.util
 import unittest
 
 import numpy as np
@@ -53,6 +54,35 @@ class ScanTest(unittest.TestCase):
         self.assertEqual(code, 0)
         self.assertEqual(got[1][0]["frame"], "error")
         self.assertIn("step before hold", got[1][0]["message"])
+
+
+@unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
+class TorchScanTest(unittest.TestCase):
+    def test_device_digest_is_the_host_digest(self):
+        import torch
+        dev = "cuda" if torch.cuda.is_available() else "cpu"
+        bits = np.random.default_rng(2).integers(0, 1 << 16, size=(7, 33)).astype(np.uint16)
+        t = torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16).to(dev)
+        np.testing.assert_array_equal(scan.torch_digest_rows(t), scan.digest_rows(bits))
+        f = np.random.default_rng(3).standard_normal((5, 9)).astype(np.float32)
+        np.testing.assert_array_equal(scan.torch_digest_rows(torch.from_numpy(f).to(dev)), scan.digest_rows(f.view(np.uint32)))
+
+    def test_torch_arrays_hold_on_the_device(self):
+        import torch
+        hold_meta, tensors = rms_request(1, rows=5, hidden=4)
+        ids = ("items", "I64", np.array([3, 0, 4], dtype=np.int64))
+        fetch = ("rows", "I64", np.array([0, 1, 2], dtype=np.int64))
+        code, got = converse({"rmsnorm": lambda x, w, eps: x * 2}, [
+            hello("rmsnorm"), (dict(hold_meta, frame="hold"), tensors),
+            ({"frame": "step", "seq": "2", "each": "false"}, [ids, fetch])], name="t", arrays="torch")
+        self.assertEqual(code, 0)
+        meta, t = got[2]
+        self.assertEqual(meta["frame"], "reply", meta)
+        y = t["y"][1]
+        x = tensors[0][2]
+        np.testing.assert_array_equal(y, f32_to_bf16(bf16_to_f32(x[[3, 0, 4]]) * 2))
+        for r in range(3):
+            self.assertEqual(int(t["digests"][1][r, 0]) % (1 << 64), digest_ref(y[r]))
 
 
 if __name__ == "__main__":
