@@ -2,6 +2,8 @@ package external
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"slices"
 	"testing"
 
@@ -39,56 +41,84 @@ func TestRowDigest(t *testing.T) {
 // of items each alone answers each item's own batch.
 func TestScanFrames(t *testing.T) {
 	for _, op := range spec.Ops {
+		t.Run(string(op), func(t *testing.T) { checkScanFrames(t, numpyTarget(t, op)) })
+	}
+}
+
+// TestTorchScanFrames is TestScanFrames for adapters/torch_ops.py (torch
+// arrays held on the device, digests computed there), with
+// BITPARITY_TEST_TORCH=1.
+func TestTorchScanFrames(t *testing.T) {
+	if os.Getenv("BITPARITY_TEST_TORCH") != "1" {
+		t.Skip("set BITPARITY_TEST_TORCH=1 to test adapters/torch_ops.py (needs torch)")
+	}
+	py := python(t)
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skipf("%s has no torch", py)
+	}
+	for _, op := range spec.Ops {
 		t.Run(string(op), func(t *testing.T) {
-			tg := numpyTarget(t, op)
-			if !tg.Scans() {
-				t.Fatalf("the kit's adapter does not declare scan=%d: hello %v", ScanVersion, tg.Hello())
-			}
-			b, err := fuzz.Inputs(testCase(op, spec.BF16, spec.BF16, spec.DistNormal, 5))
+			tg, err := New(adapterCmd(t, "adapters/torch_ops.py", string(op)), op, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := context.Background()
-			if err := tg.Hold(ctx, b); err != nil {
-				t.Fatal(err)
-			}
-			ids := []int{b.Items() - 1, 0}
-			if b.Items() > 2 {
-				ids = append(ids, 2)
-			}
-			g, err := fuzz.Gather(b, ids)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := tg.Run(ctx, g, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all := make([]int, g.Rows())
-			for i := range all {
-				all[i] = i
-			}
-			st, err := tg.Step(ctx, ids, false, all)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n, _, first := diff(b.OutDType(), want, &target.Output{Rows: all, Cols: st.Cols, DType: b.OutDType(), Values: st.Values}); n != 0 {
-				t.Fatalf("step rows differ from Run's on the gathered batch: %d values, first %s", n, first)
-			}
-			each, err := tg.Step(ctx, ids, true, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			kr := b.RowsPerItem()
-			for i, id := range ids {
-				one, err := tg.Step(ctx, []int{id}, false, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(one.Digests, each.Digests[i*kr:(i+1)*kr]) {
-					t.Fatalf("item %d alone: digests of the each-step differ from a step of the item", id)
-				}
-			}
+			defer tg.Close()
+			checkScanFrames(t, tg)
 		})
+	}
+}
+
+// checkScanFrames holds a small batch of tg's op and checks a gathered
+// step and a step of items alone against Run.
+func checkScanFrames(t *testing.T, tg *Target) {
+	t.Helper()
+	op := tg.Info().Op
+	if !tg.Scans() {
+		t.Fatalf("the kit's adapter does not declare scan=%d: hello %v", ScanVersion, tg.Hello())
+	}
+	b, err := fuzz.Inputs(testCase(op, spec.BF16, spec.BF16, spec.DistNormal, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := tg.Hold(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	ids := []int{b.Items() - 1, 0}
+	if b.Items() > 2 {
+		ids = append(ids, 2)
+	}
+	g, err := fuzz.Gather(b, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := tg.Run(ctx, g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]int, g.Rows())
+	for i := range all {
+		all[i] = i
+	}
+	st, err := tg.Step(ctx, ids, false, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, first := diff(b.OutDType(), want, &target.Output{Rows: all, Cols: st.Cols, DType: b.OutDType(), Values: st.Values}); n != 0 {
+		t.Fatalf("step rows differ from Run's on the gathered batch: %d values, first %s", n, first)
+	}
+	each, err := tg.Step(ctx, ids, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr := b.RowsPerItem()
+	for i, id := range ids {
+		one, err := tg.Step(ctx, []int{id}, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(one.Digests, each.Digests[i*kr:(i+1)*kr]) {
+			t.Fatalf("item %d alone: digests of the each-step differ from a step of the item", id)
+		}
 	}
 }
