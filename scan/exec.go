@@ -42,7 +42,18 @@ type execHeld struct {
 	dt     oracle.DType
 	ctx    context.Context // the last run's: witnesses fetch under it
 	fetchN int64           // rows fetched as witnesses
+	// ahead holds the answers to prefix steps asked for ahead (a scan
+	// asks for prefixes v, v+1, ... in turn), by prefix size.
+	ahead map[int]*external.Step
 }
+
+// aheadRows bounds the output rows of one frame of prefix steps asked
+// for ahead, and aheadSteps its steps: a frame's work and its reply (16
+// bytes a row) stay bounded.
+const (
+	aheadRows  = 1 << 20
+	aheadSteps = 64
+)
 
 func (h *execHeld) resident() bool { return true }
 func (h *execHeld) release()       {}
@@ -65,7 +76,13 @@ func (h *execHeld) step(ctx context.Context, ids []int, each bool) (*target.Outp
 		}
 		h.sent = true
 	}
-	st, err := h.t.Step(ctx, ids, each, nil)
+	var st *external.Step
+	var err error
+	if !each && isPrefix(ids) {
+		st, err = h.prefix(ctx, len(ids))
+	} else {
+		st, err = h.t.Step(ctx, ids, each, nil)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +92,41 @@ func (h *execHeld) step(ctx context.Context, ids []int, each bool) (*target.Outp
 		o.DeviceTaps = &digestRows{h: h, ids: ids, each: each, d: st.TapDigests, taps: true}
 	}
 	return o, nil
+}
+
+// prefix answers the step of the first n held items: from the steps asked
+// for ahead, else in one frame with the prefixes n+1, n+2, ... that follow
+// it (up to aheadSteps steps and aheadRows rows, within the held items).
+func (h *execHeld) prefix(ctx context.Context, n int) (*external.Step, error) {
+	if st, ok := h.ahead[n]; ok {
+		delete(h.ahead, n)
+		return st, nil
+	}
+	sizes := []int{n}
+	rows := n * h.kr
+	for m := n + 1; m <= h.b.Items() && len(sizes) < aheadSteps && rows+m*h.kr <= aheadRows; m++ {
+		sizes = append(sizes, m)
+		rows += m * h.kr
+	}
+	sts, err := h.t.StepPrefixes(ctx, sizes)
+	if err != nil {
+		return nil, err
+	}
+	h.ahead = make(map[int]*external.Step, len(sizes)-1)
+	for i, m := range sizes[1:] {
+		h.ahead[m] = sts[i+1]
+	}
+	return sts[0], nil
+}
+
+// isPrefix reports whether ids are 0, 1, ..., len(ids)-1.
+func isPrefix(ids []int) bool {
+	for i, id := range ids {
+		if id != i {
+			return false
+		}
+	}
+	return true
 }
 
 // digestRows is a step's output (or its taps) as the adapter's digests of

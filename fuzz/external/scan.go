@@ -150,6 +150,54 @@ func (t *Target) Step(ctx context.Context, ids []int, each bool, fetch []int) (*
 	return st, nil
 }
 
+// StepPrefixes runs the adapter on the prefixes of sizes[k] held items, k
+// = 0, 1, ..., in one frame, and returns one Step for each (no rows
+// fetched): a scan's consecutive steps at the price of one round trip.
+func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error) {
+	t.mu.Lock()
+	h := t.held
+	restarted := h != nil && (t.proc == nil || t.starts != h.start)
+	t.mu.Unlock()
+	if h == nil {
+		return nil, fmt.Errorf("target %s: step before hold", t.info.Name)
+	}
+	if restarted {
+		if err := t.Hold(ctx, h.b); err != nil {
+			return nil, err
+		}
+	}
+	rows := 0
+	for _, n := range sizes {
+		if n < 1 || n > h.items {
+			return nil, fmt.Errorf("target %s: prefix of %d items, the adapter holds %d", t.info.Name, n, h.items)
+		}
+		rows += n * h.kr
+	}
+	all := &Step{Rows: rows, Cols: h.cols}
+	err := t.roundTrip(ctx, replySlack+uint64(rows)*16, func(seq int) (*frame, error) {
+		f := &frame{meta: map[string]string{"frame": "step", "seq": strconv.Itoa(seq), "each": "false"}}
+		f.tensors = append(f.tensors, tensor{name: "sizes", dtype: wireI64, shape: []int{len(sizes)}, data: encodeInt64s(nil, sizes)})
+		return f, nil
+	}, func(rep *frame, seq int, name string) error {
+		return decodeStep(rep, all, h, nil, seq, name)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Step, len(sizes))
+	at := 0
+	for k, n := range sizes {
+		r := n * h.kr
+		st := &Step{Rows: r, Cols: h.cols, TapCols: all.TapCols, Digests: all.Digests[at : at+r : at+r]}
+		if all.TapDigests != nil {
+			st.TapDigests = all.TapDigests[at : at+r : at+r]
+		}
+		out[k] = st
+		at += r
+	}
+	return out, nil
+}
+
 // decodeStep checks a step's reply and fills st: frame "reply", the seq,
 // "digests" I64 [rows, 2], "tap_cols", and with fetch "y" [len(fetch),
 // cols] in the output dtype and "taps" F32 [len(fetch), tap_cols] whose

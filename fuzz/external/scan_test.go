@@ -107,6 +107,24 @@ func checkScanFrames(t *testing.T, tg *Target) {
 	if n, _, first := diff(b.OutDType(), want, &target.Output{Rows: all, Cols: st.Cols, DType: b.OutDType(), Values: st.Values}); n != 0 {
 		t.Fatalf("step rows differ from Run's on the gathered batch: %d values, first %s", n, first)
 	}
+	sizes := []int{1, b.Items()}
+	pre, err := tg.StepPrefixes(ctx, sizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, n := range sizes {
+		first := make([]int, n)
+		for i := range first {
+			first[i] = i
+		}
+		one, err := tg.Step(ctx, first, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(pre[k].Digests, one.Digests) || !slices.Equal(pre[k].TapDigests, one.TapDigests) {
+			t.Fatalf("prefix of %d items: digests of the prefix frame differ from a step of it", n)
+		}
+	}
 	each, err := tg.Step(ctx, ids, true, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -61,6 +61,11 @@ def torch_digest_rows(y):
     """D of each row of a 2-D torch tensor (bfloat16, float16 or float32),
     computed where the tensor is (int64 arithmetic wraps mod 2**64), as a
     NumPy int64 array."""
+    return _torch_digests(y).cpu().numpy()
+
+
+def _torch_digests(y):
+    """torch_digest_rows, left on the tensor's device."""
     import torch
     if y.dtype in (torch.bfloat16, torch.float16):
         w = y.contiguous().view(torch.int16).to(torch.int64) & 0xFFFF
@@ -68,9 +73,9 @@ def torch_digest_rows(y):
         w = y.contiguous().view(torch.int32).to(torch.int64) & 0xFFFFFFFF
     n = w.shape[1]
     if n == 0:
-        return np.zeros(w.shape[0], dtype=np.int64)
+        return torch.zeros(w.shape[0], dtype=torch.int64, device=w.device)
     p = torch.from_numpy(powers(n).view(np.int64)).to(w.device)
-    return ((w + 1) * p).sum(dim=1).cpu().numpy()
+    return ((w + 1) * p).sum(dim=1)
 
 
 _TORCH_WIRE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -163,20 +168,25 @@ class Held:
             args.append(float(eps))
         return args
 
-    def step(self, ids, each, fetch):
+    def step(self, ids, each, fetch, sizes=None):
         """The reply tensors of a step: digests I64 [rows, 2] (y, taps), and
-        y and taps of the rows fetch names; and the taps' width."""
-        parts = [[i] for i in ids] if each else [ids]
-        dig, ys, tps = [], [], []
+        y and taps of the rows fetch names; and the taps' width. The step's
+        batches: ids; each id alone (each); or with sizes, the prefixes of
+        sizes[k] held items, one after another."""
+        if sizes is not None:
+            parts = [np.arange(int(n), dtype=np.int64) for n in sizes]
+        else:
+            parts = [[i] for i in ids] if each else [ids]
+        dig, ys, tps, dev = [], [], [], {}
         tap_cols = 0
-        for p in parts:
+        for k, p in enumerate(parts):
             req, y, taps = self.run(p)
             rows, cols = req.rows(), req.cols()
             d = np.zeros((rows, 2), dtype=np.int64)
             wire = dtypes.WIRE[req.out_dtype]
             if _is_torch(y) and str(y.dtype) == "torch." + _TORCH_WIRE[req.out_dtype] and y.numel() == rows * cols:
                 yd = y.reshape(rows, cols)
-                d[:, 0] = torch_digest_rows(yd)
+                dev[k] = _torch_digests(yd)  # one copy to the host for the whole step, below
                 yh = None
             else:
                 yd = None
@@ -196,6 +206,15 @@ class Held:
                     yh = _wire_rows(yd, req.out_dtype, wire, rows, cols)
                 ys.append(yh)
                 tps.append(th)
+        if dev:
+            import torch
+            keys = sorted(dev)
+            host = torch.cat([dev[k] for k in keys]).cpu().numpy()
+            at = 0
+            for k in keys:
+                n = dig[k].shape[0]
+                dig[k][:, 0] = host[at:at + n]
+                at += n
         digests = np.concatenate(dig) if dig else np.zeros((0, 2), dtype=np.int64)
         out = [("digests", "I64", digests)]
         if fetch is not None:

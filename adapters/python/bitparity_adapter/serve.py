@@ -297,7 +297,12 @@ class Loop:
                 raise frames.ProtocolError("step before hold")
             ids = self.held.check(tensors["items"][1] if "items" in tensors else np.zeros(0, dtype=np.int64))
             fetch = tensors["rows"][1].astype(np.int64) if "rows" in tensors else None
-            tap_cols, out = self.held.step(ids, meta.get("each") == "true", fetch)
+            sizes = None
+            if "sizes" in tensors:
+                sizes = tensors["sizes"][1].astype(np.int64)
+                if sizes.size and (sizes.min() < 1 or sizes.max() > self.held.items):
+                    raise ValueError("step: prefix sizes outside 1..%d" % self.held.items)
+            tap_cols, out = self.held.step(ids, meta.get("each") == "true", fetch, sizes)
             self.conn.write({"frame": "reply", "seq": seq, "tap_cols": tap_cols}, out)
         else:
             raise frames.ProtocolError("unknown frame kind %r" % kind)
