@@ -74,8 +74,12 @@ def _torch_digests(y):
     n = w.shape[1]
     if n == 0:
         return torch.zeros(w.shape[0], dtype=torch.int64, device=w.device)
-    p = torch.from_numpy(powers(n).view(np.int64)).to(w.device)
-    return ((w + 1) * p).sum(dim=1)
+    ph = powers(n)
+    with np.errstate(over="ignore"):
+        ps = int(np.array([ph.sum(dtype=np.uint64)]).view(np.int64)[0])
+    p = torch.from_numpy(ph.view(np.int64)).to(w.device)
+    # sum (w_j + 1) M^(j+1) = w . p + sum(p), int64 arithmetic wrapping mod 2^64
+    return (w * p).sum(dim=1) + ps
 
 
 _TORCH_WIRE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
