@@ -80,9 +80,12 @@ test-scale:
 	BITPARITY_REQUIRE_ENGINES=1 BITPARITY_WEED=$$(scripts/weed.sh) $(GO) test -count=1 -timeout 20m -v -run '$(SCALE_TESTS)' ./cmd/bitparity ./corpus
 
 # Every command line of README.md's code blocks, run verbatim in a fresh
-# copy of the tracked files with a fresh build (minutes: make run is one).
+# copy of the tracked files with a fresh build (minutes: make run is one),
+# then those of docs/python.md's "A team's first hour".
 readme:
 	BITPARITY_README=1 $(GO) test -count=1 -timeout 15m -run TestREADMECommands -v ./cmd/bitparity
+	BITPARITY_README=1 BITPARITY_README_FILE=$(CURDIR)/docs/python.md BITPARITY_README_SECTION="A team's first hour" \
+		$(GO) test -count=1 -timeout 10m -run TestREADMECommands -v ./cmd/bitparity
 
 # The examples/ module: a team's own kernel fuzzed with the fuzztest API,
 # built offline against this checkout, and a few seconds of go test -fuzz.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
@@ -78,6 +79,9 @@ func DecodeCertificate(name string, data []byte) (*spec.Certificate, error) {
 	if c.Scan.Target == "" || c.Scan.To < c.Scan.From {
 		return nil, fmt.Errorf("%s: certificate without a scan (target %q, range %d..%d)", name, truncate(c.Scan.Target), c.Scan.From, c.Scan.To)
 	}
+	if err := checkCertAdapter(&c); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return &c, nil
 }
 
@@ -132,4 +136,25 @@ func (d *Dir) Certificates() ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// checkCertAdapter checks what a certificate records of an adapter: a
+// certificate of an exec: target names what it proves about, the adapter
+// and its hello (at least its name and op), which a recheck compares with
+// the adapter given. Other targets served by a process (a kernel worker)
+// may record theirs; a recorded adapter is the scan's target's.
+func checkCertAdapter(c *spec.Certificate) error {
+	if c.Adapter == nil && c.Hello == nil && !strings.HasPrefix(c.Scan.Target, "exec:") {
+		return nil
+	}
+	switch {
+	case c.Adapter == nil || c.Hello == nil:
+		return fmt.Errorf("certificate of adapter %s without the adapter and its hello: it does not say what it proves about", truncate(c.Scan.Target))
+	case c.Adapter.Target != c.Scan.Target:
+		return fmt.Errorf("certificate of %s records adapter %s", truncate(c.Scan.Target), truncate(c.Adapter.Target))
+	case c.Hello["name"] == "" || c.Hello["op"] != string(c.Scan.Op):
+		return fmt.Errorf("certificate of %s: hello name %q op %q, want the adapter's name and op %s", truncate(c.Scan.Target),
+			truncate(c.Hello["name"]), truncate(c.Hello["op"]), c.Scan.Op)
+	}
+	return nil
 }

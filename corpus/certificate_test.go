@@ -79,3 +79,44 @@ func TestCertificateRefused(t *testing.T) {
 		t.Error("a case name read as a certificate")
 	}
 }
+
+// TestCertificateAdapter: a certificate of an exec: target must name its
+// adapter and hello, and a recorded adapter must be the scan's target.
+func TestCertificateAdapter(t *testing.T) {
+	exec := func() *spec.Certificate {
+		c := testCert()
+		c.Scan.Target = "exec:numpy.rmsnorm"
+		c.Adapter = &spec.Adapter{Target: "exec:numpy.rmsnorm", Name: "numpy.rmsnorm", Exec: "python3 adapters/numpy_ops.py rmsnorm"}
+		c.Hello = map[string]string{"name": "numpy.rmsnorm", "op": "rmsnorm", "versions": "python=3.11.2 numpy=1.24.2"}
+		return c
+	}
+	tests := []struct {
+		name string
+		edit func(c *spec.Certificate)
+		want string // "" when it reads
+	}{
+		{"complete", func(c *spec.Certificate) {}, ""},
+		{"no hello", func(c *spec.Certificate) { c.Hello = nil }, "without the adapter and its hello"},
+		{"no adapter", func(c *spec.Certificate) { c.Adapter = nil }, "without the adapter and its hello"},
+		{"another adapter", func(c *spec.Certificate) { c.Adapter.Target = "exec:torch.rmsnorm" }, "records adapter exec:torch.rmsnorm"},
+		{"another op", func(c *spec.Certificate) { c.Hello["op"] = "gemm" }, `op "gemm"`},
+		{"a worker", func(c *spec.Certificate) {
+			c.Scan.Target, c.Adapter.Target = "kernel:mine", "kernel:mine"
+		}, ""},
+		{"an adapter of another target", func(c *spec.Certificate) { c.Scan.Target = "oracle-rmsnorm" }, "records adapter exec:numpy.rmsnorm"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := exec()
+			tt.edit(c)
+			b, err := EncodeCertificate(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = DecodeCertificate("c.json", b)
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

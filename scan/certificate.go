@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -22,6 +23,10 @@ func (sc *scanner) certificate() *spec.Certificate {
 	}
 	if strings.HasPrefix(info.Device, "cuda") {
 		c.KernelHash = sc.opt.Env.KernelHash
+	}
+	if et, ok := sc.t.(*external.Target); ok {
+		a := et.Adapter()
+		c.Adapter, c.Hello = &a, AdapterIdentity(et.Hello())
 	}
 	return c
 }
@@ -50,6 +55,15 @@ func Recheck(ctx context.Context, c spec.Certificate, opt Options) (spec.Certifi
 	var why []string
 	if s := sc.t.Info().Schedule; s != c.Schedule {
 		why = append(why, fmt.Sprintf("the target now declares schedule %q, the certificate %q", s, c.Schedule))
+	}
+	if c.Hello != nil {
+		var here map[string]string
+		if et, ok := sc.t.(*external.Target); ok {
+			here = AdapterIdentity(et.Hello())
+		}
+		if d := HelloDiff(c.Hello, here); len(d) > 0 {
+			why = append(why, "the adapter's hello changed: "+strings.Join(d, ", "))
+		}
 	}
 	if res.Differing > 0 {
 		why = append(why, fmt.Sprintf("%d row comparison(s) differ; drift map %s", res.Differing, MapWords(res.Map)))

@@ -68,8 +68,14 @@ type Certificate struct {
 	// KernelHash is the hash of the target's kernels where the build knows
 	// it (the committed PTX of the GPU targets), else empty.
 	KernelHash string `json:"kernel_hash,omitempty"`
-	Env        Env    `json:"env"`
-	Batches    int64  `json:"batches"`
+	// Adapter and Hello name the process a scan of an exec: target ran:
+	// its command line and its hello's fields (library versions, backend,
+	// device, driver, schedule; not frame, seq or protocol). A recheck
+	// whose adapter says another hello invalidates the certificate.
+	Adapter *Adapter          `json:"adapter,omitempty"`
+	Hello   map[string]string `json:"hello,omitempty"`
+	Env     Env               `json:"env"`
+	Batches int64             `json:"batches"`
 	// RowsCompared counts row comparisons: every row of every batch with
 	// the same row in the largest batch, and every row of the largest
 	// batch with the row alone, over every draw.

@@ -549,7 +549,7 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 	if err != nil {
 		return err
 	}
-	if _, err := ex.start("corpus recheck"); err != nil {
+	if _, err := ex.start(ctx, "corpus recheck"); err != nil {
 		return err
 	}
 	defer external.CloseAll()

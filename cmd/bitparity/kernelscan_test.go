@@ -33,8 +33,8 @@ func TestScanKernelUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"scan", "--kernel", filepath.Join(t.TempDir(), "none.json"), "--to", "4", "--hidden", "8"}, "kernel manifest"},
-		{[]string{"scan", "--kernel", good, "--target", "oracle-rmsnorm", "--to", "4", "--hidden", "8"}, "give --target or --kernel, not both"},
-		{[]string{"scan", "--to", "4"}, "--target is required, or --kernel MANIFEST"},
+		{[]string{"scan", "--kernel", good, "--target", "oracle-rmsnorm", "--to", "4", "--hidden", "8"}, "give one of --target, --exec or --kernel"},
+		{[]string{"scan", "--to", "4"}, "--target, --exec or --kernel MANIFEST is required"},
 		{[]string{"worker", "--target", "oracle-rmsnorm", "--scan"}, "--scan goes with --kernel"},
 	} {
 		errs, code := runErr(c.args...)

@@ -33,9 +33,12 @@ type readmeCommand struct {
 
 // readmeCommands extracts the command lines of README.md's indented code
 // blocks: lines indented by four spaces after a blank line, up to the
-// block's end, whose first word is bitparity, make, go or an environment
-// assignment; the comment after "  #" is cut off (and read for "(exit N").
-func readmeCommands(path string) ([]readmeCommand, error) {
+// block's end, whose first word is bitparity, make, go, python3 or an
+// environment assignment; the comment after "  #" is cut off (and read for
+// "(exit N"). With section set, only the blocks under the heading
+// "## "+section, up to the next heading of that level, count (a page of a
+// doc whose other commands need a GPU).
+func readmeCommands(path string, section ...string) ([]readmeCommand, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -44,8 +47,16 @@ func readmeCommands(path string) ([]readmeCommand, error) {
 	var out []readmeCommand
 	sc := bufio.NewScanner(fh)
 	prevBlank, inBlock := true, false
+	inSection := len(section) == 0 || section[0] == ""
 	for n := 1; sc.Scan(); n++ {
 		l := sc.Text()
+		if len(section) > 0 && section[0] != "" && strings.HasPrefix(l, "## ") {
+			inSection = strings.TrimSpace(strings.TrimPrefix(l, "## ")) == section[0]
+		}
+		if !inSection {
+			prevBlank = strings.TrimSpace(l) == ""
+			continue
+		}
 		indented := strings.HasPrefix(l, "    ") && strings.TrimSpace(l) != ""
 		inBlock = indented && (inBlock || prevBlank)
 		prevBlank = strings.TrimSpace(l) == ""
@@ -57,7 +68,7 @@ func readmeCommands(path string) ([]readmeCommand, error) {
 			cmd, comment = strings.TrimSpace(cmd[:i]), cmd[i:]
 		}
 		first, _, _ := strings.Cut(cmd, " ")
-		if first != "bitparity" && first != "make" && first != "go" && !strings.Contains(first, "=") {
+		if first != "bitparity" && first != "make" && first != "go" && first != "python3" && !strings.Contains(first, "=") {
 			continue
 		}
 		c := readmeCommand{line: n, cmd: cmd}
@@ -74,7 +85,9 @@ func readmeCommands(path string) ([]readmeCommand, error) {
 // with a fresh build of bitparity first on PATH, and checks each exits as
 // its comment documents (0 unless it says "(exit N"). It takes minutes
 // (make run alone is a 60 s campaign), so it runs when BITPARITY_README=1
-// (make readme); BITPARITY_README_FILE names another README to check.
+// (make readme); BITPARITY_README_FILE names another README to check, and
+// BITPARITY_README_SECTION one "## " section of it (docs/python.md's "A
+// team's first hour").
 func TestREADMECommands(t *testing.T) {
 	if os.Getenv("BITPARITY_README") != "1" {
 		t.Skip("runs every README command for minutes: BITPARITY_README=1 (make readme)")
@@ -87,7 +100,7 @@ func TestREADMECommands(t *testing.T) {
 	if readme == "" {
 		readme = filepath.Join(root, "README.md")
 	}
-	cmds, err := readmeCommands(readme)
+	cmds, err := readmeCommands(readme, os.Getenv("BITPARITY_README_SECTION"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,5 +179,16 @@ func TestREADMEExtraction(t *testing.T) {
 	want := []readmeCommand{{3, "make run", 0}, {4, "bitparity repro x.json", 1}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+
+	doc = "# Page\n\n    bitparity list\n\n## First\n\n    python3 -c 'print(1)'   # the kit\n\n## Other\n\n    bitparity scan --exec gpu\n"
+	os.WriteFile(path, []byte(doc), 0o644)
+	got, err = readmeCommands(path, "First")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []readmeCommand{{7, "python3 -c 'print(1)'", 0}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("section First: got %v, want %v", got, want)
 	}
 }

@@ -47,7 +47,9 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	if e := gen.Elements(f.Case); e > *maxElems {
 		return usageErr("repro: %s needs %d input values, above -max-elements %d (raise it to run the case)", path, e, *maxElems)
 	}
-	served, err := ex.start("repro")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	served, err := ex.start(ctx, "repro")
 	if err != nil {
 		return err
 	}
@@ -67,9 +69,6 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	here := hereEnv()
 	diff := append(corpus.EnvDiff(f.Env, here), adapterDiff(f.Adapters)...)
 	missing := missingTargets(f.Case)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	o, err := corpus.Replay(ctx, f, composites()...)
 	printEnv := func() {
 		if len(diff) == 0 {

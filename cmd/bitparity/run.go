@@ -131,7 +131,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if werr != nil {
 		return werr
 	}
-	execNames, eerr := ex.start("run")
+	execNames, eerr := ex.start(ctx, "run")
 	if eerr != nil {
 		return eerr
 	}

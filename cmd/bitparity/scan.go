@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/scan"
@@ -29,7 +30,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var s spec.ScanSpec
-	fs.StringVar(&s.Target, "target", "", "target to scan (bitparity list)")
+	fs.StringVar(&s.Target, "target", "", "target to scan (bitparity list); PREFILL,DECODE: two attention targets, prefill against decode over the KV length")
 	fs.StringVar(&s.Dim, "dim", spec.ScanItems, "dimension swept: items (rows, M, decode requests, prefill sequences), pad, position, kv (decode)")
 	fs.IntVar(&s.From, "from", 0, "first value (default 1; position: 0)")
 	fs.IntVar(&s.To, "to", 0, "last value: the largest batch (default: the profile's max_tokens)")
@@ -55,8 +56,10 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	kernel := fs.String("kernel-hash", "", "kernel hash to record (default: the build's, for GPU targets; --kernel: the manifest's image hash)")
 	kernelPath := fs.String("kernel", "", "scan the user kernel of this manifest (docs/kernel-abi.md) in a worker subprocess, its largest batch resident on the device (cuda build); a fault or hang is a finding")
 	prof := addProfileFlag(fs, "the scan takes (gemm: one scan per projection)")
+	ex := runExecFlags(fs) // --exec CMD: scan an adapter (scan_exec.go)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity scan --target NAME [flags]\n       bitparity scan --kernel MANIFEST [flags]")
+		fmt.Fprintln(stderr, "usage: bitparity scan (--target NAME | --exec CMD | --kernel MANIFEST) [flags]")
+		fmt.Fprintln(stderr, "       bitparity scan (--target PREFILL,DECODE | --exec PREFILL_CMD --exec DECODE_CMD) --to KV [flags]")
 		fs.PrintDefaults()
 	}
 	if ok, err := parse(fs, args); !ok {
@@ -65,33 +68,46 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("scan: unexpected arguments %q", fs.Args())
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if *kernelPath != "" && (s.Target != "" || len(ex.list) > 0) {
+		return usageErr("scan: give one of --target, --exec or --kernel")
+	}
+	if err := scanExecTarget(ctx, stderr, ex, &s); err != nil {
+		return err
+	}
+	defer external.CloseAll()
 	var ks *kernelScan // --kernel
-	switch {
-	case *kernelPath != "" && s.Target != "":
-		return usageErr("scan: give --target or --kernel, not both")
-	case *kernelPath != "":
+	if *kernelPath != "" {
 		var err error
 		if ks, err = newKernelScan(*kernelPath); err != nil {
 			return err
 		}
-		s.Target, s.Op = ks.name(), ks.m.Op
-	case s.Target == "":
-		return usageErr("scan: --target is required, or --kernel MANIFEST (bitparity list shows the targets)")
-	default:
+		s.Target = ks.name()
+	}
+	if s.Target == "" {
+		return usageErr("scan: --target, --exec or --kernel MANIFEST is required (bitparity list shows the targets)")
+	}
+	s.In, s.Out, s.Eps, s.NoTaps = spec.DType(*in), spec.DType(*out), float32(*eps), !*taps
+	for _, d := range strings.Split(*dists, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			s.Dists = append(s.Dists, spec.Dist(d))
+		}
+	}
+	if strings.Contains(s.Target, ",") { // two targets: prefill against decode (scan_paths.go)
+		return scanPaths(ctx, stdout, stderr, s, prof, *jsonPath)
+	}
+	if ks != nil {
+		s.Op = ks.m.Op
+	} else {
 		t, err := target.Lookup(s.Target)
 		if err != nil {
 			return usageErr("scan: %v", err)
 		}
 		s.Op = t.Info().Op
 	}
-	s.In, s.Out, s.Eps, s.NoTaps = spec.DType(*in), spec.DType(*out), float32(*eps), !*taps
 	if s.Op != spec.OpRMSNorm {
 		s.Eps = 0
-	}
-	for _, d := range strings.Split(*dists, ",") {
-		if d = strings.TrimSpace(d); d != "" {
-			s.Dists = append(s.Dists, spec.Dist(d))
-		}
 	}
 	specs, err := withProfile(s, prof)
 	if err != nil {
@@ -124,8 +140,6 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 		return usageErr("scan: none of the profile's %d shapes can run", len(specs))
 	}
 	specs = runnable
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	var results []*scan.Result
 	drift := false
 	for _, sp := range specs {
@@ -276,6 +290,10 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 		if err != nil {
 			broken++
 			fmt.Fprintf(stdout, "could not run %s: %v\n", name, err)
+			if a := c.Adapter; a != nil && strings.HasPrefix(c.Scan.Target, "exec:") && !slices.Contains(target.Names(), c.Scan.Target) {
+				fmt.Fprintf(stdout, "  %s is an adapter (%s on %s): pass --exec %s, the command line recorded with the certificate; read it first, bitparity never runs a command from a file\n",
+					c.Scan.Target, a.Name, a.Device, shellQuote(a.Exec))
+			}
 			continue
 		}
 		if _, err := d.PutCertificate(&got); err != nil {

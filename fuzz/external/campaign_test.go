@@ -21,7 +21,7 @@ func TestCampaignOverNumpy(t *testing.T) {
 	for _, op := range []string{"rmsnorm", "gemm", "logprob", "attn_prefill", "attn_decode"} {
 		cmds = append(cmds, adapterCmd(t, "adapters/numpy_ops.py", op))
 	}
-	names, err := AddAll(cmds, Options{})
+	names, err := AddAll(context.Background(), cmds, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,14 @@
 package external
 
 import (
+	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/bitparity/bitparity/spec"
 )
 
 // TestStopClosesStdout: stop releases the read end of the adapter's stdout
@@ -25,5 +29,26 @@ func TestStopClosesStdout(t *testing.T) {
 				t.Errorf("stdout pipe after stop: Stat error %v, want %v (the descriptor leaks)", err, os.ErrClosed)
 			}
 		})
+	}
+}
+
+// TestStartCanceled: an adapter that never answers its hello holds a start
+// only until the context ends: canceled 200 ms in, the start returns
+// within a second (the process group killed), well before its start bound.
+func TestStartCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	tg, err := NewContext(ctx, "sleep 1000", spec.OpRMSNorm, Options{StartTimeout: time.Minute})
+	took := time.Since(start)
+	if err == nil {
+		tg.Close()
+		t.Fatal("a silent adapter started")
+	}
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "hello frame 0") {
+		t.Errorf("error %v: want one naming the hello and wrapping context.Canceled", err)
+	}
+	if took > 200*time.Millisecond+time.Second {
+		t.Errorf("the canceled start returned after %s, want within 1 s of the cancel", took)
 	}
 }

@@ -1,6 +1,7 @@
 package external
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -97,11 +98,17 @@ func Register(name, cmdline string, op spec.Op, opts Options) {
 	})
 }
 
-// Add starts cmdline, performs the handshake, and registers the running
-// target in the fuzz registry under its name (opts.Name, or exec:NAME from
-// the adapter's hello); target.Lookup returns this same target.
+// Add is AddContext with a context that is never canceled.
 func Add(cmdline string, op spec.Op, opts Options) (*Target, error) {
-	t, err := New(cmdline, op, opts)
+	return AddContext(context.Background(), cmdline, op, opts)
+}
+
+// AddContext starts cmdline, performs the handshake (NewContext: ctx ends a
+// stuck start at once), and registers the running target in the fuzz
+// registry under its name (opts.Name, or exec:NAME from the adapter's
+// hello); target.Lookup returns this same target.
+func AddContext(ctx context.Context, cmdline string, op spec.Op, opts Options) (*Target, error) {
+	t, err := NewContext(ctx, cmdline, op, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -143,11 +150,12 @@ func addModel(t *Target, name, cmdline string) error {
 // names in order. When one adapter serves both attention forms (the same
 // adapter name before the op, e.g. torch_ops.py attn_prefill and
 // torch_ops.py attn_decode), it also registers the pair prefill vs decode
-// under path parity. On error the targets already started are closed.
-func AddAll(cmdlines []string, opts Options) ([]string, error) {
+// under path parity. On error (ctx's end among them: it stops a start at
+// once) the targets already started are closed.
+func AddAll(ctx context.Context, cmdlines []string, opts Options) ([]string, error) {
 	var ts []*Target
 	for _, cl := range cmdlines {
-		t, err := Add(cl, "", opts)
+		t, err := AddContext(ctx, cl, "", opts)
 		if err != nil {
 			for _, s := range ts {
 				s.Close()

@@ -187,8 +187,12 @@ func TestStallRecorded(t *testing.T) {
 	if _, err := tg.Run(context.Background(), rmsBatch(t, 4), nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := tg.opts.timeout(tg.slowest); got != TimeoutFloor {
-		t.Errorf("adaptive timeout after fast answers: %s, want the floor %s", got, TimeoutFloor)
+	// fast answers give the floor; a loaded machine can make the hello
+	// (Python's start and NumPy's import) slower than TimeoutFloor/TimeoutFactor.
+	if got := tg.opts.timeout(tg.slowest); tg.slowest < TimeoutFloor/TimeoutFactor && got != TimeoutFloor {
+		t.Errorf("adaptive timeout after answers of at most %s: %s, want the floor %s", tg.slowest, got, TimeoutFloor)
+	} else if got != TimeoutFloor {
+		t.Logf("the slowest answer took %s (a loaded machine): timeout %s", tg.slowest, got)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), StallFloor+500*time.Millisecond)
 	defer cancel()

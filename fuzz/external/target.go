@@ -31,8 +31,9 @@ type Options struct {
 	// hang: the process is killed and Run returns an error wrapping
 	// target.ErrTargetCrashed.
 	Timeout time.Duration
-	// StartTimeout bounds the start and the handshake; 2 minutes when zero
-	// (importing torch and initialising CUDA takes seconds).
+	// StartTimeout bounds the start and the handshake; DefaultStartTimeout
+	// when zero (importing torch and initialising CUDA takes seconds). A
+	// canceled context ends a start at once, whatever this bound.
 	StartTimeout time.Duration
 	// Dir is the adapter's working directory; the harness's when empty.
 	Dir string
@@ -50,6 +51,9 @@ const (
 	TimeoutFloor  = 10 * time.Second
 	TimeoutFactor = 20
 	StallFloor    = 2 * time.Second
+	// DefaultStartTimeout bounds a start and its handshake when
+	// Options.StartTimeout is zero (`run --exec-start-timeout`).
+	DefaultStartTimeout = 2 * time.Minute
 )
 
 // timeout is the bound of the next request: Options.Timeout, or
@@ -65,7 +69,7 @@ func (o Options) startTimeout() time.Duration {
 	if o.StartTimeout > 0 {
 		return o.StartTimeout
 	}
-	return 2 * time.Minute
+	return DefaultStartTimeout
 }
 
 // Target is an op implemented by an external process that speaks the
@@ -89,20 +93,28 @@ type Target struct {
 	slowest  time.Duration // the slowest answer so far (hello included)
 	slowReq  time.Duration // the slowest answer to a request
 	stall    string        // why the run ended with a request unanswered
+	held     *heldBatch    // the batch the adapter holds for a scan (scan.go)
 }
 
 var _ target.Target = (*Target)(nil)
 
-// New starts cmdline (run by /bin/sh -c), performs the handshake and
-// returns the target. op may be empty: the target then runs the op the
-// adapter names in its hello. The adapter's declared schedule must be one
-// target.ParseSchedule reads. Close ends the process.
+// New is NewContext with a context that is never canceled.
 func New(cmdline string, op spec.Op, opts Options) (*Target, error) {
+	return NewContext(context.Background(), cmdline, op, opts)
+}
+
+// NewContext starts cmdline (run by /bin/sh -c), performs the handshake
+// and returns the target. op may be empty: the target then runs the op the
+// adapter names in its hello. The adapter's declared schedule must be one
+// target.ParseSchedule reads. When ctx ends before the hello comes (Ctrl-C
+// during a stuck start), the process group is killed at once and the error
+// wraps ctx's. Close ends the process.
+func NewContext(ctx context.Context, cmdline string, op spec.Op, opts Options) (*Target, error) {
 	if strings.TrimSpace(cmdline) == "" {
 		return nil, errors.New("external target: empty command line")
 	}
 	t := &Target{cmdline: cmdline, op: op, opts: opts}
-	if err := t.start(); err != nil {
+	if err := t.start(ctx); err != nil {
 		return nil, fmt.Errorf("external target %q: %w", cmdline, err)
 	}
 	h := t.hello
@@ -185,8 +197,9 @@ func (t *Target) Close() error {
 }
 
 // start starts the process and performs the handshake (t.mu held or not
-// yet shared).
-func (t *Target) start() error {
+// yet shared). A canceled ctx kills the process and returns an error
+// wrapping ctx's.
+func (t *Target) start(ctx context.Context) error {
 	p, err := startProcess(t.cmdline, t.opts.Dir, t.opts.Env, t.opts.Stderr)
 	if err != nil {
 		return err
@@ -200,9 +213,13 @@ func (t *Target) start() error {
 		"op":       string(t.op),
 	}}
 	t0 := time.Now()
-	rep, buf, err := p.exchange(context.Background(), req, t.replyBuf, "hello frame 0", t.opts.startTimeout(), helloLimit)
+	rep, buf, err := p.exchange(ctx, req, t.replyBuf, "hello frame 0", t.opts.startTimeout(), helloLimit)
 	t.replyBuf = buf
 	t.slowest = max(t.slowest, time.Since(t0))
+	if err != nil && ctx.Err() != nil {
+		p.discard("canceled")
+		return fmt.Errorf("hello frame 0: start canceled after %s: %w", time.Since(t0).Round(time.Millisecond), context.Cause(ctx))
+	}
 	if err == nil {
 		err = checkHello(rep, t.op)
 	}
@@ -326,7 +343,10 @@ func (t *Target) roundTrip(ctx context.Context, limit uint64, build func(seq int
 		return err
 	}
 	if t.proc == nil {
-		if err := t.start(); err != nil {
+		if err := t.start(ctx); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("target %s: restarting the adapter: %w", t.info.Name, err)
+			}
 			return fmt.Errorf("target %s: restarting the adapter: %w: %w", t.info.Name, target.ErrTargetCrashed, err)
 		}
 	}

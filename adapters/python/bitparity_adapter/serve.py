@@ -6,7 +6,7 @@ import traceback
 
 import numpy as np
 
-from . import dtypes, frames
+from . import dtypes, frames, scan
 from .request import OP_INPUTS, Request
 
 
@@ -86,12 +86,44 @@ class Arrays:
             return "cuda:%d" % d.id if d.platform == "gpu" else "%s:%d" % (d.platform, d.id)
         return str(self.device)
 
+    def versions(self):
+        """What the hello's "versions" field says: the Python, NumPy and
+        array library versions, and for a GPU the device, the CUDA runtime
+        and the driver when the library tells them."""
+        import platform
+        v = ["python=%s" % platform.python_version(), "numpy=%s" % np.__version__]
+        if self.kind == "torch":
+            import torch
+            v.append("torch=%s" % torch.__version__)
+            if self.device.type == "cuda":
+                v.append("cuda=%s" % torch.version.cuda)
+                v.append("gpu=%s" % torch.cuda.get_device_name(self.device).replace(" ", "_"))
+                drv = _nvidia_driver()
+                if drv:
+                    v.append("driver=%s" % drv)
+        elif self.kind == "jax":
+            import jax
+            v.append("jax=%s" % jax.__version__)
+            v.append("jax_device=%s" % str(self.device.device_kind).replace(" ", "_"))
+        return " ".join(v)
+
     def convert(self, wire, a):
         if self.kind == "torch":
             return dtypes.to_torch(wire, a, self.device)
         if self.kind == "jax":
             return dtypes.to_jax(wire, a, self.device)
         return dtypes.to_numpy(wire, a)
+
+
+def _nvidia_driver():
+    try:
+        with open("/proc/driver/nvidia/version") as f:
+            for word in f.readline().split():
+                if word[:1].isdigit() and "." in word:
+                    return word
+    except OSError:
+        pass
+    return ""
 
 
 def call(op, o, req, arrays):
@@ -212,6 +244,7 @@ class Loop:
         self.name, self.ops, self.only = name, ops, only
         self.arrays, self.device, self.about, self.conn = arrays, device, about, conn
         self.op = None
+        self.held = None
 
     def run(self):
         while True:
@@ -254,8 +287,33 @@ class Loop:
             req = Request(meta, tensors)
             out = reply_tensors(req, call(self.op, o, req, self.arrays))
             self.conn.write({"frame": "reply", "seq": seq}, out)
+        elif kind == "hold":
+            self.need_scan(meta)
+            self.held = None  # the old batch goes first
+            self.held = scan.Held(self.op, self.ops[self.op], meta, tensors, self.arrays)
+            self.conn.write({"frame": "held", "seq": seq, "items": self.held.items})
+        elif kind == "step":
+            if self.held is None:
+                raise frames.ProtocolError("step before hold")
+            ids = self.held.check(tensors["items"][1] if "items" in tensors else np.zeros(0, dtype=np.int64))
+            fetch = tensors["rows"][1].astype(np.int64) if "rows" in tensors else None
+            sizes = None
+            if "sizes" in tensors:
+                sizes = tensors["sizes"][1].astype(np.int64)
+                if sizes.size and (sizes.min() < 1 or sizes.max() > self.held.items):
+                    raise ValueError("step: prefix sizes outside 1..%d" % self.held.items)
+            tap_cols, out = self.held.step(ids, meta.get("each") == "true", fetch, sizes)
+            self.conn.write({"frame": "reply", "seq": seq, "tap_cols": tap_cols}, out)
         else:
             raise frames.ProtocolError("unknown frame kind %r" % kind)
+
+    def need_scan(self, meta):
+        if self.op is None:
+            raise frames.ProtocolError("hold before hello")
+        if self.op == "transformer":
+            raise Unsupported("a model route does not scan")
+        if meta.get("op") != self.op:
+            raise Unsupported("hold for op %r, this adapter runs %r" % (meta.get("op"), self.op))
 
     def hello(self, meta, seq):
         want = meta.get("op") or self.only
@@ -277,4 +335,6 @@ class Loop:
             "invariant": "true" if o.invariant else "false",
             "schedule": o.schedule, "ulp_bound": o.ulp_bound,
             "about": o.about or self.about,
+            "versions": self.arrays.versions(), "backend": self.arrays.kind,
+            "scan": "" if want == "transformer" else str(scan.SCAN_VERSION),
         })

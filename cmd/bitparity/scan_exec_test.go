@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// tinyProfile is the small model of docs/python.md's first hour: hidden
+// 192, max_tokens 192.
+func tinyProfile() string { return adapterScript("examples/tiny-model.json") }
+
+// TestScanExecCertificate: scan --exec of the kit's exact NumPy RMSNorm at
+// the tiny profile certifies rows 1..192 and stores a certificate that
+// names the adapter's hello; corpus recheck with the adapter keeps it
+// valid, without it says which --exec to pass, and a recorded hello that
+// differs from the adapter's (another NumPy) invalidates it.
+func TestScanExecCertificate(t *testing.T) {
+	py := numpyPython(t)
+	dir := t.TempDir()
+	adapter := py + " " + adapterScript("numpy_ops.py") + " rmsnorm"
+	out, errs, code := cli(t, dir, "scan", "--exec", adapter, "--profile", tinyProfile(), "--dists", "normal", "--dir", "c")
+	if code != 0 || !strings.Contains(out, "CERTIFIED") || !strings.Contains(out, "items 1..192, hidden 192") {
+		t.Fatalf("scan: exit %d, want 0 CERTIFIED over 1..192 at hidden 192\n%s\n%s", code, out, errs)
+	}
+	if strings.Contains(errs, "predates") {
+		t.Errorf("the kit's adapter was scanned through the slow path:\n%s", errs)
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "c", "cert-*.json"))
+	if err != nil || len(names) != 1 {
+		t.Fatalf("certificates %v %v, want one", names, err)
+	}
+	data, err := os.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := corpus.DecodeCertificate(names[0], data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Adapter == nil || c.Adapter.Exec != adapter || c.Hello["name"] != "numpy.rmsnorm" ||
+		!strings.Contains(c.Hello["versions"], "numpy=") || c.Hello["scan"] != "1" || c.Hello["seq"] != "" {
+		t.Fatalf("certificate adapter %+v hello %v: want the command line and the hello (versions, scan; no seq)", c.Adapter, c.Hello)
+	}
+
+	if out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "c", "--exec", adapter); code != 0 || !strings.Contains(out, "certificate holds") {
+		t.Fatalf("recheck --exec: exit %d, want 0 and the certificate holding\n%s\n%s", code, out, errs)
+	}
+	if out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "c"); code == 0 || !strings.Contains(out, "pass --exec '"+adapter+"'") {
+		t.Fatalf("recheck without --exec: exit %d, want a failure naming the --exec to pass\n%s\n%s", code, out, errs)
+	}
+
+	c.Hello["versions"] = strings.Replace(c.Hello["versions"], "numpy=", "numpy=0.0-", 1)
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(names[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "c", "--exec", adapter)
+	if code != spec.ExitFinding || !strings.Contains(out, "certificate INVALID") || !strings.Contains(out, "the adapter's hello changed: versions") {
+		t.Fatalf("recheck after the hello changed: exit %d, want 1 INVALID naming versions\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestScanExecDriftMap: scan --exec of a NumPy RMSNorm whose sum of
+// squares splits in two halves from 130 rows on (in the upper half of the
+// tiny profile's 1..192) gives the exact map, over every value.
+func TestScanExecDriftMap(t *testing.T) {
+	py := numpyPython(t)
+	dir := t.TempDir()
+	adapter := py + " " + adapterScript("examples/numpy_split.py") + " --from 130"
+	out, errs, code := cli(t, dir, "scan", "--exec", adapter, "--profile", tinyProfile(), "--dists", "normal", "--dir", "c")
+	if code != spec.ExitFinding || !strings.Contains(out, "rows <= 129 -> A, rows >= 130 -> B") {
+		t.Fatalf("scan: exit %d, want 1 and the map rows <= 129 -> A, rows >= 130 -> B\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestScanExecPredating: an adapter without the scan frames still scans
+// (every batch through the pipe) to the same verdict, with a note.
+func TestScanExecPredating(t *testing.T) {
+	py := numpyPython(t)
+	dir := t.TempDir()
+	_, file, _, _ := runtime.Caller(0)
+	adapter := py + " " + filepath.Join(filepath.Dir(file), "..", "..", "fuzz", "external", "testdata", "noscan.py") + " rmsnorm"
+	out, errs, code := cli(t, dir, "scan", "--exec", adapter, "--to", "40", "--hidden", "64", "--dists", "normal", "--dir", "c")
+	if code != 0 || !strings.Contains(out, "CERTIFIED") || !strings.Contains(errs, "predates the scan frames") {
+		t.Fatalf("scan: exit %d, want 0 CERTIFIED and a note on stderr\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestScanPaths: a path scan of the kit's NumPy prefill against its decode
+// (two adapters) agrees at every KV length; the tile-48 prefill model
+// against the decode oracle differs past its tile edge (exit 1).
+func TestScanPaths(t *testing.T) {
+	py := numpyPython(t)
+	dir := t.TempDir()
+	pre := py + " " + adapterScript("numpy_ops.py") + " attn_prefill"
+	dec := py + " " + adapterScript("numpy_ops.py") + " attn_decode"
+	shape := []string{"--heads", "2", "--kv-heads", "1", "--head-dim", "16", "--dists", "normal"}
+	out, errs, code := cli(t, dir, append([]string{"scan", "--exec", pre, "--exec", dec, "--to", "70"}, shape...)...)
+	if code != 0 || !strings.Contains(out, "AGREE at every KV length 1..70") {
+		t.Fatalf("numpy prefill vs decode: exit %d, want 0 AGREE\n%s\n%s", code, out, errs)
+	}
+	out, errs, code = cli(t, dir, append([]string{"scan", "--target", "drift-attn-tile48,oracle-attn_decode", "--to", "70"}, shape...)...)
+	if code != spec.ExitFinding || !strings.Contains(out, "DIFFER at") {
+		t.Fatalf("tile-48 prefill vs decode: exit %d, want 1 DIFFER\n%s\n%s", code, out, errs)
+	}
+}

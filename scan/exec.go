@@ -1,0 +1,218 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/target"
+)
+
+// An adapter that speaks the scan frames (external.Target.Scans) holds the
+// largest batch in its own process, on its device: each step sends the
+// item ids of its batch and gets back a digest of every output row
+// (external.RowDigest), so a step moves 16 bytes a row instead of the
+// rows. Compares are compares of digests; full rows travel only for
+// witnesses, the rows of a differing value whose bits name its class.
+// Adapters that predate the scan frames are held on the host (hostHeld):
+// every step sends its whole batch through the pipe.
+func init() { holders = append(holders, holdExec) }
+
+// holdExec holds b in the adapter t runs, when t is an external target
+// that speaks the scan frames. The hold frame goes with the first run
+// (which has a context).
+func holdExec(t target.Target, b *target.Batch) (held, error) {
+	et, ok := t.(*external.Target)
+	if !ok || !et.Scans() {
+		return nil, nil
+	}
+	return &execHeld{t: et, b: b, kr: b.RowsPerItem(), cols: b.Cols(), dt: b.OutDType()}, nil
+}
+
+// execHeld is a batch held by an adapter.
+type execHeld struct {
+	t      *external.Target
+	b      *target.Batch
+	sent   bool
+	kr     int
+	cols   int
+	dt     oracle.DType
+	ctx    context.Context // the last run's: witnesses fetch under it
+	fetchN int64           // rows fetched as witnesses
+	// ahead holds the answers to prefix steps asked for ahead (a scan
+	// asks for prefixes v, v+1, ... in turn), by prefix size.
+	ahead map[int]*external.Step
+}
+
+// aheadRows bounds the output rows of one frame of prefix steps asked
+// for ahead, and aheadSteps its steps: a frame's work and its reply (16
+// bytes a row) stay bounded.
+const (
+	aheadRows  = 1 << 20
+	aheadSteps = 64
+)
+
+func (h *execHeld) resident() bool { return true }
+func (h *execHeld) release()       {}
+
+func (h *execHeld) run(ctx context.Context, ids []int) (*target.Output, error) {
+	return h.step(ctx, ids, false)
+}
+
+func (h *execHeld) alone(ctx context.Context, n int) (*target.Output, error) {
+	return h.step(ctx, identity(n), true)
+}
+
+// step runs the batch of held items ids (each: every item alone) and
+// returns an output whose rows are digests on the adapter's side.
+func (h *execHeld) step(ctx context.Context, ids []int, each bool) (*target.Output, error) {
+	h.ctx = ctx
+	if !h.sent {
+		if err := h.t.Hold(ctx, h.b); err != nil {
+			return nil, fmt.Errorf("hold the largest batch in the adapter: %w", err)
+		}
+		h.sent = true
+	}
+	var st *external.Step
+	var err error
+	if !each && isPrefix(ids) {
+		st, err = h.prefix(ctx, len(ids))
+	} else {
+		st, err = h.t.Step(ctx, ids, each, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	o := &target.Output{Rows: identity(st.Rows), Cols: h.cols, DType: h.dt, TapCols: st.TapCols,
+		Device: &digestRows{h: h, ids: ids, each: each, d: st.Digests}}
+	if st.TapCols > 0 {
+		o.DeviceTaps = &digestRows{h: h, ids: ids, each: each, d: st.TapDigests, taps: true}
+	}
+	return o, nil
+}
+
+// prefix answers the step of the first n held items: from the steps asked
+// for ahead, else in one frame with the prefixes n+1, n+2, ... that follow
+// it (up to aheadSteps steps and aheadRows rows, within the held items).
+func (h *execHeld) prefix(ctx context.Context, n int) (*external.Step, error) {
+	if st, ok := h.ahead[n]; ok {
+		delete(h.ahead, n)
+		return st, nil
+	}
+	sizes := []int{n}
+	rows := n * h.kr
+	for m := n + 1; m <= h.b.Items() && len(sizes) < aheadSteps && rows+m*h.kr <= aheadRows; m++ {
+		sizes = append(sizes, m)
+		rows += m * h.kr
+	}
+	sts, err := h.t.StepPrefixes(ctx, sizes)
+	if err != nil {
+		return nil, err
+	}
+	h.ahead = make(map[int]*external.Step, len(sizes)-1)
+	for i, m := range sizes[1:] {
+		h.ahead[m] = sts[i+1]
+	}
+	return sts[0], nil
+}
+
+// isPrefix reports whether ids are 0, 1, ..., len(ids)-1.
+func isPrefix(ids []int) bool {
+	for i, id := range ids {
+		if id != i {
+			return false
+		}
+	}
+	return true
+}
+
+// digestRows is a step's output (or its taps) as the adapter's digests of
+// its rows: a target.DeviceOutput whose compares compare digests and whose
+// Fetch runs the step again for the rows' bits.
+type digestRows struct {
+	h    *execHeld
+	ids  []int
+	each bool
+	d    []uint64
+	taps bool
+}
+
+// CompareRows reports the pairs whose digests differ; a digest says
+// nothing of which column differs (FirstCol -1, Count 1).
+func (r *digestRows) CompareRows(other target.DeviceOutput, ra, rb []int, dt oracle.DType) ([]target.RowDiff, error) {
+	o, ok := other.(*digestRows)
+	if !ok {
+		return nil, fmt.Errorf("compare adapter digests with a %T", other)
+	}
+	var ds []target.RowDiff
+	for i := range ra {
+		if r.d[ra[i]] != o.d[rb[i]] {
+			ds = append(ds, target.RowDiff{PosA: ra[i], PosB: rb[i], Count: 1, FirstCol: -1})
+		}
+	}
+	return ds, nil
+}
+
+// Fetch runs the step again, asking for the rows pos in full; the adapter
+// must give the same digests as the first time (else the target is not
+// deterministic and the fetch fails).
+func (r *digestRows) Fetch(pos []int) ([]float32, error) {
+	h := r.h
+	st, err := h.t.Step(h.ctx, r.ids, r.each, pos)
+	if err != nil {
+		return nil, err
+	}
+	got := st.Digests
+	if r.taps {
+		got = st.TapDigests
+	}
+	for _, p := range pos {
+		if p >= len(got) || got[p] != r.d[p] {
+			return nil, fmt.Errorf("fetch: row %d of the step has another digest the second time: the target is not deterministic", p)
+		}
+	}
+	h.fetchN += int64(len(pos))
+	if r.taps {
+		return st.Taps, nil
+	}
+	return st.Values, nil
+}
+
+func (r *digestRows) Release() {}
+
+// AdapterIdentity is what a certificate records of an adapter's hello:
+// every field but frame, seq and protocol (name, op, device, schedule,
+// about, versions, backend, scan, ...).
+func AdapterIdentity(hello map[string]string) map[string]string {
+	id := make(map[string]string, len(hello))
+	for k, v := range hello {
+		switch k {
+		case "frame", "seq", "protocol":
+		default:
+			id[k] = v
+		}
+	}
+	return id
+}
+
+// HelloDiff lists the fields in which the hello here differs from the
+// recorded one, sorted: `versions: recorded "numpy=1.24", here "numpy=2.0"`.
+func HelloDiff(recorded, here map[string]string) []string {
+	keys := map[string]bool{}
+	for k := range recorded {
+		keys[k] = true
+	}
+	for k := range here {
+		keys[k] = true
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if recorded[k] != here[k] {
+			out = append(out, fmt.Sprintf("%s: recorded %q, here %q", k, recorded[k], here[k]))
+		}
+	}
+	return out
+}

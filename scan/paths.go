@@ -1,0 +1,240 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// PathSpec is a path-parity scan: an attention prefill target against a
+// decode target over the KV length. At KV length v every sequence of the
+// batch holds v tokens; the prefill's rows of each sequence's last
+// position (the query that attends to all v) are compared bitwise with a
+// decode request holding the sequence as its cache (the same query), in
+// the output dtype and, where both give them, the fp32 taps.
+type PathSpec struct {
+	Prefill, Decode string // target names: attn_prefill, attn_decode
+	From, To        int    // KV lengths (From 1 when 0)
+	// Seqs is the number of sequences (decode requests) of each step; 1
+	// when 0.
+	Seqs                    int
+	Heads, KVHeads, HeadDim int
+	In, Out                 spec.DType // bf16 when empty
+	Dists                   []spec.Dist
+	Seed                    uint64
+	GenVersion              int
+	NoTaps                  bool
+}
+
+// PathResult is what a path-parity scan found: the map of the KV lengths
+// (a value's class is the tuple of agree or differ over the draws) and the
+// values where the two paths differ.
+type PathResult struct {
+	Spec PathSpec
+	Map  *spec.DriftMap
+	// Differ lists the KV lengths where some draw differs, ascending.
+	Differ       []int
+	Batches      int64
+	RowsCompared int64
+	Elapsed      time.Duration
+}
+
+// normalize fills ps's defaults and checks it.
+func (ps PathSpec) normalize() (PathSpec, error) {
+	bad := func(format string, a ...any) (PathSpec, error) {
+		return ps, fmt.Errorf("%w: path scan: "+format, append([]any{ErrBadSpec}, a...)...)
+	}
+	if ps.From == 0 {
+		ps.From = 1
+	}
+	if ps.Seqs == 0 {
+		ps.Seqs = 1
+	}
+	if ps.In == "" {
+		ps.In = spec.BF16
+	}
+	if ps.Out == "" {
+		ps.Out = spec.BF16
+	}
+	if ps.GenVersion == 0 {
+		ps.GenVersion = spec.GeneratorVersion
+	}
+	if len(ps.Dists) == 0 {
+		ps.Dists = slices.Clone(DefaultDists)
+	}
+	switch {
+	case ps.From < 1 || ps.To < ps.From:
+		return bad("KV lengths %d..%d, want 1 <= from <= to", ps.From, ps.To)
+	case ps.Seqs < 1:
+		return bad("%d sequences, want >= 1", ps.Seqs)
+	case ps.Heads < 1 || ps.KVHeads < 1 || ps.HeadDim < 1 || ps.Heads%ps.KVHeads != 0:
+		return bad("heads %d, kv heads %d, head dim %d: want each >= 1, heads a multiple of kv heads (set them, or use a model profile)",
+			ps.Heads, ps.KVHeads, ps.HeadDim)
+	}
+	for _, d := range ps.Dists {
+		if !slices.Contains(spec.Dists, d) {
+			return bad("unknown distribution %q (want one of %v)", d, spec.Dists)
+		}
+	}
+	return ps, nil
+}
+
+// RunPaths runs path-parity scan ps: for each draw the largest batch (Seqs
+// sequences of To tokens) is generated once, and for every KV length v
+// both targets run on its sequences cut to their first v tokens.
+func RunPaths(ctx context.Context, ps PathSpec, opt Options) (*PathResult, error) {
+	ps, err := ps.normalize()
+	if err != nil {
+		return nil, err
+	}
+	pre, err := target.Lookup(ps.Prefill)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
+	}
+	dec, err := target.Lookup(ps.Decode)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
+	}
+	if pre.Info().Op != spec.OpAttnPrefill || dec.Info().Op != spec.OpAttnDecode {
+		return nil, fmt.Errorf("%w: path scan: %s runs %s and %s runs %s, want attn_prefill then attn_decode",
+			ErrBadSpec, ps.Prefill, pre.Info().Op, ps.Decode, dec.Info().Op)
+	}
+	dt, err := oracle.ParseDType(string(ps.Out))
+	if err != nil {
+		return nil, fmt.Errorf("%w: output dtype: %w", ErrBadSpec, err)
+	}
+	start := time.Now()
+	res := &PathResult{Spec: ps}
+	var values []int
+	for v := ps.From; v <= ps.To; v++ {
+		values = append(values, v)
+	}
+	total, done := len(ps.Dists)*len(values), 0
+	differ := map[int]bool{}
+	classes := make([][]string, len(ps.Dists))
+	for k, dist := range ps.Dists {
+		c := spec.Case{Version: spec.CaseVersion, GenVersion: ps.GenVersion, Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
+			Targets: []string{ps.Prefill, ps.Decode}, In: ps.In, Out: ps.Out, Dist: dist, Seed: ps.Seed + uint64(k),
+			Shape: spec.Shape{Seqs: ps.Seqs, SeqLen: ps.To, Heads: ps.Heads, KVHeads: ps.KVHeads, HeadDim: ps.HeadDim}}
+		b, err := fuzz.Inputs(c)
+		if err != nil {
+			return nil, fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
+		}
+		for _, v := range values {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("scan: kv = %d: %w", v, err)
+			}
+			d, err := pathStep(ctx, pre, dec, b, v, dt, ps.NoTaps)
+			if err != nil {
+				return nil, fmt.Errorf("scan: draw %s, kv = %d: %w", dist, v, err)
+			}
+			res.Batches += 2
+			res.RowsCompared += int64(ps.Seqs * ps.Heads)
+			cls := "agree"
+			if d {
+				cls, differ[v] = "differ", true
+			}
+			classes[k] = append(classes[k], cls)
+			done++
+			if opt.Progress != nil {
+				opt.Progress(done, total)
+			}
+		}
+	}
+	classify := make([]func(int) (string, error), len(classes))
+	for k, cls := range classes {
+		classify[k] = func(v int) (string, error) { return cls[v-ps.From], nil }
+	}
+	if res.Map, err = driftmap.SweepDraws(ctx, "kv", values, classify); err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	for _, v := range values {
+		if differ[v] {
+			res.Differ = append(res.Differ, v)
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// pathStep runs prefill and decode at KV length v on b's sequences cut to
+// their first v tokens and reports whether a compared row differs.
+func pathStep(ctx context.Context, pre, dec target.Target, b *target.Batch, v int, dt oracle.DType, noTaps bool) (bool, error) {
+	p := cutPrefill(b.Prefill, v)
+	pb := &target.Batch{Op: spec.OpAttnPrefill, In: b.In, Out: b.Out, Prefill: p}
+	rows := make([]int, 0, p.Seqs*p.Heads)
+	for s := range p.Seqs {
+		for h := range p.Heads {
+			rows = append(rows, (s*p.SeqLen+p.SeqLen-1)*p.Heads+h)
+		}
+	}
+	x, err := pre.Run(ctx, pb, rows)
+	if err != nil {
+		return false, fmt.Errorf("prefill %s: %w", pre.Info().Name, err)
+	}
+	defer x.Release()
+	d := &oracle.DecodeInput{Heads: p.Heads, KVHeads: p.KVHeads, HeadDim: p.HeadDim, Out: p.Out}
+	qw, kw := p.Heads*p.HeadDim, p.KVHeads*p.HeadDim
+	for s := range p.Seqs {
+		last := s*v + v - 1
+		d.Q = append(d.Q, p.Q[last*qw:(last+1)*qw]...)
+		d.K = append(d.K, p.K[s*v*kw:(s+1)*v*kw])
+		d.V = append(d.V, p.V[s*v*kw:(s+1)*v*kw])
+	}
+	y, err := dec.Run(ctx, &target.Batch{Op: spec.OpAttnDecode, In: b.In, Out: b.Out, Decode: d}, nil)
+	if err != nil {
+		return false, fmt.Errorf("decode %s: %w", dec.Info().Name, err)
+	}
+	defer y.Release()
+	if len(x.Rows) != len(rows) || len(y.Rows) != len(rows) {
+		return false, fmt.Errorf("prefill gave %d rows and decode %d, want %d each", len(x.Rows), len(y.Rows), len(rows))
+	}
+	all := identity(len(rows))
+	if x.TapCols != y.TapCols {
+		noTaps = true // taps compare only where both give the same ones
+	}
+	diff, err := differing(x, y, all, all, dt, noTaps)
+	return len(diff) > 0, err
+}
+
+// cutPrefill returns prefill p with every sequence cut to its first v
+// tokens (p's sequences hold at least v).
+func cutPrefill(p *oracle.PrefillInput, v int) *oracle.PrefillInput {
+	c := *p
+	c.SeqLen = v
+	qw, kw := p.Heads*p.HeadDim, p.KVHeads*p.HeadDim
+	c.Q, c.K, c.V = nil, nil, nil
+	for s := range p.Seqs {
+		base := s * p.SeqLen
+		c.Q = append(c.Q, p.Q[base*qw:(base+v)*qw]...)
+		c.K = append(c.K, p.K[base*kw:(base+v)*kw]...)
+		c.V = append(c.V, p.V[base*kw:(base+v)*kw]...)
+	}
+	return &c
+}
+
+// Ranges writes ascending values as ranges: "49..64, 97, 100..128".
+func Ranges(vs []int) string {
+	var parts []string
+	for i := 0; i < len(vs); {
+		j := i
+		for j+1 < len(vs) && vs[j+1] == vs[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprint(vs[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d..%d", vs[i], vs[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
