@@ -2,7 +2,6 @@ package fuzz
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -161,23 +160,11 @@ func complete(f *spec.Finding, c spec.Case) {
 	if f.TargetB == "" && len(c.Targets) > 1 {
 		f.TargetB = c.Targets[1]
 	}
-	f.Repro = ReproLine(c)
+	f.Repro = spec.ReproLine(c)
 	f.Env = HostEnv()
 	f.FoundAt = time.Now().UTC()
 	f.Signature = spec.Signature(*f)
 }
-
-// ReproLine is the one-line command that re-runs case c:
-// bitparity run --case '<json>'.
-func ReproLine(c spec.Case) string {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return "bitparity run --case <unencodable case: " + err.Error() + ">"
-	}
-	return "bitparity run --case " + shellQuote(string(b))
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 var (
 	envOnce sync.Once

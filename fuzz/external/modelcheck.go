@@ -146,7 +146,7 @@ func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding,
 // modelRepro is the repro line of model case c: bitparity run with the
 // --exec of its route and --case.
 func modelRepro(c spec.Case) string {
-	return strings.Replace(fuzz.ReproLine(c), "bitparity run", "bitparity run"+ExecFlags(c.Targets...), 1)
+	return spec.ReproLine(c, Commands(c.Targets...)...)
 }
 
 func value(dt oracle.DType, v float32) spec.Value {

@@ -84,7 +84,7 @@ func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 	if len(c.Targets) == 2 {
 		f.TargetA, f.TargetB = c.Targets[0], c.Targets[1]
 	}
-	f.Repro = fuzz.ReproLine(c)
+	f.Repro = spec.ReproLine(c)
 	f.Env = fuzz.HostEnv()
 	f.FoundAt = time.Now().UTC()
 	f.ToMinimal = spec.Duration(time.Since(start))
