@@ -387,17 +387,21 @@ func tapName(op spec.Op, col int) string {
 	return fmt.Sprintf("fp32 output column %d before rounding", col)
 }
 
-// mismatchFinding builds the finding of the first diff (batch rows of ref).
+// mismatchFinding builds the finding of the first diff (batch rows of ref)
+// at that row's column of largest distance (worstColumn): the finding's
+// ulps and its first row summary's max_ulps are one number.
 func mismatchFinding(ref, other *run, diffs []target.RowDiff, dt oracle.DType, taps bool, compared int) (*spec.Finding, error) {
 	d := diffs[0]
-	a, err := element(ref.out, taps, d.PosA, d.FirstCol)
+	ra, err := rowAt(ref.out, taps, d.PosA)
 	if err != nil {
 		return nil, err
 	}
-	b, err := element(other.out, taps, d.PosB, d.FirstCol)
+	rb, err := rowAt(other.out, taps, d.PosB)
 	if err != nil {
 		return nil, err
 	}
+	col := worstColumn(ra, rb, dt, d)
+	a, b := ra[col], rb[col]
 	dist := oracle.ULPDistance(dt, a, b)
 	rowA, rowB := ref.out.Rows[d.PosA], other.out.Rows[d.PosB]
 	cols := ref.out.Cols
@@ -409,7 +413,7 @@ func mismatchFinding(ref, other *run, diffs []target.RowDiff, dt oracle.DType, t
 		OnTaps:        taps,
 		TargetA:       ref.target.Info().Name,
 		Row:           rowA,
-		Col:           d.FirstCol,
+		Col:           col,
 		A:             specValue(dt, a),
 		B:             specValue(dt, b),
 		ULPs:          dist.ULPs,
@@ -421,13 +425,16 @@ func mismatchFinding(ref, other *run, diffs []target.RowDiff, dt oracle.DType, t
 		f.TargetB = n
 	}
 	f.Message = fmt.Sprintf("%s (A) vs %s (B): %d of %d shared rows differ in %s; first: row %d of A = row %d of B, column %d, %d ulps",
-		ref.what, other.what, len(diffs), compared, dt, rowA, rowB, d.FirstCol, dist.ULPs)
+		ref.what, other.what, len(diffs), compared, dt, rowA, rowB, col, dist.ULPs)
+	if col != d.FirstCol {
+		f.Message += fmt.Sprintf(" (the row's largest distance; it first differs at column %d)", d.FirstCol)
+	}
 	if dist.SignedZero {
 		f.Message += " (+0 vs -0: 0 ulps, different bits)"
 	}
 	if taps {
 		f.Message = fmt.Sprintf("outputs are bitwise equal but the fp32 intermediates differ (tap %q): the reduction order changed, and it flips output bits wherever a value sits near a rounding boundary; ",
-			tapName(ref.batch.Op, d.FirstCol)) + f.Message
+			tapName(ref.batch.Op, col)) + f.Message
 	}
 	return f, nil
 }
