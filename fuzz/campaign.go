@@ -66,6 +66,10 @@ type Campaign struct {
 	// before its cost is checked (a model profile: profile.Profile.Apply);
 	// reshape.go.
 	Reshape func(r *rand.Rand, c *spec.Case)
+	// Env is the environment fingerprint the result and every finding
+	// record (zero: spec.HostEnv(), which has no device fields; the
+	// command passes its whole fingerprint, the GPU's in a cuda build).
+	Env spec.Env
 }
 
 // Stats is a campaign's progress.

@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bitparity/bitparity/oracle"
@@ -161,45 +157,9 @@ func complete(f *spec.Finding, c spec.Case) {
 		f.TargetB = c.Targets[1]
 	}
 	f.Repro = spec.ReproLine(c)
-	f.Env = HostEnv()
+	f.Env = spec.HostEnv()
 	f.FoundAt = time.Now().UTC()
 	f.Signature = spec.Signature(*f)
-}
-
-var (
-	envOnce sync.Once
-	env     spec.Env
-)
-
-// HostEnv is the environment fingerprint of this process (no GPU fields).
-func HostEnv() spec.Env {
-	envOnce.Do(func() {
-		env = spec.Env{Bitparity: "dev", GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPU: cpuModel()}
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			for _, s := range bi.Settings {
-				if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-					env.Bitparity = "dev-" + s.Value[:12]
-				}
-			}
-			if env.Bitparity == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-				env.Bitparity = bi.Main.Version
-			}
-		}
-	})
-	return env
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 func hasOp(ops []spec.Op, op spec.Op) bool {

@@ -379,7 +379,7 @@ func writeCase(dir string, f *spec.Finding, source string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("corpus: %w", err)
 	}
-	name, _, err := d.Put(corpus.NewFile(f.Case, f, fuzz.HostEnv(), "go test "+source))
+	name, _, err := d.Put(corpus.NewFile(f.Case, f, spec.HostEnv(), "go test "+source))
 	if err != nil {
 		return "", fmt.Errorf("corpus: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -59,7 +58,7 @@ func (mc ModelCampaign) Run(ctx context.Context) (*spec.Result, error) {
 	}
 	start := time.Now()
 	deadline := start.Add(d)
-	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: mc.Seed, Env: fuzz.HostEnv()}
+	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: mc.Seed, Env: spec.HostEnv()}
 	rels := mc.Relations
 	if len(rels) == 0 {
 		rels = []string{spec.RelLogProbParity, spec.RelPathParity}
@@ -87,7 +86,7 @@ func (mc ModelCampaign) Run(ctx context.Context) (*spec.Result, error) {
 			continue
 		case errors.Is(err, target.ErrTargetCrashed):
 			f = &spec.Finding{Case: c, Kind: "crash", Relation: c.Relation, TargetA: mc.Target, Error: err.Error(),
-				Repro: modelRepro(c), Env: fuzz.HostEnv(), FoundAt: time.Now().UTC()}
+				Repro: modelRepro(c), Env: spec.HostEnv(), FoundAt: time.Now().UTC()}
 			f.Signature = spec.Signature(*f)
 		case err != nil:
 			return res, err

@@ -136,7 +136,7 @@ func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding,
 	f.Relation = rel
 	f.TargetA, f.TargetB = c.Targets[0], c.Targets[0]
 	f.Repro = modelRepro(c)
-	f.Env = fuzz.HostEnv()
+	f.Env = spec.HostEnv()
 	f.FoundAt = time.Now().UTC()
 	f.ToMinimal = spec.Duration(time.Since(start))
 	f.Signature = spec.Signature(*f)

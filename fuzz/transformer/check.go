@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -85,7 +84,7 @@ func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 		f.TargetA, f.TargetB = c.Targets[0], c.Targets[1]
 	}
 	f.Repro = spec.ReproLine(c)
-	f.Env = fuzz.HostEnv()
+	f.Env = spec.HostEnv()
 	f.FoundAt = time.Now().UTC()
 	f.ToMinimal = spec.Duration(time.Since(start))
 	f.Signature = spec.Signature(*f)
