@@ -367,7 +367,7 @@ func report(f *spec.Finding, files []string, fuzzName string) string {
 	for _, path := range files {
 		fmt.Fprintf(&b, "written: %s\n", path)
 		if strings.Contains(path, filepath.Join("testdata", "fuzz")) {
-			fmt.Fprintf(&b, "re-run: go test -run '%s/%s' .\n", fuzzName, filepath.Base(path))
+			fmt.Fprintf(&b, "re-run: go test -run %s .\n", spec.ShellQuote(fuzzName+"/"+filepath.Base(path)))
 		}
 	}
 	return b.String()
