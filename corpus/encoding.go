@@ -94,9 +94,7 @@ func NewFile(c spec.Case, fd *spec.Finding, env spec.Env, source string) *File {
 		Status: Status{State: StateOpen}, Created: time.Now().UTC().Truncate(time.Second)}
 	if fd != nil {
 		cp := *fd
-		if cp.Signature == "" {
-			cp.Signature = spec.Signature(cp)
-		}
+		cp.Signature = spec.FindingID(cp)
 		f.Finding = &cp
 		f.Case = cp.Case
 		f.Signature = cp.Signature

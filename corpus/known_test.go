@@ -98,7 +98,7 @@ func TestKnownGenerate(t *testing.T) {
 		if (fd != nil) != k.finding {
 			t.Fatalf("%s: finding %v, want finding=%v", k.note, fd, k.finding)
 		}
-		env := fuzz.HostEnv()
+		env := spec.HostEnv()
 		if fd != nil {
 			env = fd.Env
 			if fd.DriftMap, err = fuzz.MapDrift(context.Background(), fd); err != nil {

@@ -90,6 +90,10 @@ type Campaign struct {
 	// its source (source.go). Targets selects a source by its Name;
 	// Relations filter its jobs too.
 	Sources []*Source
+	// Env is the environment fingerprint the result and every finding
+	// record (zero: spec.HostEnv(), which has no device fields; the
+	// command passes its whole fingerprint, the GPU's in a cuda build).
+	Env spec.Env
 }
 
 // Stats is a campaign's progress.

@@ -247,25 +247,40 @@ func filledSet(o *target.Output) map[int]bool {
 	return m
 }
 
-// element returns column col of the output's position pos, of its values
-// or, with taps, of its fp32 taps, fetching that one row from the device
-// when it lives there.
-func element(o *target.Output, taps bool, pos, col int) (float32, error) {
+// rowAt returns the output's position pos, its values or, with taps, its
+// fp32 taps, fetching that one row from the device when it lives there.
+func rowAt(o *target.Output, taps bool, pos int) ([]float32, error) {
 	vals, cols, dev, what := o.Values, o.Cols, o.Device, "values"
 	if taps {
 		vals, cols, dev, what = o.Taps, o.TapCols, o.DeviceTaps, "taps"
 	}
 	if vals != nil {
-		return vals[pos*cols+col], nil
+		return vals[pos*cols : (pos+1)*cols], nil
 	}
 	if dev == nil {
-		return 0, fmt.Errorf("output has its %s neither on the host nor on a device", what)
+		return nil, fmt.Errorf("output has its %s neither on the host nor on a device", what)
 	}
 	row, err := dev.Fetch([]int{pos})
 	if err != nil {
-		return 0, fmt.Errorf("fetch the %s of row %d: %w", what, o.Rows[pos], err)
+		return nil, fmt.Errorf("fetch the %s of row %d: %w", what, o.Rows[pos], err)
 	}
-	return row[col], nil
+	return row, nil
+}
+
+// worstColumn is the column a finding reports for the differing row d of
+// ra against rb: the first column whose bits differ in dt at the row's
+// largest distance d.MaxULPs, so the finding's ulps are the row's
+// max_ulps. With an ulp bound that column is one that breaks the bound
+// (the first differing column may lie within it). It is d.FirstCol when
+// no column has that distance (a compare that disagrees with this one).
+func worstColumn(ra, rb []float32, dt oracle.DType, d target.RowDiff) int {
+	for j := d.FirstCol; j >= 0 && j < len(ra) && j < len(rb); j++ {
+		x, y := oracle.ToBits(dt, ra[j]), oracle.ToBits(dt, rb[j])
+		if x != y && oracle.ULPDistanceBits(dt, x, y).ULPs == d.MaxULPs {
+			return j
+		}
+	}
+	return d.FirstCol
 }
 
 // specValue formats v as bits of dt and the decimal of its dt value.

@@ -99,7 +99,7 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 	g.Elapsed, g.CasesBefore = f.Elapsed, f.CasesBefore
 	g.ShrinkSteps = f.ShrinkSteps + st.Steps
 	g.Original = f.Original
-	if g.Original == nil && ReproLine(minCase) != ReproLine(f.Case) {
+	if g.Original == nil && spec.ReproLine(minCase) != spec.ReproLine(f.Case) {
 		o := f.Case
 		g.Original = &o
 	}

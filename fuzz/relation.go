@@ -2,15 +2,10 @@ package fuzz
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bitparity/bitparity/oracle"
@@ -170,58 +165,10 @@ func complete(f *spec.Finding, c spec.Case) {
 	if f.TargetB == "" && len(c.Targets) > 1 {
 		f.TargetB = c.Targets[1]
 	}
-	f.Repro = ReproLine(c)
-	f.Env = HostEnv()
+	f.Repro = spec.ReproLine(c)
+	f.Env = spec.HostEnv()
 	f.FoundAt = time.Now().UTC()
 	f.Signature = spec.Signature(*f)
-}
-
-// ReproLine is the one-line command that re-runs case c:
-// bitparity run --case '<json>'.
-func ReproLine(c spec.Case) string {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return "bitparity run --case <unencodable case: " + err.Error() + ">"
-	}
-	return "bitparity run --case " + shellQuote(string(b))
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-var (
-	envOnce sync.Once
-	env     spec.Env
-)
-
-// HostEnv is the environment fingerprint of this process (no GPU fields).
-func HostEnv() spec.Env {
-	envOnce.Do(func() {
-		env = spec.Env{Bitparity: "dev", GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPU: cpuModel()}
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			for _, s := range bi.Settings {
-				if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-					env.Bitparity = "dev-" + s.Value[:12]
-				}
-			}
-			if env.Bitparity == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-				env.Bitparity = bi.Main.Version
-			}
-		}
-	})
-	return env
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 func hasOp(ops []spec.Op, op spec.Op) bool {
@@ -409,17 +356,21 @@ func tapName(op spec.Op, col int) string {
 	return fmt.Sprintf("fp32 output column %d before rounding", col)
 }
 
-// mismatchFinding builds the finding of the first diff (batch rows of ref).
+// mismatchFinding builds the finding of the first diff (batch rows of ref)
+// at that row's column of largest distance (worstColumn): the finding's
+// ulps and its first row summary's max_ulps are one number.
 func mismatchFinding(ref, other *run, diffs []target.RowDiff, dt oracle.DType, taps bool, compared int) (*spec.Finding, error) {
 	d := diffs[0]
-	a, err := element(ref.out, taps, d.PosA, d.FirstCol)
+	ra, err := rowAt(ref.out, taps, d.PosA)
 	if err != nil {
 		return nil, err
 	}
-	b, err := element(other.out, taps, d.PosB, d.FirstCol)
+	rb, err := rowAt(other.out, taps, d.PosB)
 	if err != nil {
 		return nil, err
 	}
+	col := worstColumn(ra, rb, dt, d)
+	a, b := ra[col], rb[col]
 	dist := oracle.ULPDistance(dt, a, b)
 	rowA, rowB := ref.out.Rows[d.PosA], other.out.Rows[d.PosB]
 	cols := ref.out.Cols
@@ -431,7 +382,7 @@ func mismatchFinding(ref, other *run, diffs []target.RowDiff, dt oracle.DType, t
 		OnTaps:        taps,
 		TargetA:       ref.target.Info().Name,
 		Row:           rowA,
-		Col:           d.FirstCol,
+		Col:           col,
 		A:             specValue(dt, a),
 		B:             specValue(dt, b),
 		ULPs:          dist.ULPs,
@@ -443,13 +394,16 @@ func mismatchFinding(ref, other *run, diffs []target.RowDiff, dt oracle.DType, t
 		f.TargetB = n
 	}
 	f.Message = fmt.Sprintf("%s (A) vs %s (B): %d of %d shared rows differ in %s; first: row %d of A = row %d of B, column %d, %d ulps",
-		ref.what, other.what, len(diffs), compared, dt, rowA, rowB, d.FirstCol, dist.ULPs)
+		ref.what, other.what, len(diffs), compared, dt, rowA, rowB, col, dist.ULPs)
+	if col != d.FirstCol {
+		f.Message += fmt.Sprintf(" (the row's largest distance; it first differs at column %d)", d.FirstCol)
+	}
 	if dist.SignedZero {
 		f.Message += " (+0 vs -0: 0 ulps, different bits)"
 	}
 	if taps {
 		f.Message = fmt.Sprintf("outputs are bitwise equal but the fp32 intermediates differ (tap %q): the reduction order changed, and it flips output bits wherever a value sits near a rounding boundary; ",
-			tapName(ref.batch.Op, d.FirstCol)) + f.Message
+			tapName(ref.batch.Op, col)) + f.Message
 	}
 	return f, nil
 }

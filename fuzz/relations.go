@@ -260,7 +260,7 @@ func (oracleParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts 
 			return oracleParityOnDevice(ctx, c, b, t, g, ref, dt)
 		}
 	}
-	o, err := execute(ctx, ref, b, identity(n), "the oracle with the declared schedule "+ref.Info().Schedule)
+	o, err := execute(ctx, ref, b, identity(n), oracleWords(t, ref))
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +272,26 @@ func (oracleParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts 
 	defer x.release()
 	rows := identity(b.Rows())
 	return differ(ctx, x, o, rows, rows, dt, bound)
+}
+
+// oracleWords names the oracle a target's oracle parity compares it with,
+// as the finding's message says it: "the oracle with the declared schedule
+// S" for a target that declares S, else "the op's oracle NAME (the target
+// declares no schedule; held within B ulps)" (", compared bitwise" for a
+// bound of 0), never a schedule the target did not declare.
+func oracleWords(t, ref target.Target) string {
+	info := t.Info()
+	if info.Schedule != "" {
+		return "the oracle with the declared schedule " + ref.Info().Schedule
+	}
+	if info.ULPBound == 0 {
+		return fmt.Sprintf("the op's oracle %s (the target declares no schedule; compared bitwise)", ref.Info().Name)
+	}
+	unit := "ulps"
+	if info.ULPBound == 1 {
+		unit = "ulp"
+	}
+	return fmt.Sprintf("the op's oracle %s (the target declares no schedule; held within %d %s)", ref.Info().Name, info.ULPBound, unit)
 }
 
 // oracleParityOnDevice is oracle parity of t against g, t's declared

@@ -216,10 +216,10 @@ func TestProfileCampaignHolds(t *testing.T) {
 	f := run(false)
 	m := f.Case
 	if err := p.Holds(m); err != nil {
-		t.Errorf("minimal case %s: %v", ReproLine(m), err)
+		t.Errorf("minimal case %s: %v", spec.ReproLine(m), err)
 	}
 	if b := max(m.Shape.Rows, m.Rel.Batch); b != 256 {
-		t.Errorf("minimal case %s: batch %d, want the onset 256", ReproLine(m), b)
+		t.Errorf("minimal case %s: batch %d, want the onset 256", spec.ReproLine(m), b)
 	}
 	if f.Original == nil || p.Holds(*f.Original) != nil {
 		t.Errorf("the case as drawn is not at the profile: %+v", f.Original)

@@ -343,6 +343,7 @@ func (r *runner) record(ctx context.Context, p *pairState, f *spec.Finding, err 
 	}
 	f.Elapsed = spec.Duration(time.Since(r.start))
 	f.CasesBefore = r.cases
+	f.Env = r.env()
 	return f
 }
 
@@ -360,6 +361,14 @@ func (r *runner) keep(p *pairState, f *spec.Finding) bool {
 	}
 	p.kept[key] = true
 	return true
+}
+
+// env is the fingerprint the campaign records: Campaign.Env, or the host's.
+func (r *runner) env() spec.Env {
+	if r.c.Env == (spec.Env{}) {
+		return spec.HostEnv()
+	}
+	return r.c.Env
 }
 
 // minimizeAll shrinks and maps each finding the workers hand over (unless
@@ -388,6 +397,7 @@ func (r *runner) minimizeAll(grace context.Context) {
 			f.Message += " (not minimized: the campaign's time was up)"
 		}
 		f.ToMinimal = spec.Duration(time.Since(r.start) - time.Duration(f.Elapsed))
+		f.Env = r.env() // Minimize's Check records the host's
 		r.mu.Lock()
 		r.findings = append(r.findings, *f)
 		r.mu.Unlock()
@@ -401,7 +411,7 @@ func (r *runner) minimizeAll(grace context.Context) {
 // findings in the order they were found, and per-target statistics.
 func (r *runner) result() (*spec.Result, error) {
 	st := r.stats()
-	res := &spec.Result{Version: spec.ResultVersion, Started: r.start.UTC(), Seed: r.c.Seed, Env: HostEnv(),
+	res := &spec.Result{Version: spec.ResultVersion, Started: r.start.UTC(), Seed: r.c.Seed, Env: r.env(),
 		Duration: spec.Duration(st.Elapsed), Cases: st.Cases, InvariantCases: st.InvariantCases}
 	sort.SliceStable(r.findings, func(i, j int) bool { return r.findings[i].Elapsed < r.findings[j].Elapsed })
 	res.Findings = r.findings

@@ -376,7 +376,7 @@ func report(f *spec.Finding, files []string, fuzzName string) string {
 	for _, path := range files {
 		fmt.Fprintf(&b, "written: %s\n", path)
 		if strings.Contains(path, filepath.Join("testdata", "fuzz")) {
-			fmt.Fprintf(&b, "re-run: go test -run '%s/%s' .\n", fuzzName, filepath.Base(path))
+			fmt.Fprintf(&b, "re-run: go test -run %s .\n", spec.ShellQuote(fuzzName+"/"+filepath.Base(path)))
 		}
 	}
 	return b.String()
@@ -398,7 +398,7 @@ func (p *plan) recorder(source string) (*verdict.Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("corpus: %w", err)
 	}
-	head := spec.Result{Version: spec.ResultVersion, Env: fuzz.HostEnv()}
+	head := spec.Result{Version: spec.ResultVersion, Env: spec.HostEnv()}
 	if p.rec, err = verdict.NewRecorder(verdict.RecorderOptions{Store: d, Where: dir, Head: head, Source: "go test " + source}); err != nil {
 		return nil, fmt.Errorf("corpus: %w", err)
 	}

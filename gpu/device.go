@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"gorgonia.org/cu"
+
+	"github.com/bitparity/bitparity/spec"
 )
 
 // Device is one lane of a GPU (lanes.go): the GPU's CUDA context and
@@ -324,6 +326,18 @@ func (d *Device) fromDevice(host []byte, b *buffer, off int) error {
 // ComputeCapability returns the device's compute capability, e.g. "9.0"
 // (empty when the driver did not say).
 func (d *Device) ComputeCapability() string { return d.cc }
+
+// deviceFingerprint fills e's device name, compute capability and CUDA
+// version from device 0 when it opens (Fingerprint adds the driver and
+// the kernel hash), and reports that this build has a device.
+func deviceFingerprint(e *spec.Env) bool {
+	if d, err := Default(); err == nil {
+		e.GPU = d.Name()
+		e.CC = d.ComputeCapability()
+		e.CUDA = DriverCUDAVersion()
+	}
+	return true
+}
 
 // DriverCUDAVersion returns the CUDA version the driver supports, e.g.
 // "13.0" (cuDriverGetVersion).

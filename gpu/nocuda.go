@@ -2,6 +2,8 @@
 
 package gpu
 
+import "github.com/bitparity/bitparity/spec"
+
 // CUDABuild says whether this build has the cuda build tag (GPU targets,
 // user kernels). It does not.
 const CUDABuild = false
@@ -13,3 +15,6 @@ func Available() error { return ErrNoCUDA }
 // LoadedImages reports which kernel images the default device loaded.
 // Without the cuda build tag it returns ErrNoCUDA.
 func LoadedImages() (string, []ModuleImage, error) { return "", nil, ErrNoCUDA }
+
+// deviceFingerprint reports that this build has no device fields to fill.
+func deviceFingerprint(*spec.Env) bool { return false }

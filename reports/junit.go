@@ -110,8 +110,8 @@ func writeJUnit(w io.Writer, r *Report) error {
 					p.Type = string(e.Finding.Kind)
 				}
 				msgs = append(msgs, fmt.Sprintf("%s (%s)", problemLine(e), strings.ReplaceAll(e.Status, "_", " ")))
-				texts = append(texts, fmt.Sprintf("%s [%s, first seen %s, identity %s]\n%s\nrepro: %s",
-					statusWords[e.Status], e.Finding.Kind, stamp(e.FirstSeen), sig, e.Words, repro(e.Finding.Repro)))
+				texts = append(texts, fmt.Sprintf("%s [%s, first seen %s, signature %s]\n%s\nrepro: %s",
+					statusWords[e.Status], e.Finding.Kind, stamp(e.FirstSeen), e.Signature, e.Words, repro(e.Finding.Repro)))
 			}
 			p.Message = strings.Join(msgs, "; ")
 			p.Text = strings.Join(texts, "\n\n")
@@ -127,8 +127,8 @@ func writeJUnit(w io.Writer, r *Report) error {
 			var texts []string
 			for _, sig := range c.Findings {
 				e := byID[sig]
-				texts = append(texts, fmt.Sprintf("expected (negative control) %s [%s, identity %s]: %s",
-					strings.ReplaceAll(e.Status, "_", " "), e.Finding.Kind, sig, e.Words))
+				texts = append(texts, fmt.Sprintf("expected (negative control) %s [%s, signature %s]: %s",
+					strings.ReplaceAll(e.Status, "_", " "), e.Finding.Kind, e.Signature, e.Words))
 			}
 			tc.SystemOut = strings.Join(texts, "\n")
 		case CellNotRun:

@@ -344,15 +344,6 @@ func BuildWith(srcs []Source, generated time.Time, opts Options) (*Report, error
 	return r, nil
 }
 
-// signatureOf is the finding's recorded signature, or spec.Signature when
-// the file has none.
-func signatureOf(f spec.Finding) string {
-	if f.Signature != "" {
-		return f.Signature
-	}
-	return spec.Signature(f)
-}
-
 // byIdentity keeps, per identity (spec.Identity), the earliest finding (by
 // FoundAt, then file order).
 func byIdentity(fs []spec.Finding) map[string]spec.Finding {
@@ -389,7 +380,7 @@ func ranTarget(r spec.Result, target string) bool {
 }
 
 func entry(sig string, f spec.Finding, srcs []Source, nights []map[string]spec.Finding) Entry {
-	e := Entry{Identity: sig, Signature: signatureOf(f), Finding: f, Words: words.Finding(f)}
+	e := Entry{Identity: sig, Signature: spec.FindingID(f), Finding: f, Words: words.Finding(f)}
 	for i, n := range nights {
 		if _, ok := n[sig]; !ok {
 			continue

@@ -51,7 +51,7 @@ type Options struct {
 	// Progress, when set, is called after every step (one value of one
 	// draw) with the steps done and the total.
 	Progress func(done, total int)
-	// Env is the environment a certificate records (zero: fuzz.HostEnv()).
+	// Env is the environment a certificate records (zero: spec.HostEnv()).
 	Env spec.Env
 	// Before, when set, is called before each batch a draw runs on the
 	// target, with the draw and the step in words: "items alone", "the
@@ -150,7 +150,7 @@ func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
 		dt = oracle.FP32
 	}
 	if opt.Env == (spec.Env{}) {
-		opt.Env = fuzz.HostEnv()
+		opt.Env = spec.HostEnv()
 	}
 	sc := &scanner{s: s, opt: opt, t: t, dt: dt, res: &Result{Spec: s}}
 	for v := s.From; v <= s.To; v++ {

@@ -141,20 +141,6 @@ type DriftClass struct {
 	Values []int  `json:"values"`
 }
 
-// Env is an environment fingerprint.
-type Env struct {
-	Bitparity  string `json:"bitparity"`
-	GoVersion  string `json:"go"`
-	OS         string `json:"os"`
-	Arch       string `json:"arch"`
-	CPU        string `json:"cpu,omitempty"`
-	GPU        string `json:"gpu,omitempty"`
-	CC         string `json:"compute_capability,omitempty"`
-	Driver     string `json:"driver,omitempty"`
-	CUDA       string `json:"cuda,omitempty"`
-	KernelHash string `json:"kernel_hash,omitempty"`
-}
-
 // TargetStats counts what one target ran in a campaign.
 type TargetStats struct {
 	Target   string `json:"target"`

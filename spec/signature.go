@@ -6,6 +6,20 @@ import (
 	"fmt"
 )
 
+// FindingID is the one id a finding is printed with everywhere: in the
+// result file, its case file (corpus ls and show), repro, and every report
+// format (text, Markdown, HTML, JUnit). It is the signature the finding
+// recorded when it was found and shrunk (Finding.Signature), or
+// Signature(f) for a finding that recorded none. Identity, which groups
+// sightings of one bug across nights, is a key and is never printed as an
+// id.
+func FindingID(f Finding) string {
+	if f.Signature != "" {
+		return f.Signature
+	}
+	return Signature(f)
+}
+
 // Signature is the deduplication key of a finding: two findings with the
 // same signature are the same bug. It hashes what identifies a bug, not the
 // particular case that showed it:

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/shrink"
+	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
@@ -600,20 +600,13 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 	return nil
 }
 
-// envHooks fill the parts of this environment's fingerprint that only
-// some builds know (repro_cuda.go: the GPU).
-var envHooks []func(*spec.Env)
-
-// hereEnv is the environment fingerprint of this process: fuzz.HostEnv,
-// the version of this binary, then envHooks.
+// hereEnv is the environment fingerprint of this process, the one every
+// command records and compares: the host's (spec.HostEnv) with the GPU's
+// (gpu.Fingerprint: device name, compute capability, driver, CUDA
+// version and kernel hash in the cuda build; nothing without it).
 func hereEnv() spec.Env {
-	e := fuzz.HostEnv()
-	if Version != "" {
-		e.Bitparity = Version
-	}
-	for _, h := range envHooks {
-		h(&e)
-	}
+	e := spec.HostEnv()
+	gpu.Fingerprint(&e)
 	return e
 }
 

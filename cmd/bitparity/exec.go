@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -73,8 +72,8 @@ func recordAdapters(res *spec.Result, names []string) {
 	res.Adapters = external.Adapters(names...)
 	for i := range res.Findings {
 		f := &res.Findings[i]
-		if flags := external.ExecFlags(f.Case.Targets...); flags != "" {
-			f.Repro = strings.Replace(fuzz.ReproLine(f.Case), "bitparity run", "bitparity run"+flags, 1)
+		if execs := external.Commands(f.Case.Targets...); len(execs) > 0 {
+			f.Repro = spec.ReproLine(f.Case, execs...)
 		}
 	}
 }
@@ -96,7 +95,7 @@ func missingAdapters(c spec.Case, recorded []spec.Adapter) []string {
 		}
 		a := recorded[i]
 		out = append(out, fmt.Sprintf("target %s is an external adapter (%s on %s): pass --exec %s, the command line recorded with the case; read it first, bitparity never runs a command from a case file",
-			t, a.Name, a.Device, shellQuote(a.Exec)))
+			t, a.Name, a.Device, spec.ShellQuote(a.Exec)))
 	}
 	return out
 }
@@ -119,8 +118,6 @@ func adapterDiff(recorded []spec.Adapter) []string {
 	}
 	return out
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // recheckAdapters refuses (exit 2) a recheck of s when an open finding
 // runs on an exec: target that no --exec started: a recheck without its

@@ -53,7 +53,7 @@ func TestFlakyCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adapter := "BITPARITY_TEST_DIE_AT=12 exec " + shQuote(exe) + " worker --target test-dying-rmsnorm"
+	adapter := "BITPARITY_TEST_DIE_AT=12 exec " + spec.ShellQuote(exe) + " worker --target test-dying-rmsnorm"
 	out, errs, code := cli(t, dir, "run", "--exec", adapter, "--relations", "determinism", "--max-cases", "40",
 		"--workers", "1", "--no-shrink", "--seed", "2", "--corpus", "c", "--json", "r.json")
 	if code != spec.ExitFinding || !strings.Contains(out, "crash") {

@@ -54,7 +54,7 @@ func workerTargets(kernels, isolate string, stderr io.Writer) ([]string, error) 
 	if err != nil {
 		return nil, withCode(spec.ExitInternal, fmt.Errorf("find this executable for the worker: %w", err))
 	}
-	self := shQuote(exe) + " worker"
+	self := spec.ShellQuote(exe) + " worker"
 	var names []string
 	for _, file := range runSplitList(kernels) {
 		m, err := gpu.LoadManifest(file)
@@ -66,7 +66,7 @@ func workerTargets(kernels, isolate string, stderr io.Writer) ([]string, error) 
 			return names, usageErr("run --kernel: %v", err)
 		}
 		name := "kernel:" + m.Name
-		if _, err := external.Add(self+" --kernel "+shQuote(abs), m.Op, external.Options{Name: name, Timeout: m.Timeout}); err != nil {
+		if _, err := external.Add(self+" --kernel "+spec.ShellQuote(abs), m.Op, external.Options{Name: name, Timeout: m.Timeout}); err != nil {
 			return names, withCode(spec.ExitInternal, fmt.Errorf("run --kernel %s: %w", file, err))
 		}
 		names = append(names, name)
@@ -82,7 +82,7 @@ func workerTargets(kernels, isolate string, stderr io.Writer) ([]string, error) 
 	}
 	for _, t := range iso {
 		name := "worker:" + t
-		if _, err := external.Add(self+" --target "+shQuote(t), "", external.Options{Name: name}); err != nil {
+		if _, err := external.Add(self+" --target "+spec.ShellQuote(t), "", external.Options{Name: name}); err != nil {
 			return names, withCode(spec.ExitInternal, fmt.Errorf("run --isolate %s: %w", t, err))
 		}
 		names = append(names, name)
@@ -120,9 +120,6 @@ func isolateList(s string, stderr io.Writer) []string {
 	}
 	return out
 }
-
-// shQuote quotes s for /bin/sh.
-func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // kernelScan is `scan --kernel MANIFEST`: the user kernel scanned in a
 // `bitparity worker --kernel MANIFEST --scan` subprocess (scan.RunWorker),

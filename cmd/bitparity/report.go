@@ -158,9 +158,10 @@ func addCorpusFindings(res *spec.Result, dir string) (int, error) {
 		}
 		fd := *f.Finding
 		if fd.Repro == "" {
-			fd.Repro = "bitparity repro " + filepath.Join(dir, name)
+			fd.Repro = spec.ReproFile(filepath.Join(dir, name))
 			if corpus.IsURL(dir) {
-				fd.Repro = fmt.Sprintf("bitparity corpus show -json -dir '%s' %s > %s && bitparity repro %s", dir, name, name, name)
+				q := spec.ShellQuote(name)
+				fd.Repro = fmt.Sprintf("bitparity corpus show -json -dir %s %s > %s && %s", spec.ShellQuote(dir), q, q, spec.ReproFile(name))
 			}
 		}
 		if fd.Signature == "" {

@@ -62,7 +62,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	fmt.Fprintf(stdout, "case %s: %s\n", name, describe(f.Case))
 	if f.Finding != nil {
-		printFinding(stdout, "recorded", f.Finding)
+		printFinding(stdout, "recorded, signature "+spec.FindingID(*f.Finding), f.Finding)
 	} else {
 		fmt.Fprintln(stdout, "recorded: no finding (a case that must pass)")
 	}
@@ -107,12 +107,12 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		if f.Finding == nil {
 			fmt.Fprintf(stdout, "REGRESSION: the case should pass but shows a %s (%v)\n", o.Finding.Kind, o.Elapsed.Round(1e6))
 		} else {
-			fmt.Fprintf(stdout, "REPRODUCED: the %s shows here too, signature %s (%v)\n", o.Finding.Kind, corpus.BaseSignature(*o.Finding), o.Elapsed.Round(1e6))
+			fmt.Fprintf(stdout, "REPRODUCED: the %s shows here too, signature %s (%v)\n", o.Finding.Kind, spec.FindingID(*f.Finding), o.Elapsed.Round(1e6))
 		}
 		return &exitError{code: spec.ExitFinding}
 	case corpus.Changed:
-		fmt.Fprintf(stdout, "REPRODUCED, CHANGED: a %s with signature %s where a %s with %s was recorded\n",
-			o.Finding.Kind, corpus.BaseSignature(*o.Finding), f.Finding.Kind, corpus.BaseSignature(*f.Finding))
+		fmt.Fprintf(stdout, "REPRODUCED, CHANGED: a %s here where the %s with signature %s was recorded (another bug, or the same one described differently)\n",
+			o.Finding.Kind, f.Finding.Kind, spec.FindingID(*f.Finding))
 		return &exitError{code: spec.ExitFinding}
 	case corpus.Flaky:
 		fmt.Fprintf(stdout, "FLAKY: the recorded crash showed on %d of %d replays here (%v): it depends on more than the case (the adapter's state or request count, timing); not fixed.\n",

@@ -180,6 +180,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	head := spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *seed, Env: hereEnv(),
 		Args: append([]string{"run"}, args...)}
+	c.Env = head.Env // the findings record the whole fingerprint, the GPU's too
 	rec, err := openRecorder(stderr, par.corpus, *jsonPath, head)
 	if err != nil {
 		return usageErr("%v", err)

@@ -292,7 +292,7 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 			fmt.Fprintf(stdout, "could not run %s: %v\n", name, err)
 			if a := c.Adapter; a != nil && strings.HasPrefix(c.Scan.Target, "exec:") && !slices.Contains(target.Names(), c.Scan.Target) {
 				fmt.Fprintf(stdout, "  %s is an adapter (%s on %s): pass --exec %s, the command line recorded with the certificate; read it first, bitparity never runs a command from a file\n",
-					c.Scan.Target, a.Name, a.Device, shellQuote(a.Exec))
+					c.Scan.Target, a.Name, a.Device, spec.ShellQuote(a.Exec))
 			}
 			continue
 		}

@@ -81,7 +81,7 @@ func TestRunInterrupted(t *testing.T) {
 		{"invariant", "oracle-rmsnorm,oracle-gemm", false, nil},
 		{"drift", faultTargets, true, nil},
 		{"transformer-share", "", false, nil}, // a full run: the end-to-end transformer's share runs first
-		{"exec", "", false, []string{"--exec", "exec " + shQuote(exe) + " worker --target oracle-rmsnorm"}},
+		{"exec", "", false, []string{"--exec", "exec " + spec.ShellQuote(exe) + " worker --target oracle-rmsnorm"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

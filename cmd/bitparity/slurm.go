@@ -112,7 +112,7 @@ func slurmCmd(stdout, stderr io.Writer, args []string) error {
 	fmt.Fprintf(stdout, "wrote %s, %s, %s and %s\n", filepath.Join(plan.Dir, slurmPlanFile),
 		filepath.Join(plan.Dir, slurmShardJob), filepath.Join(plan.Dir, slurmMergeJob), filepath.Join(plan.Dir, slurmSubmit))
 	if sf.writeOnly {
-		fmt.Fprintf(stdout, "submit with: bash %s\n", shq(filepath.Join(plan.Dir, slurmSubmit)))
+		fmt.Fprintf(stdout, "submit with: bash %s\n", spec.ShellQuote(filepath.Join(plan.Dir, slurmSubmit)))
 		return nil
 	}
 	return sf.submit(stdout, plan)
@@ -197,23 +197,7 @@ func (sf *slurmFlags) plan() (*slurmPlan, error) {
 		Dir: dir, Bin: bin, Shards: sf.shards, MaxCases: sf.maxCases, RunArgs: rest, Corpus: corpusLoc, Known: sf.known}, nil
 }
 
-// shq quotes s for a POSIX shell.
-func shq(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func shqAll(xs []string) string {
-	q := make([]string, len(xs))
-	for i, x := range xs {
-		q[i] = shq(x)
-	}
-	return strings.Join(q, " ")
-}
-
-var slurmTemplates = template.Must(template.New("shard").Funcs(template.FuncMap{"q": shq, "qall": shqAll}).Parse(`#!/bin/bash
+var slurmTemplates = template.Must(template.New("shard").Funcs(template.FuncMap{"q": spec.ShellQuote, "qall": spec.ShellJoin}).Parse(`#!/bin/bash
 # bitparity campaign: the shard array job, written by bitparity slurm (plan: {{.P.Dir}}/campaign.json).
 # Task i of 0..{{.Last}} runs shard i/{{.P.Shards}} of the campaign (draw k of each pair of target
 # and relation belongs to shard k mod {{.P.Shards}}) and leaves in {{.P.Dir}}/shards/i:
@@ -260,7 +244,7 @@ if [ "$code" -le 1 ]; then exit 0; fi
 exit "$code"
 `))
 
-var slurmMergeTemplate = template.Must(template.New("merge").Funcs(template.FuncMap{"q": shq}).Parse(`#!/bin/bash
+var slurmMergeTemplate = template.Must(template.New("merge").Funcs(template.FuncMap{"q": spec.ShellQuote}).Parse(`#!/bin/bash
 # bitparity campaign: the merge job, written by bitparity slurm (plan: {{.P.Dir}}/campaign.json).
 # Submitted with --dependency=afterany on the shard array job, so it runs when every
 # task has ended, failed ones too. It writes {{.P.Dir}}/result.json (the shards merged),
@@ -275,7 +259,7 @@ var slurmMergeTemplate = template.Must(template.New("merge").Funcs(template.Func
 exec {{q .P.Bin}} slurm merge {{q .P.Dir}}
 `))
 
-var slurmSubmitTemplate = template.Must(template.New("submit").Funcs(template.FuncMap{"q": shq}).Parse(`#!/bin/bash
+var slurmSubmitTemplate = template.Must(template.New("submit").Funcs(template.FuncMap{"q": spec.ShellQuote}).Parse(`#!/bin/bash
 # Submit the bitparity campaign in {{.P.Dir}}: the shard array job, then the merge job
 # once every task has ended (afterany: a failed shard is reported by the merge).
 set -euo pipefail

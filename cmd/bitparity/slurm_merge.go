@@ -181,7 +181,7 @@ func (m *slurmMerge) resubmitCommand() string {
 		ids[k] = strconv.Itoa(s.Shard)
 	}
 	return fmt.Sprintf("jid=$(sbatch --parsable --array=%s %s) && sbatch --dependency=afterany:${jid%%%%;*} %s",
-		strings.Join(ids, ","), shq(filepath.Join(m.plan.Dir, slurmShardJob)), shq(filepath.Join(m.plan.Dir, slurmMergeJob)))
+		strings.Join(ids, ","), spec.ShellQuote(filepath.Join(m.plan.Dir, slurmShardJob)), spec.ShellQuote(filepath.Join(m.plan.Dir, slurmMergeJob)))
 }
 
 // finish merges what was collected, writes the result, corpus, reports

@@ -4,31 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/spec"
 )
 
-// Version is set at build time with -ldflags "-X main.Version=..."; when
-// empty the module's build info is used.
-var Version = ""
-
-func version() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev-" + s.Value[:12]
-			}
-		}
-		if bi.Main.Version != "" {
-			return bi.Main.Version
-		}
-	}
-	return "dev"
-}
+// version is what `bitparity version` prints: spec.BuildVersion, the
+// version every fingerprint records (set at link time with -ldflags "-X
+// github.com/bitparity/bitparity/spec.Version=...").
+func version() string { return spec.BuildVersion() }
 
 // writeVersion prints the version, then which image of each GPU kernel
 // module the default device loaded (gpu.ModuleImage: a fat image's machine

@@ -75,7 +75,7 @@ func workerCmdline(t *testing.T, env string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return "BITPARITY_TEST_WORKER=1 " + env + " exec " + shQuote(exe) + " worker --target test-faulty-rmsnorm"
+	return "BITPARITY_TEST_WORKER=1 " + env + " exec " + spec.ShellQuote(exe) + " worker --target test-faulty-rmsnorm"
 }
 
 func rmsBatch(t *testing.T, rows int) *target.Batch {

@@ -86,14 +86,16 @@ func TestCrashFinding(t *testing.T) {
 	}
 }
 
-// TestExecFlags: the repro flags of external targets, quoted for a shell.
-func TestExecFlags(t *testing.T) {
+// TestCommands: the command lines of external targets, which a repro line
+// passes as --exec flags, quoted for a shell.
+func TestCommands(t *testing.T) {
 	Register("exec:test-flags", `python3 it's.py rmsnorm`, spec.OpRMSNorm, Options{})
-	got := ExecFlags("oracle-rmsnorm", "exec:test-flags")
-	if want := ` --exec 'python3 it'\''s.py rmsnorm'`; got != want {
-		t.Fatalf("ExecFlags = %s, want %s", got, want)
+	c := spec.Case{Op: spec.OpRMSNorm, Relation: spec.RelPathParity, Targets: []string{"oracle-rmsnorm", "exec:test-flags"}}
+	got := spec.ReproLine(c, Commands(c.Targets...)...)
+	if want := `bitparity run --exec 'python3 it'\''s.py rmsnorm' --case '`; !strings.HasPrefix(got, want) {
+		t.Fatalf("repro line = %s, want it to start %s", got, want)
 	}
-	if got := ExecFlags("oracle-rmsnorm"); got != "" {
-		t.Fatalf("ExecFlags of a Go target = %q, want empty", got)
+	if got := Commands("oracle-rmsnorm"); len(got) != 0 {
+		t.Fatalf("Commands of a Go target = %q, want none", got)
 	}
 }

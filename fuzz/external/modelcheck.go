@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/oracle"
@@ -65,7 +64,7 @@ func CheckModel(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 	f, err := checkModel(ctx, c, false)
 	if err != nil && errors.Is(err, target.ErrTargetCrashed) && ctx.Err() == nil {
 		f = &spec.Finding{Case: c, Kind: spec.KindCrash, Relation: c.Relation, TargetA: c.Targets[0], Error: err.Error(),
-			Repro: modelRepro(c), Env: fuzz.HostEnv(), FoundAt: time.Now().UTC()}
+			Repro: modelRepro(c), Env: spec.HostEnv(), FoundAt: time.Now().UTC()}
 		f.Signature = spec.Signature(*f)
 		return f, nil
 	}
@@ -147,7 +146,7 @@ func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding,
 	f.Relation = rel
 	f.TargetA, f.TargetB = c.Targets[0], c.Targets[0]
 	f.Repro = modelRepro(c)
-	f.Env = fuzz.HostEnv()
+	f.Env = spec.HostEnv()
 	f.FoundAt = time.Now().UTC()
 	f.ToMinimal = spec.Duration(time.Since(start))
 	f.Signature = spec.Signature(*f)
@@ -157,7 +156,7 @@ func checkModel(ctx context.Context, c spec.Case, mapDrift bool) (*spec.Finding,
 // modelRepro is the repro line of model case c: bitparity run with the
 // --exec of its route and --case.
 func modelRepro(c spec.Case) string {
-	return strings.Replace(fuzz.ReproLine(c), "bitparity run", "bitparity run"+ExecFlags(c.Targets...), 1)
+	return spec.ReproLine(c, Commands(c.Targets...)...)
 }
 
 func value(dt oracle.DType, v float32) spec.Value {

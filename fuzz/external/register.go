@@ -28,22 +28,21 @@ func remember(name, cmdline string) {
 	openMu.Unlock()
 }
 
-// ExecFlags returns the --exec flags that register the named targets, for
+// Commands returns the command lines that started the named targets, for
 // the external ones among them (those of Register, Add and AddAll), in
-// order and shell-quoted, e.g. " --exec 'python3 adapters/torch_ops.py
-// gemm'"; "" when none is external. A repro line of a finding on an
-// external target needs them: `bitparity run` + ExecFlags(targets...) +
-// " --case '...'".
-func ExecFlags(names ...string) string {
+// order; none when none is external. A repro line of a finding on an
+// external target passes them as --exec flags: spec.ReproLine(c,
+// Commands(c.Targets...)...).
+func Commands(names ...string) []string {
 	openMu.Lock()
 	defer openMu.Unlock()
-	var b strings.Builder
+	var out []string
 	for _, n := range names {
 		if cl, ok := cmdlines[n]; ok {
-			b.WriteString(" --exec '" + strings.ReplaceAll(cl, "'", `'\''`) + "'")
+			out = append(out, cl)
 		}
 	}
-	return b.String()
+	return out
 }
 
 // Stalls lists, for every target that Register, Add or AddAll started and

@@ -145,8 +145,8 @@ func Report(f *spec.Finding, st shrink.Stats, fuzzName string) string {
 	fmt.Fprintf(&b, "seed file testdata/fuzz/%s/%s:\n%s", fuzzName, name, SeedFile(f.Case))
 	env := ""
 	if v := os.Getenv(EnvTargets); v != "" {
-		env = EnvTargets + "=" + v + " "
+		env = EnvTargets + "=" + spec.ShellQuote(v) + " "
 	}
-	fmt.Fprintf(&b, "re-run: %sgo test -run '%s/%s' ./fuzz/native\n", env, fuzzName, name)
+	fmt.Fprintf(&b, "re-run: %sgo test -run %s ./fuzz/native\n", env, spec.ShellQuote(fuzzName+"/"+name))
 	return b.String()
 }

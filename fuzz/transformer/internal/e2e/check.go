@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -85,8 +84,8 @@ func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 	if len(c.Targets) == 2 {
 		f.TargetA, f.TargetB = c.Targets[0], c.Targets[1]
 	}
-	f.Repro = fuzz.ReproLine(c)
-	f.Env = fuzz.HostEnv()
+	f.Repro = spec.ReproLine(c)
+	f.Env = spec.HostEnv()
 	f.FoundAt = time.Now().UTC()
 	f.ToMinimal = spec.Duration(time.Since(start))
 	f.Signature = spec.Signature(*f)
