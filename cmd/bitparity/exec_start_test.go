@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +27,7 @@ func TestExecStartInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	waitForChild(t, cmd.Process.Pid) // the adapter started: run is in its start
 	time.Sleep(200 * time.Millisecond)
 	sent := time.Now()
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
@@ -61,4 +64,24 @@ func TestExecStartTimeoutFlag(t *testing.T) {
 	if _, errs, code := cli(t, dir, "run", "--exec", "sleep 1000", "--exec-start-timeout", "0s"); code != 2 || !strings.Contains(errs, "--exec-start-timeout") {
 		t.Fatalf("--exec-start-timeout 0s: exit %d, want 2\n%s", code, errs)
 	}
+}
+
+// waitForChild waits until process pid has a child (its adapter), so that a
+// signal sent next finds the run past its signal handler's setup however
+// loaded the machine is; where /proc does not list children it returns.
+func waitForChild(t *testing.T, pid int) {
+	t.Helper()
+	pattern := filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "children") // a child of any thread
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		files, err := filepath.Glob(pattern)
+		if err != nil || len(files) == 0 {
+			return
+		}
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && len(bytes.TrimSpace(b)) > 0 {
+				return
+			}
+		}
+	}
+	t.Fatalf("process %d started no adapter within 20 s", pid)
 }
