@@ -503,7 +503,7 @@ func TestNativeFindsDriftModels(t *testing.T) {
 				if dm := m.DriftMap; dm != nil {
 					t.Logf("drift map over %s: %s %q", dm.Dim, dm.Kind, dm.Rule)
 					for _, tg := range p.Targets {
-						if w, ok := wantRules[tg]; ok && dm.Kind != "invariant" && !strings.Contains(dm.Rule, w) {
+						if w, ok := wantRules[tg]; ok && dm.Kind != "uniform" && !strings.Contains(dm.Rule, w) {
 							t.Errorf("drift map rule %q, want one with %q", dm.Rule, w)
 						}
 					}
