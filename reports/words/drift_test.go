@@ -52,7 +52,7 @@ func TestDriftGolden(t *testing.T) {
 			Classes: []spec.DriftClass{{Label: "A", Values: []int{1, 2, 3, 7, 9, 10, 11, 12, 20, 22, 24, 26, 28, 30, 32, 34, 36}},
 				{Label: "B", Values: []int{4, 5, 6, 8}}, {Label: "nondeterministic", Values: span(13, 19)}}}},
 		{"crash", &spec.DriftMap{Dim: "rows", From: 1, To: 320, Values: span(1, 320), Runs: 2, Kind: "periodic",
-			Rule: "rows % 89 == 0 -> crash, otherwise -> runs",
+			Rule:    "rows % 89 == 0 -> crash, otherwise -> runs",
 			Classes: []spec.DriftClass{{Label: "runs", Values: span(1, 88)}, {Label: "crash", Values: []int{89, 178, 267}}}}},
 		{"recorded before ranges", &spec.DriftMap{Dim: "rows", Kind: "periodic", Rule: "rows % 32 == 0 -> A, otherwise -> B",
 			Classes: []spec.DriftClass{{Label: "A"}, {Label: "B"}}}},
