@@ -38,11 +38,10 @@ const (
 	// Deterministic: every run of the value gave the same bits
 	// (Options.Determinism).
 	Deterministic = "deterministic"
-	// Agree, Differ, DifferTaps: two paths gave the same bits, different
-	// output bits, or equal outputs with different fp32 intermediates.
-	Agree      = "agree"
-	Differ     = "differ"
-	DifferTaps = "differ in fp32 intermediates"
+	// Agree and Differ: two paths gave the same bits, or not (different
+	// outputs, or equal outputs and different fp32 intermediates).
+	Agree  = "agree"
+	Differ = "differ"
 	// Crash and Runs: the target faulted or hung at the value, or not.
 	Crash = "crash"
 	Runs  = "runs"
@@ -50,7 +49,7 @@ const (
 
 // verdicts lists the verdict classes, the most severe first (SweepDraws
 // keeps the most severe over its draws).
-var verdicts = []string{Crash, Nondeterministic, Differ, DifferTaps, Agree, Deterministic, Runs}
+var verdicts = []string{Crash, Nondeterministic, Differ, Agree, Deterministic, Runs}
 
 // MaxModulus is the largest period Sweep tries.
 const MaxModulus = 512
