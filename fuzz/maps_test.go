@@ -135,7 +135,7 @@ func TestPlantedMaps(t *testing.T) {
 	tile := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpAttnPrefill,
 		Relation: spec.RelPathParity, Targets: []string{"drift-attn-tile48", target.OracleName(spec.OpAttnPrefill)},
 		Shape: spec.Shape{Seqs: 1, SeqLen: 49, Heads: 4, KVHeads: 2, HeadDim: 16},
-		In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5}
+		In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5}
 	tests := []struct {
 		name    string
 		f       spec.Finding
