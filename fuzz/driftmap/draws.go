@@ -27,19 +27,29 @@ func SweepDraws(ctx context.Context, dim string, values []int, classify []func(v
 // answers with a verdict (agree, differ, crash, ...), the value's class is
 // the most severe of them (a value that differs on one draw differs). The
 // map's Draws is len(classify).
+//
+// Each run of a value runs the first draw again (the finding's own data:
+// values whose runs differ there are nondeterministic); the other draws run
+// once a value and their classes are reused by its later runs.
 func (o Options) SweepDraws(ctx context.Context, dim string, values []int, classify []func(v int) (string, error)) (*spec.DriftMap, error) {
 	if len(classify) == 0 {
 		return nil, fmt.Errorf("drift map of %s: no draws", dim)
 	}
+	seen := map[int][]string{} // the classes of draws 1.. of each value
 	tuple := func(v int) (string, error) {
 		ds := make([]string, len(classify))
 		for k, c := range classify {
+			if k > 0 && seen[v] != nil {
+				ds[k] = seen[v][k]
+				continue
+			}
 			d, err := c(v)
 			if err != nil {
 				return "", fmt.Errorf("draw %d: %w", k, err)
 			}
 			ds[k] = d
 		}
+		seen[v] = ds
 		if len(ds) == 1 {
 			return ds[0], nil
 		}
