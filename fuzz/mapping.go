@@ -64,8 +64,9 @@ func SweepFor(ctx context.Context, f *spec.Finding, given ...target.Target) (*Sw
 //	                  v copies of itself), then its position (the watched
 //	                  item at position v of a batch of Rel.Batch items, as
 //	                  the relation builds it) when Rel.Batch > 1
-//	padding           the padded size (the case's batch padded to v items
-//	                  with its filler; the real items' bits), then the items
+//	padding           the items, then the padded size (the case's batch
+//	                  padded to v items with its filler; the watched item's
+//	                  bits)
 //	oracle parity,    the items
 //	determinism       (determinism: where the two runs of each value differ)
 //	path parity       prefill: the KV length of one sequence (kvClass), else
@@ -108,13 +109,17 @@ func sweepsFor(ctx context.Context, f *spec.Finding, ts []target.Target) ([]*Swe
 			if err != nil {
 				return nil, err
 			}
-			sws = append(sws, p)
+			if p != nil {
+				sws = append(sws, p)
+			}
 		case c.Relation == spec.RelPadding && c.Rel.Pad > caseItems(c):
 			p, err := padSweep(ctx, f, ts[0])
 			if err != nil {
 				return nil, err
 			}
-			sws = append([]*Sweep{p}, sws...)
+			if p != nil {
+				sws = append(sws, p)
+			}
 		}
 	}
 	for _, sw := range sws {
@@ -208,7 +213,9 @@ func itemsSweep(ctx context.Context, f *spec.Finding, ts []target.Target) (*Swee
 // the watched item and item v swapped, as batch invariance builds it), the
 // class is the bits of the watched item there. Every position is swept up
 // to 256 of them, else positions 0..63, those within 64 of the finding's,
-// every 32nd and the last ones (gaps between classes are bisected).
+// the first and last of every 32 and the last 64 (gaps between classes
+// are bisected). It returns nil when a batch of Rel.Batch items holds more
+// than mapElements input values.
 func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, error) {
 	c := f.Case
 	full, _, row, err := watched(f)
@@ -216,8 +223,17 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 		return nil, err
 	}
 	B := c.Rel.Batch
-	if err := budget(c, elems(B, perItem(full))); err != nil {
-		return nil, fmt.Errorf("drift map of position: a batch of %d: %w", B, err)
+	if elems(B, perItem(full)) > mapElements {
+		return nil, nil
+	}
+	ids := identity(B)
+	if row >= B {
+		ids[0] = row
+		row = 0
+	}
+	src, _, err := itemsFrom(c, full, ids) // item row is at position row
+	if err != nil {
+		return nil, fmt.Errorf("drift map of position: %w", err)
 	}
 	sw := &Sweep{Dim: "position", Onset: c.Rel.Position, At: fmt.Sprintf("%s=%d", itemsDim(c.Op), B),
 		Values: sweptPositions(B, c.Rel.Position)}
@@ -225,13 +241,9 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 		if v < 0 || v >= B {
 			return "", fmt.Errorf("drift map: position %d outside a batch of %d", v, B)
 		}
-		ids := identity(B)
-		if row < B {
-			ids[row], ids[v] = ids[v], ids[row]
-		} else {
-			ids[v] = row
-		}
-		b, _, err := itemsFrom(c, full, ids)
+		order := identity(B)
+		order[row], order[v] = order[v], order[row]
+		b, err := gather(src, order)
 		if err != nil {
 			return "", err
 		}
@@ -240,8 +252,12 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 	return sw, nil
 }
 
-// sweptPositions returns the positions of a batch of n a position sweep takes
-// (positionSweep), ascending.
+// mapElements bounds the input values of one batch a position or padding
+// sweep builds: larger batches are not swept, and the map's range says so.
+const mapElements = 1 << 23
+
+// sweptPositions returns the positions of a batch of n a position sweep
+// takes (positionSweep), ascending.
 func sweptPositions(n, at int) []int {
 	if n <= 256 {
 		return identity(n)
@@ -256,19 +272,23 @@ func sweptPositions(n, at int) []int {
 }
 
 // padSweep sweeps the size the case's batch is padded to (with the case's
-// filler), from its own items up: the class is the bits of the real items.
+// filler), from its own items up to at most mapElements input values: the
+// class is the bits of the watched item.
 func padSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, error) {
 	c := f.Case
-	full, err := Inputs(c)
+	full, _, item, err := watched(f)
 	if err != nil {
-		return nil, fmt.Errorf("drift map: %w", err)
+		return nil, err
 	}
 	n := full.Items()
 	sw := &Sweep{Dim: "pad", Onset: c.Rel.Pad, At: fmt.Sprintf("%s=%d", itemsDim(c.Op), n)}
 	for _, v := range SweepValues("pad", c.Rel.Pad) {
-		if v >= n {
+		if v >= n && elems(v, perItem(full)) <= mapElements {
 			sw.Values = append(sw.Values, v)
 		}
+	}
+	if len(sw.Values) == 0 {
+		return nil, nil
 	}
 	if f.Original != nil {
 		sw.Far = f.Original.Rel.Pad
@@ -284,7 +304,7 @@ func padSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, er
 		if err != nil {
 			return "", err
 		}
-		return bits(ctx, t, b, itemRows(b, 0, n))
+		return bits(ctx, t, b, itemRows(b, item, item+1))
 	}
 	return sw, nil
 }
