@@ -273,7 +273,9 @@ func sweptPositions(n, at int) []int {
 
 // padSweep sweeps the size the case's batch is padded to (with the case's
 // filler), from its own items up to at most mapElements input values: the
-// class is the bits of the watched item.
+// class is the bits of the watched item. The batch padded to v is the first
+// v items of the batch padded to the largest size swept, which is built
+// once (again only when a later probe goes beyond it).
 func padSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, error) {
 	c := f.Case
 	full, _, item, err := watched(f)
@@ -281,26 +283,31 @@ func padSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, er
 		return nil, err
 	}
 	n := full.Items()
+	fits := func(v int) bool { return elems(v, perItem(full)) <= mapElements }
 	sw := &Sweep{Dim: "pad", Onset: c.Rel.Pad, At: fmt.Sprintf("%s=%d", itemsDim(c.Op), n)}
 	for _, v := range SweepValues("pad", c.Rel.Pad) {
-		if v >= n && elems(v, perItem(full)) <= mapElements {
+		if v >= n && fits(v) {
 			sw.Values = append(sw.Values, v)
 		}
 	}
 	if len(sw.Values) == 0 {
 		return nil, nil
 	}
-	if f.Original != nil {
+	if f.Original != nil && fits(f.Original.Rel.Pad) {
 		sw.Far = f.Original.Rel.Pad
 	}
+	var big *target.Batch
 	sw.Classify = func(v int) (string, error) {
-		if v < n {
-			return "", fmt.Errorf("drift map: pad %d below the case's %d items", v, n)
+		if v < n || !fits(v) {
+			return "", fmt.Errorf("drift map: pad %d below the case's %d items or above %d input values", v, n, mapElements)
 		}
-		if err := budget(c, elems(v, perItem(full))); err != nil {
-			return "", err
+		if big == nil || big.Items() < v {
+			top := max(v, sw.Values[len(sw.Values)-1], sw.Far)
+			if big, err = padBatch(c, full, top, c.Rel.Filler); err != nil {
+				return "", err
+			}
 		}
-		b, err := padBatch(c, full, v, c.Rel.Filler)
+		b, err := gather(big, identity(v))
 		if err != nil {
 			return "", err
 		}
