@@ -155,6 +155,10 @@ func TestPlantedMaps(t *testing.T) {
 			f:  spec.Finding{Kind: spec.KindMismatch, Case: plantedCase(spec.RelOracleParity, plantedOnset(), 300, spec.RelParams{})},
 			ts: []target.Target{plantedOnset()}, dim: "rows", from: 1, to: 576,
 			rule: "rows <= 131 -> A, rows >= 132 -> B"},
+		{name: "a padded size past a threshold",
+			f:  spec.Finding{Kind: spec.KindMismatch, Case: plantedCase(spec.RelPadding, plantedOnset(), 100, spec.RelParams{Pad: 140, Filler: "zeros"})},
+			ts: []target.Target{plantedOnset()}, dim: "rows", from: 1, to: 320,
+			rule: "rows <= 131 -> A, rows >= 132 -> B", also: "pad <= 131 -> A, pad >= 132 -> B"},
 		{name: "a position-dependent drift above a batch size",
 			f:  spec.Finding{Kind: spec.KindMismatch, Case: plantedCase(spec.RelBatchInvariance, positional{}, 1, spec.RelParams{Batch: 300, Position: 7})},
 			ts: []target.Target{positional{}}, dim: "rows", from: 1, to: 576,
@@ -233,5 +237,23 @@ func TestMapNoDimensionSplits(t *testing.T) {
 	said := words.Drift(m)
 	if want := "no swept dimension splits: over rows 1..320"; !strings.HasPrefix(said, want) || !strings.Contains(said, "also over position 0..7 at rows=8 (every value") {
 		t.Errorf("words: %s", said)
+	}
+}
+
+// A crash found by a relation is shrunk and gets the map of the values
+// that crash (Minimize's map step).
+func TestMinimizeMapsCrash(t *testing.T) {
+	ctx := context.Background()
+	c := plantedCase(spec.RelBatchInvariance, crashing{}, 178, spec.RelParams{})
+	f, err := Check(ctx, c, crashing{})
+	if err != nil || f == nil || f.Kind != spec.KindCrash {
+		t.Fatalf("check: %+v, %v; want a crash finding", f, err)
+	}
+	g, _, err := Minimize(ctx, f, MinimizeOptions{Targets: []target.Target{crashing{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := g.DriftMap; m == nil || m.Rule != "rows % 89 == 0 -> crash, otherwise -> runs" {
+		t.Fatalf("minimal crash %s: map %s", words.Case(g.Case), words.Drift(g.DriftMap))
 	}
 }
