@@ -120,8 +120,8 @@ type DriftMap struct {
 	// Values lists every value swept (sampled values, the midpoints that
 	// bisected the gaps between classes, and the values at the far end
 	// that checked a periodic rule).
-	From    int          `json:"from"`
-	To      int          `json:"to"`
+	From    int          `json:"from,omitempty"`
+	To      int          `json:"to,omitempty"`
 	Values  []int        `json:"values"`
 	Classes []DriftClass `json:"classes"`
 	// Rule is the recognised pattern in words, e.g. "rows % 32 == 0 -> A,
