@@ -40,8 +40,12 @@ func TestCampaignControls(t *testing.T) {
 		if f.Signature == "" || f.Repro == "" || f.Elapsed <= 0 {
 			t.Errorf("finding %s lacks signature, repro or time", p)
 		}
-		if f.DriftMap != nil {
-			rules[f.Case.Targets[len(f.Case.Targets)-1]] = f.DriftMap.Rule
+		if m := f.DriftMap; m != nil { // every dimension's rule (padding maps the padded size first)
+			model := f.Case.Targets[len(f.Case.Targets)-1]
+			rules[model] += " | " + m.Rule
+			for _, a := range m.Also {
+				rules[model] += " | " + a.Rule
+			}
 		}
 	}
 	for _, ts := range res.Targets {

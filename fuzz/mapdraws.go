@@ -15,45 +15,94 @@ import (
 // uses beside the finding's own data.
 const MapDraws = 2
 
-// MapDrift maps the dimension that decides finding f's drift (SweepFor)
-// over 1+MapDraws input draws: the finding's own data (SweepFor's
-// classifier), then MapDraws draws of the same case with normal values
-// from seeds derived from the case's (RandomDraw), each classified by a
-// panel of PanelItems distinct items (panelClass; path parity: SweepFor's
-// KV classifier on the new draw). A value's class is the tuple of its bits
-// over the draws (driftmap.SweepDraws), so the map is never coarser than
-// what random data shows: a finding drawn with constant rows, whose sums
-// are exact in every order, no longer maps as "every rows -> A". It
-// returns nil and no error when the relation has no dimension to sweep.
+// MapDrift maps each dimension finding f's relation varies (sweepsFor)
+// over 1+MapDraws input draws: the finding's own data, then MapDraws draws
+// of the same case with normal values from seeds derived from the case's
+// (RandomDraw), the items classified by a panel of PanelItems distinct
+// items (panelClass), every other dimension by its own classifier on the
+// new draw. A value's class is the tuple of its bits over the draws
+// (driftmap.SweepDraws), so the map is never coarser than what random data
+// shows: a finding drawn with constant rows, whose sums are exact in every
+// order, no longer maps as "every rows -> A". Every value runs twice
+// (values whose runs differ are nondeterministic), gaps between classes
+// are bisected, and a periodic rule is checked up to the largest value the
+// campaign reached (f.Original).
+//
+// The map returned is the first dimension that splits (more than one
+// class), with the others in its Also; when none splits, the first one
+// swept, with the others. It returns nil and no error when the relation
+// has no dimension to sweep; when a dimension after the first cannot be
+// mapped (the time is up), the maps made so far come back with the error.
 func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*spec.DriftMap, error) {
 	ts, err := resolve(f.Case.Targets, given)
 	if err != nil {
 		return nil, err
 	}
-	sw, err := SweepFor(ctx, f, ts...)
-	if err != nil || sw == nil {
+	sws, err := sweepsFor(ctx, f, ts)
+	if err != nil || len(sws) == 0 {
 		return nil, err
 	}
-	values := SweepValues(sw.Dim, sw.Onset)
-	classify := []func(int) (string, error){sw.Classify}
-	for k := 1; k <= MapDraws; k++ {
+	draws := make([][]*Sweep, MapDraws)
+	for k := range draws {
 		g := *f
-		g.Case = RandomDraw(f.Case, uint64(k))
-		if f.Case.Relation == spec.RelPathParity {
-			s, err := SweepFor(ctx, &g, ts...)
-			if err != nil {
-				return nil, fmt.Errorf("drift map, random draw %d: %w", k, err)
-			}
-			classify = append(classify, s.Classify)
-			continue
+		g.Case = RandomDraw(f.Case, uint64(k+1))
+		if draws[k], err = sweepsFor(ctx, &g, ts); err != nil {
+			return nil, fmt.Errorf("drift map, random draw %d: %w", k+1, err)
 		}
-		p, err := newPanelClass(ctx, ts[0], g.Case)
-		if err != nil {
-			return nil, fmt.Errorf("drift map, random draw %d: %w", k, err)
-		}
-		classify = append(classify, p.classify)
 	}
-	return driftmap.SweepDraws(ctx, sw.Dim, values, classify)
+	var maps []spec.DriftMap
+	for i, sw := range sws {
+		classify := []func(int) (string, error){sw.Classify}
+		for k := range draws {
+			if !sw.panel {
+				classify = append(classify, draws[k][i].Classify)
+				continue
+			}
+			p, err := newPanelClass(ctx, ts[0], RandomDraw(f.Case, uint64(k+1)))
+			if err != nil {
+				return nil, fmt.Errorf("drift map, random draw %d: %w", k+1, err)
+			}
+			if f.Kind == spec.KindCrash {
+				classify = append(classify, crashClass(p.classify))
+			} else {
+				classify = append(classify, orCrash(p.classify))
+			}
+		}
+		values := sw.Values
+		if values == nil {
+			values = SweepValues(sw.Dim, sw.Onset)
+		}
+		opts := driftmap.Options{Far: sw.Far, Determinism: sw.determinism}
+		m, err := opts.SweepDraws(ctx, sw.Dim, values, classify)
+		if err != nil {
+			if len(maps) == 0 {
+				return nil, err
+			}
+			return arrange(maps), err
+		}
+		m.At = sw.At
+		maps = append(maps, *m)
+	}
+	return arrange(maps), nil
+}
+
+// arrange returns the first of maps that splits, else the first, with the
+// others in its Also in their order.
+func arrange(maps []spec.DriftMap) *spec.DriftMap {
+	first := 0
+	for i := range maps {
+		if maps[i].Splits() {
+			first = i
+			break
+		}
+	}
+	m := maps[first]
+	for i := range maps {
+		if i != first {
+			m.Also = append(m.Also, maps[i])
+		}
+	}
+	return &m
 }
 
 // PanelItems is the number of distinct items a random draw of a drift map

@@ -28,7 +28,7 @@ func TestDriftMapRandomDrawsCorrectConstantInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if own.Kind != driftmap.Invariant {
+	if own.Kind != driftmap.Uniform {
 		t.Fatalf("the constant draw alone maps as %s %q; the test needs a draw that hides the drift", own.Kind, own.Rule)
 	}
 

@@ -5,92 +5,381 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 
+	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
-// Sweep says which dimension of a finding's case decides its drift, and how
-// to classify one value of it.
+// Sweep says one dimension of a finding's case that may decide its drift,
+// and how to classify one value of it.
 type Sweep struct {
 	// Dim is the swept dimension: "rows" (tokens of rmsnorm, gemm,
-	// logprob), "batch" (decode requests), "seqs" (prefill sequences) or
-	// "kv" (the KV length of a prefill).
+	// logprob), "batch" (decode requests), "seqs" (prefill sequences),
+	// "kv" (the KV length of a prefill), "position" (where the watched
+	// item sits in a batch) or "pad" (the size a batch is padded to).
 	Dim string
 	// Onset is the value of Dim in the minimal case where the drift showed.
 	Onset int
+	// At says what the other dimensions are held at, e.g. "batch=300";
+	// empty when nothing else varies.
+	At string
+	// Values, when set, are the values to sweep; else SweepValues(Dim, Onset).
+	Values []int
+	// Far is the largest value of Dim the campaign reached (the case as
+	// first found); a periodic rule is checked there (driftmap.Options.Far).
+	Far int
 	// Classify runs the finding's target(s) at value v of Dim and returns
 	// a class: the digest of the watched item's output bits and fp32 taps
-	// (which bits a batch of v gives), or "same" / "differs" for path
-	// parity (whether the two targets agree at v).
+	// (which bits a batch of v gives), or a verdict: agree / differ for
+	// path parity, crash / runs for a crash finding. A target that crashes at v gives the class crash.
 	Classify func(v int) (string, error)
+
+	determinism bool // map only where the runs differ (driftmap.Options.Determinism)
+	panel       bool // random draws classify a panel of items (panelClass)
 }
 
-// SweepFor returns the sweep of finding f on its case, or nil when the
-// relation has no dimension to sweep (log-prob parity: its findings are
-// misuses, explained in their message; determinism: no dimension decides
-// it). Batch-level relations sweep the batch size: the item of the
-// finding's first diverging row runs in a batch of v copies of itself, and
-// only its rows are computed. Path parity of two attention targets sweeps the KV
-// length of one sequence: both targets run the last position. The targets
-// are given as to Check.
+// SweepFor returns the first sweep of finding f (sweepsFor), or nil when
+// its relation has no dimension to sweep (log-prob parity: its findings
+// are misuses, explained in their message).
 func SweepFor(ctx context.Context, f *spec.Finding, given ...target.Target) (*Sweep, error) {
-	c := f.Case
-	ts, err := resolve(c.Targets, given)
+	ts, err := resolve(f.Case.Targets, given)
 	if err != nil {
 		return nil, err
 	}
+	sws, err := sweepsFor(ctx, f, ts)
+	if err != nil || len(sws) == 0 {
+		return nil, err
+	}
+	return sws[0], nil
+}
+
+// sweepsFor returns the sweeps of the dimensions finding f's relation
+// varies, in the order a map prefers them:
+//
+//	batch invariance  the items of a batch (the watched item in a batch of
+//	                  v copies of itself), then its position (the watched
+//	                  item at position v of a batch of Rel.Batch items, as
+//	                  the relation builds it) when Rel.Batch > 1
+//	padding           the items, then the padded size (the case's batch
+//	                  padded to v items with its filler; the watched item's
+//	                  bits)
+//	oracle parity,    the items
+//	determinism       (determinism: where the two runs of each value differ)
+//	path parity       prefill: the KV length of one sequence (kvClass), else
+//	                  the items; both targets run, the class says whether
+//	                  they agree
+//	log-prob parity   none (its findings are misuses)
+//
+// For a crash finding each class is crash or runs.
+func sweepsFor(ctx context.Context, f *spec.Finding, ts []target.Target) ([]*Sweep, error) {
+	c := f.Case
+	var sws []*Sweep
 	switch c.Relation {
-	case spec.RelLogProbParity, spec.RelDeterminism:
+	case spec.RelLogProbParity:
 		return nil, nil
 	case spec.RelPathParity:
-		if c.Op != spec.OpAttnPrefill {
+		if c.Op == spec.OpAttnPrefill {
+			k := &kvClass{ctx: ctx, c: c, ts: ts}
+			sws = append(sws, &Sweep{Dim: "kv", Onset: c.Shape.SeqLen, Classify: k.classify})
+			break
+		}
+		if ts[1].Info().Op != ts[0].Info().Op {
 			return nil, nil
 		}
-		k := &kvClass{ctx: ctx, c: c, ts: ts}
-		return &Sweep{Dim: "kv", Onset: c.Shape.SeqLen, Classify: k.classify}, nil
+		sw, err := itemsSweep(ctx, f, ts)
+		if err != nil {
+			return nil, err
+		}
+		sws = append(sws, sw)
+	default:
+		items, err := itemsSweep(ctx, f, ts)
+		if err != nil {
+			return nil, err
+		}
+		items.determinism = c.Relation == spec.RelDeterminism
+		items.panel = true
+		sws = append(sws, items)
+		switch {
+		case c.Relation == spec.RelBatchInvariance && c.Rel.Batch > 1:
+			p, err := positionSweep(ctx, f, ts[0])
+			if err != nil {
+				return nil, err
+			}
+			if p != nil {
+				sws = append(sws, p)
+			}
+		case c.Relation == spec.RelPadding && c.Rel.Pad > caseItems(c):
+			p, err := padSweep(ctx, f, ts[0])
+			if err != nil {
+				return nil, err
+			}
+			if p != nil {
+				sws = append(sws, p)
+			}
+		}
 	}
-	dim := map[spec.Op]string{spec.OpAttnDecode: "batch", spec.OpAttnPrefill: "seqs"}[c.Op]
-	if dim == "" {
-		dim = "rows"
+	for _, sw := range sws {
+		if f.Kind == spec.KindCrash {
+			sw.Classify = crashClass(sw.Classify)
+		} else {
+			sw.Classify = orCrash(sw.Classify)
+		}
 	}
-	onset := max(caseItems(c), c.Rel.Batch, c.Rel.Pad)
-	full, err := Inputs(c)
+	return sws, nil
+}
+
+// itemsDim names the items of op's batch: batch (decode requests), seqs
+// (prefill sequences) or rows.
+func itemsDim(op spec.Op) string {
+	switch op {
+	case spec.OpAttnDecode:
+		return "batch"
+	case spec.OpAttnPrefill:
+		return "seqs"
+	}
+	return "rows"
+}
+
+// watched returns the case's inputs and a batch of its watched item alone:
+// the item of the finding's first diverging row.
+func watched(f *spec.Finding) (full, one *target.Batch, item int, err error) {
+	full, err = Inputs(f.Case)
 	if err != nil {
-		return nil, fmt.Errorf("drift map: %w", err)
+		return nil, nil, 0, fmt.Errorf("drift map: %w", err)
 	}
-	item := f.Row / full.RowsPerItem()
+	item = f.Row / full.RowsPerItem()
 	if item < 0 || item >= full.Items() {
 		item = 0
 	}
-	one, err := gather(full, []int{item})
-	if err != nil {
-		return nil, fmt.Errorf("drift map: the watched item: %w", err)
+	if f.Case.Relation == spec.RelBatchInvariance && f.Case.Rel.Row >= 0 && f.Case.Rel.Row < full.Items() {
+		item = f.Case.Rel.Row
 	}
-	t := ts[0]
-	return &Sweep{Dim: dim, Onset: onset, Classify: func(v int) (string, error) {
+	one, err = gather(full, []int{item})
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("drift map: the watched item: %w", err)
+	}
+	return full, one, item, nil
+}
+
+// itemsSweep sweeps the items of a batch: the watched item in a batch of
+// v copies of itself, only its rows computed (path parity: every row, on
+// both targets).
+func itemsSweep(ctx context.Context, f *spec.Finding, ts []target.Target) (*Sweep, error) {
+	c := f.Case
+	_, one, _, err := watched(f)
+	if err != nil {
+		return nil, err
+	}
+	dim := itemsDim(c.Op)
+	sw := &Sweep{Dim: dim, Onset: max(caseItems(c), c.Rel.Batch, c.Rel.Pad)}
+	if f.Original != nil {
+		sw.Far = max(caseItems(*f.Original), f.Original.Rel.Batch, f.Original.Rel.Pad)
+	}
+	copies := func(v int) (*target.Batch, error) {
 		if v < 1 {
-			return "", fmt.Errorf("drift map: %s %d", dim, v)
+			return nil, fmt.Errorf("drift map: %s %d", dim, v)
 		}
-		if err := budget(c, v*perItem(one)); err != nil {
-			return "", err
+		if err := budget(c, elems(v, perItem(one))); err != nil {
+			return nil, err
 		}
-		b, err := gather(one, make([]int, v))
+		return gather(one, make([]int, v))
+	}
+	if c.Relation == spec.RelPathParity {
+		sw.Classify = func(v int) (string, error) {
+			b, err := copies(v)
+			if err != nil {
+				return "", err
+			}
+			return agreement(ctx, ts, b, itemRows(b, 0, v))
+		}
+		return sw, nil
+	}
+	sw.Classify = func(v int) (string, error) {
+		b, err := copies(v)
 		if err != nil {
 			return "", err
 		}
-		out, err := t.Run(ctx, b, itemRows(b, 0, 1))
+		return bits(ctx, ts[0], b, itemRows(b, 0, 1))
+	}
+	return sw, nil
+}
+
+// positionSweep sweeps where the watched item sits in the relation's other
+// batch: at position v of a batch of Rel.Batch items (items 0..Batch-1 with
+// the watched item and item v swapped, as batch invariance builds it), the
+// class is the bits of the watched item there. Every position is swept up
+// to 256 of them, else positions 0..63, those within 64 of the finding's,
+// the first and last of every 32 and the last 64 (gaps between classes
+// are bisected). It returns nil when a batch of Rel.Batch items holds more
+// than mapElements input values.
+func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, error) {
+	c := f.Case
+	full, _, row, err := watched(f)
+	if err != nil {
+		return nil, err
+	}
+	B := c.Rel.Batch
+	if elems(B, perItem(full)) > mapElements {
+		return nil, nil
+	}
+	ids := identity(B)
+	if row >= B {
+		ids[0] = row
+		row = 0
+	}
+	src, _, err := itemsFrom(c, full, ids) // item row is at position row
+	if err != nil {
+		return nil, fmt.Errorf("drift map of position: %w", err)
+	}
+	sw := &Sweep{Dim: "position", Onset: c.Rel.Position, At: fmt.Sprintf("%s=%d", itemsDim(c.Op), B),
+		Values: sweptPositions(B, c.Rel.Position)}
+	sw.Classify = func(v int) (string, error) {
+		if v < 0 || v >= B {
+			return "", fmt.Errorf("drift map: position %d outside a batch of %d", v, B)
+		}
+		order := identity(B)
+		order[row], order[v] = order[v], order[row]
+		b, err := gather(src, order)
 		if err != nil {
 			return "", err
 		}
-		defer (&run{out: out}).release()
+		return bits(ctx, t, b, itemRows(b, v, v+1))
+	}
+	return sw, nil
+}
+
+// mapElements bounds the input values of one batch a position or padding
+// sweep builds: larger batches are not swept, and the map's range says so.
+const mapElements = 1 << 23
+
+// sweptPositions returns the positions of a batch of n a position sweep
+// takes (positionSweep), ascending.
+func sweptPositions(n, at int) []int {
+	if n <= 256 {
+		return identity(n)
+	}
+	var ps []int
+	for p := 0; p < n; p++ {
+		if p < 64 || (p >= at-64 && p <= at+64) || p%32 == 0 || p%32 == 31 || p >= n-64 {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// padSweep sweeps the size the case's batch is padded to (with the case's
+// filler), from its own items up to at most mapElements input values: the
+// class is the bits of the watched item. The batch padded to v is the first
+// v items of the batch padded to the largest size swept, which is built
+// once (again only when a later probe goes beyond it).
+func padSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, error) {
+	c := f.Case
+	full, _, item, err := watched(f)
+	if err != nil {
+		return nil, err
+	}
+	n := full.Items()
+	fits := func(v int) bool { return elems(v, perItem(full)) <= mapElements }
+	sw := &Sweep{Dim: "pad", Onset: c.Rel.Pad, At: fmt.Sprintf("%s=%d", itemsDim(c.Op), n)}
+	for _, v := range SweepValues("pad", c.Rel.Pad) {
+		if v >= n && fits(v) {
+			sw.Values = append(sw.Values, v)
+		}
+	}
+	if len(sw.Values) == 0 {
+		return nil, nil
+	}
+	if f.Original != nil && fits(f.Original.Rel.Pad) {
+		sw.Far = f.Original.Rel.Pad
+	}
+	var big *target.Batch
+	sw.Classify = func(v int) (string, error) {
+		if v < n || !fits(v) {
+			return "", fmt.Errorf("drift map: pad %d below the case's %d items or above %d input values", v, n, mapElements)
+		}
+		if big == nil || big.Items() < v {
+			top := max(v, sw.Values[len(sw.Values)-1], sw.Far)
+			if big, err = padBatch(c, full, top, c.Rel.Filler); err != nil {
+				return "", err
+			}
+		}
+		b, err := gather(big, identity(v))
+		if err != nil {
+			return "", err
+		}
+		return bits(ctx, t, b, itemRows(b, item, item+1))
+	}
+	return sw, nil
+}
+
+// bits runs t on the rows of b and returns the digest of their output and
+// tap bits.
+func bits(ctx context.Context, t target.Target, b *target.Batch, rows []int) (string, error) {
+	out, err := t.Run(ctx, b, rows)
+	if err != nil {
+		return "", err
+	}
+	defer (&run{out: out}).release()
+	if err := out.ToHost(); err != nil {
+		return "", err
+	}
+	return digest(out), nil
+}
+
+// agreement runs both targets on the rows of b and says whether they agree:
+// driftmap.Agree (outputs and taps bitwise equal) or driftmap.Differ (the
+// outputs differ, or they agree and the fp32 intermediates differ, where
+// the targets expose them).
+func agreement(ctx context.Context, ts []target.Target, b *target.Batch, rows []int) (string, error) {
+	var ds [2]string
+	for i, t := range ts[:2] {
+		out, err := t.Run(ctx, b, rows)
+		if err != nil {
+			return "", err
+		}
+		r := &run{out: out}
+		defer r.release()
 		if err := out.ToHost(); err != nil {
 			return "", err
 		}
-		return digest(out), nil
-	}}, nil
+		ds[i] = digest(out)
+	}
+	if ds[0] != ds[1] {
+		return driftmap.Differ, nil
+	}
+	return driftmap.Agree, nil
+}
+
+// crashClass turns classify into a crash map's classifier: driftmap.Crash
+// where the target crashes (its error wraps target.ErrTargetCrashed),
+// driftmap.Runs where it does not.
+func crashClass(classify func(int) (string, error)) func(int) (string, error) {
+	return func(v int) (string, error) {
+		_, err := classify(v)
+		switch {
+		case errors.Is(err, target.ErrTargetCrashed):
+			return driftmap.Crash, nil
+		case err != nil:
+			return "", err
+		}
+		return driftmap.Runs, nil
+	}
+}
+
+// orCrash is classify with a crash of the target as the class
+// driftmap.Crash instead of an error.
+func orCrash(classify func(int) (string, error)) func(int) (string, error) {
+	return func(v int) (string, error) {
+		d, err := classify(v)
+		if errors.Is(err, target.ErrTargetCrashed) {
+			return driftmap.Crash, nil
+		}
+		return d, err
+	}
 }
 
 // kvRows is the number of (sequence, head) rows a KV-length sweep compares
@@ -101,11 +390,13 @@ const kvRows = 256
 
 // kvClass runs both targets of a prefill path-parity case on sequences of
 // v tokens (enough of them for kvRows rows) and says whether the last
-// position of every sequence agrees ("same": outputs and taps bitwise
-// equal) or not ("differs"). The sequences are the first v tokens of
+// position of every sequence agrees or not (agreement). The sequences are the first v tokens of
 // sequences drawn once at the longest length swept (a token's values depend
 // only on its sequence and position), so the sweep generates inputs once. A
 // prefill against a decode target runs the relation itself.
+//
+// The verdict is driftmap.Agree or driftmap.Differ (the outputs differ, or
+// they agree and the fp32 intermediates do not).
 type kvClass struct {
 	ctx  context.Context
 	c    spec.Case
@@ -134,29 +425,12 @@ func (k *kvClass) classify(v int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if f != nil {
-			return "differs", nil
+		if f == nil {
+			return driftmap.Agree, nil
 		}
-		return "same", nil
+		return driftmap.Differ, nil
 	}
-	rows := lastPositions(b.Prefill)
-	var ds [2]string
-	for i, t := range k.ts[:2] {
-		out, err := t.Run(k.ctx, b, rows)
-		if err != nil {
-			return "", err
-		}
-		r := &run{out: out}
-		defer r.release()
-		if err := out.ToHost(); err != nil {
-			return "", err
-		}
-		ds[i] = digest(out)
-	}
-	if ds[0] == ds[1] {
-		return "same", nil
-	}
-	return "differs", nil
+	return agreement(k.ctx, k.ts, b, lastPositions(b.Prefill))
 }
 
 // truncate returns a prefill batch of the first v tokens of every sequence

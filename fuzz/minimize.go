@@ -51,8 +51,9 @@ type MinimizeOptions struct {
 //     the case shrinking started from (f.Original when f was itself
 //     minimized), ShrinkSteps added to f's, and f's Elapsed and
 //     CasesBefore;
-//  3. map the dimension that decides the drift (MapDrift; a source's Map,
-//     or the map its Check made) unless opts.KeepMap, and compute the
+//  3. map each dimension the relation varies (MapDrift: ranges, two runs a
+//     value, bisected gaps; a crash maps the values that crash; a source's
+//     Map, or the map its Check made) unless opts.KeepMap, and compute the
 //     signature.
 //
 // When shrinking stops early (ctx done, tries spent) the smallest failing

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -66,7 +67,7 @@ func Recheck(ctx context.Context, c spec.Certificate, opt Options) (spec.Certifi
 		}
 	}
 	if res.Differing > 0 {
-		why = append(why, fmt.Sprintf("%d row comparison(s) differ; drift map %s", res.Differing, MapWords(res.Map)))
+		why = append(why, fmt.Sprintf("%d row comparison(s) differ; drift map: %s", res.Differing, MapWords(res.Map)))
 		if len(res.Diffs) > 0 {
 			d := res.Diffs[0]
 			why = append(why, fmt.Sprintf("first: draw %s, %s = %d, %d row(s) against %s, first row %d",
@@ -85,18 +86,6 @@ func Recheck(ctx context.Context, c spec.Certificate, opt Options) (spec.Certifi
 	return c, res, nil
 }
 
-// MapWords is a drift map in one line: its rule, or its classes when no
-// rule was recognised.
-func MapWords(m *spec.DriftMap) string {
-	if m == nil {
-		return "(none)"
-	}
-	if m.Rule != "" {
-		return m.Rule
-	}
-	parts := make([]string, len(m.Classes))
-	for i, c := range m.Classes {
-		parts[i] = fmt.Sprintf("%s: %d values from %d", c.Label, len(c.Values), c.Values[0])
-	}
-	return m.Kind + " (" + strings.Join(parts, "; ") + ")"
-}
+// MapWords is a drift map in one line, in the one wording of every
+// command and report (words.Drift): each dimension's range and its rule.
+func MapWords(m *spec.DriftMap) string { return words.Drift(m) }

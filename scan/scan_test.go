@@ -114,7 +114,7 @@ func TestCertifiesOracle(t *testing.T) {
 	if got := c.Scan.Dists; !slices.Equal(got, DefaultDists) {
 		t.Errorf("draws %v, want %v", got, DefaultDists)
 	}
-	if r.Map.Kind != driftmap.Invariant || r.Map.Draws != 2 || len(r.Map.Values) != 64 {
+	if r.Map.Kind != driftmap.Uniform || r.Map.Draws != 2 || len(r.Map.Values) != 64 {
 		t.Errorf("map %s %q over %d draws, %d values", r.Map.Kind, r.Map.Rule, r.Map.Draws, len(r.Map.Values))
 	}
 }

@@ -117,22 +117,46 @@ type RowMismatch struct {
 }
 
 // DriftMap says, for a swept dimension, which values give which output bits
-// for the rows they share, grouped into classes.
+// for the rows they share, grouped into classes, over the range swept
+// (From..To): the rule is stated for that range only.
 type DriftMap struct {
-	Dim     string       `json:"dim"`
+	Dim string `json:"dim"`
+	// From and To are the smallest and the largest value of Dim swept;
+	// Values lists every value swept (sampled values, the midpoints that
+	// bisected the gaps between classes, and the values at the far end
+	// that checked a periodic rule).
+	From    int          `json:"from,omitempty"`
+	To      int          `json:"to,omitempty"`
 	Values  []int        `json:"values"`
 	Classes []DriftClass `json:"classes"`
 	// Rule is the recognised pattern in words, e.g. "rows % 32 == 0 -> A,
 	// otherwise -> B" or "kv <= 48 -> A, kv >= 49 -> B"; empty when none
 	// was recognised.
 	Rule string `json:"rule"`
-	// Kind is "invariant", "threshold", "periodic" or "irregular".
+	// Kind is "uniform" (one class: the dimension does not split),
+	// "threshold", "periodic" or "irregular".
 	Kind string `json:"kind"`
 	// Draws is the number of input draws the classes were computed over
 	// (a value's class is the tuple of its bits over the draws); 0 or 1:
 	// one draw.
 	Draws int `json:"draws,omitempty"`
+	// Runs is the number of times each value ran; values whose runs gave
+	// different bits form the class labelled "nondeterministic". 0: not
+	// recorded (maps made before runs were).
+	Runs int `json:"runs,omitempty"`
+	// At says what the other dimensions were held at while Dim was swept,
+	// e.g. "batch=300"; empty when nothing else varies.
+	At string `json:"at,omitempty"`
+	// Also holds the maps of the other dimensions swept for the same
+	// finding (the relation varies several: batch size and position,
+	// padded size and batch size, KV length and batch), in the order they
+	// were swept. The map itself is the first that splits, or the first
+	// swept when none splits.
+	Also []DriftMap `json:"also,omitempty"`
 }
+
+// Splits reports whether the map has more than one class.
+func (d *DriftMap) Splits() bool { return d != nil && len(d.Classes) > 1 }
 
 // DriftClass is one set of swept values that give the same output bits.
 type DriftClass struct {

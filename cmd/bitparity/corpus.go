@@ -286,8 +286,8 @@ func printFile(w io.Writer, name string, f *corpus.File) {
 	}
 	if fd := f.Finding; fd != nil {
 		printFinding(w, "finding", fd)
-		if fd.DriftMap != nil && fd.DriftMap.Rule != "" {
-			fmt.Fprintf(w, "drift map: %s (%s over %s)\n", fd.DriftMap.Rule, fd.DriftMap.Kind, fd.DriftMap.Dim)
+		if fd.DriftMap != nil {
+			fmt.Fprintf(w, "drift map: %s\n", words.Drift(fd.DriftMap))
 		}
 		fmt.Fprintf(w, "signature: %s\n", f.Signature)
 	} else {

@@ -46,7 +46,7 @@ func explainCmd(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "finding: %s, %s on %s (%s)\n", f.Kind, f.Relation, strings.Join(f.Case.Targets, ", "), f.Case.Op)
-	fmt.Fprintf(stdout, "drift map over %s (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Kind, words.Drift(f.DriftMap))
+	fmt.Fprintf(stdout, "drift map: %s\n", words.Drift(f.DriftMap))
 	ex, err := explain.Finding(ctx, f, explain.Options{Seed: *seed})
 	if err != nil {
 		return explainErr(err)

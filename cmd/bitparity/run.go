@@ -404,10 +404,8 @@ func runPrintResult(w io.Writer, res *spec.Result, s *verdict.Verdict) {
 			}
 			f := fs[0]
 			what := string(f.Kind)
-			if f.DriftMap != nil && f.DriftMap.Rule != "" {
-				what = f.DriftMap.Rule
-			} else if f.DriftMap != nil {
-				what = fmt.Sprintf("%s: %d classes over %s", f.DriftMap.Kind, len(f.DriftMap.Classes), f.DriftMap.Dim)
+			if f.DriftMap != nil {
+				what = words.Drift(f.DriftMap)
 			}
 			fmt.Fprintf(w, "    %-30s found by %s in %s (minimal after %s): %s\n", name, f.Relation,
 				time.Duration(f.Elapsed).Round(time.Millisecond), time.Duration(f.Elapsed+f.ToMinimal).Round(time.Millisecond), what)

@@ -233,7 +233,7 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 	rate := float64(r.RowsCompared) / max(r.Elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(stdout, "  %d row comparisons in %d batches, %s, %.3gs (%.3g rows/s)\n", r.RowsCompared, r.Batches, where, r.Elapsed.Seconds(), rate)
 	if r.Certificate == nil {
-		fmt.Fprintf(stdout, "  DRIFT: %d row comparisons differ; drift map over %d draws (every value): %s\n", r.Differing, r.Map.Draws, scan.MapWords(r.Map))
+		fmt.Fprintf(stdout, "  DRIFT: %d row comparisons differ; drift map: %s\n", r.Differing, scan.MapWords(r.Map))
 		// the steps that differ from the items alone (or the oracle) first:
 		// they decide the classes.
 		diffs := slices.Clone(r.Diffs)

@@ -19,7 +19,7 @@ func TestRunCaseTransformer(t *testing.T) {
 	if code != spec.ExitFinding {
 		t.Fatalf("exit %d, want %d (a finding)\nstdout:\n%s\nstderr:\n%s", code, spec.ExitFinding, out, errOut)
 	}
-	for _, want := range []string{"L0.qkv (gemm)", "drift map over rows"} {
+	for _, want := range []string{"L0.qkv (gemm)", "drift map: over rows"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -1,10 +1,14 @@
 // Package driftmap sweeps one dimension of a failing case (rows, M, KV
-// length, batch size) and says in words which values give which output
-// bits: a threshold ("kv <= 48 -> A, kv >= 49 -> B"), a periodic class
-// ("rows % 32 == 0 -> B, otherwise -> A"), both at once ("rows % 32 == 0
-// and rows >= 256 -> B, otherwise -> A"), several ranges, or irregular.
-// Drift is often periodic, not monotone, so the search is for classes,
-// not only for a bisection point.
+// length, batch size, position, padded size) and says in words which
+// values give which output bits over the range it swept: a threshold
+// ("kv <= 48 -> A, kv >= 49 -> B"), a periodic class ("rows % 32 == 0 ->
+// B, otherwise -> A"), both at once ("rows % 32 == 0 and rows >= 256 -> B,
+// otherwise -> A"), a periodic rule up to a size and another from it,
+// several ranges, or irregular. Drift is often periodic, not monotone, so
+// the search is for classes, not only for a bisection point; where two
+// sampled neighbours differ, the gap between them is bisected to the exact
+// onset. Every value runs twice: values whose runs differ are their own
+// class, nondeterministic.
 package driftmap
 
 import (
@@ -19,11 +23,33 @@ import (
 
 // Kinds of drift maps (spec.DriftMap.Kind).
 const (
-	Invariant = "invariant"
+	Uniform   = "uniform" // one class over the whole swept range: the dimension does not split
 	Threshold = "threshold"
 	Periodic  = "periodic"
 	Irregular = "irregular"
 )
+
+// Verdict classes. A classifier that returns one of these names (instead
+// of a digest of output bits) gets a class labelled with it, not with a
+// letter; Sweep itself makes Nondeterministic and Deterministic.
+const (
+	// Nondeterministic: the runs of one value gave different classes.
+	Nondeterministic = "nondeterministic"
+	// Deterministic: every run of the value gave the same bits
+	// (Options.Determinism).
+	Deterministic = "deterministic"
+	// Agree and Differ: two paths gave the same bits, or not (different
+	// outputs, or equal outputs and different fp32 intermediates).
+	Agree  = "agree"
+	Differ = "differ"
+	// Crash and Runs: the target faulted or hung at the value, or not.
+	Crash = "crash"
+	Runs  = "runs"
+)
+
+// verdicts lists the verdict classes, the most severe first (SweepDraws
+// keeps the most severe over its draws).
+var verdicts = []string{Crash, Nondeterministic, Differ, Agree, Deterministic, Runs}
 
 // MaxModulus is the largest period Sweep tries.
 const MaxModulus = 512
@@ -31,53 +57,231 @@ const MaxModulus = 512
 // maxRanges is the most runs a map may have to be called a set of ranges.
 const maxRanges = 6
 
-// Sweep calls classify for each of values (sorted ascending, duplicates
-// dropped), groups the values by the digest classify returns, labels the
-// groups A, B, C, ... in the order of their first (smallest) value, and
-// recognises the rule, trying in this order:
+// DefaultRuns and DefaultProbes are Options' zero values: each value runs
+// twice, and bisection and the far-end check classify at most 1024 values
+// beyond the ones given.
+const (
+	DefaultRuns   = 2
+	DefaultProbes = 1024
+)
+
+// Options configure a sweep; the zero value is valid.
+type Options struct {
+	// Runs is how many times each value is classified; values whose runs
+	// give different classes form the Nondeterministic class. 0 means
+	// DefaultRuns; 1 classifies once (a classifier that looks up classes
+	// already recorded).
+	Runs int
+	// Far is the largest value of the dimension the campaign reached. A
+	// periodic rule is checked on the values at the far end of the range
+	// (the top min(2m, max(m, 128)) values up to max(Far, the largest value
+	// swept), m the period) before it is stated; the range then reaches
+	// Far.
+	Far int
+	// Probes bounds the values classified beyond the given ones (gap
+	// bisection and the far-end check); 0 means DefaultProbes.
+	Probes int
+	// Determinism maps only whether each value is deterministic: its
+	// classes are Nondeterministic and Deterministic.
+	Determinism bool
+}
+
+// Sweep is Options{}.Sweep.
+func Sweep(ctx context.Context, dim string, values []int, classify func(v int) (string, error)) (*spec.DriftMap, error) {
+	return Options{}.Sweep(ctx, dim, values, classify)
+}
+
+// Sweep classifies each of values (duplicates dropped) o.Runs times, then
+// refines the sampled values:
 //
-//	invariant  one class:                          "every rows -> A"
+//  1. bisect: while two neighbouring swept values a < b have different
+//     classes and b > a+1, classify (a+b)/2; so every boundary between
+//     classes is exact ("rows <= 131 -> A, rows >= 132 -> B", never a gap);
+//  2. recognise the rule (below); when its last part is periodic with
+//     period m, classify the values at the far end of the range (Far) and
+//     bisect again, and recognise the rule again over every value swept.
+//
+// It groups the values by class, labels the groups A, B, C, ... in the
+// order of their first (smallest) value (a verdict class keeps its name,
+// e.g. nondeterministic, agree, crash), and recognises the rule, trying in
+// this order:
+//
+//	uniform    one class:                          "every rows -> A"
 //	threshold  two runs of values:                 "kv <= 48 -> A, kv >= 49 -> B"
 //	periodic   the class is a function of v % m for the smallest m in
 //	           2..MaxModulus with at least two periods in the sampled span:
 //	           "rows % 32 == 0 -> B, otherwise -> A"
 //	periodic   two classes, one of them only from a threshold T on (or up to
 //	           it) and there periodic:  "rows % 32 == 0 and rows >= 256 -> B, otherwise -> A"
+//	periodic   a periodic rule up to T and one class from T on (or one class
+//	           up to T and periodic from it):
+//	           "rows <= 383: rows % 16 == 0 -> B, otherwise -> A; rows >= 384 -> C"
 //	threshold  3..6 runs (ranges):                  "batch <= 4 -> A, 5 <= batch <= 16 -> B, batch >= 17 -> C"
 //	irregular  anything else (Rule empty)
 //
-// The bounds in a rule are sampled values: "kv <= 48, kv >= 49" means 48
-// and 49 were both swept. A classify error stops the sweep and is returned
-// with the value; so is ctx's error.
-func Sweep(ctx context.Context, dim string, values []int, classify func(v int) (string, error)) (*spec.DriftMap, error) {
-	vs := slices.Clone(values)
-	sort.Ints(vs)
-	vs = slices.Compact(vs)
-	m := &spec.DriftMap{Dim: dim, Values: vs}
-	if len(vs) == 0 {
+// The rule holds on the swept range only (the map's From..To); the bounds
+// in a rule are swept values: "kv <= 48, kv >= 49" means 48 and 49 were
+// both swept. A classify error stops the sweep and is returned with the
+// value; so is ctx's error.
+func (o Options) Sweep(ctx context.Context, dim string, values []int, classify func(v int) (string, error)) (*spec.DriftMap, error) {
+	if len(values) == 0 {
 		return nil, fmt.Errorf("drift map of %s: no values to sweep", dim)
 	}
-	labels := make([]int, len(vs))
-	index := map[string]int{}
+	s := &sweep{ctx: ctx, dim: dim, classify: classify, o: o, class: map[int]string{}}
+	if s.o.Runs <= 0 {
+		s.o.Runs = DefaultRuns
+	}
+	if s.o.Probes <= 0 {
+		s.o.Probes = DefaultProbes
+	}
+	for _, v := range values {
+		if err := s.probe(v); err != nil {
+			return nil, err
+		}
+	}
+	s.probes = 0 // the budget counts values beyond the given ones
+	if err := s.bisect(); err != nil {
+		return nil, err
+	}
+	vs, ls, names := s.labelled()
+	r := recognise(dim, vs, ls, names)
+	if r.period > 0 {
+		if err := s.farEnd(r.period); err != nil {
+			return nil, err
+		}
+		if err := s.bisect(); err != nil {
+			return nil, err
+		}
+		vs, ls, names = s.labelled()
+		r = recognise(dim, vs, ls, names)
+	}
+	m := &spec.DriftMap{Dim: dim, Values: vs, Kind: r.kind, Rule: r.text,
+		From: vs[0], To: vs[len(vs)-1], Runs: s.o.Runs}
 	for i, v := range vs {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("drift map of %s at %d: %w", dim, v, err)
+		if ls[i] == len(m.Classes) {
+			m.Classes = append(m.Classes, spec.DriftClass{Label: names[ls[i]], Digest: s.class[v]})
 		}
-		d, err := classify(v)
+		m.Classes[ls[i]].Values = append(m.Classes[ls[i]].Values, v)
+	}
+	return m, nil
+}
+
+// sweep is the state of one Sweep: the class of every value classified.
+type sweep struct {
+	ctx      context.Context
+	dim      string
+	classify func(v int) (string, error)
+	o        Options
+	class    map[int]string
+	probes   int // values classified beyond the given ones
+}
+
+// probe classifies v o.Runs times (once when already classified: no-op)
+// and records its class.
+func (s *sweep) probe(v int) error {
+	if _, ok := s.class[v]; ok {
+		return nil
+	}
+	s.probes++
+	var first string
+	for r := 0; r < s.o.Runs; r++ {
+		if err := s.ctx.Err(); err != nil {
+			return fmt.Errorf("drift map of %s at %d: %w", s.dim, v, err)
+		}
+		d, err := s.classify(v)
 		if err != nil {
-			return nil, fmt.Errorf("drift map of %s at %s = %d: %w", dim, dim, v, err)
+			return fmt.Errorf("drift map of %s at %s = %d: %w", s.dim, s.dim, v, err)
 		}
+		if r == 0 {
+			first = d
+		} else if d != first {
+			s.class[v] = Nondeterministic
+			return nil
+		}
+	}
+	if s.o.Determinism {
+		first = Deterministic
+	}
+	s.class[v] = first
+	return nil
+}
+
+// sorted returns the classified values, ascending.
+func (s *sweep) sorted() []int {
+	vs := make([]int, 0, len(s.class))
+	for v := range s.class {
+		vs = append(vs, v)
+	}
+	sort.Ints(vs)
+	return vs
+}
+
+// bisect classifies the midpoint of every gap between neighbouring values
+// of different classes until none is left or the probes are spent.
+func (s *sweep) bisect() error {
+	for {
+		vs := s.sorted()
+		split := false
+		for i := 1; i < len(vs); i++ {
+			a, b := vs[i-1], vs[i]
+			if b-a < 2 || s.class[a] == s.class[b] {
+				continue
+			}
+			if s.probes >= s.o.Probes {
+				return nil
+			}
+			if err := s.probe(a + (b-a)/2); err != nil {
+				return err
+			}
+			split = true
+		}
+		if !split {
+			return nil
+		}
+	}
+}
+
+// farEnd classifies the top min(2m, max(m, 128)) values up to max(Far,
+// the largest value swept), from the top down while probes last.
+func (s *sweep) farEnd(m int) error {
+	vs := s.sorted()
+	far := max(s.o.Far, vs[len(vs)-1])
+	n := min(2*m, max(m, 128))
+	for v := far; v > far-n && v >= 1; v-- {
+		if s.probes >= s.o.Probes {
+			break
+		}
+		if err := s.probe(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// labelled returns the classified values ascending, the index of each
+// value's class (classes numbered in the order of their first value) and
+// the name of each class: its verdict, or the next letter.
+func (s *sweep) labelled() (vs, ls []int, names []string) {
+	vs = s.sorted()
+	ls = make([]int, len(vs))
+	index := map[string]int{}
+	letters := 0
+	for i, v := range vs {
+		d := s.class[v]
 		k, ok := index[d]
 		if !ok {
-			k = len(m.Classes)
+			k = len(names)
 			index[d] = k
-			m.Classes = append(m.Classes, spec.DriftClass{Label: label(k), Digest: d})
+			if slices.Contains(verdicts, d) {
+				names = append(names, d)
+			} else {
+				names = append(names, label(letters))
+				letters++
+			}
 		}
-		m.Classes[k].Values = append(m.Classes[k].Values, v)
-		labels[i] = k
+		ls[i] = k
 	}
-	m.Kind, m.Rule = recognise(dim, vs, labels)
-	return m, nil
+	return vs, ls, names
 }
 
 // label returns A..Z, then AA, AB, ...
@@ -107,43 +311,54 @@ func runs(vs []int, ls []int) []run {
 	return rs
 }
 
-// recognise returns the kind and the rule of labelled, ascending values.
-func recognise(dim string, vs []int, ls []int) (kind, rule string) {
+// rule is a recognised pattern: its kind, its words, and the period of
+// its last part when that part is periodic (0 otherwise).
+type rule struct {
+	kind, text string
+	period     int
+}
+
+// recognise returns the rule of labelled, ascending values; names[l] is
+// the name of label l.
+func recognise(dim string, vs []int, ls []int, names []string) rule {
 	n := slices.Max(ls) + 1
 	rs := runs(vs, ls)
 	switch {
 	case n == 1:
-		return Invariant, fmt.Sprintf("every %s -> A", dim)
+		return rule{kind: Uniform, text: fmt.Sprintf("every %s -> %s", dim, names[0])}
 	case len(rs) == 2:
-		return Threshold, rangesRule(dim, rs)
+		return rule{kind: Threshold, text: rangesRule(dim, rs, names)}
 	}
 	if m, res, ok := periodic(vs, ls); ok {
-		return Periodic, periodicRule(dim, m, res, n, "")
+		return rule{Periodic, periodicRule(dim, m, res, names, ""), m}
 	}
 	if n == 2 {
-		if r, ok := mixed(dim, vs, ls); ok {
-			return Periodic, r
+		if r, ok := mixed(dim, vs, ls, names); ok {
+			return r
 		}
 	}
-	if len(rs) <= maxRanges {
-		return Threshold, rangesRule(dim, rs)
+	if r, ok := piecewise(dim, vs, ls, rs, names); ok {
+		return r
 	}
-	return Irregular, ""
+	if len(rs) <= maxRanges {
+		return rule{kind: Threshold, text: rangesRule(dim, rs, names)}
+	}
+	return rule{kind: Irregular}
 }
 
 // rangesRule writes runs as ranges: "d <= a -> A, b <= d <= c -> B, d >= e -> C".
-func rangesRule(dim string, rs []run) string {
+func rangesRule(dim string, rs []run, names []string) string {
 	parts := make([]string, len(rs))
 	for i, r := range rs {
 		switch {
 		case i == 0:
-			parts[i] = fmt.Sprintf("%s <= %d -> %s", dim, r.to, label(r.lab))
+			parts[i] = fmt.Sprintf("%s <= %d -> %s", dim, r.to, names[r.lab])
 		case i == len(rs)-1:
-			parts[i] = fmt.Sprintf("%s >= %d -> %s", dim, r.from, label(r.lab))
+			parts[i] = fmt.Sprintf("%s >= %d -> %s", dim, r.from, names[r.lab])
 		case r.from == r.to:
-			parts[i] = fmt.Sprintf("%s == %d -> %s", dim, r.from, label(r.lab))
+			parts[i] = fmt.Sprintf("%s == %d -> %s", dim, r.from, names[r.lab])
 		default:
-			parts[i] = fmt.Sprintf("%d <= %s <= %d -> %s", r.from, dim, r.to, label(r.lab))
+			parts[i] = fmt.Sprintf("%d <= %s <= %d -> %s", r.from, dim, r.to, names[r.lab])
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -184,8 +399,8 @@ func fits(vs []int, ls []int, m int) (map[int]int, bool) {
 // residues is "otherwise"; every other label lists its residues:
 // "rows % 32 == 0 -> B, otherwise -> A" or "rows % 4 in {1, 3} -> A, ...".
 // cond, when not empty, is joined to each listed class with "and".
-func periodicRule(dim string, m int, res map[int]int, n int, cond string) string {
-	byLab := make([][]int, n)
+func periodicRule(dim string, m int, res map[int]int, names []string, cond string) string {
+	byLab := make([][]int, len(names))
 	for r, l := range res {
 		byLab[l] = append(byLab[l], r)
 	}
@@ -217,16 +432,16 @@ func periodicRule(dim string, m int, res map[int]int, n int, cond string) string
 		if cond != "" {
 			what += " and " + cond
 		}
-		parts = append(parts, what+" -> "+label(l))
+		parts = append(parts, what+" -> "+names[l])
 	}
-	return strings.Join(append(parts, "otherwise -> "+label(other)), ", ")
+	return strings.Join(append(parts, "otherwise -> "+names[other]), ", ")
 }
 
 // mixed recognises two classes where one (x) occurs only from a threshold
 // on (or only up to one) and is periodic there: the sampled values on
 // x's side of its first (last) occurrence must fit a modulus with at
 // least two periods, and every value on the other side is the other class.
-func mixed(dim string, vs []int, ls []int) (string, bool) {
+func mixed(dim string, vs []int, ls []int, names []string) (rule, bool) {
 	for x := 0; x < 2; x++ {
 		first, last := -1, -1
 		for i, l := range ls {
@@ -238,13 +453,37 @@ func mixed(dim string, vs []int, ls []int) (string, bool) {
 			}
 		}
 		if m, res, ok := periodic(vs[first:], ls[first:]); ok {
-			return periodicRule(dim, m, res, 2, fmt.Sprintf("%s >= %d", dim, vs[first])), true
+			return rule{Periodic, periodicRule(dim, m, res, names, fmt.Sprintf("%s >= %d", dim, vs[first])), m}, true
 		}
 		if m, res, ok := periodic(vs[:last+1], ls[:last+1]); ok {
-			return periodicRule(dim, m, res, 2, fmt.Sprintf("%s <= %d", dim, vs[last])), true
+			return rule{kind: Periodic, text: periodicRule(dim, m, res, names, fmt.Sprintf("%s <= %d", dim, vs[last]))}, true
 		}
 	}
-	return "", false
+	return rule{}, false
+}
+
+// piecewise recognises a periodic rule up to a threshold and one class
+// from it on ("rows <= 383: rows % 16 == 0 -> B, otherwise -> A; rows >=
+// 384 -> C"), or one class up to a threshold and a periodic rule from it
+// on: the run of the one class is the first or the last run, and the
+// values on the other side fit a modulus (periodic).
+func piecewise(dim string, vs []int, ls []int, rs []run, names []string) (rule, bool) {
+	if len(rs) < 3 {
+		return rule{}, false
+	}
+	last := rs[len(rs)-1]
+	i := sort.SearchInts(vs, last.from)
+	if m, res, ok := periodic(vs[:i], ls[:i]); ok {
+		return rule{kind: Periodic, text: fmt.Sprintf("%s <= %d: %s; %s >= %d -> %s", dim, vs[i-1],
+			periodicRule(dim, m, res, names, ""), dim, last.from, names[last.lab])}, true
+	}
+	first := rs[0]
+	j := sort.SearchInts(vs, first.to) + 1
+	if m, res, ok := periodic(vs[j:], ls[j:]); ok {
+		return rule{Periodic, fmt.Sprintf("%s <= %d -> %s; %s >= %d: %s", dim, first.to, names[first.lab],
+			dim, vs[j], periodicRule(dim, m, res, names, "")), m}, true
+	}
+	return rule{}, false
 }
 
 // Values returns the values to sweep for dimension dim around onset (the

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/bitparity/bitparity/spec"
 )
 
 // digest turns a class function into a classifier of digests.
@@ -30,7 +32,7 @@ func TestSweepRules(t *testing.T) {
 		rule   string
 	}{
 		{"invariant", "rows", Values("rows", 100), func(int) int { return 0 },
-			Invariant, "every rows -> A"},
+			Uniform, "every rows -> A"},
 		{"flash tile 48", "kv", Values("kv", 49), func(v int) int { return b2i(v >= 49) },
 			Threshold, "kv <= 48 -> A, kv >= 49 -> B"},
 		{"vllm 256", "rows", Values("rows", 256), func(v int) int { return b2i(v >= 256) },
@@ -198,7 +200,7 @@ func TestSweepDrawsRefines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if one.Kind != Invariant || one.Draws != 1 {
+	if one.Kind != Uniform || one.Draws != 1 {
 		t.Errorf("one flat draw: %s %q draws %d", one.Kind, one.Rule, one.Draws)
 	}
 	m, err := SweepDraws(ctx, "rows", vs, []func(int) (string, error){flat, mod32, flat})
@@ -214,5 +216,145 @@ func TestSweepDrawsRefines(t *testing.T) {
 	}
 	if _, err := SweepDraws(ctx, "rows", vs, nil); err == nil {
 		t.Error("no draws gave no error")
+	}
+}
+
+// Sampled values with a gap between two classes are bisected to the exact
+// onset, and the map states the range it swept.
+func TestSweepBisectsGaps(t *testing.T) {
+	calls := 0
+	classify := func(v int) (string, error) {
+		calls++
+		return digest(func(v int) int { return b2i(v >= 132) })(v)
+	}
+	m, err := Sweep(context.Background(), "rows", []int{1, 2, 64, 129, 160, 200}, classify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rows <= 131 -> A, rows >= 132 -> B"; m.Rule != want {
+		t.Errorf("rule %q, want %q", m.Rule, want)
+	}
+	if m.From != 1 || m.To != 200 || m.Runs != DefaultRuns {
+		t.Errorf("range %d..%d runs %d, want 1..200 runs %d", m.From, m.To, m.Runs, DefaultRuns)
+	}
+	if n := len(m.Values); calls != DefaultRuns*n || n > 6+6 {
+		t.Errorf("%d calls for %d values (bisection of a gap of 31 takes at most 5 more)", calls, n)
+	}
+}
+
+// Values whose runs differ form the nondeterministic class; with
+// Determinism the other class is deterministic.
+func TestSweepNondeterministic(t *testing.T) {
+	calls := 0
+	noisy := func(v int) (string, error) { // below 16 every run differs
+		calls++
+		if v < 16 {
+			return fmt.Sprint("run-", calls), nil
+		}
+		return "bits", nil
+	}
+	vs := make([]int, 64)
+	for i := range vs {
+		vs[i] = i + 1
+	}
+	m, err := Sweep(context.Background(), "rows", vs, noisy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rows <= 15 -> nondeterministic, rows >= 16 -> A"; m.Rule != want || m.Kind != Threshold {
+		t.Errorf("got %s %q, want threshold %q", m.Kind, m.Rule, want)
+	}
+	d, err := Options{Determinism: true}.Sweep(context.Background(), "rows", vs, noisy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rows <= 15 -> nondeterministic, rows >= 16 -> deterministic"; d.Rule != want {
+		t.Errorf("determinism map %q, want %q", d.Rule, want)
+	}
+	if d.Classes[0].Label != Nondeterministic || len(d.Classes[0].Values) != 15 {
+		t.Errorf("classes %+v", d.Classes)
+	}
+	one, err := Options{Runs: 1}.Sweep(context.Background(), "rows", vs, noisy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(one.Classes, func(c spec.DriftClass) bool { return c.Label == Nondeterministic }) {
+		t.Errorf("one run per value cannot see nondeterminism: %q", one.Rule)
+	}
+}
+
+// A periodic rule seen on the sampled values is checked at the far end of
+// the range the campaign reached; a rule that changes past a size is
+// stated in two parts with the exact size, over the range reached.
+func TestSweepFarEnd(t *testing.T) {
+	class := func(v int) int { // rows % 16 in {0, 9..15} below 384, another schedule from 384
+		switch {
+		case v >= 384:
+			return 2
+		case v%16 == 0 || v%16 >= 9:
+			return 1
+		}
+		return 0
+	}
+	values := Values("rows", 16)
+	near, err := Sweep(context.Background(), "rows", values, digest(class))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rows % 16 in {0, 9, 10, 11, 12, 13, 14, 15} -> B, otherwise -> A"; near.Rule != want || near.To != 320 {
+		t.Errorf("without Far: %q over ..%d, want %q over ..320", near.Rule, near.To, want)
+	}
+	far, err := Options{Far: 512}.Sweep(context.Background(), "rows", values, digest(class))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "rows <= 383: rows % 16 in {0, 9, 10, 11, 12, 13, 14, 15} -> B, otherwise -> A; rows >= 384 -> C"
+	if far.Rule != want || far.Kind != Periodic || far.From != 1 || far.To != 512 {
+		t.Errorf("with Far 512: %s %q over %d..%d, want periodic %q over 1..512", far.Kind, far.Rule, far.From, far.To, want)
+	}
+	// a rule that holds at the far end stays, over the range reached
+	mod32, err := Options{Far: 1000}.Sweep(context.Background(), "rows", Values("rows", 32), digest(func(v int) int { return b2i(v%32 == 0) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rows % 32 == 0 -> B, otherwise -> A"; mod32.Rule != want || mod32.To != 1000 {
+		t.Errorf("rows %% 32 to 1000: %q over ..%d", mod32.Rule, mod32.To)
+	}
+}
+
+// A classifier that answers with verdicts gets classes named by them; over
+// draws the most severe verdict wins.
+func TestSweepVerdicts(t *testing.T) {
+	ctx := context.Background()
+	vs := make([]int, 96)
+	for i := range vs {
+		vs[i] = i + 1
+	}
+	tile := func(v int) (string, error) {
+		if v > 48 {
+			return Differ, nil
+		}
+		return Agree, nil
+	}
+	agree := func(int) (string, error) { return Agree, nil }
+	m, err := SweepDraws(ctx, "kv", vs, []func(int) (string, error){agree, tile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "kv <= 48 -> agree, kv >= 49 -> differ"; m.Rule != want {
+		t.Errorf("rule %q, want %q", m.Rule, want)
+	}
+	crash := func(v int) (string, error) {
+		if v%89 == 0 {
+			return Crash, nil
+		}
+		return Runs, nil
+	}
+	c, err := Sweep(ctx, "rows", Values("rows", 89), crash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rows % 89 == 0 -> crash, otherwise -> runs"; c.Rule != want {
+		t.Errorf("crash map %q, want %q", c.Rule, want)
 	}
 }

@@ -137,7 +137,7 @@ func Report(f *spec.Finding, st shrink.Stats, fuzzName string) string {
 		js = []byte(err.Error())
 	}
 	if m := f.DriftMap; m != nil {
-		fmt.Fprintf(&b, "drift map over %s (%d values, %s): %s\n", m.Dim, len(m.Values), m.Kind, m.Rule)
+		fmt.Fprintf(&b, "drift map: %s\n", words.Drift(m))
 	}
 	fmt.Fprintf(&b, "minimal case (%d shrink steps, %d tries, %v):\n%s\n", st.Steps, st.Tried, st.Elapsed.Round(1e6), js)
 	fmt.Fprintf(&b, "repro: %s\n", f.Repro)

@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	"fuzz/boundary/detect":   {"fuzz", "target", "oracle", "spec", "fuzz/gen"},
 	"explain":                {"fuzz", "target", "oracle", "spec", "fuzz/driftmap"},
 	"profile":                {"spec"},
-	"scan":                   {"fuzz", "target", "oracle", "spec", "fuzz/driftmap", "gpu", "fuzz/external"},
+	"scan":                   {"fuzz", "target", "oracle", "spec", "fuzz/driftmap", "gpu", "fuzz/external", "reports/words"},
 	"reports/words":          {"spec"},
 	"reports":                {"spec", "oracle", "internal/atomicfile", "reports/words"},
 	"corpus":                 {"fuzz", "fuzz/external", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile"},

@@ -18,7 +18,7 @@ import (
 
 // Finding says a finding in one paragraph:
 //
-//	OP RELATION on TARGET[ vs TARGET_B]: WHAT; case SHAPE IN->OUT dist=D seed=S[; drift over DIM: RULE (KIND)]
+//	OP RELATION on TARGET[ vs TARGET_B]: WHAT; case SHAPE IN->OUT dist=D seed=S[; drift map: MAP]
 //
 // where WHAT is, for a mismatch, "row R col C: 0xA (a) vs 0xB (b), N ulps in
 // DTYPE, K rows differ"; for a crash, "crashed: ERROR"; for a misuse,
@@ -39,8 +39,8 @@ func Finding(f spec.Finding) string {
 		}
 	}
 	fmt.Fprintf(&b, "; case %s", Case(f.Case))
-	if d := f.DriftMap; d != nil && d.Rule != "" {
-		fmt.Fprintf(&b, "; drift over %s: %s (%s)", d.Dim, d.Rule, d.Kind)
+	if f.DriftMap != nil {
+		b.WriteString("; drift map: " + Drift(f.DriftMap))
 	}
 	if f.Explanation != "" {
 		fmt.Fprintf(&b, "; explained: %s", f.Explanation)
@@ -188,7 +188,7 @@ func Detail(w io.Writer, f spec.Finding) {
 		fmt.Fprintf(w, "  %s\n", f.Message)
 	}
 	if f.DriftMap != nil {
-		fmt.Fprintf(w, "  drift map over %s (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Kind, Drift(f.DriftMap))
+		fmt.Fprintf(w, "  drift map: %s\n", Drift(f.DriftMap))
 	}
 	if f.Explanation != "" {
 		fmt.Fprintf(w, "  explained: %s\n", f.Explanation)
@@ -198,17 +198,4 @@ func Detail(w io.Writer, f spec.Finding) {
 			f.CasesBefore, time.Duration(f.ToMinimal).Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "  repro: %s\n", f.Repro)
-}
-
-// Drift says a drift map: its rule, or each class with its values when
-// no rule was found.
-func Drift(d *spec.DriftMap) string {
-	if d.Rule != "" {
-		return d.Rule
-	}
-	var parts []string
-	for _, c := range d.Classes {
-		parts = append(parts, fmt.Sprintf("%s = %v", c.Label, c.Values))
-	}
-	return strings.Join(parts, "; ")
 }

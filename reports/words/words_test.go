@@ -41,7 +41,7 @@ func TestCaseAndFinding(t *testing.T) {
 		DriftMap: &spec.DriftMap{Dim: "rows", Rule: "rows % 32 == 0 -> A, otherwise -> B", Kind: "periodic"}}
 	got := Finding(f)
 	for _, want := range []string{"rmsnorm batch_invariance on drift-x: row 0 col 0", "2 rows differ",
-		"case rows=1 hidden=64 batch=928", "drift over rows: rows % 32 == 0 -> A, otherwise -> B (periodic)"} {
+		"case rows=1 hidden=64 batch=928", "drift map: over rows: rows % 32 == 0 -> A, otherwise -> B"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Finding = %q, lacks %q", got, want)
 		}
