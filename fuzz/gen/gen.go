@@ -65,17 +65,17 @@ func rowWork(c spec.Case) int {
 	case spec.OpRMSNorm:
 		return s.Hidden
 	case spec.OpGEMM:
-		return satMul(s.Hidden, s.N)
+		return spec.SatMul(s.Hidden, s.N)
 	case spec.OpLogProb:
-		return satMul(logprobWeight, s.Vocab)
+		return spec.SatMul(logprobWeight, s.Vocab)
 	case spec.OpAttnPrefill:
-		return max(1, satMul(s.SeqLen, satAdd(s.SeqLen, 1), s.Heads, s.HeadDim)/2/prefillDiscount)
+		return max(1, spec.SatMul(s.SeqLen, spec.SatAdd(s.SeqLen, 1), s.Heads, s.HeadDim)/2/prefillDiscount)
 	case spec.OpAttnDecode:
 		kv := s.KV
 		for _, l := range s.KVLens {
 			kv = max(kv, l)
 		}
-		return satMul(s.Heads, kv, s.HeadDim)
+		return spec.SatMul(s.Heads, kv, s.HeadDim)
 	}
 	return 0
 }
@@ -84,7 +84,7 @@ func rowWork(c spec.Case) int {
 // batch rows of every batch it builds (BatchRows + Rel.Batch + Rel.Pad).
 // Case keeps it under SmallWork for all but 5.5% of the cases.
 func Work(c spec.Case) int {
-	return satMul(satAdd(BatchRows(c), c.Rel.Batch, c.Rel.Pad), rowWork(c))
+	return spec.SatMul(spec.SatAdd(BatchRows(c), c.Rel.Batch, c.Rel.Pad), rowWork(c))
 }
 
 // Case draws one valid case of op under relation from r; the same r state
@@ -174,7 +174,7 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 	} else {
 		rows = drawRows(r, capRows(0))
 	}
-	setBatchRows(&c, rows)
+	c.SetBatchRows(rows)
 	extra := 0
 	switch relation {
 	case spec.RelBatchInvariance:
@@ -185,7 +185,7 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		extra = c.Rel.Batch
 	case spec.RelPadding:
 		c.Rel.Pad = drawPad(r, rows, max(rows+1, capRows(rows*minRow)))
-		c.Rel.Filler = pick(r, fillers)
+		c.Rel.Filler = string(pick(r, spec.Fillers))
 		extra = c.Rel.Pad
 	}
 	total := rows + extra

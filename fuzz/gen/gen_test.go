@@ -128,7 +128,7 @@ func size(c spec.Case) [2]int {
 	if c.Dist != spec.DistNormal {
 		simple++
 	}
-	simple += slices.Index(fillers, c.Rel.Filler) + 1
+	simple += slices.Index(spec.Fillers, spec.Filler(c.Rel.Filler)) + 1
 	if c.Rel.PermSeed != 0 {
 		simple++
 	}

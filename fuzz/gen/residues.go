@@ -190,7 +190,7 @@ func Residue(c spec.Case) spec.Case {
 		s.SeqLen = 1 + r.Intn(MaxModulus)
 		row, rows, pos, other = 0, 1, 0, 1+r.Intn(4)
 	}
-	setBatchRows(&c, rows)
+	c.SetBatchRows(rows)
 	c.Rel.Row = row
 	switch c.Relation {
 	case spec.RelBatchInvariance:

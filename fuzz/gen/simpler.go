@@ -108,7 +108,7 @@ func Dims(c spec.Case) []Dim {
 		Get: BatchRows,
 		Set: func(c spec.Case, v int) (spec.Case, bool) {
 			c = clone(c)
-			setBatchRows(&c, v)
+			c.SetBatchRows(v)
 			c.Rel.Row = min(c.Rel.Row, v-1)
 			if len(c.Shape.KVLens) > v {
 				c.Shape.KVLens = c.Shape.KVLens[:v]
@@ -256,9 +256,9 @@ func Simplifications(c spec.Case) []spec.Case {
 	if c.Dist != spec.DistNormal {
 		try(func(n *spec.Case) { n.Dist = spec.DistNormal })
 	}
-	if i := slices.Index(fillers, c.Rel.Filler); i > 0 {
-		for _, f := range fillers[:i] {
-			try(func(n *spec.Case) { n.Rel.Filler = f })
+	if i := slices.Index(spec.Fillers, spec.Filler(c.Rel.Filler)); i > 0 {
+		for _, f := range spec.Fillers[:i] {
+			try(func(n *spec.Case) { n.Rel.Filler = string(f) })
 		}
 	}
 	if c.Rel.PermSeed != 0 {

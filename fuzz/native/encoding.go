@@ -201,7 +201,7 @@ func Decode(op spec.Op, relation string, data []byte) (spec.Case, error) {
 			}
 		}
 	}
-	rows := gen.BatchRows(c)
+	rows := c.BatchRows()
 	switch relation {
 	case spec.RelBatchInvariance:
 		c.Rel.Batch = r.table(rowsTable, 1)
@@ -303,7 +303,7 @@ func Encode(c spec.Case) []byte {
 			w.table(kvTable, 1, l)
 		}
 	}
-	rows := gen.BatchRows(c)
+	rows := c.BatchRows()
 	switch c.Relation {
 	case spec.RelBatchInvariance:
 		w.table(rowsTable, 1, c.Rel.Batch)

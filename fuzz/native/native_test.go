@@ -243,7 +243,7 @@ func edgeCases(t *testing.T, op spec.Op, rel string) []spec.Case {
 		c.Shape = s
 		switch rel {
 		case spec.RelPadding:
-			c.Rel.Pad = max(n, gen.BatchRows(c)+1)
+			c.Rel.Pad = max(n, c.BatchRows()+1)
 		default:
 			if op == spec.OpAttnPrefill {
 				c.Shape.Seqs = n
@@ -358,7 +358,7 @@ func TestDecodeAnyBytes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s/%s: empty input: %v", op, rel, err)
 			}
-			if gen.BatchRows(c) != 1 || c.Dist != spec.DistNormal || c.Seed != 0 || c.In != spec.BF16 {
+			if c.BatchRows() != 1 || c.Dist != spec.DistNormal || c.Seed != 0 || c.In != spec.BF16 {
 				t.Errorf("%s/%s: empty input gives %+v, want 1 row, normal, seed 0, bf16", op, rel, c)
 			}
 		}
@@ -400,8 +400,8 @@ func TestByteMinimizationShrinks(t *testing.T) {
 				z := slices.Clone(b)
 				if len(z) > 0 {
 					z[0] = 0
-					if d, err := Decode(op, rel, z); err == nil && gen.BatchRows(d) != 1 {
-						t.Fatalf("%s/%s: zeroing the first byte of %x: batch rows %d, want 1", op, rel, b, gen.BatchRows(d))
+					if d, err := Decode(op, rel, z); err == nil && d.BatchRows() != 1 {
+						t.Fatalf("%s/%s: zeroing the first byte of %x: batch rows %d, want 1", op, rel, b, d.BatchRows())
 					}
 				}
 			}
@@ -493,7 +493,7 @@ func TestNativeFindsDriftModels(t *testing.T) {
 				if err != nil {
 					t.Fatalf("minimize: %v", err)
 				}
-				if gen.Elements(m.Case) > gen.Elements(f.Case) || m.Kind != f.Kind {
+				if m.Case.Elements() > f.Case.Elements() || m.Kind != f.Kind {
 					t.Errorf("minimal case %+v larger or of another kind than %+v", m.Case, f.Case)
 				}
 				t.Logf("found after %d inputs (%v), minimal in %v: %s",
