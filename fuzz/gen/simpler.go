@@ -37,33 +37,34 @@ type Dim struct {
 func Dims(c spec.Case) []Dim {
 	one := func(spec.Case) int { return 1 }
 	zero := func(spec.Case) int { return 0 }
-	shape := func(name string, f func(*spec.Shape) *int, interesting func(lo, below int) []int) Dim {
-		return Dim{Name: name,
-			Get: func(c spec.Case) int { return *f(&c.Shape) },
+	o, _ := c.Op.Info()
+	has := func(d spec.Dim) bool {
+		return slices.ContainsFunc(o.Reads, func(r spec.Dim) bool { return r.Name == d.Name })
+	}
+	var ds []Dim
+	// the per-row dimensions the op reads (spec.OpInfo.Reads), the head
+	// dimensions apart
+	for _, d := range o.Reads {
+		switch d.Name {
+		case o.Batch.Name, spec.DimHeads.Name, spec.DimKVHeads.Name, spec.DimHeadDim.Name:
+			continue
+		}
+		interesting := interestingPow2
+		if d.Name == spec.DimKV.Name || d.Name == spec.DimSeqLen.Name {
+			interesting = interestingKV
+		}
+		ds = append(ds, Dim{Name: d.Name,
+			Get: func(c spec.Case) int { return d.Get(c.Shape) },
 			Set: func(c spec.Case, v int) (spec.Case, bool) {
 				c = clone(c)
-				*f(&c.Shape) = v
+				d.Set(&c.Shape, v)
 				return c, true
 			},
 			Min:         one,
 			Interesting: func(c spec.Case, v int) []int { return interesting(1, v) },
-		}
+		})
 	}
-	var ds []Dim
-	switch c.Op {
-	case spec.OpRMSNorm:
-		ds = append(ds, shape("hidden", func(s *spec.Shape) *int { return &s.Hidden }, interestingPow2))
-	case spec.OpGEMM:
-		ds = append(ds, shape("hidden", func(s *spec.Shape) *int { return &s.Hidden }, interestingPow2),
-			shape("n", func(s *spec.Shape) *int { return &s.N }, interestingPow2))
-	case spec.OpLogProb:
-		ds = append(ds, shape("vocab", func(s *spec.Shape) *int { return &s.Vocab }, interestingPow2))
-	case spec.OpAttnPrefill:
-		ds = append(ds, shape("seq_len", func(s *spec.Shape) *int { return &s.SeqLen }, interestingKV))
-	case spec.OpAttnDecode:
-		ds = append(ds, shape("kv", func(s *spec.Shape) *int { return &s.KV }, interestingKV))
-	}
-	if c.Op == spec.OpAttnPrefill || c.Op == spec.OpAttnDecode {
+	if has(spec.DimHeads) {
 		ds = append(ds,
 			Dim{Name: "head_dim",
 				Get: func(c spec.Case) int { return c.Shape.HeadDim },
@@ -100,11 +101,7 @@ func Dims(c spec.Case) []Dim {
 				Interesting: func(c spec.Case, v int) []int { return interestingPow2(1, v) },
 			})
 	}
-	batchName := "rows"
-	if c.Op == spec.OpAttnPrefill {
-		batchName = "seqs"
-	}
-	ds = append(ds, Dim{Name: batchName,
+	ds = append(ds, Dim{Name: o.Batch.Name,
 		Get: BatchRows,
 		Set: func(c spec.Case, v int) (spec.Case, bool) {
 			c = clone(c)
