@@ -45,7 +45,7 @@ var allowed = map[string][]string{
 	"scan":                   {"fuzz", "target", "oracle", "spec", "fuzz/driftmap", "gpu"},
 	"reports/words":          {"spec"},
 	"reports":                {"spec", "oracle", "internal/atomicfile", "reports/words"},
-	"corpus":                 {"fuzz", "fuzz/external", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile"},
+	"corpus":                 {"fuzz", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile"},
 	"fuzztest": {"corpus", "fuzz", "target", "spec", "fuzz/external", "fuzz/gen", "fuzz/native", "fuzz/shrink",
 		"internal/atomicfile", "internal/gofuzzfile", "reports/words"},
 	"cmd/bitparity": {"*"},
