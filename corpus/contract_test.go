@@ -42,7 +42,7 @@ func TestGeneratedCasesDecode(t *testing.T) {
 }
 
 // TestOneContract: a case file the corpus accepts is a case the shrinker
-// accepts (gen.Valid), edge cases included, and a case the corpus refuses
+// accepts (spec.Case.Validate, which fuzz/shrink calls), edge cases included, and a case the corpus refuses
 // the shrinker refuses with the same message, the corpus naming the field
 // under "case.".
 func TestOneContract(t *testing.T) {
@@ -113,7 +113,7 @@ func TestOneContract(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base()
 			tc.edit(&c)
-			shrinkErr := gen.Valid(c)
+			shrinkErr := c.Validate()
 			// the file as another build or a hand would write it: Encode
 			// refuses an invalid case
 			m := encodeRaw(t, NewFile(base(), nil, spec.Env{}, ""))

@@ -84,7 +84,7 @@ func rowWork(c spec.Case) int {
 // batch rows of every batch it builds (BatchRows + Rel.Batch + Rel.Pad).
 // Case keeps it under SmallWork for all but 5.5% of the cases.
 func Work(c spec.Case) int {
-	return spec.SatMul(spec.SatAdd(BatchRows(c), c.Rel.Batch, c.Rel.Pad), rowWork(c))
+	return spec.SatMul(spec.SatAdd(c.BatchRows(), c.Rel.Batch, c.Rel.Pad), rowWork(c))
 }
 
 // Case draws one valid case of op under relation from r; the same r state
@@ -295,7 +295,7 @@ func drawPad(r *rand.Rand, rows, limit int) int {
 // a Mask (half none; else each of <= 64 rows with probability 1/2, or
 // 1..16 random rows of a larger batch; never empty).
 func drawRel(r *rand.Rand, c *spec.Case) {
-	rows := BatchRows(*c)
+	rows := c.BatchRows()
 	switch c.Relation {
 	case spec.RelBatchInvariance:
 		switch p := r.Intn(4); {

@@ -156,7 +156,7 @@ const ResidueMax = 8192
 //
 // It panics when c is not a valid case (programmer misuse).
 func Residue(c spec.Case) spec.Case {
-	if err := Valid(c); err != nil {
+	if err := c.Validate(); err != nil {
 		panic("gen: Residue of an invalid case: " + err.Error())
 	}
 	r := rand.New(rand.NewSource(int64(c.Seed)))

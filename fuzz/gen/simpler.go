@@ -18,7 +18,7 @@ type Dim struct {
 	// Set returns c with the dimension set to v and the fields that depend
 	// on it repaired (Row and Position kept inside the batch, Mask and
 	// KVLens cut to the rows); ok is false when no valid case has that
-	// value (Valid decides the rest).
+	// value (spec.Case.Validate decides the rest).
 	Set func(c spec.Case, v int) (out spec.Case, ok bool)
 	// Min is the smallest value Set may be given.
 	Min func(c spec.Case) int
@@ -102,7 +102,7 @@ func Dims(c spec.Case) []Dim {
 			})
 	}
 	ds = append(ds, Dim{Name: o.Batch.Name,
-		Get: BatchRows,
+		Get: spec.Case.BatchRows,
 		Set: func(c spec.Case, v int) (spec.Case, bool) {
 			c = clone(c)
 			c.SetBatchRows(v)
@@ -167,8 +167,8 @@ func Dims(c spec.Case) []Dim {
 				c.Rel.Pad = v
 				return c, true
 			},
-			Min:         func(c spec.Case) int { return BatchRows(c) + 1 },
-			Interesting: func(c spec.Case, v int) []int { return interestingRows(BatchRows(c)+1, v) },
+			Min:         func(c spec.Case) int { return c.BatchRows() + 1 },
+			Interesting: func(c spec.Case, v int) []int { return interestingRows(c.BatchRows()+1, v) },
 		})
 	}
 	ds = append(ds, Dim{Name: "row",
@@ -246,7 +246,7 @@ func Simplifications(c spec.Case) []spec.Case {
 	try := func(f func(*spec.Case)) {
 		n := clone(c)
 		f(&n)
-		if Valid(n) == nil {
+		if n.Validate() == nil {
 			out = append(out, n)
 		}
 	}
@@ -285,7 +285,7 @@ func Simpler(c spec.Case) []spec.Case {
 	var out []spec.Case
 	for _, d := range Dims(c) {
 		for _, v := range Candidates(d, c) {
-			if n, ok := d.Set(c, v); ok && Valid(n) == nil {
+			if n, ok := d.Set(c, v); ok && n.Validate() == nil {
 				out = append(out, n)
 			}
 		}

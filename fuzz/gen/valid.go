@@ -2,16 +2,7 @@ package gen
 
 import "github.com/bitparity/bitparity/spec"
 
-// BatchRows returns the size of c's batch dimension, the dimension
-// relations add, move and pad rows along (spec.Case.BatchRows: Shape.Seqs
-// for attn_prefill, Shape.Rows for every other op).
-func BatchRows(c spec.Case) int { return c.BatchRows() }
-
-// Valid reports whether c is a valid case: the one case contract,
-// spec.Case.Validate. Generators and shrinkers only ever return valid
-// cases.
-func Valid(c spec.Case) error { return c.Validate() }
-
-// Elements returns the input values the relation of c materializes
-// (spec.Case.Elements).
+// Elements returns the input values the relation of c materializes:
+// spec.Case.Elements, which callers should use (cmd/bitparity's repro
+// still calls this one).
 func Elements(c spec.Case) int { return c.Elements() }

@@ -261,7 +261,7 @@ func edgeCases(t *testing.T, op spec.Op, rel string) []spec.Case {
 		}
 	}
 	for _, c := range cs {
-		if err := gen.Valid(c); err != nil {
+		if err := c.Validate(); err != nil {
 			t.Fatalf("edge seed %+v: %v", c, err)
 		}
 	}
@@ -349,7 +349,7 @@ func TestDecodeAnyBytes(t *testing.T) {
 				b := make([]byte, r.Intn(40))
 				r.Read(b)
 				if c, err := Decode(op, rel, b); err == nil {
-					if err := gen.Valid(c); err != nil {
+					if err := c.Validate(); err != nil {
 						t.Fatalf("%s/%s %x: decoded an invalid case: %v", op, rel, b, err)
 					}
 				}

@@ -22,7 +22,7 @@ func rmsnorm(rows, hidden int, rel string) spec.Case {
 // guard wraps a predicate so that the test fails on any invalid candidate.
 func guard(t *testing.T, f func(spec.Case) bool) func(spec.Case) (bool, error) {
 	return func(c spec.Case) (bool, error) {
-		if err := gen.Valid(c); err != nil {
+		if err := c.Validate(); err != nil {
 			t.Fatalf("shrink tried an invalid case %+v: %v", c, err)
 		}
 		return f(c), nil
