@@ -107,7 +107,8 @@ func (c Case) Elements() int {
 // claims. It returns a *FieldError naming the first field that breaks a
 // rule:
 //
-//   - version is CaseVersion; op is a single op (Ops) or OpModel;
+//   - version is CaseVersion; op is a single op (Ops) or OpModel (not
+//     OpTransformer);
 //     relation is one of Relations; at most MaxTargets targets, each 1 to
 //     MaxNameLen printable ASCII characters without spaces (none: the
 //     caller names them, as for a generated case; a case file must name
@@ -136,8 +137,11 @@ func (c Case) Validate() error {
 		return fieldErr("version", "%d, this build reads case version %d", c.Version, CaseVersion)
 	}
 	o, ok := c.Op.Info()
-	if !ok || c.Op == OpTransformer {
+	if !ok {
 		return fieldErr("op", "unknown op %q (want one of %v, or %s)", truncate(string(c.Op)), Ops, OpModel)
+	}
+	if c.Op == OpTransformer {
+		return fieldErr("op", "%s: a transformer case is checked by its own route (package fuzz/transformer) and not stored", c.Op)
 	}
 	if !slices.Contains(Relations, c.Relation) && !(c.Op == OpModel && c.Relation == "") {
 		return fieldErr("relation", "unknown relation %q (want one of %v)", truncate(c.Relation), Relations)
