@@ -49,19 +49,19 @@ func TestOpTable(t *testing.T) {
 // one case of each op, by hand.
 func TestCaseCounts(t *testing.T) {
 	for _, tc := range []struct {
-		c                         Case
-		rows, elements, cols, rpi int
+		c                               Case
+		rows, elements, cols, rpi, fmas int
 	}{
 		// (3 + 5 batch)·64 + 64 weights
-		{Case{Op: OpRMSNorm, Shape: Shape{Rows: 3, Hidden: 64}, Rel: RelParams{Batch: 5}}, 3, 8*64 + 64, 64, 1},
+		{Case{Op: OpRMSNorm, Shape: Shape{Rows: 3, Hidden: 64}, Rel: RelParams{Batch: 5}}, 3, 8*64 + 64, 64, 1, 2 * 64},
 		// (2 + 4 pad)·16 + 16·8 weights; the output is not counted
-		{Case{Op: OpGEMM, Shape: Shape{Rows: 2, Hidden: 16, N: 8}, Rel: RelParams{Pad: 4}}, 2, 6*16 + 128, 8, 1},
+		{Case{Op: OpGEMM, Shape: Shape{Rows: 2, Hidden: 16, N: 8}, Rel: RelParams{Pad: 4}}, 2, 6*16 + 128, 8, 1, 16 * 8},
 		// 4·(10 logits + 1 target)
-		{Case{Op: OpLogProb, Shape: Shape{Rows: 4, Vocab: 10}}, 4, 44, 1, 1},
+		{Case{Op: OpLogProb, Shape: Shape{Rows: 4, Vocab: 10}}, 4, 44, 1, 1, 2 * 10},
 		// 2 sequences of 5 tokens, each (4 + 2·2)·8
-		{Case{Op: OpAttnPrefill, Shape: Shape{Seqs: 2, SeqLen: 5, Heads: 4, KVHeads: 2, HeadDim: 8}}, 2, 2 * 5 * 64, 8, 20},
+		{Case{Op: OpAttnPrefill, Shape: Shape{Seqs: 2, SeqLen: 5, Heads: 4, KVHeads: 2, HeadDim: 8}}, 2, 2 * 5 * 64, 8, 20, 5 * 6 * 4 * 8},
 		// 3 requests, each (4 + 2·49·2)·8 at the longest cache
-		{Case{Op: OpAttnDecode, Shape: Shape{Rows: 3, KV: 16, KVLens: []int{48, 49}, Heads: 4, KVHeads: 2, HeadDim: 8}}, 3, 3 * (4 + 196) * 8, 8, 4},
+		{Case{Op: OpAttnDecode, Shape: Shape{Rows: 3, KV: 16, KVLens: []int{48, 49}, Heads: 4, KVHeads: 2, HeadDim: 8}}, 3, 3 * (4 + 196) * 8, 8, 4, 2 * 4 * 49 * 8},
 	} {
 		o, _ := tc.c.Op.Info()
 		if got := tc.c.BatchRows(); got != tc.rows {
@@ -75,6 +75,9 @@ func TestCaseCounts(t *testing.T) {
 		}
 		if got := o.RowsPerItem(tc.c.Shape); got != tc.rpi {
 			t.Errorf("%s: RowsPerItem %d, want %d", tc.c.Op, got, tc.rpi)
+		}
+		if got := o.FMAs(tc.c.Shape); got != tc.fmas {
+			t.Errorf("%s: FMAs %d, want %d", tc.c.Op, got, tc.fmas)
 		}
 		c := tc.c
 		c.SetBatchRows(7)
