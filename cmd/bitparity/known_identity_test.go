@@ -17,7 +17,8 @@ func TestKnownAcrossDTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := spec.Case{Version: 1, Op: spec.OpRMSNorm, Relation: spec.RelBatchInvariance, Targets: []string{"drift-rmsnorm-te-mod32"},
-		Shape: spec.Shape{Rows: 32, Hidden: 64}, In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 1, GenVersion: 1}
+		Shape: spec.Shape{Rows: 32, Hidden: 64}, In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 1, GenVersion: 1,
+		Rel: spec.RelParams{Batch: 1}}
 	filed := spec.Finding{Case: c, Kind: spec.KindMismatch, Relation: c.Relation, TargetA: c.Targets[0]}
 	if _, _, err := d.Put(corpus.NewFile(c, &filed, spec.Env{}, "test")); err != nil {
 		t.Fatal(err)
