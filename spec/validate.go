@@ -311,7 +311,7 @@ func validateElements(c Case, o OpInfo) error {
 			field = "rel.batch"
 		}
 		return fieldErr(field, "%d input values with the relation's %d extra rows of %d values each, more than the limit of %d",
-			min(e, SatLimit), c.Rel.Batch+c.Rel.Pad, item, MaxElements)
+			e, c.Rel.Batch+c.Rel.Pad, item, MaxElements)
 	}
 	return nil
 }
