@@ -6,10 +6,6 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// MaxAdapterText bounds each text field of a recorded adapter (name,
-// device, about, command line).
-const MaxAdapterText = 4096
-
 // validateAdapters checks the adapters a file records: at most one per
 // target of the case, each naming one of its targets, with a name and a
 // command line of bounded length.
@@ -31,8 +27,8 @@ func validateAdapters(f *File) error {
 			return fieldErr(at, "name and exec are required")
 		}
 		for _, s := range []string{a.Name, a.Device, a.About, a.Exec} {
-			if len(s) > MaxAdapterText {
-				return fieldErr(at, "a field of %d bytes, the limit is %d", len(s), MaxAdapterText)
+			if len(s) > spec.MaxAdapterText {
+				return fieldErr(at, "a field of %d bytes, the limit is %d", len(s), spec.MaxAdapterText)
 			}
 		}
 	}

@@ -17,10 +17,6 @@ import (
 
 // Limits of a bucket store, beside spec.MaxFileBytes (one object).
 const (
-	// MaxBucketKeys bounds the keys List walks under a bucket's prefix,
-	// case files or not: a bucket holding more is refused, not listed for
-	// hours.
-	MaxBucketKeys = 1 << 20
 	// DefaultBucketTimeout bounds each call to the object store (one Get,
 	// Put, Update, Delete, or one whole List).
 	DefaultBucketTimeout = 2 * time.Minute
@@ -42,7 +38,7 @@ const (
 //   - Get refuses an object over spec.MaxFileBytes by its size before reading
 //     it, reads through a limited reader, decodes like ReadFile and checks
 //     that the case hashes to the name.
-//   - List walks at most MaxBucketKeys keys of the prefix's own level
+//   - List walks at most spec.MaxBucketKeys keys of the prefix's own level
 //     (no deeper) and returns only the names IsName accepts; other keys
 //     (hostile or foreign ones) are never read.
 //   - Update rewrites the object (a status change; the last writer wins,
@@ -213,7 +209,7 @@ func (k *Bucket) Get(name string) (*File, error) {
 }
 
 // List returns the case names under the prefix, sorted (the store lists
-// keys in order); it refuses a prefix with more than MaxBucketKeys keys.
+// keys in order); it refuses a prefix with more than spec.MaxBucketKeys keys.
 func (k *Bucket) List() ([]string, error) {
 	ctx, cancel := k.ctx(context.Background())
 	defer cancel()
@@ -227,8 +223,8 @@ func (k *Bucket) List() ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", k.where, err)
 		}
-		if seen >= MaxBucketKeys {
-			return nil, fmt.Errorf("list %s: more than %d keys; a corpus prefix may hold at most that many", k.where, MaxBucketKeys)
+		if seen >= spec.MaxBucketKeys {
+			return nil, fmt.Errorf("list %s: more than %d keys; a corpus prefix may hold at most that many", k.where, spec.MaxBucketKeys)
 		}
 		if !obj.IsDir && IsName(obj.Key) {
 			names = append(names, obj.Key)

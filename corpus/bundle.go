@@ -29,18 +29,6 @@ const (
 	casesDir      = "cases/"
 )
 
-// Bundle limits, checked while reading, before anything is allocated from a
-// size a member claims.
-const (
-	// MaxBundleBytes bounds the decompressed size of a whole bundle (1 GiB),
-	// so a gzip bomb stops there.
-	MaxBundleBytes = 1 << 30
-	// MaxManifestBytes bounds MANIFEST.json.
-	MaxManifestBytes = 16 << 20
-	// MaxBundleFiles bounds the number of case files of one bundle.
-	MaxBundleFiles = 100000
-)
-
 // Manifest is the first member of a bundle.
 type Manifest struct {
 	Format  string          `json:"format"`
@@ -60,8 +48,8 @@ type ManifestEntry struct {
 // file re-encoded canonically (Encode) under cases/<name>. Members are
 // regular files with mode 0644 and the manifest's creation time.
 func WriteBundle(w io.Writer, entries []Entry) (*Manifest, error) {
-	if len(entries) > MaxBundleFiles {
-		return nil, fmt.Errorf("bundle: %d cases, the limit is %d", len(entries), MaxBundleFiles)
+	if len(entries) > spec.MaxBundleFiles {
+		return nil, fmt.Errorf("bundle: %d cases, the limit is %d", len(entries), spec.MaxBundleFiles)
 	}
 	m := &Manifest{Format: BundleFormat, Version: BundleVersion, Created: time.Now().UTC().Truncate(time.Second)}
 	datas := make([][]byte, len(entries))
@@ -146,7 +134,7 @@ type countingReader struct {
 	limit int64
 }
 
-var errBundleTooLarge = fmt.Errorf("bundle decompresses to more than %d bytes", MaxBundleBytes)
+var errBundleTooLarge = fmt.Errorf("bundle decompresses to more than %d bytes", spec.MaxBundleBytes)
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	if c.n > c.limit {
@@ -196,7 +184,7 @@ func slicesContains(xs []string, x string) bool { return contains(xs, x) }
 // limits); files whose case does not hash to their name. Everything else is
 // stored; a case dst already holds is left as it was (Put never
 // overwrites). The error is non-nil only when the bundle as a whole cannot
-// be read: not gzip, no valid manifest first, more than MaxBundleBytes
+// be read: not gzip, no valid manifest first, more than spec.MaxBundleBytes
 // decompressed; members stored before such an error stay stored and are in
 // the report.
 func Unbundle(r io.Reader, dst Store) (*UnbundleReport, error) {
@@ -206,7 +194,7 @@ func Unbundle(r io.Reader, dst Store) (*UnbundleReport, error) {
 		return rep, fmt.Errorf("bundle: not a gzip stream: %w", err)
 	}
 	defer gz.Close()
-	tr := tar.NewReader(&countingReader{r: gz, limit: MaxBundleBytes})
+	tr := tar.NewReader(&countingReader{r: gz, limit: spec.MaxBundleBytes})
 	hdr, err := tr.Next()
 	if err != nil {
 		return rep, fmt.Errorf("bundle: not a tar archive: %w", err)
@@ -214,10 +202,10 @@ func Unbundle(r io.Reader, dst Store) (*UnbundleReport, error) {
 	if hdr.Name != ManifestName || hdr.Typeflag != tar.TypeReg {
 		return rep, fmt.Errorf("bundle: first member is %q, want the regular file %s", truncate(hdr.Name), ManifestName)
 	}
-	if hdr.Size > MaxManifestBytes {
-		return rep, fmt.Errorf("bundle: %s has %d bytes, the limit is %d", ManifestName, hdr.Size, MaxManifestBytes)
+	if hdr.Size > spec.MaxManifestBytes {
+		return rep, fmt.Errorf("bundle: %s has %d bytes, the limit is %d", ManifestName, hdr.Size, spec.MaxManifestBytes)
 	}
-	mdata, err := io.ReadAll(io.LimitReader(tr, MaxManifestBytes+1))
+	mdata, err := io.ReadAll(io.LimitReader(tr, spec.MaxManifestBytes+1))
 	if err != nil {
 		return rep, fmt.Errorf("bundle: %s: %w", ManifestName, err)
 	}
@@ -231,8 +219,8 @@ func Unbundle(r io.Reader, dst Store) (*UnbundleReport, error) {
 	if m.Version != BundleVersion {
 		return rep, fmt.Errorf("bundle: %s: version %d, this build reads version %d", ManifestName, m.Version, BundleVersion)
 	}
-	if len(m.Files) > MaxBundleFiles {
-		return rep, fmt.Errorf("bundle: %s lists %d files, the limit is %d", ManifestName, len(m.Files), MaxBundleFiles)
+	if len(m.Files) > spec.MaxBundleFiles {
+		return rep, fmt.Errorf("bundle: %s lists %d files, the limit is %d", ManifestName, len(m.Files), spec.MaxBundleFiles)
 	}
 	want := make(map[string]ManifestEntry, len(m.Files))
 	for _, e := range m.Files {

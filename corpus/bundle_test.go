@@ -251,7 +251,7 @@ func sha(b []byte) string {
 }
 
 // TestUnbundleGzipBomb: a member claiming 2 GiB of zeros (compressing to a
-// few MB) stops at MaxBundleBytes with an error, having read no more.
+// few MB) stops at spec.MaxBundleBytes with an error, having read no more.
 func TestUnbundleGzipBomb(t *testing.T) {
 	if testing.Short() {
 		t.Skip("decompresses 1 GiB")
@@ -262,7 +262,7 @@ func TestUnbundleGzipBomb(t *testing.T) {
 	m, _ := json.Marshal(Manifest{Format: BundleFormat, Version: BundleVersion})
 	tw.WriteHeader(&tar.Header{Name: ManifestName, Typeflag: tar.TypeReg, Size: int64(len(m)), Mode: 0o644})
 	tw.Write(m)
-	const size = MaxBundleBytes + 1<<20
+	const size = spec.MaxBundleBytes + 1<<20
 	tw.WriteHeader(&tar.Header{Name: "cases/0123456789abcdef.json", Typeflag: tar.TypeReg, Size: size, Mode: 0o644})
 	zero := make([]byte, 1<<20)
 	for n := 0; n < size; n += len(zero) {

@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"fmt"
+	"github.com/bitparity/bitparity/spec"
 	"sort"
 )
 
@@ -27,12 +28,16 @@ func smaller(a, b Entry) bool {
 	return a.Name < b.Name
 }
 
-// caseSize is the number of input values a case's batch has (validated
-// cases only, so the products fit).
+// caseSize is the number of input values a case's own batch has (the
+// op's explicit tensors, spec.OpInfo.Tensors); 0 for a model case.
 func caseSize(f *File) int {
+	o, ok := f.Case.Op.Info()
+	if !ok || o.Tensors == nil {
+		return 0
+	}
 	n := 0
-	for _, v := range tensorCounts(f.Case) {
-		n += v
+	for _, v := range o.Tensors(f.Case.Shape) {
+		n = spec.SatAdd(n, v)
 	}
 	return n
 }

@@ -228,10 +228,12 @@ func TestDecodeRefuses(t *testing.T) {
 		{name: "fixed without time", edit: func(m map[string]any) { m["status"] = map[string]any{"state": "fixed"} }, field: "status.fixed_at"},
 		{name: "bad hex", edit: func(m map[string]any) {
 			caseOf(m)["shape"] = map[string]any{"rows": 1, "hidden": 2}
+			delete(caseOf(m)["rel"].(map[string]any), "row") // row 0 of the one row
 			caseOf(m)["data"] = map[string]any{"tensors": map[string]any{"x": []string{"3f80", "zz"}, "w": []string{"3f80", "3f80"}}}
 		}, field: "case.data.tensors.x[1]"},
 		{name: "hex too wide", edit: func(m map[string]any) {
 			caseOf(m)["shape"] = map[string]any{"rows": 1, "hidden": 2}
+			delete(caseOf(m)["rel"].(map[string]any), "row") // row 0 of the one row
 			caseOf(m)["data"] = map[string]any{"tensors": map[string]any{"x": []string{"3f800000", "3f80"}, "w": []string{"3f80", "3f80"}}}
 		}, field: "case.data.tensors.x[0]"},
 		{name: "data count", edit: func(m map[string]any) {

@@ -29,7 +29,7 @@ func FuzzDecodeCase(f *testing.F) {
 	add(NewFile(dec, nil, spec.Env{}, ""))
 	lp := seedCase(4)
 	lp.Op, lp.Relation, lp.Shape = spec.OpLogProb, spec.RelLogProbParity, spec.Shape{Rows: 2, Vocab: 5}
-	lp.Seed, lp.GenVersion = 0, 0
+	lp.Seed, lp.GenVersion, lp.Rel = 0, 0, spec.RelParams{Row: 1}
 	lp.Data = &spec.Data{Tensors: map[string][]string{"logits": {"3f80", "4000", "c000", "0000", "8000", "7fc0", "ff80", "7f80", "0001", "3f81"}, "targets": {"0", "4"}}}
 	add(NewFile(lp, nil, spec.Env{}, ""))
 	add(modelFile()) // a model-route finding with its adapter (model_test.go)

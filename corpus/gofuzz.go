@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/fuzz/native"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/gofuzzfile"
@@ -70,7 +69,7 @@ type GoFuzzOptions struct {
 	// target ran.
 	Sets [][]string
 	// MaxElements skips inputs whose case needs more input values
-	// (gen.Elements); 0 means spec.MaxElements.
+	// (spec.Case.Elements); 0 means spec.MaxElements.
 	MaxElements int
 	// All also stores inputs that find nothing, as pass cases on the first
 	// target set.
@@ -168,7 +167,7 @@ func importOne(ctx context.Context, dst Store, path string, opts GoFuzzOptions) 
 		r.Skipped = fmt.Sprintf("not a valid case: %v", err)
 		return r
 	}
-	if e := gen.Elements(c); e > opts.MaxElements {
+	if e := c.Elements(); e > opts.MaxElements {
 		r.Skipped = fmt.Sprintf("%d input values, above the import limit %d", e, opts.MaxElements)
 		return r
 	}

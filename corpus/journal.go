@@ -145,10 +145,10 @@ func RebuildJournal(path string) (r *spec.Result, complete bool, err error) {
 	if !st.Mode().IsRegular() {
 		return nil, false, fmt.Errorf("journal %s: not a regular file", path)
 	}
-	if st.Size() > MaxResultBytes {
-		return nil, false, fmt.Errorf("journal %s: %d bytes, over the %d-byte limit", path, st.Size(), MaxResultBytes)
+	if st.Size() > spec.MaxResultBytes {
+		return nil, false, fmt.Errorf("journal %s: %d bytes, over the %d-byte limit", path, st.Size(), spec.MaxResultBytes)
 	}
-	br := bufio.NewReader(io.LimitReader(fh, MaxResultBytes))
+	br := bufio.NewReader(io.LimitReader(fh, spec.MaxResultBytes))
 	var (
 		head  *spec.Result
 		end   *spec.Result

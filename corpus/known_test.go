@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -161,7 +160,7 @@ func TestKnownReplay(t *testing.T) {
 		if e.File.Finding == nil || e.File.Finding.DriftMap == nil {
 			continue
 		}
-		if cur, ok := sweeper[e.File.Signature]; !ok || gen.Elements(e.File.Case) < gen.Elements(cur.File.Case) {
+		if cur, ok := sweeper[e.File.Signature]; !ok || e.File.Case.Elements() < cur.File.Case.Elements() {
 			sweeper[e.File.Signature] = e
 		}
 	}

@@ -7,13 +7,10 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// MaxResultBytes bounds a campaign result file read by ReadResult (256 MiB).
-const MaxResultBytes = 256 << 20
-
 // ReadResult reads a campaign result file (spec.Result, as `bitparity run
-// --json` writes it), refusing files over MaxResultBytes and other versions.
+// --json` writes it), refusing files over spec.MaxResultBytes and other versions.
 func ReadResult(path string) (*spec.Result, error) {
-	data, err := readLimitedN(path, MaxResultBytes)
+	data, err := readLimitedN(path, spec.MaxResultBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -55,8 +55,8 @@ func attnInputs(c spec.Case, b *target.Batch, ids []int, lazy bool) error {
 		if s.Heads%s.KVHeads != 0 {
 			return fmt.Errorf("shape: heads %d is not a multiple of kv_heads %d", s.Heads, s.KVHeads)
 		}
-		tokens := elems(n, s.SeqLen)
-		if err := budget(c, elems(tokens, s.Heads, s.HeadDim), elems(2, tokens, s.KVHeads, s.HeadDim)); err != nil {
+		tokens := spec.SatMul(n, s.SeqLen)
+		if err := budget(c, spec.SatMul(tokens, s.Heads, s.HeadDim), spec.SatMul(2, tokens, s.KVHeads, s.HeadDim)); err != nil {
 			return err
 		}
 		key := func(i int) uint64 { return item(i/s.SeqLen)<<32 | uint64(i%s.SeqLen) }
@@ -93,7 +93,7 @@ func attnInputs(c spec.Case, b *target.Batch, ids []int, lazy bool) error {
 				return budget(c, lens[i])
 			}
 			total += lens[i]
-			if err := budget(c, elems(2, total, s.KVHeads, s.HeadDim)); err != nil {
+			if err := budget(c, spec.SatMul(2, total, s.KVHeads, s.HeadDim)); err != nil {
 				return err
 			}
 		}

@@ -37,7 +37,7 @@ func explicitInputs(c spec.Case, in, out oracle.DType) (*target.Batch, error) {
 	var err error
 	switch c.Op {
 	case spec.OpRMSNorm:
-		if err := budget(c, elems(s.Rows, s.Hidden)); err != nil {
+		if err := budget(c, spec.SatMul(s.Rows, s.Hidden)); err != nil {
 			return nil, err
 		}
 		r := &oracle.RMSNormInput{Rows: s.Rows, Hidden: s.Hidden, Eps: c.Eps, Out: out}
@@ -49,7 +49,7 @@ func explicitInputs(c spec.Case, in, out oracle.DType) (*target.Batch, error) {
 		}
 		b.RMSNorm = r
 	case spec.OpGEMM:
-		if err := budget(c, elems(s.Rows, s.Hidden), elems(s.Hidden, s.N)); err != nil {
+		if err := budget(c, spec.SatMul(s.Rows, s.Hidden), spec.SatMul(s.Hidden, s.N)); err != nil {
 			return nil, err
 		}
 		g := &oracle.GEMMInput{M: s.Rows, K: s.Hidden, N: s.N, Out: out}
@@ -61,7 +61,7 @@ func explicitInputs(c spec.Case, in, out oracle.DType) (*target.Batch, error) {
 		}
 		b.GEMM = g
 	case spec.OpLogProb:
-		if err := budget(c, elems(s.Rows, s.Vocab)); err != nil {
+		if err := budget(c, spec.SatMul(s.Rows, s.Vocab)); err != nil {
 			return nil, err
 		}
 		l := &oracle.LogProbInput{Rows: s.Rows, Vocab: s.Vocab}
@@ -82,8 +82,8 @@ func explicitInputs(c spec.Case, in, out oracle.DType) (*target.Batch, error) {
 		}
 		b.LogProb = l
 	case spec.OpAttnPrefill:
-		tokens := elems(s.Seqs, s.SeqLen)
-		if err := budget(c, elems(tokens, s.Heads, s.HeadDim), elems(2, tokens, s.KVHeads, s.HeadDim)); err != nil {
+		tokens := spec.SatMul(s.Seqs, s.SeqLen)
+		if err := budget(c, spec.SatMul(tokens, s.Heads, s.HeadDim), spec.SatMul(2, tokens, s.KVHeads, s.HeadDim)); err != nil {
 			return nil, err
 		}
 		p := &oracle.PrefillInput{Seqs: s.Seqs, SeqLen: s.SeqLen, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim, Out: out}
@@ -110,8 +110,8 @@ func explicitInputs(c spec.Case, in, out oracle.DType) (*target.Batch, error) {
 			}
 			total += lens[r]
 		}
-		width := elems(s.KVHeads, s.HeadDim)
-		if err := budget(c, elems(s.Rows, s.Heads, s.HeadDim), elems(2, total, width)); err != nil {
+		width := spec.SatMul(s.KVHeads, s.HeadDim)
+		if err := budget(c, spec.SatMul(s.Rows, s.Heads, s.HeadDim), spec.SatMul(2, total, width)); err != nil {
 			return nil, err
 		}
 		d := &oracle.DecodeInput{Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim, Out: out,

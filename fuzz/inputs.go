@@ -174,32 +174,12 @@ func positive(name string, v int) error {
 	return nil
 }
 
-// elems is the product of factors, saturating: spec.MaxElements+1 when it would
-// exceed spec.MaxElements (so int overflow never wraps a hostile shape into a
-// small number), -1 when a factor is negative.
-func elems(factors ...int) int {
-	p := 1
-	for _, f := range factors {
-		switch {
-		case f < 0:
-			return -1
-		case f == 0:
-			return 0
-		case p > spec.MaxElements/f:
-			return spec.MaxElements + 1
-		}
-		p *= f
-	}
-	return p
-}
-
+// budget refuses counts of input values (spec.SatMul products) whose sum
+// exceeds spec.MaxElements, the limit Case.Validate holds a case to (GEMM's
+// output is not an input and not counted).
 func budget(c spec.Case, counts ...int) error {
-	total := 0
-	for _, e := range counts {
-		if e < 0 || e > spec.MaxElements || total > spec.MaxElements-e {
-			return fmt.Errorf("case too large: %s %+v needs more than %d input values (the memory budget)", c.Op, c.Shape, spec.MaxElements)
-		}
-		total += e
+	if spec.SatAdd(counts...) > spec.MaxElements {
+		return fmt.Errorf("case too large: %s %+v needs more than %d input values (the memory budget)", c.Op, c.Shape, spec.MaxElements)
 	}
 	return nil
 }

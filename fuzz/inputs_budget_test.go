@@ -27,15 +27,3 @@ func TestInputsRefuseOverflowingShapes(t *testing.T) {
 		}
 	}
 }
-
-func TestElemsSaturates(t *testing.T) {
-	if got := elems(3, 5, 7); got != 105 {
-		t.Errorf("elems(3,5,7) = %d", got)
-	}
-	if got := elems(1<<40, 1<<40); got != spec.MaxElements+1 {
-		t.Errorf("elems(2^40, 2^40) = %d, want spec.MaxElements+1", got)
-	}
-	if got := elems(4, -1); got != -1 {
-		t.Errorf("elems(4, -1) = %d, want -1", got)
-	}
-}

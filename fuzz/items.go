@@ -12,21 +12,13 @@ import (
 // sequence for prefill (SeqLen·Heads output rows). Relations build batches
 // by copying items, so a row's inputs are the same bits in every batch.
 
-// caseItems returns the number of items a case asks for.
-func caseItems(c spec.Case) int {
-	if c.Op == spec.OpAttnPrefill {
-		return c.Shape.Seqs
-	}
-	return c.Shape.Rows
-}
+// caseItems returns the number of items a case asks for (its batch
+// dimension, spec.OpInfo.Batch).
+func caseItems(c spec.Case) int { return c.BatchRows() }
 
 // withItems returns c asking for n items (rows, requests or sequences).
 func withItems(c spec.Case, n int) spec.Case {
-	if c.Op == spec.OpAttnPrefill {
-		c.Shape.Seqs = n
-	} else {
-		c.Shape.Rows = n
-	}
+	c.SetBatchRows(n)
 	return c
 }
 

@@ -183,7 +183,7 @@ func itemsSweep(ctx context.Context, f *spec.Finding, ts []target.Target) (*Swee
 		if v < 1 {
 			return nil, fmt.Errorf("drift map: %s %d", dim, v)
 		}
-		if err := budget(c, elems(v, perItem(one))); err != nil {
+		if err := budget(c, spec.SatMul(v, perItem(one))); err != nil {
 			return nil, err
 		}
 		return gather(one, make([]int, v))
@@ -223,7 +223,7 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 		return nil, err
 	}
 	B := c.Rel.Batch
-	if elems(B, perItem(full)) > mapElements {
+	if spec.SatMul(B, perItem(full)) > mapElements {
 		return nil, nil
 	}
 	ids := identity(B)
@@ -283,7 +283,7 @@ func padSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, er
 		return nil, err
 	}
 	n := full.Items()
-	fits := func(v int) bool { return elems(v, perItem(full)) <= mapElements }
+	fits := func(v int) bool { return spec.SatMul(v, perItem(full)) <= mapElements }
 	sw := &Sweep{Dim: "pad", Onset: c.Rel.Pad, At: fmt.Sprintf("%s=%d", itemsDim(c.Op), n)}
 	for _, v := range SweepValues("pad", c.Rel.Pad) {
 		if v >= n && fits(v) {

@@ -345,13 +345,11 @@ func WithoutTaps(ctx context.Context) context.Context {
 
 func tapsOn(ctx context.Context) bool { return ctx.Value(noTapsKey{}) == nil }
 
-// tapNames names the tap columns of each op.
+// tapName names tap column col of op (spec.OpInfo.Taps, repeating; the
+// fp32 output columns before rounding for an op without named taps).
 func tapName(op spec.Op, col int) string {
-	switch op {
-	case spec.OpRMSNorm:
-		return [...]string{"sum of squares", "rstd"}[col%2]
-	case spec.OpLogProb:
-		return [...]string{"row max", "sum of exponentials"}[col%2]
+	if o, ok := op.Info(); ok && len(o.Taps) > 0 {
+		return o.Taps[col%len(o.Taps)]
 	}
 	return fmt.Sprintf("fp32 output column %d before rounding", col)
 }

@@ -108,7 +108,7 @@ func drawReshaped(r *rand.Rand, op spec.Op, relation string, reshape func(*rand.
 			}
 		} else {
 			gen.Spread(r, &c, max(1, maxTokens>>(i/8)))
-			elems := gen.Elements(c)
+			elems := c.Elements()
 			cost = CaseCost(c)
 			if elems <= spec.MaxElements && (bound <= 0 || cost <= bound) {
 				return c

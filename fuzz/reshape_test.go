@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/profile"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -97,7 +96,7 @@ func TestProfileDeciles(t *testing.T) {
 					if err := p.Holds(c); err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
-					if err := gen.Valid(c); err != nil {
+					if err := c.Validate(); err != nil {
 						t.Fatalf("%s: %v: %+v", name, err, c.Shape)
 					}
 					if tc.bound > 0 && CaseCost(c) > tc.bound {

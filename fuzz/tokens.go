@@ -84,7 +84,7 @@ func tokenInputs(c spec.Case, b *target.Batch, ids []int, lazy bool, like *targe
 	}
 	switch c.Op {
 	case spec.OpRMSNorm:
-		if err := firstErr(positive("rows", n), positive("hidden", s.Hidden), budget(c, elems(n, s.Hidden), s.Hidden)); err != nil {
+		if err := firstErr(positive("rows", n), positive("hidden", s.Hidden), budget(c, spec.SatMul(n, s.Hidden), s.Hidden)); err != nil {
 			return err
 		}
 		x, w, err := itemsAndWeights(s.Hidden)
@@ -94,7 +94,7 @@ func tokenInputs(c spec.Case, b *target.Batch, ids []int, lazy bool, like *targe
 		b.RMSNorm = &oracle.RMSNormInput{X: x, W: w, Rows: n, Hidden: s.Hidden, Eps: c.Eps, Out: b.Out}
 	case spec.OpGEMM:
 		if err := firstErr(positive("rows", n), positive("hidden (K)", s.Hidden), positive("n", s.N),
-			budget(c, elems(n, s.Hidden), elems(s.Hidden, s.N), elems(n, s.N))); err != nil {
+			budget(c, spec.SatMul(n, s.Hidden), spec.SatMul(s.Hidden, s.N))); err != nil {
 			return err
 		}
 		x, w, err := itemsAndWeights(s.Hidden)
@@ -103,7 +103,7 @@ func tokenInputs(c spec.Case, b *target.Batch, ids []int, lazy bool, like *targe
 		}
 		b.GEMM = &oracle.GEMMInput{X: x, W: w, M: n, K: s.Hidden, N: s.N, Out: b.Out}
 	case spec.OpLogProb:
-		if err := firstErr(positive("rows", n), positive("vocab", s.Vocab), budget(c, elems(n, s.Vocab))); err != nil {
+		if err := firstErr(positive("rows", n), positive("vocab", s.Vocab), budget(c, spec.SatMul(n, s.Vocab))); err != nil {
 			return err
 		}
 		x, err := items(s.Vocab)

@@ -71,7 +71,7 @@ type Options struct {
 	// "oracle-attn_decode" for a prefill kernel, or another of your
 	// registered targets.
 	Against string
-	// MaxElements caps a case's input values (gen.Elements); larger
+	// MaxElements caps a case's input values (spec.Case.Elements); larger
 	// decoded cases are skipped so the fuzzer keeps a high rate. 0: 1<<18.
 	MaxElements int
 	// CorpusDir receives the failing cases as bitparity case files, each
@@ -210,7 +210,7 @@ func (p *plan) decode(data []byte) (spec.Case, string) {
 	if err != nil {
 		return c, err.Error()
 	}
-	if e := gen.Elements(c); e > p.max {
+	if e := c.Elements(); e > p.max {
 		return c, fmt.Sprintf("%d input values, above MaxElements %d", e, p.max)
 	}
 	if !slices.Contains(gen.Dists(), c.Dist) {
@@ -231,7 +231,7 @@ func (p *plan) seeds() [][]byte {
 		r := rand.New(rand.NewSource(int64(p.opts.Seed)*7919 + int64(i)))
 		for k, tries := 0, 0; k < n && tries < 50*n; tries++ {
 			c := gen.Case(r, p.op, rel)
-			if gen.Elements(c) > p.max {
+			if c.Elements() > p.max {
 				continue
 			}
 			out = append(out, input(i, c))

@@ -106,7 +106,8 @@ type RelParams struct {
 	Position int `json:"position,omitempty"`
 	// Pad is the padded row count in padding invariance.
 	Pad int `json:"pad,omitempty"`
-	// Filler is the kind of filler rows: zeros, normal, nan, huge, copy.
+	// Filler names the kind of filler rows (a Filler: zeros, copy,
+	// normal, huge, nan; Case.Validate parses it).
 	Filler string `json:"filler,omitempty"`
 	// PermSeed seeds the permutation of a permuted batch.
 	PermSeed uint64 `json:"perm_seed,omitempty"`

@@ -1,12 +1,13 @@
 package spec
 
 // Size limits of one case, the same wherever a case is generated, shrunk,
-// read from a file, imported or replayed. What exceeds them is refused with
-// an error that names the limit, before anything is allocated from a value
-// the case claims.
+// read from a file, imported or replayed: Case.Validate enforces them (the
+// one case contract). What exceeds them is refused with an error that names
+// the limit, before anything is allocated from a value the case claims.
 const (
-	// MaxElements bounds the input values one batch of a case may need:
-	// 2^28 fp32 values (1 GiB). A 4544 x 4096 RMSNorm (a decode padded to
+	// MaxElements bounds the input values a case's relation materializes
+	// (Case.Elements: its own batch, rel.batch and rel.pad rows, and the
+	// weights): 2^28 fp32 values (1 GiB). A 4544 x 4096 RMSNorm (a decode padded to
 	// a CUDA-graph size at a 7B model's hidden size) needs 2^24.2.
 	MaxElements = 1 << 28
 	// MaxFileBytes bounds one encoded case file (8 MiB) and one go test
@@ -18,6 +19,28 @@ const (
 	MaxNameLen = 128
 	// MaxListLen bounds kv_lens and mask.
 	MaxListLen = 1 << 20
+)
+
+// Limits of what the corpus reads besides case files: bundles, buckets,
+// result files and journals, checked while reading, before anything is
+// allocated from a size a member claims.
+const (
+	// MaxBundleBytes bounds the decompressed size of a whole bundle (1 GiB),
+	// so a gzip bomb stops there.
+	MaxBundleBytes = 1 << 30
+	// MaxManifestBytes bounds a bundle's MANIFEST.json.
+	MaxManifestBytes = 16 << 20
+	// MaxBundleFiles bounds the number of case files of one bundle.
+	MaxBundleFiles = 100000
+	// MaxBucketKeys bounds the keys a bucket store's List walks under its
+	// prefix, case files or not: a bucket holding more is refused, not
+	// listed for hours.
+	MaxBucketKeys = 1 << 20
+	// MaxResultBytes bounds a campaign result file or a journal (256 MiB).
+	MaxResultBytes = 256 << 20
+	// MaxAdapterText bounds each text field of an adapter a case file
+	// records (name, device, about, command line).
+	MaxAdapterText = 4096
 )
 
 // Bounds of a model-route case (op model, fuzz/external): the decoder a

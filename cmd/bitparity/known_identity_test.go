@@ -19,7 +19,8 @@ func TestKnownAcrossDTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := spec.Case{Version: 1, Op: spec.OpRMSNorm, Relation: spec.RelBatchInvariance, Targets: []string{"drift-rmsnorm-te-mod32"},
-		Shape: spec.Shape{Rows: 32, Hidden: 64}, In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 1, GenVersion: 1}
+		Shape: spec.Shape{Rows: 32, Hidden: 64}, In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 1, GenVersion: 1,
+		Rel: spec.RelParams{Batch: 1}}
 	mod32 := func(values ...int) *spec.DriftMap {
 		m := &spec.DriftMap{Dim: "rows", Kind: "periodic", Rule: "rows % 32 == 0 -> B, otherwise -> A",
 			Classes: []spec.DriftClass{{Label: "A", Digest: "1"}, {Label: "B", Digest: "2"}}}

@@ -12,7 +12,6 @@ import (
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
-	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -44,7 +43,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		return withCode(spec.ExitUsage, fmt.Errorf("repro: %w", err))
 	}
 	name, _ := f.Name()
-	if e := gen.Elements(f.Case); e > *maxElems {
+	if e := f.Case.Elements(); e > *maxElems {
 		return usageErr("repro: %s needs %d input values, above -max-elements %d (raise it to run the case)", path, e, *maxElems)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

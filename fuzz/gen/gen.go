@@ -68,17 +68,17 @@ func rowWork(c spec.Case) int {
 	case spec.OpRMSNorm:
 		return s.Hidden
 	case spec.OpGEMM:
-		return satMul(s.Hidden, s.N)
+		return spec.SatMul(s.Hidden, s.N)
 	case spec.OpLogProb:
-		return satMul(logprobWeight, s.Vocab)
+		return spec.SatMul(logprobWeight, s.Vocab)
 	case spec.OpAttnPrefill:
-		return max(1, satMul(s.SeqLen, satAdd(s.SeqLen, 1), s.Heads, s.HeadDim)/2/prefillDiscount)
+		return max(1, spec.SatMul(s.SeqLen, spec.SatAdd(s.SeqLen, 1), s.Heads, s.HeadDim)/2/prefillDiscount)
 	case spec.OpAttnDecode:
 		kv := s.KV
 		for _, l := range s.KVLens {
 			kv = max(kv, l)
 		}
-		return satMul(s.Heads, kv, s.HeadDim)
+		return spec.SatMul(s.Heads, kv, s.HeadDim)
 	}
 	return 0
 }
@@ -87,7 +87,7 @@ func rowWork(c spec.Case) int {
 // batch rows of every batch it builds (BatchRows + Rel.Batch + Rel.Pad).
 // Case keeps it under SmallWork for all but 5.5% of the cases.
 func Work(c spec.Case) int {
-	return satMul(satAdd(BatchRows(c), c.Rel.Batch, c.Rel.Pad), rowWork(c))
+	return spec.SatMul(spec.SatAdd(c.BatchRows(), c.Rel.Batch, c.Rel.Pad), rowWork(c))
 }
 
 // Case draws one valid case of op under relation from r; the same r state
@@ -177,7 +177,7 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 	} else {
 		rows = drawRows(r, capRows(0))
 	}
-	setBatchRows(&c, rows)
+	c.SetBatchRows(rows)
 	extra := 0
 	switch relation {
 	case spec.RelBatchInvariance:
@@ -188,7 +188,7 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		extra = c.Rel.Batch
 	case spec.RelPadding:
 		c.Rel.Pad = drawPad(r, rows, max(rows+1, capRows(rows*minRow)))
-		c.Rel.Filler = pick(r, fillers)
+		c.Rel.Filler = string(pick(r, spec.Fillers))
 		extra = c.Rel.Pad
 	}
 	total := rows + extra
@@ -298,7 +298,7 @@ func drawPad(r *rand.Rand, rows, limit int) int {
 // a Mask (half none; else each of <= 64 rows with probability 1/2, or
 // 1..16 random rows of a larger batch; never empty).
 func drawRel(r *rand.Rand, c *spec.Case) {
-	rows := BatchRows(*c)
+	rows := c.BatchRows()
 	switch c.Relation {
 	case spec.RelBatchInvariance:
 		switch p := r.Intn(4); {

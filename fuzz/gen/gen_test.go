@@ -109,7 +109,7 @@ func TestGeneratedCasesValid(t *testing.T) {
 	for _, p := range pairs() {
 		t.Run(string(p.op)+"/"+p.rel, func(t *testing.T) {
 			check(t, prop.ForAll(func(c spec.Case) string {
-				if err := Valid(c); err != nil {
+				if err := c.Validate(); err != nil {
 					return err.Error()
 				}
 				return ""
@@ -128,7 +128,7 @@ func size(c spec.Case) [2]int {
 	if c.Dist != spec.DistNormal {
 		simple++
 	}
-	simple += slices.Index(fillers, c.Rel.Filler) + 1
+	simple += slices.Index(spec.Fillers, spec.Filler(c.Rel.Filler)) + 1
 	if c.Rel.PermSeed != 0 {
 		simple++
 	}
@@ -145,7 +145,7 @@ func TestSimplerValidAndSmaller(t *testing.T) {
 			check(t, prop.ForAll(func(c spec.Case) string {
 				sc := size(c)
 				for _, n := range Simpler(c) {
-					if err := Valid(n); err != nil {
+					if err := n.Validate(); err != nil {
 						return fmt.Sprintf("invalid candidate %+v: %v", n, err)
 					}
 					sn := size(n)
@@ -294,7 +294,7 @@ func TestBiases(t *testing.T) {
 
 func TestValidRejects(t *testing.T) {
 	base := Case(rand.New(rand.NewSource(1)), spec.OpAttnDecode, spec.RelBatchInvariance)
-	if err := Valid(base); err != nil {
+	if err := base.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -314,7 +314,7 @@ func TestValidRejects(t *testing.T) {
 	for _, tt := range tests {
 		c := clone(base)
 		tt.mut(&c)
-		if Valid(c) == nil {
+		if c.Validate() == nil {
 			t.Errorf("%s: Valid accepted %+v", tt.name, c)
 		}
 	}

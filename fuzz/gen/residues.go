@@ -156,7 +156,7 @@ const ResidueMax = 8192
 //
 // It panics when c is not a valid case (programmer misuse).
 func Residue(c spec.Case) spec.Case {
-	if err := Valid(c); err != nil {
+	if err := c.Validate(); err != nil {
 		panic("gen: Residue of an invalid case: " + err.Error())
 	}
 	r := rand.New(rand.NewSource(int64(c.Seed)))
@@ -190,7 +190,7 @@ func Residue(c spec.Case) spec.Case {
 		s.SeqLen = 1 + r.Intn(MaxModulus)
 		row, rows, pos, other = 0, 1, 0, 1+r.Intn(4)
 	}
-	setBatchRows(&c, rows)
+	c.SetBatchRows(rows)
 	c.Rel.Row = row
 	switch c.Relation {
 	case spec.RelBatchInvariance:

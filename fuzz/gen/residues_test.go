@@ -70,7 +70,7 @@ func TestResidueCases(t *testing.T) {
 		for range 300 {
 			c := Case(r, p.op, p.rel)
 			got := Residue(c)
-			if err := Valid(got); err != nil {
+			if err := got.Validate(); err != nil {
 				t.Fatalf("%s/%s: Residue(%+v) = %+v, invalid: %v", p.op, p.rel, c, got, err)
 			}
 			if again := Residue(c); !reflect.DeepEqual(got, again) {

@@ -18,7 +18,7 @@ type Dim struct {
 	// Set returns c with the dimension set to v and the fields that depend
 	// on it repaired (Row and Position kept inside the batch, Mask and
 	// KVLens cut to the rows); ok is false when no valid case has that
-	// value (Valid decides the rest).
+	// value (spec.Case.Validate decides the rest).
 	Set func(c spec.Case, v int) (out spec.Case, ok bool)
 	// Min is the smallest value Set may be given.
 	Min func(c spec.Case) int
@@ -44,33 +44,34 @@ type Dim struct {
 func Dims(c spec.Case) []Dim {
 	one := func(spec.Case) int { return 1 }
 	zero := func(spec.Case) int { return 0 }
-	shape := func(name string, inner bool, f func(*spec.Shape) *int, interesting func(lo, below int) []int) Dim {
-		return Dim{Name: name, Inner: inner,
-			Get: func(c spec.Case) int { return *f(&c.Shape) },
+	o, _ := c.Op.Info()
+	has := func(d spec.Dim) bool {
+		return slices.ContainsFunc(o.Reads, func(r spec.Dim) bool { return r.Name == d.Name })
+	}
+	var ds []Dim
+	// the per-row dimensions the op reads (spec.OpInfo.Reads), the head
+	// dimensions apart
+	for _, d := range o.Reads {
+		switch d.Name {
+		case o.Batch.Name, spec.DimHeads.Name, spec.DimKVHeads.Name, spec.DimHeadDim.Name:
+			continue
+		}
+		interesting, inner := interestingPow2, true
+		if d.Name == spec.DimKV.Name || d.Name == spec.DimSeqLen.Name {
+			interesting, inner = interestingKV, false // sequence dimensions
+		}
+		ds = append(ds, Dim{Name: d.Name, Inner: inner,
+			Get: func(c spec.Case) int { return d.Get(c.Shape) },
 			Set: func(c spec.Case, v int) (spec.Case, bool) {
 				c = clone(c)
-				*f(&c.Shape) = v
+				d.Set(&c.Shape, v)
 				return c, true
 			},
 			Min:         one,
 			Interesting: func(c spec.Case, v int) []int { return interesting(1, v) },
-		}
+		})
 	}
-	var ds []Dim
-	switch c.Op {
-	case spec.OpRMSNorm:
-		ds = append(ds, shape("hidden", true, func(s *spec.Shape) *int { return &s.Hidden }, interestingPow2))
-	case spec.OpGEMM:
-		ds = append(ds, shape("hidden", true, func(s *spec.Shape) *int { return &s.Hidden }, interestingPow2),
-			shape("n", true, func(s *spec.Shape) *int { return &s.N }, interestingPow2))
-	case spec.OpLogProb:
-		ds = append(ds, shape("vocab", true, func(s *spec.Shape) *int { return &s.Vocab }, interestingPow2))
-	case spec.OpAttnPrefill:
-		ds = append(ds, shape("seq_len", false, func(s *spec.Shape) *int { return &s.SeqLen }, interestingKV))
-	case spec.OpAttnDecode:
-		ds = append(ds, shape("kv", false, func(s *spec.Shape) *int { return &s.KV }, interestingKV))
-	}
-	if c.Op == spec.OpAttnPrefill || c.Op == spec.OpAttnDecode {
+	if has(spec.DimHeads) {
 		ds = append(ds,
 			Dim{Name: "head_dim", Inner: true,
 				Get: func(c spec.Case) int { return c.Shape.HeadDim },
@@ -107,15 +108,11 @@ func Dims(c spec.Case) []Dim {
 				Interesting: func(c spec.Case, v int) []int { return interestingPow2(1, v) },
 			})
 	}
-	batchName := "rows"
-	if c.Op == spec.OpAttnPrefill {
-		batchName = "seqs"
-	}
-	ds = append(ds, Dim{Name: batchName,
-		Get: BatchRows,
+	ds = append(ds, Dim{Name: o.Batch.Name,
+		Get: spec.Case.BatchRows,
 		Set: func(c spec.Case, v int) (spec.Case, bool) {
 			c = clone(c)
-			setBatchRows(&c, v)
+			c.SetBatchRows(v)
 			c.Rel.Row = min(c.Rel.Row, v-1)
 			if len(c.Shape.KVLens) > v {
 				c.Shape.KVLens = c.Shape.KVLens[:v]
@@ -177,8 +174,8 @@ func Dims(c spec.Case) []Dim {
 				c.Rel.Pad = v
 				return c, true
 			},
-			Min:         func(c spec.Case) int { return BatchRows(c) + 1 },
-			Interesting: func(c spec.Case, v int) []int { return interestingRows(BatchRows(c)+1, v) },
+			Min:         func(c spec.Case) int { return c.BatchRows() + 1 },
+			Interesting: func(c spec.Case, v int) []int { return interestingRows(c.BatchRows()+1, v) },
 		})
 	}
 	ds = append(ds, Dim{Name: "row",
@@ -256,16 +253,16 @@ func Simplifications(c spec.Case) []spec.Case {
 	try := func(f func(*spec.Case)) {
 		n := clone(c)
 		f(&n)
-		if Valid(n) == nil {
+		if n.Validate() == nil {
 			out = append(out, n)
 		}
 	}
 	if c.Dist != spec.DistNormal {
 		try(func(n *spec.Case) { n.Dist = spec.DistNormal })
 	}
-	if i := slices.Index(fillers, c.Rel.Filler); i > 0 {
-		for _, f := range fillers[:i] {
-			try(func(n *spec.Case) { n.Rel.Filler = f })
+	if i := slices.Index(spec.Fillers, spec.Filler(c.Rel.Filler)); i > 0 {
+		for _, f := range spec.Fillers[:i] {
+			try(func(n *spec.Case) { n.Rel.Filler = string(f) })
 		}
 	}
 	if c.Rel.PermSeed != 0 {
@@ -295,7 +292,7 @@ func Simpler(c spec.Case) []spec.Case {
 	var out []spec.Case
 	for _, d := range Dims(c) {
 		for _, v := range Candidates(d, c) {
-			if n, ok := d.Set(c, v); ok && Valid(n) == nil {
+			if n, ok := d.Set(c, v); ok && n.Validate() == nil {
 				out = append(out, n)
 			}
 		}

@@ -107,7 +107,7 @@ func Spread(r *rand.Rand, c *spec.Case, maxTokens int) {
 	} else {
 		s.Rows = Tokens(r, maxTokens)
 	}
-	rows := BatchRows(*c)
+	rows := c.BatchRows()
 	c.Rel.Batch, c.Rel.Position, c.Rel.Row, c.Rel.PermSeed, c.Rel.Mask = 0, 0, 0, 0, nil
 	switch c.Relation {
 	case spec.RelBatchInvariance:
@@ -121,8 +121,8 @@ func Spread(r *rand.Rand, c *spec.Case, maxTokens int) {
 	if c.Op == spec.OpAttnDecode {
 		s.KVLens = nil
 		// values per request: (heads + 2·kv·kv_heads)·head_dim
-		reqs := satAdd(rows, c.Rel.Batch, c.Rel.Pad)
-		perKV := satMul(2, s.KVHeads, s.HeadDim)
+		reqs := spec.SatAdd(rows, c.Rel.Batch, c.Rel.Pad)
+		perKV := spec.SatMul(2, s.KVHeads, s.HeadDim)
 		if room := spec.MaxElements/max(1, reqs) - s.Heads*s.HeadDim; perKV > 0 {
 			s.KV = max(1, min(s.KV, room/perKV))
 		}

@@ -136,11 +136,11 @@ func TestSpread(t *testing.T) {
 				} else if c.Shape.Rows < 1 || c.Shape.Rows > top || c.Rel.Batch > top {
 					t.Fatalf("%s %s: rows %d batch %d, want 1..%d", op, rel, c.Shape.Rows, c.Rel.Batch, top)
 				}
-				if Elements(c) > spec.MaxElements {
+				if c.Elements() > spec.MaxElements {
 					continue
 				}
 				fit++
-				if err := Valid(c); err != nil {
+				if err := c.Validate(); err != nil {
 					t.Fatalf("%s %s: %v: %+v", op, rel, err, c)
 				}
 			}

@@ -28,9 +28,6 @@ var vocabs = []int{50257, 32000, 128256, 151936, 152064}
 // epsilons are the RMSNorm eps values of common models.
 var epsilons = []float32{1e-5, 1e-6, 1e-12, 1e-8}
 
-// fillers are the kinds of padding rows (RelParams.Filler), simplest first.
-var fillers = []string{"zeros", "copy", "normal", "huge", "nan"}
-
 // clampDraw retries draw up to 8 times for a value in [1, max] and falls
 // back to a uniform value in [1, max].
 func clampDraw(r *rand.Rand, max int, draw func() int) int {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -70,7 +69,7 @@ import (
 // Targets and explicit Data are not part of the format (the caller names
 // the targets; explicit cases replay from their case files). Integers are
 // capped at 2^30 before use, so any data decodes without overflow; the
-// decoded case must then pass gen.Valid.
+// decoded case must then pass spec.Case.Validate.
 const FormatVersion = 1
 
 var (
@@ -152,7 +151,7 @@ func (w *writer) bytes() []byte {
 
 // Decode reads a case of op under relation from data (the format above).
 // Every byte string decodes to some case; Decode fails only for an unknown
-// op or relation or when the case is not valid (gen.Valid: too large, or a
+// op or relation or when the case is not valid (spec.Case.Validate: too large, or a
 // head grouping that does not fit). Targets is left empty.
 func Decode(op spec.Op, relation string, data []byte) (spec.Case, error) {
 	if !slices.Contains(spec.Ops, op) {
@@ -201,7 +200,7 @@ func Decode(op spec.Op, relation string, data []byte) (spec.Case, error) {
 			}
 		}
 	}
-	rows := gen.BatchRows(c)
+	rows := c.BatchRows()
 	switch relation {
 	case spec.RelBatchInvariance:
 		c.Rel.Batch = r.table(rowsTable, 1)
@@ -225,7 +224,7 @@ func Decode(op spec.Op, relation string, data []byte) (spec.Case, error) {
 	if v := int(r.next() % (spec.GeneratorVersion + 1)); v > 0 {
 		c.GenVersion = v
 	}
-	if err := gen.Valid(c); err != nil {
+	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("decode %d bytes: %w", len(data), err)
 	}
 	return c, nil
@@ -303,7 +302,7 @@ func Encode(c spec.Case) []byte {
 			w.table(kvTable, 1, l)
 		}
 	}
-	rows := gen.BatchRows(c)
+	rows := c.BatchRows()
 	switch c.Relation {
 	case spec.RelBatchInvariance:
 		w.table(rowsTable, 1, c.Rel.Batch)

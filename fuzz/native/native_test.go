@@ -244,7 +244,7 @@ func edgeCases(t *testing.T, op spec.Op, rel string) []spec.Case {
 		c.Shape = s
 		switch rel {
 		case spec.RelPadding:
-			c.Rel.Pad = max(n, gen.BatchRows(c)+1)
+			c.Rel.Pad = max(n, c.BatchRows()+1)
 		default:
 			if op == spec.OpAttnPrefill {
 				c.Shape.Seqs = n
@@ -262,7 +262,7 @@ func edgeCases(t *testing.T, op spec.Op, rel string) []spec.Case {
 		}
 	}
 	for _, c := range cs {
-		if err := gen.Valid(c); err != nil {
+		if err := c.Validate(); err != nil {
 			t.Fatalf("edge seed %+v: %v", c, err)
 		}
 	}
@@ -350,7 +350,7 @@ func TestDecodeAnyBytes(t *testing.T) {
 				b := make([]byte, r.Intn(40))
 				r.Read(b)
 				if c, err := Decode(op, rel, b); err == nil {
-					if err := gen.Valid(c); err != nil {
+					if err := c.Validate(); err != nil {
 						t.Fatalf("%s/%s %x: decoded an invalid case: %v", op, rel, b, err)
 					}
 				}
@@ -359,7 +359,7 @@ func TestDecodeAnyBytes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s/%s: empty input: %v", op, rel, err)
 			}
-			if gen.BatchRows(c) != 1 || c.Dist != spec.DistNormal || c.Seed != 0 || c.In != spec.BF16 {
+			if c.BatchRows() != 1 || c.Dist != spec.DistNormal || c.Seed != 0 || c.In != spec.BF16 {
 				t.Errorf("%s/%s: empty input gives %+v, want 1 row, normal, seed 0, bf16", op, rel, c)
 			}
 		}
@@ -401,8 +401,8 @@ func TestByteMinimizationShrinks(t *testing.T) {
 				z := slices.Clone(b)
 				if len(z) > 0 {
 					z[0] = 0
-					if d, err := Decode(op, rel, z); err == nil && gen.BatchRows(d) != 1 {
-						t.Fatalf("%s/%s: zeroing the first byte of %x: batch rows %d, want 1", op, rel, b, gen.BatchRows(d))
+					if d, err := Decode(op, rel, z); err == nil && d.BatchRows() != 1 {
+						t.Fatalf("%s/%s: zeroing the first byte of %x: batch rows %d, want 1", op, rel, b, d.BatchRows())
 					}
 				}
 			}
@@ -494,7 +494,7 @@ func TestNativeFindsDriftModels(t *testing.T) {
 				if err != nil {
 					t.Fatalf("minimize: %v", err)
 				}
-				if gen.Elements(m.Case) > gen.Elements(f.Case) || m.Kind != f.Kind {
+				if m.Case.Elements() > f.Case.Elements() || m.Kind != f.Kind {
 					t.Errorf("minimal case %+v larger or of another kind than %+v", m.Case, f.Case)
 				}
 				t.Logf("found after %d inputs (%v), minimal in %v: %s",

@@ -1,6 +1,6 @@
 // Package shrink reduces a failing case to the smallest case that still
 // fails: fewer rows, smaller dimensions, simpler values and relation
-// parameters, always keeping the case valid (gen.Valid). A shrink that
+// parameters, always keeping the case valid (spec.Case.Validate). A shrink that
 // holds a model profile (Options.HoldInner) changes only the batch and
 // sequence dimensions, so the finding is stated at the model's shape.
 package shrink
@@ -99,7 +99,7 @@ func (o Options) Shrink(ctx context.Context, c spec.Case, fails func(spec.Case) 
 	if c.Data != nil {
 		return done(c, nil)
 	}
-	if err := gen.Valid(c); err != nil {
+	if err := c.Validate(); err != nil {
 		return done(c, fmt.Errorf("shrink: %w", err))
 	}
 	s.cur = c
@@ -188,7 +188,7 @@ func (s *shrinker) dim(d gen.Dim) (bool, error) {
 	hit := false
 	for _, v := range gen.Candidates(d, s.cur) {
 		n, ok := d.Set(s.cur, v)
-		if !ok || gen.Valid(n) != nil {
+		if !ok || n.Validate() != nil {
 			continue
 		}
 		f, err := s.try(n)
@@ -208,7 +208,7 @@ func (s *shrinker) dim(d gen.Dim) (bool, error) {
 	for hi := d.Get(s.cur); hi-lo > 1; {
 		mid := lo + (hi-lo)/2
 		n, ok := d.Set(s.cur, mid)
-		if !ok || gen.Valid(n) != nil {
+		if !ok || n.Validate() != nil {
 			lo = mid
 			continue
 		}

@@ -22,7 +22,7 @@ func rmsnorm(rows, hidden int, rel string) spec.Case {
 // guard wraps a predicate so that the test fails on any invalid candidate.
 func guard(t *testing.T, f func(spec.Case) bool) func(spec.Case) (bool, error) {
 	return func(c spec.Case) (bool, error) {
-		if err := gen.Valid(c); err != nil {
+		if err := c.Validate(); err != nil {
 			t.Fatalf("shrink tried an invalid case %+v: %v", c, err)
 		}
 		return f(c), nil
@@ -170,16 +170,16 @@ func TestShrinkRandomCases(t *testing.T) {
 		for _, rel := range spec.Relations {
 			for i := 0; i < 5; i++ {
 				c := gen.Case(r, op, rel)
-				e0 := gen.Elements(c)
-				rows0 := gen.BatchRows(c)
+				e0 := c.Elements()
+				rows0 := c.BatchRows()
 				fails := func(x spec.Case) bool {
-					return gen.Elements(x) >= e0/3 && gen.BatchRows(x) >= (rows0+1)/2
+					return x.Elements() >= e0/3 && x.BatchRows() >= (rows0+1)/2
 				}
 				got, _, err := Options{MaxTries: 3000}.Shrink(context.Background(), c, guard(t, fails))
 				if err != nil {
 					t.Fatalf("%s/%s: %v", op, rel, err)
 				}
-				if !fails(got) || gen.Elements(got) > e0 || gen.BatchRows(got) > rows0 {
+				if !fails(got) || got.Elements() > e0 || got.BatchRows() > rows0 {
 					t.Fatalf("%s/%s: %+v from %+v", op, rel, got, c)
 				}
 			}

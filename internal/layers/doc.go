@@ -1,4 +1,5 @@
-// Package layers holds the import rule of the repository as a test:
-// which package of bitparity may import which (docs/architecture.md
-// explains the layers). It has no code of its own.
+// Package layers holds two rules of the repository as tests: which
+// package of bitparity may import which (docs/architecture.md explains
+// the layers), and which files may switch on an op (the rest read spec's
+// op table). It has no code of its own.
 package layers

@@ -85,12 +85,15 @@ func Problem(f spec.Finding) string {
 func Case(c spec.Case) string {
 	var parts []string
 	s := c.Shape
+	for _, d := range spec.Dims {
+		if v := d.Get(s); v != 0 {
+			parts = append(parts, d.Name+"="+strconv.Itoa(v))
+		}
+	}
 	for _, kv := range []struct {
 		k string
 		v int
-	}{{"rows", s.Rows}, {"hidden", s.Hidden}, {"n", s.N}, {"vocab", s.Vocab}, {"seqs", s.Seqs},
-		{"seq_len", s.SeqLen}, {"kv", s.KV}, {"heads", s.Heads}, {"kv_heads", s.KVHeads}, {"head_dim", s.HeadDim},
-		{"batch", c.Rel.Batch}, {"pad", c.Rel.Pad}} {
+	}{{"batch", c.Rel.Batch}, {"pad", c.Rel.Pad}} {
 		if kv.v != 0 {
 			parts = append(parts, kv.k+"="+strconv.Itoa(kv.v))
 		}
