@@ -16,7 +16,8 @@ the dtype, on the device), and for every KV length v in 1..MAX runs
 and records whether the two outputs differ in any bit. GQA goes through
 enable_gqa=True, or by repeating the KV heads where the backend or the
 torch version has no GQA, as a user would write it. The backend is forced
-with torch.nn.attention.sdpa_kernel (default: PyTorch chooses). A value's
+with torch.nn.attention.sdpa_kernel (default: PyTorch chooses); torch
+before 2.0 has no SDPA and gets the formula, as torch_ops.py. A value's
 verdict stays on the device; the flags are read once a seed.
 
 It prints one JSON object: per backend, the differing KV lengths per seed
@@ -52,6 +53,8 @@ def forced(backend):
 def attend(q, k, v, backend, **kw):
     """SDPA on [B, H, L, D] with GQA, under the backend."""
     group = q.shape[1] // k.shape[1]
+    if not hasattr(F, "scaled_dot_product_attention"):  # torch < 2.0: the formula
+        return math_attention(q, k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1), **kw)
     with forced(backend):
         if group > 1:
             try:
@@ -64,6 +67,15 @@ def attend(q, k, v, backend, **kw):
             k = k.repeat_interleave(group, dim=1)
             v = v.repeat_interleave(group, dim=1)
         return F.scaled_dot_product_attention(q, k, v, **kw)
+
+
+def math_attention(q, k, v, is_causal=False):
+    """SDPA's reference formula, for torch < 2.0 (no SDPA, as torch_ops.py)."""
+    s = (q @ k.transpose(-2, -1)) * (1.0 / (q.shape[-1] ** 0.5))
+    if is_causal:
+        n = q.shape[-2]
+        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device=q.device).tril(), float("-inf"))
+    return torch.softmax(s, dim=-1) @ v
 
 
 def sweep(q, k, v, backend, lo, hi):
