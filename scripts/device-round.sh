@@ -106,11 +106,12 @@ result() {
 expect() {
 	local name=$1 c
 	shift
+	local want="$*"
 	result "$name"
 	for c in "$@"; do [ "$rc" = "$c" ] && return 0; done
 	local why="exit $rc"
-	case $rc in 124 | 137) why="timed out, exit $rc" ;; esac
-	failed+=("$name ($why, want ${*// / or })")
+	case $rc in 124 | 137) why="timed out, exit $rc" ;; 125) why="not run" ;; esac
+	failed+=("$name ($why, want ${want// / or })")
 	echo "device-round: FAILED: $name ($why; log $logs/$name.log):" >&2
 	tail -n 20 "$logs/$name.log" >&2
 }
