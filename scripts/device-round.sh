@@ -161,6 +161,7 @@ fi
 result build
 say "build: go build -tags $tags -o bin/bitparity ./cmd/bitparity in $secs s"
 timed version 30 "$bin" version
+say "version: $(grep -v '^$' "$logs/version.log" | sed -E 's/[[:space:]]+/ /g' | paste -sd ';' - | cut -c1-600)"
 pack
 
 # 1. The GPU test suite, on the packages that have GPU tests.
