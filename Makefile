@@ -10,6 +10,8 @@
 #   make ptx       rebuild gpu/kernels PTX and fat images (needs nvcc)
 #   make fatbin    rebuild only the fat images (SASS + PTX, scripts/fatbin.sh)
 #   make test-gpu  the GPU suites (needs a GPU, CUDA and the cuda build tag)
+#   make bench-scan-gpu  the scan benchmark on a GPU host with torch: scan of
+#                  cuda-rmsnorm, the torch loop, the copy bandwidth, ratios
 #   make test-scale  the tests on real engines: a Slurm cluster and an S3
 #                  server on loopback (installs and builds them; root)
 
@@ -46,7 +48,7 @@ KNOWN     ?= corpus/h200
 endif
 KNOWN     ?=
 
-.PHONY: readme test-scale race run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx fatbin test-gpu bench-gpu build clean
+.PHONY: readme test-scale race run run-outputs run-gpus detect seeds kernels-ptx report recheck examples h200 test vet cuda-vet unit fuzz bench nightly ptx fatbin test-gpu bench-gpu bench-scan-gpu build clean
 
 build:
 	$(CUDA_ENV) $(GO) build $(TAGS) -o bin/bitparity ./cmd/bitparity
@@ -164,6 +166,14 @@ test-gpu:
 
 bench-gpu:
 	$(GPU_ENV) $(GO) test -tags $(GPUTAGS) -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./gpu/
+
+# The scan benchmark (docs/performance.md, "Scan benchmark"): a certification
+# scan of cuda-rmsnorm over rows 1..8192 at hidden 4096 bf16, three draws,
+# the plain torch loop over the same rows (scripts/torch_scan.py) and the
+# copy bandwidth, with their ratios (scripts/bench-scan-gpu.sh; ROWS,
+# HIDDEN, DISTS, OUTDIR pass through).
+bench-scan-gpu: build
+	BITPARITY=bin/bitparity $(GPU_ENV) bash scripts/bench-scan-gpu.sh
 
 clean:
 	rm -rf bin $(OUT)

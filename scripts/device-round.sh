@@ -1,0 +1,386 @@
+#!/usr/bin/env bash
+# device-round.sh: one device call on the GPU host (H200, CUDA 13, torch),
+# from the project root, for the production-shapes, maps and scan-speed
+# issues. It builds bin/bitparity once with -tags $GPUTAGS and runs these
+# stages in order, most important first, each under its own timeout and
+# within one budget (ROUND_BUDGET seconds from the script's start, default
+# 530: a stage's limit is cut to what is left, a stage with too little
+# left is skipped and said so):
+#
+#   test-gpu     make test-gpu on the packages with GPU tests (TEST_PKGS,
+#                default ./gpu/ ./scan/ ./cmd/bitparity/ ./internal/layers/;
+#                about 140 s on the H200), -v
+#   exec-rmsnorm scan --exec of torch's F.rms_norm (adapters/torch_ops.py),
+#                rows 1..8192 at hidden 4096 bf16, three draws (normal,
+#                boundary, heavy), then scripts/torch_scan.py over the same
+#                rows, hidden and number of draws: both rates, the ratio
+#   sdpa         path scans (prefill against decode) of torch SDPA at the
+#                llama3-8b profile (bf16, 32 heads, 8 KV heads, head dim 128),
+#                KV 1..1024, backends default, flash and efficient, beside
+#                scripts/sdpa_sweep.py (its own inputs, three seeds), all at
+#                once; the two sets of differing KV lengths compared
+#   profile-run  run --profile llama3-8b --kernel rmsnorm_drift.json for 60 s
+#                (less when the budget is short): the histogram of drawn
+#                batch sizes by decile, the findings' minimal cases
+#   maps         the GPU tile-48 model's path-parity map (scan, against its
+#                CPU twin's scan, and a campaign) and the GPU logprob
+#                model's onset (scan and campaign), all at once
+#   bench        scripts/bench-scan-gpu.sh (make bench-scan-gpu): scan of
+#                cuda-rmsnorm, the torch loop, the copy bandwidth, ratios
+#
+#   CUDA_COMPAT_INCLUDE=gpu/cudacompat GPUTAGS=cuda,nocloud bash .device/run.sh bash scripts/device-round.sh
+#
+# STAGES picks stages (default all six, in the order above). What comes
+# back is two files under $OUT (default out/round): summary.txt (one line
+# or a few per stage) and round.tar (logs/: every stage's log, its exit
+# code and seconds in exits.txt, JSON results gzipped when over 1 MB),
+# packed again after every stage, so a call cut short still returns what
+# ran. The logs and corpora are made in ROUND_WORK (default a fresh
+# /tmp/bitparity-round.*), never under $OUT, so at most three files come
+# back. Exit 0 when every stage answered as expected, 1 when one did not
+# (the summary's FAILED line names it), 3 when the build failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+start=$(date +%s)
+out=${OUT:-$root/out/round}
+work=${ROUND_WORK:-$(mktemp -d /tmp/bitparity-round.XXXXXX)}
+logs=$work/logs
+mkdir -p "$out" "$logs"
+summary=$out/summary.txt
+: >"$summary"
+: >"$logs/exits.txt"
+tags=${GPUTAGS:-cuda}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+budget=${ROUND_BUDGET:-530}
+stages=${STAGES:-test-gpu exec-rmsnorm sdpa profile-run maps bench}
+bin=$root/bin/bitparity
+failed=()
+
+say() { echo "$*" | tee -a "$summary" >&2; }
+now() { echo $(($(date +%s) - start)); }
+# limit N: N seconds, or what is left of the budget less 15 s for packing.
+limit() {
+	local l=$((budget - $(now) - 15))
+	((l < $1)) && echo "$l" || echo "$1"
+}
+# begin STAGE MIN: whether STAGE is wanted and at least MIN seconds are left.
+begin() {
+	[[ " $stages " == *" $1 "* ]] || return 1
+	if (($(limit "$2") < $2)); then
+		say "$1: SKIPPED at $(now) s: $(limit "$2") s left of the budget, the stage needs $2"
+		failed+=("$1 (skipped: no time left)")
+		return 1
+	fi
+	echo "== stage $1 at $(now) s" >&2
+}
+# timed NAME LIMIT CMD...: CMD under a timeout of LIMIT seconds (then KILL
+# 10 s later), its stdout and stderr in $logs/NAME.log; its exit code and
+# seconds in $logs/NAME.rc and exits.txt; not run (exit 125) when fewer
+# than 5 s are left. Safe in a background job.
+timed() {
+	local name=$1 lim=$2 t0 ms rc
+	shift 2
+	if ((lim < 5)); then # timeout 0 would mean no limit at all
+		echo "not run: ${lim} s left of the budget" >"$logs/$name.log"
+		echo "125 0.000" >"$logs/$name.rc"
+		printf '%-22s not run (%s s left): %s\n' "$name" "$lim" "$*" >>"$logs/exits.txt"
+		return 125
+	fi
+	echo "-- $name (limit ${lim} s): $*" >&2
+	t0=$(date +%s%N)
+	timeout -k 10 "$lim" "$@" >"$logs/$name.log" 2>&1
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	printf '%d %d.%03d\n' "$rc" $((ms / 1000)) $((ms % 1000)) >"$logs/$name.rc"
+	printf '%-22s exit %3d in %d.%03d s (limit %s s): %s\n' "$name" "$rc" $((ms / 1000)) $((ms % 1000)) "$lim" "$*" >>"$logs/exits.txt"
+	return "$rc"
+}
+# result NAME: sets rc and secs from NAME's .rc file (rc "none" when it never ran).
+result() {
+	rc=none secs=0
+	[ -f "$logs/$1.rc" ] && read -r rc secs <"$logs/$1.rc"
+	return 0
+}
+# expect NAME CODE...: NAME's exit code must be one of CODEs.
+expect() {
+	local name=$1 c
+	shift
+	local want="$*"
+	result "$name"
+	for c in "$@"; do [ "$rc" = "$c" ] && return 0; done
+	local why="exit $rc"
+	case $rc in 124 | 137) why="timed out, exit $rc" ;; 125) why="not run" ;; esac
+	failed+=("$name ($why, want ${want// / or })")
+	echo "device-round: FAILED: $name ($why; log $logs/$name.log):" >&2
+	tail -n 20 "$logs/$name.log" >&2
+}
+# jsonline FILE: the last line of FILE that starts with { (a script's JSON
+# after any warnings), into FILE's .json twin.
+jsonline() { grep '^{' "$1" | tail -n 1 >"${1%.log}.json" || true; }
+# pack: summary and logs into $out/round.tar (files over 1 MB gzipped
+# first; if the tar would pass 15 MiB the largest files are left out and
+# named in logs/left-out.txt).
+pack() {
+	cp -f "$summary" "$logs/summary.txt"
+	find "$logs" -type f ! -name '*.gz' -size +1M -exec gzip -f {} \;
+	tar -cf "$out/round.tar.tmp" -C "$work" logs
+	local f
+	while [ "$(stat -c %s "$out/round.tar.tmp")" -gt $((15 * 1024 * 1024)) ]; do
+		f=$(find "$logs" -type f ! -name left-out.txt -printf '%s %p\n' | sort -rn | head -n 1 | cut -d' ' -f2-)
+		[ -n "$f" ] || break
+		echo "$(stat -c %s "$f") ${f#"$work"/}" >>"$logs/left-out.txt"
+		mv "$f" "$work/"
+		tar -cf "$out/round.tar.tmp" -C "$work" logs
+	done
+	mv -f "$out/round.tar.tmp" "$out/round.tar"
+}
+trap 'pack; exit 130' INT TERM
+
+# Where this runs.
+{
+	nvidia-smi -L
+	nvidia-smi --query-gpu=name,driver_version,compute_cap,clocks.max.sm,clocks.max.mem --format=csv,noheader
+	go version
+	python3 -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
+} >"$logs/host.log" 2>&1
+say "round: $(date -u +%FT%TZ), $(head -n 1 "$logs/host.log"); $(grep -m1 '^go version' "$logs/host.log"); $(grep -m1 '^python' "$logs/host.log"); tree $(git rev-parse --short HEAD 2>/dev/null || echo unknown); budget ${budget} s; stages: $stages"
+
+# The build, once.
+mkdir -p "$(dirname "$bin")"
+export CGO_CFLAGS="-I$root/gpu/cudacompat -I$cuda/include ${CGO_CFLAGS:-}"
+export CGO_LDFLAGS="-L$cuda/lib64/stubs -L$cuda/lib64 ${CGO_LDFLAGS:-}"
+export LD_LIBRARY_PATH="$cuda/lib64:${LD_LIBRARY_PATH:-}"
+if ! command -v go >/dev/null || ! timed build 300 go build -tags "$tags" -o "$bin" ./cmd/bitparity; then
+	result build
+	say "build: FAILED (go build -tags $tags: exit $rc; go on PATH: $(command -v go || echo none)); nothing else ran"
+	tail -n 40 "$logs/build.log" >&2 2>/dev/null
+	pack
+	exit 3
+fi
+result build
+say "build: go build -tags $tags -o bin/bitparity ./cmd/bitparity in $secs s"
+timed version 30 "$bin" version
+say "version: $(grep -v '^$' "$logs/version.log" | sed -E 's/[[:space:]]+/ /g' | paste -sd ';' - | cut -c1-600)"
+pack
+
+# 1. The GPU test suite, on the packages that have GPU tests.
+if begin test-gpu 60; then
+	pkgs=${TEST_PKGS:-./gpu/ ./scan/ ./cmd/bitparity/ ./internal/layers/}
+	timed test-gpu "$(limit 210)" make test-gpu GPUTAGS="$tags" PKGS="$pkgs" TESTFLAGS=-v
+	expect test-gpu 0
+	say "test-gpu: make test-gpu GPUTAGS=$tags PKGS='$pkgs' TESTFLAGS=-v: exit $rc in $secs s: $(grep -E '^(ok|FAIL|---)[[:space:]]' "$logs/test-gpu.log" | grep -vE '^--- (PASS|SKIP)' |
+		sed -E 's|github.com/bitparity/bitparity/||; s/[[:space:]]+/ /g' | head -n 30 | paste -sd ';' -)"
+	pack
+fi
+
+# 2. scan --exec of torch's F.rms_norm against the plain torch loop.
+if begin exec-rmsnorm 40; then
+	timed exec-scan "$(limit 150)" "$bin" scan --exec 'python3 adapters/torch_ops.py rmsnorm' --to 8192 --hidden 4096 \
+		--in bf16 --out bf16 --dists normal,boundary,heavy --dir "$work/corpus-exec" --json "$logs/exec-scan.json"
+	expect exec-scan 0 1
+	timed torch-loop "$(limit 60)" python3 scripts/torch_scan.py 8192 4096 cuda --draws 3
+	expect torch-loop 0
+	jsonline "$logs/torch-loop.log"
+	python3 - "$logs/exec-scan.log" "$logs/exec-scan.rc" "$logs/torch-loop.json" <<'PY' | tee -a "$summary" >&2
+import json, re, sys
+log, rcf, loopf = sys.argv[1:]
+text = open(log).read() if log else ""
+rc, secs = open(rcf).read().split()
+m = re.search(r"(\d+) row comparisons in (\d+) batches, ([^,]*), ([0-9.e+]+)s \(([0-9.e+]+) rows/s\)", text)
+verdict = next((l.strip() for l in text.splitlines() if l.strip().startswith(("CERTIFIED", "DRIFT", "FAULT"))), "no verdict")
+try:
+    loop = json.load(open(loopf))
+except (OSError, ValueError):
+    loop = None
+print("exec-rmsnorm: scan --exec 'python3 adapters/torch_ops.py rmsnorm' rows 1..8192 hidden 4096 bf16, 3 draws: exit %s, %s s wall" % (rc, secs))
+if m:
+    print("  scan: %s row comparisons in %s batches (%s), %s s of scan, %.3g rows/s; %s" % (m.group(1), m.group(2), m.group(3), m.group(4), float(m.group(5)), verdict[:300]))
+if loop:
+    print("  torch loop (scripts/torch_scan.py, torch %s, %d draws): %d rows checked in %.3f s, %.3g rows/s; %d value(s) differ (union of draws)%s"
+          % (loop["torch"], loop["draws"], loop["rows_checked"], loop["seconds"], loop["rows_per_second"], len(loop["differ"]),
+             (": first " + str(loop["differ"][:8])) if loop["differ"] else ""))
+if m and loop:
+    r = float(m.group(5)) / loop["rows_per_second"]
+    t = loop["seconds"] / float(m.group(4))
+    print("  scan / loop: %.2fx the loop's rows/s (issue 31 wants >= 0.5: %s; issue 33 wants >= 2: %s); by time on the same rows: %.2fx"
+          % (r, "met" if r >= 0.5 else "NOT met", "met" if r >= 2 else "NOT met", t))
+PY
+	pack
+fi
+
+# 3. SDPA prefill against decode, three backends, beside the independent sweep.
+if begin sdpa 40; then
+	lim=$(limit 180)
+	sdpa_dists=${SDPA_DISTS:-normal,boundary}
+	for b in default flash efficient; do
+		flag=
+		[ "$b" = default ] || flag=" --sdpa-backend $b"
+		timed "sdpa-$b" "$lim" "$bin" scan --exec "python3 adapters/torch_ops.py attn_prefill$flag" \
+			--exec "python3 adapters/torch_ops.py attn_decode$flag" --profile llama3-8b --to 1024 --dists "$sdpa_dists" \
+			--dir "$work/corpus-sdpa" --json "$logs/sdpa-$b.json" &
+	done
+	timed sdpa-sweep "$lim" python3 scripts/sdpa_sweep.py --to 1024 --backends default,flash,efficient \
+		--heads 32 --kv-heads 8 --head-dim 128 --dtype bf16 --seeds 3 &
+	wait
+	for b in default flash efficient; do expect "sdpa-$b" 0 1; done
+	expect sdpa-sweep 0
+	jsonline "$logs/sdpa-sweep.log"
+	python3 - "$logs" "$sdpa_dists" <<'PY' | tee -a "$summary" >&2
+import json, os, sys
+logs, dists = sys.argv[1:]
+def ranges(vs):
+    out, i = [], 0
+    while i < len(vs):
+        j = i
+        while j + 1 < len(vs) and vs[j + 1] == vs[j] + 1:
+            j += 1
+        out.append(str(vs[i]) if i == j else "%d..%d" % (vs[i], vs[j]))
+        i = j + 1
+    return ", ".join(out) or "none"
+def load(p):
+    try:
+        return json.load(open(p))
+    except (OSError, ValueError):
+        return None
+sweep = load(os.path.join(logs, "sdpa-sweep.json"))
+print("sdpa: torch SDPA prefill vs decode at llama3-8b (bf16, 32 heads, 8 kv heads, head dim 128), KV 1..1024; bitparity draws %s, sweep seeds %s"
+      % (dists, sweep["seeds"] if sweep else "?"))
+for b in ("default", "flash", "efficient"):
+    rc, secs = open(os.path.join(logs, "sdpa-%s.rc" % b)).read().split()
+    scan = load(os.path.join(logs, "sdpa-%s.json" % b))
+    sw = (sweep or {}).get("backends", {}).get(b)
+    if scan is None:
+        print("  %s: bitparity scan gave no result (exit %s, %s s; see sdpa-%s.log)" % (b, rc, secs, b))
+        continue
+    got = sorted(scan.get("Differ") or [])
+    rule = (scan.get("Map") or {}).get("rule", "")
+    line = "  %s: bitparity (exit %s, %s s) DIFFER at %d: %s" % (b, rc, secs, len(got), ranges(got))
+    if rule:
+        line += " [map: %s]" % rule
+    if sw is None or "error" in sw:
+        print(line + "; sweep: %s" % ((sw or {}).get("error", "no result")))
+        continue
+    want = sorted(sw["differ"])
+    both = sorted(set(got) & set(want))
+    only_scan, only_sweep = sorted(set(got) - set(want)), sorted(set(want) - set(got))
+    print(line)
+    print("    sweep (%.1f s) union over seeds %d: %s; per seed: %s" % (sw["seconds"], len(want), ranges(want), " | ".join(str(len(s)) for s in sw["differ_by_seed"])))
+    print("    intersection %d; only bitparity %d: %s; only sweep %d: %s; EQUAL: %s"
+          % (len(both), len(only_scan), ranges(only_scan), len(only_sweep), ranges(only_sweep), "yes" if got == want else "no"))
+PY
+	pack
+fi
+
+# 4. A campaign at the llama3-8b profile against a user kernel.
+if begin profile-run 45; then
+	lim=$(limit 100)
+	dur=$((lim - 30 < 60 ? lim - 30 : 60))
+	timed profile-run "$lim" "$bin" run --profile llama3-8b --kernel gpu/testdata/userkernels/rmsnorm_drift.json \
+		--duration "${dur}s" --json "$logs/profile-run.json" --corpus "$work/corpus-run"
+	expect profile-run 1
+	{
+		echo "profile-run: run --profile llama3-8b --kernel gpu/testdata/userkernels/rmsnorm_drift.json --duration ${dur}s: exit $rc in $secs s; $(grep -m1 -E '^[0-9]+ cases in' "$logs/profile-run.log" || echo 'no case count')"
+		sed -n '/^batch sizes drawn at profile/,+10p' "$logs/profile-run.log" | sed 's/^/  /'
+	} | tee -a "$summary" >&2
+	python3 - "$logs/profile-run.json" <<'PY' | tee -a "$summary" >&2
+import json, sys
+try:
+    res = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    print("  no result JSON (%s)" % e)
+    sys.exit(0)
+fs = res.get("findings") or []
+held = 0
+for f in fs:
+    c = f.get("case", {})
+    s = c.get("shape", {})
+    m = f.get("drift_map") or {}
+    ok = s.get("hidden") == 4096 and c.get("in") == "bf16" and c.get("out") == "bf16"
+    held += ok
+    print("  finding %s %s %s: minimal rows %s hidden %s %s -> %s%s; map over %s %s..%s: %s" % (
+        f.get("kind"), f.get("relation"), f.get("target_a"), s.get("rows"), s.get("hidden"), c.get("in"), c.get("out"),
+        "" if ok else " (NOT at the profile)", m.get("dim", "-"), m.get("from", "?"), m.get("to", "?"), m.get("rule") or m.get("kind") or "no map"))
+print("  %d finding(s), %d at hidden 4096 bf16 -> bf16%s" % (len(fs), held, "" if held == len(fs) and fs else "  <- CHECK"))
+PY
+	pack
+fi
+
+# 5. Maps of the GPU drift models: tile-48 path parity, the logprob onset.
+if begin maps 40; then
+	lim=$(limit 80)
+	cdur=$((lim - 35 < 20 ? lim - 35 : 20))
+	((cdur < 5)) && cdur=5
+	tile=(--to 200 --heads 4 --kv-heads 2 --head-dim 16 --rows 2)
+	timed tile48-gpu "$lim" "$bin" scan --target cuda-drift-attn-tile48,cuda-attn_decode "${tile[@]}" --dir "$work/corpus-maps" --json "$logs/tile48-gpu.json" &
+	timed tile48-cpu "$lim" "$bin" scan --target drift-attn-tile48,oracle-attn_decode "${tile[@]}" --dir "$work/corpus-maps" --json "$logs/tile48-cpu.json" &
+	timed logprob-scan "$lim" "$bin" scan --target cuda-drift-order-logprob-rows132 --to 300 --vocab 32000 --in bf16 --out fp32 \
+		--dir "$work/corpus-maps" --json "$logs/logprob-scan.json" &
+	timed tile48-run "$lim" "$bin" run --targets cuda-attn_prefill,cuda-drift-attn-tile48 --relations path_parity \
+		--duration "${cdur}s" --json "$logs/tile48-run.json" --corpus "$work/corpus-maps-run" &
+	timed logprob-run "$lim" "$bin" run --targets cuda-drift-order-logprob-rows132 \
+		--duration "${cdur}s" --json "$logs/logprob-run.json" --corpus "$work/corpus-maps-run" &
+	wait
+	expect tile48-gpu 1
+	expect tile48-cpu 1
+	expect logprob-scan 1
+	expect tile48-run 0
+	expect logprob-run 0
+	python3 - "$logs" <<'PY' | tee -a "$summary" >&2
+import json, os, re, sys
+logs = sys.argv[1]
+def rc(name):
+    try:
+        return open(os.path.join(logs, name + ".rc")).read().split()
+    except OSError:
+        return ["none", "0"]
+def load(name):
+    try:
+        return json.load(open(os.path.join(logs, name + ".json")))
+    except (OSError, ValueError):
+        return None
+def lines(name, pat):
+    try:
+        return [l.strip() for l in open(os.path.join(logs, name + ".log")) if re.search(pat, l)]
+    except OSError:
+        return []
+print("maps:")
+g, c = load("tile48-gpu"), load("tile48-cpu")
+for name, r in (("tile48-gpu", g), ("tile48-cpu", c)):
+    print("  %s (exit %s, %s s): %s" % (name, *rc(name), " ".join(lines(name, r"DIFFER|AGREE|map over"))[:400] or "no result"))
+if g and c:
+    print("  tile48 GPU map equals its CPU twin's (KV 1..200, 4 heads, 2 kv heads, head dim 16, 2 sequences): %s"
+          % ("yes" if (g.get("Differ") or []) == (c.get("Differ") or []) else "NO"))
+print("  logprob-scan (exit %s, %s s): %s" % (*rc("logprob-scan"), " ".join(lines("logprob-scan", r"CERTIFIED|DRIFT"))[:300] or "no result"))
+for name in ("tile48-run", "logprob-run"):
+    res = load(name)
+    fs = (res or {}).get("findings") or []
+    print("  %s (exit %s, %s s): %d cases, %d finding(s)" % (name, *rc(name), (res or {}).get("cases", 0), len(fs)))
+    for f in fs:
+        m = f.get("drift_map") or {}
+        print("    %s %s %s vs %s: map over %s %s..%s (%s, draws %s, runs %s): %s" % (
+            f.get("kind"), f.get("relation"), f.get("target_a"), f.get("target_b", "-"), m.get("dim", "-"), m.get("from", "?"),
+            m.get("to", "?"), m.get("kind", "-"), m.get("draws", "-"), m.get("runs", "-"), m.get("rule") or "no rule"))
+PY
+	pack
+fi
+
+# 6. The scan benchmark: scan, torch loop, copy bandwidth.
+if begin bench 45; then
+	timed bench "$(limit 120)" env BITPARITY="$bin" OUTDIR="$logs/bench" bash scripts/bench-scan-gpu.sh
+	expect bench 0
+	{
+		echo "bench: scripts/bench-scan-gpu.sh (make bench-scan-gpu): exit $rc in $secs s"
+		grep -E '^  ' "$logs/bench.log" || echo "  no figures (see bench.log)"
+	} | tee -a "$summary" >&2
+	pack
+fi
+
+say "round: ended at $(now) s of ${budget}"
+if [ ${#failed[@]} -gt 0 ]; then
+	say "FAILED: ${failed[*]}"
+	pack
+	exit 1
+fi
+say "all stages answered as expected"
+pack
