@@ -114,7 +114,7 @@ func drawSized(r *rand.Rand, op spec.Op, relation string) (spec.Case, bool) {
 // length); a prefill's is its sequence length alone.
 func balance(c spec.Case) int {
 	s := c.Shape
-	n := max(caseItems(c), c.Rel.Batch, c.Rel.Pad)
+	n := max(c.BatchRows(), c.Rel.Batch, c.Rel.Pad)
 	switch c.Op {
 	case spec.OpRMSNorm, spec.OpGEMM:
 		return min(n, s.Hidden)
@@ -153,13 +153,9 @@ func CaseCost(c spec.Case) int64 {
 		}
 		item = int64(s.Heads) * int64(s.SeqLen) * (int64(s.SeqLen+1)/2*int64(2*s.HeadDim+12) + 4*int64(s.HeadDim) + 500)
 	case spec.OpAttnDecode:
-		kv := s.KV
-		for _, l := range s.KVLens {
-			kv = max(kv, l)
-		}
-		item = int64(s.Heads) * (int64(kv)*int64(2*s.HeadDim+12+8) + 500)
+		item = int64(s.Heads) * (int64(s.MaxKV())*int64(2*s.HeadDim+12+8) + 500)
 	}
-	n := int64(caseItems(c))
+	n := int64(c.BatchRows())
 	runs := 2 * n
 	switch c.Relation {
 	case spec.RelBatchInvariance:

@@ -12,10 +12,6 @@ import (
 // sequence for prefill (SeqLen·Heads output rows). Relations build batches
 // by copying items, so a row's inputs are the same bits in every batch.
 
-// caseItems returns the number of items a case asks for (its batch
-// dimension, spec.OpInfo.Batch).
-func caseItems(c spec.Case) int { return c.BatchRows() }
-
 // withItems returns c asking for n items (rows, requests or sequences).
 func withItems(c spec.Case, n int) spec.Case {
 	c.SetBatchRows(n)

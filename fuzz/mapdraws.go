@@ -138,7 +138,7 @@ func (p *panelClass) classify(v int) (string, error) {
 	if v < 1 {
 		return "", fmt.Errorf("a batch of %d items", v)
 	}
-	if err := budget(p.c, v*perItem(p.panel)); err != nil {
+	if err := budget(p.c, v*p.panel.ItemValues()); err != nil {
 		return "", err
 	}
 	k := p.panel.RowsPerItem()

@@ -17,9 +17,7 @@ import (
 // taps, fillers) is its record in spec's op table (spec/ops.go), read
 // everywhere else; a switch on the op belongs only where the op's own
 // work is done, and these are the places docs/architecture.md ("Where a
-// new thing goes") lists for a new op. The second group restates table
-// facts in files other work is changing; they move to the table later and
-// leave this list.
+// new thing goes") lists for a new op.
 var opSwitches = map[string]string{
 	// the op's own work
 	"target/batch.go":          "its input field on target.Batch (rows, columns, items of that input)",
@@ -42,14 +40,9 @@ var opSwitches = map[string]string{
 	"gpu/nudge.go":             "its kernel (boundary nudge)",
 	"gpu/manifest.go":          "its kernel (user kernels)",
 	"gpu/userkernel.go":        "its kernel (user kernels)",
-
-	// table facts restated, to move to spec/ops.go
-	"fuzz/cost.go":     "CaseCost and balance: work counts (spec.OpInfo.FMAs)",
-	"fuzz/mapping.go":  "drift-map sweeps: batch dimension and per-item sizes",
-	"scan/scan.go":     "scans: batch dimension",
-	"scan/spec.go":     "scans: dimensions by name (spec.Dims)",
-	"explain/probe.go": "schedule probes: dimensions and columns",
-	"explain/space.go": "schedule spaces: dimensions",
+	"fuzz/cost.go":             "its CPU cost model (the oracle's weights per op; the campaign's draws depend on them)",
+	"explain/space.go":         "its schedule space",
+	"explain/probe.go":         "its probe inputs (which tensors spread, which lengths)",
 }
 
 // TestOpSwitches fails on a `case spec.OpXxx` clause (or `case OpXxx`

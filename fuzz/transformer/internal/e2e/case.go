@@ -9,9 +9,6 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// CaseOp is the op name of a transformer case (spec.Case.Op).
-const CaseOp spec.Op = "transformer"
-
 // Target name prefixes: Case.Targets is ["train:<kernels>",
 // "infer:<kernels>"] with <kernels> read by ParseKernels, optionally on a
 // backend: "infer:cuda/fixed" (WithBackends).
@@ -65,8 +62,8 @@ const GenVersion = 1
 //
 // Dist must be empty or normal; explicit Data is not supported.
 func FromCase(c spec.Case) (*Setup, error) {
-	if c.Op != CaseOp {
-		return nil, fmt.Errorf("transformer case: op %q, want %q", c.Op, CaseOp)
+	if c.Op != spec.OpTransformer {
+		return nil, fmt.Errorf("transformer case: op %q, want %q", c.Op, spec.OpTransformer)
 	}
 	if c.Data != nil {
 		return nil, fmt.Errorf("transformer case: explicit data is not supported: weights and requests derive from the seed")
