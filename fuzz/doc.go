@@ -11,7 +11,7 @@
 //     live there; crossdevice.go the cross_device relation.
 //   - minimize.go: Minimize, the one way a finding is shrunk (fuzz/shrink)
 //     and its drift mapped (mapping.go: the dimension that decides it,
-//     swept with fuzz/driftmap over SweepValues).
+//     swept with fuzz/driftmap over sweepValues).
 //   - pairs.go: which relation runs on which target(s); campaign.go the
 //     campaign's options and pairs, runner.go the loop that runs them,
 //     cost.go the cost model that bounds each drawn case and a pair's

@@ -125,9 +125,6 @@ func fillItems(b *target.Batch, from int, v func(j int) float32) {
 	}
 }
 
-// Fillers are the kinds of padding rows (RelParams.Filler).
-var Fillers = []string{"zeros", "normal", "nan", "huge", "copy"}
-
 // padded returns c's batch b followed by pad-items filler items of kind
 // filler:
 //
@@ -176,7 +173,7 @@ func padded(c spec.Case, b *target.Batch, pad int, filler string) (*target.Batch
 		}
 		fillItems(out, n, v)
 	default:
-		return nil, fmt.Errorf("padding: unknown filler %q (want one of %v)", filler, Fillers)
+		return nil, fmt.Errorf("padding: unknown filler %q (want one of %v)", filler, spec.Fillers)
 	}
 	return out, nil
 }
@@ -212,7 +209,7 @@ func padBatch(c spec.Case, b *target.Batch, pad int, filler string) (*target.Bat
 		}
 		s.Filler = filler
 	default:
-		return nil, fmt.Errorf("padding: unknown filler %q (want one of %v)", filler, Fillers)
+		return nil, fmt.Errorf("padding: unknown filler %q (want one of %v)", filler, spec.Fillers)
 	}
 	return lazyBatch(s, pad, b)
 }

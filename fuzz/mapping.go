@@ -27,7 +27,7 @@ type Sweep struct {
 	// At says what the other dimensions are held at, e.g. "batch=300";
 	// empty when nothing else varies.
 	At string
-	// Values, when set, are the values to sweep; else SweepValues(Dim, Onset).
+	// Values, when set, are the values to sweep; else sweepValues(Dim, Onset).
 	Values []int
 	// Far is the largest value of Dim the campaign reached (the case as
 	// first found); a periodic rule is checked there (driftmap.Options.Far).
@@ -273,7 +273,7 @@ func padSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, er
 	n := full.Items()
 	fits := func(v int) bool { return spec.SatMul(v, full.ItemValues()) <= mapElements }
 	sw := &Sweep{Dim: "pad", Onset: c.Rel.Pad, At: fmt.Sprintf("%s=%d", c.Op.ItemsWord(), n)}
-	for _, v := range SweepValues("pad", c.Rel.Pad) {
+	for _, v := range sweepValues("pad", c.Rel.Pad) {
 		if v >= n && fits(v) {
 			sw.Values = append(sw.Values, v)
 		}

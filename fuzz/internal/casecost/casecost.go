@@ -1,62 +1,38 @@
-package fuzz
+// Package casecost is the campaign's CPU cost model of a case: the work
+// of checking it on the CPU oracle (Of), the caps the campaign's draws
+// keep under, and which draws a residue case follows. Package fuzz draws
+// by it, and the detection-power measurement (fuzz/boundary/detect)
+// repeats the campaign's draw with it.
+package casecost
 
 import (
-	"math/rand"
-
-	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/spec"
 )
 
 // Cost limits of drawn cases, in fma-equivalents of CPU work over every
-// batch the relation builds (CaseCost). gen.Case already keeps most cases
-// small (gen.SmallWork); the campaign caps what it takes at SmallCost (8x
+// batch the relation builds (Of). gen.Case already keeps most cases
+// small (gen.SmallWork); the campaign caps what it takes at Small (8x
 // for attention prefill, whose rows cost the square of their length), and
 // one draw in BigEvery takes one of gen's medium or big cases (more than
 // gen.SmallWork: hundreds or thousands of rows with a hidden size past 256,
-// long KV caches) of up to BigCost, so the thresholds that only large
+// long KV caches) of up to Big, so the thresholds that only large
 // batches cross are reached every few seconds. One small draw in
 // ResidueEvery (two for attn_prefill) is followed by a residue case
-// (stream, gen.Residue): batch dimensions over their whole range at cheap
+// (the campaign's stream, gen.Residue): batch dimensions over their whole range at cheap
 // inner sizes, so that every residue class mod m <= 128 of every batch
 // dimension is reached within 10^4 cases (docs/detection.md).
 //
 // These caps are the CPU oracle's cost, for campaigns without a profile.
 // A campaign at a model profile (Campaign.MaxTokens) bounds a case by the
-// work the CPU must do for its pair instead (reshape.go: cpuBound,
-// ProfileCPUCost): none beyond spec.MaxElements where GPU or process
+// work the CPU must do for its pair instead (fuzz/reshape.go): none beyond spec.MaxElements where GPU or process
 // targets are compared with themselves, each other or their device
 // reference.
 const (
-	SmallCost    = 1 << 20
-	BigCost      = 1 << 23
+	Small        = 1 << 20
+	Big          = 1 << 23
 	BigEvery     = 10
 	ResidueEvery = 9
 )
-
-// stream is one pair's sequence of cases, drawn from rng: drawSized's
-// draws in order, each small draw that ResidueDraw picks followed by its
-// gen.Residue rewrite. The residue cases come in addition, and the seed
-// of the draw picks them (it is uniform and already drawn), so a campaign
-// seed draws every case it drew without them, in the same order: no
-// finding is lost, it comes at most one case in nine later.
-type stream struct {
-	rng  *rand.Rand
-	owed *spec.Case // the residue case of the last draw, not yet returned
-}
-
-// next returns the stream's next case of op under relation.
-func (s *stream) next(op spec.Op, relation string) spec.Case {
-	if c := s.owed; c != nil {
-		s.owed = nil
-		return *c
-	}
-	c, big := drawSized(s.rng, op, relation)
-	if !big && ResidueDraw(c) {
-		rc := gen.Residue(c)
-		s.owed = &rc
-	}
-	return c
-}
 
 // ResidueDraw reports whether the campaign follows small draw c with its
 // residue case (gen.Residue): seed % ResidueEvery == 0, and for attn_prefill also == 1
@@ -67,52 +43,11 @@ func ResidueDraw(c spec.Case) bool {
 	return k == 0 || k == 1 && c.Op == spec.OpAttnPrefill
 }
 
-// drawSized draws from gen.Case: a small draw takes the first case with
-// CaseCost <= SmallCost (of at most 64); a big draw (one in BigEvery)
-// collects up to 8 of gen's medium or big cases (gen.Work > gen.SmallWork)
-// with CaseCost <= BigCost (of at most 512 draws) and takes the most
-// balanced one (balance): gen's budget trades the batch size against the
-// row size, while dispatch thresholds want both large at once (256 tokens
-// of a 1024-wide RMSNorm, 132 requests of a 65-token KV cache). When
-// nothing fits, the cheapest case drawn. The shapes keep gen's bias; only
-// their cost is bounded. big says which draw it was.
-func drawSized(r *rand.Rand, op spec.Op, relation string) (spec.Case, bool) {
-	small := int64(SmallCost)
-	if op == spec.OpAttnPrefill {
-		small *= 8
-	}
-	big := r.Intn(BigEvery) == 0
-	var cheap, best spec.Case
-	cheapCost, bestBal, found := int64(-1), -1, 0
-	for i := 0; i < 512 && (big || i < 64); i++ {
-		c := gen.Case(r, op, relation)
-		cost := CaseCost(c)
-		if !big && cost <= small {
-			return c, false
-		}
-		if big && cost <= BigCost && gen.Work(c) > gen.SmallWork {
-			if b := balance(c); b > bestBal {
-				best, bestBal = c, b
-			}
-			if found++; found == 8 {
-				break
-			}
-		}
-		if cheapCost < 0 || cost < cheapCost {
-			cheap, cheapCost = c, cost
-		}
-	}
-	if found > 0 {
-		return best, big
-	}
-	return cheap, big
-}
-
-// balance is min(batch size, row size) of a case: the batch size is the
+// Balance is min(batch size, row size) of a case: the batch size is the
 // largest batch its relation builds (items, Rel.Batch, Rel.Pad; times the
 // heads for decode), the row size its reduction length (hidden, vocab, KV
 // length); a prefill's is its sequence length alone.
-func balance(c spec.Case) int {
+func Balance(c spec.Case) int {
 	s := c.Shape
 	n := max(c.BatchRows(), c.Rel.Batch, c.Rel.Pad)
 	switch c.Op {
@@ -128,14 +63,14 @@ func balance(c spec.Case) int {
 	return 0
 }
 
-// CaseCost estimates the CPU work of checking case c, in fma-equivalents:
+// Of estimates the CPU work of checking case c, in fma-equivalents:
 // the work of one item (an Exp32 counts 12, a generated input value 4,
 // every output row 500 for the oracle's per-row overhead) times the items
 // of the batches the relation runs (path parity of attention prefill runs
 // only the last position of each sequence): batch invariance the case's batch
 // twice, the item alone and Rel.Batch; padding the batch and Rel.Pad; the
 // others the batch twice.
-func CaseCost(c spec.Case) int64 {
+func Of(c spec.Case) int64 {
 	s := c.Shape
 	var item int64
 	switch c.Op {
