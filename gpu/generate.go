@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/bitparity/bitparity/fuzz/values"
+	"github.com/bitparity/bitparity/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz/values"
+	"github.com/bitparity/bitparity/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )

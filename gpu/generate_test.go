@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/values"
+	"github.com/bitparity/bitparity/values"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"

@@ -1,7 +1,7 @@
 // Package casecost is the campaign's CPU cost model of a case: the work
 // of checking it on the CPU oracle (Of), the caps the campaign's draws
 // keep under, and which draws a residue case follows. Package fuzz draws
-// by it, and the detection-power measurement (fuzz/boundary/detect)
+// by it, and the detection-power measurement (fuzz/detect)
 // repeats the campaign's draw with it.
 package casecost
 

@@ -38,7 +38,7 @@ type Setup struct {
 
 // GenVersion is the generator version transformer cases record. Their
 // weights and requests derive from model.go's own streams, which generator
-// version 2 (package fuzz/values) did not change: a transformer case of
+// version 2 (package values) did not change: a transformer case of
 // version 0, 1 or 2 derives the same values.
 const GenVersion = 1
 
