@@ -3,8 +3,8 @@ package boundary_test
 import (
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/boundary"
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/boundary"
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/internal/cctest"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bitparity/bitparity/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/values"
 )
 
 // BenchmarkGen generates rows of 4096 bf16 values of every distribution

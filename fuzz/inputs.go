@@ -6,10 +6,10 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/bitparity/bitparity/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
+	"github.com/bitparity/bitparity/values"
 )
 
 // rowRNG is the value stream of one tensor row: splitmix64 seeded by
