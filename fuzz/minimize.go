@@ -40,9 +40,10 @@ type MinimizeOptions struct {
 	Targets []target.Target
 }
 
-// Minimize is the one way a finding is shrunk and mapped, for campaigns
-// (their composite sources included), native fuzz targets, fuzztest and
-// the corpus:
+// Minimize shrinks and maps a finding. Campaigns (their composite sources
+// included), native fuzz targets, fuzztest and the corpus call it; a
+// scan's exact maps (package scan) and explain's sweeps (SweepFor) map
+// without shrinking:
 //
 //  1. shrink f's case to the smallest case on which Check still finds the
 //     same bug (opts.Same): with fuzz/shrink, or, for a composite op's
