@@ -15,7 +15,8 @@ const control = "drift-rmsnorm-te-mod32" // a registered drift model
 
 func finding(target string, expected bool, rows int) spec.Finding {
 	c := spec.Case{Version: spec.CaseVersion, Op: spec.OpRMSNorm, Relation: spec.RelBatchInvariance, Targets: []string{target},
-		Shape: spec.Shape{Rows: rows, Hidden: 64}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Dist: spec.DistNormal, Seed: 1, GenVersion: 1}
+		Shape: spec.Shape{Rows: rows, Hidden: 64}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Dist: spec.DistNormal, Seed: 1, GenVersion: 1,
+		Rel: spec.RelParams{Batch: 1}} // batch_invariance needs Rel.Batch >= 1 (Case.Validate)
 	f := spec.Finding{Case: c, Kind: spec.KindMismatch, Relation: c.Relation, TargetA: target, Expected: expected}
 	f.Signature = spec.Signature(f)
 	return f
