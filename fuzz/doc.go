@@ -21,7 +21,7 @@
 //     model's inner sizes and dtypes, batches over 1..max_tokens
 //     (gen.Spread), bounded by the work the CPU must do (cpuBound).
 //   - boundary_inputs.go: cases with dist "boundary" get values the oracle
-//     nudges onto output rounding midpoints (boundary).
+//     nudges onto output rounding midpoints (package boundary).
 //   - shard.go: --shard i/n (spec.Shard) splits each pair's case stream
 //     (draw k goes to shard k mod n) and MergeResults joins the shards'
 //     results.
