@@ -35,7 +35,7 @@ func attnTensors(c spec.Case) []target.ItemTensor {
 // and V. Boundary nudging is the caller's.
 func attnInputs(c spec.Case, b *target.Batch, ids []int, lazy bool) error {
 	s := c.Shape
-	n, item := caseItems(c), func(i int) uint64 { return uint64(i) }
+	n, item := c.BatchRows(), func(i int) uint64 { return uint64(i) }
 	if ids != nil {
 		n, item = len(ids), func(i int) uint64 { return uint64(ids[i]) }
 	}

@@ -5,14 +5,14 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/bitparity/bitparity/fuzz/boundary"
+	"github.com/bitparity/bitparity/boundary"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
 // nudgeBoundary applies the boundary-seeking nudge of package
-// fuzz/boundary to the batch of a case with Dist "boundary", whose values
+// boundary to the batch of a case with Dist "boundary", whose values
 // were first drawn as Dist "normal". Each row (item) is nudged from its own
 // values and the tensors every row shares (RMSNorm's w, GEMM's W), with the
 // oracle's declared schedule of the op, so a row's bits depend only on

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/internal/taps"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -18,7 +19,7 @@ import (
 // duration: it draws cases with gen.Case (a source's job with its own
 // Draw), runs Check, and shrinks and maps every finding (Minimize). The
 // zero value of every field is valid: 60 s, seed 0, every target and
-// relation, no case limit, no progress calls, DefaultWorkers workers, no
+// relation, no case limit, no progress calls, defaultWorkers workers, no
 // composite source.
 type Campaign struct {
 	Duration time.Duration
@@ -35,7 +36,7 @@ type Campaign struct {
 	// 1 s) and once at the end, from one goroutine at a time.
 	Progress      func(Stats)
 	ProgressEvery time.Duration
-	// Workers is the number of cases run at once (0: DefaultWorkers, one
+	// Workers is the number of cases run at once (0: defaultWorkers, one
 	// per GOMAXPROCS: the oracle spreads a case's rows over GOMAXPROCS
 	// goroutines too, but most cases are small and leave CPUs idle
 	// between their parallel parts, so on 2 cores 2 workers run about 1.4
@@ -43,9 +44,9 @@ type Campaign struct {
 	// meanwhile.
 	Workers int
 	// ShrinkBudget bounds the time spent shrinking one finding (0: 10 s;
-	// LateShrinkBudget for findings still queued at the deadline; the
-	// drift map has its own MapBudget). NoShrink reports findings as first
-	// found (a source's finding mapped by its Source.Map).
+	// 3 s for findings still queued at the deadline; the drift map has
+	// its own 30 s, MinimizeOptions.MapBudget). NoShrink reports findings
+	// as first found (a source's finding mapped by its Source.Map).
 	ShrinkBudget time.Duration
 	NoShrink     bool
 	// OnFound, when set, is called with each finding as first found,
@@ -57,22 +58,22 @@ type Campaign struct {
 	OnFinding func(spec.Finding)
 	// Grace bounds the shrinking left when Duration is over or ctx ends
 	// (an interrupt): findings still being shrunk or queued get Grace in
-	// all, counted from then, and are reported as far as they got (0:
-	// LateShrinkBudget).
+	// all, counted from then, and are reported as far as they got (0: 3 s,
+	// ShrinkGrace).
 	Grace time.Duration
-	// NoTaps compares outputs only (WithoutTaps): drift that changes only
+	// NoTaps compares outputs only (taps.Off): drift that changes only
 	// fp32 intermediates is then found once it flips an output bit.
 	NoTaps bool
 	// Shard, when set, runs only the draws of each pair's case stream that
 	// it owns (fuzz/shard.go); MaxCases then counts this shard's cases.
 	// A source's jobs are not sharded.
-	Shard Shard
+	Shard spec.Shard
 	// Reshape, when set, rewrites the inner sizes and dtypes of every
 	// drawn case before its cost is checked (a model profile:
 	// profile.Profile.Apply); reshape.go. MaxTokens, with Reshape, is the
 	// model's largest batch: batch dimensions are then drawn over
 	// 1..MaxTokens (gen.Spread) within the work the CPU must do
-	// (cpuBound); 0 keeps gen's batch draw under SmallCost.
+	// (cpuBound); 0 keeps gen's batch draw under casecost.Small.
 	Reshape   func(r *rand.Rand, c *spec.Case)
 	MaxTokens int
 	// ShrinkPastReshape lets the shrinking of a finding reduce the inner
@@ -141,7 +142,7 @@ type pairState struct {
 	mu       sync.Mutex
 	stream   stream // its cases (with Reshape, only stream.rng)
 	drawn    int64  // draws of its stream so far, owned by the shard or not
-	cpuBound int64  // the CaseCost bound of its cases at a profile (cpuBound)
+	cpuBound int64  // the casecost.Of bound of its cases at a profile (cpuBound)
 
 	found atomic.Int64    // findings kept (a source's job)
 	kept  map[string]bool // kind and site of each finding kept, under the runner's mu (Job.Repeat)
@@ -161,14 +162,14 @@ var ErrNoPairs = errors.New("no target and relation pair to run (bitparity list 
 // Check them and hand the first finding of each pair (each new kind and
 // site of a Job.Repeat) to one goroutine that shrinks and maps it
 // (minimizeAll) while the workers go on; findings still queued at the
-// deadline get LateShrinkBudget each.
+// deadline get lateShrinkBudget each.
 func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 	pairs, err := c.pairs()
 	if err != nil {
 		return nil, err
 	}
 	if c.NoTaps {
-		ctx = WithoutTaps(ctx)
+		ctx = taps.Off(ctx)
 	}
 	r := newRunner(c, pairs)
 	// workCtx ends when the workers are done (or ctx ends): the shrinking
@@ -200,14 +201,20 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 	return r.result()
 }
 
-// graceContext returns the context findings are shrunk under: it ends
-// Grace (default LateShrinkBudget) after ctx ends, so an interrupted
-// campaign still shrinks what it found, for a bounded time.
-func (c *Campaign) graceContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	grace := c.Grace
-	if grace <= 0 {
-		grace = LateShrinkBudget
+// ShrinkGrace returns the campaign's Grace, or its default when zero
+// (lateShrinkBudget, 3 s).
+func (c *Campaign) ShrinkGrace() time.Duration {
+	if c.Grace <= 0 {
+		return lateShrinkBudget
 	}
+	return c.Grace
+}
+
+// graceContext returns the context findings are shrunk under: it ends
+// ShrinkGrace after ctx ends, so an interrupted campaign still shrinks
+// what it found, for a bounded time.
+func (c *Campaign) graceContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	grace := c.ShrinkGrace()
 	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var timer *time.Timer
 	var tmu sync.Mutex

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitparity/bitparity/internal/gogc"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -62,7 +63,7 @@ func forEach(n, workers int, fn func(i int)) {
 // BenchmarkCampaign is the CPU campaign's figure: cases/s of Check over a
 // fixed case stream (the first 12 draws of each of the 16 invariant pairs
 // of a seed-1 campaign, 192 cases; drawing is not timed) with 1 worker and
-// with the campaign's default (DefaultWorkers), beside its bound measured
+// with the campaign's default (defaultWorkers), beside its bound measured
 // in the same run: the oracle's rate on the same cases, one Run of the
 // case's first target on the case's batch, inputs made beforehand
 // (oracle-cases/s). Each iteration runs the stream through Check, then
@@ -72,13 +73,13 @@ func forEach(n, workers int, fn func(i int)) {
 // boundary nudging, compares). cases/cpu-s counts the process's CPU time
 // (user + system; 0 where getrusage is missing): on a machine shared with
 // other jobs it moves less than cases/s. It runs under a campaign's garbage
-// collector target (CampaignGCPercent, as bitparity run sets it) unless
+// collector target (gogc.Campaign, as bitparity run sets it) unless
 // GOGC is set.
 //
 //	go test -run '^$' -bench Campaign -benchtime 3x ./fuzz/
 func BenchmarkCampaign(b *testing.B) {
 	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(CampaignGCPercent))
+		defer debug.SetGCPercent(debug.SetGCPercent(gogc.Campaign))
 	}
 	cases := campaignStream(b, 1, 12)
 	ctx := context.Background()
@@ -93,7 +94,7 @@ func BenchmarkCampaign(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, w := range []int{1, DefaultWorkers()} {
+	for _, w := range []int{1, defaultWorkers()} {
 		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
 			var check, bound, cpu time.Duration
 			for b.Loop() {

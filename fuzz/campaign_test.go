@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/internal/casecost"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -87,7 +88,7 @@ func TestCaseCostGrows(t *testing.T) {
 	small := suiteCase(spec.OpRMSNorm, spec.RelBatchInvariance, spec.Shape{Rows: 1, Hidden: 64}, spec.RelParams{Batch: 1})
 	big := small
 	big.Shape.Rows, big.Rel.Batch = 4548, 4548
-	if CaseCost(small) >= CaseCost(big) || CaseCost(big) < BigCost {
-		t.Fatalf("costs %d, %d", CaseCost(small), CaseCost(big))
+	if casecost.Of(small) >= casecost.Of(big) || casecost.Of(big) < casecost.Big {
+		t.Fatalf("costs %d, %d", casecost.Of(small), casecost.Of(big))
 	}
 }

@@ -9,21 +9,22 @@
 //     padding, oracle parity, path parity, log-prob parity, determinism);
 //     compare.go compares every shared row, on the device when both outputs
 //     live there; crossdevice.go the cross_device relation.
-//   - minimize.go: Minimize, the one way a finding is shrunk (fuzz/shrink)
-//     and its drift mapped (mapping.go: the dimension that decides it,
-//     swept with fuzz/driftmap over SweepValues).
+//   - minimize.go: Minimize, which shrinks a finding (fuzz/shrink) and
+//     maps its drift (mapping.go: the dimension that decides it,
+//     swept with fuzz/driftmap over sweepValues).
 //   - pairs.go: which relation runs on which target(s); campaign.go the
 //     campaign's options and pairs, runner.go the loop that runs them,
-//     cost.go the cost model that bounds each drawn case and a pair's
-//     stream of cases, a share of them followed by residue cases
+//     draw.go a pair's stream of cases, each bounded by the cost model
+//     (fuzz/internal/casecost), a share of them followed by residue cases
 //     (gen.Residue: every class mod m <= 128 of every batch dimension).
 //   - reshape.go: a campaign at a model profile (Reshape, MaxTokens): the
 //     model's inner sizes and dtypes, batches over 1..max_tokens
 //     (gen.Spread), bounded by the work the CPU must do (cpuBound).
 //   - boundary_inputs.go: cases with dist "boundary" get values the oracle
-//     nudges onto output rounding midpoints (fuzz/boundary).
-//   - shard.go: --shard i/n splits each pair's case stream (draw k goes to
-//     shard k mod n) and MergeResults joins the shards' results.
+//     nudges onto output rounding midpoints (package boundary).
+//   - shard.go: --shard i/n (spec.Shard) splits each pair's case stream
+//     (draw k goes to shard k mod n) and MergeResults joins the shards'
+//     results.
 //   - source.go: composite ops (fuzz/transformer, a model route of
 //     fuzz/external) are Source values a caller passes to Check, Minimize
 //     and Campaign.Sources (their jobs, check, shrink steps and map), and

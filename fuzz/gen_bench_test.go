@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/values"
 )
 
 // BenchmarkGen generates rows of 4096 bf16 values of every distribution
-// with generator version 1 (fillRow) and version 2 (fuzz/values), one row
+// with generator version 1 (fillRow) and version 2 (values), one row
 // key per iteration, on one goroutine, and reports ns/value: version 1 is
 // the bound version 2 is measured against in the same run.
 //

@@ -6,10 +6,10 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
+	"github.com/bitparity/bitparity/values"
 )
 
 // rowRNG is the value stream of one tensor row: splitmix64 seeded by
@@ -118,7 +118,7 @@ func fillRow(dst []float32, dist spec.Dist, dt oracle.DType, scale float64, r *r
 
 // fill generates rows x cols values of tensor id for rows [0, rows): row i
 // is the row with key rowKey(i) (i when rowKey is nil) of generator version
-// 2 (package fuzz/values) or, for cases of version 1, fillRow's from
+// 2 (package values) or, for cases of version 1, fillRow's from
 // newRowRNG(seed, tensor, key). Rows are independent, so large tensors
 // fill on GOMAXPROCS goroutines with the same bits.
 func fill(c spec.Case, tensor uint64, dist spec.Dist, dt oracle.DType, scale float64, rows, cols int, rowKey func(i int) uint64) ([]float32, error) {
@@ -196,7 +196,7 @@ func caseDTypes(c spec.Case) (in, out oracle.DType, err error) {
 }
 
 // Inputs derives the batch of case c from its seed (or its explicit Data)
-// by the case's generator version (GenVersion 2: package fuzz/values; 1,
+// by the case's generator version (GenVersion 2: package values; 1,
 // or 0 for a case that does not say, fillRow): the same case gives the
 // same bits on every machine. Shape errors and cases over the memory
 // budget are errors, never panics.

@@ -12,10 +12,6 @@ import (
 // sequence for prefill (SeqLen·Heads output rows). Relations build batches
 // by copying items, so a row's inputs are the same bits in every batch.
 
-// caseItems returns the number of items a case asks for (its batch
-// dimension, spec.OpInfo.Batch).
-func caseItems(c spec.Case) int { return c.BatchRows() }
-
 // withItems returns c asking for n items (rows, requests or sequences).
 func withItems(c spec.Case, n int) spec.Case {
 	c.SetBatchRows(n)
@@ -129,9 +125,6 @@ func fillItems(b *target.Batch, from int, v func(j int) float32) {
 	}
 }
 
-// Fillers are the kinds of padding rows (RelParams.Filler).
-var Fillers = []string{"zeros", "normal", "nan", "huge", "copy"}
-
 // padded returns c's batch b followed by pad-items filler items of kind
 // filler:
 //
@@ -180,7 +173,7 @@ func padded(c spec.Case, b *target.Batch, pad int, filler string) (*target.Batch
 		}
 		fillItems(out, n, v)
 	default:
-		return nil, fmt.Errorf("padding: unknown filler %q (want one of %v)", filler, Fillers)
+		return nil, fmt.Errorf("padding: unknown filler %q (want one of %v)", filler, spec.Fillers)
 	}
 	return out, nil
 }
@@ -216,7 +209,7 @@ func padBatch(c spec.Case, b *target.Batch, pad int, filler string) (*target.Bat
 		}
 		s.Filler = filler
 	default:
-		return nil, fmt.Errorf("padding: unknown filler %q (want one of %v)", filler, Fillers)
+		return nil, fmt.Errorf("padding: unknown filler %q (want one of %v)", filler, spec.Fillers)
 	}
 	return lazyBatch(s, pad, b)
 }

@@ -59,7 +59,7 @@ func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, er
 			return Inputs(c)
 		}
 	}
-	return lazyBatch(src, caseItems(c), nil)
+	return lazyBatch(src, c.BatchRows(), nil)
 }
 
 // lazyBatch returns a lazy batch of n items from src: sizes and shared

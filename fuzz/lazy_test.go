@@ -47,7 +47,8 @@ func TestLazyBatchesSameVerdicts(t *testing.T) {
 		dist   spec.Dist // "": normal
 	}
 	var cases []tc
-	for _, f := range Fillers {
+	for _, sf := range spec.Fillers {
+		f := string(sf)
 		cases = append(cases,
 			tc{"drift-rmsnorm-te-mod32", spec.OpRMSNorm, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 96}, spec.RelParams{Pad: 64, Filler: f}, ""},
 			tc{"drift-gemm-splitk-by-m", spec.OpGEMM, spec.RelPadding, spec.Shape{Rows: 40, Hidden: 48, N: 8}, spec.RelParams{Pad: 70, Filler: f}, ""},
@@ -264,7 +265,8 @@ func TestLazyPadded(t *testing.T) {
 	for _, r := range runs {
 		op := r.op
 		shape := shapes[op]
-		for _, f := range Fillers {
+		for _, sf := range spec.Fillers {
+			f := string(sf)
 			t.Run(fmt.Sprintf("%s/%s/%s", op, r.dist, f), func(t *testing.T) {
 				c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: op, Relation: spec.RelPadding,
 					In: spec.BF16, Out: spec.BF16, Dist: r.dist, Seed: 9, Eps: 1e-6, Shape: shape,

@@ -11,14 +11,14 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// MapDraws is the number of random normal draws a finding's drift map
+// mapDraws is the number of random normal draws a finding's drift map
 // uses beside the finding's own data.
-const MapDraws = 2
+const mapDraws = 2
 
 // MapDrift maps each dimension finding f's relation varies (sweepsFor)
-// over 1+MapDraws input draws: the finding's own data, then MapDraws draws
+// over 1+mapDraws input draws: the finding's own data, then mapDraws draws
 // of the same case with normal values from seeds derived from the case's
-// (RandomDraw), the items classified by a panel of PanelItems distinct
+// (randomDraw), the items classified by a panel of panelItems distinct
 // items (panelClass), every other dimension by its own classifier on the
 // new draw. A value's class is the tuple of its bits over the draws
 // (driftmap.SweepDraws), so the map is never coarser than what random data
@@ -42,10 +42,10 @@ func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*sp
 	if err != nil || len(sws) == 0 {
 		return nil, err
 	}
-	draws := make([][]*Sweep, MapDraws)
+	draws := make([][]*Sweep, mapDraws)
 	for k := range draws {
 		g := *f
-		g.Case = RandomDraw(f.Case, uint64(k+1))
+		g.Case = randomDraw(f.Case, uint64(k+1))
 		if draws[k], err = sweepsFor(ctx, &g, ts); err != nil {
 			return nil, fmt.Errorf("drift map, random draw %d: %w", k+1, err)
 		}
@@ -58,7 +58,7 @@ func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*sp
 				classify = append(classify, draws[k][i].Classify)
 				continue
 			}
-			p, err := newPanelClass(ctx, ts[0], RandomDraw(f.Case, uint64(k+1)))
+			p, err := newPanelClass(ctx, ts[0], randomDraw(f.Case, uint64(k+1)))
 			if err != nil {
 				return nil, fmt.Errorf("drift map, random draw %d: %w", k+1, err)
 			}
@@ -70,7 +70,7 @@ func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*sp
 		}
 		values := sw.Values
 		if values == nil {
-			values = SweepValues(sw.Dim, sw.Onset)
+			values = sweepValues(sw.Dim, sw.Onset)
 		}
 		opts := driftmap.Options{Far: sw.Far, Determinism: sw.determinism}
 		m, err := opts.SweepDraws(ctx, sw.Dim, values, classify)
@@ -105,18 +105,18 @@ func arrange(maps []spec.DriftMap) *spec.DriftMap {
 	return &m
 }
 
-// PanelItems is the number of distinct items a random draw of a drift map
+// panelItems is the number of distinct items a random draw of a drift map
 // watches (panelClass).
-const PanelItems = 64
+const panelItems = 64
 
 // panelClass classifies a batch size v on a random draw by the bits of a
-// panel of PanelItems distinct items computed in batches of v items: one
-// batch of v items holding the panel cyclically when v >= PanelItems,
-// else ceil(PanelItems/v) batches of v panel items. The class is the digest
+// panel of panelItems distinct items computed in batches of v items: one
+// batch of v items holding the panel cyclically when v >= panelItems,
+// else ceil(panelItems/v) batches of v panel items. The class is the digest
 // of every panel item's output and tap bits (from its first batch), a
 // function of the schedule the target chooses for v items only, so
 // refining by it never splits a class that the draws agree on; and with
-// PanelItems witnesses one draw shows a reduction-order change that one
+// panelItems witnesses one draw shows a reduction-order change that one
 // watched item shows only near a rounding boundary (at hidden 256 in bf16,
 // in about one row in five).
 type panelClass struct {
@@ -127,9 +127,9 @@ type panelClass struct {
 }
 
 func newPanelClass(ctx context.Context, t target.Target, c spec.Case) (*panelClass, error) {
-	panel, err := Inputs(withItems(c, PanelItems))
+	panel, err := Inputs(withItems(c, panelItems))
 	if err != nil {
-		return nil, fmt.Errorf("a panel of %d items: %w", PanelItems, err)
+		return nil, fmt.Errorf("a panel of %d items: %w", panelItems, err)
 	}
 	return &panelClass{ctx: ctx, c: c, t: t, panel: panel}, nil
 }
@@ -138,21 +138,21 @@ func (p *panelClass) classify(v int) (string, error) {
 	if v < 1 {
 		return "", fmt.Errorf("a batch of %d items", v)
 	}
-	if err := budget(p.c, v*perItem(p.panel)); err != nil {
+	if err := budget(p.c, v*p.panel.ItemValues()); err != nil {
 		return "", err
 	}
 	k := p.panel.RowsPerItem()
-	bits := make([]string, PanelItems)
-	for first := 0; first < PanelItems; first += v {
+	bits := make([]string, panelItems)
+	for first := 0; first < panelItems; first += v {
 		ids := make([]int, v)
 		for i := range ids {
-			ids[i] = (first + i) % PanelItems
+			ids[i] = (first + i) % panelItems
 		}
 		b, err := gather(p.panel, ids)
 		if err != nil {
 			return "", err
 		}
-		n := min(v, PanelItems) // the batch's first n items are panel items first..first+n-1
+		n := min(v, panelItems) // the batch's first n items are panel items first..first+n-1
 		out, err := p.t.Run(p.ctx, b, itemRows(b, 0, n))
 		if err != nil {
 			return "", err
@@ -162,7 +162,7 @@ func (p *panelClass) classify(v int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		for i := 0; i < n && first+i < PanelItems; i++ {
+		for i := 0; i < n && first+i < panelItems; i++ {
 			bits[first+i] = digest(slice(out, i*k, (i+1)*k))
 		}
 	}
@@ -188,10 +188,10 @@ func slice(o *target.Output, lo, hi int) *target.Output {
 	return s
 }
 
-// RandomDraw returns case c with generated normal values instead of its
+// randomDraw returns case c with generated normal values instead of its
 // own: no explicit data, dist normal, seed splitmix(c.Seed ^ k·golden),
 // this build's generator. The shape, dtypes and relation parameters stay.
-func RandomDraw(c spec.Case, k uint64) spec.Case {
+func randomDraw(c spec.Case, k uint64) spec.Case {
 	c.Data = nil
 	c.Dist = spec.DistNormal
 	c.Seed = splitmix(c.Seed ^ k*0x9e3779b97f4a7c15)

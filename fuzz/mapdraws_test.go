@@ -24,7 +24,7 @@ func TestDriftMapRandomDrawsCorrectConstantInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, err := driftmap.Sweep(ctx, sw.Dim, SweepValues(sw.Dim, sw.Onset), sw.Classify)
+	own, err := driftmap.Sweep(ctx, sw.Dim, sweepValues(sw.Dim, sw.Onset), sw.Classify)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,17 +39,17 @@ func TestDriftMapRandomDrawsCorrectConstantInputs(t *testing.T) {
 	if want := "rows % 32 == 0 -> B, otherwise -> A"; dm.Rule != want || dm.Kind != driftmap.Periodic {
 		t.Errorf("map over draws: %s %q, want periodic %q", dm.Kind, dm.Rule, want)
 	}
-	if dm.Draws != 1+MapDraws {
-		t.Errorf("map says %d draws, want %d", dm.Draws, 1+MapDraws)
+	if dm.Draws != 1+mapDraws {
+		t.Errorf("map says %d draws, want %d", dm.Draws, 1+mapDraws)
 	}
 }
 
 func TestRandomDrawKeepsShape(t *testing.T) {
 	c := spec.Case{Op: spec.OpRMSNorm, Shape: spec.Shape{Rows: 5, Hidden: 8}, Dist: spec.DistConstant, Seed: 3,
 		Data: &spec.Data{Tensors: map[string][]string{"x": {"3f80"}}}}
-	a, b := RandomDraw(c, 1), RandomDraw(c, 2)
+	a, b := randomDraw(c, 1), randomDraw(c, 2)
 	if a.Data != nil || a.Dist != spec.DistNormal || a.Shape.Rows != 5 || a.Shape.Hidden != 8 {
-		t.Errorf("RandomDraw = %+v", a)
+		t.Errorf("randomDraw = %+v", a)
 	}
 	if a.Seed == b.Seed || a.Seed == c.Seed {
 		t.Errorf("seeds %d, %d from %d: draws must differ", a.Seed, b.Seed, c.Seed)

@@ -27,7 +27,7 @@ type Sweep struct {
 	// At says what the other dimensions are held at, e.g. "batch=300";
 	// empty when nothing else varies.
 	At string
-	// Values, when set, are the values to sweep; else SweepValues(Dim, Onset).
+	// Values, when set, are the values to sweep; else sweepValues(Dim, Onset).
 	Values []int
 	// Far is the largest value of Dim the campaign reached (the case as
 	// first found); a periodic rule is checked there (driftmap.Options.Far).
@@ -112,7 +112,7 @@ func sweepsFor(ctx context.Context, f *spec.Finding, ts []target.Target) ([]*Swe
 			if p != nil {
 				sws = append(sws, p)
 			}
-		case c.Relation == spec.RelPadding && c.Rel.Pad > caseItems(c):
+		case c.Relation == spec.RelPadding && c.Rel.Pad > c.BatchRows():
 			p, err := padSweep(ctx, f, ts[0])
 			if err != nil {
 				return nil, err
@@ -130,18 +130,6 @@ func sweepsFor(ctx context.Context, f *spec.Finding, ts []target.Target) ([]*Swe
 		}
 	}
 	return sws, nil
-}
-
-// itemsDim names the items of op's batch: batch (decode requests), seqs
-// (prefill sequences) or rows.
-func itemsDim(op spec.Op) string {
-	switch op {
-	case spec.OpAttnDecode:
-		return "batch"
-	case spec.OpAttnPrefill:
-		return "seqs"
-	}
-	return "rows"
 }
 
 // watched returns the case's inputs and a batch of its watched item alone:
@@ -174,16 +162,16 @@ func itemsSweep(ctx context.Context, f *spec.Finding, ts []target.Target) (*Swee
 	if err != nil {
 		return nil, err
 	}
-	dim := itemsDim(c.Op)
-	sw := &Sweep{Dim: dim, Onset: max(caseItems(c), c.Rel.Batch, c.Rel.Pad)}
+	dim := c.Op.ItemsWord()
+	sw := &Sweep{Dim: dim, Onset: max(c.BatchRows(), c.Rel.Batch, c.Rel.Pad)}
 	if f.Original != nil {
-		sw.Far = max(caseItems(*f.Original), f.Original.Rel.Batch, f.Original.Rel.Pad)
+		sw.Far = max(f.Original.BatchRows(), f.Original.Rel.Batch, f.Original.Rel.Pad)
 	}
 	copies := func(v int) (*target.Batch, error) {
 		if v < 1 {
 			return nil, fmt.Errorf("drift map: %s %d", dim, v)
 		}
-		if err := budget(c, spec.SatMul(v, perItem(one))); err != nil {
+		if err := budget(c, spec.SatMul(v, one.ItemValues())); err != nil {
 			return nil, err
 		}
 		return gather(one, make([]int, v))
@@ -223,7 +211,7 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 		return nil, err
 	}
 	B := c.Rel.Batch
-	if spec.SatMul(B, perItem(full)) > mapElements {
+	if spec.SatMul(B, full.ItemValues()) > mapElements {
 		return nil, nil
 	}
 	ids := identity(B)
@@ -235,7 +223,7 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 	if err != nil {
 		return nil, fmt.Errorf("drift map of position: %w", err)
 	}
-	sw := &Sweep{Dim: "position", Onset: c.Rel.Position, At: fmt.Sprintf("%s=%d", itemsDim(c.Op), B),
+	sw := &Sweep{Dim: "position", Onset: c.Rel.Position, At: fmt.Sprintf("%s=%d", c.Op.ItemsWord(), B),
 		Values: sweptPositions(B, c.Rel.Position)}
 	sw.Classify = func(v int) (string, error) {
 		if v < 0 || v >= B {
@@ -283,9 +271,9 @@ func padSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, er
 		return nil, err
 	}
 	n := full.Items()
-	fits := func(v int) bool { return spec.SatMul(v, perItem(full)) <= mapElements }
-	sw := &Sweep{Dim: "pad", Onset: c.Rel.Pad, At: fmt.Sprintf("%s=%d", itemsDim(c.Op), n)}
-	for _, v := range SweepValues("pad", c.Rel.Pad) {
+	fits := func(v int) bool { return spec.SatMul(v, full.ItemValues()) <= mapElements }
+	sw := &Sweep{Dim: "pad", Onset: c.Rel.Pad, At: fmt.Sprintf("%s=%d", c.Op.ItemsWord(), n)}
+	for _, v := range sweepValues("pad", c.Rel.Pad) {
 		if v >= n && fits(v) {
 			sw.Values = append(sw.Values, v)
 		}
@@ -449,32 +437,6 @@ func truncate(b *target.Batch, v int) *target.Batch {
 	p.Q, p.K, p.V = cut(p.Q, p.Heads), cut(p.K, p.KVHeads), cut(p.V, p.KVHeads)
 	p.SeqLen = v
 	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Prefill: &p}
-}
-
-// perItem is the number of input values one item of b holds.
-func perItem(b *target.Batch) int {
-	switch b.Op {
-	case spec.OpRMSNorm:
-		return b.RMSNorm.Hidden
-	case spec.OpGEMM:
-		return b.GEMM.K
-	case spec.OpLogProb:
-		return b.LogProb.Vocab
-	case spec.OpAttnDecode:
-		d := b.Decode
-		kv := 0
-		switch {
-		case b.Lazy():
-			kv = b.Source.Case.Shape.KVLen(int(b.Source.Key(0))) * d.KVHeads * d.HeadDim
-		case len(d.K) > 0:
-			kv = len(d.K[0])
-		}
-		return d.Heads*d.HeadDim + 2*kv
-	case spec.OpAttnPrefill:
-		p := b.Prefill
-		return p.SeqLen * (p.Heads + 2*p.KVHeads) * p.HeadDim
-	}
-	return 0
 }
 
 // digest is a short hash of an output's value bits and tap bits.

@@ -195,8 +195,8 @@ func TestPlantedMaps(t *testing.T) {
 			if tt.also != "" && (len(m.Also) != 1 || m.Also[0].Rule != tt.also) {
 				t.Errorf("also %+v, want one map with rule %q", m.Also, tt.also)
 			}
-			if m.Runs < 2 || m.Draws != 1+MapDraws {
-				t.Errorf("%d runs a value over %d draws, want at least 2 over %d", m.Runs, m.Draws, 1+MapDraws)
+			if m.Runs < 2 || m.Draws != 1+mapDraws {
+				t.Errorf("%d runs a value over %d draws, want at least 2 over %d", m.Runs, m.Draws, 1+mapDraws)
 			}
 			said := words.Drift(m)
 			if strings.Contains(said, "invariant") || !strings.Contains(said, fmt.Sprintf("over %s %d..%d", tt.dim, tt.from, tt.to)) ||

@@ -12,22 +12,22 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// ShrinkTries bounds the Checks one shrink may run by default, MapBudget the
-// time of one drift map, and LateShrinkBudget the shrinking of a finding
+// shrinkTries bounds the Checks one shrink may run by default, mapBudget the
+// time of one drift map, and lateShrinkBudget the shrinking of a finding
 // still queued when a campaign's duration is over.
 const (
-	ShrinkTries      = 400
-	MapBudget        = 30 * time.Second
-	LateShrinkBudget = 3 * time.Second
+	shrinkTries      = 400
+	mapBudget        = 30 * time.Second
+	lateShrinkBudget = 3 * time.Second
 )
 
-// MinimizeOptions configures Minimize. The zero value is valid: ShrinkTries
-// tries, a drift map within MapBudget, and "the same bug" meaning a finding
+// MinimizeOptions configures Minimize. The zero value is valid: 400
+// tries, a drift map within 30 s, and "the same bug" meaning a finding
 // of the same kind.
 type MinimizeOptions struct {
-	// Shrink bounds the shrinking; MaxTries 0 means ShrinkTries.
+	// Shrink bounds the shrinking; MaxTries 0 means 400.
 	Shrink shrink.Options
-	// MapBudget bounds the drift map; 0 means MapBudget. KeepMap keeps f's
+	// MapBudget bounds the drift map; 0 means 30 s. KeepMap keeps f's
 	// recorded drift map instead of sweeping again (its signature stays).
 	MapBudget time.Duration
 	KeepMap   bool
@@ -40,9 +40,10 @@ type MinimizeOptions struct {
 	Targets []target.Target
 }
 
-// Minimize is the one way a finding is shrunk and mapped, for campaigns
-// (their composite sources included), native fuzz targets, fuzztest and
-// the corpus:
+// Minimize shrinks and maps a finding. Campaigns (their composite sources
+// included), native fuzz targets, fuzztest and the corpus call it; a
+// scan's exact maps (package scan) and explain's sweeps (SweepFor) map
+// without shrinking:
 //
 //  1. shrink f's case to the smallest case on which Check still finds the
 //     same bug (opts.Same): with fuzz/shrink, or, for a composite op's
@@ -67,7 +68,7 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 	}
 	src := sourceFor(f.Case.Op, opts.Targets)
 	if opts.Shrink.MaxTries == 0 {
-		opts.Shrink.MaxTries = ShrinkTries
+		opts.Shrink.MaxTries = shrinkTries
 	}
 	fails := func(c spec.Case) (bool, error) {
 		g, err := Check(ctx, c, opts.Targets...)
@@ -112,7 +113,7 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 	} else {
 		budget := opts.MapBudget
 		if budget == 0 {
-			budget = MapBudget
+			budget = mapBudget
 		}
 		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 		defer cancel()
@@ -133,13 +134,13 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 	return g, st, nil
 }
 
-// SweepValues is the one rule for the values a drift map sweeps:
+// sweepValues is the one rule for the values a drift map sweeps:
 // driftmap.Values around the onset plus, for the decode batch dimension,
 // the batch sizes where decode heuristics switch: around multiples of the
 // H200's 132 SMs and powers of two up to 1024 (a split heuristic's
 // threshold is requests x heads against the SMs, so it can sit far above a
 // minimal case's single request). Sorted, without repeats.
-func SweepValues(dim string, onset int) []int {
+func sweepValues(dim string, onset int) []int {
 	vs := driftmap.Values(dim, onset)
 	if dim == "batch" {
 		for _, m := range []int{target.SMs, 2 * target.SMs} {
@@ -219,10 +220,10 @@ func shrinkSteps(ctx context.Context, c spec.Case, steps func(spec.Case) [][]spe
 	return c, st, nil
 }
 
-// mapInPlace maps f with source s's Map within MapBudget, f's case as
+// mapInPlace maps f with source s's Map within mapBudget, f's case as
 // found; a map that cannot be made is said in Message.
 func mapInPlace(ctx context.Context, f *spec.Finding, s *Source) {
-	mctx, cancel := context.WithTimeout(ctx, MapBudget)
+	mctx, cancel := context.WithTimeout(ctx, mapBudget)
 	defer cancel()
 	if err := s.Map(mctx, f); err != nil {
 		f.Message += fmt.Sprintf(" (no drift map: %v)", err)

@@ -8,11 +8,11 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// ReferenceStride is the sampling rate of the CPU oracle behind a device
+// referenceStride is the sampling rate of the CPU oracle behind a device
 // reference: of a batch of n items, the CPU oracle recomputes items
-// i ≡ seed (mod ReferenceStride), the watched item and the last item (3
+// i ≡ seed (mod referenceStride), the watched item and the last item (3
 // to 5 of 2274 rows, about 1 in 500, and every row of a batch of up to 3).
-const ReferenceStride = 1024
+const referenceStride = 1024
 
 // deviceReference returns the reference oracle parity compares target t
 // with on its device (target.Referencer with t's declared schedule), or
@@ -35,10 +35,10 @@ func deviceReference(t target.Target) target.Target {
 }
 
 // referenceSample returns the items of a batch of n that the CPU oracle
-// recomputes behind a device reference (ReferenceStride), ascending.
+// recomputes behind a device reference (referenceStride), ascending.
 func referenceSample(n, watched int, seed uint64) []int {
 	take := make(map[int]bool)
-	for i := int(seed % ReferenceStride); i < n; i += ReferenceStride {
+	for i := int(seed % referenceStride); i < n; i += referenceStride {
 		take[i] = true
 	}
 	if watched >= 0 && watched < n {

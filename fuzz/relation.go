@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/internal/taps"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -269,7 +270,7 @@ func identity(n int) []int {
 
 // differ compares rows ra of ref with rows rb of other in dt and returns a
 // mismatch finding for the first differing row, or, when the outputs are
-// equal and both carry taps (and ctx is not WithoutTaps), a finding on the
+// equal and both carry taps (and ctx is not taps.Off), a finding on the
 // fp32 taps; nil when equal.
 // bound > 0 ignores rows whose largest distance is within bound ulps.
 //
@@ -289,7 +290,7 @@ func startDiffer(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.D
 	if err != nil {
 		return func() (*spec.Finding, error) { return nil, err }
 	}
-	wantTaps := bound == 0 && tapsOn(ctx)
+	wantTaps := bound == 0 && taps.On(ctx)
 	var waitTaps func() ([]target.RowDiff, error)
 	if wantTaps {
 		waitTaps = startDeviceTaps(ref.out, other.out, pa, pb)
@@ -332,18 +333,6 @@ func startDiffer(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.D
 		return nil, nil
 	}
 }
-
-type noTapsKey struct{}
-
-// WithoutTaps returns a context under which Check compares outputs only,
-// never the fp32 taps: a drift then counts as found only once it flips an
-// output bit (what detection-power measurements want). Drift maps still
-// classify by outputs and taps.
-func WithoutTaps(ctx context.Context) context.Context {
-	return context.WithValue(ctx, noTapsKey{}, true)
-}
-
-func tapsOn(ctx context.Context) bool { return ctx.Value(noTapsKey{}) == nil }
 
 // tapName names tap column col of op (spec.OpInfo.Taps, repeating; the
 // fp32 output columns before rounding for an op without named taps).

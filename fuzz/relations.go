@@ -159,7 +159,7 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *target.Batch, 
 		if pos < 0 || pos >= B {
 			return fail(fmt.Errorf("batch invariance: position %d outside a batch of %d", pos, B))
 		}
-		if err := budget(c, spec.SatMul(B, perItem(b))); err != nil {
+		if err := budget(c, spec.SatMul(B, b.ItemValues())); err != nil {
 			return fail(fmt.Errorf("batch invariance: a batch of %d: %w", B, err))
 		}
 		ids := identity(B)
@@ -200,7 +200,7 @@ func (padding) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []tar
 	if c.Rel.Pad < n {
 		return nil, fmt.Errorf("padding: pad %d is below the case's %d items", c.Rel.Pad, n)
 	}
-	if err := budget(c, spec.SatMul(c.Rel.Pad, perItem(b))); err != nil {
+	if err := budget(c, spec.SatMul(c.Rel.Pad, b.ItemValues())); err != nil {
 		return nil, fmt.Errorf("padding: a batch of %d: %w", c.Rel.Pad, err)
 	}
 	x, err := execute(ctx, t, b, identity(n), fmt.Sprintf("the case's batch of %d", n))

@@ -474,7 +474,8 @@ func TestPaddedFillers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range Fillers {
+	for _, sf := range spec.Fillers {
+		f := string(sf)
 		p, err := padded(c, b, 5, f)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/internal/casecost"
 	"github.com/bitparity/bitparity/profile"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -34,8 +35,8 @@ func TestDrawReshaped(t *testing.T) {
 		if c.Shape.Hidden != 384 {
 			t.Fatalf("hidden %d, want the profile's 384", c.Shape.Hidden)
 		}
-		if CaseCost(c) > SmallCost {
-			t.Errorf("case of cost %d over %d: %+v", CaseCost(c), SmallCost, c.Shape)
+		if casecost.Of(c) > casecost.Small {
+			t.Errorf("case of cost %d over %d: %+v", casecost.Of(c), casecost.Small, c.Shape)
 		}
 		rows[c.Shape.Rows] = true
 	}
@@ -69,19 +70,19 @@ func batchTokens(c spec.Case) int {
 // TestProfileDeciles draws 400 cases per op and relation at the
 // llama3-8b profile and the small test profile, as a campaign draws them
 // for targets off the CPU (no CPU bound) and, at the small profile, for
-// CPU targets (ProfileCPUCost), and wants every case at the profile's
+// CPU targets (profileCPUCost), and wants every case at the profile's
 // inner sizes and dtypes and every decile of 1..max_tokens reached by the
 // batch dimension (fixed seeds: Tokens gives each decile >= 4% of the
 // draws, so 400 draws miss one with probability < 10^-7). lm_head and
 // vocabulary-wide logprob batches are bounded by spec.MaxElements, not
-// by the profile, and a CPU gemm or prefill by ProfileCPUCost: only their first
+// by the profile, and a CPU gemm or prefill by profileCPUCost: only their first
 // deciles are asked for. go test -v
 // prints the histograms of rmsnorm under batch invariance.
 func TestProfileDeciles(t *testing.T) {
 	for _, tc := range []struct {
 		profile string
 		bound   int64
-	}{{"llama3-8b", 0}, {smallProfile, 0}, {smallProfile, ProfileCPUCost}} {
+	}{{"llama3-8b", 0}, {smallProfile, 0}, {smallProfile, profileCPUCost}} {
 		p := loadProfile(t, tc.profile)
 		for _, op := range []spec.Op{spec.OpRMSNorm, spec.OpGEMM, spec.OpAttnDecode, spec.OpAttnPrefill, spec.OpLogProb} {
 			for _, rel := range []string{spec.RelBatchInvariance, spec.RelPadding, spec.RelDeterminism, spec.RelOracleParity} {
@@ -99,8 +100,8 @@ func TestProfileDeciles(t *testing.T) {
 					if err := c.Validate(); err != nil {
 						t.Fatalf("%s: %v: %+v", name, err, c.Shape)
 					}
-					if tc.bound > 0 && CaseCost(c) > tc.bound {
-						t.Fatalf("%s: CaseCost %d over the bound %d", name, CaseCost(c), tc.bound)
+					if tc.bound > 0 && casecost.Of(c) > tc.bound {
+						t.Fatalf("%s: casecost.Of %d over the bound %d", name, casecost.Of(c), tc.bound)
 					}
 					n := min(batchTokens(c), p.MaxTokens)
 					h[(n-1)*10/p.MaxTokens]++
@@ -109,7 +110,7 @@ func TestProfileDeciles(t *testing.T) {
 				switch {
 				case tc.bound > 0 && (op == spec.OpGEMM || op == spec.OpAttnPrefill):
 					// on the CPU a gemm row costs K·N (up to 2048·768,
-					// a few rows fit ProfileCPUCost) and a prefill the
+					// a few rows fit profileCPUCost) and a prefill the
 					// square of its length (~100 tokens fit)
 					want = 1
 				case op == spec.OpLogProb || op == spec.OpGEMM && p.Name == "llama3-8b":
@@ -146,14 +147,14 @@ func decileBars(h [10]int, top int) string {
 // TestProfileReachesCPUDrift: at the small profile (hidden 768), a CPU
 // target's cases drawn with MaxTokens reach batches of 256 rows and more
 // (drift-rmsnorm-vllm-256's onset, in the upper half of 1..400), while
-// gen's own batch draw under SmallCost never does at that width.
+// gen's own batch draw under casecost.Small never does at that width.
 func TestProfileReachesCPUDrift(t *testing.T) {
 	p := loadProfile(t, smallProfile)
 	reach := func(maxTokens int) int {
 		r := rand.New(rand.NewSource(1))
 		n := 0
 		for range 300 {
-			c := drawReshaped(r, spec.OpRMSNorm, spec.RelBatchInvariance, p.Apply, maxTokens, ProfileCPUCost)
+			c := drawReshaped(r, spec.OpRMSNorm, spec.RelBatchInvariance, p.Apply, maxTokens, profileCPUCost)
 			if max(c.Shape.Rows, c.Rel.Batch) >= 256 {
 				n++
 			}
@@ -164,7 +165,7 @@ func TestProfileReachesCPUDrift(t *testing.T) {
 		t.Errorf("with max_tokens: %d of 300 draws reach 256 rows, want >= 90 (40%% expected)", n)
 	}
 	if n := reach(0); n != 0 {
-		t.Errorf("without max_tokens: %d of 300 draws reach 256 rows at hidden 768, want 0 (SmallCost)", n)
+		t.Errorf("without max_tokens: %d of 300 draws reach 256 rows at hidden 768, want 0 (casecost.Small)", n)
 	}
 }
 
@@ -175,12 +176,12 @@ func TestCPUBound(t *testing.T) {
 		pair target.Pair
 		want int64
 	}{
-		{target.Pair{Relation: spec.RelBatchInvariance, Targets: []string{"drift-rmsnorm-vllm-256"}}, ProfileCPUCost},
-		{target.Pair{Relation: spec.RelOracleParity, Targets: []string{"drift-rmsnorm-vllm-256"}}, ProfileCPUCost},
+		{target.Pair{Relation: spec.RelBatchInvariance, Targets: []string{"drift-rmsnorm-vllm-256"}}, profileCPUCost},
+		{target.Pair{Relation: spec.RelOracleParity, Targets: []string{"drift-rmsnorm-vllm-256"}}, profileCPUCost},
 		{target.Pair{Relation: spec.RelBatchInvariance, Targets: []string{"test-leaky-nan"}}, 0},
 		{target.Pair{Relation: spec.RelPadding, Targets: []string{"test-leaky-nan"}}, 0},
-		{target.Pair{Relation: spec.RelOracleParity, Targets: []string{"test-leaky-nan"}}, ProfileCPUCost},
-		{target.Pair{Relation: spec.RelBatchInvariance, Targets: []string{"no-such-target"}}, ProfileCPUCost},
+		{target.Pair{Relation: spec.RelOracleParity, Targets: []string{"test-leaky-nan"}}, profileCPUCost},
+		{target.Pair{Relation: spec.RelBatchInvariance, Targets: []string{"no-such-target"}}, profileCPUCost},
 	}
 	for _, tt := range tests {
 		if got := cpuBound(tt.pair); got != tt.want {

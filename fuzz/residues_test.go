@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/fuzz/internal/casecost"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -50,7 +51,7 @@ func residueTarget(dim string) float64 {
 // dimension reaches within 10^4 cases of the campaign's stream (seed 1)
 // against residueTarget. With -v it prints the table of docs/detection.md:
 // the same draws without residue cases (drawSized, the generator before
-// them) beside them, and the mean CaseCost of both.
+// them) beside them, and the mean casecost.Of of both.
 func TestResidueCoverage(t *testing.T) {
 	n := *residueCases
 	var b strings.Builder
@@ -63,7 +64,7 @@ func TestResidueCoverage(t *testing.T) {
 			var cost int64
 			res := gen.MeasureResidues(n, func() spec.Case {
 				c := draw(r)
-				cost += CaseCost(c)
+				cost += casecost.Of(c)
 				return c
 			})
 			return res, cost / int64(n)
@@ -94,7 +95,7 @@ func TestResidueCoverage(t *testing.T) {
 			}
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "%-12s %-16s mean CaseCost %d -> %d (%+.0f%%)\n", p.Op, p.Relation,
+		fmt.Fprintf(&b, "%-12s %-16s mean casecost.Of %d -> %d (%+.0f%%)\n", p.Op, p.Relation,
 			costBefore, costAfter, 100*float64(costAfter-costBefore)/float64(costBefore))
 	}
 	if testing.Verbose() {

@@ -35,26 +35,14 @@ type runner struct {
 	fatal    error
 }
 
-// CampaignGCPercent is the garbage collector's target (GOGC) that
-// `bitparity run` sets for a campaign unless the environment sets one, and
-// that the GPU check benchmarks measure under: a campaign allocates every
-// case's batches and outputs and keeps little, so the default 100 spends
-// its CPUs collecting, and the collector's assists fall on whoever
-// allocates, the device queue's drainer included. On two cores the CPU
-// campaign (`bitparity run --duration 20s --seed 1 --no-shrink`) checked
-// 963-990 cases/s against 677-804 at 100, peak RSS 188 MB against 110 MB;
-// on the H200 the RMSNorm check rate went from 2,069-2,780 to 3,131-4,218
-// checks/s (docs/performance.md).
-const CampaignGCPercent = 400
-
-// DefaultWorkers is the number of workers of a campaign whose Workers is
+// defaultWorkers is the number of workers of a campaign whose Workers is
 // 0: GOMAXPROCS, so that every CPU checks cases. A GPU campaign gains
 // nothing from more: on the H200 host (16 CPUs) a 60 s campaign over every
 // cuda target checked 747,836 cases on invariant targets with 16 workers
 // and 722,733 with 32 (docs/performance.md, fifth session).
-func DefaultWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
+func defaultWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
 
-// newRunner applies the defaults of c's zero fields: 60 s, DefaultWorkers
+// newRunner applies the defaults of c's zero fields: 60 s, defaultWorkers
 // workers, 10 s of shrinking per finding.
 func newRunner(c *Campaign, pairs []*pairState) *runner {
 	r := &runner{c: c, pairs: pairs, workers: c.Workers, shrink: c.ShrinkBudget, start: time.Now(),
@@ -65,7 +53,7 @@ func newRunner(c *Campaign, pairs []*pairState) *runner {
 	}
 	r.deadline = r.start.Add(dur)
 	if r.workers <= 0 {
-		r.workers = DefaultWorkers()
+		r.workers = defaultWorkers()
 	}
 	if r.shrink <= 0 {
 		r.shrink = 10 * time.Second
@@ -373,7 +361,7 @@ func (r *runner) env() spec.Env {
 
 // minimizeAll shrinks and maps each finding the workers hand over (unless
 // NoShrink: then only a source's Map runs) and keeps it, until found is closed: findings still queued at
-// the deadline get LateShrinkBudget each, and none is shrunk once grace
+// the deadline get lateShrinkBudget each, and none is shrunk once grace
 // (Campaign.graceContext) has ended.
 func (r *runner) minimizeAll(grace context.Context) {
 	for fd := range r.found {
@@ -385,7 +373,7 @@ func (r *runner) minimizeAll(grace context.Context) {
 		case grace.Err() == nil:
 			budget := r.shrink
 			if time.Now().After(r.deadline) {
-				budget = min(budget, LateShrinkBudget)
+				budget = min(budget, lateShrinkBudget)
 			}
 			sctx, cancel := context.WithTimeout(grace, budget)
 			opts := r.c.minimizeOptions()

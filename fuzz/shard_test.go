@@ -10,58 +10,6 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-func TestParseShard(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want Shard
-		ok   bool
-	}{
-		{"", Shard{}, true},
-		{"0/1", Shard{0, 1}, true},
-		{"2/3", Shard{2, 3}, true},
-		{"3/3", Shard{}, false},
-		{"-1/3", Shard{}, false},
-		{"0/0", Shard{}, false},
-		{"1", Shard{}, false},
-		{"a/2", Shard{}, false},
-		{"1/2/3", Shard{}, false},
-	} {
-		got, err := ParseShard(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseShard(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
-		}
-		if tc.ok && tc.in != "" && got.String() != tc.in {
-			t.Errorf("ParseShard(%q).String() = %q", tc.in, got.String())
-		}
-	}
-}
-
-// TestShardBudget: the shards' budgets of m add up to m and each is the
-// count of the draws below m it owns.
-func TestShardBudget(t *testing.T) {
-	for n := 1; n <= 5; n++ {
-		for m := int64(0); m <= 23; m++ {
-			var sum int64
-			for i := 0; i < n; i++ {
-				s := Shard{i, n}
-				var own int64
-				for k := int64(0); k < m; k++ {
-					if s.Owns(k) {
-						own++
-					}
-				}
-				if got := s.Budget(m); got != own {
-					t.Fatalf("shard %v: Budget(%d) = %d, owns %d", s, m, got, own)
-				}
-				sum += s.Budget(m)
-			}
-			if sum != m {
-				t.Fatalf("n=%d m=%d: budgets add up to %d", n, m, sum)
-			}
-		}
-	}
-}
-
 // TestShardStreamUnion proves the scheme on the streams themselves: for
 // every op x relation and n shards, shard i's j-th case is draw i+j*n of
 // the unsharded stream, so the shards are disjoint and their union, with
@@ -75,16 +23,16 @@ func TestShardStreamUnion(t *testing.T) {
 			var drawn int64
 			st := &stream{rng: rand.New(rand.NewSource(seed))}
 			for k := 0; k < m; k++ {
-				full = append(full, Shard{}.draw(st, op, rel, &drawn))
+				full = append(full, shardDraw(spec.Shard{}, st, op, rel, &drawn))
 			}
 			for n := 2; n <= 4; n++ {
 				seen := make([]int, m)
 				for i := 0; i < n; i++ {
-					s := Shard{i, n}
+					s := spec.Shard{Index: i, Count: n}
 					st := &stream{rng: rand.New(rand.NewSource(seed))}
 					var drawn int64
 					for j := int64(0); j < s.Budget(m); j++ {
-						c := s.draw(st, op, rel, &drawn)
+						c := shardDraw(s, st, op, rel, &drawn)
 						k := i + int(j)*n
 						if !reflect.DeepEqual(c, full[k]) {
 							t.Fatalf("%s/%s shard %v: case %d is not draw %d of the unsharded stream", op, rel, s, j, k)
@@ -121,7 +69,7 @@ func TestCampaignShard(t *testing.T) {
 		var rs []*spec.Result
 		for i := 0; i < n; i++ {
 			c := base
-			c.Shard = Shard{i, n}
+			c.Shard = spec.Shard{Index: i, Count: n}
 			c.MaxCases = c.Shard.Budget(base.MaxCases)
 			res, err := c.Run(context.Background())
 			if err != nil {

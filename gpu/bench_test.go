@@ -16,10 +16,10 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
+	"github.com/bitparity/bitparity/values"
 )
 
 // timeDevice runs f (under do) reps times between two events and

@@ -18,6 +18,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/internal/gogc"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -64,11 +65,11 @@ func campaignCase(seed uint64) spec.Case {
 // against the device time of its kernels, for each of campaignChecks:
 //
 // It runs under the campaign's garbage collector target
-// (fuzz.CampaignGCPercent) unless GOGC is set.
+// (gogc.Campaign) unless GOGC is set.
 //
 //	checks/s:     fuzz.Check of the case on the op's cuda target, a new
 //	              seed each check, -inflight checks at once (default
-//	              fuzz.DefaultWorkers(): a campaign's workers sharing one
+//	              runtime.GOMAXPROCS(0): a campaign's workers sharing one
 //	              device, one per CPU), inputs from the seed (made on the
 //	              device when the target generates them)
 //	bare/s:       1 / the device time of the kernels one check launches
@@ -94,7 +95,7 @@ func BenchmarkCheckCampaign(b *testing.B) {
 }
 
 var (
-	benchInFlight = flag.Int("inflight", 0, "checks in flight in BenchmarkCheckCampaign (0: fuzz.DefaultWorkers())")
+	benchInFlight = flag.Int("inflight", 0, "checks in flight in BenchmarkCheckCampaign (0: runtime.GOMAXPROCS(0))")
 	benchBusy     = flag.Bool("busy", false, "BenchmarkCheckCampaign: time every launch in flight and report busy-%")
 	benchSites    = flag.Bool("sites", false, "BenchmarkCheckCampaign: log the device queue's time by the function that submitted the calls")
 	benchStreams  = flag.Int("streams", 0, "BenchmarkCheckCampaign: the streams the checks in flight are spread over (0: gpu.Streams())")
@@ -103,7 +104,7 @@ var (
 func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 	d := device(b)
 	if os.Getenv("GOGC") == "" { // as bitparity run sets it for a campaign
-		defer debug.SetGCPercent(debug.SetGCPercent(fuzz.CampaignGCPercent))
+		defer debug.SetGCPercent(debug.SetGCPercent(gogc.Campaign))
 	}
 	tg, err := target.Lookup(Name(op))
 	if err != nil {
@@ -141,7 +142,7 @@ func benchCheck(b *testing.B, op spec.Op, mk func(seed uint64) spec.Case) {
 	}
 	inFlight := *benchInFlight
 	if inFlight <= 0 {
-		inFlight = fuzz.DefaultWorkers() // as many checks at once as a campaign's workers
+		inFlight = runtime.GOMAXPROCS(0) // as many checks at once as a campaign's workers
 	}
 	// warm up as a campaign is warm: the pool, the slots and the upload
 	// ring sized for inFlight checks at once

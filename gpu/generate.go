@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/values"
 )
 
 // RowKeys says which row key each generated row has: Base + i for row i

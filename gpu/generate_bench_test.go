@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/values"
 )
 
 // BenchmarkGenerate times gen_values filling 2274 x 4096 bf16 values of

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/values"
 )
 
 // genTensor is one tensor of a case as the device generates it, beside

@@ -8,10 +8,10 @@ import (
 
 	"gorgonia.org/cu"
 
-	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
+	"github.com/bitparity/bitparity/values"
 )
 
 // Generates reports whether t makes the values of batches from src on its

@@ -60,7 +60,7 @@ func TestLazyOnDevice(t *testing.T) {
 				dist = k.dist
 			}
 			if rel == spec.RelPadding { // every filler over the cases: rows made on the device, filler rows too
-				k.params = spec.RelParams{Pad: k.shape.Rows + 40, Filler: fuzz.Fillers[(ri+i)%len(fuzz.Fillers)]}
+				k.params = spec.RelParams{Pad: k.shape.Rows + 40, Filler: string(spec.Fillers[(ri+i)%len(spec.Fillers)])}
 			}
 			t.Run(fmt.Sprintf("%s/%s/%s/%s", rel, k.target, dist, k.params.Filler), func(t *testing.T) {
 				tg, err := target.Lookup(k.target)

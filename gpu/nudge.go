@@ -7,7 +7,7 @@ import (
 	"hash/maphash"
 	"math"
 
-	"github.com/bitparity/bitparity/fuzz/boundary"
+	"github.com/bitparity/bitparity/boundary"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -16,10 +16,10 @@ import (
 // Boundary rmsnorm and gemm rows are nudged on the device
 // (kernels/nudge.cu): the batch's rows are generated as the normal
 // distribution, then each row is nudged by one warp running nudge.cuh's
-// nd_rmsnorm_row or nd_gemm_row, the arithmetic of fuzz/boundary's
+// nd_rmsnorm_row or nd_gemm_row, the arithmetic of package boundary's
 // RMSNormRows.Nudge and GEMMRow with the oracle target's schedules
 // (target.OracleRMSNormSchedule, target.OracleGEMMSchedule), which
-// fuzz/boundary's TestCMatchesGo checks in C and TestDeviceNudge on the
+// package boundary's TestCMatchesGo checks in C and TestDeviceNudge on the
 // device. RMSNorm's probes depend on the weights alone and are found on
 // the host, once a batch.
 

@@ -8,9 +8,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz/values"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/values"
 )
 
 // TestUploadRing queues three rings' worth of uploads of random sizes with

@@ -19,7 +19,6 @@ import (
 // witnesses, the rows of a differing value whose bits name its class.
 // Adapters that predate the scan frames are held on the host (hostHeld):
 // every step sends its whole batch through the pipe.
-func init() { holders = append(holders, holdExec) }
 
 // holdExec holds b in the adapter t runs, when t is an external target
 // that speaks the scan frames. The hold frame goes with the first run

@@ -21,10 +21,11 @@ type held interface {
 	release()
 }
 
-// holders are the ways this build can keep a batch on a target's device
-// (gpu_cuda.go adds the GPU targets'). Each returns nil and no error for
-// a target or batch it does not hold.
-var holders []func(t target.Target, b *target.Batch) (held, error)
+// holders are the ways this build can keep a batch on a target's device:
+// an adapter that speaks the scan frames (holdExec), and in the cuda
+// build the GPU targets (gpu_cuda.go adds them). Each returns nil and no
+// error for a target or batch it does not hold.
+var holders = []func(t target.Target, b *target.Batch) (held, error){holdExec}
 
 // hold holds b for t: on t's device when a holder takes it, else on the
 // host (every run gathers the items and calls t.Run).

@@ -214,10 +214,11 @@ func (sc *scanner) caseFor(k int) spec.Case {
 	case spec.ScanPad:
 		items = s.Real
 	case spec.ScanKV:
-		items = itemsOf(s.Shape, s.Op)
+		items = c.BatchRows()
 		c.Shape.KV, c.Shape.KVLens = s.To, nil
 	}
-	return setItems(c, items)
+	c.SetBatchRows(items)
+	return c
 }
 
 // step counts one step done and reports progress.
@@ -235,30 +236,7 @@ func mapDim(s spec.ScanSpec) string {
 	if s.Dim != spec.ScanItems {
 		return s.Dim
 	}
-	switch s.Op {
-	case spec.OpAttnDecode:
-		return "batch"
-	case spec.OpAttnPrefill:
-		return "seqs"
-	}
-	return "rows"
-}
-
-// itemsOf is the number of items a shape holds.
-func itemsOf(sh spec.Shape, op spec.Op) int {
-	if op == spec.OpAttnPrefill {
-		return sh.Seqs
-	}
-	return sh.Rows
-}
-
-func setItems(c spec.Case, n int) spec.Case {
-	if c.Op == spec.OpAttnPrefill {
-		c.Shape.Seqs = n
-	} else {
-		c.Shape.Rows = n
-	}
-	return c
+	return s.Op.ItemsWord()
 }
 
 // digestAt is a short hash of the value and tap bits of host output o's

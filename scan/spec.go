@@ -26,9 +26,10 @@ var DefaultDists = []spec.Dist{spec.DistNormal, spec.DistBoundary}
 //	dists     DefaultDists when empty; each a known distribution, once
 //	in, out   bf16 when empty (logprob: out fp32)
 //	eps       1e-6 for rmsnorm when zero
-//	shape     the inner sizes of the op must be set: rmsnorm hidden; gemm
-//	          hidden (K) and n; logprob vocab; attention heads, kv_heads,
-//	          head_dim, and seq_len (prefill) or kv (decode)
+//	shape     the inner sizes of the op (spec.OpInfo.Reads past its batch
+//	          dimension) must be >= 1: rmsnorm hidden; gemm hidden (K) and n;
+//	          logprob vocab; attention seq_len (prefill) or kv (decode, but
+//	          for a kv scan), heads, kv_heads and head_dim
 //
 // The spec's Op must be set (the target's op).
 func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
@@ -112,31 +113,16 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 			return bad("kv scan: rows (requests) %d, want >= 1", s.Shape.Rows)
 		}
 	}
-	sh := s.Shape
-	need := func(name string, v int) error {
-		if v < 1 {
-			return fmt.Errorf("%w: %s %s = %d, want >= 1 (set it, or use a model profile)", ErrBadSpec, s.Op, name, v)
+	// the op's dimensions past its batch dimension (spec.OpInfo.Reads); a
+	// kv scan sets kv itself
+	info, _ := s.Op.Info()
+	for _, d := range info.Reads[1:] {
+		if d.Name == spec.DimKV.Name && s.Dim == spec.ScanKV {
+			continue
 		}
-		return nil
-	}
-	var err error
-	switch s.Op {
-	case spec.OpRMSNorm:
-		err = need("hidden", sh.Hidden)
-	case spec.OpGEMM:
-		err = firstErr(need("hidden (K)", sh.Hidden), need("n", sh.N))
-	case spec.OpLogProb:
-		err = need("vocab", sh.Vocab)
-	case spec.OpAttnPrefill:
-		err = firstErr(need("heads", sh.Heads), need("kv_heads", sh.KVHeads), need("head_dim", sh.HeadDim), need("seq_len", sh.SeqLen))
-	case spec.OpAttnDecode:
-		if s.Dim != spec.ScanKV {
-			err = need("kv", sh.KV)
+		if v := d.Get(s.Shape); v < 1 {
+			return s, fmt.Errorf("%w: %s %s = %d, want >= 1 (set it, or use a model profile)", ErrBadSpec, s.Op, d.Name, v)
 		}
-		err = firstErr(need("heads", sh.Heads), need("kv_heads", sh.KVHeads), need("head_dim", sh.HeadDim), err)
-	}
-	if err != nil {
-		return s, err
 	}
 	return s, nil
 }

@@ -5,7 +5,7 @@ const CaseVersion = 1
 
 // GeneratorVersion names the input-value derivation (PRNG and value
 // distributions) that turns a Case's Seed into tensors, the one new cases
-// record. Version 2 (package fuzz/values) is counter-based and exact, so a
+// record. Version 2 (package values) is counter-based and exact, so a
 // GPU computes the same bits; version 1 (splitmix64 streams and
 // Box-Muller) still replays the cases it recorded, and a case without
 // gen_version (0) is version 1. A case of a later version replays from its

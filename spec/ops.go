@@ -45,6 +45,10 @@ type OpInfo struct {
 	// DimSeqs for attn_prefill and the composites (requests), DimRows for
 	// every other op.
 	Batch Dim
+	// Items is the word drift maps and scans use for the items along
+	// Batch: "rows" for the token ops, "batch" for decode requests, "seqs"
+	// for prefill sequences and the composites' requests.
+	Items string
 	// Reads lists the dimensions the op reads, Batch first: each is >= 1
 	// in a valid case and every other dimension of Shape is zero.
 	Reads []Dim
@@ -98,6 +102,15 @@ func (c Case) BatchRows() int {
 	return o.Batch.Get(c.Shape)
 }
 
+// ItemsWord returns the word for op's items (OpInfo.Items), "rows" for an
+// unknown op.
+func (op Op) ItemsWord() string {
+	if o, ok := op.Info(); ok {
+		return o.Items
+	}
+	return "rows"
+}
+
 // SetBatchRows sets the size of c's batch dimension to n (a no-op for an
 // unknown op).
 func (c *Case) SetBatchRows(n int) {
@@ -117,14 +130,14 @@ func (s Shape) MaxKV() int {
 }
 
 // allFillers: every op pads with every filler.
-var allFillers = []Filler{FillerZeros, FillerCopy, FillerNormal, FillerHuge, FillerNaN}
+var allFillers = Fillers
 
 func one(Shape) int { return 1 }
 
 // opTable holds one record per op, single ops first in the order of Ops.
 var opTable = []OpInfo{
 	{
-		Op: OpRMSNorm, Batch: DimRows, Reads: []Dim{DimRows, DimHidden},
+		Op: OpRMSNorm, Batch: DimRows, Items: "rows", Reads: []Dim{DimRows, DimHidden},
 		Taps: []string{"sum of squares", "rstd"}, Fillers: allFillers,
 		Elements:    func(s Shape) (int, int) { return s.Hidden, s.Hidden },
 		FMAs:        func(s Shape) int { return SatMul(2, s.Hidden) },
@@ -135,7 +148,7 @@ var opTable = []OpInfo{
 		},
 	},
 	{
-		Op: OpGEMM, Batch: DimRows, Reads: []Dim{DimRows, DimHidden, DimN}, Fillers: allFillers,
+		Op: OpGEMM, Batch: DimRows, Items: "rows", Reads: []Dim{DimRows, DimHidden, DimN}, Fillers: allFillers,
 		Elements:    func(s Shape) (int, int) { return s.Hidden, SatMul(s.Hidden, s.N) },
 		FMAs:        func(s Shape) int { return SatMul(s.Hidden, s.N) },
 		Cols:        func(s Shape) int { return s.N },
@@ -145,7 +158,7 @@ var opTable = []OpInfo{
 		},
 	},
 	{
-		Op: OpLogProb, Batch: DimRows, Reads: []Dim{DimRows, DimVocab},
+		Op: OpLogProb, Batch: DimRows, Items: "rows", Reads: []Dim{DimRows, DimVocab},
 		Taps: []string{"row max", "sum of exponentials"}, Fillers: allFillers,
 		// vocab logits and one target id per token
 		Elements:    func(s Shape) (int, int) { return SatAdd(s.Vocab, 1), 0 },
@@ -157,7 +170,7 @@ var opTable = []OpInfo{
 		},
 	},
 	{
-		Op: OpAttnPrefill, Batch: DimSeqs, Reads: []Dim{DimSeqs, DimSeqLen, DimHeads, DimKVHeads, DimHeadDim}, Fillers: allFillers,
+		Op: OpAttnPrefill, Batch: DimSeqs, Items: "seqs", Reads: []Dim{DimSeqs, DimSeqLen, DimHeads, DimKVHeads, DimHeadDim}, Fillers: allFillers,
 		Elements: func(s Shape) (int, int) {
 			return SatMul(s.SeqLen, SatAdd(s.Heads, SatMul(2, s.KVHeads)), s.HeadDim), 0
 		},
@@ -174,7 +187,7 @@ var opTable = []OpInfo{
 		},
 	},
 	{
-		Op: OpAttnDecode, Batch: DimRows, Reads: []Dim{DimRows, DimKV, DimHeads, DimKVHeads, DimHeadDim}, KVLens: true, Fillers: allFillers,
+		Op: OpAttnDecode, Batch: DimRows, Items: "batch", Reads: []Dim{DimRows, DimKV, DimHeads, DimKVHeads, DimHeadDim}, KVLens: true, Fillers: allFillers,
 		Elements: func(s Shape) (int, int) {
 			return SatMul(SatAdd(s.Heads, SatMul(2, s.MaxKV(), s.KVHeads)), s.HeadDim), 0
 		},
@@ -192,13 +205,13 @@ var opTable = []OpInfo{
 	},
 	{
 		// shape.rows layers of a decoder (docs/transformer.md), seqs requests
-		Op: OpTransformer, Composite: true, Batch: DimSeqs,
+		Op: OpTransformer, Composite: true, Batch: DimSeqs, Items: "seqs",
 		Reads:   []Dim{DimSeqs, DimRows, DimHidden, DimN, DimVocab, DimSeqLen, DimHeads, DimKVHeads, DimHeadDim},
 		Fillers: []Filler{FillerZeros, FillerNormal, FillerNaN, FillerHuge},
 	},
 	{
 		// a team's decoder behind an adapter: the transformer's dimensions
-		Op: OpModel, Composite: true, Batch: DimSeqs,
+		Op: OpModel, Composite: true, Batch: DimSeqs, Items: "seqs",
 		Reads: []Dim{DimSeqs, DimRows, DimHidden, DimN, DimVocab, DimSeqLen, DimHeads, DimKVHeads, DimHeadDim},
 	},
 }

@@ -120,6 +120,33 @@ func (b *Batch) RowsPerItem() int {
 	return 1
 }
 
+// ItemValues returns the number of input values one item of b holds (a
+// lazy decode batch's first item: its KV length from the source case).
+func (b *Batch) ItemValues() int {
+	switch b.Op {
+	case spec.OpRMSNorm:
+		return b.RMSNorm.Hidden
+	case spec.OpGEMM:
+		return b.GEMM.K
+	case spec.OpLogProb:
+		return b.LogProb.Vocab
+	case spec.OpAttnDecode:
+		d := b.Decode
+		kv := 0
+		switch {
+		case b.Lazy():
+			kv = b.Source.Case.Shape.KVLen(int(b.Source.Key(0))) * d.KVHeads * d.HeadDim
+		case len(d.K) > 0:
+			kv = len(d.K[0])
+		}
+		return d.Heads*d.HeadDim + 2*kv
+	case spec.OpAttnPrefill:
+		p := b.Prefill
+		return p.SeqLen * (p.Heads + 2*p.KVHeads) * p.HeadDim
+	}
+	return 0
+}
+
 // Rows0 returns rows, or all rows of b when rows is nil.
 func (b *Batch) Rows0(rows []int) []int {
 	if rows != nil {

@@ -25,7 +25,7 @@ import (
 // caller builds Cmd (its arguments, environment and parent-death signal);
 // the Coordinator sends its output to Dir/log, starts it and waits for it.
 type Worker struct {
-	Shard fuzz.Shard
+	Shard spec.Shard
 	Dir   string
 	Cmd   *exec.Cmd
 	// Where says where it runs ("CPU", "GPU 3"), for the log.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -35,7 +34,7 @@ func TestCoordinator(t *testing.T) {
 		}
 		cmd := exec.Command("sh", "-c", script)
 		cmd.Dir = dir
-		co.Workers = append(co.Workers, &Worker{Shard: fuzz.Shard{Index: k, Count: 2}, Dir: dir, Cmd: cmd, Where: "CPU"})
+		co.Workers = append(co.Workers, &Worker{Shard: spec.Shard{Index: k, Count: 2}, Dir: dir, Cmd: cmd, Where: "CPU"})
 	}
 	if err := os.WriteFile(filepath.Join(work, "result.in"), b, 0o644); err != nil {
 		t.Fatal(err)

@@ -303,8 +303,11 @@ func (r *Recorder) Finish(res *spec.Result) error {
 // campaign's own grace: a campaign still mapping a drift then is abandoned
 // and the result recorded so far is returned (its findings are already in
 // the store and the journal). The result of a campaign that ctx stopped is
-// marked Interrupted.
+// marked Interrupted. A grace of 0 is the campaign's (c.ShrinkGrace).
 func (r *Recorder) Run(ctx context.Context, c *fuzz.Campaign, grace time.Duration) (*spec.Result, error) {
+	if grace <= 0 {
+		grace = c.ShrinkGrace()
+	}
 	found, shrunk, prog := c.OnFound, c.OnFinding, c.Progress
 	c.OnFound = func(f spec.Finding) {
 		r.Found(f)

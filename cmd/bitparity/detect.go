@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/bitparity/bitparity/fuzz/boundary/detect"
+	"github.com/bitparity/bitparity/fuzz/detect"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )

@@ -32,7 +32,7 @@ const shardWorkerEnv = "BITPARITY_SHARD_WORKER"
 type parallelFlags struct {
 	gpus, shardS, corpus, workDir string
 	procs                         int
-	shard                         fuzz.Shard
+	shard                         spec.Shard
 }
 
 // runParallelFlags defines the flags on fs.
@@ -51,7 +51,7 @@ func (p *parallelFlags) parallel() bool { return p.gpus != "" || p.procs > 0 }
 
 // apply checks the flags and sets the campaign's shard.
 func (p *parallelFlags) apply(c *fuzz.Campaign) error {
-	s, err := fuzz.ParseShard(p.shardS)
+	s, err := spec.ParseShard(p.shardS)
 	if err != nil {
 		return usageErr("run: --%v", err)
 	}
@@ -194,7 +194,7 @@ func childArgs(fs *flag.FlagSet, w *verdict.Worker, maxCases int64, withCorpus b
 // run is `bitparity run --gpus|--procs`: it starts one worker per GPU (or
 // per --procs), worker k running shard k/n of this process's shard (with
 // --shard i/m: shard i+m*k of m*n) and MaxCases' share of it
-// (fuzz.Shard.Budget), and hands them to verdict.Coordinator, which waits
+// (spec.Shard.Budget), and hands them to verdict.Coordinator, which waits
 // for all and merges their results (findings deduplicated by signature,
 // the earliest kept, cases summed) and corpus folders into --corpus, with
 // what the workers of a killed earlier run left in --work-dir
@@ -231,12 +231,12 @@ func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *f
 	n := len(ids)
 	host := p.shard
 	if host.Count < 1 {
-		host = fuzz.Shard{Index: 0, Count: 1}
+		host = spec.Shard{Index: 0, Count: 1}
 	}
 	for k, id := range ids {
-		w := &verdict.Worker{Shard: fuzz.Shard{Index: host.Index + host.Count*k, Count: host.Count * n},
+		w := &verdict.Worker{Shard: spec.Shard{Index: host.Index + host.Count*k, Count: host.Count * n},
 			Dir: filepath.Join(work, fmt.Sprintf("shard-%d", k)), Where: "CPU"}
-		budget := fuzz.Shard{Index: k, Count: n}.Budget(maxCases)
+		budget := spec.Shard{Index: k, Count: n}.Budget(maxCases)
 		if maxCases > 0 && budget == 0 {
 			fmt.Fprintf(stderr, "worker %d: shard %s has no case of the %d-case budget: not started\n", k, w.Shard, maxCases)
 			continue

@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bitparity/bitparity/fuzz/boundary/detect"
+	"github.com/bitparity/bitparity/fuzz/detect"
 	"github.com/bitparity/bitparity/spec"
 )
 

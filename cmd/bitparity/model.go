@@ -80,8 +80,9 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 		}
 		c := &fuzz.Campaign{Duration: o.duration / time.Duration(len(models)), Seed: o.seed, MaxCases: o.maxCases,
 			NoShrink: o.noShrink, OnFound: rec.Found, OnFinding: rec.Shrunk, Workers: 1,
-			// a route's map re-runs the model for ten batch sizes
-			Grace:   10*time.Second + fuzz.MapBudget,
+			// a route's map re-runs the model for ten batch sizes: 10 s
+			// beyond a drift map's 30 s (MinimizeOptions.MapBudget)
+			Grace:   40 * time.Second,
 			Sources: []*fuzz.Source{src}, Targets: []string{m}}
 		r, err := c.Run(ctx)
 		if r != nil {

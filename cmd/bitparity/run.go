@@ -20,6 +20,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/internal/gogc"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
@@ -28,10 +29,10 @@ import (
 )
 
 // tuneGC sets the garbage collector's target of a campaign
-// (fuzz.CampaignGCPercent) unless GOGC is set.
+// (gogc.Campaign) unless GOGC is set.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(fuzz.CampaignGCPercent)
+		debug.SetGCPercent(gogc.Campaign)
 	}
 }
 
@@ -211,7 +212,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	// the campaign generates for all of what is left: shrinking what it
-	// found last may add up to fuzz.LateShrinkBudget after it
+	// found last may add up to the campaign's grace (3 s) after it
 	c.Duration = max(c.Duration, time.Second)
 	var res *spec.Result
 	if par.parallel() {
@@ -220,7 +221,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		prog.Update(res.Cases, len(res.Findings))
 	} else {
-		res, err = rec.Run(ctx, c, fuzz.LateShrinkBudget)
+		res, err = rec.Run(ctx, c, 0)
 		if res != nil {
 			prog.Update(before+res.Cases, max(rec.Findings(), len(res.Findings)))
 		}

@@ -37,7 +37,7 @@ type slurmPlan struct {
 	Dir      string    `json:"dir"`
 	Bin      string    `json:"bin"`
 	Shards   int       `json:"shards"`
-	MaxCases int64     `json:"max_cases,omitempty"` // the campaign's --max-cases, split by fuzz.Shard.Budget
+	MaxCases int64     `json:"max_cases,omitempty"` // the campaign's --max-cases, split by spec.Shard.Budget
 	RunArgs  []string  `json:"run_args"`            // run's flags, without --shard, --json, --corpus, --max-cases
 	Corpus   string    `json:"corpus"`              // the merged corpus: folder or bucket URL
 	Known    string    `json:"known,omitempty"`     // --known of the merge's verdict

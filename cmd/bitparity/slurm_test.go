@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -77,7 +76,7 @@ func TestSlurmUsage(t *testing.T) {
 }
 
 // TestSlurmBudgetArithmetic: the shard script's own arithmetic, run by
-// bash, gives each task fuzz.Shard.Budget of --max-cases.
+// bash, gives each task spec.Shard.Budget of --max-cases.
 func TestSlurmBudgetArithmetic(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -97,7 +96,7 @@ func TestSlurmBudgetArithmetic(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-			if want := (fuzz.Shard{Index: int(i), Count: int(tc.n)}).Budget(tc.m); got != want {
+			if want := (spec.Shard{Index: int(i), Count: int(tc.n)}).Budget(tc.m); got != want {
 				t.Errorf("m %d n %d shard %d: script budget %d, Shard.Budget %d", tc.m, tc.n, i, got, want)
 			}
 		}
@@ -117,7 +116,7 @@ func runShardHere(t *testing.T, dir string, i, n int, maxCases int64) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	budget := fuzz.Shard{Index: i, Count: n}.Budget(maxCases)
+	budget := spec.Shard{Index: i, Count: n}.Budget(maxCases)
 	args := append([]string{"run", "--shard", strconv.Itoa(i) + "/" + strconv.Itoa(n), "--json", filepath.Join(out, "result.json"),
 		"--corpus", filepath.Join(out, "corpus"), "--max-cases", strconv.FormatInt(budget, 10)}, slurmShardArgs...)
 	o, e, code := runArgs(args...)

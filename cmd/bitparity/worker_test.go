@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/boundary/detect"
+	"github.com/bitparity/bitparity/fuzz/detect"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"

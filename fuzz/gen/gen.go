@@ -3,9 +3,8 @@
 // 928 / 2274 / 4548, multiples of 132; KV lengths at tile edges and just
 // past 48), and shrinks them while keeping their structure.
 //
-// Case is the deterministic draw; Gen wraps it as a gopter generator whose
-// shrinker (Shrinker) keeps the case valid, because gopter's Map and
-// FlatMap would drop the shrinkers of the parts.
+// Case is the deterministic draw and Simpler its shrink candidates; the
+// property tests wrap them as a gopter generator (gopter_test.go).
 //
 // Residue rewrites a case so that its batch dimensions reach every residue
 // class mod m <= 128 (a campaign follows a share of its draws with one),
@@ -21,7 +20,6 @@ import (
 	"slices"
 
 	"github.com/bitparity/bitparity/spec"
-	"github.com/leanovate/gopter"
 )
 
 // Budgets of Work (the values one run of the relation's batches touches,
@@ -42,7 +40,7 @@ const (
 )
 
 // dists are the value distributions Case draws (spec.DistBoundary last:
-// fuzz.Inputs nudges it toward rounding boundaries, fuzz/boundary).
+// fuzz.Inputs nudges it toward rounding boundaries, package boundary).
 var dists = []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.DistConstant,
 	spec.DistSignedZero, spec.DistSubnormal, spec.DistNearOverflow, spec.DistTies, spec.DistBoundary}
 
@@ -340,13 +338,5 @@ func drawRel(r *rand.Rand, c *spec.Case) {
 			m = []int{r.Intn(rows)}
 		}
 		c.Rel.Mask = sortedUnique(m)
-	}
-}
-
-// Gen returns a gopter generator of valid cases of op under relation
-// (drawn by Case from the generator's Rng) with Shrinker as its shrinker.
-func Gen(op spec.Op, relation string) gopter.Gen {
-	return func(p *gopter.GenParameters) *gopter.GenResult {
-		return gopter.NewGenResult(Case(p.Rng, op, relation), Shrinker)
 	}
 }

@@ -113,7 +113,7 @@ func TestGeneratedCasesValid(t *testing.T) {
 					return err.Error()
 				}
 				return ""
-			}, Gen(p.op, p.rel)), params(t, 300))
+			}, caseGen(p.op, p.rel)), params(t, 300))
 		})
 	}
 }
@@ -157,13 +157,13 @@ func TestSimplerValidAndSmaller(t *testing.T) {
 					}
 				}
 				return ""
-			}, Gen(p.op, p.rel)), params(t, 60))
+			}, caseGen(p.op, p.rel)), params(t, 60))
 		})
 	}
 }
 
 // TestShrinkerFindsOnset runs gopter properties that model kernel drift
-// and checks that gopter, through Shrinker, ends at the onset.
+// and checks that gopter, through shrinker, ends at the onset.
 func TestShrinkerFindsOnset(t *testing.T) {
 	tests := []struct {
 		name string
@@ -208,7 +208,7 @@ func TestShrinkerFindsOnset(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ps := params(t, 2000)
-			r := prop.ForAll(func(c spec.Case) bool { return tt.holds(c) }, Gen(tt.op, tt.rel)).Check(ps)
+			r := prop.ForAll(func(c spec.Case) bool { return tt.holds(c) }, caseGen(tt.op, tt.rel)).Check(ps)
 			if r.Passed() {
 				t.Fatalf("the property never failed in %d cases: the generator does not reach the drift", r.Succeeded)
 			}

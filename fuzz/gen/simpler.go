@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/bitparity/bitparity/spec"
-	"github.com/leanovate/gopter"
 )
 
 // Dim is one integer dimension of a case that shrinking reduces.
@@ -298,25 +297,6 @@ func Simpler(c spec.Case) []spec.Case {
 		}
 	}
 	return append(out, Simplifications(c)...)
-}
-
-// Shrinker is the gopter shrinker of spec.Case values: the stream of
-// Simpler(c). gopter takes the first candidate that still fails and
-// shrinks again from there.
-func Shrinker(v interface{}) gopter.Shrink {
-	c, ok := v.(spec.Case)
-	if !ok {
-		return gopter.NoShrink
-	}
-	cands := Simpler(c)
-	i := 0
-	return func() (interface{}, bool) {
-		if i >= len(cands) {
-			return nil, false
-		}
-		i++
-		return cands[i-1], true
-	}
 }
 
 // clone returns c with its slices copied, so that a candidate never

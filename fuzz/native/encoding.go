@@ -82,7 +82,6 @@ var (
 	dtypes      = []spec.DType{spec.BF16, spec.FP16, spec.FP32}
 	compares    = []spec.DType{"", spec.BF16, spec.FP16, spec.FP32}
 	epsTable    = []float32{1e-5, 1e-6, 1e-12, 1e-8}
-	fillers     = []string{"zeros", "copy", "normal", "huge", "nan"}
 )
 
 const (
@@ -209,7 +208,7 @@ func Decode(op spec.Op, relation string, data []byte) (spec.Case, error) {
 		c.Rel.PermSeed = r.next()
 	case spec.RelPadding:
 		c.Rel.Pad = padDecode(r.int(), rows)
-		c.Rel.Filler = fillers[r.next()%uint64(len(fillers))]
+		c.Rel.Filler = string(spec.Fillers[r.next()%uint64(len(spec.Fillers))])
 	case spec.RelLogProbParity:
 		k := min(r.int(), maxMask)
 		for i, m := 0, -1; i < k; i++ {
@@ -318,7 +317,7 @@ func Encode(c spec.Case) []byte {
 			}
 		}
 		w.put(uint64(max(code, 0)))
-		w.put(uint64(max(slices.Index(fillers, c.Rel.Filler), 0)))
+		w.put(uint64(max(slices.Index(spec.Fillers, spec.Filler(c.Rel.Filler)), 0)))
 	case spec.RelLogProbParity:
 		w.put(uint64(len(c.Rel.Mask)))
 		prev := -1

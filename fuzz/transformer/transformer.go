@@ -7,12 +7,9 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// CaseOp is the op of a transformer case (docs/transformer.md); CPU is the
-// backend that runs a path's ops on the CPU oracle.
-const (
-	CaseOp = e2e.CaseOp
-	CPU    = e2e.CPU
-)
+// CPU is the backend that runs a path's ops on the CPU oracle (a
+// transformer case's op is spec.OpTransformer).
+const CPU = e2e.CPU
 
 // Gen draws transformer cases: a small fuzzed model and a batch of requests
 // of fuzzed lengths and arrivals (its zero value is valid; its fields set

@@ -17,39 +17,32 @@ import (
 // taps, fillers) is its record in spec's op table (spec/ops.go), read
 // everywhere else; a switch on the op belongs only where the op's own
 // work is done, and these are the places docs/architecture.md ("Where a
-// new thing goes") lists for a new op. The second group restates table
-// facts in files other work is changing; they move to the table later and
-// leave this list.
+// new thing goes") lists for a new op.
 var opSwitches = map[string]string{
 	// the op's own work
-	"target/batch.go":          "its input field on target.Batch (rows, columns, items of that input)",
-	"target/oracle.go":         "its oracle target and schedule parser",
-	"fuzz/inputs.go":           "its case in Inputs",
-	"fuzz/tokens.go":           "its tensors from the seed (token ops)",
-	"fuzz/attention.go":        "its tensors from the seed (attention)",
-	"fuzz/explicit.go":         "its tensors from explicit data",
-	"fuzz/boundary_inputs.go":  "its boundary nudge",
-	"fuzz/items.go":            "gathering and padding its items",
-	"fuzz/lazy.go":             "materializing its lazy batch",
-	"fuzz/gen/gen.go":          "its generator (draws and cost weights)",
-	"fuzz/gen/residues.go":     "its generator (residue cases)",
-	"fuzz/native/encoding.go":  "its go test -fuzz byte format",
-	"fuzz/external/request.go": "its tensors in the process protocol",
-	"fuzz/external/serve.go":   "its tensors in the process protocol",
-	"profile/profile.go":       "its inner sizes in a model profile",
-	"gpu/ops.go":               "its kernel",
-	"gpu/lazy.go":              "its kernel (lazy inputs)",
-	"gpu/nudge.go":             "its kernel (boundary nudge)",
-	"gpu/manifest.go":          "its kernel (user kernels)",
-	"gpu/userkernel.go":        "its kernel (user kernels)",
-
-	// table facts restated, to move to spec/ops.go
-	"fuzz/cost.go":     "CaseCost and balance: work counts (spec.OpInfo.FMAs)",
-	"fuzz/mapping.go":  "drift-map sweeps: batch dimension and per-item sizes",
-	"scan/scan.go":     "scans: batch dimension",
-	"scan/spec.go":     "scans: dimensions by name (spec.Dims)",
-	"explain/probe.go": "schedule probes: dimensions and columns",
-	"explain/space.go": "schedule spaces: dimensions",
+	"target/batch.go":                    "its input field on target.Batch (rows, columns, items of that input)",
+	"target/oracle.go":                   "its oracle target and schedule parser",
+	"fuzz/inputs.go":                     "its case in Inputs",
+	"fuzz/tokens.go":                     "its tensors from the seed (token ops)",
+	"fuzz/attention.go":                  "its tensors from the seed (attention)",
+	"fuzz/explicit.go":                   "its tensors from explicit data",
+	"fuzz/boundary_inputs.go":            "its boundary nudge",
+	"fuzz/items.go":                      "gathering and padding its items",
+	"fuzz/lazy.go":                       "materializing its lazy batch",
+	"fuzz/gen/gen.go":                    "its generator (draws and cost weights)",
+	"fuzz/gen/residues.go":               "its generator (residue cases)",
+	"fuzz/native/encoding.go":            "its go test -fuzz byte format",
+	"fuzz/external/request.go":           "its tensors in the process protocol",
+	"fuzz/external/serve.go":             "its tensors in the process protocol",
+	"profile/profile.go":                 "its inner sizes in a model profile",
+	"gpu/ops.go":                         "its kernel",
+	"gpu/lazy.go":                        "its kernel (lazy inputs)",
+	"gpu/nudge.go":                       "its kernel (boundary nudge)",
+	"gpu/manifest.go":                    "its kernel (user kernels)",
+	"gpu/userkernel.go":                  "its kernel (user kernels)",
+	"fuzz/internal/casecost/casecost.go": "its CPU cost model (the oracle's weights per op; the campaign's draws depend on them)",
+	"explain/space.go":                   "its schedule space",
+	"explain/probe.go":                   "its probe inputs (which tensors spread, which lengths)",
 }
 
 // TestOpSwitches fails on a `case spec.OpXxx` clause (or `case OpXxx`

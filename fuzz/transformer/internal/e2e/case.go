@@ -9,9 +9,6 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// CaseOp is the op name of a transformer case (spec.Case.Op).
-const CaseOp spec.Op = "transformer"
-
 // Target name prefixes: Case.Targets is ["train:<kernels>",
 // "infer:<kernels>"] with <kernels> read by ParseKernels, optionally on a
 // backend: "infer:cuda/fixed" (WithBackends).
@@ -41,7 +38,7 @@ type Setup struct {
 
 // GenVersion is the generator version transformer cases record. Their
 // weights and requests derive from model.go's own streams, which generator
-// version 2 (package fuzz/values) did not change: a transformer case of
+// version 2 (package values) did not change: a transformer case of
 // version 0, 1 or 2 derives the same values.
 const GenVersion = 1
 
@@ -65,8 +62,8 @@ const GenVersion = 1
 //
 // Dist must be empty or normal; explicit Data is not supported.
 func FromCase(c spec.Case) (*Setup, error) {
-	if c.Op != CaseOp {
-		return nil, fmt.Errorf("transformer case: op %q, want %q", c.Op, CaseOp)
+	if c.Op != spec.OpTransformer {
+		return nil, fmt.Errorf("transformer case: op %q, want %q", c.Op, spec.OpTransformer)
 	}
 	if c.Data != nil {
 		return nil, fmt.Errorf("transformer case: explicit data is not supported: weights and requests derive from the seed")

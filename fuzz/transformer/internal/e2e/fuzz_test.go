@@ -28,7 +28,7 @@ func caseFromBytes(b []byte) spec.Case {
 	}
 	kv := 1 + at(3)%2
 	c := spec.Case{
-		Version: spec.CaseVersion, Op: CaseOp, Relation: spec.RelPathParity,
+		Version: spec.CaseVersion, Op: spec.OpTransformer, Relation: spec.RelPathParity,
 		Targets: []string{TrainPrefix + "fixed", InferPrefix + "fixed"},
 		Shape: spec.Shape{
 			Rows: 1 + at(0)%3, Hidden: 1 + at(1)%64, Heads: kv * (1 + at(2)%4), KVHeads: kv,

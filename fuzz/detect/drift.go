@@ -1,7 +1,7 @@
 // Package detect measures detection power: how many generated cases, and
 // how many seconds, a relation needs to find each drift model with plain
 // random inputs (Dist normal) and with boundary-seeking inputs (Dist
-// boundary), comparing outputs only (fuzz.WithoutTaps).
+// boundary), comparing outputs only (taps.Off).
 // docs/detection.md holds the measured table and the command.
 package detect
 

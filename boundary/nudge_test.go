@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bitparity/bitparity/boundary"
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/boundary"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitparity/bitparity/boundary"
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/boundary"
 	"github.com/bitparity/bitparity/internal/cctest"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -42,7 +42,7 @@ type ccNudge struct {
 // 4096, several columns. It proves the C arithmetic before it reaches a
 // GPU. Skipped when cc is missing.
 func TestCMatchesGo(t *testing.T) {
-	bin := cctest.Build(t, filepath.Join("..", "..", "gpu", "kernels"), filepath.Join("testdata", "driver.c"),
+	bin := cctest.Build(t, filepath.Join("..", "gpu", "kernels"), filepath.Join("testdata", "driver.c"),
 		"the C version of the nudge")
 
 	oracleS := target.OracleRMSNormSchedule

@@ -10,6 +10,8 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/fuzz/internal/casecost"
+	"github.com/bitparity/bitparity/fuzz/internal/taps"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -33,7 +35,7 @@ type Options struct {
 	// MaxCases bounds the run (0: 20000).
 	MaxCases int
 	// Taps compares the fp32 intermediates too (default off: outputs only,
-	// fuzz.WithoutTaps).
+	// taps.Off).
 	Taps bool
 }
 
@@ -70,7 +72,7 @@ func RelationFor(model string) (string, error) {
 }
 
 // stream mirrors the campaign's stream of a pair's cases: drawSized's
-// draws, each small one that fuzz.ResidueDraw picks followed by its
+// draws, each small one that casecost.ResidueDraw picks followed by its
 // gen.Residue rewrite.
 type stream struct {
 	rng  *rand.Rand
@@ -83,30 +85,30 @@ func (s *stream) next(op spec.Op, relation string) spec.Case {
 		return *c
 	}
 	c, big := drawSized(s.rng, op, relation)
-	if !big && fuzz.ResidueDraw(c) {
+	if !big && casecost.ResidueDraw(c) {
 		rc := gen.Residue(c)
 		s.owed = &rc
 	}
 	return c
 }
 
-// drawSized is the campaign's draw (fuzz's): one draw in fuzz.BigEvery
+// drawSized is the campaign's draw (fuzz's): one draw in casecost.BigEvery
 // is big, the first of at most 64 gen.Case draws with gen.Work >
-// gen.SmallWork and fuzz.CaseCost <= fuzz.BigCost; the others take the
-// first with CaseCost <= fuzz.SmallCost (8x for prefill); when none fits,
+// gen.SmallWork and casecost.Of <= casecost.Big; the others take the
+// first with casecost.Of <= casecost.Small (8x for prefill); when none fits,
 // the cheapest case drawn. big says which draw it was.
 func drawSized(r *rand.Rand, op spec.Op, relation string) (spec.Case, bool) {
-	small := int64(fuzz.SmallCost)
+	small := int64(casecost.Small)
 	if op == spec.OpAttnPrefill {
 		small *= 8
 	}
-	big := r.Intn(fuzz.BigEvery) == 0
+	big := r.Intn(casecost.BigEvery) == 0
 	var cheap spec.Case
 	cheapCost := int64(-1)
 	for i := 0; i < 64; i++ {
 		c := gen.Case(r, op, relation)
-		cost := fuzz.CaseCost(c)
-		if !big && cost <= small || big && cost <= fuzz.BigCost && gen.Work(c) > gen.SmallWork {
+		cost := casecost.Of(c)
+		if !big && cost <= small || big && cost <= casecost.Big && gen.Work(c) > gen.SmallWork {
 			return c, big
 		}
 		if cheapCost < 0 || cost < cheapCost {
@@ -147,7 +149,7 @@ func Measure(ctx context.Context, o Options) (Run, error) {
 		maxCases = 20000
 	}
 	if !o.Taps {
-		ctx = fuzz.WithoutTaps(ctx)
+		ctx = taps.Off(ctx)
 	}
 	st := &stream{rng: rand.New(rand.NewSource(int64(o.Seed)))}
 	start := time.Now()
@@ -258,7 +260,7 @@ func Table(ctx context.Context, models []Model, seeds int, base Options, progres
 // only and returns how many compared rows differ (0 when the relation
 // holds) and the finding's message.
 func RowsDiffering(ctx context.Context, c spec.Case) (int, string, error) {
-	f, err := fuzz.Check(fuzz.WithoutTaps(ctx), c)
+	f, err := fuzz.Check(taps.Off(ctx), c)
 	if err != nil || f == nil {
 		return 0, "", err
 	}

@@ -65,7 +65,7 @@ func inputsHash(t *testing.T, c spec.Case) string {
 }
 
 // TestNudgeGolden: the inputs of goldenCases hash as testdata/inputs.golden
-// says (go test ./fuzz/boundary -run TestNudgeGolden -update rewrites it,
+// says (go test ./boundary -run TestNudgeGolden -update rewrites it,
 // which a change of boundary nudging must never need for generator
 // version 1).
 func TestNudgeGolden(t *testing.T) {

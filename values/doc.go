@@ -32,7 +32,7 @@
 // Value i of a row of n values (scale σ, dtype dt; round(v) = the dtype
 // rounding of float32(v); every product and sum rounded in float64):
 //
-//	normal, boundary  round(N(d(i))·σ)     (boundary is nudged afterwards: fuzz/boundary)
+//	normal, boundary  round(N(d(i))·σ)     (boundary is nudged afterwards: boundary)
 //	heavy             n, a, b, c = N(d(4i)), N(d(4i+1)), N(d(4i+2)), N(d(4i+3));
 //	                  round(n / sqrt(((a·a + b·b) + c·c)/3 + 1e-12) · σ)
 //	outlier           the normal value; column d(n) mod n is round(v·1000) of its normal value v

@@ -21,7 +21,7 @@ import (
 // (sequence, position) keys among them), scales and row lengths. It proves
 // the C arithmetic before it reaches a GPU. Skipped when cc is missing.
 func TestCMatchesGo(t *testing.T) {
-	bin := cctest.Build(t, filepath.Join("..", "..", "gpu", "kernels"), filepath.Join("testdata", "driver.c"),
+	bin := cctest.Build(t, filepath.Join("..", "gpu", "kernels"), filepath.Join("testdata", "driver.c"),
 		"the C version of generator 2")
 
 	var req bytes.Buffer

@@ -3,8 +3,8 @@ package boundary_test
 import (
 	"testing"
 
+	"github.com/bitparity/bitparity/boundary"
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/boundary"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -16,7 +16,7 @@ import (
 // probes found once), for bf16 and fp32 inputs (fp32 counts mantissas in
 // a map); "row" is the bound "batch" is read against. ns/row each.
 //
-//	go test -run '^$' -bench RMSNormRows ./fuzz/boundary/
+//	go test -run '^$' -bench RMSNormRows ./boundary/
 func BenchmarkRMSNormRows(b *testing.B) {
 	for _, in := range []spec.DType{spec.BF16, spec.FP32} {
 		c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm, In: in, Out: spec.BF16,

@@ -1,0 +1,102 @@
+// Package casecost is the campaign's CPU cost model of a case: the work
+// of checking it on the CPU oracle (Of), the caps the campaign's draws
+// keep under, and which draws a residue case follows. Package fuzz draws
+// by it, and the detection-power measurement (fuzz/detect)
+// repeats the campaign's draw with it.
+package casecost
+
+import (
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Cost limits of drawn cases, in fma-equivalents of CPU work over every
+// batch the relation builds (Of). gen.Case already keeps most cases
+// small (gen.SmallWork); the campaign caps what it takes at Small (8x
+// for attention prefill, whose rows cost the square of their length), and
+// one draw in BigEvery takes one of gen's medium or big cases (more than
+// gen.SmallWork: hundreds or thousands of rows with a hidden size past 256,
+// long KV caches) of up to Big, so the thresholds that only large
+// batches cross are reached every few seconds. One small draw in
+// ResidueEvery (two for attn_prefill) is followed by a residue case
+// (the campaign's stream, gen.Residue): batch dimensions over their whole range at cheap
+// inner sizes, so that every residue class mod m <= 128 of every batch
+// dimension is reached within 10^4 cases (docs/detection.md).
+//
+// These caps are the CPU oracle's cost, for campaigns without a profile.
+// A campaign at a model profile (Campaign.MaxTokens) bounds a case by the
+// work the CPU must do for its pair instead (fuzz/reshape.go): none beyond spec.MaxElements where GPU or process
+// targets are compared with themselves, each other or their device
+// reference.
+const (
+	Small        = 1 << 20
+	Big          = 1 << 23
+	BigEvery     = 10
+	ResidueEvery = 9
+)
+
+// ResidueDraw reports whether the campaign follows small draw c with its
+// residue case (gen.Residue): seed % ResidueEvery == 0, and for attn_prefill also == 1
+// (gen.Residue sweeps either its sequences or its length, so each of the
+// two gets the share the other ops' batch dimensions get).
+func ResidueDraw(c spec.Case) bool {
+	k := c.Seed % ResidueEvery
+	return k == 0 || k == 1 && c.Op == spec.OpAttnPrefill
+}
+
+// Balance is min(batch size, row size) of a case: the batch size is the
+// largest batch its relation builds (items, Rel.Batch, Rel.Pad; times the
+// heads for decode), the row size its reduction length (hidden, vocab, KV
+// length); a prefill's is its sequence length alone.
+func Balance(c spec.Case) int {
+	s := c.Shape
+	n := max(c.BatchRows(), c.Rel.Batch, c.Rel.Pad)
+	switch c.Op {
+	case spec.OpRMSNorm, spec.OpGEMM:
+		return min(n, s.Hidden)
+	case spec.OpLogProb:
+		return min(n, s.Vocab)
+	case spec.OpAttnDecode:
+		return min(n*s.Heads, s.KV)
+	case spec.OpAttnPrefill:
+		return s.SeqLen // a prefill's threshold is its length (KV tile edges)
+	}
+	return 0
+}
+
+// Of estimates the CPU work of checking case c, in fma-equivalents:
+// the work of one item (an Exp32 counts 12, a generated input value 4,
+// every output row 500 for the oracle's per-row overhead) times the items
+// of the batches the relation runs (path parity of attention prefill runs
+// only the last position of each sequence): batch invariance the case's batch
+// twice, the item alone and Rel.Batch; padding the batch and Rel.Pad; the
+// others the batch twice.
+func Of(c spec.Case) int64 {
+	s := c.Shape
+	var item int64
+	switch c.Op {
+	case spec.OpRMSNorm:
+		item = 5*int64(s.Hidden) + 500
+	case spec.OpGEMM:
+		item = int64(s.Hidden)*int64(s.N) + 4*int64(s.Hidden) + 500
+	case spec.OpLogProb:
+		item = 18*int64(s.Vocab) + 500
+	case spec.OpAttnPrefill:
+		if c.Relation == spec.RelPathParity { // the last position of each sequence
+			item = int64(s.Heads)*(int64(s.SeqLen)*int64(2*s.HeadDim+12)+500) +
+				4*int64(s.SeqLen)*int64(s.Heads+2*s.KVHeads)*int64(s.HeadDim)
+			break
+		}
+		item = int64(s.Heads) * int64(s.SeqLen) * (int64(s.SeqLen+1)/2*int64(2*s.HeadDim+12) + 4*int64(s.HeadDim) + 500)
+	case spec.OpAttnDecode:
+		item = int64(s.Heads) * (int64(s.MaxKV())*int64(2*s.HeadDim+12+8) + 500)
+	}
+	n := int64(c.BatchRows())
+	runs := 2 * n
+	switch c.Relation {
+	case spec.RelBatchInvariance:
+		runs = 2*n + 1 + int64(c.Rel.Batch)
+	case spec.RelPadding:
+		runs = n + int64(c.Rel.Pad)
+	}
+	return item * runs
+}
