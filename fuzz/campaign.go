@@ -194,8 +194,15 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 		r.overtime.Store(true)
 		r.workAll(workCtx, workCtx)
 	}
-	endWork()
+	// Workers done before the deadline (every pair finished, MaxCases)
+	// leave the shrinking the time up to it: the grace counts from the
+	// deadline or an interrupt, not from the workers' early end.
 	close(r.found)
+	select {
+	case <-shrunk:
+	case <-runCtx.Done():
+	}
+	endWork()
 	<-shrunk
 	stopProgress()
 	return r.result()
