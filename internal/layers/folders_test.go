@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"bytes"
 	"fmt"
 	"os/exec"
 	"path"
@@ -71,16 +70,9 @@ func TestFolders(t *testing.T) {
 		t.Skip("no go command on PATH")
 	}
 	imports := map[string][]string{} // package -> packages of ours it imports, both builds
-	for _, tags := range []string{"", "cuda"} {
-		cmd := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list -tags %q: %v\n%s", tags, err, stderr.String())
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			fields := strings.Fields(line)
+	for _, build := range builds() {
+		_, out := goList(t, build)
+		for _, fields := range out {
 			pkg := strings.TrimPrefix(fields[0], module)
 			for _, imp := range fields[1:] {
 				if dep, ours := strings.CutPrefix(imp, module); ours && !slices.Contains(imports[pkg], dep) {

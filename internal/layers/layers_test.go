@@ -67,26 +67,9 @@ func TestImportRule(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command on PATH")
 	}
-	// BITPARITY_BUILD_TAGS (make test-gpu sets it to GPUTAGS): tags other
-	// than cuda apply to both builds (nocloud, where the module copy has no
-	// cloud SDKs).
-	var extra []string
-	for _, tag := range strings.Split(os.Getenv("BITPARITY_BUILD_TAGS"), ",") {
-		if tag = strings.TrimSpace(tag); tag != "" && tag != "cuda" {
-			extra = append(extra, tag)
-		}
-	}
-	for _, build := range [][]string{nil, {"cuda"}} {
-		tags := strings.Join(append(build, extra...), ",")
-		cmd := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list -tags %q: %v\n%s", tags, err, stderr.String())
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			fields := strings.Fields(line)
+	for _, build := range builds() {
+		tags, out := goList(t, build)
+		for _, fields := range out {
 			pkg := strings.TrimPrefix(fields[0], module)
 			ok, known := allowed[pkg]
 			if !known {
@@ -105,4 +88,38 @@ func TestImportRule(t *testing.T) {
 			}
 		}
 	}
+}
+
+// builds are the two builds the import rules hold in: the CPU build and the
+// cuda build. BITPARITY_BUILD_TAGS (make test-gpu sets it to GPUTAGS): tags
+// other than cuda apply to both (nocloud, where the module copy has no
+// cloud SDKs).
+func builds() [][]string {
+	var extra []string
+	for _, tag := range strings.Split(os.Getenv("BITPARITY_BUILD_TAGS"), ",") {
+		if tag = strings.TrimSpace(tag); tag != "" && tag != "cuda" {
+			extra = append(extra, tag)
+		}
+	}
+	return [][]string{extra, append([]string{"cuda"}, extra...)}
+}
+
+// goList lists every package of the module in the build with tags: one
+// entry per package, its import path followed by its imports. go list
+// reads build tags without compiling, so no CUDA is needed.
+func goList(t *testing.T, tags []string) (string, [][]string) {
+	t.Helper()
+	joined := strings.Join(tags, ",")
+	cmd := exec.Command("go", "list", "-tags", joined, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -tags %q: %v\n%s", joined, err, stderr.String())
+	}
+	var pkgs [][]string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkgs = append(pkgs, strings.Fields(line))
+	}
+	return joined, pkgs
 }
