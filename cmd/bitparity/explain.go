@@ -13,6 +13,7 @@ import (
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/explain"
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -29,8 +30,10 @@ func explainCmd(stdout, stderr io.Writer, args []string) error {
 	fs.SetOutput(stderr)
 	jsonPath := fs.String("json", "", "also write the explanation as JSON to this file")
 	seed := fs.Uint64("seed", 0, "seed of the probe inputs (0: the fixed default)")
+	execs := runExecFlags(fs) // --exec: the case's adapter, as for run and repro (exec.go)
+	wk := runWorkerFlags(fs)  // --kernel: the case's user kernel, in a worker (kernel.go)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity explain [flags] CASE\n\nCASE is a case file or a case as JSON; the case must show a finding with a drift map (batch invariance, padding, oracle or path parity).")
+		fmt.Fprintln(stderr, "usage: bitparity explain [--exec CMD | --kernel MANIFEST] [flags] CASE\n\nCASE is a case file or a case as JSON; the case must show a finding with a drift map (batch invariance, padding, oracle or path parity). A case on an adapter or a user kernel takes the same --exec or --kernel as run.")
 		fs.PrintDefaults()
 	}
 	if ok, err := parse(fs, args); !ok {
@@ -41,6 +44,13 @@ func explainCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	defer external.CloseAll()
+	if _, err := wk.start(stderr); err != nil {
+		return err
+	}
+	if _, err := execs.start(ctx, "explain"); err != nil {
+		return err
+	}
 	f, err := explainFinding(ctx, fs.Arg(0))
 	if err != nil {
 		return err
