@@ -144,7 +144,7 @@ trap 'pack; exit 130' INT TERM
 	go version
 	python3 -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
 } >"$logs/host.log" 2>&1
-say "round: $(date -u +%FT%TZ), $(head -n 1 "$logs/host.log"); $(grep -m1 '^go version' "$logs/host.log"); $(grep -m1 '^python' "$logs/host.log"); tree $(git rev-parse --short HEAD 2>/dev/null || echo unknown); budget ${budget} s; stages: $stages"
+say "round: $(date -u +%FT%TZ), $(head -n 1 "$logs/host.log"); $(grep -m1 '^go version' "$logs/host.log"); $(grep -m1 '^python' "$logs/host.log"); source $(find . -path ./vendor -prune -o -path ./.device -prune -o -path ./.git -prune -o -type f \( -name '*.go' -o -name '*.cu' -o -name '*.cuh' -o -name '*.py' \) -print | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16) (sha256 of the sorted sha256sums of the .go, .cu, .cuh and .py files; the copy's .git may be older than its tree); budget ${budget} s; stages: $stages"
 
 # The build, once.
 mkdir -p "$(dirname "$bin")"
