@@ -101,13 +101,9 @@ func (t *Target) Hold(ctx context.Context, b *target.Batch) error {
 	return nil
 }
 
-// Step runs the adapter on the batch of held items ids (item i of the
-// batch is held item ids[i]): as one batch, or with each every item as a
-// batch of its own, outputs in order. It returns every output row's
-// digest and the full rows at positions fetch (none when nil). When the
-// adapter restarted since the hold (a crash), the batch is held again
-// first.
-func (t *Target) Step(ctx context.Context, ids []int, each bool, fetch []int) (*Step, error) {
+// holding returns the batch the adapter holds, held again first when the
+// adapter restarted since the hold (a crash); an error before any Hold.
+func (t *Target) holding(ctx context.Context) (*heldBatch, error) {
 	t.mu.Lock()
 	h := t.held
 	restarted := h != nil && (t.proc == nil || t.starts != h.start)
@@ -119,6 +115,20 @@ func (t *Target) Step(ctx context.Context, ids []int, each bool, fetch []int) (*
 		if err := t.Hold(ctx, h.b); err != nil {
 			return nil, err
 		}
+	}
+	return h, nil
+}
+
+// Step runs the adapter on the batch of held items ids (item i of the
+// batch is held item ids[i]): as one batch, or with each every item as a
+// batch of its own, outputs in order. It returns every output row's
+// digest and the full rows at positions fetch (none when nil). When the
+// adapter restarted since the hold (a crash), the batch is held again
+// first.
+func (t *Target) Step(ctx context.Context, ids []int, each bool, fetch []int) (*Step, error) {
+	h, err := t.holding(ctx)
+	if err != nil {
+		return nil, err
 	}
 	for _, id := range ids {
 		if id < 0 || id >= h.items {
@@ -134,7 +144,7 @@ func (t *Target) Step(ctx context.Context, ids []int, each bool, fetch []int) (*
 	ws := uint64(wireSize(wireDType(h.dt)))
 	limit := replySlack + uint64(rows)*16 + uint64(len(fetch))*(uint64(h.cols)*ws+uint64(h.cols+8)*4)
 	st := &Step{Rows: rows, Cols: h.cols}
-	err := t.roundTrip(ctx, limit, func(seq int) (*frame, error) {
+	err = t.roundTrip(ctx, limit, func(seq int) (*frame, error) {
 		f := &frame{meta: map[string]string{"frame": "step", "seq": strconv.Itoa(seq), "each": strconv.FormatBool(each)}}
 		f.tensors = append(f.tensors, tensor{name: "items", dtype: wireI64, shape: []int{len(ids)}, data: encodeInt64s(nil, ids)})
 		if fetch != nil {
@@ -154,17 +164,9 @@ func (t *Target) Step(ctx context.Context, ids []int, each bool, fetch []int) (*
 // = 0, 1, ..., in one frame, and returns one Step for each (no rows
 // fetched): a scan's consecutive steps at the price of one round trip.
 func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error) {
-	t.mu.Lock()
-	h := t.held
-	restarted := h != nil && (t.proc == nil || t.starts != h.start)
-	t.mu.Unlock()
-	if h == nil {
-		return nil, fmt.Errorf("target %s: step before hold", t.info.Name)
-	}
-	if restarted {
-		if err := t.Hold(ctx, h.b); err != nil {
-			return nil, err
-		}
+	h, err := t.holding(ctx)
+	if err != nil {
+		return nil, err
 	}
 	rows := 0
 	for _, n := range sizes {
@@ -174,7 +176,7 @@ func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error)
 		rows += n * h.kr
 	}
 	all := &Step{Rows: rows, Cols: h.cols}
-	err := t.roundTrip(ctx, replySlack+uint64(rows)*16, func(seq int) (*frame, error) {
+	err = t.roundTrip(ctx, replySlack+uint64(rows)*16, func(seq int) (*frame, error) {
 		f := &frame{meta: map[string]string{"frame": "step", "seq": strconv.Itoa(seq), "each": "false"}}
 		f.tensors = append(f.tensors, tensor{name: "sizes", dtype: wireI64, shape: []int{len(sizes)}, data: encodeInt64s(nil, sizes)})
 		return f, nil
