@@ -27,6 +27,18 @@
 #                model's onset (scan and campaign), all at once
 #   bench        scripts/bench-scan-gpu.sh (make bench-scan-gpu): scan of
 #                cuda-rmsnorm, the torch loop, the copy bandwidth, ratios
+#   gemm         scan of cublas-gemmex (bf16, K = N = 4096, M 1..256, three
+#                draws), then scripts/gemm_scan.py, the loop a user would
+#                write over the same comparisons: both times, the ratio
+#   campaign     the 60 s campaign over every cuda- target (CAMPAIGN_SECONDS),
+#                seed 1, --known corpus/h200: its invariant case count, and
+#                the same for a baseline binary built from .device/base.tar.gz
+#                (git archive of the commit to compare with) when it is there
+#
+# Before the build, the stage ptx (not in the default list) runs make ptx
+# (scripts/ptx.sh and scripts/fatbin.sh: PTX and fat images from the
+# sources in the tree) and puts the kernels and their sha256 files in
+# logs/kernels/, to commit; the build and every stage after it use them.
 #
 #   CUDA_COMPAT_INCLUDE=gpu/cudacompat GPUTAGS=cuda,nocloud bash .device/run.sh bash scripts/device-round.sh
 #
@@ -53,7 +65,7 @@ summary=$out/summary.txt
 tags=${GPUTAGS:-cuda}
 cuda=${CUDA_HOME:-/usr/local/cuda}
 budget=${ROUND_BUDGET:-530}
-stages=${STAGES:-test-gpu exec-rmsnorm sdpa profile-run maps bench}
+stages=${STAGES:-test-gpu exec-rmsnorm sdpa profile-run maps bench gemm campaign}
 bin=$root/bin/bitparity
 failed=()
 
@@ -145,6 +157,24 @@ trap 'pack; exit 130' INT TERM
 	python3 -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
 } >"$logs/host.log" 2>&1
 say "round: $(date -u +%FT%TZ), $(head -n 1 "$logs/host.log"); $(grep -m1 '^go version' "$logs/host.log"); $(grep -m1 '^python' "$logs/host.log"); source $(find . -path ./vendor -prune -o -path ./.device -prune -o -path ./.git -prune -o -type f \( -name '*.go' -o -name '*.cu' -o -name '*.cuh' -o -name '*.py' \) -print | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16) (sha256 of the sorted sha256sums of the .go, .cu, .cuh and .py files; the copy's .git may be older than its tree); budget ${budget} s; stages: $stages"
+
+# PTX and fat images from the sources, before the build that embeds them.
+if [[ " $stages " == *" ptx "* ]]; then
+	echo "== stage ptx at $(now) s" >&2
+	timed ptx "$(limit 300)" make ptx
+	expect ptx 0
+	result ptx
+	mkdir -p "$logs/kernels"
+	cp -f gpu/kernels/*.ptx gpu/kernels/*.fatbin gpu/kernels/*.sha256 "$logs/kernels/" 2>/dev/null
+	say "ptx: make ptx: exit $rc in $secs s; kernels.sha256 $(sha256sum gpu/kernels/kernels.sha256 | cut -c1-16), fatbin.sha256 $(sha256sum gpu/kernels/fatbin.sha256 2>/dev/null | cut -c1-16)"
+	if [ "$rc" != 0 ]; then
+		tail -n 40 "$logs/ptx.log" >&2
+		say "ptx: FAILED; nothing else ran"
+		pack
+		exit 3
+	fi
+	pack
+fi
 
 # The build, once.
 mkdir -p "$(dirname "$bin")"
@@ -373,6 +403,69 @@ if begin bench 45; then
 		echo "bench: scripts/bench-scan-gpu.sh (make bench-scan-gpu): exit $rc in $secs s"
 		grep -E '^  ' "$logs/bench.log" || echo "  no figures (see bench.log)"
 	} | tee -a "$summary" >&2
+	pack
+fi
+
+# 7. cuBLAS resident scan against the loop a user would write.
+if begin gemm 40; then
+	timed gemm-scan "$(limit 120)" "$bin" scan --target cublas-gemmex --to 256 --hidden 4096 --n 4096 --in bf16 --out bf16 \
+		--dists normal,boundary,heavy --dir "$work/corpus-gemm" --json "$logs/gemm-scan.json"
+	expect gemm-scan 0 1
+	timed gemm-loop "$(limit 120)" python3 scripts/gemm_scan.py 256 4096 4096 --draws 3
+	expect gemm-loop 0
+	jsonline "$logs/gemm-loop.log"
+	{
+		echo "gemm: scan --target cublas-gemmex M 1..256, K = N = 4096, bf16, 3 draws: $(grep -m1 -E 'row comparisons in' "$logs/gemm-scan.log" || echo 'no figures'); $(grep -m1 -E '^(CERTIFIED|DRIFT)' "$logs/gemm-scan.log" | cut -c1-200)"
+		echo "  loop (scripts/gemm_scan.py): $(cut -c1-400 "$logs/gemm-loop.json" 2>/dev/null)"
+	} | tee -a "$summary" >&2
+	python3 - "$logs/gemm-scan.log" "$logs/gemm-loop.json" <<'PY' | tee -a "$summary" >&2
+import json, re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r"([0-9.e+]+)s \(([0-9.e+]+) rows/s\)", text)
+try:
+    loop = json.load(open(sys.argv[2]))
+except (OSError, ValueError):
+    loop = None
+if m and loop and loop.get("seconds"):
+    print("  loop / scan by time: %.2fx (issue 33 wants >= 2)" % (loop["seconds"] / float(m.group(1))))
+PY
+	pack
+fi
+
+# 8. The 60 s campaign's invariant case count, this build and a baseline.
+if begin campaign 70; then
+	cs=${CAMPAIGN_SECONDS:-60}
+	targets=$("$bin" list | awk '$1 ~ /^cuda-/ {print $1}' | paste -sd, -)
+	timed campaign "$(limit $((cs + 60)))" "$bin" run --duration "${cs}s" --seed 1 --targets "$targets" --known corpus/h200 \
+		--json "$logs/campaign.json" --corpus "$work/corpus-campaign"
+	expect campaign 0
+	base=
+	if [ -f .device/base.tar.gz ] && begin campaign $((cs + 40)); then
+		mkdir -p "$work/base" && tar -C "$work/base" -xzf .device/base.tar.gz && rm -rf "$work/base/vendor" && cp -r vendor "$work/base/vendor"
+		if (cd "$work/base" && timed base-build 300 go build -tags "$tags" -o "$work/base/bitparity" ./cmd/bitparity); then
+			base=$work/base/bitparity
+			timed campaign-base "$(limit $((cs + 60)))" "$base" run --duration "${cs}s" --seed 1 --targets "$targets" --known corpus/h200 \
+				--json "$logs/campaign-base.json" --corpus "$work/corpus-campaign-base"
+		fi
+	fi
+	python3 - "$logs" <<'PY' | tee -a "$summary" >&2
+import os, re, sys
+logs = sys.argv[1]
+def inv(name):
+    try:
+        text = open(os.path.join(logs, name + ".log")).read()
+    except OSError:
+        return None
+    m = re.search(r"invariant targets: (\d+) cases", text)
+    return int(m.group(1)) if m else None
+for name in ("campaign", "campaign-base"):
+    v = inv(name)
+    if v is not None:
+        print("campaign: %s: %d invariant cases in the 60 s run (exit %s)" % (name, v, open(os.path.join(logs, name + ".rc")).read().split()[0]))
+a, b = inv("campaign"), inv("campaign-base")
+if a and b:
+    print("campaign: this build / baseline: %.3f (issue 33: must not drop)" % (a / b))
+PY
 	pack
 fi
 
