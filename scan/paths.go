@@ -2,13 +2,18 @@ package scan
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/internal/npy"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -32,6 +37,10 @@ type PathSpec struct {
 	Seed                    uint64
 	GenVersion              int
 	NoTaps                  bool
+	// SaveInputs, when set, is a directory where each draw's inputs are
+	// written before it runs (saveInputs), so an independent script can
+	// sweep the same tensors.
+	SaveInputs string
 }
 
 // PathResult is what a path-parity scan found: the map of the KV lengths
@@ -128,6 +137,11 @@ func RunPaths(ctx context.Context, ps PathSpec, opt Options) (*PathResult, error
 		if err != nil {
 			return nil, fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
 		}
+		if ps.SaveInputs != "" {
+			if err := saveInputs(ps.SaveInputs, c, b.Prefill); err != nil {
+				return nil, fmt.Errorf("scan: %w", err)
+			}
+		}
 		for _, v := range values {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("scan: kv = %d: %w", v, err)
@@ -203,6 +217,36 @@ func pathStep(ctx context.Context, pre, dec target.Target, b *target.Batch, v in
 	}
 	diff, err := differing(x, y, all, all, dt, noTaps)
 	return len(diff) > 0, err
+}
+
+// saveInputs writes the inputs of draw c (its prefill batch p) under dir,
+// in a folder named by the draw's distribution and seed
+// (dir/normal-seed1/): q.npy (seqs x tokens x heads x head_dim), k.npy
+// and v.npy (seqs x tokens x kv_heads x head_dim), float32 arrays holding
+// the input values exactly (each is a value of the input dtype, widened),
+// and case.json, the draw as a case (its dtypes, seed and shape).
+func saveInputs(dir string, c spec.Case, p *oracle.PrefillInput) error {
+	d := filepath.Join(dir, fmt.Sprintf("%s-seed%d", c.Dist, c.Seed))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return fmt.Errorf("save the inputs: %w", err)
+	}
+	for _, t := range []struct {
+		name  string
+		heads int
+		data  []float32
+	}{{"q", p.Heads, p.Q}, {"k", p.KVHeads, p.K}, {"v", p.KVHeads, p.V}} {
+		if err := npy.Write(filepath.Join(d, t.name+".npy"), []int{p.Seqs, p.SeqLen, t.heads, p.HeadDim}, t.data); err != nil {
+			return fmt.Errorf("save the inputs: %w", err)
+		}
+	}
+	js, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save the inputs: %w", err)
+	}
+	if err := atomicfile.Write(filepath.Join(d, "case.json"), append(js, '\n')); err != nil {
+		return fmt.Errorf("save the inputs: %w", err)
+	}
+	return nil
 }
 
 // cutPrefill returns prefill p with every sequence cut to its first v

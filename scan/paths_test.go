@@ -1,9 +1,18 @@
 package scan
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/internal/npy"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -44,5 +53,52 @@ func TestPathScan(t *testing.T) {
 func TestRanges(t *testing.T) {
 	if got := Ranges([]int{1, 2, 3, 7, 9, 10}); got != "1..3, 7, 9..10" {
 		t.Fatalf("Ranges = %q", got)
+	}
+}
+
+// TestPathScanSavesInputs: SaveInputs writes each draw's tensors as .npy
+// and the draw as a case, and the files hold exactly the inputs the case
+// generates.
+func TestPathScanSavesInputs(t *testing.T) {
+	dir := t.TempDir()
+	ps := PathSpec{Prefill: "oracle-attn_prefill", Decode: "oracle-attn_decode", To: 12, Seqs: 2, Heads: 4, KVHeads: 2,
+		HeadDim: 8, Dists: []spec.Dist{spec.DistNormal, spec.DistBoundary}, Seed: 5, SaveInputs: dir}
+	if _, err := RunPaths(context.Background(), ps, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for k, dist := range ps.Dists {
+		d := filepath.Join(dir, fmt.Sprintf("%s-seed%d", dist, ps.Seed+uint64(k)))
+		js, err := os.ReadFile(filepath.Join(d, "case.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c spec.Case
+		if err := json.Unmarshal(js, &c); err != nil {
+			t.Fatal(err)
+		}
+		b, err := fuzz.Inputs(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := b.Prefill
+		for _, tn := range []struct {
+			name  string
+			heads int
+			want  []float32
+		}{{"q", p.Heads, p.Q}, {"k", p.KVHeads, p.K}, {"v", p.KVHeads, p.V}} {
+			raw, err := os.ReadFile(filepath.Join(d, tn.name+".npy"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := npy.Header([]int{ps.Seqs, ps.To, tn.heads, ps.HeadDim})
+			if !bytes.Equal(raw[:len(h)], h) || len(raw) != len(h)+4*len(tn.want) {
+				t.Fatalf("%s/%s.npy: %d bytes, want the header of shape [2 12 %d 8] and %d values", d, tn.name, len(raw), tn.heads, len(tn.want))
+			}
+			for i, v := range tn.want {
+				if got := binary.LittleEndian.Uint32(raw[len(h)+4*i:]); got != math.Float32bits(v) {
+					t.Fatalf("%s/%s.npy value %d: bits %#x, want %#x", d, tn.name, i, got, math.Float32bits(v))
+				}
+			}
+		}
 	}
 }

@@ -21,13 +21,20 @@ before 2.0 has no SDPA and gets the formula, as torch_ops.py. A value's
 verdict stays on the device; the flags are read once a seed.
 
 It prints one JSON object: per backend, the differing KV lengths per seed
-and their union, the seconds taken. The inputs are its own, not
+and their union, the seconds taken. By default the inputs are its own, not
 bitparity's: two sweeps agree on the lengths where the difference is
 systematic (a backend's tile edge, a split chosen by length) and may
-disagree where it depends on the values.
+disagree where it depends on the values. With --inputs DIR it sweeps the
+tensors a `bitparity scan ... --save-inputs DIR` ran on instead (one
+folder per draw: q.npy [S, MAX, H, D], k.npy and v.npy [S, MAX, KH, D],
+case.json naming the draw's input dtype), all S sequences at once as the
+adapter gets them (prefill [S, H, v, D], decode [S, H, 1, D]), so its
+differing lengths must equal bitparity's draw for draw, whatever the
+values decide; the dimensions, MAX and the dtype then come from the files.
 
     python3 scripts/sdpa_sweep.py [--to 1024] [--backends default,flash,efficient]
         [--heads 32] [--kv-heads 8] [--head-dim 128] [--dtype bf16] [--seeds 3]
+    python3 scripts/sdpa_sweep.py --inputs DIR [--backends ...]
 """
 import argparse
 import contextlib
@@ -79,17 +86,40 @@ def math_attention(q, k, v, is_causal=False):
 
 
 def sweep(q, k, v, backend, lo, hi):
-    """Flags (on the device) for KV lengths lo..hi of one sequence:
-    q [N, H, D], k and v [N, KH, D]."""
+    """Flags (on the device) for KV lengths lo..hi of S sequences at once:
+    q [S, N, H, D], k and v [S, N, KH, D]; a length's flag is set when the
+    last position of any sequence differs between the two paths."""
     flags = torch.zeros(hi - lo + 1, dtype=torch.bool, device=q.device)
     bits = BITS[q.dtype]
     for n in range(lo, hi + 1):
-        qs, ks, vs = (t[:n].contiguous()[None].transpose(1, 2) for t in (q, k, v))  # [1, H, n, D]
-        pre = attend(qs, ks, vs, backend, is_causal=True)[0, :, n - 1, :]  # [H, D]
-        ql = q[n - 1:n].contiguous()[:, :, None, :]  # [1, H, 1, D]
-        dec = attend(ql, ks, vs, backend)[0, :, 0, :]
+        qs, ks, vs = (t[:, :n].contiguous().transpose(1, 2) for t in (q, k, v))  # [S, H, n, D]
+        pre = attend(qs, ks, vs, backend, is_causal=True)[:, :, n - 1, :]  # [S, H, D]
+        ql = q[:, n - 1].contiguous()[:, :, None, :]  # [S, H, 1, D]
+        dec = attend(ql, ks, vs, backend)[:, :, 0, :]
         flags[n - lo] = (pre.view(bits) != dec.view(bits)).any()
     return flags
+
+
+def load_inputs(d):
+    """The draws of a `bitparity scan --save-inputs` folder, in order of
+    their seed: [(name, q, k, v, dtype name)] with q, k, v float32 NumPy
+    arrays [S, N, heads, D]."""
+    import os
+    import numpy as np
+    draws = []
+    for name in sorted(os.listdir(d)):
+        p = os.path.join(d, name)
+        if not os.path.isfile(os.path.join(p, "case.json")):
+            continue
+        case = json.load(open(os.path.join(p, "case.json")))
+        q, k, v = (np.load(os.path.join(p, t + ".npy")) for t in ("q", "k", "v"))
+        if q.ndim != 4 or k.shape != v.shape or q.shape[:2] != k.shape[:2] or q.shape[3] != k.shape[3]:
+            raise SystemExit("sdpa_sweep.py: %s: q %s, k %s, v %s: want [S, N, H, D] and [S, N, KH, D]" % (p, q.shape, k.shape, v.shape))
+        draws.append((case.get("seed", 0), name, q, k, v, case.get("in", "bf16")))
+    if not draws:
+        raise SystemExit("sdpa_sweep.py: no draws (folders with case.json, q.npy, k.npy, v.npy) in %s" % d)
+    draws.sort(key=lambda x: x[0])
+    return [x[1:] for x in draws]
 
 
 def main(argv):
@@ -104,7 +134,12 @@ def main(argv):
     ap.add_argument("--seeds", type=int, default=3, help="input draws (seeds SEED, SEED+1, ...)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--inputs", help="sweep the draws a `bitparity scan --save-inputs DIR` wrote")
     a = ap.parse_args(argv)
+    saved = load_inputs(a.inputs) if a.inputs else None
+    if saved:
+        _, q0, k0, _, dtn = saved[0]
+        a.hi, a.heads, a.kv_heads, a.head_dim, a.dtype = q0.shape[1], q0.shape[2], k0.shape[2], q0.shape[3], dtn
     backends = [b for b in a.backends.split(",") if b]
     for b in backends:
         if b != "default" and b not in BACKENDS:
@@ -115,17 +150,22 @@ def main(argv):
     out = {"torch": torch.__version__, "device": a.device, "from": a.lo, "to": a.hi, "heads": a.heads,
            "kv_heads": a.kv_heads, "head_dim": a.head_dim, "dtype": a.dtype,
            "seeds": list(range(a.seed, a.seed + a.seeds)), "backends": {}}
+    if saved:
+        out["inputs"], out["seeds"], out["sequences"] = a.inputs, [d[0] for d in saved], int(saved[0][1].shape[0])
     if a.device.startswith("cuda"):
         out["gpu"] = torch.cuda.get_device_name(torch.device(a.device))
     with torch.inference_mode():
         for b in backends:
             t0 = time.perf_counter()
             per_seed, err = [], ""
-            for s in out["seeds"]:
-                g = torch.Generator(device="cpu").manual_seed(s)
-                q = torch.randn(a.hi, a.heads, a.head_dim, generator=g).to(dt).to(a.device)
-                k = torch.randn(a.hi, a.kv_heads, a.head_dim, generator=g).to(dt).to(a.device)
-                v = torch.randn(a.hi, a.kv_heads, a.head_dim, generator=g).to(dt).to(a.device)
+            for i, s in enumerate(out["seeds"]):
+                if saved:  # float32 arrays holding values of the dtype: exact
+                    q, k, v = (torch.from_numpy(t).to(dt).to(a.device) for t in saved[i][1:4])
+                else:
+                    g = torch.Generator(device="cpu").manual_seed(s)
+                    q = torch.randn(1, a.hi, a.heads, a.head_dim, generator=g).to(dt).to(a.device)
+                    k = torch.randn(1, a.hi, a.kv_heads, a.head_dim, generator=g).to(dt).to(a.device)
+                    v = torch.randn(1, a.hi, a.kv_heads, a.head_dim, generator=g).to(dt).to(a.device)
                 try:
                     flags = sweep(q, k, v, b, a.lo, a.hi)
                 except RuntimeError as e:  # the backend cannot run these shapes here
