@@ -17,8 +17,9 @@
 #   sdpa         path scans (prefill against decode) of torch SDPA at the
 #                llama3-8b profile (bf16, 32 heads, 8 KV heads, head dim 128),
 #                KV 1..1024, backends default, flash and efficient, beside
-#                scripts/sdpa_sweep.py (its own inputs, three seeds), all at
-#                once; the two sets of differing KV lengths compared
+#                scripts/sdpa_sweep.py --inputs (the scans' own inputs, saved
+#                by scan --save-inputs), all at once; the two sets of
+#                differing KV lengths compared
 #   profile-run  run --profile llama3-8b --kernel rmsnorm_drift.json for 60 s
 #                (less when the budget is short): the histogram of drawn
 #                batch sizes by decile, the findings' minimal cases
@@ -250,8 +251,12 @@ if begin sdpa 40; then
 			--exec "python3 adapters/torch_ops.py attn_decode$flag" --profile llama3-8b --to 1024 --dists "$sdpa_dists" \
 			--dir "$work/corpus-sdpa" --json "$logs/sdpa-$b.json" &
 	done
-	timed sdpa-sweep "$lim" python3 scripts/sdpa_sweep.py --to 1024 --backends default,flash,efficient \
-		--heads 32 --kv-heads 8 --head-dim 128 --dtype bf16 --seeds 3 &
+	# the sweep runs on the scans' own inputs: one step at KV 1024 writes
+	# them (the inputs depend on --to, the draws and the seed, not --from)
+	timed sdpa-inputs "$lim" "$bin" scan --exec "python3 adapters/torch_ops.py attn_prefill" \
+		--exec "python3 adapters/torch_ops.py attn_decode" --profile llama3-8b --from 1024 --to 1024 --dists "$sdpa_dists" \
+		--save-inputs "$work/sdpa-inputs" --dir "$work/corpus-sdpa-inputs"
+	timed sdpa-sweep "$lim" python3 scripts/sdpa_sweep.py --inputs "$work/sdpa-inputs" --backends default,flash,efficient &
 	wait
 	for b in default flash efficient; do expect "sdpa-$b" 0 1; done
 	expect sdpa-sweep 0
