@@ -1,5 +1,5 @@
 // gen.cu: input generator version 2 on the device. Every value is
-// gen_value of gen.cuh, the arithmetic fuzz/values runs in Go and that
+// gen_value of gen.cuh, the arithmetic values runs in Go and that
 // TestCMatchesGo checks in plain C, so the bits are the host's.
 #include "gen.cuh"
 

@@ -1,4 +1,4 @@
-// gen.cuh: input generator version 2 (fuzz/values, whose doc.go states the
+// gen.cuh: input generator version 2 (values, whose doc.go states the
 // derivation), one value at a time, for CUDA and for plain C alike: the
 // same integer operations and the same correctly rounded float64
 // operations, each rounded on its own, so a value has the same bits on the

@@ -1,6 +1,6 @@
 // nudge.cu: the boundary nudges of generated RMSNorm and GEMM rows on the
 // device. Every row is nd_rmsnorm_row or nd_gemm_row of nudge.cuh, the
-// arithmetic fuzz/boundary runs in Go and that its TestCMatchesGo checks
+// arithmetic boundary runs in Go and that its TestCMatchesGo checks
 // in plain C, so the bits are the host's.
 #include "nudge.cuh"
 

@@ -1,9 +1,9 @@
-// nudge.cuh: the boundary nudges of fuzz/boundary for one RMSNorm row
+// nudge.cuh: the boundary nudges of boundary for one RMSNorm row
 // (RMSNormRows.Nudge, the probes given) and one GEMM row (GEMMRow), for
 // CUDA and for plain C alike, as gen.cuh is: the same integer operations
 // and the same correctly rounded fp32 and float64 operations, each rounded
 // on its own, so a nudged row has the same bits on the GPU, in C and in
-// Go. TestCMatchesGo in fuzz/boundary compiles it with the system C
+// Go. TestCMatchesGo in boundary compiles it with the system C
 // compiler and compares whole rows with Go's; the GPU tests compare the
 // device's rows with the host's.
 //
@@ -78,7 +78,7 @@ GEN_FN void nd_sync(void) {}
 #define ND_UNROLL
 #endif
 
-// MaxEvals and K of fuzz/boundary; at most 32 threads a row.
+// MaxEvals and K of boundary; at most 32 threads a row.
 #define ND_MAX_EVALS 40
 #define ND_K 4u
 #define ND_MAX_THREADS 32
