@@ -116,7 +116,10 @@ func TestDriftModelsFound(t *testing.T) {
 				// 16 sequences: a tile edge moves the last position of one
 				// sequence only when a later tile raises its running max or
 				// reorders its sum; with one sequence kv 50 and 64 come out
-				// the same under both tiles (the CPU twin agrees).
+				// the same under both tiles (the CPU twin agrees). The
+				// outputs are fp32 (base), so there are no taps: the
+				// outputs themselves are the fp32 values, and the map is
+				// the tile edge.
 				c.Shape = spec.Shape{Seqs: 16, SeqLen: 100, Heads: 4, KVHeads: 2, HeadDim: 64}
 				f, err := fuzz.Check(ctx, c)
 				if err != nil {
@@ -125,17 +128,29 @@ func TestDriftModelsFound(t *testing.T) {
 				if f == nil {
 					t.Fatalf("path parity %s vs %s at KV 100: no finding", ref.Info().Name, m.name)
 				}
-				class := map[int]string{}
+				// the CPU twin (oracle-attn_prefill against drift-attn-tile48)
+				// on the same cases: the GPU pair must map as it does
+				twin := c
+				twin.Targets = []string{target.OracleName(spec.OpAttnPrefill), strings.TrimPrefix(m.name, "cuda-")}
+				class, twinClass := map[int]string{}, map[int]string{}
 				for _, v := range m.vals {
-					k := c
-					k.Shape.SeqLen = v
-					f, err := fuzz.Check(ctx, k)
-					if err != nil {
-						t.Fatal(err)
+					for _, side := range []struct {
+						c     spec.Case
+						class map[int]string
+					}{{c, class}, {twin, twinClass}} {
+						k := side.c
+						k.Shape.SeqLen = v
+						f, err := fuzz.Check(ctx, k)
+						if err != nil {
+							t.Fatal(err)
+						}
+						side.class[v] = map[bool]string{true: "differs", false: "same"}[f != nil]
 					}
-					class[v] = map[bool]string{true: "differs", false: "same"}[f != nil]
 				}
-				got, want := classes(m.vals, class), classes(m.vals, twoClasses(m.vals, m.want))
+				got, cpu, want := classes(m.vals, class), classes(m.vals, twinClass), classes(m.vals, twoClasses(m.vals, m.want))
+				if got != cpu {
+					t.Fatalf("drift map over kv: GPU %s, CPU twin %s", got, cpu)
+				}
 				if got != want {
 					t.Fatalf("drift map over kv: got %s, want %s", got, want)
 				}

@@ -69,12 +69,22 @@ func blockFor(D int) int {
 
 // Run computes the selected rows of b (all when rows is nil) with schedule
 // s (the oracle schedule type of b.Op) on the device. The output stays on
-// the device (Output.Device); RMSNorm and log-prob also keep their fp32
-// taps there (Output.DeviceTaps: sum of squares and rstd; row max and sum
-// of exponentials). Run uploads the inputs and launches the kernels
+// the device (Output.Device), and so do the fp32 taps, the oracle targets'
+// taps bit for bit (target.RunOracle; Output.DeviceTaps): RMSNorm's sum of
+// squares and rstd, log-prob's row max and sum of exponentials, and
+// attention's fp32 outputs before rounding (TapCols = Cols; none when the
+// output dtype is fp32). Run uploads the inputs and launches the kernels
 // without waiting for them: the first copy back to the host (a compare's
 // summary, a Fetch) waits and reports a kernel's failure.
 func (d *Device) Run(b *target.Batch, s oracle.Schedule, rows []int) (*target.Output, error) {
+	return d.run(b, s, rows, true)
+}
+
+// run is Run; with attnTaps false the attention kernels get a null taps
+// pointer and write no taps (a caller that only reads the values, such as
+// TransformerOps). RMSNorm and log-prob write their two taps a row either
+// way.
+func (d *Device) run(b *target.Batch, s oracle.Schedule, rows []int, attnTaps bool) (*target.Output, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
@@ -104,12 +114,12 @@ func (d *Device) Run(b *target.Batch, s oracle.Schedule, rows []int) (*target.Ou
 	case spec.OpAttnPrefill:
 		var sch oracle.AttentionSchedule
 		if sch, err = scheduleOf[oracle.AttentionSchedule](s); err == nil {
-			run, err = d.prefill(b, b.Prefill, b.In, sch, rows, sel, out)
+			run, err = d.prefill(b, b.Prefill, b.In, sch, rows, sel, o, out, attnTaps)
 		}
 	case spec.OpAttnDecode:
 		var sch oracle.AttentionSchedule
 		if sch, err = scheduleOf[oracle.AttentionSchedule](s); err == nil {
-			run, err = d.decode(b, b.Decode, b.In, sch, rows, sel, out)
+			run, err = d.decode(b, b.Decode, b.In, sch, rows, sel, o, out, attnTaps)
 		}
 	}
 	if err != nil {
@@ -214,13 +224,36 @@ func (d *Device) rmsnormOn(x, w, rs *buffer, n, hidden int, dt, outDT oracle.DTy
 // (o.DeviceTaps, o.TapCols = 2), which the relations compare on the device
 // with compare_rows in fp32 (under do).
 func (d *Device) tapsOut(o *target.Output, n int) (*devOut, error) {
-	taps := newDevOut(d, n, 2, oracle.FP32)
+	return d.tapsCols(o, n, 2)
+}
+
+// tapsCols gives o a device output for n rows of cols fp32 taps
+// (o.DeviceTaps, o.TapCols = cols) (under do).
+func (d *Device) tapsCols(o *target.Output, n, cols int) (*devOut, error) {
+	taps := newDevOut(d, n, cols, oracle.FP32)
 	var err error
-	if taps.buf, err = d.pool.get(8 * n); err != nil {
+	if taps.buf, err = d.pool.get(4 * n * cols); err != nil {
 		return nil, err
 	}
-	o.DeviceTaps, o.TapCols = taps, 2
+	o.DeviceTaps, o.TapCols = taps, cols
 	return taps, nil
+}
+
+// attnTaps is the taps buffer of an attention launch of n rows of D
+// columns: the fp32 outputs before rounding, as the oracle targets give
+// them (target.RunOracle: TapCols = Cols, none for fp32 outputs), so a
+// path or parity relation compares what the CPU twin compares. It is nil
+// (the kernels' null pointer: no taps written) when the output dtype is
+// fp32 or the caller wants none (under do).
+func (d *Device) attnTaps(o *target.Output, n, D int, outDT oracle.DType, want bool) (*buffer, error) {
+	if !want || outDT == oracle.FP32 {
+		return nil, nil
+	}
+	taps, err := d.tapsCols(o, n, D)
+	if err != nil {
+		return nil, err
+	}
+	return taps.buf, nil
 }
 
 func (d *Device) gemm(b *target.Batch, in *oracle.GEMMInput, dt oracle.DType, s oracle.GEMMSchedule, rows, sel []int, out *devOut) (func() error, error) {
@@ -377,7 +410,7 @@ func (d *Device) uploadAttn(qb, kb, vb []byte) attnInputs {
 	}
 }
 
-func (d *Device) prefill(b *target.Batch, in *oracle.PrefillInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, out *devOut) (func() error, error) {
+func (d *Device) prefill(b *target.Batch, in *oracle.PrefillInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, o *target.Output, out *devOut, wantTaps bool) (func() error, error) {
 	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim, s); err != nil {
 		return nil, err
 	}
@@ -411,12 +444,16 @@ func (d *Device) prefill(b *target.Batch, in *oracle.PrefillInput, dt oracle.DTy
 		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
 			return err
 		}
-		return d.launch("prefill", n, 1, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(out.buf), ptrArg(rs),
+		taps, err := d.attnTaps(o, n, D, in.Out, wantTaps)
+		if err != nil {
+			return err
+		}
+		return d.launch("prefill", n, 1, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(out.buf), ptrArg(taps), ptrArg(rs),
 			arg(in.SeqLen), arg(H), arg(KH), arg(D), arg(s.Tile), arg(dt), arg(in.Out))
 	}, nil
 }
 
-func (d *Device) decode(b *target.Batch, in *oracle.DecodeInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, out *devOut) (func() error, error) {
+func (d *Device) decode(b *target.Batch, in *oracle.DecodeInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, o *target.Output, out *devOut, wantTaps bool) (func() error, error) {
 	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim, s); err != nil {
 		return nil, err
 	}
@@ -490,11 +527,15 @@ func (d *Device) decode(b *target.Batch, in *oracle.DecodeInput, dt oracle.DType
 		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
 			return err
 		}
+		taps, err := d.attnTaps(o, n, D, in.Out, wantTaps)
+		if err != nil {
+			return err
+		}
 		if err := d.launch("decode_split", n, s.Splits, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(ko), ptrArg(kl),
 			ptrArg(part), ptrArg(rs), arg(H), arg(KH), arg(D), arg(s.Tile), arg(s.Splits), arg(dt)); err != nil {
 			return err
 		}
-		return d.launch("decode_combine", n, 1, blockFor(D), ptrArg(kl), ptrArg(part), ptrArg(out.buf), ptrArg(rs),
+		return d.launch("decode_combine", n, 1, blockFor(D), ptrArg(kl), ptrArg(part), ptrArg(out.buf), ptrArg(taps), ptrArg(rs),
 			arg(H), arg(D), arg(s.Tile), arg(s.Splits), arg(in.Out))
 	}, nil
 }

@@ -25,7 +25,10 @@ func device(t testing.TB) *Device {
 }
 
 // oracleRun is the oracle with schedule s on the selected rows of b, output
-// rounded to b.Out, with RMSNorm's and log-prob's taps.
+// rounded to b.Out, with the taps the GPU kernels write: RMSNorm's and
+// log-prob's, and attention's fp32 outputs before rounding (the oracle
+// targets', target.RunOracle). GEMM's fp32 outputs, which the oracle
+// targets give as taps, are not written by the gemm kernel.
 func oracleRun(b *target.Batch, s oracle.Schedule, rows []int) (*target.Output, error) {
 	sel := b.Rows0(rows)
 	o := &target.Output{Rows: sel, Cols: b.Cols(), DType: b.OutDType()}
@@ -47,10 +50,8 @@ func oracleRun(b *target.Batch, s oracle.Schedule, rows []int) (*target.Output, 
 			o.Taps = append(o.Taps, t.Max, t.SumExp)
 		}
 		o.TapCols = 2
-	case spec.OpAttnPrefill:
-		o.Values, err = oracle.Prefill(*b.Prefill, s.(oracle.AttentionSchedule), rows)
-	case spec.OpAttnDecode:
-		o.Values, err = oracle.Decode(*b.Decode, s.(oracle.AttentionSchedule), rows)
+	case spec.OpAttnPrefill, spec.OpAttnDecode:
+		return target.RunOracle(b, s, rows)
 	}
 	return o, err
 }

@@ -17,10 +17,11 @@ import (
 // fetches the selected rows. The command registers it as the transformer
 // backend "cuda" (cmd/bitparity/gpu_cuda.go), so a case's targets
 // "train:cuda/fixed" and "infer:cuda/fixed+..." run that path on device 0.
+// It reads values only, so the attention kernels write no taps.
 type TransformerOps struct{ D *Device }
 
 func (t TransformerOps) run(b *target.Batch, s oracle.Schedule, sel []int) ([]float32, error) {
-	o, err := t.D.Run(b, s, sel)
+	o, err := t.D.run(b, s, sel, false)
 	if err != nil {
 		return nil, err
 	}

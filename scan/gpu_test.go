@@ -4,6 +4,7 @@ package scan
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/bitparity/bitparity/gpu"
@@ -115,4 +116,37 @@ func BenchmarkScanGPURMSNorm(b *testing.B) {
 	b.ReportMetric(bytes/1e12, "TB")
 	b.ReportMetric(bytes/sec/1e12, "TB/s")
 	b.ReportMetric(r.Elapsed.Seconds(), "s/last")
+}
+
+// The path-parity pair cuda-drift-attn-tile48 vs cuda-attn_decode gives
+// the map and the differing KV lengths of its CPU twin drift-attn-tile48
+// vs oracle-attn_decode, with taps (the GPU attention kernels write the
+// fp32 outputs before rounding, the oracle targets' taps) and without:
+// the spec of `bitparity scan --target cuda-drift-attn-tile48,cuda-attn_decode
+// --to 200 --heads 4 --kv-heads 2 --head-dim 16 --rows 2`.
+func TestPathScanGPUMatchesCPU(t *testing.T) {
+	needGPU(t)
+	for _, noTaps := range []bool{false, true} {
+		var res [2]*PathResult
+		for i, pair := range [][2]string{{"cuda-drift-attn-tile48", "cuda-attn_decode"}, {"drift-attn-tile48", "oracle-attn_decode"}} {
+			r, err := RunPaths(context.Background(), PathSpec{Prefill: pair[0], Decode: pair[1], To: 200, Seqs: 2,
+				Heads: 4, KVHeads: 2, HeadDim: 16, Seed: 1, NoTaps: noTaps}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res[i] = r
+		}
+		dev, host := res[0], res[1]
+		t.Logf("taps off %v: GPU map %s, differ at %s; CPU map %s, differ at %s", noTaps,
+			MapWords(dev.Map), Ranges(dev.Differ), MapWords(host.Map), Ranges(host.Differ))
+		if !reflect.DeepEqual(dev.Differ, host.Differ) {
+			t.Errorf("taps off %v: the GPU pair differs at %s, its CPU twin at %s", noTaps, Ranges(dev.Differ), Ranges(host.Differ))
+		}
+		if !reflect.DeepEqual(dev.Map, host.Map) {
+			t.Errorf("taps off %v: GPU map %s, CPU map %s", noTaps, MapWords(dev.Map), MapWords(host.Map))
+		}
+		if !noTaps && (len(host.Differ) == 0 || host.Differ[0] <= 48) {
+			t.Errorf("with taps the CPU twin differs at %s, want a first difference past the tile edge 48", Ranges(host.Differ))
+		}
+	}
 }

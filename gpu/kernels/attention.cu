@@ -74,13 +74,25 @@ __device__ __forceinline__ i64 chunk_of(i64 L, i64 tile, i64 splits)
 	return chunk < 1 ? 1 : chunk;
 }
 
+// store_out writes output element e: y[e] = round_out(o) and, when taps
+// is not null, taps[e] = o, the fp32 value before rounding (the oracle
+// targets' taps, target.RunOracle). The value stored is the same with or
+// without taps.
+__device__ __forceinline__ void store_out(void *y, float *taps, i64 e, int out_dt, float o)
+{
+	store(y, e, out_dt, o);
+	if (taps)
+		taps[e] = o;
+}
+
 // prefill computes selected row i (batch row r = rowsel ? rowsel[i] : i;
 // sequence s, position pos, head h; one block per row, blockDim.x >= D):
 //
 //	attend_range(q[r], KV tokens 0..pos of sequence s, head h/(H/KH))
-//	y[i][d] = round_out(acc[d] / l)          div.rn
-extern "C" __global__ void prefill(const void *q, const void *k, const void *v, void *y, const i64 *rowsel, i64 seq_len,
-				   i64 H, i64 KH, i64 D, i64 tile, i64 in_dt, i64 out_dt)
+//	o[d] = acc[d] / l                        div.rn
+//	y[i][d] = round_out(o[d]); taps[i][d] = o[d] when taps is not null
+extern "C" __global__ void prefill(const void *q, const void *k, const void *v, void *y, float *taps, const i64 *rowsel,
+				   i64 seq_len, i64 H, i64 KH, i64 D, i64 tile, i64 in_dt, i64 out_dt)
 {
 	__shared__ float sq[MAX_HEAD_DIM], ss[MAX_TILE], sp[MAX_TILE], smt;
 	const i64 i = blockIdx.x;
@@ -97,7 +109,7 @@ extern "C" __global__ void prefill(const void *q, const void *k, const void *v, 
 	attend_range(sq, k, v, (seq * seq_len * KH + kvh) * D, KH * D, D, 0, pos + 1, tile, scale, idt, ss, sp, &smt, &m,
 		     &l, &acc);
 	if (t < D)
-		store(y, i * D + t, (int)out_dt, __fdiv_rn(acc, l));
+		store_out(y, taps, i * D + t, (int)out_dt, __fdiv_rn(acc, l));
 }
 
 // decode_split runs split c = blockIdx.y of selected row i = blockIdx.x
@@ -146,9 +158,13 @@ extern "C" __global__ void decode_split(const void *q, const void *k, const void
 //	M = max_c m_c                              oracle.Max32, c ascending from -Inf
 //	num[d] = -0, den = -0                       -0, not +0 (oracle 448de4e)
 //	for c ascending: w = Exp32(m_c - M); den = fma(w, l_c, den); num[d] = fma(w, acc_c[d], num[d])
-//	y[i][d] = round_out(num[d] / den)
-extern "C" __global__ void decode_combine(const i64 *kv_len, const float *part, void *y, const i64 *rowsel, i64 H,
-					  i64 D, i64 tile, i64 splits, i64 out_dt)
+//	o[d] = num[d] / den                          div.rn
+//	y[i][d] = round_out(o[d]); taps[i][d] = o[d] when taps is not null
+//
+// With one split this is the prefill row of the last position, taps too
+// (oracle.Decode).
+extern "C" __global__ void decode_combine(const i64 *kv_len, const float *part, void *y, float *taps, const i64 *rowsel,
+					  i64 H, i64 D, i64 tile, i64 splits, i64 out_dt)
 {
 	const i64 i = blockIdx.x;
 	const i64 r = rowsel ? rowsel[i] : i;
@@ -169,5 +185,5 @@ extern "C" __global__ void decode_combine(const i64 *kv_len, const float *part, 
 			num = __fmaf_rn(w, p[2 + t], num);
 	}
 	if (t < D)
-		store(y, i * D + t, (int)out_dt, __fdiv_rn(num, den));
+		store_out(y, taps, i * D + t, (int)out_dt, __fdiv_rn(num, den));
 }
