@@ -164,7 +164,9 @@ func (h *GEMMHeld) Run(ctx context.Context, ids []int) (*target.Output, error) {
 
 // Alone computes held rows 0..n-1 each as a batch of one row (M = 1), into
 // one output in row order: n launches, launch i reading X's row i in place
-// and writing the output's row i.
+// and writing the output's row i; for a cuBLAS target whose rows are not
+// each at a multiple of allocAlign bytes, launch i reads a copy of row i
+// in an aligned scratch row and writes another, copied to row i.
 func (h *GEMMHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -185,8 +187,35 @@ func (h *GEMMHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
 		if out.buf, err = d.pool.get(n * yrow); err != nil {
 			return err
 		}
+		if h.selects || (xrow%allocAlign == 0 && yrow%allocAlign == 0) {
+			for i := range n {
+				if err := h.mul(atOffset(h.x, i*xrow), nil, atOffset(out.buf, i*yrow), 1); err != nil {
+					return fmt.Errorf("row %d alone: %w", i, err)
+				}
+			}
+			return nil
+		}
+		// cuBLAS chooses its kernel by the pointers' alignment too: a row
+		// not at an allocation's alignment runs from aligned scratch rows,
+		// as Run's freshly allocated one-row batch does.
+		xs, err := d.pool.get(xrow)
+		if err != nil {
+			return err
+		}
+		ys, err := d.pool.get(yrow)
+		if err != nil {
+			d.pool.put(xs)
+			return err
+		}
+		defer d.pool.put(xs, ys)
 		for i := range n {
-			if err := h.mul(atOffset(h.x, i*xrow), nil, atOffset(out.buf, i*yrow), 1); err != nil {
+			if err := cu.MemcpyDtoDAsync(xs.ptr, h.x.ptr+cu.DevicePtr(i*xrow), int64(xrow), d.stream); err != nil {
+				return fmt.Errorf("row %d alone: %w", i, err)
+			}
+			if err := h.mul(xs, nil, ys, 1); err != nil {
+				return fmt.Errorf("row %d alone: %w", i, err)
+			}
+			if err := cu.MemcpyDtoDAsync(out.buf.ptr+cu.DevicePtr(i*yrow), ys.ptr, int64(yrow), d.stream); err != nil {
 				return fmt.Errorf("row %d alone: %w", i, err)
 			}
 		}
@@ -228,6 +257,10 @@ func heldIDs(ids []int, rows int) (prefix bool, err error) {
 	}
 	return prefix, nil
 }
+
+// allocAlign is the alignment of every device allocation (cuMemAlloc
+// gives at least 256 bytes), which a pooled buffer's start has.
+const allocAlign = 256
 
 // atOffset is the device address off bytes into b, as a buffer the
 // callee only reads or writes (never puts back in the pool).
