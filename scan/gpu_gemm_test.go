@@ -3,7 +3,6 @@
 package scan
 
 import (
-	"context"
 	"reflect"
 	"testing"
 
