@@ -24,13 +24,17 @@ import (
 // algorithm and workspace). The outputs stay on the device, so a scan
 // compares them there.
 type GEMMHeld struct {
-	name     string
-	d        *Device
-	m, k, n  int
-	ab, c    oracle.DType // the dtypes the launch reads and writes
-	x, w     *buffer
-	selects  bool // mul reads a row selection; else other row lists are gathered first
+	name    string // the target's
+	d       *Device
+	m, k, n int          // the held batch: M x K rows of X, K x N of W
+	ab, c   oracle.DType // the dtypes the launch reads (X, W) and writes (the output)
+	x, w    *buffer
+	// mul queues y = x·w for m rows of x (rs: x's selected rows, or nil
+	// for rows 0..m-1 in order) with the target's launch for an m-row
+	// batch (under do); selects says it reads rs (else rs must be nil and
+	// Run gathers first).
 	mul      func(x, rs, y *buffer, m int) error
+	selects  bool
 	released bool
 }
 

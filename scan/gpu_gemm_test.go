@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // scanUnheld runs s with no holder but the host's: every step gathers its
@@ -14,7 +15,7 @@ import (
 func scanUnheld(t *testing.T, s spec.ScanSpec) *Result {
 	t.Helper()
 	saved := holders
-	holders = holders[:1] // holdExec: takes no GPU target
+	holders = []func(target.Target, *target.Batch) (held, error){holdExec} // takes no GPU target
 	defer func() { holders = saved }()
 	r := run(t, s)
 	if r.Resident {
