@@ -3,6 +3,7 @@
 package scan
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
@@ -83,4 +84,28 @@ func TestScanGEMMHeld(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkScanGPUCublas is the cuBLAS scan: cublas-gemmex bf16 at
+// K = N = 4096 over M 1..256, three draws, X and W resident on the
+// device. Reported: seconds per scan and rows compared per second; the
+// loop to hold it against is scripts/gemm_scan.py 256 4096 4096 --draws 3.
+func BenchmarkScanGPUCublas(b *testing.B) {
+	needGPU(b)
+	s := spec.ScanSpec{Target: "cublas-gemmex", To: 256, Shape: spec.Shape{Hidden: 4096, N: 4096}, In: "bf16", Out: "bf16",
+		Dists: []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy}, Seed: 1}
+	var r *Result
+	for b.Loop() {
+		var err error
+		if r, err = Run(context.Background(), s, Options{}); err != nil {
+			b.Fatal(err)
+		}
+		if !r.Resident {
+			b.Fatal("the inputs did not stay on the device")
+		}
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(sec, "s/scan")
+	b.ReportMetric(float64(r.RowsCompared)/sec, "rows/s")
+	b.ReportMetric(r.Elapsed.Seconds(), "s/last")
 }
