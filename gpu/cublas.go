@@ -136,13 +136,7 @@ func (t *cublasTarget) Run(ctx context.Context, b *target.Batch, rows []int) (*t
 	if err != nil {
 		return nil, err
 	}
-	in, cdt := oracle.FP32, oracle.FP32
-	if t.ex {
-		in = b.In
-		if g.Out == in || g.Out == oracle.FP32 {
-			cdt = g.Out
-		}
-	}
+	in, cdt := t.dtypes(b.In, g.Out)
 	xb, wb := encoded(in, g.X), encoded(in, g.W)
 	err = t.d.do(func() error {
 		d := t.d
@@ -163,14 +157,8 @@ func (t *cublasTarget) Run(ctx context.Context, b *target.Batch, rows []int) (*t
 			return err
 		}
 		defer d.pool.put(x, w, y)
-		var st C.cublasStatus_t
-		if t.ex {
-			st = C.bp_gemmex(bh.h, C.int(g.M), C.int(g.N), C.int(g.K), C.ulonglong(x.ptr), C.ulonglong(w.ptr), C.ulonglong(y.ptr), cudaType(in), cudaType(cdt))
-		} else {
-			st = C.bp_sgemm(bh.h, C.int(g.M), C.int(g.N), C.int(g.K), C.ulonglong(x.ptr), C.ulonglong(w.ptr), C.ulonglong(y.ptr))
-		}
-		if st != C.CUBLAS_STATUS_SUCCESS {
-			return fmt.Errorf("%w: cublas gemm m %d n %d k %d: status %d", target.ErrTargetCrashed, g.M, g.N, g.K, int(st))
+		if err := t.gemmOn(bh, x, w, y, g.M, g.N, g.K, in, cdt); err != nil {
+			return err
 		}
 		if err := cu.Synchronize(); err != nil {
 			return fmt.Errorf("%w: cublas gemm m %d n %d k %d: %w", target.ErrTargetCrashed, g.M, g.N, g.K, err)
@@ -193,6 +181,38 @@ func (t *cublasTarget) Run(ctx context.Context, b *target.Batch, rows []int) (*t
 		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
 	}
 	return out, nil
+}
+
+// dtypes are the dtypes t's cuBLAS call reads (A and B) and writes (C)
+// for a batch of input dtype in and output dtype out: fp32 and fp32 for
+// cublasSgemm; for cublasGemmEx in, and out where cuBLAS writes it (out is
+// in or fp32), else fp32 (the caller rounds to out).
+func (t *cublasTarget) dtypes(in, out oracle.DType) (ab, c oracle.DType) {
+	if !t.ex {
+		return oracle.FP32, oracle.FP32
+	}
+	if out == in || out == oracle.FP32 {
+		return in, out
+	}
+	return in, oracle.FP32
+}
+
+// gemmOn queues t's cuBLAS call y = x·w for x of m rows of k values (ab
+// dtype, row-major, on the device), w k x n and y m x n (c dtype), on the
+// handle's stream, the legacy default stream of lane 0 (t.d), without
+// waiting (under do): the one launch of Run and of a held batch
+// (GEMMHeld). A status other than success wraps target.ErrTargetCrashed.
+func (t *cublasTarget) gemmOn(bh *blasHandle, x, w, y *buffer, m, n, k int, ab, c oracle.DType) error {
+	var st C.cublasStatus_t
+	if t.ex {
+		st = C.bp_gemmex(bh.h, C.int(m), C.int(n), C.int(k), C.ulonglong(x.ptr), C.ulonglong(w.ptr), C.ulonglong(y.ptr), cudaType(ab), cudaType(c))
+	} else {
+		st = C.bp_sgemm(bh.h, C.int(m), C.int(n), C.int(k), C.ulonglong(x.ptr), C.ulonglong(w.ptr), C.ulonglong(y.ptr))
+	}
+	if st != C.CUBLAS_STATUS_SUCCESS {
+		return fmt.Errorf("%w: cublas gemm m %d n %d k %d: status %d", target.ErrTargetCrashed, m, n, k, int(st))
+	}
+	return nil
 }
 
 func init() {

@@ -281,13 +281,17 @@ func (d *Device) gemm(b *target.Batch, in *oracle.GEMMInput, dt oracle.DType, s 
 		if out.buf, err = d.pool.get(n * in.N * dsize(in.Out)); err != nil {
 			return err
 		}
-		block := min(256, (in.N+31)/32*32)
-		if err := d.launch("gemm", n, (in.N+block-1)/block, block, ptrArg(x), ptrArg(w), ptrArg(out.buf), ptrArg(rs),
-			arg(in.K), arg(in.N), arg(dt), arg(in.Out), arg(s.SplitK), arg(s.Combine)); err != nil {
-			return err
-		}
-		return nil
+		return d.gemmOn(x, w, rs, out.buf, n, in.K, in.N, dt, in.Out, s)
 	}, nil
+}
+
+// gemmOn launches the gemm kernel on inputs already on the device (x: the
+// batch, k values a row; w: k x n; rs: the selected rows or nil for n rows
+// in order) into y, rows x n values, without waiting (under do).
+func (d *Device) gemmOn(x, w, rs, y *buffer, rows, k, n int, dt, outDT oracle.DType, s oracle.GEMMSchedule) error {
+	block := min(256, (n+31)/32*32)
+	return d.launch("gemm", rows, (n+block-1)/block, block, ptrArg(x), ptrArg(w), ptrArg(y), ptrArg(rs),
+		arg(k), arg(n), arg(dt), arg(outDT), arg(s.SplitK), arg(s.Combine))
 }
 
 func (d *Device) logprob(b *target.Batch, in *oracle.LogProbInput, dt oracle.DType, s oracle.LogProbSchedule, rows, sel []int, o *target.Output, out *devOut) (func() error, error) {
@@ -340,10 +344,19 @@ func (d *Device) logprob(b *target.Batch, in *oracle.LogProbInput, dt oracle.DTy
 		if err != nil {
 			return err
 		}
-		r := s.Reduce
-		return d.launch("logprob", n, 1, r.Threads, ptrArg(x), ptrArg(t), ptrArg(out.buf), ptrArg(taps.buf), ptrArg(rs),
-			arg(in.Vocab), arg(dt), arg(r.Vec), arg(r.Warp), arg(r.Cross))
+		return d.logprobOn(x, t, rs, out.buf, taps.buf, n, in.Vocab, dt, s)
 	}, nil
+}
+
+// logprobOn launches the logprob kernel on inputs already on the device
+// (x: the logits, vocab a row; t: each row's target as int32; rs: the
+// selected rows or nil for n rows in order) into y (one fp32 a row) and
+// taps (two fp32 a row: row max, sum of exponentials), without waiting
+// (under do).
+func (d *Device) logprobOn(x, t, rs, y, taps *buffer, n, vocab int, dt oracle.DType, s oracle.LogProbSchedule) error {
+	r := s.Reduce
+	return d.launch("logprob", n, 1, r.Threads, ptrArg(x), ptrArg(t), ptrArg(y), ptrArg(taps), ptrArg(rs),
+		arg(vocab), arg(dt), arg(r.Vec), arg(r.Warp), arg(r.Cross))
 }
 
 func attnCheck(heads, kvHeads, headDim int, s oracle.AttentionSchedule) error {
