@@ -266,10 +266,11 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 }
 
 // recheckCertificates reruns the scan of every valid certificate in the
-// local corpus folder (scan.Recheck) and writes each back with its new
-// status: valid (checked now) or invalid, with where, when and why. It
-// returns how many turned invalid and how many could not run here.
-func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env) (invalid, broken int, err error) {
+// local corpus folder (scan.Recheck; a user kernel's in a worker with the
+// manifest kernels gives it, scan.RecheckKernel) and writes each back with
+// its new status: valid (checked now) or invalid, with where, when and
+// why. It returns how many turned invalid and how many could not run here.
+func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (invalid, broken int, err error) {
 	names, err := d.Certificates()
 	if err != nil {
 		return 0, 0, err
@@ -286,7 +287,12 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 			continue
 		}
 		checked++
-		got, _, err := scan.Recheck(ctx, *c, scan.Options{Env: env})
+		var got spec.Certificate
+		if strings.HasPrefix(c.Scan.Target, "kernel:") {
+			got, err = kernels.recheck(ctx, c, env)
+		} else {
+			got, _, err = scan.Recheck(ctx, *c, scan.Options{Env: env})
+		}
 		if err != nil {
 			broken++
 			fmt.Fprintf(stdout, "could not run %s: %v\n", name, err)
@@ -309,6 +315,65 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 	}
 	fmt.Fprintf(stdout, "rechecked %d certificate(s): %d hold, %d invalid, %d could not run\n", checked, valid, invalid, broken)
 	return invalid, broken, nil
+}
+
+// kernelRecheck is corpus recheck's --kernel and
+// --kernel-from-certificate: the user kernels a recheck may load. A
+// certificate names its kernel's manifest, but the manifest names code
+// (the image the worker loads on the GPU), and bitparity never runs code
+// named only by a file: a kernel certificate reruns with a manifest the
+// user passes (--kernel, matched by the kernel's name), or with the
+// recorded path when the user says so for every kernel certificate at
+// once (--kernel-from-certificate).
+type kernelRecheck struct {
+	byName   map[string]*kernelScan // "kernel:NAME"
+	fromCert bool
+	recorded map[string]*kernelScan // by recorded path, loaded once
+}
+
+// newKernelRecheck loads the manifests of --kernel (comma-separated). A
+// bad manifest, or two of one kernel name, is a usage error.
+func newKernelRecheck(manifests string, fromCert bool) (*kernelRecheck, error) {
+	kr := &kernelRecheck{byName: map[string]*kernelScan{}, fromCert: fromCert, recorded: map[string]*kernelScan{}}
+	for _, path := range runSplitList(manifests) {
+		k, err := loadKernelScan(path)
+		if err != nil {
+			return nil, usageErr("corpus recheck --kernel: %v", err)
+		}
+		if o, dup := kr.byName[k.name()]; dup {
+			return nil, usageErr("corpus recheck --kernel: %s and %s both name kernel %s", o.rec.Path, path, k.name())
+		}
+		kr.byName[k.name()] = k
+	}
+	return kr, nil
+}
+
+// recheck reruns kernel certificate c with the manifest the flags give
+// for it; without one it says which flag to pass (an error: the
+// certificate could not run here).
+func (kr *kernelRecheck) recheck(ctx context.Context, c *spec.Certificate, env spec.Env) (spec.Certificate, error) {
+	k := kr.byName[c.Scan.Target]
+	switch {
+	case k != nil:
+	case c.Kernel == nil:
+		return *c, fmt.Errorf("%s recorded no manifest: pass --kernel MANIFEST, the manifest of %s (its image hash must be %s)",
+			c.Scan.Target, c.Scan.Target, cmp.Or(c.KernelHash, "unrecorded"))
+	case !kr.fromCert:
+		return *c, fmt.Errorf("%s is a user kernel: pass --kernel %s, the manifest recorded with the certificate (read it first: bitparity never loads a kernel named only by a file), or --kernel-from-certificate",
+			c.Scan.Target, spec.ShellQuote(c.Kernel.Path))
+	default:
+		if k = kr.recorded[c.Kernel.Path]; k == nil {
+			var err error
+			if k, err = loadKernelScan(c.Kernel.Path); err != nil {
+				return *c, fmt.Errorf("the recorded manifest: %w", err)
+			}
+			kr.recorded[c.Kernel.Path] = k
+		}
+		if k.name() != c.Scan.Target {
+			return *c, fmt.Errorf("the recorded manifest %s now names %s, not %s", c.Kernel.Path, k.name(), c.Scan.Target)
+		}
+	}
+	return k.recheck(ctx, *c, env)
 }
 
 // listCertificates writes one line per certificate of the local corpus
