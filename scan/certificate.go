@@ -141,11 +141,15 @@ func rowsWhy(res *Result) []string {
 	if res.Differing == 0 {
 		return nil
 	}
-	why := []string{fmt.Sprintf("%d row comparison(s) differ; drift map: %s", res.Differing, MapWords(res.Map))}
+	row := "row"
+	if res.Spec.Op == spec.OpModel {
+		row = "request"
+	}
+	why := []string{fmt.Sprintf("%d %s comparison(s) differ; drift map: %s", res.Differing, row, MapWords(res.Map))}
 	if len(res.Diffs) > 0 {
 		d := res.Diffs[0]
-		why = append(why, fmt.Sprintf("first: draw %s, %s = %d, %d row(s) against %s, first row %d",
-			d.Draw, res.Map.Dim, d.Value, d.Rows, d.Against, d.FirstRow))
+		why = append(why, fmt.Sprintf("first: draw %s, %s = %d, %d %s(s) against %s, first %s %d",
+			d.Draw, res.Map.Dim, d.Value, d.Rows, row, d.Against, row, d.FirstRow))
 	}
 	return why
 }

@@ -30,6 +30,22 @@ const (
 // ScanDims lists the scan dimensions.
 var ScanDims = []string{ScanItems, ScanPad, ScanPosition, ScanKV}
 
+// Scan dimensions of a model route (op model, docs/protocol.md "The model
+// route"): an item is a request, decoded by the route's engine.
+const (
+	// ScanRequests: the first v requests of the largest plan (To
+	// requests, all arriving at step 0) decoded together, v = From..To,
+	// each compared with itself decoded alone.
+	ScanRequests = "requests"
+	// ScanPrompt: a plan of Shape.Seqs requests whose request Watch has
+	// its prompt cut to v tokens, v = From..To, each request compared
+	// with itself decoded alone (the watched one at prompt v).
+	ScanPrompt = "prompt"
+)
+
+// ModelScanDims lists the scan dimensions of a model route.
+var ModelScanDims = []string{ScanRequests, ScanPrompt}
+
 // ScanSpec says what a scan sweeps: one target, one dimension over every
 // value From..To, at fixed inner sizes (Shape; its field of the swept
 // dimension is ignored), dtypes, and one input draw per entry of Dists (from

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 )
 
 // HelloModel is the op a model-route adapter declares in its hello: it
@@ -28,6 +29,13 @@ func (m *Model) Name() string { return m.t.info.Name }
 
 // Close ends the adapter.
 func (m *Model) Close() error { return m.t.Close() }
+
+// Hello returns the route's hello metadata (Target.Hello).
+func (m *Model) Hello() map[string]string { return m.t.Hello() }
+
+// Adapter is the route's identity as case files and certificates record
+// it (Target.Adapter).
+func (m *Model) Adapter() spec.Adapter { return m.t.Adapter() }
 
 // ModelPlan is one model request: the decoder's configuration, the seed
 // its adapter derives the weights from, the dtypes and the requests.
