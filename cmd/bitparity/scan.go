@@ -63,6 +63,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity scan (--target NAME | --exec CMD | --kernel MANIFEST) [flags]")
 		fmt.Fprintln(stderr, "       bitparity scan (--target PREFILL,DECODE | --exec PREFILL_CMD --exec DECODE_CMD) --to KV [flags]")
+		fmt.Fprintln(stderr, "       bitparity scan --exec ROUTE [--dim requests|prompt] --to N [flags]   (a model route)")
 		fs.PrintDefaults()
 	}
 	if ok, err := parse(fs, args); !ok {
