@@ -14,7 +14,6 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/external"
-	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -224,7 +223,7 @@ func (ms *modelScan) draw(ctx context.Context, k int) ([]string, error) {
 	if s.Dim == spec.ScanPrompt {
 		n = s.Shape.Seqs
 	}
-	pool := make([]transformer.Request, n)
+	pool := make([]external.ModelRequest, n)
 	for r := range pool {
 		pool[r] = ms.request(k, r, s.Shape.SeqLen-modelResponse(s))
 	}
@@ -246,7 +245,7 @@ func (ms *modelScan) draw(ctx context.Context, k int) ([]string, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("scan: %s = %d: %w", s.Dim, v, err)
 		}
-		var reqs []transformer.Request
+		var reqs []external.ModelRequest
 		ref := alone
 		switch s.Dim {
 		case spec.ScanRequests:
@@ -296,10 +295,10 @@ func (ms *modelScan) draw(ctx context.Context, k int) ([]string, error) {
 // request is request r of draw k with a prompt of p tokens: the first p
 // of its prompt stream (2r of the draw's seed), then its response (stream
 // 2r+1); it arrives at step 0 and reports every response position.
-func (ms *modelScan) request(k, r, p int) transformer.Request {
+func (ms *modelScan) request(k, r, p int) external.ModelRequest {
 	seed := ms.s.Seed + uint64(k)
 	resp := modelResponse(ms.s)
-	q := transformer.Request{Prompt: p, Reported: resp, Tokens: make([]int32, 0, p+resp)}
+	q := external.ModelRequest{Prompt: p, Reported: resp, Tokens: make([]int32, 0, p+resp)}
 	for i, n := range []int{p, resp} {
 		g := rand.New(rand.NewPCG(seed, uint64(2*r+i)))
 		for range n {
@@ -312,7 +311,7 @@ func (ms *modelScan) request(k, r, p int) transformer.Request {
 // runBits runs the plan of reqs on draw k's model and returns each
 // request's compared bits: its engine log-probs, then unless NoTaps each
 // tap site's values at its positions.
-func (ms *modelScan) runBits(ctx context.Context, k int, reqs []transformer.Request) ([][]uint32, error) {
+func (ms *modelScan) runBits(ctx context.Context, k int, reqs []external.ModelRequest) ([][]uint32, error) {
 	s := ms.s
 	in, out, err := dtypes(s)
 	if err != nil {

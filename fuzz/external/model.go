@@ -37,6 +37,11 @@ func (m *Model) Hello() map[string]string { return m.t.Hello() }
 // it (Target.Adapter).
 func (m *Model) Adapter() spec.Adapter { return m.t.Adapter() }
 
+// ModelRequest is one request of a plan: its tokens (prompt then
+// response), prompt length, arrival step and reported positions
+// (transformer.Request).
+type ModelRequest = transformer.Request
+
 // ModelPlan is one model request: the decoder's configuration, the seed
 // its adapter derives the weights from, the dtypes and the requests.
 type ModelPlan struct {
@@ -49,7 +54,7 @@ type ModelPlan struct {
 	// dtype of the trainer's log-probs.
 	In, Out  oracle.DType
 	Eps      float32
-	Requests []transformer.Request
+	Requests []ModelRequest
 }
 
 // Positions is the number of response positions of the plan.
