@@ -20,13 +20,19 @@ func ScanWords(s spec.ScanSpec) string {
 		fmt.Fprintf(&b, " (%d real)", s.Real)
 	case spec.ScanPosition:
 		fmt.Fprintf(&b, " (item %d moved)", s.Watch)
+	case spec.ScanPrompt:
+		fmt.Fprintf(&b, " (request %d's)", s.Watch)
 	}
 	sh := s.Shape
+	rows, n := "rows", "n"
+	if s.Op == spec.OpModel { // a model route's shape: layers, the MLP width, requests decoded together
+		rows, n = "layers", "ffn"
+	}
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"rows", sh.Rows}, {"hidden", sh.Hidden}, {"n", sh.N}, {"vocab", sh.Vocab}, {"seq_len", sh.SeqLen}, {"kv", sh.KV},
-		{"heads", sh.Heads}, {"kv_heads", sh.KVHeads}, {"head_dim", sh.HeadDim}} {
+	}{{rows, sh.Rows}, {"hidden", sh.Hidden}, {n, sh.N}, {"vocab", sh.Vocab}, {"seq_len", sh.SeqLen}, {"kv", sh.KV},
+		{"heads", sh.Heads}, {"kv_heads", sh.KVHeads}, {"head_dim", sh.HeadDim}, {"requests", sh.Seqs}} {
 		if f.v != 0 {
 			fmt.Fprintf(&b, ", %s %d", f.name, f.v)
 		}

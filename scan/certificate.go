@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -40,8 +41,8 @@ func (sc *scanner) certificate() *spec.Certificate {
 // run here (an unknown target, a failure) is an error and leaves c as it
 // was. The result of the new scan comes back too.
 func Recheck(ctx context.Context, c spec.Certificate, opt Options) (spec.Certificate, *Result, error) {
-	if c.Format != spec.CertificateFormat || c.Version != spec.CertificateVersion {
-		return c, nil, fmt.Errorf("recheck: %q version %d is not a certificate this build reads", c.Format, c.Version)
+	if err := readable(c); err != nil {
+		return c, nil, err
 	}
 	sc, err := newScanner(c.Scan, opt)
 	if err != nil {
@@ -51,8 +52,6 @@ func Recheck(ctx context.Context, c spec.Certificate, opt Options) (spec.Certifi
 	if err != nil {
 		return c, nil, fmt.Errorf("recheck: %w", err)
 	}
-	now := time.Now().UTC().Truncate(time.Second)
-	c.Status.Checked = now
 	var why []string
 	if s := sc.t.Info().Schedule; s != c.Schedule {
 		why = append(why, fmt.Sprintf("the target now declares schedule %q, the certificate %q", s, c.Schedule))
@@ -66,24 +65,109 @@ func Recheck(ctx context.Context, c spec.Certificate, opt Options) (spec.Certifi
 			why = append(why, "the adapter's hello changed: "+strings.Join(d, ", "))
 		}
 	}
-	if res.Differing > 0 {
-		why = append(why, fmt.Sprintf("%d row comparison(s) differ; drift map: %s", res.Differing, MapWords(res.Map)))
-		if len(res.Diffs) > 0 {
-			d := res.Diffs[0]
-			why = append(why, fmt.Sprintf("first: draw %s, %s = %d, %d row(s) against %s, first row %d",
-				d.Draw, res.Map.Dim, d.Value, d.Rows, d.Against, d.FirstRow))
+	return judged(c, append(why, rowsWhy(res)...), sc.opt.Env), res, nil
+}
+
+// RecheckKernel runs the scan of certificate c of a user kernel again in
+// a worker started as argv (RunWorker; timeout bounds each batch), the
+// worker loading the manifest here describes, and returns the
+// certificate updated. It turns invalid, with the reasons in this order,
+// when
+//
+//	the image hash here differs from the recorded one (c.Kernel's, or
+//	c.KernelHash for a certificate that recorded no manifest):
+//	"the kernel image changed: recorded ptx:..., here ptx:..."
+//	the manifest file's hash differs (its geometry, parameters or claims
+//	changed; a certificate without c.Kernel has none to compare)
+//	the kernel now declares another schedule
+//	a row differs (the drift map and the first differing step)
+//	the kernel faults or hangs on a batch (a *Fault is a finding here)
+//
+// else it stays valid and records here as its manifest (the path the
+// user passed this time). A scan that cannot run (no GPU, a worker that
+// fails before its first batch) is an error and leaves c as it was.
+func RecheckKernel(ctx context.Context, c spec.Certificate, here spec.KernelManifest, argv []string, opt Options, timeout time.Duration) (spec.Certificate, *Result, error) {
+	if err := readable(c); err != nil {
+		return c, nil, err
+	}
+	var why []string
+	recorded := c.KernelHash
+	if c.Kernel != nil {
+		recorded = c.Kernel.ImageHash
+	}
+	if recorded != "" && recorded != here.ImageHash {
+		why = append(why, fmt.Sprintf("the kernel image changed: recorded %s, here %s", recorded, here.ImageHash))
+	}
+	if c.Kernel != nil && c.Kernel.ManifestHash != here.ManifestHash {
+		why = append(why, fmt.Sprintf("the kernel manifest changed: recorded %s (%s), here %s (%s)",
+			c.Kernel.ManifestHash, c.Kernel.Path, here.ManifestHash, here.Path))
+	}
+	if opt.Env == (spec.Env{}) {
+		opt.Env = spec.HostEnv()
+	}
+	opt.Env.KernelHash = here.ImageHash
+	res, err := RunWorker(ctx, argv, c.Scan, opt, timeout)
+	var fault *Fault
+	switch {
+	case errors.As(err, &fault):
+		why = append(why, fault.Error())
+	case err != nil:
+		return c, nil, fmt.Errorf("recheck: %w", err)
+	default:
+		if res.Certificate != nil && res.Certificate.Schedule != c.Schedule {
+			why = append(why, fmt.Sprintf("the kernel now declares schedule %q, the certificate %q", res.Certificate.Schedule, c.Schedule))
 		}
+		why = append(why, rowsWhy(res)...)
 	}
-	if len(why) > 0 {
-		env := sc.opt.Env
-		c.Status.State = spec.CertInvalid
-		c.Status.InvalidAt = now
-		c.Status.InvalidEnv = &env
-		c.Status.Reason = strings.Join(why, "; ")
-	} else {
+	got := judged(c, why, opt.Env)
+	if got.Status.State == spec.CertValid {
+		k := here
+		got.Kernel = &k
+	}
+	return got, res, nil
+}
+
+// readable refuses a certificate of another format or version.
+func readable(c spec.Certificate) error {
+	if c.Format != spec.CertificateFormat || c.Version != spec.CertificateVersion {
+		return fmt.Errorf("recheck: %q version %d is not a certificate this build reads", c.Format, c.Version)
+	}
+	return nil
+}
+
+// rowsWhy says what differed in a rerun scan: the count and drift map, and
+// the first differing step; nothing when no row differed.
+func rowsWhy(res *Result) []string {
+	if res.Differing == 0 {
+		return nil
+	}
+	row := "row"
+	if res.Spec.Op == spec.OpModel {
+		row = "request"
+	}
+	why := []string{fmt.Sprintf("%d %s comparison(s) differ; drift map: %s", res.Differing, row, MapWords(res.Map))}
+	if len(res.Diffs) > 0 {
+		d := res.Diffs[0]
+		why = append(why, fmt.Sprintf("first: draw %s, %s = %d, %d %s(s) against %s, first %s %d",
+			d.Draw, res.Map.Dim, d.Value, d.Rows, row, d.Against, row, d.FirstRow))
+	}
+	return why
+}
+
+// judged returns c checked now: invalid in env with the reasons why, or
+// valid when there are none.
+func judged(c spec.Certificate, why []string, env spec.Env) spec.Certificate {
+	now := time.Now().UTC().Truncate(time.Second)
+	c.Status.Checked = now
+	if len(why) == 0 {
 		c.Status.State = spec.CertValid
+		return c
 	}
-	return c, res, nil
+	c.Status.State = spec.CertInvalid
+	c.Status.InvalidAt = now
+	c.Status.InvalidEnv = &env
+	c.Status.Reason = strings.Join(why, "; ")
+	return c
 }
 
 // MapWords is a drift map in one line, in the one wording of every

@@ -138,3 +138,71 @@ func TestRunWorkerErrors(t *testing.T) {
 		t.Errorf("failed worker: %v", err)
 	}
 }
+
+// TestRecheckKernel: a kernel certificate's recheck in a worker holds when
+// the image and manifest here are the recorded ones, turns invalid naming
+// both hashes when the image changed, when the kernel faults on a batch,
+// and compares an older certificate (no manifest recorded) by its kernel
+// hash; a worker that cannot run leaves the certificate as it was.
+func TestRecheckKernel(t *testing.T) {
+	ctx := context.Background()
+	s := rmsnormScan("test-misbehave", 8, 16)
+	s.Dists = []spec.Dist{spec.DistNormal}
+	r := run(t, s)
+	if r.Certificate == nil {
+		t.Fatal("no certificate")
+	}
+	rec := spec.KernelManifest{Path: "k.json", ManifestHash: "sha256:00000000000000aa", ImageHash: "ptx:1111111111111111"}
+	c := *r.Certificate
+	c.Kernel = &rec
+	moved := rec
+	moved.Path = "/elsewhere/k.json"
+	newImage := rec
+	newImage.ImageHash = "ptx:2222222222222222"
+	newManifest := rec
+	newManifest.ManifestHash = "sha256:00000000000000bb"
+	old := *r.Certificate // before manifests were recorded
+	old.KernelHash = rec.ImageHash
+	for _, tc := range []struct {
+		name string
+		c    spec.Certificate
+		here spec.KernelManifest
+		mode string
+		want []string // in the reason; none: valid
+	}{
+		{"same", c, moved, "serve", nil},
+		{"image", c, newImage, "serve", []string{"the kernel image changed: recorded ptx:1111111111111111, here ptx:2222222222222222"}},
+		{"manifest", c, newManifest, "serve", []string{"the kernel manifest changed: recorded sha256:00000000000000aa (k.json), here sha256:00000000000000bb (k.json)"}},
+		{"fault", c, rec, "fault", []string{"faulted at draw normal, rows = 5", "illegal memory access"}},
+		{"older same", old, rec, "serve", nil},
+		{"older image", old, newImage, "fault", []string{"the kernel image changed: recorded ptx:1111111111111111, here ptx:2222222222222222", "faulted at draw normal"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := RecheckKernel(ctx, tc.c, tc.here, worker(t, tc.mode), Options{}, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == nil {
+				if got.Status.State != spec.CertValid || got.Kernel == nil || *got.Kernel != tc.here {
+					t.Errorf("state %s (%s), kernel %+v, want valid recording %+v", got.Status.State, got.Status.Reason, got.Kernel, tc.here)
+				}
+				return
+			}
+			if got.Status.State != spec.CertInvalid || got.Status.InvalidEnv == nil || got.Status.InvalidEnv.KernelHash != tc.here.ImageHash {
+				t.Errorf("state %s, invalid env %+v", got.Status.State, got.Status.InvalidEnv)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got.Status.Reason, w) {
+					t.Errorf("reason %q, want %q", got.Status.Reason, w)
+				}
+			}
+			if got.Kernel != tc.c.Kernel {
+				t.Errorf("an invalid certificate records kernel %+v, want the recorded %+v", got.Kernel, tc.c.Kernel)
+			}
+		})
+	}
+	got, _, err := RecheckKernel(ctx, c, rec, []string{"/bin/sh", "-c", "echo no GPU here >&2; exit 3"}, Options{}, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "no GPU here") || got.Status != c.Status {
+		t.Errorf("a worker that cannot run: %v, status %+v", err, got.Status)
+	}
+}

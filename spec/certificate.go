@@ -30,6 +30,22 @@ const (
 // ScanDims lists the scan dimensions.
 var ScanDims = []string{ScanItems, ScanPad, ScanPosition, ScanKV}
 
+// Scan dimensions of a model route (op model, docs/protocol.md "The model
+// route"): an item is a request, decoded by the route's engine.
+const (
+	// ScanRequests: the first v requests of the largest plan (To
+	// requests, all arriving at step 0) decoded together, v = From..To,
+	// each compared with itself decoded alone.
+	ScanRequests = "requests"
+	// ScanPrompt: a plan of Shape.Seqs requests whose request Watch has
+	// its prompt cut to v tokens, v = From..To, each request compared
+	// with itself decoded alone (the watched one at prompt v).
+	ScanPrompt = "prompt"
+)
+
+// ModelScanDims lists the scan dimensions of a model route.
+var ModelScanDims = []string{ScanRequests, ScanPrompt}
+
 // ScanSpec says what a scan sweeps: one target, one dimension over every
 // value From..To, at fixed inner sizes (Shape; its field of the swept
 // dimension is ignored), dtypes, and one input draw per entry of Dists (from
@@ -68,6 +84,12 @@ type Certificate struct {
 	// KernelHash is the hash of the target's kernels where the build knows
 	// it (the committed PTX of the GPU targets), else empty.
 	KernelHash string `json:"kernel_hash,omitempty"`
+	// Kernel names the user kernel a scan --kernel ran: its manifest as
+	// the user gave it and what it loaded. A recheck runs only a manifest
+	// the user passes, and invalidates the certificate when the image (or
+	// the manifest) it loads differs from the recorded one. Certificates
+	// made before it was recorded have only KernelHash.
+	Kernel *KernelManifest `json:"kernel,omitempty"`
 	// Adapter and Hello name the process a scan of an exec: target ran:
 	// its command line and its hello's fields (library versions, backend,
 	// device, driver, schedule; not frame, seq or protocol). A recheck
@@ -84,6 +106,17 @@ type Certificate struct {
 	Elapsed      Duration          `json:"elapsed"`
 	Created      time.Time         `json:"created"`
 	Status       CertificateStatus `json:"status"`
+}
+
+// KernelManifest is what a certificate of a user kernel records of its
+// manifest (docs/kernel-abi.md): the path as given on the command line,
+// "sha256:" and the first 16 hex digits of the manifest file's sha256,
+// and the image hash (ImageHash: "ptx:" or "cubin:" and 16 hex digits,
+// then "+fatbin:..." when a fat image was loaded in its place).
+type KernelManifest struct {
+	Path         string `json:"path"`
+	ManifestHash string `json:"manifest_hash"`
+	ImageHash    string `json:"image_hash"`
 }
 
 // Certificate states.

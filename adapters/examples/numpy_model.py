@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A model route in NumPy: a tiny decoder, its training path and its engine.
 
-usage: numpy_model.py [--drift]
+usage: numpy_model.py [--drift | --drift-from N] [--drift-prompt-from P]
 
     bitparity run --exec 'python3 adapters/examples/numpy_model.py' --duration 20s
 
@@ -22,6 +22,14 @@ bit for bit.
 more live requests, attention sums its weighted values from the last cached
 token to the first. bitparity should report the log-prob or tap difference
 at L0.attention with a drift map over the batch size (batch 1 agrees).
+--drift-from N plants the same from N live requests on (--drift is
+--drift-from 2): `bitparity scan --exec ... --dim requests` maps it as
+"requests <= N-1 -> A, requests >= N -> B".
+--drift-prompt-from P plants what a prefill kernel chosen by prompt
+length does: a prefill of two or more prompts, the longest P tokens or
+more, sums its attention backwards: `bitparity scan --exec ... --dim
+prompt` (the other prompts shorter than P) maps it as "prompt <= P-1 ->
+A, prompt >= P -> B".
 The route is exec:numpy-model.transformer with or without --drift (its
 hello's about says which), so a finding recorded with --drift replays
 without it as on a fixed build: `bitparity repro --exec
@@ -147,7 +155,7 @@ class Taps:
         return np.stack([self.rows[site][p] for p in positions])
 
 
-def run(req, drift):
+def run(req, drift_from, prompt_from=0):
     cfg = req.config
     model = Decoder(cfg, req.seed, req.in_dtype, req.eps)
     reqs = req.requests
@@ -204,7 +212,7 @@ def run(req, drift):
                 for i in range(len(rows)):
                     kk, vv = cache[(int(owner[i]), li)]
                     kc[i, :len(kk)], vc[i, :len(kk)] = kk, vv
-                return model.attend(q, kc, vc, at + 1)
+                return model.attend(q, kc, vc, at + 1, reverse=0 < prompt_from <= L and len(arrivals) >= 2)
 
             lp = model.forward(rows, prefill_attention, ti)
             for e, r in zip(ends, arrivals):
@@ -226,7 +234,7 @@ def run(req, drift):
                     kk, vv = np.concatenate([kk, k[i:i + 1]]), np.concatenate([vv, v[i:i + 1]])
                     cache[(r, li)] = (kk, vv)
                     kc[i, :len(kk)], vc[i, :len(kk)] = kk, vv
-                return model.attend(q, kc, vc, n, reverse=drift and len(live) >= 2)
+                return model.attend(q, kc, vc, n, reverse=0 < drift_from <= len(live))
 
             lp = model.forward(feed, decode_attention, ti)
             for i, r in enumerate(live):
@@ -243,12 +251,27 @@ def run(req, drift):
 
 
 def main(argv):
-    drift = "--drift" in argv
-    argv = [a for a in argv if a != "--drift"]
+    drift_from, prompt_from = 0, 0  # 0: no planted drift
+    rest = []
+    it = iter(argv)
+    for a in it:
+        if a == "--drift":
+            drift_from = 2
+        elif a in ("--drift-from", "--drift-prompt-from"):
+            n = int(next(it, "0"))
+            if n < 1:
+                sys.exit("numpy_model.py: %s N: want N >= 1" % a)
+            if a == "--drift-from":
+                drift_from = n
+            else:
+                prompt_from = n
+        else:
+            rest.append(a)
     about = "numpy reference decoder, sequential fp32 reductions" + (
-        "; planted drift: decode attention sums backwards for 2+ live requests" if drift else "")
-    op = Op(lambda req: run(req, drift), request=True, invariant=True, about=about)
-    return serve({"transformer": op}, name="numpy-model", argv=argv)
+        "; planted drift: decode attention sums backwards for %d+ live requests" % drift_from if drift_from else "") + (
+        "; planted drift: prefill attention sums backwards for 2+ prompts of up to %d+ tokens" % prompt_from if prompt_from else "")
+    op = Op(lambda req: run(req, drift_from, prompt_from), request=True, invariant=True, about=about)
+    return serve({"transformer": op}, name="numpy-model", argv=rest)
 
 
 if __name__ == "__main__":

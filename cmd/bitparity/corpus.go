@@ -539,10 +539,16 @@ func corpusUnbundle(_ context.Context, stdout, stderr io.Writer, st *storeFlags,
 func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error {
 	kernel := fs.String("kernel-hash", "", "kernel or PTX hash of the build under test, recorded on the cases it fixes")
 	ex := runExecFlags(fs) // --exec: the adapters of cases on exec: targets
+	kernels := fs.String("kernel", "", "rerun the certificates of the user kernel of this manifest (comma-separated for several), matched by its name")
+	fromCert := fs.Bool("kernel-from-certificate", false, "rerun each user kernel's certificate with the manifest path it records (the code that path names runs on the GPU: read it first)")
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
 	if err := st.dirArg(fs); err != nil {
+		return err
+	}
+	kr, err := newKernelRecheck(*kernels, *fromCert)
+	if err != nil {
 		return err
 	}
 	s, err := st.open(false)
@@ -585,7 +591,7 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 	// a flaky crash is open: never a pass
 	failing += flaky
 	if d, ok := s.Local.(*corpus.Dir); ok { // certificates live in corpus folders (scan.go)
-		invalid, cbroken, err := recheckCertificates(ctx, stdout, d, env)
+		invalid, cbroken, err := recheckCertificates(ctx, stdout, d, env, kr)
 		if err != nil {
 			return err
 		}

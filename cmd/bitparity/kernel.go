@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -124,31 +126,59 @@ func isolateList(s string, stderr io.Writer) []string {
 // kernelScan is `scan --kernel MANIFEST`: the user kernel scanned in a
 // `bitparity worker --kernel MANIFEST --scan` subprocess (scan.RunWorker),
 // its batch resident on the device, so a fault or hang at one batch is a
-// finding (scan.Fault) naming the batch.
+// finding (scan.Fault) naming the batch. Its certificates record rec, and
+// `corpus recheck --kernel MANIFEST` reruns them with it.
 type kernelScan struct {
 	m    *gpu.Manifest
+	rec  spec.KernelManifest
 	argv []string
 }
 
 // newKernelScan loads the manifest at path. A bad manifest is a usage
 // error naming the field; a build without CUDA an internal error.
 func newKernelScan(path string) (*kernelScan, error) {
-	m, err := gpu.LoadManifest(path)
+	k, err := loadKernelScan(path)
 	if err != nil {
 		return nil, usageErr("scan --kernel: %v", err)
 	}
-	if !gpu.CUDABuild {
-		return nil, withCode(spec.ExitInternal, fmt.Errorf("scan --kernel %s: %w", path, gpu.ErrNoCUDA))
+	if err := k.runnable(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// loadKernelScan reads and checks the manifest at path and records it
+// (the path as given, the manifest file's hash, the image hash); it needs
+// no GPU.
+func loadKernelScan(path string) (*kernelScan, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &gpu.ManifestError{Path: path, Err: err}
+	}
+	m, err := gpu.ParseManifest(path, raw)
+	if err != nil {
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, usageErr("scan --kernel: %v", err)
+		return nil, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, withCode(spec.ExitInternal, fmt.Errorf("find this executable for the worker: %w", err))
+		return nil, fmt.Errorf("find this executable for the worker: %w", err)
 	}
-	return &kernelScan{m: m, argv: []string{exe, "worker", "--kernel", abs, "--scan"}}, nil
+	sum := sha256.Sum256(raw)
+	return &kernelScan{m: m, argv: []string{exe, "worker", "--kernel", abs, "--scan"},
+		rec: spec.KernelManifest{Path: path, ManifestHash: "sha256:" + hex.EncodeToString(sum[:8]), ImageHash: m.ImageHash()}}, nil
+}
+
+// runnable says why the kernel cannot run here: a build without CUDA
+// (exit 3).
+func (k *kernelScan) runnable() error {
+	if !gpu.CUDABuild {
+		return withCode(spec.ExitInternal, fmt.Errorf("scan --kernel %s: %w", k.rec.Path, gpu.ErrNoCUDA))
+	}
+	return nil
 }
 
 // name is the scanned target's name, kernel:NAME.
@@ -176,6 +206,21 @@ func (k *kernelScan) check(s spec.ScanSpec) error {
 }
 
 // run scans s in a new worker; the manifest's timeout bounds each batch.
+// A certificate records the manifest.
 func (k *kernelScan) run(ctx context.Context, s spec.ScanSpec, opt scan.Options) (*scan.Result, error) {
-	return scan.RunWorker(ctx, k.argv, s, opt, k.m.Timeout)
+	r, err := scan.RunWorker(ctx, k.argv, s, opt, k.m.Timeout)
+	if err == nil && r.Certificate != nil {
+		rec := k.rec
+		r.Certificate.Kernel = &rec
+	}
+	return r, err
+}
+
+// recheck reruns certificate c's scan in a new worker (scan.RecheckKernel).
+func (k *kernelScan) recheck(ctx context.Context, c spec.Certificate, env spec.Env) (spec.Certificate, error) {
+	if err := k.runnable(); err != nil {
+		return c, err
+	}
+	got, _, err := scan.RecheckKernel(ctx, c, k.rec, k.argv, scan.Options{Env: env}, k.m.Timeout)
+	return got, err
 }

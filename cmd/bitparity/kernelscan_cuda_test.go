@@ -45,7 +45,8 @@ func kernelManifest(t *testing.T, name, timeout string) string {
 // subprocesses: the invariant kernel is certified resident on the device
 // (the certificate names its image hash), the drifting one gets its map,
 // the faulting and the spinning one are findings at the reference batch
-// (40 rows: both misbehave above 8), and the scan still exits.
+// (40 rows: both misbehave above 8), and the scan still exits; corpus
+// recheck --kernel reruns the certificate.
 func TestScanKernelOnGPU(t *testing.T) {
 	if err := gpu.Available(); err != nil {
 		t.Skipf("no GPU: %v", err)
@@ -68,6 +69,13 @@ func TestScanKernelOnGPU(t *testing.T) {
 	c, err := d.GetCertificate(names[0])
 	if err != nil || c.KernelHash != m.ImageHash() || c.Scan.Target != "kernel:rmsnorm-invariant" {
 		t.Errorf("certificate %+v (%v), want kernel hash %s", c, err, m.ImageHash())
+	}
+	if c != nil && (c.Kernel == nil || c.Kernel.Path != inv || c.Kernel.ImageHash != m.ImageHash()) {
+		t.Errorf("certificate records kernel %+v, want the manifest %s and image %s", c.Kernel, inv, m.ImageHash())
+	}
+	// corpus recheck reruns it with the manifest passed (a worker again)
+	if out, errs, code := bp(t, "corpus", "recheck", "--dir", dir, "--kernel", inv); code != spec.ExitOK || !strings.Contains(out, "1 hold, 0 invalid") {
+		t.Errorf("recheck --kernel: exit %d\n%s\n%s", code, out, errs)
 	}
 
 	out, errs, code = bp(t, scanArgs(kernelManifest(t, "rmsnorm_drift", "30s"), dir, "100")...)

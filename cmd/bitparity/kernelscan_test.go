@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"os"
+
 	"errors"
+	"github.com/bitparity/bitparity/corpus"
 	"io"
 	"path/filepath"
 	"strings"
@@ -71,5 +75,77 @@ func TestKernelScanCheck(t *testing.T) {
 		if err := k.check(bad); !errors.Is(err, scan.ErrBadSpec) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want ErrBadSpec saying %q", bad, err, c.want)
 		}
+	}
+}
+
+// kernelCertDir is a corpus folder holding one valid certificate of the
+// user kernel kernel:NAME, recording manifest rec (nil: a certificate
+// made before manifests were recorded, with only its image hash).
+func kernelCertDir(t *testing.T, name string, rec *spec.KernelManifest) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, _, code := bp(t, "scan", "--target", "oracle-rmsnorm", "--to", "4", "--hidden", "16", "--dists", "normal", "--dir", dir); code != spec.ExitOK {
+		t.Fatalf("scan: exit %d\n%s", code, out)
+	}
+	d, err := corpus.OpenDir(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := d.Certificates()
+	if err != nil || len(names) != 1 {
+		t.Fatalf("certificates %v %v", names, err)
+	}
+	c, err := d.GetCertificate(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(d.PathOf(names[0])); err != nil {
+		t.Fatal(err)
+	}
+	c.Scan.Target, c.KernelHash, c.Kernel = "kernel:"+name, "ptx:0123456789abcdef", rec
+	if _, err := d.PutCertificate(c); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestRecheckKernelFlags: corpus recheck runs a user kernel's certificate
+// only with a manifest the user passes; without one the certificate could
+// not run (exit 3) and the line says which flag to pass: --kernel with the
+// recorded path, or for a certificate that recorded none, "recorded no
+// manifest: pass --kernel". A bad or doubled --kernel is exit 2.
+func TestRecheckKernelFlags(t *testing.T) {
+	good := filepath.Join(exampleKernels, "rmsnorm_invariant.json")
+	rec := &spec.KernelManifest{Path: good, ManifestHash: "sha256:0000000000000000", ImageHash: "ptx:0123456789abcdef"}
+	older := kernelCertDir(t, "rmsnorm-invariant", nil)
+	recorded := kernelCertDir(t, "rmsnorm-invariant", rec)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"older", []string{"--dir", older}, spec.ExitInternal, []string{"kernel:rmsnorm-invariant recorded no manifest: pass --kernel MANIFEST", "ptx:0123456789abcdef", "0 hold, 0 invalid, 1 could not run"}},
+		{"recorded", []string{"--dir", recorded}, spec.ExitInternal, []string{"pass --kernel " + good + ", the manifest recorded", "or --kernel-from-certificate", "1 could not run"}},
+		{"another kernel", []string{"--dir", recorded, "--kernel", filepath.Join(exampleKernels, "rmsnorm_drift.json")}, spec.ExitInternal, []string{"pass --kernel " + good}},
+		{"bad manifest", []string{"--dir", recorded, "--kernel", filepath.Join(t.TempDir(), "none.json")}, spec.ExitUsage, []string{"corpus recheck --kernel: kernel manifest"}},
+		{"twice", []string{"--dir", recorded, "--kernel", good + "," + good}, spec.ExitUsage, []string{"both name kernel kernel:rmsnorm-invariant"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var o, e bytes.Buffer
+			err := run(&o, &e, append([]string{"corpus", "recheck"}, c.args...))
+			out, errs, code := o.String(), e.String(), exitCode(err)
+			if err != nil {
+				errs += err.Error()
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out+errs, w) {
+					t.Errorf("no %q in\n%s%s", w, out, errs)
+				}
+			}
+			if code != c.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, c.code, out, errs)
+			}
+		})
 	}
 }

@@ -31,11 +31,11 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	fs.SetOutput(stderr)
 	var s spec.ScanSpec
 	fs.StringVar(&s.Target, "target", "", "target to scan (bitparity list); PREFILL,DECODE: two attention targets, prefill against decode over the KV length")
-	fs.StringVar(&s.Dim, "dim", spec.ScanItems, "dimension swept: items (rows, M, decode requests, prefill sequences), pad, position, kv (decode)")
+	fs.StringVar(&s.Dim, "dim", spec.ScanItems, "dimension swept: items (rows, M, decode requests, prefill sequences), pad, position, kv (decode); a model route: requests (decoded together; its items), prompt (the watched request's prompt length)")
 	fs.IntVar(&s.From, "from", 0, "first value (default 1; position: 0)")
 	fs.IntVar(&s.To, "to", 0, "last value: the largest batch (default: the profile's max_tokens)")
 	fs.IntVar(&s.Real, "real", 0, "pad: real items before the filler (default 1)")
-	fs.IntVar(&s.Watch, "watch", 0, "position: the item moved to each position")
+	fs.IntVar(&s.Watch, "watch", 0, "position: the item moved to each position; prompt: the request whose prompt is cut")
 	fs.IntVar(&s.Shape.Hidden, "hidden", 0, "rmsnorm hidden size; gemm K")
 	fs.IntVar(&s.Shape.N, "n", 0, "gemm N")
 	fs.IntVar(&s.Shape.Vocab, "vocab", 0, "logprob vocabulary")
@@ -45,6 +45,9 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	fs.IntVar(&s.Shape.KV, "kv", 0, "decode KV length of every request")
 	fs.IntVar(&s.Shape.SeqLen, "seq-len", 0, "prefill sequence length")
 	fs.IntVar(&s.Shape.Rows, "rows", 0, "kv: decode requests")
+	layers := fs.Int("layers", 0, "model route: decoder layers (default 1)")
+	ffn := fs.Int("ffn", 0, "model route: MLP width (default 64)")
+	fs.IntVar(&s.Shape.Seqs, "requests", 0, "model route, prompt: requests decoded together (default 4)")
 	in := fs.String("in", "bf16", "input dtype")
 	out := fs.String("out", "bf16", "output dtype (logprob: fp32)")
 	eps := fs.Float64("eps", 1e-6, "rmsnorm epsilon")
@@ -60,6 +63,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity scan (--target NAME | --exec CMD | --kernel MANIFEST) [flags]")
 		fmt.Fprintln(stderr, "       bitparity scan (--target PREFILL,DECODE | --exec PREFILL_CMD --exec DECODE_CMD) --to KV [flags]")
+		fmt.Fprintln(stderr, "       bitparity scan --exec ROUTE [--dim requests|prompt] --to N [flags]   (a model route)")
 		fs.PrintDefaults()
 	}
 	if ok, err := parse(fs, args); !ok {
@@ -93,6 +97,13 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 		if d = strings.TrimSpace(d); d != "" {
 			s.Dists = append(s.Dists, spec.Dist(d))
 		}
+	}
+	if external.IsModel(s.Target) { // a model route (scan_model.go)
+		s.Shape.Rows, s.Shape.N = *layers, *ffn
+		return scanModel(ctx, stdout, stderr, s, prof, *dir, *jsonPath)
+	}
+	if s.Shape.Seqs != 0 || *layers != 0 || *ffn != 0 {
+		return usageErr("scan: --requests, --layers and --ffn are for a model route (--exec of an adapter whose op is transformer)")
 	}
 	if strings.Contains(s.Target, ",") { // two targets: prefill against decode (scan_paths.go)
 		return scanPaths(ctx, stdout, stderr, s, prof, *jsonPath)
@@ -226,14 +237,17 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 		return nil, withCode(spec.ExitInternal, err)
 	}
 	fmt.Fprintf(stdout, "scan %s\n", reports.ScanWords(r.Spec))
-	where := "host"
+	row, where := "row", "host"
+	if r.Spec.Op == spec.OpModel {
+		row, where = "request", "in the route"
+	}
 	if r.Resident {
 		where = "resident on the device"
 	}
 	rate := float64(r.RowsCompared) / max(r.Elapsed.Seconds(), 1e-9)
-	fmt.Fprintf(stdout, "  %d row comparisons in %d batches, %s, %.3gs (%.3g rows/s)\n", r.RowsCompared, r.Batches, where, r.Elapsed.Seconds(), rate)
+	fmt.Fprintf(stdout, "  %d %s comparisons in %d batches, %s, %.3gs (%.3g %ss/s)\n", r.RowsCompared, row, r.Batches, where, r.Elapsed.Seconds(), rate, row)
 	if r.Certificate == nil {
-		fmt.Fprintf(stdout, "  DRIFT: %d row comparisons differ; drift map: %s\n", r.Differing, scan.MapWords(r.Map))
+		fmt.Fprintf(stdout, "  DRIFT: %d %s comparisons differ; drift map: %s\n", r.Differing, row, scan.MapWords(r.Map))
 		// the steps that differ from the items alone (or the oracle) first:
 		// they decide the classes.
 		diffs := slices.Clone(r.Diffs)
@@ -249,7 +263,7 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 				fmt.Fprintf(stdout, "  ... %d more differing steps (--json lists them)\n", len(diffs)-i)
 				break
 			}
-			fmt.Fprintf(stdout, "  draw %s, %s = %d: %d row(s) differ from the %s, first row %d\n", d.Draw, r.Map.Dim, d.Value, d.Rows, d.Against, d.FirstRow)
+			fmt.Fprintf(stdout, "  draw %s, %s = %d: %d %s(s) differ from the %s, first %s %d\n", d.Draw, r.Map.Dim, d.Value, d.Rows, row, d.Against, row, d.FirstRow)
 		}
 		return r, nil
 	}
@@ -266,10 +280,11 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 }
 
 // recheckCertificates reruns the scan of every valid certificate in the
-// local corpus folder (scan.Recheck) and writes each back with its new
-// status: valid (checked now) or invalid, with where, when and why. It
-// returns how many turned invalid and how many could not run here.
-func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env) (invalid, broken int, err error) {
+// local corpus folder (scan.Recheck; a user kernel's in a worker with the
+// manifest kernels gives it, scan.RecheckKernel) and writes each back with
+// its new status: valid (checked now) or invalid, with where, when and
+// why. It returns how many turned invalid and how many could not run here.
+func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (invalid, broken int, err error) {
 	names, err := d.Certificates()
 	if err != nil {
 		return 0, 0, err
@@ -286,7 +301,15 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 			continue
 		}
 		checked++
-		got, _, err := scan.Recheck(ctx, *c, scan.Options{Env: env})
+		var got spec.Certificate
+		switch {
+		case strings.HasPrefix(c.Scan.Target, "kernel:"):
+			got, err = kernels.recheck(ctx, c, env)
+		case c.Scan.Op == spec.OpModel:
+			got, _, err = scan.RecheckModel(ctx, *c, scan.Options{Env: env})
+		default:
+			got, _, err = scan.Recheck(ctx, *c, scan.Options{Env: env})
+		}
 		if err != nil {
 			broken++
 			fmt.Fprintf(stdout, "could not run %s: %v\n", name, err)
@@ -309,6 +332,65 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 	}
 	fmt.Fprintf(stdout, "rechecked %d certificate(s): %d hold, %d invalid, %d could not run\n", checked, valid, invalid, broken)
 	return invalid, broken, nil
+}
+
+// kernelRecheck is corpus recheck's --kernel and
+// --kernel-from-certificate: the user kernels a recheck may load. A
+// certificate names its kernel's manifest, but the manifest names code
+// (the image the worker loads on the GPU), and bitparity never runs code
+// named only by a file: a kernel certificate reruns with a manifest the
+// user passes (--kernel, matched by the kernel's name), or with the
+// recorded path when the user says so for every kernel certificate at
+// once (--kernel-from-certificate).
+type kernelRecheck struct {
+	byName   map[string]*kernelScan // "kernel:NAME"
+	fromCert bool
+	recorded map[string]*kernelScan // by recorded path, loaded once
+}
+
+// newKernelRecheck loads the manifests of --kernel (comma-separated). A
+// bad manifest, or two of one kernel name, is a usage error.
+func newKernelRecheck(manifests string, fromCert bool) (*kernelRecheck, error) {
+	kr := &kernelRecheck{byName: map[string]*kernelScan{}, fromCert: fromCert, recorded: map[string]*kernelScan{}}
+	for _, path := range runSplitList(manifests) {
+		k, err := loadKernelScan(path)
+		if err != nil {
+			return nil, usageErr("corpus recheck --kernel: %v", err)
+		}
+		if o, dup := kr.byName[k.name()]; dup {
+			return nil, usageErr("corpus recheck --kernel: %s and %s both name kernel %s", o.rec.Path, path, k.name())
+		}
+		kr.byName[k.name()] = k
+	}
+	return kr, nil
+}
+
+// recheck reruns kernel certificate c with the manifest the flags give
+// for it; without one it says which flag to pass (an error: the
+// certificate could not run here).
+func (kr *kernelRecheck) recheck(ctx context.Context, c *spec.Certificate, env spec.Env) (spec.Certificate, error) {
+	k := kr.byName[c.Scan.Target]
+	switch {
+	case k != nil:
+	case c.Kernel == nil:
+		return *c, fmt.Errorf("%s recorded no manifest: pass --kernel MANIFEST, the manifest of %s (its image hash must be %s)",
+			c.Scan.Target, c.Scan.Target, cmp.Or(c.KernelHash, "unrecorded"))
+	case !kr.fromCert:
+		return *c, fmt.Errorf("%s is a user kernel: pass --kernel %s, the manifest recorded with the certificate (read it first: bitparity never loads a kernel named only by a file), or --kernel-from-certificate",
+			c.Scan.Target, spec.ShellQuote(c.Kernel.Path))
+	default:
+		if k = kr.recorded[c.Kernel.Path]; k == nil {
+			var err error
+			if k, err = loadKernelScan(c.Kernel.Path); err != nil {
+				return *c, fmt.Errorf("the recorded manifest: %w", err)
+			}
+			kr.recorded[c.Kernel.Path] = k
+		}
+		if k.name() != c.Scan.Target {
+			return *c, fmt.Errorf("the recorded manifest %s now names %s, not %s", c.Kernel.Path, k.name(), c.Scan.Target)
+		}
+	}
+	return k.recheck(ctx, *c, env)
 }
 
 // listCertificates writes one line per certificate of the local corpus

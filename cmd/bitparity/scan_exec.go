@@ -29,8 +29,8 @@ func scanExecTarget(ctx context.Context, stderr io.Writer, ex *execFlags, s *spe
 		return err
 	}
 	for _, n := range names {
-		if _, err := target.Lookup(n); err != nil {
-			return usageErr("scan: --exec: %v (a model route does not scan)", err)
+		if _, err := target.Lookup(n); err != nil && !(external.IsModel(n) && len(names) == 1) {
+			return usageErr("scan: --exec: %v (a model route scans alone)", err)
 		}
 	}
 	s.Target = strings.Join(names, ",")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 )
 
 // HelloModel is the op a model-route adapter declares in its hello: it
@@ -29,6 +30,18 @@ func (m *Model) Name() string { return m.t.info.Name }
 // Close ends the adapter.
 func (m *Model) Close() error { return m.t.Close() }
 
+// Hello returns the route's hello metadata (Target.Hello).
+func (m *Model) Hello() map[string]string { return m.t.Hello() }
+
+// Adapter is the route's identity as case files and certificates record
+// it (Target.Adapter).
+func (m *Model) Adapter() spec.Adapter { return m.t.Adapter() }
+
+// ModelRequest is one request of a plan: its tokens (prompt then
+// response), prompt length, arrival step and reported positions
+// (transformer.Request).
+type ModelRequest = transformer.Request
+
 // ModelPlan is one model request: the decoder's configuration, the seed
 // its adapter derives the weights from, the dtypes and the requests.
 type ModelPlan struct {
@@ -41,7 +54,7 @@ type ModelPlan struct {
 	// dtype of the trainer's log-probs.
 	In, Out  oracle.DType
 	Eps      float32
-	Requests []transformer.Request
+	Requests []ModelRequest
 }
 
 // Positions is the number of response positions of the plan.
