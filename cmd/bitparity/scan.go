@@ -56,6 +56,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	taps := fs.Bool("taps", true, "also compare the fp32 intermediates (taps); false: outputs only")
 	dir := fs.String("dir", defaultDir(), "corpus folder the certificate is stored in ($"+envCorpus+")")
 	jsonPath := fs.String("json", "", "write the scans' results (certificates, drift maps, differing steps) to this file")
+	saveInputs := fs.String("save-inputs", "", "path scans: write each draw's inputs under this folder (q, k, v as .npy, the draw as case.json), for an independent sweep of the same tensors (scripts/sdpa_sweep.py --inputs)")
 	kernel := fs.String("kernel-hash", "", "kernel hash to record (default: the build's, for GPU targets; --kernel: the manifest's image hash)")
 	kernelPath := fs.String("kernel", "", "scan the user kernel of this manifest (docs/kernel-abi.md) in a worker subprocess, its largest batch resident on the device (cuda build); a fault or hang is a finding")
 	prof := addProfileFlag(fs, "the scan takes (gemm: one scan per projection)")
@@ -98,6 +99,9 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 			s.Dists = append(s.Dists, spec.Dist(d))
 		}
 	}
+	if *saveInputs != "" && !strings.Contains(s.Target, ",") {
+		return usageErr("scan: --save-inputs is for path scans (--target PREFILL,DECODE or --exec twice)")
+	}
 	if external.IsModel(s.Target) { // a model route (scan_model.go)
 		s.Shape.Rows, s.Shape.N = *layers, *ffn
 		return scanModel(ctx, stdout, stderr, s, prof, *dir, *jsonPath)
@@ -106,8 +110,9 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 		return usageErr("scan: --requests, --layers and --ffn are for a model route (--exec of an adapter whose op is transformer)")
 	}
 	if strings.Contains(s.Target, ",") { // two targets: prefill against decode (scan_paths.go)
-		return scanPaths(ctx, stdout, stderr, s, prof, *jsonPath)
+		return scanPaths(ctx, stdout, stderr, s, prof, *jsonPath, *saveInputs)
 	}
+
 	if ks != nil {
 		s.Op = ks.m.Op
 	} else {

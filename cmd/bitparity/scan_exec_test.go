@@ -114,3 +114,26 @@ func TestScanPaths(t *testing.T) {
 		t.Fatalf("tile-48 prefill vs decode: exit %d, want 1 DIFFER\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestScanSaveInputs: a path scan writes each draw's inputs with
+// --save-inputs; any other scan refuses the flag (exit 2).
+func TestScanSaveInputs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "inputs")
+	out, errs, code := cli(t, dir, "scan", "--target", "drift-attn-tile48,oracle-attn_decode", "--to", "20", "--heads", "2",
+		"--kv-heads", "1", "--head-dim", "8", "--dists", "normal,heavy", "--save-inputs", in)
+	if code != 0 && code != spec.ExitFinding {
+		t.Fatalf("path scan with --save-inputs: exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, d := range []string{"normal-seed1", "heavy-seed2"} {
+		for _, f := range []string{"q.npy", "k.npy", "v.npy", "case.json"} {
+			if _, err := os.Stat(filepath.Join(in, d, f)); err != nil {
+				t.Fatalf("--save-inputs wrote no %s/%s: %v", d, f, err)
+			}
+		}
+	}
+	_, errs, code = cli(t, dir, "scan", "--target", "oracle-rmsnorm", "--to", "8", "--hidden", "16", "--save-inputs", in)
+	if code != spec.ExitUsage || !strings.Contains(errs, "--save-inputs is for path scans") {
+		t.Fatalf("rmsnorm scan with --save-inputs: exit %d, want 2 and a usage error\n%s", code, errs)
+	}
+}

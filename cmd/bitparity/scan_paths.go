@@ -20,7 +20,7 @@ import (
 // --to), --rows sequences a step, at the flags' or the profile's heads,
 // KV heads and head dim. It prints the KV lengths where the two differ:
 // exit 0 when none, 1 when some.
-func scanPaths(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, prof profileFlag, jsonPath string) error {
+func scanPaths(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, prof profileFlag, jsonPath, saveInputs string) error {
 	names := strings.Split(s.Target, ",")
 	if len(names) != 2 {
 		return usageErr("scan: --target %s: a path scan takes two targets, prefill then decode", s.Target)
@@ -53,7 +53,7 @@ func scanPaths(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, p
 	}
 	ps := scan.PathSpec{Prefill: names[0], Decode: names[1], From: s.From, To: to, Seqs: s.Shape.Rows,
 		Heads: s.Shape.Heads, KVHeads: s.Shape.KVHeads, HeadDim: s.Shape.HeadDim, In: s.In, Out: s.Out,
-		Dists: s.Dists, Seed: s.Seed, NoTaps: s.NoTaps}
+		Dists: s.Dists, Seed: s.Seed, NoTaps: s.NoTaps, SaveInputs: saveInputs}
 	var prog *reports.Steps
 	r, err := scan.RunPaths(ctx, ps, scan.Options{Progress: func(done, total int) {
 		if prog == nil {
