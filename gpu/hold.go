@@ -157,12 +157,9 @@ func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
 		if err != nil {
 			return err
 		}
-		r := s.Reduce
 		for i := range n {
 			at := func(b *buffer, off int) *buffer { return &buffer{ptr: b.ptr + cu.DevicePtr(off)} }
-			if err := d.launch("rmsnorm", 1, 1, r.Threads, ptrArg(h.x), ptrArg(h.w), ptrArg(at(out.buf, i*hidden*size)),
-				ptrArg(at(taps.buf, 8*i)), ptrArg(at(h.ids, 8*i)), arg(hidden), arg(h.dt), arg(h.in.Out),
-				arg(math.Float32bits(h.in.Eps)), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order)); err != nil {
+			if err := h.launch(1, s, at(out.buf, i*hidden*size), at(taps.buf, 8*i), at(h.ids, 8*i)); err != nil {
 				return err
 			}
 		}
@@ -174,6 +171,16 @@ func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
 		return nil, fmt.Errorf("gpu: %s, rows alone: %w", h.t.info.Name, err)
 	}
 	return o, nil
+}
+
+// launch queues the rmsnorm kernel on n rows of the held batch with
+// schedule s (under do), without waiting: row i of the batch is held row
+// rs[i] (int64s on the device), or held row i when rs is nil; output row i
+// is written at out and its two fp32 taps at taps.
+func (h *Held) launch(n int, s oracle.RMSNormSchedule, out, taps, rs *buffer) error {
+	r := s.Reduce
+	return h.t.dev.launch("rmsnorm", n, 1, r.Threads, ptrArg(h.x), ptrArg(h.w), ptrArg(out), ptrArg(taps), ptrArg(rs),
+		arg(h.in.Hidden), arg(h.dt), arg(h.in.Out), arg(math.Float32bits(h.in.Eps)), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order))
 }
 
 func seq(n int) []int {

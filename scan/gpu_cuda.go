@@ -37,7 +37,34 @@ func deviceHold[H deviceHeld](h H, err error) (held, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c, ok := any(h).(prefixDevice); ok {
+		return gpuPrefixHeld{gpuHeld{h}, c}, nil
+	}
 	return gpuHeld{h}, nil
+}
+
+// prefixDevice is a device-held batch with the bulk check of prefixes
+// (gpu.Held).
+type prefixDevice interface {
+	CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]gpu.PrefixDiff, error)
+}
+
+// gpuPrefixHeld is a device-held batch that is a prefixChecker.
+type gpuPrefixHeld struct {
+	gpuHeld
+	c prefixDevice
+}
+
+func (g gpuPrefixHeld) checkPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) (map[int]int, error) {
+	ds, err := g.c.CheckPrefixes(ctx, from, to, alone, taps)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[int]int, len(ds))
+	for _, d := range ds {
+		m[d.Items] = d.Rows
+	}
+	return m, nil
 }
 
 // deviceHeld is gpu.Held and gpu.UserHeld.

@@ -96,3 +96,14 @@ func (h *hostHeld) alone(ctx context.Context, n int) (*target.Output, error) {
 	}
 	return all, nil
 }
+
+// prefixChecker is a held batch that checks the prefix steps of the
+// items dimension in bulk on its device (gpu.Held.CheckPrefixes): for
+// every v of from..to it runs held items 0..v-1 and compares each output
+// row, and its fp32 taps when taps, with the same row in alone (the items
+// alone, computed by alone), with no host round trip a step. It returns
+// the values with a differing row, each with the number of such rows;
+// those values are run again step by step (draw.go).
+type prefixChecker interface {
+	checkPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) (map[int]int, error)
+}
