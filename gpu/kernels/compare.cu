@@ -1,6 +1,7 @@
 // compare.cu: the device-side row compare. Only per-row summaries of the
 // differing rows leave the device.
 #include "common.cuh"
+#include "digest.cuh"
 
 #define UNROLL 4
 
@@ -177,116 +178,6 @@ extern "C" __global__ void compare_rows(const void *a, const void *b, const i64 
 	}
 }
 
-// Row digests: external.RowDigest, the project's one row digest (docs/protocol.md),
-// computed on the device. For a row of n words w_0..w_{n-1} (the unsigned
-// integers of its stored bits: 16 bits for bf16 and fp16, 32 for fp32),
-//
-//	D = sum over j of (w_j + 1) * M^(j+1)  mod 2^64,  M = DIGEST_MUL
-//
-// A sum mod 2^64 is the same in any order, so a block splits a row among
-// its threads as it likes and adds their parts: the digest does not depend
-// on the launch shape. Where a row is a whole number of 16-byte vectors,
-// thread t reads vectors u = t, t+B, t+2B, ... (B threads, W = 16 / word
-// size words a vector) and adds, for each,
-//
-//	M^(uW) * sum over k < W of (w_{uW+k} + 1) * M^(k+1)
-//
-// with M^(k+1) constants and M^(uW) kept as a running product (M^(Wt)
-// times M^(WB) per vector): two 64-bit multiplies a vector besides the
-// words' own, no table in memory. Other rows (and the two fp32 taps of a
-// row) are read word by word: thread t reads j = t, t+B, ... and adds
-// (w_j + 1) * M^(j+1), M^(j+1) a running product too.
-#define DIGEST_MUL 0x9E3779B97F4A7C15ull
-
-// digest_pow is DIGEST_MUL^e mod 2^64.
-__host__ __device__ __forceinline__ u64 digest_pow(u64 e)
-{
-	u64 r = 1ull, b = DIGEST_MUL;
-	while (e) {
-		if (e & 1ull)
-			r *= b;
-		b *= b;
-		e >>= 1;
-	}
-	return r;
-}
-
-// DigestPowers are a thread's starting powers and steps: M^(Wt) and M^(WB)
-// for the vectors, M^(t+1) and M^B for the words.
-struct DigestPowers {
-	u64 vec0, vec_step, word0, word_step;
-};
-
-__device__ __forceinline__ DigestPowers digest_powers(int ws)
-{
-	const u64 t = threadIdx.x, b = blockDim.x, w = 16 / ws;
-	DigestPowers p;
-	p.vec0 = digest_pow(w * t);
-	p.vec_step = digest_pow(w * b);
-	p.word0 = digest_pow(t + 1);
-	p.word_step = digest_pow(b);
-	return p;
-}
-
-// vec_sum16 is sum over k < 8 of (w_k + 1) * M^(k+1) for the eight 16-bit
-// words of x (word k of a 32-bit lane is its low half for even k).
-__device__ __forceinline__ u64 vec_sum16(uint4 x)
-{
-	const unsigned l[4] = {x.x, x.y, x.z, x.w};
-	u64 s = 0;
-#pragma unroll
-	for (int q = 0; q < 4; q++) {
-		s += ((u64)(l[q] & 0xffffu) + 1ull) * digest_pow(2 * q + 1);
-		s += ((u64)(l[q] >> 16) + 1ull) * digest_pow(2 * q + 2);
-	}
-	return s;
-}
-
-// vec_sum32 is sum over k < 4 of (w_k + 1) * M^(k+1) for the four 32-bit
-// words of x.
-__device__ __forceinline__ u64 vec_sum32(uint4 x)
-{
-	return ((u64)x.x + 1ull) * digest_pow(1) + ((u64)x.y + 1ull) * digest_pow(2) +
-	       ((u64)x.z + 1ull) * digest_pow(3) + ((u64)x.w + 1ull) * digest_pow(4);
-}
-
-// digest_part is this thread's part of the digest of the n words of ws
-// bytes (2 or 4) at row; the parts of a block's threads add up to the
-// row's digest. vec: the row is n * ws / 16 whole 16-byte vectors, 16-byte
-// aligned.
-__device__ __forceinline__ u64 digest_part(const void *row, i64 n, int ws, bool vec, const DigestPowers &pw)
-{
-	u64 part = 0;
-	if (vec) {
-		const uint4 *__restrict__ v = (const uint4 *)row;
-		const i64 nv = n * ws / 16;
-		u64 p = pw.vec0;
-		for (i64 u0 = threadIdx.x; u0 < nv; u0 += UNROLL * (i64)blockDim.x) {
-			uint4 x[UNROLL];
-#pragma unroll
-			for (int k = 0; k < UNROLL; k++) {
-				const i64 u = u0 + (i64)k * blockDim.x;
-				x[k] = u < nv ? __ldcs(v + u) : make_uint4(0, 0, 0, 0);
-			}
-#pragma unroll
-			for (int k = 0; k < UNROLL; k++) {
-				if (u0 + (i64)k * blockDim.x < nv) {
-					part += p * (ws == 2 ? vec_sum16(x[k]) : vec_sum32(x[k]));
-					p *= pw.vec_step;
-				}
-			}
-		}
-		return part;
-	}
-	u64 q = pw.word0;
-	for (i64 j = threadIdx.x; j < n; j += blockDim.x) {
-		const unsigned w = ws == 4 ? ((const unsigned *)row)[j] : (unsigned)((const unsigned short *)row)[j];
-		part += ((u64)w + 1ull) * q;
-		q *= pw.word_step;
-	}
-	return part;
-}
-
 // block_sum2 adds a and b over the block (blockDim.x a multiple of 32, at
 // most 1024); the sums are valid in thread 0. sa and sb are 32 shared
 // words each, free again when it returns.
@@ -311,16 +202,16 @@ __device__ __forceinline__ void block_sum2(u64 &a, u64 &b, u64 *sa, u64 *sb)
 	__syncthreads();
 }
 
-// digest_rows writes the digest of row r of rows (nrows rows of cols
+// digest_rows writes the digest (digest.cuh: external.RowDigest) of row r of rows (nrows rows of cols
 // words of dtype dt, row-major) to out[r]; blocks stride over the rows.
 extern "C" __global__ void digest_rows(const void *rows, i64 nrows, i64 cols, i64 dt, u64 *out)
 {
 	__shared__ u64 sa[32], sb[32];
 	const int ws = dt == DT_FP32 ? 4 : 2;
-	const bool vec = ((cols * ws) % 16) == 0;
-	const DigestPowers pw = digest_powers(ws);
+	const int vec = ((cols * ws) % 16) == 0;
+	const DigestPowers pw = dg_powers(ws, threadIdx.x, blockDim.x);
 	for (i64 r = blockIdx.x; r < nrows; r += gridDim.x) {
-		u64 d = digest_part((const char *)rows + (size_t)(r * cols) * ws, cols, ws, vec, pw), none = 0;
+		u64 d = dg_part((const char *)rows + (size_t)(r * cols) * ws, cols, ws, vec, threadIdx.x, blockDim.x, &pw), none = 0;
 		block_sum2(d, none, sa, sb);
 		if (threadIdx.x == 0)
 			out[r] = d;
@@ -345,14 +236,14 @@ extern "C" __global__ void check_digests(const void *vals, const void *taps, i64
 {
 	__shared__ u64 sa[32], sb[32];
 	const int ws = dt == DT_FP32 ? 4 : 2;
-	const bool vec = ((cols * ws) % 16) == 0;
-	const DigestPowers pw = digest_powers(ws);
+	const int vec = ((cols * ws) % 16) == 0;
+	const DigestPowers pw = dg_powers(ws, threadIdx.x, blockDim.x);
 	unsigned differ = 0;
 	for (i64 r = blockIdx.x; r < nrows; r += gridDim.x) {
-		u64 d = digest_part((const char *)vals + (size_t)(r * cols) * ws, cols, ws, vec, pw);
+		u64 d = dg_part((const char *)vals + (size_t)(r * cols) * ws, cols, ws, vec, threadIdx.x, blockDim.x, &pw);
 		u64 dtap = 0;
 		if (tap_cols > 0)
-			dtap = digest_part((const char *)taps + (size_t)(r * tap_cols) * 4, tap_cols, 4, false, pw);
+			dtap = dg_part((const char *)taps + (size_t)(r * tap_cols) * 4, tap_cols, 4, 0, threadIdx.x, blockDim.x, &pw);
 		block_sum2(d, dtap, sa, sb);
 		if (threadIdx.x == 0 && (d != ref[r] || (tap_cols > 0 && dtap != ref_taps[r])))
 			differ++;
