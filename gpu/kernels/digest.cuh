@@ -43,6 +43,17 @@ typedef unsigned long long dg_u64;
 #define DG_MUL 0x9E3779B97F4A7C15ull
 #define DG_UNROLL 4
 
+// DG_Mk is DG_MUL^k mod 2^64 (dg_pow(k)), written out so that a vector's
+// sum multiplies by constants.
+#define DG_M1 0x9E3779B97F4A7C15ull
+#define DG_M2 0xDF442D22CE4859B9ull
+#define DG_M3 0x604A5CE3ADDEF82Dull
+#define DG_M4 0xD94363FC538227B1ull
+#define DG_M5 0x2E2B795F2D10FD85ull
+#define DG_M6 0x4BE7956E30A337E9ull
+#define DG_M7 0x5ECB31E4CCD2721Dull
+#define DG_M8 0x06D4B2611BEB6861ull
+
 // dg_pow is DG_MUL^e mod 2^64.
 DG_FN dg_u64 dg_pow(dg_u64 e)
 {
@@ -80,22 +91,18 @@ DG_FN DigestPowers dg_powers(int ws, dg_u64 t, dg_u64 b)
 // endian).
 DG_FN dg_u64 dg_sum16(dg_vec x)
 {
-	const unsigned l[4] = {x.x, x.y, x.z, x.w};
-	dg_u64 s = 0;
-	DG_UNROLLED
-	for (int q = 0; q < 4; q++) {
-		s += ((dg_u64)(l[q] & 0xffffu) + 1ull) * dg_pow(2 * q + 1);
-		s += ((dg_u64)(l[q] >> 16) + 1ull) * dg_pow(2 * q + 2);
-	}
-	return s;
+	return ((dg_u64)(x.x & 0xffffu) + 1ull) * DG_M1 + ((dg_u64)(x.x >> 16) + 1ull) * DG_M2 +
+	       ((dg_u64)(x.y & 0xffffu) + 1ull) * DG_M3 + ((dg_u64)(x.y >> 16) + 1ull) * DG_M4 +
+	       ((dg_u64)(x.z & 0xffffu) + 1ull) * DG_M5 + ((dg_u64)(x.z >> 16) + 1ull) * DG_M6 +
+	       ((dg_u64)(x.w & 0xffffu) + 1ull) * DG_M7 + ((dg_u64)(x.w >> 16) + 1ull) * DG_M8;
 }
 
 // dg_sum32 is sum over k < 4 of (w_k + 1) * M^(k+1) for the four 32-bit
 // words of x.
 DG_FN dg_u64 dg_sum32(dg_vec x)
 {
-	return ((dg_u64)x.x + 1ull) * dg_pow(1) + ((dg_u64)x.y + 1ull) * dg_pow(2) + ((dg_u64)x.z + 1ull) * dg_pow(3) +
-	       ((dg_u64)x.w + 1ull) * dg_pow(4);
+	return ((dg_u64)x.x + 1ull) * DG_M1 + ((dg_u64)x.y + 1ull) * DG_M2 + ((dg_u64)x.z + 1ull) * DG_M3 +
+	       ((dg_u64)x.w + 1ull) * DG_M4;
 }
 
 // dg_part is thread t's part (of a block of b threads, with powers pw =
