@@ -161,3 +161,80 @@ func short(ps []PrefixDiff) string {
 	}
 	return fmt.Sprint(ps)
 }
+
+// TestHoldLazy: a lazy batch (fuzz.LazyInputs: the rows made on the
+// device, nudged there for boundary) held gives the bits of the same case
+// made on the host and uploaded, on every draw a scan uses: the rows
+// alone, a prefix and the whole batch compare equal, values and taps.
+func TestHoldLazy(t *testing.T) {
+	device(t)
+	tg, err := target.Lookup("cuda-rmsnorm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := tg.(*Target)
+	ctx := context.Background()
+	const n, hidden = 300, 1024
+	for _, dist := range []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy} {
+		c := userCase(n, hidden, spec.BF16, spec.BF16, 7)
+		c.GenVersion, c.Dist = spec.GeneratorVersion, dist
+		host, err := fuzz.Inputs(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy, err := fuzz.LazyInputs(c, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !lazy.Lazy() {
+			t.Fatalf("%s: cuda-rmsnorm does not generate the case", dist)
+		}
+		hh, err := g.Hold(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hl, err := g.Hold(lazy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := func(what string, a, b *target.Output, rows int) {
+			t.Helper()
+			ids := identityN(rows)
+			dv, err := a.Device.CompareRows(b.Device, ids, ids, oracle.BF16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dt, err := a.DeviceTaps.CompareRows(b.DeviceTaps, ids, ids, oracle.FP32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(dv)+len(dt) > 0 {
+				t.Errorf("%s, %s: %d rows and %d taps rows differ between the lazy and the uploaded batch", dist, what, len(dv), len(dt))
+			}
+			a.Release()
+			b.Release()
+		}
+		for _, v := range []int{1, 77, n} {
+			a, err := hh.Run(ctx, identityN(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := hl.Run(ctx, identityN(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			same(fmt.Sprintf("rows 0..%d", v-1), a, b, v)
+		}
+		a, err := hh.Alone(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := hl.Alone(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same("rows alone", a, b, n)
+		hh.Release()
+		hl.Release()
+	}
+}

@@ -50,18 +50,9 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 	if sc.s.Dim == spec.ScanKV {
 		return sc.drawKV(ctx, k)
 	}
-	b, err := fuzz.Inputs(sc.caseFor(k))
+	b, h, err := sc.holdDraw(k)
 	if err != nil {
-		return nil, fmt.Errorf("scan: draw %s: %w", sc.s.Dists[k], err)
-	}
-	if sc.s.Dim == spec.ScanPad {
-		if b, err = fuzz.Pad(b, sc.s.To, "zeros"); err != nil {
-			return nil, fmt.Errorf("scan: %w", err)
-		}
-	}
-	h, err := hold(sc.t, b)
-	if err != nil {
-		return nil, fmt.Errorf("scan: hold the batch: %w", err)
+		return nil, err
 	}
 	defer h.release()
 	sc.res.Resident = h.resident()
@@ -139,6 +130,47 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 		}
 	}
 	return st.cls, nil
+}
+
+// holdDraw makes draw k's largest batch and holds it where the target
+// computes: made there from the case when a case holder takes it (a
+// scan of the items dimension), else made on the host (padded for the
+// pad dimension) and held by hold.
+func (sc *scanner) holdDraw(k int) (*target.Batch, held, error) {
+	c := sc.caseFor(k)
+	var b *target.Batch
+	if sc.s.Dim == spec.ScanItems {
+		for _, f := range caseHolders {
+			h, made, err := f(sc.t, c)
+			if err != nil {
+				return nil, nil, fmt.Errorf("scan: draw %s, hold the batch: %w", sc.s.Dists[k], err)
+			}
+			if h != nil {
+				return made, h, nil
+			}
+			if made != nil {
+				b = made
+				break
+			}
+		}
+	}
+	if b == nil {
+		var err error
+		if b, err = fuzz.Inputs(c); err != nil {
+			return nil, nil, fmt.Errorf("scan: draw %s: %w", sc.s.Dists[k], err)
+		}
+	}
+	if sc.s.Dim == spec.ScanPad {
+		var err error
+		if b, err = fuzz.Pad(b, sc.s.To, "zeros"); err != nil {
+			return nil, nil, fmt.Errorf("scan: %w", err)
+		}
+	}
+	h, err := hold(sc.t, b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("scan: hold the batch: %w", err)
+	}
+	return b, h, nil
 }
 
 // inFlight is how many steps a draw keeps queued on the device.
