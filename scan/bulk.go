@@ -45,6 +45,7 @@ type bulk struct {
 	// refRows are the rows of the reference batch that differ from their
 	// items alone, ascending.
 	refRows []int
+	equal   string // the class of a passed value (allEqual), made once
 }
 
 // newBulk returns the bulk check of draw st, or nil when the draw takes
@@ -59,7 +60,8 @@ func (st *steps) newBulk(refRows []int) *bulk {
 	if !ok || sc.s.Dim != spec.ScanItems || lo > sc.s.To || st.alone.DType != sc.dt || sc.opt.perStep {
 		return nil
 	}
-	return &bulk{c: c, lo: lo, to: sc.s.To, through: lo - 1, flagged: map[int]int{}, refRows: refRows}
+	return &bulk{c: c, lo: lo, to: sc.s.To, through: lo - 1, flagged: map[int]int{}, refRows: refRows,
+		equal: allEqual(min(sc.s.To, PanelItems))}
 }
 
 // checked reports whether value v was checked in bulk, checking the
@@ -100,7 +102,7 @@ func (st *steps) pass(p *step) string {
 		sc.res.Differing += int64(n)
 		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.s.Dists[st.k], Value: p.v, Rows: n, FirstRow: refRows[0], Against: "largest batch"})
 	}
-	return allEqual(min(sc.s.To, PanelItems))
+	return st.bulk.equal
 }
 
 // rerunAgrees checks a flagged value's rerun: dA are the rows of the
