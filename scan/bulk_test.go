@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -181,6 +182,41 @@ func TestBulkNondeterministic(t *testing.T) {
 					t.Errorf("lie %v: error %q does not say %q", lie, err, want)
 				}
 			}
+		}
+	}
+}
+
+// A case holder (the GPU targets' rows made on the device) serves the
+// items dimension only, and a batch it makes without holding it is held
+// as any other: either way the scan's results are the plain scan's.
+func TestCaseHolders(t *testing.T) {
+	s := rmsnormScan("test-rmsnorm-mod89", 100, 32)
+	want := run(t, s)
+	pad := spec.ScanSpec{Target: "drift-rmsnorm-te-mod32", Dim: spec.ScanPad, Real: 5, From: 5, To: 40, Shape: spec.Shape{Hidden: 64}, Seed: 1}
+	old := caseHolders
+	t.Cleanup(func() { caseHolders = old })
+	for _, holds := range []bool{true, false} {
+		calls := 0
+		caseHolders = []func(target.Target, spec.Case) (held, *target.Batch, error){func(tg target.Target, c spec.Case) (held, *target.Batch, error) {
+			calls++
+			b, err := fuzz.Inputs(c)
+			if err != nil || !holds {
+				return nil, b, err
+			}
+			return &hostHeld{t: tg, b: b}, b, nil
+		}}
+		got := run(t, s)
+		if calls != len(got.Spec.Dists) {
+			t.Errorf("holds %v: %d calls of the case holder for %d draws", holds, calls, len(got.Spec.Dists))
+		}
+		if !reflect.DeepEqual(got.Map, want.Map) || !reflect.DeepEqual(got.Diffs, want.Diffs) || got.RowsCompared != want.RowsCompared {
+			t.Errorf("holds %v: map %q, %d diffs, %d rows compared; plain %q, %d, %d", holds, got.Map.Rule, len(got.Diffs), got.RowsCompared,
+				want.Map.Rule, len(want.Diffs), want.RowsCompared)
+		}
+		calls = 0
+		run(t, pad)
+		if calls != 0 {
+			t.Errorf("holds %v: the case holder was called %d times in a pad scan", holds, calls)
 		}
 	}
 }
