@@ -60,22 +60,22 @@ func deviceHold[H deviceHeld](h H, err error) (held, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := any(h).(prefixDevice); ok {
+	if c, ok := any(h).(bulkChecker); ok {
 		return gpuPrefixHeld{gpuHeld{h}, c}, nil
 	}
 	return gpuHeld{h}, nil
 }
 
-// prefixDevice is a device-held batch with the bulk check of prefixes
+// bulkChecker is a device-held batch with the bulk check of prefixes
 // (gpu.Held).
-type prefixDevice interface {
+type bulkChecker interface {
 	CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]gpu.PrefixDiff, error)
 }
 
 // gpuPrefixHeld is a device-held batch that is a prefixChecker.
 type gpuPrefixHeld struct {
 	gpuHeld
-	c prefixDevice
+	c bulkChecker
 }
 
 func (g gpuPrefixHeld) checkPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) (map[int]int, error) {
