@@ -43,8 +43,19 @@ func attnOp(op spec.Op) bool { return op == spec.OpAttnPrefill || op == spec.OpA
 // else Inputs(c). Attention pads on the host (padded), so its padding
 // batches are not lazy; of the boundary cases only lazyBoundary's are.
 func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, error) {
-	if !lazyRelations[rel.Name()] || !lazyOps[c.Op] || c.Data != nil || (c.Dist == spec.DistBoundary && !lazyBoundary[c.Op]) ||
-		(attnOp(c.Op) && rel.Name() == spec.RelPadding) {
+	if !lazyRelations[rel.Name()] || (attnOp(c.Op) && rel.Name() == spec.RelPadding) {
+		return Inputs(c)
+	}
+	return LazyInputs(c, ts...)
+}
+
+// LazyInputs returns the batch of case c: lazy (sizes and shared tensors,
+// the per-item tensor left to the targets) when every target of ts makes
+// c's values on its device (target.Generator), else Inputs(c). Either way
+// its bits are those of Inputs(c). A scan holds a GPU target's largest
+// batch from it without making its rows on the host.
+func LazyInputs(c spec.Case, ts ...target.Target) (*target.Batch, error) {
+	if !lazyOps[c.Op] || c.Data != nil || (c.Dist == spec.DistBoundary && !lazyBoundary[c.Op]) {
 		return Inputs(c)
 	}
 	src := &target.Source{Case: c}

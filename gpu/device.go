@@ -94,7 +94,7 @@ func Available() error {
 // kernels lists each module's entry points.
 var kernels = map[string][]string{
 	"attention": {"prefill", "decode_split", "decode_combine"},
-	"compare":   {"compare_rows"},
+	"compare":   {"compare_rows", "digest_rows", "check_digests"},
 	"gemm":      {"gemm"},
 	"gen":       {"gen_values"},
 	"logprob":   {"logprob"},

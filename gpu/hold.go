@@ -27,8 +27,12 @@ type Held struct {
 	ids  *buffer // 0..Rows-1 as int64: the row selections of Alone's one-row launches
 }
 
-// Hold uploads rmsnorm batch b (rows, weights) for Run and Alone. Other
-// ops are not held: their error wraps target.ErrUnsupported.
+// Hold uploads rmsnorm batch b (rows, weights) for Run and Alone; the rows
+// of a lazy batch (fuzz.LazyInputs: a case the target generates) are made
+// on the device instead, by the case's generator (and nudged there for a
+// boundary case), as Run makes them, and copied into the held batch's own
+// buffer. Other ops are not held: their error wraps
+// target.ErrUnsupported.
 func (t *Target) Hold(b *target.Batch) (*Held, error) {
 	if b.Op != spec.OpRMSNorm || t.info.Op != spec.OpRMSNorm {
 		return nil, fmt.Errorf("gpu: hold a %s batch for %s: %w", b.Op, t.info.Name, target.ErrUnsupported)
@@ -37,14 +41,22 @@ func (t *Target) Hold(b *target.Batch) (*Held, error) {
 	if in.Rows < 1 || in.Hidden < 1 {
 		return nil, fmt.Errorf("gpu: hold rows %d hidden %d: %w", in.Rows, in.Hidden, oracle.ErrShape)
 	}
-	if err := firstErr(need("x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
+	if err := firstErr(needItems(b, "x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
 		return nil, fmt.Errorf("gpu: hold: %w", err)
+	}
+	if b.Lazy() && !t.Generates(b.Source) {
+		return nil, fmt.Errorf("gpu: hold: %s does not make the rows of this lazy batch: %w", t.info.Name, target.ErrUnsupported)
 	}
 	h := &Held{t: t, in: in, dt: b.In}
 	h.in.X, h.in.W = nil, nil
 	d := t.dev
 	err := d.do(func() (err error) {
-		if h.x, err = d.upload(b.In, in.X); err != nil {
+		if b.Lazy() {
+			h.x, err = d.generatedRows(b, &in)
+		} else {
+			h.x, err = d.upload(b.In, in.X)
+		}
+		if err != nil {
 			return err
 		}
 		if h.w, err = d.upload(b.In, in.W); err != nil {
@@ -62,6 +74,28 @@ func (t *Target) Hold(b *target.Batch) (*Held, error) {
 		return nil, fmt.Errorf("gpu: hold: %w", err)
 	}
 	return h, nil
+}
+
+// generatedRows makes rows 0..in.Rows-1 of lazy rmsnorm batch b on the
+// device (itemInput: the case's generator, nudged for a boundary case)
+// and copies them into a buffer of their own, which no cache evicts
+// while the batch is held (under do).
+func (d *Device) generatedRows(b *target.Batch, in *oracle.RMSNormInput) (*buffer, error) {
+	x, rs, _, err := d.itemInput(b, nil, in.Hidden, nil, seq(in.Rows), newRMSNormNudge(b, in, b.In, encoded(b.In, in.W)))
+	if err != nil {
+		return nil, err
+	}
+	defer d.pool.put(x, rs) // a kept (cached) tensor stays in the cache
+	n := in.Rows * in.Hidden * dsize(b.In)
+	own, err := d.pool.get(n)
+	if err != nil {
+		return nil, err
+	}
+	if err := cu.MemcpyDtoDAsync(own.ptr, x.ptr, int64(n), d.stream); err != nil {
+		d.pool.put(own)
+		return nil, fmt.Errorf("copy the generated rows: %w", err)
+	}
+	return own, nil
 }
 
 // Release returns the held buffers to the device's pool.
@@ -157,12 +191,9 @@ func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
 		if err != nil {
 			return err
 		}
-		r := s.Reduce
 		for i := range n {
 			at := func(b *buffer, off int) *buffer { return &buffer{ptr: b.ptr + cu.DevicePtr(off)} }
-			if err := d.launch("rmsnorm", 1, 1, r.Threads, ptrArg(h.x), ptrArg(h.w), ptrArg(at(out.buf, i*hidden*size)),
-				ptrArg(at(taps.buf, 8*i)), ptrArg(at(h.ids, 8*i)), arg(hidden), arg(h.dt), arg(h.in.Out),
-				arg(math.Float32bits(h.in.Eps)), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order)); err != nil {
+			if err := h.launch(1, s, at(out.buf, i*hidden*size), at(taps.buf, 8*i), at(h.ids, 8*i)); err != nil {
 				return err
 			}
 		}
@@ -174,6 +205,16 @@ func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
 		return nil, fmt.Errorf("gpu: %s, rows alone: %w", h.t.info.Name, err)
 	}
 	return o, nil
+}
+
+// launch queues the rmsnorm kernel on n rows of the held batch with
+// schedule s (under do), without waiting: row i of the batch is held row
+// rs[i] (int64s on the device), or held row i when rs is nil; output row i
+// is written at out and its two fp32 taps at taps.
+func (h *Held) launch(n int, s oracle.RMSNormSchedule, out, taps, rs *buffer) error {
+	r := s.Reduce
+	return h.t.dev.launch("rmsnorm", n, 1, r.Threads, ptrArg(h.x), ptrArg(h.w), ptrArg(out), ptrArg(taps), ptrArg(rs),
+		arg(h.in.Hidden), arg(h.dt), arg(h.in.Out), arg(math.Float32bits(h.in.Eps)), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order))
 }
 
 func seq(n int) []int {

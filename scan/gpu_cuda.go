@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -26,6 +28,27 @@ func init() {
 		func(t target.Target, b *target.Batch) (held, error) {
 			return deviceHold(gpu.HoldUserKernel(t, b))
 		})
+	caseHolders = append(caseHolders, holdRMSNormCase)
+}
+
+// holdRMSNormCase holds the largest batch of case c for a GPU rmsnorm
+// target with its rows made on the device (fuzz.LazyInputs, gpu.Target.Hold):
+// the scan generates no rows on the host and uploads none. A case the
+// target does not generate comes back made on the host, not held.
+func holdRMSNormCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
+	g, ok := t.(*gpu.Target)
+	if !ok || c.Op != spec.OpRMSNorm {
+		return nil, nil, nil
+	}
+	b, err := fuzz.LazyInputs(c, t)
+	if err != nil || !b.Lazy() {
+		return nil, b, err
+	}
+	h, err := deviceHold(g.Hold(b))
+	if err != nil || h == nil {
+		return nil, nil, err // nil, nil: the caller makes the batch on the host
+	}
+	return h, b, nil
 }
 
 // deviceHold wraps a device-held batch; a batch the target does not hold
@@ -37,7 +60,34 @@ func deviceHold[H deviceHeld](h H, err error) (held, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c, ok := any(h).(bulkChecker); ok {
+		return gpuPrefixHeld{gpuHeld{h}, c}, nil
+	}
 	return gpuHeld{h}, nil
+}
+
+// bulkChecker is a device-held batch with the bulk check of prefixes
+// (gpu.Held).
+type bulkChecker interface {
+	CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]gpu.PrefixDiff, error)
+}
+
+// gpuPrefixHeld is a device-held batch that is a prefixChecker.
+type gpuPrefixHeld struct {
+	gpuHeld
+	c bulkChecker
+}
+
+func (g gpuPrefixHeld) checkPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) (map[int]int, error) {
+	ds, err := g.c.CheckPrefixes(ctx, from, to, alone, taps)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[int]int, len(ds))
+	for _, d := range ds {
+		m[d.Items] = d.Rows
+	}
+	return m, nil
 }
 
 // deviceHeld is gpu.Held and gpu.UserHeld.

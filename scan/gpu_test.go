@@ -7,8 +7,10 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 func needGPU(t testing.TB) {
@@ -85,13 +87,84 @@ func TestScanGPUMatchesCPU(t *testing.T) {
 	}
 }
 
+// The bulk check of the prefix steps (gpu.Held.CheckPrefixes) gives the
+// per-step path's results: the same maps, diffs and batches, and the same
+// certificate; rows whose difference from the reference batch transitivity
+// settles are recorded without being compared, so RowsCompared may only
+// be lower, and is equal where nothing differs.
+func TestScanGPUBulkMatchesPerStep(t *testing.T) {
+	needGPU(t)
+	b, err := fuzz.Inputs(spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
+		Shape: spec.Shape{Rows: 100, Hidden: 256}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Dist: spec.DistNormal, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := target.Lookup("cuda-rmsnorm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := hold(tg, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.(prefixChecker); !ok {
+		t.Errorf("cuda-rmsnorm's held batch (%T) has no bulk check", h)
+	}
+	h.release()
+	three := []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy}
+	for _, s := range []spec.ScanSpec{
+		{Target: "cuda-rmsnorm", To: 1024, Shape: spec.Shape{Hidden: 4096}, Dists: three},
+		{Target: "cuda-drift-rmsnorm-te-mod32", To: 700, Shape: spec.Shape{Hidden: 1024}, Dists: three},
+		{Target: "cuda-drift-rmsnorm-vllm-256", To: 700, Shape: spec.Shape{Hidden: 1024}, Dists: three},
+		{Target: "cuda-drift-rmsnorm-te-mod32", From: 100, To: 300, Shape: spec.Shape{Hidden: 4096}, NoTaps: true},
+	} {
+		t.Run(s.Target, func(t *testing.T) {
+			want, err := Run(context.Background(), s, Options{perStep: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Run(context.Background(), s, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: bulk %v, per step %v; map %s", s.Target, got.Elapsed, want.Elapsed, MapWords(got.Map))
+			if !reflect.DeepEqual(got.Map, want.Map) {
+				t.Errorf("map %s %q, per step %s %q", got.Map.Kind, got.Map.Rule, want.Map.Kind, want.Map.Rule)
+			}
+			if !reflect.DeepEqual(got.Diffs, want.Diffs) {
+				t.Errorf("%d diffs, per step %d; first differing: %+v", len(got.Diffs), len(want.Diffs), firstOther(got.Diffs, want.Diffs))
+			}
+			if got.Differing != want.Differing || got.Batches != want.Batches || got.RowsCompared > want.RowsCompared ||
+				got.Differing == 0 && got.RowsCompared != want.RowsCompared {
+				t.Errorf("differing %d, batches %d, rows compared %d; per step %d, %d, %d",
+					got.Differing, got.Batches, got.RowsCompared, want.Differing, want.Batches, want.RowsCompared)
+			}
+			if (got.Certificate == nil) != (want.Certificate == nil) {
+				t.Errorf("certified %v, per step %v", got.Certificate != nil, want.Certificate != nil)
+			}
+		})
+	}
+}
+
+// firstOther is the first diff of a that b does not have at its index.
+func firstOther(a, b []Diff) any {
+	for i := range a {
+		if i >= len(b) || a[i] != b[i] {
+			return a[i]
+		}
+	}
+	return nil
+}
+
 // BenchmarkScanGPURMSNorm is the scan: cuda-rmsnorm at hidden 4096
 // bf16, rows 1..8192, three draws, every row of every batch compared with
 // the row alone and in the 8192-row batch. Reported: seconds per scan,
-// rows computed per second, and the bytes the kernels and compares move
+// rows computed per second, and the bytes the kernels and checks move
 // (TB/s): per step of v rows the kernel reads and writes v rows (4vH
-// bytes in bf16) and each of the two compares reads two sides of v rows
-// (4vH each), so 12H·N(N+1)/2 bytes per draw, plus the references.
+// bytes in bf16); from 64 rows on the bulk check reads the output once
+// (2vH), below 64 each of the per-step path's two compares reads two sides
+// of v rows (4vH each); plus the references (the items alone, the
+// reference batch and their compare, 12HN).
 func BenchmarkScanGPURMSNorm(b *testing.B) {
 	needGPU(b)
 	const n, h = 8192, 4096
@@ -109,7 +182,8 @@ func BenchmarkScanGPURMSNorm(b *testing.B) {
 	}
 	draws := float64(len(s.Dists))
 	steps := float64(n) * float64(n+1) / 2
-	bytes := draws * (12*h*steps + 12*h*n) // steps, then alone + reference + their compare
+	small := float64(PanelItems-1) * float64(PanelItems) / 2 // rows of the per-step values 1..63
+	bytes := draws * (6*h*(steps-small) + 12*h*small + 12*h*n)
 	sec := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(sec, "s/scan")
 	b.ReportMetric(draws*(steps+2*n)/sec, "rows/s")

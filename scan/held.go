@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -26,6 +27,14 @@ type held interface {
 // build the GPU targets (gpu_cuda.go adds them). Each returns nil and no
 // error for a target or batch it does not hold.
 var holders = []func(t target.Target, b *target.Batch) (held, error){holdExec}
+
+// caseHolders are the ways this build can make a draw's largest batch
+// where the target computes, from its case, with no rows made on the
+// host: in the cuda build the GPU rmsnorm targets (gpu_cuda.go). Each
+// returns the held batch and the batch (lazy: sizes and shared tensors);
+// or no held batch and the batch it made instead (Inputs), which the
+// caller holds as any other; or neither, for a target it does not serve.
+var caseHolders []func(t target.Target, c spec.Case) (held, *target.Batch, error)
 
 // hold holds b for t: on t's device when a holder takes it, else on the
 // host (every run gathers the items and calls t.Run).
@@ -95,4 +104,15 @@ func (h *hostHeld) alone(ctx context.Context, n int) (*target.Output, error) {
 		all.Taps = append(all.Taps, o.Taps...)
 	}
 	return all, nil
+}
+
+// prefixChecker is a held batch that checks the prefix steps of the
+// items dimension in bulk on its device (gpu.Held.CheckPrefixes): for
+// every v of from..to it runs held items 0..v-1 and compares each output
+// row, and its fp32 taps when taps, with the same row in alone (the items
+// alone, computed by alone), with no host round trip a step. It returns
+// the values with a differing row, each with the number of such rows;
+// those values are run again step by step (draw.go).
+type prefixChecker interface {
+	checkPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) (map[int]int, error)
 }

@@ -58,6 +58,9 @@ type Options struct {
 	// reference batch, rows = 8192", "rows = 17". A scan in a worker
 	// subprocess reports it, so a fault or hang names its step.
 	Before func(draw spec.Dist, step string)
+	// perStep runs every step through the per-step path, never the bulk
+	// check (tests compare the two).
+	perStep bool
 }
 
 // before calls opt.Before for draw k's step.

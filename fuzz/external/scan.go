@@ -26,7 +26,9 @@ const DigestMul = 0x9E3779B97F4A7C15
 //	D = sum over j of (w_j + 1) * M^(j+1)  mod 2^64,  M = DigestMul
 //
 // Two rows that differ in one word always differ in D (M is odd, so each
-// M^(j+1) is, and a word's change is below 2^32).
+// M^(j+1) is, and a word's change is below 2^32). It is the project's one
+// row digest: the GPU scans compute it on the device too
+// (gpu/kernels/digest.cuh, checked against this function).
 func RowDigest(words []uint32) uint64 {
 	var d, p uint64 = 0, 1
 	for _, w := range words {

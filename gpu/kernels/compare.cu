@@ -1,6 +1,7 @@
 // compare.cu: the device-side row compare. Only per-row summaries of the
 // differing rows leave the device.
 #include "common.cuh"
+#include "digest.cuh"
 
 #define UNROLL 4
 
@@ -173,6 +174,89 @@ extern "C" __global__ void compare_rows(const void *a, const void *b, const i64 
 			atomicExch(&ndiff[1], 0u);
 			if (host_ndiff)
 				*(volatile unsigned *)host_ndiff = count;
+		}
+	}
+}
+
+// block_sum2 adds a and b over the block (blockDim.x a multiple of 32, at
+// most 1024); the sums are valid in thread 0. sa and sb are 32 shared
+// words each, free again when it returns.
+__device__ __forceinline__ void block_sum2(u64 &a, u64 &b, u64 *sa, u64 *sb)
+{
+	for (int off = 16; off >= 1; off /= 2) {
+		a += __shfl_xor_sync(0xffffffffu, a, off);
+		b += __shfl_xor_sync(0xffffffffu, b, off);
+	}
+	const int t = threadIdx.x;
+	if ((t & 31) == 0) {
+		sa[t / 32] = a;
+		sb[t / 32] = b;
+	}
+	__syncthreads();
+	if (t == 0) {
+		for (int w = 1; w < (int)(blockDim.x / 32); w++) {
+			a += sa[w];
+			b += sb[w];
+		}
+	}
+	__syncthreads();
+}
+
+// digest_rows writes the digest (digest.cuh: external.RowDigest) of row r of rows (nrows rows of cols
+// words of dtype dt, row-major) to out[r]; blocks stride over the rows.
+extern "C" __global__ void digest_rows(const void *rows, i64 nrows, i64 cols, i64 dt, u64 *out)
+{
+	__shared__ u64 sa[32], sb[32];
+	const int ws = dt == DT_FP32 ? 4 : 2;
+	const int vec = ((cols * ws) % 16) == 0;
+	const DigestPowers pw = dg_powers(ws, threadIdx.x, blockDim.x);
+	for (i64 r = blockIdx.x; r < nrows; r += gridDim.x) {
+		u64 d = dg_part((const char *)rows + (size_t)(r * cols) * ws, cols, ws, vec, threadIdx.x, blockDim.x, &pw), none = 0;
+		block_sum2(d, none, sa, sb);
+		if (threadIdx.x == 0)
+			out[r] = d;
+	}
+}
+
+// check_digests counts the rows r < nrows whose digest differs from
+// ref[r] (vals: rows of cols words of dtype dt), or, when tap_cols > 0,
+// whose fp32 taps (tap_cols words a row of taps) digest to other than
+// ref_taps[r]: one step of a scan's bulk check, a batch's output against
+// the digests of its rows alone (digest_rows). Blocks stride over the
+// rows; each block adds its count to counters[0] once.
+//
+// counters[0] counts the differing rows and counters[1] the finished
+// blocks; both must be zero at launch. The last block to finish (after a
+// __threadfence) stores the count at *host_count, page-locked host memory
+// mapped into the device, and zeroes both counters again, as compare_rows
+// does: consecutive steps share the counters with no memset between them,
+// and the host reads each step's count with no copy.
+extern "C" __global__ void check_digests(const void *vals, const void *taps, i64 nrows, i64 cols, i64 dt, i64 tap_cols,
+					 const u64 *ref, const u64 *ref_taps, unsigned *counters, unsigned *host_count)
+{
+	__shared__ u64 sa[32], sb[32];
+	const int ws = dt == DT_FP32 ? 4 : 2;
+	const int vec = ((cols * ws) % 16) == 0;
+	const DigestPowers pw = dg_powers(ws, threadIdx.x, blockDim.x);
+	unsigned differ = 0;
+	for (i64 r = blockIdx.x; r < nrows; r += gridDim.x) {
+		u64 d = dg_part((const char *)vals + (size_t)(r * cols) * ws, cols, ws, vec, threadIdx.x, blockDim.x, &pw);
+		u64 dtap = 0;
+		if (tap_cols > 0)
+			dtap = dg_part((const char *)taps + (size_t)(r * tap_cols) * 4, tap_cols, 4, 0, threadIdx.x, blockDim.x, &pw);
+		block_sum2(d, dtap, sa, sb);
+		if (threadIdx.x == 0 && (d != ref[r] || (tap_cols > 0 && dtap != ref_taps[r])))
+			differ++;
+	}
+	if (threadIdx.x == 0) {
+		if (differ > 0)
+			atomicAdd(&counters[0], differ);
+		__threadfence();
+		if (atomicAdd(&counters[1], 1u) == gridDim.x - 1) {
+			__threadfence();
+			const unsigned count = atomicExch(&counters[0], 0u);
+			atomicExch(&counters[1], 0u);
+			*(volatile unsigned *)host_count = count;
 		}
 	}
 }

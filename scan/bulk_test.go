@@ -1,0 +1,222 @@
+package scan
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// bulkHeld is a batch held on the host with a bulk check computed there:
+// every prefix run and compared with its items alone, as the device's
+// check does by digests. lie overrides the count of a value (0: passed),
+// as a target that answers the same batch twice with other bits would.
+type bulkHeld struct {
+	hostHeld
+	lie   map[int]int
+	calls [][2]int // from, to of every check
+}
+
+func (h *bulkHeld) checkPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) (map[int]int, error) {
+	h.calls = append(h.calls, [2]int{from, to})
+	kr := h.b.RowsPerItem()
+	m := map[int]int{}
+	for v := from; v <= to; v++ {
+		o, err := h.run(ctx, identity(v))
+		if err != nil {
+			return nil, err
+		}
+		rows := rowsOf(identity(v), kr)
+		d, err := differing(o, alone, rows, rows, alone.DType, !taps)
+		if err != nil {
+			return nil, err
+		}
+		n, lied := h.lie[v]
+		if !lied {
+			n = len(d)
+		}
+		if n > 0 {
+			m[v] = n
+		}
+	}
+	return m, nil
+}
+
+// withBulk makes every batch of the scans that follow (until the test
+// ends) a bulkHeld with lie, and returns the batches made.
+func withBulk(t *testing.T, lie map[int]int) *[]*bulkHeld {
+	t.Helper()
+	old := holders
+	made := &[]*bulkHeld{}
+	holders = []func(target.Target, *target.Batch) (held, error){func(tg target.Target, b *target.Batch) (held, error) {
+		h := &bulkHeld{hostHeld: hostHeld{t: tg, b: b}, lie: lie}
+		*made = append(*made, h)
+		return h, nil
+	}}
+	t.Cleanup(func() { holders = old })
+	return made
+}
+
+// A scan through the bulk check gives what the per-step path gives: the
+// same map, diffs and counts, values below PanelItems never checked in
+// bulk. Rows settled by transitivity (a passed value's rows whose items
+// differ from themselves alone in the reference batch) are recorded but
+// not compared, so RowsCompared is lower by them.
+func TestBulkMatchesPerStep(t *testing.T) {
+	tests := []struct {
+		name    string
+		s       spec.ScanSpec
+		flagged []int // values the check flags on the first draw
+		settled int64 // rows the per-step path compares with the reference batch and the bulk check settles
+	}{
+		{"oracle certified", rmsnormScan("oracle-rmsnorm", 150, 64), nil, 0},
+		{"planted rows % 89", rmsnormScan("test-rmsnorm-mod89", 200, 64), []int{89, 178}, 0},
+		{"TE rows % 32", spec.ScanSpec{Target: "drift-rmsnorm-te-mod32", From: 1, To: 130, Shape: spec.Shape{Hidden: 1024},
+			Seed: 1, Dists: []spec.Dist{spec.DistNormal}}, []int{64, 96, 128}, 0},
+		{"vLLM 256", spec.ScanSpec{Target: "drift-rmsnorm-vllm-256", From: 240, To: 270, Shape: spec.Shape{Hidden: 1024},
+			Seed: 1, Dists: []spec.Dist{spec.DistNormal}}, []int{256, 257, 258, 259, 260, 261, 262, 263, 264, 265, 266, 267, 268, 269, 270},
+			(240 + 255) * 16 / 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := Run(context.Background(), tt.s, Options{perStep: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			made := withBulk(t, nil)
+			got, err := Run(context.Background(), tt.s, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(*made) == 0 || len((*made)[0].calls) == 0 {
+				t.Fatal("the bulk check never ran")
+			}
+			h := (*made)[0]
+			lo := max(tt.s.From, PanelItems)
+			var flagged []int
+			for _, c := range h.calls {
+				if c[0] < lo {
+					t.Errorf("values %d..%d checked in bulk, below %d", c[0], c[1], lo)
+				}
+			}
+			if first, last := h.calls[0][0], h.calls[len(h.calls)-1][1]; first != lo || last != tt.s.To {
+				t.Errorf("bulk checks cover %d..%d, want %d..%d", first, last, lo, tt.s.To)
+			}
+			for _, d := range got.Diffs { // the reference batch's is at To, flagged too where it differs
+				if d.Draw == got.Spec.Dists[0] && d.Against == "item alone" && d.Value >= lo && !slices.Contains(flagged, d.Value) {
+					flagged = append(flagged, d.Value)
+				}
+			}
+			slices.Sort(flagged)
+			if !reflect.DeepEqual(flagged, tt.flagged) {
+				t.Errorf("values differing from their items alone on draw %s: %v, want %v", got.Spec.Dists[0], flagged, tt.flagged)
+			}
+			if !reflect.DeepEqual(got.Map, want.Map) {
+				t.Errorf("map %s %q, per step %s %q", got.Map.Kind, got.Map.Rule, want.Map.Kind, want.Map.Rule)
+			}
+			if !reflect.DeepEqual(got.Diffs, want.Diffs) {
+				t.Errorf("diffs\n%+v\nper step\n%+v", got.Diffs, want.Diffs)
+			}
+			if got.Differing != want.Differing || got.Batches != want.Batches || got.RowsCompared != want.RowsCompared-tt.settled {
+				t.Errorf("differing %d, batches %d, rows compared %d; per step %d, %d, %d (less %d settled)",
+					got.Differing, got.Batches, got.RowsCompared, want.Differing, want.Batches, want.RowsCompared, tt.settled)
+			}
+			if (got.Certificate == nil) != (want.Certificate == nil) {
+				t.Errorf("certified %v, per step %v", got.Certificate != nil, want.Certificate != nil)
+			}
+		})
+	}
+}
+
+// What a bulk scan counts: every item alone and the reference batch, then
+// one batch and v rows compared a value (oracle-rmsnorm: nothing differs,
+// so nothing is compared with the reference batch).
+func TestBulkCounts(t *testing.T) {
+	withBulk(t, nil)
+	s := rmsnormScan("oracle-rmsnorm", 100, 32)
+	s.From, s.Dists = 64, []spec.Dist{spec.DistNormal}
+	r := run(t, s)
+	var rows int64 = 100 // the reference batch against its items alone
+	for v := 64; v <= 100; v++ {
+		rows += int64(v)
+	}
+	if r.Batches != 100+1+37 || r.RowsCompared != rows || r.Certificate == nil {
+		t.Errorf("batches %d, rows compared %d, certified %v; want %d, %d, true", r.Batches, r.RowsCompared, r.Certificate != nil, 100+1+37, rows)
+	}
+}
+
+// Values below PanelItems never go through the bulk check.
+func TestBulkBelowPanel(t *testing.T) {
+	made := withBulk(t, nil)
+	s := rmsnormScan("oracle-rmsnorm", PanelItems-1, 32)
+	s.Dists = []spec.Dist{spec.DistNormal}
+	run(t, s)
+	for _, h := range *made {
+		if len(h.calls) > 0 {
+			t.Errorf("bulk checks %v in a scan of 1..%d", h.calls, PanelItems-1)
+		}
+	}
+}
+
+// A value the bulk check flags but whose rerun agrees with its items
+// alone (or differs in other rows) fails the scan as nondeterministic,
+// naming the value and the draw; nothing is certified.
+func TestBulkNondeterministic(t *testing.T) {
+	for _, lie := range []map[int]int{{80: 1}, {89: 2}} {
+		withBulk(t, lie)
+		s := rmsnormScan("test-rmsnorm-mod89", 100, 32)
+		s.Dists = []spec.Dist{spec.DistNormal}
+		r, err := Run(context.Background(), s, Options{})
+		if err == nil {
+			t.Fatalf("lie %v: no error, certified %v", lie, r.Certificate != nil)
+		}
+		for v := range lie {
+			for _, want := range []string{"nondeterministic", "draw normal", "items = " + strconv.Itoa(v)} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("lie %v: error %q does not say %q", lie, err, want)
+				}
+			}
+		}
+	}
+}
+
+// A case holder (the GPU targets' rows made on the device) serves the
+// items dimension only, and a batch it makes without holding it is held
+// as any other: either way the scan's results are the plain scan's.
+func TestCaseHolders(t *testing.T) {
+	s := rmsnormScan("test-rmsnorm-mod89", 100, 32)
+	want := run(t, s)
+	pad := spec.ScanSpec{Target: "drift-rmsnorm-te-mod32", Dim: spec.ScanPad, Real: 5, From: 5, To: 40, Shape: spec.Shape{Hidden: 64}, Seed: 1}
+	old := caseHolders
+	t.Cleanup(func() { caseHolders = old })
+	for _, holds := range []bool{true, false} {
+		calls := 0
+		caseHolders = []func(target.Target, spec.Case) (held, *target.Batch, error){func(tg target.Target, c spec.Case) (held, *target.Batch, error) {
+			calls++
+			b, err := fuzz.Inputs(c)
+			if err != nil || !holds {
+				return nil, b, err
+			}
+			return &hostHeld{t: tg, b: b}, b, nil
+		}}
+		got := run(t, s)
+		if calls != len(got.Spec.Dists) {
+			t.Errorf("holds %v: %d calls of the case holder for %d draws", holds, calls, len(got.Spec.Dists))
+		}
+		if !reflect.DeepEqual(got.Map, want.Map) || !reflect.DeepEqual(got.Diffs, want.Diffs) || got.RowsCompared != want.RowsCompared {
+			t.Errorf("holds %v: map %q, %d diffs, %d rows compared; plain %q, %d, %d", holds, got.Map.Rule, len(got.Diffs), got.RowsCompared,
+				want.Map.Rule, len(want.Diffs), want.RowsCompared)
+		}
+		calls = 0
+		run(t, pad)
+		if calls != 0 {
+			t.Errorf("holds %v: the case holder was called %d times in a pad scan", holds, calls)
+		}
+	}
+}
