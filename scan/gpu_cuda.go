@@ -67,7 +67,7 @@ func deviceHold[H deviceHeld](h H, err error) (held, error) {
 }
 
 // bulkChecker is a device-held batch with the bulk check of prefixes
-// (gpu.Held).
+// (gpu.Held, gpu.GEMMHeld, gpu.LogProbHeld).
 type bulkChecker interface {
 	CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]gpu.PrefixDiff, error)
 }
