@@ -63,7 +63,11 @@ func TestScanGEMMHeld(t *testing.T) {
 			if tt.certified && held.Certificate == nil {
 				t.Fatalf("not certified: %d differ, %+v", held.Differing, held.Diffs)
 			}
-			if held.Batches != unheld.Batches || held.RowsCompared != unheld.RowsCompared || held.Differing != unheld.Differing {
+			// the bulk check records rows that transitivity settles
+			// without comparing them (scan/bulk.go): fewer rows compared
+			// only where some differ
+			if held.Batches != unheld.Batches || held.Differing != unheld.Differing || held.RowsCompared > unheld.RowsCompared ||
+				held.Differing == 0 && held.RowsCompared != unheld.RowsCompared {
 				t.Errorf("held: %d batches, %d rows compared, %d differ; unheld: %d, %d, %d", held.Batches, held.RowsCompared,
 					held.Differing, unheld.Batches, unheld.RowsCompared, unheld.Differing)
 			}
