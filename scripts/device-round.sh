@@ -27,10 +27,9 @@
 #                CPU twin's scan, and a campaign) and the GPU logprob
 #                model's onset (scan and campaign), all at once
 #   bench        scripts/bench-scan-gpu.sh (make bench-scan-gpu): scan of
-#                cuda-rmsnorm, the torch loop, the copy bandwidth, ratios
-#   gemm         scan of cublas-gemmex (bf16, K = N = 4096, M 1..256, three
-#                draws), then scripts/gemm_scan.py, the loop a user would
-#                write over the same comparisons: both times, the ratio
+#                cuda-rmsnorm, the torch loop, the copy bandwidth, ratios;
+#                the cublas-gemmex scan (M 1..256, K = N = 4096) against
+#                scripts/gemm_scan.py, its ratio
 #   campaign     the 60 s campaign over every cuda- target (CAMPAIGN_SECONDS),
 #                seed 1, --known corpus/h200: its invariant case count, and
 #                the same for a baseline binary built from .device/base.tar.gz
@@ -66,7 +65,7 @@ summary=$out/summary.txt
 tags=${GPUTAGS:-cuda}
 cuda=${CUDA_HOME:-/usr/local/cuda}
 budget=${ROUND_BUDGET:-530}
-stages=${STAGES:-test-gpu exec-rmsnorm sdpa profile-run maps bench gemm campaign}
+stages=${STAGES:-test-gpu exec-rmsnorm sdpa profile-run maps bench campaign}
 bin=$root/bin/bitparity
 failed=()
 
@@ -411,33 +410,7 @@ if begin bench 45; then
 	pack
 fi
 
-# 7. cuBLAS resident scan against the loop a user would write.
-if begin gemm 40; then
-	timed gemm-scan "$(limit 120)" "$bin" scan --target cublas-gemmex --to 256 --hidden 4096 --n 4096 --in bf16 --out bf16 \
-		--dists normal,boundary,heavy --dir "$work/corpus-gemm" --json "$logs/gemm-scan.json"
-	expect gemm-scan 0 1
-	timed gemm-loop "$(limit 120)" python3 scripts/gemm_scan.py 256 4096 4096 --draws 3
-	expect gemm-loop 0
-	jsonline "$logs/gemm-loop.log"
-	{
-		echo "gemm: scan --target cublas-gemmex M 1..256, K = N = 4096, bf16, 3 draws: $(grep -m1 -E 'row comparisons in' "$logs/gemm-scan.log" || echo 'no figures'); $(grep -m1 -E '^(CERTIFIED|DRIFT)' "$logs/gemm-scan.log" | cut -c1-200)"
-		echo "  loop (scripts/gemm_scan.py): $(cut -c1-400 "$logs/gemm-loop.json" 2>/dev/null)"
-	} | tee -a "$summary" >&2
-	python3 - "$logs/gemm-scan.log" "$logs/gemm-loop.json" <<'PY' | tee -a "$summary" >&2
-import json, re, sys
-text = open(sys.argv[1]).read()
-m = re.search(r"([0-9.e+]+)s \(([0-9.e+]+) rows/s\)", text)
-try:
-    loop = json.load(open(sys.argv[2]))
-except (OSError, ValueError):
-    loop = None
-if m and loop and loop.get("seconds"):
-    print("  loop / scan by time: %.2fx (issue 33 wants >= 2)" % (loop["seconds"] / float(m.group(1))))
-PY
-	pack
-fi
-
-# 8. The 60 s campaign's invariant case count, this build and a baseline.
+# 7. The 60 s campaign's invariant case count, this build and a baseline.
 if begin campaign 70; then
 	cs=${CAMPAIGN_SECONDS:-60}
 	targets=$("$bin" list | awk '$1 ~ /^cuda-/ {print $1}' | paste -sd, -)
