@@ -51,15 +51,15 @@ func (t *Target) Hold(b *target.Batch) (*Held, error) {
 	h.in.X, h.in.W = nil, nil
 	d := t.dev
 	err := d.do(func() (err error) {
+		if h.w, err = d.upload(b.In, in.W); err != nil { // first: a boundary draw's nudge reads them
+			return err
+		}
 		if b.Lazy() {
-			h.x, err = d.generatedRows(b, &in)
+			h.x, err = d.generatedRows(b, &in, h.w)
 		} else {
 			h.x, err = d.upload(b.In, in.X)
 		}
 		if err != nil {
-			return err
-		}
-		if h.w, err = d.upload(b.In, in.W); err != nil {
 			return err
 		}
 		ids := make([]int, in.Rows)
@@ -77,11 +77,15 @@ func (t *Target) Hold(b *target.Batch) (*Held, error) {
 }
 
 // generatedRows makes rows 0..in.Rows-1 of lazy rmsnorm batch b on the
-// device (itemInput: the case's generator, nudged for a boundary case)
-// and copies them into a buffer of their own, which no cache evicts
-// while the batch is held (under do).
-func (d *Device) generatedRows(b *target.Batch, in *oracle.RMSNormInput) (*buffer, error) {
-	x, rs, _, err := d.itemInput(b, nil, in.Hidden, nil, seq(in.Rows), newRMSNormNudge(b, in, b.In, encoded(b.In, in.W)))
+// device (itemInput: the case's generator, nudged with the weights w for
+// a boundary case) and copies them into a buffer of their own, which no
+// cache evicts while the batch is held (under do).
+func (d *Device) generatedRows(b *target.Batch, in *oracle.RMSNormInput, w *buffer) (*buffer, error) {
+	nudge := newRMSNormNudge(b, in, b.In, encoded(b.In, in.W))
+	if nudge != nil {
+		nudge.w = w
+	}
+	x, rs, _, err := d.itemInput(b, nil, in.Hidden, nil, seq(in.Rows), nudge)
 	if err != nil {
 		return nil, err
 	}
