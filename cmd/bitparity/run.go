@@ -97,20 +97,11 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if err := checkOutputDir("corpus", par.corpus); err != nil {
 		return err
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return usageErr("run: --cpuprofile: %v", err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return usageErr("run: --cpuprofile: %v", err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		}()
+	stopProfile, err := startCPUProfile("run", *cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	if *mutexProfile != "" {
 		f, err := os.Create(*mutexProfile)
 		if err != nil {
@@ -491,4 +482,25 @@ func stopOnSignal(stderr io.Writer) (ctx context.Context, stop func()) {
 		close(done)
 		cancel()
 	}
+}
+
+// startCPUProfile starts a CPU profile of the command into path (none
+// when path is empty) and returns what stops it; a file that cannot be
+// written is a usage error.
+func startCPUProfile(cmd, path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usageErr("%s: --cpuprofile: %v", cmd, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, usageErr("%s: --cpuprofile: %v", cmd, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -56,6 +56,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	taps := fs.Bool("taps", true, "also compare the fp32 intermediates (taps); false: outputs only")
 	dir := fs.String("dir", defaultDir(), "corpus folder the certificate is stored in ($"+envCorpus+")")
 	jsonPath := fs.String("json", "", "write the scans' results (certificates, drift maps, differing steps) to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the scan (runtime/pprof; read it with go tool pprof) to `FILE`")
 	saveInputs := fs.String("save-inputs", "", "path scans: write each draw's inputs under this folder (q, k, v as .npy, the draw as case.json), for an independent sweep of the same tensors (scripts/sdpa_sweep.py --inputs)")
 	kernel := fs.String("kernel-hash", "", "kernel hash to record (default: the build's, for GPU targets; --kernel: the manifest's image hash)")
 	kernelPath := fs.String("kernel", "", "scan the user kernel of this manifest (docs/kernel-abi.md) in a worker subprocess, its largest batch resident on the device (cuda build); a fault or hang is a finding")
@@ -75,6 +76,11 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	stopProfile, err := startCPUProfile("scan", *cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	if *kernelPath != "" && (s.Target != "" || len(ex.list) > 0) {
 		return usageErr("scan: give one of --target, --exec or --kernel")
 	}
