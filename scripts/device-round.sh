@@ -30,6 +30,9 @@
 #                cuda-rmsnorm, the torch loop, the copy bandwidth, ratios;
 #                the cublas-gemmex scan (M 1..256, K = N = 4096) against
 #                scripts/gemm_scan.py, its ratio
+#   scan-profile the rmsnorm and cuBLAS scans of bench under --cpuprofile,
+#                with go tool pprof -top of each, and scripts/gemm_scan.py
+#                on torch (torch.matmul) beside the CuPy loop of bench
 #   campaign     the 60 s campaign over every cuda- target (CAMPAIGN_SECONDS),
 #                seed 1, --known corpus/h200: its invariant case count, and
 #                the same for a baseline binary built from .device/base.tar.gz
@@ -65,7 +68,7 @@ summary=$out/summary.txt
 tags=${GPUTAGS:-cuda}
 cuda=${CUDA_HOME:-/usr/local/cuda}
 budget=${ROUND_BUDGET:-530}
-stages=${STAGES:-test-gpu exec-rmsnorm sdpa profile-run maps bench campaign}
+stages=${STAGES:-test-gpu exec-rmsnorm sdpa profile-run maps bench scan-profile campaign}
 bin=$root/bin/bitparity
 failed=()
 
@@ -410,7 +413,27 @@ if begin bench 45; then
 	pack
 fi
 
-# 7. The 60 s campaign's invariant case count, this build and a baseline.
+# 7. Where the scans' host time goes.
+if begin scan-profile 40; then
+	lim=$(limit 60)
+	timed prof-rmsnorm "$lim" "$bin" scan --target cuda-rmsnorm --to 8192 --hidden 4096 --in bf16 --out bf16 \
+		--dists normal,boundary,heavy --dir "$work/corpus-prof" --cpuprofile "$logs/rmsnorm.prof"
+	timed prof-gemm "$lim" "$bin" scan --target cublas-gemmex --to 256 --hidden 4096 --n 4096 --in bf16 --out bf16 \
+		--dists normal,boundary,heavy --dir "$work/corpus-prof" --cpuprofile "$logs/gemm.prof"
+	for p in rmsnorm gemm; do
+		go tool pprof -top -nodecount=40 "$bin" "$logs/$p.prof" >"$logs/$p.pprof.txt" 2>&1
+	done
+	timed gemm-loop-torch "$lim" python3 scripts/gemm_scan.py 256 4096 4096 --draws 3 --backend torch
+	jsonline "$logs/gemm-loop-torch.log"
+	{
+		echo "scan-profile: $(grep -h -m1 'row comparisons in' "$logs/prof-rmsnorm.log" "$logs/prof-gemm.log" | paste -sd ';' -)"
+		echo "  torch loop over the cuBLAS comparisons: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("backend"), d.get("version"), d.get("seconds"), "s")' "$logs/gemm-loop-torch.json" 2>&1)"
+		for p in rmsnorm gemm; do echo "  $p profile:"; sed -n '1,16p' "$logs/$p.pprof.txt" | sed 's/^/    /'; done
+	} | tee -a "$summary" >&2
+	pack
+fi
+
+# 8. The 60 s campaign's invariant case count, this build and a baseline.
 if begin campaign 70; then
 	cs=${CAMPAIGN_SECONDS:-60}
 	targets=$("$bin" list | awk '$1 ~ /^cuda-/ {print $1}' | paste -sd, -)
