@@ -14,11 +14,16 @@ import (
 // An adapter that speaks the scan frames (external.Target.Scans) holds the
 // largest batch in its own process, on its device: each step sends the
 // item ids of its batch and gets back a digest of every output row
-// (external.RowDigest), so a step moves 16 bytes a row instead of the
-// rows. Compares are compares of digests; full rows travel only for
-// witnesses, the rows of a differing value whose bits name its class.
-// Adapters that predate the scan frames are held on the host (hostHeld):
-// every step sends its whole batch through the pipe.
+// (external.RowDigest). An adapter that also compares steps with the
+// items alone (external.Target.ComparesAlone) keeps the rows of the draw's
+// items-alone step and answers a later step with the rows that differ
+// from their item alone only: a step costs the op and one compare on the
+// adapter's device, and a few bytes of reply; external.Target.Step fills
+// in the digests of the rows not named from the items alone's, so every
+// compare here is the same. Compares are compares of digests; full rows
+// travel only for witnesses, the rows of a differing value whose bits
+// name its class. Adapters that predate the scan frames are held on the
+// host (hostHeld): every step sends its whole batch through the pipe.
 
 // holdExec holds b in the adapter t runs, when t is an external target
 // that speaks the scan frames. The hold frame goes with the first run
@@ -183,13 +188,14 @@ func (r *digestRows) Fetch(pos []int) ([]float32, error) {
 func (r *digestRows) Release() {}
 
 // AdapterIdentity is what a certificate records of an adapter's hello:
-// every field but frame, seq and protocol (name, op, device, schedule,
-// about, versions, backend, scan, ...).
+// every field but frame, seq, protocol and scan_against, which say how the
+// adapter talks, not what it computes (name, op, device, schedule, about,
+// versions, backend, scan, ...).
 func AdapterIdentity(hello map[string]string) map[string]string {
 	id := make(map[string]string, len(hello))
 	for k, v := range hello {
 		switch k {
-		case "frame", "seq", "protocol":
+		case "frame", "seq", "protocol", "scan_against":
 		default:
 			id[k] = v
 		}
