@@ -2,12 +2,14 @@ package scan
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz/external"
@@ -41,12 +43,16 @@ func adapter(py, script string, args ...string) string {
 	return cl
 }
 
+// execTargets numbers the targets execTarget registers (a name is
+// registered once).
+var execTargets atomic.Int64
+
 // execTarget registers the adapter cmdline under a fresh name, with the
 // kit's BITPARITY_SCAN_AGAINST set to against ("" leaves the kit's
 // default, "alone"), and returns the name and the started target.
 func execTarget(t testing.TB, cmdline, against string) (string, *external.Target) {
 	t.Helper()
-	name := "exec:test-" + t.Name() + "-" + against
+	name := fmt.Sprintf("exec:test-%d-%s-%s", execTargets.Add(1), t.Name(), against)
 	var env []string
 	if against != "" {
 		env = []string{"BITPARITY_SCAN_AGAINST=" + against}
