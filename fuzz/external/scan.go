@@ -477,8 +477,11 @@ func decodeAgainst(rep *frame, st *Step, a *aloneRows, batches [][]int, kr int, 
 	last := -1
 	for i := range k {
 		row := int(int64(binary.LittleEndian.Uint64(p.data[8*i:])))
-		if row <= last || row >= st.Rows {
-			return bad(`tensor "differ"`, "row %d after row %d: want rows ascending in 0..%d", row, last, st.Rows-1)
+		if row < 0 || row >= st.Rows {
+			return bad(`tensor "differ"`, "row %d outside the step's %d rows", row, st.Rows)
+		}
+		if row <= last {
+			return bad(`tensor "differ"`, "row %d after row %d: want rows strictly ascending", row, last)
 		}
 		last = row
 		st.Digests[row] = binary.LittleEndian.Uint64(d.data[16*i:])
