@@ -43,10 +43,10 @@ _torch_powers = {}
 # compare the two).
 ENV_AGAINST = "BITPARITY_SCAN_AGAINST"
 
-# FLUSH_BYTES bounds the output rows a step with against="alone" keeps
-# between two reads of its compares: a frame of many prefixes reads the
-# compares once when its outputs fit, and again each time they pass it.
-FLUSH_BYTES = 256 << 20
+# KEEP_BYTES bounds the outputs a step with against="alone" keeps until it
+# reads its compares (once, after its last batch): the batches past it
+# are run again when they have rows to name.
+KEEP_BYTES = 512 << 20
 
 
 def against():
@@ -530,46 +530,50 @@ class Held:
         return taps or 0, [("digests", "I64", d)] + self._fetched(y, t, fetch)
 
     def _against(self, sels, fetch):
-        """A step compared with the items alone (see step)."""
-        kept, masks, named, dig = [], [], [], []
+        """A step compared with the items alone (see step). Every batch's
+        compare is queued where it runs; the compares are read once, after
+        the last batch. The outputs of the batches stay until then, up to
+        KEEP_BYTES of them; a batch past that is run again when it has
+        rows to name (and must name the same rows again)."""
+        parts, masks = [], []
         taps, at, size = None, 0, 0
-
-        def flush():
-            if not kept:
-                return
-            pos = _positions(_cat(masks))
-            base = kept[0].at
-            for p in kept:
-                lo, hi = np.searchsorted(pos, [p.at - base, p.at - base + p.rows])
-                if hi > lo:
-                    local = pos[lo:hi] - (p.at - base)
-                    d = np.zeros((len(local), 2), dtype=np.int64)
-                    d[:, 0] = digests(_take(p.y, local))
-                    if p.taps is not None:
-                        d[:, 1] = digests(_take(p.taps, local))
-                    named.append(local + p.at)
-                    dig.append(d)
-
         for sel in sels:
             p = self.part(sel, at)
             taps = _tap_cols(taps, p)
-            ry, rt = self.alone.rows(sel)
-            masks.append(_or(_differ(p.y, ry, p.rows), _differ(p.taps, rt, p.rows)))
-            kept.append(p)
+            masks.append(self._differ(p, sel))
             at += p.rows
-            size += p.rows * self.cols * 4
-            if size > FLUSH_BYTES and fetch is None:
-                flush()
-                kept, masks, size = [], [], 0
-        flush()
-        pos = np.concatenate(named) if named else np.zeros(0, dtype=np.int64)
-        d = np.concatenate(dig) if dig else np.zeros((0, 2), dtype=np.int64)
+            size += _nbytes(p.y) + _nbytes(p.taps)
+            if size > KEEP_BYTES and fetch is None:
+                p.y = p.taps = None  # run again if it differs
+            parts.append((p, sel))
+        pos = _positions(_cat(masks)) if masks else np.zeros(0, dtype=np.int64)
+        d = np.zeros((len(pos), 2), dtype=np.int64)
+        bounds = np.searchsorted(pos, [p.at for p, _ in parts] + [at])
+        for k, (p, sel) in enumerate(parts):
+            lo, hi = bounds[k], bounds[k + 1]
+            if hi == lo:
+                continue
+            local = pos[lo:hi] - p.at
+            if p.y is None:
+                p = self.part(sel, p.at)
+                if not np.array_equal(_positions(self._differ(p, sel)), local):
+                    raise RuntimeError("the batch of items %s gave other rows the second time: the op is not deterministic"
+                                       % _describe(sel))
+            d[lo:hi, 0] = digests(_take(p.y, local))
+            if p.taps is not None:
+                d[lo:hi, 1] = digests(_take(p.taps, local))
         out = [("differ", "I64", pos), ("digests", "I64", d)]
         if fetch is not None:  # fetch comes with one batch of items (no sizes): every part kept
-            y = _cat([p.y for p in kept])
-            t = _cat([p.taps for p in kept]) if taps else None
+            y = _cat([p.y for p, _ in parts])
+            t = _cat([p.taps for p, _ in parts]) if taps else None
             out += self._fetched(y, t, fetch)
         return taps or 0, out
+
+    def _differ(self, p, sel):
+        """The rows of part p (the batch sel) that differ from their items
+        alone, as a bool mask where p is."""
+        ry, rt = self.alone.rows(sel)
+        return _or(_differ(p.y, ry, p.rows), _differ(p.taps, rt, p.rows))
 
     def _fetched(self, y, t, fetch):
         if fetch is None:
@@ -579,6 +583,20 @@ class Held:
         if t is not None:
             out.append(("taps", "F32", _host(_take(t, fetch)).view(np.float32)))
         return out
+
+
+def _nbytes(a):
+    if a is None:
+        return 0
+    if _kind(a) == "torch":
+        return a.numel() * a.element_size()
+    return a.nbytes
+
+
+def _describe(sel):
+    if isinstance(sel, range):
+        return "%d..%d" % (sel.start, sel.stop - 1)
+    return "[%s]" % " ".join(str(int(i)) for i in sel[:8]) + (" ..." if len(sel) > 8 else "")
 
 
 def _tap_cols(taps, p):

@@ -138,6 +138,40 @@ class AgainstAloneTest(unittest.TestCase):
         self.assertNotIn("differ", t)
         self.assertEqual(int(t["digests"][1][1, 0]) % (1 << 64), digest_ref(planted_bits(1, True)[0]))
 
+    def test_batches_past_keep_bytes_run_again(self):
+        keep = scan.KEEP_BYTES
+        scan.KEEP_BYTES = 0  # no output kept: every batch with rows to name runs again
+        try:
+            for kind, xp in self.kinds():
+                with self.subTest(arrays=kind):
+                    self.check(kind, xp)
+        finally:
+            scan.KEEP_BYTES = keep
+
+    def test_a_batch_run_again_must_name_the_same_rows(self):
+        calls = []
+
+        def flaky(x, w, eps):  # row 0 negated on the first batch of several rows, not the second
+            y = x * 1
+            if x.shape[0] > 1:
+                calls.append(1)
+                if len(calls) % 2:
+                    y[0] = -y[0]
+            return y
+
+        keep = scan.KEEP_BYTES
+        scan.KEEP_BYTES = 0
+        try:
+            _, got = converse({"rmsnorm": flaky}, [
+                hello("rmsnorm"), planted_hold(),
+                ({"frame": "step", "seq": "2", "each": "true"}, [("items", "I64", np.arange(5, dtype=np.int64))]),
+                ({"frame": "step", "seq": "3", "each": "false", "against": "alone"},
+                 [("sizes", "I64", np.array([3], np.int64))])], name="t")
+        finally:
+            scan.KEEP_BYTES = keep
+        self.assertEqual(got[3][0]["frame"], "error", got[3][0])
+        self.assertIn("not deterministic", got[3][0]["message"])
+
     def test_none_in_the_environment(self):
         import os
         os.environ[scan.ENV_AGAINST] = "none"
