@@ -49,6 +49,7 @@ type execHeld struct {
 	// ahead holds the answers to prefix steps asked for ahead (a scan
 	// asks for prefixes v, v+1, ... in turn), by prefix size.
 	ahead map[int]*external.Step
+	ident []int // 0, 1, ...: every output's Rows, shared, never written
 }
 
 // aheadRows bounds the output rows of one frame of prefix steps asked
@@ -90,7 +91,10 @@ func (h *execHeld) step(ctx context.Context, ids []int, each bool) (*target.Outp
 	if err != nil {
 		return nil, err
 	}
-	o := &target.Output{Rows: identity(st.Rows), Cols: h.cols, DType: h.dt, TapCols: st.TapCols,
+	if len(h.ident) < st.Rows {
+		h.ident = identity(max(st.Rows, h.b.Rows()))
+	}
+	o := &target.Output{Rows: h.ident[:st.Rows:st.Rows], Cols: h.cols, DType: h.dt, TapCols: st.TapCols,
 		Device: &digestRows{h: h, ids: ids, each: each, d: st.Digests}}
 	if st.TapCols > 0 {
 		o.DeviceTaps = &digestRows{h: h, ids: ids, each: each, d: st.TapDigests, taps: true}

@@ -250,7 +250,7 @@ func (t *Target) Step(ctx context.Context, ids []int, each bool, fetch []int) (*
 		}
 		return f, nil
 	}, func(rep *frame, seq int, name string) error {
-		if err := decodeStep(rep, st, h, fetch, seq, name, against, [][]int{ids}); err != nil {
+		if err := decodeStep(rep, []*Step{st}, h, fetch, seq, name, against, [][]int{ids}); err != nil {
 			return err
 		}
 		if each {
@@ -305,10 +305,11 @@ func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error)
 		}
 		rows += n * h.kr
 	}
-	all := &Step{Rows: rows, Cols: h.cols}
+	out := make([]*Step, len(sizes))
 	batches := make([][]int, len(sizes))
 	ident := identity(slices.Max(sizes))
 	for k, n := range sizes {
+		out[k] = &Step{Rows: n * h.kr, Cols: h.cols}
 		batches[k] = ident[:n]
 	}
 	var against *aloneRows
@@ -320,7 +321,7 @@ func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error)
 		f.tensors = append(f.tensors, tensor{name: "sizes", dtype: wireI64, shape: []int{len(sizes)}, data: encodeInt64s(nil, sizes)})
 		return f, nil
 	}, func(rep *frame, seq int, name string) error {
-		if err := decodeStep(rep, all, h, nil, seq, name, against, batches); err != nil {
+		if err := decodeStep(rep, out, h, nil, seq, name, against, batches); err != nil {
 			return err
 		}
 		if against != nil {
@@ -331,29 +332,19 @@ func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Step, len(sizes))
-	at := 0
-	for k, n := range sizes {
-		r := n * h.kr
-		st := &Step{Rows: r, Cols: h.cols, TapCols: all.TapCols, Digests: all.Digests[at : at+r : at+r]}
-		if all.TapDigests != nil {
-			st.TapDigests = all.TapDigests[at : at+r : at+r]
-		}
-		out[k] = st
-		at += r
-	}
 	return out, nil
 }
 
-// decodeStep checks a step's reply and fills st: frame "reply", the seq,
-// "tap_cols"; the digests of every row (decodeDigests, or with against
-// decodeAgainst: the rows named, the others from the items alone of the
-// batches, held items each, one after another); and with fetch "y"
+// decodeStep checks a step's reply and fills steps, one for each batch of
+// the step (batches[k]: its held items; the batches' rows one after
+// another in the reply): frame "reply", the seq, "tap_cols"; every row's
+// digests (decodeDigests, or decodeAgainst when the step was compared with
+// the items alone a); and with fetch (a step of one batch) "y"
 // [len(fetch), cols] in the output dtype and "taps" F32 [len(fetch),
-// tap_cols] whose digests must be those of st for those rows.
-func decodeStep(rep *frame, st *Step, h *heldBatch, fetch []int, seq int, name string, against *aloneRows, batches [][]int) error {
-	bad := func(field, format string, a ...any) error {
-		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, a...)}
+// tap_cols], whose rows must digest to the step's digests.
+func decodeStep(rep *frame, steps []*Step, h *heldBatch, fetch []int, seq int, name string, a *aloneRows, batches [][]int) error {
+	bad := func(field, format string, args ...any) error {
+		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, args...)}
 	}
 	if k := rep.meta["frame"]; k != "reply" {
 		return bad(`field "frame"`, "%q, want \"reply\"", k)
@@ -362,21 +353,21 @@ func decodeStep(rep *frame, st *Step, h *heldBatch, fetch []int, seq int, name s
 		return bad(`field "seq"`, "%q, want %d (the request's)", s, seq)
 	}
 	tc, err := strconv.Atoi(rep.meta["tap_cols"])
-	if err != nil || tc < 0 || tc > st.Cols+8 {
-		return bad(`field "tap_cols"`, "%q, want 0..%d", rep.meta["tap_cols"], st.Cols+8)
+	if err != nil || tc < 0 || tc > h.cols+8 {
+		return bad(`field "tap_cols"`, "%q, want 0..%d", rep.meta["tap_cols"], h.cols+8)
 	}
-	st.TapCols = tc
-	if against != nil {
-		err = decodeAgainst(rep, st, against, batches, h.kr, name)
+	for _, st := range steps {
+		st.TapCols = tc
+	}
+	if a != nil {
+		err = decodeAgainst(rep, steps, a, batches, h.kr, name)
 	} else {
-		err = decodeDigests(rep, st, name)
+		err = decodeDigests(rep, steps, name)
 	}
-	if err != nil {
+	if err != nil || fetch == nil {
 		return err
 	}
-	if fetch == nil {
-		return nil
-	}
+	st := steps[0]
 	y, ok := rep.tensor("y")
 	if !ok {
 		return bad(`tensor "y"`, "missing")
@@ -409,44 +400,67 @@ func decodeStep(rep *frame, st *Step, h *heldBatch, fetch []int, seq int, name s
 	return nil
 }
 
+// rowsOf is the rows of steps together.
+func rowsOf(steps []*Step) int {
+	n := 0
+	for _, st := range steps {
+		n += st.Rows
+	}
+	return n
+}
+
 // decodeDigests reads the reply's "digests" I64 [rows, 2]: every row's
-// digest, and its taps' when tap_cols > 0.
-func decodeDigests(rep *frame, st *Step, name string) error {
+// digest, and its taps' when tap_cols > 0, the steps' rows one after
+// another.
+func decodeDigests(rep *frame, steps []*Step, name string) error {
+	rows, tc := rowsOf(steps), steps[0].TapCols
 	d, ok := rep.tensor("digests")
 	if !ok {
 		return &frameError{frame: name, field: `tensor "digests"`, msg: "missing"}
 	}
-	if d.dtype != wireI64 || !slices.Equal(d.shape, []int{st.Rows, 2}) {
-		return &frameError{frame: name, field: `tensor "digests"`, msg: fmt.Sprintf("I64 [%d 2] expected, got %s %v", st.Rows, d.dtype, d.shape)}
+	if d.dtype != wireI64 || !slices.Equal(d.shape, []int{rows, 2}) {
+		return &frameError{frame: name, field: `tensor "digests"`, msg: fmt.Sprintf("I64 [%d 2] expected, got %s %v", rows, d.dtype, d.shape)}
 	}
-	st.Digests = make([]uint64, st.Rows)
-	if st.TapCols > 0 {
-		st.TapDigests = make([]uint64, st.Rows)
+	all := make([]uint64, rows)
+	var taps []uint64
+	if tc > 0 {
+		taps = make([]uint64, rows)
 	}
-	for r := range st.Rows {
-		st.Digests[r] = binary.LittleEndian.Uint64(d.data[16*r:])
-		if st.TapCols > 0 {
-			st.TapDigests[r] = binary.LittleEndian.Uint64(d.data[16*r+8:])
+	for r := range rows {
+		all[r] = binary.LittleEndian.Uint64(d.data[16*r:])
+		if tc > 0 {
+			taps[r] = binary.LittleEndian.Uint64(d.data[16*r+8:])
 		}
+	}
+	at := 0
+	for _, st := range steps {
+		st.Digests = all[at : at+st.Rows : at+st.Rows]
+		if tc > 0 {
+			st.TapDigests = taps[at : at+st.Rows : at+st.Rows]
+		}
+		at += st.Rows
 	}
 	return nil
 }
 
-// decodeAgainst reads the reply to a step compared with the items alone:
-// "differ" I64 [k], the rows whose bits (or taps' bits) differ from their
-// item alone, strictly ascending, and "digests" I64 [k, 2], theirs. Every
-// other row is its item alone: its digests are a's. A reply whose taps
-// are not as wide as the items alone's must name every row.
-func decodeAgainst(rep *frame, st *Step, a *aloneRows, batches [][]int, kr int, name string) error {
+// decodeAgainst reads the reply to a step compared with the items alone
+// a: "differ" I64 [k], the rows whose bits (or taps' bits) differ from
+// their item alone, strictly ascending, and "digests" I64 [k, 2], theirs.
+// Every other row is its item alone: its digests are a's. A reply whose
+// taps are not as wide as the items alone's must name every row. A step
+// of a prefix with no row named shares a's digests (Digests are read
+// only).
+func decodeAgainst(rep *frame, steps []*Step, a *aloneRows, batches [][]int, kr int, name string) error {
 	bad := func(field, format string, args ...any) error {
 		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, args...)}
 	}
+	rows, tc := rowsOf(steps), steps[0].TapCols
 	p, ok := rep.tensor("differ")
 	if !ok {
 		return bad(`tensor "differ"`, "missing (the step asked against=\"alone\")")
 	}
-	if p.dtype != wireI64 || len(p.shape) != 1 || p.shape[0] > st.Rows {
-		return bad(`tensor "differ"`, "I64 [k <= %d] expected, got %s %v", st.Rows, p.dtype, p.shape)
+	if p.dtype != wireI64 || len(p.shape) != 1 || p.shape[0] > rows {
+		return bad(`tensor "differ"`, "I64 [k <= %d] expected, got %s %v", rows, p.dtype, p.shape)
 	}
 	k := p.shape[0]
 	d, ok := rep.tensor("digests")
@@ -456,38 +470,51 @@ func decodeAgainst(rep *frame, st *Step, a *aloneRows, batches [][]int, kr int, 
 	if d.dtype != wireI64 || !slices.Equal(d.shape, []int{k, 2}) {
 		return bad(`tensor "digests"`, "I64 [%d 2] expected (one a row named in \"differ\"), got %s %v", k, d.dtype, d.shape)
 	}
-	if st.TapCols != a.tapCols && k != st.Rows {
-		return bad(`tensor "differ"`, "%d rows of %d named, but the taps are %d wide and %d alone: every row differs", k, st.Rows, st.TapCols, a.tapCols)
+	if tc != a.tapCols && k != rows {
+		return bad(`tensor "differ"`, "%d rows of %d named, but the taps are %d wide and %d alone: every row differs", k, rows, tc, a.tapCols)
 	}
-	st.Digests = make([]uint64, st.Rows)
-	var td []uint64
-	if st.TapCols > 0 {
-		st.TapDigests = make([]uint64, st.Rows)
-		if st.TapCols == a.tapCols {
-			td = st.TapDigests
+	named := make([]int, k)
+	for i := range named {
+		named[i] = int(int64(binary.LittleEndian.Uint64(p.data[8*i:])))
+		if named[i] < 0 || named[i] >= rows {
+			return bad(`tensor "differ"`, "row %d outside the step's %d rows", named[i], rows)
 		}
-	}
-	r := 0
-	for _, ids := range batches {
-		r += a.fill(st.Digests[r:], td, ids, kr)
-		if td != nil {
-			td = st.TapDigests[r:]
+		if i > 0 && named[i] <= named[i-1] {
+			return bad(`tensor "differ"`, "row %d after row %d: want rows strictly ascending", named[i], named[i-1])
 		}
 	}
-	last := -1
-	for i := range k {
-		row := int(int64(binary.LittleEndian.Uint64(p.data[8*i:])))
-		if row < 0 || row >= st.Rows {
-			return bad(`tensor "differ"`, "row %d outside the step's %d rows", row, st.Rows)
+	at, i := 0, 0 // the step's first row, its first named row
+	for b, st := range steps {
+		j := i
+		for j < k && named[j] < at+st.Rows {
+			j++
 		}
-		if row <= last {
-			return bad(`tensor "differ"`, "row %d after row %d: want rows strictly ascending", row, last)
+		ids := batches[b]
+		if j == i && a.ident && len(ids) <= a.n && isPrefix(ids) {
+			st.Digests = a.digests[:st.Rows:st.Rows]
+			if tc > 0 {
+				st.TapDigests = a.tapDigests[:st.Rows:st.Rows]
+			}
+		} else {
+			st.Digests = make([]uint64, st.Rows)
+			var td []uint64
+			if tc > 0 {
+				st.TapDigests = make([]uint64, st.Rows)
+				if tc == a.tapCols {
+					td = st.TapDigests
+				}
+			}
+			a.fill(st.Digests, td, ids, kr)
+			for ; i < j; i++ {
+				r := named[i] - at
+				st.Digests[r] = binary.LittleEndian.Uint64(d.data[16*i:])
+				if tc > 0 {
+					st.TapDigests[r] = binary.LittleEndian.Uint64(d.data[16*i+8:])
+				}
+			}
 		}
-		last = row
-		st.Digests[row] = binary.LittleEndian.Uint64(d.data[16*i:])
-		if st.TapCols > 0 {
-			st.TapDigests[row] = binary.LittleEndian.Uint64(d.data[16*i+8:])
-		}
+		i = j
+		at += st.Rows
 	}
 	return nil
 }

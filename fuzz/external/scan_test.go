@@ -204,12 +204,11 @@ func TestDecodeAgainst(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rows := 0
+			var steps []*Step
 			for _, b := range tc.batches {
-				rows += len(b) * kr
+				steps = append(steps, &Step{Rows: len(b) * kr, Cols: 4})
 			}
-			st := &Step{Rows: rows, Cols: 4}
-			err := decodeStep(tc.rep, st, h, nil, 1, "reply frame 1", alone, tc.batches)
+			err := decodeStep(tc.rep, steps, h, nil, 1, "reply frame 1", alone, tc.batches)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want one containing %q", err, tc.err)
@@ -219,10 +218,36 @@ func TestDecodeAgainst(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := append(slices.Clone(st.Digests), st.TapDigests...); !slices.Equal(got, tc.want) {
+			var got, taps []uint64
+			for _, st := range steps {
+				got = append(got, st.Digests...)
+				taps = append(taps, st.TapDigests...)
+			}
+			if got = append(got, taps...); !slices.Equal(got, tc.want) {
 				t.Fatalf("digests %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestDecodeAgainstShares: when the items alone ran in order, a prefix
+// with no row named shares their digests, and a named row never writes
+// them.
+func TestDecodeAgainstShares(t *testing.T) {
+	h := &heldBatch{items: 3, kr: 1}
+	alone := newAloneRows(h, []int{0, 1, 2}, &Step{Rows: 3, Digests: []uint64{10, 11, 12}})
+	steps := []*Step{{Rows: 2}, {Rows: 3}}
+	rep := &frame{meta: map[string]string{"frame": "reply", "seq": "1", "tap_cols": "0"}, tensors: []tensor{
+		{name: "differ", dtype: wireI64, shape: []int{1}, data: encodeInt64s(nil, []int{3})},
+		{name: "digests", dtype: wireI64, shape: []int{1, 2}, data: encodeUint64s([]uint64{99, 0})}}}
+	if err := decodeStep(rep, steps, h, nil, 1, "reply frame 1", alone, [][]int{{0, 1}, {0, 1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(steps[0].Digests, []uint64{10, 11}) || &steps[0].Digests[0] != &alone.digests[0] {
+		t.Errorf("prefix of 2, none named: digests %v, want the items alone's own [10 11]", steps[0].Digests)
+	}
+	if !slices.Equal(steps[1].Digests, []uint64{10, 99, 12}) || !slices.Equal(alone.digests, []uint64{10, 11, 12}) {
+		t.Errorf("prefix of 3, row 1 named: digests %v (want [10 99 12]), items alone now %v", steps[1].Digests, alone.digests)
 	}
 }
 
