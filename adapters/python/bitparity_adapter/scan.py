@@ -530,44 +530,61 @@ class Held:
         return taps or 0, [("digests", "I64", d)] + self._fetched(y, t, fetch)
 
     def _against(self, sels, fetch):
-        """A step compared with the items alone (see step). Every batch's
-        compare is queued where it runs; the compares are read once, after
-        the last batch. The outputs of the batches stay until then, up to
-        KEEP_BYTES of them; a batch past that is run again when it has
-        rows to name (and must name the same rows again)."""
-        parts, masks = [], []
+        """A step compared with the items alone (see step). On a device
+        (CUDA, JAX) every batch's compare is queued where it runs and the
+        compares are read once, after the last batch; the outputs of the
+        batches stay until then, up to KEEP_BYTES of them, and a batch past
+        that is run again when it has rows to name (and must name the same
+        rows again). On the host (NumPy, torch on the CPU) nothing waits:
+        each batch's rows are named as it ends, and its output dropped."""
+        named = []  # per batch: (its rows named, their digests)
+        queued, masks = [], []  # the batches whose compares are read at the end
         taps, at, size = None, 0, 0
         for sel in sels:
             p = self.part(sel, at)
             taps = _tap_cols(taps, p)
-            masks.append(self._differ(p, sel))
+            m = self._differ(p, sel)
             at += p.rows
+            if fetch is None and _on_host(p.y):
+                local = _positions(m)
+                named.append((local + p.at, self._named(p, local)))
+                continue
             size += _nbytes(p.y) + _nbytes(p.taps)
             if size > KEEP_BYTES and fetch is None:
                 p.y = p.taps = None  # run again if it differs
-            parts.append((p, sel))
-        pos = _positions(_cat(masks)) if masks else np.zeros(0, dtype=np.int64)
-        d = np.zeros((len(pos), 2), dtype=np.int64)
-        bounds = np.searchsorted(pos, [p.at for p, _ in parts] + [at])
-        for k, (p, sel) in enumerate(parts):
-            lo, hi = bounds[k], bounds[k + 1]
-            if hi == lo:
-                continue
-            local = pos[lo:hi] - p.at
-            if p.y is None:
-                p = self.part(sel, p.at)
-                if not np.array_equal(_positions(self._differ(p, sel)), local):
-                    raise RuntimeError("the batch of items %s gave other rows the second time: the op is not deterministic"
-                                       % _describe(sel))
-            d[lo:hi, 0] = digests(_take(p.y, local))
-            if p.taps is not None:
-                d[lo:hi, 1] = digests(_take(p.taps, local))
-        out = [("differ", "I64", pos), ("digests", "I64", d)]
+            queued.append((len(named), p, sel))
+            masks.append(m)
+            named.append(None)
+        if masks:
+            pos = _positions(_cat(masks))
+            starts = np.cumsum([0] + [p.rows for _, p, _ in queued])  # the queued rows, one batch after another
+            bounds = np.searchsorted(pos, starts)
+            for k, (i, p, sel) in enumerate(queued):
+                local = pos[bounds[k]:bounds[k + 1]] - starts[k]
+                if len(local) and p.y is None:
+                    at = p.at
+                    p = self.part(sel, at)
+                    if not np.array_equal(_positions(self._differ(p, sel)), local):
+                        raise RuntimeError("the batch of items %s gave other rows the second time: the op is not "
+                                           "deterministic" % _describe(sel))
+                named[i] = (local + p.at, self._named(p, local))
+        pos = np.concatenate([n[0] for n in named]) if named else np.zeros(0, dtype=np.int64)
+        d = np.concatenate([n[1] for n in named]) if named else np.zeros((0, 2), dtype=np.int64)
+        out = [("differ", "I64", pos.astype(np.int64)), ("digests", "I64", d)]
         if fetch is not None:  # fetch comes with one batch of items (no sizes): every part kept
-            y = _cat([p.y for p, _ in parts])
-            t = _cat([p.taps for p, _ in parts]) if taps else None
+            y = _cat([p.y for _, p, _ in queued])
+            t = _cat([p.taps for _, p, _ in queued]) if taps else None
             out += self._fetched(y, t, fetch)
         return taps or 0, out
+
+    def _named(self, p, local):
+        """The digests I64 [len(local), 2] of rows local of part p."""
+        d = np.zeros((len(local), 2), dtype=np.int64)
+        if len(local):
+            d[:, 0] = digests(_take(p.y, local))
+            if p.taps is not None:
+                d[:, 1] = digests(_take(p.taps, local))
+        return d
 
     def _differ(self, p, sel):
         """The rows of part p (the batch sel) that differ from their items
@@ -583,6 +600,13 @@ class Held:
         if t is not None:
             out.append(("taps", "F32", _host(_take(t, fetch)).view(np.float32)))
         return out
+
+
+def _on_host(a):
+    """Whether bits a are computed synchronously on the host (NumPy, torch
+    on the CPU): reading a compare there waits for nothing."""
+    k = _kind(a)
+    return k == "numpy" or (k == "torch" and a.device.type == "cpu")
 
 
 def _nbytes(a):

@@ -138,15 +138,19 @@ class AgainstAloneTest(unittest.TestCase):
         self.assertNotIn("differ", t)
         self.assertEqual(int(t["digests"][1][1, 0]) % (1 << 64), digest_ref(planted_bits(1, True)[0]))
 
-    def test_batches_past_keep_bytes_run_again(self):
-        keep = scan.KEEP_BYTES
-        scan.KEEP_BYTES = 0  # no output kept: every batch with rows to name runs again
+    def test_queued_as_on_a_device(self):
+        # the path of CUDA and JAX arrays (compares read once a step, at
+        # its end), taken here by host arrays; then with no output kept,
+        # so that every batch with rows to name runs again.
+        keep, on_host = scan.KEEP_BYTES, scan._on_host
+        scan._on_host = lambda a: False
         try:
-            for kind, xp in self.kinds():
-                with self.subTest(arrays=kind):
-                    self.check(kind, xp)
+            for scan.KEEP_BYTES in (keep, 0):
+                for kind, xp in self.kinds():
+                    with self.subTest(arrays=kind, keep=scan.KEEP_BYTES):
+                        self.check(kind, xp)
         finally:
-            scan.KEEP_BYTES = keep
+            scan.KEEP_BYTES, scan._on_host = keep, on_host
 
     def test_a_batch_run_again_must_name_the_same_rows(self):
         calls = []
@@ -159,8 +163,8 @@ class AgainstAloneTest(unittest.TestCase):
                     y[0] = -y[0]
             return y
 
-        keep = scan.KEEP_BYTES
-        scan.KEEP_BYTES = 0
+        keep, on_host = scan.KEEP_BYTES, scan._on_host
+        scan.KEEP_BYTES, scan._on_host = 0, (lambda a: False)  # as on a device, nothing kept
         try:
             _, got = converse({"rmsnorm": flaky}, [
                 hello("rmsnorm"), planted_hold(),
@@ -168,7 +172,7 @@ class AgainstAloneTest(unittest.TestCase):
                 ({"frame": "step", "seq": "3", "each": "false", "against": "alone"},
                  [("sizes", "I64", np.array([3], np.int64))])], name="t")
         finally:
-            scan.KEEP_BYTES = keep
+            scan.KEEP_BYTES, scan._on_host = keep, on_host
         self.assertEqual(got[3][0]["frame"], "error", got[3][0])
         self.assertIn("not deterministic", got[3][0]["message"])
 
