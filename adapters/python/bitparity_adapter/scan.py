@@ -104,9 +104,9 @@ def _torch_digests(y):
 def _torch_bits_digests(a):
     """D of each row of a 2-D torch int16 or int32 tensor of wire bits, on
     its device: the words widened to int64 (uint16 or uint32 values) in
-    chunks of at most 2**24 words (2**20 on the CPU, where a chunk that
-    stays in cache is several times faster), times the powers, summed
-    (wrapping mod 2**64)."""
+    chunks of at most 2**24 words (2**16 on the CPU, where a chunk that
+    stays in cache, and below the size malloc maps afresh, is several times
+    faster), times the powers, summed (wrapping mod 2**64)."""
     import torch
     rows, n = a.shape
     if n == 0 or rows == 0:
@@ -121,7 +121,7 @@ def _torch_bits_digests(a):
         _torch_powers[key] = p
     p, ps = p
     mask = 0xFFFF if a.element_size() == 2 else 0xFFFFFFFF
-    step = max(1, (1 << (20 if a.device.type == "cpu" else 24)) // n)
+    step = max(1, (1 << (16 if a.device.type == "cpu" else 24)) // n)
     out = []
     for lo in range(0, rows, step):
         w = a[lo:lo + step].to(torch.int64) & mask
