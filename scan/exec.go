@@ -191,16 +191,17 @@ func (r *digestRows) Fetch(pos []int) ([]float32, error) {
 
 func (r *digestRows) Release() {}
 
+// talkFields are the hello's fields that say how an adapter talks, not
+// what it computes: a certificate neither records nor compares them.
+var talkFields = map[string]bool{"frame": true, "seq": true, "protocol": true, "scan_against": true}
+
 // AdapterIdentity is what a certificate records of an adapter's hello:
-// every field but frame, seq, protocol and scan_against, which say how the
-// adapter talks, not what it computes (name, op, device, schedule, about,
-// versions, backend, scan, ...).
+// every field but frame, seq, protocol and scan_against (name, op, device,
+// schedule, about, versions, backend, scan, ...).
 func AdapterIdentity(hello map[string]string) map[string]string {
 	id := make(map[string]string, len(hello))
 	for k, v := range hello {
-		switch k {
-		case "frame", "seq", "protocol", "scan_against":
-		default:
+		if !talkFields[k] {
 			id[k] = v
 		}
 	}
@@ -208,7 +209,9 @@ func AdapterIdentity(hello map[string]string) map[string]string {
 }
 
 // HelloDiff lists the fields in which the hello here differs from the
-// recorded one, sorted: `versions: recorded "numpy=1.24", here "numpy=2.0"`.
+// recorded one, sorted, but those of talkFields (a certificate recorded
+// before they were left out may hold them): `versions: recorded
+// "numpy=1.24", here "numpy=2.0"`.
 func HelloDiff(recorded, here map[string]string) []string {
 	keys := map[string]bool{}
 	for k := range recorded {
@@ -219,7 +222,7 @@ func HelloDiff(recorded, here map[string]string) []string {
 	}
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		if recorded[k] != here[k] {
+		if !talkFields[k] && recorded[k] != here[k] {
 			out = append(out, fmt.Sprintf("%s: recorded %q, here %q", k, recorded[k], here[k]))
 		}
 	}

@@ -129,3 +129,23 @@ func TestExecScanAgainstAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestHelloIdentity: a certificate records the hello but the fields that
+// say how the adapter talks, and a recheck compares the rest only (a
+// certificate that recorded scan_against still holds).
+func TestHelloIdentity(t *testing.T) {
+	hello := map[string]string{"frame": "hello", "seq": "0", "protocol": "1", "scan": "1", "scan_against": "alone",
+		"name": "numpy.rmsnorm", "versions": "numpy=1.24.2"}
+	id := AdapterIdentity(hello)
+	if !reflect.DeepEqual(id, map[string]string{"scan": "1", "name": "numpy.rmsnorm", "versions": "numpy=1.24.2"}) {
+		t.Fatalf("AdapterIdentity = %v", id)
+	}
+	old := map[string]string{"scan": "1", "scan_against": "", "name": "numpy.rmsnorm", "versions": "numpy=1.24.2"}
+	if d := HelloDiff(old, id); len(d) != 0 {
+		t.Errorf("HelloDiff of a hello that differs in scan_against only: %v", d)
+	}
+	here := map[string]string{"scan": "1", "name": "numpy.rmsnorm", "versions": "numpy=2.0"}
+	if d := HelloDiff(id, here); !slices.Equal(d, []string{`versions: recorded "numpy=1.24.2", here "numpy=2.0"`}) {
+		t.Errorf("HelloDiff = %q", d)
+	}
+}
