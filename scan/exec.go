@@ -14,11 +14,16 @@ import (
 // An adapter that speaks the scan frames (external.Target.Scans) holds the
 // largest batch in its own process, on its device: each step sends the
 // item ids of its batch and gets back a digest of every output row
-// (external.RowDigest), so a step moves 16 bytes a row instead of the
-// rows. Compares are compares of digests; full rows travel only for
-// witnesses, the rows of a differing value whose bits name its class.
-// Adapters that predate the scan frames are held on the host (hostHeld):
-// every step sends its whole batch through the pipe.
+// (external.RowDigest). An adapter that also compares steps with the
+// items alone (external.Target.ComparesAlone) keeps the rows of the draw's
+// items-alone step and answers a later step with the rows that differ
+// from their item alone only: a step costs the op and one compare on the
+// adapter's device, and a few bytes of reply; external.Target.Step fills
+// in the digests of the rows not named from the items alone's, so every
+// compare here is the same. Compares are compares of digests; full rows
+// travel only for witnesses, the rows of a differing value whose bits
+// name its class. Adapters that predate the scan frames are held on the
+// host (hostHeld): every step sends its whole batch through the pipe.
 
 // holdExec holds b in the adapter t runs, when t is an external target
 // that speaks the scan frames. The hold frame goes with the first run
@@ -44,6 +49,7 @@ type execHeld struct {
 	// ahead holds the answers to prefix steps asked for ahead (a scan
 	// asks for prefixes v, v+1, ... in turn), by prefix size.
 	ahead map[int]*external.Step
+	ident []int // 0, 1, ...: every output's Rows, shared, never written
 }
 
 // aheadRows bounds the output rows of one frame of prefix steps asked
@@ -85,7 +91,10 @@ func (h *execHeld) step(ctx context.Context, ids []int, each bool) (*target.Outp
 	if err != nil {
 		return nil, err
 	}
-	o := &target.Output{Rows: identity(st.Rows), Cols: h.cols, DType: h.dt, TapCols: st.TapCols,
+	if len(h.ident) < st.Rows {
+		h.ident = identity(max(st.Rows, h.b.Rows()))
+	}
+	o := &target.Output{Rows: h.ident[:st.Rows:st.Rows], Cols: h.cols, DType: h.dt, TapCols: st.TapCols,
 		Device: &digestRows{h: h, ids: ids, each: each, d: st.Digests}}
 	if st.TapCols > 0 {
 		o.DeviceTaps = &digestRows{h: h, ids: ids, each: each, d: st.TapDigests, taps: true}
@@ -182,15 +191,17 @@ func (r *digestRows) Fetch(pos []int) ([]float32, error) {
 
 func (r *digestRows) Release() {}
 
+// talkFields are the hello's fields that say how an adapter talks, not
+// what it computes: a certificate neither records nor compares them.
+var talkFields = map[string]bool{"frame": true, "seq": true, "protocol": true, "scan_against": true}
+
 // AdapterIdentity is what a certificate records of an adapter's hello:
-// every field but frame, seq and protocol (name, op, device, schedule,
-// about, versions, backend, scan, ...).
+// every field but frame, seq, protocol and scan_against (name, op, device,
+// schedule, about, versions, backend, scan, ...).
 func AdapterIdentity(hello map[string]string) map[string]string {
 	id := make(map[string]string, len(hello))
 	for k, v := range hello {
-		switch k {
-		case "frame", "seq", "protocol":
-		default:
+		if !talkFields[k] {
 			id[k] = v
 		}
 	}
@@ -198,7 +209,9 @@ func AdapterIdentity(hello map[string]string) map[string]string {
 }
 
 // HelloDiff lists the fields in which the hello here differs from the
-// recorded one, sorted: `versions: recorded "numpy=1.24", here "numpy=2.0"`.
+// recorded one, sorted, but those of talkFields (a certificate recorded
+// before they were left out may hold them): `versions: recorded
+// "numpy=1.24", here "numpy=2.0"`.
 func HelloDiff(recorded, here map[string]string) []string {
 	keys := map[string]bool{}
 	for k := range recorded {
@@ -209,7 +222,7 @@ func HelloDiff(recorded, here map[string]string) []string {
 	}
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		if recorded[k] != here[k] {
+		if !talkFields[k] && recorded[k] != here[k] {
 			out = append(out, fmt.Sprintf("%s: recorded %q, here %q", k, recorded[k], here[k]))
 		}
 	}

@@ -72,14 +72,19 @@ func TestScanExecCertificate(t *testing.T) {
 
 // TestScanExecDriftMap: scan --exec of a NumPy RMSNorm whose sum of
 // squares splits in two halves from 130 rows on (in the upper half of the
-// tiny profile's 1..192) gives the exact map, over every value.
+// tiny profile's 1..192) gives the exact map, over every value: with the
+// kit's steps compared with the items alone in the adapter, and the same
+// map with every row's digest sent (BITPARITY_SCAN_AGAINST=none, as
+// adapters before that answer).
 func TestScanExecDriftMap(t *testing.T) {
 	py := numpyPython(t)
-	dir := t.TempDir()
-	adapter := py + " " + adapterScript("examples/numpy_split.py") + " --from 130"
-	out, errs, code := cli(t, dir, "scan", "--exec", adapter, "--profile", tinyProfile(), "--dists", "normal", "--dir", "c")
-	if code != spec.ExitFinding || !strings.Contains(out, "rows <= 129 -> A, rows >= 130 -> B") {
-		t.Fatalf("scan: exit %d, want 1 and the map rows <= 129 -> A, rows >= 130 -> B\n%s\n%s", code, out, errs)
+	for _, env := range []string{"", "BITPARITY_SCAN_AGAINST=none "} {
+		dir := t.TempDir()
+		adapter := env + py + " " + adapterScript("examples/numpy_split.py") + " --from 130"
+		out, errs, code := cli(t, dir, "scan", "--exec", adapter, "--profile", tinyProfile(), "--dists", "normal", "--dir", "c")
+		if code != spec.ExitFinding || !strings.Contains(out, "rows <= 129 -> A, rows >= 130 -> B") {
+			t.Fatalf("scan --exec %q: exit %d, want 1 and the map rows <= 129 -> A, rows >= 130 -> B\n%s\n%s", adapter, code, out, errs)
+		}
 	}
 }
 

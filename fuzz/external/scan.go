@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
@@ -42,17 +43,103 @@ func RowDigest(words []uint32) uint64 {
 // scan="1"): Hold and Step work only then.
 func (t *Target) Scans() bool { return t.hello["scan"] == strconv.Itoa(ScanVersion) }
 
+// ComparesAlone reports whether the adapter compares steps with the items
+// alone on its side (its hello's scan_against lists "alone"): a step then
+// answers only the rows that differ from their item alone.
+func (t *Target) ComparesAlone() bool {
+	return t.Scans() && slices.Contains(strings.Fields(t.hello["scan_against"]), "alone")
+}
+
 // heldBatch is what the harness knows of the batch the adapter holds.
 type heldBatch struct {
 	items, kr, cols int
 	dt              oracle.DType
 	start           int // t.starts when it was sent: a restart loses it
 	b               *target.Batch
+	// alone is what the harness knows of the rows the adapter keeps from
+	// the latest step of items each alone; nil before one, and after one
+	// failed.
+	alone *aloneRows
+}
+
+// aloneRows are the digests of the latest step of items each alone, by
+// held item: the adapter keeps those rows and compares later steps with
+// them (a step with against="alone").
+type aloneRows struct {
+	at                  []int // at[item]: the item's first row in that step (its first run), -1 when it did not run
+	n                   int   // items the step ran
+	ident               bool  // it ran items 0..n-1 in order: item i's rows start at i*kr
+	tapCols             int
+	digests, tapDigests []uint64
+}
+
+// newAloneRows records st, the answer to a step of held items ids each
+// alone.
+func newAloneRows(h *heldBatch, ids []int, st *Step) *aloneRows {
+	a := &aloneRows{at: make([]int, h.items), n: len(ids), ident: isPrefix(ids), tapCols: st.TapCols,
+		digests: st.Digests, tapDigests: st.TapDigests}
+	for i := range a.at {
+		a.at[i] = -1
+	}
+	for i, id := range ids {
+		if a.at[id] < 0 {
+			a.at[id] = i * h.kr
+		}
+	}
+	return a
+}
+
+// covers reports whether every item of ids ran in the step of items alone.
+func (a *aloneRows) covers(ids []int) bool {
+	if a == nil {
+		return false
+	}
+	for _, id := range ids {
+		if a.at[id] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// fill writes into d (and td, the taps' digests, when not nil) the
+// digests of the rows of a batch of held items ids computed each alone,
+// and returns the rows written.
+func (a *aloneRows) fill(d, td []uint64, ids []int, kr int) int {
+	if a.ident && len(ids) <= a.n && isPrefix(ids) {
+		n := copy(d, a.digests[:len(ids)*kr])
+		if td != nil {
+			copy(td, a.tapDigests[:n])
+		}
+		return n
+	}
+	r := 0
+	for _, id := range ids {
+		at := a.at[id]
+		copy(d[r:r+kr], a.digests[at:at+kr])
+		if td != nil {
+			copy(td[r:r+kr], a.tapDigests[at:at+kr])
+		}
+		r += kr
+	}
+	return r
+}
+
+// isPrefix reports whether ids are 0, 1, ..., len(ids)-1.
+func isPrefix(ids []int) bool {
+	for i, id := range ids {
+		if id != i {
+			return false
+		}
+	}
+	return true
 }
 
 // Step is an adapter's answer to a step: a digest (RowDigest) of every
 // output row of the step's batch and of its taps, and the full bits of the
-// rows asked for.
+// rows asked for. When the adapter compared the step with the items alone
+// (ComparesAlone), the digests of the rows it did not name are those of
+// the same items alone.
 type Step struct {
 	Rows, Cols int
 	Digests    []uint64 // output bits in the output dtype, one a row
@@ -124,9 +211,14 @@ func (t *Target) holding(ctx context.Context) (*heldBatch, error) {
 // Step runs the adapter on the batch of held items ids (item i of the
 // batch is held item ids[i]): as one batch, or with each every item as a
 // batch of its own, outputs in order. It returns every output row's
-// digest and the full rows at positions fetch (none when nil). When the
-// adapter restarted since the hold (a crash), the batch is held again
-// first.
+// digest and the full rows at positions fetch (none when nil). A step of
+// items each alone is what later steps are compared with: when the
+// adapter compares steps with the items alone (ComparesAlone) and every
+// item of a later step ran alone, that step's reply names only the rows
+// that differ from their item alone, and Step fills in the others'
+// digests from the items alone. When the adapter restarted since the hold
+// (a crash), the batch is held again first (and the items alone are
+// forgotten: later steps answer every digest).
 func (t *Target) Step(ctx context.Context, ids []int, each bool, fetch []int) (*Step, error) {
 	h, err := t.holding(ctx)
 	if err != nil {
@@ -144,17 +236,31 @@ func (t *Target) Step(ctx context.Context, ids []int, each bool, fetch []int) (*
 		}
 	}
 	ws := uint64(wireSize(wireDType(h.dt)))
-	limit := replySlack + uint64(rows)*16 + uint64(len(fetch))*(uint64(h.cols)*ws+uint64(h.cols+8)*4)
+	limit := replySlack + uint64(rows)*24 + uint64(len(fetch))*(uint64(h.cols)*ws+uint64(h.cols+8)*4)
 	st := &Step{Rows: rows, Cols: h.cols}
+	var against *aloneRows
 	err = t.roundTrip(ctx, limit, func(seq int) (*frame, error) {
 		f := &frame{meta: map[string]string{"frame": "step", "seq": strconv.Itoa(seq), "each": strconv.FormatBool(each)}}
+		if each {
+			h.alone = nil // replaced by this step's answer, or gone when it fails
+		} else if against = t.againstAlone(h, ids); against != nil {
+			f.meta["against"] = "alone"
+		}
 		f.tensors = append(f.tensors, tensor{name: "items", dtype: wireI64, shape: []int{len(ids)}, data: encodeInt64s(nil, ids)})
 		if fetch != nil {
 			f.tensors = append(f.tensors, tensor{name: "rows", dtype: wireI64, shape: []int{len(fetch)}, data: encodeInt64s(nil, fetch)})
 		}
 		return f, nil
 	}, func(rep *frame, seq int, name string) error {
-		return decodeStep(rep, st, h, fetch, seq, name)
+		if err := decodeStep(rep, []*Step{st}, h, fetch, seq, name, against, [][]int{ids}); err != nil {
+			return err
+		}
+		if each {
+			h.alone = newAloneRows(h, ids, st)
+		} else if against != nil {
+			t.against++
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -162,13 +268,37 @@ func (t *Target) Step(ctx context.Context, ids []int, each bool, fetch []int) (*
 	return st, nil
 }
 
+// StepsAgainstAlone is the number of step batches the adapter answered
+// compared with the items alone (a frame of prefixes counts each prefix).
+func (t *Target) StepsAgainstAlone() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.against
+}
+
+// againstAlone returns the items alone a step of held items ids (not of
+// items each alone) is compared with, on the adapter's side: nil unless
+// the adapter compares steps with the items alone and every item of ids
+// ran in its latest step of items each alone. The one place that decides
+// whether a step asks against="alone".
+func (t *Target) againstAlone(h *heldBatch, ids []int) *aloneRows {
+	if !t.ComparesAlone() || !h.alone.covers(ids) {
+		return nil
+	}
+	return h.alone
+}
+
 // StepPrefixes runs the adapter on the prefixes of sizes[k] held items, k
 // = 0, 1, ..., in one frame, and returns one Step for each (no rows
 // fetched): a scan's consecutive steps at the price of one round trip.
+// Compared with the items alone on the adapter's side as Step is.
 func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error) {
 	h, err := t.holding(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if len(sizes) == 0 {
+		return nil, nil
 	}
 	rows := 0
 	for _, n := range sizes {
@@ -177,38 +307,46 @@ func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error)
 		}
 		rows += n * h.kr
 	}
-	all := &Step{Rows: rows, Cols: h.cols}
-	err = t.roundTrip(ctx, replySlack+uint64(rows)*16, func(seq int) (*frame, error) {
+	out := make([]*Step, len(sizes))
+	batches := make([][]int, len(sizes))
+	ident := identity(slices.Max(sizes))
+	for k, n := range sizes {
+		out[k] = &Step{Rows: n * h.kr, Cols: h.cols}
+		batches[k] = ident[:n]
+	}
+	var against *aloneRows
+	err = t.roundTrip(ctx, replySlack+uint64(rows)*24, func(seq int) (*frame, error) {
 		f := &frame{meta: map[string]string{"frame": "step", "seq": strconv.Itoa(seq), "each": "false"}}
+		if against = t.againstAlone(h, ident); against != nil {
+			f.meta["against"] = "alone"
+		}
 		f.tensors = append(f.tensors, tensor{name: "sizes", dtype: wireI64, shape: []int{len(sizes)}, data: encodeInt64s(nil, sizes)})
 		return f, nil
 	}, func(rep *frame, seq int, name string) error {
-		return decodeStep(rep, all, h, nil, seq, name)
+		if err := decodeStep(rep, out, h, nil, seq, name, against, batches); err != nil {
+			return err
+		}
+		if against != nil {
+			t.against += len(sizes)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Step, len(sizes))
-	at := 0
-	for k, n := range sizes {
-		r := n * h.kr
-		st := &Step{Rows: r, Cols: h.cols, TapCols: all.TapCols, Digests: all.Digests[at : at+r : at+r]}
-		if all.TapDigests != nil {
-			st.TapDigests = all.TapDigests[at : at+r : at+r]
-		}
-		out[k] = st
-		at += r
-	}
 	return out, nil
 }
 
-// decodeStep checks a step's reply and fills st: frame "reply", the seq,
-// "digests" I64 [rows, 2], "tap_cols", and with fetch "y" [len(fetch),
-// cols] in the output dtype and "taps" F32 [len(fetch), tap_cols] whose
-// digests must be the ones sent for those rows.
-func decodeStep(rep *frame, st *Step, h *heldBatch, fetch []int, seq int, name string) error {
-	bad := func(field, format string, a ...any) error {
-		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, a...)}
+// decodeStep checks a step's reply and fills steps, one for each batch of
+// the step (batches[k]: its held items; the batches' rows one after
+// another in the reply): frame "reply", the seq, "tap_cols"; every row's
+// digests (decodeDigests, or decodeAgainst when the step was compared with
+// the items alone a); and with fetch (a step of one batch) "y"
+// [len(fetch), cols] in the output dtype and "taps" F32 [len(fetch),
+// tap_cols], whose rows must digest to the step's digests.
+func decodeStep(rep *frame, steps []*Step, h *heldBatch, fetch []int, seq int, name string, a *aloneRows, batches [][]int) error {
+	bad := func(field, format string, args ...any) error {
+		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, args...)}
 	}
 	if k := rep.meta["frame"]; k != "reply" {
 		return bad(`field "frame"`, "%q, want \"reply\"", k)
@@ -217,30 +355,21 @@ func decodeStep(rep *frame, st *Step, h *heldBatch, fetch []int, seq int, name s
 		return bad(`field "seq"`, "%q, want %d (the request's)", s, seq)
 	}
 	tc, err := strconv.Atoi(rep.meta["tap_cols"])
-	if err != nil || tc < 0 || tc > st.Cols+8 {
-		return bad(`field "tap_cols"`, "%q, want 0..%d", rep.meta["tap_cols"], st.Cols+8)
+	if err != nil || tc < 0 || tc > h.cols+8 {
+		return bad(`field "tap_cols"`, "%q, want 0..%d", rep.meta["tap_cols"], h.cols+8)
 	}
-	st.TapCols = tc
-	d, ok := rep.tensor("digests")
-	if !ok {
-		return bad(`tensor "digests"`, "missing")
+	for _, st := range steps {
+		st.TapCols = tc
 	}
-	if d.dtype != wireI64 || !slices.Equal(d.shape, []int{st.Rows, 2}) {
-		return bad(`tensor "digests"`, "I64 [%d 2] expected, got %s %v", st.Rows, d.dtype, d.shape)
+	if a != nil {
+		err = decodeAgainst(rep, steps, a, batches, h.kr, name)
+	} else {
+		err = decodeDigests(rep, steps, name)
 	}
-	st.Digests = make([]uint64, st.Rows)
-	if tc > 0 {
-		st.TapDigests = make([]uint64, st.Rows)
+	if err != nil || fetch == nil {
+		return err
 	}
-	for r := range st.Rows {
-		st.Digests[r] = binary.LittleEndian.Uint64(d.data[16*r:])
-		if tc > 0 {
-			st.TapDigests[r] = binary.LittleEndian.Uint64(d.data[16*r+8:])
-		}
-	}
-	if fetch == nil {
-		return nil
-	}
+	st := steps[0]
 	y, ok := rep.tensor("y")
 	if !ok {
 		return bad(`tensor "y"`, "missing")
@@ -251,7 +380,7 @@ func decodeStep(rep *frame, st *Step, h *heldBatch, fetch []int, seq int, name s
 	ws := wireSize(y.dtype)
 	for i, p := range fetch {
 		if got := RowDigest(wireWords(y.data[i*st.Cols*ws:(i+1)*st.Cols*ws], ws)); got != st.Digests[p] {
-			return bad(`tensor "y"`, "row %d digests to %016x, the reply's digest is %016x", p, got, st.Digests[p])
+			return bad(`tensor "y"`, "row %d digests to %016x, the step's digest is %016x", p, got, st.Digests[p])
 		}
 	}
 	st.Values = make([]float32, len(fetch)*st.Cols)
@@ -265,12 +394,140 @@ func decodeStep(rep *frame, st *Step, h *heldBatch, fetch []int, seq int, name s
 		}
 		for i, p := range fetch {
 			if got := RowDigest(wireWords(tp.data[i*tc*4:(i+1)*tc*4], 4)); got != st.TapDigests[p] {
-				return bad(`tensor "taps"`, "row %d digests to %016x, the reply's digest is %016x", p, got, st.TapDigests[p])
+				return bad(`tensor "taps"`, "row %d digests to %016x, the step's digest is %016x", p, got, st.TapDigests[p])
 			}
 		}
 		st.Taps = decodeFloat32s(tp)
 	}
 	return nil
+}
+
+// rowsOf is the rows of steps together.
+func rowsOf(steps []*Step) int {
+	n := 0
+	for _, st := range steps {
+		n += st.Rows
+	}
+	return n
+}
+
+// decodeDigests reads the reply's "digests" I64 [rows, 2]: every row's
+// digest, and its taps' when tap_cols > 0, the steps' rows one after
+// another.
+func decodeDigests(rep *frame, steps []*Step, name string) error {
+	rows, tc := rowsOf(steps), steps[0].TapCols
+	d, ok := rep.tensor("digests")
+	if !ok {
+		return &frameError{frame: name, field: `tensor "digests"`, msg: "missing"}
+	}
+	if d.dtype != wireI64 || !slices.Equal(d.shape, []int{rows, 2}) {
+		return &frameError{frame: name, field: `tensor "digests"`, msg: fmt.Sprintf("I64 [%d 2] expected, got %s %v", rows, d.dtype, d.shape)}
+	}
+	all := make([]uint64, rows)
+	var taps []uint64
+	if tc > 0 {
+		taps = make([]uint64, rows)
+	}
+	for r := range rows {
+		all[r] = binary.LittleEndian.Uint64(d.data[16*r:])
+		if tc > 0 {
+			taps[r] = binary.LittleEndian.Uint64(d.data[16*r+8:])
+		}
+	}
+	at := 0
+	for _, st := range steps {
+		st.Digests = all[at : at+st.Rows : at+st.Rows]
+		if tc > 0 {
+			st.TapDigests = taps[at : at+st.Rows : at+st.Rows]
+		}
+		at += st.Rows
+	}
+	return nil
+}
+
+// decodeAgainst reads the reply to a step compared with the items alone
+// a: "differ" I64 [k], the rows whose bits (or taps' bits) differ from
+// their item alone, strictly ascending, and "digests" I64 [k, 2], theirs.
+// Every other row is its item alone: its digests are a's. A reply whose
+// taps are not as wide as the items alone's must name every row. A step
+// of a prefix with no row named shares a's digests (Digests are read
+// only).
+func decodeAgainst(rep *frame, steps []*Step, a *aloneRows, batches [][]int, kr int, name string) error {
+	bad := func(field, format string, args ...any) error {
+		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, args...)}
+	}
+	rows, tc := rowsOf(steps), steps[0].TapCols
+	p, ok := rep.tensor("differ")
+	if !ok {
+		return bad(`tensor "differ"`, "missing (the step asked against=\"alone\")")
+	}
+	if p.dtype != wireI64 || len(p.shape) != 1 || p.shape[0] > rows {
+		return bad(`tensor "differ"`, "I64 [k <= %d] expected, got %s %v", rows, p.dtype, p.shape)
+	}
+	k := p.shape[0]
+	d, ok := rep.tensor("digests")
+	if !ok {
+		return bad(`tensor "digests"`, "missing")
+	}
+	if d.dtype != wireI64 || !slices.Equal(d.shape, []int{k, 2}) {
+		return bad(`tensor "digests"`, "I64 [%d 2] expected (one a row named in \"differ\"), got %s %v", k, d.dtype, d.shape)
+	}
+	if tc != a.tapCols && k != rows {
+		return bad(`tensor "differ"`, "%d rows of %d named, but the taps are %d wide and %d alone: every row differs", k, rows, tc, a.tapCols)
+	}
+	named := make([]int, k)
+	for i := range named {
+		named[i] = int(int64(binary.LittleEndian.Uint64(p.data[8*i:])))
+		if named[i] < 0 || named[i] >= rows {
+			return bad(`tensor "differ"`, "row %d outside the step's %d rows", named[i], rows)
+		}
+		if i > 0 && named[i] <= named[i-1] {
+			return bad(`tensor "differ"`, "row %d after row %d: want rows strictly ascending", named[i], named[i-1])
+		}
+	}
+	at, i := 0, 0 // the step's first row, its first named row
+	for b, st := range steps {
+		j := i
+		for j < k && named[j] < at+st.Rows {
+			j++
+		}
+		ids := batches[b]
+		if j == i && a.ident && len(ids) <= a.n && isPrefix(ids) {
+			st.Digests = a.digests[:st.Rows:st.Rows]
+			if tc > 0 {
+				st.TapDigests = a.tapDigests[:st.Rows:st.Rows]
+			}
+		} else {
+			st.Digests = make([]uint64, st.Rows)
+			var td []uint64
+			if tc > 0 {
+				st.TapDigests = make([]uint64, st.Rows)
+				if tc == a.tapCols {
+					td = st.TapDigests
+				}
+			}
+			a.fill(st.Digests, td, ids, kr)
+			for ; i < j; i++ {
+				r := named[i] - at
+				st.Digests[r] = binary.LittleEndian.Uint64(d.data[16*i:])
+				if tc > 0 {
+					st.TapDigests[r] = binary.LittleEndian.Uint64(d.data[16*i+8:])
+				}
+			}
+		}
+		i = j
+		at += st.Rows
+	}
+	return nil
+}
+
+// identity returns 0..n-1.
+func identity(n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
 }
 
 // wireWords returns the little-endian words of size ws (2 or 4 bytes) of

@@ -94,6 +94,7 @@ type Target struct {
 	slowReq  time.Duration // the slowest answer to a request
 	stall    string        // why the run ended with a request unanswered
 	held     *heldBatch    // the batch the adapter holds for a scan (scan.go)
+	against  int           // step batches answered against the items alone (scan.go)
 }
 
 var _ target.Target = (*Target)(nil)

@@ -102,8 +102,12 @@ def encode_header(meta, tensors):
     header = {"__metadata__": {str(k): str(v) for k, v in meta.items()}}
     off = 0
     arrays = []
+    tensors = [(n, w, np.ascontiguousarray(a, dtype=WIRE_NUMPY[w])) for n, w, a in tensors]
+    # empty tensors last: at the end of the data they cannot share a start
+    # with a tensor that has bytes (a reader that orders tensors by start
+    # alone could then see a hole).
+    tensors.sort(key=lambda t: t[2].nbytes == 0)
     for name, wire, a in tensors:
-        a = np.ascontiguousarray(a, dtype=WIRE_NUMPY[wire])
         header[name] = {"dtype": wire, "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
         off += a.nbytes
         arrays.append(a)

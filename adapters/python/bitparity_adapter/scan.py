@@ -5,6 +5,15 @@ it ("step"): a batch made of some of the held items, answered with one
 digest per output row instead of the rows themselves; full rows only for
 the positions the harness names (the witnesses of a differing value).
 
+The adapter keeps the output rows (and taps) of the latest step of items
+each alone (each="true") where it computed them. A step with
+against="alone" is compared with them there, bitwise (the wire bits as
+integers: a NaN equals itself, -0 differs from +0), and its reply names
+only the rows that differ from their item alone ("differ", ascending)
+with their digests: rows not named are equal to their item alone,
+bitwise. A step costs the op and one compare; nothing leaves the device
+for an invariant op but a few bytes.
+
 The digest of a row of words w_0 .. w_{n-1} (the unsigned integers of the
 row's wire bits: u16 for BF16 and F16, u32 for F32) is
 
@@ -15,6 +24,8 @@ sent as the I64 with the same bits. Go recomputes it (fuzz/external,
 RowDigest). Rows that differ in one word always differ in D (M is odd).
 """
 
+import os
+
 import numpy as np
 
 from . import dtypes, frames
@@ -24,6 +35,25 @@ SCAN_VERSION = 1
 M = 0x9E3779B97F4A7C15
 MASK = (1 << 64) - 1
 _powers = {}
+_torch_powers = {}
+
+# ENV_AGAINST names the environment variable that sets the hello's
+# scan_against field: "alone" (the default) or "none", which makes the
+# harness ask for every row's digest, as before against existed (to
+# compare the two).
+ENV_AGAINST = "BITPARITY_SCAN_AGAINST"
+
+# KEEP_BYTES bounds the outputs a step with against="alone" keeps until it
+# reads its compares (once, after its last batch): the batches past it
+# are run again when they have rows to name.
+KEEP_BYTES = 512 << 20
+
+
+def against():
+    """The hello's scan_against field: "alone", or "" when the environment
+    says none."""
+    v = os.environ.get(ENV_AGAINST, "alone").strip()
+    return "" if v in ("", "none") else v
 
 
 def powers(n):
@@ -67,26 +97,37 @@ def torch_digest_rows(y):
 def _torch_digests(y):
     """torch_digest_rows, left on the tensor's device."""
     import torch
-    if y.dtype in (torch.bfloat16, torch.float16):
-        w = y.contiguous().view(torch.int16).to(torch.int64) & 0xFFFF
-    else:
-        w = y.contiguous().view(torch.int32).to(torch.int64) & 0xFFFFFFFF
-    n = w.shape[1]
-    if n == 0:
-        return torch.zeros(w.shape[0], dtype=torch.int64, device=w.device)
-    ph = powers(n)
-    with np.errstate(over="ignore"):
-        ps = int(np.array([ph.sum(dtype=np.uint64)]).view(np.int64)[0])
-    p = torch.from_numpy(ph.view(np.int64)).to(w.device)
-    # sum (w_j + 1) M^(j+1) = w . p + sum(p), int64 arithmetic wrapping mod 2^64
-    return (w * p).sum(dim=1) + ps
+    it = torch.int16 if y.dtype in (torch.bfloat16, torch.float16) else torch.int32
+    return _torch_bits_digests(y.contiguous().view(it))
 
 
-_TORCH_WIRE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
-
-
-def _is_torch(y):
-    return type(y).__module__.startswith("torch")
+def _torch_bits_digests(a):
+    """D of each row of a 2-D torch int16 or int32 tensor of wire bits, on
+    its device: the words widened to int64 (uint16 or uint32 values) in
+    chunks of at most 2**24 words (2**16 on the CPU, where a chunk that
+    stays in cache, and below the size malloc maps afresh, is several times
+    faster), times the powers, summed (wrapping mod 2**64)."""
+    import torch
+    rows, n = a.shape
+    if n == 0 or rows == 0:
+        return torch.zeros(rows, dtype=torch.int64, device=a.device)
+    key = (n, str(a.device))
+    p = _torch_powers.get(key)
+    if p is None:
+        ph = powers(n)
+        with np.errstate(over="ignore"):
+            ps = int(np.array([ph.sum(dtype=np.uint64)]).view(np.int64)[0])
+        p = (torch.from_numpy(ph.view(np.int64).copy()).to(a.device), ps)
+        _torch_powers[key] = p
+    p, ps = p
+    mask = 0xFFFF if a.element_size() == 2 else 0xFFFFFFFF
+    step = max(1, (1 << (16 if a.device.type == "cpu" else 24)) // n)
+    out = []
+    for lo in range(0, rows, step):
+        w = a[lo:lo + step].to(torch.int64) & mask
+        # sum (w_j + 1) M^(j+1) = w . p + sum(p), int64 arithmetic wrapping mod 2^64
+        out.append((w * p).sum(dim=1) + ps)
+    return out[0] if len(out) == 1 else torch.cat(out)
 
 
 def items_of(op, t):
@@ -96,18 +137,31 @@ def items_of(op, t):
     return t[first][1].shape[0]
 
 
+def rows_per_item(op, t):
+    """Output rows of one item: 1 (rmsnorm, gemm, logprob), seq_len*heads
+    (prefill), heads (decode)."""
+    if op == "attn_prefill":
+        q = t["q"][1].shape
+        return q[1] * q[2]
+    if op == "attn_decode":
+        return t["q"][1].shape[1]
+    return 1
+
+
+def cols_of(op, t):
+    """Output values per row (Request.cols)."""
+    if op == "rmsnorm":
+        return t["x"][1].shape[-1]
+    if op == "gemm":
+        return t["w"][1].shape[-1]
+    if op == "logprob":
+        return 1
+    return t["q"][1].shape[-1]
+
+
 def gather(op, t, ids):
     """The tensors of the batch whose item i is held item ids[i]."""
-    ids = np.asarray(ids, dtype=np.int64)
-    if op in ("rmsnorm", "gemm"):
-        return {"x": (t["x"][0], t["x"][1][ids]), "w": t["w"]}
-    if op == "logprob":
-        return {"logits": (t["logits"][0], t["logits"][1][ids]), "targets": (t["targets"][0], t["targets"][1][ids])}
-    if op == "attn_prefill":
-        return {n: (t[n][0], t[n][1][ids]) for n in ("q", "k", "v")}
-    tok = decode_tokens(t["kv_lens"][1], ids)
-    return {"q": (t["q"][0], t["q"][1][ids]), "k": (t["k"][0], t["k"][1][tok]), "v": (t["v"][0], t["v"][1][tok]),
-            "kv_lens": (t["kv_lens"][0], t["kv_lens"][1][ids])}
+    return {n: (w, a[ix] if ix is not None else a) for n, (w, a), ix in _picked(op, t, _selection(ids))}
 
 
 def decode_tokens(lens, ids):
@@ -120,12 +174,268 @@ def decode_tokens(lens, ids):
     return np.concatenate([np.arange(start[i], start[i] + lens[i], dtype=np.int64) for i in ids])
 
 
+def _selection(ids):
+    """ids as a range when they are consecutive (a prefix, an item alone:
+    tensors are sliced, not gathered), else an int64 array."""
+    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+    if ids.size and ids[-1] - ids[0] == ids.size - 1 and (ids.size == 1 or (np.diff(ids) == 1).all()):
+        return range(int(ids[0]), int(ids[-1]) + 1)
+    return ids
+
+
+def _picked(op, t, sel):
+    """(name, (wire, array), index) for every tensor of t: index is a
+    slice or an int64 array along the batch dimension, None for a tensor
+    the batch takes whole (w)."""
+    if isinstance(sel, range):
+        it = slice(sel.start, sel.stop)
+    else:
+        it = sel
+    tok = None
+    if op == "attn_decode":
+        lens = np.asarray(t["kv_lens"][1], dtype=np.int64)
+        if isinstance(sel, range):
+            start = int(lens[:sel.start].sum())
+            tok = slice(start, start + int(lens[sel.start:sel.stop].sum()))
+        else:
+            tok = decode_tokens(lens, sel)
+    along = {"rmsnorm": {"x": it}, "gemm": {"x": it}, "logprob": {"logits": it, "targets": it},
+             "attn_prefill": {"q": it, "k": it, "v": it},
+             "attn_decode": {"q": it, "kv_lens": it, "k": tok, "v": tok}}[op]
+    return [(n, t[n], along.get(n)) for n in t]
+
+
+# ---- rows as bits, where they are ---------------------------------------
+#
+# A step's output rows are kept as their wire bits, [rows, cols]: a torch
+# int16/int32 view or a JAX int16/int32 array on the device when the op
+# returned the wire dtype there, else a host NumPy uint16/uint32 array.
+# Taps likewise, as 32-bit words. The helpers below take either.
+
+_FLOAT_OF = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+_UINT = {"BF16": np.uint16, "F16": np.uint16, "F32": np.uint32}
+
+
+def _kind(a):
+    m = type(a).__module__
+    if m.startswith("torch"):
+        return "torch"
+    if m.startswith("jax"):
+        return "jax"
+    return "numpy"
+
+
+def out_bits(y, out_dtype, rows, cols):
+    """The op's output y as the wire bits of out_dtype, [rows, cols]: on
+    y's device when y has that dtype there (torch, JAX), else converted on
+    the host as a request's reply is (dtypes.to_wire, Raw as is)."""
+    k = _kind(y)
+    if k == "torch":
+        import torch
+        if y.dtype == getattr(torch, _FLOAT_OF[out_dtype]) and y.numel() == rows * cols:
+            return y.detach().reshape(rows, cols).view(torch.int32 if out_dtype == "fp32" else torch.int16)
+    elif k == "jax":
+        import jax.numpy as jnp
+        from jax import lax
+        if y.dtype == getattr(jnp, _FLOAT_OF[out_dtype]) and y.size == rows * cols:
+            return lax.bitcast_convert_type(y.reshape(rows, cols), jnp.int32 if out_dtype == "fp32" else jnp.int16)
+    wire = dtypes.WIRE[out_dtype]
+    return _wire_rows(y, out_dtype, wire, rows, cols).view(_UINT[wire])
+
+
+def tap_bits(taps, rows):
+    """Taps [rows, k] as the bits of their fp32 values: on the device for
+    torch and JAX float32 taps, else widened on the host (dtypes.to_f32)."""
+    k = _kind(taps)
+    n = max(rows, 1)
+    if k == "torch":
+        import torch
+        if taps.dtype == torch.float32 and taps.numel() % n == 0:
+            return taps.detach().reshape(rows, -1).view(torch.int32)
+    elif k == "jax":
+        import jax.numpy as jnp
+        from jax import lax
+        if taps.dtype == jnp.float32 and taps.size % n == 0:
+            return lax.bitcast_convert_type(taps.reshape(rows, -1), jnp.int32)
+    th = dtypes.to_f32(taps)
+    if th.size % n:
+        raise ValueError("taps of shape %s do not split into %d rows" % (list(th.shape), rows))
+    return th.reshape(rows, -1).view(np.uint32)
+
+
+def _np(a):
+    """a as a host NumPy array."""
+    k = _kind(a)
+    if k == "torch":
+        return a.cpu().numpy()
+    if k == "jax":
+        return np.asarray(a)
+    return a
+
+
+def _host(a):
+    """Bits as a host NumPy array of unsigned words."""
+    a = _np(a)
+    return a.view(np.uint16 if a.dtype.itemsize == 2 else np.uint32)
+
+
+def _alike(a, b):
+    """a and b of one kind: both as they are, or both on the host."""
+    if _kind(a) == _kind(b):
+        return a, b
+    return _host(a), _host(b)
+
+
+def _differ(a, b, rows):
+    """The rows of bits a whose bits differ from b's (a bool mask [rows] of
+    a's kind): every row when one is missing or their widths differ."""
+    if a is None and b is None:
+        return None
+    if a is None or b is None or a.shape != b.shape:
+        return _full(a if a is not None else b, rows)
+    a, b = _alike(a, b)
+    k = _kind(a)
+    if k == "torch":
+        return (a != b).any(dim=1)
+    if k == "jax":
+        import jax.numpy as jnp
+        return jnp.any(a != b, axis=1)
+    return (a != b).any(axis=1)
+
+
+def _full(like, rows):
+    k = _kind(like)
+    if k == "torch":
+        import torch
+        return torch.ones(rows, dtype=torch.bool, device=like.device)
+    if k == "jax":
+        import jax.numpy as jnp
+        return jnp.ones(rows, dtype=bool)
+    return np.ones(rows, dtype=bool)
+
+
+def _or(a, b):
+    if b is None:
+        return a
+    a, b = _alike(a, b)
+    return a | b
+
+
+def _cat(parts):
+    """Arrays of bits (or masks) one after another along their first
+    axis."""
+    if len(parts) == 1:
+        return parts[0]
+    kinds = {_kind(p) for p in parts}
+    if len(kinds) > 1:
+        parts = [_np(p) for p in parts]
+        if parts[0].dtype != bool:
+            parts = [_host(p) for p in parts]
+        return np.concatenate(parts)
+    k = kinds.pop()
+    if k == "torch":
+        import torch
+        return torch.cat(parts)
+    if k == "jax":
+        import jax.numpy as jnp
+        return jnp.concatenate(parts)
+    return np.concatenate(parts)
+
+
+def _take(a, idx):
+    """Rows idx (an int64 NumPy array) of a, where a is."""
+    k = _kind(a)
+    if k == "torch":
+        import torch
+        return a[torch.as_tensor(idx, device=a.device)]
+    if k == "jax":
+        import jax.numpy as jnp
+        return a[jnp.asarray(idx.astype(np.int32))]
+    return a[idx]
+
+
+def _positions(mask):
+    """The positions where a bool mask is true, ascending, as int64 on
+    the host: the one read of a step's compares."""
+    k = _kind(mask)
+    if k == "torch":
+        import torch
+        return torch.nonzero(mask).flatten().cpu().numpy().astype(np.int64)
+    return np.flatnonzero(np.asarray(mask)).astype(np.int64)
+
+
+def digests(a):
+    """D of every row of bits a, as host int64: on the device for torch,
+    on the host otherwise."""
+    return _host_digests([_row_digests(a)])
+
+
+def _row_digests(a):
+    """D of every row of bits a: a torch int64 tensor on a's device for
+    torch, else host int64."""
+    if _kind(a) == "torch":
+        return _torch_bits_digests(a)
+    return digest_rows(_host(a))
+
+
+def _host_digests(ds):
+    """Digests of _row_digests, one after another, as host int64: one read
+    from the device."""
+    if ds and _kind(ds[0]) == "torch":
+        import torch
+        return (ds[0] if len(ds) == 1 else torch.cat(ds)).cpu().numpy()
+    return np.concatenate(ds) if len(ds) > 1 else ds[0]
+
+
+class Alone:
+    """The rows of the latest step of items each alone, kept where they
+    were computed: y and taps as bits, and for every held item the first
+    row of its first run in that step (-1 when it did not run)."""
+
+    def __init__(self, ids, y, taps, kr, items):
+        ids = np.asarray(ids, dtype=np.int64)
+        self.y, self.taps, self.kr, self.n = y, taps, kr, len(ids)
+        self.at = np.full(items, -1, dtype=np.int64)
+        u, first = np.unique(ids, return_index=True)
+        self.at[u] = first * kr
+        self.ident = bool((ids == np.arange(len(ids))).all())
+
+    def rows(self, sel):
+        """The rows (y, taps) of the items of sel alone: a slice of the kept
+        rows when they are in order, else gathered."""
+        kr = self.kr
+        if isinstance(sel, range) and self.ident and sel.stop <= self.n:
+            s = slice(sel.start * kr, sel.stop * kr)
+            return self.y[s], (None if self.taps is None else self.taps[s])
+        items = np.arange(sel.start, sel.stop, dtype=np.int64) if isinstance(sel, range) else sel
+        at = self.at[items]
+        if (at < 0).any():
+            raise ValueError("step against the items alone: item %d did not run in the latest step of items each alone"
+                             % int(items[np.argmax(at < 0)]))
+        idx = (at[:, None] + np.arange(kr, dtype=np.int64)[None, :]).reshape(-1)
+        return _take(self.y, idx), (None if self.taps is None else _take(self.taps, idx))
+
+
+class _Part:
+    """One batch of a step: its first row in the step, its rows, its
+    output and taps as bits."""
+
+    def __init__(self, at, rows, y, taps):
+        self.at, self.rows, self.y, self.taps = at, rows, y, taps
+
+
 class Held:
     """The batch of a hold frame, and how its steps run."""
 
     def __init__(self, op, o, meta, tensors, arrays):
         self.op, self.o, self.meta, self.t, self.arrays = op, o, meta, tensors, arrays
         self.items = items_of(op, tensors)
+        self.out = meta.get("out", "")
+        if self.out not in dtypes.WIRE:
+            raise ValueError("hold: output dtype %r (want bf16, fp16 or fp32)" % self.out)
+        self.kr, self.cols = rows_per_item(op, tensors), cols_of(op, tensors)
+        self.eps = Request(meta, {}).eps
+        self.alone = None
         self.dev = None
         if not o.request and arrays.kind != "numpy":
             # array functions on a device: the inputs go there once.
@@ -137,99 +447,189 @@ class Held:
             raise ValueError("step: item ids outside the %d held items" % self.items)
         return ids
 
-    def run(self, ids):
-        """The result of the op on the batch of held items ids: (req, y, taps)."""
-        req = Request(dict(self.meta, frame="request"), gather(self.op, self.t, ids))
+    def run(self, sel):
+        """The op on the batch of held items sel (a range: sliced; an int64
+        array: gathered): (y, taps or None)."""
+        picked = _picked(self.op, self.t, sel)
         if self.dev is None:
+            t = {n: (w, a[ix] if ix is not None else a) for n, (w, a), ix in picked}
             from .serve import call
-            res = call(self.op, self.o, req, self.arrays)
+            res = call(self.op, self.o, Request(dict(self.meta, frame="request"), t), self.arrays)
         else:
-            res = self.o.fn(*self.device_args(ids))
+            args = {n: self.dev[n] if ix is None else self.dev[n][self._index(ix)] for n, _, ix in picked}
+            args = [args[n] for n in OP_INPUTS[self.op]]
+            if self.op == "rmsnorm":
+                args.append(float(self.eps))
+            res = self.o.fn(*args)
         taps = None
         if isinstance(res, tuple):
             if len(res) != 2:
                 raise TypeError("the op returned a tuple of %d values: want y or (y, taps)" % len(res))
             res, taps = res
-        return req, res, taps
+        return res, taps
 
-    def device_args(self, ids):
-        op, d, arrays = self.op, self.dev, self.arrays
-        if op == "attn_decode":
-            tok = decode_tokens(self.t["kv_lens"][1], ids)
-            sel = {"q": ids, "k": tok, "v": tok, "kv_lens": ids}
-        elif op in ("rmsnorm", "gemm"):
-            sel = {"x": ids}
-        else:
-            sel = {n: ids for n in OP_INPUTS[op]}
-        args = []
-        for n in OP_INPUTS[op]:
-            a = d[n]
-            if n in sel:
-                a = a[_index(arrays, sel[n])]
-            args.append(a)
-        if op == "rmsnorm":
-            eps = Request(self.meta, {}).eps
-            args.append(float(eps))
-        return args
+    def _index(self, ix):
+        if isinstance(ix, slice):
+            return ix
+        return _index(self.arrays, ix)
 
-    def step(self, ids, each, fetch, sizes=None):
-        """The reply tensors of a step: digests I64 [rows, 2] (y, taps), and
-        y and taps of the rows fetch names; and the taps' width. The step's
-        batches: ids; each id alone (each); or with sizes, the prefixes of
-        sizes[k] held items, one after another."""
+    def part(self, sel, at):
+        """Run the batch sel and keep its output as bits."""
+        rows = len(sel) * self.kr
+        y, taps = self.run(sel)
+        yb = out_bits(y, self.out, rows, self.cols)
+        tb = None if taps is None else tap_bits(taps, rows)
+        return _Part(at, rows, yb, tb)
+
+    def step(self, ids, each, fetch, sizes=None, against=False):
+        """The reply of a step: (tap_cols, tensors). The step's batches:
+        ids; each id alone (each: its rows are kept as the items alone);
+        or with sizes, the prefixes of sizes[k] held items, one after
+        another. Without against: "digests" I64 [rows, 2] (y, taps) of
+        every row; with against: "differ" I64 [k], the rows whose bits
+        differ from their item alone, and "digests" I64 [k, 2] of those.
+        With fetch, also "y" and "taps" of the rows fetch names."""
         if sizes is not None:
-            parts = [np.arange(int(n), dtype=np.int64) for n in sizes]
+            sels = [range(0, int(n)) for n in sizes]
+        elif each:
+            sels = [range(int(i), int(i) + 1) for i in ids]
         else:
-            parts = [[i] for i in ids] if each else [ids]
-        dig, ys, tps, dev = [], [], [], {}
-        tap_cols = 0
-        for k, p in enumerate(parts):
-            req, y, taps = self.run(p)
-            rows, cols = req.rows(), req.cols()
-            d = np.zeros((rows, 2), dtype=np.int64)
-            wire = dtypes.WIRE[req.out_dtype]
-            if _is_torch(y) and str(y.dtype) == "torch." + _TORCH_WIRE[req.out_dtype] and y.numel() == rows * cols:
-                yd = y.reshape(rows, cols)
-                dev[k] = _torch_digests(yd)  # one copy to the host for the whole step, below
-                yh = None
-            else:
-                yd = None
-                yh = _wire_rows(y, req.out_dtype, wire, rows, cols)
-                d[:, 0] = digest_rows(yh.view(_UINT[wire]))
-            th = None
-            if taps is not None:
-                th = dtypes.to_f32(taps)
-                if th.size % max(rows, 1):
-                    raise ValueError("taps of shape %s do not split into %d rows" % (list(th.shape), rows))
-                th = th.reshape(rows, -1)
-                tap_cols = th.shape[1]
-                d[:, 1] = digest_rows(th.view(np.uint32))
-            dig.append(d)
-            if fetch is not None:
-                if yh is None:
-                    yh = _wire_rows(yd, req.out_dtype, wire, rows, cols)
-                ys.append(yh)
-                tps.append(th)
-        if dev:
-            import torch
-            keys = sorted(dev)
-            host = torch.cat([dev[k] for k in keys]).cpu().numpy()
-            at = 0
-            for k in keys:
-                n = dig[k].shape[0]
-                dig[k][:, 0] = host[at:at + n]
-                at += n
-        digests = np.concatenate(dig) if dig else np.zeros((0, 2), dtype=np.int64)
-        out = [("digests", "I64", digests)]
-        if fetch is not None:
-            y = np.concatenate(ys)[fetch]
-            out.append(("y", wire, y))
-            if tap_cols:
-                out.append(("taps", "F32", np.concatenate(tps)[fetch]))
-        return tap_cols, out
+            sels = [_selection(ids)]
+        if each:
+            if against:
+                raise ValueError("step: against=alone with each=true")
+            self.alone = None  # replaced by this step's rows, or gone when it fails
+        elif against and self.alone is None:
+            raise ValueError("step: against=alone before a step of items each alone")
+        if against:
+            return self._against(sels, fetch)
+        keep = each or fetch is not None
+        parts, dy, dt, taps, at = [], [], [], None, 0
+        for sel in sels:
+            p = self.part(sel, at)
+            taps = _tap_cols(taps, p)
+            at += p.rows
+            if keep:
+                parts.append(p)
+            else:  # digested at once, the rows dropped; the digests read once, below
+                dy.append(_row_digests(p.y))
+                dt.append(None if p.taps is None else _row_digests(p.taps))
+        y = t = None
+        if keep:
+            y = _cat([p.y for p in parts]) if parts else np.zeros((0, self.cols), dtype=np.uint16)
+            t = _cat([p.taps for p in parts]) if parts and taps else None
+            dy = [_row_digests(y)]
+            dt = [None if t is None else _row_digests(t)]
+        d = np.zeros((at, 2), dtype=np.int64)
+        if at:
+            d[:, 0] = _host_digests(dy)
+            if taps:
+                d[:, 1] = _host_digests(dt)
+        if each:
+            self.alone = Alone(ids, y, t, self.kr, self.items)
+        return taps or 0, [("digests", "I64", d)] + self._fetched(y, t, fetch)
+
+    def _against(self, sels, fetch):
+        """A step compared with the items alone (see step). On a device
+        (CUDA, JAX) every batch's compare is queued where it runs and the
+        compares are read once, after the last batch; the outputs of the
+        batches stay until then, up to KEEP_BYTES of them, and a batch past
+        that is run again when it has rows to name (and must name the same
+        rows again). On the host (NumPy, torch on the CPU) nothing waits:
+        each batch's rows are named as it ends, and its output dropped."""
+        named = []  # per batch: (its rows named, their digests)
+        queued, masks = [], []  # the batches whose compares are read at the end
+        taps, at, size = None, 0, 0
+        for sel in sels:
+            p = self.part(sel, at)
+            taps = _tap_cols(taps, p)
+            m = self._differ(p, sel)
+            at += p.rows
+            if fetch is None and _on_host(p.y):
+                local = _positions(m)
+                named.append((local + p.at, self._named(p, local)))
+                continue
+            size += _nbytes(p.y) + _nbytes(p.taps)
+            if size > KEEP_BYTES and fetch is None:
+                p.y = p.taps = None  # run again if it differs
+            queued.append((len(named), p, sel))
+            masks.append(m)
+            named.append(None)
+        if masks:
+            pos = _positions(_cat(masks))
+            starts = np.cumsum([0] + [p.rows for _, p, _ in queued])  # the queued rows, one batch after another
+            bounds = np.searchsorted(pos, starts)
+            for k, (i, p, sel) in enumerate(queued):
+                local = pos[bounds[k]:bounds[k + 1]] - starts[k]
+                if len(local) and p.y is None:
+                    at = p.at
+                    p = self.part(sel, at)
+                    if not np.array_equal(_positions(self._differ(p, sel)), local):
+                        raise RuntimeError("the batch of items %s gave other rows the second time: the op is not "
+                                           "deterministic" % _describe(sel))
+                named[i] = (local + p.at, self._named(p, local))
+        pos = np.concatenate([n[0] for n in named]) if named else np.zeros(0, dtype=np.int64)
+        d = np.concatenate([n[1] for n in named]) if named else np.zeros((0, 2), dtype=np.int64)
+        out = [("differ", "I64", pos.astype(np.int64)), ("digests", "I64", d)]
+        if fetch is not None:  # fetch comes with one batch of items (no sizes): every part kept
+            y = _cat([p.y for _, p, _ in queued])
+            t = _cat([p.taps for _, p, _ in queued]) if taps else None
+            out += self._fetched(y, t, fetch)
+        return taps or 0, out
+
+    def _named(self, p, local):
+        """The digests I64 [len(local), 2] of rows local of part p."""
+        d = np.zeros((len(local), 2), dtype=np.int64)
+        if len(local):
+            d[:, 0] = digests(_take(p.y, local))
+            if p.taps is not None:
+                d[:, 1] = digests(_take(p.taps, local))
+        return d
+
+    def _differ(self, p, sel):
+        """The rows of part p (the batch sel) that differ from their items
+        alone, as a bool mask where p is."""
+        ry, rt = self.alone.rows(sel)
+        return _or(_differ(p.y, ry, p.rows), _differ(p.taps, rt, p.rows))
+
+    def _fetched(self, y, t, fetch):
+        if fetch is None:
+            return []
+        wire = dtypes.WIRE[self.out]
+        out = [("y", wire, _host(_take(y, fetch)).view(frames.WIRE_NUMPY[wire]))]
+        if t is not None:
+            out.append(("taps", "F32", _host(_take(t, fetch)).view(np.float32)))
+        return out
 
 
-_UINT = {"BF16": np.uint16, "F16": np.uint16, "F32": np.uint32}
+def _on_host(a):
+    """Whether bits a are computed synchronously on the host (NumPy, torch
+    on the CPU): reading a compare there waits for nothing."""
+    k = _kind(a)
+    return k == "numpy" or (k == "torch" and a.device.type == "cpu")
+
+
+def _nbytes(a):
+    if a is None:
+        return 0
+    if _kind(a) == "torch":
+        return a.numel() * a.element_size()
+    return a.nbytes
+
+
+def _describe(sel):
+    if isinstance(sel, range):
+        return "%d..%d" % (sel.start, sel.stop - 1)
+    return "[%s]" % " ".join(str(int(i)) for i in sel[:8]) + (" ..." if len(sel) > 8 else "")
+
+
+def _tap_cols(taps, p):
+    """The step's taps width after part p: every batch of a step has the
+    same (a frame has one tap_cols)."""
+    tc = 0 if p.taps is None else p.taps.shape[1]
+    if taps is not None and tc != taps:
+        raise ValueError("taps of %d columns in one batch of the step and %d in another" % (taps, tc))
+    return tc
 
 
 def _wire_rows(y, out_dtype, wire, rows, cols):

@@ -302,7 +302,10 @@ class Loop:
                 sizes = tensors["sizes"][1].astype(np.int64)
                 if sizes.size and (sizes.min() < 1 or sizes.max() > self.held.items):
                     raise ValueError("step: prefix sizes outside 1..%d" % self.held.items)
-            tap_cols, out = self.held.step(ids, meta.get("each") == "true", fetch, sizes)
+            against = meta.get("against", "")
+            if against not in ("", "alone"):
+                raise ValueError("step: against=%r (this adapter compares with: alone)" % against)
+            tap_cols, out = self.held.step(ids, meta.get("each") == "true", fetch, sizes, against == "alone")
             self.conn.write({"frame": "reply", "seq": seq, "tap_cols": tap_cols}, out)
         else:
             raise frames.ProtocolError("unknown frame kind %r" % kind)
@@ -337,4 +340,5 @@ class Loop:
             "about": o.about or self.about,
             "versions": self.arrays.versions(), "backend": self.arrays.kind,
             "scan": "" if want == "transformer" else str(scan.SCAN_VERSION),
+            "scan_against": "" if want == "transformer" else scan.against(),
         })

@@ -18,6 +18,174 @@ def digest_ref(words):
     return d
 
 
+# The bits of the planted op of AgainstAloneTest, by row (the tag in column
+# 0 of x): (y alone, y in a batch, tap alone, tap in a batch); None keeps
+# x, or the tap 1.0. Rows 1, 2 and 4 differ from themselves alone bitwise;
+# row 3 is a NaN with the same payload both times (equal, though a float
+# compare calls NaN unequal to itself).
+PLANTED = {
+    1: (0x00000000, 0x80000000, None, None),  # +0 alone, -0 in a batch
+    2: (0x7FC00000, 0x7FC00001, None, None),  # two NaN payloads
+    3: (0x7FC00002, 0x7FC00002, None, None),  # the same NaN
+    4: (None, None, 0x00000000, 0x80000000),  # equal y, taps +0 and -0
+}
+HIDDEN = 4
+
+
+def planted(xp):
+    """The planted op for arrays of module xp (numpy or torch): fp32 y and
+    taps [rows, 1] set by PLANTED from each row's tag."""
+    def fn(x, w, eps):
+        batch = x.shape[0] > 1
+        y = x * 1
+        taps = x[:, :1] * 0 + 1
+        tags = [int(v) for v in x[:, 0].tolist()]
+        yb, tb = y.view(xp.int32), taps.view(xp.int32)
+        for r, tag in enumerate(tags):
+            if tag in PLANTED:
+                ya, yn, ta, tn = PLANTED[tag]
+                if ya is not None:
+                    yb[r] = _i32(yn if batch else ya)
+                if ta is not None:
+                    tb[r] = _i32(tn if batch else ta)
+        return y, taps
+    return fn
+
+
+def _i32(u):
+    return u - (1 << 32) if u >= 1 << 31 else u
+
+
+def planted_bits(tag, batch):
+    """The expected wire words of row tag's y and taps."""
+    ya, yn, ta, tn = PLANTED.get(tag, (None, None, None, None))
+    y = yn if batch else ya
+    t = tn if batch else ta
+    x = np.array([tag] + [0.5] * (HIDDEN - 1), np.float32).view(np.uint32)
+    ys = [y] * HIDDEN if y is not None else list(x)
+    ts = [t if t is not None else int(np.array([1.0], np.float32).view(np.uint32)[0])]
+    return ys, ts
+
+
+def planted_hold(rows=5):
+    x = np.full((rows, HIDDEN), 0.5, np.float32)
+    x[:, 0] = np.arange(rows)
+    meta = {"frame": "hold", "seq": "1", "op": "rmsnorm", "in": "fp32", "out": "fp32",
+            "eps": "1e-06", "eps_bits": "358637bd"}
+    return meta, [("x", "F32", x), ("w", "F32", np.ones(HIDDEN, np.float32))]
+
+
+class AgainstAloneTest(unittest.TestCase):
+    """A step with against="alone" names the rows whose bits differ from
+    their item alone (+0 and -0 differ, a NaN equals itself), with their
+    digests, for every kind of array the kit takes."""
+
+    def kinds(self):
+        yield "numpy", np
+        if importlib.util.find_spec("torch"):
+            import torch
+            yield "torch", torch
+
+    def test_hello_offers_against_alone(self):
+        _, got = converse({"rmsnorm": lambda x, w, eps: x}, [hello("rmsnorm")], name="t")
+        self.assertEqual(got[0][0]["scan_against"], "alone")
+
+    def test_named_rows(self):
+        for kind, xp in self.kinds():
+            with self.subTest(arrays=kind):
+                self.check(kind, xp)
+
+    def check(self, kind, xp):
+        step = lambda seq, **m: dict({"frame": "step", "seq": str(seq), "each": "false"}, **m)
+        items = lambda *ids: ("items", "I64", np.array(ids, np.int64))
+        sent = [hello("rmsnorm"), planted_hold(),
+                (step(2, against="alone"), [items(0, 1)]),  # before the items alone: an error
+                (step(3, each="true"), [items(0, 1, 2, 3, 4)]),
+                (step(4, against="alone"), [items(0, 1, 2, 3, 4), ("rows", "I64", np.array([1, 3], np.int64))]),
+                (step(5, against="alone"), [("sizes", "I64", np.array([2, 5], np.int64))]),
+                (step(6, against="alone"), [items(3, 1)]),
+                (step(7), [items(3, 1)])]
+        code, got = converse({"rmsnorm": planted(xp)}, sent, name="t", arrays=kind)
+        self.assertEqual(code, 0)
+        self.assertEqual(got[2][0]["frame"], "error")
+        self.assertIn("before a step of items each alone", got[2][0]["message"])
+
+        meta, t = got[3]
+        self.assertEqual((meta["frame"], meta["tap_cols"]), ("reply", "1"), meta)
+        d = t["digests"][1]
+        for tag in range(5):
+            ys, ts = planted_bits(tag, False)
+            self.assertEqual((int(d[tag, 0]) % (1 << 64), int(d[tag, 1]) % (1 << 64)), (digest_ref(ys), digest_ref(ts)))
+
+        def named(reply, rows_tags):
+            meta, t = reply
+            self.assertEqual(meta["frame"], "reply", meta)
+            self.assertEqual(t["differ"][0], "I64")
+            self.assertEqual(list(t["differ"][1]), [r for r, _ in rows_tags])
+            d = t["digests"][1]
+            self.assertEqual(d.shape, (len(rows_tags), 2))
+            for i, (_, tag) in enumerate(rows_tags):
+                ys, ts = planted_bits(tag, True)
+                self.assertEqual((int(d[i, 0]) % (1 << 64), int(d[i, 1]) % (1 << 64)), (digest_ref(ys), digest_ref(ts)))
+            return t
+
+        t = named(got[4], [(1, 1), (2, 2), (4, 4)])
+        np.testing.assert_array_equal(t["y"][1].view(np.uint32), [planted_bits(1, True)[0], planted_bits(3, True)[0]])
+        named(got[5], [(1, 1), (3, 1), (4, 2), (6, 4)])
+        named(got[6], [(1, 1)])
+        meta, t = got[7]  # the same batch without against: every row's digest
+        self.assertEqual(t["digests"][1].shape, (2, 2))
+        self.assertNotIn("differ", t)
+        self.assertEqual(int(t["digests"][1][1, 0]) % (1 << 64), digest_ref(planted_bits(1, True)[0]))
+
+    def test_queued_as_on_a_device(self):
+        # the path of CUDA and JAX arrays (compares read once a step, at
+        # its end), taken here by host arrays; then with no output kept,
+        # so that every batch with rows to name runs again.
+        keep, on_host = scan.KEEP_BYTES, scan._on_host
+        scan._on_host = lambda a: False
+        try:
+            for scan.KEEP_BYTES in (keep, 0):
+                for kind, xp in self.kinds():
+                    with self.subTest(arrays=kind, keep=scan.KEEP_BYTES):
+                        self.check(kind, xp)
+        finally:
+            scan.KEEP_BYTES, scan._on_host = keep, on_host
+
+    def test_a_batch_run_again_must_name_the_same_rows(self):
+        calls = []
+
+        def flaky(x, w, eps):  # row 0 negated on the first batch of several rows, not the second
+            y = x * 1
+            if x.shape[0] > 1:
+                calls.append(1)
+                if len(calls) % 2:
+                    y[0] = -y[0]
+            return y
+
+        keep, on_host = scan.KEEP_BYTES, scan._on_host
+        scan.KEEP_BYTES, scan._on_host = 0, (lambda a: False)  # as on a device, nothing kept
+        try:
+            _, got = converse({"rmsnorm": flaky}, [
+                hello("rmsnorm"), planted_hold(),
+                ({"frame": "step", "seq": "2", "each": "true"}, [("items", "I64", np.arange(5, dtype=np.int64))]),
+                ({"frame": "step", "seq": "3", "each": "false", "against": "alone"},
+                 [("sizes", "I64", np.array([3], np.int64))])], name="t")
+        finally:
+            scan.KEEP_BYTES, scan._on_host = keep, on_host
+        self.assertEqual(got[3][0]["frame"], "error", got[3][0])
+        self.assertIn("not deterministic", got[3][0]["message"])
+
+    def test_none_in_the_environment(self):
+        import os
+        os.environ[scan.ENV_AGAINST] = "none"
+        try:
+            _, got = converse({"rmsnorm": lambda x, w, eps: x}, [hello("rmsnorm")], name="t")
+        finally:
+            del os.environ[scan.ENV_AGAINST]
+        self.assertEqual(got[0][0]["scan_against"], "")
+
+
 class ScanTest(unittest.TestCase):
     def test_digest_is_the_documented_formula(self):
         rng = np.random.default_rng(1)

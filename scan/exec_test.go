@@ -1,0 +1,151 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// numpyPython returns a python3 that imports numpy, or skips the test
+// when there is none and BITPARITY_SKIP_PYTHON=1.
+func numpyPython(t testing.TB) string {
+	t.Helper()
+	for _, c := range []string{os.Getenv("BITPARITY_PYTHON"), "/usr/bin/python3", "python3"} {
+		if c != "" && exec.Command(c, "-c", "import numpy").Run() == nil {
+			return c
+		}
+	}
+	if os.Getenv("BITPARITY_SKIP_PYTHON") == "1" {
+		t.Skip("BITPARITY_SKIP_PYTHON=1 and no python3 with numpy")
+	}
+	t.Fatal("no python3 with numpy: apt-get install python3-numpy, or BITPARITY_SKIP_PYTHON=1 to skip")
+	return ""
+}
+
+// adapter returns the command line of a script under adapters/.
+func adapter(py, script string, args ...string) string {
+	_, file, _, _ := runtime.Caller(0)
+	cl := py + " " + filepath.Join(filepath.Dir(file), "..", "adapters", script)
+	for _, a := range args {
+		cl += " " + a
+	}
+	return cl
+}
+
+// execTargets numbers the targets execTarget registers (a name is
+// registered once).
+var execTargets atomic.Int64
+
+// execTarget registers the adapter cmdline under a fresh name, with the
+// kit's BITPARITY_SCAN_AGAINST set to against ("" leaves the kit's
+// default, "alone"), and returns the name and the started target.
+func execTarget(t testing.TB, cmdline, against string) (string, *external.Target) {
+	t.Helper()
+	name := fmt.Sprintf("exec:test-%d-%s-%s", execTargets.Add(1), t.Name(), against)
+	var env []string
+	if against != "" {
+		env = []string{"BITPARITY_SCAN_AGAINST=" + against}
+	}
+	external.Register(name, cmdline, spec.OpRMSNorm, external.Options{Env: env})
+	tg, err := target.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	et := tg.(*external.Target)
+	t.Cleanup(func() { et.Close() })
+	return name, et
+}
+
+// TestExecScanAgainstAlone: scans of NumPy adapters go through the steps
+// compared with the items alone on the adapter's side (the kit's default),
+// and give the same result, count for count, as the same scans with every
+// row's digest sent (BITPARITY_SCAN_AGAINST=none, the frames before
+// against existed): the kit's exact RMSNorm certifies, the two-halves
+// RMSNorm from 40 rows gives its exact map, a position scan certifies
+// below 40 items, and a padding scan (whose filler items never ran alone:
+// its steps answer every digest) agrees.
+func TestExecScanAgainstAlone(t *testing.T) {
+	py := numpyPython(t)
+	split := adapter(py, "examples/numpy_split.py", "--from", "40")
+	exact := adapter(py, "numpy_ops.py", "rmsnorm")
+	dists := []spec.Dist{spec.DistNormal, spec.DistBoundary}
+	tests := []struct {
+		name    string
+		cmdline string
+		s       spec.ScanSpec
+		rule    string // the map's rule; "" for a certificate, "?" for either
+		against bool   // steps are compared with the items alone
+	}{
+		{"exact", exact, spec.ScanSpec{Dim: spec.ScanItems, From: 1, To: 72, Shape: spec.Shape{Hidden: 48}, Dists: dists, Seed: 1}, "", true},
+		{"split", split, spec.ScanSpec{Dim: spec.ScanItems, From: 1, To: 72, Shape: spec.Shape{Hidden: 48}, Dists: dists, Seed: 1},
+			"rows <= 39 -> A, rows >= 40 -> B", true},
+		{"position", split, spec.ScanSpec{Dim: spec.ScanPosition, From: 0, To: 36, Watch: 3, Shape: spec.Shape{Hidden: 32}, Dists: dists[:1], Seed: 1}, "", true},
+		{"pad", split, spec.ScanSpec{Dim: spec.ScanPad, From: 30, To: 50, Real: 30, Shape: spec.Shape{Hidden: 32}, Dists: dists[:1], Seed: 1}, "?", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2]*Result
+			for i, against := range []string{"", "none"} {
+				name, et := execTarget(t, tc.cmdline, against)
+				if et.ComparesAlone() != (against == "") {
+					t.Fatalf("BITPARITY_SCAN_AGAINST=%q: ComparesAlone %v, hello %v", against, et.ComparesAlone(), et.Hello())
+				}
+				s := tc.s
+				s.Target = name
+				r, err := Run(context.Background(), s, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := et.StepsAgainstAlone(); (n > 0) != (tc.against && against == "") {
+					t.Fatalf("BITPARITY_SCAN_AGAINST=%q: %d steps compared with the items alone", against, n)
+				}
+				got[i] = r
+			}
+			a, b := got[0], got[1]
+			switch {
+			case tc.rule == "" && a.Certificate == nil:
+				t.Fatalf("no certificate: %d differing, diffs %+v", a.Differing, a.Diffs)
+			case tc.rule != "" && tc.rule != "?" && a.Map.Rule != tc.rule:
+				t.Fatalf("map %q, want %q", a.Map.Rule, tc.rule)
+			}
+			if a.Map.Rule != b.Map.Rule || !slices.Equal(a.Map.Values, b.Map.Values) || !reflect.DeepEqual(a.Map.Classes, b.Map.Classes) {
+				t.Errorf("maps differ: against the items alone %q, every digest %q", a.Map.Rule, b.Map.Rule)
+			}
+			if a.Batches != b.Batches || a.RowsCompared != b.RowsCompared || a.Differing != b.Differing || !slices.Equal(a.Diffs, b.Diffs) {
+				t.Errorf("counts differ: against the items alone %d batches %d rows %d differing, every digest %d %d %d",
+					a.Batches, a.RowsCompared, a.Differing, b.Batches, b.RowsCompared, b.Differing)
+			}
+		})
+	}
+}
+
+// TestHelloIdentity: a certificate records the hello but the fields that
+// say how the adapter talks, and a recheck compares the rest only (a
+// certificate that recorded scan_against still holds).
+func TestHelloIdentity(t *testing.T) {
+	hello := map[string]string{"frame": "hello", "seq": "0", "protocol": "1", "scan": "1", "scan_against": "alone",
+		"name": "numpy.rmsnorm", "versions": "numpy=1.24.2"}
+	id := AdapterIdentity(hello)
+	if !reflect.DeepEqual(id, map[string]string{"scan": "1", "name": "numpy.rmsnorm", "versions": "numpy=1.24.2"}) {
+		t.Fatalf("AdapterIdentity = %v", id)
+	}
+	old := map[string]string{"scan": "1", "scan_against": "", "name": "numpy.rmsnorm", "versions": "numpy=1.24.2"}
+	if d := HelloDiff(old, id); len(d) != 0 {
+		t.Errorf("HelloDiff of a hello that differs in scan_against only: %v", d)
+	}
+	here := map[string]string{"scan": "1", "name": "numpy.rmsnorm", "versions": "numpy=2.0"}
+	if d := HelloDiff(id, here); !slices.Equal(d, []string{`versions: recorded "numpy=1.24.2", here "numpy=2.0"`}) {
+		t.Errorf("HelloDiff = %q", d)
+	}
+}
