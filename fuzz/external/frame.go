@@ -234,7 +234,11 @@ func parseSafetensors(doc []byte, name string) (*frame, error) {
 		f.tensors = append(f.tensors, tensor{name: tn, dtype: e.DType, shape: e.Shape, data: data[lo:hi]})
 		spans = append(spans, span{lo, hi, tn})
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].lo < spans[j].lo })
+	// by start, then end: an empty tensor sits before the tensor that
+	// starts where it does, wherever the writer put it
+	sort.Slice(spans, func(i, j int) bool {
+		return spans[i].lo < spans[j].lo || spans[i].lo == spans[j].lo && spans[i].hi < spans[j].hi
+	})
 	var at int64
 	for _, s := range spans {
 		if s.lo != at {

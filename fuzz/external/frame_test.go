@@ -103,3 +103,21 @@ func TestFrameErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestFrameEmptyTensorFirst: an empty tensor may sit at the offset where a
+// non-empty one starts, listed after it or before it.
+func TestFrameEmptyTensorFirst(t *testing.T) {
+	for _, doc := range []string{
+		`{"y":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]},"differ":{"dtype":"I64","shape":[0],"data_offsets":[0,0]}}`,
+		`{"differ":{"dtype":"I64","shape":[0],"data_offsets":[0,0]},"y":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}}`,
+		`{"y":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]},"differ":{"dtype":"I64","shape":[0],"data_offsets":[4,4]}}`,
+	} {
+		f, _, err := readFrame(bytes.NewReader(rawDoc(doc, make([]byte, 4))), nil, "reply frame 3", maxFrame)
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		if d, ok := f.tensor("differ"); !ok || len(d.data) != 0 {
+			t.Fatalf("%s: differ %v %v", doc, d, ok)
+		}
+	}
+}
