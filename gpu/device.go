@@ -61,6 +61,7 @@ type Device struct {
 	pinned    bool        // staging is page-locked (cuMemAllocHost)
 	args      []uint64    // kernel parameter values
 	argp      []unsafe.Pointer
+	fan       *fan // side streams of fanOut, once made
 	// timeSites makes the queue time its calls by the function that
 	// submitted them (benchmarks; set before any call, never changed).
 	timeSites bool
@@ -225,6 +226,12 @@ func ptrArg(b *buffer) arg {
 // launch runs kernel name on grid x block threads with the given
 // parameters (under do) and reports launch errors.
 func (d *Device) launch(name string, gx, gy, block int, params ...arg) error {
+	return d.launchOn(d.stream, name, gx, gy, block, params...)
+}
+
+// launchOn is launch on stream s, one of the lane's (its own, or a side
+// stream of fanOut) (under do).
+func (d *Device) launchOn(s cu.Stream, name string, gx, gy, block int, params ...arg) error {
 	f, ok := d.fns[name]
 	if !ok {
 		return fmt.Errorf("gpu: no kernel %s", name)
@@ -237,7 +244,7 @@ func (d *Device) launch(name string, gx, gy, block int, params ...arg) error {
 	for i := range d.args {
 		d.argp = append(d.argp, unsafe.Pointer(&d.args[i]))
 	}
-	launch := func() error { return f.Launch(gx, gy, 1, block, 1, 1, 0, d.stream, d.argp) }
+	launch := func() error { return f.Launch(gx, gy, 1, block, 1, 1, 0, s, d.argp) }
 	var err error
 	if d.around != nil {
 		err = d.around(name, launch)

@@ -167,7 +167,8 @@ func (h *Held) Run(ctx context.Context, ids []int) (*target.Output, error) {
 // Alone computes held rows 0..n-1 each as a batch of one row, into one
 // output in row order: n launches of one block, each with the schedule the
 // policy gives a batch of one row, row i selected by ids[i] and written at
-// row i of the output and its taps.
+// row i of the output and its taps. The launches are independent and are
+// spread over the lane's side streams (fanOut), so they run at once.
 func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -195,13 +196,10 @@ func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
 		if err != nil {
 			return err
 		}
-		for i := range n {
-			at := func(b *buffer, off int) *buffer { return &buffer{ptr: b.ptr + cu.DevicePtr(off)} }
-			if err := h.launch(1, s, at(out.buf, i*hidden*size), at(taps.buf, 8*i), at(h.ids, 8*i)); err != nil {
-				return err
-			}
-		}
-		return nil
+		at := func(b *buffer, off int) *buffer { return &buffer{ptr: b.ptr + cu.DevicePtr(off)} }
+		return d.fanOut(n, fanStreams, func(i int, st cu.Stream) error {
+			return h.launchOn(st, 1, s, at(out.buf, i*hidden*size), at(taps.buf, 8*i), at(h.ids, 8*i))
+		})
 	})
 	o.Device = out
 	if err != nil {
@@ -216,8 +214,13 @@ func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
 // rs[i] (int64s on the device), or held row i when rs is nil; output row i
 // is written at out and its two fp32 taps at taps.
 func (h *Held) launch(n int, s oracle.RMSNormSchedule, out, taps, rs *buffer) error {
+	return h.launchOn(h.t.dev.stream, n, s, out, taps, rs)
+}
+
+// launchOn is launch on stream s of the lane.
+func (h *Held) launchOn(st cu.Stream, n int, s oracle.RMSNormSchedule, out, taps, rs *buffer) error {
 	r := s.Reduce
-	return h.t.dev.launch("rmsnorm", n, 1, r.Threads, ptrArg(h.x), ptrArg(h.w), ptrArg(out), ptrArg(taps), ptrArg(rs),
+	return h.t.dev.launchOn(st, "rmsnorm", n, 1, r.Threads, ptrArg(h.x), ptrArg(h.w), ptrArg(out), ptrArg(taps), ptrArg(rs),
 		arg(h.in.Hidden), arg(h.dt), arg(h.in.Out), arg(math.Float32bits(h.in.Eps)), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order))
 }
 

@@ -114,12 +114,30 @@ func (h *Held) prefixShape() prefixShape {
 }
 
 func (h *Held) enqueuePrefix(v int, out, taps *buffer) error {
+	return h.enqueuePrefixOn(h.t.dev.stream, v, out, taps)
+}
+
+func (h *Held) enqueuePrefixOn(st cu.Stream, v int, out, taps *buffer) error {
 	s, err := h.schedule(v)
 	if err != nil {
 		return err
 	}
-	return h.launch(v, s, out, taps, nil)
+	return h.launchOn(st, v, s, out, taps, nil)
 }
+
+// streamPrefixer is a prefixLauncher that can queue a prefix on any of
+// its lane's streams (Held): the bulk check then runs consecutive steps on
+// prefixStreams side streams at once (fanOut), each with its own output,
+// taps and counters, so one step's check overlaps the next step's kernel
+// and a kernel whose prefix fills a fraction of the GPU runs beside
+// another. Without it every step goes to the lane's stream.
+type streamPrefixer interface {
+	enqueuePrefixOn(s cu.Stream, v int, out, taps *buffer) error
+}
+
+// prefixStreams is how many streams the bulk check spreads its steps over
+// when the launcher takes a stream.
+const prefixStreams = 2
 
 // checkPrefixes is the bulk check of l's prefixes from..to against alone
 // (taps: with the taps); see prefixLauncher.
@@ -152,16 +170,23 @@ func checkPrefixes(ctx context.Context, l prefixLauncher, from, to int, alone *t
 
 // prefixCheck is one bulk check in progress.
 type prefixCheck struct {
-	d        *Device
-	l        prefixLauncher
-	sh       prefixShape
-	taps     bool
-	alone    *devOut // values of the rows alone
-	out, tap *buffer // a step's output and taps, reused by every step
-	ref      *buffer // digests of the rows alone, one uint64 a row
-	refTaps  *buffer // digests of their taps
-	queued   []*prefixChunk
-	diffs    []PrefixDiff
+	d       *Device
+	l       prefixLauncher
+	sh      prefixShape
+	taps    bool
+	alone   *devOut // values of the rows alone
+	par     []prefixSide
+	ref     *buffer // digests of the rows alone, one uint64 a row
+	refTaps *buffer // digests of their taps
+	queued  []*prefixChunk
+	diffs   []PrefixDiff
+}
+
+// prefixSide is what the steps of one stream of the bulk check reuse: the
+// output and taps of a step (sized for the largest prefix), and
+// check_digests' two counters, which its last block leaves zero.
+type prefixSide struct {
+	out, tap, ctr *buffer
 }
 
 // prefixChunk is a run of steps queued together: prefixes first..first+n-1,
@@ -193,12 +218,26 @@ func newPrefixCheck(l prefixLauncher, from, to int, alone *target.Output, taps b
 		}
 	}
 	err = d.do(func() (err error) {
-		if c.out, err = d.pool.get(rows * sh.cols * dsize(sh.dt)); err != nil {
-			return err
+		width := 1
+		if _, ok := l.(streamPrefixer); ok {
+			width = prefixStreams
 		}
-		if sh.tapCols > 0 { // the launcher writes its taps, compared or not
-			if c.tap, err = d.pool.get(4 * rows * sh.tapCols); err != nil {
+		for range width {
+			c.par = append(c.par, prefixSide{}) // in c.par at once: release puts back what is taken
+			p := &c.par[len(c.par)-1]
+			if p.out, err = d.pool.get(rows * sh.cols * dsize(sh.dt)); err != nil {
 				return err
+			}
+			if sh.tapCols > 0 { // the launcher writes its taps, compared or not
+				if p.tap, err = d.pool.get(4 * rows * sh.tapCols); err != nil {
+					return err
+				}
+			}
+			if p.ctr, err = d.pool.get(8); err != nil {
+				return err
+			}
+			if err := cu.MemsetD32Async(p.ctr.ptr, 0, 2, d.stream); err != nil {
+				return fmt.Errorf("zero the counters: %w", err)
 			}
 		}
 		if c.ref, err = d.digestRows(c.alone.buf, rows, sh.cols, sh.dt); err != nil {
@@ -264,13 +303,31 @@ func (c *prefixCheck) enqueue(first, last int) error {
 			binary.LittleEndian.PutUint32(sl.host[4*i:], countUnset)
 		}
 		err = func() error {
-			for i := range ch.n {
-				v := first + i
-				if err := c.l.enqueuePrefix(v, c.out, c.tap); err != nil {
+			step := func(i int, s cu.Stream) error {
+				v, p := first+i, c.par[i%len(c.par)] // fanOut's stream i mod width
+				var err error
+				if sp, ok := c.l.(streamPrefixer); ok {
+					err = sp.enqueuePrefixOn(s, v, p.out, p.tap)
+				} else {
+					err = c.l.enqueuePrefix(v, p.out, p.tap)
+				}
+				if err == nil {
+					err = c.launchCheck(s, p, v*sh.rowsPerItem, sl.hostAddr+cu.DevicePtr(4*i))
+				}
+				if err != nil {
 					return fmt.Errorf("%d items: %w", v, err)
 				}
-				if err := c.launchCheck(v*sh.rowsPerItem, sl.res, sl.hostAddr+cu.DevicePtr(4*i)); err != nil {
-					return fmt.Errorf("%d items: %w", v, err)
+				return nil
+			}
+			if len(c.par) > 1 {
+				if err := d.fanOut(ch.n, len(c.par), step); err != nil {
+					return err
+				}
+			} else {
+				for i := range ch.n {
+					if err := step(i, d.stream); err != nil {
+						return err
+					}
 				}
 			}
 			if err := sl.ev.Record(d.stream); err != nil {
@@ -297,18 +354,18 @@ func (c *prefixCheck) enqueue(first, last int) error {
 	return nil
 }
 
-// launchCheck launches check_digests over the first rows rows of the
-// step's output, with the counters at res and the count stored at the
+// launchCheck launches check_digests on stream s over the first rows rows
+// of the step's output in p, with p's counters, the count stored at the
 // device address count of mapped page-locked memory (under do).
-func (c *prefixCheck) launchCheck(rows int, res *buffer, count cu.DevicePtr) error {
+func (c *prefixCheck) launchCheck(s cu.Stream, p prefixSide, rows int, count cu.DevicePtr) error {
 	tapCols := 0
 	var taps, refTaps *buffer
 	if c.taps {
-		tapCols, taps, refTaps = c.sh.tapCols, c.tap, c.refTaps
+		tapCols, taps, refTaps = c.sh.tapCols, p.tap, c.refTaps
 	}
 	grid := min(rows, digestBlocksPerSM*c.d.sms)
-	return c.d.launch("check_digests", grid, 1, digestBlock, ptrArg(c.out), ptrArg(taps), arg(rows), arg(c.sh.cols),
-		arg(c.sh.dt), arg(tapCols), ptrArg(c.ref), ptrArg(refTaps), uint64(res.ptr), uint64(count))
+	return c.d.launchOn(s, "check_digests", grid, 1, digestBlock, ptrArg(p.out), ptrArg(taps), arg(rows), arg(c.sh.cols),
+		arg(c.sh.dt), arg(tapCols), ptrArg(c.ref), ptrArg(refTaps), uint64(p.ctr.ptr), uint64(count))
 }
 
 // finishOldest waits for the oldest queued chunk and reads its counts.
@@ -350,5 +407,10 @@ func (c *prefixCheck) release() {
 	for len(c.queued) > 0 {
 		c.finishOldest() // an error here follows the one being returned
 	}
-	c.d.locked(func() { c.d.pool.put(c.out, c.tap, c.ref, c.refTaps) })
+	c.d.locked(func() {
+		for _, p := range c.par {
+			c.d.pool.put(p.out, p.tap, p.ctr)
+		}
+		c.d.pool.put(c.ref, c.refTaps)
+	})
 }

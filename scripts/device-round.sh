@@ -9,7 +9,7 @@
 #
 #   test-gpu     make test-gpu on the packages with GPU tests (TEST_PKGS,
 #                default ./gpu/ ./scan/ ./cmd/bitparity/ ./internal/layers/;
-#                about 140 s on the H200), -v
+#                about 140 s on the H200), -v (and -run $TEST_RUN when set)
 #   exec-rmsnorm scan --exec of torch's F.rms_norm (adapters/torch_ops.py),
 #                rows 1..8192 at hidden 4096 bf16, three draws (normal,
 #                boundary, heavy), then scripts/torch_scan.py over the same
@@ -200,7 +200,9 @@ pack
 # 1. The GPU test suite, on the packages that have GPU tests.
 if begin test-gpu 60; then
 	pkgs=${TEST_PKGS:-./gpu/ ./scan/ ./cmd/bitparity/ ./internal/layers/}
-	timed test-gpu "$(limit 210)" make test-gpu GPUTAGS="$tags" PKGS="$pkgs" TESTFLAGS=-v
+	tflags=-v
+	[ -n "${TEST_RUN:-}" ] && tflags="-v -run $TEST_RUN"
+	timed test-gpu "$(limit 210)" make test-gpu GPUTAGS="$tags" PKGS="$pkgs" TESTFLAGS="$tflags"
 	expect test-gpu 0
 	say "test-gpu: make test-gpu GPUTAGS=$tags PKGS='$pkgs' TESTFLAGS=-v: exit $rc in $secs s: $(grep -E '^(ok|FAIL|---)[[:space:]]' "$logs/test-gpu.log" | grep -vE '^--- (PASS|SKIP)' |
 		sed -E 's|github.com/bitparity/bitparity/||; s/[[:space:]]+/ /g' | head -n 30 | paste -sd ';' -)"
