@@ -137,7 +137,7 @@ type streamPrefixer interface {
 
 // prefixStreams is how many streams the bulk check spreads its steps over
 // when the launcher takes a stream.
-const prefixStreams = 2
+const prefixStreams = 4
 
 // checkPrefixes is the bulk check of l's prefixes from..to against alone
 // (taps: with the taps); see prefixLauncher.

@@ -201,7 +201,7 @@ pack
 if begin test-gpu 60; then
 	pkgs=${TEST_PKGS:-./gpu/ ./scan/ ./cmd/bitparity/ ./internal/layers/}
 	tflags=-v
-	[ -n "${TEST_RUN:-}" ] && tflags="-v -run $TEST_RUN"
+	[ -n "${TEST_RUN:-}" ] && tflags="-v -run '$TEST_RUN'" # quoted: make hands it to sh
 	timed test-gpu "$(limit 210)" make test-gpu GPUTAGS="$tags" PKGS="$pkgs" TESTFLAGS="$tflags"
 	expect test-gpu 0
 	say "test-gpu: make test-gpu GPUTAGS=$tags PKGS='$pkgs' TESTFLAGS=-v: exit $rc in $secs s: $(grep -E '^(ok|FAIL|---)[[:space:]]' "$logs/test-gpu.log" | grep -vE '^--- (PASS|SKIP)' |
@@ -246,9 +246,10 @@ fi
 
 # 3. SDPA prefill against decode, three backends, beside the independent sweep.
 if begin sdpa 40; then
-	lim=$(limit 180)
+	lim=$(limit "${SDPA_LIMIT:-180}")
 	sdpa_dists=${SDPA_DISTS:-normal,boundary}
-	for b in default flash efficient; do
+	sdpa_backends=${SDPA_BACKENDS:-default flash efficient}
+	for b in $sdpa_backends; do
 		flag=
 		[ "$b" = default ] || flag=" --sdpa-backend $b"
 		timed "sdpa-$b" "$lim" "$bin" scan --exec "python3 adapters/torch_ops.py attn_prefill$flag" \
@@ -260,14 +261,14 @@ if begin sdpa 40; then
 	timed sdpa-inputs "$lim" "$bin" scan --exec "python3 adapters/torch_ops.py attn_prefill" \
 		--exec "python3 adapters/torch_ops.py attn_decode" --profile llama3-8b --from 1024 --to 1024 --dists "$sdpa_dists" \
 		--save-inputs "$work/sdpa-inputs" --dir "$work/corpus-sdpa-inputs"
-	timed sdpa-sweep "$lim" python3 scripts/sdpa_sweep.py --inputs "$work/sdpa-inputs" --backends default,flash,efficient &
+	timed sdpa-sweep "$lim" python3 scripts/sdpa_sweep.py --inputs "$work/sdpa-inputs" --backends "${sdpa_backends// /,}" &
 	wait
-	for b in default flash efficient; do expect "sdpa-$b" 0 1; done
+	for b in $sdpa_backends; do expect "sdpa-$b" 0 1; done
 	expect sdpa-sweep 0
 	jsonline "$logs/sdpa-sweep.log"
-	python3 - "$logs" "$sdpa_dists" <<'PY' | tee -a "$summary" >&2
+	python3 - "$logs" "$sdpa_dists" $sdpa_backends <<'PY' | tee -a "$summary" >&2
 import json, os, sys
-logs, dists = sys.argv[1:]
+logs, dists, backends = sys.argv[1], sys.argv[2], sys.argv[3:]
 def ranges(vs):
     out, i = [], 0
     while i < len(vs):
@@ -285,7 +286,7 @@ def load(p):
 sweep = load(os.path.join(logs, "sdpa-sweep.json"))
 print("sdpa: torch SDPA prefill vs decode at llama3-8b (bf16, 32 heads, 8 kv heads, head dim 128), KV 1..1024; bitparity draws %s, sweep seeds %s"
       % (dists, sweep["seeds"] if sweep else "?"))
-for b in ("default", "flash", "efficient"):
+for b in backends:
     rc, secs = open(os.path.join(logs, "sdpa-%s.rc" % b)).read().split()
     scan = load(os.path.join(logs, "sdpa-%s.json" % b))
     sw = (sweep or {}).get("backends", {}).get(b)
