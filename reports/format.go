@@ -42,13 +42,18 @@ func Write(w io.Writer, r *Report, format string) error {
 // atomically (a temporary file in dir, then rename), and returns the paths
 // written in Formats order.
 func WriteDir(dir string, r *Report) ([]string, error) {
+	return writeDir(dir, func(w io.Writer, format string) error { return Write(w, r, format) })
+}
+
+// writeDir writes every format with write into dir, as WriteDir does.
+func writeDir(dir string, write func(w io.Writer, format string) error) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("report dir: %w", err)
 	}
 	var paths []string
 	for _, f := range Formats {
 		var buf bytes.Buffer
-		if err := Write(&buf, r, f.Name); err != nil {
+		if err := write(&buf, f.Name); err != nil {
 			return paths, fmt.Errorf("%s report: %w", f.Name, err)
 		}
 		p := filepath.Join(dir, f.File)
@@ -60,8 +65,9 @@ func WriteDir(dir string, r *Report) ([]string, error) {
 	return paths, nil
 }
 
-// writeJSON writes the report as indented JSON (schema: docs/report-schema.md).
-func writeJSON(w io.Writer, r *Report) error {
+// writeJSON writes a report (a *Report or a *ScanReport) as indented JSON
+// (schema: docs/report-schema.md).
+func writeJSON(w io.Writer, r any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

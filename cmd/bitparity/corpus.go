@@ -46,7 +46,7 @@ var corpusSubs = map[string]subcommand{
 	"export":   {"write cases as go test -fuzz corpus entries under -to", corpusExport, "[NAME|FILE...]"},
 	"bundle":   {"write cases as a tar.gz with a manifest and checksums (-o FILE)", corpusBundle, "[NAME...]"},
 	"unbundle": {"validate a bundle and store every good case; report each bad one", corpusUnbundle, "FILE"},
-	"recheck":  {"replay every open finding, mark those that no longer reproduce fixed; rerun every valid certificate's scan", corpusRecheck, "[DIR]"},
+	"recheck":  {"replay every open finding, mark those that no longer reproduce fixed; rerun every valid certificate's scan and every open scan drift's", corpusRecheck, "[DIR]"},
 }
 
 func corpusUsage(w io.Writer) {
@@ -232,8 +232,9 @@ func corpusLs(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs *f
 		}
 		fmt.Fprintf(stdout, "%s  %-5s  %-22s  %s\n", e.Name, f.Status.State, what, describe(f.Case))
 	}
-	if d, ok := s.Local.(*corpus.Dir); ok && !*asJSON { // certificates live in folders (scan.go)
+	if d, ok := s.Local.(*corpus.Dir); ok && !*asJSON { // certificates and scan drifts live in folders (scan.go, scan_results.go)
 		listCertificates(stdout, stderr, d)
+		listScanDrifts(stdout, stderr, d)
 	}
 	if len(errs) > 0 {
 		return withCode(spec.ExitUsage, fmt.Errorf("corpus ls: %d unreadable file(s)", len(errs)))
@@ -595,7 +596,11 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 		if err != nil {
 			return err
 		}
-		failing, broken = failing+invalid, broken+cbroken
+		open, dbroken, err := recheckScanDrifts(ctx, stdout, d, env, kr)
+		if err != nil {
+			return err
+		}
+		failing, broken = failing+invalid+open, broken+cbroken+dbroken
 	}
 	switch {
 	case failing > 0:

@@ -33,11 +33,13 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	outDir := fs.String("out-dir", "", "write every format into `DIR` (report.txt, report.json, junit.xml, summary.md, report.html) instead of stdout")
 	corpusDir := fs.String("corpus", "", "add the open findings of the corpus folder or bucket URL `DIR` to tonight's result (after corpus recheck, those still reproduce), and list its scan certificates (text; certificates.txt with --out-dir)")
 	saveResult := fs.String("save-result", "", "write tonight's result, with the corpus findings added, to `FILE` (later nights then count them)")
-	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing); with new or any, an interrupted campaign tonight exits 6")
+	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing); with new or any, an interrupted campaign tonight exits 6; scan results: new or any exits 1 when a scan drifted or faulted")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity report [flags] RESULT.json...")
+		fmt.Fprintln(stderr, "       bitparity report [flags] SCAN.json...")
 		fmt.Fprintln(stderr, "\nReports on campaign result files (bitparity run --json). The latest file by start")
 		fmt.Fprintln(stderr, "time is tonight; earlier files mark findings new, still failing or fixed and give the trend.")
+		fmt.Fprintln(stderr, "Or on scan results files (bitparity scan --json): every scan, its verdict and drift map.")
 		fmt.Fprintln(stderr, "\nflags:")
 		fs.PrintDefaults()
 	}
@@ -65,6 +67,15 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	}
 	if err := checkOutputDir("out-dir", *outDir); err != nil {
 		return err
+	}
+	if scans, err := scanInputs(fs.Args()); err != nil || scans {
+		if err != nil {
+			return err
+		}
+		if *corpusDir != "" || *saveResult != "" {
+			return usageErr("report: --corpus and --save-result are for campaign results, not scan results")
+		}
+		return reportScans(stdout, fs.Args(), *format, *outDir, *failOn)
 	}
 	srcs, err := reports.Load(fs.Args()...)
 	if err != nil {
@@ -210,4 +221,52 @@ func writeReports(dir string, paths ...string) error {
 	}
 	_, err = reports.WriteDir(dir, r)
 	return err
+}
+
+// scanInputs reports whether the report's files are scan results
+// (reports.KindOf): all of them, or none; a mix is a usage error.
+func scanInputs(paths []string) (bool, error) {
+	var scans, campaigns []string
+	for _, p := range paths {
+		k, err := reports.KindOf(p)
+		if err != nil {
+			return false, withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
+		}
+		if k == reports.KindScan {
+			scans = append(scans, p)
+		} else {
+			campaigns = append(campaigns, p)
+		}
+	}
+	if len(scans) > 0 && len(campaigns) > 0 {
+		return false, usageErr("report: %s are scan results and %s campaign results: report on one kind at a time", strings.Join(scans, ", "), strings.Join(campaigns, ", "))
+	}
+	return len(scans) > 0, nil
+}
+
+// reportScans is `bitparity report` on scan results files (bitparity
+// scan --json): to stdout in format, or into outDir in every format; with
+// --fail-on new or any it exits 1 when a scan drifted or faulted.
+func reportScans(stdout io.Writer, paths []string, format, outDir, failOn string) error {
+	srcs, err := reports.LoadScans(paths...)
+	if err != nil {
+		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
+	}
+	r := reports.BuildScans(srcs, time.Now())
+	if outDir != "" {
+		written, err := reports.WriteScansDir(outDir, r)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		for _, p := range written {
+			fmt.Fprintln(stdout, p)
+		}
+	} else if err := reports.WriteScans(stdout, r, format); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if failOn != "none" && r.Failing() {
+		s := r.Summary
+		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d scan(s) drifted, %d faulted", s.Drift, s.Fault)}
+	}
+	return nil
 }

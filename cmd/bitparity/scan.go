@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -110,13 +109,13 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	if external.IsModel(s.Target) { // a model route (scan_model.go)
 		s.Shape.Rows, s.Shape.N = *layers, *ffn
-		return scanModel(ctx, stdout, stderr, s, prof, *dir, *jsonPath)
+		return scanModel(ctx, stdout, stderr, s, prof, *dir, newScanResults(*jsonPath, hereEnv(), args))
 	}
 	if s.Shape.Seqs != 0 || *layers != 0 || *ffn != 0 {
 		return usageErr("scan: --requests, --layers and --ffn are for a model route (--exec of an adapter whose op is transformer)")
 	}
 	if strings.Contains(s.Target, ",") { // two targets: prefill against decode (scan_paths.go)
-		return scanPaths(ctx, stdout, stderr, s, prof, *jsonPath, *saveInputs)
+		return scanPaths(ctx, stdout, stderr, s, prof, *dir, newScanResults(*jsonPath, hereEnv(), args), *saveInputs)
 	}
 
 	if ks != nil {
@@ -162,33 +161,22 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 		return usageErr("scan: none of the profile's %d shapes can run", len(specs))
 	}
 	specs = runnable
-	var results []*scan.Result
+	res := newScanResults(*jsonPath, env, args)
+	var rec *spec.KernelManifest
+	if ks != nil {
+		rec = &ks.rec
+	}
 	drift := false
 	for _, sp := range specs {
-		r, err := scanOne(ctx, stdout, stderr, run, sp, env, *dir)
-		var fault *scan.Fault
-		if errors.As(err, &fault) {
-			if n, err := scan.Normalize(sp); err == nil {
-				sp = n
-			}
-			fmt.Fprintf(stdout, "scan %s\n  FAULT: %v\n", reports.ScanWords(sp), fault)
-			drift = true
-			continue
-		}
+		r, err := scanOne(ctx, stdout, stderr, run, sp, env, *dir, rec)
 		if err != nil {
 			return err
 		}
-		results = append(results, r)
-		drift = drift || r.Certificate == nil
+		res.add(r)
+		drift = drift || r.Verdict != spec.ScanCertified
 	}
-	if *jsonPath != "" {
-		b, err := json.MarshalIndent(results, "", "  ")
-		if err != nil {
-			return fmt.Errorf("scan: %w", err)
-		}
-		if err := atomicfile.Write(*jsonPath, append(b, '\n')); err != nil {
-			return withCode(spec.ExitUsage, fmt.Errorf("scan: --json: %w", err))
-		}
+	if err := res.write(); err != nil {
+		return err
 	}
 	if drift {
 		return &exitError{code: spec.ExitFinding}
@@ -227,11 +215,12 @@ func withProfile(s spec.ScanSpec, prof profileFlag) ([]spec.ScanSpec, error) {
 	return out, nil
 }
 
-// scanOne runs one scan with run (scan.Run, or a kernel scan's worker)
-// under a progress display, prints its verdict and stores its
-// certificate.
+// scanOne runs one scan with run (scan.Run, or a kernel scan's worker,
+// whose manifest is kernel) under a progress display, prints its verdict
+// and stores what it found in the corpus folder dir (storeScan): its
+// certificate, or its drift or fault.
 func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Context, spec.ScanSpec, scan.Options) (*scan.Result, error),
-	s spec.ScanSpec, env spec.Env, dir string) (*scan.Result, error) {
+	s spec.ScanSpec, env spec.Env, dir string, kernel *spec.KernelManifest) (spec.ScanResult, error) {
 	var prog *reports.Steps
 	opt := scan.Options{Env: env, Progress: func(done, total int) {
 		if prog == nil {
@@ -241,11 +230,20 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 	}}
 	r, err := run(ctx, s, opt)
 	prog.Finish()
+	var fault *scan.Fault
+	if errors.As(err, &fault) {
+		if n, err := scan.Normalize(s); err == nil {
+			s = n
+		}
+		fmt.Fprintf(stdout, "scan %s\n  FAULT: %v\n", reports.ScanWords(s), fault)
+		rec := scan.FaultRecord(s, fault)
+		return rec, storeScan(stdout, dir, &rec, env, kernel)
+	}
 	if err != nil {
 		if errors.Is(err, scan.ErrBadSpec) {
-			return nil, withCode(spec.ExitUsage, err)
+			return spec.ScanResult{}, withCode(spec.ExitUsage, err)
 		}
-		return nil, withCode(spec.ExitInternal, err)
+		return spec.ScanResult{}, withCode(spec.ExitInternal, err)
 	}
 	fmt.Fprintf(stdout, "scan %s\n", reports.ScanWords(r.Spec))
 	row, where := "row", "host"
@@ -276,18 +274,9 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 			}
 			fmt.Fprintf(stdout, "  draw %s, %s = %d: %d %s(s) differ from the %s, first %s %d\n", d.Draw, r.Map.Dim, d.Value, d.Rows, row, d.Against, row, d.FirstRow)
 		}
-		return r, nil
 	}
-	d, err := corpus.OpenDir(dir, true)
-	if err != nil {
-		return nil, withCode(spec.ExitUsage, err)
-	}
-	name, err := d.PutCertificate(r.Certificate)
-	if err != nil {
-		return nil, fmt.Errorf("scan: store the certificate: %w", err)
-	}
-	fmt.Fprintf(stdout, "  CERTIFIED: 0 differ; certificate %s\n", filepath.Join(dir, name))
-	return r, nil
+	rec := r.Record()
+	return rec, storeScan(stdout, dir, &rec, env, kernel)
 }
 
 // recheckCertificates reruns the scan of every valid certificate in the
@@ -380,28 +369,63 @@ func newKernelRecheck(manifests string, fromCert bool) (*kernelRecheck, error) {
 // for it; without one it says which flag to pass (an error: the
 // certificate could not run here).
 func (kr *kernelRecheck) recheck(ctx context.Context, c *spec.Certificate, env spec.Env) (spec.Certificate, error) {
-	k := kr.byName[c.Scan.Target]
-	switch {
-	case k != nil:
-	case c.Kernel == nil:
-		return *c, fmt.Errorf("%s recorded no manifest: pass --kernel MANIFEST, the manifest of %s (its image hash must be %s)",
-			c.Scan.Target, c.Scan.Target, cmp.Or(c.KernelHash, "unrecorded"))
-	case !kr.fromCert:
-		return *c, fmt.Errorf("%s is a user kernel: pass --kernel %s, the manifest recorded with the certificate (read it first: bitparity never loads a kernel named only by a file), or --kernel-from-certificate",
-			c.Scan.Target, spec.ShellQuote(c.Kernel.Path))
-	default:
-		if k = kr.recorded[c.Kernel.Path]; k == nil {
-			var err error
-			if k, err = loadKernelScan(c.Kernel.Path); err != nil {
-				return *c, fmt.Errorf("the recorded manifest: %w", err)
-			}
-			kr.recorded[c.Kernel.Path] = k
-		}
-		if k.name() != c.Scan.Target {
-			return *c, fmt.Errorf("the recorded manifest %s now names %s, not %s", c.Kernel.Path, k.name(), c.Scan.Target)
-		}
+	k, err := kr.manifest(c.Scan.Target, c.Kernel, c.KernelHash, "certificate")
+	if err != nil {
+		return *c, err
 	}
 	return k.recheck(ctx, *c, env)
+}
+
+// rerun runs the scan s of user kernel s.Target again, which recorded
+// manifest rec, with the manifest the flags give for it (a stored scan
+// drift's recheck).
+func (kr *kernelRecheck) rerun(ctx context.Context, s spec.ScanSpec, rec *spec.KernelManifest, env spec.Env) (spec.ScanResult, error) {
+	k, err := kr.manifest(s.Target, rec, "", "drift")
+	if err != nil {
+		return spec.ScanResult{}, err
+	}
+	if err := k.runnable(); err != nil {
+		return spec.ScanResult{}, err
+	}
+	env.KernelHash = k.rec.ImageHash
+	r, err := k.run(ctx, s, scan.Options{Env: env})
+	var fault *scan.Fault
+	if errors.As(err, &fault) {
+		return scan.FaultRecord(s, fault), nil
+	}
+	if err != nil {
+		return spec.ScanResult{}, err
+	}
+	return r.Record(), nil
+}
+
+// manifest is the kernel a rerun of kernel target name's scan loads, whose
+// certificate or drift (what) recorded manifest rec (or, before manifests
+// were recorded, only image hash hash): the manifest --kernel gives for
+// name, or with --kernel-from-certificate the recorded one.
+func (kr *kernelRecheck) manifest(name string, rec *spec.KernelManifest, hash, what string) (*kernelScan, error) {
+	k := kr.byName[name]
+	switch {
+	case k != nil:
+	case rec == nil:
+		return nil, fmt.Errorf("%s recorded no manifest: pass --kernel MANIFEST, the manifest of %s (its image hash must be %s)",
+			name, name, cmp.Or(hash, "unrecorded"))
+	case !kr.fromCert:
+		return nil, fmt.Errorf("%s is a user kernel: pass --kernel %s, the manifest recorded with the %s (read it first: bitparity never loads a kernel named only by a file), or --kernel-from-certificate",
+			name, spec.ShellQuote(rec.Path), what)
+	default:
+		if k = kr.recorded[rec.Path]; k == nil {
+			var err error
+			if k, err = loadKernelScan(rec.Path); err != nil {
+				return nil, fmt.Errorf("the recorded manifest: %w", err)
+			}
+			kr.recorded[rec.Path] = k
+		}
+		if k.name() != name {
+			return nil, fmt.Errorf("the recorded manifest %s now names %s, not %s", rec.Path, k.name(), name)
+		}
+	}
+	return k, nil
 }
 
 // listCertificates writes one line per certificate of the local corpus

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 
-	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -15,8 +13,9 @@ import (
 // requests, the route's items) or the watched request's prompt length
 // (--dim prompt), every request compared with itself decoded alone
 // (scan.RunModel). A --profile gives the model's widths, heads, vocabulary
-// and dtype where the flags leave them (its layers are --layers). Its verdict, certificate and --json are scan's.
-func scanModel(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, prof profileFlag, dir, jsonPath string) error {
+// and dtype where the flags leave them (its layers are --layers). Its verdict,
+// certificate, stored drift and --json (out) are scan's.
+func scanModel(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, prof profileFlag, dir string, out *scanResults) error {
 	p, err := prof.load()
 	if err != nil {
 		return err
@@ -41,20 +40,15 @@ func scanModel(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, p
 	if err != nil {
 		return withCode(spec.ExitUsage, err)
 	}
-	r, err := scanOne(ctx, stdout, stderr, scan.RunModel, n, hereEnv(), dir)
+	r, err := scanOne(ctx, stdout, stderr, scan.RunModel, n, out.res.Env, dir, nil)
 	if err != nil {
 		return err
 	}
-	if jsonPath != "" {
-		b, err := json.MarshalIndent([]*scan.Result{r}, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := atomicfile.Write(jsonPath, append(b, '\n')); err != nil {
-			return withCode(spec.ExitUsage, err)
-		}
+	out.add(r)
+	if err := out.write(); err != nil {
+		return err
 	}
-	if r.Certificate == nil {
+	if r.Verdict != spec.ScanCertified {
 		return &exitError{code: spec.ExitFinding}
 	}
 	return nil

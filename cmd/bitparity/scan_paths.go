@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
@@ -19,8 +17,9 @@ import (
 // or --exec twice): prefill against decode over the KV length (--from,
 // --to), --rows sequences a step, at the flags' or the profile's heads,
 // KV heads and head dim. It prints the KV lengths where the two differ:
-// exit 0 when none, 1 when some.
-func scanPaths(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, prof profileFlag, jsonPath, saveInputs string) error {
+// exit 0 when none, 1 when some, stored in the corpus folder dir as a scan
+// drift that corpus recheck reruns.
+func scanPaths(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, prof profileFlag, dir string, out *scanResults, saveInputs string) error {
 	names := strings.Split(s.Target, ",")
 	if len(names) != 2 {
 		return usageErr("scan: --target %s: a path scan takes two targets, prefill then decode", s.Target)
@@ -72,20 +71,22 @@ func scanPaths(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, p
 	fmt.Fprintf(stdout, "path scan %s (prefill) against %s (decode) over kv %d..%d: %d sequence(s), heads %d, kv heads %d, head dim %d, %s -> %s, draws %v (seed %d)\n",
 		p.Prefill, p.Decode, p.From, p.To, p.Seqs, p.Heads, p.KVHeads, p.HeadDim, p.In, p.Out, p.Dists, p.Seed)
 	fmt.Fprintf(stdout, "  %d row comparisons in %d batches, %.3gs\n", r.RowsCompared, r.Batches, r.Elapsed.Seconds())
-	if jsonPath != "" {
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return fmt.Errorf("scan: %w", err)
-		}
-		if err := atomicfile.Write(jsonPath, append(b, '\n')); err != nil {
-			return withCode(spec.ExitUsage, fmt.Errorf("scan: --json: %w", err))
-		}
-	}
+	rec := r.Record()
 	if len(r.Differ) == 0 {
 		fmt.Fprintf(stdout, "  AGREE at every KV length %d..%d\n", p.From, p.To)
-		return nil
+	} else {
+		fmt.Fprintf(stdout, "  DIFFER at %d of %d KV lengths, first %d: %s\n", len(r.Differ), p.To-p.From+1, r.Differ[0], scan.Ranges(r.Differ))
+		fmt.Fprintf(stdout, "  map over %d draw(s): %s\n", max(r.Map.Draws, 1), scan.MapWords(r.Map))
 	}
-	fmt.Fprintf(stdout, "  DIFFER at %d of %d KV lengths, first %d: %s\n", len(r.Differ), p.To-p.From+1, r.Differ[0], scan.Ranges(r.Differ))
-	fmt.Fprintf(stdout, "  map over %d draw(s): %s\n", max(r.Map.Draws, 1), scan.MapWords(r.Map))
-	return &exitError{code: spec.ExitFinding}
+	if err := storeScan(stdout, dir, &rec, out.res.Env, nil); err != nil {
+		return err
+	}
+	out.add(rec)
+	if err := out.write(); err != nil {
+		return err
+	}
+	if rec.Verdict == spec.ScanDrift {
+		return &exitError{code: spec.ExitFinding}
+	}
+	return nil
 }

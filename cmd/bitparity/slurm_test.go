@@ -14,7 +14,7 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-var updateSlurm = flag.Bool("update", false, "rewrite testdata/slurm-dry-run.golden")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/ (slurm-dry-run.golden, scan-results.json)")
 
 // TestSlurmDryRunGolden: --dry-run prints the three scripts of a GPU
 // campaign (array of 8 tasks, 2 GPUs each, so --gpus all within a task;
@@ -33,7 +33,7 @@ func TestSlurmDryRunGolden(t *testing.T) {
 	}
 	got := strings.ReplaceAll(out, dir, "/shared/campaign")
 	golden := filepath.Join("testdata", "slurm-dry-run.golden")
-	if *updateSlurm {
+	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

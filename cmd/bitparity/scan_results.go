@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/reports"
+	"github.com/bitparity/bitparity/scan"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// scanResults collects what a scan command found, for --json: the scan
+// results file (spec.ScanResults, docs/report-schema.md "Scan results").
+type scanResults struct {
+	path string // --json; "" writes nothing
+	res  spec.ScanResults
+}
+
+// newScanResults starts the results of `bitparity scan ARGS...` in env.
+func newScanResults(path string, env spec.Env, args []string) *scanResults {
+	return &scanResults{path: path, res: spec.ScanResults{Format: spec.ScanResultsFormat, Version: spec.ScanResultsVersion,
+		Started: time.Now().UTC(), Env: env, Args: append([]string{"scan"}, args...), Scans: []spec.ScanResult{}}}
+}
+
+// add appends one scan's result.
+func (sr *scanResults) add(r spec.ScanResult) { sr.res.Scans = append(sr.res.Scans, r) }
+
+// write writes the results to --json atomically, with the wall time
+// since they started; nothing without --json.
+func (sr *scanResults) write() error {
+	if sr.path == "" {
+		return nil
+	}
+	sr.res.Duration = spec.Duration(time.Since(sr.res.Started))
+	b, err := json.MarshalIndent(&sr.res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("scan: %w", err)
+	}
+	if err := atomicfile.Write(sr.path, append(b, '\n')); err != nil {
+		return withCode(spec.ExitUsage, fmt.Errorf("scan: --json: %w", err))
+	}
+	return nil
+}
+
+// storeScan keeps what scan r found in the corpus folder dir: its
+// certificate (and a stored drift of the same scan is marked fixed), or
+// its drift or fault as a scan drift file that corpus recheck reruns; it
+// prints where, and sets r's certificate_file or drift_file.
+func storeScan(stdout io.Writer, dir string, r *spec.ScanResult, env spec.Env, kernel *spec.KernelManifest) error {
+	d, err := corpus.OpenDir(dir, true)
+	if err != nil {
+		return withCode(spec.ExitUsage, err)
+	}
+	if r.Certificate != nil {
+		name, err := d.PutCertificate(r.Certificate)
+		if err != nil {
+			return fmt.Errorf("scan: store the certificate: %w", err)
+		}
+		r.CertificateFile = filepath.Join(dir, name)
+		fmt.Fprintf(stdout, "  CERTIFIED: 0 differ; certificate %s\n", r.CertificateFile)
+		return fixedByScan(stdout, d, *r, env)
+	}
+	if r.Verdict == spec.ScanAgree {
+		return fixedByScan(stdout, d, *r, env)
+	}
+	rec := corpus.NewScanDrift(*r, env)
+	rec.Kernel = kernel
+	if t, err := target.Lookup(r.Scan.Target); err == nil {
+		if et, ok := t.(*external.Target); ok {
+			a := et.Adapter()
+			rec.Adapter = &a
+		}
+	}
+	name, err := d.PutScanDrift(rec)
+	if err != nil {
+		return fmt.Errorf("scan: store the drift: %w", err)
+	}
+	r.DriftFile = filepath.Join(dir, name)
+	fmt.Fprintf(stdout, "  stored: %s (bitparity corpus recheck reruns it)\n", r.DriftFile)
+	return nil
+}
+
+// fixedByScan marks the stored drift of r's scan, if any is open, fixed:
+// the same scan ran again and no row differed.
+func fixedByScan(stdout io.Writer, d *corpus.Dir, r spec.ScanResult, env spec.Env) error {
+	name, err := corpus.ScanDriftName(r.Scan)
+	if err != nil {
+		return err
+	}
+	old, err := d.GetScanDrift(name)
+	if err != nil || old.Status.State != corpus.StateOpen {
+		return nil // none stored (or unreadable: corpus ls says so)
+	}
+	got := corpus.RecheckedScanDrift(*old, r, env, "rescanned: "+r.Verdict)
+	if _, err := d.PutScanDrift(&got); err != nil {
+		return fmt.Errorf("scan: mark %s fixed: %w", name, err)
+	}
+	fmt.Fprintf(stdout, "  fixed: the stored drift %s of this scan no longer shows\n", d.PathOf(name))
+	return nil
+}
+
+// listScanDrifts writes two lines per scan drift of the local corpus
+// folder: name, state, how many differ (or fault) and what it scans; then
+// the drift map (or the fault).
+func listScanDrifts(stdout, stderr io.Writer, d *corpus.Dir) {
+	names, err := d.ScanDrifts()
+	if err != nil {
+		fmt.Fprintf(stderr, "scan drifts: %v\n", err)
+		return
+	}
+	for _, name := range names {
+		r, err := d.GetScanDrift(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "%v\n", err)
+			continue
+		}
+		what := fmt.Sprintf("%d differ", r.Found.Differing)
+		if r.Found.Verdict == spec.ScanFault {
+			what = "fault"
+		}
+		fmt.Fprintf(stdout, "%s  %-5s  %s  %s\n    %s\n", name, r.Status.State, what, reports.ScanWords(r.Scan), driftWhat(r.Found))
+	}
+}
+
+// driftWhat says what a scan found in a few words: the map's rule or the
+// fault.
+func driftWhat(r spec.ScanResult) string {
+	if r.Verdict == spec.ScanFault {
+		return "fault: " + r.Fault
+	}
+	return "drift map: " + scan.MapWords(r.Map)
+}
+
+// recheckScanDrifts reruns the scan of every open scan drift in the local
+// corpus folder (scan.Rerun; a user kernel's in a worker with the
+// manifest kernels gives it) and writes each back: fixed when no row
+// differed, else open. It returns how many are still open and how many
+// could not run here.
+func recheckScanDrifts(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (open, broken int, err error) {
+	names, err := d.ScanDrifts()
+	if err != nil {
+		return 0, 0, err
+	}
+	fixed, checked := 0, 0
+	for _, name := range names {
+		r, err := d.GetScanDrift(name)
+		if err != nil {
+			broken++
+			fmt.Fprintf(stdout, "could not read %s: %v\n", name, err)
+			continue
+		}
+		if r.Status.State != corpus.StateOpen {
+			continue
+		}
+		checked++
+		var got spec.ScanResult
+		if strings.HasPrefix(r.Scan.Target, "kernel:") {
+			got, err = kernels.rerun(ctx, r.Scan, r.Kernel, env)
+		} else {
+			got, err = scan.Rerun(ctx, r.Scan, scan.Options{Env: env})
+		}
+		if err != nil {
+			broken++
+			fmt.Fprintf(stdout, "could not run %s: %v\n", name, err)
+			if a := r.Adapter; a != nil && !slices.Contains(target.Names(), r.Scan.Target) {
+				fmt.Fprintf(stdout, "  %s is an adapter (%s on %s): pass --exec %s, the command line recorded with the drift; read it first, bitparity never runs a command from a file\n",
+					r.Scan.Target, a.Name, a.Device, spec.ShellQuote(a.Exec))
+			}
+			continue
+		}
+		upd := corpus.RecheckedScanDrift(*r, got, env, got.Verdict+": "+driftWhat(got))
+		if _, err := d.PutScanDrift(&upd); err != nil {
+			return open, broken, fmt.Errorf("recheck %s: %w", name, err)
+		}
+		if upd.Status.State == corpus.StateFixed {
+			fixed++
+			fmt.Fprintf(stdout, "scan drift fixed  %s (%s)\n", name, reports.ScanWords(r.Scan))
+		} else {
+			open++
+			fmt.Fprintf(stdout, "scan drift OPEN   %s: %s\n", name, driftWhat(got))
+		}
+	}
+	fmt.Fprintf(stdout, "rechecked %d scan drift(s): %d fixed, %d still drift, %d could not run\n", checked, fixed, open, broken)
+	return open, broken, nil
+}

@@ -1,0 +1,65 @@
+package corpus
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/bitparity/bitparity/spec"
+)
+
+func TestScanDriftStore(t *testing.T) {
+	d, err := OpenDir(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := spec.ScanSpec{Target: "drift-rmsnorm-te-mod32", Op: spec.OpRMSNorm, Dim: spec.ScanItems, From: 1, To: 40,
+		Shape: spec.Shape{Hidden: 64}, In: spec.BF16, Out: spec.BF16, Dists: []spec.Dist{spec.DistNormal}, Seed: 1, GenVersion: 2}
+	found := spec.ScanResult{Scan: s, Verdict: spec.ScanDrift, Differing: 15,
+		Map: &spec.DriftMap{Dim: "rows", Rule: "rows == 32 -> B, otherwise -> A", Kind: "irregular"}}
+	name, err := d.PutScanDrift(NewScanDrift(found, spec.Env{Bitparity: "test"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := CertHash(s)
+	if name != "drift-"+cert+".json" || IsName(name) || IsCertName(name) || !IsScanDriftName(name) {
+		t.Fatalf("name %s", name)
+	}
+	got, err := d.GetScanDrift(name)
+	if err != nil || got.Status.State != StateOpen || got.Found.Differing != 15 || got.Format != spec.ScanDriftFormat {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if names, err := d.ScanDrifts(); err != nil || len(names) != 1 || names[0] != name {
+		t.Errorf("list %v %v", names, err)
+	}
+	if names, err := d.List(); err != nil || len(names) != 0 {
+		t.Errorf("case list %v %v: a drift file is no case", names, err)
+	}
+
+	// a rerun that certifies fixes it; one that drifts keeps it open
+	fixed := RecheckedScanDrift(*got, spec.ScanResult{Scan: s, Verdict: spec.ScanCertified}, spec.Env{Bitparity: "here"}, "certified")
+	if fixed.Status.State != StateFixed || fixed.Status.FixedEnv.Bitparity != "here" || fixed.Status.Checked.IsZero() {
+		t.Errorf("fixed %+v", fixed.Status)
+	}
+	open := RecheckedScanDrift(fixed, found, spec.Env{}, "drift")
+	if open.Status.State != StateOpen || !open.Status.FixedAt.IsZero() || open.Status.FixedEnv != nil {
+		t.Errorf("open again %+v", open.Status)
+	}
+
+	// a file renamed, edited or of another kind is refused
+	data, _ := os.ReadFile(d.PathOf(name))
+	for _, tt := range []struct{ name, data, want string }{
+		{"drift-0000000000000000.json", string(data), "hashes to"},
+		{name, strings.Replace(string(data), `"state": "open"`, `"state": "gone"`, 1), "status"},
+		{name, strings.Replace(string(data), `"bitparity-scan-drift"`, `"bitparity-certificate"`, 1), "format"},
+		{name, strings.Replace(string(data), `"found": {`, `"found": {"extra": 1, `, 1), "unknown field"},
+	} {
+		if err := os.WriteFile(d.PathOf(tt.name), []byte(tt.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.GetScanDrift(tt.name); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.want, err, tt.want)
+		}
+		os.Remove(d.PathOf("drift-0000000000000000.json"))
+	}
+}
