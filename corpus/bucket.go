@@ -152,6 +152,9 @@ func (k *Bucket) ctx(parent context.Context) (context.Context, context.CancelFun
 // key is name's place, for messages.
 func (k *Bucket) key(name string) string { return strings.TrimSuffix(k.where, "/") + "/" + name }
 
+// Put stores f under its name unless an object there already reads back as
+// a case file of that name (Get); anything else there (a truncated or
+// foreign object) is overwritten, and added is true.
 func (k *Bucket) Put(f *File) (string, bool, error) {
 	data, err := Encode(f)
 	if err != nil {
@@ -163,16 +166,27 @@ func (k *Bucket) Put(f *File) (string, bool, error) {
 	}
 	ctx, cancel := k.ctx(context.Background())
 	defer cancel()
-	if ok, err := k.b.Exists(ctx, name); err != nil {
+	ok, err := k.b.Exists(ctx, name)
+	if err != nil {
 		return "", false, fmt.Errorf("write %s: %w", k.key(name), err)
-	} else if ok {
+	}
+	if !ok {
+		err = k.b.WriteAll(ctx, name, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
+		switch {
+		case gcerrors.Code(err) == gcerrors.FailedPrecondition: // another writer stored it first: check it below
+		case err != nil:
+			return "", false, fmt.Errorf("write %s: %w", k.key(name), err)
+		default:
+			return name, true, nil
+		}
+	}
+	// an object is there: it counts as stored only when it reads back as a
+	// case file of this name; anything else is overwritten (one object
+	// write is atomic)
+	if _, err := k.Get(name); err == nil {
 		return name, false, nil
 	}
-	err = k.b.WriteAll(ctx, name, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
-	switch {
-	case gcerrors.Code(err) == gcerrors.FailedPrecondition:
-		return name, false, nil // another writer stored it first
-	case err != nil:
+	if err := k.b.WriteAll(ctx, name, data, &blob.WriterOptions{ContentType: "application/json"}); err != nil {
 		return "", false, fmt.Errorf("write %s: %w", k.key(name), err)
 	}
 	return name, true, nil

@@ -125,6 +125,9 @@ type UnbundleReport struct {
 	Added    []string    // case names newly stored
 	Existing []string    // case names the store already held (left as they were)
 	Bad      []BadMember // refused members, each with its reason
+	// Reopened are the added cases the bundle said were fixed: stored
+	// open, like every imported case, until a recheck here says fixed.
+	Reopened []string
 }
 
 // countingReader counts bytes read and fails once more than limit were.
@@ -181,9 +184,11 @@ func slicesContains(xs []string, x string) bool { return contains(xs, x) }
 // other than cases/<hash>.json; members over spec.MaxFileBytes (skipped unread);
 // members missing from the manifest or whose size or sha256 differ from it;
 // duplicates; files that fail Decode (format, version, schema, shape
-// limits); files whose case does not hash to their name. Everything else is
-// stored; a case dst already holds is left as it was (Put never
-// overwrites). The error is non-nil only when the bundle as a whole cannot
+// limits, a signature that is not the one its finding hashes to); files
+// whose case does not hash to their name. Everything else is stored open
+// and marked imported (Status.Imported), whatever status the bundle gave
+// it: another corpus's status is a claim, which a recheck here replaces; a
+// case dst already holds is left as it was (Put never overwrites). The error is non-nil only when the bundle as a whole cannot
 // be read: not gzip, no valid manifest first, more than spec.MaxBundleBytes
 // decompressed; members stored before such an error stay stored and are in
 // the report.
@@ -303,6 +308,8 @@ func Unbundle(r io.Reader, dst Store) (*UnbundleReport, error) {
 			bad(name, fmt.Errorf("case hashes to %s, not to its name", h))
 			continue
 		}
+		claimed := f.Status.State
+		f.Status = Status{State: StateOpen, Imported: true} // their status is their claim: open until a recheck here
 		stored, added, err := dst.Put(f)
 		if err != nil {
 			bad(name, fmt.Errorf("store: %w", err))
@@ -310,6 +317,9 @@ func Unbundle(r io.Reader, dst Store) (*UnbundleReport, error) {
 		}
 		if added {
 			rep.Added = append(rep.Added, stored)
+			if claimed == StateFixed {
+				rep.Reopened = append(rep.Reopened, stored)
+			}
 		} else {
 			rep.Existing = append(rep.Existing, stored)
 		}

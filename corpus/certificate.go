@@ -8,10 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/bitparity/bitparity/internal/atomicfile"
@@ -85,8 +83,10 @@ func DecodeCertificate(name string, data []byte) (*spec.Certificate, error) {
 	return &c, nil
 }
 
-// PutCertificate writes c to the folder under CertName, replacing an
-// earlier certificate of the same scan, atomically.
+// PutCertificate writes c to the folder under CertName, replacing
+// atomically whatever is there (an earlier certificate of the same scan, a
+// truncated file, a link); nothing there is taken on trust. An entry that
+// cannot be replaced (a folder) is an error.
 func (d *Dir) PutCertificate(c *spec.Certificate) (string, error) {
 	name, err := CertName(c)
 	if err != nil {
@@ -100,15 +100,20 @@ func (d *Dir) PutCertificate(c *spec.Certificate) (string, error) {
 }
 
 // GetCertificate reads the certificate stored under name and checks that
-// its scan hashes to name.
+// its scan hashes to name; a symbolic link is followed within the folder
+// only, as by Get.
 func (d *Dir) GetCertificate(name string) (*spec.Certificate, error) {
 	if !IsCertName(name) {
 		return nil, fmt.Errorf("%q is not a certificate file name (cert-, 16 lowercase hex digits, .json)", truncate(name))
 	}
-	data, err := readLimited(d.PathOf(name))
+	path, err := d.resolve(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
 	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := readLimited(path)
 	if err != nil {
 		return nil, err
 	}
@@ -122,20 +127,11 @@ func (d *Dir) GetCertificate(name string) (*spec.Certificate, error) {
 	return c, nil
 }
 
-// Certificates lists the certificate file names in the folder, sorted.
+// Certificates lists the names of the folder's entries named like
+// certificate files, sorted, whatever their type (as List: GetCertificate
+// reports a link or a folder instead of it being skipped in silence).
 func (d *Dir) Certificates() ([]string, error) {
-	ents, err := os.ReadDir(d.path)
-	if err != nil {
-		return nil, fmt.Errorf("corpus folder: %w", err)
-	}
-	var names []string
-	for _, e := range ents {
-		if IsCertName(e.Name()) && e.Type().IsRegular() {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	return names, nil
+	return listNamed(d.path, IsCertName)
 }
 
 // helloOp is the op an adapter declares in its hello for a scan of op:

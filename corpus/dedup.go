@@ -2,8 +2,9 @@ package corpus
 
 import (
 	"fmt"
-	"github.com/bitparity/bitparity/spec"
 	"sort"
+
+	"github.com/bitparity/bitparity/spec"
 )
 
 // DedupGroup is one signature with the files that carry it: Keep is the
@@ -42,19 +43,24 @@ func caseSize(f *File) int {
 	return n
 }
 
-// Dedup groups the finding files of entries by signature (spec.Signature,
-// which keys kind, op, relation, targets, dtypes and the drift rule: the
-// same bug through other seeds or shapes) and picks one file to keep per
-// signature: the smallest case, then the oldest. Files without a finding
-// are never grouped. A fixed file is dropped only in favour of another
-// file; when any file of a group is open, the kept one is open.
+// Dedup groups the finding files of entries by signature and picks one
+// file to keep per signature: the smallest case, then the oldest. The
+// signature is recomputed from each file's finding (spec.Signature, which
+// keys kind, op, relation, targets, dtypes and the drift rule: the same bug
+// through other seeds or shapes), never read from the file. Files without a
+// finding are never grouped, nor are files imported from another corpus
+// that no recheck here has replayed (Status.Imported): what such a file
+// claims is not known to be true, so it neither stands in for a file nor is
+// dropped. A fixed file is dropped only in favour of another file; when any
+// file of a group is open, the kept one is open.
 func Dedup(entries []Entry) []DedupGroup {
 	by := map[string][]Entry{}
 	for _, e := range entries {
-		if e.File.Finding == nil || e.File.Signature == "" {
+		if e.File.Finding == nil || e.File.Status.Imported {
 			continue
 		}
-		by[e.File.Signature] = append(by[e.File.Signature], e)
+		sig := spec.Signature(*e.File.Finding)
+		by[sig] = append(by[sig], e)
 	}
 	var out []DedupGroup
 	for sig, es := range by {

@@ -65,6 +65,11 @@ type Status struct {
 	FixedAt         time.Time `json:"fixed_at,omitzero"`
 	FixedEnv        *spec.Env `json:"fixed_env,omitempty"`
 	FixedKernelHash string    `json:"fixed_kernel_hash,omitempty"`
+	// Imported is set by Unbundle: the case came from another corpus and
+	// this one has not replayed it yet, so its state is open whatever the
+	// other corpus said. Recheck replays an imported case whatever its
+	// state or finding, and clears the mark.
+	Imported bool `json:"imported,omitempty"`
 }
 
 // Expect is what a replay of the file must show.
@@ -358,6 +363,9 @@ func validate(f *File) error {
 		}
 		if !sigRE.MatchString(fd.Signature) {
 			return fieldErr("finding.signature", "%q, want 16 hex digits", truncate(fd.Signature))
+		}
+		if want := spec.Signature(*fd); fd.Signature != want {
+			return fieldErr("finding.signature", "%s, but the finding hashes to %s (a signature is recomputed from the finding, never taken from the file)", fd.Signature, want)
 		}
 		if f.Signature != fd.Signature {
 			return fieldErr("signature", "%q differs from finding.signature %q", truncate(f.Signature), fd.Signature)

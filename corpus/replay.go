@@ -139,18 +139,31 @@ type RecheckResult struct {
 	Name    string
 	Outcome *Outcome // nil when Err is set
 	Err     error    // the case could not be run here; its status is unchanged
-	// Fixed is true when this recheck marked the file fixed.
-	Fixed bool
+	// Fixed is true when this recheck marked the file fixed; Reopened when
+	// it found a file marked fixed failing again and marked it open.
+	Fixed, Reopened bool
 }
 
-// Recheck replays every open finding of s (the nightly re-check). A file
-// whose finding no longer reproduces is marked fixed, with env, its kernel
-// hash and the time; the others get their Checked time updated. A file
-// that cannot run here (an unknown target, a failure) keeps its status and
-// is reported with its error; so is a file that does not decode.
-// Fixed files and files without a finding are skipped. sources are passed
-// to Replay.
-func Recheck(ctx context.Context, s Store, env spec.Env, sources ...target.Target) ([]RecheckResult, error) {
+// Rechecks reports whether a recheck replays f: every open finding; every
+// case imported from another corpus that no recheck here has replayed
+// (Status.Imported), fixed and passing ones too; and, with all, every case.
+func Rechecks(f *File, all bool) bool {
+	return all || f.Status.Imported || (f.Finding != nil && f.Status.State == StateOpen)
+}
+
+// Recheck replays the cases of s that Rechecks selects (the nightly
+// re-check) and sets each one's status from what it showed, checked now:
+//
+//	a finding that no longer reproduces: fixed, with env, its kernel hash
+//	    and the time (a file fixed before keeps when it was first fixed);
+//	anything else (reproduced, changed, flaky, a pass file's pass or
+//	    regression): open, so a fixed finding that fails again is reopened;
+//	the imported mark is cleared: this corpus has replayed the case.
+//
+// A file that cannot run here (an unknown target, a failure) keeps its
+// status and is reported with its error; so is a file that does not
+// decode. sources are passed to Replay.
+func Recheck(ctx context.Context, s Store, env spec.Env, all bool, sources ...target.Target) ([]RecheckResult, error) {
 	names, err := s.List()
 	if err != nil {
 		return nil, err
@@ -165,28 +178,35 @@ func Recheck(ctx context.Context, s Store, env spec.Env, sources ...target.Targe
 			out = append(out, RecheckResult{Name: name, Err: err})
 			continue
 		}
-		if f.Finding == nil || f.Status.State != StateOpen {
+		if !Rechecks(f, all) {
 			continue
 		}
 		o, err := Replay(ctx, f, sources...)
 		r := RecheckResult{Name: name, Outcome: o, Err: err}
 		if err == nil {
+			fixed := f.Finding != nil && o.Verdict == NotReproduced
+			wasFixed := f.Status.State == StateFixed && !f.Status.Imported
 			now := time.Now().UTC().Truncate(time.Second)
 			e := env
 			uerr := s.Update(name, func(g *File) error {
-				g.Status.Checked = now // a Flaky crash stays open
-				if o.Verdict == NotReproduced {
-					g.Status.State = StateFixed
-					g.Status.FixedAt = now
-					g.Status.FixedEnv = &e
-					g.Status.FixedKernelHash = e.KernelHash
+				g.Status.Checked, g.Status.Imported = now, false
+				switch {
+				case fixed && wasFixed:
+					// fixed before, still fixed: when it was first fixed stands
+				case fixed:
+					g.Status.State, g.Status.FixedAt = StateFixed, now
+					g.Status.FixedEnv, g.Status.FixedKernelHash = &e, e.KernelHash
+				default:
+					g.Status.State, g.Status.FixedAt = StateOpen, time.Time{}
+					g.Status.FixedEnv, g.Status.FixedKernelHash = nil, ""
 				}
 				return nil
 			})
 			if uerr != nil {
 				r.Err = fmt.Errorf("update status: %w", uerr)
 			} else {
-				r.Fixed = o.Verdict == NotReproduced
+				r.Fixed = fixed && !wasFixed
+				r.Reopened = !fixed && wasFixed
 			}
 		}
 		out = append(out, r)

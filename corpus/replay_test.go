@@ -96,7 +96,7 @@ func TestRecheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := spec.Env{Bitparity: "test", KernelHash: "new-kernel"}
-	res, err := Recheck(context.Background(), d, env)
+	res, err := Recheck(context.Background(), d, env, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestRecheck(t *testing.T) {
 		t.Errorf("still failing case status %+v, want open with a check time", o.Status)
 	}
 	// a second recheck skips the fixed one
-	res, _ = Recheck(context.Background(), d, env)
+	res, _ = Recheck(context.Background(), d, env, false)
 	for _, r := range res {
 		if r.Name == willFix {
 			t.Errorf("a fixed case was rechecked")

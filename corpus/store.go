@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bitparity/bitparity/internal/atomicfile"
@@ -75,6 +76,11 @@ func checkName(name string) error {
 	return nil
 }
 
+// Put stores f under its name. Something already under that name counts
+// as stored only when it is a case file of that name (Dir.verify); anything
+// else there (a truncated or zeroed file, a link, a file of another case)
+// is replaced by f atomically, and added is true. An entry that cannot be
+// replaced (a folder) is an error: the case is stored or Put fails.
 func (d *Dir) Put(f *File) (string, bool, error) {
 	data, err := Encode(f)
 	if err != nil {
@@ -84,24 +90,100 @@ func (d *Dir) Put(f *File) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	added, err := atomicfile.Create(filepath.Join(d.path, name), data)
-	return name, added, err
+	path := d.PathOf(name)
+	added, err := atomicfile.Create(path, data)
+	if err != nil || added {
+		return name, added, err
+	}
+	bad := d.verify(name)
+	if bad == nil {
+		return name, false, nil
+	}
+	if err := atomicfile.Write(path, data); err != nil {
+		return "", false, fmt.Errorf("%s holds no case file (%v) and could not be replaced: %w", path, bad, err)
+	}
+	return name, true, nil
+}
+
+// verify returns nil when the entry under name is a case file of that
+// name: a regular file, not a link, that decodes and whose case hashes to
+// name; else why it is not.
+func (d *Dir) verify(name string) error {
+	st, err := os.Lstat(d.PathOf(name))
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("a %s, not a regular file", typeWord(st.Mode()))
+	}
+	_, err = d.Get(name)
+	return err
+}
+
+// typeWord names the type of a folder entry for messages.
+func typeWord(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m.IsDir():
+		return "folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 // Get reads name and checks that its case hashes to name (a file renamed or
-// edited by hand is an error, not silently another case).
+// edited by hand is an error, not silently another case). A symbolic link
+// under name is followed when it resolves to a file inside the folder
+// (Dir.resolve) and refused otherwise.
 func (d *Dir) Get(name string) (*File, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	f, err := ReadFile(d.PathOf(name))
+	path, err := d.resolve(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
 	}
+	f, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
 	return named(d.PathOf(name), name, f)
+}
+
+// resolve returns the path to read the entry name from: the entry itself,
+// or, for a symbolic link, the file it resolves to when that lies inside
+// the folder. A link that leaves the folder, loops or dangles is an error
+// naming it (never fs.ErrNotExist: a dangling link is not an absent case).
+func (d *Dir) resolve(name string) (string, error) {
+	path := d.PathOf(name)
+	st, err := os.Lstat(path)
+	if err != nil {
+		return "", err
+	}
+	if st.Mode()&fs.ModeSymlink == 0 {
+		return path, nil
+	}
+	to, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: a symbolic link that does not resolve (%v): refused", path, errors.Unwrap(err))
+	}
+	root, err := filepath.EvalSymlinks(d.path)
+	if err != nil {
+		return "", fmt.Errorf("corpus folder: %v", err)
+	}
+	if rel, err := filepath.Rel(root, to); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s: a symbolic link to %s, outside the corpus folder: refused (copy the file into the folder)", path, to)
+	}
+	return to, nil
 }
 
 // named returns f when its case hashes to name, the name it was stored
@@ -114,16 +196,24 @@ func named(where, name string, f *File) (*File, error) {
 	return f, nil
 }
 
-// List returns the case file names in the folder, sorted; temp files and
-// other names are ignored.
+// List returns the names of the folder's entries that are named like case
+// files, sorted, whatever their type: a link or a folder under a case
+// file's name is listed, so that Get reports it instead of it being
+// skipped in silence. Temp files and other names are ignored.
 func (d *Dir) List() ([]string, error) {
-	ents, err := os.ReadDir(d.path)
+	return listNamed(d.path, IsName)
+}
+
+// listNamed returns the names of the entries of dir for which named is
+// true, sorted.
+func listNamed(dir string, named func(string) bool) ([]string, error) {
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("corpus folder: %w", err)
 	}
 	var names []string
 	for _, e := range ents {
-		if IsName(e.Name()) && e.Type().IsRegular() {
+		if named(e.Name()) {
 			names = append(names, e.Name())
 		}
 	}

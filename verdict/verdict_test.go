@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,6 +159,44 @@ func TestRecorder(t *testing.T) {
 	}
 	if _, err := os.Stat(jsonPath + corpus.JournalSuffix); !os.IsNotExist(err) {
 		t.Errorf("the journal is left after Finish: %v", err)
+	}
+}
+
+// TestRecorderJunkEntry: an entry already under a found case's name (a
+// truncated file, a symbolic link, a folder) is never taken for the case:
+// the case is stored over it and reads back, or, where nothing can replace
+// it, the recording fails (Err) and the line says NOT stored.
+func TestRecorderJunkEntry(t *testing.T) {
+	f := finding(control, true, 40)
+	for _, tc := range []struct {
+		name   string
+		make   func(path string) error
+		stored bool
+	}{
+		{"truncated file", func(p string) error { return os.WriteFile(p, []byte(`{"format":"bitparity-case","ver`), 0o644) }, true},
+		{"symlink", func(p string) error { return os.Symlink("/dev/null", p) }, true},
+		{"folder", func(p string) error { return os.Mkdir(p, 0o755) }, false},
+	} {
+		d, err := corpus.OpenDir(filepath.Join(t.TempDir(), "c"), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.make(d.PathOf(Key(f))); err != nil {
+			t.Fatal(err)
+		}
+		var log strings.Builder
+		r, err := NewRecorder(RecorderOptions{Store: d, Where: "c", Log: &log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Found(f)
+		_, gerr := d.Get(Key(f))
+		if tc.stored && (r.Err() != nil || gerr != nil) {
+			t.Errorf("%s: recording %v, the case reads back %v; want it stored\n%s", tc.name, r.Err(), gerr, log.String())
+		}
+		if !tc.stored && (r.Err() == nil || !strings.Contains(log.String(), "NOT stored")) {
+			t.Errorf("%s: recording %v; want a failure and NOT stored\n%s", tc.name, r.Err(), log.String())
+		}
 	}
 }
 

@@ -46,7 +46,7 @@ var corpusSubs = map[string]subcommand{
 	"export":   {"write cases as go test -fuzz corpus entries under -to", corpusExport, "[NAME|FILE...]"},
 	"bundle":   {"write cases as a tar.gz with a manifest and checksums (-o FILE)", corpusBundle, "[NAME...]"},
 	"unbundle": {"validate a bundle and store every good case; report each bad one", corpusUnbundle, "FILE"},
-	"recheck":  {"replay every open finding, mark those that no longer reproduce fixed; rerun every valid certificate's scan and every open scan drift's", corpusRecheck, "[DIR]"},
+	"recheck":  {"replay every open finding and every unbundled case not yet replayed here (-all: every case), mark those that no longer reproduce fixed; rerun every valid certificate's scan and every open scan drift's", corpusRecheck, "[DIR]"},
 }
 
 func corpusUsage(w io.Writer) {
@@ -222,7 +222,7 @@ func corpusLs(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs *f
 	for _, e := range entries {
 		f := e.File
 		if *asJSON {
-			b, _ := json.Marshal(map[string]any{"name": e.Name, "status": f.Status.State, "signature": f.Signature, "case": f.Case, "note": f.Note})
+			b, _ := json.Marshal(map[string]any{"name": e.Name, "status": f.Status.State, "imported": f.Status.Imported, "signature": f.Signature, "case": f.Case, "note": f.Note})
 			fmt.Fprintln(stdout, string(b))
 			continue
 		}
@@ -307,6 +307,9 @@ func printFile(w io.Writer, name string, f *corpus.File) {
 		fmt.Fprintln(w)
 	default:
 		fmt.Fprint(w, "status: open")
+		if f.Status.Imported {
+			fmt.Fprint(w, ", imported from another corpus and not yet rechecked here")
+		}
 		if !f.Status.Checked.IsZero() {
 			fmt.Fprintf(w, ", last rechecked %s", f.Status.Checked.Format(time.RFC3339))
 		}
@@ -519,6 +522,9 @@ func corpusUnbundle(_ context.Context, stdout, stderr io.Writer, st *storeFlags,
 	for _, n := range rep.Added {
 		fmt.Fprintf(stdout, "added %s\n", n)
 	}
+	for _, n := range rep.Reopened {
+		fmt.Fprintf(stdout, "open  %s: the bundle says fixed; open here until corpus recheck shows it fixed\n", n)
+	}
 	for _, b := range rep.Bad {
 		fmt.Fprintf(stderr, "refused %s\n", b.Error())
 	}
@@ -533,15 +539,18 @@ func corpusUnbundle(_ context.Context, stdout, stderr io.Writer, st *storeFlags,
 	return nil
 }
 
-// corpusRecheck exits 1 when a finding still reproduces, a crash is flaky
-// (corpus.Flaky: it did not show on every replay, and stays open) or a
-// certificate no longer holds, 3 when a case or scan could not be run here, 0 when
-// every open finding is now fixed and every certificate holds.
+// corpusRecheck replays the cases corpus.Rechecks selects (-all: every
+// one). It exits 1 when a finding still reproduces or fails again, a pass
+// case finds something, a crash is flaky (corpus.Flaky: it did not show on
+// every replay, and stays open) or a certificate no longer holds, 3 when a
+// case or scan could not be run here, 0 when every finding replayed is
+// fixed, every pass case passes and every certificate holds.
 func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error {
 	kernel := fs.String("kernel-hash", "", "kernel or PTX hash of the build under test, recorded on the cases it fixes")
 	ex := runExecFlags(fs) // --exec: the adapters of cases on exec: targets
 	kernels := fs.String("kernel", "", "rerun the certificates of the user kernel of this manifest (comma-separated for several), matched by its name")
 	fromCert := fs.Bool("kernel-from-certificate", false, "rerun each user kernel's certificate with the manifest path it records (the code that path names runs on the GPU: read it first)")
+	all := fs.Bool("all", false, "replay every case, fixed findings and pass cases too (default: open findings, and every case unbundled from another corpus that no recheck here has replayed)")
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
@@ -560,18 +569,18 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 		return err
 	}
 	defer external.CloseAll()
-	if err := recheckAdapters(s); err != nil {
+	if err := recheckAdapters(s, *all); err != nil {
 		return err
 	}
 	env := hereEnv()
 	if *kernel != "" {
 		env.KernelHash = *kernel
 	}
-	res, err := corpus.Recheck(ctx, s, env, composites()...)
+	res, err := corpus.Recheck(ctx, s, env, *all, composites()...)
 	if err != nil {
 		return err
 	}
-	var failing, flaky, fixed, broken int
+	var failing, flaky, fixed, passed, broken int
 	for _, r := range res {
 		switch {
 		case r.Err != nil:
@@ -580,6 +589,15 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 		case r.Fixed:
 			fixed++
 			fmt.Fprintf(stdout, "fixed         %s\n", r.Name)
+		case r.Outcome.Verdict == corpus.NotReproduced:
+			fixed++
+			fmt.Fprintf(stdout, "still fixed   %s\n", r.Name)
+		case r.Outcome.Verdict == corpus.Passed:
+			passed++
+			fmt.Fprintf(stdout, "passes        %s\n", r.Name)
+		case r.Reopened:
+			failing++
+			fmt.Fprintf(stdout, "reopened      %s (marked fixed, fails again: %s)\n", r.Name, r.Outcome.Verdict)
 		case r.Outcome.Verdict == corpus.Flaky:
 			flaky++
 			fmt.Fprintf(stdout, "flaky         %s (the recorded crash showed on %d of %d replays; kept open)\n", r.Name, r.Outcome.Crashes, r.Outcome.Replays)
@@ -588,7 +606,7 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 			fmt.Fprintf(stdout, "still failing %s (%s)\n", r.Name, r.Outcome.Verdict)
 		}
 	}
-	fmt.Fprintf(stdout, "rechecked %d open finding(s): %d still failing, %d flaky, %d fixed, %d could not run\n", len(res), failing, flaky, fixed, broken)
+	fmt.Fprintf(stdout, "rechecked %d case(s): %d still failing, %d flaky, %d fixed, %d passing, %d could not run\n", len(res), failing, flaky, fixed, passed, broken)
 	// a flaky crash is open: never a pass
 	failing += flaky
 	if d, ok := s.Local.(*corpus.Dir); ok { // certificates live in corpus folders (scan.go)

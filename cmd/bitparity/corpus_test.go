@@ -205,3 +205,41 @@ func TestTapFinding(t *testing.T) {
 			tapFinding(splitK), splitK.Finding.A.Hex, tapFinding(pass))
 	}
 }
+
+// TestCorpusSymlink: a case file linked into a corpus folder from inside
+// it is listed and rechecked; one linked from outside is refused with a
+// warning naming it and fails ls (exit 2) and recheck (exit 3), never
+// skipped in silence.
+func TestCorpusSymlink(t *testing.T) {
+	_, k := knownFile(t, "split-K chosen by M")
+	fd, err := fuzz.Check(context.Background(), k.Case)
+	if err != nil || fd == nil {
+		t.Fatalf("the known split-K case finds nothing here: %v", err)
+	}
+	f := corpus.NewFile(fd.Case, fd, fd.Env, "test")
+	name, _ := f.Name()
+	data, _ := corpus.Encode(f)
+
+	inside := filepath.Join(t.TempDir(), "c")
+	os.MkdirAll(filepath.Join(inside, "keep"), 0o755)
+	os.WriteFile(filepath.Join(inside, "keep", name), data, 0o644)
+	if err := os.Symlink(filepath.Join("keep", name), filepath.Join(inside, name)); err != nil {
+		t.Skipf("symbolic links: %v", err)
+	}
+	if out, errs, code := bp(t, "corpus", "ls", "-dir", inside); code != 0 || !strings.Contains(out, name) {
+		t.Errorf("ls of a link inside the folder: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code := bp(t, "corpus", "recheck", "-dir", inside); code != spec.ExitFinding || !strings.Contains(out, "still failing "+name) {
+		t.Errorf("recheck of a link inside the folder: exit %d, want 1 still failing\n%s%s", code, out, errs)
+	}
+
+	outside := filepath.Join(t.TempDir(), "c")
+	os.MkdirAll(outside, 0o755)
+	os.Symlink(filepath.Join(inside, "keep", name), filepath.Join(outside, name))
+	if out, errs, code := bp(t, "corpus", "ls", "-dir", outside); code != spec.ExitUsage || !strings.Contains(errs, "outside the corpus folder") {
+		t.Errorf("ls of a link to outside: exit %d, want 2 and a warning\n%s%s", code, out, errs)
+	}
+	if out, errs, code := bp(t, "corpus", "recheck", "-dir", outside); code != spec.ExitInternal || !strings.Contains(out, "could not run "+name) {
+		t.Errorf("recheck of a link to outside: exit %d, want 3 naming it\n%s%s", code, out, errs)
+	}
+}

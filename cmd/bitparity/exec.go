@@ -119,11 +119,11 @@ func adapterDiff(recorded []spec.Adapter) []string {
 	return out
 }
 
-// recheckAdapters refuses (exit 2) a recheck of s when an open finding
-// runs on an exec: target that no --exec started: a recheck without its
-// adapter could not tell fixed from not run. The error names each case and
-// the command line recorded with it.
-func recheckAdapters(s corpus.Store) error {
+// recheckAdapters refuses (exit 2) a recheck of s when a case it would
+// replay (corpus.Rechecks, all as given) runs on an exec: target that no
+// --exec started: a recheck without its adapter could not tell fixed from
+// not run. The error names each case and the command line recorded with it.
+func recheckAdapters(s corpus.Store, all bool) error {
 	names, err := s.List()
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func recheckAdapters(s corpus.Store) error {
 	var lines []string
 	for _, n := range names {
 		f, err := s.Get(n)
-		if err != nil || f.Finding == nil || f.Status.State != corpus.StateOpen {
+		if err != nil || !corpus.Rechecks(f, all) {
 			continue // an unreadable file is reported by the recheck itself
 		}
 		for _, m := range missingAdapters(f.Case, f.Adapters) {
@@ -139,7 +139,7 @@ func recheckAdapters(s corpus.Store) error {
 		}
 	}
 	if len(lines) > 0 {
-		return usageErr("corpus recheck: %d open finding(s) need an adapter; nothing was rechecked:\n  %s", len(lines), strings.Join(lines, "\n  "))
+		return usageErr("corpus recheck: %d case(s) need an adapter; nothing was rechecked:\n  %s", len(lines), strings.Join(lines, "\n  "))
 	}
 	return nil
 }
