@@ -137,3 +137,25 @@ type CertificateStatus struct {
 	InvalidEnv *Env      `json:"invalid_env,omitempty"`
 	Reason     string    `json:"reason,omitempty"`
 }
+
+// Power is how strong a scan's inputs are (package power): for each
+// position 1..Positions of its batches, the share of a family of
+// reduction orders (Family alternatives to the declared schedule, told
+// apart at row length Cols) whose change of the row's order changes the
+// row's output bits in at least one of the Draws draws.
+type Power struct {
+	Target    float64 `json:"target"`
+	Family    int     `json:"family"`
+	Cols      int     `json:"cols"`
+	Positions int     `json:"positions"`
+	Draws     int     `json:"draws"`
+	// Min and Mean are the least and the mean share over the positions;
+	// Full counts the positions that show every alternative, Never the
+	// alternatives no position shows.
+	Min   float64 `json:"min"`
+	Mean  float64 `json:"mean"`
+	Full  int     `json:"full"`
+	Never int     `json:"never"`
+	// Met says Min >= Target.
+	Met bool `json:"met"`
+}
