@@ -384,26 +384,10 @@ func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedu
 	if n < 8 || lowBits(cmp) == 0 || t < 0 || t >= n {
 		return
 	}
-	mo := math.Inf(-1)
-	for j, v := range x {
-		if j != t {
-			mo = math.Max(mo, float64(v))
-		}
-	}
-	if math.IsInf(mo, 0) || math.IsNaN(mo) {
+	if !LogProbPeak(x, t, in) {
 		return
 	}
-	rest := 0.0
-	for j, v := range x {
-		if j != t {
-			rest += math.Exp(float64(v) - mo)
-		}
-	}
-	x[t] = oracle.Round(in, float32(mo+math.Log(2*rest)))
 	m := float64(x[t])
-	if !finite(x[t]) || m <= mo {
-		return
-	}
 	neg := make([]float32, n)
 	for j := range x {
 		neg[j] = float32(m) - x[j] + 1 // >= 1: byMagnitude gives the smallest logits first
@@ -447,6 +431,36 @@ func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedu
 	if len(fine) > 0 {
 		tu.scan(fine[len(fine)-1], 4)
 	}
+}
+
+// LogProbPeak is step 1 of LogProbRow alone: x[t] becomes the row's
+// confident max, m_o + ln(2·Σ_{j≠t} exp(x_j - m_o)) rounded to in (m_o the
+// max of the others), so that the sum of exponentials is about 1.5 and a
+// one-ulp change of the fp32 sum moves the log-prob (about -0.4) by
+// several of its fp32 ulps. It reports whether x[t] is now the row's
+// finite, strict max (false: the row is not finite, vocab < 2 or t out of
+// range; x[t] may have changed).
+func LogProbPeak(x []float32, t int, in oracle.DType) bool {
+	if len(x) < 2 || t < 0 || t >= len(x) {
+		return false
+	}
+	mo := math.Inf(-1)
+	for j, v := range x {
+		if j != t {
+			mo = math.Max(mo, float64(v))
+		}
+	}
+	if math.IsInf(mo, 0) || math.IsNaN(mo) {
+		return false
+	}
+	rest := 0.0
+	for j, v := range x {
+		if j != t {
+			rest += math.Exp(float64(v) - mo)
+		}
+	}
+	x[t] = oracle.Round(in, float32(mo+math.Log(2*rest)))
+	return finite(x[t]) && float64(x[t]) > mo
 }
 
 // ulp is the spacing of dtype dt at v (towards +Inf in magnitude).

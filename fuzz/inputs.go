@@ -212,6 +212,9 @@ func Inputs(c spec.Case) (*target.Batch, error) {
 		return nil, fmt.Errorf("case made by generator version %d, this build has versions 1 to %d: only cases with explicit data replay across generator versions", c.GenVersion, spec.GeneratorVersion)
 	}
 	b := &target.Batch{Op: c.Op, In: in, Out: out}
+	if c.Dist == spec.DistSensitive {
+		return sensitiveInputs(c)
+	}
 	switch c.Op {
 	case spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb:
 		if err := tokenInputs(c, b, nil, false, nil); err != nil {

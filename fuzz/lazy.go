@@ -52,10 +52,12 @@ func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, er
 // LazyInputs returns the batch of case c: lazy (sizes and shared tensors,
 // the per-item tensor left to the targets) when every target of ts makes
 // c's values on its device (target.Generator), else Inputs(c). Either way
-// its bits are those of Inputs(c). A scan holds a GPU target's largest
+// its bits are those of Inputs(c). A sensitive case is never lazy: its rows
+// are chosen by the CPU oracle (sensitiveInputs), made on the host and
+// uploaded. A scan holds a GPU target's largest
 // batch from it without making its rows on the host.
 func LazyInputs(c spec.Case, ts ...target.Target) (*target.Batch, error) {
-	if !lazyOps[c.Op] || c.Data != nil || (c.Dist == spec.DistBoundary && !lazyBoundary[c.Op]) {
+	if !lazyOps[c.Op] || c.Data != nil || (c.Dist == spec.DistBoundary && !lazyBoundary[c.Op]) || c.Dist == spec.DistSensitive {
 		return Inputs(c)
 	}
 	src := &target.Source{Case: c}

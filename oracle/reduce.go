@@ -151,3 +151,24 @@ func combineParts(order CrossOrder, parts []float32, op combineOp) float32 {
 	}
 	return s
 }
+
+// SumBy is Σ v[i] by r with term acc = acc + v, every thread starting at
+// +0, partials combined with add.rn: reduceSumExp's order, so that
+// SumBy(r, e) with e[i] = Exp32(Sub32(x[i], m)) is bitwise log-prob's sum
+// of exponentials under r (the exponentials computed once for many r).
+func SumBy(r Reduction, v []float32) float32 {
+	T, V := r.Threads, r.Vec
+	var stack [1024]float32
+	acc := stack[:T]
+	n := len(v)
+	for t := range acc {
+		a := float32(0)
+		for base := t * V; base < n; base += T * V {
+			for _, x := range v[base:min(base+V, n)] {
+				a = Add32(a, x)
+			}
+		}
+		acc[t] = a
+	}
+	return combineLanes(r, acc, opAdd)
+}

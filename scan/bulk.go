@@ -100,7 +100,7 @@ func (st *steps) pass(p *step) string {
 	refRows := st.bulk.refRows
 	if n := sort.SearchInts(refRows, rows); n > 0 {
 		sc.res.Differing += int64(n)
-		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.s.Dists[st.k], Value: p.v, Rows: n, FirstRow: refRows[0], Against: "largest batch"})
+		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.draws[st.k], Value: p.v, Rows: n, FirstRow: refRows[0], Against: "largest batch"})
 	}
 	return st.bulk.equal
 }

@@ -22,6 +22,11 @@ func (sc *scanner) certificate() *spec.Certificate {
 		Batches: sc.res.Batches, RowsCompared: sc.res.RowsCompared,
 		Elapsed: spec.Duration(sc.res.Elapsed), Created: now,
 		Status: spec.CertificateStatus{State: spec.CertValid, Checked: now},
+		Draws:  sc.res.Draws, Power: sc.res.Power,
+	}
+	if c.Power != nil && !c.Power.Met {
+		c.Status.State = spec.CertUnderpowered
+		c.Status.Reason = "the draws reach less than the target power: " + powerWords(c.Power)
 	}
 	if strings.HasPrefix(info.Device, "cuda") {
 		c.KernelHash = sc.opt.Env.KernelHash
@@ -65,6 +70,7 @@ func Recheck(ctx context.Context, c spec.Certificate, opt Options) (spec.Certifi
 			why = append(why, "the adapter's hello changed: "+strings.Join(d, ", "))
 		}
 	}
+	c.Draws, c.Power = res.Draws, res.Power
 	return judged(c, append(why, rowsWhy(res)...), sc.opt.Env), res, nil
 }
 
@@ -160,7 +166,11 @@ func judged(c spec.Certificate, why []string, env spec.Env) spec.Certificate {
 	now := time.Now().UTC().Truncate(time.Second)
 	c.Status.Checked = now
 	if len(why) == 0 {
-		c.Status.State = spec.CertValid
+		c.Status.State, c.Status.Reason = spec.CertValid, ""
+		if c.Power != nil && !c.Power.Met {
+			c.Status.State = spec.CertUnderpowered
+			c.Status.Reason = "the draws reach less than the target power: " + powerWords(c.Power)
+		}
 		return c
 	}
 	c.Status.State = spec.CertInvalid

@@ -54,31 +54,34 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sc.cov != nil {
+		sc.batch = b // addPower reads its rows when they are on the host
+	}
 	defer h.release()
 	sc.res.Resident = h.resident()
 	n, kr := sc.refItems(), b.RowsPerItem()
 	sc.before(k, "items alone (1..%d)", n)
 	alone, err := h.alone(ctx, n)
 	if err != nil {
-		return nil, fmt.Errorf("scan: draw %s, items alone: %w", sc.s.Dists[k], err)
+		return nil, fmt.Errorf("scan: draw %s, items alone: %w", sc.draws[k], err)
 	}
 	defer alone.Release()
 	sc.before(k, "the reference batch, %s = %d", mapDim(sc.s), sc.refValue())
 	ref, err := h.run(ctx, identity(n))
 	if err != nil {
-		return nil, fmt.Errorf("scan: draw %s, the reference batch: %w", sc.s.Dists[k], err)
+		return nil, fmt.Errorf("scan: draw %s, the reference batch: %w", sc.draws[k], err)
 	}
 	defer ref.Release()
 	sc.res.Batches += int64(n + 1)
 	all := rowsOf(identity(n), kr)
 	d, err := differing(ref, alone, all, all, sc.dt, sc.s.NoTaps)
 	if err != nil {
-		return nil, fmt.Errorf("scan: draw %s, the reference batch against its items alone: %w", sc.s.Dists[k], err)
+		return nil, fmt.Errorf("scan: draw %s, the reference batch against its items alone: %w", sc.draws[k], err)
 	}
 	sc.res.RowsCompared += int64(len(all))
 	if len(d) > 0 {
 		sc.res.Differing += int64(len(d))
-		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.s.Dists[k], Value: sc.refValue(), Rows: len(d), FirstRow: all[d[0]], Against: "item alone"})
+		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.draws[k], Value: sc.refValue(), Rows: len(d), FirstRow: all[d[0]], Against: "item alone"})
 	}
 	st := &steps{sc: sc, ctx: ctx, h: h, k: k, kr: kr, alone: alone, ref: ref, refMoved: itemsAt(all, d, kr),
 		cls: make([]string, len(sc.values))}
@@ -115,7 +118,7 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 		p, err := st.start(i, v)
 		if err != nil {
 			dropAll()
-			return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", sc.s.Dists[k], sc.s.Dim, v, err)
+			return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", sc.draws[k], sc.s.Dim, v, err)
 		}
 		queue = append(queue, p)
 		if len(queue) == inFlight {
@@ -143,7 +146,7 @@ func (sc *scanner) holdDraw(k int) (*target.Batch, held, error) {
 		for _, f := range caseHolders {
 			h, made, err := f(sc.t, c)
 			if err != nil {
-				return nil, nil, fmt.Errorf("scan: draw %s, hold the batch: %w", sc.s.Dists[k], err)
+				return nil, nil, fmt.Errorf("scan: draw %s, hold the batch: %w", sc.draws[k], err)
 			}
 			if h != nil {
 				return made, h, nil
@@ -157,7 +160,7 @@ func (sc *scanner) holdDraw(k int) (*target.Batch, held, error) {
 	if b == nil {
 		var err error
 		if b, err = fuzz.Inputs(c); err != nil {
-			return nil, nil, fmt.Errorf("scan: draw %s: %w", sc.s.Dists[k], err)
+			return nil, nil, fmt.Errorf("scan: draw %s: %w", sc.draws[k], err)
 		}
 	}
 	if sc.s.Dim == spec.ScanPad {
@@ -250,7 +253,7 @@ func (st *steps) finish(p *step) error {
 	defer p.o.Release()
 	c, err := st.compare(p)
 	if err != nil {
-		return fmt.Errorf("scan: draw %s, %s = %d: %w", st.sc.s.Dists[st.k], st.sc.s.Dim, p.v, err)
+		return fmt.Errorf("scan: draw %s, %s = %d: %w", st.sc.draws[st.k], st.sc.s.Dim, p.v, err)
 	}
 	st.cls[p.i] = c
 	st.sc.step()
@@ -419,7 +422,7 @@ func itemsAt(rows, idx []int, kr int) map[int]bool {
 
 func (sc *scanner) record(k, v int, rows, d []int, against string) {
 	if len(d) > 0 {
-		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.s.Dists[k], Value: v, Rows: len(d), FirstRow: rows[d[0]], Against: against})
+		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.draws[k], Value: v, Rows: len(d), FirstRow: rows[d[0]], Against: against})
 	}
 }
 
@@ -430,7 +433,7 @@ func (sc *scanner) record(k, v int, rows, d []int, against string) {
 func (sc *scanner) drawKV(ctx context.Context, k int) ([]string, error) {
 	b, err := fuzz.Inputs(sc.caseFor(k))
 	if err != nil {
-		return nil, fmt.Errorf("scan: draw %s: %w", sc.s.Dists[k], err)
+		return nil, fmt.Errorf("scan: draw %s: %w", sc.draws[k], err)
 	}
 	or, err := target.OracleFor(sc.t)
 	if err != nil {
@@ -441,18 +444,18 @@ func (sc *scanner) drawKV(ctx context.Context, k int) ([]string, error) {
 		g := cutKV(b, v)
 		o, err := runChecked(ctx, sc.t, g)
 		if err != nil {
-			return nil, fmt.Errorf("scan: draw %s, kv = %d: %w", sc.s.Dists[k], v, err)
+			return nil, fmt.Errorf("scan: draw %s, kv = %d: %w", sc.draws[k], v, err)
 		}
 		want, err := runChecked(ctx, or, g)
 		if err != nil {
 			o.Release()
-			return nil, fmt.Errorf("scan: draw %s, kv = %d, oracle: %w", sc.s.Dists[k], v, err)
+			return nil, fmt.Errorf("scan: draw %s, kv = %d, oracle: %w", sc.draws[k], v, err)
 		}
 		all := identity(g.Rows())
 		d, err := differing(o, want, all, all, sc.dt, sc.s.NoTaps)
 		o.Release()
 		if err != nil {
-			return nil, fmt.Errorf("scan: draw %s, kv = %d: %w", sc.s.Dists[k], v, err)
+			return nil, fmt.Errorf("scan: draw %s, kv = %d: %w", sc.draws[k], v, err)
 		}
 		sc.res.Batches++
 		sc.res.RowsCompared += int64(len(all))

@@ -42,6 +42,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -66,7 +67,7 @@ type Options struct {
 // before calls opt.Before for draw k's step.
 func (sc *scanner) before(k int, format string, a ...any) {
 	if sc.opt.Before != nil {
-		sc.opt.Before(sc.s.Dists[k], fmt.Sprintf(format, a...))
+		sc.opt.Before(sc.draws[k], fmt.Sprintf(format, a...))
 	}
 }
 
@@ -85,6 +86,13 @@ type Result struct {
 	Elapsed      time.Duration
 	// Resident says the inputs stayed on the target's device.
 	Resident bool
+	// Power is the power of the draws (nil: no power was asked for, or the
+	// op has no family): the share of the family of reduction orders each
+	// position shows in at least one draw.
+	Power *spec.Power
+	// Draws are the distributions of the draws run: the spec's, then the
+	// sensitive draws added until the power reached its target.
+	Draws []spec.Dist
 }
 
 // Diff is one step with differing rows.
@@ -129,6 +137,14 @@ type scanner struct {
 	// classes[k][i] is the class of values[i] on draw k.
 	classes [][]string
 	ident   []int // 0..To-1, shared by the plans
+	// draws are the distributions of the draws run so far: the spec's,
+	// then the sensitive draws the power loop adds; draw k has seed
+	// Seed+k.
+	draws []spec.Dist
+	// cov is the power of the draws so far (nil: the op has no family);
+	// batch is the last draw's largest batch when its rows are on the host.
+	cov   *power.Coverage
+	batch *target.Batch
 }
 
 func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
@@ -162,7 +178,15 @@ func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
 	if s.Dim == spec.ScanPosition {
 		sc.values = sc.values[:len(sc.values)-1] // positions From..To-1
 	}
+	sc.draws = slices.Clone(s.Dists)
 	sc.total = len(s.Dists) * len(sc.values)
+	if s.Power > 0 {
+		f, err := fuzz.Family(sc.caseFor(0))
+		if err != nil {
+			return nil, fmt.Errorf("%w: power: %w", ErrBadSpec, err)
+		}
+		sc.cov = power.NewCoverage(f, sc.refItems())
+	}
 	// the largest batch of the first draw: a shape error is bad input
 	// before anything runs.
 	if _, err := fuzz.Inputs(sc.caseFor(0)); err != nil {
@@ -175,12 +199,19 @@ func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
 // the certificate.
 func (sc *scanner) run(ctx context.Context) (*Result, error) {
 	start := time.Now()
-	for k := range sc.s.Dists {
+	for k := 0; k < len(sc.draws); k++ {
 		cls, err := sc.draw(ctx, k)
 		if err != nil {
 			return nil, err
 		}
 		sc.classes = append(sc.classes, cls)
+		if err := sc.addPower(k); err != nil {
+			return nil, err
+		}
+		if k == len(sc.draws)-1 && sc.morePower() {
+			sc.draws = append(sc.draws, spec.DistSensitive)
+			sc.total += len(sc.values)
+		}
 	}
 	classify := make([]func(int) (string, error), len(sc.classes))
 	for k, cls := range sc.classes {
@@ -199,7 +230,12 @@ func (sc *scanner) run(ctx context.Context) (*Result, error) {
 	}
 	r := sc.res
 	r.Map = m
+	r.Draws = sc.draws
 	r.Elapsed = time.Since(start)
+	if sc.cov != nil {
+		p := sc.cov.Summary(sc.s.Power)
+		r.Power = &p
+	}
 	if r.Differing == 0 {
 		r.Certificate = sc.certificate()
 	}
@@ -210,7 +246,7 @@ func (sc *scanner) run(ctx context.Context) (*Result, error) {
 func (sc *scanner) caseFor(k int) spec.Case {
 	s := sc.s
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: s.GenVersion, Op: s.Op, Relation: spec.RelBatchInvariance,
-		Targets: []string{s.Target}, Shape: s.Shape, In: s.In, Out: s.Out, Eps: s.Eps, Dist: s.Dists[k],
+		Targets: []string{s.Target}, Shape: s.Shape, In: s.In, Out: s.Out, Eps: s.Eps, Dist: sc.draws[k],
 		Seed: s.Seed + uint64(k)}
 	items := s.To
 	switch s.Dim {

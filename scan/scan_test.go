@@ -111,8 +111,8 @@ func TestCertifiesOracle(t *testing.T) {
 	if c.Format != spec.CertificateFormat || c.Status.State != spec.CertValid || c.Schedule == "" || c.Env.GoVersion == "" {
 		t.Errorf("certificate header %+v", c)
 	}
-	if got := c.Scan.Dists; !slices.Equal(got, DefaultDists) {
-		t.Errorf("draws %v, want %v", got, DefaultDists)
+	if got := c.Scan.Dists; !slices.Equal(got, SensitiveDists) {
+		t.Errorf("draws %v, want %v", got, SensitiveDists)
 	}
 	if r.Map.Kind != driftmap.Uniform || r.Map.Draws != 2 || len(r.Map.Values) != 64 {
 		t.Errorf("map %s %q over %d draws, %d values", r.Map.Kind, r.Map.Rule, r.Map.Draws, len(r.Map.Values))

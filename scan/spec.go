@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -15,15 +16,32 @@ var ErrBadSpec = errors.New("bad scan")
 
 // DefaultDists are the draws of a scan that names none: normal values and
 // values nudged next to rounding boundaries (where a reduction order
-// change flips output bits).
+// change flips output bits). Ops with a sensitive draw
+// (fuzz.SensitiveOps) take SensitiveDists instead.
 var DefaultDists = []spec.Dist{spec.DistNormal, spec.DistBoundary}
+
+// SensitiveDists are the default draws of rmsnorm and logprob scans:
+// normal values and sensitive ones (boundary rows re-drawn until they show
+// most of the family of reduction orders, fuzz's sensitive draw).
+var SensitiveDists = []spec.Dist{spec.DistNormal, spec.DistSensitive}
+
+// Default power settings of a scan of an op with a family
+// (fuzz.SensitiveOps): the target share and the most draws in all.
+const (
+	DefaultPower    = 0.99
+	DefaultMaxDraws = 8
+)
 
 // Normalize fills a scan spec's defaults and checks it:
 //
 //	dim       items (default), pad, position, kv (attn_decode only)
 //	from, to  from >= 1 (position: >= 0), to >= from; pad: from >= real;
 //	          position: positions from..to-1 of a batch of to items
-//	dists     DefaultDists when empty; each a known distribution, once
+//	dists     DefaultDists when empty (SensitiveDists for rmsnorm and
+//	          logprob); each a known distribution, once
+//	power     the target power, a share in [0, 1] (0: not measured; only
+//	          ops with a family; < 0: DefaultPower for ops with a family,
+//	          else 0); max_draws DefaultMaxDraws when power > 0
 //	in, out   bf16 when empty (logprob: out fp32)
 //	eps       1e-6 for rmsnorm when zero
 //	shape     the inner sizes of the op (spec.OpInfo.Reads past its batch
@@ -54,8 +72,32 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 	if s.GenVersion < 1 || s.GenVersion > spec.GeneratorVersion {
 		return bad("scan made with generator version %d, this build has versions 1 to %d", s.GenVersion, spec.GeneratorVersion)
 	}
+	sensitive := slices.Contains(fuzz.SensitiveOps, s.Op)
 	if len(s.Dists) == 0 {
 		s.Dists = slices.Clone(DefaultDists)
+		if sensitive {
+			s.Dists = slices.Clone(SensitiveDists)
+		}
+	}
+	if s.Power < 0 { // the default: DefaultPower where the op has a family
+		s.Power = 0
+		if sensitive {
+			s.Power = DefaultPower
+		}
+	}
+	switch {
+	case s.Power > 1:
+		return bad("power %g, want a share in [0, 1] (0: not measured)", s.Power)
+	case s.Power > 0 && !sensitive:
+		return bad("power: op %s has no family of reduction orders (want one of %v)", s.Op, fuzz.SensitiveOps)
+	case s.MaxDraws < 0:
+		return bad("max draws %d, want >= 0", s.MaxDraws)
+	}
+	if s.Power > 0 && s.MaxDraws == 0 {
+		s.MaxDraws = DefaultMaxDraws
+	}
+	if slices.Contains(s.Dists, spec.DistSensitive) && !sensitive {
+		return bad("distribution sensitive: op %s has none (want one of %v)", s.Op, fuzz.SensitiveOps)
 	}
 	for i, d := range s.Dists {
 		if !slices.Contains(spec.Dists, d) {

@@ -89,11 +89,12 @@ const (
 	DistNearOverflow Dist = "near_overflow" // magnitudes near the dtype's max
 	DistTies         Dist = "ties"          // values that make exact rounding ties likely
 	DistBoundary     Dist = "boundary"      // nudged so outputs sit near rounding boundaries
+	DistSensitive    Dist = "sensitive"     // boundary rows re-drawn until they show most reduction orders (rmsnorm, logprob)
 )
 
 // Dists lists every distribution in a stable order.
 var Dists = []Dist{DistNormal, DistHeavy, DistOutlier, DistConstant, DistSignedZero,
-	DistSubnormal, DistNearOverflow, DistTies, DistBoundary}
+	DistSubnormal, DistNearOverflow, DistTies, DistBoundary, DistSensitive}
 
 // RelParams are the parameters of a relation for one case. Fields a relation
 // does not use stay zero.

@@ -66,6 +66,12 @@ type ScanSpec struct {
 	// a position scan moves.
 	Real  int `json:"real,omitempty"`
 	Watch int `json:"watch,omitempty"`
+	// Power is the target power (package power): the scan adds sensitive
+	// draws, up to MaxDraws draws in all, until every position shows at
+	// least this share of the op's family of reduction orders in at least
+	// one draw. 0: power is not measured (ops without a family).
+	Power    float64 `json:"power,omitempty"`
+	MaxDraws int     `json:"max_draws,omitempty"`
 	// NoTaps compares outputs only, never the fp32 intermediates.
 	NoTaps     bool `json:"no_taps,omitempty"`
 	GenVersion int  `json:"gen_version"`
@@ -101,11 +107,16 @@ type Certificate struct {
 	// RowsCompared counts row comparisons: every row of every batch with
 	// the same row in the largest batch, and every row of the largest
 	// batch with the row alone, over every draw.
-	RowsCompared int64             `json:"rows_compared"`
-	Differing    int64             `json:"differing"`
-	Elapsed      Duration          `json:"elapsed"`
-	Created      time.Time         `json:"created"`
-	Status       CertificateStatus `json:"status"`
+	RowsCompared int64 `json:"rows_compared"`
+	// Draws are the draws the scan ran (the spec's, then the sensitive
+	// draws its power loop added; draw k has seed Scan.Seed+k), Power the
+	// power they reach (nil for ops without a family).
+	Draws     []Dist            `json:"draws,omitempty"`
+	Power     *Power            `json:"power,omitempty"`
+	Differing int64             `json:"differing"`
+	Elapsed   Duration          `json:"elapsed"`
+	Created   time.Time         `json:"created"`
+	Status    CertificateStatus `json:"status"`
 }
 
 // KernelManifest is what a certificate of a user kernel records of its
@@ -123,6 +134,11 @@ type KernelManifest struct {
 const (
 	CertValid   = "valid"   // the last run of the scan found no differing row
 	CertInvalid = "invalid" // a recheck found differing rows (see Status)
+	// CertUnderpowered: no row differed, but the draws reach less than the
+	// scan's target power (Certificate.Power): some position shows less
+	// than the target share of the family of reduction orders, so a
+	// kernel that changes those orders there could pass.
+	CertUnderpowered = "underpowered"
 )
 
 // CertificateStatus is the lifecycle of a certificate: valid until a
@@ -136,4 +152,26 @@ type CertificateStatus struct {
 	InvalidAt  time.Time `json:"invalid_at,omitzero"`
 	InvalidEnv *Env      `json:"invalid_env,omitempty"`
 	Reason     string    `json:"reason,omitempty"`
+}
+
+// Power is how strong a scan's inputs are (package power): for each
+// position 1..Positions of its batches, the share of a family of
+// reduction orders (Family alternatives to the declared schedule, told
+// apart at row length Cols) whose change of the row's order changes the
+// row's output bits in at least one of the Draws draws.
+type Power struct {
+	Target    float64 `json:"target"`
+	Family    int     `json:"family"`
+	Cols      int     `json:"cols"`
+	Positions int     `json:"positions"`
+	Draws     int     `json:"draws"`
+	// Min and Mean are the least and the mean share over the positions;
+	// Full counts the positions that show every alternative, Never the
+	// alternatives no position shows.
+	Min   float64 `json:"min"`
+	Mean  float64 `json:"mean"`
+	Full  int     `json:"full"`
+	Never int     `json:"never"`
+	// Met says Min >= Target.
+	Met bool `json:"met"`
 }

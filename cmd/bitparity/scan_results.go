@@ -67,7 +67,11 @@ func storeScan(stdout io.Writer, dir string, r *spec.ScanResult, env spec.Env, k
 			return fmt.Errorf("scan: store the certificate: %w", err)
 		}
 		r.CertificateFile = filepath.Join(dir, name)
-		fmt.Fprintf(stdout, "  CERTIFIED: 0 differ; certificate %s\n", r.CertificateFile)
+		if r.Certificate.Status.State == spec.CertUnderpowered {
+			fmt.Fprintf(stdout, "  CERTIFIED, UNDERPOWERED: 0 differ, but the draws reach less than the target power %.1f%%; certificate %s\n", 100*r.Certificate.Scan.Power, r.CertificateFile)
+		} else {
+			fmt.Fprintf(stdout, "  CERTIFIED: 0 differ; certificate %s\n", r.CertificateFile)
+		}
 		return fixedByScan(stdout, d, *r, env)
 	}
 	if r.Verdict == spec.ScanAgree {

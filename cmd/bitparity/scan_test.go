@@ -12,7 +12,7 @@ import (
 
 func TestScanCommand(t *testing.T) {
 	dir := t.TempDir()
-	out, errs, code := bp(t, "scan", "--target", "oracle-rmsnorm", "--to", "40", "--hidden", "64", "--dir", dir)
+	out, errs, code := bp(t, "scan", "--target", "oracle-rmsnorm", "--to", "40", "--hidden", "64", "--power", "0", "--dir", dir)
 	if code != spec.ExitOK || !strings.Contains(out, "CERTIFIED: 0 differ") {
 		t.Fatalf("oracle scan: exit %d\n%s%s", code, out, errs)
 	}

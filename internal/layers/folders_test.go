@@ -17,7 +17,7 @@ var layer = map[string]int{
 	"internal/atomicfile": 0, "internal/gofuzzfile": 0, "internal/s3test": 0,
 	"internal/cctest": 0, "internal/layers": 0, "internal/gogc": 0, "internal/npy": 0,
 
-	"target": 1, "reports/words": 1, "values": 1, "boundary": 1,
+	"target": 1, "reports/words": 1, "values": 1, "boundary": 1, "power": 1,
 
 	"gpu": 2, "profile": 2, "fuzz/gen": 2, "fuzz/shrink": 2, "fuzz/driftmap": 2,
 

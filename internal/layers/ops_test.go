@@ -27,6 +27,8 @@ var opSwitches = map[string]string{
 	"fuzz/attention.go":                  "its tensors from the seed (attention)",
 	"fuzz/explicit.go":                   "its tensors from explicit data",
 	"fuzz/boundary_inputs.go":            "its boundary nudge",
+	"fuzz/sensitive.go":                  "its sensitive draw and row power",
+	"power/family.go":                    "its schedule family (power)",
 	"fuzz/items.go":                      "gathering and padding its items",
 	"fuzz/lazy.go":                       "materializing its lazy batch",
 	"fuzz/gen/gen.go":                    "its generator (draws and cost weights)",

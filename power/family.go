@@ -1,0 +1,249 @@
+// Package power measures how strong a draw's inputs are: for each row,
+// which alternatives of a family of reduction orders change the row's
+// output (Family, Set), and, over the draws of a scan, the share of the
+// family that every position shows in at least one draw (Coverage).
+//
+// A reduction-order change shows in a row only when it moves the row's
+// output bits: an alternative whose fp32 sum (RMSNorm's sum of squares,
+// log-prob's sum of exponentials) equals the declared schedule's, or
+// whose rstd or log rounds the same, cannot show in that row at all, and
+// a row tuned onto a rounding midpoint shows a change in one direction
+// only. A certificate is as strong as the share of (row, alternative)
+// pairs whose output differs; this package counts them.
+package power
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Family is the alternative schedules a row is checked against, and the
+// declared schedule they are compared with.
+type Family struct {
+	Op       spec.Op
+	Cols     int // the row length the alternatives were told apart at
+	Declared oracle.Schedule
+	// Alts are the alternatives: explain.Space's schedules of Op (for
+	// rmsnorm and logprob: threads 1..1024 x vec 1,2,4,8 x warp x cross,
+	// and rmsnorm's two output orders), one of each group that runs the
+	// same operations on a row of Cols values, without the declared
+	// schedule's group.
+	Alts []oracle.Schedule
+}
+
+// Ops lists the ops Family measures.
+var Ops = []spec.Op{spec.OpRMSNorm, spec.OpLogProb}
+
+// NewFamily returns the family of op at row length cols (hidden, vocab)
+// around the declared schedule. Two reductions run the same operations
+// when they differ only where no row can tell: the vector width of one
+// thread (it visits the row in order whatever the width), the warp order
+// of at most 2 lanes, the cross-warp order of at most 2 warps (a + b
+// either way).
+func NewFamily(op spec.Op, cols int, declared oracle.Schedule) (*Family, error) {
+	if cols < 1 {
+		return nil, fmt.Errorf("power: %s family at row length %d, want >= 1", op, cols)
+	}
+	f := &Family{Op: op, Cols: cols, Declared: declared}
+	seen := map[string]bool{}
+	add := func(s oracle.Schedule, key string) {
+		if !seen[key] {
+			seen[key] = true
+			f.Alts = append(f.Alts, s)
+		}
+	}
+	switch op {
+	case spec.OpRMSNorm:
+		d, ok := declared.(oracle.RMSNormSchedule)
+		if !ok {
+			return nil, fmt.Errorf("power: rmsnorm family around a %T schedule", declared)
+		}
+		seen[sameOrder(d.Reduce)+d.Order.String()] = true
+		for _, r := range reductions() {
+			for _, o := range []oracle.ScaleOrder{oracle.ScaleThenWeight, oracle.WeightedScale} {
+				add(oracle.RMSNormSchedule{Reduce: r, Order: o}, sameOrder(r)+o.String())
+			}
+		}
+	case spec.OpLogProb:
+		d, ok := declared.(oracle.LogProbSchedule)
+		if !ok {
+			return nil, fmt.Errorf("power: logprob family around a %T schedule", declared)
+		}
+		seen[sameOrder(d.Reduce)] = true
+		for _, r := range reductions() {
+			add(oracle.LogProbSchedule{Reduce: r}, sameOrder(r))
+		}
+	default:
+		return nil, fmt.Errorf("power: no family for op %s (want one of %v)", op, Ops)
+	}
+	return f, nil
+}
+
+// reductions is explain.Space's reduction loop, in its order.
+func reductions() []oracle.Reduction {
+	var rs []oracle.Reduction
+	for t := 1; t <= 1024; t *= 2 {
+		for _, v := range []int{1, 2, 4, 8} {
+			for _, w := range []oracle.WarpOrder{oracle.WarpButterfly, oracle.WarpSequential} {
+				for _, c := range []oracle.CrossOrder{oracle.CrossSequential, oracle.CrossTree} {
+					rs = append(rs, oracle.Reduction{Threads: t, Vec: v, Warp: w, Cross: c})
+				}
+			}
+		}
+	}
+	return rs
+}
+
+// sameOrder is r with the choices that change no operation made equal.
+func sameOrder(r oracle.Reduction) string {
+	if r.Threads == 1 {
+		r.Vec = 1
+	}
+	if min(r.Threads, 32) <= 2 {
+		r.Warp = oracle.WarpButterfly
+	}
+	if (r.Threads+31)/32 <= 2 {
+		r.Cross = oracle.CrossSequential
+	}
+	return r.String()
+}
+
+// Set is a set of alternatives (bit a: f.Alts[a]).
+type Set []uint64
+
+// NewSet returns an empty set of n alternatives.
+func NewSet(n int) Set { return make(Set, (n+63)/64) }
+
+// Add puts alternative a in s.
+func (s Set) Add(a int) { s[a/64] |= 1 << (a % 64) }
+
+// Has reports whether a is in s.
+func (s Set) Has(a int) bool { return s[a/64]&(1<<(a%64)) != 0 }
+
+// Or adds every alternative of t to s.
+func (s Set) Or(t Set) {
+	for i := range s {
+		s[i] |= t[i]
+	}
+}
+
+// Len is the number of alternatives in s.
+func (s Set) Len() int {
+	n := 0
+	for _, w := range s {
+		for ; w != 0; w &= w - 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// RMSNorm returns the alternatives that row x (weights w, eps) shows:
+// alternative a is in the set when some output of the row, rounded to
+// out, has other bits under f.Alts[a] than under f.Declared. An
+// alternative whose rstd has the declared one's bits and whose output
+// order is the declared one's cannot differ and costs one sum of squares
+// (Cols fmas); the others cost a row of outputs once per distinct
+// (rstd, order): about |Alts| x Cols fmas a row.
+func (f *Family) RMSNorm(x, w []float32, eps float32, out oracle.DType) (Set, error) {
+	d := f.Declared.(oracle.RMSNormSchedule)
+	ref, err := rmsnormRow(x, w, eps, d, out, nil)
+	if err != nil {
+		return nil, err
+	}
+	type key struct {
+		rstd  uint32
+		order oracle.ScaleOrder
+	}
+	dp, _ := oracle.NewRMSNormProbe(x, w, eps, d)
+	differs := map[key]bool{{math.Float32bits(dp.Tap().Rstd), d.Order}: false}
+	s := NewSet(len(f.Alts))
+	var buf []float32
+	for a, alt := range f.Alts {
+		rs := alt.(oracle.RMSNormSchedule)
+		p, err := oracle.NewRMSNormProbe(x, w, eps, rs)
+		if err != nil {
+			return nil, fmt.Errorf("power: rmsnorm %s: %w", rs, err)
+		}
+		k := key{math.Float32bits(p.Tap().Rstd), rs.Order}
+		diff, ok := differs[k]
+		if !ok {
+			buf = p.Row(buf)
+			diff = !sameRounded(buf, ref, out)
+			differs[k] = diff
+		}
+		if diff {
+			s.Add(a)
+		}
+	}
+	return s, nil
+}
+
+// rmsnormRow is row x's output under s, rounded to out, appended to dst[:0].
+func rmsnormRow(x, w []float32, eps float32, s oracle.RMSNormSchedule, out oracle.DType, dst []float32) ([]float32, error) {
+	p, err := oracle.NewRMSNormProbe(x, w, eps, s)
+	if err != nil {
+		return nil, fmt.Errorf("power: rmsnorm %s: %w", s, err)
+	}
+	dst = p.Row(dst)
+	for j, v := range dst {
+		dst[j] = oracle.Round(out, v)
+	}
+	return dst, nil
+}
+
+// sameRounded reports whether fp32 values y, rounded to out, have the bits
+// of ref (already rounded).
+func sameRounded(y, ref []float32, out oracle.DType) bool {
+	for j, v := range y {
+		if math.Float32bits(oracle.Round(out, v)) != math.Float32bits(ref[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// LogProb returns the alternatives that the log-prob row of logits x
+// with target id t shows: alternative a is in the set when the row's
+// log-prob, rounded to out, has other bits under f.Alts[a] than under
+// f.Declared. The max is the same under every order (max is exact), so
+// the exponentials are computed once (Cols Exp32) and each alternative
+// costs one scheduled sum of them (oracle.SumBy, Cols adds): about
+// |Alts| x Cols adds a row.
+func (f *Family) LogProb(x []float32, t int, out oracle.DType) (Set, error) {
+	if t < 0 || t >= len(x) {
+		return nil, fmt.Errorf("power: logprob target %d of vocab %d", t, len(x))
+	}
+	d := f.Declared.(oracle.LogProbSchedule)
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		m = oracle.Max32(m, v)
+	}
+	e := make([]float32, len(x))
+	for j, v := range x {
+		e[j] = oracle.Exp32(oracle.Sub32(v, m))
+	}
+	lp := func(r oracle.Reduction) float32 {
+		return oracle.Round(out, oracle.Sub32(oracle.Sub32(x[t], m), oracle.Log32(oracle.SumBy(r, e))))
+	}
+	ref := math.Float32bits(lp(d.Reduce))
+	s := NewSet(len(f.Alts))
+	for a, alt := range f.Alts {
+		if math.Float32bits(lp(alt.(oracle.LogProbSchedule).Reduce)) != ref {
+			s.Add(a)
+		}
+	}
+	return s, nil
+}
+
+// Shown is the union of sets: the alternatives some row shows.
+func Shown(alts int, sets ...Set) Set {
+	u := NewSet(alts)
+	for _, s := range sets {
+		u.Or(s)
+	}
+	return u
+}

@@ -1,0 +1,70 @@
+package scan
+
+import (
+	"fmt"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// addPower adds draw k's rows to the scan's power (package power): the
+// alternatives of the family each position's row shows, from the draw's
+// largest batch when its rows are on the host, else from the draw's
+// inputs made again on the host.
+func (sc *scanner) addPower(k int) error {
+	if sc.cov == nil {
+		return nil
+	}
+	c := sc.caseFor(k)
+	b := sc.batch
+	sc.batch = nil
+	if b == nil || (b.RMSNorm == nil || b.RMSNorm.X == nil) && (b.LogProb == nil || b.LogProb.Logits == nil) {
+		var err error
+		if b, err = fuzz.Inputs(c); err != nil {
+			return fmt.Errorf("scan: draw %s, power: %w", sc.draws[k], err)
+		}
+	}
+	sets, err := fuzz.RowPower(c, b, sc.cov.Family)
+	if err != nil {
+		return fmt.Errorf("scan: draw %s, power: %w", sc.draws[k], err)
+	}
+	if err := sc.cov.AddDraw(sets[:sc.refItems()]); err != nil {
+		return fmt.Errorf("scan: draw %s: %w", sc.draws[k], err)
+	}
+	return nil
+}
+
+// morePower reports whether the power loop adds a draw: the scan asks for
+// power, some position shows less than the target share of the family,
+// fewer than MaxDraws draws ran, and no row differed yet (a drift needs
+// no more draws to be shown).
+func (sc *scanner) morePower() bool {
+	if sc.cov == nil || sc.res.Differing > 0 || len(sc.draws) >= sc.s.MaxDraws {
+		return false
+	}
+	return !sc.cov.Summary(sc.s.Power).Met
+}
+
+// powerWords is p in one line: "every position 1..400 shows >= 99.1% of
+// 217 reduction orders in at least one of 6 draws (mean 99.8%, 388
+// positions all of them)".
+func powerWords(p *spec.Power) string {
+	s := fmt.Sprintf("every position 1..%d shows >= %.1f%% of %d reduction orders (at row length %d) in at least one of %d draws (mean %.1f%%, %d positions all of them",
+		p.Positions, 100*p.Min, p.Family, p.Cols, p.Draws, 100*p.Mean, p.Full)
+	if p.Never > 0 {
+		s += fmt.Sprintf("; %d orders no position shows", p.Never)
+	}
+	s += ")"
+	if !p.Met {
+		s += fmt.Sprintf("; below the target %.1f%%", 100*p.Target)
+	}
+	return s
+}
+
+// PowerWords is p in one line (nil: "not measured").
+func PowerWords(p *spec.Power) string {
+	if p == nil {
+		return "not measured"
+	}
+	return powerWords(p)
+}
