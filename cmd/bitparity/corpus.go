@@ -541,13 +541,14 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 	ex := runExecFlags(fs) // --exec: the adapters of cases on exec: targets
 	kernels := fs.String("kernel", "", "rerun the certificates of the user kernel of this manifest (comma-separated for several), matched by its name")
 	fromCert := fs.Bool("kernel-from-certificate", false, "rerun each user kernel's certificate with the manifest path it records (the code that path names runs on the GPU: read it first)")
+	kpaths := kernelPathFlag(fs)
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
 	if err := st.dirArg(fs); err != nil {
 		return err
 	}
-	kr, err := newKernelRecheck(*kernels, *fromCert)
+	kr, err := newKernelRecheck(*kernels, *fromCert, *kpaths)
 	if err != nil {
 		return err
 	}
