@@ -85,7 +85,11 @@ func readBounded(root *os.Root, name string, limit int64) ([]byte, error) {
 	}
 	st, err := stat(name)
 	if err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // "statat NAME: ..." says less than NAME
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := boundedFile(name, st, limit); err != nil {
 		return nil, err
