@@ -62,8 +62,9 @@ func (k kernelPaths) workerArgs() []string {
 	return nil
 }
 
-// close ends the workers.
-func (w *workerFlags) close() { external.CloseAll() }
+// close ends the workers, and every other process target, waiting at
+// most endWait (closeProcesses).
+func (w *workerFlags) close(stderr io.Writer) { closeProcesses(stderr) }
 
 // workerTargets starts one `bitparity worker` subprocess per user kernel
 // manifest (`run --kernel FILE`, comma-separated) and per isolated target
