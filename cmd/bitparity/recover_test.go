@@ -42,7 +42,9 @@ func waitExit(t *testing.T, p *bitparityProc, d time.Duration) (code int, found 
 	return code, found, log
 }
 
-var recoveryLine = regexp.MustCompile(`its result: (bitparity merge --json (\S+) .*)$`)
+// recoveryLine is the merge command a run prints for a journal it moved
+// aside.
+var recoveryLine = regexp.MustCompile(`(bitparity merge --json (\S+) \S+)`)
 
 // TestRecoveryCommandVerbatim: a run killed (SIGKILL) after its first
 // finding leaves its journal; the next run with the same --json moves it
