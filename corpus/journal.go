@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bitparity/bitparity/spec"
 )
@@ -16,6 +18,26 @@ import (
 // JournalSuffix ends the name of a result's journal: `run --json R` keeps
 // R + JournalSuffix while the campaign runs.
 const JournalSuffix = ".journal"
+
+// asideMark follows JournalSuffix in the name of the journal of an
+// interrupted run that a later run with the same result file moved aside:
+// R.journal.interrupted-STAMP (AsideName).
+const asideMark = ".interrupted-"
+
+// AsideName is the name the journal jpath (R + JournalSuffix) of an
+// interrupted run is moved to, stamped with t (UTC, to the second):
+// R.journal.interrupted-20261204T101500.
+func AsideName(jpath string, t time.Time) string {
+	return jpath + asideMark + t.UTC().Format("20060102T150405")
+}
+
+// IsJournal says whether path names a journal by its name: R.journal, or
+// a journal moved aside, R.journal.interrupted-STAMP (with anything after
+// STAMP, a suffix a mover added to keep two apart).
+func IsJournal(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasSuffix(base, JournalSuffix) || strings.Index(base, JournalSuffix+asideMark) > 0
+}
 
 // Journal is the append-only record of one campaign, written while it runs
 // so that a process killed at any moment (kill -9 included) leaves every
@@ -211,9 +233,9 @@ func checkResultVersion(path string, r *spec.Result) error {
 }
 
 // ReadResultOrJournal reads a result file, or rebuilds one from a journal
-// when path ends in JournalSuffix (see RebuildJournal).
+// when IsJournal(path) (see RebuildJournal).
 func ReadResultOrJournal(path string) (*spec.Result, error) {
-	if !strings.HasSuffix(path, JournalSuffix) {
+	if !IsJournal(path) {
 		return ReadResult(path)
 	}
 	r, _, err := RebuildJournal(path)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -29,6 +28,7 @@ const ManifestVersion = 1
 // reads and checks one; it needs no GPU.
 type Manifest struct {
 	Path  string // the manifest file
+	Raw   []byte // its bytes as read
 	Name  string // target name is "kernel:" + Name
 	Op    spec.Op
 	Entry string
@@ -113,20 +113,22 @@ func (e *ManifestError) Unwrap() error { return e.Err }
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // LoadManifest reads and checks the manifest at path: every field, the
-// image file (relative to the manifest's folder), the entry point and its
-// parameter count (PTX), and the geometry on sample shapes. Errors are
-// *ManifestError naming the field.
-func LoadManifest(path string) (*Manifest, error) {
-	raw, err := os.ReadFile(path)
+// image files (relative to the manifest's folder and within it, unless
+// opts.AnyPath), the entry point and its parameter count (PTX), and the
+// geometry on sample shapes. The manifest and its images are regular
+// files within MaxManifestBytes and MaxImageBytes, checked before they are
+// read. Errors are *ManifestError naming the field.
+func LoadManifest(path string, opts ManifestOptions) (*Manifest, error) {
+	raw, err := readManifestFile(path)
 	if err != nil {
 		return nil, &ManifestError{Path: path, Err: err}
 	}
-	return ParseManifest(path, raw)
+	return ParseManifest(path, raw, opts)
 }
 
 // ParseManifest checks the manifest raw read from path (image paths are
-// relative to path's folder).
-func ParseManifest(path string, raw []byte) (*Manifest, error) {
+// relative to path's folder and, unless opts.AnyPath, within it).
+func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, error) {
 	bad := func(field, format string, a ...any) error {
 		return &ManifestError{Path: path, Field: field, Err: fmt.Errorf(format, a...)}
 	}
@@ -140,7 +142,7 @@ func ParseManifest(path string, raw []byte) (*Manifest, error) {
 		}
 		return nil, &ManifestError{Path: path, Err: fmt.Errorf("not a JSON manifest: %w", err)}
 	}
-	m := &Manifest{Path: path, About: f.About}
+	m := &Manifest{Path: path, Raw: raw, About: f.About}
 	var err error
 	if f.Version != ManifestVersion {
 		return nil, bad("version", "%d, this build reads version %d", f.Version, ManifestVersion)
@@ -169,22 +171,16 @@ func ParseManifest(path string, raw []byte) (*Manifest, error) {
 	if f.Cubin != "" {
 		field, rel, m.Cubin = "cubin", f.Cubin, true
 	}
-	m.ImagePath = rel
-	if !filepath.IsAbs(rel) {
-		m.ImagePath = filepath.Join(filepath.Dir(path), rel)
-	}
-	if m.Image, err = os.ReadFile(m.ImagePath); err != nil {
+	dir := filepath.Dir(path)
+	if m.Image, m.ImagePath, err = readImage(dir, rel, opts); err != nil {
 		return nil, bad(field, "%v", err)
 	}
 	if len(m.Image) == 0 {
 		return nil, bad(field, "%s is empty", m.ImagePath)
 	}
 	if f.Fatbin != "" {
-		m.FatbinPath = f.Fatbin
-		if !filepath.IsAbs(f.Fatbin) {
-			m.FatbinPath = filepath.Join(filepath.Dir(path), f.Fatbin)
-		}
-		b, err := os.ReadFile(m.FatbinPath)
+		var b []byte
+		b, m.FatbinPath, err = readImage(dir, f.Fatbin, opts)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			// not built here: the PTX or cubin is loaded

@@ -50,7 +50,7 @@ func writeManifest(t *testing.T, js string) string {
 }
 
 func TestLoadManifest(t *testing.T) {
-	m, err := LoadManifest(writeManifest(t, goodManifest))
+	m, err := LoadManifest(writeManifest(t, goodManifest), ManifestOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestBadManifests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadManifest(writeManifest(t, tt.js))
+			_, err := LoadManifest(writeManifest(t, tt.js), ManifestOptions{})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -191,7 +191,7 @@ func TestExpr(t *testing.T) {
 func TestManifestFatbin(t *testing.T) {
 	js := strings.Replace(goodManifest, `"ptx": "k.ptx",`, `"ptx": "k.ptx", "fatbin": "k.fatbin",`, 1)
 	p := writeManifest(t, js)
-	m, err := LoadManifest(p)
+	m, err := LoadManifest(p, ManifestOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,19 +200,19 @@ func TestManifestFatbin(t *testing.T) {
 	}
 	fat := filepath.Join(filepath.Dir(p), "k.fatbin")
 	os.WriteFile(fat, []byte("\x50\xed\x55\xba image"), 0o644)
-	if m, err = LoadManifest(p); err != nil || string(m.Fatbin) != "\x50\xed\x55\xba image" {
+	if m, err = LoadManifest(p, ManifestOptions{}); err != nil || string(m.Fatbin) != "\x50\xed\x55\xba image" {
 		t.Errorf("fat image: %q, %v", m.Fatbin, err)
 	}
 	os.WriteFile(fat, nil, 0o644)
 	var me *ManifestError
-	if _, err = LoadManifest(p); !errors.As(err, &me) || me.Field != "fatbin" || !strings.Contains(err.Error(), "is empty") {
+	if _, err = LoadManifest(p, ManifestOptions{}); !errors.As(err, &me) || me.Field != "fatbin" || !strings.Contains(err.Error(), "is empty") {
 		t.Errorf("empty fat image: %v", err)
 	}
 }
 
 func TestManifestImageHash(t *testing.T) {
 	p := writeManifest(t, goodManifest)
-	m, err := LoadManifest(p)
+	m, err := LoadManifest(p, ManifestOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

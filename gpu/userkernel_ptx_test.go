@@ -50,7 +50,7 @@ func TestShippedUserKernels(t *testing.T) {
 		}
 		tmp := t.TempDir()
 		os.WriteFile(filepath.Join(tmp, base+".ptx"), []byte(fakePTX("rmsnorm_rows", nparams)), 0o644)
-		m, err := ParseManifest(filepath.Join(tmp, base+".json"), js)
+		m, err := ParseManifest(filepath.Join(tmp, base+".json"), js, ManifestOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", base, err)
 		}

@@ -82,7 +82,7 @@ func exampleDir() (string, func(), error) {
 }
 
 func serveKernel(path string) int {
-	man, err := LoadManifest(path)
+	man, err := LoadManifest(path, ManifestOptions{})
 	if err == nil {
 		var t target.Target
 		if t, err = NewUserKernel(man); err == nil {
@@ -101,7 +101,7 @@ func exampleManifest(t *testing.T, name string) *Manifest {
 	if examplesErr != nil {
 		t.Fatal(examplesErr)
 	}
-	m, err := LoadManifest(filepath.Join(examples, name+".json"))
+	m, err := LoadManifest(filepath.Join(examples, name+".json"), ManifestOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

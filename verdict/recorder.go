@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +58,7 @@ type Recorder struct {
 	opts    RecorderOptions
 	log     io.Writer
 	journal *corpus.Journal
+	lock    *resultLock             // of opts.JSON, held until Finish
 	keys    []string                // finding keys in the order found
 	latest  map[string]spec.Finding // key -> its latest form
 	created map[string]bool         // case names this recorder created and still holds
@@ -65,9 +67,13 @@ type Recorder struct {
 	err     error
 }
 
-// NewRecorder creates the journal of opts.JSON, if any. A journal left by
-// an interrupted run at the same path is moved aside first, and the move
-// logged.
+// NewRecorder locks opts.JSON, if any, and creates its journal: the lock
+// (flock on opts.JSON + LockSuffix, held until Finish or the process ends)
+// refuses a second run on the same result file, with an error wrapping
+// ErrLocked, before it touches the first's journal. A journal left by an
+// interrupted run at the same path is then moved aside
+// (corpus.AsideName), and the move logged with the command that rebuilds
+// its result.
 func NewRecorder(opts RecorderOptions) (*Recorder, error) {
 	r := &Recorder{opts: opts, log: opts.Log, latest: map[string]spec.Finding{}, created: map[string]bool{}}
 	if r.log == nil {
@@ -77,21 +83,52 @@ func NewRecorder(opts RecorderOptions) (*Recorder, error) {
 		r.opts.Source = "campaign"
 	}
 	if opts.JSON != "" {
+		lock, err := lockResult(opts.JSON)
+		if err != nil {
+			return nil, fmt.Errorf("--json %w", err)
+		}
 		jpath := opts.JSON + corpus.JournalSuffix
 		if _, err := os.Lstat(jpath); err == nil {
-			aside := fmt.Sprintf("%s.interrupted-%s", jpath, time.Now().UTC().Format("20060102T150405"))
-			if err := os.Rename(jpath, aside); err != nil {
+			aside, err := moveAside(jpath)
+			if err != nil {
+				lock.release()
 				return nil, fmt.Errorf("move the journal of an interrupted run aside: %w", err)
 			}
-			fmt.Fprintf(r.log, "run: %s is the journal of an interrupted run, moved to %s (bitparity merge --json OUT %s rebuilds its result)\n", jpath, aside, aside)
+			fmt.Fprintf(r.log, "run: %s is the journal of an interrupted run, moved to %s; its result: bitparity merge --json %s %s\n",
+				jpath, aside, spec.ShellQuote(recoveredName(opts.JSON, jpath, aside)), spec.ShellQuote(aside))
 		}
 		j, err := corpus.CreateJournal(jpath, opts.Head)
 		if err != nil {
+			lock.release()
 			return nil, fmt.Errorf("--json: %w", err)
 		}
-		r.journal = j
+		r.journal, r.lock = j, lock
 	}
 	return r, nil
+}
+
+// moveAside renames the journal jpath to corpus.AsideName, or, when a
+// journal moved aside in the same second is there, to that name with -2,
+// -3, ... after it: never over another.
+func moveAside(jpath string) (string, error) {
+	base := corpus.AsideName(jpath, time.Now())
+	aside := base
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(aside); err != nil {
+			break // free (or unreadable: the rename says why)
+		}
+		aside = fmt.Sprintf("%s-%d", base, n)
+	}
+	return aside, os.Rename(jpath, aside)
+}
+
+// recoveredName is the result file the logged merge command writes for
+// the journal of result moved aside from jpath to aside: result with the
+// aside's mark before its extension (r.json -> r.interrupted-STAMP.json),
+// a name no run's --json r.json writes or locks.
+func recoveredName(result, jpath, aside string) string {
+	ext := filepath.Ext(result)
+	return strings.TrimSuffix(result, ext) + strings.TrimPrefix(aside, jpath) + ext
 }
 
 // Key names a finding by the case name of its case as first found (its
@@ -272,14 +309,16 @@ func (r *Recorder) Partial() *spec.Result {
 }
 
 // Finish ends the journal with res, writes the result file as rebuilt
-// from the journal, and removes the journal; without a result file it
-// only closes. It returns the first failure of the whole recording.
+// from the journal, removes the journal and releases the result file's
+// lock; without a result file it only closes. It returns the first
+// failure of the whole recording.
 func (r *Recorder) Finish(res *spec.Result) error {
 	r.mu.Lock()
 	r.closed = true
 	j := r.journal
 	err := r.err
 	r.mu.Unlock()
+	defer r.lock.release()
 	if j == nil {
 		return err
 	}

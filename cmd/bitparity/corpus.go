@@ -551,13 +551,14 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 	kernels := fs.String("kernel", "", "rerun the certificates of the user kernel of this manifest (comma-separated for several), matched by its name")
 	fromCert := fs.Bool("kernel-from-certificate", false, "rerun each user kernel's certificate with the manifest path it records (the code that path names runs on the GPU: read it first)")
 	all := fs.Bool("all", false, "replay every case, fixed findings and pass cases too (default: open findings, and every case unbundled from another corpus that no recheck here has replayed)")
+	kpaths := kernelPathFlag(fs)
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
 	if err := st.dirArg(fs); err != nil {
 		return err
 	}
-	kr, err := newKernelRecheck(*kernels, *fromCert)
+	kr, err := newKernelRecheck(*kernels, *fromCert, *kpaths)
 	if err != nil {
 		return err
 	}

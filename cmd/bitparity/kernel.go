@@ -20,24 +20,51 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// workerFlags are run's --kernel and --isolate.
-type workerFlags struct{ kernels, isolate *string }
+// workerFlags are run's --kernel, --kernel-any-path and --isolate.
+type workerFlags struct {
+	kernels, isolate *string
+	paths            *kernelPaths
+}
 
-// runWorkerFlags adds --kernel and --isolate to run's flags.
+// runWorkerFlags adds --kernel, --kernel-any-path and --isolate to run's flags.
 func runWorkerFlags(fs *flag.FlagSet) *workerFlags {
 	return &workerFlags{
 		kernels: fs.String("kernel", "", "fuzz the user kernel of this manifest (comma-separated for several; docs/kernel-abi.md) with every relation of its op, in a worker subprocess"),
 		isolate: fs.String("isolate", "", "comma-separated registered targets to run in worker subprocesses (as worker:NAME), so a GPU fault or hang is a crash finding; \"gpu\": every invariant GPU target (cuda-<op>, cublas-*)"),
+		paths:   kernelPathFlag(fs),
 	}
 }
 
 // start starts the workers (workerTargets) and returns their target names.
 func (w *workerFlags) start(stderr io.Writer) ([]string, error) {
-	return workerTargets(*w.kernels, *w.isolate, stderr)
+	return workerTargets(*w.kernels, *w.isolate, *w.paths, stderr)
 }
 
-// close ends the workers.
-func (w *workerFlags) close() { external.CloseAll() }
+// kernelPaths is --kernel-any-path: where the files a kernel manifest
+// names may be (gpu.ManifestOptions).
+type kernelPaths struct{ anyPath bool }
+
+// kernelPathFlag adds --kernel-any-path to fs.
+func kernelPathFlag(fs *flag.FlagSet) *kernelPaths {
+	k := &kernelPaths{}
+	fs.BoolVar(&k.anyPath, "kernel-any-path", false, fmt.Sprintf("let a kernel manifest's ptx, cubin and fatbin be outside the manifest's folder (absolute paths, .., symbolic links out); they are still regular files of at most %d MiB", gpu.MaxImageBytes>>20))
+	return k
+}
+
+// options are the manifest options the flag gives.
+func (k kernelPaths) options() gpu.ManifestOptions { return gpu.ManifestOptions{AnyPath: k.anyPath} }
+
+// workerArgs are the flags that pass k on to a `bitparity worker`.
+func (k kernelPaths) workerArgs() []string {
+	if k.anyPath {
+		return []string{"--kernel-any-path"}
+	}
+	return nil
+}
+
+// close ends the workers, and every other process target, waiting at
+// most endWait (closeProcesses).
+func (w *workerFlags) close(stderr io.Writer) { closeProcesses(stderr) }
 
 // workerTargets starts one `bitparity worker` subprocess per user kernel
 // manifest (`run --kernel FILE`, comma-separated) and per isolated target
@@ -51,7 +78,7 @@ func (w *workerFlags) close() { external.CloseAll() }
 // In a worker a GPU fault or a hang kills only the worker: the campaign
 // records a crash finding with the case and the error and the next case
 // starts a new worker.
-func workerTargets(kernels, isolate string, stderr io.Writer) ([]string, error) {
+func workerTargets(kernels, isolate string, paths kernelPaths, stderr io.Writer) ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, withCode(spec.ExitInternal, fmt.Errorf("find this executable for the worker: %w", err))
@@ -59,7 +86,7 @@ func workerTargets(kernels, isolate string, stderr io.Writer) ([]string, error) 
 	self := spec.ShellQuote(exe) + " worker"
 	var names []string
 	for _, file := range runSplitList(kernels) {
-		m, err := gpu.LoadManifest(file)
+		m, err := gpu.LoadManifest(file, paths.options())
 		if err != nil {
 			return names, usageErr("run --kernel: %v", err)
 		}
@@ -68,7 +95,8 @@ func workerTargets(kernels, isolate string, stderr io.Writer) ([]string, error) 
 			return names, usageErr("run --kernel: %v", err)
 		}
 		name := "kernel:" + m.Name
-		if _, err := external.Add(self+" --kernel "+spec.ShellQuote(abs), m.Op, external.Options{Name: name, Timeout: m.Timeout}); err != nil {
+		argv := append([]string{"--kernel", abs}, paths.workerArgs()...)
+		if _, err := external.Add(self+" "+spec.ShellJoin(argv), m.Op, external.Options{Name: name, Timeout: m.Timeout}); err != nil {
 			return names, withCode(spec.ExitInternal, fmt.Errorf("run --kernel %s: %w", file, err))
 		}
 		names = append(names, name)
@@ -136,8 +164,8 @@ type kernelScan struct {
 
 // newKernelScan loads the manifest at path. A bad manifest is a usage
 // error naming the field; a build without CUDA an internal error.
-func newKernelScan(path string) (*kernelScan, error) {
-	k, err := loadKernelScan(path)
+func newKernelScan(path string, paths kernelPaths) (*kernelScan, error) {
+	k, err := loadKernelScan(path, paths)
 	if err != nil {
 		return nil, usageErr("scan --kernel: %v", err)
 	}
@@ -150,12 +178,8 @@ func newKernelScan(path string) (*kernelScan, error) {
 // loadKernelScan reads and checks the manifest at path and records it
 // (the path as given, the manifest file's hash, the image hash); it needs
 // no GPU.
-func loadKernelScan(path string) (*kernelScan, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &gpu.ManifestError{Path: path, Err: err}
-	}
-	m, err := gpu.ParseManifest(path, raw)
+func loadKernelScan(path string, paths kernelPaths) (*kernelScan, error) {
+	m, err := gpu.LoadManifest(path, paths.options())
 	if err != nil {
 		return nil, err
 	}
@@ -167,8 +191,9 @@ func loadKernelScan(path string) (*kernelScan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find this executable for the worker: %w", err)
 	}
-	sum := sha256.Sum256(raw)
-	return &kernelScan{m: m, argv: []string{exe, "worker", "--kernel", abs, "--scan"},
+	sum := sha256.Sum256(m.Raw)
+	argv := append([]string{exe, "worker", "--kernel", abs, "--scan"}, paths.workerArgs()...)
+	return &kernelScan{m: m, argv: argv,
 		rec: spec.KernelManifest{Path: path, ManifestHash: "sha256:" + hex.EncodeToString(sum[:8]), ImageHash: m.ImageHash()}}, nil
 }
 

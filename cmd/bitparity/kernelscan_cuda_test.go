@@ -60,7 +60,7 @@ func TestScanKernelOnGPU(t *testing.T) {
 	if code != spec.ExitOK || !strings.Contains(out, "CERTIFIED") || !strings.Contains(out, "resident on the device") {
 		t.Fatalf("invariant kernel: exit %d\n%s\n%s", code, out, errs)
 	}
-	m, _ := gpu.LoadManifest(inv)
+	m, _ := gpu.LoadManifest(inv, gpu.ManifestOptions{})
 	d, _ := corpus.OpenDir(dir, false)
 	names, _ := d.Certificates()
 	if len(names) != 1 {

@@ -52,7 +52,7 @@ func TestScanKernelUsage(t *testing.T) {
 // against the manifest: the scan's dtypes must be ones the kernel takes,
 // and the op's sizes must be set.
 func TestKernelScanCheck(t *testing.T) {
-	m, err := gpu.LoadManifest(filepath.Join(exampleKernels, "rmsnorm_invariant.json"))
+	m, err := gpu.LoadManifest(filepath.Join(exampleKernels, "rmsnorm_invariant.json"), gpu.ManifestOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

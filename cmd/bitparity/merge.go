@@ -11,7 +11,8 @@ import (
 )
 
 // mergeCmd is `bitparity merge --json OUT RESULT.json...`: fuzz.MergeResults
-// over the given result files (a run's journal, FILE.journal, counts as the
+// over the given result files (a run's journal, FILE.journal, or one a
+// later run moved aside, FILE.journal.interrupted-STAMP, counts as the
 // result it records: what a killed run found) (findings deduplicated by signature, the
 // earliest kept; cases summed), written atomically to OUT. Exit 2 for a
 // missing, unreadable or mismatched (other seed) file, 3 when OUT cannot be

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/gogc"
@@ -119,7 +118,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	ctx, stop := stopOnSignal(stderr)
 	defer stop()
 	workerNames, werr := wk.start(stderr)
-	defer wk.close()
+	defer wk.close(stderr)
 	if werr != nil {
 		return werr
 	}
@@ -234,7 +233,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 			e2eErr = nil // its controls were not all reached; its unexpected findings are in res
 		}
 	}
-	res.Stalls = append(res.Stalls, external.Stalls()...)
+	res.Stalls = append(res.Stalls, processStalls()...)
 	stalls := runStalls(res, *minCases, workerNames)
 	res.Args = append([]string{"run"}, args...)
 	if *explainFindings {

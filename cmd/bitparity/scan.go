@@ -61,6 +61,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	saveInputs := fs.String("save-inputs", "", "path scans: write each draw's inputs under this folder (q, k, v as .npy, the draw as case.json), for an independent sweep of the same tensors (scripts/sdpa_sweep.py --inputs)")
 	kernel := fs.String("kernel-hash", "", "kernel hash to record (default: the build's, for GPU targets; --kernel: the manifest's image hash)")
 	kernelPath := fs.String("kernel", "", "scan the user kernel of this manifest (docs/kernel-abi.md) in a worker subprocess, its largest batch resident on the device (cuda build); a fault or hang is a finding")
+	kpaths := kernelPathFlag(fs)
 	prof := addProfileFlag(fs, "the scan takes (gemm: one scan per projection)")
 	ex := runExecFlags(fs) // --exec CMD: scan an adapter (scan_exec.go)
 	fs.Usage = func() {
@@ -92,7 +93,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	var ks *kernelScan // --kernel
 	if *kernelPath != "" {
 		var err error
-		if ks, err = newKernelScan(*kernelPath); err != nil {
+		if ks, err = newKernelScan(*kernelPath, *kpaths); err != nil {
 			return err
 		}
 		s.Target = ks.name()
@@ -354,15 +355,16 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 type kernelRecheck struct {
 	byName   map[string]*kernelScan // "kernel:NAME"
 	fromCert bool
+	paths    kernelPaths
 	recorded map[string]*kernelScan // by recorded path, loaded once
 }
 
 // newKernelRecheck loads the manifests of --kernel (comma-separated). A
 // bad manifest, or two of one kernel name, is a usage error.
-func newKernelRecheck(manifests string, fromCert bool) (*kernelRecheck, error) {
-	kr := &kernelRecheck{byName: map[string]*kernelScan{}, fromCert: fromCert, recorded: map[string]*kernelScan{}}
+func newKernelRecheck(manifests string, fromCert bool, paths kernelPaths) (*kernelRecheck, error) {
+	kr := &kernelRecheck{byName: map[string]*kernelScan{}, fromCert: fromCert, paths: paths, recorded: map[string]*kernelScan{}}
 	for _, path := range runSplitList(manifests) {
-		k, err := loadKernelScan(path)
+		k, err := loadKernelScan(path, paths)
 		if err != nil {
 			return nil, usageErr("corpus recheck --kernel: %v", err)
 		}
@@ -425,7 +427,7 @@ func (kr *kernelRecheck) manifest(name string, rec *spec.KernelManifest, hash, w
 	default:
 		if k = kr.recorded[rec.Path]; k == nil {
 			var err error
-			if k, err = loadKernelScan(rec.Path); err != nil {
+			if k, err = loadKernelScan(rec.Path, kr.paths); err != nil {
 				return nil, fmt.Errorf("the recorded manifest: %w", err)
 			}
 			kr.recorded[rec.Path] = k

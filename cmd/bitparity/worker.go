@@ -29,6 +29,7 @@ func workerCmd(stdout, stderr io.Writer, args []string) error {
 	fs.SetOutput(stderr)
 	name := fs.String("target", "", "serve this registered target")
 	kernel := fs.String("kernel", "", "serve the user kernel of this manifest (docs/kernel-abi.md)")
+	paths := kernelPathFlag(fs)
 	scanMode := fs.Bool("scan", false, "with --kernel: run the one scan sent on stdin and write its events to stdout (scan --kernel starts it)")
 	if ok, err := parse(fs, args); !ok {
 		return err
@@ -43,7 +44,7 @@ func workerCmd(stdout, stderr io.Writer, args []string) error {
 	var err error
 	if *kernel != "" {
 		var m *gpu.Manifest
-		if m, err = gpu.LoadManifest(*kernel); err != nil {
+		if m, err = gpu.LoadManifest(*kernel, paths.options()); err != nil {
 			return usageErr("worker: %v", err)
 		}
 		t, err = gpu.NewUserKernel(m)
