@@ -84,7 +84,7 @@ func TestKernelScanCheck(t *testing.T) {
 func kernelCertDir(t *testing.T, name string, rec *spec.KernelManifest) string {
 	t.Helper()
 	dir := t.TempDir()
-	if out, _, code := bp(t, "scan", "--target", "oracle-rmsnorm", "--to", "4", "--hidden", "16", "--dists", "normal", "--dir", dir); code != spec.ExitOK {
+	if out, _, code := bp(t, "scan", "--target", "oracle-rmsnorm", "--to", "4", "--hidden", "16", "--dists", "normal", "--power", "0", "--dir", dir); code != spec.ExitOK {
 		t.Fatalf("scan: exit %d\n%s", code, out)
 	}
 	d, err := corpus.OpenDir(dir, false)
