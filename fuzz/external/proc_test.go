@@ -149,3 +149,46 @@ func TestDetachedHelperHoldsStdout(t *testing.T) {
 		})
 	}
 }
+
+// TestHelloDeclarationsBounded: the hello is refused, naming the field,
+// when its name cannot name a target (and so the cases of its findings)
+// or its ulp_bound is larger than a bound can mean; the largest bound
+// allowed is taken.
+func TestHelloDeclarationsBounded(t *testing.T) {
+	long := strings.Repeat("a", 5000)
+	tests := []struct {
+		name, bound string
+		want        string // "" when the hello is taken
+	}{
+		{"has space", "", `hello frame 0: field "name": "has space" (9 bytes) cannot name a target`},
+		{long, "", `hello frame 0: field "name": "` + long[:64] + `..." (5000 bytes) cannot name a target`},
+		{"ok", "18446744073709551615", `hello frame 0: field "ulp_bound": 18446744073709551615 ulps is no bound: at most 31742`},
+		{"ok", "31743", `field "ulp_bound": 31743 ulps is no bound`},
+		{"ok", "-1", `field "ulp_bound": "-1" is not an unsigned integer`},
+		{"ok", "31742", ""},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%.20s %s", tt.name, tt.bound), func(t *testing.T) {
+			t.Parallel()
+			cmd, _ := detachedAdapter(t, "hello", tt.name, tt.bound)
+			tg, err := New(cmd, spec.OpRMSNorm, Options{StartTimeout: 10 * time.Second})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tg.Close()
+				if got := tg.Info().ULPBound; got != 31742 {
+					t.Fatalf("ULPBound %d, want 31742", got)
+				}
+				return
+			}
+			if err == nil {
+				tg.Close()
+				t.Fatalf("hello taken: %+v", tg.Info())
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v\nwant one saying %s", err, tt.want)
+			}
+		})
+	}
+}
