@@ -40,8 +40,10 @@ func tuneGC() {
 // runCmd is `bitparity run`. Exit codes: 0 when nothing unexpected was
 // found (with --expect-controls, the default, findings on drift models are
 // the expected negative controls, and every control in the run must have
-// been found); 1 when a finding is unexpected, or a control was missed; 2
-// for bad flags or a bad case; 3 for internal failures.
+// been found); 1 when a finding is unexpected, or a control was missed
+// after its --control-cases; 2 for bad flags or a bad case; 3 for internal
+// failures; 5 when the run stalled (a control that ran out of time among
+// them); 6 when a signal interrupted it.
 func runCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
