@@ -272,7 +272,9 @@ func identity(n int) []int {
 // mismatch finding for the first differing row, or, when the outputs are
 // equal and both carry taps (and ctx is not taps.Off), a finding on the
 // fp32 taps; nil when equal.
-// bound > 0 ignores rows whose largest distance is within bound ulps.
+// bound > 0 ignores rows whose largest distance is within bound ulps and
+// whose differing columns are finite on both sides (an infinity or a NaN
+// against another value is never within a bound).
 //
 // When both outputs hold their taps on a device, the taps compare is
 // queued ahead of the outputs compare (and its result dropped when the
@@ -309,7 +311,7 @@ func startDiffer(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.D
 		if bound > 0 {
 			kept := diffs[:0]
 			for _, d := range diffs {
-				if d.MaxULPs > bound {
+				if d.MaxULPs > bound || d.NonFinite {
 					kept = append(kept, d)
 				}
 			}

@@ -23,6 +23,26 @@ func IsNaN(d DType, bits uint32) bool {
 	return bits&0x7fff > 0x7c00
 }
 
+// IsFinite reports whether bits of dtype d encode a finite value (neither
+// an infinity nor a NaN).
+func IsFinite(d DType, bits uint32) bool {
+	switch d {
+	case FP32:
+		return bits&0x7fffffff < 0x7f800000
+	case BF16:
+		return bits&0x7fff < 0x7f80
+	}
+	return bits&0x7fff < 0x7c00
+}
+
+// FiniteULPs is the number of ulps from 0 to the largest finite value of d
+// (32639 for bf16, 31743 for fp16, 2139095039 for fp32): an ulp bound of
+// that many holds 0 equal to the largest finite value, so it bounds
+// nothing.
+func FiniteULPs(d DType) uint64 {
+	return uint64(ordered(d, ToBits(d, MaxFinite(d))))
+}
+
 // Distance is how far apart two values of one dtype are.
 type Distance struct {
 	// ULPs is the number of representable values of the dtype between a and

@@ -90,3 +90,32 @@ func TestIsNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestFiniteULPs: the ulps from 0 to the largest finite value, and the
+// finite values' edge in each dtype.
+func TestFiniteULPs(t *testing.T) {
+	for _, tc := range []struct {
+		d        DType
+		ulps     uint64
+		max, inf uint32 // bits of the largest finite value and of +Inf
+	}{
+		{BF16, 32639, 0x7f7f, 0x7f80},
+		{FP16, 31743, 0x7bff, 0x7c00},
+		{FP32, 2139095039, 0x7f7fffff, 0x7f800000},
+	} {
+		if got := FiniteULPs(tc.d); got != tc.ulps {
+			t.Errorf("FiniteULPs(%s) = %d, want %d", tc.d, got, tc.ulps)
+		}
+		sign := uint32(1) << (tc.d.Bits() - 1)
+		for _, b := range []uint32{0, sign, 1, tc.max, tc.max | sign} {
+			if !IsFinite(tc.d, b) {
+				t.Errorf("IsFinite(%s, %#x) = false", tc.d, b)
+			}
+		}
+		for _, b := range []uint32{tc.inf, tc.inf | sign, tc.inf + 1, tc.inf | sign + 1} {
+			if IsFinite(tc.d, b) {
+				t.Errorf("IsFinite(%s, %#x) = true", tc.d, b)
+			}
+		}
+	}
+}

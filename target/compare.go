@@ -12,7 +12,8 @@ import (
 // when their bits in dt are equal (each is rounded to dt first, exact for
 // values of that dtype): NaNs compare by bits, +0 and -0 differ (0 ulps).
 // MaxULPs is the largest oracle.ULPDistanceBits over the row; SignedZero
-// says whether some differing column is +0 against -0.
+// says whether some differing column is +0 against -0, NonFinite whether
+// one holds an infinity or a NaN.
 func CompareHost(a, b *Output, pa, pb []int, dt oracle.DType) []RowDiff {
 	return CompareSlices(a.Values, b.Values, a.Cols, pa, pb, dt)
 }
@@ -41,6 +42,7 @@ func CompareSlices(av, bv []float32, cols int, pa, pb []int, dt oracle.DType) []
 			dist := oracle.ULPDistanceBits(dt, xb, yb)
 			d.MaxULPs = max(d.MaxULPs, dist.ULPs)
 			d.SignedZero = d.SignedZero || dist.SignedZero
+			d.NonFinite = d.NonFinite || !oracle.IsFinite(dt, xb) || !oracle.IsFinite(dt, yb)
 		}
 		if d.Count > 0 {
 			diffs = append(diffs, d)

@@ -110,4 +110,8 @@ type RowDiff struct {
 	// SignedZero is true when some differing column is +0 against -0
 	// (0 ulps apart, different bits).
 	SignedZero bool
+	// NonFinite is true when some differing column holds an infinity or a
+	// NaN on either side: no ulp bound covers it. CompareSlices sets it;
+	// the device compare, used only where no bound applies, does not.
+	NonFinite bool
 }

@@ -21,6 +21,12 @@ var ErrUnsupported = errors.New("batch not supported by this target")
 // relation then reports a finding of kind "crash" instead of failing.
 var ErrTargetCrashed = errors.New("target crashed")
 
+// MaxULPBound is the largest ULPBound a process target may declare: less
+// than the ulps from 0 to the largest finite value of every output dtype
+// (oracle.FiniteULPs: 31743 for fp16, the fewest), so that a bound never
+// holds 0 equal to the largest finite value.
+const MaxULPBound = 31742
+
 // Info describes a target for `bitparity list` and for reports.
 type Info struct {
 	Name string
@@ -33,7 +39,8 @@ type Info struct {
 	Invariant bool
 	// Schedule, when the target declares one, is the oracle schedule it
 	// implements bit for bit; oracle parity is then bitwise. Empty means
-	// oracle parity is an ulp bound (ULPBound).
+	// oracle parity is an ulp bound (ULPBound, at most MaxULPBound; an
+	// infinity or a NaN against another value is never within it).
 	Schedule string
 	ULPBound uint64
 	// Models says which real kernel behaviour a drift model reproduces and

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -56,7 +57,20 @@ type Options struct {
 	// Stalls are the targets that ran too few cases or stopped answering,
 	// as the caller measured them (run's --min-cases).
 	Stalls []string
+	// ControlCases, when above 0, is the work each control is given, in
+	// cases per relation: a control without a finding in a run that ended,
+	// whose target ran fewer than ControlCases x (the relations it ran)
+	// cases, ran out of time (Verdict.OutOfTime) rather than being missed,
+	// and the run is Stalled: a busy machine ran too few of its cases to
+	// say it cannot be found. 0: every such control is missed. A run bounded
+	// by its cases (run --max-cases) gives 0: its work was the user's.
+	ControlCases int64
 }
+
+// DefaultControlCases is run's --control-cases: above the most cases any
+// CPU drift model needed on its relation to be found with boundary inputs
+// (docs/detection.md: 2698, drift-rmsnorm-vllm-256 at seed 1).
+const DefaultControlCases = 3000
 
 // Verdict is a campaign result judged once: every finding sorted into
 // expected, known or unexpected, every control found, missed or not
@@ -73,10 +87,13 @@ type Verdict struct {
 	Known      map[string]string
 	Unexpected []spec.Finding
 	// Controls are the drift models in the run. Missed are those without a
-	// finding in a run that ended; Unreached those without a finding in
-	// an interrupted run, which are not failures: the run stopped first.
+	// finding in a run that ended, after the cases Options.ControlCases
+	// gives them; OutOfTime those without a finding that ran fewer (each
+	// also a line of Stalls); Unreached those without a finding in an
+	// interrupted run, which are not failures: the run stopped first.
 	Controls  []string
 	Missed    []string
+	OutOfTime []string
 	Unreached []string
 	// InvariantFindings counts the findings on invariant targets.
 	InvariantFindings int
@@ -89,19 +106,20 @@ type Verdict struct {
 // of the same drift (Known.Match), else unexpected. The status is the
 // first of these that holds: an unexpected finding (or, without
 // ExpectControls, any finding) is Fail; an interrupted run Interrupted; a
-// stall Stalled; a control with no finding in a run that ended
-// ControlsMissing; else Pass. An interrupted run is never a Pass.
+// stall (a control that ran out of time among them) Stalled; a control
+// with no finding after its cases in a run that ended ControlsMissing;
+// else Pass. An interrupted run is never a Pass.
 func Of(res *spec.Result, opts Options) *Verdict {
-	v := &Verdict{Expected: map[string][]spec.Finding{}, Known: map[string]string{}, Stalls: opts.Stalls,
+	v := &Verdict{Expected: map[string][]spec.Finding{}, Known: map[string]string{}, Stalls: slices.Clone(opts.Stalls),
 		Notes: make([]string, len(res.Findings))}
-	drift := map[string]bool{}
+	drift := map[string]spec.TargetStats{}
 	for _, ts := range res.Targets {
 		if ts.Invariant {
 			v.InvariantFindings += ts.Findings
 			continue
 		}
 		if _, err := target.Lookup(ts.Target); err == nil {
-			drift[ts.Target] = true
+			drift[ts.Target] = ts
 			v.Controls = append(v.Controls, ts.Target)
 		}
 	}
@@ -109,7 +127,7 @@ func Of(res *spec.Result, opts Options) *Verdict {
 		model := ""
 		if f.Expected {
 			model = f.TargetA
-			if drift[f.TargetB] {
+			if _, ok := drift[f.TargetB]; ok {
 				model = f.TargetB
 			}
 		}
@@ -132,20 +150,34 @@ func Of(res *spec.Result, opts Options) *Verdict {
 		if len(v.Expected[name]) > 0 {
 			continue
 		}
-		if res.Interrupted {
+		ts := drift[name]
+		given := opts.ControlCases * int64(max(1, len(ts.Relations))) // the cases it is owed
+		switch {
+		case res.Interrupted:
 			v.Unreached = append(v.Unreached, name)
-		} else {
+		case ts.Cases < given:
+			v.OutOfTime = append(v.OutOfTime, name)
+		default:
 			v.Missed = append(v.Missed, name)
 		}
 	}
 	sort.Strings(v.Missed)
+	sort.Strings(v.OutOfTime)
 	sort.Strings(v.Unreached)
+	if opts.ExpectControls {
+		for _, name := range v.OutOfTime {
+			ts := drift[name]
+			n := max(1, len(ts.Relations))
+			v.Stalls = append(v.Stalls, fmt.Sprintf("%s: ran out of time: not found in %d case(s), fewer than the %d its %d relation(s) are given (%d each)",
+				name, ts.Cases, opts.ControlCases*int64(n), n, opts.ControlCases))
+		}
+	}
 	switch {
 	case len(v.Unexpected) > 0 || !opts.ExpectControls && len(res.Findings) > 0:
 		v.Status = Fail
 	case res.Interrupted:
 		v.Status = Interrupted
-	case len(opts.Stalls) > 0:
+	case len(v.Stalls) > 0:
 		v.Status = Stalled
 	case opts.ExpectControls && len(v.Missed) > 0:
 		v.Status = ControlsMissing
@@ -169,7 +201,7 @@ func (v *Verdict) Err(res *spec.Result) error {
 	case Interrupted:
 		return fmt.Errorf("interrupted after %s: %d cases run, nothing unexpected in them; not a pass", res.Duration, res.Cases)
 	case Stalled:
-		return fmt.Errorf("stalled: %d target(s) ran too few cases or stopped answering", len(v.Stalls))
+		return fmt.Errorf("stalled: %d target(s) ran too few cases, ran out of time or stopped answering", len(v.Stalls))
 	case ControlsMissing:
 		return fmt.Errorf("negative control(s) not found: %s", strings.Join(v.Missed, ", "))
 	}

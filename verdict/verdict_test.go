@@ -64,6 +64,39 @@ func TestOf(t *testing.T) {
 	}
 }
 
+// TestOfControlOutOfTime: a control not found in fewer cases than
+// ControlCases per relation ran out of time: the run is Stalled (exit 5)
+// and says so, never NOT FOUND; with its cases run it is missed
+// (ControlsMissing); without ExpectControls neither is asked for.
+func TestOfControlOutOfTime(t *testing.T) {
+	rels := []string{spec.RelBatchInvariance, spec.RelPadding}
+	for _, tc := range []struct {
+		name      string
+		cases     int64
+		opts      Options
+		want      Status
+		missed    []string
+		outOfTime []string
+	}{
+		{"busy machine", 1999, Options{ExpectControls: true, ControlCases: 1000}, Stalled, nil, []string{control}},
+		{"its cases run", 2000, Options{ExpectControls: true, ControlCases: 1000}, ControlsMissing, []string{control}, nil},
+		{"no budget", 10, Options{ExpectControls: true}, ControlsMissing, []string{control}, nil},
+		{"controls not asked for", 10, Options{ControlCases: 1000}, Pass, nil, []string{control}},
+	} {
+		res := &spec.Result{Targets: []spec.TargetStats{{Target: control, Cases: tc.cases, Relations: rels}}}
+		v := Of(res, tc.opts)
+		if v.Status != tc.want || !slices.Equal(v.Missed, tc.missed) || !slices.Equal(v.OutOfTime, tc.outOfTime) {
+			t.Errorf("%s: %s, missed %v, out of time %v; want %s, %v, %v", tc.name, v.Status, v.Missed, v.OutOfTime, tc.want, tc.missed, tc.outOfTime)
+		}
+		if tc.want == Stalled {
+			want := control + ": ran out of time: not found in 1999 case(s), fewer than the 2000 its 2 relation(s) are given (1000 each)"
+			if !slices.Contains(v.Stalls, want) || v.Code() != spec.ExitStalled {
+				t.Errorf("%s: exit %d, stalls %q; want %d and %q", tc.name, v.Code(), v.Stalls, spec.ExitStalled, want)
+			}
+		}
+	}
+}
+
 // rowsMap is a drift map over rows: B for the values v with v % mod == 0.
 func rowsMap(mod int, values ...int) *spec.DriftMap {
 	m := &spec.DriftMap{Dim: "rows", Classes: []spec.DriftClass{{Label: "A"}, {Label: "B"}}, Values: values}

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -38,8 +39,10 @@ func tuneGC() {
 // runCmd is `bitparity run`. Exit codes: 0 when nothing unexpected was
 // found (with --expect-controls, the default, findings on drift models are
 // the expected negative controls, and every control in the run must have
-// been found); 1 when a finding is unexpected, or a control was missed; 2
-// for bad flags or a bad case; 3 for internal failures.
+// been found); 1 when a finding is unexpected, or a control was missed
+// after its --control-cases; 2 for bad flags or a bad case; 3 for internal
+// failures; 5 when the run stalled (a control that ran out of time among
+// them); 6 when a signal interrupted it.
 func runCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -59,6 +62,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	explainFindings := fs.Bool("explain", false, "infer the schedule behind each class of every finding's drift map (bitparity explain) and report it with the finding")
 	minCases := fs.Int64("min-cases", 0, "the run is STALLED (exit 5) when a target ran fewer than `N` cases or stopped answering; 0: one case for --exec and --kernel targets, no minimum for the others")
 	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
+	controlCases := fs.Int64("control-cases", verdict.DefaultControlCases, "the cases per relation a negative control is given: one not found in fewer (a busy machine) ran out of time, and the run is STALLED (exit 5), not NOT FOUND; 0, or a run bounded by --max-cases: every control not found is NOT FOUND")
 	par := runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
 	wk := runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
 	ex := runExecFlags(fs)      // --exec (exec.go)
@@ -246,7 +250,11 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if werr := par.after(stdout, res, rec.Created()); werr != nil {
 		return withCode(spec.ExitInternal, werr)
 	}
-	v := verdict.Of(res, verdict.Options{ExpectControls: *expect, Known: known, Stalls: stalls})
+	given := *controlCases
+	if *maxCases > 0 {
+		given = 0 // the run's work was the user's to bound
+	}
+	v := verdict.Of(res, verdict.Options{ExpectControls: *expect, Known: known, Stalls: stalls, ControlCases: given})
 	runPrintResult(stdout, res, v)
 	prof.report(stdout) // the batch sizes drawn at --profile (profile.go)
 	if *jsonPath != "" {
@@ -387,6 +395,10 @@ func runPrintResult(w io.Writer, res *spec.Result, s *verdict.Verdict) {
 			fs := s.Expected[name]
 			if len(fs) == 0 && res.Interrupted {
 				fmt.Fprintf(w, "    %-30s not reached (interrupted)\n", name)
+				continue
+			}
+			if len(fs) == 0 && slices.Contains(s.OutOfTime, name) {
+				fmt.Fprintf(w, "    %-30s ran out of time (STALLED below)\n", name)
 				continue
 			}
 			if len(fs) == 0 {

@@ -15,7 +15,7 @@ func runCheckFlags(fs *flag.FlagSet) error {
 	if d := get("duration").(time.Duration); d <= 0 {
 		return usageErr("run: --duration %s: want a positive duration such as 60s (stop a run early with Ctrl-C or SIGTERM)", d)
 	}
-	for _, name := range []string{"max-cases", "min-cases"} {
+	for _, name := range []string{"max-cases", "min-cases", "control-cases"} {
 		if n := get(name).(int64); n < 0 {
 			return usageErr("run: --%s %d: want a count >= 0 (0: no limit)", name, n)
 		}

@@ -15,11 +15,16 @@ import (
 
 // process is one running adapter: its pipes, a copy of the last bytes it
 // wrote to stderr, and the reason it was killed, if it was.
+//
+// A read of its stdout or stderr never outlives it: a descendant that left
+// its process group (setsid) may hold both pipes open forever, so ending
+// the process ends the reads by deadline (endRead), not by end of file.
 type process struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	stdout  *bufio.Reader
 	outFile *os.File
+	errFile *os.File
 	tail    *tailBuffer
 
 	stderrDone chan struct{}
@@ -27,8 +32,16 @@ type process struct {
 	waitErr    error
 
 	mu     sync.Mutex
-	killed string // why the harness killed it ("" while it lives)
+	killed string    // why the harness killed it ("" while it lives)
+	outEnd time.Time // the deadline of reads of stdout (zero: none)
+	errEnd time.Time // the deadline of reads of stderr (zero: none)
 }
+
+// exitDrain is how long reads go on after the adapter exited on its own:
+// what it wrote before its exit is already in the pipes (a writer blocks
+// until its data is read, so at most a pipe's buffer waits there) and
+// takes microseconds to read.
+const exitDrain = time.Second
 
 // startProcess runs cmdline with /bin/sh -c in dir (the current directory
 // when empty), in its own process group, with env appended to the
@@ -81,6 +94,7 @@ func startProcess(cmdline, dir string, env []string, log io.Writer) (*process, e
 		cmd:        cmd,
 		stdin:      stdin,
 		outFile:    outR,
+		errFile:    errR,
 		stdout:     bufio.NewReaderSize(outR, 1<<20),
 		tail:       &tailBuffer{max: tailSize},
 		stderrDone: make(chan struct{}),
@@ -97,20 +111,40 @@ func startProcess(cmdline, dir string, env []string, log io.Writer) (*process, e
 	}()
 	go func() {
 		p.waitErr = cmd.Wait()
+		at := time.Now().Add(exitDrain)
+		p.mu.Lock()
+		endRead(p.outFile, &p.outEnd, at)
+		endRead(p.errFile, &p.errEnd, at)
+		p.mu.Unlock()
 		close(p.waitDone)
 	}()
 	return p, nil
 }
 
-// kill ends the process group (once) and records why.
+// kill ends the process group (once), records why, and ends any read of
+// its stdout at once (a reply after a kill is not read); its stderr is
+// read until exitDrain after the exit, for the error message.
 func (p *process) kill(why string) {
 	p.mu.Lock()
 	if p.killed == "" {
 		p.killed = why
 	}
+	endRead(p.outFile, &p.outEnd, time.Now())
 	p.mu.Unlock()
 	killGroup(p.cmd)
 	p.stdin.Close()
+}
+
+// endRead sets f's read deadline to at, unless *end, its deadline so far,
+// is earlier, so that a read of a pipe that a descendant holds open
+// (it left the process group with setsid) cannot outlive the adapter:
+// such a read ends with os.ErrDeadlineExceeded, not io.EOF.
+func endRead(f *os.File, end *time.Time, at time.Time) {
+	if !end.IsZero() && end.Before(at) {
+		return
+	}
+	*end = at
+	f.SetReadDeadline(at)
 }
 
 func (p *process) killReason() string {
@@ -163,9 +197,10 @@ func (p *process) wait(d time.Duration) string {
 }
 
 // exchange writes req and reads one reply frame of at most limit bytes
-// under a watchdog: when
-// timeout passes or ctx ends first, the process is killed, which unblocks
-// the pipes. name names the reply ("reply frame 3") in errors.
+// under a watchdog: when timeout passes or ctx ends first, the process is
+// killed, which ends the read at once (kill), whoever holds the pipe; an
+// adapter that exits on its own ends it exitDrain later at the latest.
+// name names the reply ("reply frame 3") in errors.
 func (p *process) exchange(ctx context.Context, req *frame, buf []byte, name string, timeout time.Duration, limit uint64) (*frame, []byte, error) {
 	if timeout > 0 {
 		t := time.AfterFunc(timeout, func() { p.kill(fmt.Sprintf("no reply within %v (hung)", timeout)) })
@@ -176,7 +211,15 @@ func (p *process) exchange(ctx context.Context, req *frame, buf []byte, name str
 	if err := writeFrame(p.stdin, req); err != nil {
 		return nil, buf, fmt.Errorf("%s: writing the request: %w", strings.Replace(name, "reply", "request", 1), err)
 	}
-	return readFrame(p.stdout, buf, name, limit)
+	rep, buf, err := readFrame(p.stdout, buf, name, limit)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		if p.killReason() != "" {
+			err = fmt.Errorf("%s: unanswered", name)
+		} else {
+			err = fmt.Errorf("%s: the adapter exited without answering, and a process it started outside its process group still holds its stdout open", name)
+		}
+	}
+	return rep, buf, err
 }
 
 // tailSize is how much of an adapter's stderr an error message shows.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -120,14 +121,7 @@ func NewContext(ctx context.Context, cmdline string, op spec.Op, opts Options) (
 	}
 	h := t.hello
 	t.op = spec.Op(h["op"])
-	bound, err := strconv.ParseUint(h["ulp_bound"], 10, 64)
-	if h["ulp_bound"] == "" {
-		bound, err = 0, nil
-	}
-	if err != nil {
-		t.Close()
-		return nil, fmt.Errorf("external target %q: hello frame 0: field \"ulp_bound\": %q is not an unsigned integer", cmdline, h["ulp_bound"])
-	}
+	bound, _ := helloULPBound(h) // checkHello refused a bad one
 	if s := h["schedule"]; s != "" {
 		if _, err := target.ParseSchedule(t.op, s); err != nil {
 			t.Close()
@@ -266,7 +260,40 @@ func checkHello(rep *frame, op spec.Op) error {
 	if m["name"] == "" {
 		return bad(`field "name"`, "missing")
 	}
+	if !spec.ValidName("exec:" + m["name"]) {
+		return bad(`field "name"`, "%q (%d bytes) cannot name a target: \"exec:NAME\" must be 1..%d printable ASCII characters without spaces, as the cases of its findings name it",
+			truncate(m["name"]), len(m["name"]), spec.MaxNameLen)
+	}
+	if _, err := helloULPBound(m); err != nil {
+		return bad(`field "ulp_bound"`, "%v", err)
+	}
 	return nil
+}
+
+// helloULPBound is the hello's ulp_bound: 0 when absent, else a decimal
+// of at most target.MaxULPBound (a larger bound holds 0 equal to the
+// largest finite fp16 value: it bounds nothing).
+func helloULPBound(m map[string]string) (uint64, error) {
+	s := m["ulp_bound"]
+	if s == "" {
+		return 0, nil
+	}
+	b, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not an unsigned integer", truncate(s))
+	}
+	if b > target.MaxULPBound {
+		return 0, fmt.Errorf("%d ulps is no bound: at most %d, fewer than the %d from 0 to the largest finite fp16 value", b, target.MaxULPBound, oracle.FiniteULPs(oracle.FP16))
+	}
+	return b, nil
+}
+
+// truncate shortens a hostile string for an error message.
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // failed discards p after err and returns err with the process's end and
