@@ -87,7 +87,10 @@ func NeighbourReplacement(ctx context.Context, t Target, in, other Input, v int)
 				at = append(at, r)
 			}
 		}
-		if len(at) == 0 {
+		if len(at) == 0 { // v = 1: no neighbour, the row is its own reference
+			for c := range want.Columns {
+				copy(want.Row(c, 0), got.Row(c, 0))
+			}
 			continue
 		}
 		repl, err := other.Gather(at) // other's item r replaces position r
