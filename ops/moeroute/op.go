@@ -83,7 +83,9 @@ func (Op) Seeded(d ops.Draw, keys []uint64) (ops.Input, error) {
 //	0     tie: the (k+1)-th largest logit set equal to the k-th
 //	1, 2  near-tie: of the two, the one at the lower index set to the k-th
 //	      logit v and the one at the higher index to the next d value
-//	      above v, so the higher index wins by one ulp
+//	      above v, so the higher index wins by one ulp; any other logit
+//	      equal to either moves one d value above the pair (ranked above
+//	      it) or below v (ranked below)
 //	3     left as drawn
 //
 // A row with k = experts has no boundary and is left as drawn.
@@ -99,7 +101,17 @@ func SensitiveRow(x []float32, k int, d oracle.DType, key uint64) {
 		return
 	}
 	lo, hi := min(i, j), max(i, j)
-	x[lo], x[hi] = v, nextUp(d, v)
+	up := nextUp(d, v)
+	x[lo], x[hi] = v, up
+	for n, e := range order { // keep the pair alone at the boundary
+		if e != lo && e != hi && (x[e] == v || x[e] == up) {
+			if n < k-1 {
+				x[e] = nextUp(d, up)
+			} else {
+				x[e] = -nextUp(d, -v)
+			}
+		}
+	}
 }
 
 // rank is the expert indices by logit, largest first, lowest index first
