@@ -61,7 +61,9 @@ func TestNeighbourReplacement(t *testing.T) {
 	op := Op{}
 	ctx := context.Background()
 	d := ops.Draw{Shape: ops.Shape{DimHidden: 64}, DType: oracle.BF16, Dist: "outlier", Seed: 1}
-	keys := func(base uint64) []uint64 { return []uint64{base, base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7} }
+	keys := func(base uint64) []uint64 {
+		return []uint64{base, base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7}
+	}
 	in, err := op.Seeded(d, keys(0))
 	if err != nil {
 		t.Fatal(err)
