@@ -148,8 +148,8 @@ const (
 //	            2^40+i of the same draw; the class of v is whether a row
 //	            differs
 //
-// and, once, the largest batch against the oracle of the target's
-// declared policy on it (Op.Reference). The map is driftmap's over the classes
+// and then the largest batch against the oracle of the target's declared
+// policy on it (Op.Reference). The map is driftmap's over the classes
 // of every draw (a value's class is the tuple of its draws' classes).
 func RunOp(ctx context.Context, s OpSpec) (*OpResult, error) {
 	s, t, err := NormalizeOp(s)
@@ -206,9 +206,6 @@ func opDraw(ctx context.Context, t ops.Target, d ops.Draw, s OpSpec, values []in
 		return nil, err
 	}
 	res.Batches += int64(s.To)
-	if err := oracleParity(ctx, t, in, d.Dist, s.To, res); err != nil {
-		return nil, err
-	}
 	var other ops.Input
 	if s.Dim == DimNeighbours {
 		if other, err = op.Seeded(d, keys(1<<40, s.To)); err != nil {
@@ -249,6 +246,9 @@ func opDraw(ctx context.Context, t ops.Target, d ops.Draw, s OpSpec, values []in
 				Words: op.Words(ch.Batch, ch.Want, ch.Got, ch.Rows)})
 		}
 		prev = differs
+	}
+	if err := oracleParity(ctx, t, in, d.Dist, s.To, res); err != nil {
+		return nil, err
 	}
 	return classes, nil
 }
