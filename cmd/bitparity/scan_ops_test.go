@@ -53,3 +53,26 @@ func TestScanOps(t *testing.T) {
 		t.Errorf("--json: %v, %+v", err, r)
 	}
 }
+
+// TestMoEDocCommands runs every command of docs/moe.md's code blocks
+// (the bitparity ones, in process) and checks each exits as its comment
+// says, so the page stays true.
+func TestMoEDocCommands(t *testing.T) {
+	cmds, err := readmeCommands("../../docs/moe.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmds) < 5 {
+		t.Fatalf("docs/moe.md: %d commands found", len(cmds))
+	}
+	for _, c := range cmds {
+		args := strings.Fields(c.cmd)
+		if args[0] != "bitparity" {
+			t.Fatalf("docs/moe.md:%d: %q is not a bitparity command", c.line, c.cmd)
+		}
+		out, errs, code := bp(t, args[1:]...)
+		if code != c.exit {
+			t.Errorf("docs/moe.md:%d: %s: exit %d, want %d\n%s%s", c.line, c.cmd, code, c.exit, out, errs)
+		}
+	}
+}
