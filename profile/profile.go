@@ -43,6 +43,23 @@ type Profile struct {
 	// setting, not part of the model's config): the largest batch a scan
 	// of this profile sweeps by default.
 	MaxTokens int `json:"max_tokens"`
+	// Experts and TopK are a mixture-of-experts model's routed experts and
+	// the experts each token is routed to (config.json's num_experts,
+	// num_local_experts or n_routed_experts, and num_experts_per_tok);
+	// zero in a dense model. Routing says how the model's router differs
+	// from moe_route's softmax then top-k (ops/moeroute), when it does.
+	Experts int    `json:"experts,omitempty"`
+	TopK    int    `json:"top_k,omitempty"`
+	Routing string `json:"routing,omitempty"`
+}
+
+// Dim returns the inner size called name (an op package's dimension:
+// ops.Record.Dims), false when the profile has none: hidden,
+// intermediate, vocab, and an MoE model's experts and top_k.
+func (p *Profile) Dim(name string) (int, bool) {
+	v := map[string]int{"hidden": p.Hidden, "intermediate": p.Intermediate, "vocab": p.Vocab,
+		"experts": p.Experts, "top_k": p.TopK}[name]
+	return v, v > 0
 }
 
 //go:embed models/*.json
@@ -88,8 +105,9 @@ func Load(name string) (*Profile, error) {
 }
 
 // Validate checks that every dimension is positive, the query heads are
-// a multiple of the KV heads, the dtype is bf16, fp16 or fp32 and the
-// epsilon is positive.
+// a multiple of the KV heads, experts and top_k are both zero or 1 <=
+// top_k <= experts, the dtype is bf16, fp16 or fp32 and the epsilon is
+// positive.
 func (p *Profile) Validate() error {
 	for _, d := range []struct {
 		name string
@@ -109,6 +127,9 @@ func (p *Profile) Validate() error {
 		return fmt.Errorf("dtype is missing: want the model's training dtype, bf16, fp16 or fp32")
 	default:
 		return fmt.Errorf("dtype %q, want bf16, fp16 or fp32", p.DType)
+	}
+	if p.Experts < 0 || p.TopK < 0 || (p.Experts == 0) != (p.TopK == 0) || p.TopK > p.Experts {
+		return fmt.Errorf("experts = %d, top_k = %d: want both zero (a dense model) or 1 <= top_k <= experts", p.Experts, p.TopK)
 	}
 	if !(p.Eps > 0) {
 		return fmt.Errorf("eps = %g, want the model's rms_norm_eps (> 0)", p.Eps)

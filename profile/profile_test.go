@@ -38,6 +38,29 @@ func TestEmbedded(t *testing.T) {
 	}
 }
 
+// TestMoE: the MoE profiles carry their config.json's routed experts and
+// experts per token, and DeepSeek-V3 says its router is not moe_route's.
+func TestMoE(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		experts, topK int
+	}{{"qwen3-30b-a3b", 128, 8}, {"mixtral-8x7b", 8, 2}, {"deepseek-v3", 256, 8}, {"llama3-8b", 0, 0}} {
+		p, err := Load(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, eok := p.Dim("experts")
+		k, kok := p.Dim("top_k")
+		if e != tt.experts || k != tt.topK || eok != (tt.experts > 0) || kok != (tt.topK > 0) {
+			t.Errorf("%s: experts %d (%v), top_k %d (%v), want %d, %d", tt.name, e, eok, k, kok, tt.experts, tt.topK)
+		}
+	}
+	p, _ := Load("deepseek-v3")
+	if !strings.Contains(p.Routing, "sigmoid") {
+		t.Errorf("deepseek-v3 routing %q does not say its router is sigmoid-scored", p.Routing)
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, s string) string {
@@ -60,6 +83,8 @@ func TestLoadErrors(t *testing.T) {
 		{"no dtype", write("d.json", strings.Replace(good, `"dtype":"bf16",`, "", 1)), "dtype is missing"},
 		{"bad dtype", write("b.json", strings.Replace(good, `"bf16"`, `"fp8"`, 1)), `dtype "fp8"`},
 		{"no eps", write("e.json", strings.Replace(good, `"eps":1e-5,`, "", 1)), "eps = 0"},
+		{"experts without top_k", write("x.json", strings.Replace(good, `"eps":1e-5`, `"eps":1e-5,"experts":8`, 1)), "top_k = 0"},
+		{"top_k above experts", write("k.json", strings.Replace(good, `"eps":1e-5`, `"eps":1e-5,"experts":8,"top_k":9`, 1)), "top_k = 9"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

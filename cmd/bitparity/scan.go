@@ -26,6 +26,9 @@ import (
 // stored in the corpus folder), 1 a row differed (the exact drift map is
 // printed), 2 bad flags, 3 a target or device failure.
 func scanCmd(stdout, stderr io.Writer, args []string) error {
+	if _, ok := opTarget(args); ok { // a target of an op package (scan_ops.go)
+		return scanOpCmd(stdout, stderr, args)
+	}
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var s spec.ScanSpec

@@ -1,0 +1,50 @@
+// Package all is the literal list of the op packages: a new op package
+// is added to Ops, and nothing else registers it.
+package all
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/moeroute"
+	"github.com/bitparity/bitparity/ops/quantfp8"
+)
+
+// Ops lists the op packages' ops.
+var Ops = []ops.Op{
+	moeroute.Op{},
+	quantfp8.Op{},
+}
+
+// Targets lists every op's CPU targets, op by op in the order of Ops.
+func Targets() []ops.Target {
+	var ts []ops.Target
+	for _, op := range Ops {
+		ts = append(ts, op.Targets()...)
+	}
+	return ts
+}
+
+// Lookup returns the target called name; ok is false when no op package
+// has one.
+func Lookup(name string) (t ops.Target, ok bool) {
+	i := slices.IndexFunc(Targets(), func(t ops.Target) bool { return t.Name() == name })
+	if i < 0 {
+		return nil, false
+	}
+	return Targets()[i], true
+}
+
+// Op returns the op called name.
+func Op(name string) (ops.Op, error) {
+	var names []string
+	for _, op := range Ops {
+		if op.Record().Name == name {
+			return op, nil
+		}
+		names = append(names, op.Record().Name)
+	}
+	return nil, fmt.Errorf("unknown op %q (op packages: %s)", name, strings.Join(names, ", "))
+}

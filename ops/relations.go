@@ -1,0 +1,144 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+)
+
+// Check is what one relation found on one batch: the batch it ran, the
+// target's rows (Got), each row's reference (Want: the same item alone,
+// or the same item with its neighbours' contents replaced) and the rows
+// whose bits differ.
+type Check struct {
+	Batch Input
+	Got   *Output
+	Want  *Output
+	Rows  []int
+}
+
+// Alone runs t on each item of in alone (a batch of one item) and returns
+// the rows in the order of in: the reference of batch invariance.
+func Alone(ctx context.Context, t Target, in Input) (*Output, error) {
+	var out *Output
+	for i := range in.Items() {
+		one, err := in.Gather([]int{i})
+		if err != nil {
+			return nil, err
+		}
+		o, err := t.Run(ctx, one)
+		if err != nil {
+			return nil, fmt.Errorf("%s on item %d alone: %w", t.Name(), i, err)
+		}
+		if out == nil {
+			out = NewOutput(o.Columns, in.Items())
+		}
+		if err := out.SameColumns(o); err != nil {
+			return nil, err
+		}
+		for c := range o.Columns {
+			copy(out.Row(c, i), o.Row(c, 0))
+		}
+	}
+	return out, nil
+}
+
+// BatchInvariance runs t on the first v items of in and compares row r
+// with row r of alone (Alone's output on in), r = 0..v-1: row r of a batch
+// of v items must equal item r computed alone.
+func BatchInvariance(ctx context.Context, t Target, in Input, alone *Output, v int) (*Check, error) {
+	b, err := in.Gather(prefix(v))
+	if err != nil {
+		return nil, err
+	}
+	got, err := t.Run(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("%s on a batch of %d: %w", t.Name(), v, err)
+	}
+	want := NewOutput(alone.Columns, v)
+	for c := range want.Columns {
+		for r := range v {
+			copy(want.Row(c, r), alone.Row(c, r))
+		}
+	}
+	return compare(b, got, want)
+}
+
+// NeighbourReplacement runs t on the first v items of in (batch A) and on
+// two batches of the same size in which the neighbours' contents are
+// replaced by items of other: B keeps A's even positions and takes
+// other's items at the odd ones, C keeps the odd positions and replaces
+// the even ones. Row r of A must equal row r of B (r even) or C (r odd):
+// a row's bits must not depend on other rows' values. At v = 1 there is
+// no neighbour and the relation holds trivially.
+func NeighbourReplacement(ctx context.Context, t Target, in, other Input, v int) (*Check, error) {
+	a, err := in.Gather(prefix(v))
+	if err != nil {
+		return nil, err
+	}
+	got, err := t.Run(ctx, a)
+	if err != nil {
+		return nil, fmt.Errorf("%s on a batch of %d: %w", t.Name(), v, err)
+	}
+	want := NewOutput(got.Columns, v)
+	for keep := range 2 {
+		var at []int
+		for r := range v {
+			if r%2 != keep {
+				at = append(at, r)
+			}
+		}
+		if len(at) == 0 { // v = 1: no neighbour, the row is its own reference
+			for c := range want.Columns {
+				copy(want.Row(c, 0), got.Row(c, 0))
+			}
+			continue
+		}
+		repl, err := other.Gather(at) // other's item r replaces position r
+		if err != nil {
+			return nil, err
+		}
+		b, err := a.Replace(at, repl)
+		if err != nil {
+			return nil, err
+		}
+		o, err := t.Run(ctx, b)
+		if err != nil {
+			return nil, fmt.Errorf("%s on a batch of %d with its neighbours replaced: %w", t.Name(), v, err)
+		}
+		if err := got.SameColumns(o); err != nil {
+			return nil, err
+		}
+		for r := keep; r < v; r += 2 {
+			for c := range want.Columns {
+				copy(want.Row(c, r), o.Row(c, r))
+			}
+		}
+	}
+	return compare(a, got, want)
+}
+
+// compare lists the rows of got that differ from want.
+func compare(b Input, got, want *Output) (*Check, error) {
+	if err := got.SameColumns(want); err != nil {
+		return nil, err
+	}
+	if got.Rows != want.Rows {
+		return nil, fmt.Errorf("%d rows against %d", got.Rows, want.Rows)
+	}
+	ch := &Check{Batch: b, Got: got, Want: want}
+	for r := range got.Rows {
+		if !got.SameRow(r, want, r) {
+			ch.Rows = append(ch.Rows, r)
+		}
+	}
+	return ch, nil
+}
+
+// prefix is 0..v-1.
+func prefix(v int) []int {
+	p := make([]int, v)
+	for i := range p {
+		p[i] = i
+	}
+	return p
+}
