@@ -89,6 +89,30 @@ func gather(src *target.Batch, ids []int) (*target.Batch, error) {
 	return b, nil
 }
 
+// view is gather for a batch nobody writes to: a decode request's KV
+// cache, a slice of its own, is shared with src instead of copied (a decode
+// sweep's batch of a thousand copies of one request then holds one cache);
+// every other tensor is copied as gather does. The caller must not write to
+// the batch it returns.
+func view(src *target.Batch, ids []int) (*target.Batch, error) {
+	if src.Op != spec.OpAttnDecode || src.Lazy() {
+		return gather(src, ids)
+	}
+	n := src.Items()
+	d := *src.Decode
+	w := d.Heads * d.HeadDim
+	d.Q = make([]float32, 0, len(ids)*w)
+	d.K, d.V = make([][]float32, len(ids)), make([][]float32, len(ids))
+	for i, id := range ids {
+		if id < 0 || id >= n {
+			return nil, fmt.Errorf("gather: item %d of a batch of %d", id, n)
+		}
+		d.Q = append(d.Q, src.Decode.Q[id*w:(id+1)*w]...)
+		d.K[i], d.V[i] = src.Decode.K[id], src.Decode.V[id]
+	}
+	return &target.Batch{Op: src.Op, In: src.In, Out: src.Out, Decode: &d}, nil
+}
+
 // firstItems returns a batch of the first n items of src that shares
 // src's memory (no copy): a drift map's batch of v items is the prefix of
 // one built once at the largest v (grown), so a sweep over thousands of

@@ -142,7 +142,7 @@ func newPanelClass(ctx context.Context, t target.Target, c spec.Case, top int) (
 		for i := range ids {
 			ids[i] = i % panelItems
 		}
-		return gather(panel, ids)
+		return view(panel, ids)
 	}}
 	return &panelClass{ctx: ctx, c: c, t: t, panel: panel, cyclic: cyclic}, nil
 }
@@ -187,7 +187,7 @@ func (p *panelClass) batch(first, v int) (*target.Batch, error) {
 	for i := range ids {
 		ids[i] = (first + i) % panelItems
 	}
-	return gather(p.panel, ids)
+	return view(p.panel, ids)
 }
 
 // digestStrings is a short hash of a list of digests.

@@ -169,7 +169,7 @@ func itemsSweep(ctx context.Context, f *spec.Finding, ts []target.Target) (*Swee
 		sw.Far = max(f.Original.BatchRows(), f.Original.Rel.Batch, f.Original.Rel.Pad)
 	}
 	many := &grown{top: max(slices.Max(sweepValues(dim, sw.Onset)), sw.Far), values: one.ItemValues(), build: func(n int) (*target.Batch, error) {
-		return gather(one, make([]int, n))
+		return view(one, make([]int, n))
 	}}
 	copies := func(v int) (*target.Batch, error) {
 		if v < 1 {
