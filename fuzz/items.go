@@ -89,6 +89,71 @@ func gather(src *target.Batch, ids []int) (*target.Batch, error) {
 	return b, nil
 }
 
+// view is gather for a batch nobody writes to: a decode request's KV
+// cache, a slice of its own, is shared with src instead of copied (a decode
+// sweep's batch of a thousand copies of one request then holds one cache);
+// every other tensor is copied as gather does. The caller must not write to
+// the batch it returns.
+func view(src *target.Batch, ids []int) (*target.Batch, error) {
+	if src.Op != spec.OpAttnDecode || src.Lazy() {
+		return gather(src, ids)
+	}
+	n := src.Items()
+	d := *src.Decode
+	w := d.Heads * d.HeadDim
+	d.Q = make([]float32, 0, len(ids)*w)
+	d.K, d.V = make([][]float32, len(ids)), make([][]float32, len(ids))
+	for i, id := range ids {
+		if id < 0 || id >= n {
+			return nil, fmt.Errorf("gather: item %d of a batch of %d", id, n)
+		}
+		d.Q = append(d.Q, src.Decode.Q[id*w:(id+1)*w]...)
+		d.K[i], d.V[i] = src.Decode.K[id], src.Decode.V[id]
+	}
+	return &target.Batch{Op: src.Op, In: src.In, Out: src.Out, Decode: &d}, nil
+}
+
+// firstItems returns a batch of the first n items of src that shares
+// src's memory (no copy): a drift map's batch of v items is the prefix of
+// one built once at the largest v (grown), so a sweep over thousands of
+// sizes does not copy thousands of batches. The caller must not write to
+// it. A lazy batch, which has no values to share, is gathered.
+func firstItems(src *target.Batch, n int) (*target.Batch, error) {
+	if n < 0 || n > src.Items() {
+		return nil, fmt.Errorf("first items: %d of a batch of %d", n, src.Items())
+	}
+	if src.Lazy() {
+		return gather(src, identity(n))
+	}
+	b := &target.Batch{Op: src.Op, In: src.In, Out: src.Out}
+	switch src.Op {
+	case spec.OpRMSNorm:
+		r := *src.RMSNorm
+		r.X, r.Rows = r.X[:n*r.Hidden], n
+		b.RMSNorm = &r
+	case spec.OpGEMM:
+		g := *src.GEMM
+		g.X, g.M = g.X[:n*g.K], n
+		b.GEMM = &g
+	case spec.OpLogProb:
+		l := *src.LogProb
+		l.Logits, l.Targets, l.Rows = l.Logits[:n*l.Vocab], l.Targets[:n], n
+		b.LogProb = &l
+	case spec.OpAttnDecode:
+		d := *src.Decode
+		d.Q, d.K, d.V = d.Q[:n*d.Heads*d.HeadDim], d.K[:n], d.V[:n]
+		b.Decode = &d
+	case spec.OpAttnPrefill:
+		p := *src.Prefill
+		q, kv := p.SeqLen*p.Heads*p.HeadDim, p.SeqLen*p.KVHeads*p.HeadDim
+		p.Q, p.K, p.V, p.Seqs = p.Q[:n*q], p.K[:n*kv], p.V[:n*kv], n
+		b.Prefill = &p
+	default:
+		return nil, fmt.Errorf("first items: unknown op %q", src.Op)
+	}
+	return b, nil
+}
+
 // fillItems overwrites the input values of items [from, Items()) of b with
 // v(j), j counting the values of those items; logprob target ids become 0.
 // The weights of rmsnorm and gemm are shared by all items and stay.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/spec"
@@ -52,13 +53,17 @@ func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*sp
 	}
 	var maps []spec.DriftMap
 	for i, sw := range sws {
+		values := sw.Values
+		if values == nil {
+			values = sweepValues(sw.Dim, sw.Onset)
+		}
 		classify := []func(int) (string, error){sw.Classify}
 		for k := range draws {
 			if !sw.panel {
 				classify = append(classify, draws[k][i].Classify)
 				continue
 			}
-			p, err := newPanelClass(ctx, ts[0], randomDraw(f.Case, uint64(k+1)))
+			p, err := newPanelClass(ctx, ts[0], randomDraw(f.Case, uint64(k+1)), max(slices.Max(values), sw.Far))
 			if err != nil {
 				return nil, fmt.Errorf("drift map, random draw %d: %w", k+1, err)
 			}
@@ -67,10 +72,6 @@ func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*sp
 			} else {
 				classify = append(classify, orCrash(p.classify))
 			}
-		}
-		values := sw.Values
-		if values == nil {
-			values = sweepValues(sw.Dim, sw.Onset)
 		}
 		opts := driftmap.Options{Far: sw.Far, Determinism: sw.determinism}
 		m, err := opts.SweepDraws(ctx, sw.Dim, values, classify)
@@ -119,19 +120,31 @@ const panelItems = 64
 // panelItems witnesses one draw shows a reduction-order change that one
 // watched item shows only near a rounding boundary (at hidden 256 in bf16,
 // in about one row in five).
+//
+// The batches of v >= panelItems items are the first v items of one batch
+// of the panel repeated up to top items, the largest v the sweep is expected
+// to reach (grown).
 type panelClass struct {
-	ctx   context.Context
-	c     spec.Case
-	t     target.Target
-	panel *target.Batch
+	ctx    context.Context
+	c      spec.Case
+	t      target.Target
+	panel  *target.Batch
+	cyclic *grown
 }
 
-func newPanelClass(ctx context.Context, t target.Target, c spec.Case) (*panelClass, error) {
+func newPanelClass(ctx context.Context, t target.Target, c spec.Case, top int) (*panelClass, error) {
 	panel, err := Inputs(withItems(c, panelItems))
 	if err != nil {
 		return nil, fmt.Errorf("a panel of %d items: %w", panelItems, err)
 	}
-	return &panelClass{ctx: ctx, c: c, t: t, panel: panel}, nil
+	cyclic := &grown{top: top, values: panel.ItemValues(), build: func(n int) (*target.Batch, error) {
+		ids := make([]int, n)
+		for i := range ids {
+			ids[i] = i % panelItems
+		}
+		return view(panel, ids)
+	}}
+	return &panelClass{ctx: ctx, c: c, t: t, panel: panel, cyclic: cyclic}, nil
 }
 
 func (p *panelClass) classify(v int) (string, error) {
@@ -144,11 +157,7 @@ func (p *panelClass) classify(v int) (string, error) {
 	k := p.panel.RowsPerItem()
 	bits := make([]string, panelItems)
 	for first := 0; first < panelItems; first += v {
-		ids := make([]int, v)
-		for i := range ids {
-			ids[i] = (first + i) % panelItems
-		}
-		b, err := gather(p.panel, ids)
+		b, err := p.batch(first, v)
 		if err != nil {
 			return "", err
 		}
@@ -167,6 +176,18 @@ func (p *panelClass) classify(v int) (string, error) {
 		}
 	}
 	return digestStrings(bits), nil
+}
+
+// batch returns the batch of v panel items from item first on, cyclically.
+func (p *panelClass) batch(first, v int) (*target.Batch, error) {
+	if first == 0 && v >= panelItems {
+		return p.cyclic.first(v)
+	}
+	ids := make([]int, v)
+	for i := range ids {
+		ids[i] = (first + i) % panelItems
+	}
+	return view(p.panel, ids)
 }
 
 // digestStrings is a short hash of a list of digests.

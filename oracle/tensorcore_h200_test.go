@@ -64,27 +64,118 @@ func probeHash(t *testing.T) string {
 	return hex.EncodeToString(s[:])
 }
 
-func TestTensorCoreProbeWrite(t *testing.T) {
-	if *tcWrite == "" {
-		t.Skip("writes probe inputs only with -tcprobe.write DIR")
-	}
-	if err := os.MkdirAll(*tcWrite, 0o755); err != nil {
-		t.Fatal(err)
+// writeProbeInputs writes what the H200 recording runs on into dir:
+// <mode>.in for each of tcModes (encodeInputs of tcTiles(md, tcSeed,
+// md.Tiles)) and gemm_M_K_N.x and .w (cublasInputs as bf16 bits) for each
+// of cublasShapes.
+func writeProbeInputs(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	for _, md := range tcModes {
 		tiles := tcTiles(md, tcSeed, md.Tiles)
-		if err := os.WriteFile(filepath.Join(*tcWrite, md.Name+".in"), encodeInputs(md, tiles), 0o644); err != nil {
-			t.Fatal(err)
+		if err := os.WriteFile(filepath.Join(dir, md.Name+".in"), encodeInputs(md, tiles), 0o644); err != nil {
+			return err
 		}
-		t.Logf("%s: %d tiles", md, len(tiles))
 	}
 	for _, sh := range cublasShapes {
 		x, w := cublasInputs(sh)
-		if err := os.WriteFile(filepath.Join(*tcWrite, sh.name()+".x"), bf16Bytes(x), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, sh.name()+".x"), bf16Bytes(x), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, sh.name()+".w"), bf16Bytes(w), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestTensorCoreProbeWrite writes the probe's inputs (into -tcprobe.write
+// DIR, as gpu/probes/tensorcore/run-h200.sh runs it; else into a temporary
+// folder) and asserts that they are the inputs TestTensorCoreH200 checks
+// the recorded outputs against: each mode's file is its tiles in the
+// probe's layout (per tile A, B as 16-bit bf16 or fp16 or 32-bit tf32
+// bits, then C as fp32 bits, little-endian) and nothing else, drawn with
+// the seed and tile count testdata/tensorcore/<mode>.json records; each
+// GEMM's x and W are M·K and K·N bf16 values.
+func TestTensorCoreProbeWrite(t *testing.T) {
+	dir := *tcWrite
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := writeProbeInputs(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, md := range tcModes {
+		js, err := os.ReadFile(filepath.Join("testdata", "tensorcore", md.Name+".json"))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(*tcWrite, sh.name()+".w"), bf16Bytes(w), 0o644); err != nil {
+		var rec tcRecording
+		if err := json.Unmarshal(js, &rec); err != nil {
 			t.Fatal(err)
+		}
+		if rec.Seed != tcSeed || rec.Tiles != md.Tiles {
+			t.Errorf("%s: recorded from seed %d, %d tiles; the probe's inputs are seed %d, %d tiles", md.Name, rec.Seed, rec.Tiles, tcSeed, md.Tiles)
+		}
+		in, err := os.ReadFile(filepath.Join(dir, md.Name+".in"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		width := 2
+		if md.Format == MMATF32 {
+			width = 4
+		}
+		tileBytes := (md.M*md.K+md.K*md.N)*width + md.M*md.N*4
+		if len(in) != md.Tiles*tileBytes {
+			t.Errorf("%s.in: %d bytes, want %d tiles of %d", md.Name, len(in), md.Tiles, tileBytes)
+			continue
+		}
+		bits := func(x float32) uint32 {
+			switch md.Format {
+			case MMABF16:
+				return uint32(BF16FromF32(x))
+			case MMAFP16:
+				return uint32(FP16FromF32(x))
+			}
+			return math.Float32bits(x)
+		}
+		off := 0
+		next := func(w int) uint32 {
+			defer func() { off += w }()
+			if w == 2 {
+				return uint32(binary.LittleEndian.Uint16(in[off:]))
+			}
+			return binary.LittleEndian.Uint32(in[off:])
+		}
+		bad := 0
+		for i, tile := range tcTiles(md, rec.Seed, md.Tiles) {
+			for _, part := range []struct {
+				xs    []float32
+				width int
+				bits  func(float32) uint32
+			}{{tile.A, width, bits}, {tile.B, width, bits}, {tile.C, 4, math.Float32bits}} {
+				for j, x := range part.xs {
+					if got, want := next(part.width), part.bits(x); got != want && bad < 4 {
+						t.Errorf("%s.in tile %d (%s) value %d: %08x, want %08x", md.Name, i, tile.Class, j, got, want)
+						bad++
+					}
+				}
+			}
+		}
+	}
+	for _, sh := range cublasShapes {
+		for _, f := range []struct {
+			ext string
+			n   int
+		}{{".x", sh.M * sh.K}, {".w", sh.K * sh.N}} {
+			st, err := os.Stat(filepath.Join(dir, sh.name()+f.ext))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Size() != int64(2*f.n) {
+				t.Errorf("%s%s: %d bytes, want %d bf16 values", sh.name(), f.ext, st.Size(), f.n)
+			}
 		}
 	}
 }

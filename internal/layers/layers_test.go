@@ -19,8 +19,9 @@ const module = "github.com/bitparity/bitparity/"
 // the host does (values, boundary), never the engine; the engine (fuzz)
 // sits above them; corpus, verdict (above corpus), reports and fuzztest
 // above the engine; the command above everything. A new package must be
-// added here, with its layer (layer, folders_test.go), and to
-// docs/architecture.md.
+// added here, with its layer (layer, folders_test.go), and a row to
+// docs/architecture.md's package table (its holds text; TestLayerTable's
+// -update fills in the rest).
 var allowed = map[string][]string{
 	"oracle":                 {},
 	"spec":                   {},
