@@ -27,6 +27,9 @@
 //
 // A value's class is the tuple of its classes over the draws
 // (driftmap.SweepDraws), so the map is never coarser than any draw shows.
+// A step that differs runs again; a value whose step the target answers
+// two ways is nondeterministic, a class of its own and a drift like any
+// other (determinism.go).
 package scan
 
 import (
@@ -93,7 +96,8 @@ type Diff struct {
 	Value int
 	// Rows is the number of differing rows, FirstRow the first (a row of
 	// the scanned batch), Against the reference it differs from: "item
-	// alone", "largest batch" (the reference batch) or "oracle".
+	// alone", "largest batch" (the reference batch), "oracle" or "the
+	// same batch run again" (a step the target answered two ways).
 	Rows     int
 	FirstRow int
 	Against  string
@@ -188,6 +192,9 @@ func (sc *scanner) run(ctx context.Context) (*Result, error) {
 			i, ok := slices.BinarySearch(sc.values, v)
 			if !ok {
 				return "", fmt.Errorf("value %d was not scanned", v)
+			}
+			if cls[i] == driftmap.Nondeterministic {
+				return cls[i], nil // a verdict keeps its name
 			}
 			h := sha256.Sum256([]byte(cls[i]))
 			return hex.EncodeToString(h[:6]), nil

@@ -122,12 +122,14 @@ func CaptureBucketRows(b *Batch, _ int) oracle.Schedule {
 	return rmsBlock1024
 }
 
-// atomicHalves are the two orders in which drift-rmsnorm-atomic-128 adds
-// a row's two half sums: the first half's block first, or the second's.
-var atomicHalves = [2]oracle.Schedule{
-	oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 64, Vec: 4, Warp: oracle.WarpButterfly, Cross: oracle.CrossSequential},
+// atomicOrders are two orders in which drift-rmsnorm-atomic-128's four
+// partial sums of a row (fp32 addition is commutative, so two partials
+// would always agree) reach the accumulator: one after the other, or in
+// pairs that are then added.
+var atomicOrders = [2]oracle.Schedule{
+	oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 128, Vec: 1, Warp: oracle.WarpButterfly, Cross: oracle.CrossSequential},
 		Order: oracle.ScaleThenWeight},
-	oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 64, Vec: 4, Warp: oracle.WarpButterfly, Cross: oracle.CrossTree},
+	oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 128, Vec: 1, Warp: oracle.WarpButterfly, Cross: oracle.CrossTree},
 		Order: oracle.ScaleThenWeight},
 }
 
@@ -135,23 +137,23 @@ var atomicHalves = [2]oracle.Schedule{
 // arrival orders differ from the last's.
 var atomicRuns atomic.Uint64
 
-// AtomicHalves is the policy of drift-rmsnorm-atomic-128, a kernel that
-// from NondeterministicFrom rows on splits each row over two blocks and
+// AtomicPartials is the policy of drift-rmsnorm-atomic-128, a kernel that
+// from NondeterministicFrom rows on splits each row over four blocks and
 // combines their partial sums of squares with atomicAdd (the split-K
-// "atomic" combine of cuBLAS and of FlashDecoding's reduce): which block's
-// partial arrives first decides the fp32 rounding, and it varies from run
-// to run. The model draws each row's arrival order from the run's number
-// and the row (splitmix), so two runs of the same batch differ in about
-// half their rows' order:
+// "atomic" combine of cuBLAS and of FlashDecoding's reduce): the order in
+// which the partials arrive decides the fp32 rounding, and it varies from
+// run to run. The model draws each row's order from the run's number and
+// the row (splitmix), so two runs of the same batch take other orders in
+// about half their rows:
 //
-//	rows >= 128: threads=64 vec=4, cross-warp order of the arrival
-//	otherwise:   threads=32 vec=4 (declared)
-func AtomicHalves(run uint64) func(b *Batch, row int) oracle.Schedule {
+//	rows >= 128: threads=128 vec=1, partials added in turn or in pairs
+//	otherwise:   threads=32  vec=4 (declared)
+func AtomicPartials(run uint64) func(b *Batch, row int) oracle.Schedule {
 	return func(b *Batch, row int) oracle.Schedule {
 		if b.Rows() < NondeterministicFrom {
 			return OracleRMSNormSchedule
 		}
-		return atomicHalves[mix(run^uint64(row)*0x9e3779b97f4a7c15)&1]
+		return atomicOrders[mix(run^uint64(row)*0x9e3779b97f4a7c15)&1]
 	}
 }
 
@@ -261,7 +263,7 @@ func rowDriftModels() []Target {
 		"vLLM rms_norm inside a CUDA graph captured at the padded batch size (capture sizes 1, 2, 4, multiples of 8 to 256, of 16 to 512): the block size (1024 threads below 256, 256 from 256) follows the padded size, so 249..255 rows take the 256-thread path",
 		rmsBlock1024, fixed(CaptureBucketRows))
 	drift("drift-rmsnorm-atomic-128",
-		"a kernel that from 128 rows on splits each row over two blocks and adds their partial sums of squares with atomicAdd: the order of arrival, and with it the bits, changes from run to run (nondeterministic)",
-		OracleRMSNormSchedule, func() func(*Batch, int) oracle.Schedule { return AtomicHalves(atomicRuns.Add(1)) })
+		"a kernel that from 128 rows on splits each row over four blocks and adds their partial sums of squares with atomicAdd: the order of arrival, and with it the bits, changes from run to run (nondeterministic)",
+		OracleRMSNormSchedule, func() func(*Batch, int) oracle.Schedule { return AtomicPartials(atomicRuns.Add(1)) })
 	return ts
 }

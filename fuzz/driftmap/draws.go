@@ -25,8 +25,10 @@ func SweepDraws(ctx context.Context, dim string, values []int, classify []func(v
 // constant row, whose sums come out exact in every order) can hide a
 // schedule change; a random draw beside it shows it. When every draw
 // answers with a verdict (agree, differ, crash, ...), the value's class is
-// the most severe of them (a value that differs on one draw differs). The
-// map's Draws is len(classify).
+// the most severe of them (a value that differs on one draw differs); a
+// value that crashed, or was answered two ways, on one draw is a crash, or
+// nondeterministic, whatever the other draws say. The map's Draws is
+// len(classify).
 //
 // Each run of a value runs the first draw again (the finding's own data:
 // values whose runs differ there are nondeterministic); the other draws run
@@ -55,6 +57,11 @@ func (o Options) SweepDraws(ctx context.Context, dim string, values []int, class
 		}
 		if worst, ok := mostSevere(ds); ok {
 			return worst, nil
+		}
+		for _, v := range []string{Crash, Nondeterministic} {
+			if slices.Contains(ds, v) {
+				return v, nil // a value that crashed or was answered two ways on one draw is that
+			}
 		}
 		h := sha256.Sum256([]byte(strings.Join(ds, "\x00")))
 		return hex.EncodeToString(h[:6]), nil
