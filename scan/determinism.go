@@ -10,9 +10,9 @@ import (
 // A target that answers one step two ways is a finding, not a failure: the
 // step's value gets the class driftmap.Nondeterministic, is counted and
 // recorded like any drift (against "the same batch run again"), and the scan
-// goes on. A step is asked twice where it can drift: a step with a row
-// that differs from its item alone or from the reference batch runs again
-// (or, checked in bulk, its rerun is the second answer: rerunAgrees), and
+// goes on. A step is asked twice where it drifts: a step with a row that
+// differs from its item alone runs again (or, checked in bulk, its rerun
+// is the second answer: rerunAgrees), and
 // the two outputs are compared on every compared row. An adapter's
 // witness fetch, which runs the step again, tells the same
 // (digestRows.Fetch). A step whose rows all equal their items alone runs

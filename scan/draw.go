@@ -274,8 +274,8 @@ func (sc *scanner) refValue() int {
 
 // compare compares step p's rows with the same items alone (queued by
 // start) and in the reference batch, records what differs and returns the
-// class of p.v; a step with a differing row runs again, and one answered
-// two ways is nondeterministic (determinism.go). The compare with the
+// class of p.v; a step with a row that differs from its item alone runs
+// again, and one answered two ways is nondeterministic (determinism.go). The compare with the
 // reference batch runs only where it
 // can find something: a row equal to its item alone whose item is equal
 // to itself alone in the reference batch too is equal to it there
@@ -295,7 +295,7 @@ func (st *steps) compare(p *step) (string, error) {
 		}
 		sc.res.RowsCompared += int64(len(p.pa))
 	}
-	if len(dA) > 0 || len(dR) > 0 || p.flagged > 0 {
+	if len(dA) > 0 || p.flagged > 0 {
 		if err := st.sameTwice(p, dA); err != nil {
 			return "", err
 		}
@@ -316,7 +316,9 @@ func (st *steps) compare(p *step) (string, error) {
 		bits, err := panel(o, sc.s.Real, kr, itemsAt(p.pa, dA, kr))
 		return strings.Join(bits, " "), err
 	}
-	return sc.itemsClass(st.ctx, st.h, v, o, kr, st.alone, itemsAt(p.pa, dA, kr))
+	moved := itemsAt(p.pa, dA, kr)
+	sc.noteMoved(v, moved)
+	return sc.itemsClass(st.ctx, st.h, v, o, kr, st.alone, moved)
 }
 
 // anyOf reports whether any of items is in set.

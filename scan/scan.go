@@ -25,8 +25,10 @@
 //	        (and the watched item's bits); kv: whether a row differs from
 //	        the oracle
 //
-// A value's class is the tuple of its classes over the draws
-// (driftmap.SweepDraws), so the map is never coarser than any draw shows.
+// Two values share a class when their rows agree on every row they
+// share, over every draw (classes.go), so the map is never coarser than
+// any draw shows, and an onset hidden by rows that cannot show the change
+// is pinned on further draws.
 // A step that differs runs again; a value whose step the target answers
 // two ways is nondeterministic, a class of its own and a drift like any
 // other (determinism.go).
@@ -88,6 +90,11 @@ type Result struct {
 	Elapsed      time.Duration
 	// Resident says the inputs stayed on the target's device.
 	Resident bool
+	// Onsets lists the onsets pinned on further draws (classes.go), and
+	// Positions the positions that differ in the classes whose change
+	// shows only in some rows of a batch.
+	Onsets    []Onset     `json:",omitempty"`
+	Positions []Positions `json:",omitempty"`
 }
 
 // Diff is one step with differing rows.
@@ -132,6 +139,9 @@ type scanner struct {
 	values []int
 	// classes[k][i] is the class of values[i] on draw k.
 	classes [][]string
+	// moved[v] is the smallest and largest item of value v's batch that
+	// differs from itself alone on any draw (the items dimension).
+	moved map[int][2]int
 	ident   []int // 0..To-1, shared by the plans
 }
 
@@ -186,26 +196,25 @@ func (sc *scanner) run(ctx context.Context) (*Result, error) {
 		}
 		sc.classes = append(sc.classes, cls)
 	}
-	classify := make([]func(int) (string, error), len(sc.classes))
-	for k, cls := range sc.classes {
-		classify[k] = func(v int) (string, error) {
-			i, ok := slices.BinarySearch(sc.values, v)
-			if !ok {
-				return "", fmt.Errorf("value %d was not scanned", v)
-			}
-			if cls[i] == driftmap.Nondeterministic {
-				return cls[i], nil // a verdict keeps its name
-			}
-			h := sha256.Sum256([]byte(cls[i]))
-			return hex.EncodeToString(h[:6]), nil
-		}
+	keys, err := sc.pin(ctx, sc.keys())
+	if err != nil {
+		return nil, err
 	}
-	m, err := driftmap.Options{Runs: 1}.SweepDraws(ctx, mapDim(sc.s), sc.values, classify) // each value ran once: its class is looked up
+	classify := func(v int) (string, error) {
+		i, ok := slices.BinarySearch(sc.values, v)
+		if !ok {
+			return "", fmt.Errorf("value %d was not scanned", v)
+		}
+		return hashKey(keys[i]), nil
+	}
+	m, err := driftmap.Options{Runs: 1}.Sweep(ctx, mapDim(sc.s), sc.values, classify) // each value ran once: its class is looked up
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}
+	m.Draws = len(sc.classes)
 	r := sc.res
 	r.Map = m
+	r.Positions = sc.positions(m, keys)
 	r.Elapsed = time.Since(start)
 	if r.Differing == 0 {
 		r.Certificate = sc.certificate()

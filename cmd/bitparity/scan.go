@@ -259,6 +259,9 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 	fmt.Fprintf(stdout, "  %d %s comparisons in %d batches, %s, %.3gs (%.3g %ss/s)\n", r.RowsCompared, row, r.Batches, where, r.Elapsed.Seconds(), rate, row)
 	if r.Certificate == nil {
 		fmt.Fprintf(stdout, "  DRIFT: %d %s comparisons differ; drift map: %s\n", r.Differing, row, scan.MapWords(r.Map))
+		for _, l := range scan.DetailWords(r) {
+			fmt.Fprintf(stdout, "  %s\n", l)
+		}
 		// the steps that differ from the items alone (or the oracle) first:
 		// they decide the classes.
 		diffs := slices.Clone(r.Diffs)
