@@ -62,7 +62,8 @@ type Onset struct {
 
 // Positions says, for a class whose change shows only in rows past the
 // panel, which positions of its batches differed from their items alone
-// on any draw: From..To (one position when equal), in batches of Values'
+// on any draw (the scan's and the pins' further draws): the first From
+// and the last To (one position when equal), in batches of Values'
 // sizes.
 type Positions struct {
 	Label    string `json:"label"`
@@ -279,15 +280,17 @@ func (sc *scanner) noteMoved(v int, moved map[int]bool) {
 }
 
 // DetailWords says, a line each, which positions differ in a class whose
-// change shows only in some rows ("B (rows 265..290): positions 264..289
-// differ from their items alone"), and each onset pinned on further
+// change shows only in some rows ("B (rows 265..290): positions >= 264
+// differ from their items alone": the first position that differed on
+// any draw; "only position 299 differs" when every differing row was
+// that one), and each onset pinned on further
 // draws ("onset: rows = 265 showed the change on further draw 2 of 8 and
 // joined B", "rows = 264 showed no change on 8 further draws").
 func DetailWords(r *Result) []string {
 	var out []string
 	dim := r.Map.Dim
 	for _, p := range r.Positions {
-		where := fmt.Sprintf("positions %d..%d differ", p.From, p.To)
+		where := fmt.Sprintf("positions >= %d differ", p.From)
 		if p.From == p.To {
 			where = fmt.Sprintf("only position %d differs", p.From)
 		}

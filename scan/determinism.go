@@ -9,7 +9,7 @@ import (
 
 // A target that answers one step two ways is a finding, not a failure: the
 // step's value gets the class driftmap.Nondeterministic, is counted and
-// recorded like any drift (against "the same batch run again"), and the scan
+// recorded like any drift (against "same batch run again"), and the scan
 // goes on. A step is asked twice where it drifts: a step with a row that
 // differs from its item alone runs again (or, checked in bulk, its rerun
 // is the second answer: rerunAgrees), and
@@ -80,4 +80,4 @@ func (st *steps) nondeterministic(p *step, err error) string {
 }
 
 // againstItself is Diff.Against of a step answered two ways.
-const againstItself = "the same batch run again"
+const againstItself = "same batch run again"

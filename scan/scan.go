@@ -103,8 +103,8 @@ type Diff struct {
 	Value int
 	// Rows is the number of differing rows, FirstRow the first (a row of
 	// the scanned batch), Against the reference it differs from: "item
-	// alone", "largest batch" (the reference batch), "oracle" or "the
-	// same batch run again" (a step the target answered two ways).
+	// alone", "largest batch" (the reference batch), "oracle" or "same
+	// batch run again" (a step the target answered two ways).
 	Rows     int
 	FirstRow int
 	Against  string
@@ -142,7 +142,7 @@ type scanner struct {
 	// moved[v] is the smallest and largest item of value v's batch that
 	// differs from itself alone on any draw (the items dimension).
 	moved map[int][2]int
-	ident   []int // 0..To-1, shared by the plans
+	ident []int // 0..To-1, shared by the plans
 }
 
 func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {

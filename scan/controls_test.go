@@ -1,0 +1,78 @@
+package scan
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/bitparity/bitparity/spec"
+)
+
+// The scan controls (target/drift_rows.go): each gives its exact map and
+// is never certified, over a small range around its onset at a small
+// hidden size, on the default draws with taps. Where the change shows in
+// some rows of a batch only, the positions that differ are stated; where
+// the first rows past the onset cannot show it on the scan's draws, the
+// onset is pinned on further draws (second wave: the one row of a batch
+// of 265 rows that changes, row 264, shows it on neither draw).
+func TestControlMaps(t *testing.T) {
+	tests := []struct {
+		name      string
+		s         spec.ScanSpec
+		rule      string
+		positions []Positions // of the tail classes, Values left out, To -1 unless the only position
+		pinned    []int       // values that joined the class above them on further draws
+	}{
+		{"one row from 300", items("drift-rmsnorm-one-row-300", 290, 310, 256),
+			"rows <= 299 -> A, rows >= 300 -> B", []Positions{{Label: "B", From: 299, To: 299}}, nil},
+		{"last partial tile from 900", items("drift-rmsnorm-tail-tile-64", 894, 962, 128),
+			"rows <= 899 -> A, 900 <= rows <= 959 -> B, rows == 960 -> A, rows >= 961 -> B",
+			[]Positions{{Label: "B", From: 896, To: -1}}, nil},
+		{"second wave past 264", items("drift-rmsnorm-second-wave-264", 250, 290, 256),
+			"rows <= 264 -> A, rows >= 265 -> B", []Positions{{Label: "B", From: 264, To: -1}}, []int{265}},
+		{"capture buckets", items("drift-rmsnorm-capture-buckets", 240, 270, 1024),
+			"rows <= 248 -> A, rows >= 249 -> B", nil, nil},
+		{"nondeterministic from 128", items("drift-rmsnorm-atomic-128", 120, 140, 256),
+			"rows <= 127 -> A, rows >= 128 -> nondeterministic", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, tt.s)
+			if r.Certificate != nil || r.Differing == 0 {
+				t.Fatal("a control was certified")
+			}
+			if r.Map.Rule != tt.rule {
+				t.Errorf("map %s %q, want %q", r.Map.Kind, r.Map.Rule, tt.rule)
+			}
+			if want := tt.s.To - tt.s.From + 1; len(r.Map.Values) != want {
+				t.Errorf("map of %d values, want every one of %d", len(r.Map.Values), want)
+			}
+			var got []Positions
+			for _, p := range r.Positions { // the first position, and whether it is the only one
+				to := -1
+				if p.To == p.From {
+					to = p.To
+				}
+				got = append(got, Positions{Label: p.Label, From: p.From, To: to})
+			}
+			if !reflect.DeepEqual(got, tt.positions) {
+				t.Errorf("positions %+v, want %+v", got, tt.positions)
+			}
+			var pinned []int
+			for _, o := range r.Onsets {
+				if o.Joined {
+					pinned = append(pinned, o.Value)
+				}
+			}
+			if !slices.Equal(pinned, tt.pinned) {
+				t.Errorf("onsets pinned %v, want %v (%+v)", pinned, tt.pinned, r.Onsets)
+			}
+		})
+	}
+}
+
+// items is a scan of the items dimension over from..to at hidden size
+// hidden, on the default draws.
+func items(target string, from, to, hidden int) spec.ScanSpec {
+	return spec.ScanSpec{Target: target, Dim: spec.ScanItems, From: from, To: to, Shape: spec.Shape{Hidden: hidden}, Seed: 1}
+}
