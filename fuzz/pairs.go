@@ -13,18 +13,18 @@ import (
 //     the oracle targets under oracle parity (true by construction);
 //   - every drift model under the one-target relations of its Info.Expect,
 //     but the scan controls (target.Info.OnRequest), which only
-//     pairsNaming lists;
+//     PairsNaming lists;
 //   - the registered two-target pairs whose targets are all available
 //     (prefill vs decode, tile 64 vs tile 48, train vs inference log-probs).
 //
 // The order is stable: single-target pairs by target name and relation
 // order, then the registered pairs in registration order.
-func Pairs() []target.Pair { return pairsNaming(nil) }
+func Pairs() []target.Pair { return PairsNaming(nil) }
 
-// pairsNaming is Pairs with the pairs of the scan controls among names
-// (target.Info.OnRequest: a campaign runs them where its Targets names
-// them).
-func pairsNaming(names []string) []target.Pair {
+// PairsNaming is Pairs with the pairs of the scan controls among names
+// (target.Info.OnRequest): what a campaign whose Targets are names
+// chooses from.
+func PairsNaming(names []string) []target.Pair {
 	var ps []target.Pair
 	avail := map[string]bool{}
 	for _, name := range target.Names() {

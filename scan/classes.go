@@ -60,17 +60,6 @@ type Onset struct {
 	Other  bool `json:"other,omitempty"`
 }
 
-// Positions says, for a class whose change shows only in rows past the
-// panel, which positions of its batches differed from their items alone
-// on any draw (the scan's and the pins' further draws): the first From
-// and the last To (one position when equal), in batches of Values'
-// sizes.
-type Positions struct {
-	Label    string `json:"label"`
-	From, To int
-	Values   []int `json:"values"`
-}
-
 // classKey is the class of values[i] over the draws (above).
 func (sc *scanner) classKey(i int) string {
 	panels := make([]string, len(sc.classes))
@@ -231,33 +220,35 @@ func hashKey(k string) string {
 	return hex.EncodeToString(h[:6])
 }
 
-// positions returns, for each tail class of map m (its change shows only
-// in rows past the panel), the positions that differed from their items
-// alone in its values' batches on the scan's draws.
-func (sc *scanner) positions(m *spec.DriftMap, keys []string) []Positions {
+// positionsNote says, for each tail class of map m (its change shows
+// only in rows past the panel), which positions of its batches differed
+// from their items alone: "B: positions >= 264 differ" (the first that
+// differed on any draw), "B: only position 299 differs" (when every
+// differing row was that one); empty when no class is a tail class.
+func (sc *scanner) positionsNote(m *spec.DriftMap, keys []string) string {
 	if sc.s.Dim != spec.ScanItems {
-		return nil
+		return ""
 	}
-	var out []Positions
+	var notes []string
 	for _, cl := range m.Classes {
 		i, ok := slices.BinarySearch(sc.values, cl.Values[0])
 		if !ok || !strings.HasSuffix(keys[i], " +tail") {
 			continue
 		}
-		p := Positions{Label: cl.Label, From: -1, Values: cl.Values}
+		from, to := -1, -1
 		for _, v := range cl.Values {
 			if r, ok := sc.moved[v]; ok {
-				if p.From < 0 || r[0] < p.From {
-					p.From = r[0]
+				if from < 0 || r[0] < from {
+					from = r[0]
 				}
-				p.To = max(p.To, r[1])
+				to = max(to, r[1])
 			}
 		}
-		if p.From >= 0 {
-			out = append(out, p)
+		if from >= 0 {
+			notes = append(notes, driftmap.Positions(cl.Label, from, to))
 		}
 	}
-	return out
+	return strings.Join(notes, "; ")
 }
 
 // noteMoved records the items of value v's batch that differ from their
@@ -279,23 +270,13 @@ func (sc *scanner) noteMoved(v int, moved map[int]bool) {
 	sc.moved[v] = r
 }
 
-// DetailWords says, a line each, which positions differ in a class whose
-// change shows only in some rows ("B (rows 265..290): positions >= 264
-// differ from their items alone": the first position that differed on
-// any draw; "only position 299 differs" when every differing row was
-// that one), and each onset pinned on further
-// draws ("onset: rows = 265 showed the change on further draw 2 of 8 and
-// joined B", "rows = 264 showed no change on 8 further draws").
+// DetailWords says, a line each, each onset pinned on further draws
+// ("onset: rows = 265 showed the change on further draw 3 of 8 and
+// joined the class above it", "onset: rows = 264 showed no change on 8
+// further draws").
 func DetailWords(r *Result) []string {
 	var out []string
 	dim := r.Map.Dim
-	for _, p := range r.Positions {
-		where := fmt.Sprintf("positions >= %d differ", p.From)
-		if p.From == p.To {
-			where = fmt.Sprintf("only position %d differs", p.From)
-		}
-		out = append(out, fmt.Sprintf("%s (%s %d..%d): %s from their items alone", p.Label, dim, p.Values[0], p.Values[len(p.Values)-1], where))
-	}
 	for _, o := range r.Onsets {
 		switch {
 		case o.Joined:

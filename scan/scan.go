@@ -90,11 +90,8 @@ type Result struct {
 	Elapsed      time.Duration
 	// Resident says the inputs stayed on the target's device.
 	Resident bool
-	// Onsets lists the onsets pinned on further draws (classes.go), and
-	// Positions the positions that differ in the classes whose change
-	// shows only in some rows of a batch.
-	Onsets    []Onset     `json:",omitempty"`
-	Positions []Positions `json:",omitempty"`
+	// Onsets lists the onsets pinned on further draws (classes.go).
+	Onsets []Onset `json:",omitempty"`
 }
 
 // Diff is one step with differing rows.
@@ -214,7 +211,7 @@ func (sc *scanner) run(ctx context.Context) (*Result, error) {
 	m.Draws = len(sc.classes)
 	r := sc.res
 	r.Map = m
-	r.Positions = sc.positions(m, keys)
+	m.Note = sc.positionsNote(m, keys)
 	r.Elapsed = time.Since(start)
 	if r.Differing == 0 {
 		r.Certificate = sc.certificate()

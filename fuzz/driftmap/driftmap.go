@@ -537,3 +537,14 @@ func Values(dim string, onset int) []int {
 	sort.Ints(s)
 	return slices.Compact(s)
 }
+
+// Positions is the note (spec.DriftMap.Note) of a class whose drift shows
+// only in rows at some positions of a batch, from the first to the last
+// position that differed: "B: positions >= 264 differ", or "B: only
+// position 299 differs" when from == to.
+func Positions(label string, from, to int) string {
+	if from == to {
+		return fmt.Sprintf("%s: only position %d differs", label, from)
+	}
+	return fmt.Sprintf("%s: positions >= %d differ", label, from)
+}
