@@ -16,11 +16,11 @@ import (
 // of 265 rows that changes, row 264, shows it on neither draw).
 func TestControlMaps(t *testing.T) {
 	tests := []struct {
-		name      string
-		s         spec.ScanSpec
-		rule      string
-		note      string // the positions that differ in a tail class
-		pinned    []int       // values that joined the class above them on further draws
+		name   string
+		s      spec.ScanSpec
+		rule   string
+		note   string // the positions that differ in a tail class
+		pinned []int  // values that joined the class above them on further draws
 	}{
 		{"one row from 300", items("drift-rmsnorm-one-row-300", 290, 310, 256),
 			"rows <= 299 -> A, rows >= 300 -> B", "B: only position 299 differs", nil},
