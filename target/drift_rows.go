@@ -122,14 +122,15 @@ func CaptureBucketRows(b *Batch, _ int) oracle.Schedule {
 	return rmsBlock1024
 }
 
-// atomicOrders are two orders in which drift-rmsnorm-atomic-128's four
-// partial sums of a row (fp32 addition is commutative, so two partials
-// would always agree) reach the accumulator: one after the other, or in
-// pairs that are then added.
+// atomicOrders are two orders in which drift-rmsnorm-atomic-128's
+// partial sums of a row reach the accumulator (fp32 addition is
+// commutative, so two partials would always agree; these trees differ
+// from three non-zero partials on, that is from hidden 3): lanes by a
+// butterfly and warps in turn, or lanes in turn and warps pairwise.
 var atomicOrders = [2]oracle.Schedule{
 	oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 128, Vec: 1, Warp: oracle.WarpButterfly, Cross: oracle.CrossSequential},
 		Order: oracle.ScaleThenWeight},
-	oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 128, Vec: 1, Warp: oracle.WarpButterfly, Cross: oracle.CrossTree},
+	oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 128, Vec: 1, Warp: oracle.WarpSequential, Cross: oracle.CrossTree},
 		Order: oracle.ScaleThenWeight},
 }
 
@@ -146,7 +147,7 @@ var atomicRuns atomic.Uint64
 // the row (splitmix), so two runs of the same batch take other orders in
 // about half their rows:
 //
-//	rows >= 128: threads=128 vec=1, partials added in turn or in pairs
+//	rows >= 128: threads=128 vec=1, one of atomicOrders, drawn per row and run
 //	otherwise:   threads=32  vec=4 (declared)
 func AtomicPartials(run uint64) func(b *Batch, row int) oracle.Schedule {
 	return func(b *Batch, row int) oracle.Schedule {
