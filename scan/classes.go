@@ -42,11 +42,13 @@ import (
 // own. An onset whose clean value showed nothing on every further draw
 // stays, stated with the draws it took (Result.Onsets).
 
-// pinDraws is how many further draws pin tries a value on; maxPins bounds
-// the values it tries in a scan.
+// pinDraws is how many further draws pin tries a value on; maxPinDraws
+// bounds the further draws of a scan (each costs the items alone and two
+// batches: a scan of 1..8192 with an onset at every multiple of 64 would
+// otherwise try each).
 const (
-	pinDraws = 8
-	maxPins  = 64
+	pinDraws    = 8
+	maxPinDraws = 64
 )
 
 // Onset is an onset pin tried: Value is the clean value below the onset
@@ -110,21 +112,21 @@ func (sc *scanner) pin(ctx context.Context, keys []string) ([]string, error) {
 	}
 	clean := sc.cleanKey()
 	tail := clean + " +tail"
-	tried := 0
+	used := 0 // further draws run
 	for i := len(sc.values) - 1; i > 0; i-- {
 		if keys[i] != tail || keys[i-1] != clean || sc.values[i-1] != sc.values[i]-1 {
 			continue
 		}
 		j := i
 		for ; j > 0 && keys[j-1] == clean && sc.values[j-1] == sc.values[j]-1; j-- {
-			if tried == maxPins {
+			if used+pinDraws > maxPinDraws {
 				return keys, nil
 			}
-			tried++
 			on, err := sc.pinOne(ctx, sc.values[j-1], sc.values[j])
 			if err != nil {
 				return nil, err
 			}
+			used += on.Draws
 			sc.res.Onsets = append(sc.res.Onsets, on)
 			if on.Other {
 				keys[j-1] = fmt.Sprintf("another path on a further draw (%d)", sc.values[j-1])
