@@ -30,9 +30,9 @@ type locate struct {
 	t     target.Target
 	draws []*target.Batch
 	alone []map[int]string // per draw: item -> digest of its rows alone
-	// moved[v] is the first and the last position of the batch of v
-	// items that differed from its item alone on any draw.
-	moved map[int][2]int
+	// moved[v] are the positions of the batch of v items that differed
+	// from their items alone on any draw.
+	moved map[int]driftmap.Positions
 	// held are the values just below an onset that showed no change on
 	// pinDraws further draws (pin).
 	held []int
@@ -50,7 +50,7 @@ func locateSweep(ctx context.Context, f *spec.Finding, t target.Target, top int)
 	for k := range mapDraws {
 		cases = append(cases, withItems(randomDraw(c, uint64(k+1)), top))
 	}
-	l := &locate{ctx: ctx, t: t, moved: map[int][2]int{}}
+	l := &locate{ctx: ctx, t: t, moved: map[int]driftmap.Positions{}}
 	for _, dc := range cases {
 		b, err := Inputs(dc)
 		if err != nil {
@@ -99,6 +99,7 @@ func (l *locate) classify(v int) (string, error) {
 			return "", err
 		}
 		kr := b.RowsPerItem()
+		var ps []int
 		for it := range v {
 			a, err := l.itemAlone(k, it)
 			if err != nil {
@@ -108,12 +109,11 @@ func (l *locate) classify(v int) (string, error) {
 				continue
 			}
 			class = "B"
-			r, ok := l.moved[v]
-			if !ok {
-				r = [2]int{it, it}
-			}
-			l.moved[v] = [2]int{min(r[0], it), max(r[1], it)}
+			ps = append(ps, it)
 		}
+		all := l.moved[v]
+		all.AddBatch(ps, v)
+		l.moved[v] = all
 	}
 	return class, nil
 }
@@ -227,17 +227,12 @@ func (l *locate) note(m *spec.DriftMap, draws int) string {
 		if cl.Label != "B" {
 			continue
 		}
-		from, to := -1, -1
+		var sp driftmap.Positions
 		for _, v := range cl.Values {
-			if r, ok := l.moved[v]; ok {
-				if from < 0 || r[0] < from {
-					from = r[0]
-				}
-				to = max(to, r[1])
-			}
+			sp.Merge(l.moved[v])
 		}
-		if from >= 0 {
-			n := driftmap.Positions(cl.Label, from, to)
+		if !sp.Empty() {
+			n := sp.Note(cl.Label)
 			for _, a := range l.held {
 				n += fmt.Sprintf("; %s = %d showed no change on %d further draws", m.Dim, a, pinDraws)
 			}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -223,10 +224,15 @@ func hashKey(k string) string {
 }
 
 // positionsNote says, for each tail class of map m (its change shows
-// only in rows past the panel), which positions of its batches differed
-// from their items alone: "B: positions >= 264 differ" (the first that
-// differed on any draw), "B: only position 299 differs" (when every
-// differing row was that one); empty when no class is a tail class.
+// only in rows past the panel) and each class whose differing positions
+// share a residue class (driftmap.Positions.Stepped: the odd positions),
+// which positions of its batches differed from their items alone
+// (driftmap.Positions.Note: "B: positions >= 264 differ", "B: only position
+// 299 differs", "B: positions >= 1 with position % 2 == 1 differ", "B: only the last
+// position differs"); empty
+// when there is none. A class whose change shows in the panel is not
+// said to start at a position: a row that cannot show the change may
+// stand first.
 func (sc *scanner) positionsNote(m *spec.DriftMap, keys []string) string {
 	if sc.s.Dim != spec.ScanItems {
 		return ""
@@ -234,42 +240,34 @@ func (sc *scanner) positionsNote(m *spec.DriftMap, keys []string) string {
 	var notes []string
 	for _, cl := range m.Classes {
 		i, ok := slices.BinarySearch(sc.values, cl.Values[0])
-		if !ok || !strings.HasSuffix(keys[i], " +tail") {
+		if !ok {
 			continue
 		}
-		from, to := -1, -1
+		var sp driftmap.Positions
 		for _, v := range cl.Values {
-			if r, ok := sc.moved[v]; ok {
-				if from < 0 || r[0] < from {
-					from = r[0]
-				}
-				to = max(to, r[1])
-			}
+			sp.Merge(sc.moved[v])
 		}
-		if from >= 0 {
-			notes = append(notes, driftmap.Positions(cl.Label, from, to))
+		if strings.HasSuffix(keys[i], " +tail") || sp.Stepped() {
+			if n := sp.Note(cl.Label); n != "" {
+				notes = append(notes, n)
+			}
 		}
 	}
 	return strings.Join(notes, "; ")
 }
 
 // noteMoved records the items of value v's batch that differ from their
-// items alone (their smallest and largest position).
+// items alone on one draw.
 func (sc *scanner) noteMoved(v int, moved map[int]bool) {
 	if len(moved) == 0 {
 		return
 	}
 	if sc.moved == nil {
-		sc.moved = map[int][2]int{}
+		sc.moved = map[int]driftmap.Positions{}
 	}
-	r, ok := sc.moved[v]
-	for it := range moved {
-		if !ok {
-			r, ok = [2]int{it, it}, true
-		}
-		r[0], r[1] = min(r[0], it), max(r[1], it)
-	}
-	sc.moved[v] = r
+	all := sc.moved[v]
+	all.AddBatch(slices.Collect(maps.Keys(moved)), v)
+	sc.moved[v] = all
 }
 
 // DetailWords says, a line each, each onset pinned on further draws

@@ -1,10 +1,13 @@
 package scan
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // The scan controls (target/drift_rows.go): each gives its exact map and
@@ -33,6 +36,8 @@ func TestControlMaps(t *testing.T) {
 			"rows <= 248 -> A, rows >= 249 -> B", "", nil},
 		{"nondeterministic from 128", items("drift-rmsnorm-atomic-128", 120, 140, 256),
 			"rows <= 127 -> A, rows >= 128 -> nondeterministic", "", nil},
+		{"odd positions from 100 (test only)", items("test-rmsnorm-odd-100", 90, 110, 64),
+			"rows <= 99 -> A, rows >= 100 -> B", "B: positions >= 1 with position % 2 == 1 differ", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,4 +71,39 @@ func TestControlMaps(t *testing.T) {
 // hidden, on the default draws.
 func items(target string, from, to, hidden int) spec.ScanSpec {
 	return spec.ScanSpec{Target: target, Dim: spec.ScanItems, From: from, To: to, Shape: spec.Shape{Hidden: hidden}, Seed: 1}
+}
+
+func init() {
+	target.Register("test-rmsnorm-odd-100", func() (target.Target, error) {
+		return &oddPositions{}, nil
+	})
+}
+
+// oddPositions is a test-only rmsnorm target: the oracle, except that in
+// batches of 100 rows or more it flips the lowest bit of the first output
+// value of every row at an odd position (a kernel whose odd rows take
+// another path in large batches).
+type oddPositions struct{}
+
+func (*oddPositions) Info() target.Info {
+	return target.Info{Name: "test-rmsnorm-odd-100", Op: spec.OpRMSNorm, Device: "cpu", Invariant: true,
+		Schedule: fmt.Sprint(target.OracleRMSNormSchedule)}
+}
+
+func (*oddPositions) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+	or, err := target.Lookup(target.OracleName(spec.OpRMSNorm))
+	if err != nil {
+		return nil, err
+	}
+	o, err := or.Run(ctx, b, rows)
+	if err != nil || b.Rows() < 100 {
+		return o, err
+	}
+	o.Values = slices.Clone(o.Values)
+	for i, r := range o.Rows {
+		if r%2 == 1 {
+			o.Values[i*o.Cols] = flipLow(o.Values[i*o.Cols])
+		}
+	}
+	return o, nil
 }

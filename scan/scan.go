@@ -136,9 +136,9 @@ type scanner struct {
 	values []int
 	// classes[k][i] is the class of values[i] on draw k.
 	classes [][]string
-	// moved[v] is the smallest and largest item of value v's batch that
-	// differs from itself alone on any draw (the items dimension).
-	moved map[int][2]int
+	// moved[v] are the items of value v's batch that differ from
+	// themselves alone on any draw (the items dimension).
+	moved map[int]driftmap.Positions
 	ident []int // 0..To-1, shared by the plans
 }
 
