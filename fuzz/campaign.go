@@ -282,7 +282,7 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 		}
 	}
 	var out []*pairState
-	for i, p := range Pairs() {
+	for i, p := range PairsNaming(c.Targets) {
 		if len(c.Relations) > 0 && !contains(c.Relations, p.Relation) {
 			continue
 		}

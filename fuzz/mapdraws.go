@@ -31,7 +31,10 @@ const mapDraws = 2
 //
 // The map returned is the first dimension that splits (more than one
 // class), with the others in its Also; when none splits, the first one
-// swept, with the others. It returns nil and no error when the relation
+// swept, with the others. When none splits and the finding is a mismatch
+// of batch invariance or padding, the prefixes of its batch are swept
+// too (locate.go): that map comes first when it splits, with a note of
+// the positions that differ, else last, saying the onset was not located. It returns nil and no error when the relation
 // has no dimension to sweep; when a dimension after the first cannot be
 // mapped (the time is up), the maps made so far come back with the error.
 func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*spec.DriftMap, error) {
@@ -84,7 +87,37 @@ func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*sp
 		m.At = sw.At
 		maps = append(maps, *m)
 	}
+	if !slices.ContainsFunc(maps, func(m spec.DriftMap) bool { return m.Splits() }) && locates(f) {
+		return located(ctx, f, ts[0], maps)
+	}
 	return arrange(maps), nil
+}
+
+// located is the map of finding f whose own sweeps (maps) do not split,
+// with the sweep of its batch's prefixes (locate.go): first when it
+// splits, else after them, saying what it could not locate.
+func located(ctx context.Context, f *spec.Finding, t target.Target, maps []spec.DriftMap) (*spec.DriftMap, error) {
+	top := max(f.Case.BatchRows(), f.Case.Rel.Batch, f.Case.Rel.Pad)
+	if f.Original != nil {
+		top = max(top, f.Original.BatchRows(), f.Original.Rel.Batch, f.Original.Rel.Pad)
+	}
+	sw, l, err := locateSweep(ctx, f, t, top)
+	if err != nil || sw == nil {
+		return arrange(maps), err
+	}
+	m, err := driftmap.Options{}.Sweep(ctx, sw.Dim, sw.Values, sw.Classify)
+	if err != nil {
+		return arrange(maps), err
+	}
+	if m, err = l.pin(ctx, f.Case, m); err != nil {
+		return arrange(maps), err
+	}
+	m.At, m.Draws = sw.At, len(l.draws)
+	m.Note = l.note(m, len(l.draws))
+	if m.Splits() {
+		return arrange(append([]spec.DriftMap{*m}, maps...)), nil
+	}
+	return arrange(append(maps, *m)), nil
 }
 
 // arrange returns the first of maps that splits, else the first, with the

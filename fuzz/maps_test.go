@@ -221,7 +221,9 @@ func TestPlantedMaps(t *testing.T) {
 	}
 }
 
-// A finding where no swept dimension splits says so, with each range.
+// A finding where no swept dimension splits says so, with each range,
+// and that the prefixes of its batch did not locate an onset either
+// (locate.go: a target that never drifts, the finding made up).
 func TestMapNoDimensionSplits(t *testing.T) {
 	c := plantedCase(spec.RelBatchInvariance, target.Scheduled(plantedInfo("plant-fixed"), func(*target.Batch) oracle.Schedule { return plantA }),
 		1, spec.RelParams{Batch: 8, Position: 3})
@@ -231,11 +233,13 @@ func TestMapNoDimensionSplits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Kind != driftmap.Uniform || len(m.Also) != 1 || m.Also[0].Dim != "position" || m.Also[0].Kind != driftmap.Uniform {
-		t.Fatalf("map %s %q also %+v: want uniform over rows, then position", m.Kind, m.Rule, m.Also)
+	if m.Kind != driftmap.Uniform || len(m.Also) != 2 || m.Also[0].Dim != "position" || m.Also[0].Kind != driftmap.Uniform ||
+		m.Also[1].Kind != driftmap.Uniform {
+		t.Fatalf("map %s %q also %+v: want uniform over rows, then position, then the prefixes", m.Kind, m.Rule, m.Also)
 	}
 	said := words.Drift(m)
-	if want := "no swept dimension splits: over rows 1..320"; !strings.HasPrefix(said, want) || !strings.Contains(said, "also over position 0..7 at rows=8 (every value") {
+	if want := "no swept dimension splits: over rows 1..320"; !strings.HasPrefix(said, want) || !strings.Contains(said, "also over position 0..7 at rows=8 (every value") ||
+		!strings.Contains(said, "also over rows 1..8 at prefixes of the case's batch") || !strings.Contains(said, "the onset was not located") {
 		t.Errorf("words: %s", said)
 	}
 }

@@ -11,13 +11,20 @@ import (
 //   - every invariant target under every one-target relation of its op
 //     (batch invariance, padding, oracle parity, determinism), except
 //     the oracle targets under oracle parity (true by construction);
-//   - every drift model under the one-target relations of its Info.Expect;
+//   - every drift model under the one-target relations of its Info.Expect,
+//     but the scan controls (target.Info.OnRequest), which only
+//     PairsNaming lists;
 //   - the registered two-target pairs whose targets are all available
 //     (prefill vs decode, tile 64 vs tile 48, train vs inference log-probs).
 //
 // The order is stable: single-target pairs by target name and relation
 // order, then the registered pairs in registration order.
-func Pairs() []target.Pair {
+func Pairs() []target.Pair { return PairsNaming(nil) }
+
+// PairsNaming is Pairs with the pairs of the scan controls among names
+// (target.Info.OnRequest): what a campaign whose Targets are names
+// chooses from.
+func PairsNaming(names []string) []target.Pair {
 	var ps []target.Pair
 	avail := map[string]bool{}
 	for _, name := range target.Names() {
@@ -27,6 +34,9 @@ func Pairs() []target.Pair {
 		}
 		avail[name] = true
 		info := t.Info()
+		if info.OnRequest && !contains(names, name) {
+			continue
+		}
 		for _, rel := range relations {
 			if rel.Targets() != 1 || !hasOp(rel.Ops(), info.Op) || isPairOnly(rel) {
 				continue

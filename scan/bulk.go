@@ -26,7 +26,8 @@ import (
 //	         finish: the exact compares, the class, the diffs); a rerun
 //	         whose count of rows differing from their items alone is not
 //	         the bulk check's means the target answered the same batch
-//	         twice with other bits, and fails the scan
+//	         twice with other bits: the value is nondeterministic
+//	         (determinism.go)
 //
 // Values below PanelItems always take the per-step path: their class also
 // runs gathers of v items, which the prefix check does not cover.
@@ -111,8 +112,8 @@ func (st *steps) rerunAgrees(p *step, dA []int) error {
 	if p.flagged == 0 || len(dA) == p.flagged {
 		return nil
 	}
-	return fmt.Errorf("the target is nondeterministic: the bulk check found %d rows differing from their items alone, "+
-		"the same batch run again %d", p.flagged, len(dA))
+	return &nondeterminism{rows: 1, first: -1, detail: fmt.Sprintf("the bulk check found %d rows differing from their items alone, "+
+		"the same batch run again %d", p.flagged, len(dA))}
 }
 
 // allEqual is the class of a value whose p panel items all equal

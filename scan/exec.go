@@ -166,7 +166,8 @@ func (r *digestRows) CompareRows(other target.DeviceOutput, ra, rb []int, dt ora
 
 // Fetch runs the step again, asking for the rows pos in full; the adapter
 // must give the same digests as the first time (else the target is not
-// deterministic and the fetch fails).
+// deterministic: the fetch fails with an error wrapping
+// errNondeterministic, and the step's value is nondeterministic).
 func (r *digestRows) Fetch(pos []int) ([]float32, error) {
 	h := r.h
 	st, err := h.t.Step(h.ctx, r.ids, r.each, pos)
@@ -179,7 +180,8 @@ func (r *digestRows) Fetch(pos []int) ([]float32, error) {
 	}
 	for _, p := range pos {
 		if p >= len(got) || got[p] != r.d[p] {
-			return nil, fmt.Errorf("fetch: row %d of the step has another digest the second time: the target is not deterministic", p)
+			return nil, fmt.Errorf("fetch: %w", &nondeterminism{rows: 1, first: p,
+				detail: fmt.Sprintf("row %d of the step has another digest the second time", p)})
 		}
 	}
 	h.fetchN += int64(len(pos))

@@ -25,8 +25,13 @@
 //	        (and the watched item's bits); kv: whether a row differs from
 //	        the oracle
 //
-// A value's class is the tuple of its classes over the draws
-// (driftmap.SweepDraws), so the map is never coarser than any draw shows.
+// Two values share a class when their rows agree on every row they
+// share, over every draw (classes.go), so the map is never coarser than
+// any draw shows, and an onset hidden by rows that cannot show the change
+// is pinned on further draws.
+// A step that differs runs again; a value whose step the target answers
+// two ways is nondeterministic, a class of its own and a drift like any
+// other (determinism.go).
 package scan
 
 import (
@@ -93,6 +98,8 @@ type Result struct {
 	// Draws are the distributions of the draws run: the spec's, then the
 	// sensitive draws added until the power reached its target.
 	Draws []spec.Dist
+	// Onsets lists the onsets pinned on further draws (classes.go).
+	Onsets []Onset `json:",omitempty"`
 }
 
 // Diff is one step with differing rows.
@@ -101,7 +108,8 @@ type Diff struct {
 	Value int
 	// Rows is the number of differing rows, FirstRow the first (a row of
 	// the scanned batch), Against the reference it differs from: "item
-	// alone", "largest batch" (the reference batch) or "oracle".
+	// alone", "largest batch" (the reference batch), "oracle" or "same
+	// batch run again" (a step the target answered two ways).
 	Rows     int
 	FirstRow int
 	Against  string
@@ -136,7 +144,10 @@ type scanner struct {
 	values []int
 	// classes[k][i] is the class of values[i] on draw k.
 	classes [][]string
-	ident   []int // 0..To-1, shared by the plans
+	// moved[v] are the items of value v's batch that differ from
+	// themselves alone on any draw (the items dimension).
+	moved map[int]driftmap.Positions
+	ident []int // 0..To-1, shared by the plans
 	// draws are the distributions of the draws run so far: the spec's,
 	// then the sensitive draws the power loop adds; draw k has seed
 	// Seed+k.
@@ -213,24 +224,26 @@ func (sc *scanner) run(ctx context.Context) (*Result, error) {
 			sc.total += len(sc.values)
 		}
 	}
-	classify := make([]func(int) (string, error), len(sc.classes))
-	for k, cls := range sc.classes {
-		classify[k] = func(v int) (string, error) {
-			i, ok := slices.BinarySearch(sc.values, v)
-			if !ok {
-				return "", fmt.Errorf("value %d was not scanned", v)
-			}
-			h := sha256.Sum256([]byte(cls[i]))
-			return hex.EncodeToString(h[:6]), nil
-		}
+	keys, err := sc.pin(ctx, sc.keys())
+	if err != nil {
+		return nil, err
 	}
-	m, err := driftmap.Options{Runs: 1}.SweepDraws(ctx, mapDim(sc.s), sc.values, classify) // each value ran once: its class is looked up
+	classify := func(v int) (string, error) {
+		i, ok := slices.BinarySearch(sc.values, v)
+		if !ok {
+			return "", fmt.Errorf("value %d was not scanned", v)
+		}
+		return hashKey(keys[i]), nil
+	}
+	m, err := driftmap.Options{Runs: 1}.Sweep(ctx, mapDim(sc.s), sc.values, classify) // each value ran once: its class is looked up
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}
+	m.Draws = len(sc.classes)
 	r := sc.res
 	r.Map = m
 	r.Draws = sc.draws
+	m.Note = sc.positionsNote(m, keys)
 	r.Elapsed = time.Since(start)
 	if sc.cov != nil {
 		p := sc.cov.Summary(sc.s.Power)

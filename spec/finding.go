@@ -147,6 +147,12 @@ type DriftMap struct {
 	// At says what the other dimensions were held at while Dim was swept,
 	// e.g. "batch=300"; empty when nothing else varies.
 	At string `json:"at,omitempty"`
+	// Note says what the rule alone does not: which positions of a batch
+	// differ where a drift shows only in rows at some positions ("B:
+	// positions >= 264 differ", "B: only position 299 differs": the
+	// positions that differed on any draw), or what a map could not
+	// locate; empty when there is nothing to add.
+	Note string `json:"note,omitempty"`
 	// Also holds the maps of the other dimensions swept for the same
 	// finding (the relation varies several: batch size and position,
 	// padded size and batch size, KV length and batch), in the order they

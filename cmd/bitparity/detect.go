@@ -65,7 +65,7 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 	} else {
 		for _, n := range target.Names() {
 			t, err := target.Lookup(n)
-			if err == nil && !t.Info().Invariant && len(t.Info().Expect) > 0 && t.Info().Device == "cpu" {
+			if err == nil && !t.Info().Invariant && !t.Info().OnRequest && len(t.Info().Expect) > 0 && t.Info().Device == "cpu" {
 				list = append(list, detect.Model{Name: n})
 			}
 		}

@@ -46,7 +46,10 @@ func listCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		info := t.Info()
 		inv := "yes"
-		if !info.Invariant {
+		switch {
+		case info.OnRequest:
+			inv = "no (scan control: " + strings.Join(info.Expect, ", ") + "; a campaign runs it where --targets names it)"
+		case !info.Invariant:
 			inv = "no (control: " + strings.Join(info.Expect, ", ") + ")"
 		}
 		sched := info.Schedule

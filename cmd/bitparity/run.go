@@ -338,7 +338,7 @@ func runSplitList(s string) []string {
 
 func runCountPairs(c *fuzz.Campaign) int {
 	n := 0
-	for _, p := range fuzz.Pairs() {
+	for _, p := range fuzz.PairsNaming(c.Targets) {
 		if len(c.Relations) > 0 && !runInList(c.Relations, p.Relation) {
 			continue
 		}

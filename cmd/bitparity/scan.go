@@ -266,6 +266,9 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 	}
 	if r.Certificate == nil {
 		fmt.Fprintf(stdout, "  DRIFT: %d %s comparisons differ; drift map: %s\n", r.Differing, row, scan.MapWords(r.Map))
+		for _, l := range scan.DetailWords(r) {
+			fmt.Fprintf(stdout, "  %s\n", l)
+		}
 		// the steps that differ from the items alone (or the oracle) first:
 		// they decide the classes.
 		diffs := slices.Clone(r.Diffs)

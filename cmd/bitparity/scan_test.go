@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,40 @@ func TestScanCommand(t *testing.T) {
 	}
 	if b, err := os.ReadFile(jsonPath); err != nil || !strings.Contains(string(b), `"rule": "rows % 32 == 0 -\u003e B, otherwise -\u003e A"`) {
 		t.Errorf("--json: %v\n%.300s", err, b)
+	}
+}
+
+// A target that answers one step two ways is a drift, not a failure: exit
+// 1, the map with its nondeterministic class, the steps against the same
+// batch run again, and the class in the JSON like any other.
+func TestScanNondeterministic(t *testing.T) {
+	jsonPath := filepath.Join(t.TempDir(), "scan.json")
+	out, errs, code := bp(t, "scan", "--target", "drift-rmsnorm-atomic-128", "--from", "120", "--to", "140", "--hidden", "256",
+		"--dir", t.TempDir(), "--json", jsonPath)
+	if code != spec.ExitFinding || !strings.Contains(out, "rows <= 127 -> A, rows >= 128 -> nondeterministic") ||
+		!strings.Contains(out, "differ from the same batch run again") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res spec.ScanResults
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Scans) != 1 {
+		t.Fatalf("--json: %v, %d results", err, len(res.Scans))
+	}
+	rs := res.Scans
+	if rs[0].Verdict != spec.ScanDrift || rs[0].Map == nil {
+		t.Fatalf("--json: verdict %q, map %v", rs[0].Verdict, rs[0].Map)
+	}
+	var nd []int
+	for _, c := range rs[0].Map.Classes {
+		if c.Label == "nondeterministic" {
+			nd = c.Values
+		}
+	}
+	if len(nd) != 13 || nd[0] != 128 || rs[0].Certificate != nil {
+		t.Errorf("--json: nondeterministic values %v, certified %v", nd, rs[0].Certificate != nil)
 	}
 }
 

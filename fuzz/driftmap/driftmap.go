@@ -537,3 +537,99 @@ func Values(dim string, onset int) []int {
 	sort.Ints(s)
 	return slices.Compact(s)
 }
+
+// Positions are the positions of a class's batches at which a drift
+// showed: the first and the last, a lower bound on how many distinct ones
+// were seen, the step that every difference between two of them is a
+// multiple of (their gcd), and how many batches showed it at their last
+// position only. The zero value is empty.
+type Positions struct {
+	from, to, n int
+	anchor      int // the first position added
+	step        int // gcd of |p - anchor| over the positions added; 0 while all are equal
+	batches     int // batches added with a position
+	lastOnly    int // of them, those whose one position was their last
+}
+
+// AddBatch records the positions ps (distinct) of a batch of size items
+// at which the drift showed.
+func (s *Positions) AddBatch(ps []int, size int) {
+	if len(ps) == 0 {
+		return
+	}
+	b := Positions{from: ps[0], to: ps[0], anchor: ps[0], n: len(ps), batches: 1}
+	for _, p := range ps {
+		b.from, b.to = min(b.from, p), max(b.to, p)
+		b.step = gcd(b.step, abs(p-b.anchor))
+	}
+	if len(ps) == 1 && ps[0] == size-1 {
+		b.lastOnly = 1
+	}
+	s.Merge(b)
+}
+
+// Merge records every position of o, which may repeat positions of s.
+func (s *Positions) Merge(o Positions) {
+	if o.batches == 0 {
+		return
+	}
+	if s.batches == 0 {
+		*s = o
+		return
+	}
+	s.from, s.to = min(s.from, o.from), max(s.to, o.to)
+	s.step = gcd(gcd(s.step, o.step), abs(o.anchor-s.anchor))
+	s.n = max(s.n, o.n)
+	s.batches += o.batches
+	s.lastOnly += o.lastOnly
+}
+
+// Empty reports whether no position was added.
+func (s Positions) Empty() bool { return s.batches == 0 }
+
+// minStepPositions is how many positions Positions needs before its step
+// is stated, and how many batches before "the last position" is: fewer
+// share a step, or end at the changed row, by chance too often.
+const minStepPositions = 8
+
+// Stepped reports whether the positions share a residue class of a step
+// above 1, seen often enough to state (Note): at least 8 distinct
+// positions in one batch over a span of at least 8 steps.
+func (s Positions) Stepped() bool {
+	return s.step > 1 && s.n >= minStepPositions && (s.to-s.from)/s.step+1 >= minStepPositions
+}
+
+// Note is the note (spec.DriftMap.Note) of class label whose drift shows
+// only at positions s: "B: only the last position differs" (every batch
+// at its last position only, at least 8 batches), "B: only position 299
+// differs", "B:
+// positions >= 1 with position % 2 == 1 differ" (Stepped), else "B:
+// positions >= 264 differ" (the first position seen; not every later one
+// need have shown it). Empty for an empty s.
+func (s Positions) Note(label string) string {
+	switch {
+	case s.batches == 0:
+		return ""
+	case s.lastOnly == s.batches && s.batches >= minStepPositions && s.from != s.to:
+		return fmt.Sprintf("%s: only the last position differs", label)
+	case s.from == s.to:
+		return fmt.Sprintf("%s: only position %d differs", label, s.from)
+	case s.Stepped():
+		return fmt.Sprintf("%s: positions >= %d with position %% %d == %d differ", label, s.from, s.step, s.from%s.step)
+	}
+	return fmt.Sprintf("%s: positions >= %d differ", label, s.from)
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

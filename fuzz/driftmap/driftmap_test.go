@@ -358,3 +358,48 @@ func TestSweepVerdicts(t *testing.T) {
 		t.Errorf("crash map %q, want %q", c.Rule, want)
 	}
 }
+
+// A class's positions note says the first position, the only one, the
+// last of each batch, or the residue class every position seen shares
+// (once one batch shows 8 distinct positions spanning 8 steps).
+func TestPositionsNote(t *testing.T) {
+	odd := func(from, to int) []int {
+		var ps []int
+		for p := from; p <= to; p += 2 {
+			ps = append(ps, p)
+		}
+		return ps
+	}
+	type batch struct {
+		ps   []int
+		size int
+	}
+	tests := []struct {
+		name    string
+		batches []batch
+		note    string
+	}{
+		{"none", nil, ""},
+		{"one position", []batch{{[]int{299}, 300}, {[]int{299}, 301}}, "B: only position 299 differs"},
+		{"the last position", []batch{{[]int{88}, 89}, {[]int{177}, 178}, {[]int{88}, 89}, {[]int{177}, 178},
+			{[]int{266}, 267}, {[]int{355}, 356}, {[]int{266}, 267}, {[]int{355}, 356}}, "B: only the last position differs"},
+		{"the last position of few batches", []batch{{[]int{264}, 265}, {[]int{265}, 266}}, "B: positions >= 264 differ"},
+		{"from a position", []batch{{[]int{264, 265, 270}, 280}, {[]int{266, 280}, 290}}, "B: positions >= 264 differ"},
+		{"odd positions", []batch{{odd(1, 99), 100}, {odd(1, 101), 102}}, "B: positions >= 1 with position % 2 == 1 differ"},
+		{"two positions a step apart", []batch{{[]int{264, 268}, 270}, {[]int{264, 268}, 271}}, "B: positions >= 264 differ"},
+		{"few odd positions", []batch{{[]int{1, 3, 5}, 7}}, "B: positions >= 1 differ"},
+		{"every 4th, in two batches", []batch{{[]int{2, 6, 10, 14, 18}, 20}, {[]int{22, 26, 30, 34}, 36}}, "B: positions >= 2 differ"},
+		{"every 4th, one batch", []batch{{[]int{2, 6, 10, 14, 18, 22, 26, 30, 34}, 36}}, "B: positions >= 2 with position % 4 == 2 differ"},
+	}
+	for _, tt := range tests {
+		var all Positions
+		for _, b := range tt.batches {
+			var s Positions
+			s.AddBatch(b.ps, b.size)
+			all.Merge(s)
+		}
+		if got := all.Note("B"); got != tt.note {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.note)
+		}
+	}
+}

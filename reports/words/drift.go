@@ -12,14 +12,16 @@ import (
 // report and certificate: each dimension swept with its range and the rule
 // stated for that range only,
 //
-//	over DIM FROM..TO[ at AT] (every value|N values[, R runs each][, D draws]): RULE; not swept above TO
+//	over DIM FROM..TO[ at AT] (every value|N values[, R runs each][, D draws]): RULE[; NOTE]; not swept above TO
 //
 // then "; also over ..." for each other dimension swept (DriftMap.Also).
 // RULE is the recognised rule, or "irregular, K classes: A = 1..3, 7; B =
 // ..." when none was recognised. A map in which no dimension splits says
 // so first: "no swept dimension splits: over rows 1..320 (...): every rows
-// -> A; ...". A path-parity map adds the first value at which the two paths
-// differ ("first differs at kv = 49"). A nil map is "none".
+// -> A; ...". NOTE is the map's Note (the positions that differ: "B:
+// positions >= 264 differ"). A path-parity map adds the first value at
+// which the two paths differ ("first differs at kv = 49"). A nil map is
+// "none".
 func Drift(d *spec.DriftMap) string {
 	if d == nil {
 		return "none"
@@ -68,6 +70,9 @@ func driftDim(d *spec.DriftMap) string {
 		b.WriteString(d.Rule)
 	} else {
 		b.WriteString(classList(d))
+	}
+	if d.Note != "" {
+		b.WriteString("; " + d.Note)
 	}
 	if v, ok := firstDiffers(d); ok {
 		fmt.Fprintf(&b, "; first differs at %s = %d", d.Dim, v)
