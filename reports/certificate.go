@@ -3,6 +3,8 @@ package reports
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,11 +39,18 @@ func ScanWords(s spec.ScanSpec) string {
 			fmt.Fprintf(&b, ", %s %d", f.name, f.v)
 		}
 	}
+	for _, k := range slices.Sorted(maps.Keys(sh.Dims)) { // an op package's sizes
+		fmt.Fprintf(&b, ", %s %d", k, sh.Dims[k])
+	}
 	ds := make([]string, len(s.Dists))
 	for i, d := range s.Dists {
 		ds[i] = string(d)
 	}
-	fmt.Fprintf(&b, ", %s -> %s, draws %s (seed %d)", s.In, s.Out, strings.Join(ds, ", "), s.Seed)
+	if s.Out == "" { // an op package's op declares its output columns
+		fmt.Fprintf(&b, ", %s, draws %s (seed %d)", s.In, strings.Join(ds, ", "), s.Seed)
+	} else {
+		fmt.Fprintf(&b, ", %s -> %s, draws %s (seed %d)", s.In, s.Out, strings.Join(ds, ", "), s.Seed)
+	}
 	if s.NoTaps {
 		b.WriteString(", outputs only")
 	}

@@ -67,6 +67,9 @@ func writeScanText(w io.Writer, r *ScanReport) error {
 				break
 			}
 			fmt.Fprintf(ew, "    draw %s, %s = %d: %d row(s) differ from the %s, first row %d\n", d.Draw, e.Map.Dim, d.Value, d.Rows, d.Against, d.FirstRow)
+			if d.Words != "" {
+				fmt.Fprintf(ew, "      %s\n", d.Words)
+			}
 		}
 		if st := stored(e.ScanResult); st != "" {
 			fmt.Fprintf(ew, "    stored: %s\n", st)

@@ -42,12 +42,16 @@ func (sc *scanner) certificate() *spec.Certificate {
 // certificate updated: still valid (Checked now) when no row differs and
 // the target declares the schedule the certificate records, else invalid
 // with the environment, the time and the reason (the schedule that
-// changed, the drift map and the first differing rows). A scan that cannot
+// changed, the drift map and the first differing rows); an op package's
+// target's scan reruns through RunOp. A scan that cannot
 // run here (an unknown target, a failure) is an error and leaves c as it
 // was. The result of the new scan comes back too.
 func Recheck(ctx context.Context, c spec.Certificate, opt Options) (spec.Certificate, *Result, error) {
 	if err := readable(c); err != nil {
 		return c, nil, err
+	}
+	if IsOpTarget(c.Scan.Target) {
+		return recheckOp(ctx, c, opt)
 	}
 	sc, err := newScanner(c.Scan, opt)
 	if err != nil {

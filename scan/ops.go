@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -22,68 +23,30 @@ import (
 // (ops.BatchInvariance).
 const DimNeighbours = "neighbours"
 
-// OpSpec says what a scan of an op package's target (ops/all) sweeps: one
-// dimension over every batch size From..To, at fixed inner sizes, one
-// input draw per entry of Dists (draw k from Seed+k).
-type OpSpec struct {
-	Target string    `json:"target"`
-	Op     string    `json:"op"`
-	Dim    string    `json:"dim"`
-	From   int       `json:"from"`
-	To     int       `json:"to"`
-	Shape  ops.Shape `json:"shape"`
-	In     string    `json:"in"`
-	Dists  []string  `json:"dists"`
-	Seed   uint64    `json:"seed"`
-}
-
-// OpResult is what a scan of an op found: the exact map of every batch
-// size (one class when certified) and, per draw and class, the first
-// batch size whose rows differ, in the op's words.
-type OpResult struct {
-	Spec OpSpec `json:"spec"`
-	// Declared is the target's declared policy, whose oracle its rows
-	// were compared with.
-	Declared  string         `json:"declared"`
-	Certified bool           `json:"certified"`
-	Map       *spec.DriftMap `json:"map"`
-	// Diffs lists, per draw, the first value of each run of values with
-	// differing rows and the largest value (the onset and the last step).
-	Diffs        []OpDiff `json:"diffs,omitempty"`
-	Batches      int64    `json:"batches"`
-	RowsCompared int64    `json:"rows_compared"`
-	Differing    int64    `json:"differing"`
-	Seconds      float64  `json:"seconds"`
-}
-
-// OpDiff is one step with differing rows: the draw, the batch size, how
-// many rows differ, what they were compared with ("item alone", "other
-// rows replaced", "oracle": the oracle of the declared policy on the
-// largest batch) and the op's words for them.
-type OpDiff struct {
-	Draw    string `json:"draw"`
-	Value   int    `json:"value"`
-	Rows    int    `json:"rows"`
-	Against string `json:"against"`
-	Words   string `json:"words"`
-}
-
 // IsOpTarget reports whether name is a target of an op package.
 func IsOpTarget(name string) bool {
 	_, ok := all.Lookup(name)
 	return ok
 }
 
-// NormalizeOp fills s's defaults from the target's op (its first input
-// dtype, its draws, its dimensions' defaults; From 1, Dim items) and
-// checks it.
-func NormalizeOp(s OpSpec) (OpSpec, ops.Target, error) {
+// NormalizeOp fills the defaults of a scan of an op package's target
+// (ops/all) from its op and checks it: op the op's name, dim items, from
+// 1, shape.dims every dimension of the op (given ones kept, the others at
+// their defaults), in the op's first input dtype, dists every draw of the
+// op, gen_version spec.GeneratorVersion. The op's outputs are the columns
+// it declares: out and the dense ops' shape fields stay empty.
+func NormalizeOp(s spec.ScanSpec) (spec.ScanSpec, ops.Target, error) {
 	t, ok := all.Lookup(s.Target)
 	if !ok {
 		return s, nil, fmt.Errorf("%w: no op package has target %q", ErrBadSpec, s.Target)
 	}
 	rec := t.Op().Record()
-	s.Op = rec.Name
+	if s.Op == "" {
+		s.Op = spec.Op(rec.Name)
+	}
+	if s.Op != spec.Op(rec.Name) {
+		return s, nil, fmt.Errorf("%w: %s is a target of op %s, not %s", ErrBadSpec, s.Target, rec.Name, s.Op)
+	}
 	if s.Dim == "" {
 		s.Dim = spec.ScanItems
 	}
@@ -99,33 +62,44 @@ func NormalizeOp(s OpSpec) (OpSpec, ops.Target, error) {
 	if s.To > MaxOpItems {
 		return s, nil, fmt.Errorf("%w: --to %d is above %d items", ErrBadSpec, s.To, MaxOpItems)
 	}
-	shape := ops.Shape{}
-	for _, d := range rec.Dims {
-		shape[d.Name] = d.Default
+	if dense := (spec.Shape{Dims: s.Shape.Dims}); !reflect.DeepEqual(s.Shape, dense) || s.Out != "" {
+		return s, nil, fmt.Errorf("%w: %s takes its sizes by dimension name (--shape) and declares its outputs: no dense shape fields or out dtype", ErrBadSpec, rec.Name)
 	}
-	for k, v := range s.Shape {
+	dims := map[string]int{}
+	for _, d := range rec.Dims {
+		dims[d.Name] = d.Default
+	}
+	for k, v := range s.Shape.Dims {
 		if !slices.ContainsFunc(rec.Dims, func(d ops.Dim) bool { return d.Name == k }) {
 			return s, nil, fmt.Errorf("%w: %s has no dimension %q", ErrBadSpec, rec.Name, k)
 		}
-		shape[k] = v
+		dims[k] = v
 	}
-	s.Shape = shape
-	if _, err := t.Op().Columns(s.Shape); err != nil {
+	s.Shape.Dims = dims
+	if _, err := t.Op().Columns(dims); err != nil {
 		return s, nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	if s.In == "" {
-		s.In = rec.In[0].String()
+		s.In = spec.DType(rec.In[0].String())
 	}
 	if len(s.Dists) == 0 {
-		s.Dists = rec.Dists
+		for _, d := range rec.Dists {
+			s.Dists = append(s.Dists, spec.Dist(d))
+		}
 	}
 	for _, d := range s.Dists {
-		if !slices.Contains(rec.Dists, d) {
+		if !slices.Contains(rec.Dists, string(d)) {
 			return s, nil, fmt.Errorf("%w: %s draws %s, not %q", ErrBadSpec, rec.Name, strings.Join(rec.Dists, ", "), d)
 		}
 	}
-	if work := t.Op().Work(s.Shape) * int64(s.To) * int64(s.To); work > maxOpWork {
-		return s, nil, fmt.Errorf("%w: %d items at %s is %d row operations, above the CPU budget %d", ErrBadSpec, s.To, s.Shape, work, int64(maxOpWork))
+	if s.GenVersion == 0 {
+		s.GenVersion = spec.GeneratorVersion
+	}
+	if s.GenVersion != spec.GeneratorVersion {
+		return s, nil, fmt.Errorf("%w: scan made with generator version %d, the op packages draw with version %d", ErrBadSpec, s.GenVersion, spec.GeneratorVersion)
+	}
+	if work := t.Op().Work(dims) * int64(s.To) * int64(s.To); work > maxOpWork {
+		return s, nil, fmt.Errorf("%w: %d items at %s is %d row operations, above the CPU budget %d", ErrBadSpec, s.To, ops.Shape(dims), work, int64(maxOpWork))
 	}
 	return s, t, nil
 }
@@ -137,8 +111,9 @@ const (
 	maxOpWork  = 1 << 40
 )
 
-// RunOp scans s: for each draw k, the largest batch in = items 0..To-1 of
-// draw k (Op.Seeded), then for each batch size v:
+// RunOp scans s, a scan of an op package's target (NormalizeOp): for each
+// draw k, the largest batch in = items 0..To-1 of draw k (Op.Seeded),
+// then for each batch size v:
 //
 //	items       ops.BatchInvariance: row r of the first v items against
 //	            item r alone; the class of v is the bits of panel items
@@ -151,25 +126,32 @@ const (
 // and then the largest batch against the oracle of the target's declared
 // policy on it (Op.Reference). The map is driftmap's over the classes
 // of every draw (a value's class is the tuple of its draws' classes).
-func RunOp(ctx context.Context, s OpSpec) (*OpResult, error) {
+// Its result is a Result as Run's: a certificate (schedule: the declared
+// policy) when no row differed, else the map and each onset's diff in the
+// op's words; Rerun and Recheck run it again.
+func RunOp(ctx context.Context, s spec.ScanSpec, opt Options) (*Result, error) {
 	s, t, err := NormalizeOp(s)
 	if err != nil {
 		return nil, err
 	}
-	dt, err := oracle.ParseDType(s.In)
+	dt, err := oracle.ParseDType(string(s.In))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
+	if opt.Env == (spec.Env{}) {
+		opt.Env = spec.HostEnv()
+	}
 	start := time.Now()
-	res := &OpResult{Spec: s, Declared: t.Declared()}
+	res := &Result{Spec: s, Draws: s.Dists}
 	var values []int
 	for v := s.From; v <= s.To; v++ {
 		values = append(values, v)
 	}
+	p := opProgress{opt: opt, total: len(values) * len(s.Dists)}
 	classify := make([]func(int) (string, error), len(s.Dists))
 	for k, dist := range s.Dists {
-		d := ops.Draw{Shape: s.Shape, DType: dt, Dist: dist, Seed: s.Seed + uint64(k)}
-		cls, err := opDraw(ctx, t, d, s, values, res)
+		d := ops.Draw{Shape: s.Shape.Dims, DType: dt, Dist: string(dist), Seed: s.Seed + uint64(k)}
+		cls, err := opDraw(ctx, t, d, s, values, res, &p)
 		if err != nil {
 			return nil, err
 		}
@@ -182,20 +164,59 @@ func RunOp(ctx context.Context, s OpSpec) (*OpResult, error) {
 			return hex.EncodeToString(h[:6]), nil
 		}
 	}
-	m, err := driftmap.Options{Runs: 1}.SweepDraws(ctx, "tokens", values, classify)
+	m, err := driftmap.Options{Runs: 1}.SweepDraws(ctx, t.Op().Record().Item+"s", values, classify)
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}
 	if s.Dim == DimNeighbours {
 		m.At = "other rows' values replaced"
 	}
-	res.Map, res.Certified = m, res.Differing == 0
-	res.Seconds = time.Since(start).Seconds()
+	res.Map = m
+	res.Elapsed = time.Since(start)
+	if res.Differing == 0 {
+		now := time.Now().UTC().Truncate(time.Second)
+		res.Certificate = &spec.Certificate{Format: spec.CertificateFormat, Version: spec.CertificateVersion,
+			Scan: s, Schedule: t.Declared(), Env: opt.Env, Batches: res.Batches, RowsCompared: res.RowsCompared,
+			Draws: s.Dists, Elapsed: spec.Duration(res.Elapsed), Created: now,
+			Status: spec.CertificateStatus{State: spec.CertValid, Checked: now}}
+	}
 	return res, nil
 }
 
+// recheckOp is Recheck of a certificate of an op package's target: its
+// scan again (RunOp), invalid when a row differs or the target now
+// declares another policy.
+func recheckOp(ctx context.Context, c spec.Certificate, opt Options) (spec.Certificate, *Result, error) {
+	res, err := RunOp(ctx, c.Scan, opt)
+	if err != nil {
+		return c, nil, fmt.Errorf("recheck: %w", err)
+	}
+	var why []string
+	if t, _ := all.Lookup(c.Scan.Target); t.Declared() != c.Schedule {
+		why = append(why, fmt.Sprintf("the target now declares policy %q, the certificate %q", t.Declared(), c.Schedule))
+	}
+	env := opt.Env
+	if env == (spec.Env{}) {
+		env = spec.HostEnv()
+	}
+	return judged(c, append(why, rowsWhy(res)...), env), res, nil
+}
+
+// opProgress counts the steps of a scan of an op for Options.Progress.
+type opProgress struct {
+	opt         Options
+	done, total int
+}
+
+func (p *opProgress) step() {
+	p.done++
+	if p.opt.Progress != nil {
+		p.opt.Progress(p.done, p.total)
+	}
+}
+
 // opDraw scans one draw and returns the class of each value.
-func opDraw(ctx context.Context, t ops.Target, d ops.Draw, s OpSpec, values []int, res *OpResult) ([]string, error) {
+func opDraw(ctx context.Context, t ops.Target, d ops.Draw, s spec.ScanSpec, values []int, res *Result, p *opProgress) ([]string, error) {
 	op := t.Op()
 	in, err := op.Seeded(d, keys(0, s.To))
 	if err != nil {
@@ -225,7 +246,7 @@ func opDraw(ctx context.Context, t ops.Target, d ops.Draw, s OpSpec, values []in
 			ch, err = ops.NeighbourReplacement(ctx, t, in, other, v)
 			res.Batches += 3
 			classes[i] = "="
-			if len(ch.Rows) > 0 {
+			if err == nil && len(ch.Rows) > 0 {
 				classes[i] = "differs"
 			}
 		} else {
@@ -242,10 +263,11 @@ func opDraw(ctx context.Context, t ops.Target, d ops.Draw, s OpSpec, values []in
 		res.Differing += int64(len(ch.Rows))
 		differs := len(ch.Rows) > 0
 		if differs && (!prev || v == s.To) {
-			res.Diffs = append(res.Diffs, OpDiff{Draw: d.Dist, Value: v, Rows: len(ch.Rows), Against: against,
-				Words: op.Words(ch.Batch, ch.Want, ch.Got, ch.Rows)})
+			res.Diffs = append(res.Diffs, Diff{Draw: spec.Dist(d.Dist), Value: v, Rows: len(ch.Rows), FirstRow: ch.Rows[0],
+				Against: against, Words: op.Words(ch.Batch, ch.Want, ch.Got, ch.Rows)})
 		}
 		prev = differs
+		p.step()
 	}
 	if err := oracleParity(ctx, t, in, d.Dist, s.To, res); err != nil {
 		return nil, err
@@ -255,7 +277,7 @@ func opDraw(ctx context.Context, t ops.Target, d ops.Draw, s OpSpec, values []in
 
 // oracleParity compares t's rows of the largest batch in with the oracle
 // of t's declared policy on the same batch.
-func oracleParity(ctx context.Context, t ops.Target, in ops.Input, dist string, to int, res *OpResult) error {
+func oracleParity(ctx context.Context, t ops.Target, in ops.Input, dist string, to int, res *Result) error {
 	got, err := t.Run(ctx, in)
 	if err != nil {
 		return fmt.Errorf("%s on a batch of %d: %w", t.Name(), to, err)
@@ -277,7 +299,7 @@ func oracleParity(ctx context.Context, t ops.Target, in ops.Input, dist string, 
 	res.RowsCompared += int64(to)
 	if len(rows) > 0 {
 		res.Differing += int64(len(rows))
-		res.Diffs = append(res.Diffs, OpDiff{Draw: dist, Value: to, Rows: len(rows), Against: "oracle",
+		res.Diffs = append(res.Diffs, Diff{Draw: spec.Dist(dist), Value: to, Rows: len(rows), FirstRow: rows[0], Against: "oracle",
 			Words: t.Op().Words(in, ref, got, rows)})
 	}
 	return nil
@@ -287,7 +309,7 @@ func oracleParity(ctx context.Context, t ops.Target, in ops.Input, dist string, 
 // computed in batches of v items (the step's batch ch, then for v < P
 // batches of items first..first+v-1 mod To, first = v, 2v, ...), each
 // written "=" when equal to the item alone, else as its row digest.
-func panelClass(ctx context.Context, t ops.Target, in ops.Input, alone *ops.Output, ch *ops.Check, v, to int, res *OpResult) (string, error) {
+func panelClass(ctx context.Context, t ops.Target, in ops.Input, alone *ops.Output, ch *ops.Check, v, to int, res *Result) (string, error) {
 	p := min(to, PanelItems)
 	bits := make([]string, 0, p)
 	add := func(o *ops.Output, r, item int) {

@@ -20,7 +20,7 @@ func (r *Result) Record() spec.ScanResult {
 		rec.Verdict = spec.ScanCertified
 	}
 	for _, d := range r.Diffs {
-		rec.Diffs = append(rec.Diffs, spec.ScanDiff{Draw: d.Draw, Value: d.Value, Rows: d.Rows, FirstRow: d.FirstRow, Against: d.Against})
+		rec.Diffs = append(rec.Diffs, spec.ScanDiff{Draw: d.Draw, Value: d.Value, Rows: d.Rows, FirstRow: d.FirstRow, Against: d.Against, Words: d.Words})
 	}
 	return rec
 }
@@ -66,7 +66,8 @@ func PathSpecOf(s spec.ScanSpec) (PathSpec, bool) {
 }
 
 // Rerun runs the scan s states again here, whichever kind it is: a path
-// scan (RunPaths), a model route's (RunModel) or a target's (Run). A user
+// scan (RunPaths), a model route's (RunModel), an op package's target's
+// (RunOp) or a target's (Run). A user
 // kernel's scan (target kernel:NAME) runs in a worker, which only the
 // caller can start: Rerun refuses it.
 func Rerun(ctx context.Context, s spec.ScanSpec, opt Options) (spec.ScanResult, error) {
@@ -81,8 +82,11 @@ func Rerun(ctx context.Context, s spec.ScanSpec, opt Options) (spec.ScanResult, 
 		return spec.ScanResult{}, fmt.Errorf("%w: %s is a user kernel: its scan runs in a worker (RunWorker)", ErrBadSpec, s.Target)
 	}
 	run := Run
-	if s.Op == spec.OpModel {
+	switch {
+	case s.Op == spec.OpModel:
 		run = RunModel
+	case IsOpTarget(s.Target):
+		run = RunOp
 	}
 	r, err := run(ctx, s, opt)
 	var fault *Fault

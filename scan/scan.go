@@ -108,11 +108,14 @@ type Diff struct {
 	Value int
 	// Rows is the number of differing rows, FirstRow the first (a row of
 	// the scanned batch), Against the reference it differs from: "item
-	// alone", "largest batch" (the reference batch), "oracle" or "same
-	// batch run again" (a step the target answered two ways).
+	// alone", "largest batch" (the reference batch), "other rows
+	// replaced", "oracle" or "same batch run again" (a step the target
+	// answered two ways); Words how they differ in the op's words (an op
+	// package's scan, RunOp).
 	Rows     int
 	FirstRow int
 	Against  string
+	Words    string
 }
 
 // Run scans s.

@@ -52,6 +52,8 @@ const (
 //	attn_decode:  Rows requests, each one query token against KV cached
 //	              tokens (KVLens per request when they differ), Heads,
 //	              KVHeads, HeadDim
+//	an op package's op (ops/all): Dims, its inner sizes by dimension
+//	              name (moe_route: experts, top_k; quant_fp8: hidden)
 type Shape struct {
 	Rows    int   `json:"rows,omitempty"`
 	Hidden  int   `json:"hidden,omitempty"`
@@ -64,6 +66,8 @@ type Shape struct {
 	Heads   int   `json:"heads,omitempty"`
 	KVHeads int   `json:"kv_heads,omitempty"`
 	HeadDim int   `json:"head_dim,omitempty"`
+	// Dims are the inner sizes of an op package's op (ops.Shape).
+	Dims map[string]int `json:"dims,omitempty"`
 }
 
 // KVLen returns the number of cached tokens of decode request item (any

@@ -72,13 +72,16 @@ type ScanResult struct {
 
 // ScanDiff is one step of a scan with differing rows: Rows rows of the
 // batch at Value on draw Draw differ from Against ("item alone", "largest
-// batch" or "oracle"), the first at row FirstRow.
+// batch", "other rows replaced" or "oracle"), the first at row FirstRow.
+// Words says how they differ in the op's words, where the op has them (an
+// op package's: "3 of 64 tokens differ: 2 (3.1%) changed experts ...").
 type ScanDiff struct {
 	Draw     Dist   `json:"draw"`
 	Value    int    `json:"value"`
 	Rows     int    `json:"rows"`
 	FirstRow int    `json:"first_row"`
 	Against  string `json:"against"`
+	Words    string `json:"words,omitempty"`
 }
 
 // ScanDriftRecord is a drift (or fault) a scan found, stored in a corpus

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -59,6 +60,7 @@ func listCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", name, info.Op, info.Device, inv, sched, info.Models)
 	}
 	tw.Flush()
+	listOpPackages(stdout)
 	fmt.Fprintln(stdout, "\ncampaign pairs (relation: targets):")
 	for _, p := range fuzz.Pairs() {
 		note := ""
@@ -68,4 +70,28 @@ func listCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(stdout, "  %-17s %s%s\n", p.Relation, strings.Join(p.Targets, " vs "), note)
 	}
 	return nil
+}
+
+// listOpPackages writes the op packages' ops (ops/all) and their CPU
+// targets, which `bitparity scan --target NAME` sweeps (docs/moe.md).
+func listOpPackages(stdout io.Writer) {
+	fmt.Fprintln(stdout, "\nop packages (bitparity scan --target NAME; relations: items = batch invariance, neighbours = neighbour replacement):")
+	for _, op := range all.Ops {
+		r := op.Record()
+		dims := make([]string, len(r.Dims))
+		for i, d := range r.Dims {
+			dims[i] = fmt.Sprintf("%s=%d", d.Name, d.Default)
+		}
+		fmt.Fprintf(stdout, "  %-17s a row is one %s; %s; draws %s\n", r.Name, r.Item, strings.Join(dims, " "), strings.Join(r.Dists, ", "))
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NAME\tOP\tDEVICE\tINVARIANT\tDECLARED\tMODELS")
+	for _, t := range all.Targets() {
+		inv := "yes"
+		if !t.Invariant() {
+			inv = "no (control: a drift scan must find)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\tcpu\t%s\t%s\t%s\n", t.Name(), t.Op().Record().Name, inv, t.Declared(), t.Models())
+	}
+	tw.Flush()
 }

@@ -80,7 +80,8 @@ func TestList(t *testing.T) {
 	if code != spec.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"rmsnorm", "logprob_parity", "oracle-attn_decode", "drift-attn-tile48", "oracle-attn_prefill vs drift-attn-tile48  [must find: negative control]"} {
+	for _, want := range []string{"rmsnorm", "logprob_parity", "oracle-attn_decode", "drift-attn-tile48", "oracle-attn_prefill vs drift-attn-tile48  [must find: negative control]",
+		"op packages", "moe_route         a row is one token; experts=128 top_k=8", "drift-moe-route-tie-high-128", "quant-fp8-per-tensor"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q", want)
 		}

@@ -285,6 +285,9 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 				break
 			}
 			fmt.Fprintf(stdout, "  draw %s, %s = %d: %d %s(s) differ from the %s, first %s %d\n", d.Draw, r.Map.Dim, d.Value, d.Rows, row, d.Against, row, d.FirstRow)
+			if d.Words != "" {
+				fmt.Fprintf(stdout, "    %s\n", d.Words)
+			}
 		}
 	}
 	rec := r.Record()

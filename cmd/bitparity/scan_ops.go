@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bitparity/bitparity/internal/atomicfile"
-	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -41,21 +37,25 @@ func opTarget(args []string) (string, bool) {
 // scanOpCmd is `bitparity scan --target NAME` for a target of an op
 // package (moe_route, quant_fp8: docs/moe.md): batch invariance over
 // --dim items or neighbour replacement over --dim neighbours, every batch
-// size --from..--to. Exit codes: 0 certified, 1 a row differed (the exact
-// map is printed), 2 bad flags.
+// size --from..--to (scan.RunOp). It prints and stores what it found as
+// every scan does (scanOne: the certificate, or the drift that corpus
+// recheck reruns, in --dir) and writes --json in the scan results schema
+// (docs/report-schema.md). Exit codes: 0 certified, 1 a row differed (the
+// exact map and the op's words are printed), 2 bad flags.
 func scanOpCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var s scan.OpSpec
+	var s spec.ScanSpec
 	fs.StringVar(&s.Target, "target", "", "target of an op package (docs/moe.md)")
 	fs.StringVar(&s.Dim, "dim", spec.ScanItems, "items: row r of a batch of v items against item r alone; neighbours: row r against the same batch with the other rows' values replaced")
 	fs.IntVar(&s.From, "from", 1, "smallest batch")
 	fs.IntVar(&s.To, "to", 0, "largest batch (default: the profile's max_tokens)")
-	fs.StringVar(&s.In, "in", "", "input dtype (default: the op's first, fp32)")
+	in := fs.String("in", "", "input dtype (default: the op's first, fp32)")
 	dists := fs.String("dists", "", "input draws, comma-separated (default: every draw of the op)")
 	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the draws")
 	shape := fs.String("shape", "", "inner sizes, e.g. experts=128,top_k=8 or hidden=2048 (default: the profile's, else the op's)")
-	jsonPath := fs.String("json", "", "write the scan's result (spec, certified, map, diffs) to this file")
+	dir := fs.String("dir", defaultDir(), "corpus folder the certificate or drift is stored in ($"+envCorpus+")")
+	jsonPath := fs.String("json", "", "write the scan's results (docs/report-schema.md, \"Scan results\") to this file")
 	prof := addProfileFlag(fs, "the scan takes (moe_route: experts and top_k; quant_fp8: hidden)")
 	if ok, err := parse(fs, args); !ok {
 		return err
@@ -64,12 +64,13 @@ func scanOpCmd(stdout, stderr io.Writer, args []string) error {
 		return usageErr("scan: unexpected arguments %q", fs.Args())
 	}
 	var err error
-	if s.Shape, err = parseShape(*shape); err != nil {
+	if s.Shape.Dims, err = parseShape(*shape); err != nil {
 		return usageErr("scan: --shape: %v", err)
 	}
+	s.In = spec.DType(*in)
 	for _, d := range strings.Split(*dists, ",") {
 		if d = strings.TrimSpace(d); d != "" {
-			s.Dists = append(s.Dists, d)
+			s.Dists = append(s.Dists, spec.Dist(d))
 		}
 	}
 	if err := opProfile(&s, prof); err != nil {
@@ -78,26 +79,22 @@ func scanOpCmd(stdout, stderr io.Writer, args []string) error {
 	if s.To == 0 {
 		return usageErr("scan: --to is required (or --profile for its max_tokens)")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	r, err := scan.RunOp(ctx, s)
-	if errors.Is(err, scan.ErrBadSpec) {
+	if s, _, err = scan.NormalizeOp(s); err != nil {
 		return withCode(spec.ExitUsage, err)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	env := hereEnv()
+	res := newScanResults(*jsonPath, env, args)
+	r, err := scanOne(ctx, stdout, stderr, scan.RunOp, s, env, *dir, nil)
 	if err != nil {
-		return withCode(spec.ExitInternal, err)
+		return err
 	}
-	printOpScan(stdout, r)
-	if *jsonPath != "" {
-		data, err := json.MarshalIndent(r, "", "  ")
-		if err == nil {
-			err = atomicfile.Write(*jsonPath, append(data, '\n'))
-		}
-		if err != nil {
-			return withCode(spec.ExitInternal, fmt.Errorf("scan: --json: %w", err))
-		}
+	res.add(r)
+	if err := res.write(); err != nil {
+		return err
 	}
-	if !r.Certified {
+	if r.Verdict != spec.ScanCertified {
 		return &exitError{code: spec.ExitFinding}
 	}
 	return nil
@@ -105,27 +102,27 @@ func scanOpCmd(stdout, stderr io.Writer, args []string) error {
 
 // opProfile fills the dimensions --shape left unset from --profile, and
 // --to from its max_tokens.
-func opProfile(s *scan.OpSpec, prof profileFlag) error {
+func opProfile(s *spec.ScanSpec, prof profileFlag) error {
 	p, err := prof.load()
 	if err != nil || p == nil {
 		return err
 	}
-	n, _, err := scan.NormalizeOp(scan.OpSpec{Target: s.Target, To: 1})
+	n, _, err := scan.NormalizeOp(spec.ScanSpec{Target: s.Target, To: 1})
 	if err != nil {
 		return usageErr("scan: %v", err)
 	}
-	if s.Shape == nil {
-		s.Shape = ops.Shape{}
+	if s.Shape.Dims == nil {
+		s.Shape.Dims = map[string]int{}
 	}
-	for name := range n.Shape {
-		if _, set := s.Shape[name]; set {
+	for name := range n.Shape.Dims {
+		if _, set := s.Shape.Dims[name]; set {
 			continue
 		}
 		v, ok := p.Dim(name)
 		if !ok {
 			return usageErr("scan: profile %s has no %s for %s", p.Name, name, n.Op)
 		}
-		s.Shape[name] = v
+		s.Shape.Dims[name] = v
 	}
 	if s.To == 0 {
 		s.To = p.MaxTokens
@@ -134,8 +131,8 @@ func opProfile(s *scan.OpSpec, prof profileFlag) error {
 }
 
 // parseShape parses "name=value,name=value".
-func parseShape(v string) (ops.Shape, error) {
-	s := ops.Shape{}
+func parseShape(v string) (map[string]int, error) {
+	s := map[string]int{}
 	for _, f := range strings.Split(v, ",") {
 		if f = strings.TrimSpace(f); f == "" {
 			continue
@@ -148,25 +145,4 @@ func parseShape(v string) (ops.Shape, error) {
 		s[k] = n
 	}
 	return s, nil
-}
-
-// printOpScan prints a scan of an op: what it swept, its counts, and its
-// certificate or its map and the words of each onset.
-func printOpScan(w io.Writer, r *scan.OpResult) {
-	s := r.Spec
-	fmt.Fprintf(w, "scan %s (%s %s, %s, %s %d..%d, draws %s, seed %d)\n", s.Target, s.Op, s.Shape, s.In, s.Dim, s.From, s.To,
-		strings.Join(s.Dists, ","), s.Seed)
-	fmt.Fprintf(w, "  %d row comparisons in %d batches, %.3gs\n", r.RowsCompared, r.Batches, r.Seconds)
-	if r.Certified {
-		same := "the item alone"
-		if s.Dim == scan.DimNeighbours {
-			same = "itself with the other rows' values replaced"
-		}
-		fmt.Fprintf(w, "  CERTIFIED: every row equals %s and the oracle of its declared policy (%s); %s\n", same, r.Declared, scan.MapWords(r.Map))
-		return
-	}
-	fmt.Fprintf(w, "  DRIFT: %d row comparisons differ; drift map: %s\n", r.Differing, scan.MapWords(r.Map))
-	for _, d := range r.Diffs {
-		fmt.Fprintf(w, "  %s, tokens = %d, against %s: %s\n", d.Draw, d.Value, d.Against, d.Words)
-	}
 }

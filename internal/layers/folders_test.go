@@ -18,7 +18,7 @@ var layer = map[string]int{
 	"internal/cctest": 0, "internal/layers": 0, "internal/gogc": 0, "internal/npy": 0,
 
 	"target": 1, "reports/words": 1, "values": 1, "boundary": 1, "power": 1,
-	"ops": 1, "ops/moeroute": 1, "ops/quantfp8": 1, "ops/all": 1,
+	"ops": 1, "ops/moeroute": 1, "ops/moerouter": 1, "ops/quantfp8": 1, "ops/all": 1,
 
 	"gpu": 2, "profile": 2, "fuzz/gen": 2, "fuzz/shrink": 2, "fuzz/driftmap": 2,
 

@@ -9,12 +9,14 @@ import (
 
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/moeroute"
+	"github.com/bitparity/bitparity/ops/moerouter"
 	"github.com/bitparity/bitparity/ops/quantfp8"
 )
 
 // Ops lists the op packages' ops.
 var Ops = []ops.Op{
 	moeroute.Op{},
+	moerouter.Op{},
 	quantfp8.Op{},
 }
 
