@@ -202,7 +202,7 @@ func attnTwin(t *testing.T, name string) string {
 func decodeCase(requests int, kvs []int, in, out spec.DType, seed uint64) spec.Case {
 	return spec.Case{Version: spec.CaseVersion, Op: spec.OpAttnDecode, Relation: spec.RelOracleParity,
 		Shape: spec.Shape{Rows: requests, KV: kvs[0], KVLens: kvs, Heads: 8, KVHeads: 2, HeadDim: 16},
-		In: in, Out: out, Dist: spec.DistNormal, Seed: seed, GenVersion: spec.GeneratorVersion}
+		In:    in, Out: out, Dist: spec.DistNormal, Seed: seed, GenVersion: spec.GeneratorVersion}
 }
 
 // TestAttnTwins: through the manifest's ABI inputs (paged cache, block
