@@ -23,8 +23,9 @@ import (
 // the very inputs the worker uploads (gpu.KernelInputs: the paged K/V
 // cache, the block table, kv_lens), with the split count of the kernel's
 // rule. The twins say what the GPU kernels must give (the cuda test
-// TestUserKernelAttnTwins holds the kernels to them bit for bit): the
-// fixed one certifies, the SM-rule one maps at requests x heads = 132.
+// TestAttnKernelsTwins holds the kernels to them bit for bit): the fixed
+// one certifies, the SM-rule one maps at requests x heads = 132 (an
+// H200's SMs).
 
 // decodeSplits is each example decode kernel's split rule, by entry.
 var decodeSplits = map[string]func(requests, heads, sms int64) int64{
@@ -79,6 +80,7 @@ func exampleAttnManifest(t *testing.T, name string) *gpu.Manifest {
 type decodeTwin struct {
 	m      *gpu.Manifest
 	splits func(requests, heads, sms int64) int64
+	sms    int // the multiprocessors of the device it stands for
 }
 
 func (k decodeTwin) Info() target.Info {
@@ -91,7 +93,7 @@ func (k decodeTwin) Run(ctx context.Context, b *target.Batch, rows []int) (*targ
 	if b.Op != spec.OpAttnDecode {
 		return nil, fmt.Errorf("twin: %s", b.Op)
 	}
-	a, err := gpu.KernelInputs(b, target.SMs)
+	a, err := gpu.KernelInputs(b, k.sms)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +188,7 @@ func twinDecode(a gpu.KernelArgs, splitsOf func(requests, heads, sms int64) int6
 func attnTwin(t *testing.T, name string) string {
 	t.Helper()
 	m := exampleAttnManifest(t, name)
-	tw := decodeTwin{m: m, splits: decodeSplits[m.Entry]}
+	tw := decodeTwin{m: m, splits: decodeSplits[m.Entry], sms: target.SMs}
 	if tw.splits == nil {
 		t.Fatalf("no twin of entry %s", m.Entry)
 	}
@@ -236,14 +238,14 @@ func TestAttnTwins(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gf, err := decodeTwin{fixed, decodeSplits[fixed.Entry]}.Run(context.Background(), b, nil)
+		gf, err := decodeTwin{fixed, decodeSplits[fixed.Entry], target.SMs}.Run(context.Background(), b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i := firstDiff(gf.Values, want); i >= 0 {
 			t.Errorf("%s: fixed twin value %d is %v, oracle tile=64 splits=4 %v", name, i, gf.Values[i], want[i])
 		}
-		gs, err := decodeTwin{sm, decodeSplits[sm.Entry]}.Run(context.Background(), b, nil)
+		gs, err := decodeTwin{sm, decodeSplits[sm.Entry], target.SMs}.Run(context.Background(), b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
