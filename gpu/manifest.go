@@ -75,19 +75,19 @@ type manifestFile struct {
 }
 
 // OpParams lists, per op a user kernel may implement, the parameter names
-// the ABI knows (docs/kernel-abi.md): device pointers to inputs (Ints are
-// the int32 ones), the output pointer y, optional fp32 tap outputs, the
+// the ABI knows (docs/kernel-abi.md): device pointers to inputs, the
+// output pointer y, optional fp32 tap outputs (attention's lse), the
 // shape sizes (passed as 64-bit integers), and the scalars: eps and scale
 // (fp32), causal (1) and the dtype codes in_dtype and out_dtype (0 fp32,
 // 1 bf16, 2 fp16).
-var OpParams = map[spec.Op]struct{ Inputs, Ints, Taps, Sizes, Scalars []string }{
+var OpParams = map[spec.Op]struct{ Inputs, Taps, Sizes, Scalars []string }{
 	spec.OpRMSNorm: {Inputs: []string{"x", "w"}, Sizes: []string{"rows", "hidden"}, Scalars: []string{"eps", "in_dtype", "out_dtype"}},
 	spec.OpGEMM:    {Inputs: []string{"x", "w"}, Sizes: []string{"m", "k", "n"}, Scalars: []string{"in_dtype", "out_dtype"}},
-	spec.OpLogProb: {Inputs: []string{"logits", "targets"}, Ints: []string{"targets"}, Sizes: []string{"rows", "vocab"}, Scalars: []string{"in_dtype"}},
-	spec.OpAttnPrefill: {Inputs: []string{"q", "k", "v", "cu_seqlens"}, Ints: []string{"cu_seqlens"}, Taps: []string{"lse"},
+	spec.OpLogProb: {Inputs: []string{"logits", "targets"}, Sizes: []string{"rows", "vocab"}, Scalars: []string{"in_dtype"}},
+	spec.OpAttnPrefill: {Inputs: []string{"q", "k", "v", "cu_seqlens"}, Taps: []string{"lse"},
 		Sizes:   []string{"seqs", "tokens", "max_seqlen", "heads", "kv_heads", "head_dim", "sms"},
 		Scalars: []string{"scale", "causal", "in_dtype", "out_dtype"}},
-	spec.OpAttnDecode: {Inputs: []string{"q", "k_cache", "v_cache", "block_table", "kv_lens"}, Ints: []string{"block_table", "kv_lens"}, Taps: []string{"lse"},
+	spec.OpAttnDecode: {Inputs: []string{"q", "k_cache", "v_cache", "block_table", "kv_lens"}, Taps: []string{"lse"},
 		Sizes:   []string{"requests", "heads", "kv_heads", "head_dim", "page_size", "max_pages", "pages", "max_kv", "sms"},
 		Scalars: []string{"scale", "in_dtype", "out_dtype"}},
 }
