@@ -173,7 +173,7 @@ func TestKernelInputsDecode(t *testing.T) {
 	lens := []int{40, 1, 16, 17}
 	c := spec.Case{Version: spec.CaseVersion, Op: spec.OpAttnDecode, Relation: spec.RelOracleParity,
 		Shape: spec.Shape{Rows: len(lens), KV: lens[0], KVLens: lens, Heads: 4, KVHeads: 2, HeadDim: 3},
-		In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 7, GenVersion: spec.GeneratorVersion}
+		In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 7, GenVersion: spec.GeneratorVersion}
 	b, err := fuzz.Inputs(c)
 	if err != nil {
 		t.Fatal(err)
@@ -224,5 +224,36 @@ func TestKernelInputsDecode(t *testing.T) {
 	}
 	if _, err := KernelInputs(&target.Batch{Op: spec.OpModel}, 132); err == nil {
 		t.Error("a model batch: no error")
+	}
+}
+
+// TestKernelInputsPrefill: attn_prefill's ABI inputs are the packed
+// batch with cu_seqlens at every sequence's first token.
+func TestKernelInputsPrefill(t *testing.T) {
+	c := spec.Case{Version: spec.CaseVersion, Op: spec.OpAttnPrefill, Relation: spec.RelOracleParity,
+		Shape: spec.Shape{Seqs: 3, SeqLen: 5, Heads: 4, KVHeads: 1, HeadDim: 8},
+		In:    spec.FP16, Out: spec.FP16, Dist: spec.DistNormal, Seed: 3, GenVersion: spec.GeneratorVersion}
+	b, err := fuzz.Inputs(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := KernelInputs(b, 132)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"seqs": 3, "tokens": 15, "max_seqlen": 5, "heads": 4, "kv_heads": 1, "head_dim": 8, "sms": 132}
+	for k, v := range want {
+		if a.Sizes[k] != v {
+			t.Errorf("size %s = %d, want %d", k, a.Sizes[k], v)
+		}
+	}
+	if cu := a.Tensors["cu_seqlens"].Ints; !slices.Equal(cu, []int{0, 5, 10, 15}) {
+		t.Errorf("cu_seqlens %v, want [0 5 10 15]", cu)
+	}
+	if len(a.Tensors["q"].Vals) != 15*4*8 || len(a.Tensors["k"].Vals) != 15*8 || len(a.Tensors["v"].Vals) != 15*8 {
+		t.Errorf("q %d k %d v %d values", len(a.Tensors["q"].Vals), len(a.Tensors["k"].Vals), len(a.Tensors["v"].Vals))
+	}
+	if a.Causal != 1 || a.Scale != oracle.Scale(8) {
+		t.Errorf("causal %d scale %v", a.Causal, a.Scale)
 	}
 }
