@@ -75,14 +75,25 @@ type manifestFile struct {
 }
 
 // OpParams lists, per op a user kernel may implement, the parameter names
-// the ABI knows: device pointers to inputs, the output pointer y, the
-// shape sizes (passed as 64-bit integers), eps (fp32) and the dtype codes
-// in_dtype and out_dtype (0 fp32, 1 bf16, 2 fp16).
-var OpParams = map[spec.Op]struct{ Inputs, Sizes, Scalars []string }{
+// the ABI knows (docs/kernel-abi.md): device pointers to inputs, the
+// output pointer y, optional fp32 tap outputs (attention's lse), the
+// shape sizes (passed as 64-bit integers), and the scalars: eps and scale
+// (fp32), causal (1) and the dtype codes in_dtype and out_dtype (0 fp32,
+// 1 bf16, 2 fp16).
+var OpParams = map[spec.Op]struct{ Inputs, Taps, Sizes, Scalars []string }{
 	spec.OpRMSNorm: {Inputs: []string{"x", "w"}, Sizes: []string{"rows", "hidden"}, Scalars: []string{"eps", "in_dtype", "out_dtype"}},
 	spec.OpGEMM:    {Inputs: []string{"x", "w"}, Sizes: []string{"m", "k", "n"}, Scalars: []string{"in_dtype", "out_dtype"}},
 	spec.OpLogProb: {Inputs: []string{"logits", "targets"}, Sizes: []string{"rows", "vocab"}, Scalars: []string{"in_dtype"}},
+	spec.OpAttnPrefill: {Inputs: []string{"q", "k", "v", "cu_seqlens"}, Taps: []string{"lse"},
+		Sizes:   []string{"seqs", "tokens", "max_seqlen", "heads", "kv_heads", "head_dim", "sms"},
+		Scalars: []string{"scale", "causal", "in_dtype", "out_dtype"}},
+	spec.OpAttnDecode: {Inputs: []string{"q", "k_cache", "v_cache", "block_table", "kv_lens"}, Taps: []string{"lse"},
+		Sizes:   []string{"requests", "heads", "kv_heads", "head_dim", "page_size", "max_pages", "pages", "max_kv", "sms"},
+		Scalars: []string{"scale", "in_dtype", "out_dtype"}},
 }
+
+// floatScalars are the parameters passed as fp32 bits.
+var floatScalars = []string{"eps", "scale"}
 
 // Geometry limits checked at load (on sample shapes) and at every launch.
 const (
@@ -157,7 +168,7 @@ func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, er
 	m.Op = spec.Op(f.Op)
 	abi, ok := OpParams[m.Op]
 	if !ok {
-		return nil, bad("op", "unknown op %q (user kernels implement rmsnorm, gemm or logprob)", f.Op)
+		return nil, bad("op", "unknown op %q (user kernels implement %s)", f.Op, opNames())
 	}
 
 	// Image.
@@ -198,7 +209,7 @@ func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, er
 
 	// Parameters.
 	known := map[string]bool{"y": true}
-	for _, s := range [][]string{abi.Inputs, abi.Sizes, abi.Scalars} {
+	for _, s := range [][]string{abi.Inputs, abi.Taps, abi.Sizes, abi.Scalars} {
 		for _, n := range s {
 			known[n] = true
 		}
@@ -220,12 +231,15 @@ func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, er
 	}
 	m.Params = f.Params
 	if !m.Cubin {
-		n, err := ptxParamCount(m.Image, m.Entry)
+		types, err := ptxParamTypes(m.Image, m.Entry)
 		if err != nil {
 			return nil, bad("entry", "%v", err)
 		}
-		if n != len(m.Params) {
-			return nil, bad("params", "%d names, but the PTX entry %s takes %d parameters", len(m.Params), m.Entry, n)
+		if len(types) != len(m.Params) {
+			return nil, bad("params", "%d names, but the PTX entry %s takes %d parameters", len(m.Params), m.Entry, len(types))
+		}
+		if err := checkParamTypes(m.Params, types, abi.Inputs, abi.Taps); err != nil {
+			return nil, bad("params", "PTX entry %s: %v", m.Entry, err)
 		}
 	}
 
@@ -275,8 +289,12 @@ func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, er
 	case f.Schedule != "" && f.ULPBound != nil:
 		return nil, bad("schedule", "give a schedule (bitwise oracle parity) or ulp_bound, not both")
 	case f.Schedule != "":
-		if _, err := target.ParseSchedule(m.Op, f.Schedule); err != nil {
+		sch, err := target.ParseSchedule(m.Op, f.Schedule)
+		if err != nil {
 			return nil, bad("schedule", "%v", err)
+		}
+		if a, ok := sch.(oracle.AttentionSchedule); ok && m.Op == spec.OpAttnPrefill && a.Splits != 1 {
+			return nil, bad("schedule", "%q: a prefill row is one split (want splits=1)", f.Schedule)
 		}
 		m.Schedule = f.Schedule
 	case f.ULPBound != nil:
@@ -348,13 +366,24 @@ func parseDims(field string, src []string, dst *[3]*Expr, bad func(field, format
 }
 
 // sampleShapes are the shapes LoadManifest checks the geometry on: the
-// smallest and a large one of the op.
+// smallest and a large one of the op (attention: llama3-8b's heads, a
+// head dim of 256, 1024 decode requests of up to 128Ki tokens in pages of
+// DecodePageSize, or 64 prefill sequences of up to 8192 tokens).
 func sampleShapes(op spec.Op) []map[string]int64 {
 	switch op {
 	case spec.OpGEMM:
 		return []map[string]int64{{"m": 1, "k": 1, "n": 1}, {"m": 8192, "k": 16384, "n": 16384}}
 	case spec.OpLogProb:
 		return []map[string]int64{{"rows": 1, "vocab": 1}, {"rows": 8192, "vocab": 262144}}
+	case spec.OpAttnDecode:
+		return []map[string]int64{
+			{"requests": 1, "heads": 1, "kv_heads": 1, "head_dim": 1, "page_size": DecodePageSize, "max_pages": 1, "pages": 1, "max_kv": 1, "sms": 1},
+			{"requests": 1024, "heads": 32, "kv_heads": 8, "head_dim": 256, "page_size": DecodePageSize,
+				"max_pages": 131072 / DecodePageSize, "pages": 1024 * 131072 / DecodePageSize, "max_kv": 131072, "sms": 132}}
+	case spec.OpAttnPrefill:
+		return []map[string]int64{
+			{"seqs": 1, "tokens": 1, "max_seqlen": 1, "heads": 1, "kv_heads": 1, "head_dim": 1, "sms": 1},
+			{"seqs": 64, "tokens": 64 * 8192, "max_seqlen": 8192, "heads": 32, "kv_heads": 8, "head_dim": 256, "sms": 132}}
 	}
 	return []map[string]int64{{"rows": 1, "hidden": 1}, {"rows": 8192, "hidden": 16384}}
 }
@@ -467,9 +496,10 @@ func (m *Manifest) Info(device string) target.Info {
 		Models: fmt.Sprintf("%s (%s, entry %s, manifest %s)", about, filepath.Base(m.ImagePath), m.Entry, m.Path)}
 }
 
-// ptxParamCount finds `.entry NAME(` in PTX text and counts its `.param`
-// declarations.
-func ptxParamCount(ptx []byte, entry string) (int, error) {
+// ptxParamTypes finds `.entry NAME(` in PTX text and returns the type of
+// each `.param` declaration in order ("u64", "f32", ...; for
+// `.param .align 4 .b8 p[16]` "b8").
+func ptxParamTypes(ptx []byte, entry string) ([]string, error) {
 	src := string(ptx)
 	re := regexp.MustCompile(`\.entry\s+` + regexp.QuoteMeta(entry) + `\s*\(`)
 	loc := re.FindStringIndex(src)
@@ -478,13 +508,55 @@ func ptxParamCount(ptx []byte, entry string) (int, error) {
 		for _, mm := range regexp.MustCompile(`\.entry\s+([A-Za-z_$][\w$]*)`).FindAllStringSubmatch(src, -1) {
 			names = append(names, mm[1])
 		}
-		return 0, fmt.Errorf("the PTX has no entry %q (it has: %s)", entry, strings.Join(names, ", "))
+		return nil, fmt.Errorf("the PTX has no entry %q (it has: %s)", entry, strings.Join(names, ", "))
 	}
 	end := strings.IndexByte(src[loc[1]:], ')')
 	if end < 0 {
-		return 0, fmt.Errorf("entry %s: unterminated parameter list", entry)
+		return nil, fmt.Errorf("entry %s: unterminated parameter list", entry)
 	}
-	return strings.Count(src[loc[1]:loc[1]+end], ".param"), nil
+	var types []string
+	for _, mm := range paramRE.FindAllStringSubmatch(src[loc[1]:loc[1]+end], -1) {
+		types = append(types, mm[1])
+	}
+	return types, nil
+}
+
+var paramRE = regexp.MustCompile(`\.param\s+(?:\.align\s+\d+\s+)?\.([a-z]+[0-9]*)`)
+
+// checkParamTypes checks the PTX types of the named parameters: a pointer
+// (an input, y or a tap) is 64 bits (.u64, .b64 or .s64: a pointer in an
+// int would be cut); eps and scale are not .f64 (they are fp32 bits:
+// declare them float); a size or a dtype code is an integer, 32 or 64 bits.
+func checkParamTypes(names, types, inputs, taps []string) error {
+	for i, n := range names {
+		t := types[i]
+		switch {
+		case n == "y" || slices.Contains(inputs, n) || slices.Contains(taps, n):
+			if t != "u64" && t != "b64" && t != "s64" {
+				return fmt.Errorf("parameter %d %q is a pointer, declared .%s (want a 64-bit pointer)", i, n, t)
+			}
+		case slices.Contains(floatScalars, n):
+			if t != "f32" && t != "u64" && t != "b64" && t != "b32" && t != "u32" {
+				return fmt.Errorf("parameter %d %q is fp32 bits, declared .%s (declare it float)", i, n, t)
+			}
+		default:
+			if !slices.Contains([]string{"u32", "s32", "b32", "u64", "s64", "b64"}, t) {
+				return fmt.Errorf("parameter %d %q is an integer, declared .%s (want int or long long)", i, n, t)
+			}
+		}
+	}
+	return nil
+}
+
+// opNames lists the ops a user kernel may implement, in spec.Ops order.
+func opNames() string {
+	var ns []string
+	for _, op := range spec.Ops {
+		if _, ok := OpParams[op]; ok {
+			ns = append(ns, string(op))
+		}
+	}
+	return strings.Join(ns, ", ")
 }
 
 // ErrUnsupported is wrapped by a GPU target's Run error when it does not

@@ -13,7 +13,6 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -84,8 +83,10 @@ func loadUserImage(m *Manifest, device string) (cu.Module, string, error) {
 func (k *userKernel) Info() target.Info { return k.info }
 
 // Run launches the kernel on the whole batch b and returns the selected
-// rows on the host. The output buffer is filled with 0xff bytes (NaN in
-// every dtype) before the launch, so values the kernel never writes show.
+// rows on the host, with the attention kernel's lse (when its manifest
+// names it) as their taps, one a row. The output buffers are filled with
+// 0xff bytes (NaN in every dtype) before the launch, so values the kernel
+// never writes show.
 // A launch or synchronisation error (an illegal address, a sticky error)
 // wraps target.ErrTargetCrashed.
 func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
@@ -106,7 +107,10 @@ func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", k.info.Name, err)
 	}
-	in := userInputs(b)
+	in, err := KernelInputs(b, k.d.sms)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", k.info.Name, err)
+	}
 	n, cols, outDT := b.Rows(), b.Cols(), b.OutDType()
 	out := &target.Output{Rows: sel, Cols: cols, DType: outDT, Values: make([]float32, len(sel)*cols)}
 	if n == 0 {
@@ -117,13 +121,13 @@ func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 		var bufs []*buffer
 		defer func() { d.pool.put(bufs...) }()
 		ptrs := map[string]*buffer{}
-		for name, v := range in.tensors {
+		for name, v := range in.Tensors {
 			var buf *buffer
 			var err error
-			if v.ints != nil {
-				buf, err = d.uploadInts(v.ints, true)
+			if v.Ints != nil {
+				buf, err = d.uploadInts(v.Ints, true)
 			} else {
-				buf, err = d.upload(b.In, v.vals)
+				buf, err = d.upload(b.In, v.Vals)
 			}
 			if err != nil {
 				return err
@@ -141,7 +145,18 @@ func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 		if err := cu.MemsetD8(y.ptr, 0xff, int64(ybytes)); err != nil {
 			return fmt.Errorf("%w: gpu: clear the output: %w", target.ErrTargetCrashed, err)
 		}
-		if err := k.launch(ptrs, in.shape, in.eps, b.In, outDT); err != nil {
+		var lse *buffer // attention's optional fp32 log-sum-exp, one a row
+		if slices.Contains(m.Params, "lse") {
+			if lse, err = d.pool.get(4 * n); err != nil {
+				return err
+			}
+			bufs = append(bufs, lse)
+			ptrs["lse"] = lse
+			if err := cu.MemsetD8(lse.ptr, 0xff, int64(4*n)); err != nil {
+				return fmt.Errorf("%w: gpu: clear lse: %w", target.ErrTargetCrashed, err)
+			}
+		}
+		if err := k.launch(ptrs, in.Sizes, &in, b.In, outDT); err != nil {
 			return err
 		}
 		if err := cu.Synchronize(); err != nil {
@@ -155,6 +170,17 @@ func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 		for i, r := range sel {
 			decode(out.Values[i*cols:(i+1)*cols], outDT, host[r*row:(r+1)*row])
 		}
+		if lse == nil {
+			return nil
+		}
+		host = d.stage(4 * n)
+		if err := d.fromDevice(host, lse, 0); err != nil {
+			return fmt.Errorf("%w: %w", target.ErrTargetCrashed, err)
+		}
+		out.TapCols, out.Taps = 1, make([]float32, len(sel))
+		for i, r := range sel {
+			decode(out.Taps[i:i+1], oracle.FP32, host[4*r:4*r+4])
+		}
 		return nil
 	})
 	if err != nil {
@@ -163,56 +189,10 @@ func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 	return out, nil
 }
 
-// userTensors are a batch's inputs as the ABI names them (OpParams), its
-// shape sizes, eps, and which size counts the batch's rows.
-type userTensors struct {
-	tensors map[string]userTensor
-	shape   map[string]int64
-	eps     float32
-	rowsKey string // "rows" (rmsnorm, logprob) or "m" (gemm)
-	perRow  []string
-}
-
-// userTensor is one input: values in the batch's input dtype, or int32s
-// (logprob's targets).
-type userTensor struct {
-	vals []float32
-	ints []int
-}
-
-// userInputs names b's inputs and sizes as the ABI does. perRow lists the
-// inputs with one row per batch row (rmsnorm and gemm x, logprob logits
-// and targets); the others (weights) are shared by every row.
-func userInputs(b *target.Batch) userTensors {
-	u := userTensors{tensors: map[string]userTensor{}, shape: map[string]int64{}, rowsKey: "rows"}
-	switch b.Op {
-	case spec.OpRMSNorm:
-		r := b.RMSNorm
-		u.tensors["x"], u.tensors["w"] = userTensor{vals: r.X}, userTensor{vals: r.W}
-		u.shape["rows"], u.shape["hidden"] = int64(r.Rows), int64(r.Hidden)
-		u.eps, u.perRow = r.Eps, []string{"x"}
-	case spec.OpGEMM:
-		g := b.GEMM
-		u.tensors["x"], u.tensors["w"] = userTensor{vals: g.X}, userTensor{vals: g.W}
-		u.shape["m"], u.shape["k"], u.shape["n"] = int64(g.M), int64(g.K), int64(g.N)
-		u.rowsKey, u.perRow = "m", []string{"x"}
-	case spec.OpLogProb:
-		l := b.LogProb
-		ids := make([]int, len(l.Targets))
-		for i, t := range l.Targets {
-			ids[i] = int(t)
-		}
-		u.tensors["logits"], u.tensors["targets"] = userTensor{vals: l.Logits}, userTensor{ints: ids}
-		u.shape["rows"], u.shape["vocab"] = int64(l.Rows), int64(l.Vocab)
-		u.perRow = []string{"logits", "targets"}
-	}
-	return u
-}
-
 // launch queues the kernel on the device's stream with the manifest's
 // parameter order and the geometry of shape (under do; not waited for).
 // A launch error wraps target.ErrTargetCrashed.
-func (k *userKernel) launch(ptrs map[string]*buffer, shape map[string]int64, eps float32, in, out oracle.DType) error {
+func (k *userKernel) launch(ptrs map[string]*buffer, shape map[string]int64, a *KernelArgs, in, out oracle.DType) error {
 	m := k.m
 	grid, block, shared, err := m.Geometry(shape)
 	if err != nil {
@@ -223,7 +203,11 @@ func (k *userKernel) launch(ptrs map[string]*buffer, shape map[string]int64, eps
 		var v uint64
 		switch p {
 		case "eps":
-			v = uint64(math.Float32bits(eps))
+			v = uint64(math.Float32bits(a.Eps))
+		case "scale":
+			v = uint64(math.Float32bits(a.Scale))
+		case "causal":
+			v = uint64(a.Causal)
 		case "in_dtype":
 			v = uint64(in)
 		case "out_dtype":

@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -23,7 +24,7 @@ import (
 // the device for the scan's compares.
 type UserHeld struct {
 	k        *userKernel
-	in       userTensors
+	in       KernelArgs
 	dt, out  oracle.DType
 	rows     int
 	cols     int                // output values per row
@@ -48,36 +49,43 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 	if !slices.Contains(m.In, b.In) || !slices.Contains(m.Out, b.OutDType()) {
 		return nil, fmt.Errorf("target %s: %s -> %s: %w (manifest in %v out %v)", k.info.Name, b.In, b.OutDType(), ErrUnsupported, m.In, m.Out)
 	}
-	h := &UserHeld{k: k, in: userInputs(b), dt: b.In, out: b.OutDType(), rows: b.Rows(), cols: b.Cols(),
+	if b.Op == spec.OpAttnPrefill || b.Op == spec.OpAttnDecode {
+		return nil, fmt.Errorf("gpu: %s: attention batches are not held (each step is run with Run): %w", k.info.Name, target.ErrUnsupported)
+	}
+	in, err := KernelInputs(b, k.d.sms)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", k.info.Name, err)
+	}
+	h := &UserHeld{k: k, in: in, dt: b.In, out: b.OutDType(), rows: b.Rows(), cols: b.Cols(),
 		bufs: map[string]*buffer{}, rowBytes: map[string]int{}}
 	if h.rows < 1 {
 		return nil, fmt.Errorf("gpu: hold a batch of %d rows", h.rows)
 	}
 	d := k.d
-	err := d.do(func() error {
-		for _, name := range slices.Sorted(maps.Keys(h.in.tensors)) {
-			v := h.in.tensors[name]
+	err = d.do(func() error {
+		for _, name := range slices.Sorted(maps.Keys(h.in.Tensors)) {
+			v := h.in.Tensors[name]
 			var buf *buffer
 			var err error
 			size := dsize(h.dt)
-			if v.ints != nil {
-				buf, err = d.uploadInts(v.ints, true)
+			if v.Ints != nil {
+				buf, err = d.uploadInts(v.Ints, true)
 				size = 4
 			} else {
-				buf, err = d.upload(h.dt, v.vals)
+				buf, err = d.upload(h.dt, v.Vals)
 			}
 			if err != nil {
 				return err
 			}
 			h.bufs[name] = buf
 			if slices.Contains(h.in.perRow, name) {
-				n := len(v.vals) + len(v.ints)
+				n := len(v.Vals) + len(v.Ints)
 				h.rowBytes[name] = n / h.rows * size
 			}
 		}
 		return nil
 	})
-	h.in.tensors = nil // the values live on the device now
+	h.in.Tensors = nil // the values live on the device now
 	if err != nil {
 		h.Release()
 		return nil, fmt.Errorf("gpu: hold for %s: %w", k.info.Name, err)
@@ -228,9 +236,9 @@ func (h *UserHeld) gather(dst, src *buffer, ids []int, rb int) error {
 // do).
 func (h *UserHeld) launchWait(ptrs map[string]*buffer, n int) error {
 	k := h.k
-	shape := maps.Clone(h.in.shape)
+	shape := maps.Clone(h.in.Sizes)
 	shape[h.in.rowsKey] = int64(n)
-	if err := k.launch(ptrs, shape, h.in.eps, h.dt, h.out); err != nil {
+	if err := k.launch(ptrs, shape, &h.in, h.dt, h.out); err != nil {
 		return err
 	}
 	if err := k.d.stream.Synchronize(); err != nil {

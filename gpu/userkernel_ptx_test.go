@@ -1,8 +1,10 @@
 package gpu
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +20,12 @@ import (
 func TestShippedUserKernels(t *testing.T) {
 	dir := filepath.Join("testdata", "userkernels")
 	cus, _ := filepath.Glob(filepath.Join(dir, "*.cu"))
-	if len(cus) < 4 {
-		t.Fatalf("%d example kernels, want 4", len(cus))
+	if len(cus) < 6 {
+		t.Fatalf("%d example kernels, want 6", len(cus))
+	}
+	headers, _ := filepath.Glob(filepath.Join(dir, "*.cuh"))
+	for i, h := range headers {
+		headers[i] = filepath.Base(h)
 	}
 	sums, err := os.ReadFile(filepath.Join(dir, "userkernels.sha256"))
 	built := err == nil
@@ -35,32 +41,36 @@ func TestShippedUserKernels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The kernel's parameter count from its signature.
-		sig := string(src)
-		i := strings.Index(sig, "__global__ void rmsnorm_rows(")
-		if i < 0 {
-			t.Fatalf("%s: no rmsnorm_rows kernel", cu)
-		}
-		sig = sig[i:]
-		sig = sig[:strings.IndexByte(sig, ')')]
-		nparams := strings.Count(sig, ",") + 1
 		js, err := os.ReadFile(filepath.Join(dir, base+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
+		var head struct{ Entry string }
+		if err := json.Unmarshal(js, &head); err != nil {
+			t.Fatalf("%s.json: %v", base, err)
+		}
+		// The kernel's parameter count from its signature.
+		sig := string(src)
+		i := strings.Index(sig, "__global__ void "+head.Entry+"(")
+		if i < 0 {
+			t.Fatalf("%s: no kernel %s (the manifest's entry)", cu, head.Entry)
+		}
+		sig = sig[i:]
+		sig = sig[:strings.IndexByte(sig, ')')]
+		nparams := strings.Count(sig, ",") + 1
 		tmp := t.TempDir()
-		os.WriteFile(filepath.Join(tmp, base+".ptx"), []byte(fakePTX("rmsnorm_rows", nparams)), 0o644)
+		os.WriteFile(filepath.Join(tmp, base+".ptx"), []byte(fakePTX(head.Entry, nparams)), 0o644)
 		m, err := ParseManifest(filepath.Join(tmp, base+".json"), js, ManifestOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", base, err)
 		}
-		if m.Entry != "rmsnorm_rows" || len(m.Params) != 8 {
-			t.Errorf("%s: entry %s, %d params", base, m.Entry, len(m.Params))
+		if len(m.Params) != nparams {
+			t.Errorf("%s: %d params, the kernel %s takes %d", base, len(m.Params), m.Entry, nparams)
 		}
 		if !built {
 			continue
 		}
-		for _, f := range []string{base + ".cu", base + ".ptx", "common.cuh"} {
+		for _, f := range append([]string{base + ".cu", base + ".ptx"}, headers...) {
 			b, err := os.ReadFile(filepath.Join(dir, f))
 			if err != nil {
 				t.Fatal(err)
@@ -77,7 +87,7 @@ func TestShippedUserKernels(t *testing.T) {
 			t.Fatalf("userkernels.fatbin.sha256: %v", err)
 		}
 		for _, cu := range cus {
-			for _, f := range []string{filepath.Base(cu), strings.TrimSuffix(filepath.Base(cu), ".cu") + ".fatbin", "common.cuh"} {
+			for _, f := range append([]string{filepath.Base(cu), strings.TrimSuffix(filepath.Base(cu), ".cu") + ".fatbin"}, headers...) {
 				b, err := os.ReadFile(filepath.Join(dir, f))
 				if err != nil {
 					t.Fatal(err)
@@ -92,5 +102,22 @@ func TestShippedUserKernels(t *testing.T) {
 	}
 	if !built {
 		t.Logf("no userkernels.sha256: the example PTX is built on the GPU host (build.sh, or the cuda tests do it)")
+	}
+}
+
+// TestUserKernelExpLog: the example attention kernels' explog.cuh is
+// gpu/kernels/explog.cuh byte for byte (whose constants TestExpLogConstants
+// holds to the oracle's), so their exp32 and log32 are the oracle's.
+func TestUserKernelExpLog(t *testing.T) {
+	ours, err := kernelFS.ReadFile("kernels/explog.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := os.ReadFile(filepath.Join("testdata", "userkernels", "explog.cuh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ours, copied) {
+		t.Fatal("testdata/userkernels/explog.cuh differs from kernels/explog.cuh: copy it again (cp kernels/explog.cuh testdata/userkernels/)")
 	}
 }

@@ -41,7 +41,7 @@ var opSwitches = map[string]string{
 	"gpu/lazy.go":                        "its kernel (lazy inputs)",
 	"gpu/nudge.go":                       "its kernel (boundary nudge)",
 	"gpu/manifest.go":                    "its kernel (user kernels)",
-	"gpu/userkernel.go":                  "its kernel (user kernels)",
+	"gpu/userkernel_inputs.go":           "its kernel's inputs (user kernels)",
 	"fuzz/internal/casecost/casecost.go": "its CPU cost model (the oracle's weights per op; the campaign's draws depend on them)",
 	"explain/space.go":                   "its schedule space",
 	"explain/probe.go":                   "its probe inputs (which tensors spread, which lengths)",
