@@ -12,8 +12,8 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// SensitiveAttempts bounds the draws of one row of a sensitive case: the
-// row as drawn and at most SensitiveAttempts-1 re-draws.
+// SensitiveAttempts bounds the candidates of one row of a sensitive case:
+// the row as drawn and at most SensitiveAttempts-1 re-draws.
 const SensitiveAttempts = 4
 
 // SensitiveOps lists the ops that have a sensitive draw (power.Ops).
@@ -34,9 +34,10 @@ func Family(c spec.Case) (*power.Family, error) {
 
 // sensitiveInputs makes the batch of a case with Dist "sensitive": each
 // row (item i) is, of at most SensitiveAttempts candidates, the one that
-// shows the most alternatives of Family(c) (power.Family.RMSNorm or
-// LogProb; the first such, and the first candidate that shows all stops
-// the search):
+// shows the most alternatives of Family(c) that the row key's earlier
+// draws of the chain have not shown (power.Family.RMSNorm or LogProb;
+// ties: the most alternatives; the first such; a candidate that leaves
+// none unshown stops the search):
 //
 //	candidate 0   the row of the normal draw of the case (same seed)
 //	candidate a   the row re-drawn as the normal draw's row key
@@ -49,14 +50,56 @@ func Family(c spec.Case) (*power.Family, error) {
 // the side alternates with the seed, so consecutive draws of a scan (seed,
 // seed+1) put every position on both sides, and a row shows a change of
 // either sign in one of the two. The shared tensors (w, target ids) are the
-// normal draw's. A row costs at most SensitiveAttempts nudges
-// (boundary.MaxEvals oracle row evaluations each) and SensitiveAttempts
-// family checks (|Family| scheduled sums of the row each), and its bits
-// depend only on (seed, row key), never on the batch.
+// normal draw's.
+//
+// The chain: a case with Draw = k >= 2 is draw k of a scan whose draws
+// 1..k-1 were sensitive cases of seeds Seed-k+1..Seed-1 (Draw 1..k-1);
+// row i targets the alternatives none of their rows i showed (Draw 0 or 1:
+// none shown before). So row i's bits depend only on (Seed, Draw, row key
+// i), never on the batch; the chain's sets are kept in memory
+// (sensitiveChain), so a scan makes each earlier draw once. A row costs at
+// most SensitiveAttempts nudges (boundary.MaxEvals oracle row evaluations
+// each) and SensitiveAttempts family checks (|Family| scheduled sums of
+// the row each).
 func sensitiveInputs(c spec.Case) (*target.Batch, error) {
+	b, _, err := sensitiveDraw(c)
+	return b, err
+}
+
+// sensitiveDraw is sensitiveInputs with the alternatives each row shows.
+func sensitiveDraw(c spec.Case) (*target.Batch, []power.Set, error) {
+	g, err := newSensitiveGen(c)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sensitive inputs: %w", err)
+	}
+	var prior []power.Set
+	if c.Draw >= 2 {
+		if prior, err = chainShown(c, g.rows); err != nil {
+			return nil, nil, err
+		}
+	}
+	sets, err := g.fill(prior)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sensitive inputs: %w", err)
+	}
+	return g.b, sets, nil
+}
+
+// sensitiveGen makes the rows of one sensitive case.
+type sensitiveGen struct {
+	c    spec.Case
+	f    *power.Family
+	b    *target.Batch // the normal draw, rows replaced in place
+	rows int
+	cmp  oracle.DType
+	rt   target.ItemTensor
+	rms  *boundary.RMSNormRows
+}
+
+func newSensitiveGen(c spec.Case) (*sensitiveGen, error) {
 	f, err := Family(c)
 	if err != nil {
-		return nil, fmt.Errorf("sensitive inputs: %w", err)
+		return nil, err
 	}
 	base := c
 	base.Dist = spec.DistNormal
@@ -64,100 +107,231 @@ func sensitiveInputs(c spec.Case) (*target.Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := itemTensor(base)
-	redraw := func(item uint64, a, cols int) ([]float32, error) {
-		return fill(base, rt.ID, rt.Dist, b.In, rt.Scale, 1, cols, func(int) uint64 { return item + uint64(a)<<40 })
+	cmp, err := oracle.ParseDType(string(c.CompareDType()))
+	if err != nil {
+		return nil, fmt.Errorf("compare dtype: %w", err)
 	}
-	var (
-		mu       sync.Mutex
-		firstErr error
-	)
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
+	g := &sensitiveGen{c: base, f: f, b: b, cmp: cmp, rt: itemTensor(base)}
 	switch c.Op {
 	case spec.OpRMSNorm:
 		in := b.RMSNorm
-		out, h := b.Out, in.Hidden
-		rows := boundary.NewRMSNormRows(in.W, in.Eps, b.In, out, target.OracleRMSNormSchedule)
-		eachRow(in.Rows, func(i int) {
-			odd := (uint64(i)+c.Seed)%2 == 1
-			row := in.X[i*h : (i+1)*h]
-			best, bestN := []float32(nil), -1
-			for a := range SensitiveAttempts {
-				x := slices.Clone(row)
-				if a > 0 {
-					var err error
-					if x, err = redraw(uint64(i), a, h); err != nil {
-						fail(err)
-						return
-					}
-				}
-				rows.Nudge(x, odd)
-				s, err := f.RMSNorm(x, in.W, in.Eps, out)
-				if err != nil {
-					fail(err)
-					return
-				}
-				if n := s.Len(); n > bestN {
-					best, bestN = x, n
-				}
-				if bestN == len(f.Alts) {
-					break
-				}
-			}
-			copy(row, best)
-		})
+		g.rows = in.Rows
+		g.rms = boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
 	case spec.OpLogProb:
-		cmp, err := oracle.ParseDType(string(c.CompareDType()))
-		if err != nil {
-			return nil, fmt.Errorf("sensitive inputs: compare dtype: %w", err)
-		}
-		l := b.LogProb
-		v := l.Vocab
-		eachRow(l.Rows, func(i int) {
-			odd := (uint64(i)+c.Seed)%2 == 1
-			row, t := l.Logits[i*v:(i+1)*v], int(l.Targets[i])
-			best, bestN := []float32(nil), -1
-			for a := range SensitiveAttempts {
-				x := slices.Clone(row)
-				if a > 0 {
-					var err error
-					if x, err = redraw(uint64(i), a, v); err != nil {
-						fail(err)
-						return
-					}
-				}
-				if cmp == oracle.FP32 {
-					boundary.LogProbPeak(x, t, b.In)
-				} else {
-					boundary.LogProbRow(x, t, b.In, cmp, target.OracleLogProbSchedule, odd)
-				}
-				s, err := f.LogProb(x, t, cmp)
-				if err != nil {
-					fail(err)
-					return
-				}
-				if n := s.Len(); n > bestN {
-					best, bestN = x, n
-				}
-				if bestN == len(f.Alts) {
-					break
-				}
-			}
-			copy(row, best)
-		})
+		g.rows = b.LogProb.Rows
 	}
-	if firstErr != nil {
-		return nil, fmt.Errorf("sensitive inputs: %w", firstErr)
-	}
-	return b, nil
+	return g, nil
 }
 
+// fill replaces every row of g.b by its sensitive row (prior[i]: what row
+// key i showed in the chain's earlier draws; nil: nothing) and returns
+// the alternatives each row shows.
+func (g *sensitiveGen) fill(prior []power.Set) ([]power.Set, error) {
+	sets := make([]power.Set, g.rows)
+	errs := make([]error, g.rows)
+	eachRow(g.rows, func(i int) {
+		var p power.Set
+		if prior != nil {
+			p = prior[i]
+		}
+		sets[i], errs[i] = g.row(i, p)
+	})
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+	}
+	return sets, nil
+}
+
+// row picks row i's candidate (sensitiveInputs), writes it into g.b and
+// returns the alternatives it shows.
+func (g *sensitiveGen) row(i int, prior power.Set) (power.Set, error) {
+	odd := (uint64(i)+g.c.Seed)%2 == 1
+	var row []float32
+	var cols int
+	switch g.c.Op {
+	case spec.OpRMSNorm:
+		cols = g.b.RMSNorm.Hidden
+		row = g.b.RMSNorm.X[i*cols : (i+1)*cols]
+	case spec.OpLogProb:
+		cols = g.b.LogProb.Vocab
+		row = g.b.LogProb.Logits[i*cols : (i+1)*cols]
+	}
+	n := len(g.f.Alts)
+	want := n
+	if prior != nil {
+		want = n - prior.Len()
+	}
+	var best []float32
+	var bestSet power.Set
+	bestNew, bestN := -1, -1
+	for a := range SensitiveAttempts {
+		x := slices.Clone(row)
+		if a > 0 {
+			var err error
+			x, err = fill(g.c, g.rt.ID, g.rt.Dist, g.b.In, g.rt.Scale, 1, cols, func(int) uint64 { return uint64(i) + uint64(a)<<40 })
+			if err != nil {
+				return nil, err
+			}
+		}
+		if err := g.nudge(x, i, odd); err != nil {
+			return nil, err
+		}
+		k := g.knob(x, i)
+		x0 := x[k]
+		ch, err := g.check(x, i)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range knobVariants {
+			s := ch(k, boundary.Step(g.b.In, x0, v))
+			shown, fresh := s.Len(), s.Len()
+			if prior != nil {
+				fresh = s.Minus(prior).Len()
+			}
+			if fresh > bestNew || fresh == bestNew && shown > bestN {
+				best, bestSet, bestNew, bestN = slices.Clone(x), s, fresh, shown
+			}
+			if bestNew == want {
+				break
+			}
+		}
+		if bestNew == want {
+			break
+		}
+	}
+	copy(row, best)
+	return bestSet, nil
+}
+
+// knobVariants are the steps (input-dtype values) by which a nudged
+// candidate's finest knob is moved, each a candidate of its own: the
+// nudge puts the declared sum (and so rstd) at one place of its rounding
+// class; a neighbour of it may sit at the class's edge and show the
+// alternatives whose sum is one ulp off.
+var knobVariants = []int{0, 1, -1, 2, -2, 3, -3, 4, -4}
+
+// nudge nudges x, row i's candidate, as the boundary draw does.
+func (g *sensitiveGen) nudge(x []float32, i int, odd bool) error {
+	if g.c.Op == spec.OpRMSNorm {
+		g.rms.Nudge(x, odd)
+		return nil
+	}
+	t := int(g.b.LogProb.Targets[i])
+	if g.cmp == oracle.FP32 {
+		boundary.LogProbPeak(x, t, g.b.In)
+	} else {
+		boundary.LogProbRow(x, t, g.b.In, g.cmp, target.OracleLogProbSchedule, odd)
+	}
+	return nil
+}
+
+// knob is the index of row i's finest knob (x nudged): rmsnorm's
+// x[hidden-3] (boundary.RMSNormRow), logprob's target logit.
+func (g *sensitiveGen) knob(x []float32, i int) int {
+	if g.c.Op == spec.OpRMSNorm {
+		return len(x) - 3
+	}
+	return int(g.b.LogProb.Targets[i])
+}
+
+// check returns a function that stores v in x[k] (x: row i's candidate)
+// and returns the alternatives x shows then (power.RMSNormCheck;
+// power.Family.LogProb).
+func (g *sensitiveGen) check(x []float32, i int) (func(k int, v float32) power.Set, error) {
+	if g.c.Op == spec.OpRMSNorm {
+		in := g.b.RMSNorm
+		c, err := g.f.NewRMSNormCheck(x, in.W, in.Eps, g.cmp)
+		if err != nil {
+			return nil, err
+		}
+		return func(k int, v float32) power.Set {
+			c.Set(k, v)
+			return c.Shows()
+		}, nil
+	}
+	t := int(g.b.LogProb.Targets[i])
+	if t < 0 || t >= len(x) {
+		return nil, fmt.Errorf("logprob target %d of vocab %d", t, len(x))
+	}
+	return func(k int, v float32) power.Set {
+		x[k] = v
+		s, err := g.f.LogProb(x, t, g.cmp)
+		if err != nil { // t is in range: LogProb fails on nothing else
+			panic(err)
+		}
+		return s
+	}, nil
+}
+
+// sensitiveChain keeps, per chain, what each row key showed in draws
+// 1..k: a scan makes draw k+1 right after draw k, so each draw of the
+// chain is made once. A few chains are kept (the oldest is dropped).
+var sensitiveChain struct {
+	sync.Mutex
+	order []string
+	shown map[string][]power.Set // chain key + draw k: the union over draws 1..k
+}
+
+const chainsKept = 16
+
+// chainKey names draw k of c's chain: everything that decides its rows
+// but the seed and the draw, and the chain's first seed.
+func chainKey(c spec.Case, k int) string {
+	d := c
+	d.Seed -= uint64(c.Draw - k)
+	d.Draw = k
+	d.Rel = spec.RelParams{}
+	d.Targets, d.Relation = nil, ""
+	d.SetBatchRows(0)
+	return fmt.Sprintf("%+v", d)
+}
+
+// chainShown returns, for rows 0..rows-1, the alternatives row key i
+// showed in draws 1..c.Draw-1 of c's chain, made (and kept) when not
+// kept yet.
+func chainShown(c spec.Case, rows int) ([]power.Set, error) {
+	k := c.Draw - 1
+	key := chainKey(c, k)
+	sensitiveChain.Lock()
+	u, ok := sensitiveChain.shown[key]
+	sensitiveChain.Unlock()
+	if ok && len(u) >= rows {
+		return u[:rows], nil
+	}
+	prev := c
+	prev.Seed -= 1
+	prev.Draw = k
+	prev.SetBatchRows(rows)
+	_, sets, err := sensitiveDraw(prev)
+	if err != nil {
+		return nil, fmt.Errorf("sensitive draw %d of the chain: %w", k, err)
+	}
+	if k >= 2 {
+		before, err := chainShown(prev, rows)
+		if err != nil {
+			return nil, err
+		}
+		for i := range sets {
+			sets[i] = power.Union(sets[i], before[i])
+		}
+	}
+	sensitiveChain.Lock()
+	defer sensitiveChain.Unlock()
+	if sensitiveChain.shown == nil {
+		sensitiveChain.shown = map[string][]power.Set{}
+	}
+	if _, ok := sensitiveChain.shown[key]; !ok {
+		sensitiveChain.order = append(sensitiveChain.order, key)
+	}
+	sensitiveChain.shown[key] = sets
+	if len(sensitiveChain.order) > chainsKept {
+		delete(sensitiveChain.shown, sensitiveChain.order[0])
+		sensitiveChain.order = sensitiveChain.order[1:]
+	}
+	return sets, nil
+}
 // RowPower returns, for each row of batch b of case c (rmsnorm or
 // logprob, its values on the host), the alternatives of f the row shows
 // in c's compare dtype (power.Family.RMSNorm, LogProb), rows checked in

@@ -15,6 +15,7 @@ package power
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -130,6 +131,22 @@ func (s Set) Or(t Set) {
 	}
 }
 
+// Minus is the alternatives of s that are not in t, a new set.
+func (s Set) Minus(t Set) Set {
+	d := make(Set, len(s))
+	for i := range s {
+		d[i] = s[i] &^ t[i]
+	}
+	return d
+}
+
+// Union is the alternatives of s or t, a new set.
+func Union(s, t Set) Set {
+	u := slices.Clone(s)
+	u.Or(t)
+	return u
+}
+
 // Len is the number of alternatives in s.
 func (s Set) Len() int {
 	n := 0
@@ -143,43 +160,118 @@ func (s Set) Len() int {
 
 // RMSNorm returns the alternatives that row x (weights w, eps) shows:
 // alternative a is in the set when some output of the row, rounded to
-// out, has other bits under f.Alts[a] than under f.Declared. An
-// alternative whose rstd has the declared one's bits and whose output
-// order is the declared one's cannot differ and costs one sum of squares
-// (Cols fmas); the others cost a row of outputs once per distinct
-// (rstd, order): about |Alts| x Cols fmas a row.
+// out, has other bits under f.Alts[a] than under f.Declared
+// (RMSNormCheck.Shows on a copy of x).
 func (f *Family) RMSNorm(x, w []float32, eps float32, out oracle.DType) (Set, error) {
-	d := f.Declared.(oracle.RMSNormSchedule)
-	ref, err := rmsnormRow(x, w, eps, d, out, nil)
+	c, err := f.NewRMSNormCheck(slices.Clone(x), w, eps, out)
 	if err != nil {
 		return nil, err
 	}
+	return c.Shows(), nil
+}
+
+// RMSNormCheck tells which alternatives of a family an RMSNorm row shows
+// while single elements of the row change (a search over a knob's
+// values): it keeps one oracle.RMSNormProbe per distinct reduction of the
+// family (the output order does not change the sum of squares), so a
+// change of x[j] costs each of them one thread's partial and a combine.
+type RMSNormCheck struct {
+	f      *Family
+	x, w   []float32
+	out    oracle.DType
+	decl   int                    // probes[decl] is the declared reduction's
+	probes []*oracle.RMSNormProbe // one per distinct reduction
+	alt    []int                  // alternative a's probe
+	ref    []float32              // scratch: the declared row, rounded
+	buf    []float32
+}
+
+// NewRMSNormCheck starts a check of row x (the caller's slice, which Set
+// writes; the caller must not change it otherwise).
+func (f *Family) NewRMSNormCheck(x, w []float32, eps float32, out oracle.DType) (*RMSNormCheck, error) {
+	d, ok := f.Declared.(oracle.RMSNormSchedule)
+	if !ok {
+		return nil, fmt.Errorf("power: rmsnorm check of a %s family", f.Op)
+	}
+	c := &RMSNormCheck{f: f, x: x, w: w, out: out, alt: make([]int, len(f.Alts))}
+	index := map[oracle.Reduction]int{}
+	probe := func(r oracle.Reduction) (int, error) {
+		if i, ok := index[r]; ok {
+			return i, nil
+		}
+		p, err := oracle.NewRMSNormProbe(x, w, eps, oracle.RMSNormSchedule{Reduce: r, Order: oracle.ScaleThenWeight})
+		if err != nil {
+			return 0, fmt.Errorf("power: rmsnorm %s: %w", r, err)
+		}
+		index[r] = len(c.probes)
+		c.probes = append(c.probes, p)
+		return index[r], nil
+	}
+	var err error
+	if c.decl, err = probe(d.Reduce); err != nil {
+		return nil, err
+	}
+	for a, alt := range f.Alts {
+		if c.alt[a], err = probe(alt.(oracle.RMSNormSchedule).Reduce); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Set stores v in x[j].
+func (c *RMSNormCheck) Set(j int, v float32) {
+	for _, p := range c.probes {
+		p.Set(j, v)
+	}
+}
+
+// Shows returns the alternatives the row shows now. An alternative whose
+// rstd has the declared one's bits and whose output order is the declared
+// one's cannot differ and costs nothing more; the others cost a row of
+// outputs once per distinct (rstd, order).
+func (c *RMSNormCheck) Shows() Set {
+	d := c.f.Declared.(oracle.RMSNormSchedule)
 	type key struct {
 		rstd  uint32
 		order oracle.ScaleOrder
 	}
-	dp, _ := oracle.NewRMSNormProbe(x, w, eps, d)
-	differs := map[key]bool{{math.Float32bits(dp.Tap().Rstd), d.Order}: false}
-	s := NewSet(len(f.Alts))
-	var buf []float32
-	for a, alt := range f.Alts {
-		rs := alt.(oracle.RMSNormSchedule)
-		p, err := oracle.NewRMSNormProbe(x, w, eps, rs)
-		if err != nil {
-			return nil, fmt.Errorf("power: rmsnorm %s: %w", rs, err)
-		}
-		k := key{math.Float32bits(p.Tap().Rstd), rs.Order}
+	dr := c.probes[c.decl].Tap().Rstd
+	c.ref = rmsnormOut(c.x, c.w, dr, d.Order, c.ref)
+	for j, v := range c.ref {
+		c.ref[j] = oracle.Round(c.out, v)
+	}
+	differs := map[key]bool{{math.Float32bits(dr), d.Order}: false}
+	s := NewSet(len(c.f.Alts))
+	for a, alt := range c.f.Alts {
+		o := alt.(oracle.RMSNormSchedule).Order
+		r := c.probes[c.alt[a]].Tap().Rstd
+		k := key{math.Float32bits(r), o}
 		diff, ok := differs[k]
 		if !ok {
-			buf = p.Row(buf)
-			diff = !sameRounded(buf, ref, out)
+			c.buf = rmsnormOut(c.x, c.w, r, o, c.buf)
+			diff = !sameRounded(c.buf, c.ref, c.out)
 			differs[k] = diff
 		}
 		if diff {
 			s.Add(a)
 		}
 	}
-	return s, nil
+	return s
+}
+
+// rmsnormOut appends to dst[:0] the fp32 outputs of row x at rstd in
+// order o, as oracle.RMSNorm computes them.
+func rmsnormOut(x, w []float32, rstd float32, o oracle.ScaleOrder, dst []float32) []float32 {
+	dst = slices.Grow(dst[:0], len(x))
+	for j, v := range x {
+		if o == oracle.WeightedScale {
+			dst = append(dst, oracle.Mul32(v, oracle.Mul32(rstd, w[j])))
+		} else {
+			dst = append(dst, oracle.Mul32(oracle.Mul32(v, rstd), w[j]))
+		}
+	}
+	return dst
 }
 
 // rmsnormRow is row x's output under s, rounded to out, appended to dst[:0].
