@@ -72,22 +72,61 @@ func sensitiveDraw(c spec.Case) (*target.Batch, []power.Set, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("sensitive inputs: %w", err)
 	}
-	var prior []power.Set
-	if c.Draw >= 2 {
-		if prior, err = chainShown(c, g.rows); err != nil {
-			return nil, nil, err
-		}
+	keys := make([]int, g.rows)
+	for i := range keys {
+		keys[i] = i
 	}
-	sets, err := g.fill(prior)
+	sets, err := g.fill(keys)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sensitive inputs: %w", err)
 	}
 	return g.b, sets, nil
 }
 
+// RowShows returns the alternatives of Family(c) that the rows of case c
+// with row keys keys (items, each < the case's batch rows) show: of a
+// sensitive case, its rows made for those keys alone (as sensitiveInputs
+// makes them, with the chain of earlier draws for those keys); of any
+// other case, its batch's rows (RowPower).
+func RowShows(c spec.Case, keys []int) ([]power.Set, error) {
+	if c.Dist != spec.DistSensitive {
+		b, err := Inputs(c)
+		if err != nil {
+			return nil, err
+		}
+		f, err := Family(c)
+		if err != nil {
+			return nil, err
+		}
+		all, err := RowPower(c, b, f)
+		if err != nil {
+			return nil, err
+		}
+		sets := make([]power.Set, len(keys))
+		for j, i := range keys {
+			if i < 0 || i >= len(all) {
+				return nil, fmt.Errorf("row shows: row key %d of %d rows", i, len(all))
+			}
+			sets[j] = all[i]
+		}
+		return sets, nil
+	}
+	g, err := newSensitiveGen(c)
+	if err != nil {
+		return nil, fmt.Errorf("sensitive inputs: %w", err)
+	}
+	for _, i := range keys {
+		if i < 0 || i >= g.rows {
+			return nil, fmt.Errorf("row shows: row key %d of %d rows", i, g.rows)
+		}
+	}
+	return g.fill(keys)
+}
+
 // sensitiveGen makes the rows of one sensitive case.
 type sensitiveGen struct {
-	c    spec.Case
+	c    spec.Case // the case, dist normal
+	draw int       // its Draw
 	f    *power.Family
 	b    *target.Batch // the normal draw, rows replaced in place
 	rows int
@@ -111,7 +150,7 @@ func newSensitiveGen(c spec.Case) (*sensitiveGen, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare dtype: %w", err)
 	}
-	g := &sensitiveGen{c: base, f: f, b: b, cmp: cmp, rt: itemTensor(base)}
+	g := &sensitiveGen{c: base, draw: c.Draw, f: f, b: b, cmp: cmp, rt: itemTensor(base)}
 	switch c.Op {
 	case spec.OpRMSNorm:
 		in := b.RMSNorm
@@ -123,22 +162,29 @@ func newSensitiveGen(c spec.Case) (*sensitiveGen, error) {
 	return g, nil
 }
 
-// fill replaces every row of g.b by its sensitive row (prior[i]: what row
-// key i showed in the chain's earlier draws; nil: nothing) and returns
-// the alternatives each row shows.
-func (g *sensitiveGen) fill(prior []power.Set) ([]power.Set, error) {
-	sets := make([]power.Set, g.rows)
-	errs := make([]error, g.rows)
-	eachRow(g.rows, func(i int) {
+// fill replaces the rows keys of g.b by their sensitive rows and returns
+// the alternatives each shows (in the order of keys). A case with Draw
+// >= 2 first gets what its chain's earlier draws showed for those keys.
+func (g *sensitiveGen) fill(keys []int) ([]power.Set, error) {
+	var prior []power.Set
+	if g.draw >= 2 {
+		var err error
+		if prior, err = chainShown(g.c, g.draw, keys); err != nil {
+			return nil, err
+		}
+	}
+	sets := make([]power.Set, len(keys))
+	errs := make([]error, len(keys))
+	eachRow(len(keys), func(j int) {
 		var p power.Set
 		if prior != nil {
-			p = prior[i]
+			p = prior[j]
 		}
-		sets[i], errs[i] = g.row(i, p)
+		sets[j], errs[j] = g.row(keys[j], p)
 	})
-	for i, err := range errs {
+	for j, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("row %d: %w", i, err)
+			return nil, fmt.Errorf("row %d: %w", keys[j], err)
 		}
 	}
 	return sets, nil
@@ -271,67 +317,86 @@ func (g *sensitiveGen) check(x []float32, i int) (func(k int, v float32) power.S
 var sensitiveChain struct {
 	sync.Mutex
 	order []string
-	shown map[string][]power.Set // chain key + draw k: the union over draws 1..k
+	shown map[string]map[int]power.Set // chain key + draw k: row key -> the union over draws 1..k
 }
 
 const chainsKept = 16
 
-// chainKey names draw k of c's chain: everything that decides its rows
-// but the seed and the draw, and the chain's first seed.
-func chainKey(c spec.Case, k int) string {
-	d := c
-	d.Seed -= uint64(c.Draw - k)
-	d.Draw = k
-	d.Rel = spec.RelParams{}
-	d.Targets, d.Relation = nil, ""
-	d.SetBatchRows(0)
-	return fmt.Sprintf("%+v", d)
+// chainKey names draw k of the chain of c (a case of dist normal, its
+// seed that of draw d): everything that decides its rows but the seed and
+// the batch, and the chain's first seed.
+func chainKey(c spec.Case, d, k int) string {
+	c.Seed -= uint64(d - k)
+	c.Rel = spec.RelParams{}
+	c.Targets, c.Relation = nil, ""
+	c.SetBatchRows(0)
+	return fmt.Sprintf("%d %+v", k, c)
 }
 
-// chainShown returns, for rows 0..rows-1, the alternatives row key i
-// showed in draws 1..c.Draw-1 of c's chain, made (and kept) when not
-// kept yet.
-func chainShown(c spec.Case, rows int) ([]power.Set, error) {
-	k := c.Draw - 1
-	key := chainKey(c, k)
+// chainShown returns, for each row key of keys, the alternatives it
+// showed in draws 1..d-1 of the chain of c (dist normal, the seed of draw
+// d), made (and kept) where not kept yet.
+func chainShown(c spec.Case, d int, keys []int) ([]power.Set, error) {
+	k := d - 1
+	key := chainKey(c, d, k)
+	sets := make([]power.Set, len(keys))
+	var missing []int
 	sensitiveChain.Lock()
-	u, ok := sensitiveChain.shown[key]
+	kept := sensitiveChain.shown[key]
+	for j, i := range keys {
+		if s, ok := kept[i]; ok {
+			sets[j] = s
+		} else {
+			missing = append(missing, i)
+		}
+	}
 	sensitiveChain.Unlock()
-	if ok && len(u) >= rows {
-		return u[:rows], nil
+	if len(missing) == 0 {
+		return sets, nil
 	}
 	prev := c
-	prev.Seed -= 1
-	prev.Draw = k
-	prev.SetBatchRows(rows)
-	_, sets, err := sensitiveDraw(prev)
+	prev.Dist, prev.Seed, prev.Draw = spec.DistSensitive, c.Seed-1, k
+	g, err := newSensitiveGen(prev)
+	if err != nil {
+		return nil, fmt.Errorf("sensitive draw %d of the chain: %w", k, err)
+	}
+	made, err := g.fill(missing) // with draws 1..k-1 for k >= 2
 	if err != nil {
 		return nil, fmt.Errorf("sensitive draw %d of the chain: %w", k, err)
 	}
 	if k >= 2 {
-		before, err := chainShown(prev, rows)
+		before, err := chainShown(g.c, k, missing)
 		if err != nil {
 			return nil, err
 		}
-		for i := range sets {
-			sets[i] = power.Union(sets[i], before[i])
+		for j := range made {
+			made[j] = power.Union(made[j], before[j])
 		}
 	}
 	sensitiveChain.Lock()
 	defer sensitiveChain.Unlock()
 	if sensitiveChain.shown == nil {
-		sensitiveChain.shown = map[string][]power.Set{}
+		sensitiveChain.shown = map[string]map[int]power.Set{}
 	}
-	if _, ok := sensitiveChain.shown[key]; !ok {
+	m, ok := sensitiveChain.shown[key]
+	if !ok {
+		m = map[int]power.Set{}
+		sensitiveChain.shown[key] = m
 		sensitiveChain.order = append(sensitiveChain.order, key)
+		if len(sensitiveChain.order) > chainsKept {
+			delete(sensitiveChain.shown, sensitiveChain.order[0])
+			sensitiveChain.order = sensitiveChain.order[1:]
+		}
 	}
-	sensitiveChain.shown[key] = sets
-	if len(sensitiveChain.order) > chainsKept {
-		delete(sensitiveChain.shown, sensitiveChain.order[0])
-		sensitiveChain.order = sensitiveChain.order[1:]
+	for j, i := range missing {
+		m[i] = made[j]
+	}
+	for j, i := range keys {
+		sets[j] = m[i]
 	}
 	return sets, nil
 }
+
 // RowPower returns, for each row of batch b of case c (rmsnorm or
 // logprob, its values on the host), the alternatives of f the row shows
 // in c's compare dtype (power.Family.RMSNorm, LogProb), rows checked in
