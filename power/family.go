@@ -274,19 +274,6 @@ func rmsnormOut(x, w []float32, rstd float32, o oracle.ScaleOrder, dst []float32
 	return dst
 }
 
-// rmsnormRow is row x's output under s, rounded to out, appended to dst[:0].
-func rmsnormRow(x, w []float32, eps float32, s oracle.RMSNormSchedule, out oracle.DType, dst []float32) ([]float32, error) {
-	p, err := oracle.NewRMSNormProbe(x, w, eps, s)
-	if err != nil {
-		return nil, fmt.Errorf("power: rmsnorm %s: %w", s, err)
-	}
-	dst = p.Row(dst)
-	for j, v := range dst {
-		dst[j] = oracle.Round(out, v)
-	}
-	return dst, nil
-}
-
 // sameRounded reports whether fp32 values y, rounded to out, have the bits
 // of ref (already rounded).
 func sameRounded(y, ref []float32, out oracle.DType) bool {
