@@ -42,7 +42,7 @@ func TestStepsRaisedTotal(t *testing.T) {
 	s := newSteps(&buf, "scan", 100, clk, false)
 	now = now.Add(LineInterval)
 	s.UpdateOf(150, 200)
-	want := "scan: 150 of 200 steps (75%), 0:05 elapsed, 0:01 left\n"
+	want := "scan: 150 of 200 steps (75%), 0:05 elapsed, 0:02 left\n"
 	if buf.String() != want {
 		t.Errorf("line %q, want %q", buf.String(), want)
 	}
