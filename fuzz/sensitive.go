@@ -68,15 +68,11 @@ func sensitiveInputs(c spec.Case) (*target.Batch, error) {
 
 // sensitiveDraw is sensitiveInputs with the alternatives each row shows.
 func sensitiveDraw(c spec.Case) (*target.Batch, []power.Set, error) {
-	g, err := newSensitiveGen(c)
+	g, err := newSensitiveGen(c, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sensitive inputs: %w", err)
 	}
-	keys := make([]int, g.rows)
-	for i := range keys {
-		keys[i] = i
-	}
-	sets, err := g.fill(keys)
+	sets, err := g.fill()
 	if err != nil {
 		return nil, nil, fmt.Errorf("sensitive inputs: %w", err)
 	}
@@ -111,16 +107,16 @@ func RowShows(c spec.Case, keys []int) ([]power.Set, error) {
 		}
 		return sets, nil
 	}
-	g, err := newSensitiveGen(c)
+	for _, i := range keys {
+		if i < 0 || i >= c.BatchRows() {
+			return nil, fmt.Errorf("row shows: row key %d of %d rows", i, c.BatchRows())
+		}
+	}
+	g, err := newSensitiveGen(c, keys)
 	if err != nil {
 		return nil, fmt.Errorf("sensitive inputs: %w", err)
 	}
-	for _, i := range keys {
-		if i < 0 || i >= g.rows {
-			return nil, fmt.Errorf("row shows: row key %d of %d rows", i, g.rows)
-		}
-	}
-	return g.fill(keys)
+	return g.fill()
 }
 
 // sensitiveGen makes the rows of one sensitive case.
@@ -128,44 +124,59 @@ type sensitiveGen struct {
 	c    spec.Case // the case, dist normal
 	draw int       // its Draw
 	f    *power.Family
-	b    *target.Batch // the normal draw, rows replaced in place
-	rows int
+	b    *target.Batch // the normal draw's rows keys, replaced in place
+	keys []int         // slot j of b holds row key keys[j]
 	cmp  oracle.DType
 	rt   target.ItemTensor
 	rms  *boundary.RMSNormRows
 }
 
-func newSensitiveGen(c spec.Case) (*sensitiveGen, error) {
+// newSensitiveGen starts the rows of case c with row keys keys (nil: all
+// of c's rows): the normal draw of those items alone (tokenInputs), so a
+// few rows of a large batch cost a few rows.
+func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 	f, err := Family(c)
 	if err != nil {
 		return nil, err
 	}
 	base := c
-	base.Dist = spec.DistNormal
-	b, err := Inputs(base)
-	if err != nil {
-		return nil, err
+	base.Dist, base.Draw = spec.DistNormal, 0
+	var b *target.Batch
+	if keys == nil {
+		if b, err = Inputs(base); err != nil {
+			return nil, err
+		}
+		keys = make([]int, base.BatchRows())
+		for i := range keys {
+			keys[i] = i
+		}
+	} else {
+		in, out, err := caseDTypes(base)
+		if err != nil {
+			return nil, err
+		}
+		b = &target.Batch{Op: c.Op, In: in, Out: out}
+		if err := tokenInputs(base, b, keys, false, nil); err != nil {
+			return nil, err
+		}
 	}
 	cmp, err := oracle.ParseDType(string(c.CompareDType()))
 	if err != nil {
 		return nil, fmt.Errorf("compare dtype: %w", err)
 	}
-	g := &sensitiveGen{c: base, draw: c.Draw, f: f, b: b, cmp: cmp, rt: itemTensor(base)}
-	switch c.Op {
-	case spec.OpRMSNorm:
+	g := &sensitiveGen{c: base, draw: c.Draw, f: f, b: b, keys: keys, cmp: cmp, rt: itemTensor(base)}
+	if c.Op == spec.OpRMSNorm {
 		in := b.RMSNorm
-		g.rows = in.Rows
 		g.rms = boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
-	case spec.OpLogProb:
-		g.rows = b.LogProb.Rows
 	}
 	return g, nil
 }
 
-// fill replaces the rows keys of g.b by their sensitive rows and returns
-// the alternatives each shows (in the order of keys). A case with Draw
-// >= 2 first gets what its chain's earlier draws showed for those keys.
-func (g *sensitiveGen) fill(keys []int) ([]power.Set, error) {
+// fill replaces the rows of g.b by their sensitive rows and returns the
+// alternatives each shows (in the order of g.keys). A case with Draw >= 2
+// first gets what its chain's earlier draws showed for those keys.
+func (g *sensitiveGen) fill() ([]power.Set, error) {
+	keys := g.keys
 	var prior []power.Set
 	if g.draw >= 2 {
 		var err error
@@ -180,7 +191,7 @@ func (g *sensitiveGen) fill(keys []int) ([]power.Set, error) {
 		if prior != nil {
 			p = prior[j]
 		}
-		sets[j], errs[j] = g.row(keys[j], p)
+		sets[j], errs[j] = g.row(j, p)
 	})
 	for j, err := range errs {
 		if err != nil {
@@ -190,19 +201,20 @@ func (g *sensitiveGen) fill(keys []int) ([]power.Set, error) {
 	return sets, nil
 }
 
-// row picks row i's candidate (sensitiveInputs), writes it into g.b and
-// returns the alternatives it shows.
-func (g *sensitiveGen) row(i int, prior power.Set) (power.Set, error) {
+// row picks the candidate of slot j (row key g.keys[j]; sensitiveInputs),
+// writes it into g.b and returns the alternatives it shows.
+func (g *sensitiveGen) row(j int, prior power.Set) (power.Set, error) {
+	i := g.keys[j]
 	odd := (uint64(i)+g.c.Seed)%2 == 1
 	var row []float32
 	var cols int
 	switch g.c.Op {
 	case spec.OpRMSNorm:
 		cols = g.b.RMSNorm.Hidden
-		row = g.b.RMSNorm.X[i*cols : (i+1)*cols]
+		row = g.b.RMSNorm.X[j*cols : (j+1)*cols]
 	case spec.OpLogProb:
 		cols = g.b.LogProb.Vocab
-		row = g.b.LogProb.Logits[i*cols : (i+1)*cols]
+		row = g.b.LogProb.Logits[j*cols : (j+1)*cols]
 	}
 	n := len(g.f.Alts)
 	want := n
@@ -221,12 +233,12 @@ func (g *sensitiveGen) row(i int, prior power.Set) (power.Set, error) {
 				return nil, err
 			}
 		}
-		if err := g.nudge(x, i, odd); err != nil {
+		if err := g.nudge(x, j, odd); err != nil {
 			return nil, err
 		}
-		k := g.knob(x, i)
+		k := g.knob(x, j)
 		x0 := x[k]
-		ch, err := g.check(x, i)
+		ch, err := g.check(x, j)
 		if err != nil {
 			return nil, err
 		}
@@ -258,13 +270,13 @@ func (g *sensitiveGen) row(i int, prior power.Set) (power.Set, error) {
 // alternatives whose sum is one ulp off.
 var knobVariants = []int{0, 1, -1, 2, -2, 3, -3, 4, -4}
 
-// nudge nudges x, row i's candidate, as the boundary draw does.
-func (g *sensitiveGen) nudge(x []float32, i int, odd bool) error {
+// nudge nudges x, the candidate of slot j, as the boundary draw does.
+func (g *sensitiveGen) nudge(x []float32, j int, odd bool) error {
 	if g.c.Op == spec.OpRMSNorm {
 		g.rms.Nudge(x, odd)
 		return nil
 	}
-	t := int(g.b.LogProb.Targets[i])
+	t := int(g.b.LogProb.Targets[j])
 	if g.cmp == oracle.FP32 {
 		boundary.LogProbPeak(x, t, g.b.In)
 	} else {
@@ -273,19 +285,19 @@ func (g *sensitiveGen) nudge(x []float32, i int, odd bool) error {
 	return nil
 }
 
-// knob is the index of row i's finest knob (x nudged): rmsnorm's
+// knob is the index of the finest knob of x (slot j, nudged): rmsnorm's
 // x[hidden-3] (boundary.RMSNormRow), logprob's target logit.
-func (g *sensitiveGen) knob(x []float32, i int) int {
+func (g *sensitiveGen) knob(x []float32, j int) int {
 	if g.c.Op == spec.OpRMSNorm {
 		return len(x) - 3
 	}
-	return int(g.b.LogProb.Targets[i])
+	return int(g.b.LogProb.Targets[j])
 }
 
-// check returns a function that stores v in x[k] (x: row i's candidate)
+// check returns a function that stores v in x[k] (x: slot j's candidate)
 // and returns the alternatives x shows then (power.RMSNormCheck;
 // power.Family.LogProb).
-func (g *sensitiveGen) check(x []float32, i int) (func(k int, v float32) power.Set, error) {
+func (g *sensitiveGen) check(x []float32, j int) (func(k int, v float32) power.Set, error) {
 	if g.c.Op == spec.OpRMSNorm {
 		in := g.b.RMSNorm
 		c, err := g.f.NewRMSNormCheck(x, in.W, in.Eps, g.cmp)
@@ -297,7 +309,7 @@ func (g *sensitiveGen) check(x []float32, i int) (func(k int, v float32) power.S
 			return c.Shows()
 		}, nil
 	}
-	t := int(g.b.LogProb.Targets[i])
+	t := int(g.b.LogProb.Targets[j])
 	if t < 0 || t >= len(x) {
 		return nil, fmt.Errorf("logprob target %d of vocab %d", t, len(x))
 	}
@@ -356,11 +368,11 @@ func chainShown(c spec.Case, d int, keys []int) ([]power.Set, error) {
 	}
 	prev := c
 	prev.Dist, prev.Seed, prev.Draw = spec.DistSensitive, c.Seed-1, k
-	g, err := newSensitiveGen(prev)
+	g, err := newSensitiveGen(prev, missing)
 	if err != nil {
 		return nil, fmt.Errorf("sensitive draw %d of the chain: %w", k, err)
 	}
-	made, err := g.fill(missing) // with draws 1..k-1 for k >= 2
+	made, err := g.fill() // with draws 1..k-1 for k >= 2
 	if err != nil {
 		return nil, fmt.Errorf("sensitive draw %d of the chain: %w", k, err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 func powerCase(op spec.Op, cols, rows int, out spec.DType, dist spec.Dist, seed uint64) spec.Case {
@@ -71,4 +72,41 @@ func TestSensitivePower(t *testing.T) {
 			t.Errorf("%s: sensitive rows of a batch of 8 differ from the first 8 of 16", op)
 		}
 	}
+}
+
+// TestSensitiveChain: a targeted draw (Draw 3) of a batch has, at every
+// row key, the rows and sets that RowShows makes for a few keys alone
+// with nothing kept from before (the chain made again for those keys).
+func TestSensitiveChain(t *testing.T) {
+	for _, op := range SensitiveOps {
+		c := powerCase(op, 256, 12, spec.BF16, spec.DistSensitive, 11)
+		c.Draw = 3
+		b, sets, err := sensitiveDraw(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := Inputs(c); err != nil || !sameBatch(b, again) {
+			t.Fatalf("%s: a targeted draw made twice differs (%v)", op, err)
+		}
+		sensitiveChain.Lock()
+		sensitiveChain.shown, sensitiveChain.order = nil, nil
+		sensitiveChain.Unlock()
+		keys := []int{7, 2, 11}
+		got, err := RowShows(c, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, i := range keys {
+			if !slices.Equal(got[j], sets[i]) {
+				t.Errorf("%s: row key %d shows %v alone, %v in the batch", op, i, got[j], sets[i])
+			}
+		}
+	}
+}
+
+func sameBatch(a, b *target.Batch) bool {
+	if a.RMSNorm != nil {
+		return slices.Equal(a.RMSNorm.X, b.RMSNorm.X)
+	}
+	return slices.Equal(a.LogProb.Logits, b.LogProb.Logits)
 }
