@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -109,4 +110,29 @@ func sameBatch(a, b *target.Batch) bool {
 		return slices.Equal(a.RMSNorm.X, b.RMSNorm.X)
 	}
 	return slices.Equal(a.LogProb.Logits, b.LogProb.Logits)
+}
+
+// BenchmarkSensitiveDraw makes sensitive rmsnorm draws of 16 rows at
+// llama3-8b's width (hidden 4096, bf16): the first draw of a chain, and
+// draw 2 targeted (its chain's draw 1 kept, as in a scan). ns/row is one
+// row's cost on all cores (eachRow); a scan's host share is about
+// rows x draws x ns/row.
+func BenchmarkSensitiveDraw(b *testing.B) {
+	const rows = 16
+	for _, draw := range []int{1, 2} {
+		b.Run(fmt.Sprintf("hidden4096/draw%d", draw), func(b *testing.B) {
+			c := powerCase(spec.OpRMSNorm, 4096, rows, spec.BF16, spec.DistSensitive, 21)
+			c.Draw = draw
+			if _, err := Inputs(c); err != nil { // the chain's earlier draws, kept
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := Inputs(c); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+		})
+	}
 }

@@ -172,18 +172,26 @@ func (f *Family) RMSNorm(x, w []float32, eps float32, out oracle.DType) (Set, er
 
 // RMSNormCheck tells which alternatives of a family an RMSNorm row shows
 // while single elements of the row change (a search over a knob's
-// values): it keeps one oracle.RMSNormProbe per distinct reduction of the
-// family (the output order does not change the sum of squares), so a
-// change of x[j] costs each of them one thread's partial and a combine.
+// values): it keeps one oracle.RMSNormProbe per distinct (threads, vector
+// width) of the family, whose thread partials serve every warp and cross
+// order (RMSNormProbe.TapWith; the output order does not change the sum),
+// so a change of x[j] costs each of them one thread's partial, and each
+// distinct reduction a combine.
 type RMSNormCheck struct {
 	f      *Family
 	x, w   []float32
 	out    oracle.DType
-	decl   int                    // probes[decl] is the declared reduction's
-	probes []*oracle.RMSNormProbe // one per distinct reduction
-	alt    []int                  // alternative a's probe
-	ref    []float32              // scratch: the declared row, rounded
-	buf    []float32
+	probes []*oracle.RMSNormProbe // one per (threads, vec)
+	decl   reduction
+	alt    []reduction // alternative a's
+	ref    []float32   // scratch: the declared row, rounded
+}
+
+// reduction is a reduction of the family: a probe and its combine.
+type reduction struct {
+	probe int
+	warp  oracle.WarpOrder
+	cross oracle.CrossOrder
 }
 
 // NewRMSNormCheck starts a check of row x (the caller's slice, which Set
@@ -193,26 +201,28 @@ func (f *Family) NewRMSNormCheck(x, w []float32, eps float32, out oracle.DType) 
 	if !ok {
 		return nil, fmt.Errorf("power: rmsnorm check of a %s family", f.Op)
 	}
-	c := &RMSNormCheck{f: f, x: x, w: w, out: out, alt: make([]int, len(f.Alts))}
-	index := map[oracle.Reduction]int{}
-	probe := func(r oracle.Reduction) (int, error) {
-		if i, ok := index[r]; ok {
-			return i, nil
+	c := &RMSNormCheck{f: f, x: x, w: w, out: out, alt: make([]reduction, len(f.Alts))}
+	index := map[[2]int]int{}
+	of := func(r oracle.Reduction) (reduction, error) {
+		tv := [2]int{r.Threads, r.Vec}
+		i, ok := index[tv]
+		if !ok {
+			p, err := oracle.NewRMSNormProbe(x, w, eps, oracle.RMSNormSchedule{Reduce: r, Order: oracle.ScaleThenWeight})
+			if err != nil {
+				return reduction{}, fmt.Errorf("power: rmsnorm %s: %w", r, err)
+			}
+			i = len(c.probes)
+			index[tv] = i
+			c.probes = append(c.probes, p)
 		}
-		p, err := oracle.NewRMSNormProbe(x, w, eps, oracle.RMSNormSchedule{Reduce: r, Order: oracle.ScaleThenWeight})
-		if err != nil {
-			return 0, fmt.Errorf("power: rmsnorm %s: %w", r, err)
-		}
-		index[r] = len(c.probes)
-		c.probes = append(c.probes, p)
-		return index[r], nil
+		return reduction{i, r.Warp, r.Cross}, nil
 	}
 	var err error
-	if c.decl, err = probe(d.Reduce); err != nil {
+	if c.decl, err = of(d.Reduce); err != nil {
 		return nil, err
 	}
 	for a, alt := range f.Alts {
-		if c.alt[a], err = probe(alt.(oracle.RMSNormSchedule).Reduce); err != nil {
+		if c.alt[a], err = of(alt.(oracle.RMSNormSchedule).Reduce); err != nil {
 			return nil, err
 		}
 	}
@@ -226,31 +236,50 @@ func (c *RMSNormCheck) Set(j int, v float32) {
 	}
 }
 
+// rstd is the row's rstd under reduction r.
+func (c *RMSNormCheck) rstd(r reduction) float32 {
+	return c.probes[r.probe].TapWith(r.warp, r.cross).Rstd
+}
+
 // Shows returns the alternatives the row shows now. An alternative whose
 // rstd has the declared one's bits and whose output order is the declared
-// one's cannot differ and costs nothing more; the others cost a row of
-// outputs once per distinct (rstd, order).
+// one's cannot differ and costs one combine; the others cost a row of
+// outputs (up to the first that differs) once per distinct (rstd, order).
 func (c *RMSNormCheck) Shows() Set {
 	d := c.f.Declared.(oracle.RMSNormSchedule)
 	type key struct {
 		rstd  uint32
 		order oracle.ScaleOrder
 	}
-	dr := c.probes[c.decl].Tap().Rstd
-	c.ref = rmsnormOut(c.x, c.w, dr, d.Order, c.ref)
-	for j, v := range c.ref {
-		c.ref[j] = oracle.Round(c.out, v)
+	dr := c.rstd(c.decl)
+	c.ref = slices.Grow(c.ref[:0], len(c.x))
+	for j := range c.x {
+		c.ref = append(c.ref, oracle.Round(c.out, rmsnormY(c.x, c.w, j, dr, d.Order)))
 	}
 	differs := map[key]bool{{math.Float32bits(dr), d.Order}: false}
+	// differ reports whether the row at rstd in order o has other bits
+	// than the declared row somewhere: the first differing column ends it.
+	differ := func(rstd float32, o oracle.ScaleOrder) bool {
+		for j := range c.x {
+			if math.Float32bits(oracle.Round(c.out, rmsnormY(c.x, c.w, j, rstd, o))) != math.Float32bits(c.ref[j]) {
+				return true
+			}
+		}
+		return false
+	}
+	rstds := map[reduction]float32{}
 	s := NewSet(len(c.f.Alts))
 	for a, alt := range c.f.Alts {
 		o := alt.(oracle.RMSNormSchedule).Order
-		r := c.probes[c.alt[a]].Tap().Rstd
+		r, ok := rstds[c.alt[a]]
+		if !ok {
+			r = c.rstd(c.alt[a])
+			rstds[c.alt[a]] = r
+		}
 		k := key{math.Float32bits(r), o}
 		diff, ok := differs[k]
 		if !ok {
-			c.buf = rmsnormOut(c.x, c.w, r, o, c.buf)
-			diff = !sameRounded(c.buf, c.ref, c.out)
+			diff = differ(r, o)
 			differs[k] = diff
 		}
 		if diff {
@@ -260,29 +289,13 @@ func (c *RMSNormCheck) Shows() Set {
 	return s
 }
 
-// rmsnormOut appends to dst[:0] the fp32 outputs of row x at rstd in
-// order o, as oracle.RMSNorm computes them.
-func rmsnormOut(x, w []float32, rstd float32, o oracle.ScaleOrder, dst []float32) []float32 {
-	dst = slices.Grow(dst[:0], len(x))
-	for j, v := range x {
-		if o == oracle.WeightedScale {
-			dst = append(dst, oracle.Mul32(v, oracle.Mul32(rstd, w[j])))
-		} else {
-			dst = append(dst, oracle.Mul32(oracle.Mul32(v, rstd), w[j]))
-		}
+// rmsnormY is output j of row x at rstd in order o, as oracle.RMSNorm
+// computes it in fp32.
+func rmsnormY(x, w []float32, j int, rstd float32, o oracle.ScaleOrder) float32 {
+	if o == oracle.WeightedScale {
+		return oracle.Mul32(x[j], oracle.Mul32(rstd, w[j]))
 	}
-	return dst
-}
-
-// sameRounded reports whether fp32 values y, rounded to out, have the bits
-// of ref (already rounded).
-func sameRounded(y, ref []float32, out oracle.DType) bool {
-	for j, v := range y {
-		if math.Float32bits(oracle.Round(out, v)) != math.Float32bits(ref[j]) {
-			return false
-		}
-	}
-	return true
+	return oracle.Mul32(oracle.Mul32(x[j], rstd), w[j])
 }
 
 // LogProb returns the alternatives that the log-prob row of logits x
