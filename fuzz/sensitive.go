@@ -72,7 +72,7 @@ func sensitiveDraw(c spec.Case) (*target.Batch, []power.Set, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("sensitive inputs: %w", err)
 	}
-	sets, err := g.fill()
+	sets, _, err := g.fill()
 	if err != nil {
 		return nil, nil, fmt.Errorf("sensitive inputs: %w", err)
 	}
@@ -116,7 +116,8 @@ func RowShows(c spec.Case, keys []int) ([]power.Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sensitive inputs: %w", err)
 	}
-	return g.fill()
+	sets, _, err := g.fill()
+	return sets, err
 }
 
 // sensitiveGen makes the rows of one sensitive case.
@@ -173,18 +174,20 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 }
 
 // fill replaces the rows of g.b by their sensitive rows and returns the
-// alternatives each shows (in the order of g.keys). A case with Draw >= 2
-// first gets what its chain's earlier draws showed for those keys.
-func (g *sensitiveGen) fill() ([]power.Set, error) {
+// alternatives each shows (in the order of g.keys) and, for a case of a
+// chain (Draw >= 1), what each showed in draws 1..Draw (kept for the next
+// draw). A case with Draw >= 2 first gets what its chain's earlier draws
+// showed for those keys.
+func (g *sensitiveGen) fill() (sets, shown []power.Set, err error) {
 	keys := g.keys
 	var prior []power.Set
 	if g.draw >= 2 {
 		var err error
 		if prior, err = chainShown(g.c, g.draw, keys); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	sets := make([]power.Set, len(keys))
+	sets = make([]power.Set, len(keys))
 	errs := make([]error, len(keys))
 	eachRow(len(keys), func(j int) {
 		var p power.Set
@@ -195,10 +198,20 @@ func (g *sensitiveGen) fill() ([]power.Set, error) {
 	})
 	for j, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("row %d: %w", keys[j], err)
+			return nil, nil, fmt.Errorf("row %d: %w", keys[j], err)
 		}
 	}
-	return sets, nil
+	if g.draw >= 1 { // what the keys showed in draws 1..draw: the next draw's prior
+		shown = sets
+		if prior != nil {
+			shown = make([]power.Set, len(sets))
+			for j := range sets {
+				shown[j] = power.Union(sets[j], prior[j])
+			}
+		}
+		keepShown(chainKey(g.c, g.draw, g.draw), keys, shown)
+	}
+	return sets, shown, nil
 }
 
 // row picks the candidate of slot j (row key g.keys[j]; sensitiveInputs),
@@ -372,19 +385,20 @@ func chainShown(c spec.Case, d int, keys []int) ([]power.Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sensitive draw %d of the chain: %w", k, err)
 	}
-	made, err := g.fill() // with draws 1..k-1 for k >= 2
+	_, made, err := g.fill() // keeps made under key
 	if err != nil {
 		return nil, fmt.Errorf("sensitive draw %d of the chain: %w", k, err)
 	}
-	if k >= 2 {
-		before, err := chainShown(g.c, k, missing)
-		if err != nil {
-			return nil, err
-		}
-		for j := range made {
-			made[j] = power.Union(made[j], before[j])
+	for j, m := 0, 0; j < len(keys); j++ {
+		if sets[j] == nil {
+			sets[j], m = made[m], m+1
 		}
 	}
+	return sets, nil
+}
+
+// keepShown keeps, under chain key key, what row keys keys showed.
+func keepShown(key string, keys []int, shown []power.Set) {
 	sensitiveChain.Lock()
 	defer sensitiveChain.Unlock()
 	if sensitiveChain.shown == nil {
@@ -400,13 +414,9 @@ func chainShown(c spec.Case, d int, keys []int) ([]power.Set, error) {
 			sensitiveChain.order = sensitiveChain.order[1:]
 		}
 	}
-	for j, i := range missing {
-		m[i] = made[j]
-	}
 	for j, i := range keys {
-		sets[j] = m[i]
+		m[i] = shown[j]
 	}
-	return sets, nil
 }
 
 // RowPower returns, for each row of batch b of case c (rmsnorm or
