@@ -127,9 +127,12 @@ type sensitiveGen struct {
 	f    *power.Family
 	b    *target.Batch // the normal draw's rows keys, replaced in place
 	keys []int         // slot j of b holds row key keys[j]
-	cmp  oracle.DType
-	rt   target.ItemTensor
-	rms  *boundary.RMSNormRows
+	full bool          // keys are every row of the case's batch (the draw may be kept)
+	// choices[j] is the candidate slot j took (fill)
+	choices []choice
+	cmp     oracle.DType
+	rt      target.ItemTensor
+	rms     *boundary.RMSNormRows
 }
 
 // newSensitiveGen starts the rows of case c with row keys keys (nil: all
@@ -143,7 +146,8 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 	base := c
 	base.Dist, base.Draw = spec.DistNormal, 0
 	var b *target.Batch
-	if keys == nil {
+	full := keys == nil
+	if full {
 		if b, err = Inputs(base); err != nil {
 			return nil, err
 		}
@@ -165,7 +169,7 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare dtype: %w", err)
 	}
-	g := &sensitiveGen{c: base, draw: c.Draw, f: f, b: b, keys: keys, cmp: cmp, rt: itemTensor(base)}
+	g := &sensitiveGen{c: base, draw: c.Draw, f: f, b: b, keys: keys, full: full, cmp: cmp, rt: itemTensor(base)}
 	if c.Op == spec.OpRMSNorm {
 		in := b.RMSNorm
 		g.rms = boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
@@ -187,19 +191,15 @@ func (g *sensitiveGen) fill() (sets, shown []power.Set, err error) {
 			return nil, nil, err
 		}
 	}
-	sets = make([]power.Set, len(keys))
-	errs := make([]error, len(keys))
-	eachRow(len(keys), func(j int) {
-		var p power.Set
-		if prior != nil {
-			p = prior[j]
+	sets, kept, err := g.load(prior)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !kept {
+		if sets, err = g.search(prior); err != nil {
+			return nil, nil, err
 		}
-		sets[j], errs[j] = g.row(j, p)
-	})
-	for j, err := range errs {
-		if err != nil {
-			return nil, nil, fmt.Errorf("row %d: %w", keys[j], err)
-		}
+		g.save(sets)
 	}
 	if g.draw >= 1 { // what the keys showed in draws 1..draw: the next draw's prior
 		shown = sets
@@ -214,21 +214,36 @@ func (g *sensitiveGen) fill() (sets, shown []power.Set, err error) {
 	return sets, shown, nil
 }
 
-// row picks the candidate of slot j (row key g.keys[j]; sensitiveInputs),
-// writes it into g.b and returns the alternatives it shows.
-func (g *sensitiveGen) row(j int, prior power.Set) (power.Set, error) {
-	i := g.keys[j]
-	odd := (uint64(i)+g.c.Seed)%2 == 1
-	var row []float32
-	var cols int
-	switch g.c.Op {
-	case spec.OpRMSNorm:
-		cols = g.b.RMSNorm.Hidden
-		row = g.b.RMSNorm.X[j*cols : (j+1)*cols]
-	case spec.OpLogProb:
-		cols = g.b.LogProb.Vocab
-		row = g.b.LogProb.Logits[j*cols : (j+1)*cols]
+// search makes every row of g by row (prior[j]: what slot j's key showed
+// before, nil for none) and returns the sets.
+func (g *sensitiveGen) search(prior []power.Set) ([]power.Set, error) {
+	keys := g.keys
+	sets := make([]power.Set, len(keys))
+	g.choices = make([]choice, len(keys))
+	errs := make([]error, len(keys))
+	eachRow(len(keys), func(j int) {
+		var p power.Set
+		if prior != nil {
+			p = prior[j]
+		}
+		sets[j], g.choices[j], errs[j] = g.row(j, p)
+	})
+	for j, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", keys[j], err)
+		}
 	}
+	return sets, nil
+}
+
+// choice is the candidate a row took: re-draw a (0: the normal row) and
+// knob step knobVariants[v].
+type choice struct{ a, v uint8 }
+
+// row picks the candidate of slot j (row key g.keys[j]; sensitiveInputs),
+// writes it into g.b and returns the alternatives it shows and which
+// candidate it is.
+func (g *sensitiveGen) row(j int, prior power.Set) (power.Set, choice, error) {
 	n := len(g.f.Alts)
 	want := n
 	if prior != nil {
@@ -236,33 +251,26 @@ func (g *sensitiveGen) row(j int, prior power.Set) (power.Set, error) {
 	}
 	var best []float32
 	var bestSet power.Set
+	var bestC choice
 	bestNew, bestN := -1, -1
 	for a := range SensitiveAttempts {
-		x := slices.Clone(row)
-		if a > 0 {
-			var err error
-			x, err = fill(g.c, g.rt.ID, g.rt.Dist, g.b.In, g.rt.Scale, 1, cols, func(int) uint64 { return uint64(i) + uint64(a)<<40 })
-			if err != nil {
-				return nil, err
-			}
+		x, k, err := g.candidate(j, a)
+		if err != nil {
+			return nil, choice{}, err
 		}
-		if err := g.nudge(x, j, odd); err != nil {
-			return nil, err
-		}
-		k := g.knob(x, j)
 		x0 := x[k]
 		ch, err := g.check(x, j)
 		if err != nil {
-			return nil, err
+			return nil, choice{}, err
 		}
-		for _, v := range knobVariants {
-			s := ch(k, boundary.Step(g.b.In, x0, v))
+		for v, step := range knobVariants {
+			s := ch(k, boundary.Step(g.b.In, x0, step))
 			shown, fresh := s.Len(), s.Len()
 			if prior != nil {
 				fresh = s.Minus(prior).Len()
 			}
 			if fresh > bestNew || fresh == bestNew && shown > bestN {
-				best, bestSet, bestNew, bestN = slices.Clone(x), s, fresh, shown
+				best, bestSet, bestNew, bestN, bestC = slices.Clone(x), s, fresh, shown, choice{uint8(a), uint8(v)}
 			}
 			if bestNew == want {
 				break
@@ -272,8 +280,54 @@ func (g *sensitiveGen) row(j int, prior power.Set) (power.Set, error) {
 			break
 		}
 	}
-	copy(row, best)
-	return bestSet, nil
+	copy(g.slot(j), best)
+	return bestSet, bestC, nil
+}
+
+// slot is the row of slot j in g.b.
+func (g *sensitiveGen) slot(j int) []float32 {
+	if g.c.Op == spec.OpRMSNorm {
+		h := g.b.RMSNorm.Hidden
+		return g.b.RMSNorm.X[j*h : (j+1)*h]
+	}
+	v := g.b.LogProb.Vocab
+	return g.b.LogProb.Logits[j*v : (j+1)*v]
+}
+
+// candidate returns candidate a of slot j, nudged, and the index of its
+// finest knob. It reads the slot's normal row, so it runs before the slot
+// is replaced.
+func (g *sensitiveGen) candidate(j, a int) ([]float32, int, error) {
+	i := g.keys[j]
+	odd := (uint64(i)+g.c.Seed)%2 == 1
+	row := g.slot(j)
+	x := slices.Clone(row)
+	if a > 0 {
+		var err error
+		x, err = fill(g.c, g.rt.ID, g.rt.Dist, g.b.In, g.rt.Scale, 1, len(row), func(int) uint64 { return uint64(i) + uint64(a)<<40 })
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := g.nudge(x, j, odd); err != nil {
+		return nil, 0, err
+	}
+	return x, g.knob(x, j), nil
+}
+
+// rebuild writes slot j's row as choice c made it (row's result without
+// the search).
+func (g *sensitiveGen) rebuild(j int, c choice) error {
+	if int(c.a) >= SensitiveAttempts || int(c.v) >= len(knobVariants) {
+		return fmt.Errorf("candidate %d, knob step %d out of range", c.a, c.v)
+	}
+	x, k, err := g.candidate(j, int(c.a))
+	if err != nil {
+		return err
+	}
+	x[k] = boundary.Step(g.b.In, x[k], knobVariants[c.v])
+	copy(g.slot(j), x)
+	return nil
 }
 
 // knobVariants are the steps (input-dtype values) by which a nudged

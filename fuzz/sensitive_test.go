@@ -1,7 +1,10 @@
 package fuzz
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -114,15 +117,30 @@ func sameBatch(a, b *target.Batch) bool {
 
 // BenchmarkSensitiveDraw makes sensitive rmsnorm draws of 16 rows at
 // llama3-8b's width (hidden 4096, bf16): the first draw of a chain, and
-// draw 2 targeted (its chain's draw 1 kept, as in a scan). ns/row is one
-// row's cost on all cores (eachRow); a scan's host share is about
-// rows x draws x ns/row.
+// draw 2 targeted (its chain's draw 1 in memory, as in a scan), and draw 2
+// read from the cache (BITPARITY_SENSITIVE_CACHE, a scan's second time).
+// ns/row is one row's cost on all cores (eachRow); a scan's host share is
+// about rows x draws x ns/row.
 func BenchmarkSensitiveDraw(b *testing.B) {
 	const rows = 16
-	for _, draw := range []int{1, 2} {
-		b.Run(fmt.Sprintf("hidden4096/draw%d", draw), func(b *testing.B) {
+	defer func(n int) { cacheMinValues = n }(cacheMinValues)
+	for _, tc := range []struct {
+		draw int
+		kept bool
+	}{{1, false}, {2, false}, {2, true}} {
+		name := fmt.Sprintf("hidden4096/draw%d", tc.draw)
+		if tc.kept {
+			name += "/kept"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.Setenv(SensitiveCacheEnv, "off")
+			cacheMinValues = 1 << 22
+			if tc.kept {
+				b.Setenv(SensitiveCacheEnv, b.TempDir())
+				cacheMinValues = 0
+			}
 			c := powerCase(spec.OpRMSNorm, 4096, rows, spec.BF16, spec.DistSensitive, 21)
-			c.Draw = draw
+			c.Draw = tc.draw
 			if _, err := Inputs(c); err != nil { // the chain's earlier draws, kept
 				b.Fatal(err)
 			}
@@ -134,5 +152,65 @@ func BenchmarkSensitiveDraw(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
 		})
+	}
+}
+
+// TestSensitiveCache: a large sensitive draw is kept under the cache
+// folder and read back with the same bits and sets; a kept file whose
+// checksum fails, or whose choices are not the draw's (a stale algorithm),
+// is made again, with the same bits, and rewritten.
+func TestSensitiveCache(t *testing.T) {
+	t.Setenv(SensitiveCacheEnv, t.TempDir())
+	defer func(n int) { cacheMinValues = n }(cacheMinValues)
+	cacheMinValues = 0
+	c := powerCase(spec.OpRMSNorm, 128, 12, spec.BF16, spec.DistSensitive, 31)
+	c.Draw = 2
+	made, sets, err := sensitiveDraw(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := newSensitiveGen(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, ok := g.cachePath()
+	if !ok {
+		t.Fatal("no cache path")
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := slices.Clone(good)
+	for j := range 12 { // every row's knob step moved by one, checksum made right
+		at := len(cacheMagic) + 8 + j*(2+8*len(sets[0]))
+		stale[at+1] = (stale[at+1] + 1) % uint8(len(knobVariants))
+	}
+	sum := sha256.Sum256(stale[:len(stale)-sha256.Size])
+	copy(stale[len(stale)-sha256.Size:], sum[:])
+	corrupt := slices.Clone(good)
+	corrupt[len(cacheMagic)+9] ^= 1
+	for _, tc := range []struct {
+		name string
+		file []byte
+		read bool
+	}{{"kept", good, true}, {"stale", stale, false}, {"corrupt", corrupt, false}} {
+		if err := os.WriteFile(path, tc.file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := cacheLoads.Load()
+		b, s, err := sensitiveDraw(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read := cacheLoads.Load() > before; read != tc.read {
+			t.Errorf("%s: read %v, want %v", tc.name, read, tc.read)
+		}
+		if !sameBatch(b, made) || !slices.EqualFunc(s, sets, func(a, b power.Set) bool { return slices.Equal(a, b) }) {
+			t.Errorf("%s: the draw differs from the one made", tc.name)
+		}
+		if now, _ := os.ReadFile(path); !bytes.Equal(now, good) {
+			t.Errorf("%s: the kept file is not the draw's after the read", tc.name)
+		}
 	}
 }
