@@ -63,8 +63,8 @@ func NewFamily(op spec.Op, cols int, declared oracle.Schedule) (*Family, error) 
 			return nil, fmt.Errorf("power: rmsnorm family around a %T schedule", declared)
 		}
 		seen[sameOrder(d.Reduce)+d.Order.String()] = true
-		for _, r := range reductions() {
-			for _, o := range []oracle.ScaleOrder{oracle.ScaleThenWeight, oracle.WeightedScale} {
+		for _, r := range Reductions() {
+			for _, o := range ScaleOrders {
 				add(oracle.RMSNormSchedule{Reduce: r, Order: o}, sameOrder(r)+o.String())
 			}
 		}
@@ -74,7 +74,7 @@ func NewFamily(op spec.Op, cols int, declared oracle.Schedule) (*Family, error) 
 			return nil, fmt.Errorf("power: logprob family around a %T schedule", declared)
 		}
 		seen[sameOrder(d.Reduce)] = true
-		for _, r := range reductions() {
+		for _, r := range Reductions() {
 			add(oracle.LogProbSchedule{Reduce: r}, sameOrder(r))
 		}
 	default:
@@ -83,8 +83,15 @@ func NewFamily(op spec.Op, cols int, declared oracle.Schedule) (*Family, error) 
 	return f, nil
 }
 
-// reductions is explain.Space's reduction loop, in its order.
-func reductions() []oracle.Reduction {
+// Reductions is the reduction orders of rmsnorm and logprob schedules, in
+// the canonical order explain.Space lists them (and searches them):
+//
+//	threads 1, 2, 4 .. 1024 x vec 1, 2, 4, 8 x warp butterfly, sequential
+//	x cross sequential, tree                                     (176)
+//
+// The one place this space is decided: a family (NewFamily) is explain's
+// space without the schedules that run the same operations.
+func Reductions() []oracle.Reduction {
 	var rs []oracle.Reduction
 	for t := 1; t <= 1024; t *= 2 {
 		for _, v := range []int{1, 2, 4, 8} {
@@ -97,6 +104,9 @@ func reductions() []oracle.Reduction {
 	}
 	return rs
 }
+
+// ScaleOrders is rmsnorm's output orders, in explain.Space's order.
+var ScaleOrders = []oracle.ScaleOrder{oracle.ScaleThenWeight, oracle.WeightedScale}
 
 // sameOrder is r with the choices that change no operation made equal.
 func sameOrder(r oracle.Reduction) string {

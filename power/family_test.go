@@ -111,3 +111,33 @@ func sameSet(a, b Set) bool {
 	}
 	return true
 }
+
+// TestFamilySize: explain's space has 176 reductions (352 rmsnorm
+// schedules with the output orders); the families around the oracle's
+// schedule keep one of each group that runs the same operations, without
+// the declared one's: 217 for rmsnorm, 108 for logprob.
+func TestFamilySize(t *testing.T) {
+	if n := len(Reductions()); n != 176 {
+		t.Errorf("%d reductions, want 176", n)
+	}
+	r := oracle.Reduction{Threads: 32, Vec: 4, Warp: oracle.WarpButterfly, Cross: oracle.CrossSequential}
+	for _, tc := range []struct {
+		op   spec.Op
+		decl oracle.Schedule
+		want int
+	}{
+		{spec.OpRMSNorm, oracle.RMSNormSchedule{Reduce: r}, 217},
+		{spec.OpLogProb, oracle.LogProbSchedule{Reduce: r}, 108},
+	} {
+		f, err := NewFamily(tc.op, 768, tc.decl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Alts) != tc.want {
+			t.Errorf("%s: %d alternatives, want %d", tc.op, len(f.Alts), tc.want)
+		}
+	}
+	if _, err := NewFamily(spec.OpGEMM, 768, oracle.GEMMSchedule{SplitK: 1}); err == nil {
+		t.Error("a gemm family: no error")
+	}
+}
