@@ -49,18 +49,22 @@ func Family(c spec.Case) (*power.Family, error) {
 // one fp32 ulp to the odd side of the midpoint, else the midpoint itself:
 // the side alternates with the seed, so consecutive draws of a scan (seed,
 // seed+1) put every position on both sides, and a row shows a change of
-// either sign in one of the two. The shared tensors (w, target ids) are the
-// normal draw's.
+// either sign in one of the two. Each nudged candidate is tried with its
+// finest knob moved by each of knobVariants (input-dtype steps), each a
+// candidate of its own. The shared tensors (w, target ids) are the normal
+// draw's.
 //
 // The chain: a case with Draw = k >= 2 is draw k of a scan whose draws
 // 1..k-1 were sensitive cases of seeds Seed-k+1..Seed-1 (Draw 1..k-1);
 // row i targets the alternatives none of their rows i showed (Draw 0 or 1:
 // none shown before). So row i's bits depend only on (Seed, Draw, row key
 // i), never on the batch; the chain's sets are kept in memory
-// (sensitiveChain), so a scan makes each earlier draw once. A row costs at
-// most SensitiveAttempts nudges (boundary.MaxEvals oracle row evaluations
-// each) and SensitiveAttempts family checks (|Family| scheduled sums of
-// the row each).
+// (sensitiveChain), so a scan makes each earlier draw once; a large draw
+// is kept on disk (sensitive_cache.go). A row costs at most
+// SensitiveAttempts nudges (boundary.MaxEvals oracle row evaluations each)
+// and SensitiveAttempts x len(knobVariants) family checks (for rmsnorm a
+// knob step costs each distinct reduction a thread's partial and a
+// combine, power.RMSNormCheck; for logprob |Family| sums of the row).
 func sensitiveInputs(c spec.Case) (*target.Batch, error) {
 	b, _, err := sensitiveDraw(c)
 	return b, err
