@@ -170,3 +170,7 @@ func step(dt oracle.DType, v float32, n int) float32 {
 	}
 	return oracle.FromBits(dt, uint32(ord))
 }
+
+// Step returns the value of dtype dt that is n representable values away
+// from v (towards +Inf for n > 0), crossing zero through ±0 as one step.
+func Step(dt oracle.DType, v float32, n int) float32 { return step(dt, v, n) }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -22,28 +23,15 @@ import (
 // in canonical order (the order the answer lists equivalent schedules in).
 func Space(op spec.Op, in oracle.DType) ([]oracle.Schedule, error) {
 	var out []oracle.Schedule
-	reductions := func() []oracle.Reduction {
-		var rs []oracle.Reduction
-		for t := 1; t <= 1024; t *= 2 {
-			for _, v := range []int{1, 2, 4, 8} {
-				for _, w := range []oracle.WarpOrder{oracle.WarpButterfly, oracle.WarpSequential} {
-					for _, c := range []oracle.CrossOrder{oracle.CrossSequential, oracle.CrossTree} {
-						rs = append(rs, oracle.Reduction{Threads: t, Vec: v, Warp: w, Cross: c})
-					}
-				}
-			}
-		}
-		return rs
-	}
 	switch op {
 	case spec.OpRMSNorm:
-		for _, r := range reductions() {
-			for _, o := range []oracle.ScaleOrder{oracle.ScaleThenWeight, oracle.WeightedScale} {
+		for _, r := range power.Reductions() {
+			for _, o := range power.ScaleOrders {
 				out = append(out, oracle.RMSNormSchedule{Reduce: r, Order: o})
 			}
 		}
 	case spec.OpLogProb:
-		for _, r := range reductions() {
+		for _, r := range power.Reductions() {
 			out = append(out, oracle.LogProbSchedule{Reduce: r})
 		}
 	case spec.OpGEMM:

@@ -12,8 +12,8 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// SensitiveAttempts bounds the draws of one row of a sensitive case: the
-// row as drawn and at most SensitiveAttempts-1 re-draws.
+// SensitiveAttempts bounds the candidates of one row of a sensitive case:
+// the row as drawn and at most SensitiveAttempts-1 re-draws.
 const SensitiveAttempts = 4
 
 // SensitiveOps lists the ops that have a sensitive draw (power.Ops).
@@ -34,9 +34,10 @@ func Family(c spec.Case) (*power.Family, error) {
 
 // sensitiveInputs makes the batch of a case with Dist "sensitive": each
 // row (item i) is, of at most SensitiveAttempts candidates, the one that
-// shows the most alternatives of Family(c) (power.Family.RMSNorm or
-// LogProb; the first such, and the first candidate that shows all stops
-// the search):
+// shows the most alternatives of Family(c) that the row key's earlier
+// draws of the chain have not shown (power.Family.RMSNorm or LogProb;
+// ties: the most alternatives; the first such; a candidate that leaves
+// none unshown stops the search):
 //
 //	candidate 0   the row of the normal draw of the case (same seed)
 //	candidate a   the row re-drawn as the normal draw's row key
@@ -48,114 +49,432 @@ func Family(c spec.Case) (*power.Family, error) {
 // one fp32 ulp to the odd side of the midpoint, else the midpoint itself:
 // the side alternates with the seed, so consecutive draws of a scan (seed,
 // seed+1) put every position on both sides, and a row shows a change of
-// either sign in one of the two. The shared tensors (w, target ids) are the
-// normal draw's. A row costs at most SensitiveAttempts nudges
-// (boundary.MaxEvals oracle row evaluations each) and SensitiveAttempts
-// family checks (|Family| scheduled sums of the row each), and its bits
-// depend only on (seed, row key), never on the batch.
+// either sign in one of the two. Each nudged candidate is tried with its
+// finest knob moved by each of knobVariants (input-dtype steps), each a
+// candidate of its own. The shared tensors (w, target ids) are the normal
+// draw's.
+//
+// The chain: a case with Draw = k >= 2 is draw k of a scan whose draws
+// 1..k-1 were sensitive cases of seeds Seed-k+1..Seed-1 (Draw 1..k-1);
+// row i targets the alternatives none of their rows i showed (Draw 0 or 1:
+// none shown before). So row i's bits depend only on (Seed, Draw, row key
+// i), never on the batch; the chain's sets are kept in memory
+// (sensitiveChain), so a scan makes each earlier draw once; a large draw
+// is kept on disk (sensitive_cache.go). A row costs at most
+// SensitiveAttempts nudges (boundary.MaxEvals oracle row evaluations each)
+// and SensitiveAttempts x len(knobVariants) family checks (for rmsnorm a
+// knob step costs each distinct reduction a thread's partial and a
+// combine, power.RMSNormCheck; for logprob |Family| sums of the row).
 func sensitiveInputs(c spec.Case) (*target.Batch, error) {
-	f, err := Family(c)
+	b, _, err := sensitiveDraw(c)
+	return b, err
+}
+
+// sensitiveDraw is sensitiveInputs with the alternatives each row shows.
+func sensitiveDraw(c spec.Case) (*target.Batch, []power.Set, error) {
+	g, err := newSensitiveGen(c, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sensitive inputs: %w", err)
+	}
+	sets, _, err := g.fill()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sensitive inputs: %w", err)
+	}
+	return g.b, sets, nil
+}
+
+// RowShows returns the alternatives of Family(c) that the rows of case c
+// with row keys keys (items, each < the case's batch rows) show: of a
+// sensitive case, its rows made for those keys alone (as sensitiveInputs
+// makes them, with the chain of earlier draws for those keys); of any
+// other case, its batch's rows (RowPower).
+func RowShows(c spec.Case, keys []int) ([]power.Set, error) {
+	if c.Dist != spec.DistSensitive {
+		b, err := Inputs(c)
+		if err != nil {
+			return nil, err
+		}
+		f, err := Family(c)
+		if err != nil {
+			return nil, err
+		}
+		all, err := RowPower(c, b, f)
+		if err != nil {
+			return nil, err
+		}
+		sets := make([]power.Set, len(keys))
+		for j, i := range keys {
+			if i < 0 || i >= len(all) {
+				return nil, fmt.Errorf("row shows: row key %d of %d rows", i, len(all))
+			}
+			sets[j] = all[i]
+		}
+		return sets, nil
+	}
+	for _, i := range keys {
+		if i < 0 || i >= c.BatchRows() {
+			return nil, fmt.Errorf("row shows: row key %d of %d rows", i, c.BatchRows())
+		}
+	}
+	g, err := newSensitiveGen(c, keys)
 	if err != nil {
 		return nil, fmt.Errorf("sensitive inputs: %w", err)
 	}
-	base := c
-	base.Dist = spec.DistNormal
-	b, err := Inputs(base)
+	sets, _, err := g.fill()
+	return sets, err
+}
+
+// sensitiveGen makes the rows of one sensitive case.
+type sensitiveGen struct {
+	c    spec.Case // the case, dist normal
+	draw int       // its Draw
+	f    *power.Family
+	b    *target.Batch // the normal draw's rows keys, replaced in place
+	keys []int         // slot j of b holds row key keys[j]
+	full bool          // keys are every row of the case's batch (the draw may be kept)
+	// choices[j] is the candidate slot j took (fill)
+	choices []choice
+	cmp     oracle.DType
+	rt      target.ItemTensor
+	rms     *boundary.RMSNormRows
+}
+
+// newSensitiveGen starts the rows of case c with row keys keys (nil: all
+// of c's rows): the normal draw of those items alone (tokenInputs), so a
+// few rows of a large batch cost a few rows.
+func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
+	f, err := Family(c)
 	if err != nil {
 		return nil, err
 	}
-	rt := itemTensor(base)
-	redraw := func(item uint64, a, cols int) ([]float32, error) {
-		return fill(base, rt.ID, rt.Dist, b.In, rt.Scale, 1, cols, func(int) uint64 { return item + uint64(a)<<40 })
-	}
-	var (
-		mu       sync.Mutex
-		firstErr error
-	)
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if firstErr == nil {
-			firstErr = err
+	base := c
+	base.Dist, base.Draw = spec.DistNormal, 0
+	var b *target.Batch
+	full := keys == nil
+	if full {
+		if b, err = Inputs(base); err != nil {
+			return nil, err
 		}
-	}
-	switch c.Op {
-	case spec.OpRMSNorm:
-		in := b.RMSNorm
-		out, h := b.Out, in.Hidden
-		rows := boundary.NewRMSNormRows(in.W, in.Eps, b.In, out, target.OracleRMSNormSchedule)
-		eachRow(in.Rows, func(i int) {
-			odd := (uint64(i)+c.Seed)%2 == 1
-			row := in.X[i*h : (i+1)*h]
-			best, bestN := []float32(nil), -1
-			for a := range SensitiveAttempts {
-				x := slices.Clone(row)
-				if a > 0 {
-					var err error
-					if x, err = redraw(uint64(i), a, h); err != nil {
-						fail(err)
-						return
-					}
-				}
-				rows.Nudge(x, odd)
-				s, err := f.RMSNorm(x, in.W, in.Eps, out)
-				if err != nil {
-					fail(err)
-					return
-				}
-				if n := s.Len(); n > bestN {
-					best, bestN = x, n
-				}
-				if bestN == len(f.Alts) {
-					break
-				}
-			}
-			copy(row, best)
-		})
-	case spec.OpLogProb:
-		cmp, err := oracle.ParseDType(string(c.CompareDType()))
+		keys = make([]int, base.BatchRows())
+		for i := range keys {
+			keys[i] = i
+		}
+	} else {
+		in, out, err := caseDTypes(base)
 		if err != nil {
-			return nil, fmt.Errorf("sensitive inputs: compare dtype: %w", err)
+			return nil, err
 		}
-		l := b.LogProb
-		v := l.Vocab
-		eachRow(l.Rows, func(i int) {
-			odd := (uint64(i)+c.Seed)%2 == 1
-			row, t := l.Logits[i*v:(i+1)*v], int(l.Targets[i])
-			best, bestN := []float32(nil), -1
-			for a := range SensitiveAttempts {
-				x := slices.Clone(row)
-				if a > 0 {
-					var err error
-					if x, err = redraw(uint64(i), a, v); err != nil {
-						fail(err)
-						return
-					}
-				}
-				if cmp == oracle.FP32 {
-					boundary.LogProbPeak(x, t, b.In)
-				} else {
-					boundary.LogProbRow(x, t, b.In, cmp, target.OracleLogProbSchedule, odd)
-				}
-				s, err := f.LogProb(x, t, cmp)
-				if err != nil {
-					fail(err)
-					return
-				}
-				if n := s.Len(); n > bestN {
-					best, bestN = x, n
-				}
-				if bestN == len(f.Alts) {
-					break
-				}
+		b = &target.Batch{Op: c.Op, In: in, Out: out}
+		if err := tokenInputs(base, b, keys, false, nil); err != nil {
+			return nil, err
+		}
+	}
+	cmp, err := oracle.ParseDType(string(c.CompareDType()))
+	if err != nil {
+		return nil, fmt.Errorf("compare dtype: %w", err)
+	}
+	g := &sensitiveGen{c: base, draw: c.Draw, f: f, b: b, keys: keys, full: full, cmp: cmp, rt: itemTensor(base)}
+	if c.Op == spec.OpRMSNorm {
+		in := b.RMSNorm
+		g.rms = boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
+	}
+	return g, nil
+}
+
+// fill replaces the rows of g.b by their sensitive rows and returns the
+// alternatives each shows (in the order of g.keys) and, for a case of a
+// chain (Draw >= 1), what each showed in draws 1..Draw (kept for the next
+// draw). A case with Draw >= 2 first gets what its chain's earlier draws
+// showed for those keys.
+func (g *sensitiveGen) fill() (sets, shown []power.Set, err error) {
+	keys := g.keys
+	var prior []power.Set
+	if g.draw >= 2 {
+		var err error
+		if prior, err = chainShown(g.c, g.draw, keys); err != nil {
+			return nil, nil, err
+		}
+	}
+	sets, kept, err := g.load(prior)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !kept {
+		if sets, err = g.search(prior); err != nil {
+			return nil, nil, err
+		}
+		g.save(sets)
+	}
+	if g.draw >= 1 { // what the keys showed in draws 1..draw: the next draw's prior
+		shown = sets
+		if prior != nil {
+			shown = make([]power.Set, len(sets))
+			for j := range sets {
+				shown[j] = power.Union(sets[j], prior[j])
 			}
-			copy(row, best)
-		})
+		}
+		keepShown(chainKey(g.c, g.draw, g.draw), keys, shown)
 	}
-	if firstErr != nil {
-		return nil, fmt.Errorf("sensitive inputs: %w", firstErr)
+	return sets, shown, nil
+}
+
+// search makes every row of g by row (prior[j]: what slot j's key showed
+// before, nil for none) and returns the sets.
+func (g *sensitiveGen) search(prior []power.Set) ([]power.Set, error) {
+	keys := g.keys
+	sets := make([]power.Set, len(keys))
+	g.choices = make([]choice, len(keys))
+	errs := make([]error, len(keys))
+	eachRow(len(keys), func(j int) {
+		var p power.Set
+		if prior != nil {
+			p = prior[j]
+		}
+		sets[j], g.choices[j], errs[j] = g.row(j, p)
+	})
+	for j, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", keys[j], err)
+		}
 	}
-	return b, nil
+	return sets, nil
+}
+
+// choice is the candidate a row took: re-draw a (0: the normal row) and
+// knob step knobVariants[v].
+type choice struct{ a, v uint8 }
+
+// row picks the candidate of slot j (row key g.keys[j]; sensitiveInputs),
+// writes it into g.b and returns the alternatives it shows and which
+// candidate it is.
+func (g *sensitiveGen) row(j int, prior power.Set) (power.Set, choice, error) {
+	n := len(g.f.Alts)
+	want := n
+	if prior != nil {
+		want = n - prior.Len()
+	}
+	var best []float32
+	var bestSet power.Set
+	var bestC choice
+	bestNew, bestN := -1, -1
+	for a := range SensitiveAttempts {
+		x, k, err := g.candidate(j, a)
+		if err != nil {
+			return nil, choice{}, err
+		}
+		x0 := x[k]
+		ch, err := g.check(x, j)
+		if err != nil {
+			return nil, choice{}, err
+		}
+		for v, step := range knobVariants {
+			s := ch(k, boundary.Step(g.b.In, x0, step))
+			shown, fresh := s.Len(), s.Len()
+			if prior != nil {
+				fresh = s.Minus(prior).Len()
+			}
+			if fresh > bestNew || fresh == bestNew && shown > bestN {
+				best, bestSet, bestNew, bestN, bestC = slices.Clone(x), s, fresh, shown, choice{uint8(a), uint8(v)}
+			}
+			if bestNew == want {
+				break
+			}
+		}
+		if bestNew == want {
+			break
+		}
+	}
+	copy(g.slot(j), best)
+	return bestSet, bestC, nil
+}
+
+// slot is the row of slot j in g.b.
+func (g *sensitiveGen) slot(j int) []float32 {
+	if g.c.Op == spec.OpRMSNorm {
+		h := g.b.RMSNorm.Hidden
+		return g.b.RMSNorm.X[j*h : (j+1)*h]
+	}
+	v := g.b.LogProb.Vocab
+	return g.b.LogProb.Logits[j*v : (j+1)*v]
+}
+
+// candidate returns candidate a of slot j, nudged, and the index of its
+// finest knob. It reads the slot's normal row, so it runs before the slot
+// is replaced.
+func (g *sensitiveGen) candidate(j, a int) ([]float32, int, error) {
+	i := g.keys[j]
+	odd := (uint64(i)+g.c.Seed)%2 == 1
+	row := g.slot(j)
+	x := slices.Clone(row)
+	if a > 0 {
+		var err error
+		x, err = fill(g.c, g.rt.ID, g.rt.Dist, g.b.In, g.rt.Scale, 1, len(row), func(int) uint64 { return uint64(i) + uint64(a)<<40 })
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := g.nudge(x, j, odd); err != nil {
+		return nil, 0, err
+	}
+	return x, g.knob(x, j), nil
+}
+
+// rebuild writes slot j's row as choice c made it (row's result without
+// the search).
+func (g *sensitiveGen) rebuild(j int, c choice) error {
+	if int(c.a) >= SensitiveAttempts || int(c.v) >= len(knobVariants) {
+		return fmt.Errorf("candidate %d, knob step %d out of range", c.a, c.v)
+	}
+	x, k, err := g.candidate(j, int(c.a))
+	if err != nil {
+		return err
+	}
+	x[k] = boundary.Step(g.b.In, x[k], knobVariants[c.v])
+	copy(g.slot(j), x)
+	return nil
+}
+
+// knobVariants are the steps (input-dtype values) by which a nudged
+// candidate's finest knob is moved, each a candidate of its own: the
+// nudge puts the declared sum (and so rstd) at one place of its rounding
+// class; a neighbour of it may sit at the class's edge and show the
+// alternatives whose sum is one ulp off.
+var knobVariants = []int{0, 1, -1, 2, -2, 3, -3, 4, -4}
+
+// nudge nudges x, the candidate of slot j, as the boundary draw does.
+func (g *sensitiveGen) nudge(x []float32, j int, odd bool) error {
+	if g.c.Op == spec.OpRMSNorm {
+		g.rms.Nudge(x, odd)
+		return nil
+	}
+	t := int(g.b.LogProb.Targets[j])
+	if g.cmp == oracle.FP32 {
+		boundary.LogProbPeak(x, t, g.b.In)
+	} else {
+		boundary.LogProbRow(x, t, g.b.In, g.cmp, target.OracleLogProbSchedule, odd)
+	}
+	return nil
+}
+
+// knob is the index of the finest knob of x (slot j, nudged): rmsnorm's
+// x[hidden-3] (boundary.RMSNormRow), logprob's target logit.
+func (g *sensitiveGen) knob(x []float32, j int) int {
+	if g.c.Op == spec.OpRMSNorm {
+		return len(x) - 3
+	}
+	return int(g.b.LogProb.Targets[j])
+}
+
+// check returns a function that stores v in x[k] (x: slot j's candidate)
+// and returns the alternatives x shows then (power.RMSNormCheck;
+// power.Family.LogProb).
+func (g *sensitiveGen) check(x []float32, j int) (func(k int, v float32) power.Set, error) {
+	if g.c.Op == spec.OpRMSNorm {
+		in := g.b.RMSNorm
+		c, err := g.f.NewRMSNormCheck(x, in.W, in.Eps, g.cmp)
+		if err != nil {
+			return nil, err
+		}
+		return func(k int, v float32) power.Set {
+			c.Set(k, v)
+			return c.Shows()
+		}, nil
+	}
+	t := int(g.b.LogProb.Targets[j])
+	if t < 0 || t >= len(x) {
+		return nil, fmt.Errorf("logprob target %d of vocab %d", t, len(x))
+	}
+	return func(k int, v float32) power.Set {
+		x[k] = v
+		s, err := g.f.LogProb(x, t, g.cmp)
+		if err != nil { // t is in range: LogProb fails on nothing else
+			panic(err)
+		}
+		return s
+	}, nil
+}
+
+// sensitiveChain keeps, per chain, what each row key showed in draws
+// 1..k: a scan makes draw k+1 right after draw k, so each draw of the
+// chain is made once. A few chains are kept (the oldest is dropped).
+var sensitiveChain struct {
+	sync.Mutex
+	order []string
+	shown map[string]map[int]power.Set // chain key + draw k: row key -> the union over draws 1..k
+}
+
+const chainsKept = 16
+
+// chainKey names draw k of the chain of c (a case of dist normal, its
+// seed that of draw d): everything that decides its rows but the seed and
+// the batch, and the chain's first seed.
+func chainKey(c spec.Case, d, k int) string {
+	c.Seed -= uint64(d - k)
+	c.Rel = spec.RelParams{}
+	c.Targets, c.Relation = nil, ""
+	c.SetBatchRows(0)
+	return fmt.Sprintf("%d %+v", k, c)
+}
+
+// chainShown returns, for each row key of keys, the alternatives it
+// showed in draws 1..d-1 of the chain of c (dist normal, the seed of draw
+// d), made (and kept) where not kept yet.
+func chainShown(c spec.Case, d int, keys []int) ([]power.Set, error) {
+	k := d - 1
+	key := chainKey(c, d, k)
+	sets := make([]power.Set, len(keys))
+	var missing []int
+	sensitiveChain.Lock()
+	kept := sensitiveChain.shown[key]
+	for j, i := range keys {
+		if s, ok := kept[i]; ok {
+			sets[j] = s
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	sensitiveChain.Unlock()
+	if len(missing) == 0 {
+		return sets, nil
+	}
+	prev := c
+	prev.Dist, prev.Seed, prev.Draw = spec.DistSensitive, c.Seed-1, k
+	g, err := newSensitiveGen(prev, missing)
+	if err != nil {
+		return nil, fmt.Errorf("sensitive draw %d of the chain: %w", k, err)
+	}
+	_, made, err := g.fill() // keeps made under key
+	if err != nil {
+		return nil, fmt.Errorf("sensitive draw %d of the chain: %w", k, err)
+	}
+	for j, m := 0, 0; j < len(keys); j++ {
+		if sets[j] == nil {
+			sets[j], m = made[m], m+1
+		}
+	}
+	return sets, nil
+}
+
+// keepShown keeps, under chain key key, what row keys keys showed.
+func keepShown(key string, keys []int, shown []power.Set) {
+	sensitiveChain.Lock()
+	defer sensitiveChain.Unlock()
+	if sensitiveChain.shown == nil {
+		sensitiveChain.shown = map[string]map[int]power.Set{}
+	}
+	m, ok := sensitiveChain.shown[key]
+	if !ok {
+		m = map[int]power.Set{}
+		sensitiveChain.shown[key] = m
+		sensitiveChain.order = append(sensitiveChain.order, key)
+		if len(sensitiveChain.order) > chainsKept {
+			delete(sensitiveChain.shown, sensitiveChain.order[0])
+			sensitiveChain.order = sensitiveChain.order[1:]
+		}
+	}
+	for j, i := range keys {
+		m[i] = shown[j]
+	}
 }
 
 // RowPower returns, for each row of batch b of case c (rmsnorm or

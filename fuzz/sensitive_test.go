@@ -1,11 +1,16 @@
 package fuzz
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"os"
 	"slices"
 	"testing"
 
 	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 func powerCase(op spec.Op, cols, rows int, out spec.DType, dist spec.Dist, seed uint64) spec.Case {
@@ -69,6 +74,143 @@ func TestSensitivePower(t *testing.T) {
 		}
 		if !slices.Equal(a.X, b.X[:len(a.X)]) {
 			t.Errorf("%s: sensitive rows of a batch of 8 differ from the first 8 of 16", op)
+		}
+	}
+}
+
+// TestSensitiveChain: a targeted draw (Draw 3) of a batch has, at every
+// row key, the rows and sets that RowShows makes for a few keys alone
+// with nothing kept from before (the chain made again for those keys).
+func TestSensitiveChain(t *testing.T) {
+	for _, op := range SensitiveOps {
+		c := powerCase(op, 256, 12, spec.BF16, spec.DistSensitive, 11)
+		c.Draw = 3
+		b, sets, err := sensitiveDraw(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := Inputs(c); err != nil || !sameBatch(b, again) {
+			t.Fatalf("%s: a targeted draw made twice differs (%v)", op, err)
+		}
+		sensitiveChain.Lock()
+		sensitiveChain.shown, sensitiveChain.order = nil, nil
+		sensitiveChain.Unlock()
+		keys := []int{7, 2, 11}
+		got, err := RowShows(c, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, i := range keys {
+			if !slices.Equal(got[j], sets[i]) {
+				t.Errorf("%s: row key %d shows %v alone, %v in the batch", op, i, got[j], sets[i])
+			}
+		}
+	}
+}
+
+func sameBatch(a, b *target.Batch) bool {
+	if a.RMSNorm != nil {
+		return slices.Equal(a.RMSNorm.X, b.RMSNorm.X)
+	}
+	return slices.Equal(a.LogProb.Logits, b.LogProb.Logits)
+}
+
+// BenchmarkSensitiveDraw makes sensitive rmsnorm draws of 16 rows at
+// llama3-8b's width (hidden 4096, bf16): the first draw of a chain, and
+// draw 2 targeted (its chain's draw 1 in memory, as in a scan), and draw 2
+// read from the cache (BITPARITY_SENSITIVE_CACHE, a scan's second time).
+// ns/row is one row's cost on all cores (eachRow); a scan's host share is
+// about rows x draws x ns/row.
+func BenchmarkSensitiveDraw(b *testing.B) {
+	const rows = 16
+	defer func(n int) { cacheMinValues = n }(cacheMinValues)
+	for _, tc := range []struct {
+		draw int
+		kept bool
+	}{{1, false}, {2, false}, {2, true}} {
+		name := fmt.Sprintf("hidden4096/draw%d", tc.draw)
+		if tc.kept {
+			name += "/kept"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.Setenv(SensitiveCacheEnv, "off")
+			cacheMinValues = 1 << 22
+			if tc.kept {
+				b.Setenv(SensitiveCacheEnv, b.TempDir())
+				cacheMinValues = 0
+			}
+			c := powerCase(spec.OpRMSNorm, 4096, rows, spec.BF16, spec.DistSensitive, 21)
+			c.Draw = tc.draw
+			if _, err := Inputs(c); err != nil { // the chain's earlier draws, kept
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := Inputs(c); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+		})
+	}
+}
+
+// TestSensitiveCache: a large sensitive draw is kept under the cache
+// folder and read back with the same bits and sets; a kept file whose
+// checksum fails, or whose choices are not the draw's (a stale algorithm),
+// is made again, with the same bits, and rewritten.
+func TestSensitiveCache(t *testing.T) {
+	t.Setenv(SensitiveCacheEnv, t.TempDir())
+	defer func(n int) { cacheMinValues = n }(cacheMinValues)
+	cacheMinValues = 0
+	c := powerCase(spec.OpRMSNorm, 128, 12, spec.BF16, spec.DistSensitive, 31)
+	c.Draw = 2
+	made, sets, err := sensitiveDraw(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := newSensitiveGen(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, ok := g.cachePath()
+	if !ok {
+		t.Fatal("no cache path")
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := slices.Clone(good)
+	for j := range 12 { // every row's knob step moved by one, checksum made right
+		at := len(cacheMagic) + 8 + j*(2+8*len(sets[0]))
+		stale[at+1] = (stale[at+1] + 1) % uint8(len(knobVariants))
+	}
+	sum := sha256.Sum256(stale[:len(stale)-sha256.Size])
+	copy(stale[len(stale)-sha256.Size:], sum[:])
+	corrupt := slices.Clone(good)
+	corrupt[len(cacheMagic)+9] ^= 1
+	for _, tc := range []struct {
+		name string
+		file []byte
+		read bool
+	}{{"kept", good, true}, {"stale", stale, false}, {"corrupt", corrupt, false}} {
+		if err := os.WriteFile(path, tc.file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := cacheLoads.Load()
+		b, s, err := sensitiveDraw(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read := cacheLoads.Load() > before; read != tc.read {
+			t.Errorf("%s: read %v, want %v", tc.name, read, tc.read)
+		}
+		if !sameBatch(b, made) || !slices.EqualFunc(s, sets, func(a, b power.Set) bool { return slices.Equal(a, b) }) {
+			t.Errorf("%s: the draw differs from the one made", tc.name)
+		}
+		if now, _ := os.ReadFile(path); !bytes.Equal(now, good) {
+			t.Errorf("%s: the kept file is not the draw's after the read", tc.name)
 		}
 	}
 }

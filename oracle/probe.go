@@ -76,6 +76,23 @@ func (p *RMSNormProbe) Tap() RMSNormTap {
 	return p.tap
 }
 
+// TapWith is the row's sum of squares and rstd at the current x under
+// p's schedule with the lane partials combined in warp order w and cross
+// order c instead: the partials are the same for every warp and cross
+// order of p's threads and vector width, so a probe serves them all.
+func (p *RMSNormProbe) TapWith(w WarpOrder, c CrossOrder) RMSNormTap {
+	r := p.s.Reduce
+	if r.Warp == w && r.Cross == c {
+		return p.Tap()
+	}
+	r.Warp, r.Cross = w, c
+	ss := p.lanes[0]
+	if r.Threads > 1 {
+		ss = combineLanes(r, append(p.scratch[:0], p.lanes...), opAdd)
+	}
+	return RMSNormTap{SumSq: ss, Rstd: Div32(1, Sqrt32(Add32(Div32(ss, float32(len(p.x))), p.eps)))}
+}
+
 // Y is the fp32 output j at the current x.
 func (p *RMSNormProbe) Y(j int) float32 { return p.y(j, p.Tap().Rstd) }
 

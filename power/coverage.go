@@ -2,6 +2,7 @@ package power
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/bitparity/bitparity/spec"
 )
@@ -35,6 +36,18 @@ func (c *Coverage) AddDraw(rows []Set) error {
 	c.Draws++
 	return nil
 }
+
+// Clone returns a copy of c that later draws added to c do not change.
+func (c *Coverage) Clone() *Coverage {
+	d := &Coverage{Family: c.Family, Draws: c.Draws, pos: make([]Set, len(c.pos))}
+	for i, s := range c.pos {
+		d.pos[i] = slices.Clone(s)
+	}
+	return d
+}
+
+// Shows reports whether position i shows alternative a in some draw.
+func (c *Coverage) Shows(i, a int) bool { return c.pos[i].Has(a) }
 
 // At is the share of the family position i shows.
 func (c *Coverage) At(i int) float64 {

@@ -15,6 +15,7 @@ package power
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -62,8 +63,8 @@ func NewFamily(op spec.Op, cols int, declared oracle.Schedule) (*Family, error) 
 			return nil, fmt.Errorf("power: rmsnorm family around a %T schedule", declared)
 		}
 		seen[sameOrder(d.Reduce)+d.Order.String()] = true
-		for _, r := range reductions() {
-			for _, o := range []oracle.ScaleOrder{oracle.ScaleThenWeight, oracle.WeightedScale} {
+		for _, r := range Reductions() {
+			for _, o := range ScaleOrders {
 				add(oracle.RMSNormSchedule{Reduce: r, Order: o}, sameOrder(r)+o.String())
 			}
 		}
@@ -73,7 +74,7 @@ func NewFamily(op spec.Op, cols int, declared oracle.Schedule) (*Family, error) 
 			return nil, fmt.Errorf("power: logprob family around a %T schedule", declared)
 		}
 		seen[sameOrder(d.Reduce)] = true
-		for _, r := range reductions() {
+		for _, r := range Reductions() {
 			add(oracle.LogProbSchedule{Reduce: r}, sameOrder(r))
 		}
 	default:
@@ -82,8 +83,15 @@ func NewFamily(op spec.Op, cols int, declared oracle.Schedule) (*Family, error) 
 	return f, nil
 }
 
-// reductions is explain.Space's reduction loop, in its order.
-func reductions() []oracle.Reduction {
+// Reductions is the reduction orders of rmsnorm and logprob schedules, in
+// the canonical order explain.Space lists them (and searches them):
+//
+//	threads 1, 2, 4 .. 1024 x vec 1, 2, 4, 8 x warp butterfly, sequential
+//	x cross sequential, tree                                     (176)
+//
+// The one place this space is decided: a family (NewFamily) is explain's
+// space without the schedules that run the same operations.
+func Reductions() []oracle.Reduction {
 	var rs []oracle.Reduction
 	for t := 1; t <= 1024; t *= 2 {
 		for _, v := range []int{1, 2, 4, 8} {
@@ -96,6 +104,9 @@ func reductions() []oracle.Reduction {
 	}
 	return rs
 }
+
+// ScaleOrders is rmsnorm's output orders, in explain.Space's order.
+var ScaleOrders = []oracle.ScaleOrder{oracle.ScaleThenWeight, oracle.WeightedScale}
 
 // sameOrder is r with the choices that change no operation made equal.
 func sameOrder(r oracle.Reduction) string {
@@ -130,6 +141,22 @@ func (s Set) Or(t Set) {
 	}
 }
 
+// Minus is the alternatives of s that are not in t, a new set.
+func (s Set) Minus(t Set) Set {
+	d := make(Set, len(s))
+	for i := range s {
+		d[i] = s[i] &^ t[i]
+	}
+	return d
+}
+
+// Union is the alternatives of s or t, a new set.
+func Union(s, t Set) Set {
+	u := slices.Clone(s)
+	u.Or(t)
+	return u
+}
+
 // Len is the number of alternatives in s.
 func (s Set) Len() int {
 	n := 0
@@ -143,67 +170,142 @@ func (s Set) Len() int {
 
 // RMSNorm returns the alternatives that row x (weights w, eps) shows:
 // alternative a is in the set when some output of the row, rounded to
-// out, has other bits under f.Alts[a] than under f.Declared. An
-// alternative whose rstd has the declared one's bits and whose output
-// order is the declared one's cannot differ and costs one sum of squares
-// (Cols fmas); the others cost a row of outputs once per distinct
-// (rstd, order): about |Alts| x Cols fmas a row.
+// out, has other bits under f.Alts[a] than under f.Declared
+// (RMSNormCheck.Shows on a copy of x).
 func (f *Family) RMSNorm(x, w []float32, eps float32, out oracle.DType) (Set, error) {
-	d := f.Declared.(oracle.RMSNormSchedule)
-	ref, err := rmsnormRow(x, w, eps, d, out, nil)
+	c, err := f.NewRMSNormCheck(slices.Clone(x), w, eps, out)
 	if err != nil {
 		return nil, err
 	}
+	return c.Shows(), nil
+}
+
+// RMSNormCheck tells which alternatives of a family an RMSNorm row shows
+// while single elements of the row change (a search over a knob's
+// values): it keeps one oracle.RMSNormProbe per distinct (threads, vector
+// width) of the family, whose thread partials serve every warp and cross
+// order (RMSNormProbe.TapWith; the output order does not change the sum),
+// so a change of x[j] costs each of them one thread's partial, and each
+// distinct reduction a combine.
+type RMSNormCheck struct {
+	f      *Family
+	x, w   []float32
+	out    oracle.DType
+	probes []*oracle.RMSNormProbe // one per (threads, vec)
+	decl   reduction
+	alt    []reduction // alternative a's
+	ref    []float32   // scratch: the declared row, rounded
+}
+
+// reduction is a reduction of the family: a probe and its combine.
+type reduction struct {
+	probe int
+	warp  oracle.WarpOrder
+	cross oracle.CrossOrder
+}
+
+// NewRMSNormCheck starts a check of row x (the caller's slice, which Set
+// writes; the caller must not change it otherwise).
+func (f *Family) NewRMSNormCheck(x, w []float32, eps float32, out oracle.DType) (*RMSNormCheck, error) {
+	d, ok := f.Declared.(oracle.RMSNormSchedule)
+	if !ok {
+		return nil, fmt.Errorf("power: rmsnorm check of a %s family", f.Op)
+	}
+	c := &RMSNormCheck{f: f, x: x, w: w, out: out, alt: make([]reduction, len(f.Alts))}
+	index := map[[2]int]int{}
+	of := func(r oracle.Reduction) (reduction, error) {
+		tv := [2]int{r.Threads, r.Vec}
+		i, ok := index[tv]
+		if !ok {
+			p, err := oracle.NewRMSNormProbe(x, w, eps, oracle.RMSNormSchedule{Reduce: r, Order: oracle.ScaleThenWeight})
+			if err != nil {
+				return reduction{}, fmt.Errorf("power: rmsnorm %s: %w", r, err)
+			}
+			i = len(c.probes)
+			index[tv] = i
+			c.probes = append(c.probes, p)
+		}
+		return reduction{i, r.Warp, r.Cross}, nil
+	}
+	var err error
+	if c.decl, err = of(d.Reduce); err != nil {
+		return nil, err
+	}
+	for a, alt := range f.Alts {
+		if c.alt[a], err = of(alt.(oracle.RMSNormSchedule).Reduce); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Set stores v in x[j].
+func (c *RMSNormCheck) Set(j int, v float32) {
+	for _, p := range c.probes {
+		p.Set(j, v)
+	}
+}
+
+// rstd is the row's rstd under reduction r.
+func (c *RMSNormCheck) rstd(r reduction) float32 {
+	return c.probes[r.probe].TapWith(r.warp, r.cross).Rstd
+}
+
+// Shows returns the alternatives the row shows now. An alternative whose
+// rstd has the declared one's bits and whose output order is the declared
+// one's cannot differ and costs one combine; the others cost a row of
+// outputs (up to the first that differs) once per distinct (rstd, order).
+func (c *RMSNormCheck) Shows() Set {
+	d := c.f.Declared.(oracle.RMSNormSchedule)
 	type key struct {
 		rstd  uint32
 		order oracle.ScaleOrder
 	}
-	dp, _ := oracle.NewRMSNormProbe(x, w, eps, d)
-	differs := map[key]bool{{math.Float32bits(dp.Tap().Rstd), d.Order}: false}
-	s := NewSet(len(f.Alts))
-	var buf []float32
-	for a, alt := range f.Alts {
-		rs := alt.(oracle.RMSNormSchedule)
-		p, err := oracle.NewRMSNormProbe(x, w, eps, rs)
-		if err != nil {
-			return nil, fmt.Errorf("power: rmsnorm %s: %w", rs, err)
+	dr := c.rstd(c.decl)
+	c.ref = slices.Grow(c.ref[:0], len(c.x))
+	for j := range c.x {
+		c.ref = append(c.ref, oracle.Round(c.out, rmsnormY(c.x, c.w, j, dr, d.Order)))
+	}
+	differs := map[key]bool{{math.Float32bits(dr), d.Order}: false}
+	// differ reports whether the row at rstd in order o has other bits
+	// than the declared row somewhere: the first differing column ends it.
+	differ := func(rstd float32, o oracle.ScaleOrder) bool {
+		for j := range c.x {
+			if math.Float32bits(oracle.Round(c.out, rmsnormY(c.x, c.w, j, rstd, o))) != math.Float32bits(c.ref[j]) {
+				return true
+			}
 		}
-		k := key{math.Float32bits(p.Tap().Rstd), rs.Order}
+		return false
+	}
+	rstds := map[reduction]float32{}
+	s := NewSet(len(c.f.Alts))
+	for a, alt := range c.f.Alts {
+		o := alt.(oracle.RMSNormSchedule).Order
+		r, ok := rstds[c.alt[a]]
+		if !ok {
+			r = c.rstd(c.alt[a])
+			rstds[c.alt[a]] = r
+		}
+		k := key{math.Float32bits(r), o}
 		diff, ok := differs[k]
 		if !ok {
-			buf = p.Row(buf)
-			diff = !sameRounded(buf, ref, out)
+			diff = differ(r, o)
 			differs[k] = diff
 		}
 		if diff {
 			s.Add(a)
 		}
 	}
-	return s, nil
+	return s
 }
 
-// rmsnormRow is row x's output under s, rounded to out, appended to dst[:0].
-func rmsnormRow(x, w []float32, eps float32, s oracle.RMSNormSchedule, out oracle.DType, dst []float32) ([]float32, error) {
-	p, err := oracle.NewRMSNormProbe(x, w, eps, s)
-	if err != nil {
-		return nil, fmt.Errorf("power: rmsnorm %s: %w", s, err)
+// rmsnormY is output j of row x at rstd in order o, as oracle.RMSNorm
+// computes it in fp32.
+func rmsnormY(x, w []float32, j int, rstd float32, o oracle.ScaleOrder) float32 {
+	if o == oracle.WeightedScale {
+		return oracle.Mul32(x[j], oracle.Mul32(rstd, w[j]))
 	}
-	dst = p.Row(dst)
-	for j, v := range dst {
-		dst[j] = oracle.Round(out, v)
-	}
-	return dst, nil
-}
-
-// sameRounded reports whether fp32 values y, rounded to out, have the bits
-// of ref (already rounded).
-func sameRounded(y, ref []float32, out oracle.DType) bool {
-	for j, v := range y {
-		if math.Float32bits(oracle.Round(out, v)) != math.Float32bits(ref[j]) {
-			return false
-		}
-	}
-	return true
+	return oracle.Mul32(oracle.Mul32(x[j], rstd), w[j])
 }
 
 // LogProb returns the alternatives that the log-prob row of logits x

@@ -57,10 +57,25 @@ func (s *Steps) Update(done int) {
 	if s == nil {
 		return
 	}
+	s.UpdateOf(done, s.total)
+}
+
+// UpdateOf records that done of total steps are done: a run that adds
+// steps (a scan's added draws) raises the total.
+func (s *Steps) UpdateOf(done, total int) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.finished {
 		return
+	}
+	if total != s.total {
+		s.total = total
+		if s.bar != nil {
+			s.bar.ChangeMax(total)
+		}
 	}
 	s.done = done
 	if s.bar != nil {

@@ -32,3 +32,18 @@ func TestStepsLines(t *testing.T) {
 	nilSteps.Update(1)
 	nilSteps.Finish()
 }
+
+// TestStepsRaisedTotal: steps added while running (a scan's power loop
+// adds draws) raise the total the line states; it never reads "150%".
+func TestStepsRaisedTotal(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := func() time.Time { return now }
+	s := newSteps(&buf, "scan", 100, clk, false)
+	now = now.Add(LineInterval)
+	s.UpdateOf(150, 200)
+	want := "scan: 150 of 200 steps (75%), 0:05 elapsed, 0:02 left\n"
+	if buf.String() != want {
+		t.Errorf("line %q, want %q", buf.String(), want)
+	}
+}

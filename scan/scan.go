@@ -264,6 +264,11 @@ func (sc *scanner) caseFor(k int) spec.Case {
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: s.GenVersion, Op: s.Op, Relation: spec.RelBatchInvariance,
 		Targets: []string{s.Target}, Shape: s.Shape, In: s.In, Out: s.Out, Eps: s.Eps, Dist: sc.draws[k],
 		Seed: s.Seed + uint64(k)}
+	if c.Dist == spec.DistSensitive {
+		for j := k; j >= 0 && sc.draws[j] == spec.DistSensitive; j-- {
+			c.Draw++ // the chain of sensitive draws ending at k (fuzz: targeted draws)
+		}
+	}
 	items := s.To
 	switch s.Dim {
 	case spec.ScanPad:

@@ -124,21 +124,29 @@ type RelParams struct {
 // bytes from which every input value is derived (Seed, Dist, GenVersion), or
 // explicit bit-exact Data for hand-written and minimized cases.
 type Case struct {
-	Version    int       `json:"version"`
-	Op         Op        `json:"op"`
-	Relation   string    `json:"relation"`
-	Targets    []string  `json:"targets"`
-	Shape      Shape     `json:"shape"`
-	In         DType     `json:"in"`
-	Out        DType     `json:"out"`
-	Compare    DType     `json:"compare,omitempty"` // dtype outputs are compared in; Out when empty
-	Eps        float32   `json:"eps,omitempty"`
-	Dist       Dist      `json:"dist"`
-	Seed       uint64    `json:"seed"`
+	Version  int      `json:"version"`
+	Op       Op       `json:"op"`
+	Relation string   `json:"relation"`
+	Targets  []string `json:"targets"`
+	Shape    Shape    `json:"shape"`
+	In       DType    `json:"in"`
+	Out      DType    `json:"out"`
+	Compare  DType    `json:"compare,omitempty"` // dtype outputs are compared in; Out when empty
+	Eps      float32  `json:"eps,omitempty"`
+	Dist     Dist     `json:"dist"`
+	Seed     uint64   `json:"seed"`
+	// Draw is a sensitive case's place in a scan's chain of sensitive
+	// draws (fuzz: draw k >= 2 targets what draws 1..k-1, seeds
+	// Seed-k+1..Seed-1, left unshown); 0 for every other case.
+	Draw       int       `json:"draw,omitempty"`
 	GenVersion int       `json:"gen_version"`
 	Rel        RelParams `json:"rel"`
 	Data       *Data     `json:"data,omitempty"`
 }
+
+// MaxDraw bounds Case.Draw: a sensitive case's chain makes every earlier
+// draw of it.
+const MaxDraw = 64
 
 // CompareDType is the dtype outputs are compared in.
 func (c Case) CompareDType() DType {

@@ -172,6 +172,9 @@ func (c Case) Validate() error {
 	if !slices.Contains(Dists, c.Dist) && !(c.Dist == "" && (c.Data != nil || c.Op == OpModel)) {
 		return fieldErr("dist", "unknown distribution %q (want one of %v)", truncate(string(c.Dist)), Dists)
 	}
+	if c.Draw < 0 || c.Draw > MaxDraw || c.Draw > 0 && c.Dist != DistSensitive {
+		return fieldErr("draw", "%d, want 0, or 1..%d for dist %s", c.Draw, MaxDraw, DistSensitive)
+	}
 	if c.GenVersion < 0 {
 		return fieldErr("gen_version", "%d, want >= 0", c.GenVersion)
 	}

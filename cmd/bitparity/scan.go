@@ -232,7 +232,7 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 		if prog == nil {
 			prog = reports.NewSteps(stderr, "scan", total)
 		}
-		prog.Update(done)
+		prog.UpdateOf(done, total) // the power loop's draws raise the total
 	}}
 	r, err := run(ctx, s, opt)
 	prog.Finish()

@@ -123,7 +123,7 @@ func TestScanDriftInCorpus(t *testing.T) {
 	if err != nil || len(names) != 1 {
 		t.Fatalf("scan drifts %v %v", names, err)
 	}
-	if out, _, code := bp(t, "corpus", "ls", "-dir", dir); code != 0 || !strings.Contains(out, names[0]+"  open   22 differ  drift-rmsnorm-te-mod32") {
+	if out, _, code := bp(t, "corpus", "ls", "-dir", dir); code != 0 || !strings.Contains(out, names[0]+"  open   27 differ  drift-rmsnorm-te-mod32") {
 		t.Errorf("corpus ls: exit %d\n%s", code, out)
 	}
 	if out, _, code := bp(t, "corpus", "recheck", "-dir", dir); code != spec.ExitFinding || !strings.Contains(out, "scan drift OPEN   "+names[0]) ||
