@@ -15,8 +15,9 @@ import (
 // hidden size, on the default draws with taps. Where the change shows in
 // some rows of a batch only, the positions that differ are stated; where
 // the first rows past the onset cannot show it on the scan's draws, the
-// onset is pinned on further draws (second wave: the one row of a batch
-// of 265 rows that changes, row 264, shows it on neither draw).
+// onset is pinned on further draws (second wave on normal draws alone:
+// the one row of a batch of 265 rows that changes, row 264, shows it on
+// neither draw; the default draws, sensitive ones, show it at once).
 func TestControlMaps(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -31,6 +32,8 @@ func TestControlMaps(t *testing.T) {
 			"rows <= 899 -> A, 900 <= rows <= 959 -> B, rows == 960 -> A, rows >= 961 -> B",
 			"B: positions >= 896 differ", nil},
 		{"second wave past 264", items("drift-rmsnorm-second-wave-264", 250, 290, 256),
+			"rows <= 264 -> A, rows >= 265 -> B", "B: positions >= 264 differ", nil},
+		{"second wave past 264, normal draws", normalOnly(items("drift-rmsnorm-second-wave-264", 250, 290, 256)),
 			"rows <= 264 -> A, rows >= 265 -> B", "B: positions >= 264 differ", []int{265}},
 		{"capture buckets", items("drift-rmsnorm-capture-buckets", 240, 270, 1024),
 			"rows <= 248 -> A, rows >= 249 -> B", "", nil},
@@ -71,6 +74,12 @@ func TestControlMaps(t *testing.T) {
 // hidden, on the default draws.
 func items(target string, from, to, hidden int) spec.ScanSpec {
 	return spec.ScanSpec{Target: target, Dim: spec.ScanItems, From: from, To: to, Shape: spec.Shape{Hidden: hidden}, Seed: 1}
+}
+
+// normalOnly is s on normal draws alone, power not measured.
+func normalOnly(s spec.ScanSpec) spec.ScanSpec {
+	s.Dists, s.Power = []spec.Dist{spec.DistNormal}, 0
+	return s
 }
 
 func init() {

@@ -166,11 +166,16 @@ func TestSignalWithDetachedHelper(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	code, _, log := waitExit(t, p, 40*time.Second)
 	out := p.out.String()
-	if code != spec.ExitInterrupted || !strings.Contains(out, "INTERRUPTED after") {
-		t.Fatalf("exit %d, want %d and INTERRUPTED\n%s\n%s", code, spec.ExitInterrupted, out, log)
+	// the adapter's fault is a finding once its read ends (exit 1, a
+	// finding outranks the interruption); with none found yet, exit 6
+	if (code != spec.ExitInterrupted && code != spec.ExitFinding) || !strings.Contains(out, "INTERRUPTED after") {
+		t.Fatalf("exit %d, want %d or %d and INTERRUPTED\n%s\n%s", code, spec.ExitInterrupted, spec.ExitFinding, out, log)
 	}
 	r, err := corpus.ReadResult(filepath.Join(dir, "r.json"))
 	if err != nil || !r.Interrupted {
 		t.Fatalf("result: %v (interrupted %v)\n%s", err, r != nil && r.Interrupted, log)
+	}
+	if code == spec.ExitFinding && len(r.Findings) == 0 {
+		t.Fatalf("exit 1 with no finding in the result\n%s", log)
 	}
 }
