@@ -10,8 +10,8 @@
 #   make ptx       rebuild gpu/kernels PTX and fat images (needs nvcc)
 #   make fatbin    rebuild only the fat images (SASS + PTX, scripts/fatbin.sh)
 #   make test-gpu  the GPU suites (needs a GPU, CUDA and the cuda build tag)
-#   make bench-scan-gpu  the scan benchmark on a GPU host with torch: scan of
-#                  cuda-rmsnorm, the torch loop, the copy bandwidth, ratios
+#   make bench-scan-gpu  the scan benchmark on a GPU host with torch and CuPy:
+#                  each kind's scan beside its loop and the copy bound, one table
 #   make test-scale  the tests on real engines: a Slurm cluster and an S3
 #                  server on loopback (installs and builds them; root)
 

@@ -310,6 +310,51 @@ func (o *devOut) Fetch(pos []int) ([]float32, error) {
 	return out, nil
 }
 
+// RowDigests digests rows 0..max(pos) of the output on the device
+// (digest_rows, external.RowDigest over each row's bits in the output's
+// dtype), copies those digests to the host, 8 bytes a row, and returns
+// the digests of pos: a witness of a differing row costs no row's copy
+// and no hashing on the host (target.RowDigester).
+func (o *devOut) RowDigests(pos []int) ([]uint64, error) {
+	n := 0
+	for _, p := range pos {
+		if p < 0 || p >= o.rows {
+			return nil, fmt.Errorf("gpu digests: position %d outside an output of %d rows", p, o.rows)
+		}
+		n = max(n, p+1)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	all := make([]uint64, n)
+	err := o.d.do(func() error {
+		if o.buf == nil {
+			return fmt.Errorf("gpu digests: output already released")
+		}
+		dg, err := o.d.digestRows(o.buf, n, o.cols, o.dt)
+		if err != nil {
+			return fmt.Errorf("gpu digests: %w", err)
+		}
+		defer o.d.pool.put(dg)
+		host := o.d.stage(8 * n)
+		if err := o.d.fromDevice(host, dg, 0); err != nil {
+			return fmt.Errorf("gpu digests: %w", err)
+		}
+		for i := range all {
+			all[i] = binary.LittleEndian.Uint64(host[8*i:])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ds := make([]uint64, len(pos))
+	for i, p := range pos {
+		ds[i] = all[p]
+	}
+	return ds, nil
+}
+
 // fetchAsyncMax is the largest fetch queued through a slot's page-locked
 // memory (Fetch): the size of an upload chunk.
 const fetchAsyncMax = uploadChunk

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
 )
@@ -87,6 +88,52 @@ func TestFetch(t *testing.T) {
 		do.Release()
 		if _, err := do.Fetch(pos[:1]); err == nil {
 			t.Errorf("%d cols: fetch from a released output succeeded", tc.cols)
+		}
+	}
+}
+
+// TestRowDigests: an output's row digests made on the device
+// (devOut.RowDigests, digest_rows) are external.RowDigest of its rows'
+// bits, in the order asked, repeats included; a released output and a
+// position outside it are errors.
+func TestRowDigests(t *testing.T) {
+	d := device(t)
+	for _, tc := range []struct {
+		rows, cols int
+		dt         oracle.DType
+		pos        []int
+	}{
+		{9, 4096, oracle.BF16, []int{3, 4, 5, 0, 8, 8, 2}},
+		{9, 7, oracle.FP16, []int{8, 0}},
+		{5, 3, oracle.FP32, []int{4, 1, 1}},
+	} {
+		o := &target.Output{Rows: identityN(tc.rows), Cols: tc.cols, DType: tc.dt, Values: make([]float32, tc.rows*tc.cols)}
+		for i := range o.Values {
+			o.Values[i] = oracle.Round(tc.dt, float32(i%1013)/16-20)
+		}
+		do, err := d.Upload(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := do.(target.RowDigester).RowDigests(tc.pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		words := make([]uint32, tc.cols)
+		for i, p := range tc.pos {
+			for j, v := range o.Values[p*tc.cols : (p+1)*tc.cols] {
+				words[j] = oracle.ToBits(tc.dt, v)
+			}
+			if want := external.RowDigest(words); got[i] != want {
+				t.Errorf("%d cols of %v, row %d: device digest %#x, external.RowDigest %#x", tc.cols, tc.dt, p, got[i], want)
+			}
+		}
+		if _, err := do.(target.RowDigester).RowDigests([]int{tc.rows}); err == nil {
+			t.Errorf("%d cols: a digest of row %d of %d succeeded", tc.cols, tc.rows, tc.rows)
+		}
+		do.Release()
+		if _, err := do.(target.RowDigester).RowDigests(tc.pos[:1]); err == nil {
+			t.Errorf("%d cols: digests of a released output succeeded", tc.cols)
 		}
 	}
 }

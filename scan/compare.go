@@ -1,9 +1,13 @@
 package scan
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"sort"
 
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
 )
@@ -122,26 +126,100 @@ func witness(o *target.Output, lo, hi int) (string, error) {
 }
 
 // witnesses returns the digests of the bits of o's positions pos, k
-// positions a digest, fetching only those rows, in one copy each for the
-// values and the taps, when o lives on a device.
+// positions a digest (witnessDigest of their row digests). A device
+// output that digests its rows (target.RowDigester: a GPU's) is digested
+// there, 8 bytes a row coming back; any other is fetched, only those
+// rows, and digested on the host.
 func witnesses(o *target.Output, pos []int, k int) ([]string, error) {
-	w := o
-	if o.Values == nil {
-		w = &target.Output{Cols: o.Cols, TapCols: o.TapCols}
-		var err error
-		if w.Values, err = o.Device.Fetch(pos); err != nil {
-			return nil, fmt.Errorf("fetch the witness rows: %w", err)
-		}
-		if o.DeviceTaps != nil && o.TapCols > 0 {
-			if w.Taps, err = o.DeviceTaps.Fetch(pos); err != nil {
-				return nil, fmt.Errorf("fetch the witness taps: %w", err)
-			}
-		}
-		pos = identity(len(pos))
+	vals, taps, err := rowDigests(o, pos)
+	if err != nil {
+		return nil, err
 	}
 	ds := make([]string, len(pos)/k)
 	for i := range ds {
-		ds[i] = digestAt(w, pos[i*k:(i+1)*k])
+		var t []uint64
+		if taps != nil {
+			t = taps[i*k : (i+1)*k]
+		}
+		ds[i] = witnessDigest(vals[i*k:(i+1)*k], t)
 	}
 	return ds, nil
+}
+
+// rowDigests returns the row digests (external.RowDigest) of o's
+// positions pos, and of their taps when o has taps (else nil).
+func rowDigests(o *target.Output, pos []int) (vals, taps []uint64, err error) {
+	if o.Values != nil {
+		return hostDigests(o.Values, o.Cols, o.DType, pos), tapDigests(o.Taps, o.TapCols, pos), nil
+	}
+	hasTaps := o.DeviceTaps != nil && o.TapCols > 0
+	dv, okV := o.Device.(target.RowDigester)
+	dt, okT := o.DeviceTaps.(target.RowDigester)
+	if okV && (!hasTaps || okT) {
+		if vals, err = dv.RowDigests(pos); err != nil {
+			return nil, nil, fmt.Errorf("digest the witness rows: %w", err)
+		}
+		if hasTaps {
+			if taps, err = dt.RowDigests(pos); err != nil {
+				return nil, nil, fmt.Errorf("digest the witness taps: %w", err)
+			}
+		}
+		return vals, taps, nil
+	}
+	all := identity(len(pos))
+	v, err := o.Device.Fetch(pos)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fetch the witness rows: %w", err)
+	}
+	vals = hostDigests(v, o.Cols, o.DType, all)
+	if hasTaps {
+		t, err := o.DeviceTaps.Fetch(pos)
+		if err != nil {
+			return nil, nil, fmt.Errorf("fetch the witness taps: %w", err)
+		}
+		taps = tapDigests(t, o.TapCols, all)
+	}
+	return vals, taps, nil
+}
+
+// hostDigests returns external.RowDigest of rows pos of values (cols a
+// row), each value as its bits in dt.
+func hostDigests(values []float32, cols int, dt oracle.DType, pos []int) []uint64 {
+	ds := make([]uint64, len(pos))
+	words := make([]uint32, cols)
+	for i, p := range pos {
+		for j, v := range values[p*cols : (p+1)*cols] {
+			words[j] = oracle.ToBits(dt, v)
+		}
+		ds[i] = external.RowDigest(words)
+	}
+	return ds
+}
+
+// tapDigests is hostDigests of fp32 taps; nil when there are none.
+func tapDigests(taps []float32, cols int, pos []int) []uint64 {
+	if taps == nil || cols == 0 {
+		return nil
+	}
+	return hostDigests(taps, cols, oracle.FP32, pos)
+}
+
+// witnessDigest names a group of rows by their row digests and their
+// taps' (nil: no taps): the first 6 bytes of the SHA-256 of the value
+// digests, a 0xff byte and the tap digests, each digest 8 bytes little
+// endian, in hex. It is the same whether the row digests were made on a
+// device or on the host.
+func witnessDigest(vals, taps []uint64) string {
+	h := sha256.New()
+	var buf [8]byte
+	for _, d := range vals {
+		binary.LittleEndian.PutUint64(buf[:], d)
+		h.Write(buf[:])
+	}
+	h.Write([]byte{0xff})
+	for _, d := range taps {
+		binary.LittleEndian.PutUint64(buf[:], d)
+		h.Write(buf[:])
+	}
+	return hex.EncodeToString(h.Sum(nil)[:6])
 }

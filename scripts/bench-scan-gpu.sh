@@ -1,34 +1,40 @@
 #!/usr/bin/env bash
 # bench-scan-gpu.sh: the scan benchmark of docs/performance.md ("Scan
-# benchmark") in one process group, on a GPU host with torch: a
-# certification scan of cuda-rmsnorm over rows 1..ROWS at hidden HIDDEN,
-# bf16, one draw per distribution of DISTS; the plain torch loop over the
-# same rows, hidden and number of draws (scripts/torch_scan.py); and the
-# device-to-device copy bandwidth (scripts/copy_bandwidth.py). It prints
-# the three figures and their ratios:
+# benchmark") in one call, on a GPU host with torch (and CuPy for the user
+# kernel's loop): each target kind's scan beside the loop a user would
+# write instead, and the copy bound, then one summary table
+# (scripts/bench_summary.py). Every speed figure is taken with --power 0
+# (no sensitive draws: the same draws as the loops).
 #
-#   speedup  = loop seconds / scan seconds           (issue: >= 2)
-#   of bound = scan seconds / bound seconds          (issue: <= 2)
-#   bound    = 3 x 2 bytes x HIDDEN x rows of every batch / copy bandwidth
-#              (the kernel reads each batch and writes its output, the
-#              compare reads each output once)
+#   rmsnorm   scan --target cuda-rmsnorm over rows 1..ROWS at hidden
+#             HIDDEN, bf16, one draw per distribution of DISTS, against
+#             scripts/torch_scan.py (F.rms_norm on every prefix) and the
+#             copy bound (scripts/copy_bandwidth.py): bound = 3 x 2 bytes x
+#             HIDDEN x the rows of every batch / copy bandwidth
+#   gemm      scan --target GEMM_TARGET (cublas-gemmex) over M 1..GEMM_M at
+#             K = GEMM_K, N = GEMM_N, against scripts/gemm_scan.py on each
+#             backend of GEMM_LOOPS (default torch: torch.matmul; cupy: the
+#             same cublasGemmEx call through CuPy)
+#   exec      scan --exec 'python3 adapters/torch_ops.py rmsnorm' over the
+#             rmsnorm's rows, hidden and draws, against the same torch loop
+#   kernel    scan --kernel KERNEL (the invariant example kernel) over the
+#             same, against scripts/kernel_loop.py (the same kernel
+#             launched in a plain CuPy loop over the same batches)
+#   power     scan --target cuda-rmsnorm --profile llama3-8b --to ROWS with
+#             the default power (0.99: host-made sensitive draws), twice:
+#             first with an empty BITPARITY_SENSITIVE_CACHE, then with the
+#             draws the first kept there
 #
 #   make bench-scan-gpu                                     # builds bin/bitparity first
-#   BITPARITY=bin/bitparity bash scripts/bench-scan-gpu.sh  # ROWS HIDDEN DISTS OUTDIR
+#   BITPARITY=bin/bitparity bash scripts/bench-scan-gpu.sh  # ROWS HIDDEN DISTS OUTDIR KINDS ...
+#   DRY_RUN=1 bash scripts/bench-scan-gpu.sh                # print the commands, run none (no GPU)
 #
-# A second figure, the cuBLAS scan: `bitparity scan --target GEMM_TARGET`
-# (default cublas-gemmex) over M 1..GEMM_M (256) at K = GEMM_K and N =
-# GEMM_N (4096), bf16, one draw per distribution of DISTS, its batches
-# resident on the device, against the loop a user writes over the same
-# comparisons (scripts/gemm_scan.py: cuBLAS through CuPy when it imports,
-# else torch), and their ratio:
-#
-#   gemm speedup = loop seconds / scan seconds      (issue: >= 2)
-#
-# GEMM_TARGET= (empty) skips it.
-#
-# The logs and JSON go to OUTDIR (default out/bench-scan-gpu). Exit 0 when
-# all ran, 3 when one failed (its log is named).
+# KINDS picks parts (default "rmsnorm gemm exec kernel power"); GEMM_TARGET=
+# (empty) skips gemm; PART_TIMEOUT (default 240) bounds each command in
+# seconds. Logs and JSON go to OUTDIR (default out/bench-scan-gpu);
+# scripts/bench_summary.py OUTDIR prints the figures again from them. Exit
+# 0 when all ran, 3 when one failed (its log is named; a scan exiting 1 has
+# drawn a map, which counts as a run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${BITPARITY:-bin/bitparity}
@@ -36,103 +42,88 @@ rows=${ROWS:-8192}
 hidden=${HIDDEN:-4096}
 dists=${DISTS:-normal,boundary,heavy}
 out=${OUTDIR:-out/bench-scan-gpu}
-mkdir -p "$out"
+kinds=${KINDS:-rmsnorm gemm exec kernel power}
 gemm_target=${GEMM_TARGET-cublas-gemmex}
 gemm_m=${GEMM_M:-256}
 gemm_k=${GEMM_K:-4096}
 gemm_n=${GEMM_N:-4096}
+gemm_loops=${GEMM_LOOPS:-torch}
+kernel=${KERNEL:-gpu/testdata/userkernels/rmsnorm_invariant.json}
+part_timeout=${PART_TIMEOUT:-240}
+dry=${DRY_RUN:-}
 ndraws=$(awk -F, '{print NF}' <<<"$dists")
+mkdir -p "$out"
 failed=()
 
-rm -rf "$out/corpus"
-"$bin" scan --target cuda-rmsnorm --to "$rows" --hidden "$hidden" --in bf16 --out bf16 --dists "$dists" \
-	--dir "$out/corpus" --json "$out/scan.json" >"$out/scan.log" 2>&1 || failed+=("scan (exit $?, $out/scan.log)")
-python3 scripts/torch_scan.py "$rows" "$hidden" cuda --draws "$ndraws" >"$out/loop.json" 2>"$out/loop.log" ||
-	failed+=("torch loop (exit $?, $out/loop.log)")
-python3 scripts/copy_bandwidth.py >"$out/copy.json" 2>"$out/copy.log" || failed+=("copy (exit $?, $out/copy.log)")
-
-python3 - "$out/scan.log" "$out/loop.json" "$out/copy.json" "$rows" "$hidden" "$ndraws" <<'PY'
-import json, re, sys
-scan_log, loop_json, copy_json = sys.argv[1:4]
-rows, hidden, draws = map(int, sys.argv[4:7])
-def load(p):
-    try:
-        return json.load(open(p))
-    except (OSError, ValueError):
-        return None
-m = None
-try:
-    m = re.search(r"(\d+) row comparisons in (\d+) batches, [^,]*, ([0-9.e+]+)s \(([0-9.e+]+) rows/s\)", open(scan_log).read())
-except OSError:
-    pass
-loop, copy = load(loop_json), load(copy_json)
-batch_rows = draws * rows * (rows + 1) // 2
-bound_bytes = 3 * 2 * hidden * batch_rows
-scan_s = float(m.group(3)) if m else None
-print("scan benchmark: rmsnorm rows 1..%d, hidden %d, bf16, %d draw(s)" % (rows, hidden, draws))
-if m:
-    verdict = "CERTIFIED" if "CERTIFIED" in open(scan_log).read() else "not certified"
-    print("  scan (bitparity scan --target cuda-rmsnorm): %.3f s, %s row comparisons in %s batches, %.3g rows/s, %s"
-          % (scan_s, m.group(1), m.group(2), float(m.group(4)), verdict))
-else:
-    print("  scan: no figure (see scan.log)")
-if loop:
-    print("  torch loop (scripts/torch_scan.py, torch %s): %.3f s, %d rows checked, %.3g rows/s, %d value(s) differ"
-          % (loop["torch"], loop["seconds"], loop["rows_checked"], loop["rows_per_second"], len(loop["differ"])))
-else:
-    print("  torch loop: no figure (see loop.log)")
-if copy:
-    bw = copy["bytes_per_second"]
-    print("  copy bandwidth (device to device, read + write): %.3f TB/s" % (bw / 1e12))
-    print("  bound: %.3f TB (kernel reads and writes, one read of each output) at copy bandwidth: %.3f s"
-          % (bound_bytes / 1e12, bound_bytes / bw))
-else:
-    print("  copy bandwidth: no figure (see copy.log)")
-if m and loop:
-    print("  speedup over the torch loop: %.2fx (want >= 2)" % (loop["seconds"] / scan_s))
-if m and copy:
-    print("  scan / bound: %.2fx (want <= 2); the scan moves %.3g TB/s of the bound's bytes"
-          % (scan_s / (bound_bytes / copy["bytes_per_second"]), bound_bytes / scan_s / 1e12))
-PY
-if [ -n "$gemm_target" ]; then
-	rm -rf "$out/gemm-corpus"
-	"$bin" scan --target "$gemm_target" --to "$gemm_m" --hidden "$gemm_k" --n "$gemm_n" --in bf16 --out bf16 --dists "$dists" \
-		--dir "$out/gemm-corpus" --json "$out/gemm-scan.json" >"$out/gemm-scan.log" 2>&1
+# run NAME MAXRC LOG CMD...: runs CMD under the part timeout with its
+# output in LOG (stdout to LOG.json instead when LOG ends in .json, stderr
+# to LOG's .log twin) and its wall seconds in OUTDIR/NAME.wall; an exit
+# above MAXRC is a failure.
+run() {
+	local name=$1 maxrc=$2 log=$3
+	shift 3
+	if [ -n "$dry" ]; then
+		printf '%s:' "$name"
+		printf ' %q' "$@"
+		printf '\n'
+		return 0
+	fi
+	local t0 rc
+	t0=$(date +%s.%N)
+	if [[ $log == *.json ]]; then
+		timeout "$part_timeout" "$@" >"$log" 2>"${log%.json}.log"
+	else
+		timeout "$part_timeout" "$@" >"$log" 2>&1
+	fi
 	rc=$?
-	# exit 1 is a drift map: a finding, not a failure
-	[ $rc -le 1 ] || failed+=("gemm scan (exit $rc, $out/gemm-scan.log)")
-	python3 scripts/gemm_scan.py "$gemm_m" "$gemm_k" "$gemm_n" --draws "$ndraws" >"$out/gemm-loop.json" 2>"$out/gemm-loop.log" ||
-		failed+=("gemm loop (exit $?, $out/gemm-loop.log)")
-	python3 - "$out/gemm-scan.log" "$out/gemm-loop.json" "$gemm_target" "$gemm_m" "$gemm_k" "$gemm_n" "$ndraws" <<'PY'
-import json, re, sys
-scan_log, loop_json, name = sys.argv[1:4]
-m, k, n, draws = map(int, sys.argv[4:8])
-try:
-    text = open(scan_log).read()
-except OSError:
-    text = ""
-f = re.search(r"(\d+) row comparisons in (\d+) batches, ([^,]*), ([0-9.e+]+)s \(([0-9.e+]+) rows/s\)", text)
-try:
-    loop = json.load(open(loop_json))
-except (OSError, ValueError):
-    loop = None
-print("gemm scan benchmark: %s, M 1..%d, K %d, N %d, bf16, %d draw(s)" % (name, m, k, n, draws))
-if f:
-    verdict = "CERTIFIED" if "CERTIFIED" in text else "drift map"
-    print("  scan (bitparity scan --target %s): %.3f s, %s row comparisons in %s batches, %s, %s"
-          % (name, float(f.group(4)), f.group(1), f.group(2), f.group(3), verdict))
-else:
-    print("  scan: no figure (see gemm-scan.log)")
-if loop:
-    print("  loop (scripts/gemm_scan.py, %s %s): %.3f s, %d rows checked, %d panel rows, %d products, %d M differ"
-          % (loop["backend"], loop["version"], loop["seconds"], loop["rows_checked"], loop["panel_rows"],
-             loop["products"], len(loop["differ"])))
-else:
-    print("  loop: no figure (see gemm-loop.log)")
-if f and loop:
-    print("  gemm speedup over the loop: %.2fx (want >= 2)" % (loop["seconds"] / float(f.group(4))))
-PY
+	awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f\n", b - a }' >"$out/$name.wall"
+	[ $rc -le "$maxrc" ] || failed+=("$name (exit $rc, $log)")
+}
+
+has() { [[ " $kinds " == *" $1 "* ]]; }
+size=(--to "$rows" --hidden "$hidden" --in bf16 --out bf16 --dists "$dists" --power 0)
+
+if has rmsnorm || has exec; then
+	run torch-loop 0 "$out/loop.json" python3 scripts/torch_scan.py "$rows" "$hidden" cuda --draws "$ndraws"
 fi
+if has rmsnorm; then
+	rm -rf "$out/corpus"
+	run scan 0 "$out/scan.log" "$bin" scan --target cuda-rmsnorm "${size[@]}" --dir "$out/corpus" --json "$out/scan.json"
+	run copy 0 "$out/copy.json" python3 scripts/copy_bandwidth.py
+fi
+if has gemm && [ -n "$gemm_target" ]; then
+	rm -rf "$out/gemm-corpus"
+	run gemm-scan 1 "$out/gemm-scan.log" "$bin" scan --target "$gemm_target" --to "$gemm_m" --hidden "$gemm_k" --n "$gemm_n" \
+		--in bf16 --out bf16 --dists "$dists" --power 0 --dir "$out/gemm-corpus" --json "$out/gemm-scan.json"
+	for be in $gemm_loops; do
+		run "gemm-loop-$be" 0 "$out/gemm-loop-$be.json" python3 scripts/gemm_scan.py "$gemm_m" "$gemm_k" "$gemm_n" \
+			--draws "$ndraws" --backend "$be"
+	done
+fi
+if has exec; then
+	rm -rf "$out/exec-corpus"
+	run exec-scan 1 "$out/exec-scan.log" "$bin" scan --exec 'python3 adapters/torch_ops.py rmsnorm' "${size[@]}" \
+		--dir "$out/exec-corpus" --json "$out/exec-scan.json"
+fi
+if has kernel; then
+	rm -rf "$out/kernel-corpus"
+	run kernel-scan 1 "$out/kernel-scan.log" "$bin" scan --kernel "$kernel" "${size[@]}" \
+		--dir "$out/kernel-corpus" --json "$out/kernel-scan.json"
+	run kernel-loop 0 "$out/kernel-loop.json" python3 scripts/kernel_loop.py "$kernel" "$rows" "$hidden" --draws "$ndraws"
+fi
+if has power; then
+	rm -rf "$out/power-corpus" "$out/sensitive-cache"
+	for pass in 1 2; do
+		run "power-$pass" 1 "$out/power-$pass.log" env BITPARITY_SENSITIVE_CACHE="$out/sensitive-cache" \
+			"$bin" scan --target cuda-rmsnorm --profile llama3-8b --to "$rows" --dir "$out/power-corpus" --json "$out/power-$pass.json"
+	done
+fi
+
+if [ -n "$dry" ]; then
+	exit 0
+fi
+python3 scripts/bench_summary.py "$out" --rows "$rows" --hidden "$hidden" --draws "$ndraws" \
+	--gemm-target "$gemm_target" --gemm-m "$gemm_m" --gemm-k "$gemm_k" --gemm-n "$gemm_n" --kernel "$kernel"
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "bench-scan-gpu: FAILED: ${failed[*]}" >&2
 	exit 3

@@ -89,6 +89,15 @@ type DeviceOutput interface {
 	Release()
 }
 
+// RowDigester is a DeviceOutput that digests its rows where they live:
+// RowDigests returns, for each position of pos (within Rows), the row
+// digest of fuzz/external.RowDigest over that row's stored bits in the
+// output's dtype (fp32 for taps), with no row copied to the host. A scan
+// names a differing value's class by these digests (its witnesses).
+type RowDigester interface {
+	RowDigests(pos []int) ([]uint64, error)
+}
+
 // CompareStarter is a DeviceOutput that can queue a compare and return
 // before it has run. Relations queue the taps compare this way ahead of
 // the outputs compare, so one check waits for the device on one thread:
