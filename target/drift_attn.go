@@ -63,19 +63,30 @@ func ChunkedPrefill(b *Batch) oracle.Schedule {
 	return OracleAttentionSchedule
 }
 
-// PagedDecode is the policy of drift-attn-paged-decode, a paged decode
-// kernel that iterates over the KV cache one whole page per step once a
-// page is larger than its 64-token tile (vLLM's paged_attention iterates
-// over whole KV blocks), so the page size moves the online softmax's
-// rescale points:
+// PagedDecode is the policy of drift-attn-paged-decode, a paged split-KV
+// decode whose KV partition follows the page size: pages no larger than
+// its 64-token tile are gathered into one split, and from a page size
+// above the tile each page is a split of its own (the page-granular KV
+// loop of paged decode kernels, whose work units are whole pages), the
+// splits' partial softmaxes combined in order:
 //
-//	page size <= 64 (or 0): tile=64 (declared)
-//	page size >  64:        tile=page size
+//	page size <= 64 (or 0): tile=64 splits=1 (declared)
+//	page size >  64:        tile=64 splits=ceil(L / page size)
+//
+// where L is the batch's longest KV cache; the splits are tile-aligned
+// (oracle.SplitBounds), so a cache of L <= 64 tokens is one split either
+// way, and one whose second split holds a single token gives the same
+// bits (its weight is 1 in either order).
 func PagedDecode(b *Batch) oracle.Schedule {
-	if p := b.Layout.PageSize; p > OracleAttentionSchedule.Tile {
-		return oracle.AttentionSchedule{Tile: min(p, 1024), Splits: 1}
+	p := b.Layout.PageSize
+	if p <= OracleAttentionSchedule.Tile {
+		return OracleAttentionSchedule
 	}
-	return OracleAttentionSchedule
+	L := 0
+	for _, k := range b.Decode.K {
+		L = max(L, len(k)/(b.Decode.KVHeads*b.Decode.HeadDim))
+	}
+	return oracle.AttentionSchedule{Tile: OracleAttentionSchedule.Tile, Splits: min(max((L+p-1)/p, 1), 128)}
 }
 
 // attnDriftModels are the attention layout drift models every build has.
@@ -95,7 +106,7 @@ func attnDriftModels() []Target {
 			"chunked prefill whose chunks after the first (a cached prefix) run another kernel than a whole prompt: tile=32 instead of 64 (scan --dim chunk)",
 			ChunkedPrefill),
 		control("drift-attn-paged-decode", spec.OpAttnDecode,
-			"paged decode iterating one whole page per step once pages exceed its 64-token tile: tile = page size above 64 (scan --dim page)",
+			"paged split-KV decode whose partition follows the page size: one split while pages are at most its 64-token tile, a split per page above (ceil(kv / page) splits, tile 64) (scan --dim page)",
 			PagedDecode),
 	}
 }
