@@ -48,8 +48,11 @@ func (sc *scanner) refItems() int {
 
 // draw scans every value on draw k and returns each value's class.
 func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
-	if sc.s.Dim == spec.ScanKV {
+	switch sc.s.Dim {
+	case spec.ScanKV:
 		return sc.drawKV(ctx, k)
+	case spec.ScanNeighbour, spec.ScanChunk, spec.ScanPage:
+		return sc.drawAttn(ctx, k)
 	}
 	b, h, err := sc.holdDraw(k)
 	if err != nil {

@@ -171,6 +171,9 @@ func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
 	if s, err = Normalize(s); err != nil {
 		return nil, err
 	}
+	if (s.Dim == spec.ScanChunk || s.Dim == spec.ScanPage) && !t.Info().Layouts {
+		return nil, fmt.Errorf("%w: the %s dimension needs a target that reads the batch's layout (a chunked prefill, a paged decode's page size); %s does not, and would run every value alike", ErrBadSpec, s.Dim, s.Target)
+	}
 	dt, err := oracle.ParseDType(string(s.Out))
 	if err != nil {
 		return nil, fmt.Errorf("%w: output dtype: %w", ErrBadSpec, err)
@@ -272,6 +275,9 @@ func (sc *scanner) caseFor(k int) spec.Case {
 	case spec.ScanKV:
 		items = c.BatchRows()
 		c.Shape.KV, c.Shape.KVLens = s.To, nil
+	case spec.ScanNeighbour, spec.ScanChunk, spec.ScanPage:
+		sc.attnCase(&c)
+		return c
 	}
 	c.SetBatchRows(items)
 	return c

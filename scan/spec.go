@@ -34,9 +34,14 @@ const (
 
 // Normalize fills a scan spec's defaults and checks it:
 //
-//	dim       items (default), pad, position, kv (attn_decode only)
+//	dim       items (default), pad, position, kv (attn_decode only),
+//	          neighbour (attention), chunk (attn_prefill), page
+//	          (attn_decode)
 //	from, to  from >= 1 (position: >= 0), to >= from; pad: from >= real;
-//	          position: positions from..to-1 of a batch of to items
+//	          position: positions from..to-1 of a batch of to items;
+//	          chunk: to <= seq_len (a chunk of the whole prompt at most)
+//	rows      kv, page: the decode requests (page: 1 when zero); chunk:
+//	          seqs, the prompts (1 when zero)
 //	dists     DefaultDists when empty (SensitiveDists for rmsnorm and
 //	          logprob); each a known distribution, once
 //	power     the target power, a share in [0, 1] (0: not measured; only
@@ -153,6 +158,36 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 		}
 		if s.Shape.Rows < 1 {
 			return bad("kv scan: rows (requests) %d, want >= 1", s.Shape.Rows)
+		}
+	case spec.ScanNeighbour:
+		if s.Op != spec.OpAttnDecode && s.Op != spec.OpAttnPrefill {
+			return bad("the neighbour dimension scans attention (attn_prefill, attn_decode), not %s", s.Op)
+		}
+	case spec.ScanChunk:
+		if s.Op != spec.OpAttnPrefill {
+			return bad("the chunk dimension scans attn_prefill, not %s", s.Op)
+		}
+		if s.Shape.Seqs == 0 {
+			s.Shape.Seqs = 1
+		}
+		if s.Shape.Seqs < 1 {
+			return bad("chunk scan: %d prompts, want >= 1", s.Shape.Seqs)
+		}
+		if s.Shape.SeqLen >= 1 && s.To > s.Shape.SeqLen {
+			return bad("chunk scan: chunks up to %d of a prompt of %d tokens: want to <= seq_len", s.To, s.Shape.SeqLen)
+		}
+	case spec.ScanPage:
+		if s.Op != spec.OpAttnDecode {
+			return bad("the page dimension scans attn_decode, not %s", s.Op)
+		}
+		if s.Shape.Rows == 0 {
+			s.Shape.Rows = 1
+		}
+		if s.Shape.Rows < 1 {
+			return bad("page scan: rows (requests) %d, want >= 1", s.Shape.Rows)
+		}
+		if s.To > 1024 {
+			return bad("page scan: page size %d, want <= 1024", s.To)
 		}
 	}
 	// the op's dimensions past its batch dimension (spec.OpInfo.Reads); a

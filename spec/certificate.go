@@ -25,10 +25,26 @@ const (
 	// v = From..To, compared against the oracle of the target's declared
 	// schedule.
 	ScanKV = "kv"
+	// ScanNeighbour: a batch of two attention items, item 0 watched at
+	// its fixed length (decode: Shape.KV tokens; prefill: Shape.SeqLen
+	// queries) and item 1, its neighbour, at length v (decode: its KV
+	// length; prefill: its query length, so max_seqlen_q is max(SeqLen,
+	// v)), v = From..To; the watched item's rows are compared with
+	// themselves at neighbour length From.
+	ScanNeighbour = "neighbour"
+	// ScanChunk: Shape.Seqs prompts of Shape.SeqLen tokens prefilled in
+	// chunks of v queries (each chunk against the cached prefix and
+	// itself), v = From..To, every prompt row compared with the whole
+	// prompt prefilled at once.
+	ScanChunk = "chunk"
+	// ScanPage: Shape.Rows decode requests of Shape.KV tokens from a
+	// paged KV cache of page size v, v = From..To, every row compared
+	// with the same batch at page size From.
+	ScanPage = "page"
 )
 
 // ScanDims lists the scan dimensions.
-var ScanDims = []string{ScanItems, ScanPad, ScanPosition, ScanKV}
+var ScanDims = []string{ScanItems, ScanPad, ScanPosition, ScanKV, ScanNeighbour, ScanChunk, ScanPage}
 
 // Scan dimensions of a model route (op model, docs/protocol.md "The model
 // route"): an item is a request, decoded by the route's engine.

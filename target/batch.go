@@ -20,10 +20,27 @@ type Batch struct {
 	Prefill *oracle.PrefillInput
 	Decode  *oracle.DecodeInput
 
+	// Layout is how an attention engine holds the batch: chunked
+	// prefill, paged decode (the zero value: whole prompts, the target's
+	// own page size). Only targets whose Info.Layouts is set read it.
+	Layout Layout
+
 	// Source, when set, is where the values come from (source.go); a
 	// lazy batch has sizes only until Materialize.
 	Source *Source
 	lazy   *lazy
+}
+
+// Layout is how an attention engine holds a batch beyond its tensors.
+type Layout struct {
+	// ChunkFrom (attn_prefill): the query positions below it were
+	// prefilled by earlier chunks; the batch's rows at positions >=
+	// ChunkFrom are this chunk's, attending to the cached K and V of
+	// positions < ChunkFrom and to the chunk's own. 0: a whole prompt.
+	ChunkFrom int
+	// PageSize (attn_decode): the tokens of a page of the paged KV cache
+	// (0: the target's own).
+	PageSize int
 }
 
 // Rows returns the number of output rows of the batch (the row contract of

@@ -180,7 +180,8 @@ func OracleName(op spec.Op) string { return "oracle-" + string(op) }
 func newOracleTarget(name string, op spec.Op, s oracle.Schedule) *scheduled {
 	return &scheduled{
 		info: Info{Name: name, Op: op, Device: "cpu", Invariant: true, Schedule: s.String(),
-			Models: "the CPU oracle with a fixed schedule (invariant by construction)"},
+			Models:  "the CPU oracle with a fixed schedule (invariant by construction)",
+			Layouts: op == spec.OpAttnPrefill || op == spec.OpAttnDecode}, // the same rows whatever the layout
 		policy: func(*Batch) oracle.Schedule { return s },
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -56,6 +57,11 @@ type Info struct {
 	// default campaign's draws reach too rarely for its verdict to
 	// expect it; `bitparity scan` maps it exactly.
 	OnRequest bool
+	// Layouts says the target reads Batch.Layout (a chunked prefill, a
+	// paged decode's page size); only such targets are scanned over the
+	// chunk and page dimensions, where a target that ignores the layout
+	// would be certified for a layout it never ran.
+	Layouts bool
 }
 
 // Target is an implementation of one op that can run a batch.
@@ -79,7 +85,7 @@ var (
 // targets (oracle.go) and the drift models (drift.go, drift_rows.go).
 func builtin() map[string]Factory {
 	r := map[string]Factory{}
-	for _, t := range append(append(oracleTargets(), driftModels()...), rowDriftModels()...) {
+	for _, t := range slices.Concat(oracleTargets(), driftModels(), rowDriftModels(), attnDriftModels()) {
 		r[t.Info().Name] = func() (Target, error) { return t, nil }
 	}
 	return r

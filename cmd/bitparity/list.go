@@ -48,6 +48,8 @@ func listCmd(stdout, stderr io.Writer, args []string) error {
 		info := t.Info()
 		inv := "yes"
 		switch {
+		case info.OnRequest && len(info.Expect) == 0:
+			inv = "no (scan control: scan only, no campaign relation varies its dimension)"
 		case info.OnRequest:
 			inv = "no (scan control: " + strings.Join(info.Expect, ", ") + "; a campaign runs it where --targets names it)"
 		case !info.Invariant:

@@ -1,0 +1,205 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// The attention dimensions beyond the batch size: a co-resident request's
+// length (neighbour), chunked prefill (chunk) and the paged cache's page
+// size (page). Each draw makes its largest batch on the host once and, for
+// every value v, runs the batch the dimension takes for v:
+//
+//	neighbour  items 0 (watched) and 1 (its neighbour); decode: request 0
+//	           with its first Shape.KV tokens, request 1 with its first v;
+//	           prefill: sequences cut to max(Shape.SeqLen, v) queries, the
+//	           batch's max_seqlen_q (a varlen batch held padded to its
+//	           longest sequence: a causal row sees only the tokens before
+//	           it, so the watched rows are those of the varlen batch).
+//	           Compared: the watched item's rows (prefill: its first
+//	           Shape.SeqLen positions), against the step at v = From.
+//	chunk      the Shape.Seqs prompts of Shape.SeqLen tokens prefilled in
+//	           chunks of v queries: chunk [c0, c1) is the prompts cut to c1
+//	           tokens with Layout.ChunkFrom = c0, its rows at positions
+//	           c0..c1-1 taken. Compared: every prompt row, against the whole
+//	           prompts prefilled at once (Layout zero).
+//	page       the Shape.Rows requests of Shape.KV tokens with
+//	           Layout.PageSize = v. Compared: every row, against the step at
+//	           v = From.
+//
+// A value's class is "A" when every compared row equals its reference;
+// else, for neighbour and page, the digest of the compared rows' bits (two
+// values of one schedule share it), and for chunk "B". A step runs once:
+// a target nondeterministic on these batches is not told apart here.
+
+// attnCase sets case c's sizes to those of the largest batch of an
+// attention dimension: two items at the longest length swept
+// (neighbour), the prompts (chunk), the requests (page).
+func (sc *scanner) attnCase(c *spec.Case) {
+	s := sc.s
+	switch s.Dim {
+	case spec.ScanNeighbour:
+		c.SetBatchRows(2)
+		if s.Op == spec.OpAttnDecode {
+			c.Shape.KV, c.Shape.KVLens = max(s.Shape.KV, s.To), nil
+		} else {
+			c.Shape.SeqLen = max(s.Shape.SeqLen, s.To)
+		}
+	case spec.ScanChunk:
+		c.SetBatchRows(s.Shape.Seqs)
+	case spec.ScanPage:
+		c.SetBatchRows(s.Shape.Rows)
+		c.Shape.KVLens = nil
+	}
+}
+
+// drawAttn scans an attention dimension on draw k and returns each
+// value's class.
+func (sc *scanner) drawAttn(ctx context.Context, k int) ([]string, error) {
+	b, err := fuzz.Inputs(sc.caseFor(k))
+	if err != nil {
+		return nil, fmt.Errorf("scan: draw %s: %w", sc.draws[k], err)
+	}
+	fail := func(v int, err error) ([]string, error) {
+		return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", sc.draws[k], sc.s.Dim, v, err)
+	}
+	if sc.s.Dim == spec.ScanChunk {
+		return sc.drawChunk(ctx, k, b)
+	}
+	cls := make([]string, len(sc.values))
+	var ref *target.Output
+	defer func() {
+		if ref != nil {
+			ref.Release()
+		}
+	}()
+	against := fmt.Sprintf("%s = %d", sc.s.Dim, sc.s.From)
+	for i, v := range sc.values {
+		g := sc.attnBatch(b, v)
+		sc.before(k, "%s = %d", sc.s.Dim, v)
+		o, err := runChecked(ctx, sc.t, g)
+		if err != nil {
+			return fail(v, err)
+		}
+		n := sc.watchedRows(g)
+		sc.res.Batches++
+		if ref == nil {
+			ref, cls[i] = o, "A"
+			sc.step()
+			continue
+		}
+		all := identity(n)
+		d, err := differing(o, ref, all, all, sc.dt, sc.s.NoTaps)
+		if err == nil && len(d) > 0 {
+			cls[i], err = witness(o, 0, n)
+		}
+		o.Release()
+		if err != nil {
+			return fail(v, err)
+		}
+		if len(d) == 0 {
+			cls[i] = "A"
+		}
+		sc.res.RowsCompared += int64(n)
+		sc.res.Differing += int64(len(d))
+		sc.record(k, v, all, d, against)
+		sc.step()
+	}
+	return cls, nil
+}
+
+// attnBatch is the batch of value v of the neighbour or page dimension,
+// cut from draw's largest batch b.
+func (sc *scanner) attnBatch(b *target.Batch, v int) *target.Batch {
+	s := sc.s
+	switch {
+	case s.Dim == spec.ScanPage:
+		g := *b
+		g.Layout = target.Layout{PageSize: v}
+		return &g
+	case s.Op == spec.OpAttnDecode: // neighbour
+		d := *b.Decode
+		w := d.KVHeads * d.HeadDim
+		d.K = [][]float32{b.Decode.K[0][:s.Shape.KV*w], b.Decode.K[1][:v*w]}
+		d.V = [][]float32{b.Decode.V[0][:s.Shape.KV*w], b.Decode.V[1][:v*w]}
+		return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Decode: &d}
+	}
+	return prefillCut(b, max(s.Shape.SeqLen, v))
+}
+
+// watchedRows is the number of compared rows of a neighbour or page batch
+// g, its first rows: the watched request's heads (decode neighbour), the
+// watched sequence's first Shape.SeqLen positions (prefill neighbour),
+// every row (page).
+func (sc *scanner) watchedRows(g *target.Batch) int {
+	switch {
+	case sc.s.Dim == spec.ScanPage:
+		return g.Rows()
+	case sc.s.Op == spec.OpAttnDecode:
+		return g.Decode.Heads
+	}
+	return sc.s.Shape.SeqLen * g.Prefill.Heads
+}
+
+// drawChunk scans the chunk dimension on draw k, b the whole prompts.
+func (sc *scanner) drawChunk(ctx context.Context, k int, b *target.Batch) ([]string, error) {
+	p := b.Prefill
+	L, H := p.SeqLen, p.Heads
+	sc.before(k, "the whole prompts, seq_len = %d", L)
+	ref, err := runChecked(ctx, sc.t, b)
+	if err != nil {
+		return nil, fmt.Errorf("scan: draw %s, the whole prompts: %w", sc.draws[k], err)
+	}
+	defer ref.Release()
+	sc.res.Batches++
+	cls := make([]string, len(sc.values))
+	for i, v := range sc.values {
+		differ, first := 0, -1
+		for c0 := 0; c0 < L; c0 += v {
+			c1 := min(c0+v, L)
+			g := prefillCut(b, c1)
+			g.Layout = target.Layout{ChunkFrom: c0}
+			sc.before(k, "chunk = %d, queries %d..%d", v, c0, c1-1)
+			o, err := runChecked(ctx, sc.t, g)
+			if err != nil {
+				return nil, fmt.Errorf("scan: draw %s, chunk = %d, queries %d..%d: %w", sc.draws[k], v, c0, c1-1, err)
+			}
+			var pa, pb []int // the chunk's rows in o and in the whole prompts
+			for s := range p.Seqs {
+				for r := c0 * H; r < c1*H; r++ {
+					pa = append(pa, s*c1*H+r)
+					pb = append(pb, s*L*H+r)
+				}
+			}
+			d, err := differing(o, ref, pa, pb, sc.dt, sc.s.NoTaps)
+			o.Release()
+			if err != nil {
+				return nil, fmt.Errorf("scan: draw %s, chunk = %d, queries %d..%d: %w", sc.draws[k], v, c0, c1-1, err)
+			}
+			sc.res.Batches++
+			sc.res.RowsCompared += int64(len(pa))
+			if len(d) > 0 && first < 0 {
+				first = pb[d[0]]
+			}
+			differ += len(d)
+		}
+		cls[i] = "A"
+		if differ > 0 {
+			cls[i] = "B"
+			sc.res.Differing += int64(differ)
+			sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.draws[k], Value: v, Rows: differ, FirstRow: first, Against: "whole prompt"})
+		}
+		sc.step()
+	}
+	return cls, nil
+}
+
+// prefillCut is prefill batch b with every sequence cut to its first n
+// positions (cutPrefill).
+func prefillCut(b *target.Batch, n int) *target.Batch {
+	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Prefill: cutPrefill(b.Prefill, n)}
+}

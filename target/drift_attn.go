@@ -1,0 +1,112 @@
+package target
+
+import (
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// Attention layout drift models are the scan controls of the dimensions
+// attention drift lives on beyond the batch size: a co-resident request's
+// length (scan --dim neighbour), chunked prefill (--dim chunk) and the
+// paged cache's page size (--dim page). Each reads Batch.Layout or the
+// batch's shape, runs the oracle with the schedule its policy chooses for
+// the whole batch, and is a scan control (Info.OnRequest, no campaign
+// relation varies its dimension); `bitparity scan` must map each exactly
+// and never certify it (scan/attn_test.go).
+
+// Thresholds and tiles of the attention layout drift models.
+const (
+	// MaxSeqLenQSwitch is the max_seqlen_q from which
+	// drift-attn-maxseqlen-10 runs its other template.
+	MaxSeqLenQSwitch = 10
+	// maxSeqLenTile is the KV tile of that template.
+	maxSeqLenTile = 4
+	// ChunkTile is the KV tile of drift-attn-chunked-prefill's kernel for
+	// chunks with a cached prefix.
+	ChunkTile = 32
+)
+
+// MaxSeqLenQ10 is the policy of drift-attn-maxseqlen-10, a FlashAttention-3
+// style varlen prefill that instantiates its kernel template from the
+// batch's max_seqlen_q (vLLM #51902: a request's bits change when a
+// co-resident request's query length goes from 9 to 10). The model's
+// stand-in for the template change is the KV tile:
+//
+//	max_seqlen_q <  10: tile=64 (declared)
+//	max_seqlen_q >= 10: tile=4
+//
+// A prefill batch here is uniform in length (oracle.PrefillInput): a
+// varlen batch is held padded to its max_seqlen_q, which leaves every row
+// of a causal prefill as it was, so max_seqlen_q is Prefill.SeqLen.
+func MaxSeqLenQ10(b *Batch) oracle.Schedule {
+	if b.Prefill.SeqLen >= MaxSeqLenQSwitch {
+		return oracle.AttentionSchedule{Tile: maxSeqLenTile, Splits: 1}
+	}
+	return OracleAttentionSchedule
+}
+
+// ChunkedPrefill is the policy of drift-attn-chunked-prefill, a chunked
+// prefill whose chunks after the first (those with a cached prefix,
+// Layout.ChunkFrom > 0) run another kernel than a whole prompt does, as
+// vLLM ran them through its Triton prefix-prefill kernel beside
+// flash-attn's varlen kernel (vLLM's chunked-prefill determinism tests
+// compare the two):
+//
+//	ChunkFrom == 0 (a whole prompt, the first chunk): tile=64 (declared)
+//	ChunkFrom >  0:                                   tile=32
+//
+// A row attending to 32 tokens or fewer is one tile either way.
+func ChunkedPrefill(b *Batch) oracle.Schedule {
+	if b.Layout.ChunkFrom > 0 {
+		return oracle.AttentionSchedule{Tile: ChunkTile, Splits: 1}
+	}
+	return OracleAttentionSchedule
+}
+
+// PagedDecode is the policy of drift-attn-paged-decode, a paged split-KV
+// decode whose KV partition follows the page size: pages no larger than
+// its 64-token tile are gathered into one split, and from a page size
+// above the tile each page is a split of its own (the page-granular KV
+// loop of paged decode kernels, whose work units are whole pages), the
+// splits' partial softmaxes combined in order:
+//
+//	page size <= 64 (or 0): tile=64 splits=1 (declared)
+//	page size >  64:        tile=64 splits=ceil(L / page size)
+//
+// where L is the batch's longest KV cache; the splits are tile-aligned
+// (oracle.SplitBounds), so a cache of L <= 64 tokens is one split either
+// way, and one whose second split holds a single token gives the same
+// bits (its weight is 1 in either order).
+func PagedDecode(b *Batch) oracle.Schedule {
+	p := b.Layout.PageSize
+	if p <= OracleAttentionSchedule.Tile {
+		return OracleAttentionSchedule
+	}
+	L := 0
+	for _, k := range b.Decode.K {
+		L = max(L, len(k)/(b.Decode.KVHeads*b.Decode.HeadDim))
+	}
+	return oracle.AttentionSchedule{Tile: OracleAttentionSchedule.Tile, Splits: min(max((L+p-1)/p, 1), 128)}
+}
+
+// attnDriftModels are the attention layout drift models every build has.
+func attnDriftModels() []Target {
+	control := func(name string, op spec.Op, models string, policy func(*Batch) oracle.Schedule) Target {
+		return &scheduled{
+			info: Info{Name: name, Op: op, Device: "cpu", Schedule: OracleAttentionSchedule.String(),
+				Models: models, OnRequest: true, Layouts: true},
+			policy: policy,
+		}
+	}
+	return []Target{
+		control("drift-attn-maxseqlen-10", spec.OpAttnPrefill,
+			"FlashAttention-3 varlen prefill choosing its template by the batch's max_seqlen_q (vLLM #51902): tile=64 below 10, tile=4 from 10 (scan --dim neighbour)",
+			MaxSeqLenQ10),
+		control("drift-attn-chunked-prefill", spec.OpAttnPrefill,
+			"chunked prefill whose chunks after the first (a cached prefix) run another kernel than a whole prompt: tile=32 instead of 64 (scan --dim chunk)",
+			ChunkedPrefill),
+		control("drift-attn-paged-decode", spec.OpAttnDecode,
+			"paged split-KV decode whose partition follows the page size: one split while pages are at most its 64-token tile, a split per page above (ceil(kv / page) splits, tile 64) (scan --dim page)",
+			PagedDecode),
+	}
+}
