@@ -78,7 +78,10 @@ type DeviceOutput interface {
 	// (both batch-row positions within their outputs' Rows) in dtype dt
 	// and returns one summary per pair that differs. A device may leave
 	// RowDiff.SignedZero false: a +0 against -0 still counts as a differing
-	// column, and a finding reads the first one's bits from Fetch.
+	// column, and a finding reads the first one's bits from Fetch. It may
+	// leave RowDiff.NonFinite false too (the CUDA compare kernel does): a
+	// NaN against another value still counts the largest ulps, an infinity
+	// its ulp distance, so a declared ulp bound alone decides those.
 	// Relations call CompareRows on an output and on its taps from two
 	// goroutines at once (unless the output is a CompareStarter): an
 	// implementation must allow that.

@@ -69,6 +69,16 @@ func (k *Known) Match(f spec.Finding) (string, bool) {
 	return match(k.open, f)
 }
 
+// Knows reports whether some case of f's identity (kind, op, relation and
+// targets) is known, open or fixed, whatever its drift.
+func (k *Known) Knows(f spec.Finding) bool {
+	if k == nil {
+		return false
+	}
+	id := spec.Identity(f)
+	return len(k.open[id]) > 0 || len(k.fixed[id]) > 0
+}
+
 // Regression names the case marked fixed that f is the same drift as, if
 // any.
 func (k *Known) Regression(f spec.Finding) (string, bool) {

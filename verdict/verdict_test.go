@@ -254,3 +254,24 @@ func TestFixedIdentities(t *testing.T) {
 		t.Fatalf("FixedIdentities = %v, %v; want only %s", got, err, spec.Identity(fixed))
 	}
 }
+
+// Knows answers by identity alone: a finding of a known kind, op, relation
+// and targets is known whatever its map, one of another relation is not.
+func TestKnows(t *testing.T) {
+	a := finding("vendor-rmsnorm", false, 32)
+	a.DriftMap = rowsMap(32, 1, 31, 32, 64)
+	k := &Known{open: map[string][]knownCase{spec.Identity(a): {{at: "h200/x.json", finding: a}}}}
+	other := a
+	other.DriftMap = rowsMap(7, 1, 7, 14, 64)
+	padding := a
+	padding.Relation = spec.RelPadding
+	if !k.Knows(a) || !k.Knows(other) {
+		t.Error("a finding of a known identity is not known")
+	}
+	if _, ok := k.Match(other); ok {
+		t.Error("another map matched the known drift")
+	}
+	if k.Knows(padding) || (*Known)(nil).Knows(a) {
+		t.Error("a finding of another identity is known")
+	}
+}
