@@ -47,6 +47,18 @@ var dists = []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.
 // Dists returns the value distributions Case draws from.
 func Dists() []spec.Dist { return slices.Clone(dists) }
 
+// scanOnly are the distributions fuzz.Inputs derives that Case never
+// draws. spec.DistSensitive (rmsnorm and logprob) is a scan's draw: a
+// sensitive row is the best of up to fuzz.SensitiveAttempts boundary
+// nudges, each followed by family checks, and the scan's power loop adds
+// such draws until every position shows the family (docs/detection.md).
+// Drawing it here would change every rmsnorm and logprob seed's stream
+// and slow those pairs' cases; campaigns keep boundary as their nudged draw.
+var scanOnly = []spec.Dist{spec.DistSensitive}
+
+// ScanOnly returns the distributions Case leaves to scans (scanOnly).
+func ScanOnly() []spec.Dist { return slices.Clone(scanOnly) }
+
 // logprobWeight is the cost of one log-prob input value (an exp and a
 // reduction step) relative to one RMSNorm value, and prefillDiscount how
 // many prefill score-dimension products cost one RMSNorm value (measured
