@@ -36,11 +36,7 @@ package scan
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -299,17 +295,11 @@ func mapDim(s spec.ScanSpec) string {
 	return s.Op.ItemsWord()
 }
 
-// digestAt is a short hash of the value and tap bits of host output o's
-// positions pos.
+// digestAt is the class label (driftmap.Digest) of the value and tap bits
+// of host output o's positions pos.
 func digestAt(o *target.Output, pos []int) string {
-	h := sha256.New()
-	var buf [4]byte
-	put := func(vs []float32) {
-		for _, v := range vs {
-			binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
-			h.Write(buf[:])
-		}
-	}
+	h := driftmap.NewDigest()
+	put := h.Float32s
 	for _, p := range pos {
 		put(o.Values[p*o.Cols : (p+1)*o.Cols])
 	}
@@ -319,5 +309,5 @@ func digestAt(o *target.Output, pos []int) string {
 			put(o.Taps[p*o.TapCols : (p+1)*o.TapCols])
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)[:6])
+	return h.Label()
 }
