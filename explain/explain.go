@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -148,17 +147,19 @@ func probeValue(dm *spec.DriftMap, cl spec.DriftClass) int {
 	return cl.Values[0]
 }
 
-// Map computes the drift map of f as fuzz's minimize does, for a finding
-// that has none.
+// Map computes the drift map of f, for a finding that has none, with the
+// campaign's mapper (fuzz.MapDrift: every dimension the relation varies,
+// over the finding's own data and the mapper's random draws), so explain
+// explains the classes a campaign would have printed.
 func Map(ctx context.Context, f *spec.Finding) (*spec.DriftMap, error) {
-	sw, err := fuzz.SweepFor(ctx, f)
+	dm, err := fuzz.MapDrift(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("explain: drift map: %w", err)
 	}
-	if sw == nil {
+	if dm == nil {
 		return nil, fmt.Errorf("explain: relation %s has no dimension to sweep", f.Case.Relation)
 	}
-	return driftmap.Sweep(ctx, sw.Dim, driftmap.Values(sw.Dim, sw.Onset), sw.Classify)
+	return dm, nil
 }
 
 // Describe says in words what was found for one target.

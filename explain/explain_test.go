@@ -192,3 +192,21 @@ func TestTensorCoreGEMM(t *testing.T) {
 		t.Fatalf("want exactly the order of %s, got %s", truth, got.Describe())
 	}
 }
+
+// TestMapIsCampaigns: a finding without a map is mapped by the campaign's
+// mapper (fuzz.MapDrift): its own data and the mapper's random draws, and
+// the rule a campaign prints.
+func TestMapIsCampaigns(t *testing.T) {
+	d := driftCases[2] // gemm split-K by M, the smallest
+	f := finding(d)
+	f.DriftMap = nil
+	f.Kind, f.Relation, f.TargetA = spec.KindMismatch, f.Case.Relation, d.target
+	f.Case.Rel.Batch = 1
+	dm, err := Map(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dm.Draws < 2 || dm.Rule != d.rule {
+		t.Errorf("map over %d draws, rule %q; want the campaign's draws and %q", dm.Draws, dm.Rule, d.rule)
+	}
+}

@@ -33,6 +33,17 @@ func (s *stream) next(op spec.Op, relation string) spec.Case {
 	return c
 }
 
+// Stream returns the campaign's stream of cases of op under relation
+// seeded with seed (math/rand, as each pair's stream is; the campaign
+// seeds pair i with splitmix(Seed ^ splitmix(i+1))): each call returns the
+// next case, exactly as a campaign's pair draws it (drawSized's draws and
+// their residue cases), with Targets empty. Package detect measures
+// detection power on it.
+func Stream(seed int64, op spec.Op, relation string) func() spec.Case {
+	st := &stream{rng: rand.New(rand.NewSource(seed))}
+	return func() spec.Case { return st.next(op, relation) }
+}
+
 // drawSized draws from gen.Case: a small draw takes the first case with
 // casecost.Of <= casecost.Small (of at most 64); a big draw (one in casecost.BigEvery)
 // collects up to 8 of gen's medium or big cases (gen.Work > gen.SmallWork)

@@ -2,10 +2,9 @@ package fuzz
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/spec"
@@ -208,7 +207,7 @@ func (p *panelClass) classify(v int) (string, error) {
 			bits[first+i] = digest(slice(out, i*k, (i+1)*k))
 		}
 	}
-	return digestStrings(bits), nil
+	return driftmap.Label(strings.Join(bits, "\x00")), nil
 }
 
 // batch returns the batch of v panel items from item first on, cyclically.
@@ -221,16 +220,6 @@ func (p *panelClass) batch(first, v int) (*target.Batch, error) {
 		ids[i] = (first + i) % panelItems
 	}
 	return view(p.panel, ids)
-}
-
-// digestStrings is a short hash of a list of digests.
-func digestStrings(ds []string) string {
-	h := sha256.New()
-	for _, d := range ds {
-		h.Write([]byte(d))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:6])
 }
 
 // slice returns the host output of positions [lo, hi) of o.

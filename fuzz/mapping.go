@@ -2,12 +2,8 @@ package fuzz
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
@@ -490,16 +486,13 @@ func truncate(b *target.Batch, v int) *target.Batch {
 	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Prefill: &p}
 }
 
-// digest is a short hash of an output's value bits and tap bits.
+// digest is the class label (driftmap.Digest) of an output's value bits
+// and tap bits.
 func digest(o *target.Output) string {
-	h := sha256.New()
-	var buf [4]byte
+	d := driftmap.NewDigest()
 	for _, vs := range [][]float32{o.Values, o.Taps} {
-		for _, v := range vs {
-			binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
-			h.Write(buf[:])
-		}
-		h.Write([]byte{0xff})
+		d.Float32s(vs)
+		d.Write([]byte{0xff})
 	}
-	return hex.EncodeToString(h.Sum(nil)[:6])
+	return d.Label()
 }

@@ -42,8 +42,8 @@ type MinimizeOptions struct {
 
 // Minimize shrinks and maps a finding. Campaigns (their composite sources
 // included), native fuzz targets, fuzztest and the corpus call it; a
-// scan's exact maps (package scan) and explain's sweeps (SweepFor) map
-// without shrinking:
+// scan's exact maps (package scan) map without shrinking, and explain maps
+// a finding without a map with MapDrift:
 //
 //  1. shrink f's case to the smallest case on which Check still finds the
 //     same bug (opts.Same): with fuzz/shrink, or, for a composite op's

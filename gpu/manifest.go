@@ -298,8 +298,8 @@ func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, er
 		}
 		m.Schedule = f.Schedule
 	case f.ULPBound != nil:
-		if *f.ULPBound > 1<<16 {
-			return nil, bad("ulp_bound", "%d ulps is no bound (at most 65536)", *f.ULPBound)
+		if err := target.CheckULPBound(*f.ULPBound); err != nil {
+			return nil, bad("ulp_bound", "%v", err)
 		}
 		m.ULPBound = *f.ULPBound
 	default:

@@ -105,6 +105,7 @@ func TestBadManifests(t *testing.T) {
 		{"no claim", edit(`"schedule": "threads=1 vec=1 warp=butterfly cross=sequential out=(x*rstd)*w",`, ``), "schedule", "missing"},
 		{"both claims", edit(`"timeout"`, `"ulp_bound": 2, "timeout"`), "schedule", "not both"},
 		{"absurd ulp bound", strings.Replace(edit(`"timeout"`, `"ulp_bound": 100000000, "timeout"`), `"schedule": "threads=1 vec=1 warp=butterfly cross=sequential out=(x*rstd)*w",`, "", 1), "ulp_bound", "no bound"},
+		{"ulp bound past target.MaxULPBound", strings.Replace(edit(`"timeout"`, `"ulp_bound": 31743, "timeout"`), `"schedule": "threads=1 vec=1 warp=butterfly cross=sequential out=(x*rstd)*w",`, "", 1), "ulp_bound", "at most 31742"},
 		{"zero timeout", edit(`"7s"`, `"0s"`), "timeout", "want more than 0"},
 		{"bad timeout", edit(`"7s"`, `"soon"`), "timeout", "invalid duration"},
 		{"wrong version", edit(`"version": 1`, `"version": 2`), "version", "reads version 1"},

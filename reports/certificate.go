@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -77,10 +78,10 @@ func CertificateText(w io.Writer, name string, c *spec.Certificate) {
 		fmt.Fprintf(w, ", kernel hash %s", c.KernelHash)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  env      %s\n", envWords(c.Env))
+	fmt.Fprintf(w, "  env      %s\n", words.Env(c.Env))
 	if c.Status.State == spec.CertInvalid {
 		fmt.Fprintf(w, "  invalid  since %s on %s: %s\n", c.Status.InvalidAt.Format("2006-01-02T15:04:05Z07:00"),
-			envWords(deref(c.Status.InvalidEnv)), c.Status.Reason)
+			words.Env(deref(c.Status.InvalidEnv)), c.Status.Reason)
 	}
 }
 
@@ -96,21 +97,4 @@ func deref(e *spec.Env) spec.Env {
 		return spec.Env{}
 	}
 	return *e
-}
-
-// envWords lists an environment's known fields.
-func envWords(e spec.Env) string {
-	var parts []string
-	for _, f := range []struct{ name, v string }{{"", e.GPU}, {"cc", e.CC}, {"driver", e.Driver}, {"cuda", e.CUDA},
-		{"", e.CPU}, {"", e.GoVersion}, {"", e.OS + "/" + e.Arch}, {"bitparity", e.Bitparity}} {
-		if f.v == "" || f.v == "/" {
-			continue
-		}
-		if f.name != "" {
-			parts = append(parts, f.name+" "+f.v)
-		} else {
-			parts = append(parts, f.v)
-		}
-	}
-	return strings.Join(parts, ", ")
 }

@@ -2,8 +2,6 @@ package scan
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -219,8 +217,7 @@ func hashKey(k string) string {
 	if k == driftmap.Nondeterministic {
 		return k // a verdict keeps its name
 	}
-	h := sha256.Sum256([]byte(k))
-	return hex.EncodeToString(h[:6])
+	return driftmap.Label(k)
 }
 
 // positionsNote says, for each tail class of map m (its change shows

@@ -1,12 +1,11 @@
 package scan
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"sort"
 
+	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
@@ -205,12 +204,12 @@ func tapDigests(taps []float32, cols int, pos []int) []uint64 {
 }
 
 // witnessDigest names a group of rows by their row digests and their
-// taps' (nil: no taps): the first 6 bytes of the SHA-256 of the value
+// taps' (nil: no taps): the class label (driftmap.Digest) of the value
 // digests, a 0xff byte and the tap digests, each digest 8 bytes little
-// endian, in hex. It is the same whether the row digests were made on a
-// device or on the host.
+// endian. It is the same whether the row digests were made on a device or
+// on the host.
 func witnessDigest(vals, taps []uint64) string {
-	h := sha256.New()
+	h := driftmap.NewDigest()
 	var buf [8]byte
 	for _, d := range vals {
 		binary.LittleEndian.PutUint64(buf[:], d)
@@ -221,5 +220,5 @@ func witnessDigest(vals, taps []uint64) string {
 		binary.LittleEndian.PutUint64(buf[:], d)
 		h.Write(buf[:])
 	}
-	return hex.EncodeToString(h.Sum(nil)[:6])
+	return h.Label()
 }

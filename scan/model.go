@@ -2,9 +2,6 @@ package scan
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -355,15 +352,11 @@ func dtypes(s spec.ScanSpec) (in, out oracle.DType, err error) {
 	return in, out, nil
 }
 
-// bitsDigest is a short hash of bits.
+// bitsDigest is the class label (driftmap.Digest) of bits.
 func bitsDigest(bits []uint32) string {
-	h := sha256.New()
-	var buf [4]byte
-	for _, b := range bits {
-		binary.LittleEndian.PutUint32(buf[:], b)
-		h.Write(buf[:])
-	}
-	return hex.EncodeToString(h.Sum(nil)[:6])
+	h := driftmap.NewDigest()
+	h.Uint32s(bits)
+	return h.Label()
 }
 
 // certificate is the certificate of a model scan in which no request

@@ -2,8 +2,6 @@ package scan
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"reflect"
 	"slices"
@@ -160,8 +158,7 @@ func RunOp(ctx context.Context, s spec.ScanSpec, opt Options) (*Result, error) {
 			if !ok {
 				return "", fmt.Errorf("value %d was not scanned", v)
 			}
-			h := sha256.Sum256([]byte(cls[i]))
-			return hex.EncodeToString(h[:6]), nil
+			return driftmap.Label(cls[i]), nil
 		}
 	}
 	m, err := driftmap.Options{Runs: 1}.SweepDraws(ctx, t.Op().Record().Item+"s", values, classify)

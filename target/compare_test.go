@@ -17,6 +17,12 @@ func TestMaxULPBound(t *testing.T) {
 	if MaxULPBound != least-1 {
 		t.Fatalf("MaxULPBound = %d, want %d", MaxULPBound, least-1)
 	}
+	if err := CheckULPBound(MaxULPBound); err != nil {
+		t.Errorf("CheckULPBound(MaxULPBound) = %v, want nil", err)
+	}
+	if err := CheckULPBound(MaxULPBound + 1); err == nil {
+		t.Errorf("CheckULPBound(%d) = nil, want an error", MaxULPBound+1)
+	}
 }
 
 // TestCompareNonFinite: a differing column that holds an infinity or a

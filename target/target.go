@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -27,6 +28,18 @@ var ErrTargetCrashed = errors.New("target crashed")
 // (oracle.FiniteULPs: 31743 for fp16, the fewest), so that a bound never
 // holds 0 equal to the largest finite value.
 const MaxULPBound = 31742
+
+// CheckULPBound returns an error when b, an ulp bound a target declares (a
+// process target's hello, a user kernel's manifest), exceeds MaxULPBound:
+// such a bound holds 0 equal to the largest finite fp16 value, so it
+// bounds nothing. Every declared bound is checked here.
+func CheckULPBound(b uint64) error {
+	if b > MaxULPBound {
+		return fmt.Errorf("%d ulps is no bound: at most %d, fewer than the %d from 0 to the largest finite fp16 value",
+			b, MaxULPBound, oracle.FiniteULPs(oracle.FP16))
+	}
+	return nil
+}
 
 // Info describes a target for `bitparity list` and for reports.
 type Info struct {

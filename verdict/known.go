@@ -16,7 +16,11 @@ import (
 // (kind, op, relation and targets: spec.Identity) and a drift map, or
 // else an onset, that agrees with the case's. A finding that matches an
 // open case is known and does not fail a run; one that matches a case
-// marked fixed is a regression and fails it like any new finding. The
+// marked fixed is a regression and fails it like any new finding. A case
+// imported from another corpus that no recheck here has replayed
+// (corpus.Status.Imported) is another team's claim, not this team's
+// baseline: it is left out (with a warning), so a finding that matches
+// only it fails the run until `corpus recheck` has replayed it. The
 // nil *Known knows nothing.
 type Known struct {
 	open, fixed map[string][]knownCase // identity -> its cases
@@ -30,7 +34,8 @@ type knownCase struct {
 
 // LoadKnown reads the case folders or bucket URLs dirs. One that does not
 // exist or cannot be read is an error; a file in it that does not decode
-// is reported on warn and skipped.
+// is reported on warn and skipped, and so, once a folder, is the count of
+// imported cases not rechecked yet (Known).
 func LoadKnown(ctx context.Context, dirs []string, warn io.Writer) (*Known, error) {
 	k := &Known{open: map[string][]knownCase{}, fixed: map[string][]knownCase{}}
 	for _, dir := range dirs {
@@ -44,10 +49,15 @@ func LoadKnown(ctx context.Context, dirs []string, warn io.Writer) (*Known, erro
 				fmt.Fprintf(warn, "warning: --known %s: %v (skipped)\n", dir, err)
 			}
 		}
+		imported := 0
 		for _, e := range entries {
 			f := e.File
 			if f.Finding == nil {
 				continue // a regression case that must keep passing: nothing known
+			}
+			if f.Status.Imported {
+				imported++
+				continue
 			}
 			kc := knownCase{at: dir + "/" + e.Name, finding: *f.Finding}
 			id := spec.Identity(*f.Finding)
@@ -56,6 +66,10 @@ func LoadKnown(ctx context.Context, dirs []string, warn io.Writer) (*Known, erro
 			} else {
 				k.open[id] = append(k.open[id], kc)
 			}
+		}
+		if imported > 0 && warn != nil {
+			fmt.Fprintf(warn, "warning: --known %s: %d imported case(s) not rechecked here are not a baseline (bitparity corpus recheck %s)\n",
+				dir, imported, dir)
 		}
 	}
 	return k, nil

@@ -275,3 +275,46 @@ func TestKnows(t *testing.T) {
 		t.Error("a finding of another identity is known")
 	}
 }
+
+// TestKnownSkipsImported: a case imported from another corpus and not
+// rechecked here is no --known baseline (a finding that matches it is not
+// known), and LoadKnown says how many it left out; once a recheck has
+// cleared the mark, the same case is known.
+func TestKnownSkipsImported(t *testing.T) {
+	dir := t.TempDir()
+	d, err := corpus.OpenDir(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := finding("vendor-a", false, 3)
+	file := corpus.NewFile(f.Case, &f, spec.Env{}, "test")
+	file.Status = corpus.Status{State: corpus.StateOpen, Imported: true}
+	name, _, err := d.Put(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warn strings.Builder
+	k, err := LoadKnown(t.Context(), []string{dir}, &warn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := k.Match(f); ok {
+		t.Errorf("Match = %s; an imported case not rechecked here must not be a baseline", at)
+	}
+	if !strings.Contains(warn.String(), "1 imported case(s) not rechecked here are not a baseline") {
+		t.Errorf("warnings %q; want the imported case counted", warn.String())
+	}
+	file.Status.Imported = false // as corpus recheck leaves it
+	if err := os.Remove(filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.Put(file); err != nil {
+		t.Fatal(err)
+	}
+	if k, err = LoadKnown(t.Context(), []string{dir}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := k.Match(f); !ok {
+		t.Error("a rechecked case is not known")
+	}
+}

@@ -294,7 +294,7 @@ func printFile(w io.Writer, name string, f *corpus.File) {
 	} else {
 		fmt.Fprintln(w, "finding: none (a regression case that must keep passing)")
 	}
-	fmt.Fprintf(w, "recorded in: %s\n", envWords(f.Env))
+	fmt.Fprintf(w, "recorded in: %s\n", words.Env(f.Env))
 	switch f.Status.State {
 	case corpus.StateFixed:
 		fmt.Fprintf(w, "status: fixed since %s", f.Status.FixedAt.Format(time.RFC3339))
@@ -302,7 +302,7 @@ func printFile(w io.Writer, name string, f *corpus.File) {
 			fmt.Fprintf(w, ", kernel %s", f.Status.FixedKernelHash)
 		}
 		if f.Status.FixedEnv != nil {
-			fmt.Fprintf(w, ", in %s", envWords(*f.Status.FixedEnv))
+			fmt.Fprintf(w, ", in %s", words.Env(*f.Status.FixedEnv))
 		}
 		fmt.Fprintln(w)
 	default:
@@ -320,30 +320,6 @@ func printFile(w io.Writer, name string, f *corpus.File) {
 // printFinding says fd in words (reports.Words) after a label.
 func printFinding(w io.Writer, label string, fd *spec.Finding) {
 	fmt.Fprintf(w, "%s: %s\n", label, words.Finding(*fd))
-}
-
-func envWords(e spec.Env) string {
-	var parts []string
-	add := func(k, v string) {
-		if v != "" {
-			parts = append(parts, k+" "+v)
-		}
-	}
-	add("bitparity", e.Bitparity)
-	add("go", e.GoVersion)
-	if e.OS != "" {
-		parts = append(parts, e.OS+"/"+e.Arch)
-	}
-	add("cpu", e.CPU)
-	add("gpu", e.GPU)
-	add("cc", e.CC)
-	add("driver", e.Driver)
-	add("cuda", e.CUDA)
-	add("kernel", e.KernelHash)
-	if len(parts) == 0 {
-		return "(unknown environment)"
-	}
-	return strings.Join(parts, ", ")
 }
 
 func corpusMerge(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error {

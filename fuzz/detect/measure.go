@@ -3,14 +3,11 @@ package detect
 import (
 	"context"
 	"fmt"
-	"math/rand"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/gen"
-	"github.com/bitparity/bitparity/fuzz/internal/casecost"
 	"github.com/bitparity/bitparity/fuzz/internal/taps"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -71,55 +68,8 @@ func RelationFor(model string) (string, error) {
 	return "", fmt.Errorf("%s is not a drift model (it expects no relation to find it)", model)
 }
 
-// stream mirrors the campaign's stream of a pair's cases: drawSized's
-// draws, each small one that casecost.ResidueDraw picks followed by its
-// gen.Residue rewrite.
-type stream struct {
-	rng  *rand.Rand
-	owed *spec.Case
-}
-
-func (s *stream) next(op spec.Op, relation string) spec.Case {
-	if c := s.owed; c != nil {
-		s.owed = nil
-		return *c
-	}
-	c, big := drawSized(s.rng, op, relation)
-	if !big && casecost.ResidueDraw(c) {
-		rc := gen.Residue(c)
-		s.owed = &rc
-	}
-	return c
-}
-
-// drawSized is the campaign's draw (fuzz's): one draw in casecost.BigEvery
-// is big, the first of at most 64 gen.Case draws with gen.Work >
-// gen.SmallWork and casecost.Of <= casecost.Big; the others take the
-// first with casecost.Of <= casecost.Small (8x for prefill); when none fits,
-// the cheapest case drawn. big says which draw it was.
-func drawSized(r *rand.Rand, op spec.Op, relation string) (spec.Case, bool) {
-	small := int64(casecost.Small)
-	if op == spec.OpAttnPrefill {
-		small *= 8
-	}
-	big := r.Intn(casecost.BigEvery) == 0
-	var cheap spec.Case
-	cheapCost := int64(-1)
-	for i := 0; i < 64; i++ {
-		c := gen.Case(r, op, relation)
-		cost := casecost.Of(c)
-		if !big && cost <= small || big && cost <= casecost.Big && gen.Work(c) > gen.SmallWork {
-			return c, big
-		}
-		if cheapCost < 0 || cost < cheapCost {
-			cheap, cheapCost = c, cost
-		}
-	}
-	return cheap, big
-}
-
-// Measure draws cases of the model's op under the relation as the
-// campaign does (stream), forces Dist and Out, and runs fuzz.Check on
+// Measure draws cases of the model's op under the relation from the
+// campaign's own stream (fuzz.Stream, seeded with Seed), forces Dist and Out, and runs fuzz.Check on
 // each until one gives a finding or MaxCases have run:
 //
 //	for n := 1; n <= MaxCases; n++ {
@@ -151,13 +101,13 @@ func Measure(ctx context.Context, o Options) (Run, error) {
 	if !o.Taps {
 		ctx = taps.Off(ctx)
 	}
-	st := &stream{rng: rand.New(rand.NewSource(int64(o.Seed)))}
+	next := fuzz.Stream(int64(o.Seed), op, rel)
 	start := time.Now()
 	for n := 1; n <= maxCases; n++ {
 		if err := ctx.Err(); err != nil {
 			return Run{Cases: n - 1, Elapsed: time.Since(start)}, err
 		}
-		c := st.next(op, rel)
+		c := next()
 		c.Dist, c.Out = dist, out
 		if op == spec.OpLogProb {
 			c.Compare = out

@@ -2,8 +2,6 @@ package driftmap
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -65,8 +63,7 @@ func (o Options) SweepDraws(ctx context.Context, dim string, values []int, class
 				return v, nil // a value that crashed or was answered two ways on one draw is that
 			}
 		}
-		h := sha256.Sum256([]byte(strings.Join(ds, "\x00")))
-		return hex.EncodeToString(h[:6]), nil
+		return Label(strings.Join(ds, "\x00")), nil
 	}
 	m, err := o.Sweep(ctx, dim, values, tuple)
 	if err != nil {

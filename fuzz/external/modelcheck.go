@@ -2,9 +2,6 @@ package external
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -323,12 +320,8 @@ func modelDriftMap(ctx context.Context, m *Model, p ModelPlan, d *tapDivergence)
 		if err != nil {
 			return "", err
 		}
-		h := sha256.New()
-		var buf [4]byte
-		for j := 0; j < watched.Reported; j++ {
-			binary.LittleEndian.PutUint32(buf[:], math.Float32bits(run.Infer[j]))
-			h.Write(buf[:])
-		}
+		h := driftmap.NewDigest()
+		h.Float32s(run.Infer[:watched.Reported])
 		same := true // the first copy's engine values equal the trainer's
 		for j := 0; j < watched.Reported; j++ {
 			same = same && oracle.ToBits(p.Out, run.Train[j]) == oracle.ToBits(p.Out, run.Infer[j])
@@ -338,16 +331,15 @@ func modelDriftMap(ctx context.Context, m *Model, p ModelPlan, d *tapDivergence)
 				continue
 			}
 			n := watched.Reported * run.Widths[i]
+			h.Float32s(run.TapsInfer[i][:n])
 			for k, v := range run.TapsInfer[i][:n] {
-				binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
-				h.Write(buf[:])
 				same = same && math.Float32bits(v) == math.Float32bits(run.TapsTrain[i][k])
 			}
 		}
 		if same {
-			return hex.EncodeToString(h.Sum(nil)[:8]) + " " + agreesWithTrain, nil
+			return h.Label() + " " + agreesWithTrain, nil
 		}
-		return hex.EncodeToString(h.Sum(nil)[:8]), nil
+		return h.Label(), nil
 	})
 }
 

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -271,8 +270,7 @@ func checkHello(rep *frame, op spec.Op) error {
 }
 
 // helloULPBound is the hello's ulp_bound: 0 when absent, else a decimal
-// of at most target.MaxULPBound (a larger bound holds 0 equal to the
-// largest finite fp16 value: it bounds nothing).
+// that target.CheckULPBound accepts.
 func helloULPBound(m map[string]string) (uint64, error) {
 	s := m["ulp_bound"]
 	if s == "" {
@@ -282,8 +280,8 @@ func helloULPBound(m map[string]string) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%q is not an unsigned integer", truncate(s))
 	}
-	if b > target.MaxULPBound {
-		return 0, fmt.Errorf("%d ulps is no bound: at most %d, fewer than the %d from 0 to the largest finite fp16 value", b, target.MaxULPBound, oracle.FiniteULPs(oracle.FP16))
+	if err := target.CheckULPBound(b); err != nil {
+		return 0, err
 	}
 	return b, nil
 }

@@ -47,38 +47,43 @@ var dists = []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.
 // Dists returns the value distributions Case draws from.
 func Dists() []spec.Dist { return slices.Clone(dists) }
 
-// logprobWeight is the cost of one log-prob input value (an exp and a
-// reduction step) relative to one RMSNorm value, and prefillDiscount how
-// many prefill score-dimension products cost one RMSNorm value (measured
-// with the CPU oracle targets).
-const (
-	logprobWeight   = 4
-	prefillDiscount = 4
-)
+// scanOnly are the distributions fuzz.Inputs derives that Case never
+// draws. spec.DistSensitive (rmsnorm and logprob) is a scan's draw: a
+// sensitive row is the best of up to fuzz.SensitiveAttempts boundary
+// nudges, each followed by family checks, and the scan's power loop adds
+// such draws until every position shows the family (docs/detection.md).
+// Drawing it here would change every rmsnorm and logprob seed's stream
+// and slow those pairs' cases; campaigns keep boundary as their nudged draw.
+var scanOnly = []spec.Dist{spec.DistSensitive}
+
+// ScanOnly returns the distributions Case leaves to scans (scanOnly).
+func ScanOnly() []spec.Dist { return slices.Clone(scanOnly) }
+
+// workPerFMA weighs an op's work count (spec.OpInfo.FMAs: the reference's
+// multiply-adds of one item, an exp counting one) into Work, num/den of
+// Work per FMA, measured with the CPU oracle targets: rmsnorm 1/2 (hidden
+// a row), gemm 1 (hidden·n), logprob 2 (an exp and a reduction step cost
+// four RMSNorm values: 4·vocab), attn_prefill 1/8 (causal, four score
+// products cost one RMSNorm value: seq_len·(seq_len+1)/2·heads·head_dim/4),
+// attn_decode 1/2 (heads·kv·head_dim, the longest of KV and KVLens).
+var workPerFMA = map[spec.Op]struct{ num, den int }{
+	spec.OpRMSNorm:     {1, 2},
+	spec.OpGEMM:        {1, 1},
+	spec.OpLogProb:     {2, 1},
+	spec.OpAttnPrefill: {1, 8},
+	spec.OpAttnDecode:  {1, 2},
+}
 
 // rowWork returns the Work of one batch row of c (its inner dimensions
-// drawn): rmsnorm hidden; gemm hidden·n; logprob 4·vocab; attn_prefill
-// seq_len·(seq_len+1)/2·heads·head_dim/4; attn_decode heads·kv·head_dim
-// (the longest of KV and KVLens).
+// drawn): its op's work count weighed by workPerFMA, 0 for an op Case does
+// not draw.
 func rowWork(c spec.Case) int {
-	s := c.Shape
-	switch c.Op {
-	case spec.OpRMSNorm:
-		return s.Hidden
-	case spec.OpGEMM:
-		return spec.SatMul(s.Hidden, s.N)
-	case spec.OpLogProb:
-		return spec.SatMul(logprobWeight, s.Vocab)
-	case spec.OpAttnPrefill:
-		return max(1, spec.SatMul(s.SeqLen, spec.SatAdd(s.SeqLen, 1), s.Heads, s.HeadDim)/2/prefillDiscount)
-	case spec.OpAttnDecode:
-		kv := s.KV
-		for _, l := range s.KVLens {
-			kv = max(kv, l)
-		}
-		return spec.SatMul(s.Heads, kv, s.HeadDim)
+	o, ok := c.Op.Info()
+	w, drawn := workPerFMA[c.Op]
+	if !ok || !drawn {
+		return 0
 	}
-	return 0
+	return spec.SatMul(o.FMAs(c.Shape), w.num) / w.den
 }
 
 // Work estimates the cost of running c's relation: rowWork times the
@@ -137,7 +142,7 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 	case spec.OpRMSNorm:
 		c.Eps = drawEps(r)
 	case spec.OpLogProb:
-		minRow = 2 * logprobWeight
+		minRow = rowWork(spec.Case{Op: op, Shape: spec.Shape{Vocab: 2}}) // vocab 2
 	case spec.OpAttnPrefill, spec.OpAttnDecode:
 		s.KVHeads = drawSmallPow2(r)
 		s.Heads = s.KVHeads * drawSmallPow2(r)
@@ -199,7 +204,8 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		s.Hidden = drawHidden(r, min(8192, max(1, perRow/8)))
 		s.N = drawHidden(r, min(8192, max(1, perRow/s.Hidden)))
 	case spec.OpLogProb:
-		s.Vocab = drawVocab(r, min(152064, max(1, perRow/logprobWeight)))
+		perVocab := rowWork(spec.Case{Op: op, Shape: spec.Shape{Vocab: 1}}) // the Work of one logit
+		s.Vocab = drawVocab(r, min(152064, max(1, perRow/perVocab)))
 	case spec.OpAttnDecode:
 		if rows <= 64 && r.Intn(5) == 0 {
 			s.KVLens = make([]int, rows)

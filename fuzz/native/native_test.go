@@ -560,25 +560,30 @@ func TestTargetSets(t *testing.T) {
 	}
 }
 
-// TestDistsMatchInputs keeps gen's distributions in step with fuzz.Inputs:
-// every distribution gen draws must be derivable, and one that Inputs
-// derives but gen leaves out (spec.DistBoundary, once it lands) must be
-// added to gen.
+// TestDistsMatchInputs keeps gen's distributions in step with fuzz.Inputs,
+// op by op: every distribution gen draws must be derivable for every op,
+// and one that Inputs derives for an op but gen leaves out must be added
+// to gen, or be one gen leaves to scans (gen.ScanOnly, with its reason).
 func TestDistsMatchInputs(t *testing.T) {
-	for _, d := range spec.Dists {
-		c := spec.Case{Version: 1, GenVersion: 1, Op: spec.OpRMSNorm, Relation: spec.RelDeterminism,
-			Shape: spec.Shape{Rows: 2, Hidden: 64}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Dist: d, Seed: 1}
-		_, err := fuzz.Inputs(c)
-		drawn := slices.Contains(gen.Dists(), d)
-		if drawn && err != nil {
-			t.Errorf("gen draws %s but fuzz.Inputs rejects it: %v", d, err)
+	for _, op := range []spec.Op{spec.OpRMSNorm, spec.OpLogProb, spec.OpGEMM} {
+		for _, d := range spec.Dists {
+			c := spec.Case{Version: 1, GenVersion: 1, Op: op, Relation: spec.RelDeterminism,
+				Shape: spec.Shape{Rows: 2, Hidden: 64, N: 8, Vocab: 64}, In: spec.BF16, Out: spec.BF16, Dist: d, Seed: 1}
+			switch op {
+			case spec.OpRMSNorm:
+				c.Eps = 1e-6
+			case spec.OpLogProb:
+				c.In, c.Out, c.Compare = spec.FP32, spec.FP32, spec.FP32
+			}
+			_, err := fuzz.Inputs(c)
+			drawn := slices.Contains(gen.Dists(), d)
+			if drawn && err != nil {
+				t.Errorf("%s: gen draws %s but fuzz.Inputs rejects it: %v", op, d, err)
+			}
+			if !drawn && err == nil && !slices.Contains(gen.ScanOnly(), d) {
+				t.Errorf("%s: fuzz.Inputs derives %s now: add it to gen's distributions (or to gen.ScanOnly, saying why)", op, d)
+			}
 		}
-		if !drawn && err == nil {
-			t.Errorf("fuzz.Inputs derives %s now: add it to gen's distributions", d)
-		}
-	}
-	if spec.MaxElements > spec.MaxElements {
-		t.Errorf("spec.MaxElements %d above spec.MaxElements %d", spec.MaxElements, spec.MaxElements)
 	}
 }
 

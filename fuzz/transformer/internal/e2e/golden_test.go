@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +56,7 @@ func makeGolden(t *testing.T) golden {
 			all = append(all, w...)
 		}
 	}
-	g := golden{Case: c, Weights: digest(all), Steps: inf.Steps, Decodes: inf.Decodes, MaxBatch: inf.MaxBatch}
+	g := golden{Case: c, Weights: fingerprint(all), Steps: inf.Steps, Decodes: inf.Decodes, MaxBatch: inf.MaxBatch}
 	var toks []float32
 	for _, q := range st.Requests {
 		for _, t := range q.Tokens {
@@ -62,7 +66,7 @@ func makeGolden(t *testing.T) golden {
 		g.Arrivals = append(g.Arrivals, q.Arrive)
 		g.Reported = append(g.Reported, q.Reported)
 	}
-	g.Tokens = digest(toks)
+	g.Tokens = fingerprint(toks)
 	var tr, en, mask []string
 	for i := range train {
 		tr = append(tr, oracle.Hex(oracle.BF16, train[i]))
@@ -147,4 +151,17 @@ func TestEngine(t *testing.T) {
 			t.Errorf("pad %d: %d prefills for %d distinct arrival steps (want >= 2: requests join between steps)", pad, inf.Prefills, len(arrivals))
 		}
 	}
+}
+
+// fingerprint is the golden file's hash of the fp32 bits of y: the first
+// 8 bytes of their sha256 (little-endian), in hex. It is a derivation's
+// fingerprint, not a class label, so it keeps its width.
+func fingerprint(y []float32) string {
+	h := sha256.New()
+	var b [4]byte
+	for _, v := range y {
+		binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+		h.Write(b[:])
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }

@@ -2,11 +2,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
-	"math"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/oracle"
@@ -243,15 +239,11 @@ func attentionMap(ctx context.Context, st *Setup, d *Divergence, taps *Taps, k K
 	})
 }
 
-// digest is a short hash of the fp32 bits of y.
+// digest is the class label (driftmap.Digest) of the fp32 bits of y.
 func digest(y []float32) string {
-	h := sha256.New()
-	var b [4]byte
-	for _, v := range y {
-		binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
-		h.Write(b[:])
-	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	d := driftmap.NewDigest()
+	d.Float32s(y)
+	return d.Label()
 }
 
 // sweep is driftmap.Sweep; an irregular map (Rule empty) gets the onset,
