@@ -53,8 +53,9 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		fs.Usage()
 		return usageErr("report: no result files given")
 	}
-	if *failOn != "none" && *failOn != "new" && *failOn != "any" {
-		return usageErr("report: --fail-on %q: want none, new or any", *failOn)
+	mode, err := verdict.ParseFailOn(*failOn)
+	if err != nil {
+		return usageErr("report: %v", err)
 	}
 	if *outDir == "" {
 		known := false
@@ -75,7 +76,7 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		if *corpusDir != "" || *saveResult != "" {
 			return usageErr("report: --corpus and --save-result are for campaign results, not scan results")
 		}
-		return reportScans(stdout, fs.Args(), *format, *outDir, *failOn)
+		return reportScans(stdout, fs.Args(), *format, *outDir, mode)
 	}
 	srcs, err := reports.Load(fs.Args()...)
 	if err != nil {
@@ -121,12 +122,13 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	s := r.Summary
-	switch {
-	case *failOn == "new" && s.NewUnexpected > 0:
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new unexpected finding(s)", s.NewUnexpected)}
-	case *failOn == "any" && s.Unexpected > 0:
+	switch mode.Status(s.Unexpected, s.NewUnexpected, s.Interrupted) {
+	case verdict.Fail:
+		if mode == verdict.FailNew {
+			return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new unexpected finding(s)", s.NewUnexpected)}
+		}
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d unexpected finding(s), %d of them new", s.Unexpected, s.NewUnexpected)}
-	case *failOn != "none" && s.Interrupted:
+	case verdict.Interrupted:
 		return &exitError{code: spec.ExitInterrupted, err: fmt.Errorf("report: tonight's campaign (%s) was interrupted: not a pass", tonight.Path)}
 	}
 	return nil
@@ -247,7 +249,7 @@ func scanInputs(paths []string) (bool, error) {
 // reportScans is `bitparity report` on scan results files (bitparity
 // scan --json): to stdout in format, or into outDir in every format; with
 // --fail-on new or any it exits 1 when a scan drifted or faulted.
-func reportScans(stdout io.Writer, paths []string, format, outDir, failOn string) error {
+func reportScans(stdout io.Writer, paths []string, format, outDir string, mode verdict.FailOn) error {
 	srcs, err := reports.LoadScans(paths...)
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
@@ -264,8 +266,8 @@ func reportScans(stdout io.Writer, paths []string, format, outDir, failOn string
 	} else if err := reports.WriteScans(stdout, r, format); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if failOn != "none" && r.Failing() {
-		s := r.Summary
+	s := r.Summary
+	if bad := s.Drift + s.Fault; mode.Status(bad, bad, false) == verdict.Fail {
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d scan(s) drifted, %d faulted", s.Drift, s.Fault)}
 	}
 	return nil

@@ -238,7 +238,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	res.Stalls = append(res.Stalls, processStalls()...)
-	stalls := runStalls(res, *minCases, workerNames)
+	stalls := verdict.Stalls(res, *minCases, workerNames)
 	res.Args = append([]string{"run"}, args...)
 	if *explainFindings {
 		explainAll(ctx, stderr, res.Findings)

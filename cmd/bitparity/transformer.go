@@ -16,6 +16,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // transformerShare is the part of a full campaign's duration given to the
@@ -89,7 +90,7 @@ func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d t
 	if tr == nil || (err != nil && ctx.Err() == nil) {
 		return nil, err
 	}
-	verdict, err := writeTransformer(stdout, tr)
+	judged, err := writeTransformer(stdout, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -101,38 +102,34 @@ func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d t
 			res.Findings = append(res.Findings, f)
 		}
 	}
-	return verdict, nil
+	return judged, nil
 }
 
 // writeTransformer writes the transformer campaign's result for people: the
 // counts, each control's finding (Expected), each unexpected finding with
-// its repro line, and the controls missed (a job that must find and found
-// nothing). The verdict is nil when nothing was unexpected or missed.
-func writeTransformer(w io.Writer, r *spec.Result) (verdict, err error) {
+// its repro line, and the controls missed (verdict.Share: a job that must
+// find and found nothing). The verdict is nil when the share passed.
+func writeTransformer(w io.Writer, r *spec.Result) (verdictErr, err error) {
+	v := verdict.Share(r)
 	bw := bufio.NewWriter(w)
 	el := time.Duration(r.Duration)
 	fmt.Fprintf(bw, "transformer: %d cases in %s (%.0f cases/s), %d invariant (train vs inference path, fixed kernels)\n",
 		r.Cases, el.Round(time.Millisecond), float64(r.Cases)/max(1e-9, el.Seconds()), r.InvariantCases)
-	unexpected := 0
 	for _, f := range r.Findings {
-		if !f.Expected {
-			unexpected++
-			continue
-		}
-		fmt.Fprintf(bw, "  expected (negative control) %s %s after %d cases, %s: %s\n", f.Relation, f.TargetB,
-			f.CasesBefore, time.Duration(f.Elapsed).Round(time.Millisecond), f.Message)
-		if f.DriftMap != nil && f.DriftMap.Rule != "" {
-			fmt.Fprintf(bw, "    drift map (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Rule)
+		if f.Expected {
+			fmt.Fprintf(bw, "  expected (negative control) %s %s after %d cases, %s: %s\n", f.Relation, f.TargetB,
+				f.CasesBefore, time.Duration(f.Elapsed).Round(time.Millisecond), f.Message)
+			if f.DriftMap != nil && f.DriftMap.Rule != "" {
+				fmt.Fprintf(bw, "    drift map (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Rule)
+			}
 		}
 	}
-	for _, f := range r.Findings {
-		if !f.Expected {
-			fmt.Fprintf(bw, "  UNEXPECTED %s %s: %s\n    repro: %s\n", f.Relation, f.Kind, f.Message, f.Repro)
-		}
+	for _, f := range v.Unexpected {
+		fmt.Fprintf(bw, "  UNEXPECTED %s %s: %s\n    repro: %s\n", f.Relation, f.Kind, f.Message, f.Repro)
 	}
-	var missed []string
+	var missed []string // in the share's order of jobs
 	for _, t := range r.Targets {
-		if !t.Invariant && t.Findings == 0 {
+		if slices.Contains(v.Missed, t.Target) {
 			missed = append(missed, t.Target)
 			fmt.Fprintf(bw, "  MISSED control %s\n", t.Target)
 		}
@@ -140,15 +137,15 @@ func writeTransformer(w io.Writer, r *spec.Result) (verdict, err error) {
 	if err := bw.Flush(); err != nil {
 		return nil, err
 	}
+	if v.Status == verdict.Pass {
+		return nil, nil
+	}
 	var msgs []string
-	if unexpected > 0 {
-		msgs = append(msgs, fmt.Sprintf("%d unexpected transformer finding(s)", unexpected))
+	if len(v.Unexpected) > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d unexpected transformer finding(s)", len(v.Unexpected)))
 	}
 	if len(missed) > 0 {
 		msgs = append(msgs, "transformer control(s) not found: "+strings.Join(missed, ", "))
-	}
-	if msgs == nil {
-		return nil, nil
 	}
 	return errors.New(strings.Join(msgs, "; ")), nil
 }
@@ -169,11 +166,11 @@ type e2eRun struct {
 func runTransformerFirst(ctx context.Context, d time.Duration, seed uint64, trainOn, inferOn string, hooks e2eHooks) (*e2eRun, error) {
 	e := &e2eRun{}
 	start := time.Now()
-	verdict, err := runTransformer(ctx, &e.out, &e.res, d, seed, trainOn, inferOn, hooks)
+	judged, err := runTransformer(ctx, &e.out, &e.res, d, seed, trainOn, inferOn, hooks)
 	if err != nil {
 		return nil, err
 	}
-	e.err, e.took = verdict, time.Since(start)
+	e.err, e.took = judged, time.Since(start)
 	return e, nil
 }
 
