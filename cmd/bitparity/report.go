@@ -78,26 +78,42 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		}
 		return reportScans(stdout, fs.Args(), *format, *outDir, mode)
 	}
-	srcs, err := reports.Load(fs.Args()...)
+	return reportCampaigns(stdout, stderr, reportOpts{paths: fs.Args(), format: *format, outDir: *outDir,
+		corpusDir: *corpusDir, saveResult: *saveResult, mode: mode})
+}
+
+// reportOpts are report's flags and files for campaign results.
+type reportOpts struct {
+	paths                                 []string
+	format, outDir, corpusDir, saveResult string
+	mode                                  verdict.FailOn
+}
+
+// reportCampaigns is `bitparity report` on campaign result files: tonight
+// (the latest) with the corpus's open findings added, saved when asked,
+// reported against the earlier nights, its exit judged by --fail-on
+// (verdict.FailOn).
+func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
+	srcs, err := reports.Load(o.paths...)
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 	}
 	tonight := latest(srcs)
-	if *corpusDir != "" {
-		n, err := addCorpusFindings(&tonight.Result, *corpusDir)
+	if o.corpusDir != "" {
+		n, err := addCorpusFindings(&tonight.Result, o.corpusDir)
 		if err != nil {
 			return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 		}
-		fmt.Fprintf(stderr, "report: %d open finding(s) of corpus %s added to %s\n", n, *corpusDir, tonight.Path)
+		fmt.Fprintf(stderr, "report: %d open finding(s) of corpus %s added to %s\n", n, o.corpusDir, tonight.Path)
 	}
-	if *saveResult != "" {
-		if err := saveResultFile(*saveResult, tonight.Result); err != nil {
+	if o.saveResult != "" {
+		if err := saveResultFile(o.saveResult, tonight.Result); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
 	var opts reports.Options
-	if *corpusDir != "" {
-		if opts.Fixed, err = corpusFixed(*corpusDir); err != nil {
+	if o.corpusDir != "" {
+		if opts.Fixed, err = corpusFixed(o.corpusDir); err != nil {
 			return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 		}
 	}
@@ -105,26 +121,26 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 	}
-	if *outDir != "" {
-		paths, err := reports.WriteDir(*outDir, r)
+	if o.outDir != "" {
+		paths, err := reports.WriteDir(o.outDir, r)
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		for _, p := range paths {
 			fmt.Fprintln(stdout, p)
 		}
-	} else if err := reports.Write(stdout, r, *format); err != nil {
+	} else if err := reports.Write(stdout, r, o.format); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if *corpusDir != "" && (*outDir != "" || *format == "text") {
-		if err := reportCertificates(stdout, *corpusDir, *outDir); err != nil { // scan.go
+	if o.corpusDir != "" && (o.outDir != "" || o.format == "text") {
+		if err := reportCertificates(stdout, o.corpusDir, o.outDir); err != nil { // scan.go
 			return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 		}
 	}
 	s := r.Summary
-	switch mode.Status(s.Unexpected, s.NewUnexpected, s.Interrupted) {
+	switch o.mode.Status(s.Unexpected, s.NewUnexpected, s.Interrupted) {
 	case verdict.Fail:
-		if mode == verdict.FailNew {
+		if o.mode == verdict.FailNew {
 			return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new unexpected finding(s)", s.NewUnexpected)}
 		}
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d unexpected finding(s), %d of them new", s.Unexpected, s.NewUnexpected)}
