@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -98,7 +97,7 @@ func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 	}
-	tonight := latest(srcs)
+	tonight := reports.Tonight(srcs) // Load refuses no files
 	if o.corpusDir != "" {
 		n, err := addCorpusFindings(&tonight.Result, o.corpusDir)
 		if err != nil {
@@ -150,56 +149,16 @@ func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 	return nil
 }
 
-// latest returns the source with the latest start time (the one
-// reports.Build takes for tonight: ties go to the greater path).
-func latest(srcs []reports.Source) *reports.Source {
-	best := &srcs[0]
-	for i := range srcs[1:] {
-		s := &srcs[i+1]
-		if s.Result.Started.After(best.Result.Started) ||
-			(s.Result.Started.Equal(best.Result.Started) && s.Path > best.Path) {
-			best = s
-		}
-	}
-	return best
-}
-
-// addCorpusFindings appends to res the findings recorded in the open case
-// files of the corpus folder dir (a finding without a repro command gets
-// `bitparity repro FILE`), and returns how many it added.
+// addCorpusFindings appends to res the findings of the open case files
+// of the corpus folder or bucket dir (corpus.OpenFindings), and returns
+// how many it added.
 func addCorpusFindings(res *spec.Result, dir string) (int, error) {
-	d, err := corpus.Open(context.Background(), dir, false)
+	fs, err := corpus.OpenFindings(context.Background(), dir)
 	if err != nil {
 		return 0, err
 	}
-	names, err := d.List()
-	if err != nil {
-		return 0, fmt.Errorf("corpus %s: %w", dir, err)
-	}
-	n := 0
-	for _, name := range names {
-		f, err := d.Get(name)
-		if err != nil {
-			return n, fmt.Errorf("corpus %s: %w", dir, err)
-		}
-		if f.Finding == nil || f.Status.State != corpus.StateOpen {
-			continue
-		}
-		fd := *f.Finding
-		if fd.Repro == "" {
-			fd.Repro = spec.ReproFile(filepath.Join(dir, name))
-			if corpus.IsURL(dir) {
-				q := spec.ShellQuote(name)
-				fd.Repro = fmt.Sprintf("bitparity corpus show -json -dir %s %s > %s && %s", spec.ShellQuote(dir), q, q, spec.ReproFile(name))
-			}
-		}
-		if fd.Signature == "" {
-			fd.Signature = f.Signature
-		}
-		res.Findings = append(res.Findings, fd)
-		n++
-	}
-	return n, nil
+	res.Findings = append(res.Findings, fs...)
+	return len(fs), nil
 }
 
 // corpusFixed returns the identities of the findings whose case file in
