@@ -16,7 +16,9 @@
 //     store and a result journal as it happens, so a kill loses nothing
 //     printed.
 //   - Coordinator runs one campaign over several worker processes (--gpus,
-//     --procs) and merges their results and corpus folders.
+//     --procs) and merges their results and corpus folders; ParseGPUs
+//     maps --gpus to each worker's CUDA_VISIBLE_DEVICES. ReadShard says
+//     which Slurm shards the merge counts (ShardExits).
 //
 // verdict sits beside corpus (layer 5): it imports corpus, the engine
 // (fuzz, fuzz/external) and below, never reports or the command.
