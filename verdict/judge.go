@@ -95,3 +95,20 @@ func Stalls(res *spec.Result, minCases int64, procs []string) []string {
 	}
 	return out
 }
+
+// WithShare is the status of a full campaign judged v whose end-to-end
+// transformer share was judged apart (Share; nil: no share ran): v's,
+// except that a campaign that passed takes its share's failure (an
+// unexpected finding, Fail, or a missed control, ControlsMissing). A
+// campaign that did not pass keeps its own status: an interrupted one
+// never reached all of the share's controls, and the share's unexpected
+// findings are among its own.
+func WithShare(v, share *Verdict) Status {
+	if v.Status != Pass || share == nil {
+		return v.Status
+	}
+	if share.Status == Fail || share.Status == ControlsMissing {
+		return share.Status
+	}
+	return Pass
+}

@@ -140,3 +140,27 @@ func TestStalls(t *testing.T) {
 		t.Errorf("Stalls with no minimum: %q, want none", got)
 	}
 }
+
+// TestWithShare: the transformer's share fails only a campaign that
+// passed; a campaign that failed, stalled or was interrupted keeps its
+// status, and a share that passed (or none) changes nothing.
+func TestWithShare(t *testing.T) {
+	v := func(s Status) *Verdict { return &Verdict{Status: s} }
+	for _, tc := range []struct {
+		campaign Status
+		share    *Verdict
+		want     Status
+	}{
+		{Pass, nil, Pass},
+		{Pass, v(Pass), Pass},
+		{Pass, v(ControlsMissing), ControlsMissing},
+		{Pass, v(Fail), Fail},
+		{Interrupted, v(ControlsMissing), Interrupted},
+		{Stalled, v(Fail), Stalled},
+		{Fail, v(ControlsMissing), Fail},
+	} {
+		if got := WithShare(v(tc.campaign), tc.share); got != tc.want {
+			t.Errorf("WithShare(%s, %v) = %s, want %s", tc.campaign, tc.share, got, tc.want)
+		}
+	}
+}

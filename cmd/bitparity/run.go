@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/gogc"
@@ -297,7 +298,7 @@ func (r *runState) transformerShare(ctx context.Context, c *fuzz.Campaign, rec *
 	// counted as they run: a signal during the share loses none of them
 	hooks := e2eHooks{found: rec.Found, shrunk: rec.Shrunk,
 		progress: func(s fuzz.Stats) { prog.Update(s.Cases, rec.Findings()) }}
-	e2e, err := runTransformerFirst(ctx, transformerShare(*r.dur), *r.seed, r.trainOn, r.inferOn, hooks)
+	e2e, err := runTransformerFirst(ctx, transformer.Share(*r.dur), *r.seed, r.trainOn, r.inferOn, hooks)
 	if err != nil && ctx.Err() == nil {
 		return nil, withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", err))
 	}
@@ -311,15 +312,12 @@ func (r *runState) transformerShare(ctx context.Context, c *fuzz.Campaign, rec *
 // finish folds the transformer's share into res, records it, judges it
 // (verdict.Of) and prints it; runErr is the campaign's own error.
 func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, res *spec.Result, e2e *e2eRun, runErr error) error {
-	var e2eErr error
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}
+	var share *verdict.Verdict
 	if e2e != nil {
-		e2eErr = e2e.fold(r.stdout, res)
-		if res.Interrupted {
-			e2eErr = nil // its controls were not all reached; its unexpected findings are in res
-		}
+		share = e2e.fold(r.stdout, res)
 	}
 	res.Stalls = append(res.Stalls, processStalls()...)
 	stalls := verdict.Stalls(res, *r.minCases, r.procs)
@@ -347,8 +345,8 @@ func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, res *spec.
 	if runErr != nil {
 		return withCode(spec.ExitInternal, runErr)
 	}
-	if v.Status == verdict.Pass && e2eErr != nil {
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("transformer: %w", e2eErr)}
+	if st := verdict.WithShare(v, share); st != v.Status {
+		return &exitError{code: st.Code(), err: fmt.Errorf("transformer: %w", shareErr(share, e2e.res.Targets))}
 	}
 	return verdictExit(v, res)
 }
