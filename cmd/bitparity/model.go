@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
@@ -73,17 +72,12 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	}
 	res := head
 	for _, m := range models {
-		src, err := external.ModelSource(m, o.relations)
+		c, err := external.RouteCampaign(m, o.relations, o.duration/time.Duration(len(models)), o.seed)
 		if err != nil {
 			rec.Finish(&res)
 			return usageErr("run: %v", err)
 		}
-		c := &fuzz.Campaign{Duration: o.duration / time.Duration(len(models)), Seed: o.seed, MaxCases: o.maxCases,
-			NoShrink: o.noShrink, OnFound: rec.Found, OnFinding: rec.Shrunk, Workers: 1,
-			// a route's map re-runs the model for ten batch sizes: 10 s
-			// beyond a drift map's 30 s (MinimizeOptions.MapBudget)
-			Grace:   40 * time.Second,
-			Sources: []*fuzz.Source{src}, Targets: []string{m}}
+		c.MaxCases, c.NoShrink, c.OnFound, c.OnFinding = o.maxCases, o.noShrink, rec.Found, rec.Shrunk
 		r, err := c.Run(ctx)
 		if r != nil {
 			res.Cases += r.Cases
