@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
-	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
@@ -106,7 +104,7 @@ func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 		fmt.Fprintf(stderr, "report: %d open finding(s) of corpus %s added to %s\n", n, o.corpusDir, tonight.Path)
 	}
 	if o.saveResult != "" {
-		if err := saveResultFile(o.saveResult, tonight.Result); err != nil {
+		if err := runWriteJSONAtomic(o.saveResult, tonight.Result); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
@@ -173,16 +171,6 @@ func corpusFixed(dir string) (map[string]bool, error) {
 		return nil, fmt.Errorf("corpus %s: %w", dir, err)
 	}
 	return fixed, nil
-}
-
-// saveResultFile writes res as indented JSON to path atomically (a
-// temporary file in the same folder, then rename).
-func saveResultFile(path string, res spec.Result) error {
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	return atomicfile.Write(path, append(b, '\n'))
 }
 
 // writeReports writes every format of the report on the result files

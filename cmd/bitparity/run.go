@@ -421,27 +421,18 @@ func runSplitList(s string) []string {
 func runCountPairs(c *fuzz.Campaign) int {
 	n := 0
 	for _, p := range fuzz.PairsNaming(c.Targets) {
-		if len(c.Relations) > 0 && !runInList(c.Relations, p.Relation) {
+		if len(c.Relations) > 0 && !slices.Contains(c.Relations, p.Relation) {
 			continue
 		}
 		hit := len(c.Targets) == 0
 		for _, t := range p.Targets {
-			hit = hit || runInList(c.Targets, t)
+			hit = hit || slices.Contains(c.Targets, t)
 		}
 		if hit {
 			n++
 		}
 	}
 	return n
-}
-
-func runInList(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func runTargetsOf(f spec.Finding) string {

@@ -70,10 +70,8 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 		return usageErr("scan: --target, --exec or --kernel MANIFEST is required (bitparity list shows the targets)")
 	}
 	s.In, s.Out, s.Eps, s.NoTaps = spec.DType(*f.in), spec.DType(*f.out), float32(*f.eps), !*f.taps
-	for _, d := range strings.Split(*f.dists, ",") {
-		if d = strings.TrimSpace(d); d != "" {
-			s.Dists = append(s.Dists, spec.Dist(d))
-		}
+	for _, d := range runSplitList(*f.dists) {
+		s.Dists = append(s.Dists, spec.Dist(d))
 	}
 	if *f.saveInputs != "" && !strings.Contains(s.Target, ",") {
 		return usageErr("scan: --save-inputs is for path scans (--target PREFILL,DECODE or --exec twice)")
