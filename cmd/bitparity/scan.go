@@ -330,23 +330,8 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 // its new status: valid (checked now) or invalid, with where, when and
 // why. It returns how many turned invalid and how many could not run here.
 func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (invalid, broken int, err error) {
-	names, err := d.Certificates()
-	if err != nil {
-		return 0, 0, err
-	}
 	valid, checked := 0, 0
-	for _, name := range names {
-		c, err := d.GetCertificate(name)
-		if err != nil {
-			broken++
-			fmt.Fprintf(stdout, "could not read %s: %v\n", name, err)
-			continue
-		}
-		if c.Status.State == spec.CertInvalid {
-			continue
-		}
-		checked++
-		var got spec.Certificate
+	rerun := func(c *spec.Certificate) (got spec.Certificate, err error) {
 		switch {
 		case strings.HasPrefix(c.Scan.Target, "kernel:"):
 			got, err = kernels.recheck(ctx, c, env)
@@ -355,29 +340,40 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 		default:
 			got, _, err = scan.Recheck(ctx, *c, scan.Options{Env: env})
 		}
-		if err != nil {
+		return got, err
+	}
+	err = corpus.RecheckCertificates(d, rerun, func(r corpus.CertRecheck) {
+		c, got := r.Was, r.Got
+		switch {
+		case c == nil:
 			broken++
-			fmt.Fprintf(stdout, "could not run %s: %v\n", name, err)
+			fmt.Fprintf(stdout, "could not read %s: %v\n", r.Name, r.Err)
+			return
+		case r.Err != nil:
+			checked++
+			broken++
+			fmt.Fprintf(stdout, "could not run %s: %v\n", r.Name, r.Err)
 			if a := c.Adapter; a != nil && strings.HasPrefix(c.Scan.Target, "exec:") && !slices.Contains(target.Names(), c.Scan.Target) {
 				fmt.Fprintf(stdout, "  %s is an adapter (%s on %s): pass --exec %s, the command line recorded with the certificate; read it first, bitparity never runs a command from a file\n",
 					c.Scan.Target, a.Name, a.Device, spec.ShellQuote(a.Exec))
 			}
-			continue
+			return
 		}
-		if _, err := d.PutCertificate(&got); err != nil {
-			return invalid, broken, fmt.Errorf("recheck %s: %w", name, err)
-		}
+		checked++
 		switch got.Status.State {
 		case spec.CertValid:
 			valid++
-			fmt.Fprintf(stdout, "certificate holds   %s (%s)\n", name, reports.ScanWords(got.Scan))
+			fmt.Fprintf(stdout, "certificate holds   %s (%s)\n", r.Name, reports.ScanWords(got.Scan))
 		case spec.CertUnderpowered:
 			valid++
-			fmt.Fprintf(stdout, "certificate holds, UNDERPOWERED %s (%s): %s\n", name, reports.ScanWords(got.Scan), got.Status.Reason)
+			fmt.Fprintf(stdout, "certificate holds, UNDERPOWERED %s (%s): %s\n", r.Name, reports.ScanWords(got.Scan), got.Status.Reason)
 		default:
 			invalid++
-			fmt.Fprintf(stdout, "certificate INVALID %s: %s\n", name, got.Status.Reason)
+			fmt.Fprintf(stdout, "certificate INVALID %s: %s\n", r.Name, got.Status.Reason)
 		}
+	})
+	if err != nil {
+		return invalid, broken, err
 	}
 	fmt.Fprintf(stdout, "rechecked %d certificate(s): %d hold, %d invalid, %d could not run\n", checked, valid, invalid, broken)
 	return invalid, broken, nil

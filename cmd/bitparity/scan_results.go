@@ -129,48 +129,39 @@ func driftWhat(r spec.ScanResult) string {
 // differed, else open. It returns how many are still open and how many
 // could not run here.
 func recheckScanDrifts(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (open, broken int, err error) {
-	names, err := d.ScanDrifts()
-	if err != nil {
-		return 0, 0, err
-	}
 	fixed, checked := 0, 0
-	for _, name := range names {
-		r, err := d.GetScanDrift(name)
-		if err != nil {
-			broken++
-			fmt.Fprintf(stdout, "could not read %s: %v\n", name, err)
-			continue
-		}
-		if r.Status.State != corpus.StateOpen {
-			continue
-		}
-		checked++
-		var got spec.ScanResult
+	rerun := func(r *spec.ScanDriftRecord) (spec.ScanResult, error) {
 		if strings.HasPrefix(r.Scan.Target, "kernel:") {
-			got, err = kernels.rerun(ctx, r.Scan, r.Kernel, env)
-		} else {
-			got, err = scan.Rerun(ctx, r.Scan, scan.Options{Env: env})
+			return kernels.rerun(ctx, r.Scan, r.Kernel, env)
 		}
-		if err != nil {
+		return scan.Rerun(ctx, r.Scan, scan.Options{Env: env})
+	}
+	why := func(got spec.ScanResult) string { return got.Verdict + ": " + driftWhat(got) }
+	err = corpus.RecheckScanDrifts(d, env, rerun, why, func(r corpus.DriftRecheck) {
+		switch {
+		case r.Was == nil:
 			broken++
-			fmt.Fprintf(stdout, "could not run %s: %v\n", name, err)
-			if a := r.Adapter; a != nil && !slices.Contains(target.Names(), r.Scan.Target) {
+			fmt.Fprintf(stdout, "could not read %s: %v\n", r.Name, r.Err)
+		case r.Err != nil:
+			checked++
+			broken++
+			fmt.Fprintf(stdout, "could not run %s: %v\n", r.Name, r.Err)
+			if a := r.Was.Adapter; a != nil && !slices.Contains(target.Names(), r.Was.Scan.Target) {
 				fmt.Fprintf(stdout, "  %s is an adapter (%s on %s): pass --exec %s, the command line recorded with the drift; read it first, bitparity never runs a command from a file\n",
-					r.Scan.Target, a.Name, a.Device, spec.ShellQuote(a.Exec))
+					r.Was.Scan.Target, a.Name, a.Device, spec.ShellQuote(a.Exec))
 			}
-			continue
-		}
-		upd := corpus.RecheckedScanDrift(*r, got, env, got.Verdict+": "+driftWhat(got))
-		if _, err := d.PutScanDrift(&upd); err != nil {
-			return open, broken, fmt.Errorf("recheck %s: %w", name, err)
-		}
-		if upd.Status.State == corpus.StateFixed {
+		case r.Got.Status.State == corpus.StateFixed:
+			checked++
 			fixed++
-			fmt.Fprintf(stdout, "scan drift fixed  %s (%s)\n", name, reports.ScanWords(r.Scan))
-		} else {
+			fmt.Fprintf(stdout, "scan drift fixed  %s (%s)\n", r.Name, reports.ScanWords(r.Was.Scan))
+		default:
+			checked++
 			open++
-			fmt.Fprintf(stdout, "scan drift OPEN   %s: %s\n", name, driftWhat(got))
+			fmt.Fprintf(stdout, "scan drift OPEN   %s: %s\n", r.Name, driftWhat(r.Found))
 		}
+	})
+	if err != nil {
+		return open, broken, err
 	}
 	fmt.Fprintf(stdout, "rechecked %d scan drift(s): %d fixed, %d still drift, %d could not run\n", checked, fixed, open, broken)
 	return open, broken, nil
