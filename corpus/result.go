@@ -1,8 +1,10 @@
 package corpus
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	"github.com/bitparity/bitparity/spec"
 )
@@ -48,4 +50,42 @@ func ImportResult(dst Store, r *spec.Result) (added, existing []string, errs []e
 		}
 	}
 	return added, existing, errs
+}
+
+// OpenFindings are the findings recorded in the open case files of the
+// corpus folder or bucket dir, in List's order. A finding without a repro
+// command gets `bitparity repro FILE` (of a bucket: the corpus show that
+// fetches the file, then the repro), one without a signature its file's.
+func OpenFindings(ctx context.Context, dir string) ([]spec.Finding, error) {
+	d, err := Open(ctx, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.List()
+	if err != nil {
+		return nil, fmt.Errorf("corpus %s: %w", dir, err)
+	}
+	var out []spec.Finding
+	for _, name := range names {
+		f, err := d.Get(name)
+		if err != nil {
+			return nil, fmt.Errorf("corpus %s: %w", dir, err)
+		}
+		if f.Finding == nil || f.Status.State != StateOpen {
+			continue
+		}
+		fd := *f.Finding
+		if fd.Repro == "" {
+			fd.Repro = spec.ReproFile(filepath.Join(dir, name))
+			if IsURL(dir) {
+				q := spec.ShellQuote(name)
+				fd.Repro = fmt.Sprintf("bitparity corpus show -json -dir %s %s > %s && %s", spec.ShellQuote(dir), q, q, spec.ReproFile(name))
+			}
+		}
+		if fd.Signature == "" {
+			fd.Signature = f.Signature
+		}
+		out = append(out, fd)
+	}
+	return out, nil
 }

@@ -152,3 +152,52 @@ func RecheckedScanDrift(d spec.ScanDriftRecord, got spec.ScanResult, env spec.En
 	d.Status.State, d.Status.FixedAt, d.Status.FixedEnv = StateOpen, time.Time{}, nil
 	return d
 }
+
+// ScanStored says what StoreScan kept of one scan in a corpus folder, by
+// file name; each is empty when not done.
+type ScanStored struct {
+	Certificate string // the scan certified: its certificate
+	Fixed       string // an open drift of the same scan, now marked fixed
+	Drift       string // the scan drifted or faulted: its scan drift file
+}
+
+// StoreScan keeps what scan r found in d. A certificate is put; then, as
+// for a scan that agreed (spec.ScanAgree: no row differed, no
+// certificate), an open scan drift stored for the same scan is marked
+// fixed (RecheckedScanDrift, "rescanned: VERDICT"). A drift or a fault is
+// put as a scan drift file, with the user kernel's manifest and the
+// adapter it ran on (either may be nil), for Recheck to rerun.
+func StoreScan(d *Dir, r spec.ScanResult, env spec.Env, kernel *spec.KernelManifest, adapter *spec.Adapter) (ScanStored, error) {
+	var out ScanStored
+	if r.Certificate == nil && r.Verdict != spec.ScanAgree {
+		rec := NewScanDrift(r, env)
+		rec.Kernel, rec.Adapter = kernel, adapter
+		name, err := d.PutScanDrift(rec)
+		if err != nil {
+			return out, fmt.Errorf("store the drift: %w", err)
+		}
+		out.Drift = name
+		return out, nil
+	}
+	if r.Certificate != nil {
+		name, err := d.PutCertificate(r.Certificate)
+		if err != nil {
+			return out, fmt.Errorf("store the certificate: %w", err)
+		}
+		out.Certificate = name
+	}
+	name, err := ScanDriftName(r.Scan)
+	if err != nil {
+		return out, err
+	}
+	old, err := d.GetScanDrift(name)
+	if err != nil || old.Status.State != StateOpen {
+		return out, nil // none stored (or unreadable: corpus ls says so)
+	}
+	got := RecheckedScanDrift(*old, r, env, "rescanned: "+r.Verdict)
+	if _, err := d.PutScanDrift(&got); err != nil {
+		return out, fmt.Errorf("mark %s fixed: %w", name, err)
+	}
+	out.Fixed = name
+	return out, nil
+}

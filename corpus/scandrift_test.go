@@ -63,3 +63,49 @@ func TestScanDriftStore(t *testing.T) {
 		os.Remove(d.PathOf("drift-0000000000000000.json"))
 	}
 }
+
+// TestStoreScan: a drift is put as a scan drift file with its adapter; a
+// later scan of the same spec that agrees marks it fixed, once; a fault
+// is stored like a drift.
+func TestStoreScan(t *testing.T) {
+	d, err := OpenDir(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := spec.ScanSpec{Target: "exec:a", Op: spec.OpRMSNorm, Dim: spec.ScanItems, From: 1, To: 40,
+		Shape: spec.Shape{Hidden: 64}, In: spec.BF16, Out: spec.BF16, Dists: []spec.Dist{spec.DistNormal}, Seed: 1, GenVersion: 2}
+	env := spec.Env{Bitparity: "test"}
+	adapter := &spec.Adapter{Name: "a", Exec: "./a"}
+	drift := spec.ScanResult{Scan: s, Verdict: spec.ScanDrift, Differing: 3, Map: &spec.DriftMap{Dim: "rows", Rule: "rows == 32 -> B, otherwise -> A"}}
+	agree := spec.ScanResult{Scan: s, Verdict: spec.ScanAgree}
+	for _, tc := range []struct {
+		name  string
+		r     spec.ScanResult
+		want  ScanStored
+		state string
+	}{
+		{"drift", drift, ScanStored{Drift: "d"}, StateOpen},
+		{"agree", agree, ScanStored{Fixed: "d"}, StateFixed},
+		{"agree again", agree, ScanStored{}, StateFixed},
+		{"fault", spec.ScanResult{Scan: s, Verdict: spec.ScanFault, Fault: "illegal address"}, ScanStored{Drift: "d"}, StateOpen},
+	} {
+		got, err := StoreScan(d, tc.r, env, nil, adapter)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		name, _ := ScanDriftName(s)
+		if tc.want.Drift != "" {
+			tc.want.Drift = name
+		}
+		if tc.want.Fixed != "" {
+			tc.want.Fixed = name
+		}
+		if got != tc.want {
+			t.Errorf("%s: stored %+v, want %+v", tc.name, got, tc.want)
+		}
+		rec, err := d.GetScanDrift(name)
+		if err != nil || rec.Status.State != tc.state || rec.Adapter == nil || rec.Adapter.Exec != "./a" {
+			t.Errorf("%s: stored drift %+v, %v; want state %s with the adapter", tc.name, rec, err, tc.state)
+		}
+	}
+}

@@ -194,6 +194,29 @@ func Build(srcs []Source, generated time.Time) (*Report, error) {
 	return BuildWith(srcs, generated, Options{})
 }
 
+// before orders the nights: by start time, ties by path.
+func before(a, b Source) bool {
+	if !a.Result.Started.Equal(b.Result.Started) {
+		return a.Result.Started.Before(b.Result.Started)
+	}
+	return a.Path < b.Path
+}
+
+// Tonight is the source BuildWith takes for tonight: the latest by start
+// time, ties to the greater path; nil for none.
+func Tonight(srcs []Source) *Source {
+	if len(srcs) == 0 {
+		return nil
+	}
+	last := &srcs[0]
+	for i := range srcs[1:] {
+		if before(*last, srcs[i+1]) {
+			last = &srcs[i+1]
+		}
+	}
+	return last
+}
+
 // BuildWith makes the report of srcs, stamped with generated. The sources
 // are ordered by Result.Started (then path); the last one is tonight.
 // Findings are grouped by spec.Identity: the same bug seen with other
@@ -210,13 +233,7 @@ func BuildWith(srcs []Source, generated time.Time, opts Options) (*Report, error
 		return nil, errors.New("no result files given")
 	}
 	srcs = append([]Source(nil), srcs...)
-	sort.SliceStable(srcs, func(i, j int) bool {
-		a, b := srcs[i].Result.Started, srcs[j].Result.Started
-		if !a.Equal(b) {
-			return a.Before(b)
-		}
-		return srcs[i].Path < srcs[j].Path
-	})
+	sort.SliceStable(srcs, func(i, j int) bool { return before(srcs[i], srcs[j]) })
 
 	r := &Report{Version: Version, Generated: generated.UTC()}
 	nights := make([]map[string]spec.Finding, len(srcs))

@@ -448,3 +448,27 @@ func TestPlotsEdgeCases(t *testing.T) {
 		t.Error("drift map without classes: no error")
 	}
 }
+
+// TestTonight: tonight is the latest source by start time, ties to the
+// greater path, the one BuildWith reports as tonight.
+func TestTonight(t *testing.T) {
+	at := func(h int) time.Time { return time.Date(2026, 12, 1, h, 0, 0, 0, time.UTC) }
+	srcs := []Source{
+		{Path: "b.json", Result: spec.Result{Started: at(3)}},
+		{Path: "c.json", Result: spec.Result{Started: at(2)}},
+		{Path: "a.json", Result: spec.Result{Started: at(3)}},
+	}
+	if got := Tonight(srcs); got == nil || got.Path != "b.json" {
+		t.Errorf("Tonight = %v, want b.json", got)
+	}
+	if got := Tonight(nil); got != nil {
+		t.Errorf("Tonight(nil) = %v, want nil", got)
+	}
+	r, err := Build(srcs, at(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Inputs[len(r.Inputs)-1].Path; got != "b.json" {
+		t.Errorf("Build's tonight %s, want b.json", got)
+	}
+}

@@ -6,14 +6,19 @@
 //     known (a --known baseline case of the same drift) or unexpected, each
 //     control found, missed or not reached, and one Status with its exit
 //     code (pass, fail, interrupted, stalled, controls_missing). An
-//     interrupted run is never a pass.
+//     interrupted run is never a pass. Every caller judges through it:
+//     Route (a model route), Share (the end-to-end transformer's share),
+//     FailOn.Status (report --fail-on) and Stalls (run's --min-cases), so
+//     one result gets one status whichever command reads it.
 //   - Known is the --known baseline and SameDrift its rule: the same
 //     identity and a drift map (or onset) that agrees.
 //   - Recorder is a finding's life: found -> stored -> shrunk, in a corpus
 //     store and a result journal as it happens, so a kill loses nothing
 //     printed.
 //   - Coordinator runs one campaign over several worker processes (--gpus,
-//     --procs) and merges their results and corpus folders.
+//     --procs) and merges their results and corpus folders; ParseGPUs
+//     maps --gpus to each worker's CUDA_VISIBLE_DEVICES. ReadShard says
+//     which Slurm shards the merge counts (ShardExits).
 //
 // verdict sits beside corpus (layer 5): it imports corpus, the engine
 // (fuzz, fuzz/external) and below, never reports or the command.

@@ -65,6 +65,10 @@ type Options struct {
 	// say it cannot be found. 0: every such control is missed. A run bounded
 	// by its cases (run --max-cases) gives 0: its work was the user's.
 	ControlCases int64
+	// JobControls takes every target that is not invariant as a control,
+	// registered drift model or not: a source's jobs that must find (the
+	// end-to-end transformer's; Share).
+	JobControls bool
 }
 
 // DefaultControlCases is run's --control-cases: above the most cases any
@@ -118,7 +122,7 @@ func Of(res *spec.Result, opts Options) *Verdict {
 			v.InvariantFindings += ts.Findings
 			continue
 		}
-		if _, err := target.Lookup(ts.Target); err == nil {
+		if _, err := target.Lookup(ts.Target); err == nil || opts.JobControls {
 			drift[ts.Target] = ts
 			v.Controls = append(v.Controls, ts.Target)
 		}

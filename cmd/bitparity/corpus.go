@@ -557,7 +557,32 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 	if err != nil {
 		return err
 	}
-	var failing, flaky, fixed, passed, broken int
+	failing, broken := printRecheck(stdout, res)
+	if d, ok := s.Local.(*corpus.Dir); ok { // certificates live in corpus folders (scan.go)
+		invalid, cbroken, err := recheckCertificates(ctx, stdout, d, env, kr)
+		if err != nil {
+			return err
+		}
+		open, dbroken, err := recheckScanDrifts(ctx, stdout, d, env, kr)
+		if err != nil {
+			return err
+		}
+		failing, broken = failing+invalid+open, broken+cbroken+dbroken
+	}
+	switch {
+	case failing > 0:
+		return &exitError{code: spec.ExitFinding}
+	case broken > 0:
+		return &exitError{code: spec.ExitInternal}
+	}
+	return nil
+}
+
+// printRecheck prints one line per rechecked case and the counts, and
+// returns the cases still failing (a flaky crash is open: never a pass,
+// so it counts) and those that could not run.
+func printRecheck(stdout io.Writer, res []corpus.RecheckResult) (failing, broken int) {
+	var flaky, fixed, passed int
 	for _, r := range res {
 		switch {
 		case r.Err != nil:
@@ -584,26 +609,7 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 		}
 	}
 	fmt.Fprintf(stdout, "rechecked %d case(s): %d still failing, %d flaky, %d fixed, %d passing, %d could not run\n", len(res), failing, flaky, fixed, passed, broken)
-	// a flaky crash is open: never a pass
-	failing += flaky
-	if d, ok := s.Local.(*corpus.Dir); ok { // certificates live in corpus folders (scan.go)
-		invalid, cbroken, err := recheckCertificates(ctx, stdout, d, env, kr)
-		if err != nil {
-			return err
-		}
-		open, dbroken, err := recheckScanDrifts(ctx, stdout, d, env, kr)
-		if err != nil {
-			return err
-		}
-		failing, broken = failing+invalid+open, broken+cbroken+dbroken
-	}
-	switch {
-	case failing > 0:
-		return &exitError{code: spec.ExitFinding}
-	case broken > 0:
-		return &exitError{code: spec.ExitInternal}
-	}
-	return nil
+	return failing + flaky, broken
 }
 
 // hereEnv is the environment fingerprint of this process, the one every
@@ -641,27 +647,9 @@ func corpusImport(ctx context.Context, stdout, stderr io.Writer, st *storeFlags,
 	}
 	// campaign result files (bitparity run --json) first; the rest are go
 	// fuzz inputs or folders of them
-	var fuzzPaths []string
-	var bad int
-	for _, p := range paths {
-		if !strings.HasSuffix(p, ".json") {
-			fuzzPaths = append(fuzzPaths, p)
-			continue
-		}
-		r, err := corpus.ReadResult(p)
-		if err != nil {
-			return withCode(spec.ExitUsage, fmt.Errorf("corpus import: %w", err))
-		}
-		added, existing, errs := corpus.ImportResult(s, r)
-		for _, n := range added {
-			fmt.Fprintf(stdout, "added %s from %s\n", n, p)
-		}
-		for _, err := range errs {
-			bad++
-			fmt.Fprintf(stderr, "refused %s: %v\n", p, err)
-		}
-		fmt.Fprintf(stdout, "imported %d finding(s) of %s: %d added, %d already there, %d refused\n",
-			len(r.Findings), p, len(added), len(existing), len(errs))
+	fuzzPaths, bad, err := importResults(stdout, stderr, s, paths)
+	if err != nil {
+		return err
 	}
 	if len(fuzzPaths) == 0 {
 		if bad > 0 {
@@ -680,6 +668,46 @@ func corpusImport(ctx context.Context, stdout, stderr io.Writer, st *storeFlags,
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("corpus import: %w", err))
 	}
+	bad += printGoFuzzImport(stdout, stderr, res, st.dir, bad)
+	if bad > 0 {
+		return &exitError{code: spec.ExitUsage}
+	}
+	return nil
+}
+
+// importResults imports the findings of the campaign result files
+// (bitparity run --json; the .json paths) into s, printing each, and
+// returns the other paths (go fuzz inputs or folders of them) and how
+// many findings it refused; a result that does not read is a usage error.
+func importResults(stdout, stderr io.Writer, s corpus.Store, paths []string) (fuzzPaths []string, bad int, err error) {
+	for _, p := range paths {
+		if !strings.HasSuffix(p, ".json") {
+			fuzzPaths = append(fuzzPaths, p)
+			continue
+		}
+		r, err := corpus.ReadResult(p)
+		if err != nil {
+			return nil, bad, withCode(spec.ExitUsage, fmt.Errorf("corpus import: %w", err))
+		}
+		added, existing, errs := corpus.ImportResult(s, r)
+		for _, n := range added {
+			fmt.Fprintf(stdout, "added %s from %s\n", n, p)
+		}
+		for _, err := range errs {
+			bad++
+			fmt.Fprintf(stderr, "refused %s: %v\n", p, err)
+		}
+		fmt.Fprintf(stdout, "imported %d finding(s) of %s: %d added, %d already there, %d refused\n",
+			len(r.Findings), p, len(added), len(existing), len(errs))
+	}
+	return fuzzPaths, bad, nil
+}
+
+// printGoFuzzImport prints one line per go fuzz input imported into dir
+// and the counts (refusedBefore: the result files' refused findings), and
+// returns how many inputs it refused.
+func printGoFuzzImport(stdout, stderr io.Writer, res []corpus.GoFuzzResult, dir string, refusedBefore int) int {
+	bad := refusedBefore
 	var added, findings int
 	for _, r := range res {
 		switch {
@@ -704,11 +732,8 @@ func corpusImport(ctx context.Context, stdout, stderr io.Writer, st *storeFlags,
 		}
 	}
 	fmt.Fprintf(stdout, "imported %d go fuzz input(s) into %s: %d added, %d finding(s), %d refused, %d skipped\n",
-		len(res), st.dir, added, findings, bad, len(res)-added-bad)
-	if bad > 0 {
-		return &exitError{code: spec.ExitUsage}
-	}
-	return nil
+		len(res), dir, added, findings, bad, len(res)-added-bad)
+	return bad - refusedBefore
 }
 
 // goCacheFuzzDir is $GOCACHE/fuzz, where go test -fuzz keeps the inputs it

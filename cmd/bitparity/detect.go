@@ -49,26 +49,9 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		return nil
 	}
-	var list []detect.Model
-	if *models != "" {
-		for _, m := range strings.Split(*models, ",") {
-			name, rel, _ := strings.Cut(m, "@")
-			t, err := target.Lookup(name)
-			if err != nil {
-				return usageErr("detect: --models: %v", err)
-			}
-			if len(t.Info().Expect) == 0 {
-				return usageErr("detect: --models: %s is not a drift model (bitparity list shows them)", name)
-			}
-			list = append(list, detect.Model{Name: name, Relation: rel})
-		}
-	} else {
-		for _, n := range target.Names() {
-			t, err := target.Lookup(n)
-			if err == nil && !t.Info().Invariant && !t.Info().OnRequest && len(t.Info().Expect) > 0 && t.Info().Device == "cpu" {
-				list = append(list, detect.Model{Name: n})
-			}
-		}
+	list, err := detectModels(*models)
+	if err != nil {
+		return err
 	}
 	base := detect.Options{Out: spec.DType(*out), MaxCases: *maxCases, Taps: *taps}
 	progress := func(m string, d spec.Dist, seed uint64, r detect.Run) {
@@ -98,4 +81,31 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s | %s |\n", l.Model, l.Relation, nc, ns, bc, bs)
 	}
 	return nil
+}
+
+// detectModels is --models: each drift model named (model@relation), or
+// with none every CPU drift model of this build that runs without asking.
+func detectModels(models string) ([]detect.Model, error) {
+	var list []detect.Model
+	if models != "" {
+		for _, m := range strings.Split(models, ",") {
+			name, rel, _ := strings.Cut(m, "@")
+			t, err := target.Lookup(name)
+			if err != nil {
+				return nil, usageErr("detect: --models: %v", err)
+			}
+			if len(t.Info().Expect) == 0 {
+				return nil, usageErr("detect: --models: %s is not a drift model (bitparity list shows them)", name)
+			}
+			list = append(list, detect.Model{Name: name, Relation: rel})
+		}
+	} else {
+		for _, n := range target.Names() {
+			t, err := target.Lookup(n)
+			if err == nil && !t.Info().Invariant && !t.Info().OnRequest && len(t.Info().Expect) > 0 && t.Info().Device == "cpu" {
+				list = append(list, detect.Model{Name: n})
+			}
+		}
+	}
+	return list, nil
 }

@@ -13,34 +13,6 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-func TestParseGPUs(t *testing.T) {
-	for _, tc := range []struct {
-		in, visible string
-		count       int
-		want        []string // nil: an error
-	}{
-		{"all", "", 4, []string{"0", "1", "2", "3"}},
-		{"2", "", 4, []string{"0", "1"}},
-		{"0,2,3", "", 4, []string{"0", "2", "3"}},
-		{"3,", "", 4, []string{"3"}},
-		{"all", "4,5,7", 3, []string{"4", "5", "7"}},
-		{"1,2", "4,5,7", 3, []string{"5", "7"}},
-		{"all", "", 0, nil},
-		{"5", "", 4, nil},
-		{"0", "", 4, nil},
-		{"0,0", "", 4, nil},
-		{"0,4", "", 4, nil},
-		{"-1,", "", 4, nil},
-		{"x", "", 4, nil},
-		{"", "", 4, nil},
-	} {
-		got, err := parseGPUs(tc.in, tc.count, tc.visible)
-		if (err == nil) != (tc.want != nil) || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("parseGPUs(%q, %d, %q) = %q, %v; want %q", tc.in, tc.count, tc.visible, got, err, tc.want)
-		}
-	}
-}
-
 // TestRunGPUsWithoutCUDA: a build without the cuda tag refuses --gpus with
 // exit 3 and says why and what to use instead.
 func TestRunGPUsWithoutCUDA(t *testing.T) {

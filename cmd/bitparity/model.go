@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
@@ -73,17 +72,12 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	}
 	res := head
 	for _, m := range models {
-		src, err := external.ModelSource(m, o.relations)
+		c, err := external.RouteCampaign(m, o.relations, o.duration/time.Duration(len(models)), o.seed)
 		if err != nil {
 			rec.Finish(&res)
 			return usageErr("run: %v", err)
 		}
-		c := &fuzz.Campaign{Duration: o.duration / time.Duration(len(models)), Seed: o.seed, MaxCases: o.maxCases,
-			NoShrink: o.noShrink, OnFound: rec.Found, OnFinding: rec.Shrunk, Workers: 1,
-			// a route's map re-runs the model for ten batch sizes: 10 s
-			// beyond a drift map's 30 s (MinimizeOptions.MapBudget)
-			Grace:   40 * time.Second,
-			Sources: []*fuzz.Source{src}, Targets: []string{m}}
+		c.MaxCases, c.NoShrink, c.OnFound, c.OnFinding = o.maxCases, o.noShrink, rec.Found, rec.Shrunk
 		r, err := c.Run(ctx)
 		if r != nil {
 			res.Cases += r.Cases
@@ -101,8 +95,7 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	if err := rec.Finish(&res); err != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}
-	v := verdict.Of(&res, verdict.Options{ExpectControls: true, Known: o.known})
-	unexpected := len(v.Unexpected)
+	v := verdict.Route(&res, o.known)
 	for i, f := range res.Findings {
 		runPrintFinding(stdout, i+1, f, v.Notes[i])
 	}
@@ -110,7 +103,7 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	for _, t := range res.Targets {
 		fmt.Fprintf(stdout, "  %-40s %6d cases %3d finding(s)  %v\n", t.Target, t.Cases, t.Findings, t.Relations)
 	}
-	if known := len(res.Findings) - unexpected; known > 0 {
+	if known := len(res.Findings) - len(v.Unexpected); known > 0 {
 		fmt.Fprintf(stdout, "  known findings (--known, not failing the run): %d\n", known)
 	}
 	if o.corpus != "" && len(res.Findings) > 0 {
@@ -119,13 +112,15 @@ func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []stri
 	if o.jsonPath != "" {
 		fmt.Fprintf(stdout, "result written to %s\n", o.jsonPath)
 	}
-	if unexpected > 0 {
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("%d unexpected finding(s) on the model route", unexpected)}
-	}
-	if res.Interrupted {
+	switch v.Status {
+	case verdict.Pass:
+		return nil
+	case verdict.Fail:
+		return &exitError{code: v.Code(), err: fmt.Errorf("%d unexpected finding(s) on the model route", len(v.Unexpected))}
+	case verdict.Interrupted:
 		fmt.Fprintf(stdout, "INTERRUPTED after %s: the verdict covers the %d cases run; not a pass\n",
 			time.Duration(res.Duration).Round(time.Millisecond), res.Cases)
-		return &exitError{code: spec.ExitInterrupted, err: fmt.Errorf("interrupted after %s", res.Duration)}
+		return &exitError{code: v.Code(), err: fmt.Errorf("interrupted after %s", res.Duration)}
 	}
-	return nil
+	return verdictExit(v, &res)
 }

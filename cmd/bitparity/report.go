@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
-	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
@@ -53,8 +50,9 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		fs.Usage()
 		return usageErr("report: no result files given")
 	}
-	if *failOn != "none" && *failOn != "new" && *failOn != "any" {
-		return usageErr("report: --fail-on %q: want none, new or any", *failOn)
+	mode, err := verdict.ParseFailOn(*failOn)
+	if err != nil {
+		return usageErr("report: %v", err)
 	}
 	if *outDir == "" {
 		known := false
@@ -75,28 +73,44 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 		if *corpusDir != "" || *saveResult != "" {
 			return usageErr("report: --corpus and --save-result are for campaign results, not scan results")
 		}
-		return reportScans(stdout, fs.Args(), *format, *outDir, *failOn)
+		return reportScans(stdout, fs.Args(), *format, *outDir, mode)
 	}
-	srcs, err := reports.Load(fs.Args()...)
+	return reportCampaigns(stdout, stderr, reportOpts{paths: fs.Args(), format: *format, outDir: *outDir,
+		corpusDir: *corpusDir, saveResult: *saveResult, mode: mode})
+}
+
+// reportOpts are report's flags and files for campaign results.
+type reportOpts struct {
+	paths                                 []string
+	format, outDir, corpusDir, saveResult string
+	mode                                  verdict.FailOn
+}
+
+// reportCampaigns is `bitparity report` on campaign result files: tonight
+// (the latest) with the corpus's open findings added, saved when asked,
+// reported against the earlier nights, its exit judged by --fail-on
+// (verdict.FailOn).
+func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
+	srcs, err := reports.Load(o.paths...)
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 	}
-	tonight := latest(srcs)
-	if *corpusDir != "" {
-		n, err := addCorpusFindings(&tonight.Result, *corpusDir)
+	tonight := reports.Tonight(srcs) // Load refuses no files
+	if o.corpusDir != "" {
+		n, err := addCorpusFindings(&tonight.Result, o.corpusDir)
 		if err != nil {
 			return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 		}
-		fmt.Fprintf(stderr, "report: %d open finding(s) of corpus %s added to %s\n", n, *corpusDir, tonight.Path)
+		fmt.Fprintf(stderr, "report: %d open finding(s) of corpus %s added to %s\n", n, o.corpusDir, tonight.Path)
 	}
-	if *saveResult != "" {
-		if err := saveResultFile(*saveResult, tonight.Result); err != nil {
+	if o.saveResult != "" {
+		if err := runWriteJSONAtomic(o.saveResult, tonight.Result); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
 	var opts reports.Options
-	if *corpusDir != "" {
-		if opts.Fixed, err = corpusFixed(*corpusDir); err != nil {
+	if o.corpusDir != "" {
+		if opts.Fixed, err = corpusFixed(o.corpusDir); err != nil {
 			return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 		}
 	}
@@ -104,84 +118,45 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 	}
-	if *outDir != "" {
-		paths, err := reports.WriteDir(*outDir, r)
+	if o.outDir != "" {
+		paths, err := reports.WriteDir(o.outDir, r)
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		for _, p := range paths {
 			fmt.Fprintln(stdout, p)
 		}
-	} else if err := reports.Write(stdout, r, *format); err != nil {
+	} else if err := reports.Write(stdout, r, o.format); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if *corpusDir != "" && (*outDir != "" || *format == "text") {
-		if err := reportCertificates(stdout, *corpusDir, *outDir); err != nil { // scan.go
+	if o.corpusDir != "" && (o.outDir != "" || o.format == "text") {
+		if err := reportCertificates(stdout, o.corpusDir, o.outDir); err != nil { // scan.go
 			return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
 		}
 	}
 	s := r.Summary
-	switch {
-	case *failOn == "new" && s.NewUnexpected > 0:
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new unexpected finding(s)", s.NewUnexpected)}
-	case *failOn == "any" && s.Unexpected > 0:
+	switch o.mode.Status(s.Unexpected, s.NewUnexpected, s.Interrupted) {
+	case verdict.Fail:
+		if o.mode == verdict.FailNew {
+			return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new unexpected finding(s)", s.NewUnexpected)}
+		}
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d unexpected finding(s), %d of them new", s.Unexpected, s.NewUnexpected)}
-	case *failOn != "none" && s.Interrupted:
+	case verdict.Interrupted:
 		return &exitError{code: spec.ExitInterrupted, err: fmt.Errorf("report: tonight's campaign (%s) was interrupted: not a pass", tonight.Path)}
 	}
 	return nil
 }
 
-// latest returns the source with the latest start time (the one
-// reports.Build takes for tonight: ties go to the greater path).
-func latest(srcs []reports.Source) *reports.Source {
-	best := &srcs[0]
-	for i := range srcs[1:] {
-		s := &srcs[i+1]
-		if s.Result.Started.After(best.Result.Started) ||
-			(s.Result.Started.Equal(best.Result.Started) && s.Path > best.Path) {
-			best = s
-		}
-	}
-	return best
-}
-
-// addCorpusFindings appends to res the findings recorded in the open case
-// files of the corpus folder dir (a finding without a repro command gets
-// `bitparity repro FILE`), and returns how many it added.
+// addCorpusFindings appends to res the findings of the open case files
+// of the corpus folder or bucket dir (corpus.OpenFindings), and returns
+// how many it added.
 func addCorpusFindings(res *spec.Result, dir string) (int, error) {
-	d, err := corpus.Open(context.Background(), dir, false)
+	fs, err := corpus.OpenFindings(context.Background(), dir)
 	if err != nil {
 		return 0, err
 	}
-	names, err := d.List()
-	if err != nil {
-		return 0, fmt.Errorf("corpus %s: %w", dir, err)
-	}
-	n := 0
-	for _, name := range names {
-		f, err := d.Get(name)
-		if err != nil {
-			return n, fmt.Errorf("corpus %s: %w", dir, err)
-		}
-		if f.Finding == nil || f.Status.State != corpus.StateOpen {
-			continue
-		}
-		fd := *f.Finding
-		if fd.Repro == "" {
-			fd.Repro = spec.ReproFile(filepath.Join(dir, name))
-			if corpus.IsURL(dir) {
-				q := spec.ShellQuote(name)
-				fd.Repro = fmt.Sprintf("bitparity corpus show -json -dir %s %s > %s && %s", spec.ShellQuote(dir), q, q, spec.ReproFile(name))
-			}
-		}
-		if fd.Signature == "" {
-			fd.Signature = f.Signature
-		}
-		res.Findings = append(res.Findings, fd)
-		n++
-	}
-	return n, nil
+	res.Findings = append(res.Findings, fs...)
+	return len(fs), nil
 }
 
 // corpusFixed returns the identities of the findings whose case file in
@@ -196,16 +171,6 @@ func corpusFixed(dir string) (map[string]bool, error) {
 		return nil, fmt.Errorf("corpus %s: %w", dir, err)
 	}
 	return fixed, nil
-}
-
-// saveResultFile writes res as indented JSON to path atomically (a
-// temporary file in the same folder, then rename).
-func saveResultFile(path string, res spec.Result) error {
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	return atomicfile.Write(path, append(b, '\n'))
 }
 
 // writeReports writes every format of the report on the result files
@@ -247,7 +212,7 @@ func scanInputs(paths []string) (bool, error) {
 // reportScans is `bitparity report` on scan results files (bitparity
 // scan --json): to stdout in format, or into outDir in every format; with
 // --fail-on new or any it exits 1 when a scan drifted or faulted.
-func reportScans(stdout io.Writer, paths []string, format, outDir, failOn string) error {
+func reportScans(stdout io.Writer, paths []string, format, outDir string, mode verdict.FailOn) error {
 	srcs, err := reports.LoadScans(paths...)
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("report: %w", err))
@@ -264,8 +229,8 @@ func reportScans(stdout io.Writer, paths []string, format, outDir, failOn string
 	} else if err := reports.WriteScans(stdout, r, format); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if failOn != "none" && r.Failing() {
-		s := r.Summary
+	s := r.Summary
+	if bad := s.Drift + s.Fault; mode.Status(bad, bad, false) == verdict.Fail {
 		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d scan(s) drifted, %d faulted", s.Drift, s.Fault)}
 	}
 	return nil

@@ -69,21 +69,8 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	diff := append(corpus.EnvDiff(f.Env, here), adapterDiff(f.Adapters)...)
 	missing := missingTargets(f.Case)
 	o, err := corpus.Replay(ctx, f, composites()...)
-	printEnv := func() {
-		if len(diff) == 0 {
-			fmt.Fprintln(stdout, "environment: as recorded")
-		} else {
-			fmt.Fprintln(stdout, "environment differs from the recorded one:")
-			for _, d := range diff {
-				fmt.Fprintf(stdout, "  %s\n", d)
-			}
-		}
-		for _, m := range missing {
-			fmt.Fprintf(stdout, "  %s\n", m)
-		}
-	}
 	if err != nil {
-		printEnv()
+		printReproEnv(stdout, diff, missing)
 		if len(missing) > 0 {
 			return withCode(spec.ExitInternal, fmt.Errorf("repro: cannot run %s here: %s", name, strings.Join(missing, "; ")))
 		}
@@ -100,7 +87,31 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 			fmt.Fprintln(stdout, "  same row, column and bits as recorded")
 		}
 	}
-	printEnv()
+	printReproEnv(stdout, diff, missing)
+	return reproVerdict(stdout, f, o, len(diff) > 0)
+}
+
+// printReproEnv prints how this machine differs from the recorded
+// environment (diff) and the case's targets it lacks (missing).
+func printReproEnv(stdout io.Writer, diff, missing []string) {
+	if len(diff) == 0 {
+		fmt.Fprintln(stdout, "environment: as recorded")
+	} else {
+		fmt.Fprintln(stdout, "environment differs from the recorded one:")
+		for _, d := range diff {
+			fmt.Fprintf(stdout, "  %s\n", d)
+		}
+	}
+	for _, m := range missing {
+		fmt.Fprintf(stdout, "  %s\n", m)
+	}
+}
+
+// reproVerdict prints the replay's outcome o of the case file f in one
+// word and its reading, and returns repro's exit: 1 reproduced, changed,
+// a regression or a flaky crash that showed; 4 not reproduced; nil a pass
+// case that passes. envDiffers says the environment is not as recorded.
+func reproVerdict(stdout io.Writer, f *corpus.File, o *corpus.Outcome, envDiffers bool) error {
 	switch o.Verdict {
 	case corpus.Reproduced:
 		if f.Finding == nil {
@@ -125,7 +136,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		if tapFinding(f) {
 			fmt.Fprintln(stdout, "The recorded difference was in fp32 intermediates (taps), not in the output bits: a target that exposes no taps here (GPU kernels, external processes) can show it only where it flips an output bit.")
 		}
-		if len(diff) > 0 {
+		if envDiffers {
 			fmt.Fprintln(stdout, "The environment differences above may explain it (another adapter, GPU, driver or kernel build).")
 		} else {
 			fmt.Fprintln(stdout, "The environment is as recorded: the finding may be fixed, or depend on something not fingerprinted.")

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/gogc"
@@ -46,30 +47,7 @@ func tuneGC() {
 func runCmd(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dur := fs.Duration("duration", 60*time.Second, "how long to generate cases (shrinking the last finding may add a few seconds)")
-	seed := fs.Uint64("seed", 1, "campaign seed: the same seed draws the same cases per pair")
-	targets := fs.String("targets", "", "comma-separated targets to run (default: all; see bitparity list)")
-	rels := fs.String("relations", "", "comma-separated relations to run (default: all)")
-	jsonPath := fs.String("json", "", "write the versioned result (spec.Result) to this file, atomically")
-	caseJSON := fs.String("case", "", "run one case given as JSON (as printed by a repro line) instead of a campaign")
-	maxCases := fs.Int64("max-cases", 0, "stop after this many cases (0: no limit)")
-	workers := fs.Int("workers", 0, "cases run at once (0: one per CPU, GOMAXPROCS; 1 for one case at a time)")
-	gpuStreams := fs.Int("gpu-streams", gpu.DefaultStreams, fmt.Sprintf("streams of each GPU the workers' checks are spread over (worker i on stream i mod `N`, 1 to %d): each stream submits its launches and copies apart from the others; 1 runs every check on the default stream", gpu.MaxStreams))
-	noShrink := fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
-	taps := fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
-	e2eOn := fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
-	knownDirs := fs.String("known", "", "comma-separated case folders or bucket URLs of known, still-open findings (a team's corpus): a finding that is the same drift as an open case there (the same kind, op, relation and targets, in any dtype or seed, and a drift map that splits the swept values alike, or without maps the same minimal shape: docs/trust.md) is listed as known and does not fail the run; one that is the same drift as a case marked fixed is a regression")
-	explainFindings := fs.Bool("explain", false, "infer the schedule behind each class of every finding's drift map (bitparity explain) and report it with the finding")
-	minCases := fs.Int64("min-cases", 0, "the run is STALLED (exit 5) when a target ran fewer than `N` cases or stopped answering; 0: one case for --exec and --kernel targets, no minimum for the others")
-	expect := fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
-	controlCases := fs.Int64("control-cases", verdict.DefaultControlCases, "the cases per relation a negative control is given: one not found in fewer (a busy machine) ran out of time, and the run is STALLED (exit 5), not NOT FOUND; 0, or a run bounded by --max-cases: every control not found is NOT FOUND")
-	par := runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
-	wk := runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
-	ex := runExecFlags(fs)      // --exec (exec.go)
-
-	prof := addRunProfileFlags(fs) // --profile, --shrink-past-profile (profile.go)
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (runtime/pprof; read it with go tool pprof) to `FILE`")
-	mutexProfile := fs.String("mutexprofile", "", "write the run's lock contention profile (runtime/pprof \"mutex\", every contention event) to `FILE`")
+	f := newRunFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
 		fs.PrintDefaults()
@@ -77,106 +55,195 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
-	trainOn, inferOn, err := parseTransformerOn(*e2eOn)
-	if err != nil {
-		return usageErr("run: --transformer-on: %v", err)
-	}
-	known, err := loadKnown(*knownDirs, stderr)
-	if err != nil {
-		return usageErr("run: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usageErr("run: unexpected arguments %q", fs.Args())
-	}
-	if err := runCheckFlags(fs); err != nil {
+	r := &runState{runFlags: f, fs: fs, args: args, stdout: stdout, stderr: stderr}
+	if err := r.check(); err != nil {
 		return err
 	}
-	if err := checkOutputFile("json", *jsonPath); err != nil {
-		return err
-	}
-	if err := gpu.SetStreams(*gpuStreams); err != nil {
-		return usageErr("run: --gpu-streams: %v", err)
-	}
-	if err := checkOutputDir("corpus", par.corpus); err != nil {
-		return err
-	}
-	stopProfile, err := startCPUProfile("run", *cpuProfile)
+	stopProfiles, err := r.startProfiles()
 	if err != nil {
 		return err
 	}
-	defer stopProfile()
-	if *mutexProfile != "" {
-		f, err := os.Create(*mutexProfile)
-		if err != nil {
-			return usageErr("run: --mutexprofile: %v", err)
-		}
-		runtime.SetMutexProfileFraction(1)
-		defer func() {
-			if err := pprof.Lookup("mutex").WriteTo(f, 0); err != nil {
-				fmt.Fprintf(stderr, "run: --mutexprofile: %v\n", err)
-			}
-			f.Close()
-		}()
-	}
+	defer stopProfiles()
 	tuneGC()
 	ctx, stop := stopOnSignal(stderr)
 	defer stop()
-	workerNames, werr := wk.start(stderr)
-	defer wk.close(stderr)
+	workerNames, werr := f.wk.start(stderr)
+	defer f.wk.close(stderr)
 	if werr != nil {
 		return werr
 	}
-	execNames, eerr := ex.start(ctx, "run")
+	execNames, eerr := f.ex.start(ctx, "run")
 	if eerr != nil {
 		return eerr
 	}
-	if models, others := splitModelRoutes(execNames); len(models) > 0 && *caseJSON == "" {
-		if len(others) > 0 || len(workerNames) > 0 || *targets != "" || par.parallel() {
+	if models, others := splitModelRoutes(execNames); len(models) > 0 && *f.caseJSON == "" {
+		if len(others) > 0 || len(workerNames) > 0 || *f.targets != "" || f.par.parallel() {
 			return usageErr("run: a model route (%v) runs alone: no other --exec, --kernel, --targets, --procs or --gpus", models)
 		}
-		relations, err := modelRelations(runSplitList(*rels))
+		relations, err := modelRelations(runSplitList(*f.rels))
 		if err != nil {
 			return err
 		}
-		return runModelRoutes(ctx, stdout, stderr, models, modelRunOpts{duration: *dur, seed: *seed, maxCases: *maxCases,
-			relations: relations, known: known, noShrink: *noShrink, jsonPath: *jsonPath, corpus: par.corpus, args: args})
+		return runModelRoutes(ctx, stdout, stderr, models, modelRunOpts{duration: *f.dur, seed: *f.seed, maxCases: *f.maxCases,
+			relations: relations, known: r.known, noShrink: *f.noShrink, jsonPath: *f.jsonPath, corpus: f.par.corpus, args: args})
 	}
-	workerNames = append(workerNames, execNames...)
-	if *caseJSON != "" {
-		return runOneCase(ctx, stdout, *caseJSON, *jsonPath, *explainFindings, execNames)
+	if *f.caseJSON != "" {
+		return runOneCase(ctx, stdout, *f.caseJSON, *f.jsonPath, *f.explain, execNames)
 	}
-	c := &fuzz.Campaign{
-		Duration:  *dur,
-		Seed:      *seed,
-		Targets:   append(runSplitList(*targets), workerNames...),
-		Relations: runSplitList(*rels),
-		MaxCases:  *maxCases,
-		Workers:   *workers,
-		NoShrink:  *noShrink,
-		NoTaps:    !*taps,
+	r.procs, r.execNames = append(workerNames, execNames...), execNames
+	return r.campaign(ctx)
+}
+
+// runFlags are bitparity run's flags.
+type runFlags struct {
+	dur                                      *time.Duration
+	seed                                     *uint64
+	targets, rels, jsonPath, caseJSON, e2eOn *string
+	knownDirs, cpuProfile, mutexProfile      *string
+	maxCases, minCases, controlCases         *int64
+	workers, gpuStreams                      *int
+	noShrink, taps, explain, expect          *bool
+	par                                      *parallelFlags
+	wk                                       *workerFlags
+	ex                                       *execFlags
+	prof                                     profileFlag
+}
+
+// newRunFlags defines run's flags on fs.
+func newRunFlags(fs *flag.FlagSet) *runFlags {
+	f := &runFlags{}
+	f.dur = fs.Duration("duration", 60*time.Second, "how long to generate cases (shrinking the last finding may add a few seconds)")
+	f.seed = fs.Uint64("seed", 1, "campaign seed: the same seed draws the same cases per pair")
+	f.targets = fs.String("targets", "", "comma-separated targets to run (default: all; see bitparity list)")
+	f.rels = fs.String("relations", "", "comma-separated relations to run (default: all)")
+	f.jsonPath = fs.String("json", "", "write the versioned result (spec.Result) to this file, atomically")
+	f.caseJSON = fs.String("case", "", "run one case given as JSON (as printed by a repro line) instead of a campaign")
+	f.maxCases = fs.Int64("max-cases", 0, "stop after this many cases (0: no limit)")
+	f.workers = fs.Int("workers", 0, "cases run at once (0: one per CPU, GOMAXPROCS; 1 for one case at a time)")
+	f.gpuStreams = fs.Int("gpu-streams", gpu.DefaultStreams, fmt.Sprintf("streams of each GPU the workers' checks are spread over (worker i on stream i mod `N`, 1 to %d): each stream submits its launches and copies apart from the others; 1 runs every check on the default stream", gpu.MaxStreams))
+	f.noShrink = fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
+	f.taps = fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
+	f.e2eOn = fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
+	f.knownDirs = fs.String("known", "", "comma-separated case folders or bucket URLs of known, still-open findings (a team's corpus): a finding that is the same drift as an open case there (the same kind, op, relation and targets, in any dtype or seed, and a drift map that splits the swept values alike, or without maps the same minimal shape: docs/trust.md) is listed as known and does not fail the run; one that is the same drift as a case marked fixed is a regression")
+	f.explain = fs.Bool("explain", false, "infer the schedule behind each class of every finding's drift map (bitparity explain) and report it with the finding")
+	f.minCases = fs.Int64("min-cases", 0, "the run is STALLED (exit 5) when a target ran fewer than `N` cases or stopped answering; 0: one case for --exec and --kernel targets, no minimum for the others")
+	f.expect = fs.Bool("expect-controls", true, "treat findings on drift models (negative controls) as expected: exit 0 when every control was found and nothing else was")
+	f.controlCases = fs.Int64("control-cases", verdict.DefaultControlCases, "the cases per relation a negative control is given: one not found in fewer (a busy machine) ran out of time, and the run is STALLED (exit 5), not NOT FOUND; 0, or a run bounded by --max-cases: every control not found is NOT FOUND")
+	f.par = runParallelFlags(fs) // --gpus --procs --shard --corpus --work-dir (gpus.go)
+	f.wk = runWorkerFlags(fs)    // --kernel --isolate (kernel.go)
+	f.ex = runExecFlags(fs)      // --exec (exec.go)
+
+	f.prof = addRunProfileFlags(fs) // --profile, --shrink-past-profile (profile.go)
+	f.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the whole run (runtime/pprof; read it with go tool pprof) to `FILE`")
+	f.mutexProfile = fs.String("mutexprofile", "", "write the run's lock contention profile (runtime/pprof \"mutex\", every contention event) to `FILE`")
+	return f
+}
+
+// runState is one bitparity run: its flags, what they resolved to and
+// where it prints.
+type runState struct {
+	*runFlags
+	fs               *flag.FlagSet
+	args             []string
+	stdout, stderr   io.Writer
+	trainOn, inferOn string
+	known            *verdict.Known
+	procs, execNames []string // the --kernel and --exec targets; the --exec ones
+}
+
+// check reads and refuses run's flags before any work.
+func (r *runState) check() error {
+	var err error
+	if r.trainOn, r.inferOn, err = parseTransformerOn(*r.e2eOn); err != nil {
+		return usageErr("run: --transformer-on: %v", err)
 	}
-	if err := prof.apply(c); err != nil {
+	if r.known, err = loadKnown(*r.knownDirs, r.stderr); err != nil {
+		return usageErr("run: %v", err)
+	}
+	if r.fs.NArg() > 0 {
+		return usageErr("run: unexpected arguments %q", r.fs.Args())
+	}
+	if err := runCheckFlags(r.fs); err != nil {
 		return err
 	}
-	prog := reports.NewProgress(stderr, *dur)
+	if err := checkOutputFile("json", *r.jsonPath); err != nil {
+		return err
+	}
+	if err := gpu.SetStreams(*r.gpuStreams); err != nil {
+		return usageErr("run: --gpu-streams: %v", err)
+	}
+	return checkOutputDir("corpus", r.par.corpus)
+}
+
+// startProfiles starts --cpuprofile and --mutexprofile; stop writes them.
+func (r *runState) startProfiles() (stop func(), err error) {
+	stopCPU, err := startCPUProfile("run", *r.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	if *r.mutexProfile == "" {
+		return stopCPU, nil
+	}
+	f, err := os.Create(*r.mutexProfile)
+	if err != nil {
+		stopCPU()
+		return nil, usageErr("run: --mutexprofile: %v", err)
+	}
+	runtime.SetMutexProfileFraction(1)
+	return func() {
+		if err := pprof.Lookup("mutex").WriteTo(f, 0); err != nil {
+			fmt.Fprintf(r.stderr, "run: --mutexprofile: %v\n", err)
+		}
+		f.Close()
+		stopCPU()
+	}, nil
+}
+
+// newCampaign is the campaign the flags ask for, its targets and relations
+// checked.
+func (r *runState) newCampaign() (*fuzz.Campaign, error) {
+	c := &fuzz.Campaign{
+		Duration:  *r.dur,
+		Seed:      *r.seed,
+		Targets:   append(runSplitList(*r.targets), r.procs...),
+		Relations: runSplitList(*r.rels),
+		MaxCases:  *r.maxCases,
+		Workers:   *r.workers,
+		NoShrink:  *r.noShrink,
+		NoTaps:    !*r.taps,
+	}
+	if err := r.prof.apply(c); err != nil {
+		return nil, err
+	}
 	c.ProgressEvery = 200 * time.Millisecond
 	for _, name := range c.Targets {
 		if _, err := target.Lookup(name); err != nil {
-			return usageErr("run: %v", err)
+			return nil, usageErr("run: %v", err)
 		}
 	}
 	for _, name := range c.Relations {
 		if _, err := fuzz.RelationByName(name); err != nil {
-			return usageErr("run: %v", err)
+			return nil, usageErr("run: %v", err)
 		}
 	}
-	if err := par.apply(c); err != nil {
+	if err := r.par.apply(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// campaign runs the campaign (after the transformer's share, in a full
+// one), records and judges its result, and prints it.
+func (r *runState) campaign(ctx context.Context) error {
+	c, err := r.newCampaign()
+	if err != nil {
 		return err
 	}
-	head := spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *seed, Env: hereEnv(),
-		Args: append([]string{"run"}, args...)}
+	prog := reports.NewProgress(r.stderr, *r.dur)
+	head := spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *r.seed, Env: hereEnv(),
+		Args: append([]string{"run"}, r.args...)}
 	c.Env = head.Env // the findings record the whole fingerprint, the GPU's too
-	rec, err := openRecorder(stderr, par.corpus, *jsonPath, head)
+	rec, err := openRecorder(r.stderr, r.par.corpus, *r.jsonPath, head)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -184,33 +251,20 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	// the cases of the phases before the campaign (the transformer share)
 	var before int64
 	c.Progress = func(s fuzz.Stats) { prog.Update(before+s.Cases, rec.Findings()) }
-	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *seed, *dur, runCountPairs(c))
-	// The end-to-end transformer (train vs inference path) takes a share of
-	// a full campaign: every target and relation, in this process. It runs
-	// first, so the cases its controls are owed past its share come out of
-	// --duration too; the campaign gets what is left, less its shrinking
-	// grace (Campaign.Grace).
-	var e2e *e2eRun
-	if *targets == "" && *rels == "" && len(workerNames) == 0 && !par.parallel() {
-		// its unexpected findings are kept as they are found, and its cases
-		// counted as they run: a signal during the share loses none of them
-		hooks := e2eHooks{found: rec.Found, shrunk: rec.Shrunk,
-			progress: func(s fuzz.Stats) { prog.Update(s.Cases, rec.Findings()) }}
-		if e2e, err = runTransformerFirst(ctx, transformerShare(*dur), *seed, trainOn, inferOn, hooks); err != nil && ctx.Err() == nil {
-			return withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", err))
-		}
-		if e2e != nil {
-			c.Duration -= e2e.took
-			before = e2e.res.Cases
-			prog.Update(before, rec.Findings())
-		}
+	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *r.seed, *r.dur, runCountPairs(c))
+	e2e, err := r.transformerShare(ctx, c, rec, prog)
+	if err != nil {
+		return err
+	}
+	if e2e != nil {
+		before = e2e.res.Cases
 	}
 	// the campaign generates for all of what is left: shrinking what it
 	// found last may add up to the campaign's grace (3 s) after it
 	c.Duration = max(c.Duration, time.Second)
 	var res *spec.Result
-	if par.parallel() {
-		if res, err = par.run(ctx, stdout, stderr, fs, *maxCases); res == nil {
+	if r.par.parallel() {
+		if res, err = r.par.run(ctx, r.stdout, r.stderr, r.fs, *r.maxCases); res == nil {
 			return err
 		}
 		prog.Update(res.Cases, len(res.Findings))
@@ -227,44 +281,72 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		return withCode(spec.ExitInternal, err)
 	}
-	var e2eErr error
+	return r.finish(ctx, rec, res, e2e, err)
+}
+
+// transformerShare runs the end-to-end transformer (train vs inference
+// path) for its share of a full campaign (every target and relation, in
+// this process; nil otherwise) and takes its time from c.Duration. It runs
+// first, so the cases its controls are owed past its share come out of
+// --duration too; the campaign gets what is left, less its shrinking
+// grace (Campaign.Grace).
+func (r *runState) transformerShare(ctx context.Context, c *fuzz.Campaign, rec *verdict.Recorder, prog *reports.Progress) (*e2eRun, error) {
+	if *r.targets != "" || *r.rels != "" || len(r.procs) > 0 || r.par.parallel() {
+		return nil, nil
+	}
+	// its unexpected findings are kept as they are found, and its cases
+	// counted as they run: a signal during the share loses none of them
+	hooks := e2eHooks{found: rec.Found, shrunk: rec.Shrunk,
+		progress: func(s fuzz.Stats) { prog.Update(s.Cases, rec.Findings()) }}
+	e2e, err := runTransformerFirst(ctx, transformer.Share(*r.dur), *r.seed, r.trainOn, r.inferOn, hooks)
+	if err != nil && ctx.Err() == nil {
+		return nil, withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", err))
+	}
+	if e2e != nil {
+		c.Duration -= e2e.took
+		prog.Update(e2e.res.Cases, rec.Findings())
+	}
+	return e2e, nil
+}
+
+// finish folds the transformer's share into res, records it, judges it
+// (verdict.Of) and prints it; runErr is the campaign's own error.
+func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, res *spec.Result, e2e *e2eRun, runErr error) error {
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}
+	var share *verdict.Verdict
 	if e2e != nil {
-		e2eErr = e2e.fold(stdout, res)
-		if res.Interrupted {
-			e2eErr = nil // its controls were not all reached; its unexpected findings are in res
-		}
+		share = e2e.fold(r.stdout, res)
 	}
 	res.Stalls = append(res.Stalls, processStalls()...)
-	stalls := runStalls(res, *minCases, workerNames)
-	res.Args = append([]string{"run"}, args...)
-	if *explainFindings {
-		explainAll(ctx, stderr, res.Findings)
+	stalls := verdict.Stalls(res, *r.minCases, r.procs)
+	res.Args = append([]string{"run"}, r.args...)
+	if *r.explain {
+		explainAll(ctx, r.stderr, res.Findings)
 	}
-	recordAdapters(res, execNames)
+	recordAdapters(res, r.execNames)
 	if werr := rec.Finish(res); werr != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", werr))
 	}
-	if werr := par.after(stdout, res, rec.Created()); werr != nil {
+	if werr := r.par.after(r.stdout, res, rec.Created()); werr != nil {
 		return withCode(spec.ExitInternal, werr)
 	}
-	given := *controlCases
-	if *maxCases > 0 {
+	given := *r.controlCases
+	if *r.maxCases > 0 {
 		given = 0 // the run's work was the user's to bound
 	}
-	v := verdict.Of(res, verdict.Options{ExpectControls: *expect, Known: known, Stalls: stalls, ControlCases: given})
-	runPrintResult(stdout, res, v)
-	prof.report(stdout) // the batch sizes drawn at --profile (profile.go)
-	if *jsonPath != "" {
-		fmt.Fprintf(stdout, "result written to %s\n", *jsonPath)
+	v := verdict.Of(res, verdict.Options{ExpectControls: *r.expect, Known: r.known, Stalls: stalls, ControlCases: given})
+	runPrintResult(r.stdout, res, v)
+	r.prof.report(r.stdout) // the batch sizes drawn at --profile (profile.go)
+	if *r.jsonPath != "" {
+		fmt.Fprintf(r.stdout, "result written to %s\n", *r.jsonPath)
 	}
-	if err != nil {
-		return withCode(spec.ExitInternal, err)
+	if runErr != nil {
+		return withCode(spec.ExitInternal, runErr)
 	}
-	if v.Status == verdict.Pass && e2eErr != nil {
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("transformer: %w", e2eErr)}
+	if st := verdict.WithShare(v, share); st != v.Status {
+		return &exitError{code: st.Code(), err: fmt.Errorf("transformer: %w", shareErr(share, e2e.res.Targets))}
 	}
 	return verdictExit(v, res)
 }
@@ -339,27 +421,18 @@ func runSplitList(s string) []string {
 func runCountPairs(c *fuzz.Campaign) int {
 	n := 0
 	for _, p := range fuzz.PairsNaming(c.Targets) {
-		if len(c.Relations) > 0 && !runInList(c.Relations, p.Relation) {
+		if len(c.Relations) > 0 && !slices.Contains(c.Relations, p.Relation) {
 			continue
 		}
 		hit := len(c.Targets) == 0
 		for _, t := range p.Targets {
-			hit = hit || runInList(c.Targets, t)
+			hit = hit || slices.Contains(c.Targets, t)
 		}
 		if hit {
 			n++
 		}
 	}
 	return n
-}
-
-func runInList(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func runTargetsOf(f spec.Finding) string {

@@ -31,42 +31,8 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var s spec.ScanSpec
-	fs.StringVar(&s.Target, "target", "", "target to scan (bitparity list); PREFILL,DECODE: two attention targets, prefill against decode over the KV length")
-	fs.StringVar(&s.Dim, "dim", spec.ScanItems, "dimension swept: items (rows, M, decode requests, prefill sequences), pad, position, kv (decode), neighbour (attention: a co-resident request's length, the watched one fixed at --kv or --seq-len), chunk (prefill: chunks of v queries of a --seq-len prompt), page (decode: page size); a model route: requests (decoded together; its items), prompt (the watched request's prompt length)")
-	fs.IntVar(&s.From, "from", 0, "first value (default 1; position: 0)")
-	fs.IntVar(&s.To, "to", 0, "last value: the largest batch (default: the profile's max_tokens)")
-	fs.IntVar(&s.Real, "real", 0, "pad: real items before the filler (default 1)")
-	fs.IntVar(&s.Watch, "watch", 0, "position: the item moved to each position; prompt: the request whose prompt is cut")
-	fs.IntVar(&s.Shape.Hidden, "hidden", 0, "rmsnorm hidden size; gemm K")
-	fs.IntVar(&s.Shape.N, "n", 0, "gemm N")
-	fs.IntVar(&s.Shape.Vocab, "vocab", 0, "logprob vocabulary")
-	fs.IntVar(&s.Shape.Heads, "heads", 0, "attention query heads")
-	fs.IntVar(&s.Shape.KVHeads, "kv-heads", 0, "attention key/value heads")
-	fs.IntVar(&s.Shape.HeadDim, "head-dim", 0, "attention head dim")
-	fs.IntVar(&s.Shape.KV, "kv", 0, "decode KV length of every request (neighbour: the watched request's)")
-	fs.IntVar(&s.Shape.SeqLen, "seq-len", 0, "prefill sequence length (neighbour: the watched sequence's; chunk: the prompt's)")
-	fs.IntVar(&s.Shape.Rows, "rows", 0, "kv, page: decode requests (page: default 1)")
-	layers := fs.Int("layers", 0, "model route: decoder layers (default 1)")
-	ffn := fs.Int("ffn", 0, "model route: MLP width (default 64)")
-	fs.IntVar(&s.Shape.Seqs, "requests", 0, "model route, prompt: requests decoded together (default 4); chunk: prompts (default 1)")
-	in := fs.String("in", "bf16", "input dtype")
-	out := fs.String("out", "bf16", "output dtype (logprob: fp32)")
-	eps := fs.Float64("eps", 1e-6, "rmsnorm epsilon")
-	dists := fs.String("dists", "", "input draws: comma-separated distributions, one draw each (default: normal,sensitive for rmsnorm and logprob, else normal,boundary)")
-	fs.Float64Var(&s.Power, "power", -1, "target power: add sensitive draws until every position shows this share of the op's family of reduction orders in at least one draw (default 0.99 for rmsnorm and logprob; 0: not measured); a certificate below it is underpowered")
-	fs.IntVar(&s.MaxDraws, "max-draws", 0, fmt.Sprintf("the most draws in all the power loop runs (default %d)", scan.DefaultMaxDraws))
-	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the draws")
-	taps := fs.Bool("taps", true, "also compare the fp32 intermediates (taps); false: outputs only")
-	dir := fs.String("dir", defaultDir(), "corpus folder the certificate is stored in ($"+envCorpus+")")
-	jsonPath := fs.String("json", "", "write the scans' results (certificates, drift maps, differing steps) to this file")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the scan (runtime/pprof; read it with go tool pprof) to `FILE`")
-	saveInputs := fs.String("save-inputs", "", "path scans: write each draw's inputs under this folder (q, k, v as .npy, the draw as case.json), for an independent sweep of the same tensors (scripts/sdpa_sweep.py --inputs)")
-	kernel := fs.String("kernel-hash", "", "kernel hash to record (default: the build's, for GPU targets; --kernel: the manifest's image hash)")
-	kernelPath := fs.String("kernel", "", "scan the user kernel of this manifest (docs/kernel-abi.md) in a worker subprocess, its largest batch resident on the device (cuda build); a fault or hang is a finding")
-	kpaths := kernelPathFlag(fs)
-	prof := addProfileFlag(fs, "the scan takes (gemm: one scan per projection)")
-	ex := runExecFlags(fs) // --exec CMD: scan an adapter (scan_exec.go)
+	f := newScanFlags(fs)
+	s := &f.s
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bitparity scan (--target NAME | --exec CMD | --kernel MANIFEST) [flags]")
 		fmt.Fprintln(stderr, "       bitparity scan (--target PREFILL,DECODE | --exec PREFILL_CMD --exec DECODE_CMD) --to KV [flags]")
@@ -81,22 +47,21 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	stopProfile, err := startCPUProfile("scan", *cpuProfile)
+	stopProfile, err := startCPUProfile("scan", *f.cpuProfile)
 	if err != nil {
 		return err
 	}
 	defer stopProfile()
-	if *kernelPath != "" && (s.Target != "" || len(ex.list) > 0) {
+	if *f.kernelPath != "" && (s.Target != "" || len(f.ex.list) > 0) {
 		return usageErr("scan: give one of --target, --exec or --kernel")
 	}
-	if err := scanExecTarget(ctx, stderr, ex, &s); err != nil {
+	if err := scanExecTarget(ctx, stderr, f.ex, s); err != nil {
 		return err
 	}
 	defer external.CloseAll()
 	var ks *kernelScan // --kernel
-	if *kernelPath != "" {
-		var err error
-		if ks, err = newKernelScan(*kernelPath, *kpaths); err != nil {
+	if *f.kernelPath != "" {
+		if ks, err = newKernelScan(*f.kernelPath, *f.kpaths); err != nil {
 			return err
 		}
 		s.Target = ks.name()
@@ -104,26 +69,32 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if s.Target == "" {
 		return usageErr("scan: --target, --exec or --kernel MANIFEST is required (bitparity list shows the targets)")
 	}
-	s.In, s.Out, s.Eps, s.NoTaps = spec.DType(*in), spec.DType(*out), float32(*eps), !*taps
-	for _, d := range strings.Split(*dists, ",") {
-		if d = strings.TrimSpace(d); d != "" {
-			s.Dists = append(s.Dists, spec.Dist(d))
-		}
+	s.In, s.Out, s.Eps, s.NoTaps = spec.DType(*f.in), spec.DType(*f.out), float32(*f.eps), !*f.taps
+	for _, d := range runSplitList(*f.dists) {
+		s.Dists = append(s.Dists, spec.Dist(d))
 	}
-	if *saveInputs != "" && !strings.Contains(s.Target, ",") {
+	if *f.saveInputs != "" && !strings.Contains(s.Target, ",") {
 		return usageErr("scan: --save-inputs is for path scans (--target PREFILL,DECODE or --exec twice)")
 	}
 	if external.IsModel(s.Target) { // a model route (scan_model.go)
-		s.Shape.Rows, s.Shape.N = *layers, *ffn
-		return scanModel(ctx, stdout, stderr, s, prof, *dir, newScanResults(*jsonPath, hereEnv(), args))
+		s.Shape.Rows, s.Shape.N = *f.layers, *f.ffn
+		return scanModel(ctx, stdout, stderr, *s, f.prof, *f.dir, newScanResults(*f.jsonPath, hereEnv(), args))
 	}
-	if s.Shape.Seqs != 0 || *layers != 0 || *ffn != 0 {
+	if s.Shape.Seqs != 0 || *f.layers != 0 || *f.ffn != 0 {
 		return usageErr("scan: --requests, --layers and --ffn are for a model route (--exec of an adapter whose op is transformer)")
 	}
 	if strings.Contains(s.Target, ",") { // two targets: prefill against decode (scan_paths.go)
-		return scanPaths(ctx, stdout, stderr, s, prof, *dir, newScanResults(*jsonPath, hereEnv(), args), *saveInputs)
+		return scanPaths(ctx, stdout, stderr, *s, f.prof, *f.dir, newScanResults(*f.jsonPath, hereEnv(), args), *f.saveInputs)
 	}
+	return scanHeld(ctx, stdout, stderr, f, ks, args)
+}
 
+// scanHeld scans one target of a held kind (a registered target, or the
+// user kernel ks of --kernel): every shape the flags and the profile give
+// that can run, each certified and stored or its drift printed; exit 1
+// when one drifted.
+func scanHeld(ctx context.Context, stdout, stderr io.Writer, f *scanFlags, ks *kernelScan, args []string) error {
+	s := f.s
 	if ks != nil {
 		s.Op = ks.m.Op
 	} else {
@@ -136,45 +107,27 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if s.Op != spec.OpRMSNorm {
 		s.Eps = 0
 	}
-	specs, err := withProfile(s, prof)
+	specs, err := withProfile(s, f.prof)
 	if err != nil {
 		return err
 	}
 	env := hereEnv()
 	check, run := scan.Check, scan.Run
-	if ks != nil {
-		env.KernelHash = ks.m.ImageHash()
-		check, run = ks.check, ks.run
-	}
-	if *kernel != "" {
-		env.KernelHash = *kernel
-	}
-	// check all before the first runs; of a profile's several shapes, one
-	// that cannot run (an lm_head over the input budget) is skipped.
-	var runnable []spec.ScanSpec
-	for _, sp := range specs {
-		err := check(sp)
-		switch {
-		case err == nil:
-			runnable = append(runnable, sp)
-		case len(specs) == 1:
-			return withCode(spec.ExitUsage, err)
-		default:
-			fmt.Fprintf(stderr, "scan: skipped %s: %v\n", reports.ScanWords(sp), err)
-		}
-	}
-	if len(runnable) == 0 {
-		return usageErr("scan: none of the profile's %d shapes can run", len(specs))
-	}
-	specs = runnable
-	res := newScanResults(*jsonPath, env, args)
 	var rec *spec.KernelManifest
 	if ks != nil {
-		rec = &ks.rec
+		env.KernelHash = ks.m.ImageHash()
+		check, run, rec = ks.check, ks.run, &ks.rec
 	}
+	if *f.kernel != "" {
+		env.KernelHash = *f.kernel
+	}
+	if specs, err = runnableSpecs(stderr, specs, check); err != nil {
+		return err
+	}
+	res := newScanResults(*f.jsonPath, env, args)
 	drift := false
 	for _, sp := range specs {
-		r, err := scanOne(ctx, stdout, stderr, run, sp, env, *dir, rec)
+		r, err := scanOne(ctx, stdout, stderr, run, sp, env, *f.dir, rec)
 		if err != nil {
 			return err
 		}
@@ -188,6 +141,83 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 		return &exitError{code: spec.ExitFinding}
 	}
 	return nil
+}
+
+// runnableSpecs checks all specs before the first runs: of a profile's
+// several shapes, one that cannot run (an lm_head over the input budget)
+// is skipped, said on stderr; a single spec that cannot run is a usage
+// error, and so is a profile none of whose shapes can.
+func runnableSpecs(stderr io.Writer, specs []spec.ScanSpec, check func(spec.ScanSpec) error) ([]spec.ScanSpec, error) {
+	var runnable []spec.ScanSpec
+	for _, sp := range specs {
+		err := check(sp)
+		switch {
+		case err == nil:
+			runnable = append(runnable, sp)
+		case len(specs) == 1:
+			return nil, withCode(spec.ExitUsage, err)
+		default:
+			fmt.Fprintf(stderr, "scan: skipped %s: %v\n", reports.ScanWords(sp), err)
+		}
+	}
+	if len(runnable) == 0 {
+		return nil, usageErr("scan: none of the profile's %d shapes can run", len(specs))
+	}
+	return runnable, nil
+}
+
+// scanFlags are bitparity scan's flags: the spec they fill and the rest.
+type scanFlags struct {
+	s                                                     spec.ScanSpec
+	layers, ffn                                           *int
+	in, out, dists, dir, jsonPath, cpuProfile, saveInputs *string
+	kernel, kernelPath                                    *string
+	eps                                                   *float64
+	taps                                                  *bool
+	kpaths                                                *kernelPaths
+	prof                                                  profileFlag
+	ex                                                    *execFlags
+}
+
+// newScanFlags defines scan's flags on fs.
+func newScanFlags(fs *flag.FlagSet) *scanFlags {
+	f := &scanFlags{}
+	fs.StringVar(&f.s.Target, "target", "", "target to scan (bitparity list); PREFILL,DECODE: two attention targets, prefill against decode over the KV length")
+	fs.StringVar(&f.s.Dim, "dim", spec.ScanItems, "dimension swept: items (rows, M, decode requests, prefill sequences), pad, position, kv (decode), neighbour (attention: a co-resident request's length, the watched one fixed at --kv or --seq-len), chunk (prefill: chunks of v queries of a --seq-len prompt), page (decode: page size); a model route: requests (decoded together; its items), prompt (the watched request's prompt length)")
+	fs.IntVar(&f.s.From, "from", 0, "first value (default 1; position: 0)")
+	fs.IntVar(&f.s.To, "to", 0, "last value: the largest batch (default: the profile's max_tokens)")
+	fs.IntVar(&f.s.Real, "real", 0, "pad: real items before the filler (default 1)")
+	fs.IntVar(&f.s.Watch, "watch", 0, "position: the item moved to each position; prompt: the request whose prompt is cut")
+	fs.IntVar(&f.s.Shape.Hidden, "hidden", 0, "rmsnorm hidden size; gemm K")
+	fs.IntVar(&f.s.Shape.N, "n", 0, "gemm N")
+	fs.IntVar(&f.s.Shape.Vocab, "vocab", 0, "logprob vocabulary")
+	fs.IntVar(&f.s.Shape.Heads, "heads", 0, "attention query heads")
+	fs.IntVar(&f.s.Shape.KVHeads, "kv-heads", 0, "attention key/value heads")
+	fs.IntVar(&f.s.Shape.HeadDim, "head-dim", 0, "attention head dim")
+	fs.IntVar(&f.s.Shape.KV, "kv", 0, "decode KV length of every request (neighbour: the watched request's)")
+	fs.IntVar(&f.s.Shape.SeqLen, "seq-len", 0, "prefill sequence length (neighbour: the watched sequence's; chunk: the prompt's)")
+	fs.IntVar(&f.s.Shape.Rows, "rows", 0, "kv, page: decode requests (page: default 1)")
+	f.layers = fs.Int("layers", 0, "model route: decoder layers (default 1)")
+	f.ffn = fs.Int("ffn", 0, "model route: MLP width (default 64)")
+	fs.IntVar(&f.s.Shape.Seqs, "requests", 0, "model route, prompt: requests decoded together (default 4); chunk: prompts (default 1)")
+	f.in = fs.String("in", "bf16", "input dtype")
+	f.out = fs.String("out", "bf16", "output dtype (logprob: fp32)")
+	f.eps = fs.Float64("eps", 1e-6, "rmsnorm epsilon")
+	f.dists = fs.String("dists", "", "input draws: comma-separated distributions, one draw each (default: normal,sensitive for rmsnorm and logprob, else normal,boundary)")
+	fs.Float64Var(&f.s.Power, "power", -1, "target power: add sensitive draws until every position shows this share of the op's family of reduction orders in at least one draw (default 0.99 for rmsnorm and logprob; 0: not measured); a certificate below it is underpowered")
+	fs.IntVar(&f.s.MaxDraws, "max-draws", 0, fmt.Sprintf("the most draws in all the power loop runs (default %d)", scan.DefaultMaxDraws))
+	fs.Uint64Var(&f.s.Seed, "seed", 1, "seed of the draws")
+	f.taps = fs.Bool("taps", true, "also compare the fp32 intermediates (taps); false: outputs only")
+	f.dir = fs.String("dir", defaultDir(), "corpus folder the certificate is stored in ($"+envCorpus+")")
+	f.jsonPath = fs.String("json", "", "write the scans' results (certificates, drift maps, differing steps) to this file")
+	f.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the scan (runtime/pprof; read it with go tool pprof) to `FILE`")
+	f.saveInputs = fs.String("save-inputs", "", "path scans: write each draw's inputs under this folder (q, k, v as .npy, the draw as case.json), for an independent sweep of the same tensors (scripts/sdpa_sweep.py --inputs)")
+	f.kernel = fs.String("kernel-hash", "", "kernel hash to record (default: the build's, for GPU targets; --kernel: the manifest's image hash)")
+	f.kernelPath = fs.String("kernel", "", "scan the user kernel of this manifest (docs/kernel-abi.md) in a worker subprocess, its largest batch resident on the device (cuda build); a fault or hang is a finding")
+	f.kpaths = kernelPathFlag(fs)
+	f.prof = addProfileFlag(fs, "the scan takes (gemm: one scan per projection)")
+	f.ex = runExecFlags(fs) // --exec CMD: scan an adapter (scan_exec.go)
+	return f
 }
 
 // withProfile fills the inner sizes the flags left zero from the profile,
@@ -300,23 +330,8 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, run func(context.Con
 // its new status: valid (checked now) or invalid, with where, when and
 // why. It returns how many turned invalid and how many could not run here.
 func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (invalid, broken int, err error) {
-	names, err := d.Certificates()
-	if err != nil {
-		return 0, 0, err
-	}
 	valid, checked := 0, 0
-	for _, name := range names {
-		c, err := d.GetCertificate(name)
-		if err != nil {
-			broken++
-			fmt.Fprintf(stdout, "could not read %s: %v\n", name, err)
-			continue
-		}
-		if c.Status.State == spec.CertInvalid {
-			continue
-		}
-		checked++
-		var got spec.Certificate
+	rerun := func(c *spec.Certificate) (got spec.Certificate, err error) {
 		switch {
 		case strings.HasPrefix(c.Scan.Target, "kernel:"):
 			got, err = kernels.recheck(ctx, c, env)
@@ -325,29 +340,40 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 		default:
 			got, _, err = scan.Recheck(ctx, *c, scan.Options{Env: env})
 		}
-		if err != nil {
+		return got, err
+	}
+	err = corpus.RecheckCertificates(d, rerun, func(r corpus.CertRecheck) {
+		c, got := r.Was, r.Got
+		switch {
+		case c == nil:
 			broken++
-			fmt.Fprintf(stdout, "could not run %s: %v\n", name, err)
+			fmt.Fprintf(stdout, "could not read %s: %v\n", r.Name, r.Err)
+			return
+		case r.Err != nil:
+			checked++
+			broken++
+			fmt.Fprintf(stdout, "could not run %s: %v\n", r.Name, r.Err)
 			if a := c.Adapter; a != nil && strings.HasPrefix(c.Scan.Target, "exec:") && !slices.Contains(target.Names(), c.Scan.Target) {
 				fmt.Fprintf(stdout, "  %s is an adapter (%s on %s): pass --exec %s, the command line recorded with the certificate; read it first, bitparity never runs a command from a file\n",
 					c.Scan.Target, a.Name, a.Device, spec.ShellQuote(a.Exec))
 			}
-			continue
+			return
 		}
-		if _, err := d.PutCertificate(&got); err != nil {
-			return invalid, broken, fmt.Errorf("recheck %s: %w", name, err)
-		}
+		checked++
 		switch got.Status.State {
 		case spec.CertValid:
 			valid++
-			fmt.Fprintf(stdout, "certificate holds   %s (%s)\n", name, reports.ScanWords(got.Scan))
+			fmt.Fprintf(stdout, "certificate holds   %s (%s)\n", r.Name, reports.ScanWords(got.Scan))
 		case spec.CertUnderpowered:
 			valid++
-			fmt.Fprintf(stdout, "certificate holds, UNDERPOWERED %s (%s): %s\n", name, reports.ScanWords(got.Scan), got.Status.Reason)
+			fmt.Fprintf(stdout, "certificate holds, UNDERPOWERED %s (%s): %s\n", r.Name, reports.ScanWords(got.Scan), got.Status.Reason)
 		default:
 			invalid++
-			fmt.Fprintf(stdout, "certificate INVALID %s: %s\n", name, got.Status.Reason)
+			fmt.Fprintf(stdout, "certificate INVALID %s: %s\n", r.Name, got.Status.Reason)
 		}
+	})
+	if err != nil {
+		return invalid, broken, err
 	}
 	fmt.Fprintf(stdout, "rechecked %d certificate(s): %d hold, %d invalid, %d could not run\n", checked, valid, invalid, broken)
 	return invalid, broken, nil

@@ -68,10 +68,8 @@ func scanOpCmd(stdout, stderr io.Writer, args []string) error {
 		return usageErr("scan: --shape: %v", err)
 	}
 	s.In = spec.DType(*in)
-	for _, d := range strings.Split(*dists, ",") {
-		if d = strings.TrimSpace(d); d != "" {
-			s.Dists = append(s.Dists, spec.Dist(d))
-		}
+	for _, d := range runSplitList(*dists) {
+		s.Dists = append(s.Dists, spec.Dist(d))
 	}
 	if err := opProfile(&s, prof); err != nil {
 		return err

@@ -52,64 +52,42 @@ func (sr *scanResults) write() error {
 	return nil
 }
 
-// storeScan keeps what scan r found in the corpus folder dir: its
-// certificate (and a stored drift of the same scan is marked fixed), or
-// its drift or fault as a scan drift file that corpus recheck reruns; it
-// prints where, and sets r's certificate_file or drift_file.
+// storeScan keeps what scan r found in the corpus folder dir
+// (corpus.StoreScan: its certificate, and a stored drift of the same scan
+// marked fixed; or its drift or fault as a scan drift file that corpus
+// recheck reruns); it prints where, and sets r's certificate_file or
+// drift_file.
 func storeScan(stdout io.Writer, dir string, r *spec.ScanResult, env spec.Env, kernel *spec.KernelManifest) error {
 	d, err := corpus.OpenDir(dir, true)
 	if err != nil {
 		return withCode(spec.ExitUsage, err)
 	}
-	if r.Certificate != nil {
-		name, err := d.PutCertificate(r.Certificate)
-		if err != nil {
-			return fmt.Errorf("scan: store the certificate: %w", err)
+	var adapter *spec.Adapter
+	if t, err := target.Lookup(r.Scan.Target); err == nil {
+		if et, ok := t.(*external.Target); ok {
+			a := et.Adapter()
+			adapter = &a
 		}
-		r.CertificateFile = filepath.Join(dir, name)
+	}
+	kept, err := corpus.StoreScan(d, *r, env, kernel, adapter)
+	if kept.Certificate != "" {
+		r.CertificateFile = filepath.Join(dir, kept.Certificate)
 		if r.Certificate.Status.State == spec.CertUnderpowered {
 			fmt.Fprintf(stdout, "  CERTIFIED, UNDERPOWERED: 0 differ, but the draws reach less than the target power %.1f%%; certificate %s\n", 100*r.Certificate.Scan.Power, r.CertificateFile)
 		} else {
 			fmt.Fprintf(stdout, "  CERTIFIED: 0 differ; certificate %s\n", r.CertificateFile)
 		}
-		return fixedByScan(stdout, d, *r, env)
 	}
-	if r.Verdict == spec.ScanAgree {
-		return fixedByScan(stdout, d, *r, env)
+	if kept.Fixed != "" {
+		fmt.Fprintf(stdout, "  fixed: the stored drift %s of this scan no longer shows\n", d.PathOf(kept.Fixed))
 	}
-	rec := corpus.NewScanDrift(*r, env)
-	rec.Kernel = kernel
-	if t, err := target.Lookup(r.Scan.Target); err == nil {
-		if et, ok := t.(*external.Target); ok {
-			a := et.Adapter()
-			rec.Adapter = &a
-		}
+	if kept.Drift != "" {
+		r.DriftFile = filepath.Join(dir, kept.Drift)
+		fmt.Fprintf(stdout, "  stored: %s (bitparity corpus recheck reruns it)\n", r.DriftFile)
 	}
-	name, err := d.PutScanDrift(rec)
 	if err != nil {
-		return fmt.Errorf("scan: store the drift: %w", err)
+		return fmt.Errorf("scan: %w", err)
 	}
-	r.DriftFile = filepath.Join(dir, name)
-	fmt.Fprintf(stdout, "  stored: %s (bitparity corpus recheck reruns it)\n", r.DriftFile)
-	return nil
-}
-
-// fixedByScan marks the stored drift of r's scan, if any is open, fixed:
-// the same scan ran again and no row differed.
-func fixedByScan(stdout io.Writer, d *corpus.Dir, r spec.ScanResult, env spec.Env) error {
-	name, err := corpus.ScanDriftName(r.Scan)
-	if err != nil {
-		return err
-	}
-	old, err := d.GetScanDrift(name)
-	if err != nil || old.Status.State != corpus.StateOpen {
-		return nil // none stored (or unreadable: corpus ls says so)
-	}
-	got := corpus.RecheckedScanDrift(*old, r, env, "rescanned: "+r.Verdict)
-	if _, err := d.PutScanDrift(&got); err != nil {
-		return fmt.Errorf("scan: mark %s fixed: %w", name, err)
-	}
-	fmt.Fprintf(stdout, "  fixed: the stored drift %s of this scan no longer shows\n", d.PathOf(name))
 	return nil
 }
 
@@ -151,48 +129,39 @@ func driftWhat(r spec.ScanResult) string {
 // differed, else open. It returns how many are still open and how many
 // could not run here.
 func recheckScanDrifts(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (open, broken int, err error) {
-	names, err := d.ScanDrifts()
-	if err != nil {
-		return 0, 0, err
-	}
 	fixed, checked := 0, 0
-	for _, name := range names {
-		r, err := d.GetScanDrift(name)
-		if err != nil {
-			broken++
-			fmt.Fprintf(stdout, "could not read %s: %v\n", name, err)
-			continue
-		}
-		if r.Status.State != corpus.StateOpen {
-			continue
-		}
-		checked++
-		var got spec.ScanResult
+	rerun := func(r *spec.ScanDriftRecord) (spec.ScanResult, error) {
 		if strings.HasPrefix(r.Scan.Target, "kernel:") {
-			got, err = kernels.rerun(ctx, r.Scan, r.Kernel, env)
-		} else {
-			got, err = scan.Rerun(ctx, r.Scan, scan.Options{Env: env})
+			return kernels.rerun(ctx, r.Scan, r.Kernel, env)
 		}
-		if err != nil {
+		return scan.Rerun(ctx, r.Scan, scan.Options{Env: env})
+	}
+	why := func(got spec.ScanResult) string { return got.Verdict + ": " + driftWhat(got) }
+	err = corpus.RecheckScanDrifts(d, env, rerun, why, func(r corpus.DriftRecheck) {
+		switch {
+		case r.Was == nil:
 			broken++
-			fmt.Fprintf(stdout, "could not run %s: %v\n", name, err)
-			if a := r.Adapter; a != nil && !slices.Contains(target.Names(), r.Scan.Target) {
+			fmt.Fprintf(stdout, "could not read %s: %v\n", r.Name, r.Err)
+		case r.Err != nil:
+			checked++
+			broken++
+			fmt.Fprintf(stdout, "could not run %s: %v\n", r.Name, r.Err)
+			if a := r.Was.Adapter; a != nil && !slices.Contains(target.Names(), r.Was.Scan.Target) {
 				fmt.Fprintf(stdout, "  %s is an adapter (%s on %s): pass --exec %s, the command line recorded with the drift; read it first, bitparity never runs a command from a file\n",
-					r.Scan.Target, a.Name, a.Device, spec.ShellQuote(a.Exec))
+					r.Was.Scan.Target, a.Name, a.Device, spec.ShellQuote(a.Exec))
 			}
-			continue
-		}
-		upd := corpus.RecheckedScanDrift(*r, got, env, got.Verdict+": "+driftWhat(got))
-		if _, err := d.PutScanDrift(&upd); err != nil {
-			return open, broken, fmt.Errorf("recheck %s: %w", name, err)
-		}
-		if upd.Status.State == corpus.StateFixed {
+		case r.Got.Status.State == corpus.StateFixed:
+			checked++
 			fixed++
-			fmt.Fprintf(stdout, "scan drift fixed  %s (%s)\n", name, reports.ScanWords(r.Scan))
-		} else {
+			fmt.Fprintf(stdout, "scan drift fixed  %s (%s)\n", r.Name, reports.ScanWords(r.Was.Scan))
+		default:
+			checked++
 			open++
-			fmt.Fprintf(stdout, "scan drift OPEN   %s: %s\n", name, driftWhat(got))
+			fmt.Fprintf(stdout, "scan drift OPEN   %s: %s\n", r.Name, driftWhat(r.Found))
 		}
+	})
+	if err != nil {
+		return open, broken, err
 	}
 	fmt.Fprintf(stdout, "rechecked %d scan drift(s): %d fixed, %d still drift, %d could not run\n", checked, fixed, open, broken)
 	return open, broken, nil

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -133,7 +132,7 @@ func (m *slurmMerge) collect() {
 	for i := 0; i < m.plan.Shards; i++ {
 		dir := m.shardDir(i)
 		log := filepath.Join(m.plan.Dir, "logs", fmt.Sprintf("shard-%d.out", i))
-		res, reason := readShard(dir)
+		res, reason := verdict.ReadShard(dir)
 		if reason != "" {
 			m.missing = append(m.missing, slurmMissing{Shard: i, Reason: reason, Log: log})
 			continue
@@ -141,36 +140,6 @@ func (m *slurmMerge) collect() {
 		m.results = append(m.results, res)
 		m.merged = append(m.merged, i)
 	}
-}
-
-// readShard returns a finished shard's result (its invariant-pair cases
-// included: Result.InvariantCases), or why it has none.
-func readShard(dir string) (*spec.Result, string) {
-	b, err := readSmall(filepath.Join(dir, "exit"), 64)
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Stat(dir); serr != nil {
-			return nil, "never started (no shard folder): the task was not run, or was cancelled while pending"
-		}
-		return nil, "no exit status: the task was killed, timed out, or its node failed"
-	}
-	if err != nil {
-		return nil, fmt.Sprintf("exit status unreadable: %v", err)
-	}
-	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return nil, fmt.Sprintf("exit status %q unreadable", strings.TrimSpace(string(b)))
-	}
-	if code == 143 || code == spec.ExitInterrupted {
-		return nil, "terminated (SIGTERM: scancel, the time limit or preemption) before it finished"
-	}
-	if code != spec.ExitOK && code != spec.ExitFinding {
-		return nil, fmt.Sprintf("bitparity run exited %d", code)
-	}
-	res, err := corpus.ReadResult(filepath.Join(dir, "result.json"))
-	if err != nil {
-		return nil, fmt.Sprintf("result unreadable: %v", err)
-	}
-	return res, ""
 }
 
 // resubmitCommand is the shell command that reruns only the missing

@@ -16,12 +16,8 @@ import (
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
+	"github.com/bitparity/bitparity/verdict"
 )
-
-// transformerShare is the part of a full campaign's duration given to the
-// end-to-end transformer (train path vs inference path): a sixth, at most
-// 10 s; its controls are found within about 2 s on 2 cores.
-func transformerShare(d time.Duration) time.Duration { return min(d/6, 10*time.Second) }
 
 // defaultTransformerOn is --transformer-on's default: the trainer on the
 // CPU oracle and the engine on the GPU where this build has the cuda
@@ -59,21 +55,17 @@ func composites() []target.Target {
 	return []target.Target{transformer.Source("", ""), external.ModelChecker()}
 }
 
-// runTransformer runs the end-to-end transformer's jobs (transformer.Source)
-// as a fuzz.Campaign for d, prints its summary (writeTransformer) and folds
-// its jobs, cases and unexpected findings into res. The error it returns
-// (unexpected findings or controls not found) decides the exit code after
-// the main summary is printed.
-func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d time.Duration, seed uint64, trainOn, inferOn string, hooks e2eHooks) (error, error) {
+// runTransformer runs the end-to-end transformer's share
+// (transformer.ShareCampaign) for d, prints its summary (writeTransformer)
+// and folds its jobs, cases and unexpected findings into res. Its verdict
+// (verdict.Share) decides the exit after the main summary is printed
+// (verdict.WithShare).
+func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d time.Duration, seed uint64, trainOn, inferOn string, hooks e2eHooks) (*verdict.Verdict, error) {
 	if trainOn != transformer.CPU || inferOn != transformer.CPU {
 		fmt.Fprintf(stdout, "transformer: train path on %s, inference path on %s\n", trainOn, inferOn)
 	}
-	// Each control's finding gets a tenth of d to shrink, the grace all of
-	// them together (one job, one finding).
-	src := transformer.Source(trainOn, inferOn)
-	shrink := max(100*time.Millisecond, d/10)
-	c := &fuzz.Campaign{Duration: d, Seed: seed, Workers: 1, ShrinkBudget: shrink, Grace: time.Duration(len(src.Jobs)) * shrink,
-		Sources: []*fuzz.Source{src}, Targets: []string{"transformer"}, Progress: hooks.progress}
+	c := transformer.ShareCampaign(d, seed, trainOn, inferOn)
+	c.Progress = hooks.progress
 	unexpected := func(keep func(spec.Finding)) func(spec.Finding) {
 		if keep == nil {
 			return nil
@@ -89,79 +81,78 @@ func runTransformer(ctx context.Context, stdout io.Writer, res *spec.Result, d t
 	if tr == nil || (err != nil && ctx.Err() == nil) {
 		return nil, err
 	}
-	verdict, err := writeTransformer(stdout, tr)
+	v, err := writeTransformer(stdout, tr)
 	if err != nil {
 		return nil, err
 	}
 	res.Targets = append(res.Targets, tr.Targets...)
 	res.Cases += tr.Cases
 	res.InvariantCases += tr.InvariantCases
-	for _, f := range tr.Findings {
-		if !f.Expected {
-			res.Findings = append(res.Findings, f)
-		}
-	}
-	return verdict, nil
+	res.Findings = append(res.Findings, v.Unexpected...)
+	return v, nil
 }
 
 // writeTransformer writes the transformer campaign's result for people: the
 // counts, each control's finding (Expected), each unexpected finding with
-// its repro line, and the controls missed (a job that must find and found
-// nothing). The verdict is nil when nothing was unexpected or missed.
-func writeTransformer(w io.Writer, r *spec.Result) (verdict, err error) {
+// its repro line, and the controls missed (verdict.Share: a job that must
+// find and found nothing). It returns the share's verdict.
+func writeTransformer(w io.Writer, r *spec.Result) (*verdict.Verdict, error) {
+	v := verdict.Share(r)
 	bw := bufio.NewWriter(w)
 	el := time.Duration(r.Duration)
 	fmt.Fprintf(bw, "transformer: %d cases in %s (%.0f cases/s), %d invariant (train vs inference path, fixed kernels)\n",
 		r.Cases, el.Round(time.Millisecond), float64(r.Cases)/max(1e-9, el.Seconds()), r.InvariantCases)
-	unexpected := 0
 	for _, f := range r.Findings {
-		if !f.Expected {
-			unexpected++
-			continue
-		}
-		fmt.Fprintf(bw, "  expected (negative control) %s %s after %d cases, %s: %s\n", f.Relation, f.TargetB,
-			f.CasesBefore, time.Duration(f.Elapsed).Round(time.Millisecond), f.Message)
-		if f.DriftMap != nil && f.DriftMap.Rule != "" {
-			fmt.Fprintf(bw, "    drift map (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Rule)
+		if f.Expected {
+			fmt.Fprintf(bw, "  expected (negative control) %s %s after %d cases, %s: %s\n", f.Relation, f.TargetB,
+				f.CasesBefore, time.Duration(f.Elapsed).Round(time.Millisecond), f.Message)
+			if f.DriftMap != nil && f.DriftMap.Rule != "" {
+				fmt.Fprintf(bw, "    drift map (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Rule)
+			}
 		}
 	}
-	for _, f := range r.Findings {
-		if !f.Expected {
-			fmt.Fprintf(bw, "  UNEXPECTED %s %s: %s\n    repro: %s\n", f.Relation, f.Kind, f.Message, f.Repro)
-		}
+	for _, f := range v.Unexpected {
+		fmt.Fprintf(bw, "  UNEXPECTED %s %s: %s\n    repro: %s\n", f.Relation, f.Kind, f.Message, f.Repro)
 	}
+	for _, name := range missedInOrder(v, r.Targets) {
+		fmt.Fprintf(bw, "  MISSED control %s\n", name)
+	}
+	return v, bw.Flush()
+}
+
+// missedInOrder are v's missed controls in the order of the share's jobs.
+func missedInOrder(v *verdict.Verdict, jobs []spec.TargetStats) []string {
 	var missed []string
-	for _, t := range r.Targets {
-		if !t.Invariant && t.Findings == 0 {
+	for _, t := range jobs {
+		if slices.Contains(v.Missed, t.Target) {
 			missed = append(missed, t.Target)
-			fmt.Fprintf(bw, "  MISSED control %s\n", t.Target)
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return nil, err
-	}
+	return missed
+}
+
+// shareErr says why the transformer's share failed a full campaign: its
+// unexpected findings and the controls it missed.
+func shareErr(v *verdict.Verdict, jobs []spec.TargetStats) error {
 	var msgs []string
-	if unexpected > 0 {
-		msgs = append(msgs, fmt.Sprintf("%d unexpected transformer finding(s)", unexpected))
+	if len(v.Unexpected) > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d unexpected transformer finding(s)", len(v.Unexpected)))
 	}
-	if len(missed) > 0 {
+	if missed := missedInOrder(v, jobs); len(missed) > 0 {
 		msgs = append(msgs, "transformer control(s) not found: "+strings.Join(missed, ", "))
 	}
-	if msgs == nil {
-		return nil, nil
-	}
-	return errors.New(strings.Join(msgs, "; ")), nil
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // e2eRun is the end-to-end transformer's part of a full campaign, run
 // before the main campaign: its summary, printed later where the main
 // summary expects it, its jobs, cases and unexpected findings, and the
-// verdict error of its controls.
+// share's verdict (verdict.Share).
 type e2eRun struct {
-	out  bytes.Buffer
-	res  spec.Result
-	err  error
-	took time.Duration
+	out     bytes.Buffer
+	res     spec.Result
+	verdict *verdict.Verdict
+	took    time.Duration
 }
 
 // runTransformerFirst runs the transformer campaign for d (runTransformer)
@@ -169,11 +160,11 @@ type e2eRun struct {
 func runTransformerFirst(ctx context.Context, d time.Duration, seed uint64, trainOn, inferOn string, hooks e2eHooks) (*e2eRun, error) {
 	e := &e2eRun{}
 	start := time.Now()
-	verdict, err := runTransformer(ctx, &e.out, &e.res, d, seed, trainOn, inferOn, hooks)
+	v, err := runTransformer(ctx, &e.out, &e.res, d, seed, trainOn, inferOn, hooks)
 	if err != nil {
 		return nil, err
 	}
-	e.err, e.took = verdict, time.Since(start)
+	e.verdict, e.took = v, time.Since(start)
 	return e, nil
 }
 
@@ -187,12 +178,12 @@ type e2eHooks struct {
 }
 
 // fold prints the transformer's summary and adds its jobs, cases and
-// unexpected findings to res; it returns the transformer's verdict error.
-func (e *e2eRun) fold(stdout io.Writer, res *spec.Result) error {
+// unexpected findings to res; it returns the share's verdict.
+func (e *e2eRun) fold(stdout io.Writer, res *spec.Result) *verdict.Verdict {
 	stdout.Write(e.out.Bytes())
 	res.Targets = append(res.Targets, e.res.Targets...)
 	res.Cases += e.res.Cases
 	res.InvariantCases += e.res.InvariantCases
 	res.Findings = append(res.Findings, e.res.Findings...)
-	return e.err
+	return e.verdict
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
@@ -112,11 +113,17 @@ func TestModelRoute(t *testing.T) {
 // finds nothing and counts its cases under the route's name.
 func TestModelCampaign(t *testing.T) {
 	m := startModel(t, "")
-	src, err := ModelSource(m.Name(), nil)
+	c, err := RouteCampaign(m.Name(), nil, time.Minute, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &fuzz.Campaign{Seed: 3, MaxCases: 3, Workers: 1, Sources: []*fuzz.Source{src}, Targets: []string{m.Name()}}
+	if c.Workers != 1 || c.Grace != RouteGrace || len(c.Sources) != 1 {
+		t.Fatalf("RouteCampaign: %d worker(s), grace %s, %d source(s)", c.Workers, c.Grace, len(c.Sources))
+	}
+	if _, err := RouteCampaign("exec:none.transformer", nil, time.Minute, 3); err == nil {
+		t.Error("RouteCampaign of a route not started: no error")
+	}
+	c.MaxCases = 3
 	res, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/transformer"
@@ -19,6 +20,23 @@ func ModelCase(c spec.Case, target string) spec.Case {
 	c.Shape.KV = 0
 	c.Rel = spec.RelParams{Pad: c.Rel.Pad}
 	return c
+}
+
+// RouteGrace is a model route campaign's grace after its duration: a
+// route's map re-runs the model for ten batch sizes, 10 s beyond a drift
+// map's 30 s (fuzz.MinimizeOptions.MapBudget).
+const RouteGrace = 40 * time.Second
+
+// RouteCampaign is the campaign of the model route name for d: its source
+// (ModelSource) over relations, one worker, RouteGrace to shrink and map
+// what it found last.
+func RouteCampaign(name string, relations []string, d time.Duration, seed uint64) (*fuzz.Campaign, error) {
+	src, err := ModelSource(name, relations)
+	if err != nil {
+		return nil, err
+	}
+	return &fuzz.Campaign{Duration: d, Seed: seed, Workers: 1, Grace: RouteGrace,
+		Sources: []*fuzz.Source{src}, Targets: []string{name}}, nil
 }
 
 // ModelSource is model route name as a composite source of fuzz.Campaign,
