@@ -67,7 +67,8 @@ type Options struct {
 	ControlCases int64
 	// JobControls takes every target that is not invariant as a control,
 	// registered drift model or not: a source's jobs that must find (the
-	// end-to-end transformer's; Share).
+	// end-to-end transformer's; Share). Such a job is found when its own
+	// stats count a finding (its findings name the targets it ran).
 	JobControls bool
 }
 
@@ -151,10 +152,12 @@ func Of(res *spec.Result, opts Options) *Verdict {
 		}
 	}
 	for _, name := range v.Controls {
-		if len(v.Expected[name]) > 0 {
+		ts := drift[name]
+		// a source's job names its findings by the targets it ran, not by
+		// the job: its own count says whether it found (JobControls)
+		if len(v.Expected[name]) > 0 || opts.JobControls && ts.Findings > 0 {
 			continue
 		}
-		ts := drift[name]
 		given := opts.ControlCases * int64(max(1, len(ts.Relations))) // the cases it is owed
 		switch {
 		case res.Interrupted:
