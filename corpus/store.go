@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/spec"
 )
 
 // ErrNotFound is returned by Get, Update and Delete for a name a store
@@ -114,27 +115,10 @@ func (d *Dir) verify(name string) error {
 		return err
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("a %s, not a regular file", typeWord(st.Mode()))
+		return fmt.Errorf("%s, not a regular file", spec.FileKind(st.Mode()))
 	}
 	_, err = d.Get(name)
 	return err
-}
-
-// typeWord names the type of a folder entry for messages.
-func typeWord(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case m.IsDir():
-		return "folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
 }
 
 // Get reads name and checks that its case hashes to name (a file renamed or

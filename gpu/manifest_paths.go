@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/bitparity/bitparity/spec"
 )
 
 // Size limits of a manifest and of the files it names, checked before a
@@ -119,27 +121,10 @@ func readBounded(root *os.Root, name string, limit int64) ([]byte, error) {
 // limit bytes.
 func boundedFile(name string, st fs.FileInfo, limit int64) error {
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file (%s)", name, fileKind(st.Mode()))
+		return fmt.Errorf("%s: not a regular file (%s)", name, spec.FileKind(st.Mode()))
 	}
 	if st.Size() > limit {
 		return fmt.Errorf("%s: %d bytes, over the limit of %d", name, st.Size(), limit)
 	}
 	return nil
-}
-
-// fileKind names the type of a file that is not a regular file.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return m.Type().String()
 }

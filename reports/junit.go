@@ -148,16 +148,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 		root.Errors += s.Errors
 		root.Skipped += s.Skipped
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(root); err != nil {
-		return fmt.Errorf("junit: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return encodeJUnit(w, root)
 }
 
 // problemLine is the short failure message: the first diverging element
@@ -168,4 +159,19 @@ func problemLine(e Entry) string {
 
 func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
+}
+
+// encodeJUnit writes root as an indented XML document after the XML
+// header, ending in a newline.
+func encodeJUnit(w io.Writer, root any) error {
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
 }

@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/xml"
 	"fmt"
 	"html/template"
 	"io"
@@ -169,16 +168,7 @@ func writeScanJUnit(w io.Writer, r *ScanReport) error {
 		root.Failures += s.Failures
 		root.Errors += s.Errors
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(root); err != nil {
-		return fmt.Errorf("junit: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return encodeJUnit(w, root)
 }
 
 type htmlScan struct {

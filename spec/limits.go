@@ -1,5 +1,7 @@
 package spec
 
+import "io/fs"
+
 // Size limits of one case, the same wherever a case is generated, shrunk,
 // read from a file, imported or replayed: Case.Validate enforces them (the
 // one case contract). What exceeds them is refused with an error that names
@@ -61,3 +63,25 @@ const (
 	// padded to.
 	MaxModelPad = 4096
 )
+
+// FileKind names the type of a file that is not a regular file, for the
+// refusals of case folders, certificates and manifest images: "a folder",
+// "a symbolic link", "a FIFO", "a character device", "a device", "a
+// socket", else "a special file".
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
+}

@@ -477,19 +477,9 @@ func (kr *kernelRecheck) manifest(name string, rec *spec.KernelManifest, hash, w
 // listCertificates writes one line per certificate of the local corpus
 // folder: name, state, what it covers.
 func listCertificates(stdout, stderr io.Writer, d *corpus.Dir) {
-	names, err := d.Certificates()
-	if err != nil {
-		fmt.Fprintf(stderr, "certificates: %v\n", err)
-		return
-	}
-	for _, name := range names {
-		c, err := d.GetCertificate(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "%v\n", err)
-			continue
-		}
+	listEntries(stderr, "certificates", d.Certificates, d.GetCertificate, func(name string, c *spec.Certificate) {
 		fmt.Fprintf(stdout, "%s  %-7s  %d rows compared  %s\n", name, c.Status.State, c.RowsCompared, reports.ScanWords(c.Scan))
-	}
+	})
 }
 
 // showCertificate prints the certificate arg names (a cert-*.json file

@@ -95,22 +95,32 @@ func storeScan(stdout io.Writer, dir string, r *spec.ScanResult, env spec.Env, k
 // folder: name, state, how many differ (or fault) and what it scans; then
 // the drift map (or the fault).
 func listScanDrifts(stdout, stderr io.Writer, d *corpus.Dir) {
-	names, err := d.ScanDrifts()
-	if err != nil {
-		fmt.Fprintf(stderr, "scan drifts: %v\n", err)
-		return
-	}
-	for _, name := range names {
-		r, err := d.GetScanDrift(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "%v\n", err)
-			continue
-		}
+	listEntries(stderr, "scan drifts", d.ScanDrifts, d.GetScanDrift, func(name string, r *spec.ScanDriftRecord) {
 		what := fmt.Sprintf("%d differ", r.Found.Differing)
 		if r.Found.Verdict == spec.ScanFault {
 			what = "fault"
 		}
 		fmt.Fprintf(stdout, "%s  %-5s  %s  %s\n    %s\n", name, r.Status.State, what, reports.ScanWords(r.Scan), driftWhat(r.Found))
+	})
+}
+
+// listEntries lists the entries of one kind of a corpus folder: print for
+// each that reads, its error on stderr for each that does not, and the
+// listing's own error (what names the kind) when the folder cannot be
+// listed.
+func listEntries[T any](stderr io.Writer, what string, names func() ([]string, error), get func(string) (T, error), print func(name string, v T)) {
+	ns, err := names()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", what, err)
+		return
+	}
+	for _, name := range ns {
+		v, err := get(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "%v\n", err)
+			continue
+		}
+		print(name, v)
 	}
 }
 
