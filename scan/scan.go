@@ -123,7 +123,7 @@ type Diff struct {
 	// alone", "largest batch" (the reference batch), "other rows
 	// replaced", "oracle" or "same batch run again" (a step the target
 	// answered two ways); Words how they differ in the op's words (an op
-	// package's scan, RunOp).
+	// package's target's scan, ops.go).
 	Rows     int
 	FirstRow int
 	Against  string

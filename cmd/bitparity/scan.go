@@ -252,8 +252,8 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, opt
 }
 
 // recheckCertificates reruns the scan of every valid certificate in the
-// local corpus folder (scan.Recheck; a user kernel's in a worker with the
-// manifest kernels gives it, scan.RecheckKernel) and writes each back with
+// local corpus folder (scan.Recheck, whatever its subject; a user kernel's
+// with the manifest kernels gives it) and writes each back with
 // its new status: valid (checked now) or invalid, with where, when and
 // why. It returns how many turned invalid and how many could not run here.
 func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (invalid, broken int, err error) {
