@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bitparity/bitparity/gpu"
@@ -107,4 +109,70 @@ func (sc *scanner) runKernel(ctx context.Context) (*Result, error) {
 		r.Certificate.Kernel = &rec
 	}
 	return r, err
+}
+
+// Kernels are the user kernels a recheck may load (corpus recheck's
+// --kernel and --kernel-from-certificate). A certificate or stored drift
+// names its kernel's manifest, but the manifest names code (the image the
+// worker loads on the GPU), and bitparity never runs code named only by a
+// file: a kernel's scan reruns with a manifest the user passes (matched
+// by the kernel's name), or with the recorded path when the user says so
+// for every kernel at once (fromCert).
+type Kernels struct {
+	byName   map[string]*Kernel // "kernel:NAME"
+	fromCert bool
+	opt      gpu.ManifestOptions
+	recorded map[string]*Kernel // by recorded path, loaded once
+}
+
+// NewKernels loads the manifests at paths. A bad manifest, or two of one
+// kernel name, is an error.
+func NewKernels(paths []string, fromCert bool, opt gpu.ManifestOptions) (*Kernels, error) {
+	ks := &Kernels{byName: map[string]*Kernel{}, fromCert: fromCert, opt: opt, recorded: map[string]*Kernel{}}
+	for _, path := range paths {
+		k, err := LoadKernel(path, opt)
+		if err != nil {
+			return nil, err
+		}
+		if o, dup := ks.byName[k.Name]; dup {
+			return nil, fmt.Errorf("%s and %s both name kernel %s", o.Record.Path, path, k.Name)
+		}
+		ks.byName[k.Name] = k
+	}
+	return ks, nil
+}
+
+// Options are the options of a rerun, in env, of target name's scan,
+// whose certificate or drift (what) recorded manifest rec (or, before
+// manifests were recorded, only image hash hash): for a user kernel the
+// manifest the user gave for name, or with fromCert the recorded one,
+// which must run here (Runnable); an error says which flag to pass.
+func (ks *Kernels) Options(name string, rec *spec.KernelManifest, hash, what string, env spec.Env) (Options, error) {
+	opt := Options{Env: env}
+	if !strings.HasPrefix(name, "kernel:") {
+		return opt, nil
+	}
+	k := ks.byName[name]
+	switch {
+	case k != nil:
+	case rec == nil:
+		return opt, fmt.Errorf("%s recorded no manifest: pass --kernel MANIFEST, the manifest of %s (its image hash must be %s)",
+			name, name, cmp.Or(hash, "unrecorded"))
+	case !ks.fromCert:
+		return opt, fmt.Errorf("%s is a user kernel: pass --kernel %s, the manifest recorded with the %s (read it first: bitparity never loads a kernel named only by a file), or --kernel-from-certificate",
+			name, spec.ShellQuote(rec.Path), what)
+	default:
+		if k = ks.recorded[rec.Path]; k == nil {
+			var err error
+			if k, err = LoadKernel(rec.Path, ks.opt); err != nil {
+				return opt, fmt.Errorf("the recorded manifest: %w", err)
+			}
+			ks.recorded[rec.Path] = k
+		}
+		if k.Name != name {
+			return opt, fmt.Errorf("the recorded manifest %s now names %s, not %s", rec.Path, k.Name, name)
+		}
+	}
+	opt.Kernel = k
+	return opt, k.Runnable()
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -259,7 +258,7 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, opt
 func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (invalid, broken int, err error) {
 	valid, checked := 0, 0
 	rerun := func(c *spec.Certificate) (spec.Certificate, error) {
-		opt, err := kernels.options(c.Scan.Target, c.Kernel, c.KernelHash, "certificate", env)
+		opt, err := kernels.Options(c.Scan.Target, c.Kernel, c.KernelHash, "certificate", env)
 		if err != nil {
 			return *c, err
 		}
@@ -304,84 +303,18 @@ func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, e
 }
 
 // kernelRecheck is corpus recheck's --kernel and
-// --kernel-from-certificate: the user kernels a recheck may load. A
-// certificate names its kernel's manifest, but the manifest names code
-// (the image the worker loads on the GPU), and bitparity never runs code
-// named only by a file: a kernel certificate reruns with a manifest the
-// user passes (--kernel, matched by the kernel's name), or with the
-// recorded path when the user says so for every kernel certificate at
-// once (--kernel-from-certificate).
-type kernelRecheck struct {
-	byName   map[string]*scan.Kernel // "kernel:NAME"
-	fromCert bool
-	paths    kernelPaths
-	recorded map[string]*scan.Kernel // by recorded path, loaded once
-}
+// --kernel-from-certificate: the user kernels a recheck may load
+// (scan.Kernels).
+type kernelRecheck = scan.Kernels
 
 // newKernelRecheck loads the manifests of --kernel (comma-separated). A
 // bad manifest, or two of one kernel name, is a usage error.
 func newKernelRecheck(manifests string, fromCert bool, paths kernelPaths) (*kernelRecheck, error) {
-	kr := &kernelRecheck{byName: map[string]*scan.Kernel{}, fromCert: fromCert, paths: paths, recorded: map[string]*scan.Kernel{}}
-	for _, path := range runSplitList(manifests) {
-		k, err := scan.LoadKernel(path, paths.options())
-		if err != nil {
-			return nil, usageErr("corpus recheck --kernel: %v", err)
-		}
-		if o, dup := kr.byName[k.Name]; dup {
-			return nil, usageErr("corpus recheck --kernel: %s and %s both name kernel %s", o.Record.Path, path, k.Name)
-		}
-		kr.byName[k.Name] = k
+	kr, err := scan.NewKernels(runSplitList(manifests), fromCert, paths.options())
+	if err != nil {
+		return nil, usageErr("corpus recheck --kernel: %v", err)
 	}
 	return kr, nil
-}
-
-// options are the scan options of a rerun of target name's scan (a
-// certificate's or a drift's, what), in env: for a user kernel, its
-// manifest (manifest), which must run here; rec and hash are what the
-// scan recorded of it.
-func (kr *kernelRecheck) options(name string, rec *spec.KernelManifest, hash, what string, env spec.Env) (scan.Options, error) {
-	opt := scan.Options{Env: env}
-	if !strings.HasPrefix(name, "kernel:") {
-		return opt, nil
-	}
-	k, err := kr.manifest(name, rec, hash, what)
-	if err != nil {
-		return opt, err
-	}
-	if err := k.Runnable(); err != nil {
-		return opt, withCode(spec.ExitInternal, err)
-	}
-	opt.Kernel = k
-	return opt, nil
-}
-
-// manifest is the kernel a rerun of kernel target name's scan loads, whose
-// certificate or drift (what) recorded manifest rec (or, before manifests
-// were recorded, only image hash hash): the manifest --kernel gives for
-// name, or with --kernel-from-certificate the recorded one.
-func (kr *kernelRecheck) manifest(name string, rec *spec.KernelManifest, hash, what string) (*scan.Kernel, error) {
-	k := kr.byName[name]
-	switch {
-	case k != nil:
-	case rec == nil:
-		return nil, fmt.Errorf("%s recorded no manifest: pass --kernel MANIFEST, the manifest of %s (its image hash must be %s)",
-			name, name, cmp.Or(hash, "unrecorded"))
-	case !kr.fromCert:
-		return nil, fmt.Errorf("%s is a user kernel: pass --kernel %s, the manifest recorded with the %s (read it first: bitparity never loads a kernel named only by a file), or --kernel-from-certificate",
-			name, spec.ShellQuote(rec.Path), what)
-	default:
-		if k = kr.recorded[rec.Path]; k == nil {
-			var err error
-			if k, err = scan.LoadKernel(rec.Path, kr.paths.options()); err != nil {
-				return nil, fmt.Errorf("the recorded manifest: %w", err)
-			}
-			kr.recorded[rec.Path] = k
-		}
-		if k.Name != name {
-			return nil, fmt.Errorf("the recorded manifest %s now names %s, not %s", rec.Path, k.Name, name)
-		}
-	}
-	return k, nil
 }
 
 // listCertificates writes one line per certificate of the local corpus

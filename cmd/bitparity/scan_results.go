@@ -140,7 +140,7 @@ func driftWhat(r spec.ScanResult) string {
 func recheckScanDrifts(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (open, broken int, err error) {
 	fixed, checked := 0, 0
 	rerun := func(r *spec.ScanDriftRecord) (spec.ScanResult, error) {
-		opt, err := kernels.options(r.Scan.Target, r.Kernel, "", "drift", env)
+		opt, err := kernels.Options(r.Scan.Target, r.Kernel, "", "drift", env)
 		if err != nil {
 			return spec.ScanResult{}, err
 		}
