@@ -2,7 +2,6 @@ package scan
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,13 +11,15 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// certificate is the certificate of a scan in which no row differed.
+// certificate is the certificate of a scan in which no row differed:
+// the spec, the schedule the subject declares (schedule), the
+// environment, what ran, the draws and their power, and the adapter or
+// route that ran it (its command line and hello).
 func (sc *scanner) certificate() *spec.Certificate {
-	info := sc.t.Info()
 	now := time.Now().UTC().Truncate(time.Second)
 	c := &spec.Certificate{
 		Format: spec.CertificateFormat, Version: spec.CertificateVersion,
-		Scan: sc.s, Schedule: info.Schedule, Env: sc.opt.Env,
+		Scan: sc.s, Schedule: sc.schedule(), Env: sc.opt.Env,
 		Batches: sc.res.Batches, RowsCompared: sc.res.RowsCompared,
 		Elapsed: spec.Duration(sc.res.Elapsed), Created: now,
 		Status: spec.CertificateStatus{State: spec.CertValid, Checked: now},
@@ -28,78 +29,130 @@ func (sc *scanner) certificate() *spec.Certificate {
 		c.Status.State = spec.CertUnderpowered
 		c.Status.Reason = "the draws reach less than the target power: " + powerWords(c.Power)
 	}
-	if strings.HasPrefix(info.Device, "cuda") {
+	if sc.subject == heldSubject && strings.HasPrefix(sc.t.Info().Device, "cuda") {
 		c.KernelHash = sc.opt.Env.KernelHash
 	}
-	if et, ok := sc.t.(*external.Target); ok {
-		a := et.Adapter()
-		c.Adapter, c.Hello = &a, AdapterIdentity(et.Hello())
+	if a, hello, ok := sc.adapter(); ok {
+		c.Adapter, c.Hello = &a, AdapterIdentity(hello)
 	}
 	return c
 }
 
-// Recheck runs the scan of certificate c again here and returns the
-// certificate updated: still valid (Checked now) when no row differs and
-// the target declares the schedule the certificate records, else invalid
-// with the environment, the time and the reason (the schedule that
-// changed, the drift map and the first differing rows); an op package's
-// target's scan reruns through RunOp. A scan that cannot
-// run here (an unknown target, a failure) is an error and leaves c as it
-// was. The result of the new scan comes back too.
+// schedule is the schedule (an op package's target: the policy) the
+// scanned target declares; "" for a path scan and a user kernel, whose
+// worker's certificate names it.
+func (sc *scanner) schedule() string {
+	switch sc.subject {
+	case heldSubject:
+		return sc.t.Info().Schedule
+	case opSubject:
+		return sc.op.Declared()
+	case modelSubject:
+		return sc.route.Hello()["schedule"]
+	}
+	return ""
+}
+
+// adapter is the adapter that ran the scan and its hello: an external
+// target's, or the model route's; false for a target in this process.
+func (sc *scanner) adapter() (spec.Adapter, map[string]string, bool) {
+	switch sc.subject {
+	case modelSubject:
+		return sc.route.Adapter(), sc.route.Hello(), true
+	case heldSubject:
+		if et, ok := sc.t.(*external.Target); ok {
+			return et.Adapter(), et.Hello(), true
+		}
+	}
+	return spec.Adapter{}, nil, false
+}
+
+// Recheck runs the scan of certificate c again here, whatever its
+// subject (Run; a user kernel's with opt.Kernel, the manifest the user
+// passed), and returns the certificate updated. It turns invalid, in
+// the environment here, now, with the reasons in this order, when
+//
+//	a user kernel's image hash here differs from the recorded one
+//	(c.Kernel's, or c.KernelHash for a certificate that recorded no
+//	manifest): "the kernel image changed: recorded ptx:..., here ptx:..."
+//	a user kernel's manifest file's hash differs (its geometry,
+//	parameters or claims changed)
+//	the target now declares another schedule (an op package's target:
+//	policy; a user kernel: its worker's certificate says)
+//	the adapter's (or the model route's) hello changed
+//	a row differs (the drift map and the first differing step)
+//	a user kernel faults or hangs on a batch (a finding here)
+//
+// else it stays valid (underpowered when its draws' power is below the
+// target) and a user kernel's records opt.Kernel's manifest. A scan that
+// cannot run here (an unknown target, a route or kernel not passed, a
+// failure) is an error and leaves c as it was. The new scan's result
+// comes back too.
 func Recheck(ctx context.Context, c spec.Certificate, opt Options) (spec.Certificate, *Result, error) {
 	if err := readable(c); err != nil {
 		return c, nil, err
 	}
-	if IsOpTarget(c.Scan.Target) {
-		return recheckOp(ctx, c, opt)
+	var why []string
+	if k := opt.Kernel; k != nil {
+		why = kernelWhy(c, k.Record)
+		if opt.Env == (spec.Env{}) {
+			opt.Env = spec.HostEnv()
+		}
+		opt.Env.KernelHash = k.Record.ImageHash
 	}
 	sc, err := newScanner(c.Scan, opt)
 	if err != nil {
 		return c, nil, fmt.Errorf("recheck: %w", err)
 	}
-	res, err := sc.run(ctx)
+	res, err := sc.scan(ctx)
 	if err != nil {
 		return c, nil, fmt.Errorf("recheck: %w", err)
 	}
-	var why []string
-	if s := sc.t.Info().Schedule; s != c.Schedule {
-		why = append(why, fmt.Sprintf("the target now declares schedule %q, the certificate %q", s, c.Schedule))
+	why = append(why, sc.changed(c, res)...)
+	if res.Fault != nil {
+		why = append(why, res.Fault.Error())
 	}
-	if c.Hello != nil {
-		var here map[string]string
-		if et, ok := sc.t.(*external.Target); ok {
-			here = AdapterIdentity(et.Hello())
+	if res.Draws != nil {
+		c.Draws, c.Power = res.Draws, res.Power
+	}
+	got := judged(c, append(why, rowsWhy(res)...), sc.opt.Env)
+	if k := opt.Kernel; k != nil && got.Status.State == spec.CertValid {
+		rec := k.Record
+		got.Kernel = &rec
+	}
+	return got, res, nil
+}
+
+// changed says how the scanned target changed since certificate c: the
+// schedule it declares, the adapter's hello.
+func (sc *scanner) changed(c spec.Certificate, res *Result) []string {
+	var why []string
+	switch sc.subject {
+	case heldSubject:
+		if s := sc.schedule(); s != c.Schedule {
+			why = append(why, fmt.Sprintf("the target now declares schedule %q, the certificate %q", s, c.Schedule))
 		}
-		if d := HelloDiff(c.Hello, here); len(d) > 0 {
+	case opSubject:
+		if s := sc.schedule(); s != c.Schedule {
+			why = append(why, fmt.Sprintf("the target now declares policy %q, the certificate %q", s, c.Schedule))
+		}
+	case kernelSubject:
+		if res.Certificate != nil && res.Certificate.Schedule != c.Schedule {
+			why = append(why, fmt.Sprintf("the kernel now declares schedule %q, the certificate %q", res.Certificate.Schedule, c.Schedule))
+		}
+	}
+	if c.Hello != nil && sc.subject != kernelSubject {
+		_, hello, _ := sc.adapter()
+		if d := HelloDiff(c.Hello, AdapterIdentity(hello)); len(d) > 0 {
 			why = append(why, "the adapter's hello changed: "+strings.Join(d, ", "))
 		}
 	}
-	c.Draws, c.Power = res.Draws, res.Power
-	return judged(c, append(why, rowsWhy(res)...), sc.opt.Env), res, nil
+	return why
 }
 
-// RecheckKernel runs the scan of certificate c of a user kernel again in
-// a worker started as argv (RunWorker; timeout bounds each batch), the
-// worker loading the manifest here describes, and returns the
-// certificate updated. It turns invalid, with the reasons in this order,
-// when
-//
-//	the image hash here differs from the recorded one (c.Kernel's, or
-//	c.KernelHash for a certificate that recorded no manifest):
-//	"the kernel image changed: recorded ptx:..., here ptx:..."
-//	the manifest file's hash differs (its geometry, parameters or claims
-//	changed; a certificate without c.Kernel has none to compare)
-//	the kernel now declares another schedule
-//	a row differs (the drift map and the first differing step)
-//	the kernel faults or hangs on a batch (a *Fault is a finding here)
-//
-// else it stays valid and records here as its manifest (the path the
-// user passed this time). A scan that cannot run (no GPU, a worker that
-// fails before its first batch) is an error and leaves c as it was.
-func RecheckKernel(ctx context.Context, c spec.Certificate, here spec.KernelManifest, argv []string, opt Options, timeout time.Duration) (spec.Certificate, *Result, error) {
-	if err := readable(c); err != nil {
-		return c, nil, err
-	}
+// kernelWhy says how the user kernel here (its manifest's record here)
+// differs from the one certificate c recorded: its image, its manifest.
+func kernelWhy(c spec.Certificate, here spec.KernelManifest) []string {
 	var why []string
 	recorded := c.KernelHash
 	if c.Kernel != nil {
@@ -112,29 +165,7 @@ func RecheckKernel(ctx context.Context, c spec.Certificate, here spec.KernelMani
 		why = append(why, fmt.Sprintf("the kernel manifest changed: recorded %s (%s), here %s (%s)",
 			c.Kernel.ManifestHash, c.Kernel.Path, here.ManifestHash, here.Path))
 	}
-	if opt.Env == (spec.Env{}) {
-		opt.Env = spec.HostEnv()
-	}
-	opt.Env.KernelHash = here.ImageHash
-	res, err := RunWorker(ctx, argv, c.Scan, opt, timeout)
-	var fault *Fault
-	switch {
-	case errors.As(err, &fault):
-		why = append(why, fault.Error())
-	case err != nil:
-		return c, nil, fmt.Errorf("recheck: %w", err)
-	default:
-		if res.Certificate != nil && res.Certificate.Schedule != c.Schedule {
-			why = append(why, fmt.Sprintf("the kernel now declares schedule %q, the certificate %q", res.Certificate.Schedule, c.Schedule))
-		}
-		why = append(why, rowsWhy(res)...)
-	}
-	got := judged(c, why, opt.Env)
-	if got.Status.State == spec.CertValid {
-		k := here
-		got.Kernel = &k
-	}
-	return got, res, nil
+	return why
 }
 
 // readable refuses a certificate of another format or version.

@@ -201,10 +201,10 @@ func BenchmarkScanGPURMSNorm(b *testing.B) {
 func TestPathScanGPUMatchesCPU(t *testing.T) {
 	needGPU(t)
 	for _, noTaps := range []bool{false, true} {
-		var res [2]*PathResult
+		var res [2]*Result
 		for i, pair := range [][2]string{{"cuda-drift-attn-tile48", "cuda-attn_decode"}, {"drift-attn-tile48", "oracle-attn_decode"}} {
-			r, err := RunPaths(context.Background(), PathSpec{Prefill: pair[0], Decode: pair[1], To: 200, Seqs: 2,
-				Heads: 4, KVHeads: 2, HeadDim: 16, Seed: 1, NoTaps: noTaps}, Options{})
+			r, err := Run(context.Background(), PathSpec{Prefill: pair[0], Decode: pair[1], To: 200, Seqs: 2,
+				Heads: 4, KVHeads: 2, HeadDim: 16, Seed: 1, NoTaps: noTaps}.ScanSpec(), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -178,7 +179,7 @@ func TestRecheckKernel(t *testing.T) {
 		{"older image", old, newImage, "fault", []string{"the kernel image changed: recorded ptx:1111111111111111, here ptx:2222222222222222", "faulted at draw normal"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _, err := RecheckKernel(ctx, tc.c, tc.here, worker(t, tc.mode), Options{}, 10*time.Second)
+			got, _, err := Recheck(ctx, tc.c, Options{Kernel: testKernel(tc.here, worker(t, tc.mode), 10*time.Second)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,8 +202,15 @@ func TestRecheckKernel(t *testing.T) {
 			}
 		})
 	}
-	got, _, err := RecheckKernel(ctx, c, rec, []string{"/bin/sh", "-c", "echo no GPU here >&2; exit 3"}, Options{}, time.Second)
+	got, _, err := Recheck(ctx, c, Options{Kernel: testKernel(rec, []string{"/bin/sh", "-c", "echo no GPU here >&2; exit 3"}, time.Second)})
 	if err == nil || !strings.Contains(err.Error(), "no GPU here") || got.Status != c.Status {
 		t.Errorf("a worker that cannot run: %v, status %+v", err, got.Status)
 	}
+}
+
+// testKernel is the user kernel test-misbehave as a worker started as
+// argv serves it, its manifest recorded as rec.
+func testKernel(rec spec.KernelManifest, argv []string, timeout time.Duration) *Kernel {
+	return &Kernel{Name: "test-misbehave", Op: spec.OpRMSNorm, In: []oracle.DType{oracle.BF16}, Out: []oracle.DType{oracle.BF16},
+		Timeout: timeout, Record: rec, Argv: argv}
 }

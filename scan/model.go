@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/external"
@@ -150,79 +148,38 @@ func cmpOr(d, def spec.DType) spec.DType {
 // modelResponse is the response length of every request of scan s.
 func modelResponse(s spec.ScanSpec) int { return max(1, s.Shape.SeqLen/2) }
 
-// RunModel scans model-route scan s on its route, which --exec started
-// (external.LookupModel).
-func RunModel(ctx context.Context, s spec.ScanSpec, opt Options) (*Result, error) {
-	ms, err := newModelScan(s, opt)
-	if err != nil {
-		return nil, err
+// newModel fills sc for s, a scan of a model route (NormalizeModel) that
+// --exec started (external.LookupModel).
+func (sc *scanner) newModel(s spec.ScanSpec) error {
+	if s.Op == "" {
+		s.Op = spec.OpModel
 	}
-	return ms.run(ctx)
-}
-
-// modelScan is one scan of a model route.
-type modelScan struct {
-	s      spec.ScanSpec
-	opt    Options
-	m      *external.Model
-	res    *Result
-	values []int
-	done   int
-}
-
-func newModelScan(s spec.ScanSpec, opt Options) (*modelScan, error) {
+	if s.Dim == "" || s.Dim == spec.ScanItems {
+		s.Dim = spec.ScanRequests // a model route's items are its requests
+	}
 	s, err := NormalizeModel(s)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	m, ok := external.LookupModel(s.Target)
 	if !ok {
-		return nil, fmt.Errorf("%w: target %s: no such model route was started (pass its adapter with --exec)", ErrBadSpec, s.Target)
+		return fmt.Errorf("%w: target %s: no such model route was started (pass its adapter with --exec)", ErrBadSpec, s.Target)
 	}
-	if opt.Env == (spec.Env{}) {
-		opt.Env = spec.HostEnv()
-	}
-	ms := &modelScan{s: s, opt: opt, m: m, res: &Result{Spec: s}}
-	for v := s.From; v <= s.To; v++ {
-		ms.values = append(ms.values, v)
-	}
-	return ms, nil
+	sc.s, sc.route = s, m
+	return nil
 }
 
-// run scans every draw, then builds the map and, when no request
-// differed, the certificate.
-func (ms *modelScan) run(ctx context.Context) (*Result, error) {
-	start := time.Now()
-	classify := make([]func(int) (string, error), len(ms.s.Dists))
-	for k := range ms.s.Dists {
-		cls, err := ms.draw(ctx, k)
-		if err != nil {
-			return nil, err
-		}
-		classify[k] = func(v int) (string, error) { return cls[v-ms.s.From], nil }
-	}
-	m, err := driftmap.Options{Runs: 1}.SweepDraws(ctx, ms.s.Dim, ms.values, classify)
-	if err != nil {
-		return nil, fmt.Errorf("scan: %w", err)
-	}
-	r := ms.res
-	r.Map, r.Elapsed = m, time.Since(start)
-	if r.Differing == 0 {
-		r.Certificate = ms.certificate()
-	}
-	return r, nil
-}
-
-// draw scans every value on draw k and returns each value's class.
-func (ms *modelScan) draw(ctx context.Context, k int) ([]string, error) {
-	s := ms.s
+// modelDraw scans every value on draw k of a model scan and returns each
+// value's class.
+func (sc *scanner) modelDraw(ctx context.Context, k int) ([]string, error) {
+	s := sc.s
 	n := s.To
 	if s.Dim == spec.ScanPrompt {
 		n = s.Shape.Seqs
 	}
 	pool := make([]external.ModelRequest, n)
 	for r := range pool {
-		pool[r] = ms.request(k, r, s.Shape.SeqLen-modelResponse(s))
+		pool[r] = sc.request(k, r, s.Shape.SeqLen-modelResponse(s))
 	}
 	// each request alone: all of them for requests, the unwatched ones
 	// for prompt (the watched one runs alone at each prompt length)
@@ -231,14 +188,14 @@ func (ms *modelScan) draw(ctx context.Context, k int) ([]string, error) {
 		if s.Dim == spec.ScanPrompt && r == s.Watch {
 			continue
 		}
-		b, err := ms.runBits(ctx, k, pool[r:r+1])
+		b, err := sc.runBits(ctx, k, pool[r:r+1])
 		if err != nil {
 			return nil, fmt.Errorf("scan: draw %s, request %d alone: %w", s.Dists[k], r, err)
 		}
 		alone[r] = b[0]
 	}
-	cls := make([]string, len(ms.values))
-	for i, v := range ms.values {
+	cls := make([]string, len(sc.values))
+	for i, v := range sc.values {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("scan: %s = %d: %w", s.Dim, v, err)
 		}
@@ -249,14 +206,14 @@ func (ms *modelScan) draw(ctx context.Context, k int) ([]string, error) {
 			reqs = pool[:v]
 		case spec.ScanPrompt:
 			reqs, ref = slices.Clone(pool), slices.Clone(alone)
-			reqs[s.Watch] = ms.request(k, s.Watch, v)
-			b, err := ms.runBits(ctx, k, reqs[s.Watch:s.Watch+1])
+			reqs[s.Watch] = sc.request(k, s.Watch, v)
+			b, err := sc.runBits(ctx, k, reqs[s.Watch:s.Watch+1])
 			if err != nil {
 				return nil, fmt.Errorf("scan: draw %s, prompt = %d, the watched request alone: %w", s.Dists[k], v, err)
 			}
 			ref[s.Watch] = b[0]
 		}
-		got, err := ms.runBits(ctx, k, reqs)
+		got, err := sc.runBits(ctx, k, reqs)
 		if err != nil {
 			return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", s.Dists[k], s.Dim, v, err)
 		}
@@ -266,10 +223,10 @@ func (ms *modelScan) draw(ctx context.Context, k int) ([]string, error) {
 				d = append(d, r)
 			}
 		}
-		ms.res.RowsCompared += int64(len(got))
-		ms.res.Differing += int64(len(d))
+		sc.res.RowsCompared += int64(len(got))
+		sc.res.Differing += int64(len(d))
 		if len(d) > 0 {
-			ms.res.Diffs = append(ms.res.Diffs, Diff{Draw: s.Dists[k], Value: v, Rows: len(d), FirstRow: d[0], Against: "request alone"})
+			sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: s.Dists[k], Value: v, Rows: len(d), FirstRow: d[0], Against: "request alone"})
 		}
 		switch {
 		case s.Dim == spec.ScanPrompt && len(d) > 0:
@@ -281,10 +238,7 @@ func (ms *modelScan) draw(ctx context.Context, k int) ([]string, error) {
 		default:
 			cls[i] = "="
 		}
-		ms.done++
-		if ms.opt.Progress != nil {
-			ms.opt.Progress(ms.done, len(s.Dists)*len(ms.values))
-		}
+		sc.step()
 	}
 	return cls, nil
 }
@@ -292,14 +246,14 @@ func (ms *modelScan) draw(ctx context.Context, k int) ([]string, error) {
 // request is request r of draw k with a prompt of p tokens: the first p
 // of its prompt stream (2r of the draw's seed), then its response (stream
 // 2r+1); it arrives at step 0 and reports every response position.
-func (ms *modelScan) request(k, r, p int) external.ModelRequest {
-	seed := ms.s.Seed + uint64(k)
-	resp := modelResponse(ms.s)
+func (sc *scanner) request(k, r, p int) external.ModelRequest {
+	seed := sc.s.Seed + uint64(k)
+	resp := modelResponse(sc.s)
 	q := external.ModelRequest{Prompt: p, Reported: resp, Tokens: make([]int32, 0, p+resp)}
 	for i, n := range []int{p, resp} {
 		g := rand.New(rand.NewPCG(seed, uint64(2*r+i)))
 		for range n {
-			q.Tokens = append(q.Tokens, int32(g.IntN(ms.s.Shape.Vocab)))
+			q.Tokens = append(q.Tokens, int32(g.IntN(sc.s.Shape.Vocab)))
 		}
 	}
 	return q
@@ -308,8 +262,8 @@ func (ms *modelScan) request(k, r, p int) external.ModelRequest {
 // runBits runs the plan of reqs on draw k's model and returns each
 // request's compared bits: its engine log-probs, then unless NoTaps each
 // tap site's values at its positions.
-func (ms *modelScan) runBits(ctx context.Context, k int, reqs []external.ModelRequest) ([][]uint32, error) {
-	s := ms.s
+func (sc *scanner) runBits(ctx context.Context, k int, reqs []external.ModelRequest) ([][]uint32, error) {
+	s := sc.s
 	in, out, err := dtypes(s)
 	if err != nil {
 		return nil, err
@@ -317,11 +271,11 @@ func (ms *modelScan) runBits(ctx context.Context, k int, reqs []external.ModelRe
 	sh := s.Shape
 	p := external.ModelPlan{Layers: sh.Rows, Hidden: sh.Hidden, FFN: sh.N, Vocab: sh.Vocab, Heads: sh.Heads, KVHeads: sh.KVHeads,
 		HeadDim: sh.HeadDim, Pad: 1, Seed: s.Seed + uint64(k), In: in, Out: out, Eps: s.Eps, Requests: reqs}
-	run, err := ms.m.Run(ctx, p)
+	run, err := sc.route.Run(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	ms.res.Batches++
+	sc.res.Batches++
 	bits := make([][]uint32, len(reqs))
 	base := 0 // every position is reported: the tap rows are the positions
 	for r, q := range reqs {
@@ -357,43 +311,4 @@ func bitsDigest(bits []uint32) string {
 	h := driftmap.NewDigest()
 	h.Uint32s(bits)
 	return h.Label()
-}
-
-// certificate is the certificate of a model scan in which no request
-// differed: it names the route (its adapter and hello).
-func (ms *modelScan) certificate() *spec.Certificate {
-	now := time.Now().UTC().Truncate(time.Second)
-	a := ms.m.Adapter()
-	return &spec.Certificate{
-		Format: spec.CertificateFormat, Version: spec.CertificateVersion,
-		Scan: ms.s, Schedule: ms.m.Hello()["schedule"], Env: ms.opt.Env,
-		Adapter: &a, Hello: AdapterIdentity(ms.m.Hello()),
-		Batches: ms.res.Batches, RowsCompared: ms.res.RowsCompared,
-		Elapsed: spec.Duration(ms.res.Elapsed), Created: now,
-		Status: spec.CertificateStatus{State: spec.CertValid, Checked: now},
-	}
-}
-
-// RecheckModel runs the scan of certificate c of a model route again on
-// the route --exec started and returns the certificate updated: invalid
-// when the route's hello changed or a request differs (Recheck's
-// wording), else valid. A route not started here is an error and leaves
-// c as it was.
-func RecheckModel(ctx context.Context, c spec.Certificate, opt Options) (spec.Certificate, *Result, error) {
-	if err := readable(c); err != nil {
-		return c, nil, err
-	}
-	ms, err := newModelScan(c.Scan, opt)
-	if err != nil {
-		return c, nil, fmt.Errorf("recheck: %w", err)
-	}
-	res, err := ms.run(ctx)
-	if err != nil {
-		return c, nil, fmt.Errorf("recheck: %w", err)
-	}
-	var why []string
-	if d := HelloDiff(c.Hello, AdapterIdentity(ms.m.Hello())); len(d) > 0 {
-		why = append(why, "the adapter's hello changed: "+strings.Join(d, ", "))
-	}
-	return judged(c, append(why, rowsWhy(res)...), ms.opt.Env), res, nil
 }

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/ops"
@@ -90,6 +89,12 @@ func NormalizeOp(s spec.ScanSpec) (spec.ScanSpec, ops.Target, error) {
 			return s, nil, fmt.Errorf("%w: %s draws %s, not %q", ErrBadSpec, rec.Name, strings.Join(rec.Dists, ", "), d)
 		}
 	}
+	if s.Power < 0 { // scan's default: no power for an op without a family
+		s.Power = 0
+	}
+	if s.Power != 0 || s.MaxDraws != 0 || s.NoTaps {
+		return s, nil, fmt.Errorf("%w: %s measures no power and has no taps (no --power, --max-draws or --taps)", ErrBadSpec, rec.Name)
+	}
 	if s.GenVersion == 0 {
 		s.GenVersion = spec.GeneratorVersion
 	}
@@ -109,9 +114,9 @@ const (
 	maxOpWork  = 1 << 40
 )
 
-// RunOp scans s, a scan of an op package's target (NormalizeOp): for each
-// draw k, the largest batch in = items 0..To-1 of draw k (Op.Seeded),
-// then for each batch size v:
+// newOp fills sc for s, a scan of an op package's target (NormalizeOp).
+// Its loop (opDraw, for each draw k): the largest batch in = items
+// 0..To-1 of draw k (Op.Seeded), then for each batch size v:
 //
 //	items       ops.BatchInvariance: row r of the first v items against
 //	            item r alone; the class of v is the bits of panel items
@@ -122,98 +127,25 @@ const (
 //	            differs
 //
 // and then the largest batch against the oracle of the target's declared
-// policy on it (Op.Reference). The map is driftmap's over the classes
-// of every draw (a value's class is the tuple of its draws' classes).
-// Its result is a Result as Run's: a certificate (schedule: the declared
-// policy) when no row differed, else the map and each onset's diff in the
-// op's words; Rerun and Recheck run it again.
-func RunOp(ctx context.Context, s spec.ScanSpec, opt Options) (*Result, error) {
+// policy on it (Op.Reference). A certificate's schedule is the declared
+// policy; a diff says what differs in the op's words.
+func (sc *scanner) newOp(s spec.ScanSpec) error {
 	s, t, err := NormalizeOp(s)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	dt, err := oracle.ParseDType(string(s.In))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
+	if sc.dt, err = oracle.ParseDType(string(s.In)); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
-	if opt.Env == (spec.Env{}) {
-		opt.Env = spec.HostEnv()
-	}
-	start := time.Now()
-	res := &Result{Spec: s, Draws: s.Dists}
-	var values []int
-	for v := s.From; v <= s.To; v++ {
-		values = append(values, v)
-	}
-	p := opProgress{opt: opt, total: len(values) * len(s.Dists)}
-	classify := make([]func(int) (string, error), len(s.Dists))
-	for k, dist := range s.Dists {
-		d := ops.Draw{Shape: s.Shape.Dims, DType: dt, Dist: string(dist), Seed: s.Seed + uint64(k)}
-		cls, err := opDraw(ctx, t, d, s, values, res, &p)
-		if err != nil {
-			return nil, err
-		}
-		classify[k] = func(v int) (string, error) {
-			i, ok := slices.BinarySearch(values, v)
-			if !ok {
-				return "", fmt.Errorf("value %d was not scanned", v)
-			}
-			return driftmap.Label(cls[i]), nil
-		}
-	}
-	m, err := driftmap.Options{Runs: 1}.SweepDraws(ctx, t.Op().Record().Item+"s", values, classify)
-	if err != nil {
-		return nil, fmt.Errorf("scan: %w", err)
-	}
-	if s.Dim == DimNeighbours {
-		m.At = "other rows' values replaced"
-	}
-	res.Map = m
-	res.Elapsed = time.Since(start)
-	if res.Differing == 0 {
-		now := time.Now().UTC().Truncate(time.Second)
-		res.Certificate = &spec.Certificate{Format: spec.CertificateFormat, Version: spec.CertificateVersion,
-			Scan: s, Schedule: t.Declared(), Env: opt.Env, Batches: res.Batches, RowsCompared: res.RowsCompared,
-			Draws: s.Dists, Elapsed: spec.Duration(res.Elapsed), Created: now,
-			Status: spec.CertificateStatus{State: spec.CertValid, Checked: now}}
-	}
-	return res, nil
+	sc.s, sc.op = s, t
+	return nil
 }
 
-// recheckOp is Recheck of a certificate of an op package's target: its
-// scan again (RunOp), invalid when a row differs or the target now
-// declares another policy.
-func recheckOp(ctx context.Context, c spec.Certificate, opt Options) (spec.Certificate, *Result, error) {
-	res, err := RunOp(ctx, c.Scan, opt)
-	if err != nil {
-		return c, nil, fmt.Errorf("recheck: %w", err)
-	}
-	var why []string
-	if t, _ := all.Lookup(c.Scan.Target); t.Declared() != c.Schedule {
-		why = append(why, fmt.Sprintf("the target now declares policy %q, the certificate %q", t.Declared(), c.Schedule))
-	}
-	env := opt.Env
-	if env == (spec.Env{}) {
-		env = spec.HostEnv()
-	}
-	return judged(c, append(why, rowsWhy(res)...), env), res, nil
-}
-
-// opProgress counts the steps of a scan of an op for Options.Progress.
-type opProgress struct {
-	opt         Options
-	done, total int
-}
-
-func (p *opProgress) step() {
-	p.done++
-	if p.opt.Progress != nil {
-		p.opt.Progress(p.done, p.total)
-	}
-}
-
-// opDraw scans one draw and returns the class of each value.
-func opDraw(ctx context.Context, t ops.Target, d ops.Draw, s spec.ScanSpec, values []int, res *Result, p *opProgress) ([]string, error) {
+// opDraw scans draw k of an op package's target's scan and returns the
+// class of each value (driftmap.Label of its bits).
+func (sc *scanner) opDraw(ctx context.Context, k int) ([]string, error) {
+	s, t, res, values := sc.s, sc.op, sc.res, sc.values
+	d := ops.Draw{Shape: s.Shape.Dims, DType: sc.dt, Dist: string(sc.draws[k]), Seed: s.Seed + uint64(k)}
 	op := t.Op()
 	in, err := op.Seeded(d, keys(0, s.To))
 	if err != nil {
@@ -264,10 +196,13 @@ func opDraw(ctx context.Context, t ops.Target, d ops.Draw, s spec.ScanSpec, valu
 				Against: against, Words: op.Words(ch.Batch, ch.Want, ch.Got, ch.Rows)})
 		}
 		prev = differs
-		p.step()
+		sc.step()
 	}
 	if err := oracleParity(ctx, t, in, d.Dist, s.To, res); err != nil {
 		return nil, err
+	}
+	for i, c := range classes {
+		classes[i] = driftmap.Label(c)
 	}
 	return classes, nil
 }

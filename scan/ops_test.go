@@ -32,7 +32,7 @@ func TestRunOpMaps(t *testing.T) {
 		{spec.ScanSpec{Target: "quant-fp8-per-token", Dim: DimNeighbours, To: 12, Shape: dims("hidden", 32)}, "", "", 0},
 		{spec.ScanSpec{Target: "quant-fp8-per-token-e5m2", To: 12, Shape: dims("hidden", 32), In: "bf16"}, "", "", 0},
 	} {
-		r, err := RunOp(context.Background(), tt.s, Options{})
+		r, err := Run(context.Background(), tt.s, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.s.Target, err)
 		}
@@ -65,7 +65,7 @@ func TestRunOpBadSpec(t *testing.T) {
 		{Target: "oracle-moe_route", To: 4, In: "fp16"},
 		{Target: "quant-fp8-per-token", To: 4, Dists: []spec.Dist{"sensitive"}},
 	} {
-		if _, err := RunOp(context.Background(), s, Options{}); !errors.Is(err, ErrBadSpec) {
+		if _, err := Run(context.Background(), s, Options{}); !errors.Is(err, ErrBadSpec) {
 			t.Errorf("%+v: error %v, want a bad scan", s, err)
 		}
 	}
@@ -87,7 +87,7 @@ func dims(kv ...any) spec.Shape {
 func TestRunOpRecheck(t *testing.T) {
 	ctx := context.Background()
 	s := spec.ScanSpec{Target: "drift-moe-route-tie-high-128", From: 120, To: 130, Dists: []spec.Dist{"sensitive"}, Seed: 1}
-	r, err := RunOp(ctx, s, Options{})
+	r, err := Run(ctx, s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestRunOpRecheck(t *testing.T) {
 		t.Errorf("rerun: %v, %+v, want the map %q", err, again, rec.Map.Rule)
 	}
 
-	o, err := RunOp(ctx, spec.ScanSpec{Target: "oracle-moe_route", To: 130, Shape: dims("experts", 16, "top_k", 4), Dists: []spec.Dist{"sensitive"}}, Options{})
+	o, err := Run(ctx, spec.ScanSpec{Target: "oracle-moe_route", To: 130, Shape: dims("experts", 16, "top_k", 4), Dists: []spec.Dist{"sensitive"}}, Options{})
 	if err != nil || o.Certificate == nil {
 		t.Fatalf("oracle: %v, %+v", err, o)
 	}

@@ -8,10 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/npy"
 	"github.com/bitparity/bitparity/oracle"
@@ -37,23 +35,6 @@ type PathSpec struct {
 	Seed                    uint64
 	GenVersion              int
 	NoTaps                  bool
-	// SaveInputs, when set, is a directory where each draw's inputs are
-	// written before it runs (saveInputs), so an independent script can
-	// sweep the same tensors.
-	SaveInputs string
-}
-
-// PathResult is what a path-parity scan found: the map of the KV lengths
-// (a value's class is the tuple of agree or differ over the draws) and the
-// values where the two paths differ.
-type PathResult struct {
-	Spec PathSpec
-	Map  *spec.DriftMap
-	// Differ lists the KV lengths where some draw differs, ascending.
-	Differ       []int
-	Batches      int64
-	RowsCompared int64
-	Elapsed      time.Duration
 }
 
 // normalize fills ps's defaults and checks it.
@@ -96,87 +77,82 @@ func (ps PathSpec) normalize() (PathSpec, error) {
 	return ps, nil
 }
 
-// RunPaths runs path-parity scan ps: for each draw the largest batch (Seqs
-// sequences of To tokens) is generated once, and for every KV length v
-// both targets run on its sequences cut to their first v tokens.
-func RunPaths(ctx context.Context, ps PathSpec, opt Options) (*PathResult, error) {
+// newPaths fills sc for s, a path scan (target "PREFILL,DECODE", in
+// either order): s as PathSpec.ScanSpec states it, normalized.
+func (sc *scanner) newPaths(s spec.ScanSpec) error {
+	ps, _ := PathSpecOf(s)
+	if s.Dim != "" && s.Dim != spec.ScanItems && s.Dim != spec.ScanKV {
+		return fmt.Errorf("%w: --dim %s: a path scan sweeps the KV length (kv)", ErrBadSpec, s.Dim)
+	}
 	ps, err := ps.normalize()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pre, err := target.Lookup(ps.Prefill)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
+		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	dec, err := target.Lookup(ps.Decode)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
+		return fmt.Errorf("%w: %w", ErrBadSpec, err)
+	}
+	if pre.Info().Op == spec.OpAttnDecode && dec.Info().Op == spec.OpAttnPrefill {
+		ps.Prefill, ps.Decode, pre, dec = ps.Decode, ps.Prefill, dec, pre
 	}
 	if pre.Info().Op != spec.OpAttnPrefill || dec.Info().Op != spec.OpAttnDecode {
-		return nil, fmt.Errorf("%w: path scan: %s runs %s and %s runs %s, want attn_prefill then attn_decode",
+		return fmt.Errorf("%w: targets %s (%s) and %s (%s): a path scan takes an attn_prefill and an attn_decode target",
 			ErrBadSpec, ps.Prefill, pre.Info().Op, ps.Decode, dec.Info().Op)
 	}
-	dt, err := oracle.ParseDType(string(ps.Out))
+	if sc.dt, err = oracle.ParseDType(string(ps.Out)); err != nil {
+		return fmt.Errorf("%w: output dtype: %w", ErrBadSpec, err)
+	}
+	sc.s, sc.t, sc.dec = ps.ScanSpec(), pre, dec
+	return nil
+}
+
+// pathDiffer is the class of a KV length where the paths differ on a
+// draw; pathAgree where they agree.
+const (
+	pathAgree  = "agree"
+	pathDiffer = "differ"
+)
+
+// pathDraw runs draw k of a path scan: the largest batch (Seqs sequences
+// of To tokens) is generated once, and for every KV length v both targets
+// run on its sequences cut to their first v tokens. A value's class is
+// pathAgree or pathDiffer.
+func (sc *scanner) pathDraw(ctx context.Context, k int) ([]string, error) {
+	ps, _ := PathSpecOf(sc.s)
+	c := spec.Case{Version: spec.CaseVersion, GenVersion: ps.GenVersion, Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
+		Targets: []string{ps.Prefill, ps.Decode}, In: ps.In, Out: ps.Out, Dist: sc.draws[k], Seed: ps.Seed + uint64(k),
+		Shape: spec.Shape{Seqs: ps.Seqs, SeqLen: ps.To, Heads: ps.Heads, KVHeads: ps.KVHeads, HeadDim: ps.HeadDim}}
+	b, err := fuzz.Inputs(c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: output dtype: %w", ErrBadSpec, err)
+		return nil, fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
 	}
-	start := time.Now()
-	res := &PathResult{Spec: ps}
-	var values []int
-	for v := ps.From; v <= ps.To; v++ {
-		values = append(values, v)
+	if sc.opt.SaveInputs != "" {
+		if err := saveInputs(sc.opt.SaveInputs, c, b.Prefill); err != nil {
+			return nil, fmt.Errorf("scan: %w", err)
+		}
 	}
-	total, done := len(ps.Dists)*len(values), 0
-	differ := map[int]bool{}
-	classes := make([][]string, len(ps.Dists))
-	for k, dist := range ps.Dists {
-		c := spec.Case{Version: spec.CaseVersion, GenVersion: ps.GenVersion, Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
-			Targets: []string{ps.Prefill, ps.Decode}, In: ps.In, Out: ps.Out, Dist: dist, Seed: ps.Seed + uint64(k),
-			Shape: spec.Shape{Seqs: ps.Seqs, SeqLen: ps.To, Heads: ps.Heads, KVHeads: ps.KVHeads, HeadDim: ps.HeadDim}}
-		b, err := fuzz.Inputs(c)
+	cls := make([]string, len(sc.values))
+	for i, v := range sc.values {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("scan: kv = %d: %w", v, err)
+		}
+		d, err := pathStep(ctx, sc.t, sc.dec, b, v, sc.dt, ps.NoTaps)
 		if err != nil {
-			return nil, fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
+			return nil, fmt.Errorf("scan: draw %s, kv = %d: %w", c.Dist, v, err)
 		}
-		if ps.SaveInputs != "" {
-			if err := saveInputs(ps.SaveInputs, c, b.Prefill); err != nil {
-				return nil, fmt.Errorf("scan: %w", err)
-			}
+		sc.res.Batches += 2
+		sc.res.RowsCompared += int64(ps.Seqs * ps.Heads)
+		cls[i] = pathAgree
+		if d {
+			cls[i] = pathDiffer
 		}
-		for _, v := range values {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("scan: kv = %d: %w", v, err)
-			}
-			d, err := pathStep(ctx, pre, dec, b, v, dt, ps.NoTaps)
-			if err != nil {
-				return nil, fmt.Errorf("scan: draw %s, kv = %d: %w", dist, v, err)
-			}
-			res.Batches += 2
-			res.RowsCompared += int64(ps.Seqs * ps.Heads)
-			cls := "agree"
-			if d {
-				cls, differ[v] = "differ", true
-			}
-			classes[k] = append(classes[k], cls)
-			done++
-			if opt.Progress != nil {
-				opt.Progress(done, total)
-			}
-		}
+		sc.step()
 	}
-	classify := make([]func(int) (string, error), len(classes))
-	for k, cls := range classes {
-		classify[k] = func(v int) (string, error) { return cls[v-ps.From], nil }
-	}
-	if res.Map, err = driftmap.SweepDraws(ctx, "kv", values, classify); err != nil {
-		return nil, fmt.Errorf("scan: %w", err)
-	}
-	for _, v := range values {
-		if differ[v] {
-			res.Differ = append(res.Differ, v)
-		}
-	}
-	res.Elapsed = time.Since(start)
-	return res, nil
+	return cls, nil
 }
 
 // pathStep runs prefill and decode at KV length v on b's sequences cut to

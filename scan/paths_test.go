@@ -31,8 +31,8 @@ func TestPathScan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.prefill, func(t *testing.T) {
-			r, err := RunPaths(context.Background(), PathSpec{Prefill: tt.prefill, Decode: tt.decode, To: 100, Seqs: 2,
-				Heads: 4, KVHeads: 2, HeadDim: 16, Dists: []spec.Dist{spec.DistNormal}, Seed: 1}, Options{})
+			r, err := Run(context.Background(), PathSpec{Prefill: tt.prefill, Decode: tt.decode, To: 100, Seqs: 2,
+				Heads: 4, KVHeads: 2, HeadDim: 16, Dists: []spec.Dist{spec.DistNormal}, Seed: 1}.ScanSpec(), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,8 +62,8 @@ func TestRanges(t *testing.T) {
 func TestPathScanSavesInputs(t *testing.T) {
 	dir := t.TempDir()
 	ps := PathSpec{Prefill: "oracle-attn_prefill", Decode: "oracle-attn_decode", To: 12, Seqs: 2, Heads: 4, KVHeads: 2,
-		HeadDim: 8, Dists: []spec.Dist{spec.DistNormal, spec.DistBoundary}, Seed: 5, SaveInputs: dir}
-	if _, err := RunPaths(context.Background(), ps, Options{}); err != nil {
+		HeadDim: 8, Dists: []spec.Dist{spec.DistNormal, spec.DistBoundary}, Seed: 5}
+	if _, err := Run(context.Background(), ps.ScanSpec(), Options{SaveInputs: dir}); err != nil {
 		t.Fatal(err)
 	}
 	for k, dist := range ps.Dists {

@@ -2,38 +2,31 @@ package scan
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/bitparity/bitparity/spec"
 )
 
 // Record is r as a scan results entry (spec.ScanResult, the schema of
-// docs/report-schema.md): verdict certified when r has a certificate,
-// else drift.
+// docs/report-schema.md): verdict certified when r has a certificate;
+// a path scan's agree when its paths agree at every KV length, with the
+// lengths where they differ; fault when a user kernel faulted; else
+// drift.
 func (r *Result) Record() spec.ScanResult {
+	if r.Fault != nil {
+		return FaultRecord(r.Spec, r.Fault)
+	}
 	rec := spec.ScanResult{Scan: r.Spec, Verdict: spec.ScanDrift, Certificate: r.Certificate, Map: r.Map,
 		Batches: r.Batches, RowsCompared: r.RowsCompared, Differing: r.Differing,
-		Elapsed: spec.Duration(r.Elapsed), Resident: r.Resident}
-	if r.Certificate != nil {
+		Elapsed: spec.Duration(r.Elapsed), Resident: r.Resident, Differ: r.Differ}
+	switch {
+	case r.Certificate != nil:
 		rec.Verdict = spec.ScanCertified
+	case strings.Contains(r.Spec.Target, ",") && len(r.Differ) == 0: // a path scan
+		rec.Verdict = spec.ScanAgree
 	}
 	for _, d := range r.Diffs {
 		rec.Diffs = append(rec.Diffs, spec.ScanDiff{Draw: d.Draw, Value: d.Value, Rows: d.Rows, FirstRow: d.FirstRow, Against: d.Against, Words: d.Words})
-	}
-	return rec
-}
-
-// Record is r as a scan results entry: its spec as PathSpec.ScanSpec
-// states it, verdict agree or drift, Differing the number of KV lengths
-// where the paths differ (a path scan counts no rows).
-func (r *PathResult) Record() spec.ScanResult {
-	rec := spec.ScanResult{Scan: r.Spec.ScanSpec(), Verdict: spec.ScanAgree, Map: r.Map, Differ: r.Differ,
-		Batches: r.Batches, RowsCompared: r.RowsCompared, Differing: int64(len(r.Differ)),
-		Elapsed: spec.Duration(r.Elapsed)}
-	if len(r.Differ) > 0 {
-		rec.Verdict = spec.ScanDrift
 	}
 	return rec
 }
@@ -65,34 +58,17 @@ func PathSpecOf(s spec.ScanSpec) (PathSpec, bool) {
 		Dists: s.Dists, Seed: s.Seed, GenVersion: s.GenVersion, NoTaps: s.NoTaps}, true
 }
 
-// Rerun runs the scan s states again here, whichever kind it is: a path
-// scan (RunPaths), a model route's (RunModel), an op package's target's
-// (RunOp) or a target's (Run). A user
-// kernel's scan (target kernel:NAME) runs in a worker, which only the
-// caller can start: Rerun refuses it.
+// Rerun runs the scan s states again here (Run: a user kernel's with
+// opt.Kernel) and returns its scan results entry: a stored scan drift's
+// recheck.
 func Rerun(ctx context.Context, s spec.ScanSpec, opt Options) (spec.ScanResult, error) {
-	if ps, ok := PathSpecOf(s); ok {
-		r, err := RunPaths(ctx, ps, opt)
-		if err != nil {
-			return spec.ScanResult{}, err
+	if k := opt.Kernel; k != nil {
+		if opt.Env == (spec.Env{}) {
+			opt.Env = spec.HostEnv()
 		}
-		return r.Record(), nil
+		opt.Env.KernelHash = k.Record.ImageHash
 	}
-	if strings.HasPrefix(s.Target, "kernel:") {
-		return spec.ScanResult{}, fmt.Errorf("%w: %s is a user kernel: its scan runs in a worker (RunWorker)", ErrBadSpec, s.Target)
-	}
-	run := Run
-	switch {
-	case s.Op == spec.OpModel:
-		run = RunModel
-	case IsOpTarget(s.Target):
-		run = RunOp
-	}
-	r, err := run(ctx, s, opt)
-	var fault *Fault
-	if errors.As(err, &fault) {
-		return FaultRecord(s, fault), nil
-	}
+	r, err := Run(ctx, s, opt)
 	if err != nil {
 		return spec.ScanResult{}, err
 	}

@@ -42,6 +42,8 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
@@ -60,6 +62,13 @@ type Options struct {
 	// reference batch, rows = 8192", "rows = 17". A scan in a worker
 	// subprocess reports it, so a fault or hang names its step.
 	Before func(draw spec.Dist, step string)
+	// Kernel is the user kernel a scan of kernel:NAME runs in a worker
+	// (LoadKernel); a scan of any other target leaves it nil.
+	Kernel *Kernel
+	// SaveInputs, when set, is a folder a path scan writes each draw's
+	// inputs under before it runs (saveInputs), for an independent sweep
+	// of the same tensors; other scans refuse it.
+	SaveInputs string
 	// perStep runs every step through the per-step path, never the bulk
 	// check (tests compare the two).
 	perStep bool
@@ -96,6 +105,13 @@ type Result struct {
 	Draws []spec.Dist
 	// Onsets lists the onsets pinned on further draws (classes.go).
 	Onsets []Onset `json:",omitempty"`
+	// Differ lists the KV lengths where the two paths of a path scan
+	// differ on some draw, ascending (Differing counts them: a path scan
+	// counts no rows).
+	Differ []int `json:",omitempty"`
+	// Fault is set when a user kernel faulted or hung on a batch (its
+	// worker's scan ended there): a finding, with no map.
+	Fault *Fault `json:",omitempty"`
 }
 
 // Diff is one step with differing rows.
@@ -107,40 +123,48 @@ type Diff struct {
 	// alone", "largest batch" (the reference batch), "other rows
 	// replaced", "oracle" or "same batch run again" (a step the target
 	// answered two ways); Words how they differ in the op's words (an op
-	// package's scan, RunOp).
+	// package's target's scan, ops.go).
 	Rows     int
 	FirstRow int
 	Against  string
 	Words    string
 }
 
-// Run scans s.
+// Run scans s, whatever its subject (subject.go picks the loop from the
+// spec: a registered target, two attention paths, a model route, an op
+// package's target or a user kernel). A user kernel's scan that faults or
+// hangs is a Result with Fault set, not an error; an error wrapping
+// ErrBadSpec is bad input.
 func Run(ctx context.Context, s spec.ScanSpec, opt Options) (*Result, error) {
 	sc, err := newScanner(s, opt)
 	if err != nil {
 		return nil, err
 	}
-	return sc.run(ctx)
+	return sc.scan(ctx)
 }
 
 // Check reports whether s can run here: its spec is good, its target
 // exists and runs its op, and its largest batch fits the input budget. It
-// runs nothing.
+// runs nothing. A user kernel's scan is checked with its Options.Kernel
+// (Expand).
 func Check(s spec.ScanSpec) error {
 	_, err := newScanner(s, Options{})
 	return err
 }
 
-// scanner is one scan: its spec, target and what it has found so far.
+// scanner is one scan: its spec, its subject's target and what it has
+// found so far. Every subject is one scanner; its loop is one method
+// (scanner.scan picks it).
 type scanner struct {
-	s      spec.ScanSpec
-	opt    Options
-	t      target.Target
-	dt     oracle.DType
-	res    *Result
-	done   int
-	total  int
-	values []int
+	s       spec.ScanSpec
+	subject subject
+	opt     Options
+	t       target.Target // held: the target; path: the prefill
+	dt      oracle.DType
+	res     *Result
+	done    int
+	total   int
+	values  []int
 	// classes[k][i] is the class of values[i] on draw k.
 	classes [][]string
 	// moved[v] are the items of value v's batch that differ from
@@ -155,62 +179,60 @@ type scanner struct {
 	// batch is the last draw's largest batch when its rows are on the host.
 	cov   *power.Coverage
 	batch *target.Batch
+
+	dec   target.Target   // path: the decode
+	route *external.Model // model: the route
+	op    ops.Target      // op: the op package's target
 }
 
-func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
+// newHeld fills sc for s, a scan of a registered target.
+func (sc *scanner) newHeld(s spec.ScanSpec) error {
 	t, err := target.Lookup(s.Target)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
+		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	if s.Op == "" {
 		s.Op = t.Info().Op
 	}
 	if op := t.Info().Op; op != s.Op {
-		return nil, fmt.Errorf("%w: target %s runs %s, the scan asks for %s", ErrBadSpec, s.Target, op, s.Op)
+		return fmt.Errorf("%w: target %s runs %s, the scan asks for %s", ErrBadSpec, s.Target, op, s.Op)
 	}
 	if s, err = Normalize(s); err != nil {
-		return nil, err
+		return err
 	}
 	if (s.Dim == spec.ScanChunk || s.Dim == spec.ScanPage) && !t.Info().Layouts {
-		return nil, fmt.Errorf("%w: the %s dimension needs a target that reads the batch's layout (a chunked prefill, a paged decode's page size); %s does not, and would run every value alike", ErrBadSpec, s.Dim, s.Target)
+		return fmt.Errorf("%w: the %s dimension needs a target that reads the batch's layout (a chunked prefill, a paged decode's page size); %s does not, and would run every value alike", ErrBadSpec, s.Dim, s.Target)
 	}
 	dt, err := oracle.ParseDType(string(s.Out))
 	if err != nil {
-		return nil, fmt.Errorf("%w: output dtype: %w", ErrBadSpec, err)
+		return fmt.Errorf("%w: output dtype: %w", ErrBadSpec, err)
 	}
 	if s.Op == spec.OpLogProb {
 		dt = oracle.FP32
 	}
-	if opt.Env == (spec.Env{}) {
-		opt.Env = spec.HostEnv()
-	}
-	sc := &scanner{s: s, opt: opt, t: t, dt: dt, res: &Result{Spec: s}}
-	for v := s.From; v <= s.To; v++ {
-		sc.values = append(sc.values, v)
-	}
-	if s.Dim == spec.ScanPosition {
-		sc.values = sc.values[:len(sc.values)-1] // positions From..To-1
-	}
-	sc.draws = slices.Clone(s.Dists)
-	sc.total = len(s.Dists) * len(sc.values)
-	if s.Power > 0 {
+	sc.s, sc.t, sc.dt = s, t, dt
+	return nil
+}
+
+// checkHeld sets up the power of a held scan and makes the first draw's
+// largest batch: a shape error is bad input before anything runs.
+func (sc *scanner) checkHeld() error {
+	if sc.s.Power > 0 {
 		f, err := fuzz.Family(sc.caseFor(0))
 		if err != nil {
-			return nil, fmt.Errorf("%w: power: %w", ErrBadSpec, err)
+			return fmt.Errorf("%w: power: %w", ErrBadSpec, err)
 		}
 		sc.cov = power.NewCoverage(f, sc.refItems())
 	}
-	// the largest batch of the first draw: a shape error is bad input
-	// before anything runs.
 	if _, err := fuzz.Inputs(sc.caseFor(0)); err != nil {
-		return nil, fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
+		return fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
 	}
-	return sc, nil
+	return nil
 }
 
-// run scans every draw, then builds the map and, when nothing differed,
-// the certificate.
-func (sc *scanner) run(ctx context.Context) (*Result, error) {
+// runHeld is the held loop: it scans every draw, then builds the map
+// and, when nothing differed, the certificate.
+func (sc *scanner) runHeld(ctx context.Context) (*Result, error) {
 	start := time.Now()
 	for k := 0; k < len(sc.draws); k++ {
 		cls, err := sc.draw(ctx, k)
@@ -281,14 +303,6 @@ func (sc *scanner) caseFor(k int) spec.Case {
 	}
 	c.SetBatchRows(items)
 	return c
-}
-
-// step counts one step done and reports progress.
-func (sc *scanner) step() {
-	sc.done++
-	if sc.opt.Progress != nil {
-		sc.opt.Progress(sc.done, sc.total)
-	}
 }
 
 // mapDim names the swept dimension in the map: the items of a batch are

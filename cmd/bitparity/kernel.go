@@ -1,21 +1,15 @@
 package main
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/gpu"
-	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -149,103 +143,4 @@ func isolateList(s string, stderr io.Writer) []string {
 		}
 	}
 	return out
-}
-
-// kernelScan is `scan --kernel MANIFEST`: the user kernel scanned in a
-// `bitparity worker --kernel MANIFEST --scan` subprocess (scan.RunWorker),
-// its batch resident on the device, so a fault or hang at one batch is a
-// finding (scan.Fault) naming the batch. Its certificates record rec, and
-// `corpus recheck --kernel MANIFEST` reruns them with it.
-type kernelScan struct {
-	m    *gpu.Manifest
-	rec  spec.KernelManifest
-	argv []string
-}
-
-// newKernelScan loads the manifest at path. A bad manifest is a usage
-// error naming the field; a build without CUDA an internal error.
-func newKernelScan(path string, paths kernelPaths) (*kernelScan, error) {
-	k, err := loadKernelScan(path, paths)
-	if err != nil {
-		return nil, usageErr("scan --kernel: %v", err)
-	}
-	if err := k.runnable(); err != nil {
-		return nil, err
-	}
-	return k, nil
-}
-
-// loadKernelScan reads and checks the manifest at path and records it
-// (the path as given, the manifest file's hash, the image hash); it needs
-// no GPU.
-func loadKernelScan(path string, paths kernelPaths) (*kernelScan, error) {
-	m, err := gpu.LoadManifest(path, paths.options())
-	if err != nil {
-		return nil, err
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find this executable for the worker: %w", err)
-	}
-	sum := sha256.Sum256(m.Raw)
-	argv := append([]string{exe, "worker", "--kernel", abs, "--scan"}, paths.workerArgs()...)
-	return &kernelScan{m: m, argv: argv,
-		rec: spec.KernelManifest{Path: path, ManifestHash: "sha256:" + hex.EncodeToString(sum[:8]), ImageHash: m.ImageHash()}}, nil
-}
-
-// runnable says why the kernel cannot run here: a build without CUDA
-// (exit 3).
-func (k *kernelScan) runnable() error {
-	if !gpu.CUDABuild {
-		return withCode(spec.ExitInternal, fmt.Errorf("scan --kernel %s: %w", k.rec.Path, gpu.ErrNoCUDA))
-	}
-	return nil
-}
-
-// name is the scanned target's name, kernel:NAME.
-func (k *kernelScan) name() string { return "kernel:" + k.m.Name }
-
-// check is scan.Check for the kernel, which is not registered in this
-// process: the spec, and the dtypes the manifest takes.
-func (k *kernelScan) check(s spec.ScanSpec) error {
-	s, err := scan.Normalize(s)
-	if err != nil {
-		return err
-	}
-	in, err := oracle.ParseDType(string(s.In))
-	if err != nil {
-		return fmt.Errorf("%w: --in: %w", scan.ErrBadSpec, err)
-	}
-	out, err := oracle.ParseDType(string(s.Out))
-	if err != nil {
-		return fmt.Errorf("%w: --out: %w", scan.ErrBadSpec, err)
-	}
-	if !slices.Contains(k.m.In, in) || !slices.Contains(k.m.Out, out) {
-		return fmt.Errorf("%w: %s takes in %v, out %v; the scan asks for %s -> %s", scan.ErrBadSpec, k.name(), k.m.In, k.m.Out, in, out)
-	}
-	return nil
-}
-
-// run scans s in a new worker; the manifest's timeout bounds each batch.
-// A certificate records the manifest.
-func (k *kernelScan) run(ctx context.Context, s spec.ScanSpec, opt scan.Options) (*scan.Result, error) {
-	r, err := scan.RunWorker(ctx, k.argv, s, opt, k.m.Timeout)
-	if err == nil && r.Certificate != nil {
-		rec := k.rec
-		r.Certificate.Kernel = &rec
-	}
-	return r, err
-}
-
-// recheck reruns certificate c's scan in a new worker (scan.RecheckKernel).
-func (k *kernelScan) recheck(ctx context.Context, c spec.Certificate, env spec.Env) (spec.Certificate, error) {
-	if err := k.runnable(); err != nil {
-		return c, err
-	}
-	got, _, err := scan.RecheckKernel(ctx, c, k.rec, k.argv, scan.Options{Env: env}, k.m.Timeout)
-	return got, err
 }

@@ -52,14 +52,14 @@ func TestScanKernelUsage(t *testing.T) {
 // against the manifest: the scan's dtypes must be ones the kernel takes,
 // and the op's sizes must be set.
 func TestKernelScanCheck(t *testing.T) {
-	m, err := gpu.LoadManifest(filepath.Join(exampleKernels, "rmsnorm_invariant.json"), gpu.ManifestOptions{})
+	k, err := scan.LoadKernel(filepath.Join(exampleKernels, "rmsnorm_invariant.json"), gpu.ManifestOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.In = m.In[:1] // bf16 only
-	k := &kernelScan{m: m}
-	s := spec.ScanSpec{Target: k.name(), Op: m.Op, To: 64, Shape: spec.Shape{Hidden: 128}, In: spec.BF16, Out: spec.BF16}
-	if err := k.check(s); err != nil {
+	k.In = k.In[:1] // bf16 only
+	check := func(s spec.ScanSpec) error { _, _, err := scan.Expand(s, nil, scan.Options{Kernel: k}); return err }
+	s := spec.ScanSpec{Target: k.Name, Op: k.Op, To: 64, Shape: spec.Shape{Hidden: 128}, In: spec.BF16, Out: spec.BF16}
+	if err := check(s); err != nil {
 		t.Errorf("good spec: %v", err)
 	}
 	for _, c := range []struct {
@@ -72,7 +72,7 @@ func TestKernelScanCheck(t *testing.T) {
 	} {
 		bad := s
 		c.edit(&bad)
-		if err := k.check(bad); !errors.Is(err, scan.ErrBadSpec) || !strings.Contains(err.Error(), c.want) {
+		if err := check(bad); !errors.Is(err, scan.ErrBadSpec) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want ErrBadSpec saying %q", bad, err, c.want)
 		}
 	}

@@ -35,7 +35,7 @@ func scanExecTarget(ctx context.Context, stderr io.Writer, ex *execFlags, s *spe
 	}
 	s.Target = strings.Join(names, ",")
 	if len(names) > 1 {
-		return nil // a path scan sends each step's batch (scan_paths.go)
+		return nil // a path scan sends each step's batch (scan/paths.go)
 	}
 	t, _ := target.Lookup(s.Target)
 	if et, ok := t.(*external.Target); ok && !et.Scans() {

@@ -51,7 +51,7 @@ func TestScanOps(t *testing.T) {
 // scan: --json writes the scan results schema (spec.ScanResults, the
 // diffs with the op's words), bitparity report renders it, its drift is
 // stored in the corpus (corpus ls lists it, corpus recheck reruns it
-// through scan.RunOp and keeps it open) and its certificate is stored and
+// through scan.Rerun and keeps it open) and its certificate is stored and
 // rechecked (it holds).
 func TestScanOpsResults(t *testing.T) {
 	dir := t.TempDir()

@@ -7,7 +7,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
@@ -134,17 +133,18 @@ func driftWhat(r spec.ScanResult) string {
 }
 
 // recheckScanDrifts reruns the scan of every open scan drift in the local
-// corpus folder (scan.Rerun; a user kernel's in a worker with the
-// manifest kernels gives it) and writes each back: fixed when no row
+// corpus folder (scan.Rerun, a user kernel's with the manifest kernels
+// gives it) and writes each back: fixed when no row
 // differed, else open. It returns how many are still open and how many
 // could not run here.
 func recheckScanDrifts(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (open, broken int, err error) {
 	fixed, checked := 0, 0
 	rerun := func(r *spec.ScanDriftRecord) (spec.ScanResult, error) {
-		if strings.HasPrefix(r.Scan.Target, "kernel:") {
-			return kernels.rerun(ctx, r.Scan, r.Kernel, env)
+		opt, err := kernels.Options(r.Scan.Target, r.Kernel, "", "drift", env)
+		if err != nil {
+			return spec.ScanResult{}, err
 		}
-		return scan.Rerun(ctx, r.Scan, scan.Options{Env: env})
+		return scan.Rerun(ctx, r.Scan, opt)
 	}
 	why := func(got spec.ScanResult) string { return got.Verdict + ": " + driftWhat(got) }
 	err = corpus.RecheckScanDrifts(d, env, rerun, why, func(r corpus.DriftRecheck) {
