@@ -74,6 +74,20 @@ type CaseOp interface {
 	// Cost is the CPU work of checking one item of c in fma-equivalents
 	// (an Exp32 counts 12, a generated input value 4, an output row 500).
 	Cost(c spec.Case) int64
+	// ResidueDraws is how many of every casecost.ResidueEvery small draws
+	// a residue case (gen.Residue) follows: 2 for a prefill, which sweeps
+	// either its sequences or its length, 1 for the others.
+	ResidueDraws() uint64
+
+	// ModelShapes are the op's inner sizes in a model whose sizes are
+	// model (hidden, vocab, heads, kv_heads, head_dim) and whose
+	// projections (the GEMMs: hidden is K) are projections, one shape per
+	// distinct use; batch dimensions stay zero.
+	ModelShapes(model spec.Shape, projections []spec.Shape) []spec.Shape
+	// AtModel sets c's inner sizes to inner's, its dtypes to dt (a
+	// log-prob: In and a declared Compare; Out stays fp32) and an
+	// rmsnorm's eps to eps, keeping its batch dimensions.
+	AtModel(c *spec.Case, dt spec.DType, eps float32, inner spec.Shape)
 }
 
 // In is one batch's input of a CaseOp: a pointer to the op's oracle input.

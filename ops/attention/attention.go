@@ -232,3 +232,19 @@ func (Decode) Overlay(dst, src ops.In) {
 		d.K[i], d.V[i] = s.K[i], s.V[i]
 	}
 }
+
+func (Decode) ResidueDraws() uint64 { return 1 }
+
+// ResidueDraws: a prefill's residue case sweeps either its sequences or
+// its length, so each gets the share the other ops' batch dimensions get.
+func (Prefill) ResidueDraws() uint64 { return 2 }
+
+func (attention) ModelShapes(m spec.Shape, _ []spec.Shape) []spec.Shape {
+	return []spec.Shape{{Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim}}
+}
+
+func (attention) AtModel(c *spec.Case, dt spec.DType, _ float32, inner spec.Shape) {
+	c.In, c.Out = dt, dt
+	s := &c.Shape
+	s.Heads, s.KVHeads, s.HeadDim = inner.Heads, inner.KVHeads, inner.HeadDim
+}

@@ -80,3 +80,19 @@ func (Op) Fill(in ops.In, from int, v func(int) float32) {
 }
 
 func (Op) Overlay(dst, src ops.In) { copy(input(dst).X, input(src).X) }
+
+func (Op) ResidueDraws() uint64 { return 1 }
+
+// ModelShapes are the model's projections.
+func (Op) ModelShapes(_ spec.Shape, projections []spec.Shape) []spec.Shape {
+	var s []spec.Shape
+	for _, p := range projections {
+		s = append(s, spec.Shape{Hidden: p.Hidden, N: p.N})
+	}
+	return s
+}
+
+func (Op) AtModel(c *spec.Case, dt spec.DType, _ float32, inner spec.Shape) {
+	c.In, c.Out = dt, dt
+	c.Shape.Hidden, c.Shape.N = inner.Hidden, inner.N
+}

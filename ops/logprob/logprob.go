@@ -97,3 +97,18 @@ func (Op) Overlay(dst, src ops.In) {
 	copy(d.Logits, s.Logits)
 	copy(d.Targets, s.Targets)
 }
+
+func (Op) ResidueDraws() uint64 { return 1 }
+
+func (Op) ModelShapes(m spec.Shape, _ []spec.Shape) []spec.Shape {
+	return []spec.Shape{{Vocab: m.Vocab}}
+}
+
+// AtModel: the outputs stay fp32; a declared Compare becomes dt.
+func (Op) AtModel(c *spec.Case, dt spec.DType, _ float32, inner spec.Shape) {
+	c.In, c.Out = dt, spec.FP32
+	if c.Compare != "" {
+		c.Compare = dt
+	}
+	c.Shape.Vocab = inner.Vocab
+}

@@ -87,3 +87,14 @@ func (Op) Fill(in ops.In, from int, v func(int) float32) {
 }
 
 func (Op) Overlay(dst, src ops.In) { copy(input(dst).X, input(src).X) }
+
+func (Op) ResidueDraws() uint64 { return 1 }
+
+func (Op) ModelShapes(m spec.Shape, _ []spec.Shape) []spec.Shape {
+	return []spec.Shape{{Hidden: m.Hidden}}
+}
+
+func (Op) AtModel(c *spec.Case, dt spec.DType, eps float32, inner spec.Shape) {
+	c.In, c.Out, c.Eps = dt, dt, eps
+	c.Shape.Hidden = inner.Hidden
+}
