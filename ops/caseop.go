@@ -78,6 +78,10 @@ type CaseOp interface {
 	// a residue case (gen.Residue) follows: 2 for a prefill, which sweeps
 	// either its sequences or its length, 1 for the others.
 	ResidueDraws() uint64
+	// WorkPerFMA weighs the op's work count (spec.OpInfo.FMAs) into the
+	// generator's Work (gen.Work), num/den of Work per FMA, measured with
+	// the CPU oracle targets.
+	WorkPerFMA() (num, den int)
 
 	// ModelShapes are the op's inner sizes in a model whose sizes are
 	// model (hidden, vocab, heads, kv_heads, head_dim) and whose

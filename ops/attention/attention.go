@@ -248,3 +248,11 @@ func (attention) AtModel(c *spec.Case, dt spec.DType, _ float32, inner spec.Shap
 	s := &c.Shape
 	s.Heads, s.KVHeads, s.HeadDim = inner.Heads, inner.KVHeads, inner.HeadDim
 }
+
+// WorkPerFMA is 1/8 for a prefill (causal, four score products cost one
+// RMSNorm value: seq_len·(seq_len+1)/2·heads·head_dim/4).
+func (Prefill) WorkPerFMA() (num, den int) { return 1, 8 }
+
+// WorkPerFMA is 1/2 for a decode (heads·kv·head_dim, the longest of KV
+// and KVLens).
+func (Decode) WorkPerFMA() (num, den int) { return 1, 2 }

@@ -96,3 +96,6 @@ func (Op) AtModel(c *spec.Case, dt spec.DType, _ float32, inner spec.Shape) {
 	c.In, c.Out = dt, dt
 	c.Shape.Hidden, c.Shape.N = inner.Hidden, inner.N
 }
+
+// WorkPerFMA is 1/1 (hidden·n).
+func (Op) WorkPerFMA() (num, den int) { return 1, 1 }

@@ -112,3 +112,6 @@ func (Op) AtModel(c *spec.Case, dt spec.DType, _ float32, inner spec.Shape) {
 	}
 	c.Shape.Vocab = inner.Vocab
 }
+
+// WorkPerFMA is 2/1 (an exp and a reduction step cost four RMSNorm values: 4·vocab).
+func (Op) WorkPerFMA() (num, den int) { return 2, 1 }

@@ -98,3 +98,6 @@ func (Op) AtModel(c *spec.Case, dt spec.DType, eps float32, inner spec.Shape) {
 	c.In, c.Out, c.Eps = dt, dt, eps
 	c.Shape.Hidden = inner.Hidden
 }
+
+// WorkPerFMA is 1/2 (hidden a row).
+func (Op) WorkPerFMA() (num, den int) { return 1, 2 }
