@@ -32,61 +32,17 @@ func Pad(b *target.Batch, n int, filler string) (*target.Batch, error) {
 
 // gather returns a new batch whose item i is a copy of item ids[i] of src.
 func gather(src *target.Batch, ids []int) (*target.Batch, error) {
-	n := src.Items()
+	k, in, err := src.Kind()
+	if err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
+	}
+	n := k.Items(in)
 	for _, id := range ids {
 		if id < 0 || id >= n {
 			return nil, fmt.Errorf("gather: item %d of a batch of %d", id, n)
 		}
 	}
-	b := &target.Batch{Op: src.Op, In: src.In, Out: src.Out}
-	rows := func(dst *[]float32, x []float32, width int) {
-		out := make([]float32, 0, len(ids)*width)
-		for _, id := range ids {
-			out = append(out, x[id*width:(id+1)*width]...)
-		}
-		*dst = out
-	}
-	switch src.Op {
-	case spec.OpRMSNorm:
-		r := *src.RMSNorm
-		rows(&r.X, src.RMSNorm.X, r.Hidden)
-		r.Rows = len(ids)
-		b.RMSNorm = &r
-	case spec.OpGEMM:
-		g := *src.GEMM
-		rows(&g.X, src.GEMM.X, g.K)
-		g.M = len(ids)
-		b.GEMM = &g
-	case spec.OpLogProb:
-		l := *src.LogProb
-		rows(&l.Logits, src.LogProb.Logits, l.Vocab)
-		l.Targets = make([]int32, len(ids))
-		for i, id := range ids {
-			l.Targets[i] = src.LogProb.Targets[id]
-		}
-		l.Rows = len(ids)
-		b.LogProb = &l
-	case spec.OpAttnDecode:
-		d := *src.Decode
-		rows(&d.Q, src.Decode.Q, d.Heads*d.HeadDim)
-		d.K = make([][]float32, len(ids))
-		d.V = make([][]float32, len(ids))
-		for i, id := range ids {
-			d.K[i] = append([]float32(nil), src.Decode.K[id]...)
-			d.V[i] = append([]float32(nil), src.Decode.V[id]...)
-		}
-		b.Decode = &d
-	case spec.OpAttnPrefill:
-		p := *src.Prefill
-		rows(&p.Q, src.Prefill.Q, p.SeqLen*p.Heads*p.HeadDim)
-		rows(&p.K, src.Prefill.K, p.SeqLen*p.KVHeads*p.HeadDim)
-		rows(&p.V, src.Prefill.V, p.SeqLen*p.KVHeads*p.HeadDim)
-		p.Seqs = len(ids)
-		b.Prefill = &p
-	default:
-		return nil, fmt.Errorf("gather: unknown op %q", src.Op)
-	}
-	return b, nil
+	return src.With(k.Gather(in, ids)), nil
 }
 
 // view is gather for a batch nobody writes to: a decode request's KV
@@ -95,22 +51,20 @@ func gather(src *target.Batch, ids []int) (*target.Batch, error) {
 // every other tensor is copied as gather does. The caller must not write to
 // the batch it returns.
 func view(src *target.Batch, ids []int) (*target.Batch, error) {
-	if src.Op != spec.OpAttnDecode || src.Lazy() {
+	if src.Lazy() {
 		return gather(src, ids)
 	}
-	n := src.Items()
-	d := *src.Decode
-	w := d.Heads * d.HeadDim
-	d.Q = make([]float32, 0, len(ids)*w)
-	d.K, d.V = make([][]float32, len(ids)), make([][]float32, len(ids))
-	for i, id := range ids {
+	k, in, err := src.Kind()
+	if err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
+	}
+	n := k.Items(in)
+	for _, id := range ids {
 		if id < 0 || id >= n {
 			return nil, fmt.Errorf("gather: item %d of a batch of %d", id, n)
 		}
-		d.Q = append(d.Q, src.Decode.Q[id*w:(id+1)*w]...)
-		d.K[i], d.V[i] = src.Decode.K[id], src.Decode.V[id]
 	}
-	return &target.Batch{Op: src.Op, In: src.In, Out: src.Out, Decode: &d}, nil
+	return src.With(k.View(in, ids)), nil
 }
 
 // firstItems returns a batch of the first n items of src that shares
@@ -125,68 +79,19 @@ func firstItems(src *target.Batch, n int) (*target.Batch, error) {
 	if src.Lazy() {
 		return gather(src, identity(n))
 	}
-	b := &target.Batch{Op: src.Op, In: src.In, Out: src.Out}
-	switch src.Op {
-	case spec.OpRMSNorm:
-		r := *src.RMSNorm
-		r.X, r.Rows = r.X[:n*r.Hidden], n
-		b.RMSNorm = &r
-	case spec.OpGEMM:
-		g := *src.GEMM
-		g.X, g.M = g.X[:n*g.K], n
-		b.GEMM = &g
-	case spec.OpLogProb:
-		l := *src.LogProb
-		l.Logits, l.Targets, l.Rows = l.Logits[:n*l.Vocab], l.Targets[:n], n
-		b.LogProb = &l
-	case spec.OpAttnDecode:
-		d := *src.Decode
-		d.Q, d.K, d.V = d.Q[:n*d.Heads*d.HeadDim], d.K[:n], d.V[:n]
-		b.Decode = &d
-	case spec.OpAttnPrefill:
-		p := *src.Prefill
-		q, kv := p.SeqLen*p.Heads*p.HeadDim, p.SeqLen*p.KVHeads*p.HeadDim
-		p.Q, p.K, p.V, p.Seqs = p.Q[:n*q], p.K[:n*kv], p.V[:n*kv], n
-		b.Prefill = &p
-	default:
-		return nil, fmt.Errorf("first items: unknown op %q", src.Op)
+	k, in, err := src.Kind()
+	if err != nil {
+		return nil, fmt.Errorf("first items: %w", err)
 	}
-	return b, nil
+	return src.With(k.First(in, n)), nil
 }
 
 // fillItems overwrites the input values of items [from, Items()) of b with
 // v(j), j counting the values of those items; logprob target ids become 0.
 // The weights of rmsnorm and gemm are shared by all items and stay.
 func fillItems(b *target.Batch, from int, v func(j int) float32) {
-	set := func(x []float32, width int) {
-		for j := range x[from*width:] {
-			x[from*width+j] = v(j)
-		}
-	}
-	switch b.Op {
-	case spec.OpRMSNorm:
-		set(b.RMSNorm.X, b.RMSNorm.Hidden)
-	case spec.OpGEMM:
-		set(b.GEMM.X, b.GEMM.K)
-	case spec.OpLogProb:
-		set(b.LogProb.Logits, b.LogProb.Vocab)
-		for i := from; i < len(b.LogProb.Targets); i++ {
-			b.LogProb.Targets[i] = 0
-		}
-	case spec.OpAttnDecode:
-		d := b.Decode
-		set(d.Q, d.Heads*d.HeadDim)
-		for i := from; i < len(d.K); i++ {
-			for j := range d.K[i] {
-				d.K[i][j] = v(j)
-				d.V[i][j] = v(j + 1)
-			}
-		}
-	case spec.OpAttnPrefill:
-		p := b.Prefill
-		set(p.Q, p.SeqLen*p.Heads*p.HeadDim)
-		set(p.K, p.SeqLen*p.KVHeads*p.HeadDim)
-		set(p.V, p.SeqLen*p.KVHeads*p.HeadDim)
+	if k, in, err := b.Kind(); err == nil {
+		k.Fill(in, from, v)
 	}
 }
 
@@ -220,7 +125,7 @@ func padded(c spec.Case, b *target.Batch, pad int, filler string) (*target.Batch
 	for i := range ids {
 		ids[i] = i % n
 	}
-	if c.Op == spec.OpAttnDecode {
+	if k, _, err := b.Kind(); err == nil && k.PadFirst() {
 		for i := n; i < pad; i++ {
 			ids[i] = 0
 		}
@@ -281,25 +186,15 @@ func padBatch(c spec.Case, b *target.Batch, pad int, filler string) (*target.Bat
 
 // overlay copies the items of b over the first items of dst.
 func overlay(dst, b *target.Batch) (*target.Batch, error) {
-	n := b.Items()
-	switch b.Op {
-	case spec.OpRMSNorm:
-		copy(dst.RMSNorm.X, b.RMSNorm.X)
-	case spec.OpGEMM:
-		copy(dst.GEMM.X, b.GEMM.X)
-	case spec.OpLogProb:
-		copy(dst.LogProb.Logits, b.LogProb.Logits)
-		copy(dst.LogProb.Targets, b.LogProb.Targets)
-	case spec.OpAttnDecode:
-		copy(dst.Decode.Q, b.Decode.Q)
-		for i := 0; i < n; i++ {
-			dst.Decode.K[i], dst.Decode.V[i] = b.Decode.K[i], b.Decode.V[i]
-		}
-	case spec.OpAttnPrefill:
-		copy(dst.Prefill.Q, b.Prefill.Q)
-		copy(dst.Prefill.K, b.Prefill.K)
-		copy(dst.Prefill.V, b.Prefill.V)
+	k, in, err := b.Kind()
+	if err != nil {
+		return nil, fmt.Errorf("padding: %w", err)
 	}
+	_, to, err := dst.Kind()
+	if err != nil {
+		return nil, fmt.Errorf("padding: %w", err)
+	}
+	k.Overlay(to, in)
 	return dst, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -163,21 +164,16 @@ func (p *Profile) Projections() []Projection {
 // Shapes returns the inner sizes of op in this model, one shape per
 // distinct use (gemm: one per projection); batch dimensions stay zero.
 func (p *Profile) Shapes(op spec.Op) []spec.Shape {
-	switch op {
-	case spec.OpRMSNorm:
-		return []spec.Shape{{Hidden: p.Hidden}}
-	case spec.OpGEMM:
-		var s []spec.Shape
-		for _, pr := range p.Projections() {
-			s = append(s, spec.Shape{Hidden: pr.K, N: pr.N})
-		}
-		return s
-	case spec.OpLogProb:
-		return []spec.Shape{{Vocab: p.Vocab}}
-	case spec.OpAttnPrefill, spec.OpAttnDecode:
-		return []spec.Shape{{Heads: p.Heads, KVHeads: p.KVHeads, HeadDim: p.HeadDim}}
+	k, ok := all.Case(op)
+	if !ok {
+		return nil
 	}
-	return nil
+	var projections []spec.Shape
+	for _, pr := range p.Projections() {
+		projections = append(projections, spec.Shape{Hidden: pr.K, N: pr.N})
+	}
+	model := spec.Shape{Hidden: p.Hidden, Vocab: p.Vocab, Heads: p.Heads, KVHeads: p.KVHeads, HeadDim: p.HeadDim}
+	return k.ModelShapes(model, projections)
 }
 
 // Apply sets the inner sizes of a drawn case to this model's (a gemm
@@ -190,28 +186,8 @@ func (p *Profile) Apply(r *rand.Rand, c *spec.Case) {
 	if len(shapes) == 0 {
 		return
 	}
-	c.In, c.Out = p.DType, p.DType
-	switch c.Op {
-	case spec.OpLogProb:
-		c.Out = spec.FP32
-		if c.Compare != "" {
-			c.Compare = p.DType
-		}
-	case spec.OpRMSNorm:
-		c.Eps = p.Eps
-	}
-	in := shapes[r.Intn(len(shapes))]
-	s := &c.Shape
-	switch c.Op {
-	case spec.OpRMSNorm:
-		s.Hidden = in.Hidden
-	case spec.OpGEMM:
-		s.Hidden, s.N = in.Hidden, in.N
-	case spec.OpLogProb:
-		s.Vocab = in.Vocab
-	case spec.OpAttnPrefill, spec.OpAttnDecode:
-		s.Heads, s.KVHeads, s.HeadDim = in.Heads, in.KVHeads, in.HeadDim
-	}
+	k, _ := all.Case(c.Op)
+	k.AtModel(c, p.DType, p.Eps, shapes[r.Intn(len(shapes))])
 }
 
 // Holds reports whether case c is at this model's shape: its inner sizes
@@ -220,13 +196,13 @@ func (p *Profile) Apply(r *rand.Rand, c *spec.Case) {
 // not.
 func (p *Profile) Holds(c spec.Case) error {
 	var want spec.Case
-	want.Op, want.Compare = c.Op, c.Compare
+	want.Op, want.Compare, want.Eps = c.Op, c.Compare, c.Eps // Apply sets an rmsnorm's Eps
 	p.Apply(rand.New(rand.NewSource(0)), &want)
 	if c.In != want.In || c.Out != want.Out || c.Compare != want.Compare {
 		return fmt.Errorf("dtypes in %s out %s compare %q, want the profile's in %s out %s compare %q",
 			c.In, c.Out, c.Compare, want.In, want.Out, want.Compare)
 	}
-	if c.Op == spec.OpRMSNorm && c.Eps != p.Eps {
+	if c.Eps != want.Eps {
 		return fmt.Errorf("eps %g, want the profile's %g", c.Eps, p.Eps)
 	}
 	s := c.Shape

@@ -3,6 +3,8 @@ package target
 import (
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -43,70 +45,93 @@ type Layout struct {
 	PageSize int
 }
 
-// Rows returns the number of output rows of the batch (the row contract of
-// its op).
-func (b *Batch) Rows() int {
-	switch b.Op {
-	case spec.OpRMSNorm:
-		return b.RMSNorm.Rows
-	case spec.OpGEMM:
-		return b.GEMM.M
-	case spec.OpLogProb:
-		return b.LogProb.Rows
-	case spec.OpAttnPrefill:
-		return b.Prefill.Rows()
-	case spec.OpAttnDecode:
-		return b.Decode.Rows()
+// kind returns the op package of b.Op (ops/all.Cases); ok is false for an
+// op no package holds.
+func (b *Batch) kind() (ops.CaseOp, bool) { return all.Case(b.Op) }
+
+// input returns b's input of op k: the op field k holds (nil when it is
+// not set).
+func (b *Batch) input(k ops.CaseOp) ops.In {
+	for _, in := range [...]ops.In{b.RMSNorm, b.GEMM, b.LogProb, b.Prefill, b.Decode} {
+		if k.Holds(in) {
+			return in
+		}
 	}
-	return 0
+	return nil
+}
+
+// setInput sets the op field of in's type to in.
+func (b *Batch) setInput(in ops.In) {
+	switch in := in.(type) {
+	case *oracle.RMSNormInput:
+		b.RMSNorm = in
+	case *oracle.GEMMInput:
+		b.GEMM = in
+	case *oracle.LogProbInput:
+		b.LogProb = in
+	case *oracle.PrefillInput:
+		b.Prefill = in
+	case *oracle.DecodeInput:
+		b.Decode = in
+	default:
+		panic(fmt.Sprintf("batch: input of type %T", in))
+	}
+}
+
+// Kind returns the op package of b.Op and b's input, or an error when no
+// package holds the op or b has no input of it (Validate).
+func (b *Batch) Kind() (ops.CaseOp, ops.In, error) {
+	k, ok := b.kind()
+	if !ok {
+		return nil, nil, fmt.Errorf("batch: unknown op %q", b.Op)
+	}
+	in := b.input(k)
+	if in == nil {
+		return nil, nil, fmt.Errorf("batch: op %s has no %s input", b.Op, b.Op)
+	}
+	return k, in, nil
+}
+
+// With returns a batch of b's op and dtypes (no layout, no source) whose
+// input is in: a value the op package made from b's (ops.CaseOp.Gather
+// and its siblings).
+func (b *Batch) With(in ops.In) *Batch {
+	nb := &Batch{Op: b.Op, In: b.In, Out: b.Out}
+	nb.setInput(in)
+	return nb
+}
+
+// Rows returns the number of output rows of the batch (the row contract of
+// its op); 0 for a batch Validate refuses.
+func (b *Batch) Rows() int {
+	k, in, err := b.Kind()
+	if err != nil {
+		return 0
+	}
+	return k.Rows(in)
 }
 
 // Cols returns the number of output values per row.
 func (b *Batch) Cols() int {
-	switch b.Op {
-	case spec.OpRMSNorm:
-		return b.RMSNorm.Hidden
-	case spec.OpGEMM:
-		return b.GEMM.N
-	case spec.OpLogProb:
-		return 1
-	case spec.OpAttnPrefill:
-		return b.Prefill.HeadDim
-	case spec.OpAttnDecode:
-		return b.Decode.HeadDim
+	k, in, err := b.Kind()
+	if err != nil {
+		return 0
 	}
-	return 0
+	return k.Cols(in)
 }
 
 // OutDType is the dtype the op's outputs are exact in (log-probs are fp32).
 func (b *Batch) OutDType() oracle.DType {
-	if b.Op == spec.OpLogProb {
-		return oracle.FP32
+	if k, ok := b.kind(); ok {
+		return k.OutDType(b.Out)
 	}
 	return b.Out
 }
 
 // Validate checks that the op field matching Op is set.
 func (b *Batch) Validate() error {
-	ok := false
-	switch b.Op {
-	case spec.OpRMSNorm:
-		ok = b.RMSNorm != nil
-	case spec.OpGEMM:
-		ok = b.GEMM != nil
-	case spec.OpLogProb:
-		ok = b.LogProb != nil
-	case spec.OpAttnPrefill:
-		ok = b.Prefill != nil
-	case spec.OpAttnDecode:
-		ok = b.Decode != nil
-	default:
-		return fmt.Errorf("batch: unknown op %q", b.Op)
-	}
-	if !ok {
-		return fmt.Errorf("batch: op %s has no %s input", b.Op, b.Op)
-	}
-	return nil
+	_, _, err := b.Kind()
+	return err
 }
 
 // An item is the unit a batch is made of: a token for rmsnorm, gemm and
@@ -116,52 +141,35 @@ func (b *Batch) Validate() error {
 
 // Items returns the number of items of b.
 func (b *Batch) Items() int {
-	switch b.Op {
-	case spec.OpAttnDecode:
-		return len(b.Decode.K)
-	case spec.OpAttnPrefill:
-		return b.Prefill.Seqs
+	k, in, err := b.Kind()
+	if err != nil {
+		return 0
 	}
-	return b.Rows()
+	return k.Items(in)
 }
 
 // RowsPerItem returns the number of output rows of one item; item i owns
 // output rows [i·RowsPerItem, (i+1)·RowsPerItem).
 func (b *Batch) RowsPerItem() int {
-	switch b.Op {
-	case spec.OpAttnDecode:
-		return b.Decode.Heads
-	case spec.OpAttnPrefill:
-		return b.Prefill.SeqLen * b.Prefill.Heads
+	k, in, err := b.Kind()
+	if err != nil {
+		return 1
 	}
-	return 1
+	return k.RowsPerItem(in)
 }
 
 // ItemValues returns the number of input values one item of b holds (a
 // lazy decode batch's first item: its KV length from the source case).
 func (b *Batch) ItemValues() int {
-	switch b.Op {
-	case spec.OpRMSNorm:
-		return b.RMSNorm.Hidden
-	case spec.OpGEMM:
-		return b.GEMM.K
-	case spec.OpLogProb:
-		return b.LogProb.Vocab
-	case spec.OpAttnDecode:
-		d := b.Decode
-		kv := 0
-		switch {
-		case b.Lazy():
-			kv = b.Source.Case.Shape.KVLen(int(b.Source.Key(0))) * d.KVHeads * d.HeadDim
-		case len(d.K) > 0:
-			kv = len(d.K[0])
-		}
-		return d.Heads*d.HeadDim + 2*kv
-	case spec.OpAttnPrefill:
-		p := b.Prefill
-		return p.SeqLen * (p.Heads + 2*p.KVHeads) * p.HeadDim
+	k, in, err := b.Kind()
+	if err != nil {
+		return 0
 	}
-	return 0
+	firstKV := -1
+	if info, ok := b.Op.Info(); ok && info.KVLens && b.Lazy() {
+		firstKV = b.Source.Case.Shape.KVLen(int(b.Source.Key(0)))
+	}
+	return k.ItemValues(in, firstKV)
 }
 
 // Rows0 returns rows, or all rows of b when rows is nil.

@@ -1,6 +1,10 @@
 package target
 
 import (
+	"github.com/bitparity/bitparity/ops/attention"
+	"github.com/bitparity/bitparity/ops/gemm"
+	"github.com/bitparity/bitparity/ops/logprob"
+	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -134,29 +138,29 @@ func driftModels() []Target {
 		})
 	}
 	batchRels := []string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}
-	drift("drift-rmsnorm-te-mod32", spec.OpRMSNorm, OracleRMSNormSchedule,
+	drift("drift-rmsnorm-te-mod32", rmsnorm.Op{}.Name(), OracleRMSNormSchedule,
 		"TransformerEngine RMSNorm: reduction path chosen by rows % 32 (threads=64 vec=8 when rows % 32 == 0, else threads=32 vec=4)",
 		batchRels, TERMSNormMod32, nil)
-	drift("drift-rmsnorm-vllm-256", spec.OpRMSNorm, rmsBlock1024,
+	drift("drift-rmsnorm-vllm-256", rmsnorm.Op{}.Name(), rmsBlock1024,
 		"vLLM rms_norm: 1024-thread blocks below 256 tokens, 256-thread blocks from 256 tokens on",
 		batchRels, VLLMRMSNorm256, nil)
-	drift("drift-gemm-splitk-by-m", spec.OpGEMM, OracleGEMMSchedule,
+	drift("drift-gemm-splitk-by-m", gemm.Op{}.Name(), OracleGEMMSchedule,
 		"cuBLAS split-K chosen by M: split-K 4 for M <= 64, none above",
 		batchRels, GEMMSplitKByM, nil)
-	drift("drift-decode-splits-by-batch", spec.OpAttnDecode, OracleAttentionSchedule,
+	drift("drift-decode-splits-by-batch", attention.Decode{}.Name(), OracleAttentionSchedule,
 		"FlashDecoding num_splits chosen by batch size: 4 KV splits while requests x heads < 132 SMs, 1 from 132 on",
 		batchRels, DecodeSplitsByBatch, nil)
-	drift("drift-attn-tile48", spec.OpAttnPrefill, Tile48,
+	drift("drift-attn-tile48", attention.Prefill{}.Name(), Tile48,
 		"a FlashAttention generation with KV tile 48 against one with tile 64 (the oracle): identical up to 48 KV tokens, different from 49 (online-softmax rescale at another place)",
 		[]string{spec.RelPathParity}, func(*Batch) oracle.Schedule { return Tile48 }, nil)
-	drift("drift-logprob-train-bf16", spec.OpLogProb, OracleLogProbSchedule,
+	drift("drift-logprob-train-bf16", logprob.Op{}.Name(), OracleLogProbSchedule,
 		"a training path that produces log-probs in its bf16 training dtype; comparing it with the fp32 inference path in fp32 is a misuse (rounding noise)",
 		[]string{spec.RelLogProbParity}, func(*Batch) oracle.Schedule { return OracleLogProbSchedule },
 		func(_ *Batch, o *Output) {
 			oracle.RoundSlice(oracle.BF16, o.Values)
 			o.DType = oracle.BF16
 		})
-	drift("drift-logprob-zerofill", spec.OpLogProb, OracleLogProbSchedule,
+	drift("drift-logprob-zerofill", logprob.Op{}.Name(), OracleLogProbSchedule,
 		"an inference engine that reports log-probs only for generated positions (the second half of the rows) and zero-fills the prompt positions it never computed; comparing those is a misuse",
 		[]string{spec.RelLogProbParity}, func(*Batch) oracle.Schedule { return OracleLogProbSchedule },
 		zeroFillPrompt)

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"github.com/bitparity/bitparity/ops/attention"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -99,13 +100,13 @@ func attnDriftModels() []Target {
 		}
 	}
 	return []Target{
-		control("drift-attn-maxseqlen-10", spec.OpAttnPrefill,
+		control("drift-attn-maxseqlen-10", attention.Prefill{}.Name(),
 			"FlashAttention-3 varlen prefill choosing its template by the batch's max_seqlen_q (vLLM #51902): tile=64 below 10, tile=4 from 10 (scan --dim neighbour)",
 			MaxSeqLenQ10),
-		control("drift-attn-chunked-prefill", spec.OpAttnPrefill,
+		control("drift-attn-chunked-prefill", attention.Prefill{}.Name(),
 			"chunked prefill whose chunks after the first (a cached prefix) run another kernel than a whole prompt: tile=32 instead of 64 (scan --dim chunk)",
 			ChunkedPrefill),
-		control("drift-attn-paged-decode", spec.OpAttnDecode,
+		control("drift-attn-paged-decode", attention.Decode{}.Name(),
 			"paged split-KV decode whose partition follows the page size: one split while pages are at most its 64-token tile, a split per page above (ceil(kv / page) splits, tile 64) (scan --dim page)",
 			PagedDecode),
 	}

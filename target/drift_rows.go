@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -243,7 +244,7 @@ func rowDriftModels() []Target {
 	var ts []Target
 	drift := func(name, models string, declared oracle.Schedule, policy func() func(*Batch, int) oracle.Schedule) {
 		ts = append(ts, &rowScheduled{
-			info: Info{Name: name, Op: spec.OpRMSNorm, Device: "cpu", Schedule: declared.String(),
+			info: Info{Name: name, Op: rmsnorm.Op{}.Name(), Device: "cpu", Schedule: declared.String(),
 				Models: models, Expect: []string{spec.RelBatchInvariance}, OnRequest: true},
 			policy: policy,
 		})

@@ -4,39 +4,23 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops/all"
+	"github.com/bitparity/bitparity/ops/attention"
+	"github.com/bitparity/bitparity/ops/gemm"
+	"github.com/bitparity/bitparity/ops/logprob"
+	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
 
 // The fixed schedules of the oracle targets, which the exact CUDA kernels
-// implement too: one warp per row (32 threads, 4-wide loads, butterfly
-// combine), one K chunk, KV tile 64 with one split. One warp per row keeps
-// the CPU oracle cheap for the small rows most cases have (a 256-thread
-// block costs 8 warp butterflies, 1280 adds per row, whatever the row's
-// length).
+// implement too (each op package says why its own is what it is).
 var (
-	OracleRMSNormSchedule = oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 32, Vec: 4,
-		Warp: oracle.WarpButterfly, Cross: oracle.CrossSequential}, Order: oracle.ScaleThenWeight}
-	OracleGEMMSchedule    = oracle.GEMMSchedule{SplitK: 1, Combine: oracle.CrossSequential}
-	OracleLogProbSchedule = oracle.LogProbSchedule{Reduce: oracle.Reduction{Threads: 32, Vec: 4,
-		Warp: oracle.WarpButterfly, Cross: oracle.CrossSequential}}
-	OracleAttentionSchedule = oracle.AttentionSchedule{Tile: 64, Splits: 1}
+	OracleRMSNormSchedule   = rmsnorm.OracleSchedule
+	OracleGEMMSchedule      = gemm.OracleSchedule
+	OracleLogProbSchedule   = logprob.OracleSchedule
+	OracleAttentionSchedule = attention.OracleSchedule
 )
-
-// oracleSchedule returns the fixed schedule of op's oracle target.
-func oracleSchedule(op spec.Op) (oracle.Schedule, error) {
-	switch op {
-	case spec.OpRMSNorm:
-		return OracleRMSNormSchedule, nil
-	case spec.OpGEMM:
-		return OracleGEMMSchedule, nil
-	case spec.OpLogProb:
-		return OracleLogProbSchedule, nil
-	case spec.OpAttnPrefill, spec.OpAttnDecode:
-		return OracleAttentionSchedule, nil
-	}
-	return nil, fmt.Errorf("unknown op %q", op)
-}
 
 // RunOracle runs the oracle with schedule s (the oracle schedule type of
 // b.Op) on the selected rows of b. It computes in fp32 and rounds to the
@@ -59,78 +43,18 @@ func RunOracle(b *Batch, s oracle.Schedule, rows []int) (*Output, error) {
 			sel[i] = i
 		}
 	}
+	k, in, _ := b.Kind()
 	o := &Output{Rows: sel, Cols: b.Cols(), DType: b.OutDType()}
-	var y []float32
-	var err error
-	wrong := func() error {
-		return fmt.Errorf("oracle %s: schedule %T does not fit the op", b.Op, s)
-	}
-	switch b.Op {
-	case spec.OpRMSNorm:
-		sch, ok := s.(oracle.RMSNormSchedule)
-		if !ok {
-			return nil, wrong()
-		}
-		in := *b.RMSNorm
-		in.Out = oracle.FP32
-		var taps []oracle.RMSNormTap
-		if y, taps, err = oracle.RMSNormTaps(in, sch, sel); err != nil {
-			return nil, err
-		}
-		o.TapCols = 2
-		o.Taps = make([]float32, 0, 2*len(taps))
-		for _, t := range taps {
-			o.Taps = append(o.Taps, t.SumSq, t.Rstd)
-		}
-	case spec.OpGEMM:
-		sch, ok := s.(oracle.GEMMSchedule)
-		if !ok {
-			return nil, wrong()
-		}
-		in := *b.GEMM
-		in.Out = oracle.FP32
-		y, err = oracle.GEMM(in, sch, sel)
-	case spec.OpLogProb:
-		sch, ok := s.(oracle.LogProbSchedule)
-		if !ok {
-			return nil, wrong()
-		}
-		var taps []oracle.LogProbTap
-		if y, taps, err = oracle.LogProbTaps(*b.LogProb, sch, sel); err != nil {
-			return nil, err
-		}
-		o.TapCols = 2
-		o.Taps = make([]float32, 0, 2*len(taps))
-		for _, t := range taps {
-			o.Taps = append(o.Taps, t.Max, t.SumExp)
-		}
-		o.Values = y
-		return o, nil
-	case spec.OpAttnPrefill:
-		sch, ok := s.(oracle.AttentionSchedule)
-		if !ok {
-			return nil, wrong()
-		}
-		in := *b.Prefill
-		in.Out = oracle.FP32
-		y, err = oracle.Prefill(in, sch, sel)
-	case spec.OpAttnDecode:
-		sch, ok := s.(oracle.AttentionSchedule)
-		if !ok {
-			return nil, wrong()
-		}
-		in := *b.Decode
-		in.Out = oracle.FP32
-		y, err = oracle.Decode(in, sch, sel)
-	}
+	y, taps, tapCols, err := k.Reference(in, s, sel)
 	if err != nil {
 		return nil, err
 	}
-	if b.Op != spec.OpRMSNorm && b.Out != oracle.FP32 {
+	o.Taps, o.TapCols = taps, tapCols
+	if taps == nil && o.DType != oracle.FP32 {
 		o.Taps = append([]float32(nil), y...)
 		o.TapCols = o.Cols
 	}
-	oracle.RoundSlice(b.Out, y)
+	oracle.RoundSlice(o.DType, y)
 	o.Values = y
 	return o, nil
 }
@@ -181,21 +105,24 @@ func newOracleTarget(name string, op spec.Op, s oracle.Schedule) *scheduled {
 	return &scheduled{
 		info: Info{Name: name, Op: op, Device: "cpu", Invariant: true, Schedule: s.String(),
 			Models:  "the CPU oracle with a fixed schedule (invariant by construction)",
-			Layouts: op == spec.OpAttnPrefill || op == spec.OpAttnDecode}, // the same rows whatever the layout
+			Layouts: layouts(op)}, // the same rows whatever the layout
 		policy: func(*Batch) oracle.Schedule { return s },
 	}
+}
+
+// layouts says whether op's oracle gives the same rows whatever an
+// engine's layout (ops.CaseOp.Layouts).
+func layouts(op spec.Op) bool {
+	k, ok := all.Case(op)
+	return ok && k.Layouts()
 }
 
 // oracleTargets are the oracle targets of every op (OracleName), each
 // with its fixed schedule.
 func oracleTargets() []Target {
 	var ts []Target
-	for _, op := range spec.Ops {
-		s, err := oracleSchedule(op)
-		if err != nil {
-			panic(err) // spec.Ops and oracleSchedule disagree: a programming error
-		}
-		ts = append(ts, newOracleTarget(OracleName(op), op, s))
+	for _, k := range all.Cases {
+		ts = append(ts, newOracleTarget(OracleName(k.Name()), k.Name(), k.Schedule()))
 	}
 	return ts
 }
@@ -226,15 +153,9 @@ func OracleWith(op spec.Op, s oracle.Schedule) Target {
 // ParseSchedule reads a schedule of op in the form its String method
 // writes (oracle.ParseRMSNormSchedule and its siblings say which).
 func ParseSchedule(op spec.Op, s string) (oracle.Schedule, error) {
-	switch op {
-	case spec.OpRMSNorm:
-		return oracle.ParseRMSNormSchedule(s)
-	case spec.OpLogProb:
-		return oracle.ParseLogProbSchedule(s)
-	case spec.OpGEMM:
-		return oracle.ParseGEMMSchedule(s)
-	case spec.OpAttnPrefill, spec.OpAttnDecode:
-		return oracle.ParseAttentionSchedule(s)
+	k, ok := all.Case(op)
+	if !ok {
+		return nil, fmt.Errorf("unknown op %q", op)
 	}
-	return nil, fmt.Errorf("unknown op %q", op)
+	return k.ParseSchedule(s)
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bitparity/bitparity/ops/attention"
+	"github.com/bitparity/bitparity/ops/logprob"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -44,12 +46,12 @@ func RegisterPair(p Pair) {
 
 // cpuPairs are the two-target pairs of the CPU targets.
 var cpuPairs = []Pair{
-	{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
-		Targets: []string{OracleName(spec.OpAttnPrefill), OracleName(spec.OpAttnDecode)}},
-	{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
-		Targets: []string{OracleName(spec.OpAttnPrefill), "drift-attn-tile48"}, Expect: true},
-	{Op: spec.OpLogProb, Relation: spec.RelLogProbParity,
-		Targets: []string{"drift-logprob-train-bf16", OracleName(spec.OpLogProb)}, Expect: true},
-	{Op: spec.OpLogProb, Relation: spec.RelLogProbParity,
-		Targets: []string{OracleName(spec.OpLogProb), "drift-logprob-zerofill"}, Expect: true},
+	{Op: attention.Prefill{}.Name(), Relation: spec.RelPathParity,
+		Targets: []string{OracleName(attention.Prefill{}.Name()), OracleName(attention.Decode{}.Name())}},
+	{Op: attention.Prefill{}.Name(), Relation: spec.RelPathParity,
+		Targets: []string{OracleName(attention.Prefill{}.Name()), "drift-attn-tile48"}, Expect: true},
+	{Op: logprob.Op{}.Name(), Relation: spec.RelLogProbParity,
+		Targets: []string{"drift-logprob-train-bf16", OracleName(logprob.Op{}.Name())}, Expect: true},
+	{Op: logprob.Op{}.Name(), Relation: spec.RelLogProbParity,
+		Targets: []string{OracleName(logprob.Op{}.Name()), "drift-logprob-zerofill"}, Expect: true},
 }

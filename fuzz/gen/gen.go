@@ -19,6 +19,7 @@ import (
 	"math/rand"
 	"slices"
 
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -59,31 +60,18 @@ var scanOnly = []spec.Dist{spec.DistSensitive}
 // ScanOnly returns the distributions Case leaves to scans (scanOnly).
 func ScanOnly() []spec.Dist { return slices.Clone(scanOnly) }
 
-// workPerFMA weighs an op's work count (spec.OpInfo.FMAs: the reference's
-// multiply-adds of one item, an exp counting one) into Work, num/den of
-// Work per FMA, measured with the CPU oracle targets: rmsnorm 1/2 (hidden
-// a row), gemm 1 (hidden·n), logprob 2 (an exp and a reduction step cost
-// four RMSNorm values: 4·vocab), attn_prefill 1/8 (causal, four score
-// products cost one RMSNorm value: seq_len·(seq_len+1)/2·heads·head_dim/4),
-// attn_decode 1/2 (heads·kv·head_dim, the longest of KV and KVLens).
-var workPerFMA = map[spec.Op]struct{ num, den int }{
-	spec.OpRMSNorm:     {1, 2},
-	spec.OpGEMM:        {1, 1},
-	spec.OpLogProb:     {2, 1},
-	spec.OpAttnPrefill: {1, 8},
-	spec.OpAttnDecode:  {1, 2},
-}
-
 // rowWork returns the Work of one batch row of c (its inner dimensions
-// drawn): its op's work count weighed by workPerFMA, 0 for an op Case does
-// not draw.
+// drawn): its op's work count (spec.OpInfo.FMAs: the reference's
+// multiply-adds of one item, an exp counting one) weighed by its op
+// package's WorkPerFMA, 0 for an op Case does not draw.
 func rowWork(c spec.Case) int {
 	o, ok := c.Op.Info()
-	w, drawn := workPerFMA[c.Op]
+	k, drawn := all.Case(c.Op)
 	if !ok || !drawn {
 		return 0
 	}
-	return spec.SatMul(o.FMAs(c.Shape), w.num) / w.den
+	num, den := k.WorkPerFMA()
+	return spec.SatMul(o.FMAs(c.Shape), num) / den
 }
 
 // Work estimates the cost of running c's relation: rowWork times the

@@ -19,6 +19,7 @@ var layer = map[string]int{
 
 	"target": 1, "reports/words": 1, "values": 1, "boundary": 1, "power": 1,
 	"ops": 1, "ops/moeroute": 1, "ops/moerouter": 1, "ops/quantfp8": 1, "ops/all": 1,
+	"ops/rmsnorm": 1, "ops/gemm": 1, "ops/logprob": 1, "ops/attention": 1,
 
 	"gpu": 2, "profile": 2, "fuzz/gen": 2, "fuzz/shrink": 2, "fuzz/driftmap": 2,
 

@@ -8,10 +8,35 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/attention"
+	"github.com/bitparity/bitparity/ops/gemm"
+	"github.com/bitparity/bitparity/ops/logprob"
 	"github.com/bitparity/bitparity/ops/moeroute"
 	"github.com/bitparity/bitparity/ops/moerouter"
 	"github.com/bitparity/bitparity/ops/quantfp8"
+	"github.com/bitparity/bitparity/ops/rmsnorm"
+	"github.com/bitparity/bitparity/spec"
 )
+
+// Cases lists the ops a spec.Case names, in the order of spec.Ops.
+var Cases = []ops.CaseOp{
+	rmsnorm.Op{},
+	gemm.Op{},
+	logprob.Op{},
+	attention.Prefill{},
+	attention.Decode{},
+}
+
+// Case returns the op package of op; ok is false for an op no package
+// holds (a composite, or an unknown name).
+func Case(op spec.Op) (o ops.CaseOp, ok bool) {
+	for _, o := range Cases {
+		if o.Name() == op {
+			return o, true
+		}
+	}
+	return nil, false
+}
 
 // Ops lists the op packages' ops.
 var Ops = []ops.Op{

@@ -2,6 +2,8 @@ package all
 
 import (
 	"testing"
+
+	"github.com/bitparity/bitparity/spec"
 )
 
 // TestNames: op names and target names are unique, every target runs the
@@ -34,5 +36,24 @@ func TestNames(t *testing.T) {
 	}
 	if _, err := Op("nope"); err == nil {
 		t.Error("Op(nope): no error")
+	}
+}
+
+// TestCases: Cases holds every single op of spec.Ops, in that order, and
+// Case finds each.
+func TestCases(t *testing.T) {
+	if len(Cases) != len(spec.Ops) {
+		t.Fatalf("Cases has %d ops, spec.Ops %d", len(Cases), len(spec.Ops))
+	}
+	for i, op := range spec.Ops {
+		if Cases[i].Name() != op {
+			t.Errorf("Cases[%d] is %s, spec.Ops[%d] %s", i, Cases[i].Name(), i, op)
+		}
+		if o, ok := Case(op); !ok || o.Name() != op {
+			t.Errorf("Case(%s) = %v, %v", op, o, ok)
+		}
+	}
+	if _, ok := Case(spec.OpTransformer); ok {
+		t.Errorf("Case(%s) found a package for a composite op", spec.OpTransformer)
 	}
 }

@@ -6,6 +6,7 @@
 package casecost
 
 import (
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -39,8 +40,11 @@ const (
 // (gen.Residue sweeps either its sequences or its length, so each of the
 // two gets the share the other ops' batch dimensions get).
 func ResidueDraw(c spec.Case) bool {
-	k := c.Seed % ResidueEvery
-	return k == 0 || k == 1 && c.Op == spec.OpAttnPrefill
+	draws := uint64(1)
+	if k, ok := all.Case(c.Op); ok {
+		draws = k.ResidueDraws()
+	}
+	return c.Seed%ResidueEvery < draws
 }
 
 // Balance is min(batch size, row size) of a case: the batch size is the
@@ -48,19 +52,11 @@ func ResidueDraw(c spec.Case) bool {
 // heads for decode), the row size its reduction length (hidden, vocab, KV
 // length); a prefill's is its sequence length alone.
 func Balance(c spec.Case) int {
-	s := c.Shape
-	n := max(c.BatchRows(), c.Rel.Batch, c.Rel.Pad)
-	switch c.Op {
-	case spec.OpRMSNorm, spec.OpGEMM:
-		return min(n, s.Hidden)
-	case spec.OpLogProb:
-		return min(n, s.Vocab)
-	case spec.OpAttnDecode:
-		return min(n*s.Heads, s.KV)
-	case spec.OpAttnPrefill:
-		return s.SeqLen // a prefill's threshold is its length (KV tile edges)
+	k, ok := all.Case(c.Op)
+	if !ok {
+		return 0
 	}
-	return 0
+	return k.Balance(c, max(c.BatchRows(), c.Rel.Batch, c.Rel.Pad))
 }
 
 // Of estimates the CPU work of checking case c, in fma-equivalents:
@@ -71,24 +67,9 @@ func Balance(c spec.Case) int {
 // twice, the item alone and Rel.Batch; padding the batch and Rel.Pad; the
 // others the batch twice.
 func Of(c spec.Case) int64 {
-	s := c.Shape
 	var item int64
-	switch c.Op {
-	case spec.OpRMSNorm:
-		item = 5*int64(s.Hidden) + 500
-	case spec.OpGEMM:
-		item = int64(s.Hidden)*int64(s.N) + 4*int64(s.Hidden) + 500
-	case spec.OpLogProb:
-		item = 18*int64(s.Vocab) + 500
-	case spec.OpAttnPrefill:
-		if c.Relation == spec.RelPathParity { // the last position of each sequence
-			item = int64(s.Heads)*(int64(s.SeqLen)*int64(2*s.HeadDim+12)+500) +
-				4*int64(s.SeqLen)*int64(s.Heads+2*s.KVHeads)*int64(s.HeadDim)
-			break
-		}
-		item = int64(s.Heads) * int64(s.SeqLen) * (int64(s.SeqLen+1)/2*int64(2*s.HeadDim+12) + 4*int64(s.HeadDim) + 500)
-	case spec.OpAttnDecode:
-		item = int64(s.Heads) * (int64(s.MaxKV())*int64(2*s.HeadDim+12+8) + 500)
+	if k, ok := all.Case(c.Op); ok {
+		item = k.Cost(c)
 	}
 	n := int64(c.BatchRows())
 	runs := 2 * n

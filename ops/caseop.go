@@ -1,0 +1,116 @@
+package ops
+
+import (
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// CaseOp is an op a spec.Case names (rmsnorm, gemm, logprob, attn_prefill,
+// attn_decode): its record is a row of spec's op table, its batch is a
+// target.Batch holding one oracle input value (*oracle.RMSNormInput and its
+// siblings), passed here as In. An op package implements CaseOp and is
+// added to the literal list in ops/all (all.Cases); target and fuzz call
+// it instead of switching on the op.
+//
+// Every method taking an In panics when in is not the op's input type (a
+// programming error: target.Batch.Validate checks a batch's input first).
+type CaseOp interface {
+	// Name is the op's name in case files.
+	Name() spec.Op
+
+	// Rows is the number of output rows of in.
+	Rows(in In) int
+	// Cols is the number of output values of one row.
+	Cols(in In) int
+	// OutDType is the dtype the outputs are exact in when the case
+	// declares out (log-probs are always fp32).
+	OutDType(out oracle.DType) oracle.DType
+	// Items is the number of items of in: tokens, requests or sequences.
+	Items(in In) int
+	// RowsPerItem is the number of output rows of one item; item i owns
+	// rows [i·RowsPerItem, (i+1)·RowsPerItem).
+	RowsPerItem(in In) int
+	// ItemValues is the number of input values one item holds; firstKV,
+	// when >= 0, is the KV length of the first item of a lazy batch (its
+	// cache is not made yet; only a decode batch reads it).
+	ItemValues(in In, firstKV int) int
+	// Holds reports whether in is a non-nil input of this op.
+	Holds(in In) bool
+
+	// Schedule is the fixed schedule of the op's oracle target.
+	Schedule() oracle.Schedule
+	// ParseSchedule reads a schedule in the form its String method writes.
+	ParseSchedule(s string) (oracle.Schedule, error)
+	// Reference runs the oracle with schedule s on rows sel of in, in
+	// fp32 (before rounding to the output dtype), with its fp32 taps
+	// (tapCols of them a row); taps nil: the op has none besides its fp32
+	// outputs.
+	Reference(in In, s oracle.Schedule, sel []int) (y, taps []float32, tapCols int, err error)
+	// Layouts is true for an attention op: its oracle gives the same rows
+	// whatever the engine's layout (chunks, pages).
+	Layouts() bool
+
+	// Gather returns a copy of in whose item i is item ids[i] of in (ids
+	// are in range).
+	Gather(in In, ids []int) In
+	// View is Gather for an input nobody writes to: it may share what an
+	// item holds alone (a decode request's KV cache) instead of copying it.
+	View(in In, ids []int) In
+	// First returns the first n items of in, sharing its memory.
+	First(in In, n int) In
+	// Fill overwrites the input values of items [from, Items) with v(j),
+	// j counting each tensor's values of those items (a decode request's
+	// V takes v(j+1)); target ids become 0; shared weights stay.
+	Fill(in In, from int, v func(j int) float32)
+	// Overlay copies the items of src over the first items of dst.
+	Overlay(dst, src In)
+	// PadFirst is true when a filler item copies the first item's sizes
+	// (a decode request's KV length) rather than cycling through the items.
+	PadFirst() bool
+
+	// Balance is min(batch size, row size) of c: the largest batch its
+	// relation builds (n items) against its reduction length.
+	Balance(c spec.Case, n int) int
+	// Cost is the CPU work of checking one item of c in fma-equivalents
+	// (an Exp32 counts 12, a generated input value 4, an output row 500).
+	Cost(c spec.Case) int64
+	// ResidueDraws is how many of every casecost.ResidueEvery small draws
+	// a residue case (gen.Residue) follows: 2 for a prefill, which sweeps
+	// either its sequences or its length, 1 for the others.
+	ResidueDraws() uint64
+	// WorkPerFMA weighs the op's work count (spec.OpInfo.FMAs) into the
+	// generator's Work (gen.Work), num/den of Work per FMA, measured with
+	// the CPU oracle targets.
+	WorkPerFMA() (num, den int)
+
+	// ModelShapes are the op's inner sizes in a model whose sizes are
+	// model (hidden, vocab, heads, kv_heads, head_dim) and whose
+	// projections (the GEMMs: hidden is K) are projections, one shape per
+	// distinct use; batch dimensions stay zero.
+	ModelShapes(model spec.Shape, projections []spec.Shape) []spec.Shape
+	// AtModel sets c's inner sizes to inner's, its dtypes to dt (a
+	// log-prob: In and a declared Compare; Out stays fp32) and an
+	// rmsnorm's eps to eps, keeping its batch dimensions.
+	AtModel(c *spec.Case, dt spec.DType, eps float32, inner spec.Shape)
+}
+
+// In is one batch's input of a CaseOp: a pointer to the op's oracle input.
+type In = any
+
+// GatherRows returns the rows ids of x, rows of width values each, in that
+// order, in a new slice.
+func GatherRows(x []float32, ids []int, width int) []float32 {
+	out := make([]float32, 0, len(ids)*width)
+	for _, id := range ids {
+		out = append(out, x[id*width:(id+1)*width]...)
+	}
+	return out
+}
+
+// FillRows sets every value of rows [from, len(x)/width) of x, rows of
+// width values each, to v(j), j counting from 0 at row from.
+func FillRows(x []float32, from, width int, v func(j int) float32) {
+	for j := range x[from*width:] {
+		x[from*width+j] = v(j)
+	}
+}
