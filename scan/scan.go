@@ -171,7 +171,7 @@ func newScanner(s spec.ScanSpec, opt Options) (*scanner, error) {
 	if s, err = Normalize(s); err != nil {
 		return nil, err
 	}
-	if (s.Dim == spec.ScanChunk || s.Dim == spec.ScanPage) && !t.Info().Layouts {
+	if (s.Dim == spec.ScanChunk || s.Dim == spec.ScanPage || s.Dim == spec.ScanPrefix) && !t.Info().Layouts {
 		return nil, fmt.Errorf("%w: the %s dimension needs a target that reads the batch's layout (a chunked prefill, a paged decode's page size); %s does not, and would run every value alike", ErrBadSpec, s.Dim, s.Target)
 	}
 	dt, err := oracle.ParseDType(string(s.Out))
@@ -275,7 +275,7 @@ func (sc *scanner) caseFor(k int) spec.Case {
 	case spec.ScanKV:
 		items = c.BatchRows()
 		c.Shape.KV, c.Shape.KVLens = s.To, nil
-	case spec.ScanNeighbour, spec.ScanChunk, spec.ScanPage:
+	case spec.ScanNeighbour, spec.ScanChunk, spec.ScanPage, spec.ScanPrefix:
 		sc.attnCase(&c)
 		return c
 	}
