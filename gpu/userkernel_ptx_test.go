@@ -20,8 +20,8 @@ import (
 func TestShippedUserKernels(t *testing.T) {
 	dir := filepath.Join("testdata", "userkernels")
 	cus, _ := filepath.Glob(filepath.Join(dir, "*.cu"))
-	if len(cus) < 6 {
-		t.Fatalf("%d example kernels, want 6", len(cus))
+	if len(cus) < 8 {
+		t.Fatalf("%d example kernels, want 8", len(cus))
 	}
 	headers, _ := filepath.Glob(filepath.Join(dir, "*.cuh"))
 	for i, h := range headers {

@@ -30,10 +30,14 @@ import (
 //	page       the Shape.Rows requests of Shape.KV tokens with
 //	           Layout.PageSize = v. Compared: every row, against the step at
 //	           v = From.
+//	prefix     the Shape.Seqs prompts of Shape.SeqLen tokens, the first v a
+//	           cached prefix: one chunk [v, SeqLen) with Layout.ChunkFrom =
+//	           v. Compared: the rows at positions v..SeqLen-1, against the
+//	           whole prompts prefilled at once.
 //
 // A value's class is "A" when every compared row equals its reference;
 // else, for neighbour and page, the digest of the compared rows' bits (two
-// values of one schedule share it), and for chunk "B". A step runs once:
+// values of one schedule share it), and for chunk and prefix "B". A step runs once:
 // a target nondeterministic on these batches is not told apart here.
 
 // attnCase sets case c's sizes to those of the largest batch of an
@@ -49,7 +53,7 @@ func (sc *scanner) attnCase(c *spec.Case) {
 		} else {
 			c.Shape.SeqLen = max(s.Shape.SeqLen, s.To)
 		}
-	case spec.ScanChunk:
+	case spec.ScanChunk, spec.ScanPrefix:
 		c.SetBatchRows(s.Shape.Seqs)
 	case spec.ScanPage:
 		c.SetBatchRows(s.Shape.Rows)
@@ -67,7 +71,7 @@ func (sc *scanner) drawAttn(ctx context.Context, k int) ([]string, error) {
 	fail := func(v int, err error) ([]string, error) {
 		return nil, fmt.Errorf("scan: draw %s, %s = %d: %w", sc.draws[k], sc.s.Dim, v, err)
 	}
-	if sc.s.Dim == spec.ScanChunk {
+	if sc.s.Dim == spec.ScanChunk || sc.s.Dim == spec.ScanPrefix {
 		return sc.drawChunk(ctx, k, b)
 	}
 	cls := make([]string, len(sc.values))
@@ -145,7 +149,40 @@ func (sc *scanner) watchedRows(g *target.Batch) int {
 	return sc.s.Shape.SeqLen * g.Prefill.Heads
 }
 
-// drawChunk scans the chunk dimension on draw k, b the whole prompts.
+// chunks are the chunks [c0, c1) of the prompts of L tokens that value v
+// of the chunk or prefix dimension prefills: chunks of v queries, or the
+// one chunk past a cached prefix of v tokens.
+func (sc *scanner) chunks(v, L int) [][2]int {
+	if sc.s.Dim == spec.ScanPrefix {
+		return [][2]int{{v, L}}
+	}
+	var cs [][2]int
+	for c0 := 0; c0 < L; c0 += v {
+		cs = append(cs, [2]int{c0, min(c0+v, L)})
+	}
+	return cs
+}
+
+// checkPrefix checks a prefix scan spec (Normalize): attn_prefill, at
+// least one prompt (1 when zero), and a query past the longest prefix.
+func checkPrefix(s *spec.ScanSpec) error {
+	if s.Op != spec.OpAttnPrefill {
+		return fmt.Errorf("%w: the prefix dimension scans attn_prefill, not %s", ErrBadSpec, s.Op)
+	}
+	if s.Shape.Seqs == 0 {
+		s.Shape.Seqs = 1
+	}
+	if s.Shape.Seqs < 1 {
+		return fmt.Errorf("%w: prefix scan: %d prompts, want >= 1", ErrBadSpec, s.Shape.Seqs)
+	}
+	if s.Shape.SeqLen >= 1 && s.To >= s.Shape.SeqLen {
+		return fmt.Errorf("%w: prefix scan: a prefix of up to %d tokens of a prompt of %d: want to < seq_len (a query past the prefix)", ErrBadSpec, s.To, s.Shape.SeqLen)
+	}
+	return nil
+}
+
+// drawChunk scans the chunk or prefix dimension on draw k, b the whole
+// prompts.
 func (sc *scanner) drawChunk(ctx context.Context, k int, b *target.Batch) ([]string, error) {
 	p := b.Prefill
 	L, H := p.SeqLen, p.Heads
@@ -159,14 +196,14 @@ func (sc *scanner) drawChunk(ctx context.Context, k int, b *target.Batch) ([]str
 	cls := make([]string, len(sc.values))
 	for i, v := range sc.values {
 		differ, first := 0, -1
-		for c0 := 0; c0 < L; c0 += v {
-			c1 := min(c0+v, L)
+		for _, c := range sc.chunks(v, L) {
+			c0, c1 := c[0], c[1]
 			g := prefillCut(b, c1)
 			g.Layout = target.Layout{ChunkFrom: c0}
-			sc.before(k, "chunk = %d, queries %d..%d", v, c0, c1-1)
+			sc.before(k, "%s = %d, queries %d..%d", sc.s.Dim, v, c0, c1-1)
 			o, err := runChecked(ctx, sc.t, g)
 			if err != nil {
-				return nil, fmt.Errorf("scan: draw %s, chunk = %d, queries %d..%d: %w", sc.draws[k], v, c0, c1-1, err)
+				return nil, fmt.Errorf("scan: draw %s, %s = %d, queries %d..%d: %w", sc.draws[k], sc.s.Dim, v, c0, c1-1, err)
 			}
 			var pa, pb []int // the chunk's rows in o and in the whole prompts
 			for s := range p.Seqs {
@@ -178,7 +215,7 @@ func (sc *scanner) drawChunk(ctx context.Context, k int, b *target.Batch) ([]str
 			d, err := differing(o, ref, pa, pb, sc.dt, sc.s.NoTaps)
 			o.Release()
 			if err != nil {
-				return nil, fmt.Errorf("scan: draw %s, chunk = %d, queries %d..%d: %w", sc.draws[k], v, c0, c1-1, err)
+				return nil, fmt.Errorf("scan: draw %s, %s = %d, queries %d..%d: %w", sc.draws[k], sc.s.Dim, v, c0, c1-1, err)
 			}
 			sc.res.Batches++
 			sc.res.RowsCompared += int64(len(pa))

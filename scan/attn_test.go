@@ -31,6 +31,9 @@ func TestAttnDimMaps(t *testing.T) {
 			"chunk <= 79 -> A, chunk >= 80 -> B"},
 		{"paged decode", attnScan("drift-attn-paged-decode", spec.ScanPage, 16, 128, spec.Shape{Rows: 2, KV: 100}),
 			"page <= 64 -> A, 65 <= page <= 99 -> B, page >= 100 -> A"},
+		{"prefix cache hit on a page boundary", attnScan("drift-attn-prefix-block", spec.ScanPrefix, 1, 79, spec.Shape{SeqLen: 80}),
+			"prefix % 16 == 0 -> B, otherwise -> A"},
+		{"oracle, prefix", attnScan("oracle-attn_prefill", spec.ScanPrefix, 1, 79, spec.Shape{SeqLen: 80}), ""},
 		{"oracle, prefill neighbour", attnScan("oracle-attn_prefill", spec.ScanNeighbour, 1, 20, spec.Shape{SeqLen: 8}), ""},
 		{"oracle, decode neighbour", attnScan("oracle-attn_decode", spec.ScanNeighbour, 1, 100, spec.Shape{KV: 40}), ""},
 		{"oracle, chunk", attnScan("oracle-attn_prefill", spec.ScanChunk, 1, 80, spec.Shape{SeqLen: 80}), ""},
@@ -81,6 +84,9 @@ func TestAttnDimBadSpecs(t *testing.T) {
 		{attnScan("oracle-attn_decode", spec.ScanChunk, 1, 8, spec.Shape{KV: 8}), "chunk dimension scans attn_prefill"},
 		{attnScan("oracle-attn_prefill", spec.ScanChunk, 1, 9, spec.Shape{SeqLen: 8}), "want to <= seq_len"},
 		{attnScan("oracle-attn_prefill", spec.ScanPage, 1, 9, spec.Shape{SeqLen: 8}), "page dimension scans attn_decode"},
+		{attnScan("oracle-attn_decode", spec.ScanPrefix, 1, 8, spec.Shape{KV: 8}), "prefix dimension scans attn_prefill"},
+		{attnScan("oracle-attn_prefill", spec.ScanPrefix, 1, 8, spec.Shape{SeqLen: 8}), "want to < seq_len"},
+		{attnScan("drift-attn-tile48", spec.ScanPrefix, 1, 7, spec.Shape{SeqLen: 8}), "reads the batch's layout"},
 		{attnScan("oracle-rmsnorm", spec.ScanNeighbour, 1, 9, spec.Shape{Hidden: 8}), "neighbour dimension scans attention"},
 	}
 	for _, tt := range tests {

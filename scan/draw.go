@@ -51,7 +51,7 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 	switch sc.s.Dim {
 	case spec.ScanKV:
 		return sc.drawKV(ctx, k)
-	case spec.ScanNeighbour, spec.ScanChunk, spec.ScanPage:
+	case spec.ScanNeighbour, spec.ScanChunk, spec.ScanPage, spec.ScanPrefix:
 		return sc.drawAttn(ctx, k)
 	}
 	b, h, err := sc.holdDraw(k)

@@ -200,7 +200,7 @@ func (sc *scanner) newHeld(s spec.ScanSpec) error {
 	if s, err = Normalize(s); err != nil {
 		return err
 	}
-	if (s.Dim == spec.ScanChunk || s.Dim == spec.ScanPage) && !t.Info().Layouts {
+	if (s.Dim == spec.ScanChunk || s.Dim == spec.ScanPage || s.Dim == spec.ScanPrefix) && !t.Info().Layouts {
 		return fmt.Errorf("%w: the %s dimension needs a target that reads the batch's layout (a chunked prefill, a paged decode's page size); %s does not, and would run every value alike", ErrBadSpec, s.Dim, s.Target)
 	}
 	dt, err := oracle.ParseDType(string(s.Out))
@@ -297,7 +297,7 @@ func (sc *scanner) caseFor(k int) spec.Case {
 	case spec.ScanKV:
 		items = c.BatchRows()
 		c.Shape.KV, c.Shape.KVLens = s.To, nil
-	case spec.ScanNeighbour, spec.ScanChunk, spec.ScanPage:
+	case spec.ScanNeighbour, spec.ScanChunk, spec.ScanPage, spec.ScanPrefix:
 		sc.attnCase(&c)
 		return c
 	}

@@ -35,13 +35,14 @@ const (
 // Normalize fills a scan spec's defaults and checks it:
 //
 //	dim       items (default), pad, position, kv (attn_decode only),
-//	          neighbour (attention), chunk (attn_prefill), page
-//	          (attn_decode)
+//	          neighbour (attention), chunk and prefix (attn_prefill),
+//	          page (attn_decode)
 //	from, to  from >= 1 (position: >= 0), to >= from; pad: from >= real;
 //	          position: positions from..to-1 of a batch of to items;
-//	          chunk: to <= seq_len (a chunk of the whole prompt at most)
-//	rows      kv, page: the decode requests (page: 1 when zero); chunk:
-//	          seqs, the prompts (1 when zero)
+//	          chunk: to <= seq_len (a chunk of the whole prompt at most);
+//	          prefix: to < seq_len (a query past the prefix)
+//	rows      kv, page: the decode requests (page: 1 when zero); chunk,
+//	          prefix: seqs, the prompts (1 when zero)
 //	dists     DefaultDists when empty (SensitiveDists for rmsnorm and
 //	          logprob); each a known distribution, once
 //	power     the target power, a share in [0, 1] (0: not measured; only
@@ -175,6 +176,10 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 		}
 		if s.Shape.SeqLen >= 1 && s.To > s.Shape.SeqLen {
 			return bad("chunk scan: chunks up to %d of a prompt of %d tokens: want to <= seq_len", s.To, s.Shape.SeqLen)
+		}
+	case spec.ScanPrefix:
+		if err := checkPrefix(&s); err != nil {
+			return s, err
 		}
 	case spec.ScanPage:
 		if s.Op != spec.OpAttnDecode {

@@ -15,8 +15,9 @@ import (
 )
 
 // attnKernel loads example manifest name on the GPU as kernel:NAME (in
-// this process) and returns it with its CPU twin for this device's SMs.
-func attnKernel(t *testing.T, name string) (target.Target, decodeTwin) {
+// this process) and returns it with its CPU twin for this device's SMs
+// and the SM count.
+func attnKernel(t *testing.T, name string) (target.Target, target.Target, int) {
 	t.Helper()
 	needGPU(t)
 	m := exampleAttnManifest(t, name)
@@ -32,7 +33,21 @@ func attnKernel(t *testing.T, name string) (target.Target, decodeTwin) {
 		target.Register(k.Info().Name, func() (target.Target, error) { return k, nil })
 	}
 	t.Logf("%s: %s; %d SMs", k.Info().Name, k.Info().Models, d.SMs())
-	return k, decodeTwin{m: m, splits: decodeSplits[m.Entry], sms: d.SMs()}
+	return k, twinOf(t, m, d.SMs()), d.SMs()
+}
+
+// sameRows fails the test where got and want differ in a value or an lse
+// tap.
+func sameRows(t *testing.T, what string, got, want *target.Output) {
+	t.Helper()
+	if i := firstDiff(got.Values, want.Values); i >= 0 {
+		t.Errorf("%s: value %d is %v on the GPU, %v in the twin", what, i, got.Values[i], want.Values[i])
+	}
+	if got.TapCols != 1 {
+		t.Errorf("%s: %d tap columns, want 1 (lse)", what, got.TapCols)
+	} else if i := firstDiff(got.Taps, want.Taps); i >= 0 {
+		t.Errorf("%s: lse %d is %v on the GPU, %v in the twin", what, i, got.Taps[i], want.Taps[i])
+	}
 }
 
 // TestAttnKernelsTwins: each example decode kernel on the GPU gives its
@@ -41,9 +56,9 @@ func attnKernel(t *testing.T, name string) (target.Target, decodeTwin) {
 func TestAttnKernelsTwins(t *testing.T) {
 	kvs := []int{200, 37, 64, 1, 129, 300}
 	for _, name := range []string{"attn_decode_fixed", "attn_decode_sm"} {
-		k, twin := attnKernel(t, name)
+		k, twin, _ := attnKernel(t, name)
 		for _, requests := range []int{1, 5, 16, 17, 24, 40} {
-			for _, dt := range [][2]spec.DType{{spec.BF16, spec.BF16}, {spec.FP16, spec.FP16}, {spec.FP32, spec.FP32}, {spec.BF16, spec.FP32}} {
+			for _, dt := range dtypePairs {
 				b, err := fuzz.Inputs(decodeCase(requests, kvs, dt[0], dt[1], uint64(requests)))
 				if err != nil {
 					t.Fatal(err)
@@ -57,14 +72,67 @@ func TestAttnKernelsTwins(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if i := firstDiff(got.Values, want.Values); i >= 0 {
-					t.Errorf("%s: value %d is %v on the GPU, %v in the twin", what, i, got.Values[i], want.Values[i])
+				sameRows(t, what, got, want)
+			}
+		}
+	}
+}
+
+// dtypePairs are the input and output dtypes the kernels are held to
+// their twins on.
+var dtypePairs = [][2]spec.DType{{spec.BF16, spec.BF16}, {spec.FP16, spec.FP16}, {spec.FP32, spec.FP32}, {spec.BF16, spec.FP32}}
+
+// TestAttnPrefillKernelsTwins: each example prefill kernel on the GPU
+// gives its CPU twin's bits, outputs and lse taps, on every dtype pair,
+// on both sides of the max_seqlen rule and past one 64-token tile.
+func TestAttnPrefillKernelsTwins(t *testing.T) {
+	for _, name := range []string{"attn_prefill_fixed", "attn_prefill_maxseqlen"} {
+		k, twin, _ := attnKernel(t, name)
+		for _, sz := range [][2]int{{1, 1}, {3, 9}, {2, 10}, {5, 33}, {2, 130}} {
+			for _, dt := range dtypePairs {
+				b, err := fuzz.Inputs(prefillCase(sz[0], sz[1], dt[0], dt[1], uint64(sz[1])))
+				if err != nil {
+					t.Fatal(err)
 				}
-				if got.TapCols != 1 {
-					t.Errorf("%s: %d tap columns, want 1 (lse)", what, got.TapCols)
-				} else if i := firstDiff(got.Taps, want.Taps); i >= 0 {
-					t.Errorf("%s: lse %d is %v on the GPU, %v in the twin", what, i, got.Taps[i], want.Taps[i])
+				what := fmt.Sprintf("%s, %d x %d tokens %s->%s", name, sz[0], sz[1], dt[0], dt[1])
+				got, err := k.Run(context.Background(), b, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
 				}
+				want, err := twin.Run(context.Background(), b, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameRows(t, what, got, want)
+			}
+		}
+	}
+}
+
+// TestAttnPrefillKernelScans: the scans of TestAttnPrefillTwinScans on
+// the GPU kernels give the twins' results, and so does a neighbour scan
+// at llama3-8b's heads (32 heads, 8 KV heads, head dim 128) over a
+// neighbour of 1..256 queries beside a watched sequence of 8.
+func TestAttnPrefillKernelScans(t *testing.T) {
+	for _, tt := range []struct {
+		to    int
+		shape spec.Shape
+	}{
+		{20, spec.Shape{SeqLen: 8, Heads: 4, KVHeads: 2, HeadDim: 16}},
+		{256, spec.Shape{SeqLen: 8, Heads: 32, KVHeads: 8, HeadDim: 128}},
+	} {
+		for _, name := range []string{"attn_prefill_fixed", "attn_prefill_maxseqlen"} {
+			k, _, _ := attnKernel(t, name)
+			s := spec.ScanSpec{Target: k.Info().Name, Op: spec.OpAttnPrefill, Dim: spec.ScanNeighbour, From: 1, To: tt.to,
+				Shape: tt.shape, Out: spec.FP32}
+			start := time.Now()
+			r := run(t, s)
+			t.Logf("%s, neighbour 1..%d at %+v: %s, %d batches, %v", name, tt.to, tt.shape, MapWords(r.Map), r.Batches, time.Since(start))
+			switch want := "neighbour <= 9 -> A, neighbour >= 10 -> B"; {
+			case name == "attn_prefill_fixed" && r.Certificate == nil:
+				t.Errorf("%s: not certified: %s", name, MapWords(r.Map))
+			case name == "attn_prefill_maxseqlen" && r.Map.Rule != want:
+				t.Errorf("%s: map %q, want %q", name, r.Map.Rule, want)
 			}
 		}
 	}
@@ -84,7 +152,7 @@ func TestAttnKernelScans(t *testing.T) {
 		{256, spec.Shape{KV: 300, Heads: 32, KVHeads: 8, HeadDim: 128}},
 	} {
 		for _, name := range []string{"attn_decode_fixed", "attn_decode_sm"} {
-			k, twin := attnKernel(t, name)
+			k, _, sms := attnKernel(t, name)
 			s := spec.ScanSpec{Target: k.Info().Name, Op: spec.OpAttnDecode, From: 1, To: tt.to, Shape: tt.shape,
 				Dists: []spec.Dist{spec.DistNormal}}
 			start := time.Now()
@@ -92,7 +160,7 @@ func TestAttnKernelScans(t *testing.T) {
 			t.Logf("%s over requests 1..%d at %+v: %s, %d batches, %v", name, tt.to, tt.shape, MapWords(r.Map), r.Batches, time.Since(start))
 			var want string
 			if name == "attn_decode_sm" {
-				last := (twin.sms + tt.shape.Heads - 1) / tt.shape.Heads // the most requests with requests*heads < sms
+				last := (sms + tt.shape.Heads - 1) / tt.shape.Heads // the most requests with requests*heads < sms
 				last--
 				want = fmt.Sprintf("batch <= %d -> A, batch >= %d -> B", last, last+1)
 			}

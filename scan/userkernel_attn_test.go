@@ -98,17 +98,7 @@ func (k decodeTwin) Run(ctx context.Context, b *target.Batch, rows []int) (*targ
 		return nil, err
 	}
 	y, lse := twinDecode(a, k.splits, b.Out)
-	sel, err := oracle.SelectRows(rows, b.Rows())
-	if err != nil {
-		return nil, err
-	}
-	D := b.Cols()
-	o := &target.Output{Rows: sel, Cols: D, DType: b.Out, TapCols: 1}
-	for _, r := range sel {
-		o.Values = append(o.Values, y[r*D:(r+1)*D]...)
-		o.Taps = append(o.Taps, lse[r])
-	}
-	return o, nil
+	return twinOutput(b, rows, y, lse)
 }
 
 // twinDecode is attn_decode.cuh's decode_row for every row r (request
@@ -183,15 +173,129 @@ func twinDecode(a gpu.KernelArgs, splitsOf func(requests, heads, sms int64) int6
 	return y, lse
 }
 
+// prefillTiles is each example prefill kernel's KV tile rule, by entry.
+var prefillTiles = map[string]func(maxSeqLen int64) int{
+	"attn_prefill_fixed": func(int64) int { return 64 },
+	"attn_prefill_maxseqlen": func(maxSeqLen int64) int {
+		if maxSeqLen >= 10 {
+			return 4
+		}
+		return 64
+	},
+}
+
+// prefillTwin is the CPU twin of an example prefill kernel: target
+// "twin:NAME", claiming what the manifest claims.
+type prefillTwin struct {
+	m    *gpu.Manifest
+	tile func(maxSeqLen int64) int
+}
+
+func (k prefillTwin) Info() target.Info {
+	i := k.m.Info("cpu")
+	i.Name = "twin:" + k.m.Name
+	return i
+}
+
+func (k prefillTwin) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+	if b.Op != spec.OpAttnPrefill {
+		return nil, fmt.Errorf("twin: %s", b.Op)
+	}
+	a, err := gpu.KernelInputs(b, target.SMs)
+	if err != nil {
+		return nil, err
+	}
+	y, lse := twinPrefill(a, k.tile(a.Sizes["max_seqlen"]), b.Out)
+	return twinOutput(b, rows, y, lse)
+}
+
+// twinOutput is the selected rows of y (head_dim wide) and their lse taps.
+func twinOutput(b *target.Batch, rows []int, y, lse []float32) (*target.Output, error) {
+	sel, err := oracle.SelectRows(rows, b.Rows())
+	if err != nil {
+		return nil, err
+	}
+	D := b.Cols()
+	o := &target.Output{Rows: sel, Cols: D, DType: b.Out, TapCols: 1}
+	for _, r := range sel {
+		o.Values = append(o.Values, y[r*D:(r+1)*D]...)
+		o.Taps = append(o.Taps, lse[r])
+	}
+	return o, nil
+}
+
+// twinPrefill is attn_prefill.cuh's prefill_row for every row r (token
+// r / heads of the packed batch, head r % heads) on the ABI's inputs, in
+// KV tiles of tile tokens from the sequence's start: y rounded to out,
+// and lse.
+func twinPrefill(a gpu.KernelArgs, tile int, out oracle.DType) (y, lse []float32) {
+	z := a.Sizes
+	T, H, KH, D := int(z["tokens"]), int(z["heads"]), int(z["kv_heads"]), int(z["head_dim"])
+	q, kk, vv, cu := a.Tensors["q"].Vals, a.Tensors["k"].Vals, a.Tensors["v"].Vals, a.Tensors["cu_seqlens"].Ints
+	y, lse = make([]float32, T*H*D), make([]float32, T*H)
+	for r := 0; r < T*H; r++ {
+		t, h := r/H, r%H
+		kvh := h / (H / KH)
+		s := 0
+		for s+1 < len(cu)-1 && cu[s+1] <= t {
+			s++
+		}
+		score := func(j int) float32 {
+			dot := float32(0)
+			for d := 0; d < D; d++ {
+				dot = oracle.FMA32(q[r*D+d], kk[(j*KH+kvh)*D+d], dot)
+			}
+			return oracle.Mul32(dot, a.Scale)
+		}
+		m, l, acc := float32(math.Inf(-1)), float32(0), make([]float32, D)
+		for t0 := cu[s]; t0 <= t; t0 += tile {
+			t1 := min(t0+tile, t+1)
+			mt := m
+			for j := t0; j < t1; j++ {
+				mt = oracle.Max32(mt, score(j))
+			}
+			alpha := oracle.Exp32(oracle.Sub32(m, mt))
+			l = oracle.Mul32(l, alpha)
+			for d := range acc {
+				acc[d] = oracle.Mul32(acc[d], alpha)
+			}
+			for j := t0; j < t1; j++ {
+				p := oracle.Exp32(oracle.Sub32(score(j), mt))
+				l = oracle.Add32(l, p)
+				for d := range acc {
+					acc[d] = oracle.FMA32(p, vv[(j*KH+kvh)*D+d], acc[d])
+				}
+			}
+			m = mt
+		}
+		for d := range acc {
+			y[r*D+d] = oracle.Div32(acc[d], l)
+		}
+		lse[r] = oracle.Add32(m, oracle.Log32(l))
+	}
+	oracle.RoundSlice(out, y)
+	return y, lse
+}
+
+// twinOf is the CPU twin of example manifest m for a device of sms
+// multiprocessors.
+func twinOf(t *testing.T, m *gpu.Manifest, sms int) target.Target {
+	t.Helper()
+	if f := decodeSplits[m.Entry]; f != nil {
+		return decodeTwin{m: m, splits: f, sms: sms}
+	}
+	if f := prefillTiles[m.Entry]; f != nil {
+		return prefillTwin{m: m, tile: f}
+	}
+	t.Fatalf("no twin of entry %s", m.Entry)
+	return nil
+}
+
 // attnTwin registers the twin of example manifest name and returns its
 // target name.
 func attnTwin(t *testing.T, name string) string {
 	t.Helper()
-	m := exampleAttnManifest(t, name)
-	tw := decodeTwin{m: m, splits: decodeSplits[m.Entry], sms: target.SMs}
-	if tw.splits == nil {
-		t.Fatalf("no twin of entry %s", m.Entry)
-	}
+	tw := twinOf(t, exampleAttnManifest(t, name), target.SMs)
 	n := tw.Info().Name
 	if _, err := target.Lookup(n); err != nil {
 		target.Register(n, func() (target.Target, error) { return tw, nil })
@@ -296,5 +400,97 @@ func TestAttnTwinScans(t *testing.T) {
 	}
 	if want := "batch <= 16 -> A, batch >= 17 -> B"; r.Map.Rule != want {
 		t.Errorf("SM rule: map %q (%s), want %q", r.Map.Rule, MapWords(r.Map), want)
+	}
+}
+
+// prefillCase is an attn_prefill case of seqs sequences of seqLen tokens.
+func prefillCase(seqs, seqLen int, in, out spec.DType, seed uint64) spec.Case {
+	return spec.Case{Version: spec.CaseVersion, Op: spec.OpAttnPrefill, Relation: spec.RelOracleParity,
+		Shape: spec.Shape{Seqs: seqs, SeqLen: seqLen, Heads: 4, KVHeads: 2, HeadDim: 16},
+		In:    in, Out: out, Dist: spec.DistNormal, Seed: seed, GenVersion: spec.GeneratorVersion}
+}
+
+// TestAttnPrefillTwins: through the manifest's ABI inputs (packed q, k, v
+// and cu_seqlens), the fixed example prefill kernel's twin is bitwise
+// oracle.Prefill with its declared schedule tile=64 on every batch, and
+// the max_seqlen twin is bitwise the drift model drift-attn-maxseqlen-10
+// (tile 64 below a max_seqlen of 10, tile 4 from 10 on); their rows are
+// equal below 10 and not from 10. (The lse of a row seldom tells tile 4
+// from tile 64: the final m is the same, and l only changes where a later
+// tile raises the maximum.)
+func TestAttnPrefillTwins(t *testing.T) {
+	fixed := exampleAttnManifest(t, "attn_prefill_fixed")
+	ms := exampleAttnManifest(t, "attn_prefill_maxseqlen")
+	if fixed.Schedule != "tile=64 splits=1" || ms.Schedule != "tile=64 splits=1" {
+		t.Fatalf("declared schedules %q and %q", fixed.Schedule, ms.Schedule)
+	}
+	model, err := target.Lookup("drift-attn-maxseqlen-10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		seqs, seqLen int
+		in, out      spec.DType
+	}{{1, 1, spec.BF16, spec.BF16}, {3, 9, spec.FP32, spec.FP32}, {2, 10, spec.BF16, spec.FP32}, {2, 70, spec.BF16, spec.BF16}, {1, 130, spec.FP16, spec.FP16}} {
+		b, err := fuzz.Inputs(prefillCase(tt.seqs, tt.seqLen, tt.in, tt.out, uint64(tt.seqLen)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("%d x %d tokens %s->%s", tt.seqs, tt.seqLen, tt.in, tt.out)
+		want, err := oracle.Prefill(*b.Prefill, oracle.AttentionSchedule{Tile: 64, Splits: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gf, err := twinOf(t, fixed, target.SMs).Run(context.Background(), b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := firstDiff(gf.Values, want); i >= 0 {
+			t.Errorf("%s: fixed twin value %d is %v, oracle tile=64 %v", name, i, gf.Values[i], want[i])
+		}
+		gm, err := twinOf(t, ms, target.SMs).Run(context.Background(), b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wm, err := model.Run(context.Background(), b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := firstDiff(gm.Values, wm.Values); i >= 0 {
+			t.Errorf("%s: max_seqlen twin value %d is %v, drift-attn-maxseqlen-10 %v", name, i, gm.Values[i], wm.Values[i])
+		}
+		same := firstDiff(gf.Values, gm.Values) < 0 && firstDiff(gf.Taps, gm.Taps) < 0
+		if below := tt.seqLen < 10; same != below {
+			t.Errorf("%s: the twins' rows equal: %v, want %v (tile 64 each: %v)", name, same, below, below)
+		}
+	}
+}
+
+// TestAttnPrefillTwinScans: a scan of the neighbour dimension (a
+// co-resident sequence's length 1..20 beside a watched sequence of 8
+// queries) certifies the fixed prefill kernel's twin and maps the
+// max_seqlen twin exactly at its rule; a scan of the sequences prefilled
+// together (all of 12 tokens: max_seqlen never changes) certifies both.
+// The output is fp32: the watched rows attend to 8 tokens at most, and
+// tile 4's other rounding of them seldom survives rounding to bf16 (nor
+// shows in their lse).
+func TestAttnPrefillTwinScans(t *testing.T) {
+	sh := spec.Shape{SeqLen: 8, Heads: 4, KVHeads: 2, HeadDim: 16}
+	neighbour := func(name string) *Result {
+		return run(t, spec.ScanSpec{Target: attnTwin(t, name), Op: spec.OpAttnPrefill, Dim: spec.ScanNeighbour, From: 1, To: 20, Shape: sh, Out: spec.FP32})
+	}
+	if r := neighbour("attn_prefill_fixed"); r.Certificate == nil {
+		t.Errorf("fixed, neighbour: no certificate: map %q, diffs %+v", MapWords(r.Map), r.Diffs)
+	}
+	r := neighbour("attn_prefill_maxseqlen")
+	if want := "neighbour <= 9 -> A, neighbour >= 10 -> B"; r.Certificate != nil || r.Map.Rule != want {
+		t.Errorf("max_seqlen, neighbour: map %q (%s), want %q", r.Map.Rule, MapWords(r.Map), want)
+	}
+	for _, name := range []string{"attn_prefill_fixed", "attn_prefill_maxseqlen"} {
+		s := spec.ScanSpec{Target: attnTwin(t, name), Op: spec.OpAttnPrefill, From: 1, To: 6,
+			Shape: spec.Shape{SeqLen: 12, Heads: 4, KVHeads: 2, HeadDim: 16}}
+		if r := run(t, s); r.Certificate == nil {
+			t.Errorf("%s, seqs 1..6: no certificate: map %q", name, MapWords(r.Map))
+		}
 	}
 }

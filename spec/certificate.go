@@ -41,10 +41,16 @@ const (
 	// paged KV cache of page size v, v = From..To, every row compared
 	// with the same batch at page size From.
 	ScanPage = "page"
+	// ScanPrefix: Shape.Seqs prompts of Shape.SeqLen tokens whose first v
+	// tokens are a cached prefix (a prefix-cache hit: the rest prefilled
+	// against it, one chunk from v), v = From..To, every row past the
+	// prefix compared with the whole prompt prefilled at once; swept
+	// across page boundaries (SGLang #22819: prefix_len == block_size).
+	ScanPrefix = "prefix"
 )
 
 // ScanDims lists the scan dimensions.
-var ScanDims = []string{ScanItems, ScanPad, ScanPosition, ScanKV, ScanNeighbour, ScanChunk, ScanPage}
+var ScanDims = []string{ScanItems, ScanPad, ScanPosition, ScanKV, ScanNeighbour, ScanChunk, ScanPage, ScanPrefix}
 
 // Scan dimensions of a model route (op model, docs/protocol.md "The model
 // route"): an item is a request, decoded by the route's engine.

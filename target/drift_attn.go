@@ -25,6 +25,9 @@ const (
 	// ChunkTile is the KV tile of drift-attn-chunked-prefill's kernel for
 	// chunks with a cached prefix.
 	ChunkTile = 32
+	// PrefixBlock is the page (block) size of drift-attn-prefix-block's
+	// cache, and the KV tile of its page-aligned path.
+	PrefixBlock = 16
 )
 
 // MaxSeqLenQ10 is the policy of drift-attn-maxseqlen-10, a FlashAttention-3
@@ -64,6 +67,24 @@ func ChunkedPrefill(b *Batch) oracle.Schedule {
 	return OracleAttentionSchedule
 }
 
+// PrefixBlock is the policy of drift-attn-prefix-block, a prefix-cache hit
+// whose kernel takes another path when the cached prefix ends on a page
+// boundary (SGLang #22819: a hit at prefix_len == block_size gave other
+// bits), here the page-aligned path reading whole pages as its KV tiles:
+//
+//	ChunkFrom > 0 and ChunkFrom % 16 == 0: tile=16
+//	otherwise (a whole prompt included):    tile=64 (declared)
+//
+// so a scan of the prefix length maps `prefix % 16 == 0 -> B, otherwise ->
+// A`: every row past a prefix of 16 or more tokens attends to more than
+// one 16-token tile.
+func PrefixBlockPolicy(b *Batch) oracle.Schedule {
+	if f := b.Layout.ChunkFrom; f > 0 && f%PrefixBlock == 0 {
+		return oracle.AttentionSchedule{Tile: PrefixBlock, Splits: 1}
+	}
+	return OracleAttentionSchedule
+}
+
 // PagedDecode is the policy of drift-attn-paged-decode, a paged split-KV
 // decode whose KV partition follows the page size: pages no larger than
 // its 64-token tile are gathered into one split, and from a page size
@@ -90,6 +111,33 @@ func PagedDecode(b *Batch) oracle.Schedule {
 	return oracle.AttentionSchedule{Tile: OracleAttentionSchedule.Tile, Splits: min(max((L+p-1)/p, 1), 128)}
 }
 
+// SplitKVMinLen is the longest KV cache from which drift-attn-split-kv
+// splits the KV range.
+const SplitKVMinLen = 256
+
+// SplitKV is the policy of drift-attn-split-kv, a FlashDecoding-style
+// split-KV decode (FlashInfer's split-KV path, flash-attn's num_splits
+// heuristic): it splits the KV range only where that pays, when the
+// requests x heads blocks leave the SMs idle and the longest cache of the
+// batch has at least SplitKVMinLen tokens:
+//
+//	requests·heads < 132 (the H200's SMs) and L >= 256: tile=64 splits=4
+//	otherwise:                                          tile=64 splits=1 (declared)
+//
+// so a request's bits depend on both its batch and the KV length: a scan
+// of the requests decoded together at every KV length (scan.ScanGrid)
+// maps, at 8 heads, `batch >= 17 and kv >= 256 -> B, otherwise -> A`.
+func SplitKV(b *Batch) oracle.Schedule {
+	L := 0
+	for _, k := range b.Decode.K {
+		L = max(L, len(k)/(b.Decode.KVHeads*b.Decode.HeadDim))
+	}
+	if len(b.Decode.K)*b.Decode.Heads >= SMs || L < SplitKVMinLen {
+		return OracleAttentionSchedule
+	}
+	return oracle.AttentionSchedule{Tile: OracleAttentionSchedule.Tile, Splits: 4}
+}
+
 // attnDriftModels are the attention layout drift models every build has.
 func attnDriftModels() []Target {
 	control := func(name string, op spec.Op, models string, policy func(*Batch) oracle.Schedule) Target {
@@ -106,8 +154,16 @@ func attnDriftModels() []Target {
 		control("drift-attn-chunked-prefill", attention.Prefill{}.Name(),
 			"chunked prefill whose chunks after the first (a cached prefix) run another kernel than a whole prompt: tile=32 instead of 64 (scan --dim chunk)",
 			ChunkedPrefill),
+		control("drift-attn-prefix-block", attention.Prefill{}.Name(),
+			"prefix-cache hit whose prefix ends on a 16-token page boundary taking the page-aligned path (SGLang #22819, prefix_len == block_size): tile=16 instead of 64 (scan --dim prefix)",
+			PrefixBlockPolicy),
 		control("drift-attn-paged-decode", attention.Decode{}.Name(),
 			"paged split-KV decode whose partition follows the page size: one split while pages are at most its 64-token tile, a split per page above (ceil(kv / page) splits, tile 64) (scan --dim page)",
 			PagedDecode),
+		&scheduled{
+			info: Info{Name: "drift-attn-split-kv", Op: attention.Decode{}.Name(), Device: "cpu", Schedule: OracleAttentionSchedule.String(),
+				Models: "FlashDecoding-style split-KV decode: 4 KV splits while requests x heads < 132 SMs and the longest cache has >= 256 tokens, else 1 (scan.ScanGrid: requests x kv)", OnRequest: true},
+			policy: SplitKV,
+		},
 	}
 }

@@ -119,7 +119,7 @@ type scanFlags struct {
 func newScanFlags(fs *flag.FlagSet) *scanFlags {
 	f := &scanFlags{}
 	fs.StringVar(&f.s.Target, "target", "", "target to scan (bitparity list); PREFILL,DECODE: two attention targets, prefill against decode over the KV length")
-	fs.StringVar(&f.s.Dim, "dim", spec.ScanItems, "dimension swept: items (rows, M, decode requests, prefill sequences), pad, position, kv (decode), neighbour (attention: a co-resident request's length, the watched one fixed at --kv or --seq-len), chunk (prefill: chunks of v queries of a --seq-len prompt), page (decode: page size); a model route: requests (decoded together; its items), prompt (the watched request's prompt length); an op package's target: items, neighbours (row r against the same batch with the other rows' values replaced)")
+	fs.StringVar(&f.s.Dim, "dim", spec.ScanItems, "dimension swept: items (rows, M, decode requests, prefill sequences), pad, position, kv (decode), neighbour (attention: a co-resident request's length, the watched one fixed at --kv or --seq-len), chunk (prefill: chunks of v queries of a --seq-len prompt), page (decode: page size), prefix (prefill: a cached prefix of v tokens of a --seq-len prompt); a model route: requests (decoded together; its items), prompt (the watched request's prompt length); an op package's target: items, neighbours (row r against the same batch with the other rows' values replaced)")
 	fs.IntVar(&f.s.From, "from", 0, "first value (default 1; position: 0)")
 	fs.IntVar(&f.s.To, "to", 0, "last value: the largest batch (default: the profile's max_tokens)")
 	fs.IntVar(&f.s.Real, "real", 0, "pad: real items before the filler (default 1)")
