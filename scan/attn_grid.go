@@ -7,6 +7,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // Grid is a two-dimensional map of attn_decode: the requests decoded
@@ -37,6 +38,9 @@ type Grid struct {
 // The rule holds on the values scanned: a KV length between two sampled
 // ones of one rule is assumed to have it.
 func ScanGrid(ctx context.Context, s spec.ScanSpec, kvs []int, opt Options) (*Grid, error) {
+	if t, err := target.Lookup(s.Target); err == nil && s.Op == "" {
+		s.Op = t.Info().Op
+	}
 	if s.Op != spec.OpAttnDecode || (s.Dim != "" && s.Dim != spec.ScanItems) {
 		return nil, fmt.Errorf("%w: a grid scans the requests of attn_decode (dim items) over KV lengths, not %s %s", ErrBadSpec, s.Op, s.Dim)
 	}

@@ -67,6 +67,13 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	kvs, err := parseKVs(*f.gridKV)
+	if err != nil {
+		return usageErr("scan: %v", err)
+	}
+	if kvs != nil && s.Shape.KV == 0 {
+		s.Shape.KV = kvs[0] // each scan of the grid sets its own
+	}
 	scans, skipped, err := scan.Expand(s, p, opt)
 	if err != nil {
 		return scanErr(err)
@@ -77,12 +84,21 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	res := newScanResults(*f.jsonPath, opt.Env, args)
 	found := false
 	for _, sp := range scans {
-		r, err := scanOne(ctx, stdout, stderr, sp, opt, *f.dir)
+		var rs []spec.ScanResult
+		if kvs != nil {
+			rs, err = scanGrid(ctx, stdout, sp, kvs, opt, *f.dir)
+		} else {
+			var r spec.ScanResult
+			r, err = scanOne(ctx, stdout, stderr, sp, opt, *f.dir)
+			rs = append(rs, r)
+		}
 		if err != nil {
 			return err
 		}
-		res.add(r)
-		found = found || r.Verdict == spec.ScanDrift || r.Verdict == spec.ScanFault
+		for _, r := range rs {
+			res.add(r)
+			found = found || r.Verdict == spec.ScanDrift || r.Verdict == spec.ScanFault
+		}
 	}
 	if err := res.write(); err != nil {
 		return err
@@ -107,7 +123,7 @@ type scanFlags struct {
 	s                                                            spec.ScanSpec
 	layers, ffn                                                  *int
 	in, out, dists, shape, dir, jsonPath, cpuProfile, saveInputs *string
-	kernel, kernelPath                                           *string
+	kernel, kernelPath, gridKV                                   *string
 	eps                                                          *float64
 	taps                                                         *bool
 	kpaths                                                       *kernelPaths
@@ -151,6 +167,7 @@ func newScanFlags(fs *flag.FlagSet) *scanFlags {
 	f.saveInputs = fs.String("save-inputs", "", "path scans: write each draw's inputs under this folder (q, k, v as .npy, the draw as case.json), for an independent sweep of the same tensors (scripts/sdpa_sweep.py --inputs)")
 	f.kernel = fs.String("kernel-hash", "", "kernel hash to record (default: the build's, for GPU targets; --kernel: the manifest's image hash)")
 	f.kernelPath = fs.String("kernel", "", "scan the user kernel of this manifest (docs/kernel-abi.md) in a worker subprocess, its largest batch resident on the device (cuda build); a fault or hang is a finding")
+	f.gridKV = fs.String("grid-kv", "", "attn_decode: a two-dimensional map, the requests (--to) scanned at each of these ascending KV lengths, the lengths between two of other rules bisected (e.g. 1,64,256,1024)")
 	f.kpaths = kernelPathFlag(fs)
 	f.prof = addProfileFlag(fs, "the scan takes (gemm: one scan per projection; an op package's target: its dimensions by name)")
 	f.ex = runExecFlags(fs) // --exec CMD: scan an adapter (scan_exec.go)
