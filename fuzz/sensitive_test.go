@@ -127,10 +127,11 @@ func BenchmarkSensitiveDraw(b *testing.B) {
 	const rows = 16
 	defer func(n int) { cacheMinValues = n }(cacheMinValues)
 	for _, tc := range []struct {
+		op   spec.Op
 		draw int
 		kept bool
-	}{{1, false}, {2, false}, {2, true}} {
-		name := fmt.Sprintf("hidden4096/draw%d", tc.draw)
+	}{{spec.OpRMSNorm, 1, false}, {spec.OpRMSNorm, 2, false}, {spec.OpRMSNorm, 2, true}, {spec.OpGEMM, 1, false}, {spec.OpGEMM, 2, false}} {
+		name := fmt.Sprintf("%s/hidden4096/draw%d", tc.op, tc.draw)
 		if tc.kept {
 			name += "/kept"
 		}
@@ -141,7 +142,7 @@ func BenchmarkSensitiveDraw(b *testing.B) {
 				b.Setenv(SensitiveCacheEnv, b.TempDir())
 				cacheMinValues = 0
 			}
-			c := powerCase(spec.OpRMSNorm, 4096, rows, spec.BF16, spec.DistSensitive, 21)
+			c := powerCase(tc.op, 4096, rows, spec.BF16, spec.DistSensitive, 21)
 			c.Draw = tc.draw
 			if _, err := Inputs(c); err != nil { // the chain's earlier draws, kept
 				b.Fatal(err)
