@@ -264,10 +264,7 @@ func GEMMRow(x, w []float32, n, col int, in, out oracle.DType, s oracle.GEMMSche
 	if kk < 4 || lowBits(out) == 0 || col < 0 || col >= n || len(w) != kk*n {
 		return
 	}
-	wc := make([]float32, kk)
-	for k := range wc {
-		wc[k] = w[k*n+col]
-	}
+	wc := GEMMColumn(w, n, col)
 	order := topByMagnitude(wc, 3)
 	coef := []float64{float64(wc[order[0]]), float64(wc[order[1]]), float64(wc[order[2]])}
 	if coef[0] == 0 {
@@ -284,6 +281,26 @@ func GEMMRow(x, w []float32, n, col int, in, out oracle.DType, s oracle.GEMMSche
 	}
 	tu.set = g.Set
 	linearKnobs(tu, x, in, order, coef, 64)
+}
+
+// GEMMColumn is column col of w (K x n, row-major): W[k][col] for every k.
+func GEMMColumn(w []float32, n, col int) []float32 {
+	wc := make([]float32, len(w)/n)
+	for k := range wc {
+		wc[k] = w[k*n+col]
+	}
+	return wc
+}
+
+// GEMMKnob is the finest of GEMMRow's knobs for column wc (GEMMColumn):
+// the element of x with the third largest |W[k][col]|, whose term GEMMRow
+// presets to 2^-13 of the first knob's; -1 for K < 4, where GEMMRow tunes
+// nothing.
+func GEMMKnob(wc []float32) int {
+	if len(wc) < 4 {
+		return -1
+	}
+	return topByMagnitude(wc, 3)[2]
 }
 
 // AttendRow nudges the value cache v of one attention query (q: heads x

@@ -35,16 +35,8 @@ func Space(op spec.Op, in oracle.DType) ([]oracle.Schedule, error) {
 			out = append(out, oracle.LogProbSchedule{Reduce: r})
 		}
 	case spec.OpGEMM:
-		tc := map[oracle.DType]oracle.MMAFormat{oracle.BF16: oracle.MMABF16, oracle.FP16: oracle.MMAFP16, oracle.FP32: oracle.MMATF32}[in]
-		for _, m := range []oracle.MMAFormat{oracle.MMANone, tc} {
-			for _, kt := range []int{0, 64, 128} {
-				for s := 1; s <= 64; s++ {
-					out = append(out, oracle.GEMMSchedule{SplitK: s, Combine: oracle.CrossSequential, MMA: m, KTile: kt})
-					if s > 1 && s&(s-1) == 0 {
-						out = append(out, oracle.GEMMSchedule{SplitK: s, Combine: oracle.CrossTree, MMA: m, KTile: kt})
-					}
-				}
-			}
+		for _, g := range power.GEMMSchedules(in) {
+			out = append(out, g)
 		}
 	case spec.OpAttnPrefill:
 		for t := 1; t <= 1024; t++ {

@@ -43,8 +43,7 @@ func nudgeBoundary(c spec.Case, b *target.Batch, src *target.Source) error {
 	case spec.OpGEMM:
 		g := b.GEMM
 		eachItem(g.M, src, func(i int, item uint64) {
-			col := int(splitmix(c.Seed^item) % uint64(g.N))
-			boundary.GEMMRow(g.X[i*g.K:(i+1)*g.K], g.W, g.N, col, b.In, b.Out, target.OracleGEMMSchedule, item%2 == 1)
+			boundary.GEMMRow(g.X[i*g.K:(i+1)*g.K], g.W, g.N, GEMMColumnOf(c, item), b.In, b.Out, target.OracleGEMMSchedule, item%2 == 1)
 		})
 		return nil
 	case spec.OpLogProb:
@@ -83,6 +82,13 @@ func nudgeBoundary(c spec.Case, b *target.Batch, src *target.Source) error {
 		})
 	}
 	return nil
+}
+
+// GEMMColumnOf is the output column of item item of gemm case c that the
+// boundary and sensitive draws tune and a row's power is measured on:
+// splitmix(seed ^ item) mod n.
+func GEMMColumnOf(c spec.Case, item uint64) int {
+	return int(splitmix(c.Seed^item) % uint64(max(c.Shape.N, 1)))
 }
 
 // eachItem calls fn(i, item) for the n rows of a batch as eachRow does,

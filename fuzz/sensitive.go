@@ -23,11 +23,17 @@ var SensitiveOps = power.Ops
 // measured against (power.NewFamily): around the oracle target's declared
 // schedule of c's op, at c's row length (hidden, vocab).
 func Family(c spec.Case) (*power.Family, error) {
+	in, err := oracle.ParseDType(string(c.In))
+	if err != nil {
+		return nil, fmt.Errorf("family: input dtype: %w", err)
+	}
 	switch c.Op {
 	case spec.OpRMSNorm:
-		return power.NewFamily(c.Op, c.Shape.Hidden, target.OracleRMSNormSchedule)
+		return power.NewFamily(c.Op, c.Shape.Hidden, in, target.OracleRMSNormSchedule)
+	case spec.OpGEMM:
+		return power.NewFamily(c.Op, c.Shape.Hidden, in, target.OracleGEMMSchedule)
 	case spec.OpLogProb:
-		return power.NewFamily(c.Op, c.Shape.Vocab, target.OracleLogProbSchedule)
+		return power.NewFamily(c.Op, c.Shape.Vocab, in, target.OracleLogProbSchedule)
 	}
 	return nil, fmt.Errorf("no schedule family for op %s (want one of %v)", c.Op, SensitiveOps)
 }
@@ -44,8 +50,10 @@ func Family(c spec.Case) (*power.Family, error) {
 //	              i + a<<40 (tensor and σ of the item tensor)
 //
 // each nudged as boundary nudges it, rmsnorm by boundary.RMSNormRows,
-// logprob by boundary.LogProbRow in the compare dtype (a fp32 compare:
-// boundary.LogProbPeak), the target aimed at when i + seed is odd being
+// gemm by boundary.GEMMRow on the row's column (GEMMColumnOf: the one
+// output whose alternatives the row is measured on; none at an fp32
+// output), logprob by boundary.LogProbRow in the compare dtype (a fp32
+// compare: boundary.LogProbPeak), the target aimed at when i + seed is odd being
 // one fp32 ulp to the odd side of the midpoint, else the midpoint itself:
 // the side alternates with the seed, so consecutive draws of a scan (seed,
 // seed+1) put every position on both sides, and a row shows a change of
@@ -64,7 +72,9 @@ func Family(c spec.Case) (*power.Family, error) {
 // SensitiveAttempts nudges (boundary.MaxEvals oracle row evaluations each)
 // and SensitiveAttempts x len(knobVariants) family checks (for rmsnorm a
 // knob step costs each distinct reduction a thread's partial and a
-// combine, power.RMSNormCheck; for logprob |Family| sums of the row).
+// combine, power.RMSNormCheck; for gemm each schedule the rest of the
+// knob's chunk of the column's dot product, power.GEMMCheck; for logprob
+// |Family| sums of the row).
 func sensitiveInputs(c spec.Case) (*target.Batch, error) {
 	b, _, err := sensitiveDraw(c)
 	return b, err
@@ -137,6 +147,7 @@ type sensitiveGen struct {
 	cmp     oracle.DType
 	rt      target.ItemTensor
 	rms     *boundary.RMSNormRows
+	cols    [][]float32 // gemm: slot j's column of W (GEMMColumnOf)
 }
 
 // newSensitiveGen starts the rows of case c with row keys keys (nil: all
@@ -177,6 +188,13 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 	if c.Op == spec.OpRMSNorm {
 		in := b.RMSNorm
 		g.rms = boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
+	}
+	if c.Op == spec.OpGEMM {
+		in := b.GEMM
+		g.cols = make([][]float32, len(keys))
+		for j, i := range keys {
+			g.cols[j] = boundary.GEMMColumn(in.W, in.N, GEMMColumnOf(base, uint64(i)))
+		}
 	}
 	return g, nil
 }
@@ -290,9 +308,13 @@ func (g *sensitiveGen) row(j int, prior power.Set) (power.Set, choice, error) {
 
 // slot is the row of slot j in g.b.
 func (g *sensitiveGen) slot(j int) []float32 {
-	if g.c.Op == spec.OpRMSNorm {
+	switch g.c.Op {
+	case spec.OpRMSNorm:
 		h := g.b.RMSNorm.Hidden
 		return g.b.RMSNorm.X[j*h : (j+1)*h]
+	case spec.OpGEMM:
+		k := g.b.GEMM.K
+		return g.b.GEMM.X[j*k : (j+1)*k]
 	}
 	v := g.b.LogProb.Vocab
 	return g.b.LogProb.Logits[j*v : (j+1)*v]
@@ -343,8 +365,13 @@ var knobVariants = []int{0, 1, -1, 2, -2, 3, -3, 4, -4}
 
 // nudge nudges x, the candidate of slot j, as the boundary draw does.
 func (g *sensitiveGen) nudge(x []float32, j int, odd bool) error {
-	if g.c.Op == spec.OpRMSNorm {
+	switch g.c.Op {
+	case spec.OpRMSNorm:
 		g.rms.Nudge(x, odd)
+		return nil
+	case spec.OpGEMM:
+		in := g.b.GEMM
+		boundary.GEMMRow(x, in.W, in.N, GEMMColumnOf(g.c, uint64(g.keys[j])), g.b.In, g.cmp, target.OracleGEMMSchedule, odd)
 		return nil
 	}
 	t := int(g.b.LogProb.Targets[j])
@@ -357,18 +384,35 @@ func (g *sensitiveGen) nudge(x []float32, j int, odd bool) error {
 }
 
 // knob is the index of the finest knob of x (slot j, nudged): rmsnorm's
-// x[hidden-3] (boundary.RMSNormRow), logprob's target logit.
+// x[hidden-3] (boundary.RMSNormRow), gemm's boundary.GEMMKnob of the
+// row's column (the last element at K < 4), logprob's target logit.
 func (g *sensitiveGen) knob(x []float32, j int) int {
-	if g.c.Op == spec.OpRMSNorm {
+	switch g.c.Op {
+	case spec.OpRMSNorm:
 		return len(x) - 3
+	case spec.OpGEMM:
+		if k := boundary.GEMMKnob(g.cols[j]); k >= 0 {
+			return k
+		}
+		return len(x) - 1
 	}
 	return int(g.b.LogProb.Targets[j])
 }
 
 // check returns a function that stores v in x[k] (x: slot j's candidate)
 // and returns the alternatives x shows then (power.RMSNormCheck;
-// power.Family.LogProb).
+// power.GEMMCheck on the row's column; power.Family.LogProb).
 func (g *sensitiveGen) check(x []float32, j int) (func(k int, v float32) power.Set, error) {
+	if g.c.Op == spec.OpGEMM {
+		c, err := g.f.NewGEMMCheck(x, g.cols[j], g.cmp)
+		if err != nil {
+			return nil, err
+		}
+		return func(k int, v float32) power.Set {
+			c.Set(k, v)
+			return c.Shows()
+		}, nil
+	}
 	if g.c.Op == spec.OpRMSNorm {
 		in := g.b.RMSNorm
 		c, err := g.f.NewRMSNormCheck(x, in.W, in.Eps, g.cmp)
@@ -477,15 +521,18 @@ func keepShown(key string, keys []int, shown []power.Set) {
 	}
 }
 
-// RowPower returns, for each row of batch b of case c (rmsnorm or
-// logprob, its values on the host), the alternatives of f the row shows
-// in c's compare dtype (power.Family.RMSNorm, LogProb), rows checked in
-// parallel.
+// RowPower returns, for each row of batch b of case c (rmsnorm, gemm or
+// logprob, its values on the host; row i is item i), the alternatives of
+// f the row shows in c's compare dtype (power.Family.RMSNorm; GEMM on the
+// row's column GEMMColumnOf, a lower bound of the row's; LogProb), rows
+// checked in parallel.
 func RowPower(c spec.Case, b *target.Batch, f *power.Family) ([]power.Set, error) {
 	var n int
 	switch {
 	case c.Op == spec.OpRMSNorm && b.RMSNorm != nil && b.RMSNorm.X != nil:
 		n = b.RMSNorm.Rows
+	case c.Op == spec.OpGEMM && b.GEMM != nil && b.GEMM.X != nil:
+		n = b.GEMM.M
 	case c.Op == spec.OpLogProb && b.LogProb != nil && b.LogProb.Logits != nil:
 		n = b.LogProb.Rows
 	default:
@@ -498,9 +545,15 @@ func RowPower(c spec.Case, b *target.Batch, f *power.Family) ([]power.Set, error
 	sets := make([]power.Set, n)
 	errs := make([]error, n)
 	eachRow(n, func(i int) {
-		if c.Op == spec.OpRMSNorm {
+		switch c.Op {
+		case spec.OpRMSNorm:
 			in := b.RMSNorm
 			sets[i], errs[i] = f.RMSNorm(in.X[i*in.Hidden:(i+1)*in.Hidden], in.W, in.Eps, cmp)
+			return
+		case spec.OpGEMM:
+			g := b.GEMM
+			wc := boundary.GEMMColumn(g.W, g.N, GEMMColumnOf(c, uint64(i)))
+			sets[i], errs[i] = f.GEMM(g.X[i*g.K:(i+1)*g.K], wc, cmp)
 			return
 		}
 		l := b.LogProb

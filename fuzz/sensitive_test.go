@@ -16,9 +16,12 @@ import (
 func powerCase(op spec.Op, cols, rows int, out spec.DType, dist spec.Dist, seed uint64) spec.Case {
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: op, Relation: spec.RelBatchInvariance,
 		In: spec.BF16, Out: out, Dist: dist, Seed: seed, Eps: 1e-6}
-	if op == spec.OpRMSNorm {
+	switch op {
+	case spec.OpRMSNorm:
 		c.Shape.Hidden = cols
-	} else {
+	case spec.OpGEMM:
+		c.Shape.Hidden, c.Shape.N = cols, 48
+	default:
 		c.Shape.Vocab = cols
 		c.Out = spec.FP32
 		c.Compare = out
@@ -28,10 +31,10 @@ func powerCase(op spec.Op, cols, rows int, out spec.DType, dist spec.Dist, seed 
 }
 
 // TestSensitivePower: one sensitive draw shows more of the family per row
-// than one boundary draw (rmsnorm, logprob; bf16), and a sensitive row's
-// bits never depend on the batch it sits in.
+// than one boundary draw (rmsnorm, gemm, logprob; bf16), and a sensitive
+// row's bits never depend on the batch it sits in.
 func TestSensitivePower(t *testing.T) {
-	for _, op := range []spec.Op{spec.OpRMSNorm, spec.OpLogProb} {
+	for _, op := range SensitiveOps {
 		mean := map[spec.Dist]float64{}
 		for _, d := range []spec.Dist{spec.DistBoundary, spec.DistSensitive} {
 			c := powerCase(op, 256, 16, spec.BF16, d, 5)
@@ -65,14 +68,7 @@ func TestSensitivePower(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, b := small.RMSNorm, large.RMSNorm
-		if op == spec.OpLogProb {
-			if !slices.Equal(small.LogProb.Logits, large.LogProb.Logits[:len(small.LogProb.Logits)]) {
-				t.Errorf("%s: sensitive rows of a batch of 8 differ from the first 8 of 16", op)
-			}
-			continue
-		}
-		if !slices.Equal(a.X, b.X[:len(a.X)]) {
+		if a, b := rowValues(small), rowValues(large); !slices.Equal(a, b[:len(a)]) {
 			t.Errorf("%s: sensitive rows of a batch of 8 differ from the first 8 of 16", op)
 		}
 	}
@@ -108,11 +104,17 @@ func TestSensitiveChain(t *testing.T) {
 	}
 }
 
-func sameBatch(a, b *target.Batch) bool {
-	if a.RMSNorm != nil {
-		return slices.Equal(a.RMSNorm.X, b.RMSNorm.X)
+func sameBatch(a, b *target.Batch) bool { return slices.Equal(rowValues(a), rowValues(b)) }
+
+// rowValues is the per-item tensor of an rmsnorm, gemm or logprob batch.
+func rowValues(b *target.Batch) []float32 {
+	switch {
+	case b.RMSNorm != nil:
+		return b.RMSNorm.X
+	case b.GEMM != nil:
+		return b.GEMM.X
 	}
-	return slices.Equal(a.LogProb.Logits, b.LogProb.Logits)
+	return b.LogProb.Logits
 }
 
 // BenchmarkSensitiveDraw makes sensitive rmsnorm draws of 16 rows at
@@ -125,10 +127,11 @@ func BenchmarkSensitiveDraw(b *testing.B) {
 	const rows = 16
 	defer func(n int) { cacheMinValues = n }(cacheMinValues)
 	for _, tc := range []struct {
+		op   spec.Op
 		draw int
 		kept bool
-	}{{1, false}, {2, false}, {2, true}} {
-		name := fmt.Sprintf("hidden4096/draw%d", tc.draw)
+	}{{spec.OpRMSNorm, 1, false}, {spec.OpRMSNorm, 2, false}, {spec.OpRMSNorm, 2, true}, {spec.OpGEMM, 1, false}, {spec.OpGEMM, 2, false}} {
+		name := fmt.Sprintf("%s/hidden4096/draw%d", tc.op, tc.draw)
 		if tc.kept {
 			name += "/kept"
 		}
@@ -139,7 +142,7 @@ func BenchmarkSensitiveDraw(b *testing.B) {
 				b.Setenv(SensitiveCacheEnv, b.TempDir())
 				cacheMinValues = 0
 			}
-			c := powerCase(spec.OpRMSNorm, 4096, rows, spec.BF16, spec.DistSensitive, 21)
+			c := powerCase(tc.op, 4096, rows, spec.BF16, spec.DistSensitive, 21)
 			c.Draw = tc.draw
 			if _, err := Inputs(c); err != nil { // the chain's earlier draws, kept
 				b.Fatal(err)

@@ -210,12 +210,13 @@ func (p *DecodeProbe) Row(dst []float32) []float32 {
 // change, bitwise as GEMM of that row and column with Out FP32 (schedule
 // s). Without MMA it keeps every prefix of each split's fma chain, so
 // changing x[k] recomputes the chain from k to the end of k's split only;
-// with MMA it recomputes k's split.
+// with MMA it keeps the chain after each tensor-core step, so changing
+// x[k] recomputes the steps from k's to the end of k's split.
 type GEMMProbe struct {
 	x, w  []float32
 	s     GEMMSchedule
 	chunk int
-	pre   []float32 // pre[k+1]: k's split's chain after element k
+	pre   []float32 // pre[k+1]: k's split's chain after element k (MMA: after the step ending at k)
 	parts []float32 // scratch for the combine
 }
 
@@ -240,10 +241,18 @@ func NewGEMMProbe(x, w []float32, s GEMMSchedule) (*GEMMProbe, error) {
 func (p *GEMMProbe) update(k int) {
 	lo := k / p.chunk * p.chunk
 	hi := min(lo+p.chunk, len(p.x))
-	if p.s.MMA != MMANone {
-		a := []float32{0}
-		mmaChain(TensorCoreH200(p.s.MMA), p.x, p.w, 1, lo, hi, a)
-		p.pre[hi] = a[0]
+	if p.s.MMA != MMANone { // mmaChain of one column, from k's step on
+		tc := TensorCoreH200(p.s.MMA)
+		b := lo + (k-lo)/tc.K*tc.K
+		acc := float32(0)
+		if b > lo {
+			acc = p.pre[b]
+		}
+		for ; b < hi; b += tc.K {
+			e := min(b+tc.K, hi)
+			acc = tc.DotAdd(p.x[b:e], p.w[b:e], acc)
+			p.pre[e] = acc
+		}
 		return
 	}
 	acc := float32(0)

@@ -96,7 +96,7 @@ func TestDecodeProbe(t *testing.T) {
 func TestGEMMProbe(t *testing.T) {
 	r := newRNG(19)
 	scheds := []GEMMSchedule{{SplitK: 1, Combine: CrossSequential}, {SplitK: 4, Combine: CrossTree}, {SplitK: 3, Combine: CrossSequential, KTile: 16},
-		{SplitK: 8, Combine: CrossSequential}, {SplitK: 2, Combine: CrossSequential, MMA: MMABF16}}
+		{SplitK: 8, Combine: CrossSequential}, {SplitK: 2, Combine: CrossSequential, MMA: MMABF16}, {SplitK: 5, Combine: CrossSequential, MMA: MMATF32, KTile: 16}}
 	for _, s := range scheds {
 		for _, K := range []int{1, 5, 64, 1000} {
 			const N, col = 3, 1

@@ -25,26 +25,27 @@ import (
 // declared schedule they are compared with.
 type Family struct {
 	Op       spec.Op
-	Cols     int // the row length the alternatives were told apart at
+	Cols     int // the row length the alternatives were told apart at (gemm: K)
 	Declared oracle.Schedule
 	// Alts are the alternatives: explain.Space's schedules of Op (for
 	// rmsnorm and logprob: threads 1..1024 x vec 1,2,4,8 x warp x cross,
-	// and rmsnorm's two output orders), one of each group that runs the
-	// same operations on a row of Cols values, without the declared
-	// schedule's group.
+	// and rmsnorm's two output orders; for gemm GEMMSchedules), one of
+	// each group that runs the same operations on a row of Cols values,
+	// without the declared schedule's group.
 	Alts []oracle.Schedule
 }
 
 // Ops lists the ops Family measures.
-var Ops = []spec.Op{spec.OpRMSNorm, spec.OpLogProb}
+var Ops = []spec.Op{spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb}
 
-// NewFamily returns the family of op at row length cols (hidden, vocab)
-// around the declared schedule. Two reductions run the same operations
-// when they differ only where no row can tell: the vector width of one
-// thread (it visits the row in order whatever the width), the warp order
-// of at most 2 lanes, the cross-warp order of at most 2 warps (a + b
-// either way).
-func NewFamily(op spec.Op, cols int, declared oracle.Schedule) (*Family, error) {
+// NewFamily returns the family of op at row length cols (hidden, gemm's
+// K, vocab) for inputs of dtype in (it picks gemm's tensor core) around
+// the declared schedule. Two reductions run the same operations when
+// they differ only where no row can tell: the vector width of one thread
+// (it visits the row in order whatever the width), the warp order of at
+// most 2 lanes, the cross-warp order of at most 2 warps (a + b either
+// way); gemm's as gemmKey says.
+func NewFamily(op spec.Op, cols int, in oracle.DType, declared oracle.Schedule) (*Family, error) {
 	if cols < 1 {
 		return nil, fmt.Errorf("power: %s family at row length %d, want >= 1", op, cols)
 	}
@@ -76,6 +77,18 @@ func NewFamily(op spec.Op, cols int, declared oracle.Schedule) (*Family, error) 
 		seen[sameOrder(d.Reduce)] = true
 		for _, r := range Reductions() {
 			add(oracle.LogProbSchedule{Reduce: r}, sameOrder(r))
+		}
+	case spec.OpGEMM:
+		d, ok := declared.(oracle.GEMMSchedule)
+		if !ok {
+			return nil, fmt.Errorf("power: gemm family around a %T schedule", declared)
+		}
+		if err := d.Validate(); err != nil {
+			return nil, fmt.Errorf("power: gemm family: declared %w", err)
+		}
+		seen[gemmKey(d, cols)] = true
+		for _, s := range GEMMSchedules(in) {
+			add(s, gemmKey(s, cols))
 		}
 	default:
 		return nil, fmt.Errorf("power: no family for op %s (want one of %v)", op, Ops)

@@ -24,12 +24,12 @@ func TestFamilyAgainstOracle(t *testing.T) {
 		return x
 	}
 	declR := oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 32, Vec: 4, Warp: oracle.WarpButterfly, Cross: oracle.CrossSequential}}
-	fr, err := NewFamily(spec.OpRMSNorm, cols, declR)
+	fr, err := NewFamily(spec.OpRMSNorm, cols, oracle.BF16, declR)
 	if err != nil {
 		t.Fatal(err)
 	}
 	declL := oracle.LogProbSchedule{Reduce: declR.Reduce}
-	fl, err := NewFamily(spec.OpLogProb, cols, declL)
+	fl, err := NewFamily(spec.OpLogProb, cols, oracle.BF16, declL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestFamilySize(t *testing.T) {
 		{spec.OpRMSNorm, oracle.RMSNormSchedule{Reduce: r}, 217},
 		{spec.OpLogProb, oracle.LogProbSchedule{Reduce: r}, 108},
 	} {
-		f, err := NewFamily(tc.op, 768, tc.decl)
+		f, err := NewFamily(tc.op, 768, oracle.BF16, tc.decl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,117 @@ func TestFamilySize(t *testing.T) {
 			t.Errorf("%s: %d alternatives, want %d", tc.op, len(f.Alts), tc.want)
 		}
 	}
-	if _, err := NewFamily(spec.OpGEMM, 768, oracle.GEMMSchedule{SplitK: 1}); err == nil {
-		t.Error("a gemm family: no error")
+	if _, err := NewFamily(spec.OpGEMM, 768, oracle.BF16, oracle.RMSNormSchedule{Reduce: r}); err == nil {
+		t.Error("a gemm family around a reduction: no error")
+	}
+	if _, err := NewFamily(spec.OpAttnDecode, 768, oracle.BF16, oracle.AttentionSchedule{Tile: 64, Splits: 1}); err == nil {
+		t.Error("an attention family: no error")
+	}
+}
+
+// TestGEMMFamilyAgainstOracle: one output of a gemm row shows alternative
+// a exactly when oracle.GEMM gives that output other bits under a than
+// under the declared schedule (split-K with both combines, K tiles, the
+// tensor core of the input dtype), and a knob step through GEMMCheck.Set
+// gives the set of the changed row made afresh.
+func TestGEMMFamilyAgainstOracle(t *testing.T) {
+	const K, N, col = 200, 3, 1
+	rng := rand.New(rand.NewSource(2))
+	decl := oracle.GEMMSchedule{SplitK: 1, Combine: oracle.CrossSequential}
+	for _, dt := range []oracle.DType{oracle.BF16, oracle.FP16, oracle.FP32} {
+		f, err := NewFamily(spec.OpGEMM, K, dt, decl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := func(n int) []float32 {
+			v := make([]float32, n)
+			for j := range v {
+				v[j] = oracle.Round(dt, float32(rng.NormFloat64()))
+			}
+			return v
+		}
+		shown, mma := 0, 0
+		for r := 0; r < 4; r++ {
+			x, w := vals(K), vals(K*N)
+			wc := make([]float32, K)
+			for k := range wc {
+				wc[k] = w[k*N+col]
+			}
+			if r == 3 && dt != oracle.FP32 {
+				// move x[0] (an fp32 value now) so that the output sits
+				// at its rounding midpoint, then walk it until the output
+				// shows some alternative (in bf16 and fp16 an untuned
+				// output shows none)
+				y, err := oracle.GEMM(oracle.GEMMInput{X: x, W: wc, M: 1, K: K, N: 1, Out: oracle.FP32}, decl, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo := oracle.Round(dt, y[0])
+				mid := math.Nextafter32(lo, float32(math.Inf(1))) // the first value above lo that rounds up: the midpoint's side
+				for oracle.Round(dt, mid) == lo {
+					mid = math.Nextafter32(mid, float32(math.Inf(1)))
+				}
+				c, err := f.NewGEMMCheck(x, wc, dt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				base := math.Float32bits(float32(float64(x[0]) + (float64(mid)-float64(y[0]))/float64(wc[0])))
+				for i := 0; i < 1<<12 && (i == 0 || c.Shows().Len() == 0); i++ {
+					d := uint32(i/2 + 1)
+					if i%2 == 1 {
+						d = -d
+					}
+					c.Set(0, math.Float32frombits(base+d))
+				}
+				if c.Shows().Len() == 0 {
+					t.Fatalf("gemm %s: no x[0] near %g shows an alternative", dt, x[0])
+				}
+			}
+			in := oracle.GEMMInput{X: x, W: w, M: 1, K: K, N: N, Out: dt}
+			out := func(s oracle.Schedule) uint32 {
+				y, err := oracle.GEMM(in, s.(oracle.GEMMSchedule), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return math.Float32bits(y[col])
+			}
+			ref := out(decl)
+			got, err := f.GEMM(x, wc, dt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for a, alt := range f.Alts {
+				if diff := out(alt) != ref; diff != got.Has(a) {
+					t.Fatalf("gemm %s row %d, %s: shows %v, the oracle differs %v", dt, r, alt, got.Has(a), diff)
+				}
+				if alt.(oracle.GEMMSchedule).MMA != oracle.MMANone && got.Has(a) {
+					mma++
+				}
+			}
+			shown += got.Len()
+			c, err := f.NewGEMMCheck(x, wc, dt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Set(K/3, oracle.Round(dt, x[K/3]*1.5))
+			fresh, err := f.GEMM(x, wc, dt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := c.Shows(); !sameSet(s, fresh) {
+				t.Fatalf("gemm %s row %d: after Set %v, afresh %v", dt, r, s, fresh)
+			}
+		}
+		if dt == oracle.FP32 && mma == 0 { // an fp32 output shows nearly every alternative
+			t.Errorf("gemm %s: no tensor-core alternative shown in 4 rows", dt)
+		}
+		t.Logf("gemm %s: %d alternatives at K %d, 4 rows' column (the last walked onto a boundary) shows %.1f%% of them", dt, len(f.Alts), K, 100*float64(shown)/float64(4*len(f.Alts)))
+	}
+	f, err := NewFamily(spec.OpGEMM, 8, oracle.BF16, decl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.NewGEMMCheck(make([]float32, 7), make([]float32, 7), oracle.BF16); err == nil {
+		t.Error("a gemm check of a row of 7 values at K 8: no error")
 	}
 }

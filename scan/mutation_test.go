@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"math/rand"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +22,8 @@ import (
 var (
 	mutantPositions = flag.Int("mutant-positions", 24, "TestMutation: positions sampled from the profile's 1..max_tokens")
 	mutantProfile   = flag.String("mutant-profile", "../profile/testdata/small.json", "TestMutation: the profile (hidden, eps, dtype, max_tokens)")
-	mutantOp        = flag.String("mutant-op", "rmsnorm", "TestMutation: rmsnorm or logprob")
+	mutantOp        = flag.String("mutant-op", "rmsnorm,gemm", "TestMutation: the ops, comma-separated: rmsnorm, gemm, logprob")
+	mutantProj      = flag.String("mutant-proj", "qkv", "TestMutation: gemm's projection of the profile (qkv, o, gate_up, down, lm_head)")
 	mutantOut       = flag.String("mutant-out", "", "TestMutation: output (logprob: compare) dtype; the profile's when empty")
 )
 
@@ -78,9 +81,16 @@ func mutationSpec(t *testing.T, op spec.Op, prof string, out spec.DType) spec.Sc
 		out = p.DType
 	}
 	s := spec.ScanSpec{Target: "oracle-" + string(op), Op: op, From: 1, To: p.MaxTokens, In: p.DType, Out: out, Eps: p.Eps, Seed: 7, NoTaps: true, Power: -1}
-	if op == spec.OpLogProb {
+	switch op {
+	case spec.OpLogProb:
 		s.Shape.Vocab, s.Out = p.Vocab, spec.FP32 // a logprob scan compares in fp32
-	} else {
+	case spec.OpGEMM:
+		i := slices.IndexFunc(p.Projections(), func(pr profile.Projection) bool { return pr.Name == *mutantProj })
+		if i < 0 {
+			t.Fatalf("profile %s has no projection %q", p.Name, *mutantProj)
+		}
+		s.Shape.Hidden, s.Shape.N = p.Projections()[i].K, p.Projections()[i].N
+	default:
 		s.Shape.Hidden = p.Hidden
 	}
 	if s, err = Normalize(s); err != nil {
@@ -124,7 +134,8 @@ func coverage(t *testing.T, s spec.ScanSpec, keys []int, draws int) []*power.Cov
 // item alone (a batch of one, the declared schedule). So the share caught is the share of (p, a)
 // pairs the draws' coverage holds:
 //
-//  1. at the test profile (items 1..400, hidden 768, bf16) the rows of
+//  1. at the test profile (items 1..400, hidden 768 (gemm: the qkv
+//     projection, K 768, N 1280), bf16) the rows of
 //     -mutant-positions random positions are made for every draw up to
 //     the scan's most (fuzz.RowShows: a row's bits depend only on the
 //     seed, its key and its draw, never on the batch), and every
@@ -134,9 +145,15 @@ func coverage(t *testing.T, s spec.ScanSpec, keys []int, draws int) []*power.Cov
 //  2. the prediction is checked with real scans of the CPU twin (mutant)
 //     over items 1..16 at an underpowered setting (2 draws, so both
 //     outcomes occur): 3 mutants the coverage holds must be caught, 3 it
-//     lacks must not.
+//     lacks must not (gemm at N 1: a gemm row's power is measured on one
+//     column, a lower bound that is the whole row only there).
 func TestMutation(t *testing.T) {
-	op := spec.Op(*mutantOp)
+	for _, op := range strings.Split(*mutantOp, ",") {
+		t.Run(op, func(t *testing.T) { testMutation(t, spec.Op(op)) })
+	}
+}
+
+func testMutation(t *testing.T, op spec.Op) {
 	s := mutationSpec(t, op, *mutantProfile, spec.DType(*mutantOut))
 	rng := rand.New(rand.NewSource(1))
 	keys := rng.Perm(s.To)[:min(*mutantPositions, s.To)]
@@ -155,12 +172,15 @@ func TestMutation(t *testing.T) {
 	if share := after[len(after)-1].Summary(s.Power).Mean; share < 0.99 {
 		t.Errorf("caught %.2f%% of planted single-row drifts after %d draws, want >= 99%%", 100*share, s.MaxDraws)
 	}
-	if op != spec.OpRMSNorm || *mutantProfile != "../profile/testdata/small.json" {
-		return // the real scans: the test profile's rmsnorm
+	if op == spec.OpLogProb || *mutantProfile != "../profile/testdata/small.json" {
+		return // the real scans: the test profile's rmsnorm and gemm
 	}
 
 	small := s
 	small.To, small.MaxDraws = 16, 2
+	if op == spec.OpGEMM {
+		small.Shape.N = 1 // a row's power is measured on one column: here the whole row
+	}
 	all := make([]int, small.To)
 	for i := range all {
 		all[i] = i
@@ -182,8 +202,8 @@ func TestMutation(t *testing.T) {
 		lo := max(2, pos+1) // batch 1 is item 0 alone, the declared schedule: kept out
 		lo += rng.Intn(small.To - lo + 1)
 		p := &mutant{decl: decl, alt: f.Alts[pa[1]], pos: pos, lo: lo, hi: lo + rng.Intn(small.To-lo+1),
-			rowsFor: func(b *target.Batch) int { return b.RMSNorm.Rows }}
-		name := fmt.Sprintf("test-planted-%d", m)
+			rowsFor: (*target.Batch).Rows}
+		name := fmt.Sprintf("test-planted-%s-%d", op, m)
 		p.info = target.Info{Name: name, Op: op, Device: "cpu", Schedule: decl.String()}
 		registerPlanted.Lock()
 		target.Register(name, func() (target.Target, error) { return p, nil })

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // addPower adds draw k's rows to the scan's power (package power): the
@@ -18,7 +19,7 @@ func (sc *scanner) addPower(k int) error {
 	c := sc.caseFor(k)
 	b := sc.batch
 	sc.batch = nil
-	if b == nil || (b.RMSNorm == nil || b.RMSNorm.X == nil) && (b.LogProb == nil || b.LogProb.Logits == nil) {
+	if !rowsOnHost(b) {
 		var err error
 		if b, err = fuzz.Inputs(c); err != nil {
 			return fmt.Errorf("scan: draw %s, power: %w", sc.draws[k], err)
@@ -32,6 +33,22 @@ func (sc *scanner) addPower(k int) error {
 		return fmt.Errorf("scan: draw %s: %w", sc.draws[k], err)
 	}
 	return nil
+}
+
+// rowsOnHost reports whether batch b holds its rows on the host (rmsnorm,
+// gemm or logprob; a lazy or device batch does not).
+func rowsOnHost(b *target.Batch) bool {
+	switch {
+	case b == nil:
+		return false
+	case b.RMSNorm != nil:
+		return b.RMSNorm.X != nil
+	case b.GEMM != nil:
+		return b.GEMM.X != nil
+	case b.LogProb != nil:
+		return b.LogProb.Logits != nil
+	}
+	return false
 }
 
 // morePower reports whether the power loop adds a draw: the scan asks for

@@ -20,7 +20,8 @@ var ErrBadSpec = errors.New("bad scan")
 // (fuzz.SensitiveOps) take SensitiveDists instead.
 var DefaultDists = []spec.Dist{spec.DistNormal, spec.DistBoundary}
 
-// SensitiveDists are the default draws of rmsnorm and logprob scans:
+// SensitiveDists are the default draws of scans of an op with a family
+// (rmsnorm, gemm, logprob):
 // normal values and sensitive ones (boundary rows re-drawn until they show
 // most of the family of reduction orders, fuzz's sensitive draw).
 var SensitiveDists = []spec.Dist{spec.DistNormal, spec.DistSensitive}
@@ -43,7 +44,7 @@ const (
 //	          prefix: to < seq_len (a query past the prefix)
 //	rows      kv, page: the decode requests (page: 1 when zero); chunk,
 //	          prefix: seqs, the prompts (1 when zero)
-//	dists     DefaultDists when empty (SensitiveDists for rmsnorm and
+//	dists     DefaultDists when empty (SensitiveDists for rmsnorm, gemm and
 //	          logprob); each a known distribution, once
 //	power     the target power, a share in [0, 1] (0: not measured; only
 //	          ops with a family; < 0: DefaultPower for ops with a family,

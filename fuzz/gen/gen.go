@@ -49,7 +49,7 @@ var dists = []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.
 func Dists() []spec.Dist { return slices.Clone(dists) }
 
 // scanOnly are the distributions fuzz.Inputs derives that Case never
-// draws. spec.DistSensitive (rmsnorm and logprob) is a scan's draw: a
+// draws. spec.DistSensitive (rmsnorm, gemm, logprob) is a scan's draw: a
 // sensitive row is the best of up to fuzz.SensitiveAttempts boundary
 // nudges, each followed by family checks, and the scan's power loop adds
 // such draws until every position shows the family (docs/detection.md).
