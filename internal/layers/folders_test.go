@@ -29,6 +29,8 @@ var layer = map[string]int{
 
 	"scan": 5, "corpus": 5, "verdict": 5, "fuzztest": 5,
 
+	"slurm": 6,
+
 	"cmd/bitparity": 6,
 }
 

@@ -62,6 +62,7 @@ var allowed = map[string][]string{
 	"verdict":                {"corpus", "fuzz", "fuzz/external", "target", "spec", "internal/atomicfile"},
 	"fuzztest": {"corpus", "verdict", "fuzz", "target", "spec", "fuzz/external", "fuzz/gen", "fuzz/native", "fuzz/shrink",
 		"internal/atomicfile", "internal/gofuzzfile", "reports/words"},
+	"slurm":         {"verdict", "corpus", "fuzz", "spec", "internal/atomicfile"},
 	"cmd/bitparity": {"*"},
 
 	// The end-to-end transformer's internals, under fuzz/transformer.
