@@ -524,7 +524,7 @@ func runPrintFinding(w io.Writer, n int, f spec.Finding, note string) {
 // grace period and writes it (runDurably). It says so on stderr, so a
 // worker's log shows why it stopped. A second signal ends the process at
 // once (exit 128 + the signal's number): every finding printed is already
-// stored. A --procs or --gpus worker (shardWorkerEnv set) takes every
+// stored. A --procs or --gpus worker (verdict.WorkerEnv set) takes every
 // SIGTERM as the first: its SIGTERM is its parent's death, and Linux sends
 // the parent-death signal again each time it hands the orphan to another
 // thread of the dying parent (seen on a 16-core host: two SIGTERMs, and a
@@ -534,7 +534,7 @@ func stopOnSignal(stderr io.Writer) (ctx context.Context, stop func()) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
-	worker := os.Getenv(shardWorkerEnv) != ""
+	worker := os.Getenv(verdict.WorkerEnv) != ""
 	go func() {
 		select {
 		case s := <-sigs:

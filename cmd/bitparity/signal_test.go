@@ -11,6 +11,7 @@ import (
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // lockedBuffer is a strings.Builder safe for the signal goroutine.
@@ -35,7 +36,7 @@ func (l *lockedBuffer) String() string {
 // and the repeats Linux sends as its dying parent's threads exit do not
 // end it (which would lose the result it is writing); the stop says so.
 func TestStopOnSignalWorker(t *testing.T) {
-	t.Setenv(shardWorkerEnv, "1")
+	t.Setenv(verdict.WorkerEnv, "1")
 	var log lockedBuffer
 	ctx, stop := stopOnSignal(&log)
 	defer stop()
