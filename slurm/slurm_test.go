@@ -39,4 +39,3 @@ func TestSlurmBudgetArithmetic(t *testing.T) {
 		}
 	}
 }
-

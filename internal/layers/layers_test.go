@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/gofuzzfile":    {"spec"},
 	"internal/s3test":        {},
 	"internal/gogc":          {},
+	"internal/lifecycle":     {"internal/gogc"},
 	"internal/npy":           {"internal/atomicfile"},
 	"target":                 {"oracle", "spec"},
 	"gpu":                    {"target", "oracle", "spec", "values", "boundary"},
