@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,33 +63,18 @@ func (p *parallelFlags) apply(c *fuzz.Campaign) error {
 	return nil
 }
 
-// after runs in every campaign process once the result is written: it
-// stores in --corpus the findings the recorder did not (created lists the
-// case files it stored) and says how many case files this run added.
-func (p *parallelFlags) after(stdout io.Writer, res *spec.Result, created []string) error {
-	if p.corpus != "" && !p.parallel() { // a parallel run merged its workers' folders
-		d, err := corpus.Open(context.Background(), p.corpus, true)
-		if err != nil {
-			return fmt.Errorf("run: corpus: %w", err)
-		}
-		added, existing, errs := corpus.ImportResult(d, res)
-		if len(errs) > 0 {
-			return fmt.Errorf("run: corpus %s: %w", p.corpus, errors.Join(errs...))
-		}
-		ours := map[string]bool{}
-		for _, name := range created {
-			ours[name] = true
-		}
-		n, there := len(added), 0
-		for _, name := range existing {
-			if ours[name] {
-				n++ // stored by this run as it was found
-			} else {
-				there++
-			}
-		}
-		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added, %d already there\n", p.corpus, n, there)
+// after says how many case files the run added to --corpus, storing the
+// findings its recorder did not (verdict.Recorder.Keep); a parallel run
+// merged its workers' folders and said so.
+func (p *parallelFlags) after(stdout io.Writer, rec *verdict.Recorder, res *spec.Result) error {
+	if p.corpus == "" || p.parallel() {
+		return nil
 	}
+	added, there, err := rec.Keep(res)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	fmt.Fprintf(stdout, "corpus %s: %d case file(s) added, %d already there\n", p.corpus, added, there)
 	return nil
 }
 

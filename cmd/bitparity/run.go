@@ -254,7 +254,7 @@ func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, run *verdi
 	if werr := rec.Finish(res); werr != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", werr))
 	}
-	if werr := r.par.after(r.stdout, res, rec.Created()); werr != nil {
+	if werr := r.par.after(r.stdout, rec, res); werr != nil {
 		return withCode(spec.ExitInternal, werr)
 	}
 	given := *r.controlCases
