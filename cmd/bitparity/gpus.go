@@ -54,7 +54,7 @@ func (p *parallelFlags) apply(c *fuzz.Campaign) error {
 		return usageErr("run: --procs %d: want a count of processes", p.procs)
 	case p.workDir != "" && !p.parallel():
 		return usageErr("run: --work-dir needs --gpus or --procs")
-	case p.parallel() && runCountPairs(c) == 0:
+	case p.parallel() && c.CountPairs() == 0:
 		return usageErr("run: %v", fuzz.ErrNoPairs)
 	}
 	if err := checkBucket(p.corpus); err != nil { // before the campaign, not after it

@@ -215,7 +215,7 @@ func (r *runState) campaign(ctx context.Context) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *r.seed, *r.dur, runCountPairs(c))
+	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *r.seed, *r.dur, c.CountPairs())
 	run := &verdict.Run{Recorder: rec, Main: c, Progress: prog.Update}
 	if *r.targets == "" && *r.rels == "" && len(r.procs) == 0 && !r.par.parallel() {
 		run.Shares = []*fuzz.Campaign{transformer.ShareCampaign(transformer.Share(*r.dur), *r.seed, r.trainOn, r.inferOn)}
@@ -338,23 +338,6 @@ func runSplitList(s string) []string {
 		}
 	}
 	return out
-}
-
-func runCountPairs(c *fuzz.Campaign) int {
-	n := 0
-	for _, p := range fuzz.PairsNaming(c.Targets) {
-		if len(c.Relations) > 0 && !slices.Contains(c.Relations, p.Relation) {
-			continue
-		}
-		hit := len(c.Targets) == 0
-		for _, t := range p.Targets {
-			hit = hit || slices.Contains(c.Targets, t)
-		}
-		if hit {
-			n++
-		}
-	}
-	return n
 }
 
 func runTargetsOf(f spec.Finding) string {

@@ -17,43 +17,15 @@ func slurmCmd(stdout, stderr io.Writer, args []string) error {
 	if len(args) > 0 && args[0] == "merge" {
 		return slurmMergeCmd(stdout, stderr, args[1:])
 	}
-	fs := flag.NewFlagSet("slurm", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o slurm.Options
-	var sbatchArgs multiFlag
-	fs.StringVar(&o.Dir, "dir", "", "campaign folder `DIR` on a filesystem every node sees: scripts, logs, shard results, merged result and reports (required)")
-	fs.IntVar(&o.Shards, "shards", 0, "number of shards `N`: array tasks 0..N-1, task i runs run --shard i/N (required)")
-	fs.IntVar(&o.GPUsPerTask, "gpus-per-task", 0, "GPUs per array task (#SBATCH --gpus-per-task); with more than 1, each task runs --gpus all over its GPUs")
-	fs.IntVar(&o.CPUsPerTask, "cpus-per-task", 0, "CPUs per array task (#SBATCH --cpus-per-task; 0: the cluster's default)")
-	fs.StringVar(&o.Partition, "partition", "", "Slurm partition of both jobs")
-	fs.StringVar(&o.Account, "account", "", "Slurm account of both jobs")
-	fs.StringVar(&o.Time, "time", "", "time limit of each array task (#SBATCH --time, e.g. 2:00:00); give the campaign's --duration some room")
-	fs.StringVar(&o.Mem, "mem", "", "memory of each array task (#SBATCH --mem, e.g. 16G)")
-	fs.Var(&sbatchArgs, "sbatch-arg", "another #SBATCH line for both jobs, e.g. --qos=long (repeatable)")
-	fs.StringVar(&o.Corpus, "corpus", "", "merged corpus: a folder or bucket URL (s3://, gs://, azblob://, file://) the merge job writes every shard's case files into (default DIR/corpus)")
-	fs.StringVar(&o.Known, "known", "", "comma-separated corpus folders or bucket URLs of known findings, for the merge's verdict (run --known)")
-	fs.StringVar(&o.Bin, "bin", "", "the bitparity binary the jobs run, as the nodes see it (default: this program)")
-	fs.StringVar(&o.Sbatch, "sbatch", "sbatch", "the sbatch program")
-	writeOnly := fs.Bool("write-only", false, "write the folder and scripts, print the commands that submit them, submit nothing")
-	dryRun := fs.Bool("dry-run", false, "print the scripts and the commands, write and submit nothing")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity slurm --dir DIR --shards N [flags] -- [run flags]")
-		fmt.Fprintln(stderr, "       bitparity slurm merge DIR")
-		fmt.Fprintln(stderr, "\nWrites DIR/shard.sbatch (an array job: task i runs `bitparity run --shard i/N` with the run")
-		fmt.Fprintln(stderr, "flags after --), DIR/merge.sbatch (bitparity slurm merge DIR: merged result, reports, corpus,")
-		fmt.Fprintln(stderr, "verdict; it names every shard that failed and the sbatch command that reruns only those)")
-		fmt.Fprintln(stderr, "and DIR/submit.sh, then submits the array and the merge with --dependency=afterany.")
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
-	}
+	fs, o, sbatchArgs, writeOnly, dryRun := slurmFlags(stderr)
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
 	if *dryRun && *writeOnly {
 		return usageErr("slurm: --dry-run and --write-only exclude each other")
 	}
-	o.SbatchArgs, o.RunArgs = sbatchArgs, fs.Args()
-	p, err := slurm.New(o)
+	o.SbatchArgs, o.RunArgs = *sbatchArgs, fs.Args()
+	p, err := slurm.New(*o)
 	if err != nil {
 		return usageErr("slurm: %v", err)
 	}
@@ -65,7 +37,7 @@ func slurmCmd(stdout, stderr io.Writer, args []string) error {
 			return usageErr("slurm: --known: %v", err)
 		}
 	}
-	s, err := slurm.Render(p, o)
+	s, err := slurm.Render(p, *o)
 	if err != nil {
 		return usageErr("slurm: %v", err)
 	}
@@ -92,6 +64,39 @@ func slurmCmd(stdout, stderr io.Writer, args []string) error {
 	fmt.Fprintf(stdout, "submitted merge job %s (after job %s ends)\n", mid, jid)
 	fmt.Fprintf(stdout, "logs %s; the merged result will be %s, its verdict %s\n", at("logs"), at("result.json"), at(slurm.VerdictFile))
 	return nil
+}
+
+// slurmFlags defines bitparity slurm's flags.
+func slurmFlags(stderr io.Writer) (fs *flag.FlagSet, o *slurm.Options, sbatchArgs *multiFlag, writeOnly, dryRun *bool) {
+	fs = flag.NewFlagSet("slurm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o, sbatchArgs = &slurm.Options{}, &multiFlag{}
+	fs.StringVar(&o.Dir, "dir", "", "campaign folder `DIR` on a filesystem every node sees: scripts, logs, shard results, merged result and reports (required)")
+	fs.IntVar(&o.Shards, "shards", 0, "number of shards `N`: array tasks 0..N-1, task i runs run --shard i/N (required)")
+	fs.IntVar(&o.GPUsPerTask, "gpus-per-task", 0, "GPUs per array task (#SBATCH --gpus-per-task); with more than 1, each task runs --gpus all over its GPUs")
+	fs.IntVar(&o.CPUsPerTask, "cpus-per-task", 0, "CPUs per array task (#SBATCH --cpus-per-task; 0: the cluster's default)")
+	fs.StringVar(&o.Partition, "partition", "", "Slurm partition of both jobs")
+	fs.StringVar(&o.Account, "account", "", "Slurm account of both jobs")
+	fs.StringVar(&o.Time, "time", "", "time limit of each array task (#SBATCH --time, e.g. 2:00:00); give the campaign's --duration some room")
+	fs.StringVar(&o.Mem, "mem", "", "memory of each array task (#SBATCH --mem, e.g. 16G)")
+	fs.Var(sbatchArgs, "sbatch-arg", "another #SBATCH line for both jobs, e.g. --qos=long (repeatable)")
+	fs.StringVar(&o.Corpus, "corpus", "", "merged corpus: a folder or bucket URL (s3://, gs://, azblob://, file://) the merge job writes every shard's case files into (default DIR/corpus)")
+	fs.StringVar(&o.Known, "known", "", "comma-separated corpus folders or bucket URLs of known findings, for the merge's verdict (run --known)")
+	fs.StringVar(&o.Bin, "bin", "", "the bitparity binary the jobs run, as the nodes see it (default: this program)")
+	fs.StringVar(&o.Sbatch, "sbatch", "sbatch", "the sbatch program")
+	writeOnly = fs.Bool("write-only", false, "write the folder and scripts, print the commands that submit them, submit nothing")
+	dryRun = fs.Bool("dry-run", false, "print the scripts and the commands, write and submit nothing")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bitparity slurm --dir DIR --shards N [flags] -- [run flags]")
+		fmt.Fprintln(stderr, "       bitparity slurm merge DIR")
+		fmt.Fprintln(stderr, "\nWrites DIR/shard.sbatch (an array job: task i runs `bitparity run --shard i/N` with the run")
+		fmt.Fprintln(stderr, "flags after --), DIR/merge.sbatch (bitparity slurm merge DIR: merged result, reports, corpus,")
+		fmt.Fprintln(stderr, "verdict; it names every shard that failed and the sbatch command that reruns only those)")
+		fmt.Fprintln(stderr, "and DIR/submit.sh, then submits the array and the merge with --dependency=afterany.")
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	return fs, o, sbatchArgs, writeOnly, dryRun
 }
 
 // slurmMergeCmd is `bitparity slurm merge DIR`, the merge job
