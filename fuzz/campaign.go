@@ -326,6 +326,20 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 	return out, nil
 }
 
+// CountPairs is the number of single-op pairs of target and relation the
+// filters select (0 when a filter names no target or relation of this
+// build); a source's jobs are not counted.
+func (c *Campaign) CountPairs() int {
+	ps, err := c.pairs()
+	n := 0
+	for _, p := range ps {
+		if err == nil && p.src == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // source returns the source named name, or nil.
 func (c *Campaign) source(name string) *Source {
 	for _, s := range c.Sources {

@@ -15,10 +15,15 @@
 //   - Recorder is a finding's life: found -> stored -> shrunk, in a corpus
 //     store and a result journal as it happens, so a kill loses nothing
 //     printed.
-//   - Coordinator runs one campaign over several worker processes (--gpus,
-//     --procs) and merges their results and corpus folders; ParseGPUs
-//     maps --gpus to each worker's CUDA_VISIBLE_DEVICES. ReadShard says
-//     which Slurm shards the merge counts (ShardExits).
+//   - Run is one bitparity run: the composite sources' campaigns (the
+//     end-to-end transformer's share, model routes) each for its time
+//     share and the single-op campaign, one result recorded by one
+//     Recorder and judged once (Run.Judge).
+//   - Launch starts one campaign's worker processes (--gpus, --procs) and
+//     Coordinator runs them and merges their results and corpus folders;
+//     ParseGPUs maps --gpus to each worker's CUDA_VISIBLE_DEVICES.
+//     ReadShard says which Slurm shards the merge (package slurm) counts
+//     (ShardExits).
 //
 // verdict sits beside corpus (layer 5): it imports corpus, the engine
 // (fuzz, fuzz/external) and below, never reports or the command.

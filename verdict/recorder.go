@@ -412,3 +412,31 @@ func targetsOf(f spec.Finding) string {
 	}
 	return f.TargetA
 }
+
+// Keep stores in the recorder's store every finding of res it does not
+// hold yet (corpus.ImportResult: the findings of a share or a worker,
+// and any the recorder could not write as found), and counts the case
+// files this run added (those it stored as found among them) and those
+// that were already there. Without a store it does nothing.
+func (r *Recorder) Keep(res *spec.Result) (added, there int, err error) {
+	if r.opts.Store == nil {
+		return 0, 0, nil
+	}
+	fresh, existing, errs := corpus.ImportResult(r.opts.Store, res)
+	if len(errs) > 0 {
+		return 0, 0, fmt.Errorf("corpus %s: %w", r.opts.Where, errors.Join(errs...))
+	}
+	ours := map[string]bool{}
+	for _, name := range r.Created() {
+		ours[name] = true
+	}
+	added = len(fresh)
+	for _, name := range existing {
+		if ours[name] {
+			added++ // stored by this run as it was found
+		} else {
+			there++
+		}
+	}
+	return added, there, nil
+}

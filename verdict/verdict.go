@@ -103,6 +103,10 @@ type Verdict struct {
 	// InvariantFindings counts the findings on invariant targets.
 	InvariantFindings int
 	Stalls            []string
+
+	// share is the share of a Run that failed a campaign that passed
+	// (Run.Judge): Err says what it missed.
+	share *Shared
 }
 
 // Of judges res. A finding whose Expected field is set (the relation that
@@ -199,6 +203,9 @@ func (v *Verdict) Code() int { return v.Status.Code() }
 
 // Err is nil for a pass, else the verdict in one line for the exit.
 func (v *Verdict) Err(res *spec.Result) error {
+	if v.share != nil {
+		return v.share.err()
+	}
 	switch v.Status {
 	case Fail:
 		if len(v.Unexpected) == 0 {

@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"time"
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
@@ -19,11 +15,6 @@ import (
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
 )
-
-// shardWorkerEnv is set in the environment of the worker processes of
-// --procs and --gpus: their SIGTERM is their parent's death, however often
-// the kernel sends it (stopOnSignal).
-const shardWorkerEnv = "BITPARITY_SHARD_WORKER"
 
 // parallelFlags are run's flags for one campaign over several processes:
 // --gpus (one worker per GPU), --procs (CPU worker processes), --shard
@@ -63,7 +54,7 @@ func (p *parallelFlags) apply(c *fuzz.Campaign) error {
 		return usageErr("run: --procs %d: want a count of processes", p.procs)
 	case p.workDir != "" && !p.parallel():
 		return usageErr("run: --work-dir needs --gpus or --procs")
-	case p.parallel() && runCountPairs(c) == 0:
+	case p.parallel() && c.CountPairs() == 0:
 		return usageErr("run: %v", fuzz.ErrNoPairs)
 	}
 	if err := checkBucket(p.corpus); err != nil { // before the campaign, not after it
@@ -72,44 +63,20 @@ func (p *parallelFlags) apply(c *fuzz.Campaign) error {
 	return nil
 }
 
-// after runs in every campaign process once the result is written: it
-// stores in --corpus the findings the recorder did not (created lists the
-// case files it stored) and says how many case files this run added.
-func (p *parallelFlags) after(stdout io.Writer, res *spec.Result, created []string) error {
-	if p.corpus != "" && !p.parallel() { // a parallel run merged its workers' folders
-		d, err := corpus.Open(context.Background(), p.corpus, true)
-		if err != nil {
-			return fmt.Errorf("run: corpus: %w", err)
-		}
-		added, existing, errs := corpus.ImportResult(d, res)
-		if len(errs) > 0 {
-			return fmt.Errorf("run: corpus %s: %w", p.corpus, errors.Join(errs...))
-		}
-		ours := map[string]bool{}
-		for _, name := range created {
-			ours[name] = true
-		}
-		n, there := len(added), 0
-		for _, name := range existing {
-			if ours[name] {
-				n++ // stored by this run as it was found
-			} else {
-				there++
-			}
-		}
-		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added, %d already there\n", p.corpus, n, there)
+// after says how many case files the run added to --corpus, storing the
+// findings its recorder did not (verdict.Recorder.Keep); a parallel run
+// merged its workers' folders and said so.
+func (p *parallelFlags) after(stdout io.Writer, rec *verdict.Recorder, res *spec.Result) error {
+	if p.corpus == "" || p.parallel() {
+		return nil
 	}
+	added, there, err := rec.Keep(res)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	fmt.Fprintf(stdout, "corpus %s: %d case file(s) added, %d already there\n", p.corpus, added, there)
 	return nil
 }
-
-// workerProcs is each of n workers' GOMAXPROCS: an equal share of the
-// host's CPUs, at least 1, so n workers together run about as many
-// goroutines as one process would (a GOMAXPROCS in the parent's
-// environment is passed on instead).
-func workerProcs(n int) int { return max(1, runtime.NumCPU()/max(1, n)) }
-
-// workerExe is the program a worker runs (a test replaces it).
-var workerExe = os.Executable
 
 // childArgs are a worker's arguments: run with every flag the user set,
 // except the parallel ones, --json and --max-cases, which it gets per
@@ -132,91 +99,43 @@ func childArgs(fs *flag.FlagSet, w *verdict.Worker, maxCases int64, withCorpus b
 	return args
 }
 
-// run is `bitparity run --gpus|--procs`: it starts one worker per GPU (or
-// per --procs), worker k running shard k/n of this process's shard (with
-// --shard i/m: shard i+m*k of m*n) and MaxCases' share of it
-// (spec.Shard.Budget), and hands them to verdict.Coordinator, which waits
-// for all and merges their results (findings deduplicated by signature,
-// the earliest kept, cases summed) and corpus folders into --corpus, with
-// what the workers of a killed earlier run left in --work-dir
-// (verdict.Resume). A worker that fails, or leaves no result, is an error;
-// the others are still merged and the work folder is kept.
+// run is `bitparity run --gpus|--procs`: it resolves the GPUs and hands
+// the campaign to verdict.Launch (one worker process per GPU or --procs,
+// each on its shard, merged by verdict.Coordinator into one result and
+// --corpus). A worker that fails is an error; the others are still merged
+// and the work folder is kept.
 func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *flag.FlagSet, maxCases int64) (*spec.Result, error) {
-	var ids []string
+	l := &verdict.Launch{Procs: p.procs, Shard: p.shard, MaxCases: maxCases, Work: p.workDir, Log: stderr,
+		Seed: fs.Lookup("seed").Value.(flag.Getter).Get().(uint64),
+		Args: func(w *verdict.Worker, budget int64) []string { return childArgs(fs, w, budget, p.corpus != "") }}
 	if p.gpus != "" {
 		n, err := gpu.DeviceCount()
 		if err != nil {
 			return nil, withCode(spec.ExitInternal, fmt.Errorf("run --gpus: %w (for CPU worker processes use --procs N)", err))
 		}
-		if ids, err = verdict.ParseGPUs(p.gpus, n, os.Getenv("CUDA_VISIBLE_DEVICES")); err != nil {
+		if l.Devices, err = verdict.ParseGPUs(p.gpus, n, os.Getenv("CUDA_VISIBLE_DEVICES")); err != nil {
 			return nil, usageErr("run: %v", err)
 		}
-	} else {
-		ids = make([]string, p.procs)
 	}
-	exe, err := workerExe()
-	if err != nil {
+	var err error
+	if l.Exe, err = os.Executable(); err != nil {
 		return nil, withCode(spec.ExitInternal, fmt.Errorf("run: find own executable: %w", err))
 	}
-	work, temp := p.workDir, false
-	if work == "" {
-		if work, err = os.MkdirTemp("", "bitparity-run-"); err != nil {
-			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: work folder: %w", err))
-		}
-		temp = true
-	}
-	co := &verdict.Coordinator{Log: stderr}
-	if co.Left, err = verdict.Resume(work, fs.Lookup("seed").Value.(flag.Getter).Get().(uint64), stderr); err != nil {
-		return nil, withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
-	}
-	n := len(ids)
-	host := p.shard
-	if host.Count < 1 {
-		host = spec.Shard{Index: 0, Count: 1}
-	}
-	for k, id := range ids {
-		w := &verdict.Worker{Shard: spec.Shard{Index: host.Index + host.Count*k, Count: host.Count * n},
-			Dir: filepath.Join(work, fmt.Sprintf("shard-%d", k)), Where: "CPU"}
-		budget := spec.Shard{Index: k, Count: n}.Budget(maxCases)
-		if maxCases > 0 && budget == 0 {
-			fmt.Fprintf(stderr, "worker %d: shard %s has no case of the %d-case budget: not started\n", k, w.Shard, maxCases)
-			continue
-		}
-		if err := os.MkdirAll(w.Dir, 0o755); err != nil {
-			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: work folder: %w", err))
-		}
-		cmd := exec.CommandContext(ctx, exe, childArgs(fs, w, budget, p.corpus != "")...)
-		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-		cmd.WaitDelay = 30 * time.Second
-		dieWithParent(cmd)
-		cmd.Env = append(os.Environ(), shardWorkerEnv+"=1")
-		if os.Getenv("GOMAXPROCS") == "" {
-			cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(workerProcs(n)))
-		}
-		if p.gpus != "" {
-			cmd.Env = append(cmd.Env, "CUDA_VISIBLE_DEVICES="+id)
-			w.Where = "GPU " + id
-		}
-		w.Cmd = cmd
-		co.Workers = append(co.Workers, w)
-	}
 	if p.corpus != "" {
-		if co.Corpus, err = corpus.Open(ctx, p.corpus, true); err != nil {
+		if l.Corpus, err = corpus.Open(ctx, p.corpus, true); err != nil {
 			return nil, withCode(spec.ExitInternal, fmt.Errorf("run: corpus: %w", err))
 		}
 	}
-	o, err := co.Run(ctx)
-	if err != nil {
-		return nil, withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
-	}
-	if p.corpus != "" && o.Result != nil {
+	o, err := l.Run(ctx)
+	if o != nil && p.corpus != "" && o.Result != nil {
 		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added from %d worker folder(s), %d already there\n", p.corpus, len(o.Merge.Added), o.Folders, len(o.Merge.Existing))
 	}
-	if err := o.FailedErr(len(co.Workers), work); err != nil {
-		return o.Result, withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
-	}
-	if temp {
-		os.RemoveAll(work)
+	if err != nil {
+		var res *spec.Result
+		if o != nil {
+			res = o.Result
+		}
+		return res, withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}
 	return o.Result, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -25,102 +24,66 @@ func splitModelRoutes(names []string) (models, others []string) {
 	return models, others
 }
 
-// modelRelations reads --relations for a model route: logprob_parity,
-// path_parity or both (none given: both).
-func modelRelations(rels []string) ([]string, error) {
-	if len(rels) == 0 {
-		return []string{spec.RelLogProbParity, spec.RelPathParity}, nil
-	}
-	for _, r := range rels {
-		if r != spec.RelLogProbParity && r != spec.RelPathParity {
-			return nil, usageErr("run: --relations %s: a model route runs %s and %s", r, spec.RelLogProbParity, spec.RelPathParity)
+// routes is `bitparity run --exec` on model routes: each route's campaign
+// (external.RouteCampaign) for an equal share of --duration, in one
+// verdict.Run that records every finding (--corpus with its adapter,
+// --json's journal) and judges the result as a route (verdict.Route). It
+// prints each finding and a summary.
+func (r *runState) routes(ctx context.Context, models []string) error {
+	run := &verdict.Run{}
+	for _, m := range models {
+		c, err := external.RouteCampaign(m, runSplitList(*r.rels), *r.dur/time.Duration(len(models)), *r.seed)
+		if err != nil {
+			return usageErr("run: %v", err)
 		}
+		c.MaxCases, c.NoShrink = *r.maxCases, *r.noShrink
+		run.Routes = append(run.Routes, c)
 	}
-	return rels, nil
-}
-
-// modelRunOpts are the flags of `bitparity run` a model campaign uses.
-type modelRunOpts struct {
-	duration  time.Duration
-	seed      uint64
-	maxCases  int64
-	relations []string
-	known     *verdict.Known // --known: a finding of an open case there does not fail the run
-	noShrink  bool
-	jsonPath  string
-	corpus    string
-	args      []string
-}
-
-// runModelRoutes runs a campaign of a model route's source
-// (external.ModelSource) on each
-// route for an equal share of the duration and records its findings as
-// the single-op campaign does (verdict.Recorder): each one goes to --corpus as a
-// case file with its adapter, and to --json's journal, when found, and its
-// shrunk form replaces it. It prints each finding and a summary, writes
-// the result, and exits 1 when something was found that --known does not
-// list as an open case.
-func runModelRoutes(ctx context.Context, stdout, stderr io.Writer, models []string, o modelRunOpts) error {
-	fmt.Fprintf(stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, %s\n",
-		o.seed, o.duration, models, strings.Join(o.relations, " and "))
-	start := time.Now()
-	head := spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Seed: o.seed, Env: hereEnv(),
-		Args: append([]string{"run"}, o.args...)}
-	rec, err := openRecorder(stderr, o.corpus, o.jsonPath, head)
+	var rels []string
+	for _, j := range run.Routes[0].Sources[0].Jobs {
+		rels = append(rels, j.Relation)
+	}
+	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, %s\n",
+		*r.seed, *r.dur, models, strings.Join(rels, " and "))
+	rec, err := openRecorder(r.stderr, r.par.corpus, *r.jsonPath, r.head())
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	res := head
-	for _, m := range models {
-		c, err := external.RouteCampaign(m, o.relations, o.duration/time.Duration(len(models)), o.seed)
-		if err != nil {
-			rec.Finish(&res)
-			return usageErr("run: %v", err)
-		}
-		c.MaxCases, c.NoShrink, c.OnFound, c.OnFinding = o.maxCases, o.noShrink, rec.Found, rec.Shrunk
-		r, err := c.Run(ctx)
-		if r != nil {
-			res.Cases += r.Cases
-			res.Targets = append(res.Targets, r.Targets...)
-			res.Findings = append(res.Findings, r.Findings...)
-		}
-		if err != nil {
-			rec.Finish(&res)
-			return withCode(spec.ExitInternal, fmt.Errorf("run: model route %s: %w", m, err))
-		}
-	}
-	res.Duration = spec.Duration(time.Since(start))
-	res.Interrupted = ctx.Err() != nil
-	recordAdapters(&res, models)
-	if err := rec.Finish(&res); err != nil {
+	run.Recorder = rec
+	res, err := run.Start(ctx)
+	if err != nil {
+		rec.Finish(res)
 		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}
-	v := verdict.Route(&res, o.known)
-	for i, f := range res.Findings {
-		runPrintFinding(stdout, i+1, f, v.Notes[i])
+	recordAdapters(res, models)
+	if err := rec.Finish(res); err != nil {
+		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}
-	fmt.Fprintln(stdout, "summary")
+	v := run.Judge(res, verdict.Options{Known: r.known})
+	printRoutes(r, res, v)
+	return verdictExit(v, res)
+}
+
+// printRoutes prints a model-route run's findings and summary.
+func printRoutes(r *runState, res *spec.Result, v *verdict.Verdict) {
+	for i, f := range res.Findings {
+		runPrintFinding(r.stdout, i+1, f, v.Notes[i])
+	}
+	fmt.Fprintln(r.stdout, "summary")
 	for _, t := range res.Targets {
-		fmt.Fprintf(stdout, "  %-40s %6d cases %3d finding(s)  %v\n", t.Target, t.Cases, t.Findings, t.Relations)
+		fmt.Fprintf(r.stdout, "  %-40s %6d cases %3d finding(s)  %v\n", t.Target, t.Cases, t.Findings, t.Relations)
 	}
 	if known := len(res.Findings) - len(v.Unexpected); known > 0 {
-		fmt.Fprintf(stdout, "  known findings (--known, not failing the run): %d\n", known)
+		fmt.Fprintf(r.stdout, "  known findings (--known, not failing the run): %d\n", known)
 	}
-	if o.corpus != "" && len(res.Findings) > 0 {
-		fmt.Fprintf(stdout, "case files in %s: bitparity repro --exec CMD FILE replays one\n", o.corpus)
+	if r.par.corpus != "" && len(res.Findings) > 0 {
+		fmt.Fprintf(r.stdout, "case files in %s: bitparity repro --exec CMD FILE replays one\n", r.par.corpus)
 	}
-	if o.jsonPath != "" {
-		fmt.Fprintf(stdout, "result written to %s\n", o.jsonPath)
+	if *r.jsonPath != "" {
+		fmt.Fprintf(r.stdout, "result written to %s\n", *r.jsonPath)
 	}
-	switch v.Status {
-	case verdict.Pass:
-		return nil
-	case verdict.Fail:
-		return &exitError{code: v.Code(), err: fmt.Errorf("%d unexpected finding(s) on the model route", len(v.Unexpected))}
-	case verdict.Interrupted:
-		fmt.Fprintf(stdout, "INTERRUPTED after %s: the verdict covers the %d cases run; not a pass\n",
+	if v.Status == verdict.Interrupted {
+		fmt.Fprintf(r.stdout, "INTERRUPTED after %s: the verdict covers the %d cases run; not a pass\n",
 			time.Duration(res.Duration).Round(time.Millisecond), res.Cases)
-		return &exitError{code: v.Code(), err: fmt.Errorf("interrupted after %s", res.Duration)}
 	}
-	return verdictExit(v, &res)
 }

@@ -8,34 +8,22 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"runtime"
-	"runtime/debug"
-	"runtime/pprof"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/internal/atomicfile"
-	"github.com/bitparity/bitparity/internal/gogc"
+	"github.com/bitparity/bitparity/internal/lifecycle"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 	"github.com/bitparity/bitparity/verdict"
 )
-
-// tuneGC sets the garbage collector's target of a campaign
-// (gogc.Campaign) unless GOGC is set.
-func tuneGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gogc.Campaign)
-	}
-}
 
 // runCmd is `bitparity run`. Exit codes: 0 when nothing unexpected was
 // found (with --expect-controls, the default, findings on drift models are
@@ -59,13 +47,13 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if err := r.check(); err != nil {
 		return err
 	}
-	stopProfiles, err := r.startProfiles()
+	stopProfiles, err := lifecycle.Profiles(*f.cpuProfile, *f.mutexProfile, stderr)
 	if err != nil {
-		return err
+		return usageErr("run: %v", err)
 	}
 	defer stopProfiles()
-	tuneGC()
-	ctx, stop := stopOnSignal(stderr)
+	lifecycle.TuneGC()
+	ctx, stop := lifecycle.StopOnSignal(stderr, os.Getenv(verdict.WorkerEnv) != "")
 	defer stop()
 	workerNames, werr := f.wk.start(stderr)
 	defer f.wk.close(stderr)
@@ -80,12 +68,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 		if len(others) > 0 || len(workerNames) > 0 || *f.targets != "" || f.par.parallel() {
 			return usageErr("run: a model route (%v) runs alone: no other --exec, --kernel, --targets, --procs or --gpus", models)
 		}
-		relations, err := modelRelations(runSplitList(*f.rels))
-		if err != nil {
-			return err
-		}
-		return runModelRoutes(ctx, stdout, stderr, models, modelRunOpts{duration: *f.dur, seed: *f.seed, maxCases: *f.maxCases,
-			relations: relations, known: r.known, noShrink: *f.noShrink, jsonPath: *f.jsonPath, corpus: f.par.corpus, args: args})
+		return r.routes(ctx, models)
 	}
 	if *f.caseJSON != "" {
 		return runOneCase(ctx, stdout, *f.caseJSON, *f.jsonPath, *f.explain, execNames)
@@ -175,30 +158,6 @@ func (r *runState) check() error {
 	return checkOutputDir("corpus", r.par.corpus)
 }
 
-// startProfiles starts --cpuprofile and --mutexprofile; stop writes them.
-func (r *runState) startProfiles() (stop func(), err error) {
-	stopCPU, err := startCPUProfile("run", *r.cpuProfile)
-	if err != nil {
-		return nil, err
-	}
-	if *r.mutexProfile == "" {
-		return stopCPU, nil
-	}
-	f, err := os.Create(*r.mutexProfile)
-	if err != nil {
-		stopCPU()
-		return nil, usageErr("run: --mutexprofile: %v", err)
-	}
-	runtime.SetMutexProfileFraction(1)
-	return func() {
-		if err := pprof.Lookup("mutex").WriteTo(f, 0); err != nil {
-			fmt.Fprintf(r.stderr, "run: --mutexprofile: %v\n", err)
-		}
-		f.Close()
-		stopCPU()
-	}, nil
-}
-
 // newCampaign is the campaign the flags ask for, its targets and relations
 // checked.
 func (r *runState) newCampaign() (*fuzz.Campaign, error) {
@@ -232,94 +191,60 @@ func (r *runState) newCampaign() (*fuzz.Campaign, error) {
 	return c, nil
 }
 
-// campaign runs the campaign (after the transformer's share, in a full
-// one), records and judges its result, and prints it.
+// head is the result's header: when it started, the seed, this host's
+// environment and the command line.
+func (r *runState) head() spec.Result {
+	return spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *r.seed, Env: hereEnv(),
+		Args: append([]string{"run"}, r.args...)}
+}
+
+// campaign is one verdict.Run of the campaign the flags ask for: the
+// end-to-end transformer's share first in a full campaign (every target
+// and relation, in this process), then the single-op campaign, here or in
+// --gpus/--procs workers. It records, judges (verdict.Run.Judge) and
+// prints the result.
 func (r *runState) campaign(ctx context.Context) error {
 	c, err := r.newCampaign()
 	if err != nil {
 		return err
 	}
 	prog := reports.NewProgress(r.stderr, *r.dur)
-	head := spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *r.seed, Env: hereEnv(),
-		Args: append([]string{"run"}, r.args...)}
+	head := r.head()
 	c.Env = head.Env // the findings record the whole fingerprint, the GPU's too
 	rec, err := openRecorder(r.stderr, r.par.corpus, *r.jsonPath, head)
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	// progress counts every finding recorded, found or shrunk, on top of
-	// the cases of the phases before the campaign (the transformer share)
-	var before int64
-	c.Progress = func(s fuzz.Stats) { prog.Update(before+s.Cases, rec.Findings()) }
-	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *r.seed, *r.dur, runCountPairs(c))
-	e2e, err := r.transformerShare(ctx, c, rec, prog)
-	if err != nil {
+	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *r.seed, *r.dur, c.CountPairs())
+	run := &verdict.Run{Recorder: rec, Main: c, Progress: prog.Update}
+	if *r.targets == "" && *r.rels == "" && len(r.procs) == 0 && !r.par.parallel() {
+		run.Shares = []*fuzz.Campaign{transformer.ShareCampaign(transformer.Share(*r.dur), *r.seed, r.trainOn, r.inferOn)}
+	}
+	if r.par.parallel() {
+		run.Elsewhere = func(ctx context.Context) (*spec.Result, error) {
+			return r.par.run(ctx, r.stdout, r.stderr, r.fs, *r.maxCases)
+		}
+	}
+	res, err := run.Start(ctx)
+	prog.Finish()
+	switch {
+	case res != nil:
+		return r.finish(ctx, rec, run, res, err)
+	case errors.Is(err, fuzz.ErrNoPairs):
+		return usageErr("run: %v", err)
+	case r.par.parallel():
 		return err
 	}
-	if e2e != nil {
-		before = e2e.res.Cases
-	}
-	// the campaign generates for all of what is left: shrinking what it
-	// found last may add up to the campaign's grace (3 s) after it
-	c.Duration = max(c.Duration, time.Second)
-	var res *spec.Result
-	if r.par.parallel() {
-		if res, err = r.par.run(ctx, r.stdout, r.stderr, r.fs, *r.maxCases); res == nil {
-			return err
-		}
-		prog.Update(res.Cases, len(res.Findings))
-	} else {
-		res, err = rec.Run(ctx, c, 0)
-		if res != nil {
-			prog.Update(before+res.Cases, max(rec.Findings(), len(res.Findings)))
-		}
-	}
-	prog.Finish()
-	if res == nil {
-		if errors.Is(err, fuzz.ErrNoPairs) {
-			return usageErr("run: %v", err)
-		}
-		return withCode(spec.ExitInternal, err)
-	}
-	return r.finish(ctx, rec, res, e2e, err)
+	return withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 }
 
-// transformerShare runs the end-to-end transformer (train vs inference
-// path) for its share of a full campaign (every target and relation, in
-// this process; nil otherwise) and takes its time from c.Duration. It runs
-// first, so the cases its controls are owed past its share come out of
-// --duration too; the campaign gets what is left, less its shrinking
-// grace (Campaign.Grace).
-func (r *runState) transformerShare(ctx context.Context, c *fuzz.Campaign, rec *verdict.Recorder, prog *reports.Progress) (*e2eRun, error) {
-	if *r.targets != "" || *r.rels != "" || len(r.procs) > 0 || r.par.parallel() {
-		return nil, nil
+// finish records the result, judges it (verdict.Run.Judge) and prints
+// it; runErr is the campaign's own error.
+func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, run *verdict.Run, res *spec.Result, runErr error) error {
+	for _, s := range run.Shared {
+		printShare(r.stdout, s, r.trainOn, r.inferOn)
 	}
-	// its unexpected findings are kept as they are found, and its cases
-	// counted as they run: a signal during the share loses none of them
-	hooks := e2eHooks{found: rec.Found, shrunk: rec.Shrunk,
-		progress: func(s fuzz.Stats) { prog.Update(s.Cases, rec.Findings()) }}
-	e2e, err := runTransformerFirst(ctx, transformer.Share(*r.dur), *r.seed, r.trainOn, r.inferOn, hooks)
-	if err != nil && ctx.Err() == nil {
-		return nil, withCode(spec.ExitInternal, fmt.Errorf("run: transformer: %w", err))
-	}
-	if e2e != nil {
-		c.Duration -= e2e.took
-		prog.Update(e2e.res.Cases, rec.Findings())
-	}
-	return e2e, nil
-}
-
-// finish folds the transformer's share into res, records it, judges it
-// (verdict.Of) and prints it; runErr is the campaign's own error.
-func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, res *spec.Result, e2e *e2eRun, runErr error) error {
-	if ctx.Err() != nil {
-		res.Interrupted = true
-	}
-	var share *verdict.Verdict
-	if e2e != nil {
-		share = e2e.fold(r.stdout, res)
-	}
-	res.Stalls = append(res.Stalls, processStalls()...)
+	res.Stalls = append(res.Stalls, external.StallsWithin()...)
 	stalls := verdict.Stalls(res, *r.minCases, r.procs)
 	res.Args = append([]string{"run"}, r.args...)
 	if *r.explain {
@@ -329,14 +254,14 @@ func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, res *spec.
 	if werr := rec.Finish(res); werr != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", werr))
 	}
-	if werr := r.par.after(r.stdout, res, rec.Created()); werr != nil {
+	if werr := r.par.after(r.stdout, rec, res); werr != nil {
 		return withCode(spec.ExitInternal, werr)
 	}
 	given := *r.controlCases
 	if *r.maxCases > 0 {
 		given = 0 // the run's work was the user's to bound
 	}
-	v := verdict.Of(res, verdict.Options{ExpectControls: *r.expect, Known: r.known, Stalls: stalls, ControlCases: given})
+	v := run.Judge(res, verdict.Options{ExpectControls: *r.expect, Known: r.known, Stalls: stalls, ControlCases: given})
 	runPrintResult(r.stdout, res, v)
 	r.prof.report(r.stdout) // the batch sizes drawn at --profile (profile.go)
 	if *r.jsonPath != "" {
@@ -344,9 +269,6 @@ func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, res *spec.
 	}
 	if runErr != nil {
 		return withCode(spec.ExitInternal, runErr)
-	}
-	if st := verdict.WithShare(v, share); st != v.Status {
-		return &exitError{code: st.Code(), err: fmt.Errorf("transformer: %w", shareErr(share, e2e.res.Targets))}
 	}
 	return verdictExit(v, res)
 }
@@ -416,23 +338,6 @@ func runSplitList(s string) []string {
 		}
 	}
 	return out
-}
-
-func runCountPairs(c *fuzz.Campaign) int {
-	n := 0
-	for _, p := range fuzz.PairsNaming(c.Targets) {
-		if len(c.Relations) > 0 && !slices.Contains(c.Relations, p.Relation) {
-			continue
-		}
-		hit := len(c.Targets) == 0
-		for _, t := range p.Targets {
-			hit = hit || slices.Contains(c.Targets, t)
-		}
-		if hit {
-			n++
-		}
-	}
-	return n
 }
 
 func runTargetsOf(f spec.Finding) string {
@@ -519,72 +424,12 @@ func runPrintFinding(w io.Writer, n int, f spec.Finding, note string) {
 	fmt.Fprintln(w)
 }
 
-// stopOnSignal returns a context cancelled by the first SIGINT or SIGTERM:
-// the run stops generating cases, shrinks what was found for a bounded
-// grace period and writes it (runDurably). It says so on stderr, so a
-// worker's log shows why it stopped. A second signal ends the process at
-// once (exit 128 + the signal's number): every finding printed is already
-// stored. A --procs or --gpus worker (shardWorkerEnv set) takes every
-// SIGTERM as the first: its SIGTERM is its parent's death, and Linux sends
-// the parent-death signal again each time it hands the orphan to another
-// thread of the dying parent (seen on a 16-core host: two SIGTERMs, and a
-// worker that died without its result). stop releases the signals.
-func stopOnSignal(stderr io.Writer) (ctx context.Context, stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	worker := os.Getenv(shardWorkerEnv) != ""
-	go func() {
-		select {
-		case s := <-sigs:
-			fmt.Fprintf(stderr, "run: %v: stopping; what was found is shrunk for a bounded time and written (a second signal ends the run at once)\n", s)
-			cancel()
-		case <-done:
-			return
-		}
-		for {
-			select {
-			case s := <-sigs:
-				if worker && s == syscall.SIGTERM {
-					fmt.Fprintf(stderr, "run: %v again: the parent's death, signalled once for each of its threads; still stopping\n", s)
-					continue
-				}
-				fmt.Fprintf(stderr, "run: %v again: exiting at once\n", s)
-				n := 2
-				if sig, ok := s.(syscall.Signal); ok {
-					n = int(sig)
-				}
-				os.Exit(128 + n)
-			case <-done:
-				return
-			}
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(sigs)
-		close(done)
-		cancel()
-	}
-}
-
 // startCPUProfile starts a CPU profile of the command into path (none
 // when path is empty) and returns what stops it; a file that cannot be
 // written is a usage error.
 func startCPUProfile(cmd, path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
+	if stop, err = lifecycle.CPUProfile(path); err != nil {
+		return nil, usageErr("%s: %v", cmd, err)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, usageErr("%s: --cpuprofile: %v", cmd, err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, usageErr("%s: --cpuprofile: %v", cmd, err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
+	return stop, nil
 }

@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/bitparity/bitparity/slurm"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -75,34 +74,6 @@ func TestSlurmUsage(t *testing.T) {
 	}
 }
 
-// TestSlurmBudgetArithmetic: the shard script's own arithmetic, run by
-// bash, gives each task spec.Shard.Budget of --max-cases.
-func TestSlurmBudgetArithmetic(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
-	line := regexp.MustCompile(`(?m)^budget=.*$`)
-	for _, tc := range []struct{ m, n int64 }{{400, 4}, {1000, 3}, {7, 7}, {10, 4}, {1 << 40, 5}} {
-		sf := &slurmFlags{}
-		sf.render(&slurmPlan{Dir: "/d", Bin: "/b", Shards: int(tc.n), MaxCases: tc.m})
-		expr := line.FindString(sf.shardScript)
-		if expr == "" {
-			t.Fatalf("no budget line in\n%s", sf.shardScript)
-		}
-		for i := int64(0); i < tc.n; i++ {
-			out, err := exec.Command(bash, "-c", "i="+strconv.FormatInt(i, 10)+"; "+expr+"; echo $budget").Output()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-			if want := (spec.Shard{Index: int(i), Count: int(tc.n)}).Budget(tc.m); got != want {
-				t.Errorf("m %d n %d shard %d: script budget %d, Shard.Budget %d", tc.m, tc.n, i, got, want)
-			}
-		}
-	}
-}
-
 // slurmShardArgs is the CPU campaign the Slurm tests shard: one drift
 // model with its oracle over three relations, without shrinking (the
 // signatures then do not depend on a shrink budget under load), 400 cases.
@@ -128,13 +99,13 @@ func runShardHere(t *testing.T, dir string, i, n int, maxCases int64) {
 	}
 }
 
-func readVerdict(t *testing.T, dir string) slurmVerdictT {
+func readVerdict(t *testing.T, dir string) slurm.Verdict {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, slurmVerdict))
+	b, err := os.ReadFile(filepath.Join(dir, slurm.VerdictFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v slurmVerdictT
+	var v slurm.Verdict
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)
 	}

@@ -81,3 +81,7 @@ func (u unsupportedAs) Run(ctx context.Context, b *target.Batch, rows []int) (*t
 	}
 	return o, err
 }
+
+// closeProcesses closes the process targets, waiting for them at most
+// external.EndWait.
+func closeProcesses(stderr io.Writer) { external.CloseAllWithin(stderr) }

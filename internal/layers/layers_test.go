@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/gofuzzfile":    {"spec"},
 	"internal/s3test":        {},
 	"internal/gogc":          {},
+	"internal/lifecycle":     {"internal/gogc"},
 	"internal/npy":           {"internal/atomicfile"},
 	"target":                 {"oracle", "spec", "ops", "ops/all", "ops/rmsnorm", "ops/gemm", "ops/logprob", "ops/attention"},
 	"gpu":                    {"target", "oracle", "spec", "values", "boundary"},
@@ -66,6 +67,7 @@ var allowed = map[string][]string{
 	"verdict":                {"corpus", "fuzz", "fuzz/external", "target", "spec", "internal/atomicfile"},
 	"fuzztest": {"corpus", "verdict", "fuzz", "target", "spec", "fuzz/external", "fuzz/gen", "fuzz/native", "fuzz/shrink",
 		"internal/atomicfile", "internal/gofuzzfile", "reports/words"},
+	"slurm":         {"verdict", "corpus", "fuzz", "spec", "internal/atomicfile"},
 	"cmd/bitparity": {"*"},
 
 	// The end-to-end transformer's internals, under fuzz/transformer.

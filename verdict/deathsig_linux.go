@@ -1,4 +1,4 @@
-package main
+package verdict
 
 import (
 	"os/exec"
@@ -11,7 +11,7 @@ import (
 // stops like on any SIGTERM and leaves its findings in its shard folder.
 // The kernel may send the signal more than once (once for each thread of
 // the dying parent the worker is handed to); a worker takes the repeats
-// as the first (stopOnSignal).
+// as the first (the command's signal handling).
 func dieWithParent(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
