@@ -87,3 +87,81 @@ func mustTarget(t *testing.T, name string) target.Target {
 	}
 	return tg
 }
+
+// TestUserHeldCheckPrefixes: the bulk check of a held user kernel's
+// prefixes flags exactly the prefixes whose Run has rows differing from
+// the same rows alone, each with its count of such rows (the drifting
+// example kernel differs at rows % 32 == 0, the invariant one nowhere),
+// and the held batch still runs after it.
+func TestUserHeldCheckPrefixes(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"rmsnorm_drift", "rmsnorm_invariant"} {
+		k, err := NewUserKernel(exampleManifest(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := fuzz.Inputs(userCase(70, 96, spec.BF16, spec.BF16, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := HoldUserKernel(k, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone, err := h.Alone(ctx, 70)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := alone.ToHost(); err != nil {
+			t.Fatal(err)
+		}
+		want := map[int]int{}
+		for v := 1; v <= 70; v++ {
+			o, err := h.Run(ctx, seq(v))
+			if err == nil {
+				err = o.ToHost()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := range v {
+				for j := r * o.Cols; j < (r+1)*o.Cols; j++ {
+					if math.Float32bits(o.Values[j]) != math.Float32bits(alone.Values[j]) {
+						want[v]++
+						break
+					}
+				}
+			}
+			o.Release()
+		}
+		diffs, err := h.CheckPrefixes(ctx, 1, 70, alone, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int]int{}
+		for _, d := range diffs {
+			got[d.Items] = d.Rows
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: the bulk check flagged %v, the runs differ at %v", name, got, want)
+		}
+		for v, n := range want {
+			if got[v] != n {
+				t.Errorf("%s: prefix %d: the bulk check flagged %d rows, the run differs in %d", name, v, got[v], n)
+			}
+		}
+		if name == "rmsnorm_drift" && len(want) == 0 {
+			t.Errorf("%s: no prefix differs from its rows alone", name)
+		}
+		if name == "rmsnorm_invariant" && len(want) != 0 {
+			t.Errorf("%s: prefixes %v differ from their rows alone", name, want)
+		}
+		if o, err := h.Run(ctx, []int{4, 2}); err != nil {
+			t.Errorf("%s: run after the bulk check: %v", name, err)
+		} else {
+			o.Release()
+		}
+		alone.Release()
+		h.Release()
+	}
+}
