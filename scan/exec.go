@@ -54,10 +54,15 @@ type execHeld struct {
 
 // aheadRows bounds the output rows of one frame of prefix steps asked
 // for ahead, and aheadSteps its steps: a frame's work and its reply (16
-// bytes a row) stay bounded.
+// bytes a row) stay bounded. An adapter that compares with the items
+// alone (external.Target.ComparesAlone) answers only the rows that differ,
+// so its frames take more: aheadAloneRows and aheadAloneSteps (fewer round
+// trips, and fewer waits for its device between them).
 const (
-	aheadRows  = 1 << 20
-	aheadSteps = 64
+	aheadRows       = 1 << 20
+	aheadSteps      = 64
+	aheadAloneRows  = 1 << 23
+	aheadAloneSteps = 512
 )
 
 func (h *execHeld) resident() bool { return true }
@@ -104,15 +109,21 @@ func (h *execHeld) step(ctx context.Context, ids []int, each bool) (*target.Outp
 
 // prefix answers the step of the first n held items: from the steps asked
 // for ahead, else in one frame with the prefixes n+1, n+2, ... that follow
-// it (up to aheadSteps steps and aheadRows rows, within the held items).
+// it (up to aheadSteps steps and aheadRows rows, aheadAloneSteps and
+// aheadAloneRows for an adapter that compares with the items alone, within
+// the held items).
 func (h *execHeld) prefix(ctx context.Context, n int) (*external.Step, error) {
 	if st, ok := h.ahead[n]; ok {
 		delete(h.ahead, n)
 		return st, nil
 	}
+	maxSteps, maxRows := aheadSteps, aheadRows
+	if h.t.ComparesAlone() {
+		maxSteps, maxRows = aheadAloneSteps, aheadAloneRows
+	}
 	sizes := []int{n}
 	rows := n * h.kr
-	for m := n + 1; m <= h.b.Items() && len(sizes) < aheadSteps && rows+m*h.kr <= aheadRows; m++ {
+	for m := n + 1; m <= h.b.Items() && len(sizes) < maxSteps && rows+m*h.kr <= maxRows; m++ {
 		sizes = append(sizes, m)
 		rows += m * h.kr
 	}
