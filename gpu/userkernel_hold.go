@@ -38,8 +38,20 @@ type UserHeld struct {
 	ptrs     map[string]*buffer // the bulk check's launch arguments: bufs and the step's output
 }
 
+// IsUserKernel reports whether t is a user kernel NewUserKernel made (in
+// this process: a scan's worker).
+func IsUserKernel(t target.Target) bool {
+	_, ok := t.(*userKernel)
+	return ok
+}
+
 // HoldUserKernel uploads batch b for user kernel t (a target NewUserKernel
-// made). Other targets are not held: the error wraps target.ErrUnsupported.
+// made). The rows of a lazy rmsnorm batch (fuzz.LazyInputs: sizes and
+// weights, a case of generator version 2) are made on the device instead,
+// by the case's generator (and nudged there for a boundary case), as a GPU
+// rmsnorm target's held batch makes them (Target.Hold): only the weights
+// are uploaded. Other targets, and other lazy batches, are not held: the
+// error wraps target.ErrUnsupported.
 func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 	k, ok := t.(*userKernel)
 	if !ok {
@@ -47,6 +59,9 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 	}
 	if err := b.Validate(); err != nil {
 		return nil, err
+	}
+	if b.Lazy() && (b.Op != spec.OpRMSNorm || !generates(spec.OpRMSNorm, b.Source)) {
+		return nil, fmt.Errorf("gpu: hold for %s: the device does not make the rows of this lazy %s batch: %w", k.info.Name, b.Op, target.ErrUnsupported)
 	}
 	m := k.m
 	if b.Op != m.Op {
@@ -71,6 +86,9 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 	err = d.do(func() error {
 		for _, name := range slices.Sorted(maps.Keys(h.in.Tensors)) {
 			v := h.in.Tensors[name]
+			if b.Lazy() && name == "x" {
+				continue // made below, once the weights it is nudged with are there
+			}
 			var buf *buffer
 			var err error
 			size := dsize(h.dt)
@@ -89,6 +107,14 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 				h.rowBytes[name] = n / h.rows * size
 			}
 		}
+		if !b.Lazy() {
+			return nil
+		}
+		x, err := d.generatedRows(b, b.RMSNorm, h.bufs["w"])
+		if err != nil {
+			return err
+		}
+		h.bufs["x"], h.rowBytes["x"] = x, b.RMSNorm.Hidden*dsize(h.dt)
 		return nil
 	})
 	h.in.Tensors = nil // the values live on the device now

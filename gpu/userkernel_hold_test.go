@@ -4,7 +4,9 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
@@ -163,5 +165,74 @@ func TestUserHeldCheckPrefixes(t *testing.T) {
 		}
 		alone.Release()
 		h.Release()
+	}
+}
+
+// TestUserHeldLazy: a held user kernel's lazy rmsnorm batch (rows made on
+// the device, a boundary draw's nudged there) gives the bits of the same
+// case made on the host and uploaded, for a prefix, a gather and the rows
+// alone; a lazy batch of generator version 1 is not held.
+func TestUserHeldLazy(t *testing.T) {
+	k, err := NewUserKernel(exampleManifest(t, "rmsnorm_drift"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	bitsOf := func(o *target.Output, err error) []uint32 {
+		t.Helper()
+		if err == nil {
+			err = o.ToHost()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Release()
+		b := make([]uint32, len(o.Values))
+		for i, v := range o.Values {
+			b[i] = math.Float32bits(v)
+		}
+		return b
+	}
+	for _, dist := range []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy} {
+		c := userCase(70, 96, spec.BF16, spec.BF16, 3)
+		c.GenVersion, c.Dist = 2, dist
+		lb, err := fuzz.LazyInputs(c)
+		if err != nil || !lb.Lazy() {
+			t.Fatalf("%s: lazy %v, %v", dist, lb != nil && lb.Lazy(), err)
+		}
+		hb, err := fuzz.Inputs(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy, err := HoldUserKernel(k, lb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, err := HoldUserKernel(k, hb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ids := range [][]int{seq(70), seq(33), {5, 6, 7, 40, 0, 69}} {
+			if !slices.Equal(bitsOf(lazy.Run(ctx, ids)), bitsOf(host.Run(ctx, ids))) {
+				t.Errorf("%s: batch of %d rows: the device-made rows give other bits than the host-made", dist, len(ids))
+			}
+		}
+		if !slices.Equal(bitsOf(lazy.Alone(ctx, 70)), bitsOf(host.Alone(ctx, 70))) {
+			t.Errorf("%s: rows alone differ", dist)
+		}
+		lazy.Release()
+		host.Release()
+	}
+	c := userCase(8, 32, spec.BF16, spec.BF16, 3)
+	c.GenVersion = 1
+	lb, err := fuzz.LazyInputs(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := HoldUserKernel(k, lb); !errors.Is(err, target.ErrUnsupported) {
+		if h != nil {
+			h.Release()
+		}
+		t.Errorf("a lazy batch of generator version 1: %v, want ErrUnsupported", err)
 	}
 }
