@@ -407,7 +407,7 @@ fi
 
 # 6. The scan benchmark: scan, torch loop, copy bandwidth.
 if begin bench 45; then
-	timed bench "$(limit 120)" env BITPARITY="$bin" OUTDIR="$logs/bench" bash scripts/bench-scan-gpu.sh
+	timed bench "$(limit "${BENCH_LIMIT:-120}")" env BITPARITY="$bin" OUTDIR="$logs/bench" bash scripts/bench-scan-gpu.sh
 	expect bench 0
 	{
 		echo "bench: scripts/bench-scan-gpu.sh (make bench-scan-gpu): exit $rc in $secs s"
