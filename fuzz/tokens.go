@@ -7,6 +7,7 @@ import (
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
+	"github.com/bitparity/bitparity/values"
 )
 
 // The token ops (rmsnorm, gemm, logprob) have one row per item: a row of
@@ -49,7 +50,42 @@ func weights(c spec.Case, in oracle.DType, like *target.Batch) ([]float32, error
 		}
 		return w, err
 	}
-	return fill(c, tensorW, spec.DistNormal, in, 1/math.Sqrt(float64(s.Hidden)), s.Hidden, s.N, nil)
+	w := gemmWeights(c, in)
+	return fill(c, w.ID, w.Dist, in, w.Scale, s.Hidden, s.N, nil)
+}
+
+// gemmWeights is the recipe of gemm case c's W (input dtype in).
+func gemmWeights(c spec.Case, in oracle.DType) values.Tensor {
+	return values.Tensor{Seed: c.Seed, ID: tensorW, Dist: spec.DistNormal, DType: in, Scale: 1 / math.Sqrt(float64(c.Shape.Hidden))}
+}
+
+// GEMMTensors returns the recipes of gemm case c's tensors for a device
+// that makes them itself by generator version 2 (gpu.HoldGEMMCase): x,
+// the case's Rows rows of K values, row i keyed i (a boundary case's
+// rows generated as normal, then nudged as nudgeBoundary nudges them), and
+// w, K rows of N values, row k keyed k. Inputs(c) makes the same bits on
+// the host. The shape and memory budget are checked as Inputs checks
+// them; a case of another op or generator version, with explicit data, or
+// of the sensitive distribution (its rows are chosen on the host) is
+// refused with an error wrapping target.ErrUnsupported.
+func GEMMTensors(c spec.Case) (x, w values.Tensor, err error) {
+	if c.Op != spec.OpGEMM || c.GenVersion != 2 || c.Data != nil || c.Dist == spec.DistSensitive {
+		return x, w, fmt.Errorf("gemm tensors of a %s case, generator version %d (data %t, dist %q): %w",
+			c.Op, c.GenVersion, c.Data != nil, c.Dist, target.ErrUnsupported)
+	}
+	in, _, err := caseDTypes(c)
+	if err != nil {
+		return x, w, err
+	}
+	s := c.Shape
+	n := s.Rows
+	if err := firstErr(positive("rows", n), positive("hidden (K)", s.Hidden), positive("n", s.N),
+		budget(c, spec.SatMul(n, s.Hidden), spec.SatMul(s.Hidden, s.N))); err != nil {
+		return x, w, err
+	}
+	rt := itemTensor(c)
+	x = values.Tensor{Seed: c.Seed, ID: rt.ID, Dist: rt.Dist, DType: in, Scale: rt.Scale}
+	return x, gemmWeights(c, in), nil
 }
 
 // tokenInputs sets b's op field for token-op case c with len(ids) items,

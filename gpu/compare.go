@@ -195,10 +195,13 @@ func (d *Device) finishCompare(sl *slot, ra, rb []int) ([]target.RowDiff, error)
 	pairs := make([]int, cnt)
 	err := d.do(func() error {
 		host := d.stage(4 * 8 * n)
-		for f := 0; f < 4; f++ { // the first cnt entries of pair, count, first, ulps
-			if err := d.fromDevice(host[f*8*n:f*8*n+8*cnt], sl.res, 8+f*8*n); err != nil {
+		for f := 0; f < 4; f++ { // the first cnt entries of pair, count, first, ulps: four copies, one wait
+			if err := d.queueFromDevice(host[f*8*n:f*8*n+8*cnt], sl.res, 8+f*8*n); err != nil {
 				return fmt.Errorf("gpu compare: read the summaries: %w", err)
 			}
+		}
+		if err := d.stream.Synchronize(); err != nil {
+			return fmt.Errorf("gpu compare: read the summaries: %w", err)
 		}
 		for s := range diffs {
 			g := func(f int) uint64 { return binary.LittleEndian.Uint64(host[f*8*n+8*s:]) }

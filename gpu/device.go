@@ -318,14 +318,24 @@ func (d *Device) toDevice(host []byte) (*buffer, error) {
 // fromDevice copies len(host) bytes at byte offset off of b into host, in
 // the lane's stream order, and waits for them (under do).
 func (d *Device) fromDevice(host []byte, b *buffer, off int) error {
+	if err := d.queueFromDevice(host, b, off); err != nil {
+		return err
+	}
+	if err := d.stream.Synchronize(); err != nil {
+		return fmt.Errorf("gpu: copy %d bytes to the host: %w", len(host), err)
+	}
+	return nil
+}
+
+// queueFromDevice queues fromDevice's copy and does not wait: host must
+// stay untouched until the stream is synchronized (under do). Several
+// copies queued so and one wait cost one round trip.
+func (d *Device) queueFromDevice(host []byte, b *buffer, off int) error {
 	if len(host) == 0 {
 		return nil
 	}
 	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&host[0]), b.ptr+cu.DevicePtr(off), int64(len(host)), d.stream); err != nil {
 		return fmt.Errorf("gpu: queue a copy of %d bytes to the host: %w", len(host), err)
-	}
-	if err := d.stream.Synchronize(); err != nil {
-		return fmt.Errorf("gpu: copy %d bytes to the host: %w", len(host), err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
+	"github.com/bitparity/bitparity/values"
 )
 
 // GEMMHeld is a gemm batch kept on the device for a scan: X (M x K) and W
@@ -49,21 +50,111 @@ func HoldGEMM(t target.Target, b *target.Batch) (*GEMMHeld, error) {
 		return nil, fmt.Errorf("gpu: hold a %s batch as gemm: %w", b.Op, target.ErrUnsupported)
 	}
 	g := b.GEMM
-	h := &GEMMHeld{name: t.Info().Name, m: g.M, k: g.K, n: g.N}
+	h, err := newGEMMHeld(t, b.In, g.Out, g.M, g.K, g.N)
+	if err != nil {
+		return nil, err
+	}
+	if err := firstErr(need("x", len(g.X), g.M*g.K), need("w", len(g.W), g.K*g.N)); err != nil {
+		return nil, fmt.Errorf("gpu: hold: %w", err)
+	}
+	d := h.d
+	err = d.do(func() (err error) {
+		if h.x, err = d.upload(h.ab, g.X); err != nil {
+			return err
+		}
+		h.w, err = d.upload(h.ab, g.W)
+		return err
+	})
+	if err != nil {
+		h.Release()
+		return nil, fmt.Errorf("gpu: hold for %s: %w", h.name, err)
+	}
+	return h, nil
+}
+
+// HoldGEMMCase holds the largest batch of gemm case c for t with X and W
+// made on the device from their recipes x and w (fuzz.GEMMTensors): W is
+// gen_values of w, K rows of N (row k keyed k); X is gen_values of x, the
+// case's M = Rows rows of K (row i keyed i), and for a boundary case those
+// rows nudged on the device (nudge_gemm, with the case's seed and the W
+// just made), the bits fuzz.Inputs(c) makes on the host. Nothing is
+// generated or encoded on the host, and nothing uploaded but the
+// launches' arguments. The targets are HoldGEMM's, and the launch must
+// read the case's input dtype (cublas-sgemm's fp32 widening of a bf16 or
+// fp16 case is not held: HoldGEMM it from the host's batch); any other is
+// refused with an error wrapping target.ErrUnsupported.
+func HoldGEMMCase(t target.Target, c spec.Case, x, w values.Tensor) (*GEMMHeld, error) {
+	if c.Op != spec.OpGEMM {
+		return nil, fmt.Errorf("gpu: hold a %s case as gemm: %w", c.Op, target.ErrUnsupported)
+	}
+	out, err := oracle.ParseDType(string(c.Out))
+	if err != nil {
+		return nil, fmt.Errorf("gpu: hold a gemm case: output dtype: %w", err)
+	}
+	m, k, n := c.Shape.Rows, c.Shape.Hidden, c.Shape.N
+	h, err := newGEMMHeld(t, x.DType, out, m, k, n)
+	if err != nil {
+		return nil, err
+	}
+	if h.ab != x.DType || w.DType != x.DType {
+		h.Release()
+		return nil, fmt.Errorf("gpu: hold for %s: it reads %s, the case's tensors are %s and %s: %w", h.name, h.ab, x.DType, w.DType, target.ErrUnsupported)
+	}
+	xcode, err := values.DistCode(x.Dist)
+	if err != nil {
+		h.Release()
+		return nil, fmt.Errorf("gpu: hold for %s: X: %w", h.name, err)
+	}
+	wcode, err := values.DistCode(w.Dist)
+	if err != nil {
+		h.Release()
+		return nil, fmt.Errorf("gpu: hold for %s: W: %w", h.name, err)
+	}
+	d, size := h.d, dsize(h.ab)
+	err = d.do(func() (err error) {
+		if h.w, err = d.pool.get(k * n * size); err != nil {
+			return err
+		}
+		if err := d.launchGen(h.w, w, wcode, RowKeys{}, 0, k, n); err != nil {
+			return err
+		}
+		if h.x, err = d.pool.get(m * k * size); err != nil {
+			return err
+		}
+		if err := d.launchGen(h.x, x, xcode, RowKeys{}, 0, m, k); err != nil {
+			return err
+		}
+		if x.Dist != spec.DistBoundary {
+			return nil
+		}
+		nd := &rowNudge{key: nudgeKey{op: spec.OpGEMM, out: out}, seed: c.Seed, n: n, w: h.w}
+		return d.nudgeRows(h.x, m, k, h.ab, nd)
+	})
+	if err != nil {
+		h.Release()
+		return nil, fmt.Errorf("gpu: hold for %s, generate X and W: %w", h.name, err)
+	}
+	return h, nil
+}
+
+// newGEMMHeld returns t's held gemm of m x k rows of X (input dtype in)
+// and k x n of W, output dtype out, with no buffers yet: its launch (mul),
+// the dtypes the launch reads and writes, and its device.
+func newGEMMHeld(t target.Target, in, out oracle.DType, m, k, n int) (*GEMMHeld, error) {
+	h := &GEMMHeld{name: t.Info().Name, m: m, k: k, n: n}
 	switch t := t.(type) {
 	case *Target:
 		if t.info.Op != spec.OpGEMM {
 			return nil, fmt.Errorf("gpu: hold a gemm batch for %s (%s): %w", t.info.Name, t.info.Op, target.ErrUnsupported)
 		}
-		if (g.N+255)/256 > 65535 {
-			return nil, fmt.Errorf("gpu: hold: n %d too large for one launch: %w", g.N, oracle.ErrShape)
+		if (n+255)/256 > 65535 {
+			return nil, fmt.Errorf("gpu: hold: n %d too large for one launch: %w", n, oracle.ErrShape)
 		}
-		h.d, h.ab, h.c, h.selects = t.dev, b.In, g.Out, true
-		in := *g
-		in.X, in.W = nil, nil
+		h.d, h.ab, h.c, h.selects = t.dev, in, out, true
+		sizes := oracle.GEMMInput{K: k, N: n, Out: out}
 		h.mul = func(x, rs, y *buffer, m int) error {
-			in.M = m
-			s, err := scheduleOf[oracle.GEMMSchedule](t.policy(&target.Batch{Op: spec.OpGEMM, In: b.In, Out: g.Out, GEMM: &in}))
+			sizes.M = m
+			s, err := scheduleOf[oracle.GEMMSchedule](t.policy(&target.Batch{Op: spec.OpGEMM, In: in, Out: out, GEMM: &sizes}))
 			if err == nil {
 				err = s.Validate()
 			}
@@ -73,9 +164,9 @@ func HoldGEMM(t target.Target, b *target.Batch) (*GEMMHeld, error) {
 			return h.d.gemmOn(x, h.w, rs, y, m, h.k, h.n, h.ab, h.c, s)
 		}
 	case *cublasTarget:
-		ab, c := t.dtypes(b.In, g.Out)
-		if c != g.Out {
-			return nil, fmt.Errorf("gpu: hold for %s: %s output is rounded on the host: %w", t.info.Name, g.Out, target.ErrUnsupported)
+		ab, c := t.dtypes(in, out)
+		if c != out {
+			return nil, fmt.Errorf("gpu: hold for %s: %s output is rounded on the host: %w", t.info.Name, out, target.ErrUnsupported)
 		}
 		bh, err := t.d.blas()
 		if err != nil {
@@ -86,23 +177,8 @@ func HoldGEMM(t target.Target, b *target.Batch) (*GEMMHeld, error) {
 	default:
 		return nil, fmt.Errorf("gpu: %s is not a GPU gemm target: %w", t.Info().Name, target.ErrUnsupported)
 	}
-	if g.M < 1 || g.K < 1 || g.N < 1 {
-		return nil, fmt.Errorf("gpu: hold m %d k %d n %d: %w", g.M, g.K, g.N, oracle.ErrShape)
-	}
-	if err := firstErr(need("x", len(g.X), g.M*g.K), need("w", len(g.W), g.K*g.N)); err != nil {
-		return nil, fmt.Errorf("gpu: hold: %w", err)
-	}
-	d := h.d
-	err := d.do(func() (err error) {
-		if h.x, err = d.upload(h.ab, g.X); err != nil {
-			return err
-		}
-		h.w, err = d.upload(h.ab, g.W)
-		return err
-	})
-	if err != nil {
-		h.Release()
-		return nil, fmt.Errorf("gpu: hold for %s: %w", h.name, err)
+	if m < 1 || k < 1 || n < 1 {
+		return nil, fmt.Errorf("gpu: hold m %d k %d n %d: %w", m, k, n, oracle.ErrShape)
 	}
 	return h, nil
 }

@@ -22,9 +22,14 @@ import (
 // gemm, logprob) make their per-item tensor here and take the shared ones
 // (weights, target ids) with the batch; attention makes Q, K and V here
 // (genItems), for batches without filler rows.
-func (t *Target) Generates(src *target.Source) bool {
+func (t *Target) Generates(src *target.Source) bool { return generates(t.info.Op, src) }
+
+// generates is Target.Generates for a target of op op: the one place that
+// says which lazy batches a device makes the values of (a GPU target's,
+// and a held user kernel's: HoldUserKernel).
+func generates(op spec.Op, src *target.Source) bool {
 	c := src.Case
-	if c.Op != t.info.Op || c.Data != nil || c.GenVersion != 2 || (c.Dist == spec.DistBoundary && !deviceNudged[c.Op]) {
+	if c.Op != op || c.Data != nil || c.GenVersion != 2 || (c.Dist == spec.DistBoundary && !deviceNudged[c.Op]) {
 		return false
 	}
 	known := func(rt target.ItemTensor) bool {

@@ -4,13 +4,17 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+
+	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
 )
 
-// The gemm and log-prob holds take the bulk check of prefixes
+// The gemm, log-prob and user kernel holds take the bulk check of prefixes
 // (checkPrefixes) as Held does: each is a prefixLauncher through its
 // enqueuePrefix.
 
@@ -52,4 +56,53 @@ func (h *LogProbHeld) prefixDevice() *Device { return h.t.dev }
 
 func (h *LogProbHeld) prefixShape() prefixShape {
 	return prefixShape{items: h.rows, rowsPerItem: 1, cols: 1, tapCols: 2, dt: oracle.FP32}
+}
+
+// CheckPrefixes is Held.CheckPrefixes for a user kernel's held batch: the
+// kernel on held rows 0..v-1 in place (rows = v) for v = from..to, each
+// step's output filled with 0xff bytes before its launch, as Run's, and
+// every row compared by its digest with the same row alone (Alone's
+// output). No step is waited for by itself: a fault or a hang shows when
+// the window's end is waited for, and belongs to the window (the scan
+// announces it as one batch). An error after which the device's stream is
+// unusable is the kernel's and wraps target.ErrTargetCrashed.
+func (h *UserHeld) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
+	if h.bufs == nil {
+		return nil, fmt.Errorf("gpu: held batch already released")
+	}
+	diffs, err := checkPrefixes(ctx, h, from, to, alone, taps)
+	if err == nil {
+		return diffs, nil
+	}
+	d := h.k.d
+	if ctx.Err() == nil && !errors.Is(err, target.ErrTargetCrashed) {
+		if serr := d.do(func() error { return d.stream.Synchronize() }); serr != nil {
+			err = fmt.Errorf("%w: %w", target.ErrTargetCrashed, err)
+		}
+	}
+	return nil, fmt.Errorf("target %s, prefixes %d..%d: %w", h.k.info.Name, from, to, err)
+}
+
+func (h *UserHeld) prefixDevice() *Device { return h.k.d }
+
+func (h *UserHeld) prefixShape() prefixShape {
+	return prefixShape{items: h.rows, rowsPerItem: 1, cols: h.cols, dt: h.out}
+}
+
+func (h *UserHeld) enqueuePrefix(v int, out, taps *buffer) error {
+	return h.enqueuePrefixOn(h.k.d.stream, v, out, taps)
+}
+
+// enqueuePrefixOn makes UserHeld a streamPrefixer: the bulk check spreads
+// its steps over the lane's side streams, each step's clear and launch on
+// one of them.
+func (h *UserHeld) enqueuePrefixOn(st cu.Stream, v int, out, _ *buffer) error {
+	if err := h.clear(st, out, v); err != nil {
+		return err
+	}
+	if h.ptrs == nil {
+		h.ptrs = maps.Clone(h.bufs)
+	}
+	h.ptrs["y"] = out
+	return h.launch(st, h.ptrs, v)
 }

@@ -156,7 +156,7 @@ func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 				return fmt.Errorf("%w: gpu: clear lse: %w", target.ErrTargetCrashed, err)
 			}
 		}
-		if err := k.launch(ptrs, in.Sizes, &in, b.In, outDT); err != nil {
+		if err := k.launch(d.stream, ptrs, in.Sizes, &in, b.In, outDT); err != nil {
 			return err
 		}
 		if err := cu.Synchronize(); err != nil {
@@ -189,10 +189,11 @@ func (k *userKernel) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 	return out, nil
 }
 
-// launch queues the kernel on the device's stream with the manifest's
-// parameter order and the geometry of shape (under do; not waited for).
-// A launch error wraps target.ErrTargetCrashed.
-func (k *userKernel) launch(ptrs map[string]*buffer, shape map[string]int64, a *KernelArgs, in, out oracle.DType) error {
+// launch queues the kernel on stream st (the device's own or a side
+// stream of its lane) with the manifest's parameter order and the geometry
+// of shape (under do; not waited for). A launch error wraps
+// target.ErrTargetCrashed.
+func (k *userKernel) launch(st cu.Stream, ptrs map[string]*buffer, shape map[string]int64, a *KernelArgs, in, out oracle.DType) error {
 	m := k.m
 	grid, block, shared, err := m.Geometry(shape)
 	if err != nil {
@@ -225,7 +226,7 @@ func (k *userKernel) launch(ptrs map[string]*buffer, shape map[string]int64, a *
 	for i := range k.args {
 		k.argp = append(k.argp, unsafe.Pointer(&k.args[i]))
 	}
-	if err := k.fn.Launch(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, k.d.stream, k.argp); err != nil {
+	if err := k.fn.Launch(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, st, k.argp); err != nil {
 		return fmt.Errorf("%w: launch %s grid %v block %v shared %d: %w", target.ErrTargetCrashed, m.Entry, grid, block, shared, err)
 	}
 	return nil

@@ -18,10 +18,15 @@ import (
 // UserHeld is a batch kept on the device for a scan of a user kernel
 // (`bitparity scan --kernel`): its inputs are uploaded once by
 // HoldUserKernel, Run launches the kernel on a prefix of the held rows in
-// place or on a gather of them copied on the device, and Alone launches it
-// once per row. Every launch is waited for before the call returns, so a
-// fault or a hang belongs to the batch that caused it; the outputs stay on
-// the device for the scan's compares.
+// place or on a gather of them copied on the device, Alone launches it
+// once per row, and CheckPrefixes runs a window of prefixes in bulk
+// (checkPrefixes). Each call is waited for before it returns (Alone's
+// launches and a bulk window's once, at their end, not one by one), so a
+// fault or a hang belongs to the call, the batch or the window of
+// prefixes the scan announced before it; the outputs stay on the device
+// for the scan's compares. Every output is filled with 0xff bytes (NaN in
+// every dtype) before the launch that writes it, so values the kernel
+// never writes show.
 type UserHeld struct {
 	k        *userKernel
 	in       KernelArgs
@@ -30,10 +35,23 @@ type UserHeld struct {
 	cols     int                // output values per row
 	bufs     map[string]*buffer // every input, as uploaded
 	rowBytes map[string]int     // bytes a row of each per-row input
+	ptrs     map[string]*buffer // the bulk check's launch arguments: bufs and the step's output
+}
+
+// IsUserKernel reports whether t is a user kernel NewUserKernel made (in
+// this process: a scan's worker).
+func IsUserKernel(t target.Target) bool {
+	_, ok := t.(*userKernel)
+	return ok
 }
 
 // HoldUserKernel uploads batch b for user kernel t (a target NewUserKernel
-// made). Other targets are not held: the error wraps target.ErrUnsupported.
+// made). The rows of a lazy rmsnorm batch (fuzz.LazyInputs: sizes and
+// weights, a case of generator version 2) are made on the device instead,
+// by the case's generator (and nudged there for a boundary case), as a GPU
+// rmsnorm target's held batch makes them (Target.Hold): only the weights
+// are uploaded. Other targets, and other lazy batches, are not held: the
+// error wraps target.ErrUnsupported.
 func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 	k, ok := t.(*userKernel)
 	if !ok {
@@ -41,6 +59,9 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 	}
 	if err := b.Validate(); err != nil {
 		return nil, err
+	}
+	if b.Lazy() && (b.Op != spec.OpRMSNorm || !generates(spec.OpRMSNorm, b.Source)) {
+		return nil, fmt.Errorf("gpu: hold for %s: the device does not make the rows of this lazy %s batch: %w", k.info.Name, b.Op, target.ErrUnsupported)
 	}
 	m := k.m
 	if b.Op != m.Op {
@@ -65,6 +86,9 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 	err = d.do(func() error {
 		for _, name := range slices.Sorted(maps.Keys(h.in.Tensors)) {
 			v := h.in.Tensors[name]
+			if b.Lazy() && name == "x" {
+				continue // made below, once the weights it is nudged with are there
+			}
 			var buf *buffer
 			var err error
 			size := dsize(h.dt)
@@ -83,6 +107,14 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 				h.rowBytes[name] = n / h.rows * size
 			}
 		}
+		if !b.Lazy() {
+			return nil
+		}
+		x, err := d.generatedRows(b, b.RMSNorm, h.bufs["w"])
+		if err != nil {
+			return err
+		}
+		h.bufs["x"], h.rowBytes["x"] = x, b.RMSNorm.Hidden*dsize(h.dt)
 		return nil
 	})
 	h.in.Tensors = nil // the values live on the device now
@@ -101,7 +133,7 @@ func (h *UserHeld) Release() {
 			d.pool.put(b)
 		}
 	})
-	h.bufs = nil
+	h.bufs, h.ptrs = nil, nil
 }
 
 // Run computes the batch whose row i is held row ids[i]: one launch with
@@ -149,7 +181,10 @@ func (h *UserHeld) Run(ctx context.Context, ids []int) (*target.Output, error) {
 			return err
 		}
 		ptrs["y"] = y
-		return h.launchWait(ptrs, n)
+		if err := h.launch(d.stream, ptrs, n); err != nil {
+			return err
+		}
+		return h.wait(fmt.Sprintf("%d rows", n))
 	})
 	if err != nil {
 		o.Release()
@@ -159,7 +194,8 @@ func (h *UserHeld) Run(ctx context.Context, ids []int) (*target.Output, error) {
 }
 
 // Alone computes held rows 0..n-1 each as a batch of one row, into one
-// output in row order: n launches for one row, each waited for.
+// output in row order: n launches for one row, queued one after another
+// and waited for once, after the last.
 func (h *UserHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -186,11 +222,11 @@ func (h *UserHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
 				ptrs[name] = &buffer{ptr: h.bufs[name].ptr + cu.DevicePtr(i*rb)}
 			}
 			ptrs["y"] = &buffer{ptr: y.ptr + cu.DevicePtr(i*row)}
-			if err := h.launchWait(ptrs, 1); err != nil {
+			if err := h.launch(d.stream, ptrs, 1); err != nil {
 				return fmt.Errorf("row %d alone: %w", i, err)
 			}
 		}
-		return nil
+		return h.wait(fmt.Sprintf("%d rows each alone", n))
 	})
 	if err != nil {
 		o.Release()
@@ -200,19 +236,25 @@ func (h *UserHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
 }
 
 // output gets out's buffer for n rows, filled with 0xff bytes (NaN in
-// every dtype) so values the kernel never writes show (under do).
+// every dtype) so values the kernel never writes show (under do; queued
+// on the lane's stream).
 func (h *UserHeld) output(out *devOut, n int) (*buffer, error) {
 	d := h.k.d
-	size := n * h.cols * dsize(h.out)
-	y, err := d.pool.get(size)
+	y, err := d.pool.get(n * h.cols * dsize(h.out))
 	if err != nil {
 		return nil, err
 	}
 	out.buf = y
-	if err := cu.MemsetD8(y.ptr, 0xff, int64(size)); err != nil {
-		return nil, fmt.Errorf("%w: gpu: clear the output: %w", target.ErrTargetCrashed, err)
+	return y, h.clear(d.stream, y, n)
+}
+
+// clear fills the first n output rows of y with 0xff bytes on stream st
+// (under do; not waited for).
+func (h *UserHeld) clear(st cu.Stream, y *buffer, n int) error {
+	if err := cu.MemsetD8Async(y.ptr, 0xff, int64(n*h.cols*dsize(h.out)), st); err != nil {
+		return fmt.Errorf("%w: gpu: clear the output: %w", target.ErrTargetCrashed, err)
 	}
-	return y, nil
+	return nil
 }
 
 // gather copies rows ids of src (rb bytes a row) into dst in order, one
@@ -232,17 +274,20 @@ func (h *UserHeld) gather(dst, src *buffer, ids []int, rb int) error {
 	return nil
 }
 
-// launchWait launches the kernel on n rows at ptrs and waits for it (under
-// do).
-func (h *UserHeld) launchWait(ptrs map[string]*buffer, n int) error {
-	k := h.k
+// launch queues the kernel on n rows at ptrs on stream st (under do; not
+// waited for).
+func (h *UserHeld) launch(st cu.Stream, ptrs map[string]*buffer, n int) error {
 	shape := maps.Clone(h.in.Sizes)
 	shape[h.in.rowsKey] = int64(n)
-	if err := k.launch(ptrs, shape, &h.in, h.dt, h.out); err != nil {
-		return err
-	}
-	if err := k.d.stream.Synchronize(); err != nil {
-		return fmt.Errorf("%w: %s on %d rows: %w", target.ErrTargetCrashed, k.m.Entry, n, err)
+	return h.k.launch(st, ptrs, shape, &h.in, h.dt, h.out)
+}
+
+// wait waits for everything queued on the lane's stream (under do): an
+// error there is the kernel's on what (the batch's rows, the rows alone)
+// and wraps target.ErrTargetCrashed.
+func (h *UserHeld) wait(what string) error {
+	if err := h.k.d.stream.Synchronize(); err != nil {
+		return fmt.Errorf("%w: %s on %s: %w", target.ErrTargetCrashed, h.k.m.Entry, what, err)
 	}
 	return nil
 }

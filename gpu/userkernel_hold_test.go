@@ -4,7 +4,9 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
@@ -86,4 +88,151 @@ func mustTarget(t *testing.T, name string) target.Target {
 		t.Fatal(err)
 	}
 	return tg
+}
+
+// TestUserHeldCheckPrefixes: the bulk check of a held user kernel's
+// prefixes flags exactly the prefixes whose Run has rows differing from
+// the same rows alone, each with its count of such rows (the drifting
+// example kernel differs at rows % 32 == 0, the invariant one nowhere),
+// and the held batch still runs after it.
+func TestUserHeldCheckPrefixes(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"rmsnorm_drift", "rmsnorm_invariant"} {
+		k, err := NewUserKernel(exampleManifest(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := fuzz.Inputs(userCase(70, 96, spec.BF16, spec.BF16, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := HoldUserKernel(k, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone, err := h.Alone(ctx, 70)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := alone.ToHost(); err != nil {
+			t.Fatal(err)
+		}
+		want := map[int]int{}
+		for v := 1; v <= 70; v++ {
+			o, err := h.Run(ctx, seq(v))
+			if err == nil {
+				err = o.ToHost()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := range v {
+				for j := r * o.Cols; j < (r+1)*o.Cols; j++ {
+					if math.Float32bits(o.Values[j]) != math.Float32bits(alone.Values[j]) {
+						want[v]++
+						break
+					}
+				}
+			}
+			o.Release()
+		}
+		diffs, err := h.CheckPrefixes(ctx, 1, 70, alone, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int]int{}
+		for _, d := range diffs {
+			got[d.Items] = d.Rows
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: the bulk check flagged %v, the runs differ at %v", name, got, want)
+		}
+		for v, n := range want {
+			if got[v] != n {
+				t.Errorf("%s: prefix %d: the bulk check flagged %d rows, the run differs in %d", name, v, got[v], n)
+			}
+		}
+		if name == "rmsnorm_drift" && len(want) == 0 {
+			t.Errorf("%s: no prefix differs from its rows alone", name)
+		}
+		if name == "rmsnorm_invariant" && len(want) != 0 {
+			t.Errorf("%s: prefixes %v differ from their rows alone", name, want)
+		}
+		if o, err := h.Run(ctx, []int{4, 2}); err != nil {
+			t.Errorf("%s: run after the bulk check: %v", name, err)
+		} else {
+			o.Release()
+		}
+		alone.Release()
+		h.Release()
+	}
+}
+
+// TestUserHeldLazy: a held user kernel's lazy rmsnorm batch (rows made on
+// the device, a boundary draw's nudged there) gives the bits of the same
+// case made on the host and uploaded, for a prefix, a gather and the rows
+// alone; a lazy batch of generator version 1 is not held.
+func TestUserHeldLazy(t *testing.T) {
+	k, err := NewUserKernel(exampleManifest(t, "rmsnorm_drift"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	bitsOf := func(o *target.Output, err error) []uint32 {
+		t.Helper()
+		if err == nil {
+			err = o.ToHost()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Release()
+		b := make([]uint32, len(o.Values))
+		for i, v := range o.Values {
+			b[i] = math.Float32bits(v)
+		}
+		return b
+	}
+	for _, dist := range []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy} {
+		c := userCase(70, 96, spec.BF16, spec.BF16, 3)
+		c.GenVersion, c.Dist = 2, dist
+		lb, err := fuzz.LazyInputs(c)
+		if err != nil || !lb.Lazy() {
+			t.Fatalf("%s: lazy %v, %v", dist, lb != nil && lb.Lazy(), err)
+		}
+		hb, err := fuzz.Inputs(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy, err := HoldUserKernel(k, lb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, err := HoldUserKernel(k, hb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ids := range [][]int{seq(70), seq(33), {5, 6, 7, 40, 0, 69}} {
+			if !slices.Equal(bitsOf(lazy.Run(ctx, ids)), bitsOf(host.Run(ctx, ids))) {
+				t.Errorf("%s: batch of %d rows: the device-made rows give other bits than the host-made", dist, len(ids))
+			}
+		}
+		if !slices.Equal(bitsOf(lazy.Alone(ctx, 70)), bitsOf(host.Alone(ctx, 70))) {
+			t.Errorf("%s: rows alone differ", dist)
+		}
+		lazy.Release()
+		host.Release()
+	}
+	c := userCase(8, 32, spec.BF16, spec.BF16, 3)
+	c.GenVersion = 1
+	lb, err := fuzz.LazyInputs(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := HoldUserKernel(k, lb); !errors.Is(err, target.ErrUnsupported) {
+		if h != nil {
+			h.Release()
+		}
+		t.Errorf("a lazy batch of generator version 1: %v, want ErrUnsupported", err)
+	}
 }

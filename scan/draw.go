@@ -363,11 +363,8 @@ func (sc *scanner) itemsClass(ctx context.Context, h held, v int, o *target.Outp
 		return "", err
 	}
 	bits = append(bits, step...)
-	for first := v; first < p; first += v {
-		ids := make([]int, v)
-		for i := range ids {
-			ids[i] = (first + i) % sc.s.To
-		}
+	for _, ids := range panelBatches(v, sc.s.To) {
+		first := ids[0]
 		x, err := h.run(ctx, ids)
 		if err != nil {
 			return "", err

@@ -47,17 +47,24 @@ type execHeld struct {
 	ctx    context.Context // the last run's: witnesses fetch under it
 	fetchN int64           // rows fetched as witnesses
 	// ahead holds the answers to prefix steps asked for ahead (a scan
-	// asks for prefixes v, v+1, ... in turn), by prefix size.
-	ahead map[int]*external.Step
-	ident []int // 0, 1, ...: every output's Rows, shared, never written
+	// asks for prefixes v, v+1, ... in turn), by prefix size; panels
+	// those to panel batches (panelBatches), by their first item and size.
+	ahead  map[int]*external.Step
+	panels map[[2]int]*external.Step
+	ident  []int // 0, 1, ...: every output's Rows, shared, never written
 }
 
 // aheadRows bounds the output rows of one frame of prefix steps asked
 // for ahead, and aheadSteps its steps: a frame's work and its reply (16
-// bytes a row) stay bounded.
+// bytes a row) stay bounded. An adapter that compares with the items
+// alone (external.Target.ComparesAlone) answers only the rows that differ,
+// so its frames take more: aheadAloneRows and aheadAloneSteps (fewer round
+// trips, and fewer waits for its device between them).
 const (
-	aheadRows  = 1 << 20
-	aheadSteps = 64
+	aheadRows       = 1 << 20
+	aheadSteps      = 64
+	aheadAloneRows  = 1 << 23
+	aheadAloneSteps = 512
 )
 
 func (h *execHeld) resident() bool { return true }
@@ -83,9 +90,12 @@ func (h *execHeld) step(ctx context.Context, ids []int, each bool) (*target.Outp
 	}
 	var st *external.Step
 	var err error
-	if !each && isPrefix(ids) {
+	switch {
+	case !each && isPrefix(ids):
 		st, err = h.prefix(ctx, len(ids))
-	} else {
+	case !each && h.isPanel(ids):
+		st, err = h.panel(ctx, ids)
+	default:
 		st, err = h.t.Step(ctx, ids, each, nil)
 	}
 	if err != nil {
@@ -104,15 +114,21 @@ func (h *execHeld) step(ctx context.Context, ids []int, each bool) (*target.Outp
 
 // prefix answers the step of the first n held items: from the steps asked
 // for ahead, else in one frame with the prefixes n+1, n+2, ... that follow
-// it (up to aheadSteps steps and aheadRows rows, within the held items).
+// it (up to aheadSteps steps and aheadRows rows, aheadAloneSteps and
+// aheadAloneRows for an adapter that compares with the items alone, within
+// the held items).
 func (h *execHeld) prefix(ctx context.Context, n int) (*external.Step, error) {
 	if st, ok := h.ahead[n]; ok {
 		delete(h.ahead, n)
 		return st, nil
 	}
+	maxSteps, maxRows := aheadSteps, aheadRows
+	if h.t.ComparesAlone() {
+		maxSteps, maxRows = aheadAloneSteps, aheadAloneRows
+	}
 	sizes := []int{n}
 	rows := n * h.kr
-	for m := n + 1; m <= h.b.Items() && len(sizes) < aheadSteps && rows+m*h.kr <= aheadRows; m++ {
+	for m := n + 1; m <= h.b.Items() && len(sizes) < maxSteps && rows+m*h.kr <= maxRows; m++ {
 		sizes = append(sizes, m)
 		rows += m * h.kr
 	}
@@ -123,6 +139,60 @@ func (h *execHeld) prefix(ctx context.Context, n int) (*external.Step, error) {
 	h.ahead = make(map[int]*external.Step, len(sizes)-1)
 	for i, m := range sizes[1:] {
 		h.ahead[m] = sts[i+1]
+	}
+	return sts[0], nil
+}
+
+// isPanel reports whether ids are a panel batch of a scan of the held
+// items (panelBatches: v < PanelItems items from first = a multiple of v)
+// and the adapter takes several batches a frame (StepsBatches).
+func (h *execHeld) isPanel(ids []int) bool {
+	v, items := len(ids), h.b.Items()
+	if v < 1 || v >= PanelItems || !h.t.StepsBatches() {
+		return false
+	}
+	first := ids[0]
+	if first < v || first%v != 0 || first >= min(items, PanelItems) {
+		return false
+	}
+	for i, id := range ids {
+		if id != (first+i)%items {
+			return false
+		}
+	}
+	return true
+}
+
+// panel answers panel batch ids (isPanel): from the panel batches asked
+// for ahead, else in one frame with every later panel batch of its size
+// and those of the larger sizes below PanelItems, as the scan asks for
+// them next (itemsClass, value after value), within aheadAloneRows rows.
+func (h *execHeld) panel(ctx context.Context, ids []int) (*external.Step, error) {
+	v, first := len(ids), ids[0]
+	if st, ok := h.panels[[2]int{first, v}]; ok {
+		delete(h.panels, [2]int{first, v})
+		return st, nil
+	}
+	items := h.b.Items()
+	var batches [][]int
+	var keys [][2]int
+	rows := 0
+	for u := v; u < min(items, PanelItems) && rows < aheadAloneRows; u++ {
+		for _, b := range panelBatches(u, items) {
+			if u == v && b[0] < first {
+				continue
+			}
+			batches, keys = append(batches, b), append(keys, [2]int{b[0], u})
+			rows += u * h.kr
+		}
+	}
+	sts, err := h.t.StepBatches(ctx, batches)
+	if err != nil {
+		return nil, err
+	}
+	h.panels = make(map[[2]int]*external.Step, len(keys)-1)
+	for i, k := range keys[1:] {
+		h.panels[k] = sts[i+1]
 	}
 	return sts[0], nil
 }
@@ -195,11 +265,11 @@ func (r *digestRows) Release() {}
 
 // talkFields are the hello's fields that say how an adapter talks, not
 // what it computes: a certificate neither records nor compares them.
-var talkFields = map[string]bool{"frame": true, "seq": true, "protocol": true, "scan_against": true}
+var talkFields = map[string]bool{"frame": true, "seq": true, "protocol": true, "scan_against": true, "scan_batches": true}
 
 // AdapterIdentity is what a certificate records of an adapter's hello:
-// every field but frame, seq, protocol and scan_against (name, op, device,
-// schedule, about, versions, backend, scan, ...).
+// every field but frame, seq, protocol, scan_against and scan_batches
+// (name, op, device, schedule, about, versions, backend, scan, ...).
 func AdapterIdentity(hello map[string]string) map[string]string {
 	id := make(map[string]string, len(hello))
 	for k, v := range hello {

@@ -130,12 +130,62 @@ func TestExecScanAgainstAlone(t *testing.T) {
 	}
 }
 
+// TestExecScanBatches: with the kit's several-batch frames (scan_batches)
+// a scan of items 1..40 costs a few frames a draw (the items alone, the
+// reference batch, one frame of prefixes, one of every panel batch),
+// where a frame a batch costs hundreds, and gives the same Result, count
+// for count, on an exact and a drifting adapter.
+func TestExecScanBatches(t *testing.T) {
+	py := numpyPython(t)
+	dists := []spec.Dist{spec.DistNormal}
+	for _, cmdline := range []string{adapter(py, "numpy_ops.py", "rmsnorm"), adapter(py, "examples/numpy_split.py", "--from", "30")} {
+		var got [2]*Result
+		var frames [2]int
+		for i, env := range []string{"", "BITPARITY_SCAN_BATCHES=none"} {
+			name := fmt.Sprintf("exec:test-%d-%s", execTargets.Add(1), t.Name())
+			var opts external.Options
+			if env != "" {
+				opts.Env = []string{env}
+			}
+			external.Register(name, cmdline, spec.OpRMSNorm, opts)
+			tg, err := target.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			et := tg.(*external.Target)
+			defer et.Close()
+			if et.StepsBatches() != (env == "") {
+				t.Fatalf("%s: StepsBatches %v, hello %v", env, et.StepsBatches(), et.Hello())
+			}
+			s := spec.ScanSpec{Target: name, Dim: spec.ScanItems, From: 1, To: 40, Shape: spec.Shape{Hidden: 16}, Dists: dists, Seed: 1}
+			if got[i], err = Run(context.Background(), s, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			frames[i] = et.Frames()
+		}
+		a, b := got[0], got[1]
+		t.Logf("%s: %d frames with batches, %d without; map %q", cmdline, frames[0], frames[1], a.Map.Rule)
+		if a.Map.Rule != b.Map.Rule || !reflect.DeepEqual(a.Map.Classes, b.Map.Classes) || a.Batches != b.Batches ||
+			a.RowsCompared != b.RowsCompared || a.Differing != b.Differing || !slices.Equal(a.Diffs, b.Diffs) {
+			t.Errorf("results differ: with batches %q %d batches %d rows %d differing, without %q %d %d %d",
+				a.Map.Rule, a.Batches, a.RowsCompared, a.Differing, b.Map.Rule, b.Batches, b.RowsCompared, b.Differing)
+		}
+		if a.Differing == 0 && frames[0] > 6*len(dists) {
+			t.Errorf("%d frames for %d draws with batches, want at most %d", frames[0], len(dists), 6*len(dists))
+		}
+		if frames[0] >= frames[1] {
+			t.Errorf("%d frames with batches, %d without", frames[0], frames[1])
+		}
+	}
+}
+
 // TestHelloIdentity: a certificate records the hello but the fields that
 // say how the adapter talks, and a recheck compares the rest only (a
-// certificate that recorded scan_against still holds).
+// certificate that recorded scan_against still holds, and one made before
+// scan_batches).
 func TestHelloIdentity(t *testing.T) {
 	hello := map[string]string{"frame": "hello", "seq": "0", "protocol": "1", "scan": "1", "scan_against": "alone",
-		"name": "numpy.rmsnorm", "versions": "numpy=1.24.2"}
+		"scan_batches": "1", "name": "numpy.rmsnorm", "versions": "numpy=1.24.2"}
 	id := AdapterIdentity(hello)
 	if !reflect.DeepEqual(id, map[string]string{"scan": "1", "name": "numpy.rmsnorm", "versions": "numpy=1.24.2"}) {
 		t.Fatalf("AdapterIdentity = %v", id)

@@ -28,7 +28,28 @@ func init() {
 		func(t target.Target, b *target.Batch) (held, error) {
 			return deviceHold(gpu.HoldUserKernel(t, b))
 		})
-	caseHolders = append(caseHolders, holdRMSNormCase)
+	caseHolders = append(caseHolders, holdRMSNormCase, holdUserKernelCase)
+}
+
+// holdUserKernelCase holds the largest batch of rmsnorm case c for a user
+// kernel with its rows made on the device (fuzz.LazyInputs,
+// gpu.HoldUserKernel): only the weights are made on the host and
+// uploaded. A case the device does not make (generator version 1,
+// explicit data, the sensitive draws) is left to the host: nil, nil, nil
+// or the batch made there.
+func holdUserKernelCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
+	if c.Op != spec.OpRMSNorm || !gpu.IsUserKernel(t) {
+		return nil, nil, nil
+	}
+	b, err := fuzz.LazyInputs(c)
+	if err != nil || !b.Lazy() {
+		return nil, b, err
+	}
+	h, err := deviceHold(gpu.HoldUserKernel(t, b))
+	if err != nil || h == nil {
+		return nil, nil, err // nil, nil: the caller makes the batch on the host
+	}
+	return h, b, nil
 }
 
 // holdRMSNormCase holds the largest batch of case c for a GPU rmsnorm

@@ -4,20 +4,26 @@ package scan
 
 import (
 	"context"
+	"math"
 	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
 // scanUnheld runs s with no holder but the host's: every step gathers its
-// items on the host and calls the target's Run.
+// items on the host (made there: no case holder) and calls the target's
+// Run.
 func scanUnheld(t *testing.T, s spec.ScanSpec) *Result {
 	t.Helper()
-	saved := holders
+	saved, savedCase := holders, caseHolders
 	holders = []func(target.Target, *target.Batch) (held, error){holdExec} // takes no GPU target
-	defer func() { holders = saved }()
+	caseHolders = nil
+	defer func() { holders, caseHolders = saved, savedCase }()
 	r := run(t, s)
 	if r.Resident {
 		t.Fatal("the unheld scan held its batches")
@@ -88,6 +94,97 @@ func TestScanGEMMHeld(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A gemm case held with X and W made on the device (holdGEMMCase) gives
+// the outputs of the same case made on the host (fuzz.Inputs) and
+// uploaded (gpu.HoldGEMM), bit for bit, for every prefix the scan runs
+// and the rows alone: the device made the host's X and W (a boundary
+// case's rows nudged the same). cublas-sgemm of a bf16 case (its inputs
+// widened to fp32) is left to the host.
+func TestHoldGEMMCase(t *testing.T) {
+	needGPU(t)
+	for _, name := range []string{"cuda-gemm", "cublas-gemmex", "cuda-drift-gemm-splitk-by-m"} {
+		tg, err := target.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dist := range []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy, spec.DistTies} {
+			c := spec.Case{Version: spec.CaseVersion, GenVersion: 2, Op: spec.OpGEMM, Relation: spec.RelBatchInvariance,
+				Targets: []string{name}, Shape: spec.Shape{Rows: 70, Hidden: 136, N: 72}, In: "bf16", Out: "bf16", Dist: dist, Seed: 5}
+			dev, b, err := holdGEMMCase(tg, c)
+			if err != nil || dev == nil {
+				t.Fatalf("%s %s: held %v, %v", name, dist, dev != nil, err)
+			}
+			if b.Rows() != 70 || b.Cols() != 72 || b.RowsPerItem() != 1 {
+				t.Errorf("%s %s: batch of %d rows x %d, %d an item", name, dist, b.Rows(), b.Cols(), b.RowsPerItem())
+			}
+			hb, err := fuzz.Inputs(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			host, err := deviceHold(gpu.HoldGEMM(tg, hb))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ids := range [][]int{identity(70), identity(33), {5, 3, 69}} {
+				if got, want := heldValues(t, dev, ids), heldValues(t, host, ids); !slices.Equal(got, want) {
+					t.Errorf("%s %s: batch of %d rows: the device-made case's output differs from the host-made one's", name, dist, len(ids))
+				}
+			}
+			got, err := dev.alone(context.Background(), 70)
+			if err == nil {
+				err = got.ToHost()
+			}
+			want, err2 := host.alone(context.Background(), 70)
+			if err2 == nil {
+				err2 = want.ToHost()
+			}
+			if err != nil || err2 != nil {
+				t.Fatal(err, err2)
+			}
+			if !slices.Equal(bitsOf(got.Values), bitsOf(want.Values)) {
+				t.Errorf("%s %s: rows alone differ", name, dist)
+			}
+			got.Release()
+			want.Release()
+			dev.release()
+			host.release()
+		}
+	}
+	sg, err := target.Lookup("cublas-sgemm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := spec.Case{Version: spec.CaseVersion, GenVersion: 2, Op: spec.OpGEMM, Relation: spec.RelBatchInvariance,
+		Shape: spec.Shape{Rows: 8, Hidden: 16, N: 8}, In: "bf16", Out: "fp32", Dist: spec.DistNormal, Seed: 5}
+	if h, b, err := holdGEMMCase(sg, c); h != nil || b != nil || err != nil {
+		t.Errorf("cublas-sgemm of a bf16 case: held %v, batch %v, %v; want it left to the host", h != nil, b != nil, err)
+	}
+}
+
+// bitsOf is the bits of vs (a NaN equals itself).
+func bitsOf(vs []float32) []uint32 {
+	b := make([]uint32, len(vs))
+	for i, v := range vs {
+		b[i] = math.Float32bits(v)
+	}
+	return b
+}
+
+// heldValues runs the batch of held items ids of h and returns its
+// output's values' bits on the host.
+func heldValues(t *testing.T, h held, ids []int) []uint32 {
+	t.Helper()
+	o, err := h.run(context.Background(), ids)
+	if err == nil {
+		err = o.ToHost()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Release()
+	return bitsOf(o.Values)
 }
 
 // BenchmarkScanGPUCublas is the cuBLAS scan: cublas-gemmex bf16 at

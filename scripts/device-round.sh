@@ -26,10 +26,10 @@
 #   maps         the GPU tile-48 model's path-parity map (scan, against its
 #                CPU twin's scan, and a campaign) and the GPU logprob
 #                model's onset (scan and campaign), all at once
-#   bench        scripts/bench-scan-gpu.sh (make bench-scan-gpu): scan of
-#                cuda-rmsnorm, the torch loop, the copy bandwidth, ratios;
-#                the cublas-gemmex scan (M 1..256, K = N = 4096) against
-#                scripts/gemm_scan.py, its ratio
+#   bench        scripts/bench-scan-gpu.sh (make bench-scan-gpu): each kind
+#                of KINDS (rmsnorm gemm exec kernel power) beside its loop
+#                and the copy bound, one summary table; limit BENCH_LIMIT
+#                seconds (default 120)
 #   scan-profile the rmsnorm and cuBLAS scans of bench under --cpuprofile,
 #                with go tool pprof -top of each, and scripts/gemm_scan.py
 #                on torch (torch.matmul) beside the CuPy loop of bench
@@ -407,7 +407,7 @@ fi
 
 # 6. The scan benchmark: scan, torch loop, copy bandwidth.
 if begin bench 45; then
-	timed bench "$(limit 120)" env BITPARITY="$bin" OUTDIR="$logs/bench" bash scripts/bench-scan-gpu.sh
+	timed bench "$(limit "${BENCH_LIMIT:-120}")" env BITPARITY="$bin" OUTDIR="$logs/bench" bash scripts/bench-scan-gpu.sh
 	expect bench 0
 	{
 		echo "bench: scripts/bench-scan-gpu.sh (make bench-scan-gpu): exit $rc in $secs s"

@@ -337,6 +337,102 @@ func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error)
 	return out, nil
 }
 
+// Frames is the number of frames sent to the adapter's current process
+// (its hello is frame 0): what a scan's round trips cost.
+func (t *Target) Frames() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.seq
+}
+
+// BatchesVersion is the version of the several-batch step frame
+// (docs/protocol.md, "batches") this build speaks: an adapter that takes
+// it says so in its hello with scan_batches="1".
+const BatchesVersion = 1
+
+// StepsBatches reports whether the adapter takes a step of several
+// batches in one frame (its hello's scan_batches): StepBatches works only
+// then.
+func (t *Target) StepsBatches() bool {
+	return t.Scans() && t.hello["scan_batches"] == strconv.Itoa(BatchesVersion)
+}
+
+// StepBatches runs the adapter on batches[k] (held item ids, each a
+// batch, in order) in one frame and returns one Step for each (no rows
+// fetched): a prefix travels as its length, any other batch as its ids
+// (the "batches" tensor). Compared with the items alone on the adapter's
+// side as Step is, when every item of every batch ran alone.
+func (t *Target) StepBatches(ctx context.Context, batches [][]int) ([]*Step, error) {
+	if !t.StepsBatches() {
+		return nil, fmt.Errorf("target %s: the adapter takes no step of several batches (no scan_batches=%d in its hello)", t.info.Name, BatchesVersion)
+	}
+	h, err := t.holding(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(batches) == 0 {
+		return nil, nil
+	}
+	out := make([]*Step, len(batches))
+	kinds := make([]int, 0, 2*len(batches))
+	var ids []int // the gathered batches' ids, one after another
+	rows := 0
+	for k, b := range batches {
+		if len(b) == 0 {
+			return nil, fmt.Errorf("target %s: batch %d of a step has no items", t.info.Name, k)
+		}
+		for _, id := range b {
+			if id < 0 || id >= h.items {
+				return nil, fmt.Errorf("target %s: item %d outside the %d held", t.info.Name, id, h.items)
+			}
+		}
+		if isPrefix(b) {
+			kinds = append(kinds, 0, len(b))
+		} else {
+			kinds = append(kinds, 1, len(b))
+			ids = append(ids, b...)
+		}
+		out[k] = &Step{Rows: len(b) * h.kr, Cols: h.cols}
+		rows += len(b) * h.kr
+	}
+	var against *aloneRows
+	err = t.roundTrip(ctx, replySlack+uint64(rows)*24, func(seq int) (*frame, error) {
+		f := &frame{meta: map[string]string{"frame": "step", "seq": strconv.Itoa(seq), "each": "false"}}
+		against = nil
+		if a := t.againstAlone(h, nil); a != nil && allCovered(a, batches) {
+			against = a
+			f.meta["against"] = "alone"
+		}
+		f.tensors = append(f.tensors,
+			tensor{name: "items", dtype: wireI64, shape: []int{len(ids)}, data: encodeInt64s(nil, ids)},
+			tensor{name: "batches", dtype: wireI64, shape: []int{len(batches), 2}, data: encodeInt64s(nil, kinds)})
+		return f, nil
+	}, func(rep *frame, seq int, name string) error {
+		if err := decodeStep(rep, out, h, nil, seq, name, against, batches); err != nil {
+			return err
+		}
+		if against != nil {
+			t.against += len(batches)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// allCovered reports whether every item of every batch ran in the step
+// of items alone a.
+func allCovered(a *aloneRows, batches [][]int) bool {
+	for _, b := range batches {
+		if !a.covers(b) {
+			return false
+		}
+	}
+	return true
+}
+
 // decodeStep checks a step's reply and fills steps, one for each batch of
 // the step (batches[k]: its held items; the batches' rows one after
 // another in the reply): frame "reply", the seq, "tap_cols"; every row's

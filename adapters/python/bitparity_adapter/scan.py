@@ -32,6 +32,9 @@ from . import dtypes, frames
 from .request import OP_INPUTS, Request
 
 SCAN_VERSION = 1
+# BATCHES_VERSION is the hello's scan_batches field: the adapter takes a
+# step of several batches, prefixes and gathers, in one frame ("batches").
+BATCHES_VERSION = 1
 M = 0x9E3779B97F4A7C15
 MASK = (1 << 64) - 1
 _powers = {}
@@ -47,6 +50,18 @@ ENV_AGAINST = "BITPARITY_SCAN_AGAINST"
 # reads its compares (once, after its last batch): the batches past it
 # are run again when they have rows to name.
 KEEP_BYTES = 512 << 20
+
+
+# ENV_BATCHES names the environment variable that withholds the hello's
+# scan_batches field when it is "none": the harness then sends a frame a
+# batch, as before the field existed (to compare the two).
+ENV_BATCHES = "BITPARITY_SCAN_BATCHES"
+
+
+def batches_field():
+    """The hello's scan_batches field: BATCHES_VERSION, or "" when the
+    environment says none."""
+    return "" if os.environ.get(ENV_BATCHES, "").strip() == "none" else str(BATCHES_VERSION)
 
 
 def against():
@@ -157,6 +172,32 @@ def cols_of(op, t):
     if op == "logprob":
         return 1
     return t["q"][1].shape[-1]
+
+
+def batch_selections(batches, items, held):
+    """The batches of a step frame's "batches" tensor, I64 [K, 2]: row k is
+    (0, n), the prefix of n held items, or (1, n), the next n ids of items
+    (taken in order, every id used once). Returns one selection a batch
+    (a range, or an int64 array), as step's sels."""
+    b = np.asarray(batches, dtype=np.int64)
+    if b.ndim != 2 or b.shape[1] != 2:
+        raise ValueError("step: batches of shape %s (want [K, 2])" % list(b.shape))
+    sels, at = [], 0
+    for kind, n in b.tolist():
+        if n < 1 or (kind == 0 and n > held):
+            raise ValueError("step: a batch of %d items (the adapter holds %d)" % (n, held))
+        if kind == 0:
+            sels.append(range(0, n))
+        elif kind == 1:
+            if at + n > len(items):
+                raise ValueError("step: batches take %d ids, the frame has %d" % (at + n, len(items)))
+            sels.append(_selection(items[at:at + n]))
+            at += n
+        else:
+            raise ValueError("step: batch kind %d (want 0, a prefix, or 1, gathered ids)" % kind)
+    if at != len(items):
+        raise ValueError("step: batches take %d ids, the frame has %d" % (at, len(items)))
+    return sels
 
 
 def gather(op, t, ids):
@@ -296,11 +337,33 @@ def _differ(a, b, rows):
     a, b = _alike(a, b)
     k = _kind(a)
     if k == "torch":
+        a, b = _wide(a), _wide(b)
         return (a != b).any(dim=1)
     if k == "jax":
         import jax.numpy as jnp
         return jnp.any(a != b, axis=1)
+    a, b = _wide(a), _wide(b)
     return (a != b).any(axis=1)
+
+
+def _wide(a):
+    """Bits a [rows, cols] viewed as 64-bit words when a row is a whole
+    number of them and the view is possible (torch, NumPy), else a as it
+    is: rows compare equal exactly when their 16- or 32-bit words do, and
+    the compare makes a quarter (or half) of the flags."""
+    if a.ndim != 2 or (a.shape[1] * _itemsize(a)) % 8:
+        return a
+    try:
+        if _kind(a) == "torch":
+            import torch
+            return a.view(torch.int64)
+        return a.view(np.uint64)
+    except (RuntimeError, ValueError):  # not contiguous, or not aligned to 8 bytes
+        return a
+
+
+def _itemsize(a):
+    return a.element_size() if _kind(a) == "torch" else a.dtype.itemsize
 
 
 def _full(like, rows):
@@ -481,15 +544,20 @@ class Held:
         tb = None if taps is None else tap_bits(taps, rows)
         return _Part(at, rows, yb, tb)
 
-    def step(self, ids, each, fetch, sizes=None, against=False):
+    def step(self, ids, each, fetch, sizes=None, against=False, batches=None):
         """The reply of a step: (tap_cols, tensors). The step's batches:
         ids; each id alone (each: its rows are kept as the items alone);
-        or with sizes, the prefixes of sizes[k] held items, one after
-        another. Without against: "digests" I64 [rows, 2] (y, taps) of
-        every row; with against: "differ" I64 [k], the rows whose bits
-        differ from their item alone, and "digests" I64 [k, 2] of those.
-        With fetch, also "y" and "taps" of the rows fetch names."""
-        if sizes is not None:
+        with sizes, the prefixes of sizes[k] held items, one after
+        another; or with batches, those selections (batch_selections),
+        one after another. Without against: "digests" I64 [rows, 2] (y,
+        taps) of every row; with against: "differ" I64 [k], the rows whose
+        bits differ from their item alone, and "digests" I64 [k, 2] of
+        those. With fetch, also "y" and "taps" of the rows fetch names."""
+        if batches is not None:
+            if each or sizes is not None or fetch is not None:
+                raise ValueError("step: batches with each=true, sizes or rows")
+            sels = batches
+        elif sizes is not None:
             sels = [range(0, int(n)) for n in sizes]
         elif each:
             sels = [range(int(i), int(i) + 1) for i in ids]

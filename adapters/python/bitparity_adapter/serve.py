@@ -302,10 +302,13 @@ class Loop:
                 sizes = tensors["sizes"][1].astype(np.int64)
                 if sizes.size and (sizes.min() < 1 or sizes.max() > self.held.items):
                     raise ValueError("step: prefix sizes outside 1..%d" % self.held.items)
+            batches = None
+            if "batches" in tensors:
+                batches = scan.batch_selections(tensors["batches"][1], ids, self.held.items)
             against = meta.get("against", "")
             if against not in ("", "alone"):
                 raise ValueError("step: against=%r (this adapter compares with: alone)" % against)
-            tap_cols, out = self.held.step(ids, meta.get("each") == "true", fetch, sizes, against == "alone")
+            tap_cols, out = self.held.step(ids, meta.get("each") == "true", fetch, sizes, against == "alone", batches)
             self.conn.write({"frame": "reply", "seq": seq, "tap_cols": tap_cols}, out)
         else:
             raise frames.ProtocolError("unknown frame kind %r" % kind)
@@ -341,4 +344,5 @@ class Loop:
             "versions": self.arrays.versions(), "backend": self.arrays.kind,
             "scan": "" if want == "transformer" else str(scan.SCAN_VERSION),
             "scan_against": "" if want == "transformer" else scan.against(),
+            "scan_batches": "" if want == "transformer" else scan.batches_field(),
         })

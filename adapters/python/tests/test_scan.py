@@ -138,6 +138,45 @@ class AgainstAloneTest(unittest.TestCase):
         self.assertNotIn("differ", t)
         self.assertEqual(int(t["digests"][1][1, 0]) % (1 << 64), digest_ref(planted_bits(1, True)[0]))
 
+    def test_batches(self):
+        """A step of several batches in one frame (prefixes and gathered
+        ids, "batches") names the differing rows across all of them, as the
+        same batches sent one a frame would; without against it answers
+        every row's digest; a frame whose batches do not use its ids, or
+        name another kind, is an error."""
+        for kind, xp in self.kinds():
+            with self.subTest(arrays=kind):
+                step = lambda seq, **m: dict({"frame": "step", "seq": str(seq), "each": "false"}, **m)
+                items = lambda *ids: ("items", "I64", np.array(ids, np.int64))
+                batches = lambda *b: ("batches", "I64", np.array(b, np.int64).reshape(-1, 2))
+                sent = [hello("rmsnorm"), planted_hold(),
+                        (step(3, each="true"), [items(0, 1, 2, 3, 4)]),
+                        (step(4, against="alone"), [items(3, 1), batches((0, 2), (1, 2), (0, 5))]),
+                        (step(5), [items(3, 1), batches((0, 2), (1, 2), (0, 5))]),
+                        (step(6, against="alone"), [items(3, 1, 2), batches((0, 2), (1, 2))]),
+                        (step(7, against="alone"), [items(3), batches((2, 1))])]
+                code, got = converse({"rmsnorm": planted(xp)}, sent, name="t", arrays=kind)
+                self.assertEqual(code, 0)
+                self.assertEqual(got[0][0]["scan_batches"], "1")
+                meta, t = got[3]
+                self.assertEqual(meta["frame"], "reply", meta)
+                # rows: prefix 2 (tags 0 1), gather (tags 3 1), prefix 5 (tags 0..4)
+                want = [(1, 1), (3, 1), (5, 1), (6, 2), (8, 4)]
+                self.assertEqual(list(t["differ"][1]), [r for r, _ in want])
+                for i, (_, tag) in enumerate(want):
+                    ys, ts = planted_bits(tag, True)
+                    d = t["digests"][1]
+                    self.assertEqual((int(d[i, 0]) % (1 << 64), int(d[i, 1]) % (1 << 64)), (digest_ref(ys), digest_ref(ts)))
+                meta, t = got[4]
+                d = t["digests"][1]
+                self.assertEqual(d.shape, (9, 2))
+                for r, tag in enumerate([0, 1, 3, 1, 0, 1, 2, 3, 4]):
+                    self.assertEqual(int(d[r, 0]) % (1 << 64), digest_ref(planted_bits(tag, True)[0]))
+                self.assertEqual(got[5][0]["frame"], "error")
+                self.assertIn("take 2 ids, the frame has 3", got[5][0]["message"])
+                self.assertEqual(got[6][0]["frame"], "error")
+                self.assertIn("batch kind 2", got[6][0]["message"])
+
     def test_queued_as_on_a_device(self):
         # the path of CUDA and JAX arrays (compares read once a step, at
         # its end), taken here by host arrays; then with no output kept,
