@@ -99,6 +99,7 @@ var kernels = map[string][]string{
 	"gemm":      {"gemm"},
 	"gen":       {"gen_values"},
 	"logprob":   {"logprob"},
+	"moe_route": {"moe_route"},
 	"nudge":     {"nudge_rmsnorm", "nudge_gemm"},
 	"probe":     {"probe_max", "probe_explog", "probe_convert"},
 	"rmsnorm":   {"rmsnorm"},
