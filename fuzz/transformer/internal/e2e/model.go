@@ -80,7 +80,7 @@ type Layer struct {
 	Up []float32
 	// Down is FFN x Hidden; in an MoE layer Experts·FFN x Hidden, expert
 	// e's at rows e·FFN.
-	Down   []float32
+	Down []float32
 	// Router is Hidden x Experts, fp32 (MoE layers only): routers are kept
 	// in fp32 (Megatron-LM's --moe-router-dtype fp32), not in DType.
 	Router []float32
