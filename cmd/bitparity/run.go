@@ -24,6 +24,7 @@ import (
 	"github.com/bitparity/bitparity/internal/gogc"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/reports/words"
+	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 	"github.com/bitparity/bitparity/verdict"
@@ -216,8 +217,9 @@ func (r *runState) newCampaign() (*fuzz.Campaign, error) {
 		return nil, err
 	}
 	c.ProgressEvery = 200 * time.Millisecond
+	c.Sources = scan.OpSources(c.Targets) // targets of op packages (docs/moe.md)
 	for _, name := range c.Targets {
-		if _, err := target.Lookup(name); err != nil {
+		if _, err := target.Lookup(name); err != nil && !scan.IsOpTarget(name) {
 			return nil, usageErr("run: %v", err)
 		}
 	}
@@ -430,6 +432,13 @@ func runCountPairs(c *fuzz.Campaign) int {
 		}
 		if hit {
 			n++
+		}
+	}
+	for _, src := range c.Sources { // the op packages' targets named (scan.OpSources)
+		for _, j := range src.Jobs {
+			if len(c.Relations) == 0 || slices.Contains(c.Relations, j.Relation) {
+				n++
+			}
 		}
 	}
 	return n
