@@ -53,7 +53,7 @@ func OpSource(t ops.Target) *fuzz.Source {
 		job.Expect, job.MinCases = spec.KindMismatch, opControlCases
 	}
 	return &fuzz.Source{Name: t.Name(), Op: spec.Op(rec.Name),
-		Check: func(ctx context.Context, c spec.Case) (*spec.Finding, error) { return opCheck(ctx, t, c) },
+		Check:  func(ctx context.Context, c spec.Case) (*spec.Finding, error) { return opCheck(ctx, t, c) },
 		Shrink: opShrink,
 		Map:    func(ctx context.Context, f *spec.Finding) error { return opMap(ctx, t, f) },
 		Jobs:   []fuzz.Job{job}}
