@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"internal/gogc":          {},
 	"internal/npy":           {"internal/atomicfile"},
 	"target":                 {"oracle", "spec"},
-	"gpu":                    {"target", "oracle", "spec", "values", "boundary", "ops", "ops/all", "ops/moeroute"},
+	"gpu":                    {"target", "oracle", "spec", "values", "boundary", "ops", "ops/all", "ops/moeroute", "ops/quantfp8"},
 	"values":                 {"oracle", "spec"},
 	"boundary":               {"oracle"},
 	"power":                  {"oracle", "spec"},
