@@ -23,6 +23,14 @@ usage: torch_ops.py [OP] [--device DEV] [--sdpa-backend B] [--decode-mask M]
                 with --sdpa-backend flash (no masks) requests of different
                 lengths run as one call per length
 
+--moe-tie-probe: no serving; state torch.topk's order among equal values
+on the device (lowest index first, highest, or neither) over tie rows at
+8..1024 experts and 1..4096 rows, and check that --moe-tie (lowest, the
+default; highest; torch: torch.topk as it is) gives the declared order
+(exit 1 when not). Ops.moe_route is the router as torch runs it:
+torch.softmax in fp32, top-k by --moe-tie, weights renormalised; the
+process protocol does not carry op moe_route yet (docs/moe.md).
+
 --device: cuda, cuda:N or cpu (default: $BITPARITY_DEVICE, else cuda when
 available). --sdpa-backend: flash, efficient, cudnn or math (default: let
 PyTorch choose). --deterministic: torch.use_deterministic_algorithms(True).
@@ -49,6 +57,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
 import bitparity_adapter as bp  # noqa: E402  (pip install ./adapters/python, or this checkout's copy)
+from bitparity_adapter import moe  # noqa: E402
 
 
 class Ops:
@@ -152,6 +161,34 @@ class Ops:
         o = self.sdpa(q[:, :, None, :], kp.transpose(1, 2), vp.transpose(1, 2), **kw)  # [B, H, 1, D]
         return o[:, :, 0, :]
 
+    @torch.inference_mode()
+    def moe_route(self, logits, k, tie):
+        """The MoE router as a model runs it in torch (bitparity's op
+        moe_route, docs/moe.md): torch.softmax in fp32, the top k
+        (topk_declared), the k weights renormalised by their sum in rank
+        order. Returns ids [rows, k] int32 and weights [rows, k] fp32."""
+        w, ids = self.topk_declared(torch.softmax(logits.float(), dim=-1), k, tie)
+        total = w[:, 0].clone()
+        for j in range(1, k):
+            total = total + w[:, j]
+        return ids.to(torch.int32), w / total[:, None]
+
+    def topk_declared(self, p, k, tie):
+        """The k largest of p [rows, experts], values and indices in rank
+        order. tie "torch": torch.topk as it is (torch documents no order
+        among equal values); "lowest" or "highest": a stable descending
+        sort, so equal values keep index order, the lowest index first (on
+        the row flipped: the highest). A NaN sorts first in torch; the op
+        ranks it last: softmax of finite logits makes none."""
+        if tie == "torch":
+            return torch.topk(p, k, dim=-1, sorted=True)
+        q = p if tie == "lowest" else p.flip(-1)
+        w, ids = torch.sort(q, dim=-1, descending=True, stable=True)
+        w, ids = w[:, :k], ids[:, :k]
+        if tie == "highest":
+            ids = p.shape[-1] - 1 - ids
+        return w, ids
+
     def _decode_by_length(self, q, k, v, lens):
         """Decode without a mask (flash takes none): requests grouped by KV
         length, one SDPA call per length, in order of first appearance."""
@@ -180,6 +217,35 @@ def _sdpa_math(q, k, v, attn_mask=None, is_causal=False):
     return torch.softmax(s, dim=-1) @ v
 
 
+def moe_tie_probe(ops, tie):
+    """--moe-tie-probe: states torch.topk's order among equal values on the
+    adapter's device (bp.moe.tie_behaviour: rows whose k-th and (k+1)-th
+    probabilities are equal, at 8..1024 experts and 1..4096 rows), then
+    checks that the declared tie-break --moe-tie gives bitparity's order
+    on the same rows. Exit 0 when it does, 1 when not."""
+    def run(tie):
+        def topk(q, k):
+            _, ids = ops.topk_declared(torch.from_numpy(q).to(ops.device), k, tie)
+            return ids.cpu().numpy()
+        return topk
+    verdict, lines = moe.tie_behaviour(run("torch"))
+    print("torch.topk on ties (%s): %s" % (ops.describe(), {
+        "lowest": "lowest index first on every tie row",
+        "highest": "highest index first on every tie row",
+        "undeclared": "no one tie-break: declare one (--moe-tie lowest|highest)"}[verdict]))
+    for line in lines:
+        print("  " + line)
+    if tie == "torch":
+        return 0
+    got, lines = moe.tie_behaviour(run(tie))
+    print("declared --moe-tie %s (stable sort): %s" % (tie, "holds on every tie row" if got == tie else "does NOT hold"))
+    if got != tie:
+        for line in lines:
+            print("  " + line)
+        return 1
+    return 0
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="torch_ops.py")
     ap.add_argument("op", nargs="?", default="", choices=("",) + bp.OPS)
@@ -190,8 +256,12 @@ def main(argv):
     ap.add_argument("--deterministic", action="store_true")
     ap.add_argument("--ulp-bound", type=int, default=-1)
     ap.add_argument("--no-invariant-claim", action="store_true")
+    ap.add_argument("--moe-tie", default="lowest", choices=("lowest", "highest", "torch"))
+    ap.add_argument("--moe-tie-probe", action="store_true")
     args = ap.parse_args(argv)
     ops = Ops(args)
+    if args.moe_tie_probe:
+        return moe_tie_probe(ops, args.moe_tie)
     inv = not args.no_invariant_claim
     about = ops.describe()
 

@@ -26,13 +26,26 @@ func ReadResult(path string) (*spec.Result, error) {
 	return &r, nil
 }
 
+// Keeps reports whether the corpus keeps case files of op o: the ops of
+// spec's op table. A finding of an op package's target (op moe_route,
+// moe_router, quant_fp8: a campaign's scan.OpSource) has no case file;
+// its scan (the finding's Repro) stores the drift.
+func Keeps(o spec.Op) bool {
+	_, ok := o.Info()
+	return ok
+}
+
 // ImportResult stores every finding of a campaign result as a case file
-// (source "campaign"). A finding whose case does not validate is reported
-// in errs, naming its index, and skipped; added lists the new names,
-// existing the names dst already held.
+// (source "campaign"), but those of ops the corpus does not keep (Keeps).
+// A finding whose case does not validate is reported in errs, naming its
+// index, and skipped; added lists the new names, existing the names dst
+// already held.
 func ImportResult(dst Store, r *spec.Result) (added, existing []string, errs []error) {
 	for i := range r.Findings {
 		fd := r.Findings[i]
+		if !Keeps(fd.Case.Op) {
+			continue
+		}
 		env := fd.Env
 		if env == (spec.Env{}) {
 			env = r.Env

@@ -99,8 +99,10 @@ var kernels = map[string][]string{
 	"gemm":      {"gemm"},
 	"gen":       {"gen_values"},
 	"logprob":   {"logprob"},
+	"moe_route": {"moe_route"},
 	"nudge":     {"nudge_rmsnorm", "nudge_gemm"},
 	"probe":     {"probe_max", "probe_explog", "probe_convert"},
+	"quant_fp8": {"fp8_amax_rows", "fp8_amax_all", "fp8_quantize"},
 	"rmsnorm":   {"rmsnorm"},
 }
 

@@ -26,7 +26,7 @@ import (
 var kernelFS embed.FS
 
 // Modules lists the PTX modules the package loads, one per kernels/*.cu.
-var Modules = []string{"attention", "compare", "gemm", "gen", "logprob", "nudge", "probe", "rmsnorm"}
+var Modules = []string{"attention", "compare", "gemm", "gen", "logprob", "moe_route", "nudge", "probe", "quant_fp8", "rmsnorm"}
 
 // PTX returns the embedded PTX of module name (kernels/name.ptx).
 func PTX(name string) (string, error) {

@@ -208,6 +208,9 @@ func (r *Recorder) store(f spec.Finding) string {
 	if r.opts.Store == nil {
 		return ""
 	}
+	if !corpus.Keeps(f.Case.Op) {
+		return " (not stored: op " + string(f.Case.Op) + " is an op package's; its scan stores the drift: " + f.Repro + ")"
+	}
 	file := corpus.NewFile(f.Case, &f, r.opts.Head.Env, r.opts.Source)
 	file.Adapters = external.Adapters(f.Case.Targets...) // what an exec: target needs to replay
 	name, added, err := r.opts.Store.Put(file)

@@ -20,6 +20,7 @@ import (
 	"github.com/bitparity/bitparity/internal/lifecycle"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/reports/words"
+	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 	"github.com/bitparity/bitparity/verdict"
@@ -175,8 +176,9 @@ func (r *runState) newCampaign() (*fuzz.Campaign, error) {
 		return nil, err
 	}
 	c.ProgressEvery = 200 * time.Millisecond
+	c.Sources = scan.OpSources(c.Targets) // targets of op packages (docs/moe.md)
 	for _, name := range c.Targets {
-		if _, err := target.Lookup(name); err != nil {
+		if _, err := target.Lookup(name); err != nil && !scan.IsOpTarget(name) {
 			return nil, usageErr("run: %v", err)
 		}
 	}

@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"internal/lifecycle":     {"internal/gogc"},
 	"internal/npy":           {"internal/atomicfile"},
 	"target":                 {"oracle", "spec", "ops", "ops/all", "ops/rmsnorm", "ops/gemm", "ops/logprob", "ops/attention"},
-	"gpu":                    {"target", "oracle", "spec", "values", "boundary"},
+	"gpu":                    {"target", "oracle", "spec", "values", "boundary", "ops", "ops/all", "ops/moeroute", "ops/quantfp8"},
 	"values":                 {"oracle", "spec"},
 	"boundary":               {"oracle"},
 	"power":                  {"oracle", "spec"},
@@ -71,7 +71,7 @@ var allowed = map[string][]string{
 	"cmd/bitparity": {"*"},
 
 	// The end-to-end transformer's internals, under fuzz/transformer.
-	"fuzz/transformer/internal/e2e": {"fuzz", "target", "oracle", "spec", "fuzz/driftmap"},
+	"fuzz/transformer/internal/e2e": {"fuzz", "target", "oracle", "spec", "fuzz/driftmap", "ops", "ops/moeroute"},
 }
 
 // TestImportRule fails on an import the table above does not allow, in

@@ -1,5 +1,7 @@
 // Package all is the literal list of the op packages: a new op package
-// is added to Ops, and nothing else registers it.
+// is added to Ops, and nothing else registers it. Targets that need a
+// device (the cuda build's kernels of an op) are added by their package
+// with RegisterDevice.
 package all
 
 import (
@@ -45,13 +47,30 @@ var Ops = []ops.Op{
 	quantfp8.Op{},
 }
 
-// Targets lists every op's CPU targets, op by op in the order of Ops.
+// device holds the targets RegisterDevice added, in the order added.
+var device []ops.Target
+
+// RegisterDevice adds t, a target of one of Ops that runs on a device
+// (gpu's cuda-moe_route), from its package's init. A second target of
+// the same name, or one of an op not in Ops, panics: a programming error.
+func RegisterDevice(t ops.Target) {
+	if _, err := Op(t.Op().Record().Name); err != nil {
+		panic(fmt.Sprintf("ops/all: register %s: %v", t.Name(), err))
+	}
+	if _, ok := Lookup(t.Name()); ok {
+		panic(fmt.Sprintf("ops/all: target %s registered twice", t.Name()))
+	}
+	device = append(device, t)
+}
+
+// Targets lists every op's CPU targets, op by op in the order of Ops,
+// then the device targets in the order registered.
 func Targets() []ops.Target {
 	var ts []ops.Target
 	for _, op := range Ops {
 		ts = append(ts, op.Targets()...)
 	}
-	return ts
+	return append(ts, device...)
 }
 
 // Lookup returns the target called name; ok is false when no op package

@@ -3,6 +3,7 @@ package all
 import (
 	"testing"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -55,5 +56,40 @@ func TestCases(t *testing.T) {
 	}
 	if _, ok := Case(spec.OpTransformer); ok {
 		t.Errorf("Case(%s) found a package for a composite op", spec.OpTransformer)
+	}
+}
+
+// renamed is a CPU target of an op under another name, standing in for a
+// device target.
+type renamed struct {
+	ops.Target
+	name string
+}
+
+func (r renamed) Name() string { return r.name }
+
+// TestRegisterDevice: a registered device target is listed after the CPU
+// targets and found by Lookup; a second registration of a name panics.
+func TestRegisterDevice(t *testing.T) {
+	saved := device
+	defer func() { device = saved }()
+	cpu := Ops[0].Targets()[0]
+	RegisterDevice(renamed{cpu, "cuda-test-target"})
+	ts := Targets()
+	if ts[len(ts)-1].Name() != "cuda-test-target" {
+		t.Errorf("Targets ends with %s, want the registered cuda-test-target", ts[len(ts)-1].Name())
+	}
+	if got, ok := Lookup("cuda-test-target"); !ok || got.Op().Record().Name != cpu.Op().Record().Name {
+		t.Errorf("Lookup(cuda-test-target) = %v, %v", got, ok)
+	}
+	for _, name := range []string{"cuda-test-target", cpu.Name()} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("RegisterDevice(%s) again: no panic", name)
+				}
+			}()
+			RegisterDevice(renamed{cpu, name})
+		}()
 	}
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/bitparity/bitparity/oracle"
@@ -19,6 +20,13 @@ const (
 
 // DefaultTile is the attention tile of the fixed kernels when Shape.KV is 0.
 const DefaultTile = 16
+
+// Shape.Dims names of a transformer case with experts.
+const (
+	DimExperts = "experts"
+	DimTopK    = "top_k"
+	DimNearTie = "near_tie"
+)
 
 // Setup is everything a case says, decoded.
 type Setup struct {
@@ -50,6 +58,9 @@ const GenVersion = 1
 //	Shape.Vocab   vocabulary              Shape.Seqs    requests
 //	Shape.SeqLen  longest request (prompt + response tokens; Plan)
 //	Shape.KV      attention tile of the fixed kernels (0: DefaultTile)
+//	Shape.Dims    experts and top_k: every layer's MLP a mixture of
+//	              experts (moe.go), near_tie 1 its sensitive router
+//	              (Config.NearTie); none: the dense MLP
 //	In            weights and activations dtype
 //	Out           declared training dtype: the train path's log-probs
 //	Compare       dtype of the comparison (empty: Out)
@@ -88,7 +99,12 @@ func FromCase(c spec.Case) (*Setup, error) {
 	}
 	s := c.Shape
 	cfg := Config{Layers: s.Rows, Hidden: s.Hidden, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim,
-		FFN: s.N, Vocab: s.Vocab, Eps: c.Eps, DType: act}
+		FFN: s.N, Vocab: s.Vocab, Eps: c.Eps, DType: act, Experts: s.Dims[DimExperts], TopK: s.Dims[DimTopK], NearTie: s.Dims[DimNearTie] != 0}
+	for d, v := range s.Dims {
+		if d != DimExperts && d != DimTopK && d != DimNearTie || d == DimNearTie && v != 0 && v != 1 {
+			return nil, fmt.Errorf("transformer case: shape.dims %s=%d: want %s and %s (a mixture of experts), %s 0 or 1, or none", d, v, DimExperts, DimTopK, DimNearTie)
+		}
+	}
 	m, err := NewModel(cfg, c.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("transformer case: %w", err)
@@ -129,6 +145,9 @@ func FromCase(c spec.Case) (*Setup, error) {
 	for _, k := range []Kernels{st.Train, st.Infer} {
 		if p, ok := planted(k); ok && p.At.Layer >= cfg.Layers {
 			return nil, fmt.Errorf("transformer case: drift planted at %s but the model has %d layers", p.At, cfg.Layers)
+		}
+		if p, ok := planted(k); ok && slices.Contains(MoEOps, p.At.Op) && cfg.Experts == 0 {
+			return nil, fmt.Errorf("transformer case: drift planted at %s but the model has no experts (shape.dims experts, top_k)", p.At)
 		}
 	}
 	if st.Engine.Fill, err = filler(c.Rel.Filler, c.Seed, cfg.Hidden, act); err != nil {

@@ -59,7 +59,7 @@ func Check(ctx context.Context, c spec.Case) (*spec.Finding, error) {
 		f = compareLogProbs(st, train, inf)
 	}
 	if f == nil && rel == spec.RelPathParity {
-		if d := FirstDivergence(st.Model.Layers, st.Requests, ta, tb); d != nil {
+		if d := FirstDivergence(st.Model.Config, st.Requests, ta, tb); d != nil {
 			f = &spec.Finding{Kind: spec.KindMismatch, Row: d.Token, Col: d.Col,
 				A: value(oracle.FP32, d.A), B: value(oracle.FP32, d.B),
 				ULPs: oracle.ULPDistance(oracle.FP32, d.A, d.B).ULPs, RowsDiffering: d.Tokens,

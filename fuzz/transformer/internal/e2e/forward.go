@@ -144,6 +144,8 @@ type attendFunc func(l int, qkv []float32) ([]float32, error)
 //	o   = attention(q, k, v)·Wout         h = round(h + o)
 //	m   = RMSNorm(h, mlp_norm)            g|u = m·Wup
 //	d   = round(silu(g)·u)·Wdown          h = round(h + d)
+//
+// with, in a model with experts, d the mixture of experts of m (moe).
 func (r *runner) layers(b *batch, h []float32, attend attendFunc) ([]float32, error) {
 	c := r.m.Config
 	HD := c.Heads * c.HeadDim
@@ -170,18 +172,28 @@ func (r *runner) layers(b *batch, h []float32, attend attendFunc) ([]float32, er
 		if err != nil {
 			return nil, err
 		}
-		up, err := r.gemm(Site{l, OpMLPUp}, b, m, c.Hidden, L.Up, 2*c.FFN)
-		if err != nil {
-			return nil, err
-		}
-		act := r.act(Site{l, OpMLPAct}, b, up)
-		d, err := r.gemm(Site{l, OpMLPDown}, b, act, c.FFN, L.Down, c.Hidden)
+		d, err := r.mlp(l, b, m)
 		if err != nil {
 			return nil, err
 		}
 		h = r.residual(Site{l, OpMLPResidual}, b, h, d)
 	}
 	return h, nil
+}
+
+// mlp is layer l's MLP over m = RMSNorm(h, mlp_norm): the gated MLP, or
+// in a model with experts the mixture of experts (moe).
+func (r *runner) mlp(l int, b *batch, m []float32) ([]float32, error) {
+	c, L := r.m.Config, r.m.Blocks[l]
+	if c.Experts > 0 {
+		return r.moe(l, b, m)
+	}
+	up, err := r.gemm(Site{l, OpMLPUp}, b, m, c.Hidden, L.Up, 2*c.FFN)
+	if err != nil {
+		return nil, err
+	}
+	act := r.act(Site{l, OpMLPAct}, b, up)
+	return r.gemm(Site{l, OpMLPDown}, b, act, c.FFN, L.Down, c.Hidden)
 }
 
 // logprobs computes, for the head batch hb (rows whose next-token

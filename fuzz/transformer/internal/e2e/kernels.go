@@ -20,6 +20,8 @@ const (
 	OpOutProj      Op = "out_proj"      // GEMM
 	OpAttnResidual Op = "attn_residual" // h = round(h + o)
 	OpMLPNorm      Op = "mlp_norm"      // RMSNorm
+	OpRouter       Op = "router"        // GEMM to the experts' logits, fp32 (MoE layers)
+	OpRoute        Op = "route"         // moe_route: top-k expert ids and weights (MoE layers)
 	OpMLPUp        Op = "mlp_up"        // GEMM to gate | up
 	OpMLPAct       Op = "mlp_act"       // round(silu(gate) · up)
 	OpMLPDown      Op = "mlp_down"      // GEMM
@@ -32,6 +34,10 @@ const (
 // LayerOps lists the ops of one decoder layer in execution order.
 var LayerOps = []Op{OpAttnNorm, OpQKV, OpAttention, OpOutProj, OpAttnResidual,
 	OpMLPNorm, OpMLPUp, OpMLPAct, OpMLPDown, OpMLPResidual}
+
+// MoEOps lists the ops an MoE layer runs after OpMLPNorm, in execution
+// order; its MLP ops then run its experts (moe.go).
+var MoEOps = []Op{OpRouter, OpRoute}
 
 // FinalOps lists the ops after the last layer in execution order.
 var FinalOps = []Op{OpFinalNorm, OpLMHead, OpLogProb}
@@ -55,7 +61,7 @@ func (o Op) Kind() Kind {
 	switch o {
 	case OpAttnNorm, OpMLPNorm, OpFinalNorm:
 		return KindRMSNorm
-	case OpQKV, OpOutProj, OpMLPUp, OpMLPDown, OpLMHead:
+	case OpQKV, OpOutProj, OpMLPUp, OpMLPDown, OpLMHead, OpRouter:
 		return KindGEMM
 	case OpAttention:
 		return KindAttention
@@ -95,7 +101,7 @@ func ParseSite(s string) (Site, error) {
 		st.Layer = n
 	}
 	known := false
-	for _, o := range append(append([]Op{OpEmbed}, LayerOps...), FinalOps...) {
+	for _, o := range append(append(append([]Op{OpEmbed}, LayerOps...), MoEOps...), FinalOps...) {
 		known = known || o == st.Op
 	}
 	if !known {

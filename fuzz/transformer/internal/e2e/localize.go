@@ -10,9 +10,16 @@ import (
 )
 
 func (d *Divergence) String() string {
-	return fmt.Sprintf("first divergence: %s (%s) at request %d token %d col %d: train %s vs infer %s (fp32), %d of %d tokens differ there; train ran it in a %s batch of %d rows, infer in a %s batch of %d rows",
+	s := fmt.Sprintf("first divergence: %s (%s) at request %d token %d col %d: train %s vs infer %s (fp32), %d of %d tokens differ there; train ran it in a %s batch of %d rows, infer in a %s batch of %d rows",
 		d.Site, d.Site.Op.Kind(), d.Request, d.Pos, d.Col, oracle.Hex(oracle.FP32, d.A), oracle.Hex(oracle.FP32, d.B),
 		d.Tokens, d.Compared, d.TrainCall.Phase, d.TrainCall.Rows, d.InferCall.Phase, d.InferCall.Rows)
+	switch {
+	case d.Route != nil:
+		s += "; " + d.Route.String()
+	case d.MoE:
+		s += "; no token changed experts (the weights or later ops differ)"
+	}
+	return s
 }
 
 // Localize re-runs both paths of st with taps on every op and returns the
@@ -24,10 +31,12 @@ func Localize(ctx context.Context, st *Setup) (*Divergence, *spec.DriftMap, erro
 	if _, _, err := st.Run(ctx, ta, tb); err != nil {
 		return nil, nil, err
 	}
-	d := FirstDivergence(st.Model.Layers, st.Requests, ta, tb)
+	d := FirstDivergence(st.Model.Config, st.Requests, ta, tb)
 	if d == nil {
 		return nil, nil, fmt.Errorf("the two paths agree on every op output with taps on: the mismatch did not reproduce")
 	}
+	d.MoE = st.Model.Experts > 0
+	d.Route = FirstRouteChange(st.Model.Config, st.Requests, ta, tb)
 	dm, err := DriftMap(ctx, st, d, ta)
 	if err != nil {
 		return nil, nil, err
@@ -49,7 +58,7 @@ func inputSite(s Site, layers int) Site {
 		return Site{s.Layer, OpAttention}
 	case OpMLPNorm:
 		return Site{s.Layer, OpAttnResidual}
-	case OpMLPUp:
+	case OpMLPUp, OpRouter:
 		return Site{s.Layer, OpMLPNorm}
 	case OpMLPDown:
 		return Site{s.Layer, OpMLPAct}
@@ -125,6 +134,9 @@ func DriftMap(ctx context.Context, st *Setup, d *Divergence, taps *Taps) (*spec.
 			return digest(y), err
 		})
 	case KindGEMM:
+		if d.Site.Op == OpMLPDown && c.Experts > 0 {
+			return nil, nil // the experts' weighted sum, not one GEMM: no map of one row
+		}
 		W, n := gemmWeights(m, d.Site)
 		return sweep(ctx, "rows", rows, func(v int) (string, error) {
 			y, err := ops.GEMM(oracle.GEMMInput{X: x, W: W, M: 1, K: len(x), N: n, Out: oracle.FP32}, call(v).GEMM, nil)
@@ -153,7 +165,9 @@ func gemmWeights(m *Model, s Site) ([]float32, int) {
 	case OpOutProj:
 		return m.Blocks[s.Layer].Out, m.Hidden
 	case OpMLPUp:
-		return m.Blocks[s.Layer].Up, 2 * m.FFN
+		return m.Blocks[s.Layer].Up, 2 * m.FFN * max(m.Experts, 1)
+	case OpRouter:
+		return m.Blocks[s.Layer].Router, m.Experts
 	case OpMLPDown:
 		return m.Blocks[s.Layer].Down, m.Hidden
 	}

@@ -49,6 +49,33 @@ func Sites(layers int) []Site {
 	return s
 }
 
+// owner returns the request of token tok (tokenBase numbering) and its
+// position in that request.
+func owner(reqs []Request, tok int) (int, int) {
+	tb, _ := tokenBase(reqs)
+	for r := len(tb) - 1; r >= 0; r-- {
+		if tok >= tb[r] {
+			return r, tok - tb[r]
+		}
+	}
+	return 0, tok
+}
+
+// ModelSites lists every tapped site of model c in execution order: Sites,
+// with MoEOps after each layer's OpMLPNorm when c has experts.
+func ModelSites(c Config) []Site {
+	var s []Site
+	for _, site := range Sites(c.Layers) {
+		s = append(s, site)
+		if site.Op == OpMLPNorm && c.Experts > 0 {
+			for _, op := range MoEOps {
+				s = append(s, Site{site.Layer, op})
+			}
+		}
+	}
+	return s
+}
+
 // Divergence is the first op output where the two paths differ.
 type Divergence struct {
 	Site Site
@@ -64,6 +91,10 @@ type Divergence struct {
 	Tokens, Compared int
 	// TrainCall and InferCall are the calls that computed the token.
 	TrainCall, InferCall Call
+	// MoE is set by Localize for a model with experts, and Route to the
+	// first layer where a token's experts differ (nil: none did).
+	MoE   bool
+	Route *RouteChange
 }
 
 // FirstDivergence walks the sites in execution order and returns the first
@@ -72,17 +103,8 @@ type Divergence struct {
 // reads only earlier ops' outputs (attention reads earlier tokens of the
 // same layer's QKV, which is an earlier site), the first differing site is
 // where the drift entered.
-func FirstDivergence(layers int, reqs []Request, a, b *Taps) *Divergence {
-	tb, _ := tokenBase(reqs)
-	owner := func(tok int) (int, int) {
-		for r := len(tb) - 1; r >= 0; r-- {
-			if tok >= tb[r] {
-				return r, tok - tb[r]
-			}
-		}
-		return 0, tok
-	}
-	for _, site := range Sites(layers) {
+func FirstDivergence(c Config, reqs []Request, a, b *Taps) *Divergence {
+	for _, site := range ModelSites(c) {
 		var d *Divergence
 		compared := 0
 		for tok := range a.n {
@@ -95,7 +117,7 @@ func FirstDivergence(layers int, reqs []Request, a, b *Taps) *Divergence {
 			for col := range va {
 				if math.Float32bits(va[col]) != math.Float32bits(vb[col]) {
 					if d == nil {
-						r, p := owner(tok)
+						r, p := owner(reqs, tok)
 						d = &Divergence{Site: site, Token: tok, Request: r, Pos: p, Col: col,
 							A: va[col], B: vb[col], TrainCall: ca, InferCall: cb}
 					}
