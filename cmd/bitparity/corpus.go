@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/gpu"
-	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -98,31 +96,19 @@ func (s *storeFlags) dirArg(fs *flag.FlagSet) error {
 	return nil
 }
 
-// open returns the layered store: the local folder or bucket (a folder is
-// created when create) over the shared read-only folders or buckets.
+// open returns the layered store (corpus.OpenLayered): the local folder
+// or bucket (a folder is created when create) over the shared read-only
+// ones, -shared or else $BITPARITY_SHARED_CORPUS.
 func (s *storeFlags) open(create bool) (*corpus.Layered, error) {
-	local, err := corpus.Open(context.Background(), s.dir, create)
-	if err != nil && errors.Is(err, fs.ErrNotExist) {
+	shared := []string(s.shared)
+	if v := os.Getenv(envShared); len(shared) == 0 && v != "" {
+		shared = filepath.SplitList(v)
+	}
+	l, err := corpus.OpenLayered(context.Background(), s.dir, shared, create)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, usageErr("%v (name a corpus folder with -dir DIR or $%s; bitparity run --corpus DIR stores a campaign's findings in one)", err, envCorpus)
 	}
-	if err != nil {
-		return nil, withCode(spec.ExitUsage, err)
-	}
-	shared := []string(s.shared)
-	if len(shared) == 0 {
-		if v := os.Getenv(envShared); v != "" {
-			shared = filepath.SplitList(v)
-		}
-	}
-	var ro []corpus.Store
-	for _, p := range shared {
-		d, err := corpus.Open(context.Background(), p, false)
-		if err != nil {
-			return nil, withCode(spec.ExitUsage, fmt.Errorf("shared corpus: %w", err))
-		}
-		ro = append(ro, d)
-	}
-	return corpus.NewLayered(local, ro...), nil
+	return l, withCode(spec.ExitUsage, err)
 }
 
 func corpusCmd(stdout, stderr io.Writer, args []string) error {
@@ -152,57 +138,19 @@ func corpusCmd(stdout, stderr io.Writer, args []string) error {
 	return sub.run(ctx, stdout, stderr, st, fs, args[1:])
 }
 
-// resolve finds a case by path (an existing file) or by name in s ("0123abcd..."
-// with or without .json).
-func resolve(s corpus.Store, arg string) (name string, f *corpus.File, err error) {
-	if st, serr := os.Stat(arg); serr == nil && !st.IsDir() {
-		f, err := corpus.ReadFile(arg)
-		if err != nil {
-			return "", nil, withCode(spec.ExitUsage, err)
-		}
-		name, _ := f.Name()
-		return name, f, nil
-	}
-	name = strings.TrimSuffix(filepath.Base(arg), ".json") + ".json"
-	f, err = s.Get(name)
-	if errors.Is(err, corpus.ErrNotFound) || (err != nil && !corpus.IsName(name)) {
-		return "", nil, usageErr("%s: no such case file or case name", arg)
-	}
-	if err != nil {
-		return "", nil, withCode(spec.ExitUsage, err)
-	}
-	return name, f, nil
-}
-
-// selectEntries returns the cases named by args (names or paths, see
-// resolve), or every case of s when args is empty, warning on stderr about
-// files that do not decode.
+// selectEntries returns the cases named by args, or every case of s when
+// args is empty (corpus.Select), warning on stderr about files that do
+// not decode; a name or file that does not resolve is a usage error.
 func selectEntries(stderr io.Writer, s corpus.Store, args []string) ([]corpus.Entry, error) {
-	if len(args) == 0 {
-		entries, errs := corpus.Load(s)
-		warnAll(stderr, errs)
-		return entries, nil
-	}
-	var entries []corpus.Entry
-	for _, arg := range args {
-		name, f, err := resolve(s, arg)
-		if err != nil {
-			return nil, err
-		}
-		entries = append(entries, corpus.Entry{Name: name, File: f})
-	}
-	return entries, nil
+	entries, bad, err := corpus.Select(s, args)
+	warnAll(stderr, bad)
+	return entries, withCode(spec.ExitUsage, err)
 }
 
 func warnAll(stderr io.Writer, errs []error) {
 	for _, err := range errs {
 		fmt.Fprintln(stderr, "warning:", err)
 	}
-}
-
-// describe is a one-line summary of a case: op, relation, targets, shape.
-func describe(c spec.Case) string {
-	return fmt.Sprintf("%s %s on %s %s", c.Op, c.Relation, strings.Join(c.Targets, ","), words.Case(c))
 }
 
 func corpusLs(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error {
@@ -220,17 +168,11 @@ func corpusLs(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs *f
 	entries, errs := corpus.Load(s)
 	warnAll(stderr, errs)
 	for _, e := range entries {
-		f := e.File
 		if *asJSON {
-			b, _ := json.Marshal(map[string]any{"name": e.Name, "status": f.Status.State, "imported": f.Status.Imported, "signature": f.Signature, "case": f.Case, "note": f.Note})
-			fmt.Fprintln(stdout, string(b))
-			continue
+			fmt.Fprintln(stdout, string(e.JSON()))
+		} else {
+			fmt.Fprintln(stdout, e.Line())
 		}
-		what := "pass"
-		if f.Finding != nil {
-			what = fmt.Sprintf("%s sig %s", f.Finding.Kind, f.Signature)
-		}
-		fmt.Fprintf(stdout, "%s  %-5s  %-22s  %s\n", e.Name, f.Status.State, what, describe(f.Case))
 	}
 	if d, ok := s.Local.(*corpus.Dir); ok && !*asJSON { // certificates and scan drifts live in folders (scan.go, scan_results.go)
 		listCertificates(stdout, stderr, d)
@@ -257,69 +199,19 @@ func corpusShow(_ context.Context, stdout, _ io.Writer, st *storeFlags, fs *flag
 	if err != nil {
 		return err
 	}
-	name, f, err := resolve(s, fs.Arg(0))
+	e, err := corpus.Resolve(s, fs.Arg(0))
 	if err != nil {
+		return withCode(spec.ExitUsage, err)
+	}
+	if !*asJSON {
+		_, err = fmt.Fprint(stdout, e.Words())
 		return err
 	}
-	if *asJSON {
-		b, err := corpus.Encode(f)
-		if err != nil {
-			return err
-		}
+	b, err := corpus.Encode(e.File)
+	if err == nil {
 		_, err = stdout.Write(b)
-		return err
 	}
-	printFile(stdout, name, f)
-	return nil
-}
-
-// printFile writes a case file in words.
-func printFile(w io.Writer, name string, f *corpus.File) {
-	fmt.Fprintf(w, "case %s: %s\n", name, describe(f.Case))
-	if f.Note != "" {
-		fmt.Fprintf(w, "note: %s\n", f.Note)
-	}
-	c := f.Case
-	if c.Data != nil {
-		fmt.Fprintf(w, "inputs: explicit data (%d tensors)\n", len(c.Data.Tensors))
-	} else {
-		fmt.Fprintf(w, "inputs: seed %d, %s values, generator v%d\n", c.Seed, c.Dist, c.GenVersion)
-	}
-	if fd := f.Finding; fd != nil {
-		printFinding(w, "finding", fd)
-		if fd.DriftMap != nil {
-			fmt.Fprintf(w, "drift map: %s\n", words.Drift(fd.DriftMap))
-		}
-		fmt.Fprintf(w, "signature: %s\n", f.Signature)
-	} else {
-		fmt.Fprintln(w, "finding: none (a regression case that must keep passing)")
-	}
-	fmt.Fprintf(w, "recorded in: %s\n", words.Env(f.Env))
-	switch f.Status.State {
-	case corpus.StateFixed:
-		fmt.Fprintf(w, "status: fixed since %s", f.Status.FixedAt.Format(time.RFC3339))
-		if f.Status.FixedKernelHash != "" {
-			fmt.Fprintf(w, ", kernel %s", f.Status.FixedKernelHash)
-		}
-		if f.Status.FixedEnv != nil {
-			fmt.Fprintf(w, ", in %s", words.Env(*f.Status.FixedEnv))
-		}
-		fmt.Fprintln(w)
-	default:
-		fmt.Fprint(w, "status: open")
-		if f.Status.Imported {
-			fmt.Fprint(w, ", imported from another corpus and not yet rechecked here")
-		}
-		if !f.Status.Checked.IsZero() {
-			fmt.Fprintf(w, ", last rechecked %s", f.Status.Checked.Format(time.RFC3339))
-		}
-		fmt.Fprintln(w)
-	}
-}
-
-// printFinding says fd in words (reports.Words) after a label.
-func printFinding(w io.Writer, label string, fd *spec.Finding) {
-	fmt.Fprintf(w, "%s: %s\n", label, words.Finding(*fd))
+	return err
 }
 
 func corpusMerge(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error {
@@ -368,30 +260,7 @@ func corpusDedup(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs
 	if err != nil {
 		return err
 	}
-	entries, _ := selectEntries(stderr, s, nil)
-	groups := corpus.Dedup(entries)
-	dropped := 0
-	for _, g := range groups {
-		fmt.Fprintf(stdout, "signature %s: keep %s\n", g.Signature, g.Keep)
-		for _, n := range g.Drop {
-			if *dry {
-				fmt.Fprintf(stdout, "  would delete %s\n", n)
-				continue
-			}
-			if err := s.Delete(n); err != nil {
-				fmt.Fprintf(stderr, "warning: %s: %v\n", n, err)
-				continue
-			}
-			dropped++
-			fmt.Fprintf(stdout, "  deleted %s\n", n)
-		}
-	}
-	if d, ok := s.Local.(*corpus.Dir); ok {
-		if n, _ := d.CleanTemp(time.Hour); n > 0 {
-			fmt.Fprintf(stdout, "removed %d temp file(s) left by killed writers\n", n)
-		}
-	}
-	fmt.Fprintf(stdout, "%d signature(s) with duplicates, %d file(s) deleted\n", len(groups), dropped)
+	corpus.DedupStore(s, *dry, stdout, stderr)
 	return nil
 }
 
@@ -408,27 +277,27 @@ func corpusMinimize(ctx context.Context, stdout, stderr io.Writer, st *storeFlag
 	if err != nil {
 		return err
 	}
-	for _, arg := range fs.Args() {
-		name, f, err := resolve(s, arg)
-		if err != nil {
-			return err
-		}
-		g, stats, err := corpus.Minimize(ctx, f, shrink.Options{MaxTries: *tries})
+	entries, err := selectEntries(stderr, s, fs.Args())
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		g, stats, err := corpus.Minimize(ctx, e.File, shrink.Options{MaxTries: *tries})
 		if errors.Is(err, corpus.ErrNoFinding) || errors.Is(err, corpus.ErrModelCase) {
-			return usageErr("corpus minimize: %s: %v", name, err)
+			return usageErr("corpus minimize: %s: %v", e.Name, err)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", e.Name, err)
 		}
 		newName, _, err := s.Put(g)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s -> %s: %s -> %s (%d steps, %d tries, %s)\n", name, newName,
-			words.Case(f.Case), words.Case(g.Case), stats.Steps, stats.Tried, stats.Elapsed.Round(time.Millisecond))
-		if !*keep && newName != name {
-			if err := s.Delete(name); err != nil && !errors.Is(err, corpus.ErrNotFound) {
-				fmt.Fprintf(stderr, "warning: kept %s: %v\n", name, err)
+		fmt.Fprintf(stdout, "%s -> %s: %s -> %s (%d steps, %d tries, %s)\n", e.Name, newName,
+			words.Case(e.File.Case), words.Case(g.Case), stats.Steps, stats.Tried, stats.Elapsed.Round(time.Millisecond))
+		if !*keep && newName != e.Name {
+			if err := s.Delete(e.Name); err != nil && !errors.Is(err, corpus.ErrNotFound) {
+				fmt.Fprintf(stderr, "warning: kept %s: %v\n", e.Name, err)
 			}
 		}
 	}
@@ -453,28 +322,16 @@ func corpusBundle(_ context.Context, stdout, stderr io.Writer, st *storeFlags, f
 		return err
 	}
 	if *open {
-		kept := entries[:0]
-		for _, e := range entries {
-			if e.File.Finding != nil && e.File.Status.State == corpus.StateOpen {
-				kept = append(kept, e)
-			}
-		}
-		entries = kept
+		entries = corpus.OpenOnly(entries)
 	}
 	if fi, err := os.Stat(filepath.Dir(*out)); err != nil || !fi.IsDir() {
 		return usageErr("corpus bundle: -o %s: its folder does not exist", *out)
 	}
-	var m *corpus.Manifest
-	err = atomicfile.WriteFunc(*out, func(w io.Writer) error {
-		var err error
-		m, err = corpus.WriteBundle(w, entries)
-		return err
-	})
+	m, size, err := corpus.WriteBundleFile(*out, entries)
 	if err != nil {
 		return err
 	}
-	info, _ := os.Stat(*out)
-	fmt.Fprintf(stdout, "wrote %s: %d case(s), %d bytes\n", *out, len(m.Files), info.Size())
+	fmt.Fprintf(stdout, "wrote %s: %d case(s), %d bytes\n", *out, len(m.Files), size)
 	return nil
 }
 
@@ -495,17 +352,7 @@ func corpusUnbundle(_ context.Context, stdout, stderr io.Writer, st *storeFlags,
 		return err
 	}
 	rep, err := corpus.Unbundle(fh, s)
-	for _, n := range rep.Added {
-		fmt.Fprintf(stdout, "added %s\n", n)
-	}
-	for _, n := range rep.Reopened {
-		fmt.Fprintf(stdout, "open  %s: the bundle says fixed; open here until corpus recheck shows it fixed\n", n)
-	}
-	for _, b := range rep.Bad {
-		fmt.Fprintf(stderr, "refused %s\n", b.Error())
-	}
-	fmt.Fprintf(stdout, "unbundled %s into %s: %d added, %d already there, %d refused\n",
-		fs.Arg(0), st.dir, len(rep.Added), len(rep.Existing), len(rep.Bad))
+	rep.Write(stdout, stderr, fs.Arg(0), st.dir)
 	if err != nil {
 		return withCode(spec.ExitUsage, err)
 	}
@@ -557,7 +404,7 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 	if err != nil {
 		return err
 	}
-	failing, broken := printRecheck(stdout, res)
+	failing, broken := corpus.WriteRecheck(stdout, res)
 	if d, ok := s.Local.(*corpus.Dir); ok { // certificates live in corpus folders (scan.go)
 		invalid, cbroken, err := recheckCertificates(ctx, stdout, d, env, kr)
 		if err != nil {
@@ -576,40 +423,6 @@ func corpusRecheck(ctx context.Context, stdout, stderr io.Writer, st *storeFlags
 		return &exitError{code: spec.ExitInternal}
 	}
 	return nil
-}
-
-// printRecheck prints one line per rechecked case and the counts, and
-// returns the cases still failing (a flaky crash is open: never a pass,
-// so it counts) and those that could not run.
-func printRecheck(stdout io.Writer, res []corpus.RecheckResult) (failing, broken int) {
-	var flaky, fixed, passed int
-	for _, r := range res {
-		switch {
-		case r.Err != nil:
-			broken++
-			fmt.Fprintf(stdout, "could not run %s: %v\n", r.Name, r.Err)
-		case r.Fixed:
-			fixed++
-			fmt.Fprintf(stdout, "fixed         %s\n", r.Name)
-		case r.Outcome.Verdict == corpus.NotReproduced:
-			fixed++
-			fmt.Fprintf(stdout, "still fixed   %s\n", r.Name)
-		case r.Outcome.Verdict == corpus.Passed:
-			passed++
-			fmt.Fprintf(stdout, "passes        %s\n", r.Name)
-		case r.Reopened:
-			failing++
-			fmt.Fprintf(stdout, "reopened      %s (marked fixed, fails again: %s)\n", r.Name, r.Outcome.Verdict)
-		case r.Outcome.Verdict == corpus.Flaky:
-			flaky++
-			fmt.Fprintf(stdout, "flaky         %s (the recorded crash showed on %d of %d replays; kept open)\n", r.Name, r.Outcome.Crashes, r.Outcome.Replays)
-		default:
-			failing++
-			fmt.Fprintf(stdout, "still failing %s (%s)\n", r.Name, r.Outcome.Verdict)
-		}
-	}
-	fmt.Fprintf(stdout, "rechecked %d case(s): %d still failing, %d flaky, %d fixed, %d passing, %d could not run\n", len(res), failing, flaky, fixed, passed, broken)
-	return failing + flaky, broken
 }
 
 // hereEnv is the environment fingerprint of this process, the one every
@@ -632,7 +445,7 @@ func corpusImport(ctx context.Context, stdout, stderr io.Writer, st *storeFlags,
 	}
 	paths := fs.Args()
 	if *gocache {
-		dir, err := goCacheFuzzDir()
+		dir, err := corpus.GoCacheFuzzDir()
 		if err != nil {
 			return withCode(spec.ExitUsage, err)
 		}
@@ -645,109 +458,20 @@ func corpusImport(ctx context.Context, stdout, stderr io.Writer, st *storeFlags,
 	if err != nil {
 		return err
 	}
-	// campaign result files (bitparity run --json) first; the rest are go
-	// fuzz inputs or folders of them
-	fuzzPaths, bad, err := importResults(stdout, stderr, s, paths)
-	if err != nil {
-		return err
-	}
-	if len(fuzzPaths) == 0 {
-		if bad > 0 {
-			return &exitError{code: spec.ExitUsage}
-		}
-		return nil
-	}
-	paths = fuzzPaths
 	opts := corpus.GoFuzzOptions{All: *all, MaxElements: *maxElems}
 	for _, set := range strings.Split(*targets, ",") {
 		if set = strings.TrimSpace(set); set != "" {
 			opts.Sets = append(opts.Sets, strings.Split(set, "+"))
 		}
 	}
-	res, err := corpus.ImportGoFuzz(ctx, s, paths, opts)
+	bad, err := corpus.Import(ctx, s, st.dir, paths, opts, stdout, stderr)
 	if err != nil {
 		return withCode(spec.ExitUsage, fmt.Errorf("corpus import: %w", err))
 	}
-	bad += printGoFuzzImport(stdout, stderr, res, st.dir, bad)
 	if bad > 0 {
 		return &exitError{code: spec.ExitUsage}
 	}
 	return nil
-}
-
-// importResults imports the findings of the campaign result files
-// (bitparity run --json; the .json paths) into s, printing each, and
-// returns the other paths (go fuzz inputs or folders of them) and how
-// many findings it refused; a result that does not read is a usage error.
-func importResults(stdout, stderr io.Writer, s corpus.Store, paths []string) (fuzzPaths []string, bad int, err error) {
-	for _, p := range paths {
-		if !strings.HasSuffix(p, ".json") {
-			fuzzPaths = append(fuzzPaths, p)
-			continue
-		}
-		r, err := corpus.ReadResult(p)
-		if err != nil {
-			return nil, bad, withCode(spec.ExitUsage, fmt.Errorf("corpus import: %w", err))
-		}
-		added, existing, errs := corpus.ImportResult(s, r)
-		for _, n := range added {
-			fmt.Fprintf(stdout, "added %s from %s\n", n, p)
-		}
-		for _, err := range errs {
-			bad++
-			fmt.Fprintf(stderr, "refused %s: %v\n", p, err)
-		}
-		fmt.Fprintf(stdout, "imported %d finding(s) of %s: %d added, %d already there, %d refused\n",
-			len(r.Findings), p, len(added), len(existing), len(errs))
-	}
-	return fuzzPaths, bad, nil
-}
-
-// printGoFuzzImport prints one line per go fuzz input imported into dir
-// and the counts (refusedBefore: the result files' refused findings), and
-// returns how many inputs it refused.
-func printGoFuzzImport(stdout, stderr io.Writer, res []corpus.GoFuzzResult, dir string, refusedBefore int) int {
-	bad := refusedBefore
-	var added, findings int
-	for _, r := range res {
-		switch {
-		case r.Err != nil:
-			bad++
-			fmt.Fprintf(stderr, "refused %s: %v\n", r.Path, r.Err)
-		case r.Name != "" && r.Added:
-			added++
-			what := "pass case"
-			if r.Finding != "" {
-				findings++
-				what = r.Finding
-			}
-			fmt.Fprintf(stdout, "added %s (%s) from %s\n", r.Name, what, r.Path)
-		case r.Name != "":
-			if r.Finding != "" {
-				findings++
-			}
-			fmt.Fprintf(stdout, "have  %s from %s\n", r.Name, r.Path)
-		default:
-			fmt.Fprintf(stdout, "skipped %s: %s\n", r.Path, r.Skipped)
-		}
-	}
-	fmt.Fprintf(stdout, "imported %d go fuzz input(s) into %s: %d added, %d finding(s), %d refused, %d skipped\n",
-		len(res), dir, added, findings, bad, len(res)-added-bad)
-	return bad - refusedBefore
-}
-
-// goCacheFuzzDir is $GOCACHE/fuzz, where go test -fuzz keeps the inputs it
-// generated ($GOCACHE defaults to the user cache dir's go-build).
-func goCacheFuzzDir() (string, error) {
-	c := os.Getenv("GOCACHE")
-	if c == "" {
-		uc, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("GOCACHE is not set and there is no user cache dir: %w", err)
-		}
-		c = filepath.Join(uc, "go-build")
-	}
-	return filepath.Join(c, "fuzz"), nil
 }
 
 func corpusExport(_ context.Context, stdout, stderr io.Writer, st *storeFlags, fs *flag.FlagSet, args []string) error {
