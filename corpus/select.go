@@ -21,15 +21,24 @@ func OpenLayered(ctx context.Context, local string, shared []string, create bool
 	if err != nil {
 		return nil, err
 	}
-	var ro []Store
-	for _, p := range shared {
-		s, err := Open(ctx, p, false)
-		if err != nil {
-			return nil, fmt.Errorf("shared corpus: %w", err)
-		}
-		ro = append(ro, s)
+	ro, err := OpenAll(ctx, shared)
+	if err != nil {
+		return nil, fmt.Errorf("shared corpus: %w", err)
 	}
 	return NewLayered(l, ro...), nil
+}
+
+// OpenAll opens the folders or buckets at locs (Open), none created.
+func OpenAll(ctx context.Context, locs []string) ([]Store, error) {
+	ss := make([]Store, len(locs))
+	for i, loc := range locs {
+		s, err := Open(ctx, loc, false)
+		if err != nil {
+			return nil, err
+		}
+		ss[i] = s
+	}
+	return ss, nil
 }
 
 // CheckLocation opens loc when it is a bucket URL and closes it again, so

@@ -192,3 +192,15 @@ func (r *UnbundleReport) Write(out, warn io.Writer, from, into string) {
 	}
 	fmt.Fprintf(out, "unbundled %s into %s: %d added, %d already there, %d refused\n", from, into, len(r.Added), len(r.Existing), len(r.Bad))
 }
+
+// Write writes what Merge did into the store into: the cases added on
+// out, the files it could not read on warn, then the counts on out.
+func (r *MergeReport) Write(out, warn io.Writer, into string) {
+	for _, err := range r.Bad {
+		fmt.Fprintln(warn, "warning:", err)
+	}
+	for _, n := range r.Added {
+		fmt.Fprintf(out, "added %s\n", n)
+	}
+	fmt.Fprintf(out, "merged into %s: %d added, %d already there, %d unreadable\n", into, len(r.Added), len(r.Existing), len(r.Bad))
+}
