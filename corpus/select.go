@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/spec"
 )
 
 // OpenLayered opens the store a corpus command works on: the folder or
@@ -127,4 +129,25 @@ func WriteBundleFile(path string, entries []Entry) (*Manifest, int64, error) {
 		return nil, 0, err
 	}
 	return m, info.Size(), nil
+}
+
+// ReadCase reads arg as a case as JSON (it starts with '{', as a finding's
+// repro line prints it; unknown fields refused) or else as the path of a
+// case file (ReadFile), and returns the case and the finding recorded
+// with it (nil for JSON and for a pass file).
+func ReadCase(arg string) (spec.Case, *spec.Finding, error) {
+	var c spec.Case
+	if !strings.HasPrefix(strings.TrimSpace(arg), "{") {
+		f, err := ReadFile(arg)
+		if err != nil {
+			return c, nil, err
+		}
+		return f.Case, f.Finding, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(arg))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, nil, fmt.Errorf("case JSON: %w", err)
+	}
+	return c, nil, nil
 }

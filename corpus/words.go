@@ -204,3 +204,31 @@ func (r *MergeReport) Write(out, warn io.Writer, into string) {
 	}
 	fmt.Fprintf(out, "merged into %s: %d added, %d already there, %d unreadable\n", into, len(r.Added), len(r.Existing), len(r.Bad))
 }
+
+// Recorded says what the case file f records, as `bitparity repro` prints
+// it before replaying: the finding with its signature, or that the case
+// must pass.
+func (f *File) Recorded() string {
+	if f.Finding == nil {
+		return "recorded: no finding (a case that must pass)"
+	}
+	return fmt.Sprintf("recorded, signature %s: %s", spec.FindingID(*f.Finding), words.Finding(*f.Finding))
+}
+
+// EnvWords says how this machine differs from a case's recorded
+// environment (diff: EnvDiff and the adapters'), or that it is as
+// recorded, then each of the case's targets it lacks (missing), a line
+// each.
+func EnvWords(diff, missing []string) string {
+	w := "environment: as recorded\n"
+	if len(diff) > 0 {
+		w = "environment differs from the recorded one:\n"
+		for _, d := range diff {
+			w += "  " + d + "\n"
+		}
+	}
+	for _, m := range missing {
+		w += "  " + m + "\n"
+	}
+	return w
+}

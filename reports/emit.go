@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // FormatNames are the names of Formats, in order: the values `bitparity
@@ -79,4 +80,20 @@ func listPaths(w io.Writer, paths []string) {
 	for _, p := range paths {
 		fmt.Fprintln(w, p)
 	}
+}
+
+// WriteFiles writes every format of the report on the campaign result
+// files at paths (Load, Build) into dir (WriteDir), as `bitparity report
+// --out-dir DIR PATHS...` does.
+func WriteFiles(dir string, paths ...string) error {
+	srcs, err := Load(paths...)
+	if err != nil {
+		return err
+	}
+	r, err := Build(srcs, time.Now())
+	if err != nil {
+		return err
+	}
+	_, err = WriteDir(dir, r)
+	return err
 }

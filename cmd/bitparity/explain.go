@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -70,26 +69,15 @@ func explainCmd(stdout, stderr io.Writer, args []string) error {
 	return nil
 }
 
-// explainFinding reads arg (a case file or a case as JSON) and returns
-// its finding with a drift map (explain.Case: running the case and the
-// sweep when the file holds none).
+// explainFinding reads arg (a case file or a case as JSON,
+// corpus.ReadCase) and returns its finding with a drift map (explain.Case:
+// running the case and the sweep when the file holds none).
 func explainFinding(ctx context.Context, arg string) (*spec.Finding, error) {
-	var c spec.Case
-	var f *spec.Finding
-	if strings.HasPrefix(strings.TrimSpace(arg), "{") {
-		dec := json.NewDecoder(strings.NewReader(arg))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
-			return nil, usageErr("explain: case JSON: %v", err)
-		}
-	} else {
-		file, err := corpus.ReadFile(arg)
-		if err != nil {
-			return nil, withCode(spec.ExitUsage, fmt.Errorf("explain: %w", err))
-		}
-		c, f = file.Case, file.Finding
+	c, f, err := corpus.ReadCase(arg)
+	if err != nil {
+		return nil, usageErr("explain: %w", err)
 	}
-	f, err := explain.Case(ctx, c, f, composites()...)
+	f, err = explain.Case(ctx, c, f, composites()...)
 	return f, explainErr(err)
 }
 

@@ -79,7 +79,7 @@ func runReport(stdout, stderr io.Writer, args []string) error {
 // (the latest) with the corpus's open findings added (corpus.OpenFindings),
 // saved when asked, reported against the earlier nights with the findings
 // the corpus marks fixed (verdict.CorpusFindings), its exit judged by
-// --fail-on (verdict.FailOn).
+// --fail-on (verdict.FailOn.Judge).
 func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 	srcs, err := reports.Load(o.paths...)
 	if err != nil {
@@ -113,32 +113,15 @@ func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 		}
 	}
 	s := r.Summary
-	switch o.mode.Status(s.Unexpected, s.NewUnexpected, s.Interrupted) {
-	case verdict.Fail:
-		if o.mode == verdict.FailNew {
-			return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d new unexpected finding(s)", s.NewUnexpected)}
-		}
-		return &exitError{code: spec.ExitFinding, err: fmt.Errorf("report: %d unexpected finding(s), %d of them new", s.Unexpected, s.NewUnexpected)}
-	case verdict.Interrupted:
-		return &exitError{code: spec.ExitInterrupted, err: fmt.Errorf("report: tonight's campaign (%s) was interrupted: not a pass", tonight.Path)}
+	if st, err := o.mode.Judge(s.Unexpected, s.NewUnexpected, s.Interrupted, tonight.Path); err != nil {
+		return withCode(st.Code(), fmt.Errorf("report: %w", err))
 	}
 	return nil
 }
 
 // writeReports writes every format of the report on the result files
-// paths into dir, as `bitparity report --out-dir DIR PATHS...` does.
-func writeReports(dir string, paths ...string) error {
-	srcs, err := reports.Load(paths...)
-	if err != nil {
-		return err
-	}
-	r, err := reports.Build(srcs, time.Now())
-	if err != nil {
-		return err
-	}
-	_, err = reports.WriteDir(dir, r)
-	return err
-}
+// paths into dir (reports.WriteFiles).
+func writeReports(dir string, paths ...string) error { return reports.WriteFiles(dir, paths...) }
 
 // reportScans is `bitparity report` on scan results files (bitparity
 // scan --json); with --fail-on new or any it exits 1 when a scan drifted

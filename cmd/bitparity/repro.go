@@ -14,7 +14,6 @@ import (
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
-	"github.com/bitparity/bitparity/target"
 )
 
 // reproCmd is `bitparity repro FILE`: replay the case on the targets it
@@ -61,17 +60,13 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		return usageErr("repro: %s needs an adapter:\n  %s", path, strings.Join(m, "\n  "))
 	}
 	fmt.Fprintf(stdout, "case %s: %s\n", name, corpus.Describe(f.Case))
-	if f.Finding != nil {
-		fmt.Fprintf(stdout, "recorded, signature %s: %s\n", spec.FindingID(*f.Finding), words.Finding(*f.Finding))
-	} else {
-		fmt.Fprintln(stdout, "recorded: no finding (a case that must pass)")
-	}
+	fmt.Fprintln(stdout, f.Recorded())
 	here := hereEnv()
 	diff := append(corpus.EnvDiff(f.Env, here), adapterDiff(f.Adapters)...)
-	missing := missingTargets(f.Case)
+	missing := external.Missing(f.Case)
 	o, err := corpus.Replay(ctx, f, composites()...)
 	if err != nil {
-		printReproEnv(stdout, diff, missing)
+		fmt.Fprint(stdout, corpus.EnvWords(diff, missing))
 		if len(missing) > 0 {
 			return withCode(spec.ExitInternal, fmt.Errorf("repro: cannot run %s here: %s", name, strings.Join(missing, "; ")))
 		}
@@ -88,46 +83,10 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 			fmt.Fprintln(stdout, "  same row, column and bits as recorded")
 		}
 	}
-	printReproEnv(stdout, diff, missing)
+	fmt.Fprint(stdout, corpus.EnvWords(diff, missing))
 	fmt.Fprint(stdout, o.Words(f, len(diff) > 0))
 	if code := o.Code(); code != spec.ExitOK {
 		return &exitError{code: code}
 	}
 	return nil
-}
-
-// printReproEnv prints how this machine differs from the recorded
-// environment (diff) and the case's targets it lacks (missing).
-func printReproEnv(stdout io.Writer, diff, missing []string) {
-	if len(diff) == 0 {
-		fmt.Fprintln(stdout, "environment: as recorded")
-	} else {
-		fmt.Fprintln(stdout, "environment differs from the recorded one:")
-		for _, d := range diff {
-			fmt.Fprintf(stdout, "  %s\n", d)
-		}
-	}
-	for _, m := range missing {
-		fmt.Fprintf(stdout, "  %s\n", m)
-	}
-}
-
-// missingTargets names the case's targets this build does not have (a
-// model route started by --exec it has).
-func missingTargets(c spec.Case) []string {
-	have := map[string]bool{}
-	for _, n := range target.Names() {
-		have[n] = true
-	}
-	var out []string
-	for _, t := range c.Targets {
-		if !have[t] && !external.IsModel(t) {
-			hint := "see 'bitparity list'"
-			if strings.HasPrefix(t, "cuda") || strings.HasPrefix(t, "gpu") || strings.HasPrefix(t, "cublas") {
-				hint = "a GPU target: build with -tags cuda on a machine with a GPU (make build)"
-			}
-			out = append(out, fmt.Sprintf("target %s: not in this build (%s)", t, hint))
-		}
-	}
-	return out
 }

@@ -30,3 +30,19 @@ func CorpusFindings(ctx context.Context, dir string) (open []spec.Finding, fixed
 	}
 	return open, fixed, nil
 }
+
+// Judge is Status with the reason: the status of tonight's report under
+// m, and for a Fail or an Interrupted an error saying why (how many
+// unexpected findings, how many new; tonight, the file of the campaign
+// that was interrupted).
+func (m FailOn) Judge(unexpected, newUnexpected int, interrupted bool, tonight string) (Status, error) {
+	switch st := m.Status(unexpected, newUnexpected, interrupted); {
+	case st == Fail && m == FailNew:
+		return st, fmt.Errorf("%d new unexpected finding(s)", newUnexpected)
+	case st == Fail:
+		return st, fmt.Errorf("%d unexpected finding(s), %d of them new", unexpected, newUnexpected)
+	case st == Interrupted:
+		return st, fmt.Errorf("tonight's campaign (%s) was interrupted: not a pass", tonight)
+	}
+	return Pass, nil
+}
