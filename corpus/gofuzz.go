@@ -296,3 +296,16 @@ func ExportAll(entries []Entry, root string, out, warn io.Writer) {
 	}
 	fmt.Fprintf(out, "exported %d of %d case(s) to %s (re-run: go test -run 'FuzzX/<hash>' ./fuzz/native)\n", n, len(entries), root)
 }
+
+// ParseSets reads target sets as `bitparity corpus import -targets` takes
+// them: comma-separated sets, the targets of a two-target set joined by
+// '+' ("a,b+c" is {a} and {b, c}); blanks are dropped, "" is none.
+func ParseSets(list string) [][]string {
+	var sets [][]string
+	for _, set := range strings.Split(list, ",") {
+		if set = strings.TrimSpace(set); set != "" {
+			sets = append(sets, strings.Split(set, "+"))
+		}
+	}
+	return sets
+}

@@ -232,3 +232,21 @@ func EnvWords(diff, missing []string) string {
 	}
 	return w
 }
+
+// WriteList writes every readable case of s on out, a Line each (with
+// asJSON, a JSON object each), warns on warn about each file that does
+// not read, and returns how many did not.
+func WriteList(out, warn io.Writer, s Store, asJSON bool) (unreadable int) {
+	entries, errs := Load(s)
+	for _, err := range errs {
+		fmt.Fprintln(warn, "warning:", err)
+	}
+	for _, e := range entries {
+		if asJSON {
+			fmt.Fprintln(out, string(e.JSON()))
+		} else {
+			fmt.Fprintln(out, e.Line())
+		}
+	}
+	return len(errs)
+}

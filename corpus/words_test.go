@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +137,23 @@ func TestEnvWords(t *testing.T) {
 	want := "environment differs from the recorded one:\n  gpu: A -> B\n  target x: not in this build\n"
 	if got := EnvWords([]string{"gpu: A -> B"}, []string{"target x: not in this build"}); got != want {
 		t.Errorf("EnvWords = %q, want %q", got, want)
+	}
+}
+
+// TestWriteList: a line per readable case, a warning per unreadable file.
+func TestWriteList(t *testing.T) {
+	d := mustDir(t)
+	d.Put(NewFile(seedCase(1), nil, spec.Env{}, ""))
+	if err := os.WriteFile(d.PathOf(strings.Repeat("ab", 8)+".json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, warn bytes.Buffer
+	if bad := WriteList(&out, &warn, d, false); bad != 1 || strings.Count(out.String(), "\n") != 1 || !strings.HasPrefix(warn.String(), "warning: ") {
+		t.Errorf("WriteList = %d unreadable, wrote %q, warned %q", bad, out.String(), warn.String())
+	}
+	out.Reset()
+	WriteList(&out, &warn, d, true)
+	if !strings.HasPrefix(out.String(), `{"case":`) {
+		t.Errorf("WriteList(json) wrote %q", out.String())
 	}
 }

@@ -209,21 +209,13 @@ func warnAll(stderr io.Writer, errs []error) {
 func corpusLs(fs *flag.FlagSet) func(c *corpusRun) error {
 	asJSON := fs.Bool("json", false, "print one JSON object per line: name, status, signature, case")
 	return func(c *corpusRun) error {
-		entries, errs := corpus.Load(c.s)
-		warnAll(c.stderr, errs)
-		for _, e := range entries {
-			if *asJSON {
-				fmt.Fprintln(c.stdout, string(e.JSON()))
-			} else {
-				fmt.Fprintln(c.stdout, e.Line())
-			}
-		}
+		bad := corpus.WriteList(c.stdout, c.stderr, c.s, *asJSON)
 		if d, ok := c.s.Local.(*corpus.Dir); ok && !*asJSON { // certificates and scan drifts live in folders (scan.go, scan_results.go)
 			listCertificates(c.stdout, c.stderr, d)
 			listScanDrifts(c.stdout, c.stderr, d)
 		}
-		if len(errs) > 0 {
-			return withCode(spec.ExitUsage, fmt.Errorf("corpus ls: %d unreadable file(s)", len(errs)))
+		if bad > 0 {
+			return withCode(spec.ExitUsage, fmt.Errorf("corpus ls: %d unreadable file(s)", bad))
 		}
 		return nil
 	}
@@ -432,12 +424,7 @@ func corpusImport(fs *flag.FlagSet) func(c *corpusRun) error {
 		if err != nil {
 			return err
 		}
-		opts := corpus.GoFuzzOptions{All: *all, MaxElements: *maxElems}
-		for _, set := range strings.Split(*targets, ",") {
-			if set = strings.TrimSpace(set); set != "" {
-				opts.Sets = append(opts.Sets, strings.Split(set, "+"))
-			}
-		}
+		opts := corpus.GoFuzzOptions{All: *all, MaxElements: *maxElems, Sets: corpus.ParseSets(*targets)}
 		bad, err := corpus.Import(c.ctx, s, c.st.dir, paths, opts, c.stdout, c.stderr)
 		if err != nil {
 			return withCode(spec.ExitUsage, fmt.Errorf("corpus import: %w", err))
