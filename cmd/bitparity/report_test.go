@@ -144,3 +144,39 @@ func TestReportCorpusAndSave(t *testing.T) {
 		t.Errorf("saved result has %d findings, want the 4 of the night plus 1 from the corpus", n)
 	}
 }
+
+// TestReportCorpusBucket: --corpus takes a bucket URL as it takes a
+// folder: its open findings are added and its fixed ones read from it.
+func TestReportCorpusBucket(t *testing.T) {
+	cdir := filepath.Join(t.TempDir(), "corpus")
+	d, err := corpus.OpenDir(cdir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := reports.Load(reportFixtures[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := srcs[0].Result.Findings[3]
+	fd.Case.Seed = 4242
+	fd.Signature = spec.Signature(fd)
+	if _, _, err := d.Put(corpus.NewFile(fd.Case, &fd, fd.Env, "test")); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--format", "json", "--corpus", "file://" + cdir}, reportFixtures...)
+	stdout, stderr, code := runReportArgs(t, args...)
+	if code != spec.ExitOK || !strings.Contains(stderr, "1 open finding(s) of corpus file://"+cdir) {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	var r reports.Report
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range r.Findings {
+		found = found || e.Signature == fd.Signature
+	}
+	if !found {
+		t.Errorf("the bucket's open finding is not in the report")
+	}
+}
