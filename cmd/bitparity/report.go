@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
@@ -107,7 +108,7 @@ func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 	if err := r.Emit(stdout, o.format, o.outDir); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if o.corpusDir != "" && (o.outDir != "" || o.format == "text") {
+	if o.corpusDir != "" && !corpus.IsURL(o.corpusDir) && (o.outDir != "" || o.format == "text") { // certificates live in folders
 		if err := reportCertificates(stdout, o.corpusDir, o.outDir); err != nil { // scan.go
 			return usageErr("report: %w", err)
 		}

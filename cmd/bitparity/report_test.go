@@ -146,7 +146,8 @@ func TestReportCorpusAndSave(t *testing.T) {
 }
 
 // TestReportCorpusBucket: --corpus takes a bucket URL as it takes a
-// folder: its open findings are added and its fixed ones read from it.
+// folder: its open findings are added and its fixed ones read from it
+// (certificates are listed from folders only).
 func TestReportCorpusBucket(t *testing.T) {
 	cdir := filepath.Join(t.TempDir(), "corpus")
 	d, err := corpus.OpenDir(cdir, true)
@@ -178,5 +179,9 @@ func TestReportCorpusBucket(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the bucket's open finding is not in the report")
+	}
+	// text lists a folder's certificates; a bucket has none
+	if _, stderr, code := runReportArgs(t, append([]string{"--corpus", "file://" + cdir}, reportFixtures...)...); code != spec.ExitOK {
+		t.Errorf("text: exit %d, want 0; stderr:\n%s", code, stderr)
 	}
 }
