@@ -5,9 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -15,20 +13,7 @@ import (
 // of those marked fixed; a missing folder is an error.
 func TestCorpusFindings(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "c")
-	d, err := corpus.OpenDir(dir, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open, fixed := finding("vendor-a", false, 3), finding("vendor-b", false, 5)
-	for _, f := range []spec.Finding{open, fixed} {
-		file := corpus.NewFile(f.Case, &f, spec.Env{}, "test")
-		if f.TargetA == fixed.TargetA {
-			file.Status.State, file.Status.FixedAt = corpus.StateFixed, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-		}
-		if _, _, err := d.Put(file); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, open, fixed := openAndFixed(t, dir)
 	found, ids, err := CorpusFindings(context.Background(), dir)
 	if err != nil || len(found) != 1 || found[0].TargetA != open.TargetA || len(ids) != 1 || !ids[spec.Identity(fixed)] {
 		t.Errorf("CorpusFindings = %d open, fixed %v, %v; want %s open and %s fixed", len(found), ids, err, open.TargetA, fixed.TargetA)

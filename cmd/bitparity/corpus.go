@@ -196,14 +196,10 @@ func corpusCmd(stdout, stderr io.Writer, args []string) error {
 // is a usage error.
 func (c *corpusRun) selectEntries() ([]corpus.Entry, error) {
 	entries, bad, err := corpus.Select(c.s, c.fs.Args())
-	warnAll(c.stderr, bad)
-	return entries, withCode(spec.ExitUsage, err)
-}
-
-func warnAll(stderr io.Writer, errs []error) {
-	for _, err := range errs {
-		fmt.Fprintln(stderr, "warning:", err)
+	for _, err := range bad {
+		fmt.Fprintln(c.stderr, "warning:", err)
 	}
+	return entries, withCode(spec.ExitUsage, err)
 }
 
 func corpusLs(fs *flag.FlagSet) func(c *corpusRun) error {

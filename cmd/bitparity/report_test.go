@@ -64,11 +64,10 @@ func TestReportJUnitOnStdout(t *testing.T) {
 	}
 }
 
-// --corpus adds the open findings of a corpus to tonight, --save-result
-// keeps them for later nights, --out-dir writes every format.
-func TestReportCorpusAndSave(t *testing.T) {
-	dir := t.TempDir()
-	cdir := filepath.Join(dir, "corpus")
+// reportCorpus makes the corpus folder cdir and returns it with the
+// fixture's second night and a finding of it on another seed, to store.
+func reportCorpus(t *testing.T, cdir string) (*corpus.Dir, []reports.Source, spec.Finding) {
+	t.Helper()
 	d, err := corpus.OpenDir(cdir, true)
 	if err != nil {
 		t.Fatal(err)
@@ -77,9 +76,18 @@ func TestReportCorpusAndSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A go fuzz failure on an invariant target, open in the corpus.
 	fd := srcs[0].Result.Findings[3]
 	fd.Case.Seed = 4242
+	return d, srcs, fd
+}
+
+// --corpus adds the open findings of a corpus to tonight, --save-result
+// keeps them for later nights, --out-dir writes every format.
+func TestReportCorpusAndSave(t *testing.T) {
+	dir := t.TempDir()
+	cdir := filepath.Join(dir, "corpus")
+	d, srcs, fd := reportCorpus(t, cdir)
+	// A go fuzz failure on an invariant target, open in the corpus.
 	fd.Relation, fd.Case.Relation = spec.RelDeterminism, spec.RelDeterminism
 	fd.Case.Rel = spec.RelParams{Row: fd.Case.Rel.Row} // pad and filler belong to padding
 	fd.Signature, fd.Repro = "", ""
@@ -150,16 +158,7 @@ func TestReportCorpusAndSave(t *testing.T) {
 // (certificates are listed from folders only).
 func TestReportCorpusBucket(t *testing.T) {
 	cdir := filepath.Join(t.TempDir(), "corpus")
-	d, err := corpus.OpenDir(cdir, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srcs, err := reports.Load(reportFixtures[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd := srcs[0].Result.Findings[3]
-	fd.Case.Seed = 4242
+	d, _, fd := reportCorpus(t, cdir)
 	fd.Signature = spec.Signature(fd)
 	if _, _, err := d.Put(corpus.NewFile(fd.Case, &fd, fd.Env, "test")); err != nil {
 		t.Fatal(err)
