@@ -2,7 +2,9 @@ package corpus
 
 import (
 	"fmt"
+	"io"
 	"sort"
+	"time"
 
 	"github.com/bitparity/bitparity/spec"
 )
@@ -114,4 +116,39 @@ func Merge(dst Store, srcs ...Store) (*MergeReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// DedupStore applies Dedup to every readable file of l and deletes from
+// its local store each file a group drops (with dry, only says which it
+// would), then removes the temporary files killed writers left in a local
+// folder over an hour ago. It writes each group, each deletion and the
+// counts on out, and the files it could not read or delete on warn.
+func DedupStore(l *Layered, dry bool, out, warn io.Writer) {
+	entries, bad := Load(l)
+	for _, err := range bad {
+		fmt.Fprintln(warn, "warning:", err)
+	}
+	groups := Dedup(entries)
+	dropped := 0
+	for _, g := range groups {
+		fmt.Fprintf(out, "signature %s: keep %s\n", g.Signature, g.Keep)
+		for _, n := range g.Drop {
+			if dry {
+				fmt.Fprintf(out, "  would delete %s\n", n)
+				continue
+			}
+			if err := l.Delete(n); err != nil {
+				fmt.Fprintf(warn, "warning: %s: %v\n", n, err)
+				continue
+			}
+			dropped++
+			fmt.Fprintf(out, "  deleted %s\n", n)
+		}
+	}
+	if d, ok := l.Local.(*Dir); ok {
+		if n, _ := d.CleanTemp(time.Hour); n > 0 {
+			fmt.Fprintf(out, "removed %d temp file(s) left by killed writers\n", n)
+		}
+	}
+	fmt.Fprintf(out, "%d signature(s) with duplicates, %d file(s) deleted\n", len(groups), dropped)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -277,4 +278,34 @@ func nativeFields(c spec.Case) spec.Case {
 		c.Rel.Mask = r.Mask
 	}
 	return c
+}
+
+// ExportAll writes each entry as a go test -fuzz corpus entry under root
+// (ExportGoFuzz), with a line per file written on out and per case it
+// skips (with why) on warn, then how many it wrote.
+func ExportAll(entries []Entry, root string, out, warn io.Writer) {
+	n := 0
+	for _, e := range entries {
+		p, err := ExportGoFuzz(e.File, root)
+		if err != nil {
+			fmt.Fprintf(warn, "skipped %s: %v\n", e.Name, err)
+			continue
+		}
+		n++
+		fmt.Fprintf(out, "wrote %s\n", p)
+	}
+	fmt.Fprintf(out, "exported %d of %d case(s) to %s (re-run: go test -run 'FuzzX/<hash>' ./fuzz/native)\n", n, len(entries), root)
+}
+
+// ParseSets reads target sets as `bitparity corpus import -targets` takes
+// them: comma-separated sets, the targets of a two-target set joined by
+// '+' ("a,b+c" is {a} and {b, c}); blanks are dropped, "" is none.
+func ParseSets(list string) [][]string {
+	var sets [][]string
+	for _, set := range strings.Split(list, ",") {
+		if set = strings.TrimSpace(set); set != "" {
+			sets = append(sets, strings.Split(set, "+"))
+		}
+	}
+	return sets
 }

@@ -134,3 +134,14 @@ func TestGoFuzzImportNativeSeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSets: comma-separated sets, '+' joining a pair, blanks dropped.
+func TestParseSets(t *testing.T) {
+	got := ParseSets(" a, b+c ,,")
+	if len(got) != 2 || strings.Join(got[0], "+") != "a" || strings.Join(got[1], "+") != "b+c" {
+		t.Errorf("ParseSets = %q", got)
+	}
+	if got := ParseSets(""); got != nil {
+		t.Errorf("ParseSets(\"\") = %q, want none", got)
+	}
+}

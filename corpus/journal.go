@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -240,4 +241,20 @@ func ReadResultOrJournal(path string) (*spec.Result, error) {
 	}
 	r, _, err := RebuildJournal(path)
 	return r, err
+}
+
+// MergeResultFiles reads the result files (or journals: ReadResultOrJournal)
+// at paths and merges them (fuzz.MergeResults: findings deduplicated by
+// signature, the earliest kept; cases summed), as `bitparity merge` does
+// with the results of one campaign's shards.
+func MergeResultFiles(paths ...string) (*spec.Result, error) {
+	rs := make([]*spec.Result, len(paths))
+	for i, p := range paths {
+		r, err := ReadResultOrJournal(p)
+		if err != nil {
+			return nil, err
+		}
+		rs[i] = r
+	}
+	return fuzz.MergeResults(rs...)
 }

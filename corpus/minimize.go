@@ -2,9 +2,14 @@ package corpus
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/shrink"
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -39,4 +44,33 @@ func Minimize(ctx context.Context, f *File, opts shrink.Options) (*File, shrink.
 	g := NewFile(got.Case, got, f.Env, f.Source)
 	g.Created, g.Note = f.Created, f.Note
 	return g, st, nil
+}
+
+// MinimizeAll minimizes the case of each entry (Minimize) and stores the
+// result in s; unless keep, it then deletes the entry's own file from s
+// when the minimal case has another name (a file s cannot delete is kept,
+// with a line on warn). It writes one line per entry on out: both names,
+// both cases, the steps, tries and time it took. It stops at the first
+// entry that cannot be minimized or stored, with an error naming it
+// (wrapping ErrNoFinding or ErrModelCase for a file that Minimize refuses).
+func MinimizeAll(ctx context.Context, s Store, entries []Entry, opts shrink.Options, keep bool, out, warn io.Writer) error {
+	for _, e := range entries {
+		g, stats, err := Minimize(ctx, e.File, opts)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Name, err)
+		}
+		name, _, err := s.Put(g)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s -> %s: %s -> %s (%d steps, %d tries, %s)\n", e.Name, name,
+			words.Case(e.File.Case), words.Case(g.Case), stats.Steps, stats.Tried, stats.Elapsed.Round(time.Millisecond))
+		if keep || name == e.Name {
+			continue
+		}
+		if err := s.Delete(e.Name); err != nil && !errors.Is(err, ErrNotFound) {
+			fmt.Fprintf(warn, "warning: kept %s: %v\n", e.Name, err)
+		}
+	}
+	return nil
 }

@@ -233,13 +233,15 @@ func TestRecorderJunkEntry(t *testing.T) {
 	}
 }
 
-// TestFixedIdentities: only the identities of cases marked fixed.
-func TestFixedIdentities(t *testing.T) {
-	d, err := corpus.OpenDir(t.TempDir(), true)
+// openAndFixed makes a corpus folder dir holding an open finding and a
+// fixed one, and returns it with both.
+func openAndFixed(t *testing.T, dir string) (d *corpus.Dir, open, fixed spec.Finding) {
+	t.Helper()
+	d, err := corpus.OpenDir(dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, fixed := finding("vendor-a", false, 3), finding("vendor-b", false, 5)
+	open, fixed = finding("vendor-a", false, 3), finding("vendor-b", false, 5)
 	for _, f := range []spec.Finding{open, fixed} {
 		file := corpus.NewFile(f.Case, &f, spec.Env{}, "test")
 		if f.TargetA == fixed.TargetA {
@@ -249,6 +251,12 @@ func TestFixedIdentities(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return d, open, fixed
+}
+
+// TestFixedIdentities: only the identities of cases marked fixed.
+func TestFixedIdentities(t *testing.T) {
+	d, _, fixed := openAndFixed(t, t.TempDir())
 	got, err := FixedIdentities(d)
 	if err != nil || len(got) != 1 || !got[spec.Identity(fixed)] {
 		t.Fatalf("FixedIdentities = %v, %v; want only %s", got, err, spec.Identity(fixed))

@@ -11,7 +11,6 @@ package main
 // nocloud leaves out (the GPU host's copy of the modules has no cloud SDKs).
 import (
 	"context"
-	"io"
 
 	_ "gocloud.dev/blob/fileblob"
 	_ "gocloud.dev/blob/memblob"
@@ -19,19 +18,6 @@ import (
 	"github.com/bitparity/bitparity/corpus"
 )
 
-// checkBucket opens loc when it is a bucket URL, so that a wrong URL or
-// missing credentials show before any work rather than after it; folders
-// are left to their writers (which create them).
-func checkBucket(loc string) error {
-	if !corpus.IsURL(loc) {
-		return nil
-	}
-	s, err := corpus.Open(context.Background(), loc, false)
-	if err != nil {
-		return err
-	}
-	if c, ok := s.(io.Closer); ok {
-		c.Close()
-	}
-	return nil
-}
+// checkBucket opens loc when it is a bucket URL (corpus.CheckLocation), so
+// that a wrong URL or missing credentials show before any work.
+func checkBucket(loc string) error { return corpus.CheckLocation(context.Background(), loc) }

@@ -196,16 +196,6 @@ func TestCorpusCommands(t *testing.T) {
 	}
 }
 
-func TestTapFinding(t *testing.T) {
-	_, tile := knownFile(t, "differs from 49 KV tokens")
-	_, splitK := knownFile(t, "split-K chosen by M")
-	_, pass := knownFile(t, "identical up to 48")
-	if !tapFinding(tile) || tapFinding(splitK) || tapFinding(pass) {
-		t.Errorf("tapFinding: tile48 %v (%s), split-K %v (%s), pass %v", tapFinding(tile), tile.Finding.A.Hex,
-			tapFinding(splitK), splitK.Finding.A.Hex, tapFinding(pass))
-	}
-}
-
 // TestCorpusSymlink: a case file linked into a corpus folder from inside
 // it is listed and rechecked; one linked from outside is refused with a
 // warning naming it and fails ls (exit 2) and recheck (exit 3), never

@@ -6,11 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/detect"
 	"github.com/bitparity/bitparity/spec"
-	"github.com/bitparity/bitparity/target"
 )
 
 // detectCmd is `bitparity detect`: the detection table of docs/detection.md
@@ -39,19 +37,14 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 		if err := json.Unmarshal([]byte(*caseJSON), &c); err != nil {
 			return usageErr("detect: --case: %v", err)
 		}
-		for _, d := range []spec.Dist{spec.DistNormal, spec.DistBoundary} {
-			c.Dist = d
-			n, msg, err := detect.RowsDiffering(context.Background(), c)
-			if err != nil {
-				return &exitError{code: spec.ExitInternal, err: fmt.Errorf("detect: %w", err)}
-			}
-			fmt.Fprintf(stdout, "%s: %d rows differ (outputs only) %s\n", d, n, msg)
+		if err := detect.WriteRowsDiffering(context.Background(), stdout, c); err != nil {
+			return withCode(spec.ExitInternal, fmt.Errorf("detect: %w", err))
 		}
 		return nil
 	}
-	list, err := detectModels(*models)
+	list, err := detect.Models(*models)
 	if err != nil {
-		return err
+		return usageErr("detect: --models: %w", err)
 	}
 	base := detect.Options{Out: spec.DType(*out), MaxCases: *maxCases, Taps: *taps}
 	progress := func(m string, d spec.Dist, seed uint64, r detect.Run) {
@@ -61,51 +54,8 @@ func detectCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	lines, err := detect.Table(context.Background(), list, *seeds, base, progress)
 	if err != nil {
-		return &exitError{code: spec.ExitInternal, err: fmt.Errorf("detect: %w", err)}
+		return withCode(spec.ExitInternal, fmt.Errorf("detect: %w", err))
 	}
-	fmt.Fprintf(stdout, "| drift model | relation | random: cases | random: s | boundary: cases | boundary: s |\n")
-	fmt.Fprintf(stdout, "|---|---|---:|---:|---:|---:|\n")
-	cell := func(m detect.Median) (string, string) {
-		c := fmt.Sprint(m.Cases)
-		if m.Found*2 <= m.Runs { // the median run found nothing
-			c = ">" + c
-		}
-		if m.Found < m.Runs {
-			c += fmt.Sprintf(" (%d/%d found)", m.Found, m.Runs)
-		}
-		return c, fmt.Sprintf("%.3f", m.Seconds)
-	}
-	for _, l := range lines {
-		nc, ns := cell(l.Normal)
-		bc, bs := cell(l.Boundary)
-		fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s | %s |\n", l.Model, l.Relation, nc, ns, bc, bs)
-	}
+	detect.WriteMarkdown(stdout, lines)
 	return nil
-}
-
-// detectModels is --models: each drift model named (model@relation), or
-// with none every CPU drift model of this build that runs without asking.
-func detectModels(models string) ([]detect.Model, error) {
-	var list []detect.Model
-	if models != "" {
-		for _, m := range strings.Split(models, ",") {
-			name, rel, _ := strings.Cut(m, "@")
-			t, err := target.Lookup(name)
-			if err != nil {
-				return nil, usageErr("detect: --models: %v", err)
-			}
-			if len(t.Info().Expect) == 0 {
-				return nil, usageErr("detect: --models: %s is not a drift model (bitparity list shows them)", name)
-			}
-			list = append(list, detect.Model{Name: name, Relation: rel})
-		}
-	} else {
-		for _, n := range target.Names() {
-			t, err := target.Lookup(n)
-			if err == nil && !t.Info().Invariant && !t.Info().OnRequest && len(t.Info().Expect) > 0 && t.Info().Device == "cpu" {
-				list = append(list, detect.Model{Name: n})
-			}
-		}
-	}
-	return list, nil
 }

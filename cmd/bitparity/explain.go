@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -70,44 +69,16 @@ func explainCmd(stdout, stderr io.Writer, args []string) error {
 	return nil
 }
 
-// explainFinding reads arg (a case file or JSON) and returns its finding
-// with a drift map, running the case and the sweep when the file holds
-// none.
+// explainFinding reads arg (a case file or a case as JSON,
+// corpus.ReadCase) and returns its finding with a drift map (explain.Case:
+// running the case and the sweep when the file holds none).
 func explainFinding(ctx context.Context, arg string) (*spec.Finding, error) {
-	var c spec.Case
-	var f *spec.Finding
-	if strings.HasPrefix(strings.TrimSpace(arg), "{") {
-		dec := json.NewDecoder(strings.NewReader(arg))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
-			return nil, usageErr("explain: case JSON: %v", err)
-		}
-	} else {
-		file, err := corpus.ReadFile(arg)
-		if err != nil {
-			return nil, withCode(spec.ExitUsage, fmt.Errorf("explain: %w", err))
-		}
-		c, f = file.Case, file.Finding
+	c, f, err := corpus.ReadCase(arg)
+	if err != nil {
+		return nil, usageErr("explain: %w", err)
 	}
-	if f == nil || f.DriftMap == nil {
-		g, err := fuzz.Check(ctx, c, composites()...)
-		if err != nil {
-			return nil, explainErr(err)
-		}
-		if g == nil {
-			return nil, usageErr("explain: %s holds on %s: nothing to explain", c.Relation, strings.Join(c.Targets, ", "))
-		}
-		if g.DriftMap == nil {
-			if g.DriftMap, err = explain.Map(ctx, g); err != nil {
-				return nil, explainErr(err)
-			}
-		}
-		f = g
-	}
-	if f.Kind != "mismatch" {
-		return nil, usageErr("explain: a %s finding has no schedule to infer (only mismatches do)", f.Kind)
-	}
-	return f, nil
+	f, err = explain.Case(ctx, c, f, composites()...)
+	return f, explainErr(err)
 }
 
 // explainErr maps an error to its exit code: a target failure is 3,
@@ -119,28 +90,10 @@ func explainErr(err error) error {
 	return withCode(spec.ExitUsage, err)
 }
 
-// explainAll sets the Explanation of every mismatch finding in fs (run
-// --explain), computing the drift map of one that has none; a finding that
-// cannot be explained gets a line on w saying why.
+// explainAll explains every mismatch finding of fs (run --explain,
+// explain.All), with a line on w for each that could not be explained.
 func explainAll(ctx context.Context, w io.Writer, fs []spec.Finding) {
-	for i := range fs {
-		f := &fs[i]
-		if f.Kind != "mismatch" {
-			continue
-		}
-		if f.DriftMap == nil {
-			dm, err := explain.Map(ctx, f)
-			if err != nil {
-				fmt.Fprintf(w, "explain: finding %d: %v\n", i+1, err)
-				continue
-			}
-			f.DriftMap = dm
-		}
-		ex, err := explain.Finding(ctx, f, explain.Options{})
-		if err != nil {
-			fmt.Fprintf(w, "explain: finding %d: %v\n", i+1, err)
-			continue
-		}
-		f.Explanation = ex.Words
+	for _, err := range explain.All(ctx, fs) {
+		fmt.Fprintln(w, err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/bitparity/bitparity/corpus"
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -37,15 +36,7 @@ func mergeCmd(stdout, stderr io.Writer, args []string) error {
 	if err := checkOutputFile("json", *out); err != nil {
 		return err
 	}
-	var rs []*spec.Result
-	for _, path := range fs.Args() {
-		r, err := corpus.ReadResultOrJournal(path)
-		if err != nil {
-			return usageErr("merge: %v", err)
-		}
-		rs = append(rs, r)
-	}
-	res, err := fuzz.MergeResults(rs...)
+	res, err := corpus.MergeResultFiles(fs.Args()...)
 	if err != nil {
 		return usageErr("merge: %v", err)
 	}
@@ -53,6 +44,6 @@ func mergeCmd(stdout, stderr io.Writer, args []string) error {
 	if err := runWriteJSONAtomic(*out, res); err != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("merge: %w", err))
 	}
-	fmt.Fprintf(stdout, "%d result(s) merged into %s: %d cases, %d finding(s)\n", len(rs), *out, res.Cases, len(res.Findings))
+	fmt.Fprintf(stdout, "%d result(s) merged into %s: %d cases, %d finding(s)\n", fs.NArg(), *out, res.Cases, len(res.Findings))
 	return nil
 }

@@ -64,11 +64,10 @@ func TestReportJUnitOnStdout(t *testing.T) {
 	}
 }
 
-// --corpus adds the open findings of a corpus to tonight, --save-result
-// keeps them for later nights, --out-dir writes every format.
-func TestReportCorpusAndSave(t *testing.T) {
-	dir := t.TempDir()
-	cdir := filepath.Join(dir, "corpus")
+// reportCorpus makes the corpus folder cdir and returns it with the
+// fixture's second night and a finding of it on another seed, to store.
+func reportCorpus(t *testing.T, cdir string) (*corpus.Dir, []reports.Source, spec.Finding) {
+	t.Helper()
 	d, err := corpus.OpenDir(cdir, true)
 	if err != nil {
 		t.Fatal(err)
@@ -77,9 +76,18 @@ func TestReportCorpusAndSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A go fuzz failure on an invariant target, open in the corpus.
 	fd := srcs[0].Result.Findings[3]
 	fd.Case.Seed = 4242
+	return d, srcs, fd
+}
+
+// --corpus adds the open findings of a corpus to tonight, --save-result
+// keeps them for later nights, --out-dir writes every format.
+func TestReportCorpusAndSave(t *testing.T) {
+	dir := t.TempDir()
+	cdir := filepath.Join(dir, "corpus")
+	d, srcs, fd := reportCorpus(t, cdir)
+	// A go fuzz failure on an invariant target, open in the corpus.
 	fd.Relation, fd.Case.Relation = spec.RelDeterminism, spec.RelDeterminism
 	fd.Case.Rel = spec.RelParams{Row: fd.Case.Rel.Row} // pad and filler belong to padding
 	fd.Signature, fd.Repro = "", ""
@@ -142,5 +150,37 @@ func TestReportCorpusAndSave(t *testing.T) {
 	}
 	if n := len(saved2[0].Result.Findings); n != 5 {
 		t.Errorf("saved result has %d findings, want the 4 of the night plus 1 from the corpus", n)
+	}
+}
+
+// TestReportCorpusBucket: --corpus takes a bucket URL as it takes a
+// folder: its open findings are added and its fixed ones read from it
+// (certificates are listed from folders only).
+func TestReportCorpusBucket(t *testing.T) {
+	cdir := filepath.Join(t.TempDir(), "corpus")
+	d, _, fd := reportCorpus(t, cdir)
+	fd.Signature = spec.Signature(fd)
+	if _, _, err := d.Put(corpus.NewFile(fd.Case, &fd, fd.Env, "test")); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--format", "json", "--corpus", "file://" + cdir}, reportFixtures...)
+	stdout, stderr, code := runReportArgs(t, args...)
+	if code != spec.ExitOK || !strings.Contains(stderr, "1 open finding(s) of corpus file://"+cdir) {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	var r reports.Report
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range r.Findings {
+		found = found || e.Signature == fd.Signature
+	}
+	if !found {
+		t.Errorf("the bucket's open finding is not in the report")
+	}
+	// text lists a folder's certificates; a bucket has none
+	if _, stderr, code := runReportArgs(t, append([]string{"--corpus", "file://" + cdir}, reportFixtures...)...); code != spec.ExitOK {
+		t.Errorf("text: exit %d, want 0; stderr:\n%s", code, stderr)
 	}
 }

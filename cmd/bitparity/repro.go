@@ -12,8 +12,8 @@ import (
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
-	"github.com/bitparity/bitparity/target"
 )
 
 // reproCmd is `bitparity repro FILE`: replay the case on the targets it
@@ -59,18 +59,14 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		return usageErr("repro: %s needs an adapter:\n  %s", path, strings.Join(m, "\n  "))
 	}
-	fmt.Fprintf(stdout, "case %s: %s\n", name, describe(f.Case))
-	if f.Finding != nil {
-		printFinding(stdout, "recorded, signature "+spec.FindingID(*f.Finding), f.Finding)
-	} else {
-		fmt.Fprintln(stdout, "recorded: no finding (a case that must pass)")
-	}
+	fmt.Fprintf(stdout, "case %s: %s\n", name, corpus.Describe(f.Case))
+	fmt.Fprintln(stdout, f.Recorded())
 	here := hereEnv()
 	diff := append(corpus.EnvDiff(f.Env, here), adapterDiff(f.Adapters)...)
-	missing := missingTargets(f.Case)
+	missing := external.Missing(f.Case)
 	o, err := corpus.Replay(ctx, f, composites()...)
 	if err != nil {
-		printReproEnv(stdout, diff, missing)
+		fmt.Fprint(stdout, corpus.EnvWords(diff, missing))
 		if len(missing) > 0 {
 			return withCode(spec.ExitInternal, fmt.Errorf("repro: cannot run %s here: %s", name, strings.Join(missing, "; ")))
 		}
@@ -82,91 +78,15 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		return withCode(spec.ExitUsage, fmt.Errorf("repro: %s: %w", name, err))
 	}
 	if o.Finding != nil {
-		printFinding(stdout, "here", o.Finding)
+		fmt.Fprintf(stdout, "here: %s\n", words.Finding(*o.Finding))
 		if f.Finding != nil && o.SameSpot {
 			fmt.Fprintln(stdout, "  same row, column and bits as recorded")
 		}
 	}
-	printReproEnv(stdout, diff, missing)
-	return reproVerdict(stdout, f, o, len(diff) > 0)
-}
-
-// printReproEnv prints how this machine differs from the recorded
-// environment (diff) and the case's targets it lacks (missing).
-func printReproEnv(stdout io.Writer, diff, missing []string) {
-	if len(diff) == 0 {
-		fmt.Fprintln(stdout, "environment: as recorded")
-	} else {
-		fmt.Fprintln(stdout, "environment differs from the recorded one:")
-		for _, d := range diff {
-			fmt.Fprintf(stdout, "  %s\n", d)
-		}
+	fmt.Fprint(stdout, corpus.EnvWords(diff, missing))
+	fmt.Fprint(stdout, o.Words(f, len(diff) > 0))
+	if code := o.Code(); code != spec.ExitOK {
+		return &exitError{code: code}
 	}
-	for _, m := range missing {
-		fmt.Fprintf(stdout, "  %s\n", m)
-	}
-}
-
-// reproVerdict prints the replay's outcome o of the case file f in one
-// word and its reading, and returns repro's exit: 1 reproduced, changed,
-// a regression or a flaky crash that showed; 4 not reproduced; nil a pass
-// case that passes. envDiffers says the environment is not as recorded.
-func reproVerdict(stdout io.Writer, f *corpus.File, o *corpus.Outcome, envDiffers bool) error {
-	switch o.Verdict {
-	case corpus.Reproduced:
-		if f.Finding == nil {
-			fmt.Fprintf(stdout, "REGRESSION: the case should pass but shows a %s (%v)\n", o.Finding.Kind, o.Elapsed.Round(1e6))
-		} else {
-			fmt.Fprintf(stdout, "REPRODUCED: the %s shows here too, signature %s (%v)\n", o.Finding.Kind, spec.FindingID(*f.Finding), o.Elapsed.Round(1e6))
-		}
-		return &exitError{code: spec.ExitFinding}
-	case corpus.Changed:
-		fmt.Fprintf(stdout, "REPRODUCED, CHANGED: a %s here where the %s with signature %s was recorded (another bug, or the same one described differently)\n",
-			o.Finding.Kind, f.Finding.Kind, spec.FindingID(*f.Finding))
-		return &exitError{code: spec.ExitFinding}
-	case corpus.Flaky:
-		fmt.Fprintf(stdout, "FLAKY: the recorded crash showed on %d of %d replays here (%v): it depends on more than the case (the adapter's state or request count, timing); not fixed.\n",
-			o.Crashes, o.Replays, o.Elapsed.Round(1e6))
-		if o.Crashes > 0 {
-			return &exitError{code: spec.ExitFinding}
-		}
-		return &exitError{code: spec.ExitNotReproduced}
-	case corpus.NotReproduced:
-		fmt.Fprintf(stdout, "COULD NOT REPRODUCE: every compared row is bitwise equal here (%v).\n", o.Elapsed.Round(1e6))
-		if tapFinding(f) {
-			fmt.Fprintln(stdout, "The recorded difference was in fp32 intermediates (taps), not in the output bits: a target that exposes no taps here (GPU kernels, external processes) can show it only where it flips an output bit.")
-		}
-		if envDiffers {
-			fmt.Fprintln(stdout, "The environment differences above may explain it (another adapter, GPU, driver or kernel build).")
-		} else {
-			fmt.Fprintln(stdout, "The environment is as recorded: the finding may be fixed, or depend on something not fingerprinted.")
-		}
-		return &exitError{code: spec.ExitNotReproduced}
-	}
-	fmt.Fprintf(stdout, "PASSED: the case passes, as recorded (%v)\n", o.Elapsed.Round(1e6))
 	return nil
 }
-
-// missingTargets names the case's targets this build does not have (a
-// model route started by --exec it has).
-func missingTargets(c spec.Case) []string {
-	have := map[string]bool{}
-	for _, n := range target.Names() {
-		have[n] = true
-	}
-	var out []string
-	for _, t := range c.Targets {
-		if !have[t] && !external.IsModel(t) {
-			hint := "see 'bitparity list'"
-			if strings.HasPrefix(t, "cuda") || strings.HasPrefix(t, "gpu") || strings.HasPrefix(t, "cublas") {
-				hint = "a GPU target: build with -tags cuda on a machine with a GPU (make build)"
-			}
-			out = append(out, fmt.Sprintf("target %s: not in this build (%s)", t, hint))
-		}
-	}
-	return out
-}
-
-// tapFinding reports whether f's finding was seen in fp32 intermediates
-// (taps) rather than in the outputs, as the relation recorded it.
-func tapFinding(f *corpus.File) bool { return f.Finding != nil && f.Finding.OnTaps }

@@ -184,3 +184,26 @@ func adapterBase(t *Target) string {
 	n := t.hello["name"]
 	return strings.TrimSuffix(n, "."+t.hello["op"])
 }
+
+// Missing says, for each target of c that this build has neither
+// registered (target.Names) nor started as a model route, that it is not
+// in this build, and where to get it: a GPU target needs the cuda build on
+// a machine with a GPU; any other is one 'bitparity list' would show.
+func Missing(c spec.Case) []string {
+	have := map[string]bool{}
+	for _, n := range target.Names() {
+		have[n] = true
+	}
+	var out []string
+	for _, t := range c.Targets {
+		if have[t] || IsModel(t) {
+			continue
+		}
+		hint := "see 'bitparity list'"
+		if strings.HasPrefix(t, "cuda") || strings.HasPrefix(t, "gpu") || strings.HasPrefix(t, "cublas") {
+			hint = "a GPU target: build with -tags cuda on a machine with a GPU (make build)"
+		}
+		out = append(out, fmt.Sprintf("target %s: not in this build (%s)", t, hint))
+	}
+	return out
+}
