@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitparity/bitparity/internal/golden"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/google/go-cmp/cmp"
 )
@@ -19,6 +20,12 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // generated is the fixed report time of the golden files.
 var generated = time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+
+// goldenFormats are the text formats a golden test writes, each with the
+// ending of its file under testdata/.
+var goldenFormats = []struct{ format, ext string }{
+	{"text", "txt"}, {"json", "json"}, {"junit", "xml"}, {"markdown", "md"},
+}
 
 const (
 	night1 = "testdata/night1.json"
@@ -49,28 +56,13 @@ func TestGolden(t *testing.T) {
 		{"one-night", []string{night2}},
 	} {
 		r := build(t, tc.paths...)
-		for _, f := range []struct{ format, ext string }{
-			{"text", "txt"}, {"json", "json"}, {"junit", "xml"}, {"markdown", "md"},
-		} {
+		for _, f := range goldenFormats {
 			t.Run(tc.name+"/"+f.format, func(t *testing.T) {
 				var buf bytes.Buffer
 				if err := Write(&buf, r, f.format); err != nil {
 					t.Fatal(err)
 				}
-				golden := filepath.Join("testdata", tc.name+"."+f.ext)
-				if *update {
-					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test ./reports -update to create it)", err)
-				}
-				if d := cmp.Diff(string(want), buf.String()); d != "" {
-					t.Errorf("%s differs from %s (-want +got; go test ./reports -update if intended):\n%s", f.format, golden, d)
-				}
+				golden.Check(t, filepath.Join("testdata", tc.name+"."+f.ext), buf.Bytes(), *update)
 			})
 		}
 	}

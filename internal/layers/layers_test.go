@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"internal/s3test":        {},
 	"internal/gogc":          {},
 	"internal/npy":           {"internal/atomicfile"},
+	"internal/golden":        {},
 	"target":                 {"oracle", "spec", "ops", "ops/all", "ops/rmsnorm", "ops/gemm", "ops/logprob", "ops/attention"},
 	"gpu":                    {"target", "oracle", "spec", "values", "boundary"},
 	"values":                 {"oracle", "spec"},
