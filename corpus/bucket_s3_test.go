@@ -16,7 +16,6 @@ import (
 
 	"github.com/bitparity/bitparity/internal/s3test"
 	"github.com/bitparity/bitparity/spec"
-	"github.com/bitparity/bitparity/target"
 )
 
 // bucketWriterEnv makes the test binary a writer process (TestMain): it
@@ -216,11 +215,8 @@ func TestS3RecheckAndBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixedCase := splitK(2, 64, target.OracleName(spec.OpGEMM))
-	fd := *found(t, splitK(2, 64, "drift-gemm-splitk-by-m")).Finding
-	fd.Case, fd.TargetA = fixedCase, fixedCase.Targets[0]
-	fd.Signature = spec.Signature(fd)
-	willFix, _, err := s.Put(NewFile(fixedCase, &fd, spec.Env{}, "test"))
+	fd := fixedFinding(t)
+	willFix, _, err := s.Put(NewFile(fd.Case, &fd, spec.Env{}, "test"))
 	if err != nil {
 		t.Fatal(err)
 	}
