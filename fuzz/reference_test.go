@@ -97,14 +97,7 @@ func TestDeviceReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			switch {
-			case tt.kind == "" && f != nil:
-				t.Fatalf("want no finding, got %s: %s", f.Kind, f.Message)
-			case tt.kind != "" && f == nil:
-				t.Fatalf("want a %s finding, got none", tt.kind)
-			case f != nil && f.Kind != tt.kind:
-				t.Fatalf("got a %s finding (%s), want %s", f.Kind, f.Message, tt.kind)
-			}
+			wantFinding(t, f, tt.kind, "")
 			if tt.maxRow >= 0 && fetched > tt.maxRow {
 				t.Errorf("%d rows fetched to the host, want at most %d (the CPU oracle's sample and its taps)", fetched, tt.maxRow)
 			}

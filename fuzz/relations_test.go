@@ -80,9 +80,9 @@ func init() {
 	})
 	// test-device: the oracle with its output on a fake device;
 	// test-device-drift: TERMSNormMod32 on a fake device.
-	onDevice := func(policy func(*target.Batch) oracle.Schedule) func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+	onDevice := func(run func(b *target.Batch, rows []int) (*target.Output, error)) func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 		return func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-			o, err := target.RunOracle(b, policy(b), rows)
+			o, err := run(b, rows)
 			if err != nil {
 				return nil, err
 			}
@@ -93,18 +93,10 @@ func init() {
 			return o, nil
 		}
 	}
-	reg("test-device-drift", spec.OpRMSNorm, onDevice(target.TERMSNormMod32))
-	reg("test-device", spec.OpRMSNorm, func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-		o, err := oracleRun(b, rows)
-		if err != nil {
-			return nil, err
-		}
-		d, td := &fakeDevice{vals: o.Values, cols: o.Cols}, &fakeDevice{vals: o.Taps, cols: o.TapCols, taps: true}
-		devices = append(devices, d, td)
-		o.Values, o.Taps = nil, nil
-		o.Device, o.DeviceTaps = d, td
-		return o, nil
-	})
+	reg("test-device-drift", spec.OpRMSNorm, onDevice(func(b *target.Batch, rows []int) (*target.Output, error) {
+		return target.RunOracle(b, target.TERMSNormMod32(b), rows)
+	}))
+	reg("test-device", spec.OpRMSNorm, onDevice(oracleRun))
 }
 
 // fakeDevice holds rows (or taps) "on a device" and counts what crossed
@@ -170,6 +162,20 @@ func genV1(c spec.Case) spec.Case {
 	return c
 }
 
+// wantFinding fails the test unless f is a finding of kind whose message
+// holds message, or, with kind "", unless f is nil.
+func wantFinding(t *testing.T, f *spec.Finding, kind spec.Kind, message string) {
+	t.Helper()
+	switch {
+	case kind == "" && f != nil:
+		t.Fatalf("want no finding, got %s: %s", f.Kind, f.Message)
+	case kind != "" && f == nil:
+		t.Fatalf("want a %s finding, got none", kind)
+	case f != nil && (f.Kind != kind || !strings.Contains(f.Message, message)):
+		t.Fatalf("got %s %q, want %s containing %q", f.Kind, f.Message, kind, message)
+	}
+}
+
 func TestRelations(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -195,14 +201,7 @@ func TestRelations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			switch {
-			case tt.kind == "" && f != nil:
-				t.Fatalf("want no finding, got %s: %s", f.Kind, f.Message)
-			case tt.kind != "" && f == nil:
-				t.Fatalf("want a %s finding, got none", tt.kind)
-			case f != nil && (f.Kind != tt.kind || !strings.Contains(f.Message, tt.message)):
-				t.Fatalf("got %s %q, want %s containing %q", f.Kind, f.Message, tt.kind, tt.message)
-			}
+			wantFinding(t, f, tt.kind, tt.message)
 			if f != nil && (f.Signature == "" || !strings.HasPrefix(f.Repro, "bitparity run --case '")) {
 				t.Errorf("finding lacks signature or repro: %q %q", f.Signature, f.Repro)
 			}
