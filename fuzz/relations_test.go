@@ -33,6 +33,19 @@ func oracleRun(b *target.Batch, rows []int) (*target.Output, error) {
 	return o.Run(context.Background(), b, rows)
 }
 
+// oracleThen is a target's run that returns the oracle's output for the
+// batch after alter has changed it.
+func oracleThen(alter func(b *target.Batch, o *target.Output)) func(context.Context, *target.Batch, []int) (*target.Output, error) {
+	return func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+		o, err := oracleRun(b, rows)
+		if err != nil {
+			return nil, err
+		}
+		alter(b, o)
+		return o, nil
+	}
+}
+
 func init() {
 	reg := func(name string, op spec.Op, run func(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error)) {
 		t := &testTarget{info: target.Info{Name: name, Op: op, Device: "test", Schedule: target.OracleRMSNormSchedule.String()}, run: run}
@@ -40,11 +53,7 @@ func init() {
 	}
 	// test-leaky-nan: RMSNorm that adds 0 x (the batch's first value of
 	// every row) to each output: NaN or Inf in any row leaks everywhere.
-	reg("test-leaky-nan", spec.OpRMSNorm, func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-		o, err := oracleRun(b, rows)
-		if err != nil {
-			return nil, err
-		}
+	reg("test-leaky-nan", spec.OpRMSNorm, oracleThen(func(b *target.Batch, o *target.Output) {
 		leak := float32(0)
 		for r := 0; r < b.RMSNorm.Rows; r++ {
 			leak = oracle.Add32(leak, oracle.Mul32(0, b.RMSNorm.X[r*b.RMSNorm.Hidden]))
@@ -54,8 +63,7 @@ func init() {
 		}
 		o.Taps = nil
 		o.TapCols = 0
-		return o, nil
-	})
+	}))
 	// test-crash: fails like a process that died.
 	reg("test-crash", spec.OpRMSNorm, func(context.Context, *target.Batch, []int) (*target.Output, error) {
 		return nil, fmt.Errorf("worker exited with signal 11: %w", target.ErrTargetCrashed)
@@ -67,17 +75,12 @@ func init() {
 	// test-nondeterministic: the second and later calls flip one bit of
 	// row 0.
 	calls := 0
-	reg("test-nondeterministic", spec.OpRMSNorm, func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-		o, err := oracleRun(b, rows)
-		if err != nil {
-			return nil, err
-		}
+	reg("test-nondeterministic", spec.OpRMSNorm, oracleThen(func(_ *target.Batch, o *target.Output) {
 		calls++
 		if calls%2 == 0 {
 			o.Values[0] = math.Float32frombits(math.Float32bits(o.Values[0]) ^ 1<<16)
 		}
-		return o, nil
-	})
+	}))
 	// test-device: the oracle with its output on a fake device;
 	// test-device-drift: TERMSNormMod32 on a fake device.
 	onDevice := func(run func(b *target.Batch, rows []int) (*target.Output, error)) func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
