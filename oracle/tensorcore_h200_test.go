@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -306,19 +305,7 @@ func TestTensorCoreH200(t *testing.T) {
 			if rec.ProbeSHA256 != hash {
 				t.Fatalf("recorded with probe source %s, the source now hashes to %s: rerun the probe (gpu/probes/tensorcore/README.md)", rec.ProbeSHA256, hash)
 			}
-			f, err := os.Open(filepath.Join(dir, md.Name+".head.gz"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			zr, err := gzip.NewReader(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, err := io.ReadAll(zr)
-			if err != nil {
-				t.Fatal(err)
-			}
+			raw := gunzip(t, filepath.Join(dir, md.Name+".head.gz"))
 			per := md.M * md.N
 			tiles := tcTiles(md, rec.Seed, rec.Tiles)
 			got := modelTiles(md, tiles)
