@@ -35,20 +35,12 @@ func TestInterrupted(t *testing.T) {
 	if !r.Summary.Interrupted || !r.Inputs[len(r.Inputs)-1].Interrupted || r.Inputs[0].Interrupted {
 		t.Errorf("summary interrupted %v, inputs %+v: want tonight's only", r.Summary.Interrupted, r.Inputs)
 	}
-	status := map[string]string{}
-	for _, c := range r.Cells {
-		status[string(c.Op)+"/"+c.Relation+"/"+c.Target] = c.Status
-	}
-	for key, want := range map[string]string{
+	checkCells(t, r, map[string]string{
 		"rmsnorm/batch_invariance/oracle-rmsnorm":       CellInterrupted,
 		"gemm/batch_invariance/cublas-gemm":             CellInterrupted,
 		"rmsnorm/batch_invariance/drift-rmsnorm-rows32": CellExpected,
 		"rmsnorm/padding/cuda-rmsnorm":                  CellFail,
-	} {
-		if got := status[key]; got != want {
-			t.Errorf("cell %s: %q, want %q", key, got, want)
-		}
-	}
+	})
 	for format, want := range map[string][]string{
 		"text":     {"INTERRUPTED: tonight's campaign", "interrupted  rmsnorm"},
 		"markdown": {"**INTERRUPTED**", "⏹️ interrupted"},

@@ -130,13 +130,24 @@ func TestNotRerun(t *testing.T) {
 	}
 }
 
-func TestCells(t *testing.T) {
-	r := build(t, night1, night2)
+// checkCells fails the test for every cell of want, keyed
+// op/relation/target, whose status in r is another.
+func checkCells(t *testing.T, r *Report, want map[string]string) {
+	t.Helper()
 	status := map[string]string{}
 	for _, c := range r.Cells {
 		status[string(c.Op)+"/"+c.Relation+"/"+c.Target] = c.Status
 	}
-	for key, want := range map[string]string{
+	for key, w := range want {
+		if got := status[key]; got != w {
+			t.Errorf("cell %s: %q, want %q", key, got, w)
+		}
+	}
+}
+
+func TestCells(t *testing.T) {
+	r := build(t, night1, night2)
+	checkCells(t, r, map[string]string{
 		"rmsnorm/batch_invariance/oracle-rmsnorm":         CellPass,
 		"rmsnorm/determinism/oracle-rmsnorm":              CellPass,
 		"rmsnorm/oracle_parity/oracle-rmsnorm":            CellPass,
@@ -148,11 +159,7 @@ func TestCells(t *testing.T) {
 		"rmsnorm/batch_invariance/user-ptx:rmsnorm_fused": CellCrash,
 		"attn_decode/path_parity/drift-decode-tile48":     CellExpected,
 		"gemm/batch_invariance/drift-gemm-splitk":         CellPass,
-	} {
-		if got := status[key]; got != want {
-			t.Errorf("cell %s: %q, want %q", key, got, want)
-		}
-	}
+	})
 	if len(r.Cells) != 15 || r.Summary.CellsFailing != 2 {
 		t.Errorf("%d cells, %d failing; want 15, 2", len(r.Cells), r.Summary.CellsFailing)
 	}
