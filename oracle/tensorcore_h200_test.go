@@ -130,15 +130,7 @@ func TestTensorCoreProbeWrite(t *testing.T) {
 			t.Errorf("%s.in: %d bytes, want %d tiles of %d", md.Name, len(in), md.Tiles, tileBytes)
 			continue
 		}
-		bits := func(x float32) uint32 {
-			switch md.Format {
-			case MMABF16:
-				return uint32(BF16FromF32(x))
-			case MMAFP16:
-				return uint32(FP16FromF32(x))
-			}
-			return math.Float32bits(x)
-		}
+		bits := func(x float32) uint32 { return ToBits(mmaDType(md.Format), x) }
 		off := 0
 		next := func(w int) uint32 {
 			defer func() { off += w }()
