@@ -34,51 +34,6 @@ func putRaw(t *testing.T, b *blob.Bucket, key string, data []byte) {
 	}
 }
 
-// testStore runs the Store contract on s: Put is put-if-absent, Get checks
-// the name, Update keeps the name, Delete removes.
-func testStore(t *testing.T, s Store) {
-	t.Helper()
-	f := NewFile(seedCase(1), sampleFinding(seedCase(1)), spec.Env{Bitparity: "t"}, "test")
-	name, added, err := s.Put(f)
-	if err != nil || !added {
-		t.Fatalf("Put: %q %v %v", name, added, err)
-	}
-	g := NewFile(seedCase(1), nil, spec.Env{}, "other writer")
-	g.Note = "must not replace the first"
-	if n2, added, err := s.Put(g); err != nil || added || n2 != name {
-		t.Fatalf("second Put of the same case: %q %v %v, want not added", n2, added, err)
-	}
-	got, err := s.Get(name)
-	if err != nil || got.Note != "" || got.Finding == nil {
-		t.Fatalf("Get after two Puts: %+v %v; want the first file", got, err)
-	}
-	if err := s.Update(name, func(f *File) error { f.Note = "rechecked"; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := s.Get(name); got.Note != "rechecked" {
-		t.Errorf("Update lost: note %q", got.Note)
-	}
-	if err := s.Update(name, func(f *File) error { f.Case.Seed++; return nil }); err == nil {
-		t.Errorf("Update that changes the case succeeded")
-	}
-	names, err := s.List()
-	if err != nil || len(names) != 1 || names[0] != name {
-		t.Fatalf("List: %v %v", names, err)
-	}
-	if err := s.Delete(name); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Get(name); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get after Delete: %v, want ErrNotFound", err)
-	}
-	if err := s.Delete(name); !errors.Is(err, ErrNotFound) {
-		t.Errorf("second Delete: %v, want ErrNotFound", err)
-	}
-	if _, err := s.Get("../../etc/passwd"); err == nil {
-		t.Errorf("Get of a hostile name succeeded")
-	}
-}
-
 func TestBucketStoreMem(t *testing.T) { testStore(t, memBucket(t)) }
 
 func TestBucketStoreFile(t *testing.T) {
