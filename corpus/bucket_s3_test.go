@@ -107,32 +107,8 @@ func TestS3ConcurrentWriters(t *testing.T) {
 		t.Fatalf("the conditional write replaced the object: %q", b)
 	}
 	added, took := putProcs(t, srv.URL("bitparity-writers", "same"), 8, 40, func(int) int { return 5000 })
-	adder := map[string]int{}
-	total := 0
-	for w, names := range added {
-		for _, n := range names {
-			total++
-			if prev, dup := adder[n]; dup {
-				t.Errorf("%s reported added by processes %d and %d", n, prev, w)
-			}
-			adder[n] = w
-		}
-	}
-	names, err := s.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(names) != 40 || total != 40 {
-		t.Errorf("%d objects, %d reported added; want 40 and 40", len(names), total)
-	}
-	for _, n := range names {
-		f, err := s.Get(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := "writer_" + strconv.Itoa(adder[n]); f.Note != want {
-			t.Errorf("%s holds %q, but process %d was told it added it: clobbered", n, f.Note, adder[n])
-		}
+	if n := checkAdders(t, s, added, func(w int) string { return "writer_" + strconv.Itoa(w) }); n != 40 {
+		t.Errorf("%d objects, want 40", n)
 	}
 	var per []string
 	for w, a := range added {

@@ -171,7 +171,6 @@ func TestOpenBucketURLs(t *testing.T) {
 // that writer's. put(w) returns the names writer w was told it added.
 func concurrentPuts(t *testing.T, s Store, writers int, put func(w int) ([]string, error)) {
 	t.Helper()
-	adder := map[string]int{}
 	results := make([][]string, writers)
 	errs := make(chan error, writers)
 	done := make(chan int, writers)
@@ -189,7 +188,18 @@ func concurrentPuts(t *testing.T, s Store, writers int, put func(w int) ([]strin
 			t.Fatal(err)
 		}
 	}
-	for w, names := range results {
+	checkAdders(t, s, results, func(w int) string { return "writer " + strconv.Itoa(w) })
+}
+
+// checkAdders checks put-if-absent from what each writer was told
+// (added[w]: the names writer w was told it added): every name reported
+// by one writer only, s holding exactly those names, each with the object
+// of the writer that added it (its note, note(w)). It returns the number
+// of names s holds.
+func checkAdders(t *testing.T, s Store, added [][]string, note func(w int) string) int {
+	t.Helper()
+	adder := map[string]int{}
+	for w, names := range added {
 		for _, n := range names {
 			if prev, dup := adder[n]; dup {
 				t.Errorf("%s added by writers %d and %d", n, prev, w)
@@ -210,10 +220,11 @@ func concurrentPuts(t *testing.T, s Store, writers int, put func(w int) ([]strin
 			t.Fatal(err)
 		}
 		w, ok := adder[n]
-		if want := "writer " + strconv.Itoa(w); !ok || f.Note != want {
+		if want := note(w); !ok || f.Note != want {
 			t.Errorf("%s holds %q, added by writer %d (%v): clobbered", n, f.Note, w, ok)
 		}
 	}
+	return len(names)
 }
 
 // putSame Puts seeded cases 0..n-1 with the note "writer W" into s.
