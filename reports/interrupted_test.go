@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -48,12 +47,9 @@ func TestInterrupted(t *testing.T) {
 		"junit":    {`<error message="the campaign was interrupted after`, `type="interrupted"`, `name="interrupted" value="true"`},
 		"html":     {"interrupted: a signal stopped tonight", `c-interrupted`},
 	} {
-		var out bytes.Buffer
-		if err := Write(&out, r, format); err != nil {
-			t.Fatalf("%s: %v", format, err)
-		}
+		out := written(t, r, format)
 		for _, w := range want {
-			if !strings.Contains(out.String(), w) {
+			if !strings.Contains(out, w) {
 				t.Errorf("%s report lacks %q", format, w)
 			}
 		}

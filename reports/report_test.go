@@ -32,6 +32,16 @@ const (
 	night2 = "testdata/night2.json"
 )
 
+// written is r written in format.
+func written(t *testing.T, r *Report, format string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, r, format); err != nil {
+		t.Fatalf("%s: %v", format, err)
+	}
+	return buf.String()
+}
+
 func build(t *testing.T, paths ...string) *Report {
 	t.Helper()
 	srcs, err := Load(paths...)
@@ -58,11 +68,7 @@ func TestGolden(t *testing.T) {
 		r := build(t, tc.paths...)
 		for _, f := range goldenFormats {
 			t.Run(tc.name+"/"+f.format, func(t *testing.T) {
-				var buf bytes.Buffer
-				if err := Write(&buf, r, f.format); err != nil {
-					t.Fatal(err)
-				}
-				golden.Check(t, filepath.Join("testdata", tc.name+"."+f.ext), buf.Bytes(), *update)
+				golden.Check(t, filepath.Join("testdata", tc.name+"."+f.ext), []byte(written(t, r, f.format)), *update)
 			})
 		}
 	}
@@ -202,10 +208,7 @@ func TestCellsWithoutRelations(t *testing.T) {
 // its failures carry the repro command and the finding in words.
 func TestJUnitParses(t *testing.T) {
 	r := build(t, night1, night2)
-	var buf bytes.Buffer
-	if err := Write(&buf, r, "junit"); err != nil {
-		t.Fatal(err)
-	}
+	junit := written(t, r, "junit")
 	var doc struct {
 		Tests    int `xml:"tests,attr"`
 		Failures int `xml:"failures,attr"`
@@ -226,8 +229,8 @@ func TestJUnitParses(t *testing.T) {
 			} `xml:"testcase"`
 		} `xml:"testsuite"`
 	}
-	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
-		t.Fatalf("junit does not parse: %v\n%s", err, buf.String())
+	if err := xml.Unmarshal([]byte(junit), &doc); err != nil {
+		t.Fatalf("junit does not parse: %v\n%s", err, junit)
 	}
 	cases, failures, errs, controls := 0, 0, 0, 0
 	for _, s := range doc.Suites {
@@ -268,12 +271,8 @@ func TestJUnitParses(t *testing.T) {
 // The JSON report round-trips and carries its schema version.
 func TestJSONReport(t *testing.T) {
 	r := build(t, night1, night2)
-	var buf bytes.Buffer
-	if err := Write(&buf, r, "json"); err != nil {
-		t.Fatal(err)
-	}
 	var back Report
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+	if err := json.Unmarshal([]byte(written(t, r, "json")), &back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Version != Version || len(back.Findings) != 5 || len(back.Inputs) != 2 {
@@ -287,11 +286,7 @@ func TestJSONReport(t *testing.T) {
 // Text from result files cannot break out of Markdown tables or inject HTML.
 func TestMarkdownEscapes(t *testing.T) {
 	r := build(t, night2)
-	var buf bytes.Buffer
-	if err := Write(&buf, r, "markdown"); err != nil {
-		t.Fatal(err)
-	}
-	md := buf.String()
+	md := written(t, r, "markdown")
 	if strings.Contains(md, "<rmsnorm_fused") {
 		t.Error("raw '<' from an error message reached the Markdown")
 	}
@@ -323,11 +318,7 @@ func TestMarkdownEscapes(t *testing.T) {
 
 func TestHTMLSelfContained(t *testing.T) {
 	r := build(t, night1, night2)
-	var buf bytes.Buffer
-	if err := Write(&buf, r, "html"); err != nil {
-		t.Fatal(err)
-	}
-	page := buf.String()
+	page := written(t, r, "html")
 	for _, bad := range []string{"http://", "https://", "<script", "<rmsnorm_fused", "//cdn"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("page contains %q", bad)
