@@ -138,10 +138,7 @@ func TestS3ConcurrentWriters(t *testing.T) {
 func TestS3Layering(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.Bucket(t, "bitparity-team")
-	team, err := OpenBucket(context.Background(), srv.URL("bitparity-team", "corpus"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	team := mustBucket(t, srv.URL("bitparity-team", "corpus"))
 	shared, _, err := team.Put(NewFile(seedCase(7), sampleFinding(seedCase(7)), spec.Env{}, "team"))
 	if err != nil {
 		t.Fatal(err)
@@ -183,10 +180,7 @@ func TestS3Layering(t *testing.T) {
 func TestS3RecheckAndBundle(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.Bucket(t, "bitparity-recheck")
-	s, err := OpenBucket(context.Background(), srv.URL("bitparity-recheck", "nightly/corpus"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustBucket(t, srv.URL("bitparity-recheck", "nightly/corpus"))
 	open, _, err := s.Put(found(t, splitK(2, 64, "drift-gemm-splitk-by-m")))
 	if err != nil {
 		t.Fatal(err)
@@ -214,10 +208,7 @@ func TestS3RecheckAndBundle(t *testing.T) {
 	if _, err := WriteBundle(&bundle, entries); err != nil {
 		t.Fatal(err)
 	}
-	dst, err := OpenBucket(context.Background(), srv.URL("bitparity-recheck", "unbundled"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dst := mustBucket(t, srv.URL("bitparity-recheck", "unbundled"))
 	data := bundle.Bytes()
 	rep, err := Unbundle(bytes.NewReader(data), dst)
 	if err != nil || len(rep.Added) != 2 || len(rep.Bad) != 0 {

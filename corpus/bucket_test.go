@@ -16,9 +16,12 @@ import (
 )
 
 // memBucket is an empty in-memory bucket store (a new one per call).
-func memBucket(t *testing.T) *Bucket {
+func memBucket(t *testing.T) *Bucket { return mustBucket(t, "mem://") }
+
+// mustBucket opens the bucket store at url, closed when the test ends.
+func mustBucket(t *testing.T, url string) *Bucket {
 	t.Helper()
-	k, err := OpenBucket(context.Background(), "mem://")
+	k, err := OpenBucket(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
