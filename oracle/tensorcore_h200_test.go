@@ -52,6 +52,21 @@ type tcRecording struct {
 	HeadTiles   int      `json:"head_tiles"`   // tiles in <mode>.head.gz, D bits in full
 }
 
+// readRecording reads testdata/tensorcore/<mode>.json.
+func readRecording(t *testing.T, mode string) tcRecording {
+	t.Helper()
+	path := filepath.Join("testdata", "tensorcore", mode+".json")
+	js, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec tcRecording
+	if err := json.Unmarshal(js, &rec); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rec
+}
+
 const tcProbeSource = "../gpu/probes/tensorcore/tcprobe.cu"
 
 func probeHash(t *testing.T) string {
@@ -106,14 +121,7 @@ func TestTensorCoreProbeWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, md := range tcModes {
-		js, err := os.ReadFile(filepath.Join("testdata", "tensorcore", md.Name+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rec tcRecording
-		if err := json.Unmarshal(js, &rec); err != nil {
-			t.Fatal(err)
-		}
+		rec := readRecording(t, md.Name)
 		if rec.Seed != tcSeed || rec.Tiles != md.Tiles {
 			t.Errorf("%s: recorded from seed %d, %d tiles; the probe's inputs are seed %d, %d tiles", md.Name, rec.Seed, rec.Tiles, tcSeed, md.Tiles)
 		}
@@ -286,14 +294,7 @@ func TestTensorCoreH200(t *testing.T) {
 	total, totalExcepted := 0, 0
 	for _, md := range tcModes {
 		t.Run(md.Name, func(t *testing.T) {
-			js, err := os.ReadFile(filepath.Join(dir, md.Name+".json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rec tcRecording
-			if err := json.Unmarshal(js, &rec); err != nil {
-				t.Fatal(err)
-			}
+			rec := readRecording(t, md.Name)
 			if rec.ProbeSHA256 != hash {
 				t.Fatalf("recorded with probe source %s, the source now hashes to %s: rerun the probe (gpu/probes/tensorcore/README.md)", rec.ProbeSHA256, hash)
 			}
