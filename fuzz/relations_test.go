@@ -354,12 +354,7 @@ func TestLogProbMisuse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (f == nil) != (tt.kind == "") {
-				t.Fatalf("finding %v, want kind %q", f, tt.kind)
-			}
-			if f != nil && (f.Kind != tt.kind || !strings.Contains(f.Message, tt.message)) {
-				t.Fatalf("got %s %q, want %s with %q", f.Kind, f.Message, tt.kind, tt.message)
-			}
+			wantFinding(t, f, tt.kind, tt.message)
 		})
 	}
 }
