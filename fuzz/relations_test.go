@@ -165,10 +165,15 @@ func genV1(c spec.Case) spec.Case {
 	return c
 }
 
-// wantFinding fails the test unless f is a finding of kind whose message
-// holds message, or, with kind "", unless f is nil.
-func wantFinding(t *testing.T, f *spec.Finding, kind spec.Kind, message string) {
+// checkFinds runs Check on c (with targets, when given) and fails the
+// test unless it gives a finding of kind whose message holds message, or,
+// with kind "", no finding; it returns the finding.
+func checkFinds(t *testing.T, c spec.Case, kind spec.Kind, message string, targets ...target.Target) *spec.Finding {
 	t.Helper()
+	f, err := Check(context.Background(), c, targets...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	switch {
 	case kind == "" && f != nil:
 		t.Fatalf("want no finding, got %s: %s", f.Kind, f.Message)
@@ -177,6 +182,7 @@ func wantFinding(t *testing.T, f *spec.Finding, kind spec.Kind, message string) 
 	case f != nil && (f.Kind != kind || !strings.Contains(f.Message, message)):
 		t.Fatalf("got %s %q, want %s containing %q", f.Kind, f.Message, kind, message)
 	}
+	return f
 }
 
 func TestRelations(t *testing.T) {
@@ -200,11 +206,7 @@ func TestRelations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := Check(context.Background(), tt.c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantFinding(t, f, tt.kind, tt.message)
+			f := checkFinds(t, tt.c, tt.kind, tt.message)
 			if f != nil && (f.Signature == "" || !strings.HasPrefix(f.Repro, "bitparity run --case '")) {
 				t.Errorf("finding lacks signature or repro: %q %q", f.Signature, f.Repro)
 			}
@@ -350,11 +352,7 @@ func TestLogProbMisuse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := Check(context.Background(), tt.c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantFinding(t, f, tt.kind, tt.message)
+			checkFinds(t, tt.c, tt.kind, tt.message)
 		})
 	}
 }
