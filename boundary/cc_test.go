@@ -94,15 +94,7 @@ func TestCMatchesGo(t *testing.T) {
 				t.Fatal(err)
 			}
 			score := boundary.Score(probe.Row(nil), tc.out, boundary.K)
-			var line strings.Builder
-			for j, v := range x {
-				if j > 0 {
-					line.WriteByte(' ')
-				}
-				line.WriteString(strconv.FormatUint(uint64(oracle.ToBits(tc.in, v)), 16))
-			}
-			fmt.Fprintf(&line, " score %d", score)
-			want = append(want, line.String())
+			want = append(want, fmt.Sprintf("%s score %d", bitsLine(tc.in, x), score))
 			what = append(what, fmt.Sprintf("%s->%s hidden %d %s %v row %d", tc.in, tc.out, tc.hidden, tc.dist, tc.s, i))
 		}
 	}
@@ -127,14 +119,7 @@ func TestCMatchesGo(t *testing.T) {
 					writeBits(&req, in, g.W)
 					writeBits(&req, in, x)
 					boundary.GEMMRow(x, g.W, n, col, in, out, target.OracleGEMMSchedule, odd)
-					var line strings.Builder
-					for j, v := range x {
-						if j > 0 {
-							line.WriteByte(' ')
-						}
-						line.WriteString(strconv.FormatUint(uint64(oracle.ToBits(in, v)), 16))
-					}
-					want = append(want, line.String())
+					want = append(want, bitsLine(in, x))
 					what = append(what, fmt.Sprintf("gemm %s->%s K %d n %d col %d row %d", in, out, kk, n, col, i))
 				}
 			}
@@ -164,14 +149,22 @@ func writeInts(w *bytes.Buffer, v []int) {
 	w.WriteByte('\n')
 }
 
+// writeBits writes bitsLine(dt, v) and a newline.
 func writeBits(w *bytes.Buffer, dt oracle.DType, v []float32) {
+	w.WriteString(bitsLine(dt, v))
+	w.WriteByte('\n')
+}
+
+// bitsLine is the bits of v in dt, hex, separated by spaces.
+func bitsLine(dt oracle.DType, v []float32) string {
+	var b strings.Builder
 	for i, x := range v {
 		if i > 0 {
-			w.WriteByte(' ')
+			b.WriteByte(' ')
 		}
-		w.WriteString(strconv.FormatUint(uint64(oracle.ToBits(dt, x)), 16))
+		b.WriteString(strconv.FormatUint(uint64(oracle.ToBits(dt, x)), 16))
 	}
-	w.WriteByte('\n')
+	return b.String()
 }
 
 // firstDiff is the index of the first differing value of two rows.

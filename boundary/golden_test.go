@@ -5,13 +5,13 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/internal/golden"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -74,18 +74,5 @@ func TestNudgeGolden(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("%s case %d: %s %s -> %s, seed %d", inputsHash(t, c), i, c.Op, c.In, c.Out, c.Seed))
 	}
 	got := strings.Join(lines, "\n") + "\n"
-	path := filepath.Join("testdata", "inputs.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("boundary inputs changed:\n got: %s\nwant: %s", got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "inputs.golden"), []byte(got), *update)
 }

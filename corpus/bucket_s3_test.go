@@ -16,7 +16,6 @@ import (
 
 	"github.com/bitparity/bitparity/internal/s3test"
 	"github.com/bitparity/bitparity/spec"
-	"github.com/bitparity/bitparity/target"
 )
 
 // bucketWriterEnv makes the test binary a writer process (TestMain): it
@@ -108,32 +107,8 @@ func TestS3ConcurrentWriters(t *testing.T) {
 		t.Fatalf("the conditional write replaced the object: %q", b)
 	}
 	added, took := putProcs(t, srv.URL("bitparity-writers", "same"), 8, 40, func(int) int { return 5000 })
-	adder := map[string]int{}
-	total := 0
-	for w, names := range added {
-		for _, n := range names {
-			total++
-			if prev, dup := adder[n]; dup {
-				t.Errorf("%s reported added by processes %d and %d", n, prev, w)
-			}
-			adder[n] = w
-		}
-	}
-	names, err := s.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(names) != 40 || total != 40 {
-		t.Errorf("%d objects, %d reported added; want 40 and 40", len(names), total)
-	}
-	for _, n := range names {
-		f, err := s.Get(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := "writer_" + strconv.Itoa(adder[n]); f.Note != want {
-			t.Errorf("%s holds %q, but process %d was told it added it: clobbered", n, f.Note, adder[n])
-		}
+	if n := checkAdders(t, s, added, func(w int) string { return "writer_" + strconv.Itoa(w) }); n != 40 {
+		t.Errorf("%d objects, want 40", n)
 	}
 	var per []string
 	for w, a := range added {
@@ -163,10 +138,7 @@ func TestS3ConcurrentWriters(t *testing.T) {
 func TestS3Layering(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.Bucket(t, "bitparity-team")
-	team, err := OpenBucket(context.Background(), srv.URL("bitparity-team", "corpus"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	team := mustBucket(t, srv.URL("bitparity-team", "corpus"))
 	shared, _, err := team.Put(NewFile(seedCase(7), sampleFinding(seedCase(7)), spec.Env{}, "team"))
 	if err != nil {
 		t.Fatal(err)
@@ -208,19 +180,13 @@ func TestS3Layering(t *testing.T) {
 func TestS3RecheckAndBundle(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.Bucket(t, "bitparity-recheck")
-	s, err := OpenBucket(context.Background(), srv.URL("bitparity-recheck", "nightly/corpus"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustBucket(t, srv.URL("bitparity-recheck", "nightly/corpus"))
 	open, _, err := s.Put(found(t, splitK(2, 64, "drift-gemm-splitk-by-m")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixedCase := splitK(2, 64, target.OracleName(spec.OpGEMM))
-	fd := *found(t, splitK(2, 64, "drift-gemm-splitk-by-m")).Finding
-	fd.Case, fd.TargetA = fixedCase, fixedCase.Targets[0]
-	fd.Signature = spec.Signature(fd)
-	willFix, _, err := s.Put(NewFile(fixedCase, &fd, spec.Env{}, "test"))
+	fd := fixedFinding(t)
+	willFix, _, err := s.Put(NewFile(fd.Case, &fd, spec.Env{}, "test"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,10 +208,7 @@ func TestS3RecheckAndBundle(t *testing.T) {
 	if _, err := WriteBundle(&bundle, entries); err != nil {
 		t.Fatal(err)
 	}
-	dst, err := OpenBucket(context.Background(), srv.URL("bitparity-recheck", "unbundled"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dst := mustBucket(t, srv.URL("bitparity-recheck", "unbundled"))
 	data := bundle.Bytes()
 	rep, err := Unbundle(bytes.NewReader(data), dst)
 	if err != nil || len(rep.Added) != 2 || len(rep.Bad) != 0 {

@@ -16,9 +16,12 @@ import (
 )
 
 // memBucket is an empty in-memory bucket store (a new one per call).
-func memBucket(t *testing.T) *Bucket {
+func memBucket(t *testing.T) *Bucket { return mustBucket(t, "mem://") }
+
+// mustBucket opens the bucket store at url, closed when the test ends.
+func mustBucket(t *testing.T, url string) *Bucket {
 	t.Helper()
-	k, err := OpenBucket(context.Background(), "mem://")
+	k, err := OpenBucket(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,51 +34,6 @@ func putRaw(t *testing.T, b *blob.Bucket, key string, data []byte) {
 	t.Helper()
 	if err := b.WriteAll(context.Background(), key, data, nil); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// testStore runs the Store contract on s: Put is put-if-absent, Get checks
-// the name, Update keeps the name, Delete removes.
-func testStore(t *testing.T, s Store) {
-	t.Helper()
-	f := NewFile(seedCase(1), sampleFinding(seedCase(1)), spec.Env{Bitparity: "t"}, "test")
-	name, added, err := s.Put(f)
-	if err != nil || !added {
-		t.Fatalf("Put: %q %v %v", name, added, err)
-	}
-	g := NewFile(seedCase(1), nil, spec.Env{}, "other writer")
-	g.Note = "must not replace the first"
-	if n2, added, err := s.Put(g); err != nil || added || n2 != name {
-		t.Fatalf("second Put of the same case: %q %v %v, want not added", n2, added, err)
-	}
-	got, err := s.Get(name)
-	if err != nil || got.Note != "" || got.Finding == nil {
-		t.Fatalf("Get after two Puts: %+v %v; want the first file", got, err)
-	}
-	if err := s.Update(name, func(f *File) error { f.Note = "rechecked"; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := s.Get(name); got.Note != "rechecked" {
-		t.Errorf("Update lost: note %q", got.Note)
-	}
-	if err := s.Update(name, func(f *File) error { f.Case.Seed++; return nil }); err == nil {
-		t.Errorf("Update that changes the case succeeded")
-	}
-	names, err := s.List()
-	if err != nil || len(names) != 1 || names[0] != name {
-		t.Fatalf("List: %v %v", names, err)
-	}
-	if err := s.Delete(name); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Get(name); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get after Delete: %v, want ErrNotFound", err)
-	}
-	if err := s.Delete(name); !errors.Is(err, ErrNotFound) {
-		t.Errorf("second Delete: %v, want ErrNotFound", err)
-	}
-	if _, err := s.Get("../../etc/passwd"); err == nil {
-		t.Errorf("Get of a hostile name succeeded")
 	}
 }
 
@@ -216,7 +174,6 @@ func TestOpenBucketURLs(t *testing.T) {
 // that writer's. put(w) returns the names writer w was told it added.
 func concurrentPuts(t *testing.T, s Store, writers int, put func(w int) ([]string, error)) {
 	t.Helper()
-	adder := map[string]int{}
 	results := make([][]string, writers)
 	errs := make(chan error, writers)
 	done := make(chan int, writers)
@@ -234,7 +191,18 @@ func concurrentPuts(t *testing.T, s Store, writers int, put func(w int) ([]strin
 			t.Fatal(err)
 		}
 	}
-	for w, names := range results {
+	checkAdders(t, s, results, func(w int) string { return "writer " + strconv.Itoa(w) })
+}
+
+// checkAdders checks put-if-absent from what each writer was told
+// (added[w]: the names writer w was told it added): every name reported
+// by one writer only, s holding exactly those names, each with the object
+// of the writer that added it (its note, note(w)). It returns the number
+// of names s holds.
+func checkAdders(t *testing.T, s Store, added [][]string, note func(w int) string) int {
+	t.Helper()
+	adder := map[string]int{}
+	for w, names := range added {
 		for _, n := range names {
 			if prev, dup := adder[n]; dup {
 				t.Errorf("%s added by writers %d and %d", n, prev, w)
@@ -255,10 +223,11 @@ func concurrentPuts(t *testing.T, s Store, writers int, put func(w int) ([]strin
 			t.Fatal(err)
 		}
 		w, ok := adder[n]
-		if want := "writer " + strconv.Itoa(w); !ok || f.Note != want {
+		if want := note(w); !ok || f.Note != want {
 			t.Errorf("%s holds %q, added by writer %d (%v): clobbered", n, f.Note, w, ok)
 		}
 	}
+	return len(names)
 }
 
 // putSame Puts seeded cases 0..n-1 with the note "writer W" into s.

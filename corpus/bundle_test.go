@@ -286,14 +286,20 @@ func TestUnbundleGzipBomb(t *testing.T) {
 	}
 }
 
-func BenchmarkBundle1000(b *testing.B) {
+// benchEntries are n entries of seedCase's cases, each with a finding.
+func benchEntries(n int) []Entry {
 	var entries []Entry
-	for s := uint64(0); s < 1000; s++ {
+	for s := uint64(0); s < uint64(n); s++ {
 		c := seedCase(s)
 		f := NewFile(c, sampleFinding(c), spec.Env{GPU: "H200"}, "bench")
-		n, _ := f.Name()
-		entries = append(entries, Entry{Name: n, File: f})
+		name, _ := f.Name()
+		entries = append(entries, Entry{Name: name, File: f})
 	}
+	return entries
+}
+
+func BenchmarkBundle1000(b *testing.B) {
+	entries := benchEntries(1000)
 	var size int
 	for i := 0; i < b.N; i++ {
 		data, err := bundleBytes(entries)
@@ -306,13 +312,7 @@ func BenchmarkBundle1000(b *testing.B) {
 }
 
 func BenchmarkUnbundle1000(b *testing.B) {
-	var entries []Entry
-	for s := uint64(0); s < 1000; s++ {
-		c := seedCase(s)
-		f := NewFile(c, sampleFinding(c), spec.Env{GPU: "H200"}, "bench")
-		n, _ := f.Name()
-		entries = append(entries, Entry{Name: n, File: f})
-	}
+	entries := benchEntries(1000)
 	data, err := bundleBytes(entries)
 	if err != nil {
 		b.Fatal(err)

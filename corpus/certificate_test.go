@@ -16,10 +16,7 @@ func testCert() *spec.Certificate {
 }
 
 func TestCertificateRoundTrip(t *testing.T) {
-	d, err := OpenDir(t.TempDir(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustDir(t)
 	c := testCert()
 	name, err := d.PutCertificate(c)
 	if err != nil {
@@ -50,10 +47,7 @@ func TestCertificateRoundTrip(t *testing.T) {
 }
 
 func TestCertificateRefused(t *testing.T) {
-	d, err := OpenDir(t.TempDir(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustDir(t)
 	name, err := d.PutCertificate(testCert())
 	if err != nil {
 		t.Fatal(err)

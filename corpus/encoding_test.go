@@ -73,21 +73,7 @@ func TestRoundTripBitExact(t *testing.T) {
 				fd = sampleFinding(tc.c)
 			}
 			f := NewFile(tc.c, fd, spec.Env{Bitparity: "test", GPU: "NVIDIA H200", CC: "9.0", KernelHash: "abc"}, "test")
-			b1, err := Encode(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := Decode("mem", b1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b2, err := Encode(g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(b1, b2) {
-				t.Fatalf("encode(decode(encode(f))) differs:\n%s\n---\n%s", b1, b2)
-			}
+			g, _ := roundTrip(t, f)
 			if math.Float32bits(g.Case.Eps) != math.Float32bits(tc.c.Eps) {
 				t.Errorf("eps bits %08x, want %08x", math.Float32bits(g.Case.Eps), math.Float32bits(tc.c.Eps))
 			}
@@ -140,14 +126,7 @@ func TestEpsRoundTrip(t *testing.T) {
 	for _, bits := range []uint32{0, 0x80000000, 1, 0x007fffff, 0x00800000, 0x358637bd, 0x3727c5ac, 0x2edbe6ff, 0x7f7fffff, 0x3f800001} {
 		c := seedCase(1)
 		c.Eps = math.Float32frombits(bits)
-		b, err := Encode(NewFile(c, nil, spec.Env{}, ""))
-		if err != nil {
-			t.Fatalf("eps %08x: %v", bits, err)
-		}
-		g, err := Decode("mem", b)
-		if err != nil {
-			t.Fatalf("eps %08x: %v", bits, err)
-		}
+		g, _ := roundTrip(t, NewFile(c, nil, spec.Env{}, ""))
 		want := bits
 		if bits == 0x80000000 {
 			want = 0 // -0 is stored as +0 (canonicalCase)
@@ -292,4 +271,27 @@ func TestFindingCaseMustMatch(t *testing.T) {
 	if _, err := Encode(f); err == nil || !strings.Contains(err.Error(), "finding.case") {
 		t.Errorf("encoded a file whose finding holds another case: %v", err)
 	}
+}
+
+// roundTrip encodes f, decodes that and encodes it again: it fails the
+// test unless both encodings are the same bytes, and returns the decoded
+// file and the encoding.
+func roundTrip(t *testing.T, f *File) (*File, []byte) {
+	t.Helper()
+	b1, err := Encode(f)
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	g, err := Decode("mem", b1)
+	if err != nil {
+		t.Fatalf("cannot decode its own encoding: %v\n%s", err, b1)
+	}
+	b2, err := Encode(g)
+	if err != nil {
+		t.Fatalf("encode of the decoded file: %v", err)
+	}
+	if !bytes.Equal(b1, b2) {
+		t.Fatalf("encode(decode(encode(f))) differs:\n%s\n---\n%s", b1, b2)
+	}
+	return g, b1
 }

@@ -40,17 +40,7 @@ func modelFile() *File {
 // campaign.
 func TestModelCaseFile(t *testing.T) {
 	f := modelFile()
-	b, err := Encode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Decode("m.json", b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b2, _ := Encode(g); !bytes.Equal(b, b2) {
-		t.Fatalf("the file changed on a round trip:\n%s\n%s", b, b2)
-	}
+	roundTrip(t, f)
 	src := mustDir(t)
 	name, _, err := src.Put(f)
 	if err != nil {

@@ -34,6 +34,17 @@ func found(t *testing.T, c spec.Case) *File {
 	return NewFile(c, fd, fd.Env, "test")
 }
 
+// fixedFinding is the split-K drift finding recorded on the gemm oracle,
+// which never drifts: a recheck finds it fixed.
+func fixedFinding(t *testing.T) spec.Finding {
+	t.Helper()
+	fd := *found(t, splitK(2, 64, "drift-gemm-splitk-by-m")).Finding
+	fd.Case = splitK(2, 64, target.OracleName(spec.OpGEMM))
+	fd.TargetA = fd.Case.Targets[0]
+	fd.Signature = spec.Signature(fd)
+	return fd
+}
+
 func TestReplayVerdicts(t *testing.T) {
 	ctx := context.Background()
 	drift := found(t, splitK(1, 64, "drift-gemm-splitk-by-m"))
@@ -78,11 +89,8 @@ func TestRecheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a finding recorded for a target that since became invariant
-	fixedCase := splitK(2, 64, target.OracleName(spec.OpGEMM))
-	fd := *found(t, splitK(2, 64, "drift-gemm-splitk-by-m")).Finding
-	fd.Case, fd.TargetA = fixedCase, fixedCase.Targets[0]
-	fd.Signature = spec.Signature(fd)
-	willFix, _, err := d.Put(NewFile(fixedCase, &fd, spec.Env{KernelHash: "old"}, "test"))
+	fd := fixedFinding(t)
+	willFix, _, err := d.Put(NewFile(fd.Case, &fd, spec.Env{KernelHash: "old"}, "test"))
 	if err != nil {
 		t.Fatal(err)
 	}

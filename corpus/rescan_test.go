@@ -11,23 +11,16 @@ import (
 // when the rerun agrees and open when it drifts; a rerun that fails is
 // reported and the drift left as it was; a fixed drift is not rerun.
 func TestRecheckScanDrifts(t *testing.T) {
-	d, err := OpenDir(t.TempDir(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec3 := func(to int) spec.ScanSpec {
-		return spec.ScanSpec{Target: "drift-rmsnorm-te-mod32", Op: spec.OpRMSNorm, Dim: spec.ScanItems, From: 1, To: to,
-			Shape: spec.Shape{Hidden: 64}, In: spec.BF16, Out: spec.BF16, Dists: []spec.Dist{spec.DistNormal}, Seed: 1, GenVersion: 2}
-	}
+	d := mustDir(t)
 	env := spec.Env{Bitparity: "here"}
 	want := map[int]string{} // To -> what the recheck does: fixed, open, error, skipped
 	for to, what := range map[int]string{40: "fixed", 41: "open", 42: "error", 43: "skipped"} {
-		r := spec.ScanResult{Scan: spec3(to), Verdict: spec.ScanDrift, Differing: 3, Map: &spec.DriftMap{Dim: "rows", Rule: "r"}}
+		r := spec.ScanResult{Scan: rmsnormScan("drift-rmsnorm-te-mod32", to), Verdict: spec.ScanDrift, Differing: 3, Map: &spec.DriftMap{Dim: "rows", Rule: "r"}}
 		if _, err := StoreScan(d, r, env, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if what == "skipped" { // the same scan agreed since: fixed
-			if _, err := StoreScan(d, spec.ScanResult{Scan: spec3(to), Verdict: spec.ScanAgree}, env, nil, nil); err != nil {
+			if _, err := StoreScan(d, spec.ScanResult{Scan: rmsnormScan("drift-rmsnorm-te-mod32", to), Verdict: spec.ScanAgree}, env, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -43,7 +36,7 @@ func TestRecheckScanDrifts(t *testing.T) {
 		return spec.ScanResult{}, errors.New("no device")
 	}
 	got := map[int]string{}
-	err = RecheckScanDrifts(d, env, rerun, func(r spec.ScanResult) string { return r.Verdict }, func(r DriftRecheck) {
+	err := RecheckScanDrifts(d, env, rerun, func(r spec.ScanResult) string { return r.Verdict }, func(r DriftRecheck) {
 		switch {
 		case r.Was == nil:
 			t.Errorf("%s: unreadable: %v", r.Name, r.Err)

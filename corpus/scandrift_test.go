@@ -8,13 +8,16 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-func TestScanDriftStore(t *testing.T) {
-	d, err := OpenDir(t.TempDir(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := spec.ScanSpec{Target: "drift-rmsnorm-te-mod32", Op: spec.OpRMSNorm, Dim: spec.ScanItems, From: 1, To: 40,
+// rmsnormScan is a scan of target over items 1..to: rmsnorm, hidden 64,
+// bf16 in and out, normal values of seed 1, generator version 2.
+func rmsnormScan(target string, to int) spec.ScanSpec {
+	return spec.ScanSpec{Target: target, Op: spec.OpRMSNorm, Dim: spec.ScanItems, From: 1, To: to,
 		Shape: spec.Shape{Hidden: 64}, In: spec.BF16, Out: spec.BF16, Dists: []spec.Dist{spec.DistNormal}, Seed: 1, GenVersion: 2}
+}
+
+func TestScanDriftStore(t *testing.T) {
+	d := mustDir(t)
+	s := rmsnormScan("drift-rmsnorm-te-mod32", 40)
 	found := spec.ScanResult{Scan: s, Verdict: spec.ScanDrift, Differing: 15,
 		Map: &spec.DriftMap{Dim: "rows", Rule: "rows == 32 -> B, otherwise -> A", Kind: "irregular"}}
 	name, err := d.PutScanDrift(NewScanDrift(found, spec.Env{Bitparity: "test"}))
@@ -68,12 +71,8 @@ func TestScanDriftStore(t *testing.T) {
 // later scan of the same spec that agrees marks it fixed, once; a fault
 // is stored like a drift.
 func TestStoreScan(t *testing.T) {
-	d, err := OpenDir(t.TempDir(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := spec.ScanSpec{Target: "exec:a", Op: spec.OpRMSNorm, Dim: spec.ScanItems, From: 1, To: 40,
-		Shape: spec.Shape{Hidden: 64}, In: spec.BF16, Out: spec.BF16, Dists: []spec.Dist{spec.DistNormal}, Seed: 1, GenVersion: 2}
+	d := mustDir(t)
+	s := rmsnormScan("exec:a", 40)
 	env := spec.Env{Bitparity: "test"}
 	adapter := &spec.Adapter{Name: "a", Exec: "./a"}
 	drift := spec.ScanResult{Scan: s, Verdict: spec.ScanDrift, Differing: 3, Map: &spec.DriftMap{Dim: "rows", Rule: "rows == 32 -> B, otherwise -> A"}}

@@ -25,17 +25,12 @@ func TestOracleParityBoundNonFinite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tg := &testTarget{
 				info: target.Info{Name: "test-overflows", Op: spec.OpRMSNorm, Device: "test", Invariant: true, ULPBound: target.MaxULPBound},
-				run: func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-					o, err := oracleRun(b, rows)
-					if err != nil {
-						return nil, err
-					}
+				run: oracleThen(func(_ *target.Batch, o *target.Output) {
 					for r := range o.Rows {
 						v := &o.Values[r*o.Cols+3]
 						*v = float32(math.Copysign(tc.v, float64(*v)))
 					}
-					return o, nil
-				},
+				}),
 			}
 			c := rmsCase(spec.RelOracleParity, tg.info.Name, 2, 64, spec.RelParams{})
 			f, err := Check(context.Background(), c, tg)

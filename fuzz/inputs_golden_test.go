@@ -3,12 +3,11 @@ package fuzz
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"testing"
 
+	"github.com/bitparity/bitparity/internal/golden"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -104,32 +103,8 @@ func TestInputsGolden(t *testing.T) {
 			}
 		}
 	}
-	const path = "testdata/inputs_golden.json"
-	if *updateInputs {
-		b, _ := json.MarshalIndent(got, "", " ")
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want map[string]string
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	for name, w := range want {
-		if got[name] != w {
-			t.Errorf("%s: inputs hash %s, golden %s: the generator changed", name, got[name], w)
-		}
-	}
-	if len(want) != len(got) {
-		t.Errorf("%s has %d cases, the test %d (-update)", path, len(want), len(got))
+	if !golden.JSON(t, "testdata/inputs_golden.json", got, *updateInputs) {
+		t.Log("the generator changed")
 	}
 }
 

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/internal/golden"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
@@ -180,7 +180,7 @@ func TestPlantedMaps(t *testing.T) {
 			ts: []target.Target{crashing{}}, dim: "rows", from: 1, to: 320,
 			rule: "rows % 89 == 0 -> crash, otherwise -> runs"},
 	}
-	var golden strings.Builder
+	var printed strings.Builder
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := tt.f
@@ -203,22 +203,10 @@ func TestPlantedMaps(t *testing.T) {
 				!strings.Contains(said, fmt.Sprintf("not swept above %d", tt.to)) {
 				t.Errorf("words: %s", said)
 			}
-			fmt.Fprintf(&golden, "%s: %s\n", tt.name, said)
+			fmt.Fprintf(&printed, "%s: %s\n", tt.name, said)
 		})
 	}
-	path := filepath.Join("testdata", "maps.golden")
-	if *updateInputs {
-		if err := os.WriteFile(path, []byte(golden.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./fuzz -run TestPlantedMaps -update writes it)", err)
-	}
-	if golden.String() != string(want) {
-		t.Errorf("printed maps:\n%s\nwant (%s):\n%s", golden.String(), path, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "maps.golden"), []byte(printed.String()), *updateInputs)
 }
 
 // A finding where no swept dimension splits says so, with each range,

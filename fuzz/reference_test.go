@@ -93,18 +93,7 @@ func TestDeviceReference(t *testing.T) {
 				rowsN = 2112 // a multiple of 32: the drift model's other schedule
 			}
 			c := rmsCase(spec.RelOracleParity, tg.name, rowsN, 64, spec.RelParams{Row: 7})
-			f, err := Check(context.Background(), c, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case tt.kind == "" && f != nil:
-				t.Fatalf("want no finding, got %s: %s", f.Kind, f.Message)
-			case tt.kind != "" && f == nil:
-				t.Fatalf("want a %s finding, got none", tt.kind)
-			case f != nil && f.Kind != tt.kind:
-				t.Fatalf("got a %s finding (%s), want %s", f.Kind, f.Message, tt.kind)
-			}
+			checkFinds(t, c, tt.kind, "", tg)
 			if tt.maxRow >= 0 && fetched > tt.maxRow {
 				t.Errorf("%d rows fetched to the host, want at most %d (the CPU oracle's sample and its taps)", fetched, tt.maxRow)
 			}

@@ -33,6 +33,19 @@ func oracleRun(b *target.Batch, rows []int) (*target.Output, error) {
 	return o.Run(context.Background(), b, rows)
 }
 
+// oracleThen is a target's run that returns the oracle's output for the
+// batch after alter has changed it.
+func oracleThen(alter func(b *target.Batch, o *target.Output)) func(context.Context, *target.Batch, []int) (*target.Output, error) {
+	return func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+		o, err := oracleRun(b, rows)
+		if err != nil {
+			return nil, err
+		}
+		alter(b, o)
+		return o, nil
+	}
+}
+
 func init() {
 	reg := func(name string, op spec.Op, run func(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error)) {
 		t := &testTarget{info: target.Info{Name: name, Op: op, Device: "test", Schedule: target.OracleRMSNormSchedule.String()}, run: run}
@@ -40,11 +53,7 @@ func init() {
 	}
 	// test-leaky-nan: RMSNorm that adds 0 x (the batch's first value of
 	// every row) to each output: NaN or Inf in any row leaks everywhere.
-	reg("test-leaky-nan", spec.OpRMSNorm, func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-		o, err := oracleRun(b, rows)
-		if err != nil {
-			return nil, err
-		}
+	reg("test-leaky-nan", spec.OpRMSNorm, oracleThen(func(b *target.Batch, o *target.Output) {
 		leak := float32(0)
 		for r := 0; r < b.RMSNorm.Rows; r++ {
 			leak = oracle.Add32(leak, oracle.Mul32(0, b.RMSNorm.X[r*b.RMSNorm.Hidden]))
@@ -54,8 +63,7 @@ func init() {
 		}
 		o.Taps = nil
 		o.TapCols = 0
-		return o, nil
-	})
+	}))
 	// test-crash: fails like a process that died.
 	reg("test-crash", spec.OpRMSNorm, func(context.Context, *target.Batch, []int) (*target.Output, error) {
 		return nil, fmt.Errorf("worker exited with signal 11: %w", target.ErrTargetCrashed)
@@ -67,22 +75,17 @@ func init() {
 	// test-nondeterministic: the second and later calls flip one bit of
 	// row 0.
 	calls := 0
-	reg("test-nondeterministic", spec.OpRMSNorm, func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-		o, err := oracleRun(b, rows)
-		if err != nil {
-			return nil, err
-		}
+	reg("test-nondeterministic", spec.OpRMSNorm, oracleThen(func(_ *target.Batch, o *target.Output) {
 		calls++
 		if calls%2 == 0 {
 			o.Values[0] = math.Float32frombits(math.Float32bits(o.Values[0]) ^ 1<<16)
 		}
-		return o, nil
-	})
+	}))
 	// test-device: the oracle with its output on a fake device;
 	// test-device-drift: TERMSNormMod32 on a fake device.
-	onDevice := func(policy func(*target.Batch) oracle.Schedule) func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+	onDevice := func(run func(b *target.Batch, rows []int) (*target.Output, error)) func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 		return func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-			o, err := target.RunOracle(b, policy(b), rows)
+			o, err := run(b, rows)
 			if err != nil {
 				return nil, err
 			}
@@ -93,18 +96,10 @@ func init() {
 			return o, nil
 		}
 	}
-	reg("test-device-drift", spec.OpRMSNorm, onDevice(target.TERMSNormMod32))
-	reg("test-device", spec.OpRMSNorm, func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-		o, err := oracleRun(b, rows)
-		if err != nil {
-			return nil, err
-		}
-		d, td := &fakeDevice{vals: o.Values, cols: o.Cols}, &fakeDevice{vals: o.Taps, cols: o.TapCols, taps: true}
-		devices = append(devices, d, td)
-		o.Values, o.Taps = nil, nil
-		o.Device, o.DeviceTaps = d, td
-		return o, nil
-	})
+	reg("test-device-drift", spec.OpRMSNorm, onDevice(func(b *target.Batch, rows []int) (*target.Output, error) {
+		return target.RunOracle(b, target.TERMSNormMod32(b), rows)
+	}))
+	reg("test-device", spec.OpRMSNorm, onDevice(oracleRun))
 }
 
 // fakeDevice holds rows (or taps) "on a device" and counts what crossed
@@ -170,6 +165,26 @@ func genV1(c spec.Case) spec.Case {
 	return c
 }
 
+// checkFinds runs Check on c (with targets, when given) and fails the
+// test unless it gives a finding of kind whose message holds message, or,
+// with kind "", no finding; it returns the finding.
+func checkFinds(t *testing.T, c spec.Case, kind spec.Kind, message string, targets ...target.Target) *spec.Finding {
+	t.Helper()
+	f, err := Check(context.Background(), c, targets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case kind == "" && f != nil:
+		t.Fatalf("want no finding, got %s: %s", f.Kind, f.Message)
+	case kind != "" && f == nil:
+		t.Fatalf("want a %s finding, got none", kind)
+	case f != nil && (f.Kind != kind || !strings.Contains(f.Message, message)):
+		t.Fatalf("got %s %q, want %s containing %q", f.Kind, f.Message, kind, message)
+	}
+	return f
+}
+
 func TestRelations(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -191,18 +206,7 @@ func TestRelations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := Check(context.Background(), tt.c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case tt.kind == "" && f != nil:
-				t.Fatalf("want no finding, got %s: %s", f.Kind, f.Message)
-			case tt.kind != "" && f == nil:
-				t.Fatalf("want a %s finding, got none", tt.kind)
-			case f != nil && (f.Kind != tt.kind || !strings.Contains(f.Message, tt.message)):
-				t.Fatalf("got %s %q, want %s containing %q", f.Kind, f.Message, tt.kind, tt.message)
-			}
+			f := checkFinds(t, tt.c, tt.kind, tt.message)
 			if f != nil && (f.Signature == "" || !strings.HasPrefix(f.Repro, "bitparity run --case '")) {
 				t.Errorf("finding lacks signature or repro: %q %q", f.Signature, f.Repro)
 			}
@@ -348,16 +352,7 @@ func TestLogProbMisuse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := Check(context.Background(), tt.c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (f == nil) != (tt.kind == "") {
-				t.Fatalf("finding %v, want kind %q", f, tt.kind)
-			}
-			if f != nil && (f.Kind != tt.kind || !strings.Contains(f.Message, tt.message)) {
-				t.Fatalf("got %s %q, want %s with %q", f.Kind, f.Message, tt.kind, tt.message)
-			}
+			checkFinds(t, tt.c, tt.kind, tt.message)
 		})
 	}
 }

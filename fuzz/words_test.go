@@ -16,19 +16,14 @@ import (
 func offByULPs(name string, bound uint64, ulps map[int]uint32) *testTarget {
 	return &testTarget{
 		info: target.Info{Name: name, Op: spec.OpRMSNorm, Device: "test", Invariant: true, ULPBound: bound},
-		run: func(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-			o, err := oracleRun(b, rows)
-			if err != nil {
-				return nil, err
-			}
+		run: oracleThen(func(_ *target.Batch, o *target.Output) {
 			for r := range o.Rows {
 				for c, n := range ulps {
 					v := &o.Values[r*o.Cols+c]
 					*v = oracle.FromBits(oracle.BF16, oracle.ToBits(oracle.BF16, *v)+n)
 				}
 			}
-			return o, nil
-		},
+		}),
 	}
 }
 

@@ -95,7 +95,12 @@ func attendRange(q []float32, lo, hi, tile int, scale float32, kv func(j int) ([
 	}
 }
 
-func checkHeads(heads, kvHeads, headDim int) error {
+// checkAttention checks what every attention entry point shares: a
+// schedule a kernel can run, and heads a positive multiple of kvHeads.
+func checkAttention(s AttentionSchedule, heads, kvHeads, headDim int) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
 	if heads < 1 || kvHeads < 1 || headDim < 1 || heads%kvHeads != 0 {
 		return fmt.Errorf("attention: heads %d kv heads %d head dim %d: heads must be a positive multiple of kv heads: %w",
 			heads, kvHeads, headDim, ErrShape)
@@ -124,10 +129,7 @@ func checkHeads(heads, kvHeads, headDim int) error {
 //
 // s.Splits is ignored: a prefill row is one split.
 func Prefill(in PrefillInput, s AttentionSchedule, rows []int) ([]float32, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	if err := checkHeads(in.Heads, in.KVHeads, in.HeadDim); err != nil {
+	if err := checkAttention(s, in.Heads, in.KVHeads, in.HeadDim); err != nil {
 		return nil, err
 	}
 	if in.Seqs < 0 || in.SeqLen < 1 {
@@ -204,10 +206,7 @@ func SplitBounds(L, tile, splits int) [][2]int {
 // +0 an acc[d] of -0 would come out +0).
 // A request with an empty cache gives NaN (0/0), as a kernel would.
 func Decode(in DecodeInput, s AttentionSchedule, rows []int) ([]float32, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	if err := checkHeads(in.Heads, in.KVHeads, in.HeadDim); err != nil {
+	if err := checkAttention(s, in.Heads, in.KVHeads, in.HeadDim); err != nil {
 		return nil, err
 	}
 	B, D, H, KH := len(in.K), in.HeadDim, in.Heads, in.KVHeads

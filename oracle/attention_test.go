@@ -145,21 +145,32 @@ func TestPrefillBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for row, ref := range refs {
-				n := (row/H)%c.seqLen + 1
-				for d := range D {
-					got := out[row*D+d]
-					ok, bound := withinBound(c.out, got, ref.o[d], attentionBound(ref, d, n, tile, 1))
-					if !ok {
-						t.Fatalf("%s->%s %s row %d (kv %d) d %d: got %g, float64 %g, bound %g",
-							c.in, c.out, s, row, n, d, got, ref.o[d], bound)
-					}
-					worst = max(worst, math.Abs(float64(got)-ref.o[d])/bound)
-				}
-			}
+			worst = max(worst, checkAttentionBound(t, c.in, c.out, s, out, refs, D, func(row int) int { return (row/H)%c.seqLen + 1 }))
 		}
 	}
 	t.Logf("largest error / bound: %.3f", worst)
+}
+
+// checkAttentionBound fails the test at the first value of out (rows of
+// D values, computed in dtype in and rounded to out under schedule s)
+// outside attentionBound of its float64 reference, row having kvLen(row)
+// KV tokens; it returns the largest error / bound.
+func checkAttentionBound(t *testing.T, in, outDT DType, s AttentionSchedule, out []float32, refs []attnRef, D int, kvLen func(row int) int) float64 {
+	t.Helper()
+	worst := 0.0
+	for row, ref := range refs {
+		n := kvLen(row)
+		for d := range D {
+			got := out[row*D+d]
+			ok, bound := withinBound(outDT, got, ref.o[d], attentionBound(ref, d, n, s.Tile, s.Splits))
+			if !ok {
+				t.Fatalf("%s->%s %s row %d (kv %d) d %d: got %g, float64 %g, bound %g",
+					in, outDT, s, row, n, d, got, ref.o[d], bound)
+			}
+			worst = max(worst, math.Abs(float64(got)-ref.o[d])/bound)
+		}
+	}
+	return worst
 }
 
 // TestDecodeBound checks Decode against float64 softmax attention within
@@ -188,18 +199,7 @@ func TestDecodeBound(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for row, ref := range refs {
-					n := len(in.K[row/H]) / (KH * D)
-					for d := range D {
-						got := out[row*D+d]
-						ok, bound := withinBound(c.out, got, ref.o[d], attentionBound(ref, d, n, tile, splits))
-						if !ok {
-							t.Fatalf("%s->%s %s row %d (kv %d) d %d: got %g, float64 %g, bound %g",
-								c.in, c.out, s, row, n, d, got, ref.o[d], bound)
-						}
-						worst = max(worst, math.Abs(float64(got)-ref.o[d])/bound)
-					}
-				}
+				worst = max(worst, checkAttentionBound(t, c.in, c.out, s, out, refs, D, func(row int) int { return len(in.K[row/H]) / (KH * D) }))
 			}
 		}
 	}

@@ -90,6 +90,31 @@ func mix32(i int) uint32 {
 	return uint32(z ^ z>>31)
 }
 
+// inputs is a named set of n fp32 inputs: gen(i) for i in [0, n), the
+// ones where it reports false left out.
+type inputs struct {
+	name string
+	n    int
+	gen  func(i int) (float32, bool)
+}
+
+// checkAccuracy measures f against ref (in float64) on every set, logs
+// each set's maximum error in ulps, and fails when the maximum over all
+// of them is above maxULP.
+func checkAccuracy(t *testing.T, name string, f func(float32) float32, ref func(float64) float64, maxULP float64, sets []inputs) {
+	t.Helper()
+	var all errStats
+	for _, r := range sets {
+		s := measure(r.n, r.gen, f, ref)
+		t.Logf("%s %s: %d inputs, max error %.4f ulp at %08x (%g), %d not correctly rounded",
+			name, r.name, s.n, s.maxULP, math.Float32bits(s.worstX), s.worstX, s.misround)
+		all.merge(s)
+	}
+	if !(all.maxULP <= maxULP) {
+		t.Errorf("%s max error %.4f ulp at %08x (%g), want <= %v", name, all.maxULP, math.Float32bits(all.worstX), all.worstX, maxULP)
+	}
+}
+
 // TestExp32Accuracy measures Exp32 against math.Exp on 2·10^7 fp32 bit
 // patterns spread uniformly over all patterns (the 10^7 of them in
 // [-104, 89]), on every fp32 in [1, 2) and [-2, -1), and on every fp32 in
@@ -97,26 +122,13 @@ func mix32(i int) uint32 {
 // and asserts the maximum error is at most exp32MaxULP.
 func TestExp32Accuracy(t *testing.T) {
 	inDomain := func(x float32) (float32, bool) { return x, x >= expMinArg && x <= expMaxArg }
-	var all errStats
-	for _, r := range []struct {
-		name string
-		n    int
-		gen  func(i int) (float32, bool)
-	}{
+	checkAccuracy(t, "Exp32", Exp32, math.Exp, exp32MaxULP, []inputs{
 		{"2·10^7 scrambled bit patterns", 20_000_000, func(i int) (float32, bool) { return inDomain(f32(mix32(i))) }},
 		{"all of [1,2)", 1 << 23, func(i int) (float32, bool) { return f32(0x3f800000 + uint32(i)), true }},
 		{"all of [-2,-1)", 1 << 23, func(i int) (float32, bool) { return f32(0xbf800000 + uint32(i)), true }},
 		{"all of [64,89]", 1 << 23, func(i int) (float32, bool) { return inDomain(f32(0x42800000 + uint32(i))) }},
 		{"all of [-104,-64]", 1 << 23, func(i int) (float32, bool) { return inDomain(f32(0xc2800000 + uint32(i))) }},
-	} {
-		s := measure(r.n, r.gen, Exp32, math.Exp)
-		t.Logf("Exp32 %s: %d inputs, max error %.4f ulp at %08x (%g), %d not correctly rounded",
-			r.name, s.n, s.maxULP, math.Float32bits(s.worstX), s.worstX, s.misround)
-		all.merge(s)
-	}
-	if !(all.maxULP <= exp32MaxULP) {
-		t.Errorf("Exp32 max error %.4f ulp at %08x (%g), want <= %v", all.maxULP, math.Float32bits(all.worstX), all.worstX, exp32MaxULP)
-	}
+	})
 }
 
 // TestLog32Accuracy measures Log32 against math.Log on 10^7 scrambled
@@ -124,27 +136,14 @@ func TestExp32Accuracy(t *testing.T) {
 // near 0, where cancellation would show) and on every subnormal, and
 // asserts the maximum error is at most log32MaxULP.
 func TestLog32Accuracy(t *testing.T) {
-	var all errStats
-	for _, r := range []struct {
-		name string
-		n    int
-		gen  func(i int) (float32, bool)
-	}{
+	checkAccuracy(t, "Log32", Log32, math.Log, log32MaxULP, []inputs{
 		{"10^7 scrambled bit patterns", 10_000_000, func(i int) (float32, bool) {
 			b := mix32(i) &^ (1 << 31)
 			return f32(b), b > 0 && b < 0x7f800000
 		}},
 		{"all of [0.5,2)", 1 << 24, func(i int) (float32, bool) { return f32(0x3f000000 + uint32(i)), true }},
 		{"all subnormals", 1<<23 - 1, func(i int) (float32, bool) { return f32(uint32(i) + 1), true }},
-	} {
-		s := measure(r.n, r.gen, Log32, math.Log)
-		t.Logf("Log32 %s: %d inputs, max error %.4f ulp at %08x (%g), %d not correctly rounded",
-			r.name, s.n, s.maxULP, math.Float32bits(s.worstX), s.worstX, s.misround)
-		all.merge(s)
-	}
-	if !(all.maxULP <= log32MaxULP) {
-		t.Errorf("Log32 max error %.4f ulp at %08x (%g), want <= %v", all.maxULP, math.Float32bits(all.worstX), all.worstX, log32MaxULP)
-	}
+	})
 }
 
 // TestExpLogSpecials pins the documented special values.

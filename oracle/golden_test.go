@@ -1,17 +1,14 @@
 package oracle
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/bitparity/bitparity/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden_*.json from the current oracle")
@@ -146,30 +143,6 @@ func digest(vals []string) []string {
 // of bits is intended (and say so: CUDA kernels copy these loops).
 func TestGolden(t *testing.T) {
 	for op, got := range goldenCases(t) {
-		path := filepath.Join("testdata", "golden_"+op+".json")
-		if *update {
-			var b bytes.Buffer
-			enc := json.NewEncoder(&b)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(got); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./oracle -run TestGolden -update to create it)", err)
-		}
-		var want map[string][]string
-		if err := json.Unmarshal(b, &want); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if d := cmp.Diff(want, got); d != "" {
-			t.Errorf("%s: bits changed (-golden +now):\n%s", path, d)
-		}
+		golden.JSON(t, filepath.Join("testdata", "golden_"+op+".json"), got, *update)
 	}
 }

@@ -137,10 +137,7 @@ type DecodeProbe struct {
 // of in with schedule s. The probe reads in.V[r/Heads] at every call; K
 // and Q must not change.
 func NewDecodeProbe(in DecodeInput, s AttentionSchedule, r int) (*DecodeProbe, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	if err := checkHeads(in.Heads, in.KVHeads, in.HeadDim); err != nil {
+	if err := checkAttention(s, in.Heads, in.KVHeads, in.HeadDim); err != nil {
 		return nil, err
 	}
 	D, H, KH := in.HeadDim, in.Heads, in.KVHeads

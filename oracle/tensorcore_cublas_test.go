@@ -88,8 +88,9 @@ func cublasSpace() []GEMMSchedule {
 	return s
 }
 
-// untar reads the files of a .tgz into memory.
-func untar(t *testing.T, path string) map[string][]byte {
+// gunzip reads the gzip file at path, uncompressed, into memory.
+func gunzip(t *testing.T, path string) []byte {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +100,16 @@ func untar(t *testing.T, path string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := tar.NewReader(zr)
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return raw
+}
+
+// untar reads the files of a .tgz into memory.
+func untar(t *testing.T, path string) map[string][]byte {
+	tr := tar.NewReader(bytes.NewReader(gunzip(t, path)))
 	files := map[string][]byte{}
 	for {
 		h, err := tr.Next()

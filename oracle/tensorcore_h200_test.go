@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -51,6 +50,21 @@ type tcRecording struct {
 	Chunk       int      `json:"chunk_tiles"`
 	ChunkSHA256 []string `json:"chunk_sha256"` // of D's u32 little-endian bits, tile by tile
 	HeadTiles   int      `json:"head_tiles"`   // tiles in <mode>.head.gz, D bits in full
+}
+
+// readRecording reads testdata/tensorcore/<mode>.json.
+func readRecording(t *testing.T, mode string) tcRecording {
+	t.Helper()
+	path := filepath.Join("testdata", "tensorcore", mode+".json")
+	js, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec tcRecording
+	if err := json.Unmarshal(js, &rec); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rec
 }
 
 const tcProbeSource = "../gpu/probes/tensorcore/tcprobe.cu"
@@ -107,14 +121,7 @@ func TestTensorCoreProbeWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, md := range tcModes {
-		js, err := os.ReadFile(filepath.Join("testdata", "tensorcore", md.Name+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rec tcRecording
-		if err := json.Unmarshal(js, &rec); err != nil {
-			t.Fatal(err)
-		}
+		rec := readRecording(t, md.Name)
 		if rec.Seed != tcSeed || rec.Tiles != md.Tiles {
 			t.Errorf("%s: recorded from seed %d, %d tiles; the probe's inputs are seed %d, %d tiles", md.Name, rec.Seed, rec.Tiles, tcSeed, md.Tiles)
 		}
@@ -131,15 +138,7 @@ func TestTensorCoreProbeWrite(t *testing.T) {
 			t.Errorf("%s.in: %d bytes, want %d tiles of %d", md.Name, len(in), md.Tiles, tileBytes)
 			continue
 		}
-		bits := func(x float32) uint32 {
-			switch md.Format {
-			case MMABF16:
-				return uint32(BF16FromF32(x))
-			case MMAFP16:
-				return uint32(FP16FromF32(x))
-			}
-			return math.Float32bits(x)
-		}
+		bits := func(x float32) uint32 { return ToBits(mmaDType(md.Format), x) }
 		off := 0
 		next := func(w int) uint32 {
 			defer func() { off += w }()
@@ -295,30 +294,11 @@ func TestTensorCoreH200(t *testing.T) {
 	total, totalExcepted := 0, 0
 	for _, md := range tcModes {
 		t.Run(md.Name, func(t *testing.T) {
-			js, err := os.ReadFile(filepath.Join(dir, md.Name+".json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rec tcRecording
-			if err := json.Unmarshal(js, &rec); err != nil {
-				t.Fatal(err)
-			}
+			rec := readRecording(t, md.Name)
 			if rec.ProbeSHA256 != hash {
 				t.Fatalf("recorded with probe source %s, the source now hashes to %s: rerun the probe (gpu/probes/tensorcore/README.md)", rec.ProbeSHA256, hash)
 			}
-			f, err := os.Open(filepath.Join(dir, md.Name+".head.gz"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			zr, err := gzip.NewReader(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, err := io.ReadAll(zr)
-			if err != nil {
-				t.Fatal(err)
-			}
+			raw := gunzip(t, filepath.Join(dir, md.Name+".head.gz"))
 			per := md.M * md.N
 			tiles := tcTiles(md, rec.Seed, rec.Tiles)
 			got := modelTiles(md, tiles)

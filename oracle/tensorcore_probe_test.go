@@ -61,11 +61,8 @@ func (g tcGen) maxExp() int {
 
 // cut rounds x to the format (tf32: truncates and sets random low bits).
 func (g tcGen) cut(x float64) float32 {
-	switch g.f {
-	case MMABF16:
-		return Round(BF16, float32(x))
-	case MMAFP16:
-		return Round(FP16, float32(x))
+	if d := g.dtype(); d != FP32 {
+		return Round(d, float32(x))
 	}
 	u := math.Float32bits(float32(x))
 	if u&0x7f800000 == 0x7f800000 {
@@ -95,14 +92,7 @@ func (g tcGen) val(lo, hi, bits int) float32 {
 
 // raw is a random bit pattern of the format.
 func (g tcGen) raw() float32 {
-	u := uint32(g.r.Uint64())
-	switch g.f {
-	case MMABF16:
-		return BF16ToF32(uint16(u))
-	case MMAFP16:
-		return FP16ToF32(uint16(u))
-	}
-	return math.Float32frombits(u)
+	return FromBits(g.dtype(), uint32(g.r.Uint64()))
 }
 
 // special is one of the edge values of the format.
@@ -117,8 +107,12 @@ func (g tcGen) special() float32 {
 	return v
 }
 
-func (g tcGen) dtype() DType {
-	switch g.f {
+func (g tcGen) dtype() DType { return mmaDType(g.f) }
+
+// mmaDType is the dtype whose bits hold a value of format f: bf16, fp16,
+// or fp32 (tf32 and no tensor core).
+func mmaDType(f MMAFormat) DType {
+	switch f {
 	case MMABF16:
 		return BF16
 	case MMAFP16:
@@ -301,14 +295,12 @@ func tcTiles(md tcMode, seed uint64, n int) []tcTile {
 func encodeInputs(md tcMode, tiles []tcTile) []byte {
 	var out []byte
 	put := func(xs []float32) {
+		d := mmaDType(md.Format)
 		for _, x := range xs {
-			switch md.Format {
-			case MMABF16:
-				out = binary.LittleEndian.AppendUint16(out, BF16FromF32(x))
-			case MMAFP16:
-				out = binary.LittleEndian.AppendUint16(out, FP16FromF32(x))
-			default:
+			if d == FP32 {
 				out = binary.LittleEndian.AppendUint32(out, math.Float32bits(x))
+			} else {
+				out = binary.LittleEndian.AppendUint16(out, uint16(ToBits(d, x)))
 			}
 		}
 	}

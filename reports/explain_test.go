@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"bytes"
 	"html"
 	"strings"
 	"testing"
@@ -34,10 +33,7 @@ func TestExplanationReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, format := range []string{"text", "json", "html"} {
-		var buf bytes.Buffer
-		if err := Write(&buf, r, format); err != nil {
-			t.Fatal(err)
-		}
+		out := written(t, r, format)
 		want := ex
 		if format == "html" {
 			want = html.EscapeString(ex)
@@ -45,7 +41,7 @@ func TestExplanationReported(t *testing.T) {
 		if format == "json" {
 			want = "threads=64 vec=8 warp=butterfly cross=sequential"
 		}
-		if !strings.Contains(buf.String(), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("%s report lacks the explanation", format)
 		}
 	}

@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -35,20 +34,12 @@ func TestInterrupted(t *testing.T) {
 	if !r.Summary.Interrupted || !r.Inputs[len(r.Inputs)-1].Interrupted || r.Inputs[0].Interrupted {
 		t.Errorf("summary interrupted %v, inputs %+v: want tonight's only", r.Summary.Interrupted, r.Inputs)
 	}
-	status := map[string]string{}
-	for _, c := range r.Cells {
-		status[string(c.Op)+"/"+c.Relation+"/"+c.Target] = c.Status
-	}
-	for key, want := range map[string]string{
+	checkCells(t, r, map[string]string{
 		"rmsnorm/batch_invariance/oracle-rmsnorm":       CellInterrupted,
 		"gemm/batch_invariance/cublas-gemm":             CellInterrupted,
 		"rmsnorm/batch_invariance/drift-rmsnorm-rows32": CellExpected,
 		"rmsnorm/padding/cuda-rmsnorm":                  CellFail,
-	} {
-		if got := status[key]; got != want {
-			t.Errorf("cell %s: %q, want %q", key, got, want)
-		}
-	}
+	})
 	for format, want := range map[string][]string{
 		"text":     {"INTERRUPTED: tonight's campaign", "interrupted  rmsnorm"},
 		"markdown": {"**INTERRUPTED**", "⏹️ interrupted"},
@@ -56,12 +47,9 @@ func TestInterrupted(t *testing.T) {
 		"junit":    {`<error message="the campaign was interrupted after`, `type="interrupted"`, `name="interrupted" value="true"`},
 		"html":     {"interrupted: a signal stopped tonight", `c-interrupted`},
 	} {
-		var out bytes.Buffer
-		if err := Write(&out, r, format); err != nil {
-			t.Fatalf("%s: %v", format, err)
-		}
+		out := written(t, r, format)
 		for _, w := range want {
-			if !strings.Contains(out.String(), w) {
+			if !strings.Contains(out, w) {
 				t.Errorf("%s report lacks %q", format, w)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitparity/bitparity/internal/golden"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/google/go-cmp/cmp"
 )
@@ -20,10 +21,26 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // generated is the fixed report time of the golden files.
 var generated = time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 
+// goldenFormats are the text formats a golden test writes, each with the
+// ending of its file under testdata/.
+var goldenFormats = []struct{ format, ext string }{
+	{"text", "txt"}, {"json", "json"}, {"junit", "xml"}, {"markdown", "md"},
+}
+
 const (
 	night1 = "testdata/night1.json"
 	night2 = "testdata/night2.json"
 )
+
+// written is r written in format.
+func written(t *testing.T, r *Report, format string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, r, format); err != nil {
+		t.Fatalf("%s: %v", format, err)
+	}
+	return buf.String()
+}
 
 func build(t *testing.T, paths ...string) *Report {
 	t.Helper()
@@ -49,28 +66,9 @@ func TestGolden(t *testing.T) {
 		{"one-night", []string{night2}},
 	} {
 		r := build(t, tc.paths...)
-		for _, f := range []struct{ format, ext string }{
-			{"text", "txt"}, {"json", "json"}, {"junit", "xml"}, {"markdown", "md"},
-		} {
+		for _, f := range goldenFormats {
 			t.Run(tc.name+"/"+f.format, func(t *testing.T) {
-				var buf bytes.Buffer
-				if err := Write(&buf, r, f.format); err != nil {
-					t.Fatal(err)
-				}
-				golden := filepath.Join("testdata", tc.name+"."+f.ext)
-				if *update {
-					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test ./reports -update to create it)", err)
-				}
-				if d := cmp.Diff(string(want), buf.String()); d != "" {
-					t.Errorf("%s differs from %s (-want +got; go test ./reports -update if intended):\n%s", f.format, golden, d)
-				}
+				golden.Check(t, filepath.Join("testdata", tc.name+"."+f.ext), []byte(written(t, r, f.format)), *update)
 			})
 		}
 	}
@@ -138,13 +136,24 @@ func TestNotRerun(t *testing.T) {
 	}
 }
 
-func TestCells(t *testing.T) {
-	r := build(t, night1, night2)
+// checkCells fails the test for every cell of want, keyed
+// op/relation/target, whose status in r is another.
+func checkCells(t *testing.T, r *Report, want map[string]string) {
+	t.Helper()
 	status := map[string]string{}
 	for _, c := range r.Cells {
 		status[string(c.Op)+"/"+c.Relation+"/"+c.Target] = c.Status
 	}
-	for key, want := range map[string]string{
+	for key, w := range want {
+		if got := status[key]; got != w {
+			t.Errorf("cell %s: %q, want %q", key, got, w)
+		}
+	}
+}
+
+func TestCells(t *testing.T) {
+	r := build(t, night1, night2)
+	checkCells(t, r, map[string]string{
 		"rmsnorm/batch_invariance/oracle-rmsnorm":         CellPass,
 		"rmsnorm/determinism/oracle-rmsnorm":              CellPass,
 		"rmsnorm/oracle_parity/oracle-rmsnorm":            CellPass,
@@ -156,11 +165,7 @@ func TestCells(t *testing.T) {
 		"rmsnorm/batch_invariance/user-ptx:rmsnorm_fused": CellCrash,
 		"attn_decode/path_parity/drift-decode-tile48":     CellExpected,
 		"gemm/batch_invariance/drift-gemm-splitk":         CellPass,
-	} {
-		if got := status[key]; got != want {
-			t.Errorf("cell %s: %q, want %q", key, got, want)
-		}
-	}
+	})
 	if len(r.Cells) != 15 || r.Summary.CellsFailing != 2 {
 		t.Errorf("%d cells, %d failing; want 15, 2", len(r.Cells), r.Summary.CellsFailing)
 	}
@@ -203,10 +208,7 @@ func TestCellsWithoutRelations(t *testing.T) {
 // its failures carry the repro command and the finding in words.
 func TestJUnitParses(t *testing.T) {
 	r := build(t, night1, night2)
-	var buf bytes.Buffer
-	if err := Write(&buf, r, "junit"); err != nil {
-		t.Fatal(err)
-	}
+	junit := written(t, r, "junit")
 	var doc struct {
 		Tests    int `xml:"tests,attr"`
 		Failures int `xml:"failures,attr"`
@@ -227,8 +229,8 @@ func TestJUnitParses(t *testing.T) {
 			} `xml:"testcase"`
 		} `xml:"testsuite"`
 	}
-	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
-		t.Fatalf("junit does not parse: %v\n%s", err, buf.String())
+	if err := xml.Unmarshal([]byte(junit), &doc); err != nil {
+		t.Fatalf("junit does not parse: %v\n%s", err, junit)
 	}
 	cases, failures, errs, controls := 0, 0, 0, 0
 	for _, s := range doc.Suites {
@@ -269,12 +271,8 @@ func TestJUnitParses(t *testing.T) {
 // The JSON report round-trips and carries its schema version.
 func TestJSONReport(t *testing.T) {
 	r := build(t, night1, night2)
-	var buf bytes.Buffer
-	if err := Write(&buf, r, "json"); err != nil {
-		t.Fatal(err)
-	}
 	var back Report
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+	if err := json.Unmarshal([]byte(written(t, r, "json")), &back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Version != Version || len(back.Findings) != 5 || len(back.Inputs) != 2 {
@@ -288,11 +286,7 @@ func TestJSONReport(t *testing.T) {
 // Text from result files cannot break out of Markdown tables or inject HTML.
 func TestMarkdownEscapes(t *testing.T) {
 	r := build(t, night2)
-	var buf bytes.Buffer
-	if err := Write(&buf, r, "markdown"); err != nil {
-		t.Fatal(err)
-	}
-	md := buf.String()
+	md := written(t, r, "markdown")
 	if strings.Contains(md, "<rmsnorm_fused") {
 		t.Error("raw '<' from an error message reached the Markdown")
 	}
@@ -324,11 +318,7 @@ func TestMarkdownEscapes(t *testing.T) {
 
 func TestHTMLSelfContained(t *testing.T) {
 	r := build(t, night1, night2)
-	var buf bytes.Buffer
-	if err := Write(&buf, r, "html"); err != nil {
-		t.Fatal(err)
-	}
-	page := buf.String()
+	page := written(t, r, "html")
 	for _, bad := range []string{"http://", "https://", "<script", "<rmsnorm_fused", "//cdn"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("page contains %q", bad)

@@ -6,9 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/bitparity/bitparity/internal/golden"
 )
 
 // scanFixture holds a drift, a certificate and a fault
@@ -21,7 +20,7 @@ func buildScans(t *testing.T) *ScanReport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return BuildScans(srcs, time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
+	return BuildScans(srcs, generated)
 }
 
 // TestScanGolden compares every text format of the scan report with
@@ -32,28 +31,13 @@ func TestScanGolden(t *testing.T) {
 	if s := r.Summary; s.Scans != 3 || s.Drift != 1 || s.Certified != 1 || s.Fault != 1 || !r.Failing() {
 		t.Fatalf("summary %+v", s)
 	}
-	for _, f := range []struct{ format, ext string }{
-		{"text", "txt"}, {"json", "json"}, {"junit", "xml"}, {"markdown", "md"},
-	} {
+	for _, f := range goldenFormats {
 		t.Run(f.format, func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := WriteScans(&buf, r, f.format); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "scan-report."+f.ext)
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test ./reports -run TestScanGolden -update creates it)", err)
-			}
-			if d := cmp.Diff(string(want), buf.String()); d != "" {
-				t.Errorf("%s differs from %s (-want +got; -update if intended):\n%s", f.format, golden, d)
-			}
+			golden.Check(t, filepath.Join("testdata", "scan-report."+f.ext), buf.Bytes(), *update)
 		})
 	}
 }

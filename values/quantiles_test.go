@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	goldenfile "github.com/bitparity/bitparity/internal/golden"
 )
 
 var (
@@ -132,19 +134,8 @@ func TestQuantiles(t *testing.T) {
 // TestQuantilesHeader checks that gpu/kernels/gen_table.cuh holds the bits
 // of quantiles.go (-update rewrites it from them).
 func TestQuantilesHeader(t *testing.T) {
-	want := renderHeader(&quantiles)
-	if *update {
-		if err := os.WriteFile(headerPath, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile(headerPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from quantiles.go (go test ./values -run TestQuantilesHeader -update, then make ptx)", headerPath)
+	if !goldenfile.Check(t, headerPath, renderHeader(&quantiles), *update) {
+		t.Log("after go test ./values -run TestQuantilesHeader -update, run make ptx")
 	}
 }
 

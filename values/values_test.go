@@ -1,13 +1,11 @@
 package values
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"slices"
 	"testing"
 
+	goldenfile "github.com/bitparity/bitparity/internal/golden"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -41,29 +39,8 @@ func TestGolden(t *testing.T) {
 			got[fmt.Sprintf("%s/%s", d, dt)] = hexRow(dt, vals)
 		}
 	}
-	const path = "testdata/golden.json"
-	if *update {
-		b, _ := json.MarshalIndent(got, "", " ")
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want map[string][]string
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if len(want) != len(got) {
-		t.Errorf("%s has %d rows, the generator %d", path, len(want), len(got))
-	}
-	for k, w := range want {
-		if !slices.Equal(got[k], w) {
-			t.Errorf("%s: got %v, golden %v: generator version 2 changed", k, got[k], w)
-		}
+	if !goldenfile.JSON(t, "testdata/golden.json", got, *update) {
+		t.Log("generator version 2 changed")
 	}
 }
 

@@ -14,9 +14,7 @@ import (
 // controls). A report reads findings, not controls, so a missed control
 // passes there; that row says so.
 func TestCallersAgree(t *testing.T) {
-	targets := []spec.TargetStats{{Target: "oracle-rmsnorm", Invariant: true, Cases: 10}, {Target: control, Cases: 10}}
-	found := finding(control, true, 32)
-	bug := finding("oracle-rmsnorm", false, 3)
+	targets, found, bug := controlRun()
 	for _, tc := range []struct {
 		name        string
 		findings    []spec.Finding

@@ -23,14 +23,20 @@ func finding(target string, expected bool, rows int) spec.Finding {
 	return f
 }
 
+// controlRun is a run of two targets, an invariant one and the negative
+// control: found is the control's expected finding, bug one on the
+// invariant target.
+func controlRun() (targets []spec.TargetStats, found, bug spec.Finding) {
+	targets = []spec.TargetStats{{Target: "oracle-rmsnorm", Invariant: true, Cases: 10}, {Target: control, Cases: 10}}
+	return targets, finding(control, true, 32), finding("oracle-rmsnorm", false, 3)
+}
+
 // TestOf: the status is the first that holds of fail, interrupted,
 // stalled, controls_missing and pass, with its exit code; an interrupted
 // run is never a pass, and its controls without a finding are not reached
 // rather than missed.
 func TestOf(t *testing.T) {
-	targets := []spec.TargetStats{{Target: "oracle-rmsnorm", Invariant: true, Cases: 10}, {Target: control, Cases: 10}}
-	found := finding(control, true, 32)
-	bug := finding("oracle-rmsnorm", false, 3)
+	targets, found, bug := controlRun()
 	for _, tc := range []struct {
 		name        string
 		findings    []spec.Finding

@@ -181,22 +181,34 @@ func (s *shrinker) round() (bool, error) {
 	return changed, nil
 }
 
+// trySet runs the current case with dimension d set to v, and accepts it
+// when it still fails. valid is false, and nothing runs, when no valid
+// case has d = v.
+func (s *shrinker) trySet(d gen.Dim, v int) (valid, fails bool, err error) {
+	n, ok := d.Set(s.cur, v)
+	if !ok || n.Validate() != nil {
+		return false, false, nil
+	}
+	if fails, err = s.try(n); fails && err == nil {
+		s.accept(n)
+	}
+	return true, fails, err
+}
+
 // dim shrinks one dimension: candidates ascending, then bisection above
 // the largest passing candidate.
 func (s *shrinker) dim(d gen.Dim) (bool, error) {
 	lo := d.Min(s.cur) - 1 // the largest value known (or assumed) to pass
 	hit := false
 	for _, v := range gen.Candidates(d, s.cur) {
-		n, ok := d.Set(s.cur, v)
-		if !ok || n.Validate() != nil {
-			continue
-		}
-		f, err := s.try(n)
+		valid, f, err := s.trySet(d, v)
 		if err != nil {
 			return hit, err
 		}
+		if !valid {
+			continue
+		}
 		if f {
-			s.accept(n)
 			hit = true
 			break
 		}
@@ -207,20 +219,14 @@ func (s *shrinker) dim(d gen.Dim) (bool, error) {
 	}
 	for hi := d.Get(s.cur); hi-lo > 1; {
 		mid := lo + (hi-lo)/2
-		n, ok := d.Set(s.cur, mid)
-		if !ok || n.Validate() != nil {
-			lo = mid
-			continue
-		}
-		f, err := s.try(n)
+		_, f, err := s.trySet(d, mid)
 		if err != nil {
 			return true, err
 		}
 		if f {
-			s.accept(n)
 			hi = mid
 		} else {
-			lo = mid
+			lo = mid // an invalid value counts as passing
 		}
 	}
 	return true, nil

@@ -33,6 +33,7 @@ var allowed = map[string][]string{
 	"internal/gogc":          {},
 	"internal/lifecycle":     {"internal/gogc"},
 	"internal/npy":           {"internal/atomicfile"},
+	"internal/golden":        {},
 	"target":                 {"oracle", "spec", "ops", "ops/all", "ops/rmsnorm", "ops/gemm", "ops/logprob", "ops/attention"},
 	"gpu":                    {"target", "oracle", "spec", "values", "boundary", "ops", "ops/all", "ops/moeroute", "ops/quantfp8"},
 	"values":                 {"oracle", "spec"},
