@@ -83,6 +83,14 @@ type CaseOp interface {
 	// the CPU oracle targets.
 	WorkPerFMA() (num, den int)
 
+	// ShapeFields visits s's fields in the bytes for go test -fuzz, in
+	// order: the op's shape, before the dtypes and distribution every op
+	// has.
+	ShapeFields(s *spec.Shape, f Fields)
+	// OwnFields visits c's own fields in those bytes, after the dtypes
+	// and distribution (an rmsnorm's eps, a decode's KV lengths).
+	OwnFields(c *spec.Case, f Fields)
+
 	// ModelShapes are the op's inner sizes in a model whose sizes are
 	// model (hidden, vocab, heads, kv_heads, head_dim) and whose
 	// projections (the GEMMs: hidden is K) are projections, one shape per

@@ -30,7 +30,6 @@ var opSwitches = map[string]string{
 	"fuzz/lazy.go":             "materializing its lazy batch",
 	"fuzz/gen/gen.go":          "its generator (draws and cost weights)",
 	"fuzz/gen/residues.go":     "its generator (residue cases)",
-	"fuzz/native/encoding.go":  "its go test -fuzz byte format",
 	"fuzz/external/request.go": "its tensors in the process protocol",
 	"fuzz/external/serve.go":   "its tensors in the process protocol",
 	"gpu/ops.go":               "its kernel",

@@ -99,3 +99,13 @@ func (Op) AtModel(c *spec.Case, dt spec.DType, _ float32, inner spec.Shape) {
 
 // WorkPerFMA is 1/1 (hidden·n).
 func (Op) WorkPerFMA() (num, den int) { return 1, 1 }
+
+// ShapeFields is rows, hidden (K), n.
+func (Op) ShapeFields(s *spec.Shape, f ops.Fields) {
+	f.Rows(&s.Rows)
+	f.Hidden(&s.Hidden)
+	f.Hidden(&s.N)
+}
+
+// OwnFields is none.
+func (Op) OwnFields(*spec.Case, ops.Fields) {}

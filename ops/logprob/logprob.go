@@ -115,3 +115,9 @@ func (Op) AtModel(c *spec.Case, dt spec.DType, _ float32, inner spec.Shape) {
 
 // WorkPerFMA is 2/1 (an exp and a reduction step cost four RMSNorm values: 4·vocab).
 func (Op) WorkPerFMA() (num, den int) { return 2, 1 }
+
+// ShapeFields is rows, vocab.
+func (Op) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Rows); f.Vocab(&s.Vocab) }
+
+// OwnFields is none.
+func (Op) OwnFields(*spec.Case, ops.Fields) {}

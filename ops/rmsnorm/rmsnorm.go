@@ -101,3 +101,9 @@ func (Op) AtModel(c *spec.Case, dt spec.DType, eps float32, inner spec.Shape) {
 
 // WorkPerFMA is 1/2 (hidden a row).
 func (Op) WorkPerFMA() (num, den int) { return 1, 2 }
+
+// ShapeFields is rows, hidden.
+func (Op) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Rows); f.Hidden(&s.Hidden) }
+
+// OwnFields is eps.
+func (Op) OwnFields(c *spec.Case, f ops.Fields) { f.Eps(&c.Eps) }
