@@ -68,6 +68,19 @@ type CaseOp interface {
 	// (a decode request's KV length) rather than cycling through the items.
 	PadFirst() bool
 
+	// Token is true for an op whose item is one row of one tensor
+	// (ItemRows), made by fuzz's token recipe (fuzz/tokens.go); false
+	// for one whose items span several tensors (attention's Q, K and V,
+	// fuzz/attention.go), which pads on the host.
+	Token() bool
+	// ItemRows is the tensor of a token op's input in holding its items,
+	// one row of ItemValues values each (x, logits), which a lazy batch
+	// leaves to its targets; nil for an op that is not a token op.
+	ItemRows(in In) *[]float32
+	// LazyBoundary is true when the op's boundary cases may be lazy: its
+	// boundary nudge is one a device runs (gpu/nudge.go).
+	LazyBoundary() bool
+
 	// Balance is min(batch size, row size) of c: the largest batch its
 	// relation builds (n items) against its reduction length.
 	Balance(c spec.Case, n int) int

@@ -27,7 +27,6 @@ var opSwitches = map[string]string{
 	"fuzz/boundary_inputs.go":  "its boundary nudge",
 	"fuzz/sensitive.go":        "its sensitive draw and row power",
 	"power/family.go":          "its schedule family (power)",
-	"fuzz/lazy.go":             "materializing its lazy batch",
 	"fuzz/gen/gen.go":          "its generator (draws and cost weights)",
 	"fuzz/gen/residues.go":     "its generator (residue cases)",
 	"fuzz/external/request.go": "its tensors in the process protocol",

@@ -268,3 +268,7 @@ func (Decode) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Rows); f.KV(&
 
 // OwnFields is the requests' KV lengths.
 func (Decode) OwnFields(c *spec.Case, f ops.Fields) { f.KVLens(&c.Shape.KVLens) }
+
+func (attention) Token() bool                { return false }
+func (attention) ItemRows(ops.In) *[]float32 { return nil }
+func (attention) LazyBoundary() bool         { return false }

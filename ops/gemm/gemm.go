@@ -109,3 +109,7 @@ func (Op) ShapeFields(s *spec.Shape, f ops.Fields) {
 
 // OwnFields is none.
 func (Op) OwnFields(*spec.Case, ops.Fields) {}
+
+func (Op) Token() bool                   { return true }
+func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).X }
+func (Op) LazyBoundary() bool            { return true }

@@ -121,3 +121,7 @@ func (Op) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Rows); f.Vocab(&s
 
 // OwnFields is none.
 func (Op) OwnFields(*spec.Case, ops.Fields) {}
+
+func (Op) Token() bool                   { return true }
+func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).Logits }
+func (Op) LazyBoundary() bool            { return false }

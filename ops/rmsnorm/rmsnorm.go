@@ -107,3 +107,7 @@ func (Op) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Rows); f.Hidden(&
 
 // OwnFields is eps.
 func (Op) OwnFields(c *spec.Case, f ops.Fields) { f.Eps(&c.Eps) }
+
+func (Op) Token() bool                   { return true }
+func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).X }
+func (Op) LazyBoundary() bool            { return true }
