@@ -104,6 +104,9 @@ type CaseOp interface {
 	// and distribution (an rmsnorm's eps, a decode's KV lengths).
 	OwnFields(c *spec.Case, f Fields)
 
+	// Drawer is the op's steps in the case generator.
+	Drawer
+
 	// ModelShapes are the op's inner sizes in a model whose sizes are
 	// model (hidden, vocab, heads, kv_heads, head_dim) and whose
 	// projections (the GEMMs: hidden is K) are projections, one shape per

@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"ops/attention":          {"ops", "oracle", "spec"},
 	"ops/all":                {"ops", "ops/moeroute", "ops/moerouter", "ops/quantfp8", "ops/rmsnorm", "ops/gemm", "ops/logprob", "ops/attention", "spec"},
 	"fuzz/driftmap":          {"spec"},
-	"fuzz/gen":               {"spec", "ops/all"},
+	"fuzz/gen":               {"spec", "ops", "ops/all"},
 	"fuzz/shrink":            {"fuzz/gen", "spec"},
 	"fuzz/internal/skiptest": {},
 	"fuzz/internal/casecost": {"spec", "ops/all"},

@@ -27,8 +27,6 @@ var opSwitches = map[string]string{
 	"fuzz/boundary_inputs.go":  "its boundary nudge",
 	"fuzz/sensitive.go":        "its sensitive draw and row power",
 	"power/family.go":          "its schedule family (power)",
-	"fuzz/gen/gen.go":          "its generator (draws and cost weights)",
-	"fuzz/gen/residues.go":     "its generator (residue cases)",
 	"fuzz/external/request.go": "its tensors in the process protocol",
 	"fuzz/external/serve.go":   "its tensors in the process protocol",
 	"gpu/ops.go":               "its kernel",

@@ -16,7 +16,10 @@ import (
 // Prefill and Decode implement ops.CaseOp.
 type (
 	Prefill struct{ attention }
-	Decode  struct{ attention }
+	Decode  struct {
+		attention
+		ops.RowsBatch
+	}
 )
 
 var (

@@ -11,7 +11,7 @@ import (
 )
 
 // Op is the gemm op; it implements ops.CaseOp.
-type Op struct{}
+type Op struct{ ops.RowsBatch }
 
 var _ ops.CaseOp = Op{}
 

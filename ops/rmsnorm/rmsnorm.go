@@ -12,7 +12,7 @@ import (
 )
 
 // Op is the rmsnorm op; it implements ops.CaseOp.
-type Op struct{}
+type Op struct{ ops.RowsBatch }
 
 var _ ops.CaseOp = Op{}
 
