@@ -96,6 +96,9 @@ type CaseOp interface {
 	// the CPU oracle targets.
 	WorkPerFMA() (num, den int)
 
+	// FuzzWord is the op's word in the names of its go test -fuzz
+	// targets: "Fuzz" + FuzzWord + the relation's word (FuzzRMSNormPadding).
+	FuzzWord() string
 	// ShapeFields visits s's fields in the bytes for go test -fuzz, in
 	// order: the op's shape, before the dtypes and distribution every op
 	// has.

@@ -62,7 +62,7 @@ var allowed = map[string][]string{
 	"scan":                   {"ops", "ops/all", "fuzz", "target", "oracle", "spec", "fuzz/driftmap", "power", "gpu", "fuzz/external", "profile", "reports", "reports/words", "internal/atomicfile", "internal/npy"},
 	"reports/words":          {"spec"},
 	"reports":                {"spec", "oracle", "internal/atomicfile", "reports/words"},
-	"corpus":                 {"fuzz", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile"},
+	"corpus":                 {"fuzz", "target", "spec", "ops/all", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile"},
 	"verdict":                {"corpus", "fuzz", "fuzz/external", "target", "spec", "internal/atomicfile"},
 	"fuzztest": {"corpus", "verdict", "fuzz", "target", "spec", "fuzz/external", "fuzz/gen", "fuzz/native", "fuzz/shrink",
 		"internal/atomicfile", "internal/gofuzzfile", "reports/words"},

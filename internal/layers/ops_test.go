@@ -20,7 +20,6 @@ import (
 // new thing goes") lists for a new op.
 var opSwitches = map[string]string{
 	// the op's own work
-	"fuzz/inputs.go":           "its case in Inputs",
 	"fuzz/tokens.go":           "its tensors from the seed (token ops)",
 	"fuzz/attention.go":        "its tensors from the seed (attention)",
 	"fuzz/explicit.go":         "its tensors from explicit data",

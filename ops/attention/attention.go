@@ -275,3 +275,7 @@ func (Decode) OwnFields(c *spec.Case, f ops.Fields) { f.KVLens(&c.Shape.KVLens) 
 func (attention) Token() bool                { return false }
 func (attention) ItemRows(ops.In) *[]float32 { return nil }
 func (attention) LazyBoundary() bool         { return false }
+
+func (Prefill) FuzzWord() string { return "AttnPrefill" }
+
+func (Decode) FuzzWord() string { return "Decode" }

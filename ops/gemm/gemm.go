@@ -113,3 +113,5 @@ func (Op) OwnFields(*spec.Case, ops.Fields) {}
 func (Op) Token() bool                   { return true }
 func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).X }
 func (Op) LazyBoundary() bool            { return true }
+
+func (Op) FuzzWord() string { return "GEMM" }

@@ -125,3 +125,5 @@ func (Op) OwnFields(*spec.Case, ops.Fields) {}
 func (Op) Token() bool                   { return true }
 func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).Logits }
 func (Op) LazyBoundary() bool            { return false }
+
+func (Op) FuzzWord() string { return "LogProb" }

@@ -111,3 +111,5 @@ func (Op) OwnFields(c *spec.Case, f ops.Fields) { f.Eps(&c.Eps) }
 func (Op) Token() bool                   { return true }
 func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).X }
 func (Op) LazyBoundary() bool            { return true }
+
+func (Op) FuzzWord() string { return "RMSNorm" }
