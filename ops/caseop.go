@@ -87,6 +87,10 @@ type CaseOp interface {
 	// Cost is the CPU work of checking one item of c in fma-equivalents
 	// (an Exp32 counts 12, a generated input value 4, an output row 500).
 	Cost(c spec.Case) int64
+	// SmallScale is how many times casecost.Small a small draw of the op
+	// may cost: 8 for a prefill, whose rows cost the square of their
+	// length, 1 for the others.
+	SmallScale() int64
 	// ResidueDraws is how many of every casecost.ResidueEvery small draws
 	// a residue case (gen.Residue) follows: 2 for a prefill, which sweeps
 	// either its sequences or its length, 1 for the others.

@@ -279,3 +279,7 @@ func (attention) LazyBoundary() bool         { return false }
 func (Prefill) FuzzWord() string { return "AttnPrefill" }
 
 func (Decode) FuzzWord() string { return "Decode" }
+
+func (Prefill) SmallScale() int64 { return 8 }
+
+func (Decode) SmallScale() int64 { return 1 }

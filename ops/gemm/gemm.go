@@ -115,3 +115,5 @@ func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).X }
 func (Op) LazyBoundary() bool            { return true }
 
 func (Op) FuzzWord() string { return "GEMM" }
+
+func (Op) SmallScale() int64 { return 1 }

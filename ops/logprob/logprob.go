@@ -127,3 +127,5 @@ func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).Logits }
 func (Op) LazyBoundary() bool            { return false }
 
 func (Op) FuzzWord() string { return "LogProb" }
+
+func (Op) SmallScale() int64 { return 1 }

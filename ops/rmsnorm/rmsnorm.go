@@ -113,3 +113,5 @@ func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).X }
 func (Op) LazyBoundary() bool            { return true }
 
 func (Op) FuzzWord() string { return "RMSNorm" }
+
+func (Op) SmallScale() int64 { return 1 }
