@@ -37,6 +37,10 @@ type CaseOp interface {
 	// Holds reports whether in is a non-nil input of this op.
 	Holds(in In) bool
 
+	// FromData is the input of case c, which carries its tensors
+	// (spec.Data, read with e), its outputs in dtype out.
+	FromData(c spec.Case, out oracle.DType, e Explicit) (In, error)
+
 	// Schedule is the fixed schedule of the op's oracle target.
 	Schedule() oracle.Schedule
 	// ParseSchedule reads a schedule in the form its String method writes.
