@@ -41,6 +41,13 @@ type CaseOp interface {
 	// (spec.Data, read with e), its outputs in dtype out.
 	FromData(c spec.Case, out oracle.DType, e Explicit) (In, error)
 
+	// Nudge steers in, the batch of a boundary case c whose values were
+	// drawn normal (dtypes dt -> out), onto rounding boundaries with
+	// package boundary and the op's oracle schedule, row by row with
+	// n.Each, so that a row's bits depend only on (seed, tensor, item).
+	// An op that is not a token op nudges whole batches only (item = i).
+	Nudge(c spec.Case, in In, dt, out oracle.DType, n Nudger) error
+
 	// Schedule is the fixed schedule of the op's oracle target.
 	Schedule() oracle.Schedule
 	// ParseSchedule reads a schedule in the form its String method writes.
