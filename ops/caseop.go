@@ -37,6 +37,15 @@ type CaseOp interface {
 	// Holds reports whether in is a non-nil input of this op.
 	Holds(in In) bool
 
+	// Tensors are the recipes of the tensors each item has, from the
+	// seed: a token op's one (ItemRows), attention's Q, K and V.
+	Tensors(c spec.Case) []Tensor
+	// FromSeed is the input of case c with s.Items() items made from its
+	// seed with s, after the shape and memory-budget checks, its values
+	// of dtype dt and its outputs in dtype out; the shared tensors are
+	// like's when like is not nil (an input of the same case). Boundary
+	// nudging is Nudge's.
+	FromSeed(c spec.Case, dt, out oracle.DType, s Seeded, like In) (In, error)
 	// FromData is the input of case c, which carries its tensors
 	// (spec.Data, read with e), its outputs in dtype out.
 	FromData(c spec.Case, out oracle.DType, e Explicit) (In, error)

@@ -20,8 +20,6 @@ import (
 // new thing goes") lists for a new op.
 var opSwitches = map[string]string{
 	// the op's own work
-	"fuzz/tokens.go":           "its tensors from the seed (token ops)",
-	"fuzz/attention.go":        "its tensors from the seed (attention)",
 	"fuzz/sensitive.go":        "its sensitive draw and row power",
 	"power/family.go":          "its schedule family (power)",
 	"fuzz/external/request.go": "its tensors in the process protocol",
