@@ -57,6 +57,11 @@ type CaseOp interface {
 	// An op that is not a token op nudges whole batches only (item = i).
 	Nudge(c spec.Case, in In, dt, out oracle.DType, n Nudger) error
 
+	// Path is what path parity compares of in: which rows, and the
+	// other op that computes them (a prefill's last positions, as a
+	// decode of each sequence's last token against its KV cache).
+	Path(in In) Path
+
 	// Schedule is the fixed schedule of the op's oracle target.
 	Schedule() oracle.Schedule
 	// ParseSchedule reads a schedule in the form its String method writes.

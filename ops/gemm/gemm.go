@@ -117,3 +117,6 @@ func (Op) LazyBoundary() bool            { return true }
 func (Op) FuzzWord() string { return "GEMM" }
 
 func (Op) SmallScale() int64 { return 1 }
+
+// Path is every row, on no other op.
+func (Op) Path(ops.In) ops.Path { return ops.Path{} }

@@ -129,3 +129,6 @@ func (Op) LazyBoundary() bool            { return false }
 func (Op) FuzzWord() string { return "LogProb" }
 
 func (Op) SmallScale() int64 { return 1 }
+
+// Path is every row, on no other op.
+func (Op) Path(ops.In) ops.Path { return ops.Path{} }
