@@ -32,7 +32,7 @@ func smaller(a, b Entry) bool {
 }
 
 // caseSize is the number of input values a case's own batch has (the
-// op's explicit tensors, spec.OpInfo.Tensors); 0 for a model case.
+// op's explicit tensors: Tensors of its record, Op.Info); 0 for a model case.
 func caseSize(f *File) int {
 	o, ok := f.Case.Op.Info()
 	if !ok || o.Tensors == nil {

@@ -14,11 +14,12 @@ import (
 	"github.com/bitparity/bitparity/fuzz/native"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/gofuzzfile"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 )
 
 // Native fuzz target names (fuzz/native/native_test.go) are
-// "Fuzz" + op word + relation word:
+// "Fuzz" + op word (its package's ops.CaseOp.FuzzWord) + relation word:
 //
 //	op:        rmsnorm RMSNorm, gemm GEMM, logprob LogProb,
 //	           attn_prefill AttnPrefill, attn_decode Decode
@@ -28,34 +29,30 @@ import (
 //
 // so FuzzRMSNormPadding is rmsnorm under padding and FuzzLogProbParity is
 // logprob under logprob_parity.
-var (
-	opWords = map[spec.Op]string{spec.OpRMSNorm: "RMSNorm", spec.OpGEMM: "GEMM", spec.OpLogProb: "LogProb",
-		spec.OpAttnPrefill: "AttnPrefill", spec.OpAttnDecode: "Decode"}
-	relWords = map[string]string{spec.RelBatchInvariance: "BatchInvariance", spec.RelPadding: "Padding",
-		spec.RelOracleParity: "OracleParity", spec.RelPathParity: "PathParity", spec.RelDeterminism: "Determinism",
-		spec.RelLogProbParity: "Parity"}
-)
+var relWords = map[string]string{spec.RelBatchInvariance: "BatchInvariance", spec.RelPadding: "Padding",
+	spec.RelOracleParity: "OracleParity", spec.RelPathParity: "PathParity", spec.RelDeterminism: "Determinism",
+	spec.RelLogProbParity: "Parity"}
 
 // FuzzTargetName returns the native fuzz target of op under relation.
 func FuzzTargetName(op spec.Op, relation string) (string, error) {
-	o, ok1 := opWords[op]
+	k, ok1 := all.Case(op)
 	r, ok2 := relWords[relation]
 	if !ok1 || !ok2 {
 		return "", fmt.Errorf("no native fuzz target for %s under %s", op, relation)
 	}
-	return "Fuzz" + o + r, nil
+	return "Fuzz" + k.FuzzWord() + r, nil
 }
 
 // ParseFuzzTargetName is the inverse of FuzzTargetName.
 func ParseFuzzTargetName(name string) (spec.Op, string, error) {
-	for op, o := range opWords {
-		rest, ok := strings.CutPrefix(name, "Fuzz"+o)
+	for _, k := range all.Cases {
+		rest, ok := strings.CutPrefix(name, "Fuzz"+k.FuzzWord())
 		if !ok {
 			continue
 		}
 		for rel, r := range relWords {
 			if rest == r {
-				return op, rel, nil
+				return k.Name(), rel, nil
 			}
 		}
 	}
@@ -264,7 +261,7 @@ func ExportGoFuzz(f *File, root string) (string, error) {
 // relation does not read (batch_invariance reads row, batch, position and
 // perm_seed; padding pad and filler; logprob_parity mask).
 func nativeFields(c spec.Case) spec.Case {
-	if c.Op != spec.OpRMSNorm {
+	if o, _ := c.Op.Info(); !o.Eps {
 		c.Eps = 0
 	}
 	r := c.Rel

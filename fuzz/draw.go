@@ -45,7 +45,7 @@ func Stream(seed int64, op spec.Op, relation string) func() spec.Case {
 }
 
 // drawSized draws from gen.Case: a small draw takes the first case with
-// casecost.Of <= casecost.Small (of at most 64); a big draw (one in casecost.BigEvery)
+// casecost.Of <= casecost.SmallOf(op) (of at most 64); a big draw (one in casecost.BigEvery)
 // collects up to 8 of gen's medium or big cases (gen.Work > gen.SmallWork)
 // with casecost.Of <= casecost.Big (of at most 512 draws) and takes the most
 // balanced one (casecost.Balance): gen's budget trades the batch size against the
@@ -54,10 +54,7 @@ func Stream(seed int64, op spec.Op, relation string) func() spec.Case {
 // nothing fits, the cheapest case drawn. The shapes keep gen's bias; only
 // their cost is bounded. big says which draw it was.
 func drawSized(r *rand.Rand, op spec.Op, relation string) (spec.Case, bool) {
-	small := int64(casecost.Small)
-	if op == spec.OpAttnPrefill {
-		small *= 8
-	}
+	small := casecost.SmallOf(op)
 	big := r.Intn(casecost.BigEvery) == 0
 	var cheap, best spec.Case
 	cheapCost, bestBal, found := int64(-1), -1, 0

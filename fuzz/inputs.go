@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -215,17 +216,17 @@ func Inputs(c spec.Case) (*target.Batch, error) {
 	if c.Dist == spec.DistSensitive {
 		return sensitiveInputs(c)
 	}
-	switch c.Op {
-	case spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb:
-		if err := tokenInputs(c, b, nil, false, nil); err != nil {
-			return nil, err
-		}
-	case spec.OpAttnPrefill, spec.OpAttnDecode:
-		if err := attnInputs(c, b, nil, false); err != nil {
-			return nil, err
-		}
-	default:
+	k, ok := all.Case(c.Op)
+	if !ok {
 		return nil, fmt.Errorf("unknown op %q", c.Op)
+	}
+	if k.Token() {
+		err = tokenInputs(c, b, nil, false, nil)
+	} else {
+		err = attnInputs(c, b, nil, false)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if c.Dist == spec.DistBoundary {
 		if err := nudgeBoundary(c, b, nil); err != nil {

@@ -3,6 +3,7 @@ package fuzz
 import (
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -26,22 +27,19 @@ var lazyRelations = map[string]bool{
 	spec.RelCrossDevice:     true,
 }
 
-// lazyOps are the ops a lazy batch may hold (tokenInputs and attnInputs
-// set its sizes).
-var lazyOps = map[spec.Op]bool{spec.OpRMSNorm: true, spec.OpGEMM: true, spec.OpLogProb: true,
-	spec.OpAttnPrefill: true, spec.OpAttnDecode: true}
-
-// lazyBoundary are the ops whose boundary cases may be lazy: their nudge
-// is one a device runs (gpu/nudge.go), and materialize the one it redoes.
-var lazyBoundary = map[spec.Op]bool{spec.OpRMSNorm: true, spec.OpGEMM: true}
-
-// attnOp reports whether op is an attention op (attnInputs).
-func attnOp(op spec.Op) bool { return op == spec.OpAttnPrefill || op == spec.OpAttnDecode }
+// attnOp reports whether op's items span several tensors (attnInputs:
+// attention's Q, K and V) rather than one row of one tensor each
+// (tokenInputs).
+func attnOp(op spec.Op) bool {
+	k, ok := all.Case(op)
+	return ok && !k.Token()
+}
 
 // inputsFor returns the batch of case c for relation rel on targets ts:
 // lazy when the relation allows it and every target generates c's values,
 // else Inputs(c). Attention pads on the host (padded), so its padding
-// batches are not lazy; of the boundary cases only lazyBoundary's are.
+// batches are not lazy; of the boundary cases only those of an op whose
+// nudge a device runs (ops.CaseOp.LazyBoundary) are.
 func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, error) {
 	if !lazyRelations[rel.Name()] || (attnOp(c.Op) && rel.Name() == spec.RelPadding) {
 		return Inputs(c)
@@ -57,11 +55,12 @@ func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, er
 // uploaded. A scan holds a GPU target's largest
 // batch from it without making its rows on the host.
 func LazyInputs(c spec.Case, ts ...target.Target) (*target.Batch, error) {
-	if !lazyOps[c.Op] || c.Data != nil || (c.Dist == spec.DistBoundary && !lazyBoundary[c.Op]) || c.Dist == spec.DistSensitive {
+	k, ok := all.Case(c.Op) // every op package's batch may be lazy (tokenInputs and attnInputs set its sizes)
+	if !ok || c.Data != nil || (c.Dist == spec.DistBoundary && !k.LazyBoundary()) || c.Dist == spec.DistSensitive {
 		return Inputs(c)
 	}
 	src := &target.Source{Case: c}
-	if attnOp(c.Op) {
+	if !k.Token() {
 		src.QKV = attnTensors(c)
 	} else {
 		src.Tensor = itemTensor(c)
@@ -107,8 +106,12 @@ func lazyBatch(src *target.Source, n int, like *target.Batch) (*target.Batch, er
 func materialize(b *target.Batch) error {
 	src := b.Source
 	c, rt := src.Case, src.Tensor
+	k, in, err := b.Kind()
+	if err != nil {
+		return fmt.Errorf("lazy batch: %w", err)
+	}
 	n := b.Items()
-	if attnOp(b.Op) {
+	if !k.Token() {
 		full := &target.Batch{Op: b.Op, In: b.In, Out: b.Out}
 		if err := attnInputs(c, full, src.Items, false); err != nil {
 			return err
@@ -116,18 +119,7 @@ func materialize(b *target.Batch) error {
 		b.Prefill, b.Decode = full.Prefill, full.Decode
 		return nil
 	}
-	var x *[]float32
-	var cols int
-	switch b.Op {
-	case spec.OpRMSNorm:
-		x, cols = &b.RMSNorm.X, b.RMSNorm.Hidden
-	case spec.OpGEMM:
-		x, cols = &b.GEMM.X, b.GEMM.K
-	case spec.OpLogProb:
-		x, cols = &b.LogProb.Logits, b.LogProb.Vocab
-	default:
-		return fmt.Errorf("lazy batch: op %s: %w", b.Op, target.ErrUnsupported)
-	}
+	x, cols := k.ItemRows(in), k.ItemValues(in, -1)
 	vals, err := fill(c, rt.ID, rt.Dist, b.In, rt.Scale, n, cols, src.Key)
 	if err != nil {
 		return err

@@ -459,7 +459,11 @@ func (k *kvClass) classify(v int) (string, error) {
 		}
 		return driftmap.Differ, nil
 	}
-	rows := lastPositions(b.Prefill)
+	kb, in, err := b.Kind()
+	if err != nil {
+		return "", err
+	}
+	rows := kb.Path(in).Rows // the last position of each sequence
 	first := min(kvFirstRows, len(rows))
 	d, err := agreement(k.ctx, k.ts, b, rows[:first])
 	if err != nil || d == driftmap.Differ || first == len(rows) {

@@ -336,7 +336,7 @@ func startDiffer(ctx context.Context, ref, other *run, ra, rb []int, dt oracle.D
 	}
 }
 
-// tapName names tap column col of op (spec.OpInfo.Taps, repeating; the
+// tapName names tap column col of op (Taps of its record, Op.Info, repeating; the
 // fp32 output columns before rounding for an op without named taps).
 func tapName(op spec.Op, col int) string {
 	if o, ok := op.Info(); ok && len(o.Taps) > 0 {

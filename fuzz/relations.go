@@ -3,6 +3,7 @@ package fuzz
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -333,18 +334,6 @@ func (pathParity) Name() string   { return spec.RelPathParity }
 func (pathParity) Ops() []spec.Op { return spec.Ops }
 func (pathParity) Targets() int   { return 2 }
 
-// lastPositions returns the prefill rows of the last position of every
-// sequence, every head.
-func lastPositions(p *oracle.PrefillInput) []int {
-	var rows []int
-	for s := 0; s < p.Seqs; s++ {
-		for h := 0; h < p.Heads; h++ {
-			rows = append(rows, (s*p.SeqLen+p.SeqLen-1)*p.Heads+h)
-		}
-	}
-	return rows
-}
-
 // runRows runs t on the given rows of b.
 func runRows(ctx context.Context, t target.Target, b *target.Batch, rows []int, what string) (*run, error) {
 	out, err := t.Run(ctx, b, rows)
@@ -365,14 +354,19 @@ func (pathParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []
 	}
 	n := b.Items()
 	opA, opB := ts[0].Info().Op, ts[1].Info().Op
-	if opA == opB && opA == spec.OpAttnPrefill {
-		rows := lastPositions(b.Prefill)
-		x, err := runRows(ctx, ts[0], b, rows, ts[0].Info().Name+" (last position of each sequence)")
+	k, in, err := b.Kind()
+	if err != nil {
+		return nil, err
+	}
+	path := k.Path(in)
+	if opA == opB && path.Rows != nil {
+		rows := path.Rows
+		x, err := runRows(ctx, ts[0], b, rows, ts[0].Info().Name+" ("+path.What+")")
 		if err != nil {
 			return nil, err
 		}
 		defer x.release()
-		y, err := runRows(ctx, ts[1], b, rows, ts[1].Info().Name+" (last position of each sequence)")
+		y, err := runRows(ctx, ts[1], b, rows, ts[1].Info().Name+" ("+path.What+")")
 		if err != nil {
 			return nil, err
 		}
@@ -393,46 +387,27 @@ func (pathParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []
 		rows := identity(b.Rows())
 		return differ(ctx, x, y, rows, rows, dt, 0)
 	}
-	if opA != spec.OpAttnPrefill || opB != spec.OpAttnDecode {
+	if opA != b.Op || path.Next == "" || opB != path.Next {
 		return nil, fmt.Errorf("path parity: no path from %s to %s (same op, or prefill then decode)", opA, opB)
 	}
-	p := b.Prefill
-	d, err := decodeOfPrefill(p)
+	next, err := path.Of()
 	if err != nil {
 		return nil, err
 	}
-	db := &target.Batch{Op: spec.OpAttnDecode, In: b.In, Out: b.Out, Decode: d}
-	ra := lastPositions(p)
+	db := (&target.Batch{Op: path.Next, In: b.In, Out: b.Out}).With(next)
+	ra := path.Rows
 	rb := identity(len(ra))
-	x, err := runRows(ctx, ts[0], b, ra, "prefill (last position of each sequence)")
+	x, err := runRows(ctx, ts[0], b, ra, path.FromWhat)
 	if err != nil {
 		return nil, err
 	}
 	defer x.release()
-	y, err := execute(ctx, ts[1], db, identity(n), "decode of each sequence's last token against its KV cache")
+	y, err := execute(ctx, ts[1], db, identity(n), path.NextWhat)
 	if err != nil {
 		return nil, err
 	}
 	defer y.release()
 	return differ(ctx, x, y, ra, rb, dt, 0)
-}
-
-// decodeOfPrefill is the decode batch of a prefill: request s is the last
-// query of sequence s against the sequence's SeqLen tokens.
-func decodeOfPrefill(p *oracle.PrefillInput) (*oracle.DecodeInput, error) {
-	if p.Seqs < 1 || p.SeqLen < 1 {
-		return nil, fmt.Errorf("path parity: empty prefill")
-	}
-	qw, kw := p.Heads*p.HeadDim, p.KVHeads*p.HeadDim
-	d := &oracle.DecodeInput{Heads: p.Heads, KVHeads: p.KVHeads, HeadDim: p.HeadDim, Out: p.Out,
-		K: make([][]float32, p.Seqs), V: make([][]float32, p.Seqs)}
-	for s := 0; s < p.Seqs; s++ {
-		last := s*p.SeqLen + p.SeqLen - 1
-		d.Q = append(d.Q, p.Q[last*qw:(last+1)*qw]...)
-		d.K[s] = p.K[s*p.SeqLen*kw : (s+1)*p.SeqLen*kw]
-		d.V[s] = p.V[s*p.SeqLen*kw : (s+1)*p.SeqLen*kw]
-	}
-	return d, nil
 }
 
 // logprobParity: the token log-probs of two paths (a training path and an
@@ -458,7 +433,7 @@ func (logprobParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts
 	if err != nil {
 		return nil, err
 	}
-	if ts[1].Info().Op != spec.OpLogProb {
+	if !slices.Contains(logprobParity{}.Ops(), ts[1].Info().Op) {
 		return nil, fmt.Errorf("logprob parity: target %s runs %s", ts[1].Info().Name, ts[1].Info().Op)
 	}
 	n := b.Items()

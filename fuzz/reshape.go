@@ -76,7 +76,7 @@ func cpuBound(p target.Pair) int64 {
 
 // drawReshaped draws from gen.Case and rewrites each draw's inner sizes
 // and dtypes with reshape (a model profile's). With maxTokens = 0 it takes
-// the first of up to 64 draws with casecost.Of <= casecost.Small (8x for
+// the first of up to 64 draws with casecost.Of <= casecost.SmallOf(op) (8x for
 // attention prefill), else the cheapest: the cost bound falls on the batch
 // dimensions, which keep gen's bias.
 //
@@ -93,10 +93,7 @@ func cpuBound(p target.Pair) int64 {
 // (lm_head and vocabulary-wide logprob: memory; CPU targets at real
 // widths: CPU work).
 func drawReshaped(r *rand.Rand, op spec.Op, relation string, reshape func(*rand.Rand, *spec.Case), maxTokens int, bound int64) spec.Case {
-	small := int64(casecost.Small)
-	if op == spec.OpAttnPrefill {
-		small *= 8
-	}
+	small := casecost.SmallOf(op)
 	var cheap spec.Case
 	cheapCost := int64(-1)
 	for i := range 64 {

@@ -2,8 +2,10 @@ package fuzz
 
 import (
 	"fmt"
-	"math"
 
+	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/all"
+	"github.com/bitparity/bitparity/ops/gemm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -13,7 +15,8 @@ import (
 // The token ops (rmsnorm, gemm, logprob) have one row per item: a row of
 // x (or of logits) per token, and tensors every row shares (the weights),
 // or one value per token (log-prob's target id). Their recipe, for the
-// case's generator version:
+// case's generator version, is their op package's (ops.CaseOp.Tensors and
+// FromSeed):
 //
 //	rmsnorm  x: tensor x, the case's dist, σ 1, row key = item;
 //	         w: tensor w, normal, σ 0.25, row 0, then round(1 + w)
@@ -25,67 +28,11 @@ import (
 
 // itemTensor returns the recipe of a token op's per-item tensor.
 func itemTensor(c spec.Case) target.ItemTensor {
-	switch c.Op {
-	case spec.OpLogProb:
-		return target.ItemTensor{ID: tensorLogits, Dist: c.Dist, Scale: 3}
-	default:
-		return target.ItemTensor{ID: tensorX, Dist: c.Dist, Scale: 1}
+	k, ok := all.Case(c.Op)
+	if !ok || !k.Token() {
+		panic(fmt.Sprintf("fuzz: op %s is not a token op", c.Op))
 	}
-}
-
-// weights returns the tensor the items of rmsnorm or gemm case c share
-// (w, W): like's when like is a batch of the same case, else made by the
-// recipe above.
-func weights(c spec.Case, in oracle.DType, like *target.Batch) ([]float32, error) {
-	s := c.Shape
-	switch {
-	case like != nil && c.Op == spec.OpRMSNorm:
-		return like.RMSNorm.W, nil
-	case like != nil:
-		return like.GEMM.W, nil
-	case c.Op == spec.OpRMSNorm:
-		w, err := fill(c, tensorW, spec.DistNormal, in, 0.25, 1, s.Hidden, nil)
-		for i := range w {
-			w[i] = oracle.Round(in, 1+w[i])
-		}
-		return w, err
-	}
-	w := gemmWeights(c, in)
-	return fill(c, w.ID, w.Dist, in, w.Scale, s.Hidden, s.N, nil)
-}
-
-// gemmWeights is the recipe of gemm case c's W (input dtype in).
-func gemmWeights(c spec.Case, in oracle.DType) values.Tensor {
-	return values.Tensor{Seed: c.Seed, ID: tensorW, Dist: spec.DistNormal, DType: in, Scale: 1 / math.Sqrt(float64(c.Shape.Hidden))}
-}
-
-// GEMMTensors returns the recipes of gemm case c's tensors for a device
-// that makes them itself by generator version 2 (gpu.HoldGEMMCase): x,
-// the case's Rows rows of K values, row i keyed i (a boundary case's
-// rows generated as normal, then nudged as nudgeBoundary nudges them), and
-// w, K rows of N values, row k keyed k. Inputs(c) makes the same bits on
-// the host. The shape and memory budget are checked as Inputs checks
-// them; a case of another op or generator version, with explicit data, or
-// of the sensitive distribution (its rows are chosen on the host) is
-// refused with an error wrapping target.ErrUnsupported.
-func GEMMTensors(c spec.Case) (x, w values.Tensor, err error) {
-	if c.Op != spec.OpGEMM || c.GenVersion != 2 || c.Data != nil || c.Dist == spec.DistSensitive {
-		return x, w, fmt.Errorf("gemm tensors of a %s case, generator version %d (data %t, dist %q): %w",
-			c.Op, c.GenVersion, c.Data != nil, c.Dist, target.ErrUnsupported)
-	}
-	in, _, err := caseDTypes(c)
-	if err != nil {
-		return x, w, err
-	}
-	s := c.Shape
-	n := s.Rows
-	if err := firstErr(positive("rows", n), positive("hidden (K)", s.Hidden), positive("n", s.N),
-		budget(c, spec.SatMul(n, s.Hidden), spec.SatMul(s.Hidden, s.N))); err != nil {
-		return x, w, err
-	}
-	rt := itemTensor(c)
-	x = values.Tensor{Seed: c.Seed, ID: rt.ID, Dist: rt.Dist, DType: in, Scale: rt.Scale}
-	return x, gemmWeights(c, in), nil
+	return target.ItemTensor(k.Tensors(c)[0])
 }
 
 // tokenInputs sets b's op field for token-op case c with len(ids) items,
@@ -94,72 +41,99 @@ func GEMMTensors(c spec.Case) (x, w values.Tensor, err error) {
 // (like's when like is not nil: a batch of the same case), and, unless
 // lazy, the per-item tensor. Boundary nudging is the caller's.
 func tokenInputs(c spec.Case, b *target.Batch, ids []int, lazy bool, like *target.Batch) error {
-	s := c.Shape
-	n := s.Rows
-	var key func(i int) uint64
-	if ids != nil {
-		n = len(ids)
-		key = func(i int) uint64 { return uint64(ids[i]) }
-	}
-	in := b.In
-	rt := itemTensor(c)
-	items := func(cols int) ([]float32, error) {
-		if lazy {
-			return nil, nil
-		}
-		return fill(c, rt.ID, rt.Dist, in, rt.Scale, n, cols, key)
-	}
-	// itemsAndWeights: the per-item tensor (cols wide) and the shared
-	// weights of rmsnorm and gemm.
-	itemsAndWeights := func(cols int) (x, w []float32, err error) {
-		if x, err = items(cols); err != nil {
-			return nil, nil, err
-		}
-		w, err = weights(c, in, like)
-		return x, w, err
-	}
-	switch c.Op {
-	case spec.OpRMSNorm:
-		if err := firstErr(positive("rows", n), positive("hidden", s.Hidden), budget(c, spec.SatMul(n, s.Hidden), s.Hidden)); err != nil {
-			return err
-		}
-		x, w, err := itemsAndWeights(s.Hidden)
-		if err != nil {
-			return err
-		}
-		b.RMSNorm = &oracle.RMSNormInput{X: x, W: w, Rows: n, Hidden: s.Hidden, Eps: c.Eps, Out: b.Out}
-	case spec.OpGEMM:
-		if err := firstErr(positive("rows", n), positive("hidden (K)", s.Hidden), positive("n", s.N),
-			budget(c, spec.SatMul(n, s.Hidden), spec.SatMul(s.Hidden, s.N))); err != nil {
-			return err
-		}
-		x, w, err := itemsAndWeights(s.Hidden)
-		if err != nil {
-			return err
-		}
-		b.GEMM = &oracle.GEMMInput{X: x, W: w, M: n, K: s.Hidden, N: s.N, Out: b.Out}
-	case spec.OpLogProb:
-		if err := firstErr(positive("rows", n), positive("vocab", s.Vocab), budget(c, spec.SatMul(n, s.Vocab))); err != nil {
-			return err
-		}
-		x, err := items(s.Vocab)
-		if err != nil {
-			return err
-		}
-		t := make([]int32, n)
-		for i := range t {
-			k := uint64(i)
-			if key != nil {
-				if ids[i] == target.FillerItem {
-					continue // a filler row's target is 0 (padded)
-				}
-				k = key(i)
-			}
-			t[i] = int32(newRowRNG(c.Seed, tensorTargets, k).next() % uint64(s.Vocab))
-		}
-		b.LogProb = &oracle.LogProbInput{Logits: x, Targets: t, Rows: n, Vocab: s.Vocab}
-	default:
+	k, ok := all.Case(c.Op)
+	if !ok || !k.Token() {
 		return fmt.Errorf("op %s is not a token op", c.Op)
 	}
+	var l ops.In
+	if like != nil {
+		_, in, err := like.Kind()
+		if err != nil {
+			return err
+		}
+		l = in
+	}
+	return seededInputs(k, c, b, ids, lazy, l)
+}
+
+// seededInputs sets b's op field (b has sizes and dtypes only) to op k's
+// input of case c from its seed (ops.CaseOp.FromSeed), with len(ids)
+// items (nil ids: the case's own), the per-item tensors nil when lazy.
+func seededInputs(k ops.CaseOp, c spec.Case, b *target.Batch, ids []int, lazy bool, like ops.In) error {
+	x, err := k.FromSeed(c, b.In, b.Out, seeded{c: c, dt: b.In, ids: ids, lazy: lazy}, like)
+	if err != nil {
+		return err
+	}
+	*b = *b.With(x)
 	return nil
+}
+
+// seeded is the generator a case's op package makes its input with
+// (ops.Seeded): fill for the case's generator version, items ids (nil:
+// the case's own BatchRows items).
+type seeded struct {
+	c    spec.Case
+	dt   oracle.DType
+	ids  []int
+	lazy bool
+}
+
+func (s seeded) Items() int {
+	if s.ids == nil {
+		return s.c.BatchRows()
+	}
+	return len(s.ids)
+}
+
+func (s seeded) Item(i int) uint64 {
+	if s.ids == nil {
+		return uint64(i)
+	}
+	return uint64(s.ids[i])
+}
+
+func (s seeded) Filler(i int) bool { return s.ids != nil && s.ids[i] == target.FillerItem }
+
+func (s seeded) PerItem(t ops.Tensor, rows, cols int, key func(r int) uint64) ([]float32, error) {
+	if s.lazy {
+		return nil, nil
+	}
+	return fill(s.c, t.ID, t.Dist, s.dt, t.Scale, rows, cols, key)
+}
+
+func (s seeded) Shared(t ops.Tensor, rows, cols int) ([]float32, error) {
+	return fill(s.c, t.ID, t.Dist, s.dt, t.Scale, rows, cols, nil)
+}
+
+func (s seeded) First(tensor, key uint64) uint64 { return newRowRNG(s.c.Seed, tensor, key).next() }
+func (seeded) Positive(name string, v int) error { return positive(name, v) }
+func (s seeded) Budget(counts ...int) error      { return budget(s.c, counts...) }
+
+// GEMMTensors returns the recipes of gemm case c's tensors for a device
+// that makes them itself by generator version 2 (gpu.HoldGEMMCase): x,
+// the case's Rows rows of K values, row i keyed i (a boundary case's
+// rows generated as normal, then nudged as nudgeBoundary nudges them), and
+// w, K rows of N values, row k keyed k (gemm.Weights). Inputs(c) makes
+// the same bits on the host. The shape and memory budget are checked as
+// Inputs checks them; a case of another op or generator version, with
+// explicit data, or of the sensitive distribution (its rows are chosen on
+// the host) is refused with an error wrapping target.ErrUnsupported.
+func GEMMTensors(c spec.Case) (x, w values.Tensor, err error) {
+	if c.Op != (gemm.Op{}).Name() || c.GenVersion != 2 || c.Data != nil || c.Dist == spec.DistSensitive {
+		return x, w, fmt.Errorf("gemm tensors of a %s case, generator version %d (data %t, dist %q): %w",
+			c.Op, c.GenVersion, c.Data != nil, c.Dist, target.ErrUnsupported)
+	}
+	in, _, err := caseDTypes(c)
+	if err != nil {
+		return x, w, err
+	}
+	s := c.Shape
+	if err := firstErr(positive("rows", s.Rows), positive("hidden (K)", s.Hidden), positive("n", s.N),
+		budget(c, spec.SatMul(s.Rows, s.Hidden), spec.SatMul(s.Hidden, s.N))); err != nil {
+		return x, w, err
+	}
+	rt, wt := itemTensor(c), gemm.Weights(s)
+	x = values.Tensor{Seed: c.Seed, ID: rt.ID, Dist: rt.Dist, DType: in, Scale: rt.Scale}
+	w = values.Tensor{Seed: c.Seed, ID: wt.ID, Dist: wt.Dist, DType: in, Scale: wt.Scale}
+	return x, w, nil
 }

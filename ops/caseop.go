@@ -37,6 +37,31 @@ type CaseOp interface {
 	// Holds reports whether in is a non-nil input of this op.
 	Holds(in In) bool
 
+	// Tensors are the recipes of the tensors each item has, from the
+	// seed: a token op's one (ItemRows), attention's Q, K and V.
+	Tensors(c spec.Case) []Tensor
+	// FromSeed is the input of case c with s.Items() items made from its
+	// seed with s, after the shape and memory-budget checks, its values
+	// of dtype dt and its outputs in dtype out; the shared tensors are
+	// like's when like is not nil (an input of the same case). Boundary
+	// nudging is Nudge's.
+	FromSeed(c spec.Case, dt, out oracle.DType, s Seeded, like In) (In, error)
+	// FromData is the input of case c, which carries its tensors
+	// (spec.Data, read with e), its outputs in dtype out.
+	FromData(c spec.Case, out oracle.DType, e Explicit) (In, error)
+
+	// Nudge steers in, the batch of a boundary case c whose values were
+	// drawn normal (dtypes dt -> out), onto rounding boundaries with
+	// package boundary and the op's oracle schedule, row by row with
+	// n.Each, so that a row's bits depend only on (seed, tensor, item).
+	// An op that is not a token op nudges whole batches only (item = i).
+	Nudge(c spec.Case, in In, dt, out oracle.DType, n Nudger) error
+
+	// Path is what path parity compares of in: which rows, and the
+	// other op that computes them (a prefill's last positions, as a
+	// decode of each sequence's last token against its KV cache).
+	Path(in In) Path
+
 	// Schedule is the fixed schedule of the op's oracle target.
 	Schedule() oracle.Schedule
 	// ParseSchedule reads a schedule in the form its String method writes.
@@ -68,12 +93,29 @@ type CaseOp interface {
 	// (a decode request's KV length) rather than cycling through the items.
 	PadFirst() bool
 
+	// Token is true for an op whose item is one row of one tensor
+	// (ItemRows), made by fuzz's token recipe (fuzz/tokens.go); false
+	// for one whose items span several tensors (attention's Q, K and V,
+	// fuzz/attention.go), which pads on the host.
+	Token() bool
+	// ItemRows is the tensor of a token op's input in holding its items,
+	// one row of ItemValues values each (x, logits), which a lazy batch
+	// leaves to its targets; nil for an op that is not a token op.
+	ItemRows(in In) *[]float32
+	// LazyBoundary is true when the op's boundary cases may be lazy: its
+	// boundary nudge is one a device runs (gpu/nudge.go).
+	LazyBoundary() bool
+
 	// Balance is min(batch size, row size) of c: the largest batch its
 	// relation builds (n items) against its reduction length.
 	Balance(c spec.Case, n int) int
 	// Cost is the CPU work of checking one item of c in fma-equivalents
 	// (an Exp32 counts 12, a generated input value 4, an output row 500).
 	Cost(c spec.Case) int64
+	// SmallScale is how many times casecost.Small a small draw of the op
+	// may cost: 8 for a prefill, whose rows cost the square of their
+	// length, 1 for the others.
+	SmallScale() int64
 	// ResidueDraws is how many of every casecost.ResidueEvery small draws
 	// a residue case (gen.Residue) follows: 2 for a prefill, which sweeps
 	// either its sequences or its length, 1 for the others.
@@ -82,6 +124,20 @@ type CaseOp interface {
 	// generator's Work (gen.Work), num/den of Work per FMA, measured with
 	// the CPU oracle targets.
 	WorkPerFMA() (num, den int)
+
+	// FuzzWord is the op's word in the names of its go test -fuzz
+	// targets: "Fuzz" + FuzzWord + the relation's word (FuzzRMSNormPadding).
+	FuzzWord() string
+	// ShapeFields visits s's fields in the bytes for go test -fuzz, in
+	// order: the op's shape, before the dtypes and distribution every op
+	// has.
+	ShapeFields(s *spec.Shape, f Fields)
+	// OwnFields visits c's own fields in those bytes, after the dtypes
+	// and distribution (an rmsnorm's eps, a decode's KV lengths).
+	OwnFields(c *spec.Case, f Fields)
+
+	// Drawer is the op's steps in the case generator.
+	Drawer
 
 	// ModelShapes are the op's inner sizes in a model whose sizes are
 	// model (hidden, vocab, heads, kv_heads, head_dim) and whose

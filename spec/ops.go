@@ -55,6 +55,8 @@ type OpInfo struct {
 	// KVLens is true when the op reads Shape.KVLens (per-request cache
 	// lengths overriding Shape.KV).
 	KVLens bool
+	// Eps is true when the op reads Case.Eps (rmsnorm's epsilon).
+	Eps bool
 	// Taps names the fp32 intermediates a target may expose beside its
 	// outputs, column by column (repeating); nil: the fp32 output columns
 	// before rounding.
@@ -137,7 +139,7 @@ func one(Shape) int { return 1 }
 // opTable holds one record per op, single ops first in the order of Ops.
 var opTable = []OpInfo{
 	{
-		Op: OpRMSNorm, Batch: DimRows, Items: "rows", Reads: []Dim{DimRows, DimHidden},
+		Op: OpRMSNorm, Batch: DimRows, Items: "rows", Reads: []Dim{DimRows, DimHidden}, Eps: true,
 		Taps: []string{"sum of squares", "rstd"}, Fillers: allFillers,
 		Elements:    func(s Shape) (int, int) { return s.Hidden, s.Hidden },
 		FMAs:        func(s Shape) int { return SatMul(2, s.Hidden) },

@@ -61,7 +61,7 @@ var scanOnly = []spec.Dist{spec.DistSensitive}
 func ScanOnly() []spec.Dist { return slices.Clone(scanOnly) }
 
 // rowWork returns the Work of one batch row of c (its inner dimensions
-// drawn): its op's work count (spec.OpInfo.FMAs: the reference's
+// drawn): its op's work count (FMAs of its record in spec's op table: the reference's
 // multiply-adds of one item, an exp counting one) weighed by its op
 // package's WorkPerFMA, 0 for an op Case does not draw.
 func rowWork(c spec.Case) int {
@@ -109,6 +109,7 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		panic(fmt.Sprintf("gen: unknown relation %q", relation))
 	}
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: op, Relation: relation}
+	k, g := drawer(op), opGen{r}
 	budget := SmallWork
 	switch p := r.Intn(1000); {
 	case p < BigPermille:
@@ -122,60 +123,17 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		c.Dist = pick(r, dists[:len(dists)-1])
 	}
 	c.Seed = r.Uint64()
-	s := &c.Shape
 	// minRow is a lower bound of the per-row work once the inner
 	// dimensions are drawn; it caps the batch dimensions.
-	minRow := 64
-	switch op {
-	case spec.OpRMSNorm:
-		c.Eps = drawEps(r)
-	case spec.OpLogProb:
-		minRow = rowWork(spec.Case{Op: op, Shape: spec.Shape{Vocab: 2}}) // vocab 2
-	case spec.OpAttnPrefill, spec.OpAttnDecode:
-		s.KVHeads = drawSmallPow2(r)
-		s.Heads = s.KVHeads * drawSmallPow2(r)
-		s.HeadDim = headDims[0]
-		if p := r.Intn(10); p >= 6 {
-			s.HeadDim = headDims[1+p/9]
-		}
-		hw := s.Heads * s.HeadDim
-		if op == spec.OpAttnPrefill {
-			maxLen := 1
-			for maxLen < 1024 {
-				s.SeqLen = maxLen + 1
-				if rowWork(c) > budget {
-					break
-				}
-				maxLen++
-			}
-			s.SeqLen = drawKV(r, maxLen)
-		} else {
-			s.KV = drawKV(r, min(8192, max(1, budget/hw)))
-		}
-		minRow = rowWork(c)
-	}
-	maxBatch := 8192
-	if op == spec.OpAttnPrefill {
-		maxBatch = 8
-	}
-	capRows := func(used int) int { return max(1, min(maxBatch, (budget-used)/minRow)) }
-	var rows int
-	if op == spec.OpAttnPrefill {
-		rows = 1
-		if r.Intn(2) == 0 {
-			rows = 1 + r.Intn(capRows(0))
-		}
-	} else {
-		rows = drawRows(r, capRows(0))
-	}
+	minRow := k.DrawInner(&c, g, budget)
+	capRows := func(used int) int { return max(1, min(k.MaxBatch(), (budget-used)/minRow)) }
+	rows := k.DrawBatch(g, capRows(0))
 	c.SetBatchRows(rows)
 	extra := 0
 	switch relation {
 	case spec.RelBatchInvariance:
-		c.Rel.Batch = drawRows(r, capRows(rows*minRow))
-		if op == spec.OpAttnPrefill {
-			c.Rel.Batch = 1 + r.Intn(min(maxBatch, capRows(rows*minRow)))
-		}
+		limit := capRows(rows * minRow)
+		c.Rel.Batch = k.OtherBatch(g, drawRows(r, limit), limit)
 		extra = c.Rel.Batch
 	case spec.RelPadding:
 		c.Rel.Pad = drawPad(r, rows, max(rows+1, capRows(rows*minRow)))
@@ -183,25 +141,7 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 		extra = c.Rel.Pad
 	}
 	total := rows + extra
-	perRow := max(1, budget/total)
-	switch op {
-	case spec.OpRMSNorm:
-		s.Hidden = drawHidden(r, min(8192, perRow))
-	case spec.OpGEMM:
-		// K first, leaving room for N >= 8 where the budget allows.
-		s.Hidden = drawHidden(r, min(8192, max(1, perRow/8)))
-		s.N = drawHidden(r, min(8192, max(1, perRow/s.Hidden)))
-	case spec.OpLogProb:
-		perVocab := rowWork(spec.Case{Op: op, Shape: spec.Shape{Vocab: 1}}) // the Work of one logit
-		s.Vocab = drawVocab(r, min(152064, max(1, perRow/perVocab)))
-	case spec.OpAttnDecode:
-		if rows <= 64 && r.Intn(5) == 0 {
-			s.KVLens = make([]int, rows)
-			for i := range s.KVLens {
-				s.KVLens[i] = drawKV(r, s.KV)
-			}
-		}
-	}
+	k.DrawPerRow(&c, g, rows, max(1, budget/total))
 	drawRel(r, &c)
 	return c
 }
@@ -226,19 +166,7 @@ func drawDTypes(r *rand.Rand, c *spec.Case) {
 	default:
 		c.In, c.Out = spec.FP32, spec.BF16
 	}
-	if c.Op == spec.OpLogProb {
-		c.Out = spec.FP32
-		if c.Relation == spec.RelLogProbParity {
-			switch p := r.Intn(10); {
-			case p < 4:
-				c.Compare = spec.BF16
-			case p < 8:
-				c.Compare = spec.FP32
-			default:
-				c.Compare = spec.FP16
-			}
-		}
-	}
+	drawer(c.Op).DrawDTypes(c, opGen{r})
 }
 
 // drawEps: 40% 1e-5, 40% 1e-6, 10% 1e-12, 10% 1e-8.

@@ -23,20 +23,7 @@ var residueDims = []string{"rows", "seqs", "batch", "pad", "kv", "kv_lens", "seq
 // residueValues calls add for each batch dimension of c (residueDims) and
 // its value.
 func residueValues(c spec.Case, add func(dim string, v int)) {
-	s := c.Shape
-	switch c.Op {
-	case spec.OpAttnPrefill:
-		add("seqs", s.Seqs)
-		add("seq_len", s.SeqLen)
-	case spec.OpAttnDecode:
-		add("rows", s.Rows)
-		add("kv", s.KV)
-		for _, l := range s.KVLens {
-			add("kv_lens", l)
-		}
-	default:
-		add("rows", s.Rows)
-	}
+	drawer(c.Op).ResidueDims(c.Shape, add)
 	switch c.Relation {
 	case spec.RelBatchInvariance:
 		add("batch", c.Rel.Batch)
@@ -161,19 +148,8 @@ func Residue(c spec.Case) spec.Case {
 	}
 	r := rand.New(rand.NewSource(int64(c.Seed)))
 	c = clone(c)
-	s := &c.Shape
-	switch c.Op {
-	case spec.OpRMSNorm:
-		s.Hidden = 64 + r.Intn(193)
-	case spec.OpGEMM:
-		s.Hidden, s.N = 64+r.Intn(193), 1+r.Intn(8)
-	case spec.OpLogProb:
-		s.Vocab = 64 + r.Intn(193)
-	case spec.OpAttnDecode:
-		s.Heads, s.KVHeads, s.HeadDim, s.KV, s.KVLens = 1, 1, headDims[0], 1+r.Intn(8), nil
-	case spec.OpAttnPrefill:
-		s.Heads, s.KVHeads, s.HeadDim, s.SeqLen = 1, 1, headDims[0], 1+r.Intn(4)
-	}
+	k, g := drawer(c.Op), opGen{r}
+	k.ResidueShape(&c.Shape, g)
 	row, pos := 0, 0
 	if c.Relation == spec.RelBatchInvariance {
 		row, pos = residueValue(r, ResidueMax)-1, residueValue(r, ResidueMax)-1
@@ -186,8 +162,7 @@ func Residue(c spec.Case) spec.Case {
 	case spec.RelPadding:
 		other = residueValue(r, max(1, ResidueMax-rows))
 	}
-	if c.Op == spec.OpAttnPrefill && r.Intn(3) == 0 {
-		s.SeqLen = 1 + r.Intn(MaxModulus)
+	if k.ResidueSweep(&c.Shape, g, MaxModulus) {
 		row, rows, pos, other = 0, 1, 0, 1+r.Intn(4)
 	}
 	c.SetBatchRows(rows)

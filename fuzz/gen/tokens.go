@@ -96,42 +96,16 @@ func threshold(r *rand.Rand, top int) int {
 // more than spec.MaxElements values (an lm_head or a vocabulary-wide
 // logprob at thousands of rows) is left so: the caller draws again.
 func Spread(r *rand.Rand, c *spec.Case, maxTokens int) {
-	s := &c.Shape
-	if c.Op == spec.OpAttnPrefill {
-		t := Tokens(r, maxTokens)
-		s.Seqs = 1
-		if r.Intn(2) == 0 {
-			s.Seqs = 1 + r.Intn(8)
-		}
-		s.SeqLen = (t + s.Seqs - 1) / s.Seqs
-	} else {
-		s.Rows = Tokens(r, maxTokens)
-	}
+	k, g := drawer(c.Op), opGen{r}
+	k.SetTokens(&c.Shape, g, Tokens(r, maxTokens))
 	rows := c.BatchRows()
 	c.Rel.Batch, c.Rel.Position, c.Rel.Row, c.Rel.PermSeed, c.Rel.Mask = 0, 0, 0, 0, nil
 	switch c.Relation {
 	case spec.RelBatchInvariance:
-		c.Rel.Batch = Tokens(r, maxTokens)
-		if c.Op == spec.OpAttnPrefill {
-			c.Rel.Batch = 1 + r.Intn(8)
-		}
+		c.Rel.Batch = k.OtherBatch(g, Tokens(r, maxTokens), k.MaxBatch())
 	case spec.RelPadding:
 		c.Rel.Pad = drawPad(r, rows, max(rows+1, maxTokens))
 	}
-	if c.Op == spec.OpAttnDecode {
-		s.KVLens = nil
-		// values per request: (heads + 2·kv·kv_heads)·head_dim
-		reqs := spec.SatAdd(rows, c.Rel.Batch, c.Rel.Pad)
-		perKV := spec.SatMul(2, s.KVHeads, s.HeadDim)
-		if room := spec.MaxElements/max(1, reqs) - s.Heads*s.HeadDim; perKV > 0 {
-			s.KV = max(1, min(s.KV, room/perKV))
-		}
-		if rows <= 64 && r.Intn(5) == 0 {
-			s.KVLens = make([]int, rows)
-			for i := range s.KVLens {
-				s.KVLens[i] = drawKV(r, s.KV)
-			}
-		}
-	}
+	k.FitTokens(c, g, spec.SatAdd(rows, c.Rel.Batch, c.Rel.Pad))
 	drawRel(r, c)
 }

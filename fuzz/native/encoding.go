@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -25,8 +26,10 @@ import (
 //   - a field bounded by another (row < rows, position < batch) reads
 //     v modulo the bound.
 //
-// The fields, in order (op's shape fields, then the common ones, then the
-// relation's, then the seed):
+// The fields, in order (the op's shape fields, then the common ones, then
+// the op's own, then the relation's, then the seed; an op names its fields
+// once, for both directions, in ops.CaseOp's ShapeFields and OwnFields,
+// and this file reads and writes each kind of field as ops.Fields):
 //
 //	rmsnorm        rows, hidden, dtypes, dist, eps
 //	gemm           rows, hidden, n, dtypes, dist
@@ -132,6 +135,36 @@ func (r *reader) table(t []int, lo int) int {
 	return lo + v - len(t)
 }
 
+// The reader's ops.Fields: each sets its field from the next bytes.
+
+func (r *reader) Rows(p *int)   { *p = r.table(rowsTable, 1) }
+func (r *reader) Hidden(p *int) { *p = r.table(hiddenTable, 1) }
+func (r *reader) Vocab(p *int)  { *p = r.table(vocabTable, 1) }
+func (r *reader) KV(p *int)     { *p = r.table(kvTable, 1) }
+
+func (r *reader) Heads(s *spec.Shape) {
+	s.KVHeads = r.table(headsTable, 1)
+	s.Heads = s.KVHeads * r.table(headsTable, 1)
+	s.HeadDim = r.table(headDim, 1)
+}
+
+func (r *reader) Eps(p *float32) {
+	if v := r.next(); v < uint64(len(epsTable)) {
+		*p = epsTable[v]
+	} else {
+		*p = math.Float32frombits(uint32(v - uint64(len(epsTable))))
+	}
+}
+
+func (r *reader) KVLens(p *[]int) {
+	if k := min(r.int(), maxLens); k > 0 {
+		*p = make([]int, k)
+		for i := range *p {
+			(*p)[i] = r.table(kvTable, 1)
+		}
+	}
+}
+
 // writer writes the fields of the format.
 type writer struct{ b []byte }
 
@@ -143,6 +176,35 @@ func (w *writer) table(t []int, lo, x int) {
 		return
 	}
 	w.put(uint64(len(t) + x - lo))
+}
+
+// The writer's ops.Fields: each writes its field.
+
+func (w *writer) Rows(p *int)   { w.table(rowsTable, 1, *p) }
+func (w *writer) Hidden(p *int) { w.table(hiddenTable, 1, *p) }
+func (w *writer) Vocab(p *int)  { w.table(vocabTable, 1, *p) }
+func (w *writer) KV(p *int)     { w.table(kvTable, 1, *p) }
+
+func (w *writer) Heads(s *spec.Shape) {
+	kvh := max(s.KVHeads, 1)
+	w.table(headsTable, 1, kvh)
+	w.table(headsTable, 1, s.Heads/kvh)
+	w.table(headDim, 1, s.HeadDim)
+}
+
+func (w *writer) Eps(p *float32) {
+	if i := slices.Index(epsTable, *p); i >= 0 {
+		w.put(uint64(i))
+	} else {
+		w.put(uint64(len(epsTable)) + uint64(math.Float32bits(*p)))
+	}
+}
+
+func (w *writer) KVLens(p *[]int) {
+	w.put(uint64(len(*p)))
+	for _, l := range *p {
+		w.table(kvTable, 1, l)
+	}
 }
 
 // bytes returns the data without trailing zero fields (they read as 0).
@@ -165,46 +227,17 @@ func Decode(op spec.Op, relation string, data []byte) (spec.Case, error) {
 	if !slices.Contains(spec.Relations, relation) {
 		return spec.Case{}, fmt.Errorf("decode: unknown relation %q", relation)
 	}
+	k, ok := all.Case(op)
+	if !ok {
+		return spec.Case{}, fmt.Errorf("decode: op %q has no op package", op)
+	}
 	r := &reader{b: data}
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: op, Relation: relation}
-	s := &c.Shape
-	heads := func() {
-		s.KVHeads = r.table(headsTable, 1)
-		s.Heads = s.KVHeads * r.table(headsTable, 1)
-		s.HeadDim = r.table(headDim, 1)
-	}
-	switch op {
-	case spec.OpRMSNorm:
-		s.Rows, s.Hidden = r.table(rowsTable, 1), r.table(hiddenTable, 1)
-	case spec.OpGEMM:
-		s.Rows, s.Hidden, s.N = r.table(rowsTable, 1), r.table(hiddenTable, 1), r.table(hiddenTable, 1)
-	case spec.OpLogProb:
-		s.Rows, s.Vocab = r.table(rowsTable, 1), r.table(vocabTable, 1)
-	case spec.OpAttnPrefill:
-		s.Seqs, s.SeqLen = r.table(rowsTable, 1), r.table(kvTable, 1)
-		heads()
-	case spec.OpAttnDecode:
-		s.Rows, s.KV = r.table(rowsTable, 1), r.table(kvTable, 1)
-		heads()
-	}
+	k.ShapeFields(&c.Shape, r)
 	d := r.next() % numDTypes
 	c.In, c.Out, c.Compare = dtypes[d%3], dtypes[d/3%3], compares[d/9]
 	c.Dist = nativeDists[r.next()%uint64(len(nativeDists))]
-	switch op {
-	case spec.OpRMSNorm:
-		if v := r.next(); v < uint64(len(epsTable)) {
-			c.Eps = epsTable[v]
-		} else {
-			c.Eps = math.Float32frombits(uint32(v - uint64(len(epsTable))))
-		}
-	case spec.OpAttnDecode:
-		if k := min(r.int(), maxLens); k > 0 {
-			s.KVLens = make([]int, k)
-			for i := range s.KVLens {
-				s.KVLens[i] = r.table(kvTable, 1)
-			}
-		}
-	}
+	k.OwnFields(&c, r)
 	rows := c.BatchRows()
 	switch relation {
 	case spec.RelBatchInvariance:
@@ -264,48 +297,15 @@ func padDecode(v, rows int) int {
 // rmsnorm). Trailing zero fields are left out.
 func Encode(c spec.Case) []byte {
 	w := &writer{}
-	s := c.Shape
-	heads := func() {
-		kvh := max(s.KVHeads, 1)
-		w.table(headsTable, 1, kvh)
-		w.table(headsTable, 1, s.Heads/kvh)
-		w.table(headDim, 1, s.HeadDim)
-	}
-	switch c.Op {
-	case spec.OpRMSNorm:
-		w.table(rowsTable, 1, s.Rows)
-		w.table(hiddenTable, 1, s.Hidden)
-	case spec.OpGEMM:
-		w.table(rowsTable, 1, s.Rows)
-		w.table(hiddenTable, 1, s.Hidden)
-		w.table(hiddenTable, 1, s.N)
-	case spec.OpLogProb:
-		w.table(rowsTable, 1, s.Rows)
-		w.table(vocabTable, 1, s.Vocab)
-	case spec.OpAttnPrefill:
-		w.table(rowsTable, 1, s.Seqs)
-		w.table(kvTable, 1, s.SeqLen)
-		heads()
-	case spec.OpAttnDecode:
-		w.table(rowsTable, 1, s.Rows)
-		w.table(kvTable, 1, s.KV)
-		heads()
+	k, ok := all.Case(c.Op)
+	if ok {
+		k.ShapeFields(&c.Shape, w)
 	}
 	in, out, cmp := slices.Index(dtypes, c.In), slices.Index(dtypes, c.Out), slices.Index(compares, c.Compare)
 	w.put(uint64(max(in, 0) + 3*max(out, 0) + 9*max(cmp, 0)))
 	w.put(uint64(max(slices.Index(nativeDists, c.Dist), 0)))
-	switch c.Op {
-	case spec.OpRMSNorm:
-		if i := slices.Index(epsTable, c.Eps); i >= 0 {
-			w.put(uint64(i))
-		} else {
-			w.put(uint64(len(epsTable)) + uint64(math.Float32bits(c.Eps)))
-		}
-	case spec.OpAttnDecode:
-		w.put(uint64(len(s.KVLens)))
-		for _, l := range s.KVLens {
-			w.table(kvTable, 1, l)
-		}
+	if ok {
+		k.OwnFields(&c, w)
 	}
 	rows := c.BatchRows()
 	switch c.Relation {

@@ -20,17 +20,8 @@ import (
 // new thing goes") lists for a new op.
 var opSwitches = map[string]string{
 	// the op's own work
-	"fuzz/inputs.go":           "its case in Inputs",
-	"fuzz/tokens.go":           "its tensors from the seed (token ops)",
-	"fuzz/attention.go":        "its tensors from the seed (attention)",
-	"fuzz/explicit.go":         "its tensors from explicit data",
-	"fuzz/boundary_inputs.go":  "its boundary nudge",
 	"fuzz/sensitive.go":        "its sensitive draw and row power",
 	"power/family.go":          "its schedule family (power)",
-	"fuzz/lazy.go":             "materializing its lazy batch",
-	"fuzz/gen/gen.go":          "its generator (draws and cost weights)",
-	"fuzz/gen/residues.go":     "its generator (residue cases)",
-	"fuzz/native/encoding.go":  "its go test -fuzz byte format",
 	"fuzz/external/request.go": "its tensors in the process protocol",
 	"fuzz/external/serve.go":   "its tensors in the process protocol",
 	"gpu/ops.go":               "its kernel",

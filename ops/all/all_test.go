@@ -1,6 +1,7 @@
 package all
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/bitparity/bitparity/ops"
@@ -91,5 +92,23 @@ func TestRegisterDevice(t *testing.T) {
 			}()
 			RegisterDevice(renamed{cpu, name})
 		}()
+	}
+}
+
+// TestCaseWords: a case op's go test -fuzz word is unique and no prefix of
+// another's (corpus.ParseFuzzTargetName cuts it off a target's name), and a
+// token op has one seeded tensor a row an item, an op that is not one
+// several.
+func TestCaseWords(t *testing.T) {
+	c := spec.Case{Dist: spec.DistNormal}
+	for i, a := range Cases {
+		for j, b := range Cases {
+			if i != j && strings.HasPrefix(b.FuzzWord(), a.FuzzWord()) {
+				t.Errorf("%s's fuzz word %q is a prefix of %s's %q", a.Name(), a.FuzzWord(), b.Name(), b.FuzzWord())
+			}
+		}
+		if n := len(a.Tensors(c)); a.Token() != (n == 1) {
+			t.Errorf("%s: Token() = %v with %d seeded tensors", a.Name(), a.Token(), n)
+		}
 	}
 }

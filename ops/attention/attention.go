@@ -16,7 +16,10 @@ import (
 // Prefill and Decode implement ops.CaseOp.
 type (
 	Prefill struct{ attention }
-	Decode  struct{ attention }
+	Decode  struct {
+		attention
+		ops.RowsBatch
+	}
 )
 
 var (
@@ -256,3 +259,27 @@ func (Prefill) WorkPerFMA() (num, den int) { return 1, 8 }
 // WorkPerFMA is 1/2 for a decode (heads·kv·head_dim, the longest of KV
 // and KVLens).
 func (Decode) WorkPerFMA() (num, den int) { return 1, 2 }
+
+// ShapeFields is seqs, seq_len, then the heads.
+func (Prefill) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Seqs); f.KV(&s.SeqLen); f.Heads(s) }
+
+// OwnFields is none.
+func (Prefill) OwnFields(*spec.Case, ops.Fields) {}
+
+// ShapeFields is rows, kv, then the heads.
+func (Decode) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Rows); f.KV(&s.KV); f.Heads(s) }
+
+// OwnFields is the requests' KV lengths.
+func (Decode) OwnFields(c *spec.Case, f ops.Fields) { f.KVLens(&c.Shape.KVLens) }
+
+func (attention) Token() bool                { return false }
+func (attention) ItemRows(ops.In) *[]float32 { return nil }
+func (attention) LazyBoundary() bool         { return false }
+
+func (Prefill) FuzzWord() string { return "AttnPrefill" }
+
+func (Decode) FuzzWord() string { return "Decode" }
+
+func (Prefill) SmallScale() int64 { return 8 }
+
+func (Decode) SmallScale() int64 { return 1 }

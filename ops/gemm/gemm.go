@@ -11,7 +11,7 @@ import (
 )
 
 // Op is the gemm op; it implements ops.CaseOp.
-type Op struct{}
+type Op struct{ ops.RowsBatch }
 
 var _ ops.CaseOp = Op{}
 
@@ -99,3 +99,24 @@ func (Op) AtModel(c *spec.Case, dt spec.DType, _ float32, inner spec.Shape) {
 
 // WorkPerFMA is 1/1 (hidden·n).
 func (Op) WorkPerFMA() (num, den int) { return 1, 1 }
+
+// ShapeFields is rows, hidden (K), n.
+func (Op) ShapeFields(s *spec.Shape, f ops.Fields) {
+	f.Rows(&s.Rows)
+	f.Hidden(&s.Hidden)
+	f.Hidden(&s.N)
+}
+
+// OwnFields is none.
+func (Op) OwnFields(*spec.Case, ops.Fields) {}
+
+func (Op) Token() bool                   { return true }
+func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).X }
+func (Op) LazyBoundary() bool            { return true }
+
+func (Op) FuzzWord() string { return "GEMM" }
+
+func (Op) SmallScale() int64 { return 1 }
+
+// Path is every row, on no other op.
+func (Op) Path(ops.In) ops.Path { return ops.Path{} }

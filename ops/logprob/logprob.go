@@ -12,7 +12,7 @@ import (
 )
 
 // Op is the logprob op; it implements ops.CaseOp.
-type Op struct{}
+type Op struct{ ops.RowsBatch }
 
 var _ ops.CaseOp = Op{}
 
@@ -115,3 +115,20 @@ func (Op) AtModel(c *spec.Case, dt spec.DType, _ float32, inner spec.Shape) {
 
 // WorkPerFMA is 2/1 (an exp and a reduction step cost four RMSNorm values: 4·vocab).
 func (Op) WorkPerFMA() (num, den int) { return 2, 1 }
+
+// ShapeFields is rows, vocab.
+func (Op) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Rows); f.Vocab(&s.Vocab) }
+
+// OwnFields is none.
+func (Op) OwnFields(*spec.Case, ops.Fields) {}
+
+func (Op) Token() bool                   { return true }
+func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).Logits }
+func (Op) LazyBoundary() bool            { return false }
+
+func (Op) FuzzWord() string { return "LogProb" }
+
+func (Op) SmallScale() int64 { return 1 }
+
+// Path is every row, on no other op.
+func (Op) Path(ops.In) ops.Path { return ops.Path{} }

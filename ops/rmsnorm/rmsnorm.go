@@ -12,7 +12,7 @@ import (
 )
 
 // Op is the rmsnorm op; it implements ops.CaseOp.
-type Op struct{}
+type Op struct{ ops.RowsBatch }
 
 var _ ops.CaseOp = Op{}
 
@@ -101,3 +101,20 @@ func (Op) AtModel(c *spec.Case, dt spec.DType, eps float32, inner spec.Shape) {
 
 // WorkPerFMA is 1/2 (hidden a row).
 func (Op) WorkPerFMA() (num, den int) { return 1, 2 }
+
+// ShapeFields is rows, hidden.
+func (Op) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Rows); f.Hidden(&s.Hidden) }
+
+// OwnFields is eps.
+func (Op) OwnFields(c *spec.Case, f ops.Fields) { f.Eps(&c.Eps) }
+
+func (Op) Token() bool                   { return true }
+func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).X }
+func (Op) LazyBoundary() bool            { return true }
+
+func (Op) FuzzWord() string { return "RMSNorm" }
+
+func (Op) SmallScale() int64 { return 1 }
+
+// Path is every row, on no other op.
+func (Op) Path(ops.In) ops.Path { return ops.Path{} }

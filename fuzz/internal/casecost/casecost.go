@@ -35,6 +35,16 @@ const (
 	ResidueEvery = 9
 )
 
+// SmallOf is the cost cap of a small draw of op: Small times the op's
+// ops.CaseOp.SmallScale (8 for attn_prefill); Small for an op no package
+// holds.
+func SmallOf(op spec.Op) int64 {
+	if k, ok := all.Case(op); ok {
+		return Small * k.SmallScale()
+	}
+	return Small
+}
+
 // ResidueDraw reports whether the campaign follows small draw c with its
 // residue case (gen.Residue): seed % ResidueEvery == 0, and for attn_prefill also == 1
 // (gen.Residue sweeps either its sequences or its length, so each of the
