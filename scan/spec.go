@@ -21,7 +21,7 @@ var ErrBadSpec = errors.New("bad scan")
 var DefaultDists = []spec.Dist{spec.DistNormal, spec.DistBoundary}
 
 // SensitiveDists are the default draws of scans of an op with a family
-// (rmsnorm, gemm, logprob):
+// (rmsnorm, gemm, logprob, attn_decode):
 // normal values and sensitive ones (boundary rows re-drawn until they show
 // most of the family of reduction orders, fuzz's sensitive draw).
 var SensitiveDists = []spec.Dist{spec.DistNormal, spec.DistSensitive}
