@@ -28,7 +28,10 @@ import (
 // then, head by head, the knob of head h (V of the head's highest-score
 // token in the column AttendRow tunes) moved by each of knobVariants,
 // the step that shows the most alternatives no earlier head or draw
-// showed kept. A request's bits depend on (Seed, Draw, i) only. Its cost:
+// showed kept (the first step, no change, when prior holds the whole
+// family: then candidate 0 as nudged, its set measured by
+// power.Family.Decode). A request's bits depend on (Seed, Draw, i) only.
+// Its cost:
 // SensitiveAttempts x Heads x (|Family|+1) oracle.DecodeProbes (a decode
 // of the row each) and x len(knobVariants) x (|Family|+1) x group KV
 // columns (L fmas each) for the knob steps.
@@ -39,6 +42,16 @@ func (g *sensitiveGen) decodeRequest(j int, prior power.Set) (power.Set, choice,
 	want := n
 	if prior != nil {
 		want = n - prior.Len()
+	}
+	if want == 0 { // every alternative shown before: candidate 0 as nudged, its set measured once
+		q, k, v, err := g.decodeCandidate(j, 0)
+		if err != nil {
+			return nil, choice{}, err
+		}
+		copy(d.Q[j*H*D:(j+1)*H*D], q)
+		d.K[j], d.V[j] = k, v
+		sets, errs := decodeRowPower(&oracle.DecodeInput{Q: q, K: [][]float32{k}, V: [][]float32{v}, Heads: H, KVHeads: KH, HeadDim: D}, g.f, g.cmp)
+		return sets[0], choice{}, errs[0]
 	}
 	var bestQ, bestK, bestV []float32
 	var bestSet power.Set

@@ -2,11 +2,25 @@ package scan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
+
+// hasFamily reports whether scan s measures power: its op has a family
+// (fuzz.SensitiveOps) and its values are batches whose positions are
+// items (dims items, pad and position); an attention scan over KV
+// lengths, neighbours, chunks, pages or prefixes varies something else
+// than the items a family's coverage counts.
+func hasFamily(s spec.ScanSpec) bool {
+	switch s.Dim {
+	case spec.ScanItems, spec.ScanPad, spec.ScanPosition:
+		return slices.Contains(fuzz.SensitiveOps, s.Op)
+	}
+	return false
+}
 
 // addPower adds draw k's rows to the scan's power (package power): the
 // alternatives of the family each position's row shows, from the draw's
@@ -36,7 +50,7 @@ func (sc *scanner) addPower(k int) error {
 }
 
 // rowsOnHost reports whether batch b holds its rows on the host (rmsnorm,
-// gemm or logprob; a lazy or device batch does not).
+// gemm, logprob or attn_decode; a lazy or device batch does not).
 func rowsOnHost(b *target.Batch) bool {
 	switch {
 	case b == nil:
@@ -47,6 +61,8 @@ func rowsOnHost(b *target.Batch) bool {
 		return b.GEMM.X != nil
 	case b.LogProb != nil:
 		return b.LogProb.Logits != nil
+	case b.Decode != nil:
+		return b.Decode.Q != nil
 	}
 	return false
 }
