@@ -131,6 +131,7 @@ type DecodeProbe struct {
 	stride  int // KVHeads·HeadDim
 	off     int // kv head's offset within a token: (h/group)·HeadDim
 	dim     int
+	start   []float32 // the row at the starting V (Start)
 }
 
 // NewDecodeProbe starts a probe of row r (request r/Heads, head r%Heads)
@@ -174,8 +175,21 @@ func NewDecodeProbe(in DecodeInput, s AttentionSchedule, r int) (*DecodeProbe, e
 		p.w = append(p.w, w)
 		p.den = FMA32(w, part.l, p.den)
 	}
+	p.start = make([]float32, D)
+	for d := range p.start {
+		num := float32(math.Copysign(0, -1))
+		for c, part := range parts {
+			num = FMA32(p.w[c], part.acc[d], num)
+		}
+		p.start[d] = Div32(num, p.den)
+	}
 	return p, nil
 }
+
+// Start is the output row at the V the probe started with, as Row gave
+// it then (from the splits' sums made while starting: no column is
+// recomputed). The caller must not change it.
+func (p *DecodeProbe) Start() []float32 { return p.start }
 
 // Col is output column d (< HeadDim) at the current V.
 func (p *DecodeProbe) Col(d int) float32 {

@@ -93,8 +93,15 @@ func (f *Family) NewDecodeCheck(in oracle.DecodeInput, r int, out oracle.DType) 
 	for a := range c.diff {
 		c.diff[a] = make([]bool, D)
 	}
+	ref := c.decl.Start()
 	for col := range D {
-		c.column(col)
+		c.ref[col] = math.Float32bits(oracle.Round(out, ref[col]))
+	}
+	for a, p := range c.probes {
+		y := p.Start()
+		for col := range D {
+			c.diff[a][col] = math.Float32bits(oracle.Round(out, y[col])) != c.ref[col]
+		}
 	}
 	return c, nil
 }
