@@ -49,8 +49,8 @@ func decodeKey(s oracle.AttentionSchedule, L int) string {
 // DecodeCheck tells which alternatives of an attn_decode family one row
 // (one request's query, one head) shows while values of the request's V
 // cache change (a search over a knob's values). It keeps one
-// oracle.DecodeProbe per schedule, whose softmax weights depend on q and
-// K only, and the bits of each output column under each schedule: a
+// oracle.DecodeProbe per schedule (oracle.NewDecodeProbes: the row's
+// scores computed once), whose softmax weights depend on q and K only, and the bits of each output column under each schedule: a
 // change of one V value costs each schedule one column (L fmas); a value
 // of another KV head costs nothing.
 type DecodeCheck struct {
@@ -76,16 +76,15 @@ func (f *Family) NewDecodeCheck(in oracle.DecodeInput, r int, out oracle.DType) 
 		return nil, fmt.Errorf("power: decode check of a %s family", f.Op)
 	}
 	in.Out = oracle.FP32
-	c := &DecodeCheck{f: f, out: out, probes: make([]*oracle.DecodeProbe, len(f.Alts))}
-	var err error
-	if c.decl, err = oracle.NewDecodeProbe(in, d, r); err != nil {
-		return nil, fmt.Errorf("power: decode %s: %w", d, err)
+	ss := []oracle.AttentionSchedule{d}
+	for _, alt := range f.Alts {
+		ss = append(ss, alt.(oracle.AttentionSchedule))
 	}
-	for a, alt := range f.Alts {
-		if c.probes[a], err = oracle.NewDecodeProbe(in, alt.(oracle.AttentionSchedule), r); err != nil {
-			return nil, fmt.Errorf("power: decode %s: %w", alt, err)
-		}
+	ps, err := oracle.NewDecodeProbes(in, ss, r)
+	if err != nil {
+		return nil, fmt.Errorf("power: decode row %d: %w", r, err)
 	}
+	c := &DecodeCheck{f: f, out: out, decl: ps[0], probes: ps[1:]}
 	H, D := in.Heads, in.HeadDim
 	c.v, c.stride, c.off, c.dim = in.V[r/H], in.KVHeads*D, (r%H)/(H/in.KVHeads)*D, D
 	c.ref = make([]uint32, D)
