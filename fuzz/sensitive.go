@@ -1,11 +1,13 @@
 package fuzz
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 
 	"github.com/bitparity/bitparity/boundary"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
@@ -21,7 +23,8 @@ var SensitiveOps = power.Ops
 
 // Family is the family of reduction orders the rows of case c are
 // measured against (power.NewFamily): around the oracle target's declared
-// schedule of c's op, at c's row length (hidden, vocab).
+// schedule of c's op, at c's row length (hidden, vocab; attn_decode: the
+// longest KV cache).
 func Family(c spec.Case) (*power.Family, error) {
 	in, err := oracle.ParseDType(string(c.In))
 	if err != nil {
@@ -34,8 +37,20 @@ func Family(c spec.Case) (*power.Family, error) {
 		return power.NewFamily(c.Op, c.Shape.Hidden, in, target.OracleGEMMSchedule)
 	case spec.OpLogProb:
 		return power.NewFamily(c.Op, c.Shape.Vocab, in, target.OracleLogProbSchedule)
+	case spec.OpAttnDecode:
+		return power.NewFamily(c.Op, longestKV(c.Shape), in, target.OracleAttentionSchedule)
 	}
 	return nil, fmt.Errorf("no schedule family for op %s (want one of %v)", c.Op, SensitiveOps)
+}
+
+// longestKV is the longest KV cache of a decode shape: the length its
+// family is told apart at (a request of a shorter cache shows no
+// alternative that runs the declared schedule's operations there).
+func longestKV(s spec.Shape) int {
+	if len(s.KVLens) == 0 {
+		return s.KV
+	}
+	return slices.Max(s.KVLens)
 }
 
 // sensitiveInputs makes the batch of a case with Dist "sensitive": each
@@ -176,7 +191,12 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 			return nil, err
 		}
 		b = &target.Batch{Op: c.Op, In: in, Out: out}
-		if err := tokenInputs(base, b, keys, false, nil); err != nil {
+		if c.Op == spec.OpAttnDecode {
+			err = attnInputs(base, b, keys, false)
+		} else {
+			err = tokenInputs(base, b, keys, false, nil)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -184,7 +204,10 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare dtype: %w", err)
 	}
-	g := &sensitiveGen{c: base, draw: c.Draw, f: f, b: b, keys: keys, full: full, cmp: cmp, rt: itemTensor(base)}
+	g := &sensitiveGen{c: base, draw: c.Draw, f: f, b: b, keys: keys, full: full, cmp: cmp}
+	if k, ok := all.Case(base.Op); ok && k.Token() {
+		g.rt = itemTensor(base) // attention's draw keeps its tensors in b
+	}
 	if c.Op == spec.OpRMSNorm {
 		in := b.RMSNorm
 		g.rms = boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
@@ -247,6 +270,10 @@ func (g *sensitiveGen) search(prior []power.Set) ([]power.Set, error) {
 		var p power.Set
 		if prior != nil {
 			p = prior[j]
+		}
+		if g.c.Op == spec.OpAttnDecode {
+			sets[j], g.choices[j], errs[j] = g.decodeRequest(j, p)
+			return
 		}
 		sets[j], g.choices[j], errs[j] = g.row(j, p)
 	})
@@ -521,11 +548,12 @@ func keepShown(key string, keys []int, shown []power.Set) {
 	}
 }
 
-// RowPower returns, for each row of batch b of case c (rmsnorm, gemm or
-// logprob, its values on the host; row i is item i), the alternatives of
-// f the row shows in c's compare dtype (power.Family.RMSNorm; GEMM on the
-// row's column GEMMColumnOf, a lower bound of the row's; LogProb), rows
-// checked in parallel.
+// RowPower returns, for each row of batch b of case c (rmsnorm, gemm,
+// logprob or attn_decode, its values on the host; row i is item i), the
+// alternatives of f the row shows in c's compare dtype
+// (power.Family.RMSNorm; GEMM on the row's column GEMMColumnOf, a lower
+// bound of the row's; LogProb; of a decode request, the union of its
+// heads' power.Family.Decode), rows checked in parallel.
 func RowPower(c spec.Case, b *target.Batch, f *power.Family) ([]power.Set, error) {
 	var n int
 	switch {
@@ -535,12 +563,20 @@ func RowPower(c spec.Case, b *target.Batch, f *power.Family) ([]power.Set, error
 		n = b.GEMM.M
 	case c.Op == spec.OpLogProb && b.LogProb != nil && b.LogProb.Logits != nil:
 		n = b.LogProb.Rows
+	case c.Op == spec.OpAttnDecode && b.Decode != nil && b.Decode.Q != nil:
 	default:
 		return nil, fmt.Errorf("row power: a %s batch without its rows on the host", c.Op)
 	}
 	cmp, err := oracle.ParseDType(string(c.CompareDType()))
 	if err != nil {
 		return nil, fmt.Errorf("row power: compare dtype: %w", err)
+	}
+	if c.Op == spec.OpAttnDecode {
+		sets, errs := decodeRowPower(b.Decode, f, cmp)
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("row power: %w", err)
+		}
+		return sets, nil
 	}
 	sets := make([]power.Set, n)
 	errs := make([]error, n)

@@ -21,6 +21,8 @@ func powerCase(op spec.Op, cols, rows int, out spec.DType, dist spec.Dist, seed 
 		c.Shape.Hidden = cols
 	case spec.OpGEMM:
 		c.Shape.Hidden, c.Shape.N = cols, 48
+	case spec.OpAttnDecode: // cols: the KV length
+		c.Shape.KV, c.Shape.Heads, c.Shape.KVHeads, c.Shape.HeadDim = cols, 4, 2, 16
 	default:
 		c.Shape.Vocab = cols
 		c.Out = spec.FP32
@@ -106,9 +108,18 @@ func TestSensitiveChain(t *testing.T) {
 
 func sameBatch(a, b *target.Batch) bool { return slices.Equal(rowValues(a), rowValues(b)) }
 
-// rowValues is the per-item tensor of an rmsnorm, gemm or logprob batch.
+// rowValues is the per-item tensor of an rmsnorm, gemm or logprob batch,
+// an attn_decode batch's q, K and V of each request in turn.
 func rowValues(b *target.Batch) []float32 {
 	switch {
+	case b.Decode != nil:
+		d := b.Decode
+		w := d.Heads * d.HeadDim
+		var v []float32
+		for i := range d.K {
+			v = append(append(append(v, d.Q[i*w:(i+1)*w]...), d.K[i]...), d.V[i]...)
+		}
+		return v
 	case b.RMSNorm != nil:
 		return b.RMSNorm.X
 	case b.GEMM != nil:

@@ -45,6 +45,10 @@ type partial struct {
 	// each token (DecodeProbe).
 	record  bool
 	weights []float32
+	// scores, when set, holds token j's score fma-dot(q, k[j]) · scale at
+	// scores[j], the same under every schedule: attendRange reads it
+	// instead of computing it (NewDecodeProbes).
+	scores []float32
 }
 
 // attendRange runs the online softmax of query q over KV tokens [lo, hi)
@@ -70,8 +74,12 @@ func attendRange(q []float32, lo, hi, tile int, scale float32, kv func(j int) ([
 		t1 := min(t0+tile, hi)
 		mt := st.m
 		for j := t0; j < t1; j++ {
-			k, _ := kv(j)
-			s[j-t0] = Mul32(fmaChain(0, q, k), scale) // dot = fma(q[d], k[d], dot), d ascending from +0
+			if st.scores != nil {
+				s[j-t0] = st.scores[j]
+			} else {
+				k, _ := kv(j)
+				s[j-t0] = Mul32(fmaChain(0, q, k), scale) // dot = fma(q[d], k[d], dot), d ascending from +0
+			}
 			mt = Max32(mt, s[j-t0])
 		}
 		alpha := Exp32(Sub32(st.m, mt))

@@ -131,14 +131,31 @@ type DecodeProbe struct {
 	stride  int // KVHeads·HeadDim
 	off     int // kv head's offset within a token: (h/group)·HeadDim
 	dim     int
+	start   []float32 // the row at the starting V (Start)
 }
 
 // NewDecodeProbe starts a probe of row r (request r/Heads, head r%Heads)
 // of in with schedule s. The probe reads in.V[r/Heads] at every call; K
 // and Q must not change.
 func NewDecodeProbe(in DecodeInput, s AttentionSchedule, r int) (*DecodeProbe, error) {
-	if err := checkAttention(s, in.Heads, in.KVHeads, in.HeadDim); err != nil {
+	ps, err := NewDecodeProbes(in, []AttentionSchedule{s}, r)
+	if err != nil {
 		return nil, err
+	}
+	return ps[0], nil
+}
+
+// NewDecodeProbes starts a probe of row r of in under each schedule of
+// ss (NewDecodeProbe), the row's scores fma-dot(q, k[j]) · scale computed
+// once for all of them (they do not depend on the schedule).
+func NewDecodeProbes(in DecodeInput, ss []AttentionSchedule, r int) ([]*DecodeProbe, error) {
+	for _, s := range ss {
+		if err := checkAttention(s, in.Heads, in.KVHeads, in.HeadDim); err != nil {
+			return nil, err
+		}
+	}
+	if len(ss) == 0 {
+		return nil, fmt.Errorf("decode probe: no schedules: %w", ErrShape)
 	}
 	D, H, KH := in.HeadDim, in.Heads, in.KVHeads
 	if r < 0 || r >= len(in.K)*H || len(in.V) != len(in.K) || len(in.Q) != len(in.K)*H*D {
@@ -154,13 +171,28 @@ func NewDecodeProbe(in DecodeInput, s AttentionSchedule, r int) (*DecodeProbe, e
 		off := (j*KH + kvh) * D
 		return in.K[b][off : off+D], in.V[b][off : off+D]
 	}
-	p := &DecodeProbe{v: in.V[b], tile: s.Tile, bounds: SplitBounds(L, s.Tile, s.Splits), stride: KH * D, off: kvh * D, dim: D}
 	q := in.Q[r*D : (r+1)*D]
+	scores := make([]float32, L)
+	for j := range scores {
+		k, _ := kv(j)
+		scores[j] = Mul32(fmaChain(0, q, k), Scale(D)) // as attendRange computes it
+	}
+	ps := make([]*DecodeProbe, len(ss))
+	for i, s := range ss {
+		ps[i] = newDecodeProbe(q, kv, scores, in.V[b], s, L, KH*D, kvh*D, D)
+	}
+	return ps, nil
+}
+
+// newDecodeProbe starts a probe of query q over the L tokens of kv with
+// schedule s, reading the row's scores from scores.
+func newDecodeProbe(q []float32, kv func(j int) ([]float32, []float32), scores, v []float32, s AttentionSchedule, L, stride, off, D int) *DecodeProbe {
+	p := &DecodeProbe{v: v, tile: s.Tile, bounds: SplitBounds(L, s.Tile, s.Splits), stride: stride, off: off, dim: D}
 	scratch := make([]float32, s.Tile)
 	parts := make([]partial, len(p.bounds))
 	M := float32(math.Inf(-1))
 	for c, bd := range p.bounds {
-		parts[c] = partial{acc: make([]float32, D), record: true}
+		parts[c] = partial{acc: make([]float32, D), record: true, scores: scores}
 		attendRange(q, bd[0], bd[1], s.Tile, Scale(D), kv, &parts[c], scratch)
 		p.weights = append(p.weights, parts[c].weights)
 		M = Max32(M, parts[c].m)
@@ -171,8 +203,21 @@ func NewDecodeProbe(in DecodeInput, s AttentionSchedule, r int) (*DecodeProbe, e
 		p.w = append(p.w, w)
 		p.den = FMA32(w, part.l, p.den)
 	}
-	return p, nil
+	p.start = make([]float32, D)
+	for d := range p.start {
+		num := float32(math.Copysign(0, -1))
+		for c, part := range parts {
+			num = FMA32(p.w[c], part.acc[d], num)
+		}
+		p.start[d] = Div32(num, p.den)
+	}
+	return p
 }
+
+// Start is the output row at the V the probe started with, as Row gave
+// it then (from the splits' sums made while starting: no column is
+// recomputed). The caller must not change it.
+func (p *DecodeProbe) Start() []float32 { return p.start }
 
 // Col is output column d (< HeadDim) at the current V.
 func (p *DecodeProbe) Col(d int) float32 {

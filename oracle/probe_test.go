@@ -66,6 +66,13 @@ func TestDecodeProbe(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				start, err := Decode(in, s, []int{row})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.EqualFunc(p.Start(), start, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+					t.Fatalf("tile %d splits %d L %d row %d: Start %v, Decode %v", s.Tile, s.Splits, L, row, p.Start(), start)
+				}
 				var got []float32
 				for step := range 12 {
 					v := in.V[1]

@@ -25,18 +25,19 @@ import (
 // declared schedule they are compared with.
 type Family struct {
 	Op       spec.Op
-	Cols     int // the row length the alternatives were told apart at (gemm: K)
+	Cols     int // the row length the alternatives were told apart at (gemm: K; attn_decode: the KV length)
 	Declared oracle.Schedule
 	// Alts are the alternatives: explain.Space's schedules of Op (for
 	// rmsnorm and logprob: threads 1..1024 x vec 1,2,4,8 x warp x cross,
-	// and rmsnorm's two output orders; for gemm GEMMSchedules), one of
+	// and rmsnorm's two output orders; for gemm GEMMSchedules; for
+	// attn_decode DecodeSchedules), one of
 	// each group that runs the same operations on a row of Cols values,
 	// without the declared schedule's group.
 	Alts []oracle.Schedule
 }
 
 // Ops lists the ops Family measures.
-var Ops = []spec.Op{spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb}
+var Ops = []spec.Op{spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb, spec.OpAttnDecode}
 
 // NewFamily returns the family of op at row length cols (hidden, gemm's
 // K, vocab) for inputs of dtype in (it picks gemm's tensor core) around
@@ -45,6 +46,10 @@ var Ops = []spec.Op{spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb}
 // (it visits the row in order whatever the width), the warp order of at
 // most 2 lanes, the cross-warp order of at most 2 warps (a + b either
 // way); gemm's as gemmKey says.
+//
+// attn_decode's cols is the KV length: DecodeSchedules without those
+// whose split bounds and tile (capped at the longest split) at that
+// length are another's.
 func NewFamily(op spec.Op, cols int, in oracle.DType, declared oracle.Schedule) (*Family, error) {
 	if cols < 1 {
 		return nil, fmt.Errorf("power: %s family at row length %d, want >= 1", op, cols)
@@ -89,6 +94,18 @@ func NewFamily(op spec.Op, cols int, in oracle.DType, declared oracle.Schedule) 
 		seen[gemmKey(d, cols)] = true
 		for _, s := range GEMMSchedules(in) {
 			add(s, gemmKey(s, cols))
+		}
+	case spec.OpAttnDecode:
+		d, ok := declared.(oracle.AttentionSchedule)
+		if !ok {
+			return nil, fmt.Errorf("power: attn_decode family around a %T schedule", declared)
+		}
+		if err := d.Validate(); err != nil {
+			return nil, fmt.Errorf("power: attn_decode family: declared %w", err)
+		}
+		seen[decodeKey(d, cols)] = true
+		for _, s := range DecodeSchedules() {
+			add(s, decodeKey(s, cols))
 		}
 	default:
 		return nil, fmt.Errorf("power: no family for op %s (want one of %v)", op, Ops)

@@ -140,8 +140,11 @@ func TestFamilySize(t *testing.T) {
 	if _, err := NewFamily(spec.OpGEMM, 768, oracle.BF16, oracle.RMSNormSchedule{Reduce: r}); err == nil {
 		t.Error("a gemm family around a reduction: no error")
 	}
-	if _, err := NewFamily(spec.OpAttnDecode, 768, oracle.BF16, oracle.AttentionSchedule{Tile: 64, Splits: 1}); err == nil {
-		t.Error("an attention family: no error")
+	if _, err := NewFamily(spec.OpAttnPrefill, 768, oracle.BF16, oracle.AttentionSchedule{Tile: 64, Splits: 1}); err == nil {
+		t.Error("an attn_prefill family: no error")
+	}
+	if _, err := NewFamily(spec.OpAttnDecode, 768, oracle.BF16, oracle.RMSNormSchedule{Reduce: r}); err == nil {
+		t.Error("an attn_decode family around a reduction: no error")
 	}
 }
 

@@ -22,23 +22,29 @@ import (
 var (
 	mutantPositions = flag.Int("mutant-positions", 24, "TestMutation: positions sampled from the profile's 1..max_tokens")
 	mutantProfile   = flag.String("mutant-profile", "../profile/testdata/small.json", "TestMutation: the profile (hidden, eps, dtype, max_tokens)")
-	mutantOp        = flag.String("mutant-op", "rmsnorm,gemm", "TestMutation: the ops, comma-separated: rmsnorm, gemm, logprob")
+	mutantOp        = flag.String("mutant-op", "rmsnorm,gemm,attn_decode", "TestMutation: the ops, comma-separated: rmsnorm, gemm, logprob, attn_decode")
 	mutantProj      = flag.String("mutant-proj", "qkv", "TestMutation: gemm's projection of the profile (qkv, o, gate_up, down, lm_head)")
 	mutantOut       = flag.String("mutant-out", "", "TestMutation: output (logprob: compare) dtype; the profile's when empty")
+	// attn_decode's head dim and KV length (its heads are the profile's):
+	// a small test shape by default (the family at KV 128 is the tiles
+	// and split counts that cut 128 tokens differently)
+	mutantHeadDim = flag.Int("mutant-head-dim", 16, "TestMutation: attn_decode's head dim")
+	mutantKV      = flag.Int("mutant-kv", 128, "TestMutation: attn_decode's KV length")
 )
 
-// mutant is the CPU twin of a kernel whose schedule for one row depends
-// on the batch: the oracle's declared schedule for every row, but row pos
-// (a batch position, the item at it in an items scan) of a batch of
-// lo..hi rows computes with alt, as a kernel does whose last partial tile
-// or second wave takes another reduction path from some batch size on.
+// mutant is the CPU twin of a kernel whose schedule for one item depends
+// on the batch: the oracle's declared schedule for every row, but the
+// rows of item pos (a batch position, the item at it in an items scan; a
+// decode request's heads) of a batch of lo..hi items compute with alt, as
+// a kernel does whose last partial tile or second wave takes another
+// reduction path (a decode: another KV split count or tile) from some
+// batch size on.
 type mutant struct {
-	info    target.Info
-	decl    oracle.Schedule
-	alt     oracle.Schedule
-	pos     int
-	lo, hi  int
-	rowsFor func(b *target.Batch) int
+	info   target.Info
+	decl   oracle.Schedule
+	alt    oracle.Schedule
+	pos    int
+	lo, hi int
 }
 
 func (p *mutant) Info() target.Info { return p.info }
@@ -48,18 +54,23 @@ func (p *mutant) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 	if err != nil {
 		return nil, err
 	}
-	if n := p.rowsFor(b); n < p.lo || n > p.hi || p.pos >= n {
+	per := b.RowsPerItem()
+	if n := b.Rows() / per; n < p.lo || n > p.hi || p.pos >= n {
 		return o, nil
 	}
-	alt, err := target.RunOracle(b, p.alt, []int{p.pos})
+	rows = make([]int, per)
+	for k := range rows {
+		rows[k] = p.pos*per + k
+	}
+	alt, err := target.RunOracle(b, p.alt, rows)
 	if err != nil {
 		return nil, err
 	}
 	for i, r := range o.Rows {
-		if r == p.pos {
-			copy(o.Values[i*o.Cols:(i+1)*o.Cols], alt.Values)
+		if k := r - p.pos*per; k >= 0 && k < per {
+			copy(o.Values[i*o.Cols:(i+1)*o.Cols], alt.Values[k*o.Cols:(k+1)*o.Cols])
 			if o.Taps != nil {
-				copy(o.Taps[i*o.TapCols:(i+1)*o.TapCols], alt.Taps)
+				copy(o.Taps[i*o.TapCols:(i+1)*o.TapCols], alt.Taps[k*o.TapCols:(k+1)*o.TapCols])
 			}
 		}
 	}
@@ -90,6 +101,8 @@ func mutationSpec(t *testing.T, op spec.Op, prof string, out spec.DType) spec.Sc
 			t.Fatalf("profile %s has no projection %q", p.Name, *mutantProj)
 		}
 		s.Shape.Hidden, s.Shape.N = p.Projections()[i].K, p.Projections()[i].N
+	case spec.OpAttnDecode: // the profile's heads at a small head dim and KV cache
+		s.Shape.Heads, s.Shape.KVHeads, s.Shape.HeadDim, s.Shape.KV = p.Heads, p.KVHeads, *mutantHeadDim, *mutantKV
 	default:
 		s.Shape.Hidden = p.Hidden
 	}
@@ -101,8 +114,9 @@ func mutationSpec(t *testing.T, op spec.Op, prof string, out spec.DType) spec.Sc
 
 // coverage replays the draws of scan s that found nothing on the row keys
 // keys alone: draw k's rows (fuzz.RowShows of the scan's case k) for k <
-// draws, without the power loop's stop. It returns the coverage after
-// each draw.
+// draws, without the power loop's stop, but for a coverage that holds the
+// whole family at every key (a later draw adds nothing to it). It returns
+// the coverage after each draw.
 func coverage(t *testing.T, s spec.ScanSpec, keys []int, draws int) []*power.Coverage {
 	t.Helper()
 	sc, err := newScanner(s, Options{})
@@ -123,6 +137,9 @@ func coverage(t *testing.T, s spec.ScanSpec, keys []int, draws int) []*power.Cov
 			t.Fatal(err)
 		}
 		after = append(after, cov.Clone())
+		if cov.Summary(1).Full == len(keys) {
+			break
+		}
 	}
 	return after
 }
@@ -135,7 +152,8 @@ func coverage(t *testing.T, s spec.ScanSpec, keys []int, draws int) []*power.Cov
 // pairs the draws' coverage holds:
 //
 //  1. at the test profile (items 1..400, hidden 768 (gemm: the qkv
-//     projection, K 768, N 1280), bf16) the rows of
+//     projection, K 768, N 1280; attn_decode: 6 heads, 2 KV heads, head
+//     dim 16, KV 128, a position being a request), bf16) the rows of
 //     -mutant-positions random positions are made for every draw up to
 //     the scan's most (fuzz.RowShows: a row's bits depend only on the
 //     seed, its key and its draw, never on the batch), and every
@@ -143,7 +161,7 @@ func coverage(t *testing.T, s spec.ScanSpec, keys []int, draws int) []*power.Cov
 //     99%. (The power loop stops earlier only when every position shows
 //     >= 99% of the family, so a scan catches >= min(99%, this share).)
 //  2. the prediction is checked with real scans of the CPU twin (mutant)
-//     over items 1..16 at an underpowered setting (2 draws, so both
+//     over items 1..16 (attn_decode: 1..8) at an underpowered setting (2 draws, so both
 //     outcomes occur): 3 mutants the coverage holds must be caught, 3 it
 //     lacks must not (gemm at N 1: a gemm row's power is measured on one
 //     column, a lower bound that is the whole row only there).
@@ -160,7 +178,7 @@ func testMutation(t *testing.T, op spec.Op) {
 	start := time.Now()
 	after := coverage(t, s, keys, s.MaxDraws)
 	mutants := len(keys) * len(after[0].Family.Alts)
-	for _, k := range []int{2, 4, s.MaxDraws} {
+	for _, k := range slices.Compact(slices.Sorted(slices.Values([]int{2, 4, len(after)}))) {
 		if k > len(after) {
 			continue
 		}
@@ -170,14 +188,17 @@ func testMutation(t *testing.T, op spec.Op) {
 	}
 	t.Logf("the draws' rows: %.2fs", time.Since(start).Seconds())
 	if share := after[len(after)-1].Summary(s.Power).Mean; share < 0.99 {
-		t.Errorf("caught %.2f%% of planted single-row drifts after %d draws, want >= 99%%", 100*share, s.MaxDraws)
+		t.Errorf("caught %.2f%% of planted single-row drifts after %d draws, want >= 99%%", 100*share, len(after))
 	}
 	if op == spec.OpLogProb || *mutantProfile != "../profile/testdata/small.json" {
-		return // the real scans: the test profile's rmsnorm and gemm
+		return // the real scans: the test profile's rmsnorm, gemm and attn_decode
 	}
 
 	small := s
 	small.To, small.MaxDraws = 16, 2
+	if op == spec.OpAttnDecode {
+		small.To = 8 // a sensitive decode request costs heads x family decodes a candidate: 8 keep the scans fast
+	}
 	if op == spec.OpGEMM {
 		small.Shape.N = 1 // a row's power is measured on one column: here the whole row
 	}
@@ -185,14 +206,19 @@ func testMutation(t *testing.T, op spec.Op) {
 	for i := range all {
 		all[i] = i
 	}
-	cov := coverage(t, small, all, small.MaxDraws)[small.MaxDraws-1]
+	covs := coverage(t, small, all, small.MaxDraws)
+	cov := covs[len(covs)-1]
 	f := cov.Family
 	var caught, missed [][2]int
-	for len(caught) < 3 || len(missed) < 3 {
+	wantMissed := 3
+	if cov.Summary(1).Full == small.To {
+		wantMissed = 0 // every position shows the whole family: nothing to miss
+	}
+	for len(caught) < 3 || len(missed) < wantMissed {
 		p, a := rng.Intn(small.To), rng.Intn(len(f.Alts))
 		if cov.Shows(p, a) && len(caught) < 3 {
 			caught = append(caught, [2]int{p, a})
-		} else if !cov.Shows(p, a) && len(missed) < 3 {
+		} else if !cov.Shows(p, a) && len(missed) < wantMissed {
 			missed = append(missed, [2]int{p, a})
 		}
 	}
@@ -201,8 +227,7 @@ func testMutation(t *testing.T, op spec.Op) {
 		pos, want := pa[0], m < len(caught)
 		lo := max(2, pos+1) // batch 1 is item 0 alone, the declared schedule: kept out
 		lo += rng.Intn(small.To - lo + 1)
-		p := &mutant{decl: decl, alt: f.Alts[pa[1]], pos: pos, lo: lo, hi: lo + rng.Intn(small.To-lo+1),
-			rowsFor: (*target.Batch).Rows}
+		p := &mutant{decl: decl, alt: f.Alts[pa[1]], pos: pos, lo: lo, hi: lo + rng.Intn(small.To-lo+1)}
 		name := fmt.Sprintf("test-planted-%s-%d", op, m)
 		p.info = target.Info{Name: name, Op: op, Device: "cpu", Schedule: decl.String()}
 		registerPlanted.Lock()

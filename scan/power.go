@@ -2,11 +2,40 @@ package scan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
+
+// hasFamily reports whether scan s measures power: its op has a family
+// (fuzz.SensitiveOps) and its values are batches whose positions are
+// items (dims items, pad and position); an attention scan over KV
+// lengths, neighbours, chunks, pages or prefixes varies something else
+// than the items a family's coverage counts.
+func hasFamily(s spec.ScanSpec) bool {
+	switch s.Dim {
+	case spec.ScanItems, spec.ScanPad, spec.ScanPosition:
+		return slices.Contains(fuzz.SensitiveOps, s.Op)
+	}
+	return false
+}
+
+// MaxDefaultDecodeWork bounds the attn_decode scans that take the
+// sensitive draw and the power loop by default: heads x kv x head_dim at
+// most this. The decode draw costs about 4 x heads x (family + 1) single-row
+// decodes a request on the host (docs/detection.md), minutes a request at
+// llama3-8b's 32 heads x 128 x a few thousand tokens; there a scan measures
+// power only when asked (--power, --dists sensitive).
+const MaxDefaultDecodeWork = 1 << 17
+
+// cheapSensitive reports whether scan s's sensitive draw is cheap enough
+// to be its default: always, except attn_decode above
+// MaxDefaultDecodeWork.
+func cheapSensitive(s spec.ScanSpec) bool {
+	return s.Op != spec.OpAttnDecode || s.Shape.Heads*max(s.Shape.KV, 1)*s.Shape.HeadDim <= MaxDefaultDecodeWork
+}
 
 // addPower adds draw k's rows to the scan's power (package power): the
 // alternatives of the family each position's row shows, from the draw's
@@ -36,7 +65,7 @@ func (sc *scanner) addPower(k int) error {
 }
 
 // rowsOnHost reports whether batch b holds its rows on the host (rmsnorm,
-// gemm or logprob; a lazy or device batch does not).
+// gemm, logprob or attn_decode; a lazy or device batch does not).
 func rowsOnHost(b *target.Batch) bool {
 	switch {
 	case b == nil:
@@ -47,6 +76,8 @@ func rowsOnHost(b *target.Batch) bool {
 		return b.GEMM.X != nil
 	case b.LogProb != nil:
 		return b.LogProb.Logits != nil
+	case b.Decode != nil:
+		return b.Decode.Q != nil
 	}
 	return false
 }

@@ -21,7 +21,7 @@ var ErrBadSpec = errors.New("bad scan")
 var DefaultDists = []spec.Dist{spec.DistNormal, spec.DistBoundary}
 
 // SensitiveDists are the default draws of scans of an op with a family
-// (rmsnorm, gemm, logprob):
+// (rmsnorm, gemm, logprob, attn_decode):
 // normal values and sensitive ones (boundary rows re-drawn until they show
 // most of the family of reduction orders, fuzz's sensitive draw).
 var SensitiveDists = []spec.Dist{spec.DistNormal, spec.DistSensitive}
@@ -44,8 +44,9 @@ const (
 //	          prefix: to < seq_len (a query past the prefix)
 //	rows      kv, page: the decode requests (page: 1 when zero); chunk,
 //	          prefix: seqs, the prompts (1 when zero)
-//	dists     DefaultDists when empty (SensitiveDists for rmsnorm, gemm and
-//	          logprob); each a known distribution, once
+//	dists     DefaultDists when empty (SensitiveDists for rmsnorm, gemm,
+//	          logprob and attn_decode over items, pad or position); each a
+//	          known distribution, once
 //	power     the target power, a share in [0, 1] (0: not measured; only
 //	          ops with a family; < 0: DefaultPower for ops with a family,
 //	          else 0); max_draws DefaultMaxDraws when power > 0
@@ -79,16 +80,16 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 	if s.GenVersion < 1 || s.GenVersion > spec.GeneratorVersion {
 		return bad("scan made with generator version %d, this build has versions 1 to %d", s.GenVersion, spec.GeneratorVersion)
 	}
-	sensitive := slices.Contains(fuzz.SensitiveOps, s.Op)
+	sensitive := hasFamily(s)
 	if len(s.Dists) == 0 {
 		s.Dists = slices.Clone(DefaultDists)
-		if sensitive {
+		if sensitive && cheapSensitive(s) {
 			s.Dists = slices.Clone(SensitiveDists)
 		}
 	}
 	if s.Power < 0 { // the default: DefaultPower where the op has a family
 		s.Power = 0
-		if sensitive {
+		if sensitive && cheapSensitive(s) {
 			s.Power = DefaultPower
 		}
 	}
@@ -96,7 +97,7 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 	case s.Power > 1:
 		return bad("power %g, want a share in [0, 1] (0: not measured)", s.Power)
 	case s.Power > 0 && !sensitive:
-		return bad("power: op %s has no family of reduction orders (want one of %v)", s.Op, fuzz.SensitiveOps)
+		return bad("power: op %s over %s has no family of reduction orders (want one of %v, over items, pad or position)", s.Op, s.Dim, fuzz.SensitiveOps)
 	case s.MaxDraws < 0:
 		return bad("max draws %d, want >= 0", s.MaxDraws)
 	}
@@ -104,7 +105,7 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 		s.MaxDraws = DefaultMaxDraws
 	}
 	if slices.Contains(s.Dists, spec.DistSensitive) && !sensitive {
-		return bad("distribution sensitive: op %s has none (want one of %v)", s.Op, fuzz.SensitiveOps)
+		return bad("distribution sensitive: op %s over %s has none (want one of %v, over items, pad or position)", s.Op, s.Dim, fuzz.SensitiveOps)
 	}
 	for i, d := range s.Dists {
 		if !slices.Contains(spec.Dists, d) {

@@ -157,7 +157,7 @@ func newScanFlags(fs *flag.FlagSet) *scanFlags {
 	f.out = fs.String("out", "bf16", "output dtype (logprob: fp32; an op package's target declares its own)")
 	f.eps = fs.Float64("eps", 1e-6, "rmsnorm epsilon")
 	f.dists = fs.String("dists", "", "input draws: comma-separated distributions, one draw each (default: normal,sensitive for rmsnorm and logprob, every draw of an op package's op, else normal,boundary)")
-	fs.Float64Var(&f.s.Power, "power", -1, "target power: add sensitive draws until every position shows this share of the op's family of reduction orders in at least one draw (default 0.99 for rmsnorm, gemm and logprob; 0: not measured); a certificate below it is underpowered")
+	fs.Float64Var(&f.s.Power, "power", -1, "target power: add sensitive draws until every position shows this share of the op's family of reduction orders in at least one draw (default 0.99 for rmsnorm, gemm, logprob and attn_decode over items, pad or position; 0: not measured); a certificate below it is underpowered")
 	fs.IntVar(&f.s.MaxDraws, "max-draws", 0, fmt.Sprintf("the most draws in all the power loop runs (default %d)", scan.DefaultMaxDraws))
 	fs.Uint64Var(&f.s.Seed, "seed", 1, "seed of the draws")
 	f.taps = fs.Bool("taps", true, "also compare the fp32 intermediates (taps); false: outputs only")
