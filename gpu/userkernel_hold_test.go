@@ -94,7 +94,11 @@ func mustTarget(t *testing.T, name string) target.Target {
 // prefixes flags exactly the prefixes whose Run has rows differing from
 // the same rows alone, each with its count of such rows (the drifting
 // example kernel differs at rows % 32 == 0, the invariant one nowhere),
-// and the held batch still runs after it.
+// and the held batch still runs after it. The output is fp32: the drift
+// (the sum of squares in order, not in two halves) moves rstd by an ulp
+// or so, which bf16 output at hidden 96 rounds away: on this draw no row
+// of prefixes 32 and 64 differs in bf16, 14 and 27 rows differ in fp32
+// (the kernel's arithmetic done in Go), so bf16 output tested nothing.
 func TestUserHeldCheckPrefixes(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"rmsnorm_drift", "rmsnorm_invariant"} {
@@ -102,7 +106,7 @@ func TestUserHeldCheckPrefixes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := fuzz.Inputs(userCase(70, 96, spec.BF16, spec.BF16, 3))
+		b, err := fuzz.Inputs(userCase(70, 96, spec.BF16, spec.FP32, 3))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,9 @@ import (
 // The test binary is also the scan worker of these tests: with
 // BITPARITY_SCAN_WORKER set it serves one scan (Serve) and exits, and the
 // target test-misbehave then faults, dies or hangs on its batch of 5 rows
-// as the variable says.
+// as the variable says. It is registered as kernel:test-misbehave too, as
+// `bitparity worker --kernel MANIFEST --scan` registers the kernel it
+// loaded under kernel:NAME.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("BITPARITY_SCAN_WORKER"); mode != "" {
 		if err := Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
@@ -30,18 +32,23 @@ func TestMain(m *testing.M) {
 }
 
 func init() {
-	target.Register("test-misbehave", func() (target.Target, error) {
-		o, err := target.Lookup("oracle-rmsnorm")
-		return misbehave{o}, err
-	})
+	for _, name := range []string{"test-misbehave", "kernel:test-misbehave"} {
+		target.Register(name, func() (target.Target, error) {
+			o, err := target.Lookup("oracle-rmsnorm")
+			return misbehave{o, name}, err
+		})
+	}
 }
 
 // misbehave is the oracle, except on a batch of 5 rows in a worker.
-type misbehave struct{ target.Target }
+type misbehave struct {
+	target.Target
+	name string
+}
 
 func (m misbehave) Info() target.Info {
 	i := m.Target.Info()
-	i.Name = "test-misbehave"
+	i.Name = m.name
 	return i
 }
 

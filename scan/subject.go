@@ -11,6 +11,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // subject is what a scan sweeps; it picks the scan's loop, here and
@@ -32,21 +33,28 @@ const (
 	opSubject
 	// kernelSubject: a user kernel, target kernel:NAME: the held loop in
 	// a worker subprocess with the kernel of Options.Kernel (kernel.go).
+	// The worker (and a test) registers the kernel it loaded: there
+	// kernel:NAME with no Options.Kernel is a held subject.
 	kernelSubject
 )
 
 // subjectOf is the subject of s, read from its target (and op):
 //
 //	"PREFILL,DECODE"                     path
-//	"kernel:NAME", or the name of k      kernel (k: Options.Kernel)
+//	the name of k                        kernel (k: Options.Kernel)
+//	"kernel:NAME" not registered here    kernel (newKernel: pass --kernel)
 //	op model, or a route --exec started  model
 //	a target of an op package            op
 //	any other                            held
+//
+// so the worker a kernel's scan starts, which registers the kernel it
+// loaded and is sent kernel:NAME, runs the held loop in its process.
 func subjectOf(s spec.ScanSpec, k *Kernel) subject {
 	switch {
 	case strings.Contains(s.Target, ","):
 		return pathSubject
-	case strings.HasPrefix(s.Target, "kernel:") || k != nil && k.Name == s.Target:
+	case k != nil && k.Name == s.Target,
+		strings.HasPrefix(s.Target, "kernel:") && !target.Registered(s.Target):
 		return kernelSubject
 	case s.Op == spec.OpModel || external.IsModel(s.Target):
 		return modelSubject

@@ -15,11 +15,17 @@ import (
 // two attention paths, an op package's target and a user kernel (in a
 // test worker) each give a Result whose record has its verdict, and a
 // certificate that Recheck holds; a model route not started and a user
-// kernel without its manifest are bad input naming what to pass.
+// kernel without its manifest are bad input naming what to pass. A user
+// kernel named kernel:NAME runs in the worker, which registered it under
+// that name and scans it in its process (held), as `bitparity worker
+// --kernel MANIFEST --scan` does; so does a scan in a process that
+// registered it, given no manifest.
 func TestOneEntryPoint(t *testing.T) {
 	ctx := context.Background()
 	kernelSpec := rmsnormScan("test-misbehave", 8, 16)
 	kernelSpec.Dists = []spec.Dist{spec.DistNormal}
+	named := kernelSpec
+	named.Target = "kernel:test-misbehave"
 	for _, tt := range []struct {
 		name    string
 		s       spec.ScanSpec
@@ -35,11 +41,15 @@ func TestOneEntryPoint(t *testing.T) {
 			"", opSubject, spec.ScanCertified},
 		{"kernel", kernelSpec, "serve", kernelSubject, spec.ScanCertified},
 		{"kernel fault", kernelSpec, "fault", kernelSubject, spec.ScanFault},
+		{"kernel:NAME", named, "serve", kernelSubject, spec.ScanCertified},
+		{"kernel:NAME fault", named, "fault", kernelSubject, spec.ScanFault},
+		{"kernel:NAME registered here", named, "", heldSubject, spec.ScanCertified},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var opt Options
 			if tt.worker != "" {
 				opt.Kernel = testKernel(spec.KernelManifest{ImageHash: "ptx:1"}, worker(t, tt.worker), 10*time.Second)
+				opt.Kernel.Name = tt.s.Target
 			}
 			if got := subjectOf(tt.s, opt.Kernel); got != tt.subject {
 				t.Fatalf("subject %d, want %d", got, tt.subject)

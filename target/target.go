@@ -127,6 +127,15 @@ func Names() []string {
 	return names
 }
 
+// Registered reports whether a target is registered under name (its
+// factory not yet asked).
+func Registered(name string) bool {
+	regMu.Lock()
+	defer regMu.Unlock()
+	_, ok := registry[name]
+	return ok
+}
+
 // Lookup returns the target registered under name, made by its factory on
 // the first successful call and the same one after (a factory that fails,
 // for want of a GPU say, is asked again next time).
