@@ -16,6 +16,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -158,7 +159,7 @@ func (r *Recorder) Found(f spec.Finding) {
 	if r.journal != nil {
 		r.fail(r.journal.Found(key, f))
 	}
-	fmt.Fprintf(r.log, "found: %s %s (%s) after %s, %d cases%s\n", f.Relation, targetsOf(f), f.Kind,
+	fmt.Fprintf(r.log, "found: %s %s (%s) after %s, %d cases%s\n", f.Relation, words.Targets(f), f.Kind,
 		time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore, where)
 }
 
@@ -183,7 +184,7 @@ func (r *Recorder) Shrunk(f spec.Finding) {
 			delete(r.created, key)
 		}
 	}
-	fmt.Fprintf(r.log, "minimal: %s %s (%s) in %s%s\n", f.Relation, targetsOf(f), f.Kind,
+	fmt.Fprintf(r.log, "minimal: %s %s (%s) in %s%s\n", f.Relation, words.Targets(f), f.Kind,
 		time.Duration(f.ToMinimal).Round(time.Millisecond), where)
 }
 
@@ -404,13 +405,6 @@ func WriteResult(path string, res *spec.Result) error {
 		return fmt.Errorf("encode result: %w", err)
 	}
 	return atomicfile.Write(path, b)
-}
-
-func targetsOf(f spec.Finding) string {
-	if f.TargetB != "" {
-		return f.TargetA + " vs " + f.TargetB
-	}
-	return f.TargetA
 }
 
 // Keep stores in the recorder's store every finding of res it does not

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
 )
@@ -67,7 +68,7 @@ func (r *runState) routes(ctx context.Context, models []string) error {
 // printRoutes prints a model-route run's findings and summary.
 func printRoutes(r *runState, res *spec.Result, v *verdict.Verdict) {
 	for i, f := range res.Findings {
-		runPrintFinding(r.stdout, i+1, f, v.Notes[i])
+		words.Numbered(r.stdout, i+1, f, v.Notes[i])
 	}
 	fmt.Fprintln(r.stdout, "summary")
 	for _, t := range res.Targets {

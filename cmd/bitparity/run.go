@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -262,7 +261,7 @@ func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, run *verdi
 		given = 0 // the run's work was the user's to bound
 	}
 	v := run.Judge(res, verdict.Options{ExpectControls: *r.expect, Known: r.known, Stalls: stalls, ControlCases: given})
-	runPrintResult(r.stdout, res, v)
+	v.Text(r.stdout, res)
 	r.prof.report(r.stdout) // the batch sizes drawn at --profile (profile.go)
 	if *r.jsonPath != "" {
 		fmt.Fprintf(r.stdout, "result written to %s\n", *r.jsonPath)
@@ -326,7 +325,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 		fmt.Fprintf(stdout, "%s holds on %s (%s)\n", c.Relation, strings.Join(c.Targets, ", "), c.Op)
 		return nil
 	}
-	runPrintFinding(stdout, 1, *f, "")
+	words.Numbered(stdout, 1, *f, "")
 	return &exitError{code: spec.ExitFinding}
 }
 
@@ -340,13 +339,6 @@ func runSplitList(s string) []string {
 	return out
 }
 
-func runTargetsOf(f spec.Finding) string {
-	if f.TargetB != "" {
-		return f.TargetA + " vs " + f.TargetB
-	}
-	return f.TargetA
-}
-
 // runWriteJSONAtomic writes v as indented JSON to path through a temporary
 // file in the same folder and a rename, so a reader never sees half a file.
 func runWriteJSONAtomic(path string, v any) error {
@@ -355,73 +347,6 @@ func runWriteJSONAtomic(path string, v any) error {
 		return fmt.Errorf("encode result: %w", err)
 	}
 	return atomicfile.Write(path, append(b, '\n'))
-}
-
-// runPrintResult prints every finding with its verdict note, then the
-// summary: the controls, the invariant targets, each target's counts and
-// the status (INTERRUPTED, STALLED) when the run did not pass.
-func runPrintResult(w io.Writer, res *spec.Result, s *verdict.Verdict) {
-	fmt.Fprintf(w, "\n%d cases in %s (%.0f cases/s), %d finding(s)\n\n", res.Cases,
-		time.Duration(res.Duration).Round(time.Millisecond), float64(res.Cases)/max(1e-9, time.Duration(res.Duration).Seconds()), len(res.Findings))
-	for i, f := range res.Findings {
-		runPrintFinding(w, i+1, f, s.Notes[i])
-	}
-	fmt.Fprintln(w, "summary")
-	if len(s.Controls) > 0 {
-		fmt.Fprintln(w, "  negative controls (drift models, must be found):")
-		for _, name := range s.Controls {
-			fs := s.Expected[name]
-			if len(fs) == 0 && res.Interrupted {
-				fmt.Fprintf(w, "    %-30s not reached (interrupted)\n", name)
-				continue
-			}
-			if len(fs) == 0 && slices.Contains(s.OutOfTime, name) {
-				fmt.Fprintf(w, "    %-30s ran out of time (STALLED below)\n", name)
-				continue
-			}
-			if len(fs) == 0 {
-				fmt.Fprintf(w, "    %-30s NOT FOUND\n", name)
-				continue
-			}
-			f := fs[0]
-			what := string(f.Kind)
-			if f.DriftMap != nil {
-				what = words.Drift(f.DriftMap)
-			}
-			fmt.Fprintf(w, "    %-30s found by %s in %s (minimal after %s): %s\n", name, f.Relation,
-				time.Duration(f.Elapsed).Round(time.Millisecond), time.Duration(f.Elapsed+f.ToMinimal).Round(time.Millisecond), what)
-		}
-	}
-	fmt.Fprintf(w, "  invariant targets: %d cases (on pairs of invariant targets only), %d finding(s)\n", res.InvariantCases, s.InvariantFindings)
-	fmt.Fprintln(w, "  per target (cases, findings, relations):")
-	for _, ts := range res.Targets {
-		fmt.Fprintf(w, "    %-30s %7d %3d  %s\n", ts.Target, ts.Cases, ts.Findings, strings.Join(ts.Relations, ", "))
-	}
-	if len(s.Known) > 0 {
-		fmt.Fprintf(w, "  known findings (--known, not failing the run): %d\n", len(s.Known))
-	}
-	if len(s.Unexpected) > 0 {
-		fmt.Fprintf(w, "  UNEXPECTED findings: %d\n", len(s.Unexpected))
-	}
-	for _, st := range s.Stalls {
-		fmt.Fprintf(w, "STALLED: %s\n", st)
-	}
-	if res.Interrupted {
-		fmt.Fprintf(w, "INTERRUPTED after %s: the verdict covers the %d cases run; not a pass\n",
-			time.Duration(res.Duration).Round(time.Millisecond), res.Cases)
-	}
-}
-
-// runPrintFinding prints one finding: minimal case, first diverging row and
-// column, both values, ulps, drift map in words and the repro line.
-func runPrintFinding(w io.Writer, n int, f spec.Finding, note string) {
-	head := fmt.Sprintf("finding %d: %s, %s on %s", n, f.Kind, f.Relation, runTargetsOf(f))
-	if note != "" {
-		head += " [" + note + "]"
-	}
-	fmt.Fprintln(w, head)
-	words.Detail(w, f)
-	fmt.Fprintln(w)
 }
 
 // startCPUProfile starts a CPU profile of the command into path (none

@@ -134,7 +134,7 @@ func slurmMergeCmd(stdout, stderr io.Writer, args []string) error {
 	if m.Result != nil {
 		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added from %d shard folder(s), %d already there\n",
 			p.Corpus, len(m.Corpus.Added), m.Folders, len(m.Corpus.Existing))
-		runPrintResult(stdout, m.Result, m.Judged)
+		m.Judged.Text(stdout, m.Result)
 		fmt.Fprintf(stdout, "merged result %s, reports %s\n", filepath.Join(p.Dir, "result.json"), filepath.Join(p.Dir, "report"))
 	}
 	if len(v.Missing) > 0 {

@@ -64,7 +64,7 @@ var allowed = map[string][]string{
 	"reports/words":          {"spec"},
 	"reports":                {"spec", "oracle", "internal/atomicfile", "reports/words"},
 	"corpus":                 {"fuzz", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile"},
-	"verdict":                {"corpus", "fuzz", "fuzz/external", "target", "spec", "internal/atomicfile"},
+	"verdict":                {"corpus", "fuzz", "fuzz/external", "target", "spec", "internal/atomicfile", "reports/words"},
 	"fuzztest": {"corpus", "verdict", "fuzz", "target", "spec", "fuzz/external", "fuzz/gen", "fuzz/native", "fuzz/shrink",
 		"internal/atomicfile", "internal/gofuzzfile", "reports/words"},
 	"slurm":         {"verdict", "corpus", "fuzz", "spec", "internal/atomicfile"},
