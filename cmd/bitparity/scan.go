@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
-	"github.com/bitparity/bitparity/target"
 )
 
 // scanCmd is `bitparity scan`: the flags make one spec, scan.Expand the
@@ -81,27 +79,22 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	for _, sk := range skipped {
 		fmt.Fprintf(stderr, "scan: skipped %s: %v\n", reports.ScanWords(sk.Scan), sk.Err)
 	}
-	res := newScanResults(*f.jsonPath, opt.Env, args)
+	res := scan.NewResults(opt.Env, args)
 	found := false
 	for _, sp := range scans {
-		var rs []spec.ScanResult
-		if kvs != nil {
-			rs, err = scanGrid(ctx, stdout, sp, kvs, opt, *f.dir)
-		} else {
-			var r spec.ScanResult
-			r, err = scanOne(ctx, stdout, stderr, sp, opt, *f.dir)
-			rs = append(rs, r)
-		}
+		rs, err := scanEach(ctx, stdout, stderr, sp, kvs, opt, *f.dir)
 		if err != nil {
 			return err
 		}
 		for _, r := range rs {
-			res.add(r)
+			res.Scans = append(res.Scans, r)
 			found = found || r.Verdict == spec.ScanDrift || r.Verdict == spec.ScanFault
 		}
 	}
-	if err := res.write(); err != nil {
-		return err
+	if *f.jsonPath != "" {
+		if err := scan.WriteResults(*f.jsonPath, res); err != nil {
+			return withCode(spec.ExitUsage, fmt.Errorf("scan: --json: %w", err))
+		}
 	}
 	if found {
 		return &exitError{code: spec.ExitFinding}
@@ -242,6 +235,16 @@ func parseShape(v string) (map[string]int, error) {
 	return s, nil
 }
 
+// scanEach runs scan s: at each KV length of kvs (scanGrid), or once
+// (scanOne).
+func scanEach(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, kvs []int, opt scan.Options, dir string) ([]spec.ScanResult, error) {
+	if kvs != nil {
+		return scanGrid(ctx, stdout, s, kvs, opt, dir)
+	}
+	r, err := scanOne(ctx, stdout, stderr, s, opt, dir)
+	return []spec.ScanResult{r}, err
+}
+
 // scanOne runs scan s (scan.Run) under a progress display, prints what it
 // found (scan.Result.Text) and stores it in the corpus folder dir
 // (storeScan): its certificate, or its drift or fault.
@@ -267,58 +270,6 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, opt
 	return rec, storeScan(stdout, dir, &rec, opt.Env, kernel)
 }
 
-// recheckCertificates reruns the scan of every valid certificate in the
-// local corpus folder (scan.Recheck, whatever its subject; a user kernel's
-// with the manifest kernels gives it) and writes each back with
-// its new status: valid (checked now) or invalid, with where, when and
-// why. It returns how many turned invalid and how many could not run here.
-func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (invalid, broken int, err error) {
-	valid, checked := 0, 0
-	rerun := func(c *spec.Certificate) (spec.Certificate, error) {
-		opt, err := kernels.Options(c.Scan.Target, c.Kernel, c.KernelHash, "certificate", env)
-		if err != nil {
-			return *c, err
-		}
-		got, _, err := scan.Recheck(ctx, *c, opt)
-		return got, err
-	}
-	err = corpus.RecheckCertificates(d, rerun, func(r corpus.CertRecheck) {
-		c, got := r.Was, r.Got
-		switch {
-		case c == nil:
-			broken++
-			fmt.Fprintf(stdout, "could not read %s: %v\n", r.Name, r.Err)
-			return
-		case r.Err != nil:
-			checked++
-			broken++
-			fmt.Fprintf(stdout, "could not run %s: %v\n", r.Name, r.Err)
-			if a := c.Adapter; a != nil && strings.HasPrefix(c.Scan.Target, "exec:") && !slices.Contains(target.Names(), c.Scan.Target) {
-				fmt.Fprintf(stdout, "  %s is an adapter (%s on %s): pass --exec %s, the command line recorded with the certificate; read it first, bitparity never runs a command from a file\n",
-					c.Scan.Target, a.Name, a.Device, spec.ShellQuote(a.Exec))
-			}
-			return
-		}
-		checked++
-		switch got.Status.State {
-		case spec.CertValid:
-			valid++
-			fmt.Fprintf(stdout, "certificate holds   %s (%s)\n", r.Name, reports.ScanWords(got.Scan))
-		case spec.CertUnderpowered:
-			valid++
-			fmt.Fprintf(stdout, "certificate holds, UNDERPOWERED %s (%s): %s\n", r.Name, reports.ScanWords(got.Scan), got.Status.Reason)
-		default:
-			invalid++
-			fmt.Fprintf(stdout, "certificate INVALID %s: %s\n", r.Name, got.Status.Reason)
-		}
-	})
-	if err != nil {
-		return invalid, broken, err
-	}
-	fmt.Fprintf(stdout, "rechecked %d certificate(s): %d hold, %d invalid, %d could not run\n", checked, valid, invalid, broken)
-	return invalid, broken, nil
-}
-
 // kernelRecheck is corpus recheck's --kernel and
 // --kernel-from-certificate: the user kernels a recheck may load
 // (scan.Kernels).
@@ -332,14 +283,6 @@ func newKernelRecheck(manifests string, fromCert bool, paths kernelPaths) (*kern
 		return nil, usageErr("corpus recheck --kernel: %v", err)
 	}
 	return kr, nil
-}
-
-// listCertificates writes one line per certificate of the local corpus
-// folder: name, state, what it covers.
-func listCertificates(stdout, stderr io.Writer, d *corpus.Dir) {
-	listEntries(stderr, "certificates", d.Certificates, d.GetCertificate, func(name string, c *spec.Certificate) {
-		fmt.Fprintf(stdout, "%s  %-7s  %d rows compared  %s\n", name, c.Status.State, c.RowsCompared, reports.ScanWords(c.Scan))
-	})
 }
 
 // showCertificate prints the certificate arg names (a cert-*.json file

@@ -60,7 +60,7 @@ var allowed = map[string][]string{
 	"fuzz/detect":            {"fuzz", "target", "oracle", "spec", "fuzz/gen", "fuzz/internal/casecost", "fuzz/internal/taps"},
 	"explain":                {"fuzz", "target", "oracle", "spec", "fuzz/driftmap", "power"},
 	"profile":                {"spec", "ops/all"},
-	"scan":                   {"ops", "ops/all", "fuzz", "target", "oracle", "spec", "fuzz/driftmap", "power", "gpu", "fuzz/external", "profile", "reports", "reports/words", "internal/atomicfile", "internal/npy"},
+	"scan":                   {"corpus", "ops", "ops/all", "fuzz", "target", "oracle", "spec", "fuzz/driftmap", "power", "gpu", "fuzz/external", "profile", "reports", "reports/words", "internal/atomicfile", "internal/npy"},
 	"reports/words":          {"spec"},
 	"reports":                {"spec", "oracle", "internal/atomicfile", "reports/words"},
 	"corpus":                 {"fuzz", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile"},
