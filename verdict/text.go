@@ -69,3 +69,28 @@ func (v *Verdict) control(res *spec.Result, name string) string {
 	return fmt.Sprintf("found by %s in %s (minimal after %s): %s", f.Relation,
 		time.Duration(f.Elapsed).Round(time.Millisecond), time.Duration(f.Elapsed+f.ToMinimal).Round(time.Millisecond), what)
 }
+
+// Text prints the end-to-end transformer's share of a full campaign for
+// people: the counts, each control's finding, each unexpected finding
+// with its repro line, and the controls it missed.
+func (s Shared) Text(w io.Writer) {
+	r, el := s.Result, time.Duration(s.Result.Duration)
+	fmt.Fprintf(w, "transformer: %d cases in %s (%.0f cases/s), %d invariant (train vs inference path, fixed kernels)\n",
+		r.Cases, el.Round(time.Millisecond), float64(r.Cases)/max(1e-9, el.Seconds()), r.InvariantCases)
+	for _, f := range r.Findings {
+		if !f.Expected {
+			continue
+		}
+		fmt.Fprintf(w, "  expected (negative control) %s %s after %d cases, %s: %s\n", f.Relation, f.TargetB,
+			f.CasesBefore, time.Duration(f.Elapsed).Round(time.Millisecond), f.Message)
+		if f.DriftMap != nil && f.DriftMap.Rule != "" {
+			fmt.Fprintf(w, "    drift map (%s): %s\n", f.DriftMap.Dim, f.DriftMap.Rule)
+		}
+	}
+	for _, f := range s.Verdict.Unexpected {
+		fmt.Fprintf(w, "  UNEXPECTED %s %s: %s\n    repro: %s\n", f.Relation, f.Kind, f.Message, f.Repro)
+	}
+	for _, name := range s.Verdict.Missed {
+		fmt.Fprintf(w, "  MISSED control %s\n", name)
+	}
+}

@@ -241,7 +241,10 @@ func (r *runState) campaign(ctx context.Context) error {
 // it; runErr is the campaign's own error.
 func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, run *verdict.Run, res *spec.Result, runErr error) error {
 	for _, s := range run.Shared {
-		printShare(r.stdout, s, r.trainOn, r.inferOn)
+		if r.trainOn != transformer.CPU || r.inferOn != transformer.CPU {
+			fmt.Fprintf(r.stdout, "transformer: train path on %s, inference path on %s\n", r.trainOn, r.inferOn)
+		}
+		s.Text(r.stdout)
 	}
 	res.Stalls = append(res.Stalls, external.StallsWithin()...)
 	stalls := verdict.Stalls(res, *r.minCases, r.procs)
