@@ -56,7 +56,7 @@ func (r *runState) routes(ctx context.Context, models []string) error {
 		rec.Finish(res)
 		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}
-	recordAdapters(res, models)
+	external.RecordAdapters(res, models)
 	if err := rec.Finish(res); err != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}

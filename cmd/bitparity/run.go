@@ -252,7 +252,7 @@ func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, run *verdi
 	if *r.explain {
 		explainAll(ctx, r.stderr, res.Findings)
 	}
-	recordAdapters(res, r.execNames)
+	external.RecordAdapters(res, r.execNames)
 	if werr := rec.Finish(res); werr != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", werr))
 	}
@@ -318,7 +318,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 			*f = res.Findings[0]
 		}
 	}
-	recordAdapters(res, execNames)
+	external.RecordAdapters(res, execNames)
 	if jsonPath != "" {
 		if err := runWriteJSONAtomic(jsonPath, res); err != nil {
 			return withCode(spec.ExitInternal, err)

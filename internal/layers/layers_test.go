@@ -53,7 +53,7 @@ var allowed = map[string][]string{
 	"fuzz/internal/skiptest": {},
 	"fuzz/internal/casecost": {"spec", "ops/all"},
 	"fuzz/internal/taps":     {},
-	"fuzz/external":          {"target", "oracle", "spec", "fuzz", "fuzz/transformer", "fuzz/driftmap"},
+	"fuzz/external":          {"gpu", "target", "oracle", "spec", "fuzz", "fuzz/transformer", "fuzz/driftmap"},
 	"fuzz":                   {"target", "oracle", "spec", "boundary", "power", "fuzz/driftmap", "fuzz/gen", "fuzz/shrink", "values", "fuzz/internal/casecost", "fuzz/internal/taps"},
 	"fuzz/native":            {"fuzz", "target", "spec", "fuzz/driftmap", "fuzz/gen", "fuzz/shrink", "internal/atomicfile", "internal/gofuzzfile", "reports/words"},
 	"fuzz/transformer":       {"fuzz", "spec", "fuzz/transformer/internal/e2e"},
