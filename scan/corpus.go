@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -220,4 +222,67 @@ func DriftWords(r spec.ScanResult) string {
 		return "fault: " + r.Fault
 	}
 	return "drift map: " + MapWords(r.Map)
+}
+
+// ShowCertificate prints the certificate arg names (a cert-*.json file
+// name in dir, or a path to one) and reports whether arg named one.
+func ShowCertificate(w io.Writer, dir, arg string, asJSON bool) (bool, error) {
+	base := filepath.Base(arg)
+	if !corpus.IsCertName(base) && !corpus.IsCertName(base+".json") {
+		return false, nil
+	}
+	path := arg
+	if _, err := os.Stat(path); err != nil {
+		path = filepath.Join(dir, strings.TrimSuffix(base, ".json")+".json")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return true, fmt.Errorf("corpus show: %w", err)
+	}
+	c, err := corpus.DecodeCertificate(path, data)
+	if err != nil {
+		return true, err
+	}
+	if asJSON {
+		b, err := corpus.EncodeCertificate(c)
+		if err == nil {
+			_, err = w.Write(b)
+		}
+		return true, err
+	}
+	reports.CertificateText(w, filepath.Base(path), c)
+	return true, nil
+}
+
+// ReportCertificates writes the certificates of corpus folder dir in
+// words: to w after a text report, or to certificates.txt in outDir
+// (whose path it prints).
+func ReportCertificates(w io.Writer, dir, outDir string) error {
+	d, err := corpus.OpenDir(dir, false)
+	if err != nil {
+		return err
+	}
+	names, err := d.Certificates()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%d scan certificate(s) in %s\n", len(names), dir)
+	for _, name := range names {
+		c, err := d.GetCertificate(name)
+		if err != nil {
+			return err
+		}
+		reports.CertificateText(&b, name, c)
+	}
+	if outDir == "" {
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	path := filepath.Join(outDir, "certificates.txt")
+	if err := atomicfile.Write(path, []byte(strings.TrimPrefix(b.String(), "\n"))); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, path)
+	return nil
 }

@@ -94,3 +94,19 @@ func (s Shared) Text(w io.Writer) {
 		fmt.Fprintf(w, "  MISSED control %s\n", name)
 	}
 }
+
+// RoutesText prints the judged result res of model routes as bitparity
+// run --exec ROUTE does: every finding with its note, then the summary:
+// each route's counts and the known findings.
+func (v *Verdict) RoutesText(w io.Writer, res *spec.Result) {
+	for i, f := range res.Findings {
+		words.Numbered(w, i+1, f, v.Notes[i])
+	}
+	fmt.Fprintln(w, "summary")
+	for _, t := range res.Targets {
+		fmt.Fprintf(w, "  %-40s %6d cases %3d finding(s)  %v\n", t.Target, t.Cases, t.Findings, t.Relations)
+	}
+	if known := len(res.Findings) - len(v.Unexpected); known > 0 {
+		fmt.Fprintf(w, "  known findings (--known, not failing the run): %d\n", known)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz/external"
-	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
 )
@@ -65,18 +64,11 @@ func (r *runState) routes(ctx context.Context, models []string) error {
 	return verdictExit(v, res)
 }
 
-// printRoutes prints a model-route run's findings and summary.
+// printRoutes prints a model-route run's findings and summary
+// (verdict.Verdict.RoutesText), where its files are, and whether a signal
+// interrupted it.
 func printRoutes(r *runState, res *spec.Result, v *verdict.Verdict) {
-	for i, f := range res.Findings {
-		words.Numbered(r.stdout, i+1, f, v.Notes[i])
-	}
-	fmt.Fprintln(r.stdout, "summary")
-	for _, t := range res.Targets {
-		fmt.Fprintf(r.stdout, "  %-40s %6d cases %3d finding(s)  %v\n", t.Target, t.Cases, t.Findings, t.Relations)
-	}
-	if known := len(res.Findings) - len(v.Unexpected); known > 0 {
-		fmt.Fprintf(r.stdout, "  known findings (--known, not failing the run): %d\n", known)
-	}
+	v.RoutesText(r.stdout, res)
 	if r.par.corpus != "" && len(res.Findings) > 0 {
 		fmt.Fprintf(r.stdout, "case files in %s: bitparity repro --exec CMD FILE replays one\n", r.par.corpus)
 	}

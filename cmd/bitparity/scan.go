@@ -8,13 +8,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz/external"
-	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
@@ -285,65 +282,14 @@ func newKernelRecheck(manifests string, fromCert bool, paths kernelPaths) (*kern
 	return kr, nil
 }
 
-// showCertificate prints the certificate arg names (a cert-*.json file
-// name in dir, or a path to one) and reports whether arg named one.
+// showCertificate is scan.ShowCertificate for corpus show; a file that
+// cannot be read or decoded is bad input.
 func showCertificate(stdout io.Writer, dir, arg string, asJSON bool) (bool, error) {
-	base := filepath.Base(arg)
-	if !corpus.IsCertName(base) && !corpus.IsCertName(base+".json") {
-		return false, nil
-	}
-	path := arg
-	if _, err := os.Stat(path); err != nil {
-		path = filepath.Join(dir, strings.TrimSuffix(base, ".json")+".json")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return true, withCode(spec.ExitUsage, fmt.Errorf("corpus show: %w", err))
-	}
-	c, err := corpus.DecodeCertificate(path, data)
-	if err != nil {
-		return true, withCode(spec.ExitUsage, err)
-	}
-	if asJSON {
-		b, err := corpus.EncodeCertificate(c)
-		if err == nil {
-			_, err = stdout.Write(b)
-		}
-		return true, err
-	}
-	reports.CertificateText(stdout, filepath.Base(path), c)
-	return true, nil
+	ok, err := scan.ShowCertificate(stdout, dir, arg, asJSON)
+	return ok, withCode(spec.ExitUsage, err)
 }
 
-// reportCertificates writes the certificates of corpus folder dir in
-// words: to stdout after a text report, or to certificates.txt in outDir
-// (whose path it prints).
+// reportCertificates is scan.ReportCertificates for report --corpus.
 func reportCertificates(stdout io.Writer, dir, outDir string) error {
-	d, err := corpus.OpenDir(dir, false)
-	if err != nil {
-		return err
-	}
-	names, err := d.Certificates()
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n%d scan certificate(s) in %s\n", len(names), dir)
-	for _, name := range names {
-		c, err := d.GetCertificate(name)
-		if err != nil {
-			return err
-		}
-		reports.CertificateText(&b, name, c)
-	}
-	if outDir == "" {
-		_, err := io.WriteString(stdout, b.String())
-		return err
-	}
-	path := filepath.Join(outDir, "certificates.txt")
-	if err := atomicfile.Write(path, []byte(strings.TrimPrefix(b.String(), "\n"))); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, path)
-	return nil
+	return scan.ReportCertificates(stdout, dir, outDir)
 }
