@@ -9,8 +9,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
