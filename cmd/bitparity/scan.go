@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/reports"
@@ -201,7 +199,7 @@ func (f *scanFlags) spec(fs *flag.FlagSet) (spec.ScanSpec, scan.Options, error) 
 	}
 	s.NoTaps = !*f.taps
 	var err error
-	if s.Shape.Dims, err = parseShape(*f.shape); err != nil {
+	if s.Shape.Dims, err = spec.ParseDims(*f.shape); err != nil {
 		return s, opt, usageErr("scan: --shape: %v", err)
 	}
 	if external.IsModel(s.Target) {
@@ -210,26 +208,6 @@ func (f *scanFlags) spec(fs *flag.FlagSet) (spec.ScanSpec, scan.Options, error) 
 		return s, opt, usageErr("scan: --requests, --layers and --ffn are for a model route (--exec of an adapter whose op is transformer)")
 	}
 	return s, opt, nil
-}
-
-// parseShape parses "name=value,name=value"; nil when v names none.
-func parseShape(v string) (map[string]int, error) {
-	var s map[string]int
-	for _, f := range strings.Split(v, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		k, val, ok := strings.Cut(f, "=")
-		n, err := strconv.Atoi(val)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("%q is not name=integer", f)
-		}
-		if s == nil {
-			s = map[string]int{}
-		}
-		s[k] = n
-	}
-	return s, nil
 }
 
 // scanEach runs scan s: at each KV length of kvs (scanGrid), or once
