@@ -56,8 +56,8 @@ func (k kernelPaths) workerArgs() []string {
 }
 
 // close ends the workers, and every other process target, waiting at
-// most endWait (closeProcesses).
-func (w *workerFlags) close(stderr io.Writer) { closeProcesses(stderr) }
+// most external.EndWait.
+func (w *workerFlags) close(stderr io.Writer) { external.CloseAllWithin(stderr) }
 
 // workerTargets starts the workers of run --kernel (comma-separated
 // manifests) and --isolate (comma-separated targets) and returns their

@@ -139,7 +139,7 @@ func (r *runState) check() error {
 	if r.trainOn, r.inferOn, err = parseTransformerOn(*r.e2eOn); err != nil {
 		return usageErr("run: --transformer-on: %v", err)
 	}
-	if r.known, err = loadKnown(*r.knownDirs, r.stderr); err != nil {
+	if r.known, err = verdict.LoadKnown(context.Background(), runSplitList(*r.knownDirs), r.stderr); err != nil {
 		return usageErr("run: %v", err)
 	}
 	if r.fs.NArg() > 0 {
@@ -350,14 +350,4 @@ func runWriteJSONAtomic(path string, v any) error {
 		return fmt.Errorf("encode result: %w", err)
 	}
 	return atomicfile.Write(path, append(b, '\n'))
-}
-
-// startCPUProfile starts a CPU profile of the command into path (none
-// when path is empty) and returns what stops it; a file that cannot be
-// written is a usage error.
-func startCPUProfile(cmd, path string) (stop func(), err error) {
-	if stop, err = lifecycle.CPUProfile(path); err != nil {
-		return nil, usageErr("%s: %v", cmd, err)
-	}
-	return stop, nil
 }

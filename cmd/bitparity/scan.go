@@ -10,6 +10,7 @@ import (
 	"os/signal"
 
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/internal/lifecycle"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
@@ -40,9 +41,9 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	stopProfile, err := startCPUProfile("scan", *f.cpuProfile)
+	stopProfile, err := lifecycle.CPUProfile(*f.cpuProfile)
 	if err != nil {
-		return err
+		return usageErr("scan: %v", err)
 	}
 	defer stopProfile()
 	if *f.kernelPath != "" && (f.s.Target != "" || len(f.ex.list) > 0) {
@@ -245,14 +246,9 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, opt
 	return rec, storeScan(stdout, dir, &rec, opt.Env, kernel)
 }
 
-// kernelRecheck is corpus recheck's --kernel and
-// --kernel-from-certificate: the user kernels a recheck may load
-// (scan.Kernels).
-type kernelRecheck = scan.Kernels
-
 // newKernelRecheck loads the manifests of --kernel (comma-separated). A
 // bad manifest, or two of one kernel name, is a usage error.
-func newKernelRecheck(manifests string, fromCert bool, paths kernelPaths) (*kernelRecheck, error) {
+func newKernelRecheck(manifests string, fromCert bool, paths kernelPaths) (*scan.Kernels, error) {
 	kr, err := scan.NewKernels(runSplitList(manifests), fromCert, paths.options())
 	if err != nil {
 		return nil, usageErr("corpus recheck --kernel: %v", err)

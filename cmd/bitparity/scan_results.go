@@ -26,10 +26,10 @@ func listCertificates(stdout, stderr io.Writer, d *corpus.Dir) {
 }
 func listScanDrifts(stdout, stderr io.Writer, d *corpus.Dir) { scan.ListDrifts(stdout, stderr, d) }
 
-func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, ks *kernelRecheck) (invalid, broken int, err error) {
+func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, ks *scan.Kernels) (invalid, broken int, err error) {
 	return scan.RecheckCertificates(ctx, stdout, d, env, ks)
 }
 
-func recheckScanDrifts(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, ks *kernelRecheck) (open, broken int, err error) {
+func recheckScanDrifts(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, ks *scan.Kernels) (open, broken int, err error) {
 	return scan.RecheckDrifts(ctx, stdout, d, env, ks)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/bitparity/bitparity/slurm"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // slurmCmd is `bitparity slurm [flags] -- RUN FLAGS` (write the campaign
@@ -121,7 +123,7 @@ func slurmMergeCmd(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return usageErr("slurm merge: %v", err)
 	}
-	known, err := loadKnown(p.Known, stderr)
+	known, err := verdict.LoadKnown(context.Background(), runSplitList(p.Known), stderr)
 	if err != nil {
 		return usageErr("slurm merge: %v", err)
 	}

@@ -68,7 +68,3 @@ func workerCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	return nil
 }
-
-// closeProcesses closes the process targets, waiting for them at most
-// external.EndWait.
-func closeProcesses(stderr io.Writer) { external.CloseAllWithin(stderr) }
