@@ -108,6 +108,20 @@ func NewRecorder(opts RecorderOptions) (*Recorder, error) {
 	return r, nil
 }
 
+// OpenRecorder is NewRecorder storing each finding in the corpus folder
+// or bucket URL where (corpus.Open, created if needed); "" stores no case
+// files.
+func OpenRecorder(ctx context.Context, where string, opts RecorderOptions) (*Recorder, error) {
+	if where != "" {
+		s, err := corpus.Open(ctx, where, true)
+		if err != nil {
+			return nil, fmt.Errorf("--corpus: %w", err)
+		}
+		opts.Store, opts.Where = s, where
+	}
+	return NewRecorder(opts)
+}
+
 // moveAside renames the journal jpath to corpus.AsideName, or, when a
 // journal moved aside in the same second is there, to that name with -2,
 // -3, ... after it: never over another.

@@ -45,7 +45,7 @@ func (r *runState) routes(ctx context.Context, models []string) error {
 	}
 	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, %s\n",
 		*r.seed, *r.dur, models, strings.Join(rels, " and "))
-	rec, err := openRecorder(r.stderr, r.par.corpus, *r.jsonPath, r.head())
+	rec, err := r.recorder(r.head())
 	if err != nil {
 		return usageErr("%v", err)
 	}

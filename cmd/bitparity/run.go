@@ -197,6 +197,18 @@ func (r *runState) head() spec.Result {
 		Args: append([]string{"run"}, r.args...)}
 }
 
+// recorder opens the recorder of the run's findings (verdict.Recorder:
+// each finding in --corpus and in --json's journal as it is found,
+// replaced by its shrunk form), logging on stderr.
+func (r *runState) recorder(head spec.Result) (*verdict.Recorder, error) {
+	opts := verdict.RecorderOptions{JSON: *r.jsonPath, Head: head, Log: r.stderr, Source: "campaign"}
+	rec, err := verdict.OpenRecorder(context.Background(), r.par.corpus, opts)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return rec, nil
+}
+
 // campaign is one verdict.Run of the campaign the flags ask for: the
 // end-to-end transformer's share first in a full campaign (every target
 // and relation, in this process), then the single-op campaign, here or in
@@ -210,7 +222,7 @@ func (r *runState) campaign(ctx context.Context) error {
 	prog := reports.NewProgress(r.stderr, *r.dur)
 	head := r.head()
 	c.Env = head.Env // the findings record the whole fingerprint, the GPU's too
-	rec, err := openRecorder(r.stderr, r.par.corpus, *r.jsonPath, head)
+	rec, err := r.recorder(head)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -295,28 +307,14 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 	if m := missingAdapters(c, nil); len(m) > 0 {
 		return usageErr("run --case: %s", strings.Join(m, "; "))
 	}
-	start := time.Now()
-	f, err := fuzz.Check(ctx, c, composites()...)
-	if err != nil {
-		if fuzz.IsTargetFailure(err) {
-			return withCode(spec.ExitInternal, fmt.Errorf("run --case: %w", err))
-		}
+	res, err := verdict.Case(ctx, c, hereEnv(), []string{"run", "--case", js}, composites()...)
+	switch {
+	case fuzz.IsTargetFailure(err):
+		return withCode(spec.ExitInternal, fmt.Errorf("run --case: %w", err))
+	case err != nil:
 		return usageErr("run --case: %v", err)
-	}
-	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Duration: spec.Duration(time.Since(start)),
-		Seed: c.Seed, Cases: 1, Env: hereEnv(), Args: []string{"run", "--case", js}}
-	for _, name := range c.Targets {
-		if t, err := target.Lookup(name); err == nil {
-			res.Targets = append(res.Targets, spec.TargetStats{Target: name, Cases: 1, Invariant: t.Info().Invariant,
-				Op: t.Info().Op, Relations: []string{c.Relation}})
-		}
-	}
-	if f != nil {
-		res.Findings = []spec.Finding{*f}
-		if explainIt {
-			explainAll(ctx, stdout, res.Findings)
-			*f = res.Findings[0]
-		}
+	case len(res.Findings) > 0 && explainIt:
+		explainAll(ctx, stdout, res.Findings)
 	}
 	external.RecordAdapters(res, execNames)
 	if jsonPath != "" {
@@ -324,11 +322,11 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 			return withCode(spec.ExitInternal, err)
 		}
 	}
-	if f == nil {
+	if len(res.Findings) == 0 {
 		fmt.Fprintf(stdout, "%s holds on %s (%s)\n", c.Relation, strings.Join(c.Targets, ", "), c.Op)
 		return nil
 	}
-	words.Numbered(stdout, 1, *f, "")
+	words.Numbered(stdout, 1, res.Findings[0], "")
 	return &exitError{code: spec.ExitFinding}
 }
 
