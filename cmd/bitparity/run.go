@@ -105,7 +105,7 @@ func newRunFlags(fs *flag.FlagSet) *runFlags {
 	f.gpuStreams = fs.Int("gpu-streams", gpu.DefaultStreams, fmt.Sprintf("streams of each GPU the workers' checks are spread over (worker i on stream i mod `N`, 1 to %d): each stream submits its launches and copies apart from the others; 1 runs every check on the default stream", gpu.MaxStreams))
 	f.noShrink = fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
 	f.taps = fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
-	f.e2eOn = fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
+	f.e2eOn = fs.String("transformer-on", transformer.DefaultOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
 	f.knownDirs = fs.String("known", "", "comma-separated case folders or bucket URLs of known, still-open findings (a team's corpus): a finding that is the same drift as an open case there (the same kind, op, relation and targets, in any dtype or seed, and a drift map that splits the swept values alike, or without maps the same minimal shape: docs/trust.md) is listed as known and does not fail the run; one that is the same drift as a case marked fixed is a regression")
 	f.explain = fs.Bool("explain", false, "infer the schedule behind each class of every finding's drift map (bitparity explain) and report it with the finding")
 	f.minCases = fs.Int64("min-cases", 0, "the run is STALLED (exit 5) when a target ran fewer than `N` cases or stopped answering; 0: one case for --exec and --kernel targets, no minimum for the others")
@@ -136,7 +136,7 @@ type runState struct {
 // check reads and refuses run's flags before any work.
 func (r *runState) check() error {
 	var err error
-	if r.trainOn, r.inferOn, err = parseTransformerOn(*r.e2eOn); err != nil {
+	if r.trainOn, r.inferOn, err = transformer.ParseOn(*r.e2eOn); err != nil {
 		return usageErr("run: --transformer-on: %v", err)
 	}
 	if r.known, err = verdict.LoadKnown(context.Background(), runSplitList(*r.knownDirs), r.stderr); err != nil {
