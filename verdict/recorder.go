@@ -16,6 +16,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -107,6 +108,20 @@ func NewRecorder(opts RecorderOptions) (*Recorder, error) {
 	return r, nil
 }
 
+// OpenRecorder is NewRecorder storing each finding in the corpus folder
+// or bucket URL where (corpus.Open, created if needed); "" stores no case
+// files.
+func OpenRecorder(ctx context.Context, where string, opts RecorderOptions) (*Recorder, error) {
+	if where != "" {
+		s, err := corpus.Open(ctx, where, true)
+		if err != nil {
+			return nil, fmt.Errorf("--corpus: %w", err)
+		}
+		opts.Store, opts.Where = s, where
+	}
+	return NewRecorder(opts)
+}
+
 // moveAside renames the journal jpath to corpus.AsideName, or, when a
 // journal moved aside in the same second is there, to that name with -2,
 // -3, ... after it: never over another.
@@ -158,7 +173,7 @@ func (r *Recorder) Found(f spec.Finding) {
 	if r.journal != nil {
 		r.fail(r.journal.Found(key, f))
 	}
-	fmt.Fprintf(r.log, "found: %s %s (%s) after %s, %d cases%s\n", f.Relation, targetsOf(f), f.Kind,
+	fmt.Fprintf(r.log, "found: %s %s (%s) after %s, %d cases%s\n", f.Relation, words.Targets(f), f.Kind,
 		time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore, where)
 }
 
@@ -183,7 +198,7 @@ func (r *Recorder) Shrunk(f spec.Finding) {
 			delete(r.created, key)
 		}
 	}
-	fmt.Fprintf(r.log, "minimal: %s %s (%s) in %s%s\n", f.Relation, targetsOf(f), f.Kind,
+	fmt.Fprintf(r.log, "minimal: %s %s (%s) in %s%s\n", f.Relation, words.Targets(f), f.Kind,
 		time.Duration(f.ToMinimal).Round(time.Millisecond), where)
 }
 
@@ -407,13 +422,6 @@ func WriteResult(path string, res *spec.Result) error {
 		return fmt.Errorf("encode result: %w", err)
 	}
 	return atomicfile.Write(path, b)
-}
-
-func targetsOf(f spec.Finding) string {
-	if f.TargetB != "" {
-		return f.TargetA + " vs " + f.TargetB
-	}
-	return f.TargetA
 }
 
 // Keep stores in the recorder's store every finding of res it does not

@@ -4,14 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
-	"github.com/bitparity/bitparity/target"
 )
 
 // execList is the repeatable --exec flag: command lines of external
@@ -65,59 +63,12 @@ func (e *execFlags) options() external.Options {
 	return external.Options{Timeout: e.timeout, StartTimeout: e.startTO}
 }
 
-// recordAdapters writes into res the adapters of the external targets
-// names (their hello and command line, which case files keep), and gives
-// each finding on an external target a repro line with its --exec flags.
-func recordAdapters(res *spec.Result, names []string) {
-	res.Adapters = external.Adapters(names...)
-	for i := range res.Findings {
-		f := &res.Findings[i]
-		if execs := external.Commands(f.Case.Targets...); len(execs) > 0 {
-			f.Repro = spec.ReproLine(f.Case, execs...)
-		}
-	}
-}
-
-// missingAdapters says, one line per exec: target of c that no --exec
-// started, which adapter to pass: the command line recorded with the case
-// when there is one (quoted, for the user to check and pass; it is never
-// run from the file).
+// missingAdapters and adapterDiff are external.Missing and
+// external.Differ, for repro and run --case.
 func missingAdapters(c spec.Case, recorded []spec.Adapter) []string {
-	var out []string
-	for _, t := range c.Targets {
-		if !strings.HasPrefix(t, "exec:") || slices.Contains(target.Names(), t) || external.IsModel(t) {
-			continue
-		}
-		i := slices.IndexFunc(recorded, func(a spec.Adapter) bool { return a.Target == t })
-		if i < 0 {
-			out = append(out, fmt.Sprintf("target %s is an external adapter and none was recorded with the case: pass --exec with the command line of the adapter whose hello names %q", t, strings.TrimPrefix(t, "exec:")))
-			continue
-		}
-		a := recorded[i]
-		out = append(out, fmt.Sprintf("target %s is an external adapter (%s on %s): pass --exec %s, the command line recorded with the case; read it first, bitparity never runs a command from a case file",
-			t, a.Name, a.Device, spec.ShellQuote(a.Exec)))
-	}
-	return out
+	return external.Missing(c, recorded)
 }
-
-// adapterDiff lists how the adapters running c's targets here differ from
-// the recorded ones: "adapter exec:torch.gemm: about: recorded ..., here ...".
-func adapterDiff(recorded []spec.Adapter) []string {
-	var out []string
-	for _, r := range recorded {
-		here := external.Adapters(r.Target)
-		if len(here) == 0 {
-			continue
-		}
-		h := here[0]
-		for _, d := range [][3]string{{"device", r.Device, h.Device}, {"about", r.About, h.About}, {"exec", r.Exec, h.Exec}} {
-			if d[1] != d[2] {
-				out = append(out, fmt.Sprintf("adapter %s: %s: recorded %q, here %q", r.Target, d[0], d[1], d[2]))
-			}
-		}
-	}
-	return out
-}
+func adapterDiff(recorded []spec.Adapter) []string { return external.Differ(recorded) }
 
 // recheckAdapters refuses (exit 2) a recheck of s when a case it would
 // replay (corpus.Rechecks, all as given) runs on an exec: target that no

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"flag"
 	"os"
-	"path/filepath"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -60,18 +60,9 @@ func checkOutputFile(flagName, path string) error {
 	if path == "" {
 		return nil
 	}
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return usageErr("--%s %s: not a regular file", flagName, path)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := atomicfile.Writable(path); err != nil {
 		return usageErr("--%s %s: %v", flagName, path, err)
 	}
-	probe, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".probe-*")
-	if err != nil {
-		return usageErr("--%s %s: cannot write there: %v", flagName, path, err)
-	}
-	probe.Close()
-	os.Remove(probe.Name())
 	return nil
 }
 

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"testing"
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // TestKnownAcrossDTypes: --known matches the same drift (verdict.SameDrift:
@@ -39,7 +41,7 @@ func TestKnownAcrossDTypes(t *testing.T) {
 	if _, _, err := d.Put(corpus.NewFile(c, &filed, spec.Env{}, "test")); err != nil {
 		t.Fatal(err)
 	}
-	k, err := loadKnown(dir, nil)
+	k, err := verdict.LoadKnown(context.Background(), []string{dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

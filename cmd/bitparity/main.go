@@ -28,54 +28,18 @@ type command struct {
 // commands is the command table: each command's Run lives in the file
 // of its name.
 var commands = map[string]command{
-	"corpus": {
-		Summary: "keep, share and replay case files: ls show merge dedup minimize import export bundle unbundle recheck",
-		Run:     corpusCmd,
-	},
-	"detect": {
-		Summary: "measure detection power: cases and seconds to find each drift model, random vs boundary-seeking inputs",
-		Run:     detectCmd,
-	},
-	"explain": {
-		Summary: "infer the schedule behind each class of a finding's drift map",
-		Run:     explainCmd,
-	},
-	"list": {
-		Summary: "list the ops, relations, targets and campaign pairs of this build",
-		Run:     listCmd,
-	},
-	"merge": {
-		Summary: "merge the result files of a campaign's shards (run --shard i/n on several hosts) into one",
-		Run:     mergeCmd,
-	},
-	"report": {
-		Summary: "write text, JSON, JUnit, Markdown or HTML reports from result files",
-		Run:     runReport,
-	},
-	"repro": {
-		Summary: "replay a case file here: the first diverging row and column, or 'could not reproduce'",
-		Run:     reproCmd,
-	},
-	"run": {
-		Summary: "run a seeded campaign over every relation and target (or one case with --case)",
-		Run:     runCmd,
-	},
-	"scan": {
-		Summary: "compare every row of every batch size (or padding, position, KV length) in a range: a certificate or the exact drift map",
-		Run:     scanCmd,
-	},
-	"slurm": {
-		Summary: "run a campaign on a Slurm cluster: an array job of shards and a merge job (slurm merge DIR)",
-		Run:     slurmCmd,
-	},
-	"version": {
-		Summary: "print the bitparity version and which GPU kernel images were loaded (machine code or JIT-compiled PTX)",
-		Run:     func(stdout, _ io.Writer, _ []string) error { return writeVersion(stdout) },
-	},
-	"worker": {
-		Summary: "(internal) serve one target over the process protocol on stdin/stdout (crash isolation; run --kernel and --isolate start it)",
-		Run:     workerCmd,
-	},
+	"corpus":  {"keep, share and replay case files: ls show merge dedup minimize import export bundle unbundle recheck", corpusCmd},
+	"detect":  {"measure detection power: cases and seconds to find each drift model, random vs boundary-seeking inputs", detectCmd},
+	"explain": {"infer the schedule behind each class of a finding's drift map", explainCmd},
+	"list":    {"list the ops, relations, targets and campaign pairs of this build", listCmd},
+	"merge":   {"merge the result files of a campaign's shards (run --shard i/n on several hosts) into one", mergeCmd},
+	"report":  {"write text, JSON, JUnit, Markdown or HTML reports from result files", runReport},
+	"repro":   {"replay a case file here: the first diverging row and column, or 'could not reproduce'", reproCmd},
+	"run":     {"run a seeded campaign over every relation and target (or one case with --case)", runCmd},
+	"scan":    {"compare every row of every batch size (or padding, position, KV length) in a range: a certificate or the exact drift map", scanCmd},
+	"slurm":   {"run a campaign on a Slurm cluster: an array job of shards and a merge job (slurm merge DIR)", slurmCmd},
+	"version": {"print the bitparity version and which GPU kernel images were loaded (machine code or JIT-compiled PTX)", func(stdout, _ io.Writer, _ []string) error { return writeVersion(stdout) }},
+	"worker":  {"(internal) serve one target over the process protocol on stdin/stdout (crash isolation; run --kernel and --isolate start it)", workerCmd},
 }
 
 // exitError carries an exit code (spec.Exit*) with its message.

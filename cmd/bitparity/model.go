@@ -45,7 +45,7 @@ func (r *runState) routes(ctx context.Context, models []string) error {
 	}
 	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, %s\n",
 		*r.seed, *r.dur, models, strings.Join(rels, " and "))
-	rec, err := openRecorder(r.stderr, r.par.corpus, *r.jsonPath, r.head())
+	rec, err := r.recorder(r.head())
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -55,7 +55,7 @@ func (r *runState) routes(ctx context.Context, models []string) error {
 		rec.Finish(res)
 		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}
-	recordAdapters(res, models)
+	external.RecordAdapters(res, models)
 	if err := rec.Finish(res); err != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", err))
 	}
@@ -64,18 +64,11 @@ func (r *runState) routes(ctx context.Context, models []string) error {
 	return verdictExit(v, res)
 }
 
-// printRoutes prints a model-route run's findings and summary.
+// printRoutes prints a model-route run's findings and summary
+// (verdict.Verdict.RoutesText), where its files are, and whether a signal
+// interrupted it.
 func printRoutes(r *runState, res *spec.Result, v *verdict.Verdict) {
-	for i, f := range res.Findings {
-		runPrintFinding(r.stdout, i+1, f, v.Notes[i])
-	}
-	fmt.Fprintln(r.stdout, "summary")
-	for _, t := range res.Targets {
-		fmt.Fprintf(r.stdout, "  %-40s %6d cases %3d finding(s)  %v\n", t.Target, t.Cases, t.Findings, t.Relations)
-	}
-	if known := len(res.Findings) - len(v.Unexpected); known > 0 {
-		fmt.Fprintf(r.stdout, "  known findings (--known, not failing the run): %d\n", known)
-	}
+	v.RoutesText(r.stdout, res)
 	if r.par.corpus != "" && len(res.Findings) > 0 {
 		fmt.Fprintf(r.stdout, "case files in %s: bitparity repro --exec CMD FILE replays one\n", r.par.corpus)
 	}

@@ -63,7 +63,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	fmt.Fprintln(stdout, f.Recorded())
 	here := hereEnv()
 	diff := append(corpus.EnvDiff(f.Env, here), adapterDiff(f.Adapters)...)
-	missing := external.Missing(f.Case)
+	missing := external.NotBuilt(f.Case)
 	o, err := corpus.Replay(ctx, f, composites()...)
 	if err != nil {
 		fmt.Fprint(stdout, corpus.EnvWords(diff, missing))

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -107,7 +106,7 @@ func newRunFlags(fs *flag.FlagSet) *runFlags {
 	f.gpuStreams = fs.Int("gpu-streams", gpu.DefaultStreams, fmt.Sprintf("streams of each GPU the workers' checks are spread over (worker i on stream i mod `N`, 1 to %d): each stream submits its launches and copies apart from the others; 1 runs every check on the default stream", gpu.MaxStreams))
 	f.noShrink = fs.Bool("no-shrink", false, "report findings as first found, without shrinking or drift maps")
 	f.taps = fs.Bool("taps", true, "also compare fp32 intermediates (taps) when the outputs are equal; false: outputs only")
-	f.e2eOn = fs.String("transformer-on", defaultTransformerOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
+	f.e2eOn = fs.String("transformer-on", transformer.DefaultOn(), "backends of the end-to-end transformer's train and inference paths: TRAIN,INFER or one name for both (cpu; cuda in a cuda build)")
 	f.knownDirs = fs.String("known", "", "comma-separated case folders or bucket URLs of known, still-open findings (a team's corpus): a finding that is the same drift as an open case there (the same kind, op, relation and targets, in any dtype or seed, and a drift map that splits the swept values alike, or without maps the same minimal shape: docs/trust.md) is listed as known and does not fail the run; one that is the same drift as a case marked fixed is a regression")
 	f.explain = fs.Bool("explain", false, "infer the schedule behind each class of every finding's drift map (bitparity explain) and report it with the finding")
 	f.minCases = fs.Int64("min-cases", 0, "the run is STALLED (exit 5) when a target ran fewer than `N` cases or stopped answering; 0: one case for --exec and --kernel targets, no minimum for the others")
@@ -138,10 +137,10 @@ type runState struct {
 // check reads and refuses run's flags before any work.
 func (r *runState) check() error {
 	var err error
-	if r.trainOn, r.inferOn, err = parseTransformerOn(*r.e2eOn); err != nil {
+	if r.trainOn, r.inferOn, err = transformer.ParseOn(*r.e2eOn); err != nil {
 		return usageErr("run: --transformer-on: %v", err)
 	}
-	if r.known, err = loadKnown(*r.knownDirs, r.stderr); err != nil {
+	if r.known, err = verdict.LoadKnown(context.Background(), runSplitList(*r.knownDirs), r.stderr); err != nil {
 		return usageErr("run: %v", err)
 	}
 	if r.fs.NArg() > 0 {
@@ -200,6 +199,18 @@ func (r *runState) head() spec.Result {
 		Args: append([]string{"run"}, r.args...)}
 }
 
+// recorder opens the recorder of the run's findings (verdict.Recorder:
+// each finding in --corpus and in --json's journal as it is found,
+// replaced by its shrunk form), logging on stderr.
+func (r *runState) recorder(head spec.Result) (*verdict.Recorder, error) {
+	opts := verdict.RecorderOptions{JSON: *r.jsonPath, Head: head, Log: r.stderr, Source: "campaign"}
+	rec, err := verdict.OpenRecorder(context.Background(), r.par.corpus, opts)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return rec, nil
+}
+
 // campaign is one verdict.Run of the campaign the flags ask for: the
 // end-to-end transformer's share first in a full campaign (every target
 // and relation, in this process), then the single-op campaign, here or in
@@ -213,7 +224,7 @@ func (r *runState) campaign(ctx context.Context) error {
 	prog := reports.NewProgress(r.stderr, *r.dur)
 	head := r.head()
 	c.Env = head.Env // the findings record the whole fingerprint, the GPU's too
-	rec, err := openRecorder(r.stderr, r.par.corpus, *r.jsonPath, head)
+	rec, err := r.recorder(head)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -244,7 +255,10 @@ func (r *runState) campaign(ctx context.Context) error {
 // it; runErr is the campaign's own error.
 func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, run *verdict.Run, res *spec.Result, runErr error) error {
 	for _, s := range run.Shared {
-		printShare(r.stdout, s, r.trainOn, r.inferOn)
+		if r.trainOn != transformer.CPU || r.inferOn != transformer.CPU {
+			fmt.Fprintf(r.stdout, "transformer: train path on %s, inference path on %s\n", r.trainOn, r.inferOn)
+		}
+		s.Text(r.stdout)
 	}
 	res.Stalls = append(res.Stalls, external.StallsWithin()...)
 	stalls := verdict.Stalls(res, *r.minCases, r.procs)
@@ -252,7 +266,7 @@ func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, run *verdi
 	if *r.explain {
 		explainAll(ctx, r.stderr, res.Findings)
 	}
-	recordAdapters(res, r.execNames)
+	external.RecordAdapters(res, r.execNames)
 	if werr := rec.Finish(res); werr != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("run: %w", werr))
 	}
@@ -264,7 +278,7 @@ func (r *runState) finish(ctx context.Context, rec *verdict.Recorder, run *verdi
 		given = 0 // the run's work was the user's to bound
 	}
 	v := run.Judge(res, verdict.Options{ExpectControls: *r.expect, Known: r.known, Stalls: stalls, ControlCases: given})
-	runPrintResult(r.stdout, res, v)
+	v.Text(r.stdout, res)
 	r.prof.report(r.stdout) // the batch sizes drawn at --profile (profile.go)
 	if *r.jsonPath != "" {
 		fmt.Fprintf(r.stdout, "result written to %s\n", *r.jsonPath)
@@ -295,40 +309,26 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 	if m := missingAdapters(c, nil); len(m) > 0 {
 		return usageErr("run --case: %s", strings.Join(m, "; "))
 	}
-	start := time.Now()
-	f, err := fuzz.Check(ctx, c, composites()...)
-	if err != nil {
-		if fuzz.IsTargetFailure(err) {
-			return withCode(spec.ExitInternal, fmt.Errorf("run --case: %w", err))
-		}
+	res, err := verdict.Case(ctx, c, hereEnv(), []string{"run", "--case", js}, composites()...)
+	switch {
+	case fuzz.IsTargetFailure(err):
+		return withCode(spec.ExitInternal, fmt.Errorf("run --case: %w", err))
+	case err != nil:
 		return usageErr("run --case: %v", err)
+	case len(res.Findings) > 0 && explainIt:
+		explainAll(ctx, stdout, res.Findings)
 	}
-	res := &spec.Result{Version: spec.ResultVersion, Started: start.UTC(), Duration: spec.Duration(time.Since(start)),
-		Seed: c.Seed, Cases: 1, Env: hereEnv(), Args: []string{"run", "--case", js}}
-	for _, name := range c.Targets {
-		if t, err := target.Lookup(name); err == nil {
-			res.Targets = append(res.Targets, spec.TargetStats{Target: name, Cases: 1, Invariant: t.Info().Invariant,
-				Op: t.Info().Op, Relations: []string{c.Relation}})
-		}
-	}
-	if f != nil {
-		res.Findings = []spec.Finding{*f}
-		if explainIt {
-			explainAll(ctx, stdout, res.Findings)
-			*f = res.Findings[0]
-		}
-	}
-	recordAdapters(res, execNames)
+	external.RecordAdapters(res, execNames)
 	if jsonPath != "" {
 		if err := runWriteJSONAtomic(jsonPath, res); err != nil {
 			return withCode(spec.ExitInternal, err)
 		}
 	}
-	if f == nil {
+	if len(res.Findings) == 0 {
 		fmt.Fprintf(stdout, "%s holds on %s (%s)\n", c.Relation, strings.Join(c.Targets, ", "), c.Op)
 		return nil
 	}
-	runPrintFinding(stdout, 1, *f, "")
+	words.Numbered(stdout, 1, res.Findings[0], "")
 	return &exitError{code: spec.ExitFinding}
 }
 
@@ -342,13 +342,6 @@ func runSplitList(s string) []string {
 	return out
 }
 
-func runTargetsOf(f spec.Finding) string {
-	if f.TargetB != "" {
-		return f.TargetA + " vs " + f.TargetB
-	}
-	return f.TargetA
-}
-
 // runWriteJSONAtomic writes v as indented JSON to path through a temporary
 // file in the same folder and a rename, so a reader never sees half a file.
 func runWriteJSONAtomic(path string, v any) error {
@@ -357,81 +350,4 @@ func runWriteJSONAtomic(path string, v any) error {
 		return fmt.Errorf("encode result: %w", err)
 	}
 	return atomicfile.Write(path, append(b, '\n'))
-}
-
-// runPrintResult prints every finding with its verdict note, then the
-// summary: the controls, the invariant targets, each target's counts and
-// the status (INTERRUPTED, STALLED) when the run did not pass.
-func runPrintResult(w io.Writer, res *spec.Result, s *verdict.Verdict) {
-	fmt.Fprintf(w, "\n%d cases in %s (%.0f cases/s), %d finding(s)\n\n", res.Cases,
-		time.Duration(res.Duration).Round(time.Millisecond), float64(res.Cases)/max(1e-9, time.Duration(res.Duration).Seconds()), len(res.Findings))
-	for i, f := range res.Findings {
-		runPrintFinding(w, i+1, f, s.Notes[i])
-	}
-	fmt.Fprintln(w, "summary")
-	if len(s.Controls) > 0 {
-		fmt.Fprintln(w, "  negative controls (drift models, must be found):")
-		for _, name := range s.Controls {
-			fs := s.Expected[name]
-			if len(fs) == 0 && res.Interrupted {
-				fmt.Fprintf(w, "    %-30s not reached (interrupted)\n", name)
-				continue
-			}
-			if len(fs) == 0 && slices.Contains(s.OutOfTime, name) {
-				fmt.Fprintf(w, "    %-30s ran out of time (STALLED below)\n", name)
-				continue
-			}
-			if len(fs) == 0 {
-				fmt.Fprintf(w, "    %-30s NOT FOUND\n", name)
-				continue
-			}
-			f := fs[0]
-			what := string(f.Kind)
-			if f.DriftMap != nil {
-				what = words.Drift(f.DriftMap)
-			}
-			fmt.Fprintf(w, "    %-30s found by %s in %s (minimal after %s): %s\n", name, f.Relation,
-				time.Duration(f.Elapsed).Round(time.Millisecond), time.Duration(f.Elapsed+f.ToMinimal).Round(time.Millisecond), what)
-		}
-	}
-	fmt.Fprintf(w, "  invariant targets: %d cases (on pairs of invariant targets only), %d finding(s)\n", res.InvariantCases, s.InvariantFindings)
-	fmt.Fprintln(w, "  per target (cases, findings, relations):")
-	for _, ts := range res.Targets {
-		fmt.Fprintf(w, "    %-30s %7d %3d  %s\n", ts.Target, ts.Cases, ts.Findings, strings.Join(ts.Relations, ", "))
-	}
-	if len(s.Known) > 0 {
-		fmt.Fprintf(w, "  known findings (--known, not failing the run): %d\n", len(s.Known))
-	}
-	if len(s.Unexpected) > 0 {
-		fmt.Fprintf(w, "  UNEXPECTED findings: %d\n", len(s.Unexpected))
-	}
-	for _, st := range s.Stalls {
-		fmt.Fprintf(w, "STALLED: %s\n", st)
-	}
-	if res.Interrupted {
-		fmt.Fprintf(w, "INTERRUPTED after %s: the verdict covers the %d cases run; not a pass\n",
-			time.Duration(res.Duration).Round(time.Millisecond), res.Cases)
-	}
-}
-
-// runPrintFinding prints one finding: minimal case, first diverging row and
-// column, both values, ulps, drift map in words and the repro line.
-func runPrintFinding(w io.Writer, n int, f spec.Finding, note string) {
-	head := fmt.Sprintf("finding %d: %s, %s on %s", n, f.Kind, f.Relation, runTargetsOf(f))
-	if note != "" {
-		head += " [" + note + "]"
-	}
-	fmt.Fprintln(w, head)
-	words.Detail(w, f)
-	fmt.Fprintln(w)
-}
-
-// startCPUProfile starts a CPU profile of the command into path (none
-// when path is empty) and returns what stops it; a file that cannot be
-// written is a usage error.
-func startCPUProfile(cmd, path string) (stop func(), err error) {
-	if stop, err = lifecycle.CPUProfile(path); err != nil {
-		return nil, usageErr("%s: %v", cmd, err)
-	}
-	return stop, nil
 }

@@ -8,18 +8,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 
-	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz/external"
-	"github.com/bitparity/bitparity/internal/atomicfile"
+	"github.com/bitparity/bitparity/internal/lifecycle"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
-	"github.com/bitparity/bitparity/target"
 )
 
 // scanCmd is `bitparity scan`: the flags make one spec, scan.Expand the
@@ -47,9 +41,9 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	stopProfile, err := startCPUProfile("scan", *f.cpuProfile)
+	stopProfile, err := lifecycle.CPUProfile(*f.cpuProfile)
 	if err != nil {
-		return err
+		return usageErr("scan: %v", err)
 	}
 	defer stopProfile()
 	if *f.kernelPath != "" && (f.s.Target != "" || len(f.ex.list) > 0) {
@@ -81,27 +75,22 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	for _, sk := range skipped {
 		fmt.Fprintf(stderr, "scan: skipped %s: %v\n", reports.ScanWords(sk.Scan), sk.Err)
 	}
-	res := newScanResults(*f.jsonPath, opt.Env, args)
+	res := scan.NewResults(opt.Env, args)
 	found := false
 	for _, sp := range scans {
-		var rs []spec.ScanResult
-		if kvs != nil {
-			rs, err = scanGrid(ctx, stdout, sp, kvs, opt, *f.dir)
-		} else {
-			var r spec.ScanResult
-			r, err = scanOne(ctx, stdout, stderr, sp, opt, *f.dir)
-			rs = append(rs, r)
-		}
+		rs, err := scanEach(ctx, stdout, stderr, sp, kvs, opt, *f.dir)
 		if err != nil {
 			return err
 		}
 		for _, r := range rs {
-			res.add(r)
+			res.Scans = append(res.Scans, r)
 			found = found || r.Verdict == spec.ScanDrift || r.Verdict == spec.ScanFault
 		}
 	}
-	if err := res.write(); err != nil {
-		return err
+	if *f.jsonPath != "" {
+		if err := scan.WriteResults(*f.jsonPath, res); err != nil {
+			return withCode(spec.ExitUsage, fmt.Errorf("scan: --json: %w", err))
+		}
 	}
 	if found {
 		return &exitError{code: spec.ExitFinding}
@@ -211,7 +200,7 @@ func (f *scanFlags) spec(fs *flag.FlagSet) (spec.ScanSpec, scan.Options, error) 
 	}
 	s.NoTaps = !*f.taps
 	var err error
-	if s.Shape.Dims, err = parseShape(*f.shape); err != nil {
+	if s.Shape.Dims, err = spec.ParseDims(*f.shape); err != nil {
 		return s, opt, usageErr("scan: --shape: %v", err)
 	}
 	if external.IsModel(s.Target) {
@@ -222,24 +211,14 @@ func (f *scanFlags) spec(fs *flag.FlagSet) (spec.ScanSpec, scan.Options, error) 
 	return s, opt, nil
 }
 
-// parseShape parses "name=value,name=value"; nil when v names none.
-func parseShape(v string) (map[string]int, error) {
-	var s map[string]int
-	for _, f := range strings.Split(v, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		k, val, ok := strings.Cut(f, "=")
-		n, err := strconv.Atoi(val)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("%q is not name=integer", f)
-		}
-		if s == nil {
-			s = map[string]int{}
-		}
-		s[k] = n
+// scanEach runs scan s: at each KV length of kvs (scanGrid), or once
+// (scanOne).
+func scanEach(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, kvs []int, opt scan.Options, dir string) ([]spec.ScanResult, error) {
+	if kvs != nil {
+		return scanGrid(ctx, stdout, s, kvs, opt, dir)
 	}
-	return s, nil
+	r, err := scanOne(ctx, stdout, stderr, s, opt, dir)
+	return []spec.ScanResult{r}, err
 }
 
 // scanOne runs scan s (scan.Run) under a progress display, prints what it
@@ -267,66 +246,9 @@ func scanOne(ctx context.Context, stdout, stderr io.Writer, s spec.ScanSpec, opt
 	return rec, storeScan(stdout, dir, &rec, opt.Env, kernel)
 }
 
-// recheckCertificates reruns the scan of every valid certificate in the
-// local corpus folder (scan.Recheck, whatever its subject; a user kernel's
-// with the manifest kernels gives it) and writes each back with
-// its new status: valid (checked now) or invalid, with where, when and
-// why. It returns how many turned invalid and how many could not run here.
-func recheckCertificates(ctx context.Context, stdout io.Writer, d *corpus.Dir, env spec.Env, kernels *kernelRecheck) (invalid, broken int, err error) {
-	valid, checked := 0, 0
-	rerun := func(c *spec.Certificate) (spec.Certificate, error) {
-		opt, err := kernels.Options(c.Scan.Target, c.Kernel, c.KernelHash, "certificate", env)
-		if err != nil {
-			return *c, err
-		}
-		got, _, err := scan.Recheck(ctx, *c, opt)
-		return got, err
-	}
-	err = corpus.RecheckCertificates(d, rerun, func(r corpus.CertRecheck) {
-		c, got := r.Was, r.Got
-		switch {
-		case c == nil:
-			broken++
-			fmt.Fprintf(stdout, "could not read %s: %v\n", r.Name, r.Err)
-			return
-		case r.Err != nil:
-			checked++
-			broken++
-			fmt.Fprintf(stdout, "could not run %s: %v\n", r.Name, r.Err)
-			if a := c.Adapter; a != nil && strings.HasPrefix(c.Scan.Target, "exec:") && !slices.Contains(target.Names(), c.Scan.Target) {
-				fmt.Fprintf(stdout, "  %s is an adapter (%s on %s): pass --exec %s, the command line recorded with the certificate; read it first, bitparity never runs a command from a file\n",
-					c.Scan.Target, a.Name, a.Device, spec.ShellQuote(a.Exec))
-			}
-			return
-		}
-		checked++
-		switch got.Status.State {
-		case spec.CertValid:
-			valid++
-			fmt.Fprintf(stdout, "certificate holds   %s (%s)\n", r.Name, reports.ScanWords(got.Scan))
-		case spec.CertUnderpowered:
-			valid++
-			fmt.Fprintf(stdout, "certificate holds, UNDERPOWERED %s (%s): %s\n", r.Name, reports.ScanWords(got.Scan), got.Status.Reason)
-		default:
-			invalid++
-			fmt.Fprintf(stdout, "certificate INVALID %s: %s\n", r.Name, got.Status.Reason)
-		}
-	})
-	if err != nil {
-		return invalid, broken, err
-	}
-	fmt.Fprintf(stdout, "rechecked %d certificate(s): %d hold, %d invalid, %d could not run\n", checked, valid, invalid, broken)
-	return invalid, broken, nil
-}
-
-// kernelRecheck is corpus recheck's --kernel and
-// --kernel-from-certificate: the user kernels a recheck may load
-// (scan.Kernels).
-type kernelRecheck = scan.Kernels
-
 // newKernelRecheck loads the manifests of --kernel (comma-separated). A
 // bad manifest, or two of one kernel name, is a usage error.
-func newKernelRecheck(manifests string, fromCert bool, paths kernelPaths) (*kernelRecheck, error) {
+func newKernelRecheck(manifests string, fromCert bool, paths kernelPaths) (*scan.Kernels, error) {
 	kr, err := scan.NewKernels(runSplitList(manifests), fromCert, paths.options())
 	if err != nil {
 		return nil, usageErr("corpus recheck --kernel: %v", err)
@@ -334,73 +256,14 @@ func newKernelRecheck(manifests string, fromCert bool, paths kernelPaths) (*kern
 	return kr, nil
 }
 
-// listCertificates writes one line per certificate of the local corpus
-// folder: name, state, what it covers.
-func listCertificates(stdout, stderr io.Writer, d *corpus.Dir) {
-	listEntries(stderr, "certificates", d.Certificates, d.GetCertificate, func(name string, c *spec.Certificate) {
-		fmt.Fprintf(stdout, "%s  %-7s  %d rows compared  %s\n", name, c.Status.State, c.RowsCompared, reports.ScanWords(c.Scan))
-	})
-}
-
-// showCertificate prints the certificate arg names (a cert-*.json file
-// name in dir, or a path to one) and reports whether arg named one.
+// showCertificate is scan.ShowCertificate for corpus show; a file that
+// cannot be read or decoded is bad input.
 func showCertificate(stdout io.Writer, dir, arg string, asJSON bool) (bool, error) {
-	base := filepath.Base(arg)
-	if !corpus.IsCertName(base) && !corpus.IsCertName(base+".json") {
-		return false, nil
-	}
-	path := arg
-	if _, err := os.Stat(path); err != nil {
-		path = filepath.Join(dir, strings.TrimSuffix(base, ".json")+".json")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return true, withCode(spec.ExitUsage, fmt.Errorf("corpus show: %w", err))
-	}
-	c, err := corpus.DecodeCertificate(path, data)
-	if err != nil {
-		return true, withCode(spec.ExitUsage, err)
-	}
-	if asJSON {
-		b, err := corpus.EncodeCertificate(c)
-		if err == nil {
-			_, err = stdout.Write(b)
-		}
-		return true, err
-	}
-	reports.CertificateText(stdout, filepath.Base(path), c)
-	return true, nil
+	ok, err := scan.ShowCertificate(stdout, dir, arg, asJSON)
+	return ok, withCode(spec.ExitUsage, err)
 }
 
-// reportCertificates writes the certificates of corpus folder dir in
-// words: to stdout after a text report, or to certificates.txt in outDir
-// (whose path it prints).
+// reportCertificates is scan.ReportCertificates for report --corpus.
 func reportCertificates(stdout io.Writer, dir, outDir string) error {
-	d, err := corpus.OpenDir(dir, false)
-	if err != nil {
-		return err
-	}
-	names, err := d.Certificates()
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n%d scan certificate(s) in %s\n", len(names), dir)
-	for _, name := range names {
-		c, err := d.GetCertificate(name)
-		if err != nil {
-			return err
-		}
-		reports.CertificateText(&b, name, c)
-	}
-	if outDir == "" {
-		_, err := io.WriteString(stdout, b.String())
-		return err
-	}
-	path := filepath.Join(outDir, "certificates.txt")
-	if err := atomicfile.Write(path, []byte(strings.TrimPrefix(b.String(), "\n"))); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, path)
-	return nil
+	return scan.ReportCertificates(stdout, dir, outDir)
 }

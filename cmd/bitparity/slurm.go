@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/bitparity/bitparity/slurm"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // slurmCmd is `bitparity slurm [flags] -- RUN FLAGS` (write the campaign
@@ -121,7 +123,7 @@ func slurmMergeCmd(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return usageErr("slurm merge: %v", err)
 	}
-	known, err := loadKnown(p.Known, stderr)
+	known, err := verdict.LoadKnown(context.Background(), runSplitList(p.Known), stderr)
 	if err != nil {
 		return usageErr("slurm merge: %v", err)
 	}
@@ -131,19 +133,7 @@ func slurmMergeCmd(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("slurm merge: %w", err))
 	}
-	if m.Result != nil {
-		fmt.Fprintf(stdout, "corpus %s: %d case file(s) added from %d shard folder(s), %d already there\n",
-			p.Corpus, len(m.Corpus.Added), m.Folders, len(m.Corpus.Existing))
-		runPrintResult(stdout, m.Result, m.Judged)
-		fmt.Fprintf(stdout, "merged result %s, reports %s\n", filepath.Join(p.Dir, "result.json"), filepath.Join(p.Dir, "report"))
-	}
-	if len(v.Missing) > 0 {
-		fmt.Fprintf(stdout, "\nMISSING %d of %d shard(s):\n", len(v.Missing), p.Shards)
-		for _, s := range v.Missing {
-			fmt.Fprintf(stdout, "  shard %d/%d: %s; log %s\n", s.Shard, p.Shards, s.Reason, s.Log)
-		}
-		fmt.Fprintf(stdout, "rerun only those shards, then this merge:\n  %s\n", v.Resubmit)
-	}
+	m.Text(stdout, p)
 	if v.Exit != spec.ExitOK {
 		return &exitError{code: v.Exit, err: fmt.Errorf("slurm merge: %s", v.Message)}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,24 +63,8 @@ func workerCmd(stdout, stderr io.Writer, args []string) error {
 		}
 		return nil
 	}
-	if err := external.Serve(ctx, os.Stdin, stdout, unsupportedAs{t}); err != nil {
+	if err := external.Serve(ctx, os.Stdin, stdout, t); err != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("worker %s: %w", t.Info().Name, err))
 	}
 	return nil
 }
-
-// unsupportedAs makes a target's gpu.ErrUnsupported errors (a dtype its
-// kernel does not take) the protocol's "unsupported" answer.
-type unsupportedAs struct{ target.Target }
-
-func (u unsupportedAs) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-	o, err := u.Target.Run(ctx, b, rows)
-	if err != nil && errors.Is(err, gpu.ErrUnsupported) {
-		return nil, fmt.Errorf("%w: %w", external.ErrUnsupported, err)
-	}
-	return o, err
-}
-
-// closeProcesses closes the process targets, waiting for them at most
-// external.EndWait.
-func closeProcesses(stderr io.Writer) { external.CloseAllWithin(stderr) }

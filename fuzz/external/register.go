@@ -185,11 +185,11 @@ func adapterBase(t *Target) string {
 	return strings.TrimSuffix(n, "."+t.hello["op"])
 }
 
-// Missing says, for each target of c that this build has neither
+// NotBuilt says, for each target of c that this build has neither
 // registered (target.Names) nor started as a model route, that it is not
 // in this build, and where to get it: a GPU target needs the cuda build on
 // a machine with a GPU; any other is one 'bitparity list' would show.
-func Missing(c spec.Case) []string {
+func NotBuilt(c spec.Case) []string {
 	have := map[string]bool{}
 	for _, n := range target.Names() {
 		have[n] = true

@@ -2,6 +2,9 @@ package transformer
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/transformer/internal/e2e"
 	"github.com/bitparity/bitparity/spec"
@@ -61,4 +64,33 @@ func Paths(ctx context.Context, c spec.Case) (train, infer []float32, err error)
 		return nil, nil, err
 	}
 	return tr, inf.LogProbs, nil
+}
+
+// DefaultOn is run --transformer-on's default: the trainer on the
+// CPU oracle and the engine on the GPU where this build has the cuda
+// backend (the two paths on different devices must still agree bitwise),
+// both on the CPU otherwise.
+func DefaultOn() string {
+	if slices.Contains(Backends(), "cuda") {
+		return "cpu,cuda"
+	}
+	return CPU
+}
+
+// ParseOn reads run --transformer-on: "TRAIN,INFER" or one backend
+// for both paths, each one this build registered.
+func ParseOn(v string) (train, infer string, err error) {
+	names := strings.Split(v, ",")
+	if len(names) == 1 {
+		names = append(names, names[0])
+	}
+	if len(names) != 2 {
+		return "", "", fmt.Errorf("%q: want TRAIN,INFER or one backend", v)
+	}
+	for _, n := range names {
+		if !slices.Contains(Backends(), n) {
+			return "", "", fmt.Errorf("backend %q: this build has %s", n, strings.Join(Backends(), ", "))
+		}
+	}
+	return names[0], names[1], nil
 }

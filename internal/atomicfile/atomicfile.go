@@ -128,3 +128,22 @@ func Remove(path string) error {
 	syncDir(filepath.Dir(path))
 	return nil
 }
+
+// Writable prepares path for a file Write will put there later: it
+// creates the parent folder and refuses a path that is a folder or
+// another non-regular file, or a folder it cannot create a file in, so a
+// bad path fails before any work instead of after it.
+func Writable(path string) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return errors.New("not a regular file")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	probe, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".probe-*")
+	if err != nil {
+		return fmt.Errorf("cannot write there: %w", err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}

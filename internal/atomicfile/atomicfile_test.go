@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +52,21 @@ func TestWriteErrorKeepsOldFile(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Fatalf("a temp file was left behind: %v", entries)
+	}
+}
+
+// TestWritable: a file path in a new folder is writable (the folder is
+// made, no probe is left); a folder is not.
+func TestWritable(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "new", "result.json")
+	if err := Writable(path); err != nil {
+		t.Fatalf("Writable(%s): %v", path, err)
+	}
+	if left, _ := os.ReadDir(filepath.Dir(path)); len(left) != 0 {
+		t.Errorf("Writable left %v", left)
+	}
+	if err := Writable(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Writable(a folder) = %v, want not a regular file", err)
 	}
 }

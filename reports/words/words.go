@@ -202,3 +202,24 @@ func Detail(w io.Writer, f spec.Finding) {
 	}
 	fmt.Fprintf(w, "  repro: %s\n", f.Repro)
 }
+
+// Targets names the finding's targets: "A", or "A vs B" for a pair.
+func Targets(f spec.Finding) string {
+	if f.TargetB != "" {
+		return f.TargetA + " vs " + f.TargetB
+	}
+	return f.TargetA
+}
+
+// Numbered prints finding number n as bitparity run does: a head line
+// (kind, relation, targets and the verdict's note in brackets when there
+// is one), its Detail and an empty line.
+func Numbered(w io.Writer, n int, f spec.Finding, note string) {
+	head := fmt.Sprintf("finding %d: %s, %s on %s", n, f.Kind, f.Relation, Targets(f))
+	if note != "" {
+		head += " [" + note + "]"
+	}
+	fmt.Fprintln(w, head)
+	Detail(w, f)
+	fmt.Fprintln(w)
+}

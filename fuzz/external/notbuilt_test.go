@@ -7,10 +7,10 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// TestMissing: a registered target is not missing; a GPU target and any
+// TestNotBuilt: a registered target is not missing; a GPU target and any
 // other unknown one are, each with where to get it.
-func TestMissing(t *testing.T) {
-	got := Missing(spec.Case{Targets: []string{"oracle-rmsnorm", "cuda-rmsnorm-nope", "vendor-x"}})
+func TestNotBuilt(t *testing.T) {
+	got := NotBuilt(spec.Case{Targets: []string{"oracle-rmsnorm", "cuda-rmsnorm-nope", "vendor-x"}})
 	want := []string{
 		"target cuda-rmsnorm-nope: not in this build (a GPU target: build with -tags cuda on a machine with a GPU (make build))",
 		"target vendor-x: not in this build (see 'bitparity list')",
