@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/fuzz/external/workers"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -61,7 +62,7 @@ func (w *workerFlags) close(stderr io.Writer) { external.CloseAllWithin(stderr) 
 
 // workerTargets starts the workers of run --kernel (comma-separated
 // manifests) and --isolate (comma-separated targets) and returns their
-// target names (external.StartWorkers). A bad manifest or target is a
+// target names (workers.Start). A bad manifest or target is a
 // usage error naming the field; a worker that cannot start an internal
 // error with the worker's stderr.
 func workerTargets(kernels, isolate string, paths kernelPaths, stderr io.Writer) ([]string, error) {
@@ -69,9 +70,9 @@ func workerTargets(kernels, isolate string, paths kernelPaths, stderr io.Writer)
 	if err != nil {
 		return nil, withCode(spec.ExitInternal, fmt.Errorf("find this executable for the worker: %w", err))
 	}
-	names, err := external.StartWorkers(spec.ShellQuote(exe)+" worker", runSplitList(kernels), runSplitList(isolate),
+	names, err := workers.Start(spec.ShellQuote(exe)+" worker", runSplitList(kernels), runSplitList(isolate),
 		paths.options(), paths.workerArgs(), stderr)
-	var bad *external.BadWorkerError
+	var bad *workers.BadWorkerError
 	switch {
 	case errors.As(err, &bad):
 		return names, usageErr("run %v", err)

@@ -9,7 +9,6 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -21,7 +20,7 @@ import (
 // `bitparity worker` uses it to run a GPU or user-kernel target in a
 // subprocess, so a fault or a hang kills the worker, not the campaign.
 //
-// A Run error wrapping ErrUnsupported or gpu.ErrUnsupported (a dtype the
+// A Run error wrapping ErrUnsupported or target.ErrUnsupported (a dtype the
 // kernel does not take) is answered with an error frame
 // of kind "unsupported"; one wrapping target.ErrTargetCrashed makes Serve
 // return it (the worker then exits, and the harness restarts it: a GPU
@@ -77,7 +76,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, t target.Target) error
 			switch {
 			case errors.Is(err, target.ErrTargetCrashed):
 				return fmt.Errorf("%s: %w", name, err)
-			case errors.Is(err, ErrUnsupported), errors.Is(err, gpu.ErrUnsupported):
+			case errors.Is(err, ErrUnsupported), errors.Is(err, target.ErrUnsupported):
 				err = writeFrame(w, &frame{meta: map[string]string{"frame": "error", "seq": sseq, "kind": "unsupported", "message": err.Error()}})
 			default:
 				err = writeFrame(w, &frame{meta: map[string]string{"frame": "error", "seq": sseq, "kind": "failure", "message": err.Error()}})

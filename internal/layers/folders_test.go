@@ -26,7 +26,7 @@ var layer = map[string]int{
 	"fuzz": 3, "fuzz/internal/casecost": 3, "fuzz/internal/taps": 3, "fuzz/internal/skiptest": 3,
 
 	"fuzz/native": 4, "fuzz/transformer": 4, "fuzz/transformer/internal/e2e": 4,
-	"fuzz/detect": 4, "fuzz/external": 4, "explain": 4, "reports": 4,
+	"fuzz/detect": 4, "fuzz/external": 4, "fuzz/external/workers": 5, "explain": 4, "reports": 4,
 
 	"scan": 5, "corpus": 5, "verdict": 5, "fuzztest": 5,
 

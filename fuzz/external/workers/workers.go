@@ -1,4 +1,7 @@
-package external
+// Package workers starts the worker subprocesses of a campaign: one per
+// user kernel manifest (kernel:NAME) and per isolated target
+// (worker:NAME), each registered as an external target.
+package workers
 
 import (
 	"fmt"
@@ -6,19 +9,20 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
-// BadWorkerError is StartWorkers' error for bad input: a bad manifest
+// BadWorkerError is Start's error for bad input: a bad manifest
 // (naming the field) or a target to isolate that is not there.
 type BadWorkerError struct{ Err error }
 
 func (e *BadWorkerError) Error() string { return e.Err.Error() }
 func (e *BadWorkerError) Unwrap() error { return e.Err }
 
-// StartWorkers starts one worker subprocess, the command line self
+// Start starts one worker subprocess, the command line self
 // (`bitparity worker`), per user kernel manifest (--kernel FILE, with
 // workerArgs) and per isolated target (--target NAME), and registers
 // each as an external target: kernel:NAME with the manifest's timeout as
@@ -28,7 +32,7 @@ func (e *BadWorkerError) Unwrap() error { return e.Err }
 // with the worker's stderr. In a worker a GPU fault or a hang kills only
 // the worker: the campaign records a crash finding and the next case
 // starts a new worker.
-func StartWorkers(self string, manifests, isolate []string, opt gpu.ManifestOptions, workerArgs []string, warn io.Writer) ([]string, error) {
+func Start(self string, manifests, isolate []string, opt gpu.ManifestOptions, workerArgs []string, warn io.Writer) ([]string, error) {
 	var names []string
 	for _, file := range manifests {
 		m, err := gpu.LoadManifest(file, opt)
@@ -41,7 +45,7 @@ func StartWorkers(self string, manifests, isolate []string, opt gpu.ManifestOpti
 		}
 		name := "kernel:" + m.Name
 		argv := append([]string{"--kernel", abs}, workerArgs...)
-		if _, err := Add(self+" "+spec.ShellJoin(argv), m.Op, Options{Name: name, Timeout: m.Timeout}); err != nil {
+		if _, err := external.Add(self+" "+spec.ShellJoin(argv), m.Op, external.Options{Name: name, Timeout: m.Timeout}); err != nil {
 			return names, fmt.Errorf("--kernel %s: %w", file, err)
 		}
 		names = append(names, name)
@@ -64,7 +68,7 @@ func StartWorkers(self string, manifests, isolate []string, opt gpu.ManifestOpti
 	}
 	for _, t := range iso {
 		name := "worker:" + t
-		if _, err := Add(self+" --target "+spec.ShellQuote(t), "", Options{Name: name}); err != nil {
+		if _, err := external.Add(self+" --target "+spec.ShellQuote(t), "", external.Options{Name: name}); err != nil {
 			return names, fmt.Errorf("--isolate %s: %w", t, err)
 		}
 		names = append(names, name)
