@@ -18,39 +18,36 @@ import (
 // the row as drawn and at most SensitiveAttempts-1 re-draws.
 const SensitiveAttempts = 4
 
-// SensitiveOps lists the ops that have a sensitive draw (power.Ops).
-var SensitiveOps = power.Ops
+// SensitiveOps lists the ops that have a sensitive draw: those of
+// ops/all.Cases with a family of reduction orders (ops.CaseOp.FamilyCols),
+// in that order.
+var SensitiveOps = sensitiveOps()
+
+func sensitiveOps() []spec.Op {
+	var out []spec.Op
+	for _, k := range all.Cases {
+		if _, ok := k.FamilyCols(spec.Shape{}); ok {
+			out = append(out, k.Name())
+		}
+	}
+	return out
+}
 
 // Family is the family of reduction orders the rows of case c are
-// measured against (power.NewFamily): around the oracle target's declared
-// schedule of c's op, at c's row length (hidden, vocab; attn_decode: the
-// longest KV cache).
+// measured against (power.NewFamily): around the oracle schedule of c's
+// op (ops.CaseOp.Schedule), at c's row length (ops.CaseOp.FamilyCols:
+// hidden, vocab; attn_decode: the longest KV cache).
 func Family(c spec.Case) (*power.Family, error) {
 	in, err := oracle.ParseDType(string(c.In))
 	if err != nil {
 		return nil, fmt.Errorf("family: input dtype: %w", err)
 	}
-	switch c.Op {
-	case spec.OpRMSNorm:
-		return power.NewFamily(c.Op, c.Shape.Hidden, in, target.OracleRMSNormSchedule)
-	case spec.OpGEMM:
-		return power.NewFamily(c.Op, c.Shape.Hidden, in, target.OracleGEMMSchedule)
-	case spec.OpLogProb:
-		return power.NewFamily(c.Op, c.Shape.Vocab, in, target.OracleLogProbSchedule)
-	case spec.OpAttnDecode:
-		return power.NewFamily(c.Op, longestKV(c.Shape), in, target.OracleAttentionSchedule)
+	if k, ok := all.Case(c.Op); ok {
+		if cols, ok := k.FamilyCols(c.Shape); ok {
+			return power.NewFamily(c.Op, cols, in, k.Schedule())
+		}
 	}
 	return nil, fmt.Errorf("no schedule family for op %s (want one of %v)", c.Op, SensitiveOps)
-}
-
-// longestKV is the longest KV cache of a decode shape: the length its
-// family is told apart at (a request of a shorter cache shows no
-// alternative that runs the declared schedule's operations there).
-func longestKV(s spec.Shape) int {
-	if len(s.KVLens) == 0 {
-		return s.KV
-	}
-	return slices.Max(s.KVLens)
 }
 
 // sensitiveInputs makes the batch of a case with Dist "sensitive": each

@@ -29,8 +29,6 @@ var opSwitches = map[string]string{
 	"gpu/nudge.go":             "its kernel (boundary nudge)",
 	"gpu/manifest.go":          "its kernel (user kernels)",
 	"gpu/userkernel_inputs.go": "its kernel's inputs (user kernels)",
-	"explain/space.go":         "its schedule space",
-	"explain/probe.go":         "its probe inputs (which tensors spread, which lengths)",
 }
 
 // TestOpSwitches fails on a `case spec.OpXxx` clause (or `case OpXxx`
