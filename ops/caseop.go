@@ -63,6 +63,9 @@ type CaseOp interface {
 	// other op that computes them (a prefill's last positions, as a
 	// decode of each sequence's last token against its KV cache).
 	Path(in In) Path
+	// PathNext is the op of the other path of every input's Path (its
+	// Next): attn_prefill's attn_decode; "" for an op with none.
+	PathNext() spec.Op
 
 	// Schedule is the fixed schedule of the op's oracle target.
 	Schedule() oracle.Schedule
@@ -147,6 +150,16 @@ type CaseOp interface {
 	// attn_decode's longest KV cache; ok is false for an op with no
 	// family (attn_prefill), which has no sensitive draw.
 	FamilyCols(s spec.Shape) (cols int, ok bool)
+
+	// ScanDims are the dimensions past items, pad and position
+	// (spec.ScanDims) a scan of the op may sweep: attn_decode's kv,
+	// neighbour and page, attn_prefill's neighbour, chunk and prefix.
+	ScanDims() []string
+	// SensitiveWork is heads x kv x head_dim of a case of shape s of an
+	// op whose sensitive draw costs that many single-row evaluations a
+	// request (attn_decode), against which scan bounds its default draw
+	// (scan.MaxDefaultDecodeWork); 0 for an op whose draw is cheap.
+	SensitiveWork(s spec.Shape) int
 
 	// Space is the schedules explain searches for a target of the op
 	// whose inputs have dtype in, in canonical order (explain.Space).
