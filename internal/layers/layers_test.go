@@ -54,11 +54,11 @@ var allowed = map[string][]string{
 	"fuzz/internal/skiptest": {},
 	"fuzz/internal/casecost": {"spec", "ops/all"},
 	"fuzz/internal/taps":     {},
-	"fuzz/external":          {"gpu", "target", "oracle", "spec", "fuzz", "fuzz/transformer", "fuzz/driftmap"},
+	"fuzz/external":          {"gpu", "target", "oracle", "spec", "fuzz", "fuzz/transformer", "fuzz/driftmap", "ops/all"},
 	"fuzz":                   {"ops/gemm", "target", "oracle", "spec", "ops", "ops/all", "boundary", "power", "fuzz/driftmap", "fuzz/gen", "fuzz/shrink", "values", "fuzz/internal/casecost", "fuzz/internal/taps"},
 	"fuzz/native":            {"fuzz", "target", "spec", "ops/all", "fuzz/driftmap", "fuzz/gen", "fuzz/shrink", "internal/atomicfile", "internal/gofuzzfile", "reports/words"},
 	"fuzz/transformer":       {"fuzz", "spec", "fuzz/transformer/internal/e2e"},
-	"fuzz/detect":            {"fuzz", "target", "oracle", "spec", "fuzz/gen", "fuzz/internal/casecost", "fuzz/internal/taps"},
+	"fuzz/detect":            {"fuzz", "target", "oracle", "spec", "fuzz/gen", "fuzz/internal/casecost", "fuzz/internal/taps", "ops/logprob"},
 	"explain":                {"fuzz", "target", "oracle", "spec", "fuzz/driftmap", "ops/all"},
 	"profile":                {"spec", "ops/all"},
 	"scan":                   {"corpus", "ops", "ops/all", "fuzz", "target", "oracle", "spec", "fuzz/driftmap", "power", "gpu", "fuzz/external", "profile", "reports", "reports/words", "internal/atomicfile", "internal/npy"},
@@ -72,7 +72,7 @@ var allowed = map[string][]string{
 	"cmd/bitparity": {"*"},
 
 	// The end-to-end transformer's internals, under fuzz/transformer.
-	"fuzz/transformer/internal/e2e": {"fuzz", "target", "oracle", "spec", "fuzz/driftmap", "ops", "ops/moeroute"},
+	"fuzz/transformer/internal/e2e": {"fuzz", "target", "oracle", "spec", "fuzz/driftmap", "ops", "ops/moeroute", "ops/rmsnorm", "ops/gemm", "ops/attention"},
 }
 
 // TestImportRule fails on an import the table above does not allow, in
