@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"values":                 {"oracle", "spec"},
 	"boundary":               {"oracle"},
 	"power":                  {"oracle", "spec"},
-	"ops":                    {"oracle", "spec", "values"},
+	"ops":                    {"oracle", "spec", "values", "power"},
 	"ops/moeroute":           {"ops", "oracle", "spec"},
 	"ops/quantfp8":           {"ops", "oracle", "spec"},
 	"ops/moerouter":          {"ops", "ops/moeroute", "oracle", "spec", "values"},

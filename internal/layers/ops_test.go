@@ -20,7 +20,6 @@ import (
 // new thing goes") lists for a new op.
 var opSwitches = map[string]string{
 	// the op's own work
-	"fuzz/sensitive.go":        "its sensitive draw and row power",
 	"power/family.go":          "its schedule family (power)",
 	"fuzz/external/request.go": "its tensors in the process protocol",
 	"fuzz/external/serve.go":   "its tensors in the process protocol",
