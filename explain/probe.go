@@ -2,11 +2,9 @@ package explain
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -14,7 +12,7 @@ import (
 // A probe is one batch at a value of the swept dimension and the rows of
 // it that are compared. Its inputs are the case's generated values with
 // their exponents spread, so that reductions in different orders round
-// differently:
+// differently (ops.CaseOp.Spread):
 //
 //	rmsnorm, gemm: every input value x becomes round_in(x · 2^u), u uniform in -1..1
 //	               (wider spreads let a few large terms absorb the rest)
@@ -24,7 +22,7 @@ import (
 type probe struct {
 	b    *target.Batch
 	rows []int
-	lens []int // KV lengths of the compared rows (attention); K (gemm)
+	lens []int // ops.CaseOp.ProbeLens: KV lengths of the compared rows (attention); K (gemm)
 }
 
 // probeItems is the number of items (tokens, requests, sequences) a probe
@@ -73,7 +71,11 @@ func probes(c spec.Case, dim string, v int, seed uint64) ([]probe, error) {
 		if err != nil {
 			return nil, fmt.Errorf("explain: probe inputs at %s = %d: %w", dim, v, err)
 		}
-		spread(b, rand.New(rand.NewPCG(seed, i)))
+		k, in, err := b.Kind()
+		if err != nil {
+			return nil, fmt.Errorf("explain: probe inputs at %s = %d: %w", dim, v, err)
+		}
+		k.Spread(in, b.In, rand.New(rand.NewPCG(seed, i)))
 		take := min(b.Items(), probeItems-items)
 		if dim == "kv" {
 			take = min(b.Items(), max(1, probeItems/8)) // one sequence: its every position is a row
@@ -83,16 +85,7 @@ func probes(c spec.Case, dim string, v int, seed uint64) ([]probe, error) {
 		for r := 0; r < take*per; r++ {
 			p.rows = append(p.rows, r)
 		}
-		switch b.Op {
-		case spec.OpAttnDecode:
-			for _, k := range b.Decode.K[:take] {
-				p.lens = append(p.lens, len(k)/(b.Decode.KVHeads*b.Decode.HeadDim))
-			}
-		case spec.OpAttnPrefill:
-			p.lens = []int{b.Prefill.SeqLen}
-		case spec.OpGEMM:
-			p.lens = []int{b.GEMM.K}
-		}
+		p.lens = k.ProbeLens(in, take)
 		ps = append(ps, p)
 		items += take
 		if dim == "kv" {
@@ -100,48 +93,4 @@ func probes(c spec.Case, dim string, v int, seed uint64) ([]probe, error) {
 		}
 	}
 	return ps, nil
-}
-
-// spread rewrites b's inputs in place as probe's doc comment states.
-func spread(b *target.Batch, r *rand.Rand) {
-	scale := func(xs []float32, lo, hi int) {
-		for i, x := range xs {
-			xs[i] = oracle.Round(b.In, float32(math.Ldexp(float64(x), lo+r.IntN(hi-lo+1))))
-		}
-	}
-	ramp := func(k []float32, width int) {
-		L := len(k) / width
-		for j := 0; j < L; j++ {
-			for d := 0; d < width; d++ {
-				x := &k[j*width+d]
-				*x = oracle.Round(b.In, float32(math.Abs(float64(*x))/4+2*float64(j)/float64(max(L, 1))))
-			}
-		}
-	}
-	abs := func(xs []float32) {
-		for i, x := range xs {
-			xs[i] = float32(math.Abs(float64(x)))
-		}
-	}
-	switch b.Op {
-	case spec.OpRMSNorm:
-		scale(b.RMSNorm.X, -1, 1)
-	case spec.OpGEMM:
-		scale(b.GEMM.X, -1, 1)
-		scale(b.GEMM.W, -1, 1)
-	case spec.OpLogProb:
-		scale(b.LogProb.Logits, -1, 1)
-	case spec.OpAttnDecode:
-		abs(b.Decode.Q)
-		for _, k := range b.Decode.K {
-			ramp(k, b.Decode.KVHeads*b.Decode.HeadDim)
-		}
-	case spec.OpAttnPrefill:
-		p := b.Prefill
-		abs(p.Q)
-		w := p.KVHeads * p.HeadDim
-		for s := 0; s < p.Seqs; s++ {
-			ramp(p.K[s*p.SeqLen*w:(s+1)*p.SeqLen*w], w)
-		}
-	}
 }

@@ -61,7 +61,7 @@ func Infer(ctx context.Context, t target.Target, c spec.Case, dim string, v int,
 	var groups []*group
 	byKey := map[string]*group{}
 	for _, s := range space {
-		k := orderKey(info.Op, s, lens)
+		k := orderKey(s, lens)
 		if g, ok := byKey[k]; ok && k != "" {
 			g.members = append(g.members, fmt.Sprint(s))
 			continue

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -20,38 +20,14 @@ import (
 //	attn_prefill: tile 1..1024, splits 1                                                 (1024)
 //	attn_decode:  tile 1..1024 x splits 1..128                                           (131072)
 //
-// in canonical order (the order the answer lists equivalent schedules in).
+// in canonical order (the order the answer lists equivalent schedules in),
+// as the op package lists them (ops.CaseOp.Space).
 func Space(op spec.Op, in oracle.DType) ([]oracle.Schedule, error) {
-	var out []oracle.Schedule
-	switch op {
-	case spec.OpRMSNorm:
-		for _, r := range power.Reductions() {
-			for _, o := range power.ScaleOrders {
-				out = append(out, oracle.RMSNormSchedule{Reduce: r, Order: o})
-			}
-		}
-	case spec.OpLogProb:
-		for _, r := range power.Reductions() {
-			out = append(out, oracle.LogProbSchedule{Reduce: r})
-		}
-	case spec.OpGEMM:
-		for _, g := range power.GEMMSchedules(in) {
-			out = append(out, g)
-		}
-	case spec.OpAttnPrefill:
-		for t := 1; t <= 1024; t++ {
-			out = append(out, oracle.AttentionSchedule{Tile: t, Splits: 1})
-		}
-	case spec.OpAttnDecode:
-		for t := 1; t <= 1024; t++ {
-			for s := 1; s <= 128; s++ {
-				out = append(out, oracle.AttentionSchedule{Tile: t, Splits: s})
-			}
-		}
-	default:
+	k, ok := all.Case(op)
+	if !ok {
 		return nil, fmt.Errorf("explain: no schedule space for op %q", op)
 	}
-	return out, nil
+	return k.Space(in), nil
 }
 
 // orderKey returns a key that is equal for two schedules that run the
@@ -63,7 +39,7 @@ func Space(op spec.Op, in oracle.DType) ([]oracle.Schedule, error) {
 // dropped when there are at most 2 warps (a + b either way); for GEMM
 // (lens holds K) the chunk length instead of the K tile, and the combine
 // order dropped for at most 2 chunks.
-func orderKey(op spec.Op, s oracle.Schedule, lens []int) string {
+func orderKey(s oracle.Schedule, lens []int) string {
 	switch r := s.(type) {
 	case oracle.RMSNormSchedule:
 		return reductionKey(r.Reduce) + " " + r.Order.String()
@@ -85,10 +61,6 @@ func orderKey(op spec.Op, s oracle.Schedule, lens []int) string {
 	}
 	var b strings.Builder
 	for _, L := range lens {
-		if op == spec.OpAttnPrefill {
-			fmt.Fprintf(&b, "%d;", min(a.Tile, L))
-			continue
-		}
 		bounds := oracle.SplitBounds(L, a.Tile, a.Splits)
 		longest := 0
 		for _, r := range bounds {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -79,7 +80,7 @@ func sweepsFor(ctx context.Context, f *spec.Finding, ts []target.Target) ([]*Swe
 	case spec.RelLogProbParity:
 		return nil, nil
 	case spec.RelPathParity:
-		if c.Op == spec.OpAttnPrefill {
+		if k, ok := all.Case(c.Op); ok && k.PathNext() != "" { // a prefill against decode
 			k := &kvClass{ctx: ctx, c: c, ts: ts}
 			sws = append(sws, &Sweep{Dim: "kv", Onset: c.Shape.SeqLen, Classify: k.classify})
 			break

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/bitparity/bitparity/boundary"
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/power"
@@ -18,39 +19,36 @@ import (
 // the row as drawn and at most SensitiveAttempts-1 re-draws.
 const SensitiveAttempts = 4
 
-// SensitiveOps lists the ops that have a sensitive draw (power.Ops).
-var SensitiveOps = power.Ops
+// SensitiveOps lists the ops that have a sensitive draw: those of
+// ops/all.Cases with a family of reduction orders (ops.CaseOp.FamilyCols),
+// in that order.
+var SensitiveOps = sensitiveOps()
+
+func sensitiveOps() []spec.Op {
+	var out []spec.Op
+	for _, k := range all.Cases {
+		if _, ok := k.FamilyCols(spec.Shape{}); ok {
+			out = append(out, k.Name())
+		}
+	}
+	return out
+}
 
 // Family is the family of reduction orders the rows of case c are
-// measured against (power.NewFamily): around the oracle target's declared
-// schedule of c's op, at c's row length (hidden, vocab; attn_decode: the
-// longest KV cache).
+// measured against (power.NewFamily): around the oracle schedule of c's
+// op (ops.CaseOp.Schedule), at c's row length (ops.CaseOp.FamilyCols:
+// hidden, vocab; attn_decode: the longest KV cache).
 func Family(c spec.Case) (*power.Family, error) {
 	in, err := oracle.ParseDType(string(c.In))
 	if err != nil {
 		return nil, fmt.Errorf("family: input dtype: %w", err)
 	}
-	switch c.Op {
-	case spec.OpRMSNorm:
-		return power.NewFamily(c.Op, c.Shape.Hidden, in, target.OracleRMSNormSchedule)
-	case spec.OpGEMM:
-		return power.NewFamily(c.Op, c.Shape.Hidden, in, target.OracleGEMMSchedule)
-	case spec.OpLogProb:
-		return power.NewFamily(c.Op, c.Shape.Vocab, in, target.OracleLogProbSchedule)
-	case spec.OpAttnDecode:
-		return power.NewFamily(c.Op, longestKV(c.Shape), in, target.OracleAttentionSchedule)
+	if k, ok := all.Case(c.Op); ok {
+		if cols, ok := k.FamilyCols(c.Shape); ok {
+			return power.NewFamily(c.Op, cols, in, k.Schedule())
+		}
 	}
 	return nil, fmt.Errorf("no schedule family for op %s (want one of %v)", c.Op, SensitiveOps)
-}
-
-// longestKV is the longest KV cache of a decode shape: the length its
-// family is told apart at (a request of a shorter cache shows no
-// alternative that runs the declared schedule's operations there).
-func longestKV(s spec.Shape) int {
-	if len(s.KVLens) == 0 {
-		return s.KV
-	}
-	return slices.Max(s.KVLens)
 }
 
 // sensitiveInputs makes the batch of a case with Dist "sensitive": each
@@ -160,9 +158,9 @@ type sensitiveGen struct {
 	// choices[j] is the candidate slot j took (fill)
 	choices []choice
 	cmp     oracle.DType
-	rt      target.ItemTensor
-	rms     *boundary.RMSNormRows
-	cols    [][]float32 // gemm: slot j's column of W (GEMMColumnOf)
+	k       ops.CaseOp
+	rt      target.ItemTensor // a token op's item tensor
+	rows    ops.SensitiveRows // a token op's rows (ops.Sensitive)
 }
 
 // newSensitiveGen starts the rows of case c with row keys keys (nil: all
@@ -191,10 +189,10 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 			return nil, err
 		}
 		b = &target.Batch{Op: c.Op, In: in, Out: out}
-		if c.Op == spec.OpAttnDecode {
-			err = attnInputs(base, b, keys, false)
-		} else {
+		if k, _ := all.Case(base.Op); k.Token() {
 			err = tokenInputs(base, b, keys, false, nil)
+		} else {
+			err = attnInputs(base, b, keys, false)
 		}
 		if err != nil {
 			return nil, err
@@ -204,20 +202,14 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare dtype: %w", err)
 	}
-	g := &sensitiveGen{c: base, draw: c.Draw, f: f, b: b, keys: keys, full: full, cmp: cmp}
-	if k, ok := all.Case(base.Op); ok && k.Token() {
-		g.rt = itemTensor(base) // attention's draw keeps its tensors in b
+	k, in, err := b.Kind()
+	if err != nil {
+		return nil, err
 	}
-	if c.Op == spec.OpRMSNorm {
-		in := b.RMSNorm
-		g.rms = boundary.NewRMSNormRows(in.W, in.Eps, b.In, b.Out, target.OracleRMSNormSchedule)
-	}
-	if c.Op == spec.OpGEMM {
-		in := b.GEMM
-		g.cols = make([][]float32, len(keys))
-		for j, i := range keys {
-			g.cols[j] = boundary.GEMMColumn(in.W, in.N, GEMMColumnOf(base, uint64(i)))
-		}
+	g := &sensitiveGen{c: base, draw: c.Draw, f: f, b: b, keys: keys, full: full, cmp: cmp, k: k}
+	if s, ok := k.(ops.Sensitive); ok && k.Token() { // attention's draw keeps its tensors in b
+		g.rt = itemTensor(base)
+		g.rows = s.SensitiveRows(base, in, keys, b.In, b.Out, cmp, f, splitmix)
 	}
 	return g, nil
 }
@@ -271,7 +263,7 @@ func (g *sensitiveGen) search(prior []power.Set) ([]power.Set, error) {
 		if prior != nil {
 			p = prior[j]
 		}
-		if g.c.Op == spec.OpAttnDecode {
+		if g.rows == nil { // attn_decode's requests (sensitive_attn.go)
 			sets[j], g.choices[j], errs[j] = g.decodeRequest(j, p)
 			return
 		}
@@ -308,7 +300,7 @@ func (g *sensitiveGen) row(j int, prior power.Set) (power.Set, choice, error) {
 			return nil, choice{}, err
 		}
 		x0 := x[k]
-		ch, err := g.check(x, j)
+		ch, err := g.rows.Check(x, j)
 		if err != nil {
 			return nil, choice{}, err
 		}
@@ -333,18 +325,11 @@ func (g *sensitiveGen) row(j int, prior power.Set) (power.Set, choice, error) {
 	return bestSet, bestC, nil
 }
 
-// slot is the row of slot j in g.b.
+// slot is the row of slot j in g.b: its item tensor's (ops.CaseOp.ItemRows).
 func (g *sensitiveGen) slot(j int) []float32 {
-	switch g.c.Op {
-	case spec.OpRMSNorm:
-		h := g.b.RMSNorm.Hidden
-		return g.b.RMSNorm.X[j*h : (j+1)*h]
-	case spec.OpGEMM:
-		k := g.b.GEMM.K
-		return g.b.GEMM.X[j*k : (j+1)*k]
-	}
-	v := g.b.LogProb.Vocab
-	return g.b.LogProb.Logits[j*v : (j+1)*v]
+	_, in, _ := g.b.Kind() // newSensitiveGen checked it
+	w := g.k.ItemValues(in, -1)
+	return (*g.k.ItemRows(in))[j*w : (j+1)*w]
 }
 
 // candidate returns candidate a of slot j, nudged, and the index of its
@@ -362,10 +347,8 @@ func (g *sensitiveGen) candidate(j, a int) ([]float32, int, error) {
 			return nil, 0, err
 		}
 	}
-	if err := g.nudge(x, j, odd); err != nil {
-		return nil, 0, err
-	}
-	return x, g.knob(x, j), nil
+	g.rows.Nudge(x, j, odd)
+	return x, g.rows.Knob(x, j), nil
 }
 
 // rebuild writes slot j's row as choice c made it (row's result without
@@ -389,81 +372,6 @@ func (g *sensitiveGen) rebuild(j int, c choice) error {
 // class; a neighbour of it may sit at the class's edge and show the
 // alternatives whose sum is one ulp off.
 var knobVariants = []int{0, 1, -1, 2, -2, 3, -3, 4, -4}
-
-// nudge nudges x, the candidate of slot j, as the boundary draw does.
-func (g *sensitiveGen) nudge(x []float32, j int, odd bool) error {
-	switch g.c.Op {
-	case spec.OpRMSNorm:
-		g.rms.Nudge(x, odd)
-		return nil
-	case spec.OpGEMM:
-		in := g.b.GEMM
-		boundary.GEMMRow(x, in.W, in.N, GEMMColumnOf(g.c, uint64(g.keys[j])), g.b.In, g.cmp, target.OracleGEMMSchedule, odd)
-		return nil
-	}
-	t := int(g.b.LogProb.Targets[j])
-	if g.cmp == oracle.FP32 {
-		boundary.LogProbPeak(x, t, g.b.In)
-	} else {
-		boundary.LogProbRow(x, t, g.b.In, g.cmp, target.OracleLogProbSchedule, odd)
-	}
-	return nil
-}
-
-// knob is the index of the finest knob of x (slot j, nudged): rmsnorm's
-// x[hidden-3] (boundary.RMSNormRow), gemm's boundary.GEMMKnob of the
-// row's column (the last element at K < 4), logprob's target logit.
-func (g *sensitiveGen) knob(x []float32, j int) int {
-	switch g.c.Op {
-	case spec.OpRMSNorm:
-		return len(x) - 3
-	case spec.OpGEMM:
-		if k := boundary.GEMMKnob(g.cols[j]); k >= 0 {
-			return k
-		}
-		return len(x) - 1
-	}
-	return int(g.b.LogProb.Targets[j])
-}
-
-// check returns a function that stores v in x[k] (x: slot j's candidate)
-// and returns the alternatives x shows then (power.RMSNormCheck;
-// power.GEMMCheck on the row's column; power.Family.LogProb).
-func (g *sensitiveGen) check(x []float32, j int) (func(k int, v float32) power.Set, error) {
-	if g.c.Op == spec.OpGEMM {
-		c, err := g.f.NewGEMMCheck(x, g.cols[j], g.cmp)
-		if err != nil {
-			return nil, err
-		}
-		return func(k int, v float32) power.Set {
-			c.Set(k, v)
-			return c.Shows()
-		}, nil
-	}
-	if g.c.Op == spec.OpRMSNorm {
-		in := g.b.RMSNorm
-		c, err := g.f.NewRMSNormCheck(x, in.W, in.Eps, g.cmp)
-		if err != nil {
-			return nil, err
-		}
-		return func(k int, v float32) power.Set {
-			c.Set(k, v)
-			return c.Shows()
-		}, nil
-	}
-	t := int(g.b.LogProb.Targets[j])
-	if t < 0 || t >= len(x) {
-		return nil, fmt.Errorf("logprob target %d of vocab %d", t, len(x))
-	}
-	return func(k int, v float32) power.Set {
-		x[k] = v
-		s, err := g.f.LogProb(x, t, g.cmp)
-		if err != nil { // t is in range: LogProb fails on nothing else
-			panic(err)
-		}
-		return s
-	}, nil
-}
 
 // sensitiveChain keeps, per chain, what each row key showed in draws
 // 1..k: a scan makes draw k+1 right after draw k, so each draw of the
@@ -555,46 +463,38 @@ func keepShown(key string, keys []int, shown []power.Set) {
 // bound of the row's; LogProb; of a decode request, the union of its
 // heads' power.Family.Decode), rows checked in parallel.
 func RowPower(c spec.Case, b *target.Batch, f *power.Family) ([]power.Set, error) {
-	var n int
-	switch {
-	case c.Op == spec.OpRMSNorm && b.RMSNorm != nil && b.RMSNorm.X != nil:
-		n = b.RMSNorm.Rows
-	case c.Op == spec.OpGEMM && b.GEMM != nil && b.GEMM.X != nil:
-		n = b.GEMM.M
-	case c.Op == spec.OpLogProb && b.LogProb != nil && b.LogProb.Logits != nil:
-		n = b.LogProb.Rows
-	case c.Op == spec.OpAttnDecode && b.Decode != nil && b.Decode.Q != nil:
-	default:
+	k, in, err := b.Kind()
+	if err != nil || k.Name() != c.Op {
 		return nil, fmt.Errorf("row power: a %s batch without its rows on the host", c.Op)
 	}
 	cmp, err := oracle.ParseDType(string(c.CompareDType()))
 	if err != nil {
 		return nil, fmt.Errorf("row power: compare dtype: %w", err)
 	}
-	if c.Op == spec.OpAttnDecode {
-		sets, errs := decodeRowPower(b.Decode, f, cmp)
+	s, ok := k.(ops.Sensitive)
+	if !ok || !k.Token() {
+		d, ok := in.(*oracle.DecodeInput) // attn_decode's requests (sensitive_attn.go)
+		if !ok || d.Q == nil {
+			return nil, fmt.Errorf("row power: a %s batch without its rows on the host", c.Op)
+		}
+		sets, errs := decodeRowPower(d, f, cmp)
 		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("row power: %w", err)
 		}
 		return sets, nil
 	}
+	if *k.ItemRows(in) == nil {
+		return nil, fmt.Errorf("row power: a %s batch without its rows on the host", c.Op)
+	}
+	n := k.Items(in)
+	keys := make([]int, n)
+	for i := range keys {
+		keys[i] = i
+	}
+	rows := s.SensitiveRows(c, in, keys, b.In, b.Out, cmp, f, splitmix)
 	sets := make([]power.Set, n)
 	errs := make([]error, n)
-	eachRow(n, func(i int) {
-		switch c.Op {
-		case spec.OpRMSNorm:
-			in := b.RMSNorm
-			sets[i], errs[i] = f.RMSNorm(in.X[i*in.Hidden:(i+1)*in.Hidden], in.W, in.Eps, cmp)
-			return
-		case spec.OpGEMM:
-			g := b.GEMM
-			wc := boundary.GEMMColumn(g.W, g.N, GEMMColumnOf(c, uint64(i)))
-			sets[i], errs[i] = f.GEMM(g.X[i*g.K:(i+1)*g.K], wc, cmp)
-			return
-		}
-		l := b.LogProb
-		sets[i], errs[i] = f.LogProb(l.Logits[i*l.Vocab:(i+1)*l.Vocab], int(l.Targets[i]), cmp)
-	})
+	eachRow(n, func(i int) { sets[i], errs[i] = rows.Shows(i) })
 	for i, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("row power: row %d: %w", i, err)

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"math/rand/v2"
+
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -61,6 +63,9 @@ type CaseOp interface {
 	// other op that computes them (a prefill's last positions, as a
 	// decode of each sequence's last token against its KV cache).
 	Path(in In) Path
+	// PathNext is the op of the other path of every input's Path (its
+	// Next): attn_prefill's attn_decode; "" for an op with none.
+	PathNext() spec.Op
 
 	// Schedule is the fixed schedule of the op's oracle target.
 	Schedule() oracle.Schedule
@@ -138,6 +143,36 @@ type CaseOp interface {
 
 	// Drawer is the op's steps in the case generator.
 	Drawer
+
+	// FamilyCols is the row length at which a family of reduction orders
+	// around Schedule tells the rows of a case of shape s apart
+	// (power.NewFamily): rmsnorm's and gemm's hidden, logprob's vocab,
+	// attn_decode's longest KV cache; ok is false for an op with no
+	// family (attn_prefill), which has no sensitive draw.
+	FamilyCols(s spec.Shape) (cols int, ok bool)
+
+	// ScanDims are the dimensions past items, pad and position
+	// (spec.ScanDims) a scan of the op may sweep: attn_decode's kv,
+	// neighbour and page, attn_prefill's neighbour, chunk and prefix.
+	ScanDims() []string
+	// SensitiveWork is heads x kv x head_dim of a case of shape s of an
+	// op whose sensitive draw costs that many single-row evaluations a
+	// request (attn_decode), against which scan bounds its default draw
+	// (scan.MaxDefaultDecodeWork); 0 for an op whose draw is cheap.
+	SensitiveWork(s spec.Shape) int
+
+	// Space is the schedules explain searches for a target of the op
+	// whose inputs have dtype in, in canonical order (explain.Space).
+	Space(in oracle.DType) []oracle.Schedule
+	// ProbeLens is the row lengths at which explain groups the schedules
+	// of Space that run the same operations, of the first take items of
+	// in: a decode request's KV length each, a prefill's sequence
+	// length, gemm's K; none for an op whose schedules need none.
+	ProbeLens(in In, take int) []int
+	// Spread rewrites the values (dtype dt) of in, a batch of explain's
+	// probes, in place with r so that reductions in different orders
+	// round differently (explain's probe doc states each op's rule).
+	Spread(in In, dt oracle.DType, r *rand.Rand)
 
 	// ModelShapes are the op's inner sizes in a model whose sizes are
 	// model (hidden, vocab, heads, kv_heads, head_dim) and whose

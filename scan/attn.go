@@ -166,7 +166,7 @@ func (sc *scanner) chunks(v, L int) [][2]int {
 // checkPrefix checks a prefix scan spec (Normalize): attn_prefill, at
 // least one prompt (1 when zero), and a query past the longest prefix.
 func checkPrefix(s *spec.ScanSpec) error {
-	if s.Op != spec.OpAttnPrefill {
+	if !sweeps(s.Op, spec.ScanPrefix) {
 		return fmt.Errorf("%w: the prefix dimension scans attn_prefill, not %s", ErrBadSpec, s.Op)
 	}
 	if s.Shape.Seqs == 0 {

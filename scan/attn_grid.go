@@ -41,7 +41,7 @@ func ScanGrid(ctx context.Context, s spec.ScanSpec, kvs []int, opt Options) (*Gr
 	if t, err := target.Lookup(s.Target); err == nil && s.Op == "" {
 		s.Op = t.Info().Op
 	}
-	if s.Op != spec.OpAttnDecode || (s.Dim != "" && s.Dim != spec.ScanItems) {
+	if !sweeps(s.Op, spec.ScanKV) || (s.Dim != "" && s.Dim != spec.ScanItems) { // a grid is a kv sweep of each batch size
 		return nil, fmt.Errorf("%w: a grid scans the requests of attn_decode (dim items) over KV lengths, not %s %s", ErrBadSpec, s.Op, s.Dim)
 	}
 	if s.From > 1 {

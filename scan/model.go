@@ -50,7 +50,7 @@ var modelDefaults = spec.Shape{Rows: 1, Hidden: 32, N: 64, Vocab: 64, Heads: 2, 
 
 // NormalizeModel fills a model-route scan spec's defaults and checks it:
 //
-//	op        model (spec.OpModel)
+//	op        model (external.ModelOp)
 //	dim       requests (default) or prompt
 //	from, to  1 <= from <= to
 //	shape     rows (layers), hidden, n (ffn), vocab, heads, kv_heads,
@@ -70,8 +70,8 @@ func NormalizeModel(s spec.ScanSpec) (spec.ScanSpec, error) {
 	if s.Target == "" {
 		return bad("no target")
 	}
-	if s.Op != spec.OpModel {
-		return bad("a model-route scan has op %s, not %q", spec.OpModel, s.Op)
+	if s.Op != external.ModelOp {
+		return bad("a model-route scan has op %s, not %q", external.ModelOp, s.Op)
 	}
 	if s.Dim == "" {
 		s.Dim = spec.ScanRequests
@@ -128,7 +128,7 @@ func NormalizeModel(s spec.ScanSpec) (spec.ScanSpec, error) {
 	if s.Dim == spec.ScanPrompt {
 		n, seqLen = s.Shape.Seqs, max(seqLen, s.To+modelResponse(s))
 	}
-	c := spec.Case{Version: spec.CaseVersion, GenVersion: s.GenVersion, Op: spec.OpModel, Relation: spec.RelLogProbParity,
+	c := spec.Case{Version: spec.CaseVersion, GenVersion: s.GenVersion, Op: external.ModelOp, Relation: spec.RelLogProbParity,
 		Targets: []string{s.Target}, In: s.In, Out: s.Out, Eps: s.Eps, Seed: s.Seed, Shape: spec.Shape{Rows: s.Shape.Rows,
 			Hidden: s.Shape.Hidden, N: s.Shape.N, Vocab: s.Shape.Vocab, Heads: s.Shape.Heads, KVHeads: s.Shape.KVHeads,
 			HeadDim: s.Shape.HeadDim, Seqs: n, SeqLen: seqLen}}
@@ -152,7 +152,7 @@ func modelResponse(s spec.ScanSpec) int { return max(1, s.Shape.SeqLen/2) }
 // --exec started (external.LookupModel).
 func (sc *scanner) newModel(s spec.ScanSpec) error {
 	if s.Op == "" {
-		s.Op = spec.OpModel
+		s.Op = external.ModelOp
 	}
 	if s.Dim == "" || s.Dim == spec.ScanItems {
 		s.Dim = spec.ScanRequests // a model route's items are its requests

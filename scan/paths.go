@@ -12,6 +12,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/npy"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -96,12 +97,13 @@ func (sc *scanner) newPaths(s spec.ScanSpec) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
-	if pre.Info().Op == spec.OpAttnDecode && dec.Info().Op == spec.OpAttnPrefill {
+	from, next := pathOps()
+	if pre.Info().Op == next && dec.Info().Op == from {
 		ps.Prefill, ps.Decode, pre, dec = ps.Decode, ps.Prefill, dec, pre
 	}
-	if pre.Info().Op != spec.OpAttnPrefill || dec.Info().Op != spec.OpAttnDecode {
-		return fmt.Errorf("%w: targets %s (%s) and %s (%s): a path scan takes an attn_prefill and an attn_decode target",
-			ErrBadSpec, ps.Prefill, pre.Info().Op, ps.Decode, dec.Info().Op)
+	if pre.Info().Op != from || dec.Info().Op != next {
+		return fmt.Errorf("%w: targets %s (%s) and %s (%s): a path scan takes an %s and an %s target",
+			ErrBadSpec, ps.Prefill, pre.Info().Op, ps.Decode, dec.Info().Op, from, next)
 	}
 	if sc.dt, err = oracle.ParseDType(string(ps.Out)); err != nil {
 		return fmt.Errorf("%w: output dtype: %w", ErrBadSpec, err)
@@ -123,7 +125,8 @@ const (
 // pathAgree or pathDiffer.
 func (sc *scanner) pathDraw(ctx context.Context, k int) ([]string, error) {
 	ps, _ := PathSpecOf(sc.s)
-	c := spec.Case{Version: spec.CaseVersion, GenVersion: ps.GenVersion, Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
+	from, _ := pathOps()
+	c := spec.Case{Version: spec.CaseVersion, GenVersion: ps.GenVersion, Op: from, Relation: spec.RelPathParity,
 		Targets: []string{ps.Prefill, ps.Decode}, In: ps.In, Out: ps.Out, Dist: sc.draws[k], Seed: ps.Seed + uint64(k),
 		Shape: spec.Shape{Seqs: ps.Seqs, SeqLen: ps.To, Heads: ps.Heads, KVHeads: ps.KVHeads, HeadDim: ps.HeadDim}}
 	b, err := fuzz.Inputs(c)
@@ -156,30 +159,28 @@ func (sc *scanner) pathDraw(ctx context.Context, k int) ([]string, error) {
 }
 
 // pathStep runs prefill and decode at KV length v on b's sequences cut to
-// their first v tokens and reports whether a compared row differs.
+// their first v tokens and reports whether a compared row differs: the
+// prefill's rows of its op's Path (the last position of each sequence,
+// every head) against the decode of Path.Of (each sequence's last token
+// against its KV cache).
 func pathStep(ctx context.Context, pre, dec target.Target, b *target.Batch, v int, dt oracle.DType, noTaps bool) (bool, error) {
-	p := cutPrefill(b.Prefill, v)
-	pb := &target.Batch{Op: spec.OpAttnPrefill, In: b.In, Out: b.Out, Prefill: p}
-	rows := make([]int, 0, p.Seqs*p.Heads)
-	for s := range p.Seqs {
-		for h := range p.Heads {
-			rows = append(rows, (s*p.SeqLen+p.SeqLen-1)*p.Heads+h)
-		}
+	k, in, err := b.Kind()
+	if err != nil {
+		return false, err
 	}
-	x, err := pre.Run(ctx, pb, rows)
+	p := cutPrefill(in.(*oracle.PrefillInput), v)
+	path := k.Path(p)
+	rows := path.Rows
+	x, err := pre.Run(ctx, b.With(p), rows)
 	if err != nil {
 		return false, fmt.Errorf("prefill %s: %w", pre.Info().Name, err)
 	}
 	defer x.Release()
-	d := &oracle.DecodeInput{Heads: p.Heads, KVHeads: p.KVHeads, HeadDim: p.HeadDim, Out: p.Out}
-	qw, kw := p.Heads*p.HeadDim, p.KVHeads*p.HeadDim
-	for s := range p.Seqs {
-		last := s*v + v - 1
-		d.Q = append(d.Q, p.Q[last*qw:(last+1)*qw]...)
-		d.K = append(d.K, p.K[s*v*kw:(s+1)*v*kw])
-		d.V = append(d.V, p.V[s*v*kw:(s+1)*v*kw])
+	d, err := path.Of()
+	if err != nil {
+		return false, err
 	}
-	y, err := dec.Run(ctx, &target.Batch{Op: spec.OpAttnDecode, In: b.In, Out: b.Out, Decode: d}, nil)
+	y, err := dec.Run(ctx, (&target.Batch{Op: path.Next, In: b.In, Out: b.Out}).With(d), nil)
 	if err != nil {
 		return false, fmt.Errorf("decode %s: %w", dec.Info().Name, err)
 	}
@@ -187,11 +188,11 @@ func pathStep(ctx context.Context, pre, dec target.Target, b *target.Batch, v in
 	if len(x.Rows) != len(rows) || len(y.Rows) != len(rows) {
 		return false, fmt.Errorf("prefill gave %d rows and decode %d, want %d each", len(x.Rows), len(y.Rows), len(rows))
 	}
-	all := identity(len(rows))
+	every := identity(len(rows))
 	if x.TapCols != y.TapCols {
 		noTaps = true // taps compare only where both give the same ones
 	}
-	diff, err := differing(x, y, all, all, dt, noTaps)
+	diff, err := differing(x, y, every, every, dt, noTaps)
 	return len(diff) > 0, err
 }
 
@@ -257,4 +258,16 @@ func Ranges(vs []int) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
+}
+
+// pathOps are the ops of a path scan: from, the op whose batches have a
+// path on another op (ops.CaseOp.PathNext: attn_prefill), and next, that
+// op (attn_decode); both "" when no op has one.
+func pathOps() (from, next spec.Op) {
+	for _, k := range all.Cases {
+		if n := k.PathNext(); n != "" {
+			return k.Name(), n
+		}
+	}
+	return "", ""
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -31,10 +32,12 @@ func hasFamily(s spec.ScanSpec) bool {
 const MaxDefaultDecodeWork = 1 << 17
 
 // cheapSensitive reports whether scan s's sensitive draw is cheap enough
-// to be its default: always, except attn_decode above
-// MaxDefaultDecodeWork.
+// to be its default: always, except where the op's draw work
+// (ops.CaseOp.SensitiveWork: attn_decode's heads x kv x head_dim) is
+// above MaxDefaultDecodeWork.
 func cheapSensitive(s spec.ScanSpec) bool {
-	return s.Op != spec.OpAttnDecode || s.Shape.Heads*max(s.Shape.KV, 1)*s.Shape.HeadDim <= MaxDefaultDecodeWork
+	k, ok := all.Case(s.Op)
+	return !ok || k.SensitiveWork(s.Shape) <= MaxDefaultDecodeWork
 }
 
 // addPower adds draw k's rows to the scan's power (package power): the

@@ -41,7 +41,8 @@ func FaultRecord(s spec.ScanSpec, f *Fault) spec.ScanResult {
 // "PREFILL,DECODE", op attn_prefill, dim kv, shape.rows the sequences of
 // each step, shape.heads, kv_heads and head_dim.
 func (ps PathSpec) ScanSpec() spec.ScanSpec {
-	return spec.ScanSpec{Target: ps.Prefill + "," + ps.Decode, Op: spec.OpAttnPrefill, Dim: spec.ScanKV,
+	from, _ := pathOps()
+	return spec.ScanSpec{Target: ps.Prefill + "," + ps.Decode, Op: from, Dim: spec.ScanKV,
 		From: ps.From, To: ps.To, Shape: spec.Shape{Rows: ps.Seqs, Heads: ps.Heads, KVHeads: ps.KVHeads, HeadDim: ps.HeadDim},
 		In: ps.In, Out: ps.Out, Dists: ps.Dists, Seed: ps.Seed, NoTaps: ps.NoTaps, GenVersion: ps.GenVersion}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/ops/all"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -52,7 +54,7 @@ const (
 //	          else 0); max_draws DefaultMaxDraws when power > 0
 //	in, out   bf16 when empty (logprob: out fp32)
 //	eps       1e-6 for rmsnorm when zero
-//	shape     the inner sizes of the op (spec.OpInfo.Reads past its batch
+//	shape     the inner sizes of the op (its record's Reads past its batch
 //	          dimension) must be >= 1: rmsnorm hidden; gemm hidden (K) and n;
 //	          logprob vocab; attention seq_len (prefill) or kv (decode, but
 //	          for a kv scan), heads, kv_heads and head_dim
@@ -121,10 +123,12 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 	if s.Out == "" {
 		s.Out = spec.BF16
 	}
-	if s.Op == spec.OpLogProb {
-		s.Out = spec.FP32
+	if k, ok := all.Case(s.Op); ok { // the op's own output dtype (log-probs: fp32)
+		if out, err := oracle.ParseDType(string(s.Out)); err == nil && k.OutDType(out) != out {
+			s.Out = spec.DType(k.OutDType(out).String())
+		}
 	}
-	if s.Op == spec.OpRMSNorm && s.Eps == 0 {
+	if info, _ := s.Op.Info(); info.Eps && s.Eps == 0 {
 		s.Eps = 1e-6
 	}
 	lo := 1
@@ -156,18 +160,18 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 			return bad("watched item %d outside a batch of %d", s.Watch, s.To)
 		}
 	case spec.ScanKV:
-		if s.Op != spec.OpAttnDecode {
+		if !sweeps(s.Op, spec.ScanKV) {
 			return bad("the kv dimension scans attn_decode, not %s", s.Op)
 		}
 		if s.Shape.Rows < 1 {
 			return bad("kv scan: rows (requests) %d, want >= 1", s.Shape.Rows)
 		}
 	case spec.ScanNeighbour:
-		if s.Op != spec.OpAttnDecode && s.Op != spec.OpAttnPrefill {
+		if !sweeps(s.Op, spec.ScanNeighbour) {
 			return bad("the neighbour dimension scans attention (attn_prefill, attn_decode), not %s", s.Op)
 		}
 	case spec.ScanChunk:
-		if s.Op != spec.OpAttnPrefill {
+		if !sweeps(s.Op, spec.ScanChunk) {
 			return bad("the chunk dimension scans attn_prefill, not %s", s.Op)
 		}
 		if s.Shape.Seqs == 0 {
@@ -184,7 +188,7 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 			return s, err
 		}
 	case spec.ScanPage:
-		if s.Op != spec.OpAttnDecode {
+		if !sweeps(s.Op, spec.ScanPage) {
 			return bad("the page dimension scans attn_decode, not %s", s.Op)
 		}
 		if s.Shape.Rows == 0 {
@@ -197,7 +201,7 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 			return bad("page scan: page size %d, want <= 1024", s.To)
 		}
 	}
-	// the op's dimensions past its batch dimension (spec.OpInfo.Reads); a
+	// the op's dimensions past its batch dimension (its record's Reads); a
 	// kv scan sets kv itself
 	info, _ := s.Op.Info()
 	for _, d := range info.Reads[1:] {
@@ -209,6 +213,13 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 		}
 	}
 	return s, nil
+}
+
+// sweeps reports whether a scan of op may sweep dim, one of the op
+// package's own dimensions (ops.CaseOp.ScanDims).
+func sweeps(op spec.Op, dim string) bool {
+	k, ok := all.Case(op)
+	return ok && slices.Contains(k.ScanDims(), dim)
 }
 
 func firstErr(errs ...error) error {

@@ -8,6 +8,7 @@ package detect
 import (
 	"sync"
 
+	"github.com/bitparity/bitparity/ops/logprob"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -26,7 +27,7 @@ var OrderModels = []string{"drift-rmsnorm-te-mod32", "drift-rmsnorm-vllm-256", "
 // sum, so the detection table measures it (docs/detection.md).
 func RegisterTargets() {
 	registerOnce.Do(func() {
-		info := target.Info{Name: "drift-order-logprob-rows132", Op: spec.OpLogProb, Device: "cpu",
+		info := target.Info{Name: "drift-order-logprob-rows132", Op: logprob.Op{}.Name(), Device: "cpu",
 			Schedule: target.OracleLogProbSchedule.String(),
 			Models:   "a log-softmax kernel whose block size follows the launch shape: 1024 threads per row below 132 rows (the H200's SMs), one warp per row from 132 on; only the fp32 sum of exponentials changes order",
 			Expect:   []string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -169,8 +170,10 @@ func AddAll(ctx context.Context, cmdlines []string, opts Options) ([]string, err
 	}
 	for _, p := range ts {
 		for _, d := range ts {
-			if p.Info().Op == spec.OpAttnPrefill && d.Info().Op == spec.OpAttnDecode && adapterBase(p) == adapterBase(d) {
-				target.RegisterPair(target.Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
+			// a prefill and a decode of one adapter: the ops of a path (ops.CaseOp.PathNext)
+			k, ok := all.Case(p.Info().Op)
+			if ok && k.PathNext() != "" && d.Info().Op == k.PathNext() && adapterBase(p) == adapterBase(d) {
+				target.RegisterPair(target.Pair{Op: k.Name(), Relation: spec.RelPathParity,
 					Targets: []string{p.Info().Name, d.Info().Name}})
 			}
 		}

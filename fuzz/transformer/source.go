@@ -33,7 +33,7 @@ const controlCases = 12
 // finding's Site is the first layer and op where a token diverged; Shrink
 // makes the model and the batch smaller, keeping a planted site's layer.
 func Source(train, infer string) *fuzz.Source {
-	return &fuzz.Source{Name: "transformer", Op: spec.OpTransformer, Check: e2e.Check, Shrink: e2e.ShrinkSteps,
+	return &fuzz.Source{Name: "transformer", Op: Op, Check: e2e.Check, Shrink: e2e.ShrinkSteps,
 		Planted: e2e.PlantedSite, Jobs: jobs(train, infer)}
 }
 

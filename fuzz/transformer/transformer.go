@@ -10,9 +10,11 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// CPU is the backend that runs a path's ops on the CPU oracle (a
-// transformer case's op is spec.OpTransformer).
+// CPU is the backend that runs a path's ops on the CPU oracle.
 const CPU = e2e.CPU
+
+// Op is the op of a transformer case.
+const Op = e2e.CaseOp
 
 // Gen draws transformer cases: a small fuzzed model and a batch of requests
 // of fuzzed lengths and arrivals (its zero value is valid; its fields set

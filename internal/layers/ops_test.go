@@ -20,7 +20,6 @@ import (
 // new thing goes") lists for a new op.
 var opSwitches = map[string]string{
 	// the op's own work
-	"fuzz/sensitive.go":        "its sensitive draw and row power",
 	"power/family.go":          "its schedule family (power)",
 	"fuzz/external/request.go": "its tensors in the process protocol",
 	"fuzz/external/serve.go":   "its tensors in the process protocol",
@@ -29,8 +28,6 @@ var opSwitches = map[string]string{
 	"gpu/nudge.go":             "its kernel (boundary nudge)",
 	"gpu/manifest.go":          "its kernel (user kernels)",
 	"gpu/userkernel_inputs.go": "its kernel's inputs (user kernels)",
-	"explain/space.go":         "its schedule space",
-	"explain/probe.go":         "its probe inputs (which tensors spread, which lengths)",
 }
 
 // TestOpSwitches fails on a `case spec.OpXxx` clause (or `case OpXxx`

@@ -11,13 +11,19 @@ import (
 // Path is every row, on no other op.
 func (Decode) Path(ops.In) ops.Path { return ops.Path{} }
 
+// PathNext is none.
+func (Decode) PathNext() spec.Op { return "" }
+
+// PathNext is attn_decode.
+func (Prefill) PathNext() spec.Op { return Decode{}.Name() }
+
 // Path is the last position of each sequence (every head), which a
 // decode of each sequence's last token against its KV cache computes
 // (decodeOf).
 func (Prefill) Path(in ops.In) ops.Path {
 	p := prefill(in)
 	return ops.Path{Rows: lastPositions(p), What: "last position of each sequence",
-		Next: spec.OpAttnDecode, FromWhat: "prefill (last position of each sequence)",
+		Next: Prefill{}.PathNext(), FromWhat: "prefill (last position of each sequence)",
 		NextWhat: "decode of each sequence's last token against its KV cache",
 		Of:       func() (ops.In, error) { return decodeOf(p) }}
 }

@@ -132,3 +132,6 @@ func (Op) SmallScale() int64 { return 1 }
 
 // Path is every row, on no other op.
 func (Op) Path(ops.In) ops.Path { return ops.Path{} }
+
+// PathNext is none.
+func (Op) PathNext() spec.Op { return "" }

@@ -50,6 +50,10 @@ type Setup struct {
 // version 0, 1 or 2 derives the same values.
 const GenVersion = 1
 
+// CaseOp is the transformer's op in case files: the one place this package
+// names it (its record is spec's op table's).
+const CaseOp = spec.OpTransformer
+
 // FromCase decodes a transformer case. The mapping of spec.Case fields:
 //
 //	Shape.Rows    decoder layers          Shape.Hidden  model width
@@ -73,8 +77,8 @@ const GenVersion = 1
 //
 // Dist must be empty or normal; explicit Data is not supported.
 func FromCase(c spec.Case) (*Setup, error) {
-	if c.Op != spec.OpTransformer {
-		return nil, fmt.Errorf("transformer case: op %q, want %q", c.Op, spec.OpTransformer)
+	if c.Op != CaseOp {
+		return nil, fmt.Errorf("transformer case: op %q, want %q", c.Op, CaseOp)
 	}
 	if c.Data != nil {
 		return nil, fmt.Errorf("transformer case: explicit data is not supported: weights and requests derive from the seed")

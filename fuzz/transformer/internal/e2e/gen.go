@@ -36,7 +36,7 @@ func (g Gen) Case(seed uint64) spec.Case {
 	kv := 1 + r.intn(2)
 	c := spec.Case{
 		Version:  spec.CaseVersion,
-		Op:       spec.OpTransformer,
+		Op:       CaseOp,
 		Relation: spec.RelLogProbParity,
 		Targets:  []string{TrainPrefix + "fixed", InferPrefix + "fixed"},
 		Shape: spec.Shape{
@@ -61,7 +61,7 @@ func (g Gen) Case(seed uint64) spec.Case {
 	if r.intn(4) == 0 {
 		c.Rel.Pad = 128
 	}
-	info, _ := spec.OpTransformer.Info()
+	info, _ := CaseOp.Info()
 	c.Rel.Filler = string(info.Fillers[r.intn(len(info.Fillers))])
 	c.Shape.Hidden = max(c.Shape.Hidden, g.MinHidden)
 	if c.Shape.SeqLen < g.MinSeqLen {
