@@ -17,6 +17,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -207,8 +208,8 @@ func corpusLs(fs *flag.FlagSet) func(c *corpusRun) error {
 	return func(c *corpusRun) error {
 		bad := corpus.WriteList(c.stdout, c.stderr, c.s, *asJSON)
 		if d, ok := c.s.Local.(*corpus.Dir); ok && !*asJSON { // certificates and scan drifts live in folders (scan.go, scan_results.go)
-			listCertificates(c.stdout, c.stderr, d)
-			listScanDrifts(c.stdout, c.stderr, d)
+			scan.ListCertificates(c.stdout, c.stderr, d)
+			scan.ListDrifts(c.stdout, c.stderr, d)
 		}
 		if bad > 0 {
 			return withCode(spec.ExitUsage, fmt.Errorf("corpus ls: %d unreadable file(s)", bad))
@@ -220,8 +221,8 @@ func corpusLs(fs *flag.FlagSet) func(c *corpusRun) error {
 func corpusShow(fs *flag.FlagSet) func(c *corpusRun) error {
 	asJSON := fs.Bool("json", false, "print the case file itself (canonical JSON)")
 	return func(c *corpusRun) error {
-		if ok, err := showCertificate(c.stdout, c.st.dir, fs.Arg(0), *asJSON); ok { // scan.go
-			return err
+		if ok, err := scan.ShowCertificate(c.stdout, c.st.dir, fs.Arg(0), *asJSON); ok {
+			return withCode(spec.ExitUsage, err) // an unreadable certificate is bad input
 		}
 		s, err := c.st.open(false)
 		if err != nil {
@@ -369,11 +370,11 @@ func corpusRecheck(fs *flag.FlagSet) func(c *corpusRun) error {
 		}
 		failing, broken := corpus.WriteRecheck(c.stdout, res)
 		if d, ok := c.s.Local.(*corpus.Dir); ok { // certificates live in corpus folders (scan.go)
-			invalid, cbroken, err := recheckCertificates(c.ctx, c.stdout, d, env, kr)
+			invalid, cbroken, err := scan.RecheckCertificates(c.ctx, c.stdout, d, env, kr)
 			if err != nil {
 				return err
 			}
-			open, dbroken, err := recheckScanDrifts(c.ctx, c.stdout, d, env, kr)
+			open, dbroken, err := scan.RecheckDrifts(c.ctx, c.stdout, d, env, kr)
 			if err != nil {
 				return err
 			}

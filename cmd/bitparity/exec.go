@@ -63,13 +63,6 @@ func (e *execFlags) options() external.Options {
 	return external.Options{Timeout: e.timeout, StartTimeout: e.startTO}
 }
 
-// missingAdapters and adapterDiff are external.Missing and
-// external.Differ, for repro and run --case.
-func missingAdapters(c spec.Case, recorded []spec.Adapter) []string {
-	return external.Missing(c, recorded)
-}
-func adapterDiff(recorded []spec.Adapter) []string { return external.Differ(recorded) }
-
 // recheckAdapters refuses (exit 2) a recheck of s when a case it would
 // replay (corpus.Rechecks, all as given) runs on an exec: target that no
 // --exec started: a recheck without its adapter could not tell fixed from
@@ -85,7 +78,7 @@ func recheckAdapters(s corpus.Store, all bool) error {
 		if err != nil || !corpus.Rechecks(f, all) {
 			continue // an unreadable file is reported by the recheck itself
 		}
-		for _, m := range missingAdapters(f.Case, f.Adapters) {
+		for _, m := range external.Missing(f.Case, f.Adapters) {
 			lines = append(lines, n+": "+m)
 		}
 	}

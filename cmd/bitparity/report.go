@@ -11,6 +11,7 @@ import (
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/reports"
+	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
 )
@@ -109,7 +110,7 @@ func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	if o.corpusDir != "" && !corpus.IsURL(o.corpusDir) && (o.outDir != "" || o.format == "text") { // certificates live in folders
-		if err := reportCertificates(stdout, o.corpusDir, o.outDir); err != nil { // scan.go
+		if err := scan.ReportCertificates(stdout, o.corpusDir, o.outDir); err != nil { // scan.go
 			return usageErr("report: %w", err)
 		}
 	}

@@ -53,7 +53,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	defer external.CloseAll()
-	if m := missingAdapters(f.Case, f.Adapters); len(m) > 0 {
+	if m := external.Missing(f.Case, f.Adapters); len(m) > 0 {
 		if len(served) > 0 {
 			m = append(m, "the --exec given serve "+strings.Join(served, ", "))
 		}
@@ -62,7 +62,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	fmt.Fprintf(stdout, "case %s: %s\n", name, corpus.Describe(f.Case))
 	fmt.Fprintln(stdout, f.Recorded())
 	here := hereEnv()
-	diff := append(corpus.EnvDiff(f.Env, here), adapterDiff(f.Adapters)...)
+	diff := append(corpus.EnvDiff(f.Env, here), external.Differ(f.Adapters)...)
 	missing := external.NotBuilt(f.Case)
 	o, err := corpus.Replay(ctx, f, composites()...)
 	if err != nil {

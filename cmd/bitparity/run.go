@@ -306,7 +306,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 	if err := dec.Decode(&c); err != nil {
 		return usageErr("run --case: %v", err)
 	}
-	if m := missingAdapters(c, nil); len(m) > 0 {
+	if m := external.Missing(c, nil); len(m) > 0 {
 		return usageErr("run --case: %s", strings.Join(m, "; "))
 	}
 	res, err := verdict.Case(ctx, c, hereEnv(), []string{"run", "--case", js}, composites()...)

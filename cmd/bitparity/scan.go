@@ -255,15 +255,3 @@ func newKernelRecheck(manifests string, fromCert bool, paths kernelPaths) (*scan
 	}
 	return kr, nil
 }
-
-// showCertificate is scan.ShowCertificate for corpus show; a file that
-// cannot be read or decoded is bad input.
-func showCertificate(stdout io.Writer, dir, arg string, asJSON bool) (bool, error) {
-	ok, err := scan.ShowCertificate(stdout, dir, arg, asJSON)
-	return ok, withCode(spec.ExitUsage, err)
-}
-
-// reportCertificates is scan.ReportCertificates for report --corpus.
-func reportCertificates(stdout io.Writer, dir, outDir string) error {
-	return scan.ReportCertificates(stdout, dir, outDir)
-}
