@@ -158,14 +158,10 @@ func corpusCmd(stdout, stderr io.Writer, args []string) error {
 		corpusUsage(stderr)
 		return usageErr("corpus: unknown subcommand %q", args[0])
 	}
-	c := &corpusRun{stdout: stdout, stderr: stderr, st: &storeFlags{}, fs: flag.NewFlagSet("corpus "+args[0], flag.ContinueOnError)}
-	c.fs.SetOutput(stderr)
+	usage := fmt.Sprintf("usage: bitparity corpus %s [flags] %s\n%s", args[0], sub.usage, sub.summary)
+	c := &corpusRun{stdout: stdout, stderr: stderr, st: &storeFlags{}, fs: newFlagSet("corpus "+args[0], stderr, usage)}
 	c.fs.StringVar(&c.st.dir, "dir", defaultDir(), "local corpus folder or bucket URL (written); $"+envCorpus)
 	c.fs.Var(&c.st.shared, "shared", "shared corpus folder or bucket URL (s3://, gs://, azblob://, file://), read only (repeatable); $"+envShared)
-	c.fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: bitparity corpus %s [flags] %s\n%s\n", args[0], sub.usage, sub.summary)
-		c.fs.PrintDefaults()
-	}
 	run := sub.flags(c.fs)
 	if ok, err := parse(c.fs, args[1:]); !ok {
 		return err

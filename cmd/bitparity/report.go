@@ -28,23 +28,20 @@ type reportOpts struct {
 // give the status across nights and the trend), to stdout in one format or
 // into a folder in every format.
 func runReport(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("report", stderr, `usage: bitparity report [flags] RESULT.json...
+       bitparity report [flags] SCAN.json...
+
+Reports on campaign result files (bitparity run --json). The latest file by start
+time is tonight; earlier files mark findings new, still failing or fixed and give the trend.
+Or on scan results files (bitparity scan --json): every scan, its verdict and drift map.
+
+flags:`)
 	var o reportOpts
 	fs.StringVar(&o.format, "format", "text", "output format on stdout: "+strings.Join(reports.FormatNames(), ", "))
 	fs.StringVar(&o.outDir, "out-dir", "", "write every format into `DIR` (report.txt, report.json, junit.xml, summary.md, report.html) instead of stdout")
 	fs.StringVar(&o.corpusDir, "corpus", "", "add the open findings of the corpus folder or bucket URL `DIR` to tonight's result (after corpus recheck, those still reproduce), and list its scan certificates (text; certificates.txt with --out-dir)")
 	fs.StringVar(&o.saveResult, "save-result", "", "write tonight's result, with the corpus findings added, to `FILE` (later nights then count them)")
 	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing); with new or any, an interrupted campaign tonight exits 6; scan results: new or any exits 1 when a scan drifted or faulted")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity report [flags] RESULT.json...")
-		fmt.Fprintln(stderr, "       bitparity report [flags] SCAN.json...")
-		fmt.Fprintln(stderr, "\nReports on campaign result files (bitparity run --json). The latest file by start")
-		fmt.Fprintln(stderr, "time is tonight; earlier files mark findings new, still failing or fixed and give the trend.")
-		fmt.Fprintln(stderr, "Or on scan results files (bitparity scan --json): every scan, its verdict and drift map.")
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
-	}
 	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

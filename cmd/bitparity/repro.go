@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,14 +22,9 @@ import (
 // its replays), 4 could not reproduce (a flaky crash that showed on none), 0 a pass
 // case still passes, 2 a bad file or flags, 3 the case could not run here.
 func reproCmd(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("repro", stderr, "usage: bitparity repro [flags] FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.\nA case on an exec: target needs its adapter: --exec CMD (the case file records the command line; it is never run from the file).")
 	maxElems := fs.Int("max-elements", spec.MaxElements, "refuse a case whose batches need more input values (a file from elsewhere may ask for GiBs)")
 	ex := runExecFlags(fs) // --exec: the adapters of the case's exec: targets
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity repro [flags] FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.\nA case on an exec: target needs its adapter: --exec CMD (the case file records the command line; it is never run from the file).")
-		fs.PrintDefaults()
-	}
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}

@@ -33,13 +33,8 @@ import (
 // failures; 5 when the run stalled (a control that ran out of time among
 // them); 6 when a signal interrupted it.
 func runCmd(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("run", stderr, "usage: bitparity run [flags]")
 	f := newRunFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
-		fs.PrintDefaults()
-	}
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}

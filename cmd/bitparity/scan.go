@@ -23,16 +23,11 @@ import (
 // map is printed, the drift stored), 2 bad flags, 3 a target or device
 // failure.
 func scanCmd(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("scan", stderr, `usage: bitparity scan (--target NAME | --exec CMD | --kernel MANIFEST) [flags]
+       bitparity scan (--target PREFILL,DECODE | --exec PREFILL_CMD --exec DECODE_CMD) --to KV [flags]
+       bitparity scan --exec ROUTE [--dim requests|prompt] --to N [flags]   (a model route)
+       bitparity scan --target OP_TARGET [--dim items|neighbours] [--shape k=v,...] [flags]   (an op package's target)`)
 	f := newScanFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity scan (--target NAME | --exec CMD | --kernel MANIFEST) [flags]")
-		fmt.Fprintln(stderr, "       bitparity scan (--target PREFILL,DECODE | --exec PREFILL_CMD --exec DECODE_CMD) --to KV [flags]")
-		fmt.Fprintln(stderr, "       bitparity scan --exec ROUTE [--dim requests|prompt] --to N [flags]   (a model route)")
-		fmt.Fprintln(stderr, "       bitparity scan --target OP_TARGET [--dim items|neighbours] [--shape k=v,...] [flags]   (an op package's target)")
-		fs.PrintDefaults()
-	}
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
