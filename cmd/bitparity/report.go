@@ -118,10 +118,6 @@ func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 	return nil
 }
 
-// writeReports writes every format of the report on the result files
-// paths into dir (reports.WriteFiles).
-func writeReports(dir string, paths ...string) error { return reports.WriteFiles(dir, paths...) }
-
 // reportScans is `bitparity report` on scan results files (bitparity
 // scan --json); with --fail-on new or any it exits 1 when a scan drifted
 // or faulted.

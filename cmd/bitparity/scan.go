@@ -56,7 +56,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	kvs, err := parseKVs(*f.gridKV)
+	kvs, err := scan.ParseKVs(*f.gridKV)
 	if err != nil {
 		return usageErr("scan: %v", err)
 	}

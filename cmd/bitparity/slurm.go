@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/slurm"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
@@ -117,7 +118,7 @@ func slurmMergeCmd(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return usageErr("slurm merge: %v", err)
 	}
-	m, err := slurm.Merge(p, slurm.MergeOptions{Known: known, Reports: func(dir, res string) error { return writeReports(dir, res) }})
+	m, err := slurm.Merge(p, slurm.MergeOptions{Known: known, Reports: func(dir, res string) error { return reports.WriteFiles(dir, res) }})
 	v := m.Verdict
 	fmt.Fprintf(stdout, "bitparity slurm merge %s: %d of %d shard(s) finished\n", p.Dir, len(v.Merged), p.Shards)
 	if err != nil {
