@@ -28,11 +28,6 @@ func runWorkerFlags(fs *flag.FlagSet) *workerFlags {
 	}
 }
 
-// start starts the workers (workerTargets) and returns their target names.
-func (w *workerFlags) start(stderr io.Writer) ([]string, error) {
-	return workerTargets(*w.kernels, *w.isolate, *w.paths, stderr)
-}
-
 // kernelPaths is --kernel-any-path: where the files a kernel manifest
 // names may be (gpu.ManifestOptions).
 type kernelPaths struct{ anyPath bool }
@@ -55,22 +50,18 @@ func (k kernelPaths) workerArgs() []string {
 	return nil
 }
 
-// close ends the workers, and every other process target, waiting at
-// most external.EndWait.
-func (w *workerFlags) close(stderr io.Writer) { external.CloseAllWithin(stderr) }
-
-// workerTargets starts the workers of run --kernel (comma-separated
-// manifests) and --isolate (comma-separated targets) and returns their
-// target names (external.StartWorkers). A bad manifest or target is a
-// usage error naming the field; a worker that cannot start an internal
-// error with the worker's stderr.
-func workerTargets(kernels, isolate string, paths kernelPaths, stderr io.Writer) ([]string, error) {
+// start starts the workers of --kernel (comma-separated manifests) and
+// --isolate (comma-separated targets) and returns their target names
+// (external.StartWorkers). A bad manifest or target is a usage error
+// naming the field; a worker that cannot start an internal error with the
+// worker's stderr. external.CloseAllWithin ends them.
+func (w *workerFlags) start(stderr io.Writer) ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, withCode(spec.ExitInternal, fmt.Errorf("find this executable for the worker: %w", err))
 	}
-	names, err := external.StartWorkers(spec.ShellQuote(exe)+" worker", runSplitList(kernels), runSplitList(isolate),
-		paths.options(), paths.workerArgs(), stderr)
+	names, err := external.StartWorkers(spec.ShellQuote(exe)+" worker", runSplitList(*w.kernels), runSplitList(*w.isolate),
+		w.paths.options(), w.paths.workerArgs(), stderr)
 	var bad *external.BadWorkerError
 	switch {
 	case errors.As(err, &bad):

@@ -51,7 +51,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	ctx, stop := lifecycle.StopOnSignal(stderr, os.Getenv(verdict.WorkerEnv) != "")
 	defer stop()
 	workerNames, werr := f.wk.start(stderr)
-	defer f.wk.close(stderr)
+	defer external.CloseAllWithin(stderr) // the workers, and every other process target
 	if werr != nil {
 		return werr
 	}
@@ -59,7 +59,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if eerr != nil {
 		return eerr
 	}
-	if models, others := splitModelRoutes(execNames); len(models) > 0 && *f.caseJSON == "" {
+	if models, others := external.SplitModels(execNames); len(models) > 0 && *f.caseJSON == "" {
 		if len(others) > 0 || len(workerNames) > 0 || *f.targets != "" || f.par.parallel() {
 			return usageErr("run: a model route (%v) runs alone: no other --exec, --kernel, --targets, --procs or --gpus", models)
 		}
