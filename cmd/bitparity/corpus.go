@@ -19,6 +19,7 @@ import (
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // Environment variables mirroring the corpus flags.
@@ -353,8 +354,12 @@ func corpusRecheck(fs *flag.FlagSet) func(c *corpusRun) error {
 			return err
 		}
 		defer external.CloseAll()
-		if err := recheckAdapters(c.s, *all); err != nil {
+		missing, err := verdict.MissingAdapters(c.s, *all) // a recheck without an adapter cannot tell fixed from not run
+		if err != nil {
 			return err
+		}
+		if len(missing) > 0 {
+			return usageErr("corpus recheck: %d case(s) need an adapter; nothing was rechecked:\n  %s", len(missing), strings.Join(missing, "\n  "))
 		}
 		env := hereEnv()
 		if *kernel != "" {
