@@ -2,7 +2,6 @@ package scan
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -30,11 +29,7 @@ func NewResults(env spec.Env, args []string) *spec.ScanResults {
 // wall time since it started.
 func WriteResults(path string, res *spec.ScanResults) error {
 	res.Duration = spec.Duration(time.Since(res.Started))
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(path, append(b, '\n'))
+	return atomicfile.WriteJSON(path, res)
 }
 
 // Store keeps what scan r found in the corpus folder d

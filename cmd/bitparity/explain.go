@@ -12,6 +12,7 @@ import (
 	"github.com/bitparity/bitparity/explain"
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -56,7 +57,7 @@ func explainCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	fmt.Fprint(stdout, ex.Text())
 	if *jsonPath != "" {
-		if err := runWriteJSONAtomic(*jsonPath, ex); err != nil {
+		if err := atomicfile.WriteJSON(*jsonPath, ex); err != nil {
 			return withCode(spec.ExitInternal, fmt.Errorf("explain: %w", err))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -36,7 +37,7 @@ per host): findings deduplicated by signature (the earliest kept), cases summed.
 		return usageErr("merge: %v", err)
 	}
 	res.Args = append([]string{"merge"}, args...)
-	if err := runWriteJSONAtomic(*out, res); err != nil {
+	if err := atomicfile.WriteJSON(*out, res); err != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("merge: %w", err))
 	}
 	fmt.Fprintf(stdout, "%d result(s) merged into %s: %d cases, %d finding(s)\n", fs.NArg(), *out, res.Cases, len(res.Findings))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
@@ -95,7 +96,7 @@ func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 		fmt.Fprintf(stderr, "report: %d open finding(s) of corpus %s added to %s\n", len(found), o.corpusDir, tonight.Path)
 	}
 	if o.saveResult != "" {
-		if err := runWriteJSONAtomic(o.saveResult, tonight.Result); err != nil {
+		if err := atomicfile.WriteJSON(o.saveResult, tonight.Result); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}

@@ -315,7 +315,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 	}
 	external.RecordAdapters(res, execNames)
 	if jsonPath != "" {
-		if err := runWriteJSONAtomic(jsonPath, res); err != nil {
+		if err := atomicfile.WriteJSON(jsonPath, res); err != nil {
 			return withCode(spec.ExitInternal, err)
 		}
 	}
@@ -335,14 +335,4 @@ func runSplitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// runWriteJSONAtomic writes v as indented JSON to path through a temporary
-// file in the same folder and a rename, so a reader never sees half a file.
-func runWriteJSONAtomic(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	return atomicfile.Write(path, append(b, '\n'))
 }
