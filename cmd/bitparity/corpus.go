@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/bitparity/bitparity/corpus"
@@ -83,12 +84,7 @@ var corpusSubs = map[string]subcommand{
 func corpusUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: bitparity corpus SUBCOMMAND [flags] [args]")
 	fmt.Fprintln(w, "\nsubcommands:")
-	names := make([]string, 0, len(corpusSubs))
-	for n := range corpusSubs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(corpusSubs)) {
 		fmt.Fprintf(w, "  %-9s %s\n", n, corpusSubs[n].summary)
 	}
 	fmt.Fprintf(w, "\nthe local corpus is -dir (default $%s, else ./bitparity-corpus); -shared DIR (repeatable,\n", envCorpus)
