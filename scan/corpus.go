@@ -115,6 +115,18 @@ func RecheckCertificates(ctx context.Context, w io.Writer, d *corpus.Dir, env sp
 	return invalid, broken, nil
 }
 
+// RecheckAll is RecheckCertificates, then RecheckDrifts, on d: failing
+// counts the certificates turned invalid and the drifts still open,
+// broken the scans of either that could not run here.
+func RecheckAll(ctx context.Context, w io.Writer, d *corpus.Dir, env spec.Env, ks *Kernels) (failing, broken int, err error) {
+	invalid, cbroken, err := RecheckCertificates(ctx, w, d, env, ks)
+	if err != nil {
+		return 0, 0, err
+	}
+	open, dbroken, err := RecheckDrifts(ctx, w, d, env, ks)
+	return invalid + open, cbroken + dbroken, err
+}
+
 // RecheckDrifts reruns the scan of every open scan drift in the corpus
 // folder d (Rerun, a user kernel's with the manifest ks gives it), writes
 // each back (fixed when no row differed, else open) and prints a line for

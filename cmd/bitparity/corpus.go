@@ -97,11 +97,6 @@ type storeFlags struct {
 	shared multiFlag
 }
 
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
 func defaultDir() string {
 	if d := os.Getenv(envCorpus); d != "" {
 		return d
@@ -357,7 +352,7 @@ func corpusRecheck(fs *flag.FlagSet) func(c *corpusRun) error {
 		if len(missing) > 0 {
 			return usageErr("corpus recheck: %d case(s) need an adapter; nothing was rechecked:\n  %s", len(missing), strings.Join(missing, "\n  "))
 		}
-		env := hereEnv()
+		env := gpu.HereEnv()
 		if *kernel != "" {
 			env.KernelHash = *kernel
 		}
@@ -366,16 +361,12 @@ func corpusRecheck(fs *flag.FlagSet) func(c *corpusRun) error {
 			return err
 		}
 		failing, broken := corpus.WriteRecheck(c.stdout, res)
-		if d, ok := c.s.Local.(*corpus.Dir); ok { // certificates live in corpus folders (scan.go)
-			invalid, cbroken, err := scan.RecheckCertificates(c.ctx, c.stdout, d, env, kr)
+		if d, ok := c.s.Local.(*corpus.Dir); ok { // certificates and scan drifts live in corpus folders
+			sfailing, sbroken, err := scan.RecheckAll(c.ctx, c.stdout, d, env, kr)
 			if err != nil {
 				return err
 			}
-			open, dbroken, err := scan.RecheckDrifts(c.ctx, c.stdout, d, env, kr)
-			if err != nil {
-				return err
-			}
-			failing, broken = failing+invalid+open, broken+cbroken+dbroken
+			failing, broken = failing+sfailing, broken+sbroken
 		}
 		switch {
 		case failing > 0:
@@ -385,16 +376,6 @@ func corpusRecheck(fs *flag.FlagSet) func(c *corpusRun) error {
 		}
 		return nil
 	}
-}
-
-// hereEnv is the environment fingerprint of this process, the one every
-// command records and compares: the host's (spec.HostEnv) with the GPU's
-// (gpu.Fingerprint: device name, compute capability, driver, CUDA
-// version and kernel hash in the cuda build; nothing without it).
-func hereEnv() spec.Env {
-	e := spec.HostEnv()
-	gpu.Fingerprint(&e)
-	return e
 }
 
 func corpusImport(fs *flag.FlagSet) func(c *corpusRun) error {

@@ -4,23 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
 )
 
-// execList is the repeatable --exec flag: command lines of external
-// targets speaking docs/protocol.md.
-type execList []string
-
-func (e *execList) String() string     { return strings.Join(*e, "; ") }
-func (e *execList) Set(v string) error { *e = append(*e, v); return nil }
-
 // execFlags are run's --exec, --exec-timeout and --exec-start-timeout.
 type execFlags struct {
-	list    execList
+	list    multiFlag // command lines of external targets speaking docs/protocol.md
 	timeout time.Duration
 	startTO time.Duration
 }

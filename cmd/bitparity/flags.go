@@ -6,11 +6,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
+
+// multiFlag is a repeatable flag (--exec, -shared, --sbatch-arg): each use
+// adds its value; String joins them with "; ".
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, "; ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // newFlagSet is a command's flag set: errors and usage go to stderr, and
 // -h prints usage (when given) followed by the flags' defaults.

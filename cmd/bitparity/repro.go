@@ -11,6 +11,7 @@ import (
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -55,7 +56,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	fmt.Fprintf(stdout, "case %s: %s\n", name, corpus.Describe(f.Case))
 	fmt.Fprintln(stdout, f.Recorded())
-	here := hereEnv()
+	here := gpu.HereEnv()
 	diff := append(corpus.EnvDiff(f.Env, here), external.Differ(f.Adapters)...)
 	missing := external.NotBuilt(f.Case)
 	o, err := corpus.Replay(ctx, f, composites()...)

@@ -190,7 +190,7 @@ func (r *runState) newCampaign() (*fuzz.Campaign, error) {
 // head is the result's header: when it started, the seed, this host's
 // environment and the command line.
 func (r *runState) head() spec.Result {
-	return spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *r.seed, Env: hereEnv(),
+	return spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *r.seed, Env: gpu.HereEnv(),
 		Args: append([]string{"run"}, r.args...)}
 }
 
@@ -304,7 +304,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 	if m := external.Missing(c, nil); len(m) > 0 {
 		return usageErr("run --case: %s", strings.Join(m, "; "))
 	}
-	res, err := verdict.Case(ctx, c, hereEnv(), []string{"run", "--case", js}, composites()...)
+	res, err := verdict.Case(ctx, c, gpu.HereEnv(), []string{"run", "--case", js}, composites()...)
 	switch {
 	case fuzz.IsTargetFailure(err):
 		return withCode(spec.ExitInternal, fmt.Errorf("run --case: %w", err))

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/internal/lifecycle"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/scan"
@@ -165,7 +166,7 @@ func newScanFlags(fs *flag.FlagSet) *scanFlags {
 // (shape.rows, shape.n).
 func (f *scanFlags) spec(fs *flag.FlagSet) (spec.ScanSpec, scan.Options, error) {
 	s := f.s
-	opt := scan.Options{Env: hereEnv(), SaveInputs: *f.saveInputs}
+	opt := scan.Options{Env: gpu.HereEnv(), SaveInputs: *f.saveInputs}
 	if *f.kernelPath != "" {
 		k, err := scan.LoadKernel(*f.kernelPath, f.kpaths.options())
 		if err != nil {
