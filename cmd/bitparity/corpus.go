@@ -356,7 +356,7 @@ func corpusRecheck(fs *flag.FlagSet) func(c *corpusRun) error {
 		if *kernel != "" {
 			env.KernelHash = *kernel
 		}
-		res, err := corpus.Recheck(c.ctx, c.s, env, *all, composites()...)
+		res, err := corpus.Recheck(c.ctx, c.s, env, *all, external.Composites()...)
 		if err != nil {
 			return err
 		}

@@ -72,7 +72,7 @@ func explainFinding(ctx context.Context, arg string) (*spec.Finding, error) {
 	if err != nil {
 		return nil, usageErr("explain: %w", err)
 	}
-	f, err = explain.Case(ctx, c, f, composites()...)
+	f, err = explain.Case(ctx, c, f, external.Composites()...)
 	return f, explainErr(err)
 }
 

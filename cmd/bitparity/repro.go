@@ -59,7 +59,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	here := gpu.HereEnv()
 	diff := append(corpus.EnvDiff(f.Env, here), external.Differ(f.Adapters)...)
 	missing := external.NotBuilt(f.Case)
-	o, err := corpus.Replay(ctx, f, composites()...)
+	o, err := corpus.Replay(ctx, f, external.Composites()...)
 	if err != nil {
 		fmt.Fprint(stdout, corpus.EnvWords(diff, missing))
 		if len(missing) > 0 {
