@@ -10,6 +10,15 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
+// HereEnv is the environment fingerprint of this process, the one every
+// command records and compares: the host's (spec.HostEnv) with the GPU's
+// (Fingerprint).
+func HereEnv() spec.Env {
+	e := spec.HostEnv()
+	Fingerprint(&e)
+	return e
+}
+
 // Fingerprint fills the device fields of e (spec.HostEnv fills the host
 // ones): in the cuda build, the name and compute capability of device 0
 // (the device the GPU targets use), the NVIDIA driver's version, the CUDA

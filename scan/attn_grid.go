@@ -3,6 +3,8 @@ package scan
 import (
 	"context"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
@@ -126,4 +128,33 @@ func gridRule(m *spec.DriftMap, dim string) string {
 		parts = append(parts, at+": "+r.rule)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// ParseKVs parses --grid-kv: KV lengths >= 1, comma-separated, ascending;
+// "" is none (nil).
+func ParseKVs(v string) ([]int, error) {
+	var kvs []int
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || (len(kvs) > 0 && n <= kvs[len(kvs)-1]) {
+			return nil, fmt.Errorf("--grid-kv: %q is not an ascending list of KV lengths >= 1", v)
+		}
+		kvs = append(kvs, n)
+	}
+	return kvs, nil
+}
+
+// Text prints the grid: "grid: TARGET, batch FROM..TO x kv FIRST..LAST
+// (N lengths scanned): RULE", then "  kv K: RULE" for each KV length
+// scanned, ascending.
+func (g *Grid) Text(w io.Writer) {
+	first := g.Scans[g.KV.Values[0]].Spec
+	fmt.Fprintf(w, "grid: %s, batch %d..%d x kv %d..%d (%d lengths scanned): %s\n",
+		first.Target, first.From, first.To, g.KV.Values[0], g.KV.Values[len(g.KV.Values)-1], len(g.Scans), g.Rule)
+	for _, kv := range g.KV.Values {
+		fmt.Fprintf(w, "  kv %d: %s\n", kv, g.Scans[kv].Map.Rule)
+	}
 }

@@ -3,6 +3,8 @@ package scan
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +76,27 @@ func TestScanGridBadSpecs(t *testing.T) {
 	s.Dim = spec.ScanKV
 	if _, err := ScanGrid(context.Background(), s, []int{1}, Options{}); !errors.Is(err, ErrBadSpec) {
 		t.Errorf("dim kv: %v, want a bad scan", err)
+	}
+}
+
+// TestParseKVs: --grid-kv takes ascending KV lengths >= 1; anything else
+// is an error naming the list.
+func TestParseKVs(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+	}{
+		{"", nil},
+		{"1, 64,256", []int{1, 64, 256}},
+	} {
+		got, err := ParseKVs(tc.in)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("ParseKVs(%q) = %v, %v, want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"64,1", "1,1", "0,4", "a"} {
+		if _, err := ParseKVs(in); err == nil || !strings.Contains(err.Error(), "ascending") {
+			t.Errorf("ParseKVs(%q) = %v, want an error naming an ascending list", in, err)
+		}
 	}
 }

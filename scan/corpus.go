@@ -2,7 +2,6 @@ package scan
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -30,11 +29,7 @@ func NewResults(env spec.Env, args []string) *spec.ScanResults {
 // wall time since it started.
 func WriteResults(path string, res *spec.ScanResults) error {
 	res.Duration = spec.Duration(time.Since(res.Started))
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(path, append(b, '\n'))
+	return atomicfile.WriteJSON(path, res)
 }
 
 // Store keeps what scan r found in the corpus folder d
@@ -118,6 +113,18 @@ func RecheckCertificates(ctx context.Context, w io.Writer, d *corpus.Dir, env sp
 	}
 	fmt.Fprintf(w, "rechecked %d certificate(s): %d hold, %d invalid, %d could not run\n", checked, valid, invalid, broken)
 	return invalid, broken, nil
+}
+
+// RecheckAll is RecheckCertificates, then RecheckDrifts, on d: failing
+// counts the certificates turned invalid and the drifts still open,
+// broken the scans of either that could not run here.
+func RecheckAll(ctx context.Context, w io.Writer, d *corpus.Dir, env spec.Env, ks *Kernels) (failing, broken int, err error) {
+	invalid, cbroken, err := RecheckCertificates(ctx, w, d, env, ks)
+	if err != nil {
+		return 0, 0, err
+	}
+	open, dbroken, err := RecheckDrifts(ctx, w, d, env, ks)
+	return invalid + open, cbroken + dbroken, err
 }
 
 // RecheckDrifts reruns the scan of every open scan drift in the corpus

@@ -3,8 +3,10 @@ package scan
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/oracle"
@@ -299,4 +301,28 @@ func HelloDiff(recorded, here map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// ExecTarget is the target of a scan of the adapters names (scan --exec,
+// started): one adapter, or a model route, by its name; two (prefill and
+// decode: a path scan, which sends each step's batch, paths.go) joined by
+// a comma. An adapter that predates the scan frames still scans, every
+// step through the pipe, and a note on log says so. A name that is not a
+// target, or a model route among several, is an error.
+func ExecTarget(names []string, log io.Writer) (string, error) {
+	for _, n := range names {
+		if _, err := target.Lookup(n); err != nil && !(external.IsModel(n) && len(names) == 1) {
+			return "", fmt.Errorf("--exec: %v (a model route scans alone)", err)
+		}
+	}
+	name := strings.Join(names, ",")
+	if len(names) > 1 {
+		return name, nil
+	}
+	t, _ := target.Lookup(name)
+	if et, ok := t.(*external.Target); ok && !et.Scans() {
+		fmt.Fprintf(log, "scan: note: adapter %s predates the scan frames (its hello has no scan=%d): every step sends its whole batch through the pipe and back, which is slow at large batches; adapters built on the Python kit of this tree speak them (docs/protocol.md, Scans)\n",
+			name, external.ScanVersion)
+	}
+	return name, nil
 }

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -134,3 +135,26 @@ func (l *Launch) workers(ctx context.Context, work string) ([]*Worker, error) {
 // host's CPUs, at least 1, so n workers together run about as many
 // goroutines as one process would.
 func WorkerProcs(n int) int { return max(1, runtime.NumCPU()/max(1, n)) }
+
+// RunArgs are a worker's arguments for `bitparity run`: every flag of fs
+// the user set, as --NAME=VALUE, except --gpus, --procs, --shard,
+// --corpus, --work-dir, --json and --max-cases; then --shard w.Shard,
+// --json w.Dir/result.json, --max-cases maxCases when it is above 0 and
+// --corpus w.Dir/corpus when withCorpus.
+func RunArgs(fs *flag.FlagSet, w *Worker, maxCases int64, withCorpus bool) []string {
+	args := []string{"run"}
+	skip := map[string]bool{"gpus": true, "procs": true, "shard": true, "corpus": true, "work-dir": true, "json": true, "max-cases": true}
+	fs.Visit(func(f *flag.Flag) {
+		if !skip[f.Name] {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	args = append(args, "--shard", w.Shard.String(), "--json", filepath.Join(w.Dir, "result.json"))
+	if maxCases > 0 {
+		args = append(args, "--max-cases", strconv.FormatInt(maxCases, 10))
+	}
+	if withCorpus {
+		args = append(args, "--corpus", filepath.Join(w.Dir, "corpus"))
+	}
+	return args
+}

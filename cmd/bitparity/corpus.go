@@ -7,17 +7,20 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/verdict"
 )
 
 // Environment variables mirroring the corpus flags.
@@ -81,12 +84,7 @@ var corpusSubs = map[string]subcommand{
 func corpusUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: bitparity corpus SUBCOMMAND [flags] [args]")
 	fmt.Fprintln(w, "\nsubcommands:")
-	names := make([]string, 0, len(corpusSubs))
-	for n := range corpusSubs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(corpusSubs)) {
 		fmt.Fprintf(w, "  %-9s %s\n", n, corpusSubs[n].summary)
 	}
 	fmt.Fprintf(w, "\nthe local corpus is -dir (default $%s, else ./bitparity-corpus); -shared DIR (repeatable,\n", envCorpus)
@@ -98,11 +96,6 @@ type storeFlags struct {
 	dir    string
 	shared multiFlag
 }
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func defaultDir() string {
 	if d := os.Getenv(envCorpus); d != "" {
@@ -157,14 +150,10 @@ func corpusCmd(stdout, stderr io.Writer, args []string) error {
 		corpusUsage(stderr)
 		return usageErr("corpus: unknown subcommand %q", args[0])
 	}
-	c := &corpusRun{stdout: stdout, stderr: stderr, st: &storeFlags{}, fs: flag.NewFlagSet("corpus "+args[0], flag.ContinueOnError)}
-	c.fs.SetOutput(stderr)
+	usage := fmt.Sprintf("usage: bitparity corpus %s [flags] %s\n%s", args[0], sub.usage, sub.summary)
+	c := &corpusRun{stdout: stdout, stderr: stderr, st: &storeFlags{}, fs: newFlagSet("corpus "+args[0], stderr, usage)}
 	c.fs.StringVar(&c.st.dir, "dir", defaultDir(), "local corpus folder or bucket URL (written); $"+envCorpus)
 	c.fs.Var(&c.st.shared, "shared", "shared corpus folder or bucket URL (s3://, gs://, azblob://, file://), read only (repeatable); $"+envShared)
-	c.fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: bitparity corpus %s [flags] %s\n%s\n", args[0], sub.usage, sub.summary)
-		c.fs.PrintDefaults()
-	}
 	run := sub.flags(c.fs)
 	if ok, err := parse(c.fs, args[1:]); !ok {
 		return err
@@ -207,8 +196,8 @@ func corpusLs(fs *flag.FlagSet) func(c *corpusRun) error {
 	return func(c *corpusRun) error {
 		bad := corpus.WriteList(c.stdout, c.stderr, c.s, *asJSON)
 		if d, ok := c.s.Local.(*corpus.Dir); ok && !*asJSON { // certificates and scan drifts live in folders (scan.go, scan_results.go)
-			listCertificates(c.stdout, c.stderr, d)
-			listScanDrifts(c.stdout, c.stderr, d)
+			scan.ListCertificates(c.stdout, c.stderr, d)
+			scan.ListDrifts(c.stdout, c.stderr, d)
 		}
 		if bad > 0 {
 			return withCode(spec.ExitUsage, fmt.Errorf("corpus ls: %d unreadable file(s)", bad))
@@ -220,8 +209,8 @@ func corpusLs(fs *flag.FlagSet) func(c *corpusRun) error {
 func corpusShow(fs *flag.FlagSet) func(c *corpusRun) error {
 	asJSON := fs.Bool("json", false, "print the case file itself (canonical JSON)")
 	return func(c *corpusRun) error {
-		if ok, err := showCertificate(c.stdout, c.st.dir, fs.Arg(0), *asJSON); ok { // scan.go
-			return err
+		if ok, err := scan.ShowCertificate(c.stdout, c.st.dir, fs.Arg(0), *asJSON); ok {
+			return withCode(spec.ExitUsage, err) // an unreadable certificate is bad input
 		}
 		s, err := c.st.open(false)
 		if err != nil {
@@ -356,28 +345,28 @@ func corpusRecheck(fs *flag.FlagSet) func(c *corpusRun) error {
 			return err
 		}
 		defer external.CloseAll()
-		if err := recheckAdapters(c.s, *all); err != nil {
+		missing, err := verdict.MissingAdapters(c.s, *all) // a recheck without an adapter cannot tell fixed from not run
+		if err != nil {
 			return err
 		}
-		env := hereEnv()
+		if len(missing) > 0 {
+			return usageErr("corpus recheck: %d case(s) need an adapter; nothing was rechecked:\n  %s", len(missing), strings.Join(missing, "\n  "))
+		}
+		env := gpu.HereEnv()
 		if *kernel != "" {
 			env.KernelHash = *kernel
 		}
-		res, err := corpus.Recheck(c.ctx, c.s, env, *all, composites()...)
+		res, err := corpus.Recheck(c.ctx, c.s, env, *all, external.Composites()...)
 		if err != nil {
 			return err
 		}
 		failing, broken := corpus.WriteRecheck(c.stdout, res)
-		if d, ok := c.s.Local.(*corpus.Dir); ok { // certificates live in corpus folders (scan.go)
-			invalid, cbroken, err := recheckCertificates(c.ctx, c.stdout, d, env, kr)
+		if d, ok := c.s.Local.(*corpus.Dir); ok { // certificates and scan drifts live in corpus folders
+			sfailing, sbroken, err := scan.RecheckAll(c.ctx, c.stdout, d, env, kr)
 			if err != nil {
 				return err
 			}
-			open, dbroken, err := recheckScanDrifts(c.ctx, c.stdout, d, env, kr)
-			if err != nil {
-				return err
-			}
-			failing, broken = failing+invalid+open, broken+cbroken+dbroken
+			failing, broken = failing+sfailing, broken+sbroken
 		}
 		switch {
 		case failing > 0:
@@ -387,16 +376,6 @@ func corpusRecheck(fs *flag.FlagSet) func(c *corpusRun) error {
 		}
 		return nil
 	}
-}
-
-// hereEnv is the environment fingerprint of this process, the one every
-// command records and compares: the host's (spec.HostEnv) with the GPU's
-// (gpu.Fingerprint: device name, compute capability, driver, CUDA
-// version and kernel hash in the cuda build; nothing without it).
-func hereEnv() spec.Env {
-	e := spec.HostEnv()
-	gpu.Fingerprint(&e)
-	return e
 }
 
 func corpusImport(fs *flag.FlagSet) func(c *corpusRun) error {

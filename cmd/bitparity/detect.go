@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 
@@ -14,8 +13,7 @@ import (
 // detectCmd is `bitparity detect`: the detection table of docs/detection.md
 // as Markdown on stdout, one line per run on stderr with -v.
 func detectCmd(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("detect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("detect", stderr, "")
 	models := fs.String("models", "", "comma-separated drift models, each optionally model@relation (default: every CPU drift model of this build, on the first relation it expects)")
 	seeds := fs.Int("seeds", 5, "runs per model and distribution (seeds 1..N); the table shows medians")
 	maxCases := fs.Int("max-cases", 20000, "cases per run before giving up")

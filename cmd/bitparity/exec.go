@@ -4,24 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
 )
 
-// execList is the repeatable --exec flag: command lines of external
-// targets speaking docs/protocol.md.
-type execList []string
-
-func (e *execList) String() string     { return strings.Join(*e, "; ") }
-func (e *execList) Set(v string) error { *e = append(*e, v); return nil }
-
 // execFlags are run's --exec, --exec-timeout and --exec-start-timeout.
 type execFlags struct {
-	list    execList
+	list    multiFlag // command lines of external targets speaking docs/protocol.md
 	timeout time.Duration
 	startTO time.Duration
 }
@@ -61,36 +52,4 @@ func (e *execFlags) start(ctx context.Context, cmd string) ([]string, error) {
 // options are the external.Options the flags set.
 func (e *execFlags) options() external.Options {
 	return external.Options{Timeout: e.timeout, StartTimeout: e.startTO}
-}
-
-// missingAdapters and adapterDiff are external.Missing and
-// external.Differ, for repro and run --case.
-func missingAdapters(c spec.Case, recorded []spec.Adapter) []string {
-	return external.Missing(c, recorded)
-}
-func adapterDiff(recorded []spec.Adapter) []string { return external.Differ(recorded) }
-
-// recheckAdapters refuses (exit 2) a recheck of s when a case it would
-// replay (corpus.Rechecks, all as given) runs on an exec: target that no
-// --exec started: a recheck without its adapter could not tell fixed from
-// not run. The error names each case and the command line recorded with it.
-func recheckAdapters(s corpus.Store, all bool) error {
-	names, err := s.List()
-	if err != nil {
-		return err
-	}
-	var lines []string
-	for _, n := range names {
-		f, err := s.Get(n)
-		if err != nil || !corpus.Rechecks(f, all) {
-			continue // an unreadable file is reported by the recheck itself
-		}
-		for _, m := range missingAdapters(f.Case, f.Adapters) {
-			lines = append(lines, n+": "+m)
-		}
-	}
-	if len(lines) > 0 {
-		return usageErr("corpus recheck: %d case(s) need an adapter; nothing was rechecked:\n  %s", len(lines), strings.Join(lines, "\n  "))
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/bitparity/bitparity/explain"
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -25,16 +25,11 @@ import (
 // answer, "no schedule" included), 2 bad input or a case without a
 // finding, 3 a target that failed.
 func explainCmd(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("explain", stderr, "usage: bitparity explain [--exec CMD | --kernel MANIFEST] [flags] CASE\n\nCASE is a case file or a case as JSON; the case must show a finding with a drift map (batch invariance, padding, oracle or path parity). A case on an adapter or a user kernel takes the same --exec or --kernel as run.")
 	jsonPath := fs.String("json", "", "also write the explanation as JSON to this file")
 	seed := fs.Uint64("seed", 0, "seed of the probe inputs (0: the fixed default)")
 	execs := runExecFlags(fs) // --exec: the case's adapter, as for run and repro (exec.go)
 	wk := runWorkerFlags(fs)  // --kernel: the case's user kernel, in a worker (kernel.go)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity explain [--exec CMD | --kernel MANIFEST] [flags] CASE\n\nCASE is a case file or a case as JSON; the case must show a finding with a drift map (batch invariance, padding, oracle or path parity). A case on an adapter or a user kernel takes the same --exec or --kernel as run.")
-		fs.PrintDefaults()
-	}
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
@@ -62,7 +57,7 @@ func explainCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	fmt.Fprint(stdout, ex.Text())
 	if *jsonPath != "" {
-		if err := runWriteJSONAtomic(*jsonPath, ex); err != nil {
+		if err := atomicfile.WriteJSON(*jsonPath, ex); err != nil {
 			return withCode(spec.ExitInternal, fmt.Errorf("explain: %w", err))
 		}
 	}
@@ -77,7 +72,7 @@ func explainFinding(ctx context.Context, arg string) (*spec.Finding, error) {
 	if err != nil {
 		return nil, usageErr("explain: %w", err)
 	}
-	f, err = explain.Case(ctx, c, f, composites()...)
+	f, err = explain.Case(ctx, c, f, external.Composites()...)
 	return f, explainErr(err)
 }
 

@@ -3,12 +3,36 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
+
+// multiFlag is a repeatable flag (--exec, -shared, --sbatch-arg): each use
+// adds its value; String joins them with "; ".
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, "; ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// newFlagSet is a command's flag set: errors and usage go to stderr, and
+// -h prints usage (when given) followed by the flags' defaults.
+func newFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if usage != "" {
+		fs.Usage = func() {
+			fmt.Fprintln(stderr, usage)
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
 
 // parseInterspersed parses args with fs like fs.Parse, but accepts flags
 // after positional arguments too ("repro case.json -v" is "repro -v

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
@@ -78,27 +76,6 @@ func (p *parallelFlags) after(stdout io.Writer, rec *verdict.Recorder, res *spec
 	return nil
 }
 
-// childArgs are a worker's arguments: run with every flag the user set,
-// except the parallel ones, --json and --max-cases, which it gets per
-// worker.
-func childArgs(fs *flag.FlagSet, w *verdict.Worker, maxCases int64, withCorpus bool) []string {
-	args := []string{"run"}
-	skip := map[string]bool{"gpus": true, "procs": true, "shard": true, "corpus": true, "work-dir": true, "json": true, "max-cases": true}
-	fs.Visit(func(f *flag.Flag) {
-		if !skip[f.Name] {
-			args = append(args, "--"+f.Name+"="+f.Value.String())
-		}
-	})
-	args = append(args, "--shard", w.Shard.String(), "--json", filepath.Join(w.Dir, "result.json"))
-	if maxCases > 0 {
-		args = append(args, "--max-cases", strconv.FormatInt(maxCases, 10))
-	}
-	if withCorpus {
-		args = append(args, "--corpus", filepath.Join(w.Dir, "corpus"))
-	}
-	return args
-}
-
 // run is `bitparity run --gpus|--procs`: it resolves the GPUs and hands
 // the campaign to verdict.Launch (one worker process per GPU or --procs,
 // each on its shard, merged by verdict.Coordinator into one result and
@@ -107,7 +84,7 @@ func childArgs(fs *flag.FlagSet, w *verdict.Worker, maxCases int64, withCorpus b
 func (p *parallelFlags) run(ctx context.Context, stdout, stderr io.Writer, fs *flag.FlagSet, maxCases int64) (*spec.Result, error) {
 	l := &verdict.Launch{Procs: p.procs, Shard: p.shard, MaxCases: maxCases, Work: p.workDir, Log: stderr,
 		Seed: fs.Lookup("seed").Value.(flag.Getter).Get().(uint64),
-		Args: func(w *verdict.Worker, budget int64) []string { return childArgs(fs, w, budget, p.corpus != "") }}
+		Args: func(w *verdict.Worker, budget int64) []string { return verdict.RunArgs(fs, w, budget, p.corpus != "") }}
 	if p.gpus != "" {
 		n, err := gpu.DeviceCount()
 		if err != nil {

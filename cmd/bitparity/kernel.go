@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/external/workers"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
@@ -27,11 +26,6 @@ func runWorkerFlags(fs *flag.FlagSet) *workerFlags {
 		isolate: fs.String("isolate", "", "comma-separated registered targets to run in worker subprocesses (as worker:NAME), so a GPU fault or hang is a crash finding; \"gpu\": every invariant GPU target (cuda-<op>, cublas-*)"),
 		paths:   kernelPathFlag(fs),
 	}
-}
-
-// start starts the workers (workerTargets) and returns their target names.
-func (w *workerFlags) start(stderr io.Writer) ([]string, error) {
-	return workerTargets(*w.kernels, *w.isolate, *w.paths, stderr)
 }
 
 // kernelPaths is --kernel-any-path: where the files a kernel manifest
@@ -56,22 +50,18 @@ func (k kernelPaths) workerArgs() []string {
 	return nil
 }
 
-// close ends the workers, and every other process target, waiting at
-// most external.EndWait.
-func (w *workerFlags) close(stderr io.Writer) { external.CloseAllWithin(stderr) }
-
-// workerTargets starts the workers of run --kernel (comma-separated
-// manifests) and --isolate (comma-separated targets) and returns their
-// target names (workers.Start). A bad manifest or target is a
-// usage error naming the field; a worker that cannot start an internal
-// error with the worker's stderr.
-func workerTargets(kernels, isolate string, paths kernelPaths, stderr io.Writer) ([]string, error) {
+// start starts the workers of --kernel (comma-separated manifests) and
+// --isolate (comma-separated targets) and returns their target names
+// (workers.Start). A bad manifest or target is a usage error
+// naming the field; a worker that cannot start an internal error with the
+// worker's stderr. external.CloseAllWithin ends them.
+func (w *workerFlags) start(stderr io.Writer) ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, withCode(spec.ExitInternal, fmt.Errorf("find this executable for the worker: %w", err))
 	}
-	names, err := workers.Start(spec.ShellQuote(exe)+" worker", runSplitList(kernels), runSplitList(isolate),
-		paths.options(), paths.workerArgs(), stderr)
+	names, err := workers.Start(spec.ShellQuote(exe)+" worker", runSplitList(*w.kernels), runSplitList(*w.isolate),
+		w.paths.options(), w.paths.workerArgs(), stderr)
 	var bad *workers.BadWorkerError
 	switch {
 	case errors.As(err, &bad):

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -17,8 +16,7 @@ import (
 // reason), the op packages and their targets (which `bitparity scan
 // --target NAME` sweeps, docs/moe.md) and the campaign pairs, on stdout.
 func listCmd(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("list", stderr, "")
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}

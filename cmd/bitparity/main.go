@@ -10,8 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/detect"
@@ -72,12 +73,7 @@ func withCode(code int, err error) error {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: bitparity COMMAND [flags] [args]")
 	fmt.Fprintln(w, "\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(commands)) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Summary)
 	}
 	fmt.Fprintln(w, "\nexit codes: 0 nothing found, 1 finding or mismatch reproduced, 2 usage or bad input,")

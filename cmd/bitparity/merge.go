@@ -1,11 +1,11 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -17,15 +17,11 @@ import (
 // missing, unreadable or mismatched (other seed) file, 3 when OUT cannot be
 // written. The shards' corpus folders merge with `bitparity corpus merge`.
 func mergeCmd(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("merge", stderr, `usage: bitparity merge --json OUT RESULT.json...
+
+Merges the results of the shards of one campaign (bitparity run --shard i/n --json, one
+per host): findings deduplicated by signature (the earliest kept), cases summed.`)
 	out := fs.String("json", "", "write the merged result to `FILE` (required)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity merge --json OUT RESULT.json...")
-		fmt.Fprintln(stderr, "\nMerges the results of the shards of one campaign (bitparity run --shard i/n --json, one")
-		fmt.Fprintln(stderr, "per host): findings deduplicated by signature (the earliest kept), cases summed.")
-		fs.PrintDefaults()
-	}
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
@@ -41,7 +37,7 @@ func mergeCmd(stdout, stderr io.Writer, args []string) error {
 		return usageErr("merge: %v", err)
 	}
 	res.Args = append([]string{"merge"}, args...)
-	if err := runWriteJSONAtomic(*out, res); err != nil {
+	if err := atomicfile.WriteJSON(*out, res); err != nil {
 		return withCode(spec.ExitInternal, fmt.Errorf("merge: %w", err))
 	}
 	fmt.Fprintf(stdout, "%d result(s) merged into %s: %d cases, %d finding(s)\n", fs.NArg(), *out, res.Cases, len(res.Findings))

@@ -11,19 +11,6 @@ import (
 	"github.com/bitparity/bitparity/verdict"
 )
 
-// splitModelRoutes separates the model routes (adapters whose hello op is
-// "transformer") from the other external targets.
-func splitModelRoutes(names []string) (models, others []string) {
-	for _, n := range names {
-		if external.IsModel(n) {
-			models = append(models, n)
-		} else {
-			others = append(others, n)
-		}
-	}
-	return models, others
-}
-
 // routes is `bitparity run --exec` on model routes: each route's campaign
 // (external.RouteCampaign) for an equal share of --duration, in one
 // verdict.Run that records every finding (--corpus with its adapter,

@@ -8,20 +8,18 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/profile"
-	"github.com/bitparity/bitparity/spec"
 )
 
 // profileFlag is --profile: a model profile's name (profile.Names) or
 // file; for run also --shrink-past-profile.
 type profileFlag struct {
-	fs         *flag.FlagSet
 	name       *string
 	shrinkPast *bool              // nil where the command does not shrink
 	drawn      *profile.Histogram // run: the batch sizes the campaign drew
 }
 
 func addProfileFlag(fs *flag.FlagSet, what string) profileFlag {
-	return profileFlag{fs: fs, name: fs.String("profile", "", fmt.Sprintf("model profile whose inner sizes and dtype %s (one of %s, or a profile file)",
+	return profileFlag{name: fs.String("profile", "", fmt.Sprintf("model profile whose inner sizes and dtype %s (one of %s, or a profile file)",
 		what, strings.Join(profile.Names(), ", ")))}
 }
 
@@ -69,10 +67,4 @@ func (p profileFlag) report(w io.Writer) {
 	if p.drawn != nil && p.drawn.Top > 0 {
 		p.drawn.Write(w, *p.name)
 	}
-}
-
-// scanDTypes sets a scan's dtypes and eps to the profile's where --in,
-// --out and --eps were not given (profile.ScanDTypes).
-func (p profileFlag) scanDTypes(s *spec.ScanSpec, pr *profile.Profile) {
-	pr.ScanDTypes(s, func(name string) bool { return flagSet(p.fs, name) })
 }

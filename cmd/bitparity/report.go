@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports"
+	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
 )
@@ -27,23 +29,20 @@ type reportOpts struct {
 // give the status across nights and the trend), to stdout in one format or
 // into a folder in every format.
 func runReport(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("report", stderr, `usage: bitparity report [flags] RESULT.json...
+       bitparity report [flags] SCAN.json...
+
+Reports on campaign result files (bitparity run --json). The latest file by start
+time is tonight; earlier files mark findings new, still failing or fixed and give the trend.
+Or on scan results files (bitparity scan --json): every scan, its verdict and drift map.
+
+flags:`)
 	var o reportOpts
 	fs.StringVar(&o.format, "format", "text", "output format on stdout: "+strings.Join(reports.FormatNames(), ", "))
 	fs.StringVar(&o.outDir, "out-dir", "", "write every format into `DIR` (report.txt, report.json, junit.xml, summary.md, report.html) instead of stdout")
 	fs.StringVar(&o.corpusDir, "corpus", "", "add the open findings of the corpus folder or bucket URL `DIR` to tonight's result (after corpus recheck, those still reproduce), and list its scan certificates (text; certificates.txt with --out-dir)")
 	fs.StringVar(&o.saveResult, "save-result", "", "write tonight's result, with the corpus findings added, to `FILE` (later nights then count them)")
 	failOn := fs.String("fail-on", "none", "exit 1 when tonight has unexpected findings (not on negative controls): none, new (new ones), any (new or still failing); with new or any, an interrupted campaign tonight exits 6; scan results: new or any exits 1 when a scan drifted or faulted")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity report [flags] RESULT.json...")
-		fmt.Fprintln(stderr, "       bitparity report [flags] SCAN.json...")
-		fmt.Fprintln(stderr, "\nReports on campaign result files (bitparity run --json). The latest file by start")
-		fmt.Fprintln(stderr, "time is tonight; earlier files mark findings new, still failing or fixed and give the trend.")
-		fmt.Fprintln(stderr, "Or on scan results files (bitparity scan --json): every scan, its verdict and drift map.")
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
-	}
 	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -97,7 +96,7 @@ func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 		fmt.Fprintf(stderr, "report: %d open finding(s) of corpus %s added to %s\n", len(found), o.corpusDir, tonight.Path)
 	}
 	if o.saveResult != "" {
-		if err := runWriteJSONAtomic(o.saveResult, tonight.Result); err != nil {
+		if err := atomicfile.WriteJSON(o.saveResult, tonight.Result); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
@@ -109,7 +108,7 @@ func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	if o.corpusDir != "" && !corpus.IsURL(o.corpusDir) && (o.outDir != "" || o.format == "text") { // certificates live in folders
-		if err := reportCertificates(stdout, o.corpusDir, o.outDir); err != nil { // scan.go
+		if err := scan.ReportCertificates(stdout, o.corpusDir, o.outDir); err != nil { // scan.go
 			return usageErr("report: %w", err)
 		}
 	}
@@ -119,10 +118,6 @@ func reportCampaigns(stdout, stderr io.Writer, o reportOpts) error {
 	}
 	return nil
 }
-
-// writeReports writes every format of the report on the result files
-// paths into dir (reports.WriteFiles).
-func writeReports(dir string, paths ...string) error { return reports.WriteFiles(dir, paths...) }
 
 // reportScans is `bitparity report` on scan results files (bitparity
 // scan --json); with --fail-on new or any it exits 1 when a scan drifted

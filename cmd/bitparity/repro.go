@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -23,14 +23,9 @@ import (
 // its replays), 4 could not reproduce (a flaky crash that showed on none), 0 a pass
 // case still passes, 2 a bad file or flags, 3 the case could not run here.
 func reproCmd(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("repro", stderr, "usage: bitparity repro [flags] FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.\nA case on an exec: target needs its adapter: --exec CMD (the case file records the command line; it is never run from the file).")
 	maxElems := fs.Int("max-elements", spec.MaxElements, "refuse a case whose batches need more input values (a file from elsewhere may ask for GiBs)")
 	ex := runExecFlags(fs) // --exec: the adapters of the case's exec: targets
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity repro [flags] FILE\n\nreplays a case file (from a corpus folder, a bundle or another team) on this machine.\nA case on an exec: target needs its adapter: --exec CMD (the case file records the command line; it is never run from the file).")
-		fs.PrintDefaults()
-	}
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
@@ -53,7 +48,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	defer external.CloseAll()
-	if m := missingAdapters(f.Case, f.Adapters); len(m) > 0 {
+	if m := external.Missing(f.Case, f.Adapters); len(m) > 0 {
 		if len(served) > 0 {
 			m = append(m, "the --exec given serve "+strings.Join(served, ", "))
 		}
@@ -61,10 +56,10 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	}
 	fmt.Fprintf(stdout, "case %s: %s\n", name, corpus.Describe(f.Case))
 	fmt.Fprintln(stdout, f.Recorded())
-	here := hereEnv()
-	diff := append(corpus.EnvDiff(f.Env, here), adapterDiff(f.Adapters)...)
+	here := gpu.HereEnv()
+	diff := append(corpus.EnvDiff(f.Env, here), external.Differ(f.Adapters)...)
 	missing := external.NotBuilt(f.Case)
-	o, err := corpus.Replay(ctx, f, composites()...)
+	o, err := corpus.Replay(ctx, f, external.Composites()...)
 	if err != nil {
 		fmt.Fprint(stdout, corpus.EnvWords(diff, missing))
 		if len(missing) > 0 {

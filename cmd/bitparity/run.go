@@ -33,13 +33,8 @@ import (
 // failures; 5 when the run stalled (a control that ran out of time among
 // them); 6 when a signal interrupted it.
 func runCmd(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("run", stderr, "usage: bitparity run [flags]")
 	f := newRunFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity run [flags]")
-		fs.PrintDefaults()
-	}
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
@@ -56,7 +51,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	ctx, stop := lifecycle.StopOnSignal(stderr, os.Getenv(verdict.WorkerEnv) != "")
 	defer stop()
 	workerNames, werr := f.wk.start(stderr)
-	defer f.wk.close(stderr)
+	defer external.CloseAllWithin(stderr) // the workers, and every other process target
 	if werr != nil {
 		return werr
 	}
@@ -64,7 +59,7 @@ func runCmd(stdout, stderr io.Writer, args []string) error {
 	if eerr != nil {
 		return eerr
 	}
-	if models, others := splitModelRoutes(execNames); len(models) > 0 && *f.caseJSON == "" {
+	if models, others := external.SplitModels(execNames); len(models) > 0 && *f.caseJSON == "" {
 		if len(others) > 0 || len(workerNames) > 0 || *f.targets != "" || f.par.parallel() {
 			return usageErr("run: a model route (%v) runs alone: no other --exec, --kernel, --targets, --procs or --gpus", models)
 		}
@@ -195,7 +190,7 @@ func (r *runState) newCampaign() (*fuzz.Campaign, error) {
 // head is the result's header: when it started, the seed, this host's
 // environment and the command line.
 func (r *runState) head() spec.Result {
-	return spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *r.seed, Env: hereEnv(),
+	return spec.Result{Version: spec.ResultVersion, Started: time.Now().UTC(), Seed: *r.seed, Env: gpu.HereEnv(),
 		Args: append([]string{"run"}, r.args...)}
 }
 
@@ -306,10 +301,10 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 	if err := dec.Decode(&c); err != nil {
 		return usageErr("run --case: %v", err)
 	}
-	if m := missingAdapters(c, nil); len(m) > 0 {
+	if m := external.Missing(c, nil); len(m) > 0 {
 		return usageErr("run --case: %s", strings.Join(m, "; "))
 	}
-	res, err := verdict.Case(ctx, c, hereEnv(), []string{"run", "--case", js}, composites()...)
+	res, err := verdict.Case(ctx, c, gpu.HereEnv(), []string{"run", "--case", js}, external.Composites()...)
 	switch {
 	case fuzz.IsTargetFailure(err):
 		return withCode(spec.ExitInternal, fmt.Errorf("run --case: %w", err))
@@ -320,7 +315,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 	}
 	external.RecordAdapters(res, execNames)
 	if jsonPath != "" {
-		if err := runWriteJSONAtomic(jsonPath, res); err != nil {
+		if err := atomicfile.WriteJSON(jsonPath, res); err != nil {
 			return withCode(spec.ExitInternal, err)
 		}
 	}
@@ -340,14 +335,4 @@ func runSplitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// runWriteJSONAtomic writes v as indented JSON to path through a temporary
-// file in the same folder and a rename, so a reader never sees half a file.
-func runWriteJSONAtomic(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	return atomicfile.Write(path, append(b, '\n'))
 }

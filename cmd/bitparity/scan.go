@@ -10,6 +10,7 @@ import (
 	"os/signal"
 
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/internal/lifecycle"
 	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/scan"
@@ -23,16 +24,11 @@ import (
 // map is printed, the drift stored), 2 bad flags, 3 a target or device
 // failure.
 func scanCmd(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("scan", stderr, `usage: bitparity scan (--target NAME | --exec CMD | --kernel MANIFEST) [flags]
+       bitparity scan (--target PREFILL,DECODE | --exec PREFILL_CMD --exec DECODE_CMD) --to KV [flags]
+       bitparity scan --exec ROUTE [--dim requests|prompt] --to N [flags]   (a model route)
+       bitparity scan --target OP_TARGET [--dim items|neighbours] [--shape k=v,...] [flags]   (an op package's target)`)
 	f := newScanFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity scan (--target NAME | --exec CMD | --kernel MANIFEST) [flags]")
-		fmt.Fprintln(stderr, "       bitparity scan (--target PREFILL,DECODE | --exec PREFILL_CMD --exec DECODE_CMD) --to KV [flags]")
-		fmt.Fprintln(stderr, "       bitparity scan --exec ROUTE [--dim requests|prompt] --to N [flags]   (a model route)")
-		fmt.Fprintln(stderr, "       bitparity scan --target OP_TARGET [--dim items|neighbours] [--shape k=v,...] [flags]   (an op package's target)")
-		fs.PrintDefaults()
-	}
 	if ok, err := parse(fs, args); !ok {
 		return err
 	}
@@ -61,7 +57,7 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	kvs, err := parseKVs(*f.gridKV)
+	kvs, err := scan.ParseKVs(*f.gridKV)
 	if err != nil {
 		return usageErr("scan: %v", err)
 	}
@@ -170,7 +166,7 @@ func newScanFlags(fs *flag.FlagSet) *scanFlags {
 // (shape.rows, shape.n).
 func (f *scanFlags) spec(fs *flag.FlagSet) (spec.ScanSpec, scan.Options, error) {
 	s := f.s
-	opt := scan.Options{Env: hereEnv(), SaveInputs: *f.saveInputs}
+	opt := scan.Options{Env: gpu.HereEnv(), SaveInputs: *f.saveInputs}
 	if *f.kernelPath != "" {
 		k, err := scan.LoadKernel(*f.kernelPath, f.kpaths.options())
 		if err != nil {
@@ -254,16 +250,4 @@ func newKernelRecheck(manifests string, fromCert bool, paths kernelPaths) (*scan
 		return nil, usageErr("corpus recheck --kernel: %v", err)
 	}
 	return kr, nil
-}
-
-// showCertificate is scan.ShowCertificate for corpus show; a file that
-// cannot be read or decoded is bad input.
-func showCertificate(stdout io.Writer, dir, arg string, asJSON bool) (bool, error) {
-	ok, err := scan.ShowCertificate(stdout, dir, arg, asJSON)
-	return ok, withCode(spec.ExitUsage, err)
-}
-
-// reportCertificates is scan.ReportCertificates for report --corpus.
-func reportCertificates(stdout io.Writer, dir, outDir string) error {
-	return scan.ReportCertificates(stdout, dir, outDir)
 }

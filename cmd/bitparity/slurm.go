@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/bitparity/bitparity/reports"
 	"github.com/bitparity/bitparity/slurm"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/verdict"
@@ -70,8 +71,13 @@ func slurmCmd(stdout, stderr io.Writer, args []string) error {
 
 // slurmFlags defines bitparity slurm's flags.
 func slurmFlags(stderr io.Writer) (fs *flag.FlagSet, o *slurm.Options, sbatchArgs *multiFlag, writeOnly, dryRun *bool) {
-	fs = flag.NewFlagSet("slurm", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs = newFlagSet("slurm", stderr, "usage: bitparity slurm --dir DIR --shards N [flags] -- [run flags]\n"+
+		"       bitparity slurm merge DIR\n"+
+		"\nWrites DIR/shard.sbatch (an array job: task i runs `bitparity run --shard i/N` with the run\n"+
+		"flags after --), DIR/merge.sbatch (bitparity slurm merge DIR: merged result, reports, corpus,\n"+
+		"verdict; it names every shard that failed and the sbatch command that reruns only those)\n"+
+		"and DIR/submit.sh, then submits the array and the merge with --dependency=afterany.\n"+
+		"\nflags:")
 	o, sbatchArgs = &slurm.Options{}, &multiFlag{}
 	fs.StringVar(&o.Dir, "dir", "", "campaign folder `DIR` on a filesystem every node sees: scripts, logs, shard results, merged result and reports (required)")
 	fs.IntVar(&o.Shards, "shards", 0, "number of shards `N`: array tasks 0..N-1, task i runs run --shard i/N (required)")
@@ -88,16 +94,6 @@ func slurmFlags(stderr io.Writer) (fs *flag.FlagSet, o *slurm.Options, sbatchArg
 	fs.StringVar(&o.Sbatch, "sbatch", "sbatch", "the sbatch program")
 	writeOnly = fs.Bool("write-only", false, "write the folder and scripts, print the commands that submit them, submit nothing")
 	dryRun = fs.Bool("dry-run", false, "print the scripts and the commands, write and submit nothing")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity slurm --dir DIR --shards N [flags] -- [run flags]")
-		fmt.Fprintln(stderr, "       bitparity slurm merge DIR")
-		fmt.Fprintln(stderr, "\nWrites DIR/shard.sbatch (an array job: task i runs `bitparity run --shard i/N` with the run")
-		fmt.Fprintln(stderr, "flags after --), DIR/merge.sbatch (bitparity slurm merge DIR: merged result, reports, corpus,")
-		fmt.Fprintln(stderr, "verdict; it names every shard that failed and the sbatch command that reruns only those)")
-		fmt.Fprintln(stderr, "and DIR/submit.sh, then submits the array and the merge with --dependency=afterany.")
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
-	}
 	return fs, o, sbatchArgs, writeOnly, dryRun
 }
 
@@ -106,12 +102,7 @@ func slurmFlags(stderr io.Writer) (fs *flag.FlagSet, o *slurm.Options, sbatchArg
 // then every missing shard and the command that reruns only those. Exit 3
 // when a shard is missing, else run's verdict.
 func slurmMergeCmd(stdout, stderr io.Writer, args []string) error {
-	fl := flag.NewFlagSet("slurm merge", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bitparity slurm merge DIR")
-		fmt.Fprintln(stderr, "\nMerges the shards of the Slurm campaign in DIR (written by bitparity slurm); the merge job runs it.")
-	}
+	fl := newFlagSet("slurm merge", stderr, "usage: bitparity slurm merge DIR\n\nMerges the shards of the Slurm campaign in DIR (written by bitparity slurm); the merge job runs it.")
 	if ok, err := parse(fl, args); !ok {
 		return err
 	}
@@ -127,7 +118,7 @@ func slurmMergeCmd(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return usageErr("slurm merge: %v", err)
 	}
-	m, err := slurm.Merge(p, slurm.MergeOptions{Known: known, Reports: func(dir, res string) error { return writeReports(dir, res) }})
+	m, err := slurm.Merge(p, slurm.MergeOptions{Known: known, Reports: func(dir, res string) error { return reports.WriteFiles(dir, res) }})
 	v := m.Verdict
 	fmt.Fprintf(stdout, "bitparity slurm merge %s: %d of %d shard(s) finished\n", p.Dir, len(v.Merged), p.Shards)
 	if err != nil {

@@ -17,7 +17,7 @@ func TestVersionSaysNoGPUKernels(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || lines[0] != version() || lines[1] != "gpu kernels: none (built without the cuda tag)" {
+	if len(lines) != 2 || lines[0] != spec.BuildVersion() || lines[1] != "gpu kernels: none (built without the cuda tag)" {
 		t.Errorf("version printed %q", out)
 	}
 }

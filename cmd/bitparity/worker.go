@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,8 +23,7 @@ import (
 // error on stderr; the harness reports a crash finding with the case and
 // starts a new worker. A hang is ended by the harness's watchdog.
 func workerCmd(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("worker", stderr, "")
 	name := fs.String("target", "", "serve this registered target")
 	kernel := fs.String("kernel", "", "serve the user kernel of this manifest (docs/kernel-abi.md)")
 	paths := kernelPathFlag(fs)

@@ -9,6 +9,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // ModelCase turns a generated transformer case (transformer.Gen) into a
@@ -74,6 +75,13 @@ func ModelSource(name string, relations []string) (*fuzz.Source, error) {
 			}})
 	}
 	return src, nil
+}
+
+// Composites are the composite ops' sources a case may need (fuzz.Check
+// takes them among its targets): the end-to-end transformer (any backends
+// the case names) and the model routes started (ModelChecker).
+func Composites() []target.Target {
+	return []target.Target{transformer.Source("", ""), ModelChecker()}
 }
 
 // ModelChecker is the model routes' source without jobs: what fuzz.Check

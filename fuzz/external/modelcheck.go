@@ -32,6 +32,19 @@ func LookupModel(name string) (*Model, bool) {
 // IsModel reports whether name is a started model route.
 func IsModel(name string) bool { _, ok := LookupModel(name); return ok }
 
+// SplitModels separates the model routes among names (IsModel: adapters
+// whose hello op is "transformer") from the other targets, each in order.
+func SplitModels(names []string) (models, others []string) {
+	for _, n := range names {
+		if IsModel(n) {
+			models = append(models, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	return models, others
+}
+
 // CheckModel runs model-route case c on its route and returns nil when the
 // relation holds:
 //

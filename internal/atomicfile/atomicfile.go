@@ -5,6 +5,7 @@
 package atomicfile
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,16 @@ func Write(path string, data []byte) error {
 		_, err := w.Write(data)
 		return err
 	})
+}
+
+// WriteJSON is Write of v as JSON indented by two spaces, with a final
+// newline.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return Write(path, append(b, '\n'))
 }
 
 // WriteFunc is Write with the content streamed by write (a bundle, say);

@@ -70,3 +70,22 @@ func TestWritable(t *testing.T) {
 		t.Errorf("Writable(a folder) = %v, want not a regular file", err)
 	}
 }
+
+// TestWriteJSON: the file is v indented by two spaces with a final
+// newline; a value JSON cannot encode is an error and leaves no file.
+func TestWriteJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v.json")
+	if err := WriteJSON(path, map[string]int{"a": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "{\n  \"a\": 1\n}\n" {
+		t.Errorf("WriteJSON wrote %q, %v", b, err)
+	}
+	bad := filepath.Join(filepath.Dir(path), "bad.json")
+	if err := WriteJSON(bad, func() {}); err == nil {
+		t.Error("WriteJSON of a func: no error")
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("WriteJSON of a func left %s: %v", bad, err)
+	}
+}

@@ -17,6 +17,10 @@ import (
 // what takes longer belongs in the package that owns it.
 const maxCmdFunc = 80
 
+// maxCmdLines is the most lines cmd/bitparity's non-test Go files (any
+// build tag) may hold together.
+const maxCmdLines = 2500
+
 // TestCmdFuncLength fails on every function of cmd/bitparity's non-test Go
 // files (any build tag) longer than maxCmdFunc lines, listing them all.
 func TestCmdFuncLength(t *testing.T) {
@@ -28,6 +32,65 @@ func TestCmdFuncLength(t *testing.T) {
 		t.Errorf("cmd/bitparity: %d function(s) over %d lines; move their logic to the package that owns it:\n%s",
 			len(long), maxCmdFunc, strings.Join(long, "\n"))
 	}
+}
+
+// TestCmdLines fails when cmd/bitparity's non-test Go files hold more
+// than maxCmdLines lines together.
+func TestCmdLines(t *testing.T) {
+	n, err := goLines(filepath.Join("..", "..", "cmd", "bitparity"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > maxCmdLines {
+		t.Errorf("cmd/bitparity: %d lines of non-test Go, want at most %d; move logic to the package that owns it", n, maxCmdLines)
+	}
+}
+
+// TestGoLines: goLines counts every line of a folder's non-test Go files,
+// a last line without its newline included.
+func TestGoLines(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"a.go":      "package a\n\nvar x = 1\n",
+		"b.go":      "//go:build cuda\n\npackage a",
+		"a_test.go": "package a\n\n\n\n",
+		"notes.txt": "one\ntwo\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := goLines(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 6 {
+		t.Errorf("goLines = %d, want 6", n)
+	}
+}
+
+// goLines is the number of lines in dir's non-test Go files, as wc -l
+// counts them plus a last line that lacks its newline.
+func goLines(dir string) (int, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return 0, err
+		}
+		n += strings.Count(string(b), "\n")
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // TestLongFuncs: longFuncs counts a function from its func line to its
