@@ -333,30 +333,17 @@ func TestAttnTwins(t *testing.T) {
 		requests int
 		in, out  spec.DType
 	}{{1, spec.BF16, spec.BF16}, {5, spec.FP32, spec.FP32}, {16, spec.BF16, spec.BF16}, {17, spec.BF16, spec.FP32}, {24, spec.FP16, spec.FP16}} {
-		b, err := fuzz.Inputs(decodeCase(tt.requests, kvs, tt.in, tt.out, uint64(tt.requests)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := inputs(t, decodeCase(tt.requests, kvs, tt.in, tt.out, uint64(tt.requests)))
 		name := fmt.Sprintf("%d requests %s->%s", tt.requests, tt.in, tt.out)
 		want, err := oracle.Decode(*b.Decode, oracle.AttentionSchedule{Tile: 64, Splits: 4}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gf, err := decodeTwin{fixed, decodeSplits[fixed.Entry], target.SMs}.Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		gf := runAll(t, name, twinOf(t, fixed, target.SMs), b)
 		if i := firstDiff(gf.Values, want); i >= 0 {
 			t.Errorf("%s: fixed twin value %d is %v, oracle tile=64 splits=4 %v", name, i, gf.Values[i], want[i])
 		}
-		gs, err := decodeTwin{sm, decodeSplits[sm.Entry], target.SMs}.Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wm, err := model.Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		gs, wm := runAll(t, name, twinOf(t, sm, target.SMs), b), runAll(t, name, model, b)
 		if i := firstDiff(gs.Values, wm.Values); i >= 0 {
 			t.Errorf("%s: SM twin value %d is %v, drift-decode-splits-by-batch %v", name, i, gs.Values[i], wm.Values[i])
 		}
@@ -365,6 +352,27 @@ func TestAttnTwins(t *testing.T) {
 			t.Errorf("%s: the twins' lse equal: %v, want %v (4 splits each: %v)", name, lseSame, split, split)
 		}
 	}
+}
+
+// inputs is fuzz's batch of case c, failing the test on an error.
+func inputs(t *testing.T, c spec.Case) *target.Batch {
+	t.Helper()
+	b, err := fuzz.Inputs(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// runAll runs tg on every row of b, failing the test (named what) on an
+// error.
+func runAll(t *testing.T, what string, tg target.Target, b *target.Batch) *target.Output {
+	t.Helper()
+	out, err := tg.Run(context.Background(), b, nil)
+	if err != nil {
+		t.Fatalf("%s: %s: %v", what, tg.Info().Name, err)
+	}
+	return out
 }
 
 // firstDiff is the first index where a and b differ in bits, or -1.
@@ -432,30 +440,17 @@ func TestAttnPrefillTwins(t *testing.T) {
 		seqs, seqLen int
 		in, out      spec.DType
 	}{{1, 1, spec.BF16, spec.BF16}, {3, 9, spec.FP32, spec.FP32}, {2, 10, spec.BF16, spec.FP32}, {2, 70, spec.BF16, spec.BF16}, {1, 130, spec.FP16, spec.FP16}} {
-		b, err := fuzz.Inputs(prefillCase(tt.seqs, tt.seqLen, tt.in, tt.out, uint64(tt.seqLen)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := inputs(t, prefillCase(tt.seqs, tt.seqLen, tt.in, tt.out, uint64(tt.seqLen)))
 		name := fmt.Sprintf("%d x %d tokens %s->%s", tt.seqs, tt.seqLen, tt.in, tt.out)
 		want, err := oracle.Prefill(*b.Prefill, oracle.AttentionSchedule{Tile: 64, Splits: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gf, err := twinOf(t, fixed, target.SMs).Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		gf := runAll(t, name, twinOf(t, fixed, target.SMs), b)
 		if i := firstDiff(gf.Values, want); i >= 0 {
 			t.Errorf("%s: fixed twin value %d is %v, oracle tile=64 %v", name, i, gf.Values[i], want[i])
 		}
-		gm, err := twinOf(t, ms, target.SMs).Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wm, err := model.Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		gm, wm := runAll(t, name, twinOf(t, ms, target.SMs), b), runAll(t, name, model, b)
 		if i := firstDiff(gm.Values, wm.Values); i >= 0 {
 			t.Errorf("%s: max_seqlen twin value %d is %v, drift-attn-maxseqlen-10 %v", name, i, gm.Values[i], wm.Values[i])
 		}
