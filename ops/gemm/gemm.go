@@ -11,7 +11,7 @@ import (
 )
 
 // Op is the gemm op; it implements ops.CaseOp.
-type Op struct{ ops.RowsBatch }
+type Op struct{ ops.TokenOp }
 
 var _ ops.CaseOp = Op{}
 
@@ -26,11 +26,8 @@ func (Op) Rows(in ops.In) int                     { return input(in).M }
 func (Op) Cols(in ops.In) int                     { return input(in).N }
 func (Op) OutDType(out oracle.DType) oracle.DType { return out }
 func (Op) Items(in ops.In) int                    { return input(in).M }
-func (Op) RowsPerItem(ops.In) int                 { return 1 }
 func (Op) ItemValues(in ops.In, _ int) int        { return input(in).K }
 func (Op) Schedule() oracle.Schedule              { return OracleSchedule }
-func (Op) Layouts() bool                          { return false }
-func (Op) PadFirst() bool                         { return false }
 func (Op) Balance(c spec.Case, n int) int         { return min(n, c.Shape.Hidden) }
 
 // Cost is hidden·n multiply-adds, 4 per generated value and 500 a row.
@@ -81,8 +78,6 @@ func (Op) Fill(in ops.In, from int, v func(int) float32) {
 
 func (Op) Overlay(dst, src ops.In) { copy(input(dst).X, input(src).X) }
 
-func (Op) ResidueDraws() uint64 { return 1 }
-
 // ModelShapes are the model's projections.
 func (Op) ModelShapes(_ spec.Shape, projections []spec.Shape) []spec.Shape {
 	var s []spec.Shape
@@ -110,13 +105,7 @@ func (Op) ShapeFields(s *spec.Shape, f ops.Fields) {
 // OwnFields is none.
 func (Op) OwnFields(*spec.Case, ops.Fields) {}
 
-func (Op) Token() bool                   { return true }
 func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).X }
 func (Op) LazyBoundary() bool            { return true }
 
 func (Op) FuzzWord() string { return "GEMM" }
-
-func (Op) SmallScale() int64 { return 1 }
-
-// Path is every row, on no other op.
-func (Op) Path(ops.In) ops.Path { return ops.Path{} }

@@ -12,7 +12,7 @@ import (
 )
 
 // Op is the logprob op; it implements ops.CaseOp.
-type Op struct{ ops.RowsBatch }
+type Op struct{ ops.TokenOp }
 
 var _ ops.CaseOp = Op{}
 
@@ -28,11 +28,8 @@ func (Op) Rows(in ops.In) int                 { return input(in).Rows }
 func (Op) Cols(ops.In) int                    { return 1 }
 func (Op) OutDType(oracle.DType) oracle.DType { return oracle.FP32 }
 func (Op) Items(in ops.In) int                { return input(in).Rows }
-func (Op) RowsPerItem(ops.In) int             { return 1 }
 func (Op) ItemValues(in ops.In, _ int) int    { return input(in).Vocab }
 func (Op) Schedule() oracle.Schedule          { return OracleSchedule }
-func (Op) Layouts() bool                      { return false }
-func (Op) PadFirst() bool                     { return false }
 func (Op) Balance(c spec.Case, n int) int     { return min(n, c.Shape.Vocab) }
 
 // Cost is 18 a logit (an exp, a max and a sum step, a generated value)
@@ -98,8 +95,6 @@ func (Op) Overlay(dst, src ops.In) {
 	copy(d.Targets, s.Targets)
 }
 
-func (Op) ResidueDraws() uint64 { return 1 }
-
 func (Op) ModelShapes(m spec.Shape, _ []spec.Shape) []spec.Shape {
 	return []spec.Shape{{Vocab: m.Vocab}}
 }
@@ -122,13 +117,7 @@ func (Op) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Rows); f.Vocab(&s
 // OwnFields is none.
 func (Op) OwnFields(*spec.Case, ops.Fields) {}
 
-func (Op) Token() bool                   { return true }
 func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).Logits }
 func (Op) LazyBoundary() bool            { return false }
 
 func (Op) FuzzWord() string { return "LogProb" }
-
-func (Op) SmallScale() int64 { return 1 }
-
-// Path is every row, on no other op.
-func (Op) Path(ops.In) ops.Path { return ops.Path{} }
