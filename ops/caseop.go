@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -169,4 +171,14 @@ func FillRows(x []float32, from, width int, v func(j int) float32) {
 	for j := range x[from*width:] {
 		x[from*width+j] = v(j)
 	}
+}
+
+// ScheduleOf is s as op's schedule type S, for a Reference, which takes
+// any oracle.Schedule; an error names op and s's type.
+func ScheduleOf[S oracle.Schedule](op spec.Op, s oracle.Schedule) (S, error) {
+	sch, ok := s.(S)
+	if !ok {
+		return sch, fmt.Errorf("oracle %s: schedule %T does not fit the op", op, s)
+	}
+	return sch, nil
 }

@@ -3,8 +3,6 @@
 package gemm
 
 import (
-	"fmt"
-
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -45,9 +43,9 @@ func (Op) Holds(in ops.In) bool {
 
 // Reference runs oracle.GEMM in fp32; it has no taps besides its outputs.
 func (Op) Reference(in ops.In, s oracle.Schedule, sel []int) (y, taps []float32, tapCols int, err error) {
-	sch, ok := s.(oracle.GEMMSchedule)
-	if !ok {
-		return nil, nil, 0, fmt.Errorf("oracle %s: schedule %T does not fit the op", spec.OpGEMM, s)
+	sch, err := ops.ScheduleOf[oracle.GEMMSchedule](spec.OpGEMM, s)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	x := *input(in)
 	x.Out = oracle.FP32

@@ -4,8 +4,6 @@
 package logprob
 
 import (
-	"fmt"
-
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -46,9 +44,9 @@ func (Op) Holds(in ops.In) bool {
 // Reference runs oracle.LogProbTaps (its outputs are fp32); the taps are
 // each row's max and sum of exponentials.
 func (Op) Reference(in ops.In, s oracle.Schedule, sel []int) (y, taps []float32, tapCols int, err error) {
-	sch, ok := s.(oracle.LogProbSchedule)
-	if !ok {
-		return nil, nil, 0, fmt.Errorf("oracle %s: schedule %T does not fit the op", spec.OpLogProb, s)
+	sch, err := ops.ScheduleOf[oracle.LogProbSchedule](spec.OpLogProb, s)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	y, ts, err := oracle.LogProbTaps(*input(in), sch, sel)
 	if err != nil {

@@ -4,8 +4,6 @@
 package rmsnorm
 
 import (
-	"fmt"
-
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -45,9 +43,9 @@ func (Op) Holds(in ops.In) bool {
 // Reference runs oracle.RMSNormTaps in fp32; the taps are each row's sum
 // of squares and rstd.
 func (Op) Reference(in ops.In, s oracle.Schedule, sel []int) (y, taps []float32, tapCols int, err error) {
-	sch, ok := s.(oracle.RMSNormSchedule)
-	if !ok {
-		return nil, nil, 0, fmt.Errorf("oracle %s: schedule %T does not fit the op", spec.OpRMSNorm, s)
+	sch, err := ops.ScheduleOf[oracle.RMSNormSchedule](spec.OpRMSNorm, s)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	x := *input(in)
 	x.Out = oracle.FP32
