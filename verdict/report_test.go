@@ -21,4 +21,3 @@ func TestCorpusFindings(t *testing.T) {
 		t.Errorf("CorpusFindings of a missing folder: no error")
 	}
 }
-
