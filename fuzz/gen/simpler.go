@@ -177,24 +177,13 @@ func Dims(c spec.Case) []Dim {
 // the multiples of 64 and 32 nearest below `below`, ascending, in
 // [lo, below).
 func interestingPow2(lo, below int) []int {
-	var s []int
-	add := func(v int) {
-		if v >= lo && v < below {
-			s = append(s, v)
-		}
-	}
-	for v := lo; v <= 8; v++ {
-		add(v)
-	}
-	for p := 2; p < below+2; p *= 2 {
-		add(p - 1)
-		add(p)
-		add(p + 1)
-	}
+	c := candidates{lo: lo, below: below}
+	c.small()
+	c.pow2()
 	for _, m := range []int{32, 64} {
-		add((below - 1) / m * m)
+		c.add((below - 1) / m * m)
 	}
-	return sortedUnique(s)
+	return c.values()
 }
 
 // interestingIndex returns 0, 1, v/2 and v-1 below v, ascending.
