@@ -270,13 +270,7 @@ func (k *Bucket) Update(name string, fn func(*File) error) error {
 	if err != nil {
 		return err
 	}
-	if err := fn(f); err != nil {
-		return err
-	}
-	if got, _ := f.Name(); got != name {
-		return fmt.Errorf("update %s: the case changed (now %s): store it with Put", k.key(name), got)
-	}
-	data, err := Encode(f)
+	data, err := updated(f, name, k.key(name), fn)
 	if err != nil {
 		return err
 	}

@@ -251,3 +251,33 @@ func TestBucketConcurrentPutMem(t *testing.T) {
 	k := memBucket(t)
 	concurrentPuts(t, k, 8, func(w int) ([]string, error) { return putSame(k, w, 30) })
 }
+
+// TestUpdateKeepsCase: in a folder and in a bucket, an Update whose fn
+// changes the case is refused, naming the change, and the stored file
+// stays as it was; one that changes the note is written.
+func TestUpdateKeepsCase(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    Store
+	}{{"dir", mustDir(t)}, {"bucket", memBucket(t)}} {
+		f := NewFile(seedCase(1), nil, spec.Env{}, "")
+		f.Note = "before"
+		name, _, err := tc.s.Put(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tc.s.Update(name, func(f *File) error { f.Case.Seed, f.Note = 2, "after"; return nil })
+		if err == nil || !strings.Contains(err.Error(), "the case changed") {
+			t.Errorf("%s: Update changing the case: %v", tc.name, err)
+		}
+		if f, err := tc.s.Get(name); err != nil || f.Case.Seed != 1 || f.Note != "before" {
+			t.Errorf("%s: after a refused Update: seed %d note %q, %v", tc.name, f.Case.Seed, f.Note, err)
+		}
+		if err := tc.s.Update(name, func(f *File) error { f.Note = "after"; return nil }); err != nil {
+			t.Errorf("%s: Update of the note: %v", tc.name, err)
+		}
+		if f, err := tc.s.Get(name); err != nil || f.Note != "after" {
+			t.Errorf("%s: after Update: %+v, %v", tc.name, f, err)
+		}
+	}
+}

@@ -225,17 +225,24 @@ func (d *Dir) Update(name string, fn func(*File) error) error {
 
 // replace applies fn to f and writes it over name atomically.
 func (d *Dir) replace(name string, f *File, fn func(*File) error) error {
-	if err := fn(f); err != nil {
-		return err
-	}
-	data, err := Encode(f)
+	data, err := updated(f, name, name, fn)
 	if err != nil {
 		return err
 	}
-	if got, _ := f.Name(); got != name {
-		return fmt.Errorf("update %s: the case changed (now %s): store it with Put", name, got)
-	}
 	return atomicfile.Write(filepath.Join(d.path, name), data)
+}
+
+// updated applies fn to f, the file stored as name (at where, for the
+// error), and returns it encoded; fn must not change the case, whose hash
+// is the name.
+func updated(f *File, name, where string, fn func(*File) error) ([]byte, error) {
+	if err := fn(f); err != nil {
+		return nil, err
+	}
+	if got, _ := f.Name(); got != name {
+		return nil, fmt.Errorf("update %s: the case changed (now %s): store it with Put", where, got)
+	}
+	return Encode(f)
 }
 
 // CleanTemp removes temp files older than age: those a killed writer left

@@ -3,6 +3,7 @@ package fuzz
 import (
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -32,17 +33,7 @@ func Pad(b *target.Batch, n int, filler string) (*target.Batch, error) {
 
 // gather returns a new batch whose item i is a copy of item ids[i] of src.
 func gather(src *target.Batch, ids []int) (*target.Batch, error) {
-	k, in, err := src.Kind()
-	if err != nil {
-		return nil, fmt.Errorf("gather: %w", err)
-	}
-	n := k.Items(in)
-	for _, id := range ids {
-		if id < 0 || id >= n {
-			return nil, fmt.Errorf("gather: item %d of a batch of %d", id, n)
-		}
-	}
-	return src.With(k.Gather(in, ids)), nil
+	return pick(src, ids, ops.CaseOp.Gather)
 }
 
 // view is gather for a batch nobody writes to: a decode request's KV
@@ -54,6 +45,12 @@ func view(src *target.Batch, ids []int) (*target.Batch, error) {
 	if src.Lazy() {
 		return gather(src, ids)
 	}
+	return pick(src, ids, ops.CaseOp.View)
+}
+
+// pick is gather and view: src with the input take makes of items ids of
+// src's, each checked to be one of its items.
+func pick(src *target.Batch, ids []int, take func(ops.CaseOp, ops.In, []int) ops.In) (*target.Batch, error) {
 	k, in, err := src.Kind()
 	if err != nil {
 		return nil, fmt.Errorf("gather: %w", err)
@@ -64,7 +61,7 @@ func view(src *target.Batch, ids []int) (*target.Batch, error) {
 			return nil, fmt.Errorf("gather: item %d of a batch of %d", id, n)
 		}
 	}
-	return src.With(k.View(in, ids)), nil
+	return src.With(take(k, in, ids)), nil
 }
 
 // firstItems returns a batch of the first n items of src that shares

@@ -89,12 +89,7 @@ func (l *locate) classify(v int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		out, err := l.t.Run(l.ctx, g, nil)
-		if err != nil {
-			return "", err
-		}
-		err = out.ToHost()
-		out.Release()
+		out, err := hostRun(l.ctx, l.t, g, nil)
 		if err != nil {
 			return "", err
 		}
@@ -127,16 +122,10 @@ func (l *locate) itemAlone(k, it int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := l.t.Run(l.ctx, g, nil)
+	d, err := bits(l.ctx, l.t, g, nil)
 	if err != nil {
 		return "", err
 	}
-	err = out.ToHost()
-	out.Release()
-	if err != nil {
-		return "", err
-	}
-	d := digest(out)
 	l.alone[k][it] = d
 	return d, nil
 }

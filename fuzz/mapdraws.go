@@ -194,12 +194,7 @@ func (p *panelClass) classify(v int) (string, error) {
 			return "", err
 		}
 		n := min(v, panelItems) // the batch's first n items are panel items first..first+n-1
-		out, err := p.t.Run(p.ctx, b, itemRows(b, 0, n))
-		if err != nil {
-			return "", err
-		}
-		err = out.ToHost()
-		out.Release()
+		out, err := hostRun(p.ctx, p.t, b, itemRows(b, 0, n))
 		if err != nil {
 			return "", err
 		}

@@ -337,15 +337,26 @@ func (g *grown) first(v int) (*target.Batch, error) {
 	return firstItems(g.big, v)
 }
 
+// hostRun runs t on the rows of b and returns the output on the host,
+// its device memory released.
+func hostRun(ctx context.Context, t target.Target, b *target.Batch, rows []int) (*target.Output, error) {
+	out, err := t.Run(ctx, b, rows)
+	if err != nil {
+		return nil, err
+	}
+	err = out.ToHost()
+	out.Release()
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // bits runs t on the rows of b and returns the digest of their output and
 // tap bits.
 func bits(ctx context.Context, t target.Target, b *target.Batch, rows []int) (string, error) {
-	out, err := t.Run(ctx, b, rows)
+	out, err := hostRun(ctx, t, b, rows)
 	if err != nil {
-		return "", err
-	}
-	defer (&run{out: out}).release()
-	if err := out.ToHost(); err != nil {
 		return "", err
 	}
 	return digest(out), nil
@@ -358,16 +369,11 @@ func bits(ctx context.Context, t target.Target, b *target.Batch, rows []int) (st
 func agreement(ctx context.Context, ts []target.Target, b *target.Batch, rows []int) (string, error) {
 	var ds [2]string
 	for i, t := range ts[:2] {
-		out, err := t.Run(ctx, b, rows)
+		d, err := bits(ctx, t, b, rows)
 		if err != nil {
 			return "", err
 		}
-		r := &run{out: out}
-		defer r.release()
-		if err := out.ToHost(); err != nil {
-			return "", err
-		}
-		ds[i] = digest(out)
+		ds[i] = d
 	}
 	if ds[0] != ds[1] {
 		return driftmap.Differ, nil

@@ -10,6 +10,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -76,6 +77,28 @@ func (d *Device) forWorker(ctx context.Context) (*Device, error) {
 		return d, nil
 	}
 	return d.Lane(w % n)
+}
+
+// runRows runs kernel (under do) on the lane of ctx's worker of the
+// default device, to fill o with the outputs of b's rows; a batch of no
+// rows runs nothing. Its errors name target name and, for the kernel's,
+// b's rows and shape.
+func runRows(ctx context.Context, name string, b *ops.Rows, kernel func(d *Device) error) error {
+	dev, err := Default()
+	if err != nil {
+		return fmt.Errorf("target %s: %w", name, err)
+	}
+	d, err := dev.forWorker(ctx)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", name, err)
+	}
+	if b.Items() == 0 {
+		return nil
+	}
+	if err := d.do(func() error { return kernel(d) }); err != nil {
+		return fmt.Errorf("target %s: %d tokens at %s: %w", name, b.Items(), b.Shape, err)
+	}
+	return nil
 }
 
 // allLanes returns lane 0 and every lane made so far.

@@ -51,21 +51,9 @@ func (t *moeRoute) Run(ctx context.Context, in ops.Input) (*ops.Output, error) {
 	if p.Sum != moeroute.SumSequential {
 		return nil, fmt.Errorf("target %s: policy %s: the kernel sums sequentially", t.name, p)
 	}
-	dev, err := Default()
-	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.name, err)
-	}
-	d, err := dev.forWorker(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.name, err)
-	}
-	n := b.Items()
-	o := ops.NewOutput(cols, n)
-	if n == 0 {
-		return o, nil
-	}
-	if err := d.do(func() error { return d.moeRoute(b, p.Tie, o) }); err != nil {
-		return nil, fmt.Errorf("target %s: %d tokens at %s: %w", t.name, n, b.Shape, err)
+	o := ops.NewOutput(cols, b.Items())
+	if err := runRows(ctx, t.name, b, func(d *Device) error { return d.moeRoute(b, p.Tie, o) }); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

@@ -43,20 +43,9 @@ func (t *quantFP8) Run(ctx context.Context, in ops.Input) (*ops.Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.name, err)
 	}
-	dev, err := Default()
-	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.name, err)
-	}
-	d, err := dev.forWorker(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.name, err)
-	}
 	o := ops.NewOutput(cols, b.Items())
-	if b.Items() == 0 {
-		return o, nil
-	}
-	if err := d.do(func() error { return d.quantFP8(b, t.p, o) }); err != nil {
-		return nil, fmt.Errorf("target %s: %d tokens at %s: %w", t.name, b.Items(), b.Shape, err)
+	if err := runRows(ctx, t.name, b, func(d *Device) error { return d.quantFP8(b, t.p, o) }); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/bitparity/bitparity/oracle"
@@ -204,4 +205,14 @@ func FillRows(x []float32, from, width int, v func(j int) float32) {
 	for j := range x[from*width:] {
 		x[from*width+j] = v(j)
 	}
+}
+
+// ScheduleOf is s as op's schedule type S, for a Reference, which takes
+// any oracle.Schedule; an error names op and s's type.
+func ScheduleOf[S oracle.Schedule](op spec.Op, s oracle.Schedule) (S, error) {
+	sch, ok := s.(S)
+	if !ok {
+		return sch, fmt.Errorf("oracle %s: schedule %T does not fit the op", op, s)
+	}
+	return sch, nil
 }

@@ -58,28 +58,27 @@ func KindOfAll(paths []string) (string, error) {
 // format (WriteDir), listing on w the files written (those written before
 // an error too), when dir is set; else on w in format (Write).
 func (r *Report) Emit(w io.Writer, format, dir string) error {
-	if dir == "" {
-		return Write(w, r, format)
-	}
-	paths, err := WriteDir(dir, r)
-	listPaths(w, paths)
-	return err
+	return emit(w, dir, func() error { return Write(w, r, format) },
+		func() ([]string, error) { return WriteDir(dir, r) })
 }
 
 // Emit writes scan report r as (*Report).Emit does a campaign report.
 func (r *ScanReport) Emit(w io.Writer, format, dir string) error {
-	if dir == "" {
-		return WriteScans(w, r, format)
-	}
-	paths, err := WriteScansDir(dir, r)
-	listPaths(w, paths)
-	return err
+	return emit(w, dir, func() error { return WriteScans(w, r, format) },
+		func() ([]string, error) { return WriteScansDir(dir, r) })
 }
 
-func listPaths(w io.Writer, paths []string) {
+// emit is Emit's choice: write when dir is "", else writeDir, listing on
+// w the paths it wrote (those written before an error too).
+func emit(w io.Writer, dir string, write func() error, writeDir func() ([]string, error)) error {
+	if dir == "" {
+		return write()
+	}
+	paths, err := writeDir()
 	for _, p := range paths {
 		fmt.Fprintln(w, p)
 	}
+	return err
 }
 
 // WriteFiles writes every format of the report on the campaign result

@@ -23,17 +23,26 @@ var Formats = []struct{ Name, File string }{
 
 // Write writes r to w in format: text, json, junit, markdown or html.
 func Write(w io.Writer, r *Report, format string) error {
+	return writers[*Report]{writeText, writeJUnit, writeMarkdown, writeHTML}.write(w, r, format)
+}
+
+// writers are the writers of a kind of report R, one a format of
+// Formats but json, which is writeJSON for every report.
+type writers[R any] struct{ text, junit, markdown, html func(io.Writer, R) error }
+
+// write writes r to w in format (markdown also as md).
+func (ws writers[R]) write(w io.Writer, r R, format string) error {
 	switch format {
 	case "text":
-		return writeText(w, r)
+		return ws.text(w, r)
 	case "json":
 		return writeJSON(w, r)
 	case "junit":
-		return writeJUnit(w, r)
+		return ws.junit(w, r)
 	case "markdown", "md":
-		return writeMarkdown(w, r)
+		return ws.markdown(w, r)
 	case "html":
-		return writeHTML(w, r)
+		return ws.html(w, r)
 	}
 	return fmt.Errorf("unknown report format %q (want text, json, junit, markdown or html)", format)
 }

@@ -13,19 +13,7 @@ import (
 // WriteScans writes scan report r to w in format: text, json, junit,
 // markdown or html (the formats of Write).
 func WriteScans(w io.Writer, r *ScanReport, format string) error {
-	switch format {
-	case "text":
-		return writeScanText(w, r)
-	case "json":
-		return writeJSON(w, r)
-	case "junit":
-		return writeScanJUnit(w, r)
-	case "markdown", "md":
-		return writeScanMarkdown(w, r)
-	case "html":
-		return writeScanHTML(w, r)
-	}
-	return fmt.Errorf("unknown report format %q (want text, json, junit, markdown or html)", format)
+	return writers[*ScanReport]{writeScanText, writeScanJUnit, writeScanMarkdown, writeScanHTML}.write(w, r, format)
 }
 
 // WriteScansDir writes every format of scan report r into dir, as

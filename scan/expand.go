@@ -104,13 +104,8 @@ func withProfile(s spec.ScanSpec, p *profile.Profile, k *Kernel) ([]spec.ScanSpe
 		s.Eps = p.Eps
 	}
 	if sub == modelSubject {
-		sh := &s.Shape
-		for _, f := range []struct {
-			dst *int
-			v   int
-		}{{&sh.Hidden, p.Hidden}, {&sh.N, p.Intermediate}, {&sh.Vocab, p.Vocab}, {&sh.Heads, p.Heads}, {&sh.KVHeads, p.KVHeads}, {&sh.HeadDim, p.HeadDim}} {
-			set(f.dst, f.v)
-		}
+		fillShape(&s.Shape, spec.Shape{Hidden: p.Hidden, N: p.Intermediate, Vocab: p.Vocab,
+			Heads: p.Heads, KVHeads: p.KVHeads, HeadDim: p.HeadDim})
 		return []spec.ScanSpec{s}, nil
 	}
 	if sub != pathSubject && s.Dim != spec.ScanKV {
@@ -119,13 +114,7 @@ func withProfile(s spec.ScanSpec, p *profile.Profile, k *Kernel) ([]spec.ScanSpe
 	var out []spec.ScanSpec
 	for _, in := range p.Shapes(op) {
 		t := s
-		sh := &t.Shape
-		for _, f := range []struct {
-			dst *int
-			v   int
-		}{{&sh.Hidden, in.Hidden}, {&sh.N, in.N}, {&sh.Vocab, in.Vocab}, {&sh.Heads, in.Heads}, {&sh.KVHeads, in.KVHeads}, {&sh.HeadDim, in.HeadDim}} {
-			set(f.dst, f.v)
-		}
+		fillShape(&t.Shape, in)
 		out = append(out, t)
 		if sub == pathSubject {
 			break // one shape: the path scan's heads
@@ -135,6 +124,19 @@ func withProfile(s spec.ScanSpec, p *profile.Profile, k *Kernel) ([]spec.ScanSpe
 		out = []spec.ScanSpec{s}
 	}
 	return out, nil
+}
+
+// fillShape sets each of sh's hidden, n, vocab, heads, kv heads and head
+// dim that is 0 to from's.
+func fillShape(sh *spec.Shape, from spec.Shape) {
+	for _, f := range []struct {
+		dst *int
+		v   int
+	}{{&sh.Hidden, from.Hidden}, {&sh.N, from.N}, {&sh.Vocab, from.Vocab}, {&sh.Heads, from.Heads}, {&sh.KVHeads, from.KVHeads}, {&sh.HeadDim, from.HeadDim}} {
+		if *f.dst == 0 {
+			*f.dst = f.v
+		}
+	}
 }
 
 // opOf is the op a scan of subject sub runs: a path scan's attn_prefill,

@@ -87,6 +87,20 @@ func TestScanGPUMatchesCPU(t *testing.T) {
 	}
 }
 
+// perStepAndBulk runs scan s step by step, then with the bulk check of
+// its prefix steps, failing the test on an error.
+func perStepAndBulk(t *testing.T, s spec.ScanSpec) (perStep, bulk *Result) {
+	t.Helper()
+	perStep, err := Run(context.Background(), s, Options{perStep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bulk, err = Run(context.Background(), s, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return perStep, bulk
+}
+
 // The bulk check of the prefix steps (gpu.Held.CheckPrefixes) gives the
 // per-step path's results: the same maps, diffs and batches, and the same
 // certificate; rows whose difference from the reference batch transitivity
@@ -119,14 +133,7 @@ func TestScanGPUBulkMatchesPerStep(t *testing.T) {
 		{Target: "cuda-drift-rmsnorm-te-mod32", From: 100, To: 300, Shape: spec.Shape{Hidden: 4096}, NoTaps: true},
 	} {
 		t.Run(s.Target, func(t *testing.T) {
-			want, err := Run(context.Background(), s, Options{perStep: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := Run(context.Background(), s, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			want, got := perStepAndBulk(t, s)
 			t.Logf("%s: bulk %v, per step %v; map %s", s.Target, got.Elapsed, want.Elapsed, MapWords(got.Map))
 			if !reflect.DeepEqual(got.Map, want.Map) {
 				t.Errorf("map %s %q, per step %s %q", got.Map.Kind, got.Map.Rule, want.Map.Kind, want.Map.Rule)

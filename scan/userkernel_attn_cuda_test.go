@@ -3,12 +3,10 @@
 package scan
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -36,10 +34,12 @@ func attnKernel(t *testing.T, name string) (target.Target, target.Target, int) {
 	return k, twinOf(t, m, d.SMs()), d.SMs()
 }
 
-// sameRows fails the test where got and want differ in a value or an lse
-// tap.
-func sameRows(t *testing.T, what string, got, want *target.Output) {
+// sameAsTwin runs kernel k and its twin on fuzz's batch of case c and
+// fails the test (named what) where they differ in a value or an lse tap.
+func sameAsTwin(t *testing.T, what string, k, twin target.Target, c spec.Case) {
 	t.Helper()
+	b := inputs(t, c)
+	got, want := runAll(t, what, k, b), runAll(t, what, twin, b)
 	if i := firstDiff(got.Values, want.Values); i >= 0 {
 		t.Errorf("%s: value %d is %v on the GPU, %v in the twin", what, i, got.Values[i], want.Values[i])
 	}
@@ -59,20 +59,8 @@ func TestAttnKernelsTwins(t *testing.T) {
 		k, twin, _ := attnKernel(t, name)
 		for _, requests := range []int{1, 5, 16, 17, 24, 40} {
 			for _, dt := range dtypePairs {
-				b, err := fuzz.Inputs(decodeCase(requests, kvs, dt[0], dt[1], uint64(requests)))
-				if err != nil {
-					t.Fatal(err)
-				}
 				what := fmt.Sprintf("%s, %d requests %s->%s", name, requests, dt[0], dt[1])
-				got, err := k.Run(context.Background(), b, nil)
-				if err != nil {
-					t.Fatalf("%s: %v", what, err)
-				}
-				want, err := twin.Run(context.Background(), b, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sameRows(t, what, got, want)
+				sameAsTwin(t, what, k, twin, decodeCase(requests, kvs, dt[0], dt[1], uint64(requests)))
 			}
 		}
 	}
@@ -90,20 +78,8 @@ func TestAttnPrefillKernelsTwins(t *testing.T) {
 		k, twin, _ := attnKernel(t, name)
 		for _, sz := range [][2]int{{1, 1}, {3, 9}, {2, 10}, {5, 33}, {2, 130}} {
 			for _, dt := range dtypePairs {
-				b, err := fuzz.Inputs(prefillCase(sz[0], sz[1], dt[0], dt[1], uint64(sz[1])))
-				if err != nil {
-					t.Fatal(err)
-				}
 				what := fmt.Sprintf("%s, %d x %d tokens %s->%s", name, sz[0], sz[1], dt[0], dt[1])
-				got, err := k.Run(context.Background(), b, nil)
-				if err != nil {
-					t.Fatalf("%s: %v", what, err)
-				}
-				want, err := twin.Run(context.Background(), b, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sameRows(t, what, got, want)
+				sameAsTwin(t, what, k, twin, prefillCase(sz[0], sz[1], dt[0], dt[1], uint64(sz[1])))
 			}
 		}
 	}

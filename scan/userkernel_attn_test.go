@@ -319,52 +319,81 @@ func decodeCase(requests int, kvs []int, in, out spec.DType, seed uint64) spec.C
 // outputs and their fp32 log-sum-exp taps: the fixed twin's lse is the
 // SM twin's wherever both run 4 splits.
 func TestAttnTwins(t *testing.T) {
-	fixed := exampleAttnManifest(t, "attn_decode_fixed")
-	sm := exampleAttnManifest(t, "attn_decode_sm")
-	if fixed.Schedule != "tile=64 splits=4" || sm.Schedule != "tile=64 splits=1" {
-		t.Fatalf("declared schedules %q and %q", fixed.Schedule, sm.Schedule)
-	}
-	model, err := target.Lookup("drift-decode-splits-by-batch")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tw := newAttnTwins(t, "attn_decode_fixed", "tile=64 splits=4", "attn_decode_sm", "tile=64 splits=1", "drift-decode-splits-by-batch")
 	kvs := []int{200, 37, 64, 1, 129, 300}
 	for _, tt := range []struct {
 		requests int
 		in, out  spec.DType
 	}{{1, spec.BF16, spec.BF16}, {5, spec.FP32, spec.FP32}, {16, spec.BF16, spec.BF16}, {17, spec.BF16, spec.FP32}, {24, spec.FP16, spec.FP16}} {
-		b, err := fuzz.Inputs(decodeCase(tt.requests, kvs, tt.in, tt.out, uint64(tt.requests)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := inputs(t, decodeCase(tt.requests, kvs, tt.in, tt.out, uint64(tt.requests)))
 		name := fmt.Sprintf("%d requests %s->%s", tt.requests, tt.in, tt.out)
 		want, err := oracle.Decode(*b.Decode, oracle.AttentionSchedule{Tile: 64, Splits: 4}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gf, err := decodeTwin{fixed, decodeSplits[fixed.Entry], target.SMs}.Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i := firstDiff(gf.Values, want); i >= 0 {
-			t.Errorf("%s: fixed twin value %d is %v, oracle tile=64 splits=4 %v", name, i, gf.Values[i], want[i])
-		}
-		gs, err := decodeTwin{sm, decodeSplits[sm.Entry], target.SMs}.Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wm, err := model.Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i := firstDiff(gs.Values, wm.Values); i >= 0 {
-			t.Errorf("%s: SM twin value %d is %v, drift-decode-splits-by-batch %v", name, i, gs.Values[i], wm.Values[i])
-		}
+		gf, gs := tw.run(t, name, b, want)
 		lseSame := firstDiff(gf.Taps, gs.Taps) < 0
 		if split := tt.requests*8 < target.SMs; lseSame != split {
 			t.Errorf("%s: the twins' lse equal: %v, want %v (4 splits each: %v)", name, lseSame, split, split)
 		}
 	}
+}
+
+// attnTwins are the twins (for target.SMs) of a fixed example kernel and
+// of a drifting one, and the drift model the drifting twin equals.
+type attnTwins struct{ fixed, drift, model target.Target }
+
+// newAttnTwins is the attnTwins of example manifests fixed and drift,
+// which must declare schedules fixedSched and driftSched, and of drift
+// model model.
+func newAttnTwins(t *testing.T, fixed, fixedSched, drift, driftSched, model string) attnTwins {
+	t.Helper()
+	mf, md := exampleAttnManifest(t, fixed), exampleAttnManifest(t, drift)
+	if mf.Schedule != fixedSched || md.Schedule != driftSched {
+		t.Fatalf("declared schedules %q and %q, want %q and %q", mf.Schedule, md.Schedule, fixedSched, driftSched)
+	}
+	m, err := target.Lookup(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return attnTwins{twinOf(t, mf, target.SMs), twinOf(t, md, target.SMs), m}
+}
+
+// run runs both twins on b, checks that the fixed twin gives want (the
+// oracle at its declared schedule) and the drifting twin the model's
+// values, and returns the twins' outputs.
+func (tw attnTwins) run(t *testing.T, name string, b *target.Batch, want []float32) (fixed, drift *target.Output) {
+	t.Helper()
+	fixed = runAll(t, name, tw.fixed, b)
+	if i := firstDiff(fixed.Values, want); i >= 0 {
+		t.Errorf("%s: fixed twin value %d is %v, the oracle at its schedule %v", name, i, fixed.Values[i], want[i])
+	}
+	drift, wm := runAll(t, name, tw.drift, b), runAll(t, name, tw.model, b)
+	if i := firstDiff(drift.Values, wm.Values); i >= 0 {
+		t.Errorf("%s: %s value %d is %v, %s %v", name, tw.drift.Info().Name, i, drift.Values[i], tw.model.Info().Name, wm.Values[i])
+	}
+	return fixed, drift
+}
+
+// inputs is fuzz's batch of case c, failing the test on an error.
+func inputs(t *testing.T, c spec.Case) *target.Batch {
+	t.Helper()
+	b, err := fuzz.Inputs(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// runAll runs tg on every row of b, failing the test (named what) on an
+// error.
+func runAll(t *testing.T, what string, tg target.Target, b *target.Batch) *target.Output {
+	t.Helper()
+	out, err := tg.Run(context.Background(), b, nil)
+	if err != nil {
+		t.Fatalf("%s: %s: %v", what, tg.Info().Name, err)
+	}
+	return out
 }
 
 // firstDiff is the first index where a and b differ in bits, or -1.
@@ -419,46 +448,18 @@ func prefillCase(seqs, seqLen int, in, out spec.DType, seed uint64) spec.Case {
 // from tile 64: the final m is the same, and l only changes where a later
 // tile raises the maximum.)
 func TestAttnPrefillTwins(t *testing.T) {
-	fixed := exampleAttnManifest(t, "attn_prefill_fixed")
-	ms := exampleAttnManifest(t, "attn_prefill_maxseqlen")
-	if fixed.Schedule != "tile=64 splits=1" || ms.Schedule != "tile=64 splits=1" {
-		t.Fatalf("declared schedules %q and %q", fixed.Schedule, ms.Schedule)
-	}
-	model, err := target.Lookup("drift-attn-maxseqlen-10")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tw := newAttnTwins(t, "attn_prefill_fixed", "tile=64 splits=1", "attn_prefill_maxseqlen", "tile=64 splits=1", "drift-attn-maxseqlen-10")
 	for _, tt := range []struct {
 		seqs, seqLen int
 		in, out      spec.DType
 	}{{1, 1, spec.BF16, spec.BF16}, {3, 9, spec.FP32, spec.FP32}, {2, 10, spec.BF16, spec.FP32}, {2, 70, spec.BF16, spec.BF16}, {1, 130, spec.FP16, spec.FP16}} {
-		b, err := fuzz.Inputs(prefillCase(tt.seqs, tt.seqLen, tt.in, tt.out, uint64(tt.seqLen)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := inputs(t, prefillCase(tt.seqs, tt.seqLen, tt.in, tt.out, uint64(tt.seqLen)))
 		name := fmt.Sprintf("%d x %d tokens %s->%s", tt.seqs, tt.seqLen, tt.in, tt.out)
 		want, err := oracle.Prefill(*b.Prefill, oracle.AttentionSchedule{Tile: 64, Splits: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gf, err := twinOf(t, fixed, target.SMs).Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i := firstDiff(gf.Values, want); i >= 0 {
-			t.Errorf("%s: fixed twin value %d is %v, oracle tile=64 %v", name, i, gf.Values[i], want[i])
-		}
-		gm, err := twinOf(t, ms, target.SMs).Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wm, err := model.Run(context.Background(), b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i := firstDiff(gm.Values, wm.Values); i >= 0 {
-			t.Errorf("%s: max_seqlen twin value %d is %v, drift-attn-maxseqlen-10 %v", name, i, gm.Values[i], wm.Values[i])
-		}
+		gf, gm := tw.run(t, name, b, want)
 		same := firstDiff(gf.Values, gm.Values) < 0 && firstDiff(gf.Taps, gm.Taps) < 0
 		if below := tt.seqLen < 10; same != below {
 			t.Errorf("%s: the twins' rows equal: %v, want %v (tile 64 each: %v)", name, same, below, below)

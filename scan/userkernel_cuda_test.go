@@ -3,7 +3,6 @@
 package scan
 
 import (
-	"context"
 	"reflect"
 	"testing"
 
@@ -40,14 +39,7 @@ func TestScanUserKernelBulk(t *testing.T) {
 			h.release()
 			s := spec.ScanSpec{Target: k.Info().Name, To: 300, Shape: spec.Shape{Hidden: 256}, In: spec.BF16, Out: spec.BF16,
 				Eps: 1e-6, Dists: three, Seed: 1}
-			want, err := Run(context.Background(), s, Options{perStep: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := Run(context.Background(), s, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			want, got := perStepAndBulk(t, s)
 			t.Logf("%s: bulk %v, per step %v; map %s", name, got.Elapsed, want.Elapsed, MapWords(got.Map))
 			if !got.Resident {
 				t.Error("the inputs did not stay on the device")

@@ -95,26 +95,34 @@ func TestShareJobControls(t *testing.T) {
 
 // TestFailOn: --fail-on none never fails; new fails on new unexpected
 // findings only, any on every unexpected one; an interrupted night is
-// Interrupted under new and any unless a finding fails it first; a bad
-// mode is an error naming the values.
+// Interrupted under new and any unless a finding fails it first; Judge
+// gives the same status with its reason (a pass has none); a bad mode is
+// an error naming the values.
 func TestFailOn(t *testing.T) {
+	const interrupted = "tonight's campaign (night.json) was interrupted: not a pass"
 	for _, tc := range []struct {
 		mode                      FailOn
 		unexpected, newUnexpected int
 		interrupted               bool
 		want                      Status
+		why                       string
 	}{
-		{FailNone, 3, 3, true, Pass},
-		{FailNew, 2, 0, false, Pass},
-		{FailNew, 2, 1, false, Fail},
-		{FailAny, 2, 0, false, Fail},
-		{FailAny, 0, 0, false, Pass},
-		{FailNew, 0, 0, true, Interrupted},
-		{FailAny, 1, 0, true, Fail},
-		{FailNew, 1, 0, true, Interrupted},
+		{FailNone, 3, 3, true, Pass, ""},
+		{FailNew, 2, 0, false, Pass, ""},
+		{FailNew, 2, 1, false, Fail, "1 new unexpected finding(s)"},
+		{FailAny, 2, 0, false, Fail, "2 unexpected finding(s), 0 of them new"},
+		{FailAny, 2, 1, false, Fail, "2 unexpected finding(s), 1 of them new"},
+		{FailAny, 0, 0, false, Pass, ""},
+		{FailNew, 0, 0, true, Interrupted, interrupted},
+		{FailAny, 1, 0, true, Fail, "1 unexpected finding(s), 0 of them new"},
+		{FailNew, 1, 0, true, Interrupted, interrupted},
 	} {
 		if got := tc.mode.Status(tc.unexpected, tc.newUnexpected, tc.interrupted); got != tc.want {
 			t.Errorf("%s.Status(%d, %d, %v) = %s, want %s", tc.mode, tc.unexpected, tc.newUnexpected, tc.interrupted, got, tc.want)
+		}
+		st, err := tc.mode.Judge(tc.unexpected, tc.newUnexpected, tc.interrupted, "night.json")
+		if st != tc.want || (err == nil) != (tc.why == "") || (err != nil && err.Error() != tc.why) {
+			t.Errorf("%s.Judge(%d, %d, %v) = %s, %v; want %s, %q", tc.mode, tc.unexpected, tc.newUnexpected, tc.interrupted, st, err, tc.want, tc.why)
 		}
 	}
 	for _, s := range []string{"none", "new", "any"} {

@@ -167,12 +167,7 @@ func (r *Recorder) Found(f spec.Finding) {
 	if r.closed {
 		return
 	}
-	key := Key(f)
-	r.note(key, f)
-	where := r.store(f)
-	if r.journal != nil {
-		r.fail(r.journal.Found(key, f))
-	}
+	_, where := r.record(f, false)
 	fmt.Fprintf(r.log, "found: %s %s (%s) after %s, %d cases%s\n", f.Relation, words.Targets(f), f.Kind,
 		time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore, where)
 }
@@ -185,12 +180,7 @@ func (r *Recorder) Shrunk(f spec.Finding) {
 	if r.closed {
 		return
 	}
-	key := Key(f)
-	r.note(key, f)
-	where := r.store(f)
-	if r.journal != nil {
-		r.fail(r.journal.Shrunk(key, f))
-	}
+	key, where := r.record(f, true)
 	if name := caseName(f.Case); name != key && r.opts.Store != nil && r.created[key] && r.err == nil {
 		if err := r.opts.Store.Delete(key); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, corpus.ErrNotFound) {
 			r.fail(fmt.Errorf("corpus: replace %s by its shrunk form: %w", key, err))
@@ -200,6 +190,23 @@ func (r *Recorder) Shrunk(f spec.Finding) {
 	}
 	fmt.Fprintf(r.log, "minimal: %s %s (%s) in %s%s\n", f.Relation, words.Targets(f), f.Kind,
 		time.Duration(f.ToMinimal).Round(time.Millisecond), where)
+}
+
+// record notes f under its key, stores it in the corpus and journals it
+// as shrunk or as first found; it returns the key and where the corpus
+// put it (for the log line).
+func (r *Recorder) record(f spec.Finding, shrunk bool) (key, where string) {
+	key = Key(f)
+	r.note(key, f)
+	where = r.store(f)
+	if r.journal != nil {
+		journal := r.journal.Found
+		if shrunk {
+			journal = r.journal.Shrunk
+		}
+		r.fail(journal(key, f))
+	}
+	return key, where
 }
 
 func (r *Recorder) note(key string, f spec.Finding) {

@@ -3,7 +3,6 @@ package verdict
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/bitparity/bitparity/spec"
@@ -20,26 +19,5 @@ func TestCorpusFindings(t *testing.T) {
 	}
 	if _, _, err := CorpusFindings(context.Background(), filepath.Join(dir, "none")); err == nil {
 		t.Errorf("CorpusFindings of a missing folder: no error")
-	}
-}
-
-// TestJudge: Status with its reason; a pass has none.
-func TestJudge(t *testing.T) {
-	for _, tc := range []struct {
-		mode                      FailOn
-		unexpected, newUnexpected int
-		interrupted               bool
-		want                      Status
-		why                       string
-	}{
-		{FailNone, 3, 3, true, Pass, ""},
-		{FailNew, 2, 1, false, Fail, "1 new unexpected finding(s)"},
-		{FailAny, 2, 1, false, Fail, "2 unexpected finding(s), 1 of them new"},
-		{FailNew, 0, 0, true, Interrupted, "tonight's campaign (night.json) was interrupted: not a pass"},
-	} {
-		st, err := tc.mode.Judge(tc.unexpected, tc.newUnexpected, tc.interrupted, "night.json")
-		if st != tc.want || (err == nil) != (tc.why == "") || (err != nil && !strings.Contains(err.Error(), tc.why)) {
-			t.Errorf("%s.Judge(%d, %d, %v) = %s, %v; want %s, %q", tc.mode, tc.unexpected, tc.newUnexpected, tc.interrupted, st, err, tc.want, tc.why)
-		}
 	}
 }

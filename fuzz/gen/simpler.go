@@ -129,16 +129,8 @@ func Dims(c spec.Case) []Dim {
 	})
 	if len(c.Shape.KVLens) > 0 {
 		for i := range c.Shape.KVLens {
-			ds = append(ds, Dim{Name: "kv_lens",
-				Get: func(c spec.Case) int { return c.Shape.KVLens[i] },
-				Set: func(c spec.Case, v int) (spec.Case, bool) {
-					c = clone(c)
-					c.Shape.KVLens[i] = v
-					return c, true
-				},
-				Min:         one,
-				Interesting: func(c spec.Case, v int) []int { return interestingKV(1, v) },
-			})
+			ds = append(ds, fieldDim("kv_lens", func(c *spec.Case) *int { return &c.Shape.KVLens[i] }, one,
+				func(c spec.Case, v int) []int { return interestingKV(1, v) }))
 		}
 	}
 	switch c.Relation {
@@ -155,38 +147,15 @@ func Dims(c spec.Case) []Dim {
 				Min:         one,
 				Interesting: func(c spec.Case, v int) []int { return interestingRows(1, v) },
 			},
-			Dim{Name: "position",
-				Get: func(c spec.Case) int { return c.Rel.Position },
-				Set: func(c spec.Case, v int) (spec.Case, bool) {
-					c = clone(c)
-					c.Rel.Position = v
-					return c, true
-				},
-				Min:         zero,
-				Interesting: func(c spec.Case, v int) []int { return interestingIndex(v) },
-			})
+			fieldDim("position", func(c *spec.Case) *int { return &c.Rel.Position }, zero,
+				func(c spec.Case, v int) []int { return interestingIndex(v) }))
 	case spec.RelPadding:
-		ds = append(ds, Dim{Name: "pad",
-			Get: func(c spec.Case) int { return c.Rel.Pad },
-			Set: func(c spec.Case, v int) (spec.Case, bool) {
-				c = clone(c)
-				c.Rel.Pad = v
-				return c, true
-			},
-			Min:         func(c spec.Case) int { return c.BatchRows() + 1 },
-			Interesting: func(c spec.Case, v int) []int { return interestingRows(c.BatchRows()+1, v) },
-		})
+		ds = append(ds, fieldDim("pad", func(c *spec.Case) *int { return &c.Rel.Pad },
+			func(c spec.Case) int { return c.BatchRows() + 1 },
+			func(c spec.Case, v int) []int { return interestingRows(c.BatchRows()+1, v) }))
 	}
-	ds = append(ds, Dim{Name: "row",
-		Get: func(c spec.Case) int { return c.Rel.Row },
-		Set: func(c spec.Case, v int) (spec.Case, bool) {
-			c = clone(c)
-			c.Rel.Row = v
-			return c, true
-		},
-		Min:         zero,
-		Interesting: func(c spec.Case, v int) []int { return interestingIndex(v) },
-	})
+	ds = append(ds, fieldDim("row", func(c *spec.Case) *int { return &c.Rel.Row }, zero,
+		func(c spec.Case, v int) []int { return interestingIndex(v) }))
 	rank := func(d Dim) int {
 		switch d.Name {
 		case "rows", "seqs":
@@ -208,24 +177,13 @@ func Dims(c spec.Case) []Dim {
 // the multiples of 64 and 32 nearest below `below`, ascending, in
 // [lo, below).
 func interestingPow2(lo, below int) []int {
-	var s []int
-	add := func(v int) {
-		if v >= lo && v < below {
-			s = append(s, v)
-		}
-	}
-	for v := lo; v <= 8; v++ {
-		add(v)
-	}
-	for p := 2; p < below+2; p *= 2 {
-		add(p - 1)
-		add(p)
-		add(p + 1)
-	}
+	c := candidates{lo: lo, below: below}
+	c.small()
+	c.pow2()
 	for _, m := range []int{32, 64} {
-		add((below - 1) / m * m)
+		c.add((below - 1) / m * m)
 	}
-	return sortedUnique(s)
+	return c.values()
 }
 
 // interestingIndex returns 0, 1, v/2 and v-1 below v, ascending.
@@ -301,6 +259,21 @@ func Simpler(c spec.Case) []spec.Case {
 
 // clone returns c with its slices copied, so that a candidate never
 // aliases the case it came from.
+// fieldDim is the Dim name of the int of a case that at points to: Get
+// reads it; Set writes v to it in a clone (ok always).
+func fieldDim(name string, at func(c *spec.Case) *int, min func(spec.Case) int, interesting func(c spec.Case, v int) []int) Dim {
+	return Dim{Name: name,
+		Get: func(c spec.Case) int { return *at(&c) },
+		Set: func(c spec.Case, v int) (spec.Case, bool) {
+			c = clone(c)
+			*at(&c) = v
+			return c, true
+		},
+		Min:         min,
+		Interesting: interesting,
+	}
+}
+
 func clone(c spec.Case) spec.Case {
 	c.Targets = slices.Clone(c.Targets)
 	c.Shape.KVLens = slices.Clone(c.Shape.KVLens)

@@ -190,33 +190,28 @@ func drawSmallPow2(r *rand.Rand) int {
 // multiples of 132 by powers of two, and the largest multiple of 132 below;
 // ascending, without duplicates.
 func interestingRows(lo, below int) []int {
-	s := interestingPow2(lo, below)
-	add := func(v int) {
-		if v >= lo && v < below {
-			s = append(s, v)
-		}
-	}
+	c := candidates{lo: lo, below: below, s: interestingPow2(lo, below)}
 	for _, m := range []int{32, 64} {
 		for k := (below - 1) / m; k >= 1 && k >= (below-1)/m-1; k-- {
 			for d := -3; d <= 3; d++ {
-				add(k*m + d)
+				c.add(k*m + d)
 			}
 		}
 	}
 	for _, v := range namedRows {
-		add(v)
+		c.add(v)
 	}
 	// the smallest values with below's residue modulo m (a periodic class
 	// such as rows % 32 == 2 shrinks to 2 or 34 in one step)
 	for _, m := range []int{32, 64, 128, smCount} {
-		add(below % m)
-		add(below%m + m)
+		c.add(below % m)
+		c.add(below%m + m)
 	}
 	for k := 1; smCount*k < below; k *= 2 {
-		add(smCount * k)
+		c.add(smCount * k)
 	}
-	add((below - 1) / smCount * smCount)
-	return sortedUnique(s)
+	c.add((below - 1) / smCount * smCount)
+	return c.values()
 }
 
 // interestingKV returns the interesting KV lengths in [lo, below): lo..8,
@@ -224,40 +219,57 @@ func interestingRows(lo, below int) []int {
 // residue r modulo each tile and r + the tile, powers of two and their
 // neighbours, and the tile multiples nearest below `below`.
 func interestingKV(lo, below int) []int {
-	var s []int
-	add := func(v int) {
-		if v >= lo && v < below {
-			s = append(s, v)
-		}
-	}
-	for v := lo; v <= 8; v++ {
-		add(v)
-	}
+	c := candidates{lo: lo, below: below}
+	c.small()
 	for _, t := range tileEdges {
 		for k := 1; k <= 4; k++ {
-			add(t*k - 1)
-			add(t * k)
-			add(t*k + 1)
+			c.around(t * k)
 		}
-		k := (below - 1) / t
-		add(t*k - 1)
-		add(t * k)
-		add(t*k + 1)
+		c.around((below - 1) / t * t)
 	}
-	add(49)
-	add(50)
-	add(97)
+	c.add(49, 50, 97)
 	for _, t := range tileEdges {
-		add(below % t)
-		add(below%t + t)
+		c.add(below%t, below%t+t)
 	}
-	for p := 2; p < below+2; p *= 2 {
-		add(p - 1)
-		add(p)
-		add(p + 1)
-	}
-	return sortedUnique(s)
+	c.pow2()
+	return c.values()
 }
+
+// candidates gathers the values in [lo, below) a shrink tries first.
+type candidates struct {
+	lo, below int
+	s         []int
+}
+
+// add keeps each of vs that is in [lo, below).
+func (c *candidates) add(vs ...int) {
+	for _, v := range vs {
+		if v >= c.lo && v < c.below {
+			c.s = append(c.s, v)
+		}
+	}
+}
+
+// around adds v-1, v and v+1.
+func (c *candidates) around(v int) { c.add(v-1, v, v+1) }
+
+// small adds lo..8.
+func (c *candidates) small() {
+	for v := c.lo; v <= 8; v++ {
+		c.add(v)
+	}
+}
+
+// pow2 adds the powers of two from 2 to the first at or past below-1,
+// and their neighbours.
+func (c *candidates) pow2() {
+	for p := 2; p < c.below+2; p *= 2 {
+		c.around(p)
+	}
+}
+
+// values is what was added, ascending, without duplicates.
+func (c *candidates) values() []int { return sortedUnique(c.s) }
 
 func sortedUnique(s []int) []int {
 	sort.Ints(s)

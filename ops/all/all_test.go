@@ -1,6 +1,7 @@
 package all
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -57,6 +58,24 @@ func TestCases(t *testing.T) {
 	}
 	if _, ok := Case(spec.OpTransformer); ok {
 		t.Errorf("Case(%s) found a package for a composite op", spec.OpTransformer)
+	}
+}
+
+// TestReferenceOtherSchedule: each case op's Reference refuses a
+// schedule of another type, naming the op and the type.
+func TestReferenceOtherSchedule(t *testing.T) {
+	for _, o := range Cases {
+		for _, other := range Cases {
+			s := other.Schedule()
+			if fmt.Sprintf("%T", s) == fmt.Sprintf("%T", o.Schedule()) {
+				continue
+			}
+			_, _, _, err := o.Reference(nil, s, nil)
+			if want := fmt.Sprintf("oracle %s: schedule %T does not fit the op", o.Name(), s); err == nil || err.Error() != want {
+				t.Errorf("%s: Reference with %T: %v, want %q", o.Name(), s, err, want)
+			}
+			break
+		}
 	}
 }
 

@@ -6,8 +6,6 @@
 package attention
 
 import (
-	"fmt"
-
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -39,14 +37,6 @@ func (attention) Schedule() oracle.Schedule              { return OracleSchedule
 func (attention) Layouts() bool                          { return true }
 func (attention) ParseSchedule(s string) (oracle.Schedule, error) {
 	return oracle.ParseAttentionSchedule(s)
-}
-
-func schedule(op spec.Op, s oracle.Schedule) (oracle.AttentionSchedule, error) {
-	sch, ok := s.(oracle.AttentionSchedule)
-	if !ok {
-		return sch, fmt.Errorf("oracle %s: schedule %T does not fit the op", op, s)
-	}
-	return sch, nil
 }
 
 func prefill(in ops.In) *oracle.PrefillInput { return in.(*oracle.PrefillInput) }
@@ -89,7 +79,7 @@ func (Prefill) Cost(c spec.Case) int64 {
 
 // Reference runs oracle.Prefill in fp32; it has no taps besides its outputs.
 func (p Prefill) Reference(in ops.In, s oracle.Schedule, sel []int) (y, taps []float32, tapCols int, err error) {
-	sch, err := schedule(p.Name(), s)
+	sch, err := ops.ScheduleOf[oracle.AttentionSchedule](p.Name(), s)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -174,7 +164,7 @@ func (Decode) Cost(c spec.Case) int64 {
 
 // Reference runs oracle.Decode in fp32; it has no taps besides its outputs.
 func (d Decode) Reference(in ops.In, s oracle.Schedule, sel []int) (y, taps []float32, tapCols int, err error) {
-	sch, err := schedule(d.Name(), s)
+	sch, err := ops.ScheduleOf[oracle.AttentionSchedule](d.Name(), s)
 	if err != nil {
 		return nil, nil, 0, err
 	}

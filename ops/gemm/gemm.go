@@ -3,15 +3,13 @@
 package gemm
 
 import (
-	"fmt"
-
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
 
 // Op is the gemm op; it implements ops.CaseOp.
-type Op struct{ ops.RowsBatch }
+type Op struct{ ops.TokenOp }
 
 var _ ops.CaseOp = Op{}
 
@@ -26,11 +24,8 @@ func (Op) Rows(in ops.In) int                     { return input(in).M }
 func (Op) Cols(in ops.In) int                     { return input(in).N }
 func (Op) OutDType(out oracle.DType) oracle.DType { return out }
 func (Op) Items(in ops.In) int                    { return input(in).M }
-func (Op) RowsPerItem(ops.In) int                 { return 1 }
 func (Op) ItemValues(in ops.In, _ int) int        { return input(in).K }
 func (Op) Schedule() oracle.Schedule              { return OracleSchedule }
-func (Op) Layouts() bool                          { return false }
-func (Op) PadFirst() bool                         { return false }
 func (Op) Balance(c spec.Case, n int) int         { return min(n, c.Shape.Hidden) }
 
 // Cost is hidden·n multiply-adds, 4 per generated value and 500 a row.
@@ -48,9 +43,9 @@ func (Op) Holds(in ops.In) bool {
 
 // Reference runs oracle.GEMM in fp32; it has no taps besides its outputs.
 func (Op) Reference(in ops.In, s oracle.Schedule, sel []int) (y, taps []float32, tapCols int, err error) {
-	sch, ok := s.(oracle.GEMMSchedule)
-	if !ok {
-		return nil, nil, 0, fmt.Errorf("oracle %s: schedule %T does not fit the op", spec.OpGEMM, s)
+	sch, err := ops.ScheduleOf[oracle.GEMMSchedule](spec.OpGEMM, s)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	x := *input(in)
 	x.Out = oracle.FP32
@@ -81,8 +76,6 @@ func (Op) Fill(in ops.In, from int, v func(int) float32) {
 
 func (Op) Overlay(dst, src ops.In) { copy(input(dst).X, input(src).X) }
 
-func (Op) ResidueDraws() uint64 { return 1 }
-
 // ModelShapes are the model's projections.
 func (Op) ModelShapes(_ spec.Shape, projections []spec.Shape) []spec.Shape {
 	var s []spec.Shape
@@ -110,16 +103,7 @@ func (Op) ShapeFields(s *spec.Shape, f ops.Fields) {
 // OwnFields is none.
 func (Op) OwnFields(*spec.Case, ops.Fields) {}
 
-func (Op) Token() bool                   { return true }
 func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).X }
 func (Op) LazyBoundary() bool            { return true }
 
 func (Op) FuzzWord() string { return "GEMM" }
-
-func (Op) SmallScale() int64 { return 1 }
-
-// Path is every row, on no other op.
-func (Op) Path(ops.In) ops.Path { return ops.Path{} }
-
-// PathNext is none.
-func (Op) PathNext() spec.Op { return "" }

@@ -6,7 +6,7 @@ import (
 )
 
 // The log-prob op's steps in the case generator (ops.Drawer); its batch
-// steps are ops.RowsBatch's.
+// steps are ops.RowsBatch's (by ops.TokenOp).
 
 // DrawDTypes sets Out to fp32 (log-probs are always fp32) and, under
 // logprob_parity, draws the Compare dtype: 40% bf16, 40% fp32, 20% fp16.

@@ -4,15 +4,13 @@
 package logprob
 
 import (
-	"fmt"
-
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
 
 // Op is the logprob op; it implements ops.CaseOp.
-type Op struct{ ops.RowsBatch }
+type Op struct{ ops.TokenOp }
 
 var _ ops.CaseOp = Op{}
 
@@ -28,11 +26,8 @@ func (Op) Rows(in ops.In) int                 { return input(in).Rows }
 func (Op) Cols(ops.In) int                    { return 1 }
 func (Op) OutDType(oracle.DType) oracle.DType { return oracle.FP32 }
 func (Op) Items(in ops.In) int                { return input(in).Rows }
-func (Op) RowsPerItem(ops.In) int             { return 1 }
 func (Op) ItemValues(in ops.In, _ int) int    { return input(in).Vocab }
 func (Op) Schedule() oracle.Schedule          { return OracleSchedule }
-func (Op) Layouts() bool                      { return false }
-func (Op) PadFirst() bool                     { return false }
 func (Op) Balance(c spec.Case, n int) int     { return min(n, c.Shape.Vocab) }
 
 // Cost is 18 a logit (an exp, a max and a sum step, a generated value)
@@ -49,9 +44,9 @@ func (Op) Holds(in ops.In) bool {
 // Reference runs oracle.LogProbTaps (its outputs are fp32); the taps are
 // each row's max and sum of exponentials.
 func (Op) Reference(in ops.In, s oracle.Schedule, sel []int) (y, taps []float32, tapCols int, err error) {
-	sch, ok := s.(oracle.LogProbSchedule)
-	if !ok {
-		return nil, nil, 0, fmt.Errorf("oracle %s: schedule %T does not fit the op", spec.OpLogProb, s)
+	sch, err := ops.ScheduleOf[oracle.LogProbSchedule](spec.OpLogProb, s)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	y, ts, err := oracle.LogProbTaps(*input(in), sch, sel)
 	if err != nil {
@@ -98,8 +93,6 @@ func (Op) Overlay(dst, src ops.In) {
 	copy(d.Targets, s.Targets)
 }
 
-func (Op) ResidueDraws() uint64 { return 1 }
-
 func (Op) ModelShapes(m spec.Shape, _ []spec.Shape) []spec.Shape {
 	return []spec.Shape{{Vocab: m.Vocab}}
 }
@@ -122,16 +115,7 @@ func (Op) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Rows); f.Vocab(&s
 // OwnFields is none.
 func (Op) OwnFields(*spec.Case, ops.Fields) {}
 
-func (Op) Token() bool                   { return true }
 func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).Logits }
 func (Op) LazyBoundary() bool            { return false }
 
 func (Op) FuzzWord() string { return "LogProb" }
-
-func (Op) SmallScale() int64 { return 1 }
-
-// Path is every row, on no other op.
-func (Op) Path(ops.In) ops.Path { return ops.Path{} }
-
-// PathNext is none.
-func (Op) PathNext() spec.Op { return "" }

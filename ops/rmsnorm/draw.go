@@ -6,7 +6,7 @@ import (
 )
 
 // The rmsnorm op's steps in the case generator (ops.Drawer); its batch
-// steps are ops.RowsBatch's.
+// steps are ops.RowsBatch's (by ops.TokenOp).
 
 func (Op) DrawDTypes(*spec.Case, ops.Gen) {}
 

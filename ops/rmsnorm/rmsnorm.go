@@ -4,15 +4,13 @@
 package rmsnorm
 
 import (
-	"fmt"
-
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
 
 // Op is the rmsnorm op; it implements ops.CaseOp.
-type Op struct{ ops.RowsBatch }
+type Op struct{ ops.TokenOp }
 
 var _ ops.CaseOp = Op{}
 
@@ -31,11 +29,8 @@ func (Op) Rows(in ops.In) int                              { return input(in).Ro
 func (Op) Cols(in ops.In) int                              { return input(in).Hidden }
 func (Op) OutDType(out oracle.DType) oracle.DType          { return out }
 func (Op) Items(in ops.In) int                             { return input(in).Rows }
-func (Op) RowsPerItem(ops.In) int                          { return 1 }
 func (Op) ItemValues(in ops.In, _ int) int                 { return input(in).Hidden }
 func (Op) Schedule() oracle.Schedule                       { return OracleSchedule }
-func (Op) Layouts() bool                                   { return false }
-func (Op) PadFirst() bool                                  { return false }
 func (Op) Balance(c spec.Case, n int) int                  { return min(n, c.Shape.Hidden) }
 func (Op) Cost(c spec.Case) int64                          { return 5*int64(c.Shape.Hidden) + 500 }
 func (Op) ParseSchedule(s string) (oracle.Schedule, error) { return oracle.ParseRMSNormSchedule(s) }
@@ -48,9 +43,9 @@ func (Op) Holds(in ops.In) bool {
 // Reference runs oracle.RMSNormTaps in fp32; the taps are each row's sum
 // of squares and rstd.
 func (Op) Reference(in ops.In, s oracle.Schedule, sel []int) (y, taps []float32, tapCols int, err error) {
-	sch, ok := s.(oracle.RMSNormSchedule)
-	if !ok {
-		return nil, nil, 0, fmt.Errorf("oracle %s: schedule %T does not fit the op", spec.OpRMSNorm, s)
+	sch, err := ops.ScheduleOf[oracle.RMSNormSchedule](spec.OpRMSNorm, s)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	x := *input(in)
 	x.Out = oracle.FP32
@@ -88,8 +83,6 @@ func (Op) Fill(in ops.In, from int, v func(int) float32) {
 
 func (Op) Overlay(dst, src ops.In) { copy(input(dst).X, input(src).X) }
 
-func (Op) ResidueDraws() uint64 { return 1 }
-
 func (Op) ModelShapes(m spec.Shape, _ []spec.Shape) []spec.Shape {
 	return []spec.Shape{{Hidden: m.Hidden}}
 }
@@ -108,16 +101,7 @@ func (Op) ShapeFields(s *spec.Shape, f ops.Fields) { f.Rows(&s.Rows); f.Hidden(&
 // OwnFields is eps.
 func (Op) OwnFields(c *spec.Case, f ops.Fields) { f.Eps(&c.Eps) }
 
-func (Op) Token() bool                   { return true }
 func (Op) ItemRows(in ops.In) *[]float32 { return &input(in).X }
 func (Op) LazyBoundary() bool            { return true }
 
 func (Op) FuzzWord() string { return "RMSNorm" }
-
-func (Op) SmallScale() int64 { return 1 }
-
-// Path is every row, on no other op.
-func (Op) Path(ops.In) ops.Path { return ops.Path{} }
-
-// PathNext is none.
-func (Op) PathNext() spec.Op { return "" }
