@@ -42,13 +42,6 @@ func nudgeBoundary(c spec.Case, b *target.Batch, src *target.Source) error {
 	return k.Nudge(c, in, b.In, b.Out, nudgeRows{src})
 }
 
-// GEMMColumnOf is the output column of item item of gemm case c that the
-// boundary and sensitive draws tune and a row's power is measured on:
-// splitmix(seed ^ item) mod n, the column ops/gemm's nudge tunes (Mix).
-func GEMMColumnOf(c spec.Case, item uint64) int {
-	return int(splitmix(c.Seed^item) % uint64(max(c.Shape.N, 1)))
-}
-
 // nudgeRows are the rows a nudge writes (ops.Nudger): eachItem's of src.
 type nudgeRows struct{ src *target.Source }
 

@@ -63,7 +63,7 @@ func Family(c spec.Case) (*power.Family, error) {
 //	              i + a<<40 (tensor and σ of the item tensor)
 //
 // each nudged as boundary nudges it, rmsnorm by boundary.RMSNormRows,
-// gemm by boundary.GEMMRow on the row's column (GEMMColumnOf: the one
+// gemm by boundary.GEMMRow on the row's column (gemm.Column: the one
 // output whose alternatives the row is measured on; none at an fp32
 // output), logprob by boundary.LogProbRow in the compare dtype (a fp32
 // compare: boundary.LogProbPeak), the target aimed at when i + seed is odd being
@@ -459,7 +459,7 @@ func keepShown(key string, keys []int, shown []power.Set) {
 // RowPower returns, for each row of batch b of case c (rmsnorm, gemm,
 // logprob or attn_decode, its values on the host; row i is item i), the
 // alternatives of f the row shows in c's compare dtype
-// (power.Family.RMSNorm; GEMM on the row's column GEMMColumnOf, a lower
+// (power.Family.RMSNorm; GEMM on the row's column gemm.Column, a lower
 // bound of the row's; LogProb; of a decode request, the union of its
 // heads' power.Family.Decode), rows checked in parallel.
 func RowPower(c spec.Case, b *target.Batch, f *power.Family) ([]power.Set, error) {

@@ -10,7 +10,7 @@ import (
 
 var _ ops.Sensitive = Op{}
 
-// SensitiveRows measures slot j on W's column mix(seed^keys[j]) % N
+// SensitiveRows measures slot j on W's column Column(c, keys[j], mix)
 // (the column Nudge tunes): boundary.GEMMRow, the column's
 // boundary.GEMMKnob (the last element when it has none) and
 // power.GEMMCheck (Family.GEMM for a batch's row).
@@ -18,7 +18,7 @@ func (Op) SensitiveRows(c spec.Case, in ops.In, keys []int, dt, _, cmp oracle.DT
 	g := input(in)
 	r := &rows{in: g, dt: dt, cmp: cmp, f: f, col: make([]int, len(keys)), cols: make([][]float32, len(keys))}
 	for j, i := range keys {
-		r.col[j] = int(mix(c.Seed^uint64(i)) % uint64(max(c.Shape.N, 1)))
+		r.col[j] = Column(c, uint64(i), mix)
 		r.cols[j] = boundary.GEMMColumn(g.W, g.N, r.col[j])
 	}
 	return r
