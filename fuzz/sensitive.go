@@ -207,10 +207,10 @@ type sensitiveGen struct {
 	// querySets[j] is, of an attn_prefill case, what each row of slot j's
 	// sequence shows (row position·Heads + head; prefillSequence)
 	querySets [][]power.Set
-	cmp     oracle.DType
-	k       ops.CaseOp
-	rt      target.ItemTensor // a token op's item tensor
-	rows    ops.SensitiveRows // a token op's rows (ops.Sensitive)
+	cmp       oracle.DType
+	k         ops.CaseOp
+	rt        target.ItemTensor // a token op's item tensor
+	rows      ops.SensitiveRows // a token op's rows (ops.Sensitive)
 }
 
 // newSensitiveGen starts the rows of case c with row keys keys (nil: all
