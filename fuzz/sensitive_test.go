@@ -114,9 +114,14 @@ func sameBatch(a, b *target.Batch) bool { return slices.Equal(rowValues(a), rowV
 // an attn_decode batch's q, K and V of each request in turn.
 func rowValues(b *target.Batch) []float32 {
 	switch {
-	case b.Prefill != nil:
+	case b.Prefill != nil: // each sequence's q, K and V in turn
 		p := b.Prefill
-		return append(append(slices.Clone(p.Q), p.K...), p.V...)
+		q, kv := p.SeqLen*p.Heads*p.HeadDim, p.SeqLen*p.KVHeads*p.HeadDim
+		var v []float32
+		for s := range p.Seqs {
+			v = append(append(append(v, p.Q[s*q:(s+1)*q]...), p.K[s*kv:(s+1)*kv]...), p.V[s*kv:(s+1)*kv]...)
+		}
+		return v
 	case b.Decode != nil:
 		d := b.Decode
 		w := d.Heads * d.HeadDim
