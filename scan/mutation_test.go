@@ -395,7 +395,7 @@ func testPrefillMutation(t *testing.T) {
 	small := s
 	small.To, small.MaxDraws, small.Shape.SeqLen = 3, 2, 24 // 8 positions of 24 can show a drift: fast scans
 	all := []int{0, 1, 2}
-	_, covs := queryCoverage(t, small, all, small.MaxDraws)
+	f, covs := queryCoverage(t, small, all, small.MaxDraws) // the family at the small scan's seq_len
 	cov := covs[len(covs)-1]
 	type drift struct{ pos, row, alt int }
 	var caught, missed []drift
