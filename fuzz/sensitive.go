@@ -147,6 +147,53 @@ func RowShows(c spec.Case, keys []int) ([]power.Set, error) {
 	return sets, err
 }
 
+// QueryShows returns, for each row key of keys of an attn_prefill case c,
+// the alternatives of Family(c) that each row of that sequence shows (row
+// position·Heads + head): of a sensitive case, its rows made for those
+// keys alone, as sensitiveInputs makes them; of any other case, its
+// batch's rows. RowShows's set of a key is the union of its rows'.
+func QueryShows(c spec.Case, keys []int) ([][]power.Set, error) {
+	if c.Op != spec.OpAttnPrefill {
+		return nil, fmt.Errorf("query shows: op %s, want %s", c.Op, spec.OpAttnPrefill)
+	}
+	for _, i := range keys {
+		if i < 0 || i >= c.BatchRows() {
+			return nil, fmt.Errorf("query shows: row key %d of %d sequences", i, c.BatchRows())
+		}
+	}
+	if c.Dist != spec.DistSensitive {
+		f, err := Family(c)
+		if err != nil {
+			return nil, err
+		}
+		b, err := Inputs(c)
+		if err != nil {
+			return nil, err
+		}
+		cmp, err := oracle.ParseDType(string(c.CompareDType()))
+		if err != nil {
+			return nil, fmt.Errorf("query shows: compare dtype: %w", err)
+		}
+		_, rows, err := prefillRowPower(b.Prefill, f, cmp)
+		if err != nil {
+			return nil, fmt.Errorf("query shows: %w", err)
+		}
+		out := make([][]power.Set, len(keys))
+		for j, i := range keys {
+			out[j] = rows[i]
+		}
+		return out, nil
+	}
+	g, err := newSensitiveGen(c, keys)
+	if err != nil {
+		return nil, fmt.Errorf("sensitive inputs: %w", err)
+	}
+	if _, _, err := g.fill(); err != nil {
+		return nil, err
+	}
+	return g.querySets, nil
+}
+
 // sensitiveGen makes the rows of one sensitive case.
 type sensitiveGen struct {
 	c    spec.Case // the case, dist normal
@@ -157,10 +204,13 @@ type sensitiveGen struct {
 	full bool          // keys are every row of the case's batch (the draw may be kept)
 	// choices[j] is the candidate slot j took (fill)
 	choices []choice
-	cmp     oracle.DType
-	k       ops.CaseOp
-	rt      target.ItemTensor // a token op's item tensor
-	rows    ops.SensitiveRows // a token op's rows (ops.Sensitive)
+	// querySets[j] is, of an attn_prefill case, what each row of slot j's
+	// sequence shows (row position·Heads + head; prefillSequence)
+	querySets [][]power.Set
+	cmp       oracle.DType
+	k         ops.CaseOp
+	rt        target.ItemTensor // a token op's item tensor
+	rows      ops.SensitiveRows // a token op's rows (ops.Sensitive)
 }
 
 // newSensitiveGen starts the rows of case c with row keys keys (nil: all
@@ -222,7 +272,7 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 func (g *sensitiveGen) fill() (sets, shown []power.Set, err error) {
 	keys := g.keys
 	var prior []power.Set
-	if g.draw >= 2 {
+	if g.draw >= 2 && g.b.Prefill == nil { // a prefill's rows take no prior (prefillSequence)
 		var err error
 		if prior, err = chainShown(g.c, g.draw, keys); err != nil {
 			return nil, nil, err
@@ -257,11 +307,16 @@ func (g *sensitiveGen) search(prior []power.Set) ([]power.Set, error) {
 	keys := g.keys
 	sets := make([]power.Set, len(keys))
 	g.choices = make([]choice, len(keys))
+	g.querySets = make([][]power.Set, len(keys))
 	errs := make([]error, len(keys))
 	eachRow(len(keys), func(j int) {
 		var p power.Set
 		if prior != nil {
 			p = prior[j]
+		}
+		if g.b.Prefill != nil { // attn_prefill's sequences (sensitive_prefill.go)
+			sets[j], g.querySets[j], errs[j] = g.prefillSequence(j)
+			return
 		}
 		if g.rows == nil { // attn_decode's requests (sensitive_attn.go)
 			sets[j], g.choices[j], errs[j] = g.decodeRequest(j, p)
@@ -472,6 +527,13 @@ func RowPower(c spec.Case, b *target.Batch, f *power.Family) ([]power.Set, error
 		return nil, fmt.Errorf("row power: compare dtype: %w", err)
 	}
 	s, ok := k.(ops.Sensitive)
+	if p, isPrefill := in.(*oracle.PrefillInput); isPrefill && p.Q != nil { // attn_prefill's sequences (sensitive_prefill.go)
+		sets, _, err := prefillRowPower(p, f, cmp)
+		if err != nil {
+			return nil, fmt.Errorf("row power: %w", err)
+		}
+		return sets, nil
+	}
 	if !ok || !k.Token() {
 		d, ok := in.(*oracle.DecodeInput) // attn_decode's requests (sensitive_attn.go)
 		if !ok || d.Q == nil {

@@ -23,6 +23,8 @@ func powerCase(op spec.Op, cols, rows int, out spec.DType, dist spec.Dist, seed 
 		c.Shape.Hidden, c.Shape.N = cols, 48
 	case spec.OpAttnDecode: // cols: the KV length
 		c.Shape.KV, c.Shape.Heads, c.Shape.KVHeads, c.Shape.HeadDim = cols, 4, 2, 16
+	case spec.OpAttnPrefill: // rows sequences of cols/8 tokens (every position a row of each head)
+		c.Shape.SeqLen, c.Shape.Heads, c.Shape.KVHeads, c.Shape.HeadDim = cols/8, 2, 1, 16
 	default:
 		c.Shape.Vocab = cols
 		c.Out = spec.FP32
@@ -112,6 +114,14 @@ func sameBatch(a, b *target.Batch) bool { return slices.Equal(rowValues(a), rowV
 // an attn_decode batch's q, K and V of each request in turn.
 func rowValues(b *target.Batch) []float32 {
 	switch {
+	case b.Prefill != nil: // each sequence's q, K and V in turn
+		p := b.Prefill
+		q, kv := p.SeqLen*p.Heads*p.HeadDim, p.SeqLen*p.KVHeads*p.HeadDim
+		var v []float32
+		for s := range p.Seqs {
+			v = append(append(append(v, p.Q[s*q:(s+1)*q]...), p.K[s*kv:(s+1)*kv]...), p.V[s*kv:(s+1)*kv]...)
+		}
+		return v
 	case b.Decode != nil:
 		d := b.Decode
 		w := d.Heads * d.HeadDim

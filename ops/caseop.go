@@ -156,10 +156,11 @@ type CaseOp interface {
 	// (spec.ScanDims) a scan of the op may sweep: attn_decode's kv,
 	// neighbour and page, attn_prefill's neighbour, chunk and prefix.
 	ScanDims() []string
-	// SensitiveWork is heads x kv x head_dim of a case of shape s of an
-	// op whose sensitive draw costs that many single-row evaluations a
-	// request (attn_decode), against which scan bounds its default draw
-	// (scan.MaxDefaultDecodeWork); 0 for an op whose draw is cheap.
+	// SensitiveWork is the work of an item's sensitive draw of a case of
+	// shape s, in single-row evaluations of KV length x head dim (attn_decode:
+	// heads x kv x head_dim a request; attn_prefill: summed over a
+	// sequence's rows), against which scan bounds its default draw
+	// (scan.MaxDefaultAttnWork); 0 for an op whose draw is cheap.
 	SensitiveWork(s spec.Shape) int
 
 	// Space is the schedules explain searches for a target of the op

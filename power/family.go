@@ -25,19 +25,19 @@ import (
 // declared schedule they are compared with.
 type Family struct {
 	Op       spec.Op
-	Cols     int // the row length the alternatives were told apart at (gemm: K; attn_decode: the KV length)
+	Cols     int // the row length the alternatives were told apart at (gemm: K; attn_decode: the KV length; attn_prefill: the sequence length)
 	Declared oracle.Schedule
 	// Alts are the alternatives: explain.Space's schedules of Op (for
 	// rmsnorm and logprob: threads 1..1024 x vec 1,2,4,8 x warp x cross,
 	// and rmsnorm's two output orders; for gemm GEMMSchedules; for
-	// attn_decode DecodeSchedules), one of
+	// attn_decode and attn_prefill DecodeSchedules), one of
 	// each group that runs the same operations on a row of Cols values,
 	// without the declared schedule's group.
 	Alts []oracle.Schedule
 }
 
 // Ops lists the ops Family measures.
-var Ops = []spec.Op{spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb, spec.OpAttnDecode}
+var Ops = []spec.Op{spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb, spec.OpAttnDecode, spec.OpAttnPrefill}
 
 // NewFamily returns the family of op at row length cols (hidden, gemm's
 // K, vocab) for inputs of dtype in (it picks gemm's tensor core) around
@@ -49,7 +49,10 @@ var Ops = []spec.Op{spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb, spec.OpAttnDeco
 //
 // attn_decode's cols is the KV length: DecodeSchedules without those
 // whose split bounds and tile (capped at the longest split) at that
-// length are another's.
+// length are another's. attn_prefill's cols is the sequence length: the
+// same schedules told apart at the longest KV range a query reads (a
+// query at position p reads p+1 tokens; PrefillCheck drops, per row,
+// those that run the declared schedule's operations there).
 func NewFamily(op spec.Op, cols int, in oracle.DType, declared oracle.Schedule) (*Family, error) {
 	if cols < 1 {
 		return nil, fmt.Errorf("power: %s family at row length %d, want >= 1", op, cols)
@@ -95,13 +98,13 @@ func NewFamily(op spec.Op, cols int, in oracle.DType, declared oracle.Schedule) 
 		for _, s := range GEMMSchedules(in) {
 			add(s, gemmKey(s, cols))
 		}
-	case spec.OpAttnDecode:
+	case spec.OpAttnDecode, spec.OpAttnPrefill:
 		d, ok := declared.(oracle.AttentionSchedule)
 		if !ok {
-			return nil, fmt.Errorf("power: attn_decode family around a %T schedule", declared)
+			return nil, fmt.Errorf("power: %s family around a %T schedule", op, declared)
 		}
 		if err := d.Validate(); err != nil {
-			return nil, fmt.Errorf("power: attn_decode family: declared %w", err)
+			return nil, fmt.Errorf("power: %s family: declared %w", op, err)
 		}
 		seen[decodeKey(d, cols)] = true
 		for _, s := range DecodeSchedules() {

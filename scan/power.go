@@ -23,21 +23,26 @@ func hasFamily(s spec.ScanSpec) bool {
 	return false
 }
 
-// MaxDefaultDecodeWork bounds the attn_decode scans that take the
-// sensitive draw and the power loop by default: heads x kv x head_dim at
-// most this. The decode draw costs about 4 x heads x (family + 1) single-row
-// decodes a request on the host (docs/detection.md), minutes a request at
-// llama3-8b's 32 heads x 128 x a few thousand tokens; there a scan measures
-// power only when asked (--power, --dists sensitive).
-const MaxDefaultDecodeWork = 1 << 17
+// MaxDefaultAttnWork bounds the attention scans that take the sensitive
+// draw and the power loop by default: the op's draw work
+// (ops.CaseOp.SensitiveWork) at most this, attn_decode's heads x kv x
+// head_dim of a request, attn_prefill's heads x head_dim x
+// seq_len·(seq_len+1)/2 of a sequence (its rows' KV lengths summed). The
+// decode draw costs about 4 x heads x (family + 1) single-row decodes a
+// request on the host, the prefill draw about 30 + 9 x family passes over
+// its KV range a row (docs/detection.md): at this cap about half a second
+// a request or sequence on 2 shared cores, minutes at llama3-8b's 32 heads
+// x 128 x a few thousand tokens; there a scan measures power only when
+// asked (--power, --dists sensitive). At the test profile's 6 heads of 16
+// a prefill takes it by default up to seq_len 51.
+const MaxDefaultAttnWork = 1 << 17
 
 // cheapSensitive reports whether scan s's sensitive draw is cheap enough
 // to be its default: always, except where the op's draw work
-// (ops.CaseOp.SensitiveWork: attn_decode's heads x kv x head_dim) is
-// above MaxDefaultDecodeWork.
+// (ops.CaseOp.SensitiveWork) is above MaxDefaultAttnWork.
 func cheapSensitive(s spec.ScanSpec) bool {
 	k, ok := all.Case(s.Op)
-	return !ok || k.SensitiveWork(s.Shape) <= MaxDefaultDecodeWork
+	return !ok || k.SensitiveWork(s.Shape) <= MaxDefaultAttnWork
 }
 
 // addPower adds draw k's rows to the scan's power (package power): the
@@ -68,7 +73,8 @@ func (sc *scanner) addPower(k int) error {
 }
 
 // rowsOnHost reports whether batch b holds its rows on the host (rmsnorm,
-// gemm, logprob or attn_decode; a lazy or device batch does not).
+// gemm, logprob, attn_decode or attn_prefill; a lazy or device batch does
+// not).
 func rowsOnHost(b *target.Batch) bool {
 	switch {
 	case b == nil:
@@ -81,6 +87,8 @@ func rowsOnHost(b *target.Batch) bool {
 		return b.LogProb.Logits != nil
 	case b.Decode != nil:
 		return b.Decode.Q != nil
+	case b.Prefill != nil:
+		return b.Prefill.Q != nil
 	}
 	return false
 }

@@ -93,7 +93,7 @@ const (
 	DistNearOverflow Dist = "near_overflow" // magnitudes near the dtype's max
 	DistTies         Dist = "ties"          // values that make exact rounding ties likely
 	DistBoundary     Dist = "boundary"      // nudged so outputs sit near rounding boundaries
-	DistSensitive    Dist = "sensitive"     // boundary rows re-drawn until they show most reduction orders (rmsnorm, gemm, logprob, attn_decode)
+	DistSensitive    Dist = "sensitive"     // boundary rows re-drawn until they show most reduction orders (rmsnorm, gemm, logprob, attn_decode; attn_prefill: each query row tuned)
 )
 
 // Dists lists every distribution in a stable order.

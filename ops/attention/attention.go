@@ -6,6 +6,8 @@
 package attention
 
 import (
+	"fmt"
+
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -77,7 +79,8 @@ func (Prefill) Cost(c spec.Case) int64 {
 	return int64(s.Heads) * int64(s.SeqLen) * (int64(s.SeqLen+1)/2*int64(2*s.HeadDim+12) + 4*int64(s.HeadDim) + 500)
 }
 
-// Reference runs oracle.Prefill in fp32; it has no taps besides its outputs.
+// Reference runs the prefill in fp32 (SplitPrefill: oracle.Prefill at one
+// split); it has no taps besides its outputs.
 func (p Prefill) Reference(in ops.In, s oracle.Schedule, sel []int) (y, taps []float32, tapCols int, err error) {
 	sch, err := ops.ScheduleOf[oracle.AttentionSchedule](p.Name(), s)
 	if err != nil {
@@ -85,8 +88,47 @@ func (p Prefill) Reference(in ops.In, s oracle.Schedule, sel []int) (y, taps []f
 	}
 	x := *prefill(in)
 	x.Out = oracle.FP32
-	y, err = oracle.Prefill(x, sch, sel)
+	y, err = SplitPrefill(x, sch, sel)
 	return y, nil, 0, err
+}
+
+// SplitPrefill is prefill in under schedule s for the selected rows (all
+// when rows is nil), into out[i*HeadDim : (i+1)*HeadDim] for the i-th
+// selected row, rounded to in.Out. With one split it is oracle.Prefill.
+// With s.Splits > 1 it is a split-KV prefill: the row of query position p
+// (sequence s, head h) is oracle.Decode of q[s][p][h] over the sequence's
+// KV tokens 0..p, cut by oracle.SplitBounds(p+1, Tile, Splits) and
+// combined by log-sum-exp (power.PrefillCheck's family is these rows).
+func SplitPrefill(in oracle.PrefillInput, s oracle.AttentionSchedule, rows []int) ([]float32, error) {
+	if s.Splits <= 1 {
+		return oracle.Prefill(in, s, rows)
+	}
+	if _, err := oracle.Prefill(in, oracle.AttentionSchedule{Tile: s.Tile, Splits: 1}, []int{}); err != nil {
+		return nil, err // the shape and schedule checks
+	}
+	sel, err := oracle.SelectRows(rows, in.Rows())
+	if err != nil {
+		return nil, fmt.Errorf("prefill: %w", err)
+	}
+	D, H, KH := in.HeadDim, in.Heads, in.KVHeads
+	out := make([]float32, 0, len(sel)*D)
+	for _, r := range sel {
+		h, p, seq := r%H, (r/H)%in.SeqLen, r/H/in.SeqLen
+		kvh := h / (H / KH)
+		k, v := make([]float32, (p+1)*D), make([]float32, (p+1)*D)
+		for j := range p + 1 {
+			off := ((seq*in.SeqLen+j)*KH + kvh) * D
+			copy(k[j*D:(j+1)*D], in.K[off:off+D])
+			copy(v[j*D:(j+1)*D], in.V[off:off+D])
+		}
+		d := oracle.DecodeInput{Q: in.Q[r*D : (r+1)*D], K: [][]float32{k}, V: [][]float32{v}, Heads: 1, KVHeads: 1, HeadDim: D, Out: in.Out}
+		y, err := oracle.Decode(d, s, nil)
+		if err != nil {
+			return nil, fmt.Errorf("prefill row %d: %w", r, err)
+		}
+		out = append(out, y...)
+	}
+	return out, nil
 }
 
 func (Prefill) Gather(in ops.In, ids []int) ops.In {

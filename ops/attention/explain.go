@@ -9,8 +9,9 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// FamilyCols is none: a prefill has no family of reduction orders.
-func (Prefill) FamilyCols(spec.Shape) (int, bool) { return 0, false }
+// FamilyCols is the sequence length: the longest KV range a query reads
+// (power.PrefillCheck tells each row apart at its own, position + 1).
+func (Prefill) FamilyCols(s spec.Shape) (int, bool) { return s.SeqLen, true }
 
 // FamilyCols is the longest KV cache: the length the family is told
 // apart at (a request of a shorter cache shows no alternative that runs

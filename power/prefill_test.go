@@ -1,0 +1,113 @@
+package power
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// prefillWant is row r of in under schedule s as the oracle gives it: one
+// split, oracle.Prefill's row; more, oracle.Decode of the row's query over
+// its sequence's KV tokens 0..p (the split-KV prefill).
+func prefillWant(t *testing.T, in oracle.PrefillInput, s oracle.AttentionSchedule, r int) []float32 {
+	t.Helper()
+	if s.Splits == 1 {
+		y, err := oracle.Prefill(in, s, []int{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return y
+	}
+	D, H, KH := in.HeadDim, in.Heads, in.KVHeads
+	h, p, seq := r%H, (r/H)%in.SeqLen, r/H/in.SeqLen
+	var k, v []float32
+	for j := range p + 1 {
+		off := ((seq*in.SeqLen+j)*KH + h/(H/KH)) * D
+		k, v = append(k, in.K[off:off+D]...), append(v, in.V[off:off+D]...)
+	}
+	y, err := oracle.Decode(oracle.DecodeInput{Q: in.Q[r*D : (r+1)*D], K: [][]float32{k}, V: [][]float32{v},
+		Heads: 1, KVHeads: 1, HeadDim: D, Out: in.Out}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return y
+}
+
+// TestPrefillFamilyAgainstOracle: an attn_prefill row shows alternative a
+// exactly when the oracle gives the row other bits under a than under the
+// declared schedule (prefillWant), at the query drawn and after the query
+// moved through PrefillCheck.Query, for rows before position 16 (they show
+// none: a tile of 16 or more covers them), at the sequence's last position
+// and between, of the second sequence, in bf16, fp16 and fp32.
+func TestPrefillFamilyAgainstOracle(t *testing.T) {
+	const S, L, H, KH, D = 2, 70, 4, 2, 8
+	decl := oracle.AttentionSchedule{Tile: 64, Splits: 1}
+	f, err := NewFamily(spec.OpAttnPrefill, L, oracle.BF16, decl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(5))
+	vals := func(n int) []float32 {
+		v := make([]float32, n)
+		for j := range v {
+			v[j] = oracle.Round(oracle.BF16, float32(rng.NormFloat64()))
+		}
+		return v
+	}
+	for _, out := range []oracle.DType{oracle.BF16, oracle.FP16, oracle.FP32} {
+		in := oracle.PrefillInput{Q: vals(S * L * H * D), K: vals(S * L * KH * D), V: vals(S * L * KH * D),
+			Seqs: S, SeqLen: L, Heads: H, KVHeads: KH, HeadDim: D, Out: out}
+		for _, pos := range []int{5, 15, 16, 33, L - 1} {
+			r := ((1*L)+pos)*H + 3 // sequence 1, head 3 (KV head 1)
+			c, err := f.NewPrefillCheck(in, r, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pos < 16 != (c.Distinct().Len() == 0) {
+				t.Fatalf("%s position %d: %d alternatives can show", out, pos, c.Distinct().Len())
+			}
+			q := in.Q[r*D : (r+1)*D]
+			check := func(when string) Set {
+				t.Helper()
+				copy(q, c.Query()) // the oracle reads the batch: the check's query, there
+				got, err := c.Shows()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref := prefillWant(t, in, decl, r)
+				row, err := c.Row()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for d := range row {
+					if oracle.Round(out, row[d]) != ref[d] {
+						t.Fatalf("%s position %d %s: Row column %d is %g, the oracle %g", out, pos, when, d, row[d], ref[d])
+					}
+				}
+				for a, alt := range f.Alts {
+					if diff := !sameBits(prefillWant(t, in, alt.(oracle.AttentionSchedule), r), ref); diff != got.Has(a) {
+						t.Fatalf("%s position %d %s, %s: shows %v, the oracle differs %v", out, pos, when, alt, got.Has(a), diff)
+					}
+				}
+				return got
+			}
+			got := check("as drawn")
+			// move the query's last value (by 2^6 fp32 ulps) until the row
+			// shows something
+			for i := 0; i < 1<<13 && got.Len() == 0 && c.Distinct().Len() > 0; i++ {
+				c.Query()[D-1] = math.Float32frombits(math.Float32bits(c.Query()[D-1]) + 1<<6)
+				if got, err = c.Shows(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if pos > 16 && got.Len() == 0 {
+				t.Fatalf("%s position %d: no query near the drawn one shows an alternative: the test checks nothing", out, pos)
+			}
+			got = check("moved")
+			t.Logf("%s position %d: shows %d of %d (%d can)", out, pos, got.Len(), len(f.Alts), c.Distinct().Len())
+		}
+	}
+}
