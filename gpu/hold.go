@@ -9,8 +9,8 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -34,7 +34,7 @@ type Held struct {
 // buffer. Other ops are not held: their error wraps
 // target.ErrUnsupported.
 func (t *Target) Hold(b *target.Batch) (*Held, error) {
-	if b.Op != spec.OpRMSNorm || t.info.Op != spec.OpRMSNorm {
+	if op := (rmsnorm.Op{}).Name(); b.Op != op || t.info.Op != op {
 		return nil, fmt.Errorf("gpu: hold a %s batch for %s: %w", b.Op, t.info.Name, target.ErrUnsupported)
 	}
 	in := *b.RMSNorm
@@ -113,7 +113,7 @@ func (h *Held) Release() {
 func (h *Held) schedule(n int) (oracle.RMSNormSchedule, error) {
 	in := h.in
 	in.Rows = n
-	s, err := scheduleOf[oracle.RMSNormSchedule](h.t.policy(&target.Batch{Op: spec.OpRMSNorm, In: h.dt, Out: in.Out, RMSNorm: &in}))
+	s, err := scheduleOf[oracle.RMSNormSchedule](h.t.policy(&target.Batch{Op: rmsnorm.Op{}.Name(), In: h.dt, Out: in.Out, RMSNorm: &in}))
 	if err != nil {
 		return s, err
 	}

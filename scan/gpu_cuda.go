@@ -8,6 +8,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -38,7 +39,7 @@ func init() {
 // explicit data, the sensitive draws) is left to the host: nil, nil, nil
 // or the batch made there.
 func holdUserKernelCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
-	if c.Op != spec.OpRMSNorm || !gpu.IsUserKernel(t) {
+	if c.Op != (rmsnorm.Op{}).Name() || !gpu.IsUserKernel(t) {
 		return nil, nil, nil
 	}
 	b, err := fuzz.LazyInputs(c)
@@ -58,7 +59,7 @@ func holdUserKernelCase(t target.Target, c spec.Case) (held, *target.Batch, erro
 // target does not generate comes back made on the host, not held.
 func holdRMSNormCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
 	g, ok := t.(*gpu.Target)
-	if !ok || c.Op != spec.OpRMSNorm {
+	if !ok || c.Op != (rmsnorm.Op{}).Name() {
 		return nil, nil, nil
 	}
 	b, err := fuzz.LazyInputs(c, t)
