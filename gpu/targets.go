@@ -24,6 +24,10 @@ import (
 type Target struct {
 	info   target.Info
 	policy func(b *target.Batch) oracle.Schedule
+	// rows, set in place of policy for a row drift model (drift_rows.go),
+	// gives the policy of a run: a schedule a row.
+	rows   func() rowPolicy
+	random bool // two runs of a batch may differ (Deterministic)
 	dev    *Device
 }
 
@@ -44,7 +48,12 @@ func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
 	}
-	o, err := d.Run(b, t.policy(b), rows)
+	var o *target.Output
+	if t.rows != nil {
+		o, err = t.runByRow(d, b, rows)
+	} else {
+		o, err = d.Run(b, t.policy(b), rows)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
 	}
