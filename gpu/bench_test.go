@@ -215,7 +215,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 		b.Fatal(err)
 	}
 	in := batch.RMSNorm
-	s := ExactSchedules[spec.OpRMSNorm].(oracle.RMSNormSchedule)
+	s := target.OracleRMSNormSchedule
 	const small = 928
 	pairs := identityN(small)
 	var x, w, dpairs *buffer
@@ -453,7 +453,7 @@ func BenchmarkKernels(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := ExactSchedules[spec.OpRMSNorm].(oracle.RMSNormSchedule)
+	s := target.OracleRMSNormSchedule
 	tn := values.Tensor{Seed: 1, ID: values.TensorX, Dist: spec.DistNormal, DType: oracle.BF16, Scale: 1}
 	code, err := values.DistCode(tn.Dist)
 	if err != nil {

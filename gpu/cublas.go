@@ -33,8 +33,8 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/bitparity/bitparity/ops/gemm"
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -117,7 +117,7 @@ func (t *cublasTarget) Run(ctx context.Context, b *target.Batch, rows []int) (*t
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if b.Op != spec.OpGEMM || b.GEMM == nil {
+	if b.Op != (gemm.Op{}).Name() || b.GEMM == nil {
 		return nil, fmt.Errorf("target %s runs gemm, not %s", t.info.Name, b.Op)
 	}
 	g := b.GEMM
@@ -233,7 +233,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return &cublasTarget{ex: c.ex, d: d, info: target.Info{Name: c.name, Op: spec.OpGEMM,
+			return &cublasTarget{ex: c.ex, d: d, info: target.Info{Name: c.name, Op: gemm.Op{}.Name(),
 				Device: deviceName(d), Invariant: true, ULPBound: CublasULPBound,
 				Models: fmt.Sprintf("%s; cuBLAS version %d", c.models, bh.version)}}, nil
 		})

@@ -9,8 +9,8 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -34,7 +34,7 @@ type Held struct {
 // buffer. Other ops are not held: their error wraps
 // target.ErrUnsupported.
 func (t *Target) Hold(b *target.Batch) (*Held, error) {
-	if b.Op != spec.OpRMSNorm || t.info.Op != spec.OpRMSNorm {
+	if op := (rmsnorm.Op{}).Name(); b.Op != op || t.info.Op != op {
 		return nil, fmt.Errorf("gpu: hold a %s batch for %s: %w", b.Op, t.info.Name, target.ErrUnsupported)
 	}
 	in := *b.RMSNorm
@@ -108,16 +108,23 @@ func (h *Held) Release() {
 	h.x, h.w, h.ids = nil, nil, nil
 }
 
-// schedule is the target's schedule for a batch of n rows of the held
-// shape.
-func (h *Held) schedule(n int) (oracle.RMSNormSchedule, error) {
+// plan is the target's schedules for a batch of n rows of the held shape:
+// one run of all n rows with the schedule its policy gives the batch, or
+// for a row drift model the runs of one schedule its run's policy gives
+// the rows (rowRuns).
+func (h *Held) plan(n int) ([]rowRun, error) {
 	in := h.in
 	in.Rows = n
-	s, err := scheduleOf[oracle.RMSNormSchedule](h.t.policy(&target.Batch{Op: spec.OpRMSNorm, In: h.dt, Out: in.Out, RMSNorm: &in}))
-	if err != nil {
-		return s, err
+	b := &target.Batch{Op: rmsnorm.Op{}.Name(), In: h.dt, Out: in.Out, RMSNorm: &in}
+	if h.t.rows != nil {
+		p := h.t.rows()
+		return rowRuns(n, func(j int) oracle.Schedule { return p(b, j) })
 	}
-	return s, s.Validate()
+	s, err := scheduleOf[oracle.RMSNormSchedule](h.t.policy(b))
+	if err != nil {
+		return nil, err
+	}
+	return []rowRun{{from: 0, to: n, s: s}}, s.Validate()
 }
 
 // Run computes the batch whose row i is held row ids[i]: a prefix (ids
@@ -138,7 +145,7 @@ func (h *Held) Run(ctx context.Context, ids []int) (*target.Output, error) {
 		}
 		prefix = prefix && id == i
 	}
-	s, err := h.schedule(n)
+	plan, err := h.plan(n)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %s: %w", h.t.info.Name, err)
 	}
@@ -154,7 +161,18 @@ func (h *Held) Run(ctx context.Context, ids []int) (*target.Output, error) {
 			}
 			defer d.pool.put(rs)
 		}
-		return d.rmsnormOn(h.x, h.w, rs, n, h.in.Hidden, h.dt, h.in.Out, h.in.Eps, s, o, out)
+		if len(plan) == 1 {
+			return d.rmsnormOn(h.x, h.w, rs, n, h.in.Hidden, h.dt, h.in.Out, h.in.Eps, plan[0].s, o, out)
+		}
+		var err error
+		if out.buf, err = d.pool.get(n * h.in.Hidden * dsize(h.in.Out)); err != nil {
+			return err
+		}
+		taps, err := d.tapsOut(o, n)
+		if err != nil {
+			return err
+		}
+		return h.launchPlan(d.stream, plan, out.buf, taps.buf, rs)
 	})
 	o.Device = out
 	if err != nil {
@@ -179,10 +197,11 @@ func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
 	if n < 0 || n > h.in.Rows {
 		return nil, fmt.Errorf("gpu: %d rows alone of %d held", n, h.in.Rows)
 	}
-	s, err := h.schedule(1)
+	plan, err := h.plan(1)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %s: %w", h.t.info.Name, err)
 	}
+	s := plan[0].s
 	d := h.t.dev
 	hidden, size := h.in.Hidden, dsize(h.in.Out)
 	o := &target.Output{Rows: seq(n), Cols: hidden, DType: h.in.Out}
@@ -215,6 +234,27 @@ func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
 // is written at out and its two fp32 taps at taps.
 func (h *Held) launch(n int, s oracle.RMSNormSchedule, out, taps, rs *buffer) error {
 	return h.launchOn(h.t.dev.stream, n, s, out, taps, rs)
+}
+
+// launchPlan queues on stream st one launch a run of plan (under do),
+// without waiting: the run's rows of the batch are held rows rs[from..to)
+// (int64s on the device; rs nil: held rows in order), written at the
+// same rows of out and taps. A plan of one run is one launch, as launch's.
+func (h *Held) launchPlan(st cu.Stream, plan []rowRun, out, taps, rs *buffer) error {
+	if len(plan) == 1 {
+		return h.launchOn(st, plan[0].to, plan[0].s, out, taps, rs)
+	}
+	if rs == nil {
+		rs = h.ids
+	}
+	size := h.in.Hidden * dsize(h.in.Out)
+	at := func(b *buffer, off int) *buffer { return &buffer{ptr: b.ptr + cu.DevicePtr(off)} }
+	for _, r := range plan {
+		if err := h.launchOn(st, r.to-r.from, r.s, at(out, r.from*size), at(taps, 8*r.from), at(rs, 8*r.from)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // launchOn is launch on stream s of the lane.

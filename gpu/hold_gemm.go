@@ -8,6 +8,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/bitparity/bitparity/ops/gemm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -46,7 +47,7 @@ type GEMMHeld struct {
 // target.ErrUnsupported): a cuBLAS output rounded on the host to another
 // dtype, and a lazy batch, scan through Run.
 func HoldGEMM(t target.Target, b *target.Batch) (*GEMMHeld, error) {
-	if b.Op != spec.OpGEMM || b.GEMM == nil || b.Lazy() {
+	if b.Op != (gemm.Op{}).Name() || b.GEMM == nil || b.Lazy() {
 		return nil, fmt.Errorf("gpu: hold a %s batch as gemm: %w", b.Op, target.ErrUnsupported)
 	}
 	g := b.GEMM
@@ -84,7 +85,7 @@ func HoldGEMM(t target.Target, b *target.Batch) (*GEMMHeld, error) {
 // fp16 case is not held: HoldGEMM it from the host's batch); any other is
 // refused with an error wrapping target.ErrUnsupported.
 func HoldGEMMCase(t target.Target, c spec.Case, x, w values.Tensor) (*GEMMHeld, error) {
-	if c.Op != spec.OpGEMM {
+	if c.Op != (gemm.Op{}).Name() {
 		return nil, fmt.Errorf("gpu: hold a %s case as gemm: %w", c.Op, target.ErrUnsupported)
 	}
 	out, err := oracle.ParseDType(string(c.Out))
@@ -127,7 +128,7 @@ func HoldGEMMCase(t target.Target, c spec.Case, x, w values.Tensor) (*GEMMHeld, 
 		if x.Dist != spec.DistBoundary {
 			return nil
 		}
-		nd := &rowNudge{key: nudgeKey{op: spec.OpGEMM, out: out}, seed: c.Seed, n: n, w: h.w}
+		nd := &rowNudge{key: nudgeKey{op: gemm.Op{}.Name(), out: out}, seed: c.Seed, n: n, w: h.w}
 		return d.nudgeRows(h.x, m, k, h.ab, nd)
 	})
 	if err != nil {
@@ -144,7 +145,7 @@ func newGEMMHeld(t target.Target, in, out oracle.DType, m, k, n int) (*GEMMHeld,
 	h := &GEMMHeld{name: t.Info().Name, m: m, k: k, n: n}
 	switch t := t.(type) {
 	case *Target:
-		if t.info.Op != spec.OpGEMM {
+		if t.info.Op != (gemm.Op{}).Name() {
 			return nil, fmt.Errorf("gpu: hold a gemm batch for %s (%s): %w", t.info.Name, t.info.Op, target.ErrUnsupported)
 		}
 		if (n+255)/256 > 65535 {
@@ -154,7 +155,7 @@ func newGEMMHeld(t target.Target, in, out oracle.DType, m, k, n int) (*GEMMHeld,
 		sizes := oracle.GEMMInput{K: k, N: n, Out: out}
 		h.mul = func(x, rs, y *buffer, m int) error {
 			sizes.M = m
-			s, err := scheduleOf[oracle.GEMMSchedule](t.policy(&target.Batch{Op: spec.OpGEMM, In: in, Out: out, GEMM: &sizes}))
+			s, err := scheduleOf[oracle.GEMMSchedule](t.policy(&target.Batch{Op: gemm.Op{}.Name(), In: in, Out: out, GEMM: &sizes}))
 			if err == nil {
 				err = s.Validate()
 			}

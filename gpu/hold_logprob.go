@@ -6,8 +6,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops/logprob"
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -32,7 +32,7 @@ type LogProbHeld struct {
 // target.ErrUnsupported.
 func HoldLogProb(t target.Target, b *target.Batch) (*LogProbHeld, error) {
 	g, ok := t.(*Target)
-	if !ok || g.info.Op != spec.OpLogProb || b.Op != spec.OpLogProb || b.LogProb == nil || b.Lazy() {
+	if op := (logprob.Op{}).Name(); !ok || g.info.Op != op || b.Op != op || b.LogProb == nil || b.Lazy() {
 		return nil, fmt.Errorf("gpu: hold a %s batch for %s as logprob: %w", b.Op, t.Info().Name, target.ErrUnsupported)
 	}
 	in := b.LogProb
@@ -76,7 +76,7 @@ func (h *LogProbHeld) Release() {
 // shape.
 func (h *LogProbHeld) schedule(n int) (oracle.LogProbSchedule, error) {
 	in := oracle.LogProbInput{Rows: n, Vocab: h.vocab}
-	s, err := scheduleOf[oracle.LogProbSchedule](h.t.policy(&target.Batch{Op: spec.OpLogProb, In: h.dt, Out: oracle.FP32, LogProb: &in}))
+	s, err := scheduleOf[oracle.LogProbSchedule](h.t.policy(&target.Batch{Op: logprob.Op{}.Name(), In: h.dt, Out: oracle.FP32, LogProb: &in}))
 	if err != nil {
 		return s, fmt.Errorf("%s at %d rows: %w", h.t.info.Name, n, err)
 	}

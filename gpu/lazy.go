@@ -29,28 +29,28 @@ func (t *Target) Generates(src *target.Source) bool { return generates(t.info.Op
 // and a held user kernel's: HoldUserKernel).
 func generates(op spec.Op, src *target.Source) bool {
 	c := src.Case
-	if c.Op != op || c.Data != nil || c.GenVersion != 2 || (c.Dist == spec.DistBoundary && !deviceNudged[c.Op]) {
+	k, ok := kernelOf(c.Op)
+	_, nudged := nudgerOf(c.Op)
+	if !ok || c.Op != op || c.Data != nil || c.GenVersion != 2 || (c.Dist == spec.DistBoundary && !nudged) {
 		return false
 	}
 	known := func(rt target.ItemTensor) bool {
 		_, err := values.DistCode(rt.Dist)
 		return err == nil
 	}
-	switch c.Op {
-	case spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb:
+	if k.Token() { // rmsnorm, gemm, logprob
 		return src.QKV == nil && known(src.Tensor)
-	case spec.OpAttnPrefill, spec.OpAttnDecode:
-		if len(src.QKV) != 3 || src.Filler != "" {
+	}
+	// attention: Q, K and V
+	if len(src.QKV) != 3 || src.Filler != "" {
+		return false
+	}
+	for _, rt := range src.QKV {
+		if !known(rt) {
 			return false
 		}
-		for _, rt := range src.QKV {
-			if !known(rt) {
-				return false
-			}
-		}
-		return true
 	}
-	return false
+	return true
 }
 
 // genItems fills out with tensor rt of the n items of a lazy attention

@@ -5,9 +5,7 @@ package gpu
 import (
 	"fmt"
 	"hash/maphash"
-	"math"
 
-	"github.com/bitparity/bitparity/boundary"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -22,9 +20,6 @@ import (
 // package boundary's TestCMatchesGo checks in C and TestDeviceNudge on the
 // device. RMSNorm's probes depend on the weights alone and are found on
 // the host, once a batch.
-
-// deviceNudged are the ops whose boundary rows the device nudges.
-var deviceNudged = map[spec.Op]bool{spec.OpRMSNorm: true, spec.OpGEMM: true}
 
 // nudgeKey is what a nudged tensor depends on besides its generated rows
 // (values.Tensor: seed, dtype; the row length): the op, the weights (a
@@ -59,42 +54,6 @@ func boundaryLazy(b *target.Batch) bool {
 	return b.Lazy() && b.Source.Case.Dist == spec.DistBoundary
 }
 
-// newRMSNormNudge returns the nudge of lazy batch b (rmsnorm input in,
-// dtype dt, weights encoded as wb) when its case is of the boundary
-// distribution, else nil. A batch whose rows get no nudge (an fp32
-// output, hidden below 8, no normal weight) has a key and no probes: its
-// rows are the generator's as they are.
-func newRMSNormNudge(b *target.Batch, in *oracle.RMSNormInput, dt oracle.DType, wb []byte) *rowNudge {
-	if !boundaryLazy(b) {
-		return nil
-	}
-	return rmsNormNudge(in, dt, wb)
-}
-
-// rmsNormNudge is the nudge of rmsnorm rows with input in's weights
-// (encoded as wb), eps and output dtype.
-func rmsNormNudge(in *oracle.RMSNormInput, dt oracle.DType, wb []byte) *rowNudge {
-	rows := boundary.NewRMSNormRows(in.W, in.Eps, dt, in.Out, target.OracleRMSNormSchedule)
-	key := nudgeKey{op: spec.OpRMSNorm, w: hashWeights(wb), eps: math.Float32bits(in.Eps), out: in.Out}
-	return &rowNudge{key: key, probes: rows.Probes()}
-}
-
-// newGEMMNudge returns the nudge of lazy batch b (gemm input in, W
-// encoded as wb) when its case is of the boundary distribution, else nil.
-func newGEMMNudge(b *target.Batch, in *oracle.GEMMInput, wb []byte) *rowNudge {
-	if !boundaryLazy(b) {
-		return nil
-	}
-	return gemmNudge(in, b.Source.Case.Seed, wb)
-}
-
-// gemmNudge is the nudge of the gemm rows of the case with that seed, with
-// input in's W (encoded as wb) and output dtype.
-func gemmNudge(in *oracle.GEMMInput, seed uint64, wb []byte) *rowNudge {
-	key := nudgeKey{op: spec.OpGEMM, w: hashWeights(wb), out: in.Out}
-	return &rowNudge{key: key, seed: seed, n: in.N}
-}
-
 // rowsAWarp are the rows of one block of the nudge kernels (a warp each).
 const rowsAWarp = 4
 
@@ -109,42 +68,9 @@ func (d *Device) nudgeRows(x *buffer, rows, cols int, dt oracle.DType, n *rowNud
 		return fmt.Errorf("gpu: nudge %s rows: no weights on the device", n.key.op)
 	}
 	blocks := (rows + rowsAWarp - 1) / rowsAWarp
-	switch n.key.op {
-	case spec.OpRMSNorm:
-		if len(n.probes) == 0 {
-			return nil
-		}
-		s := target.OracleRMSNormSchedule
-		r := s.Reduce
-		if r.Threads > 32 {
-			return fmt.Errorf("gpu: nudge rmsnorm rows: schedule %v has more than one warp of threads", s)
-		}
-		probes, err := d.uploadInts(n.probes, false)
-		if err != nil {
-			return err
-		}
-		defer d.pool.put(probes)
-		butterfly := 0
-		if r.Warp == oracle.WarpButterfly {
-			butterfly = 1
-		}
-		return d.launch("nudge_rmsnorm", blocks, 1, 32*rowsAWarp, ptrArg(x), ptrArg(n.w), ptrArg(probes),
-			arg(len(n.probes)), arg(rows), arg(cols), arg(dt), arg(n.key.out), arg(n.key.eps), arg(r.Threads), arg(r.Vec),
-			arg(butterfly), arg(s.Order), arg(0))
-	case spec.OpGEMM:
-		if s := target.OracleGEMMSchedule; s.SplitK != 1 || s.MMA != oracle.MMANone {
-			return fmt.Errorf("gpu: nudge gemm rows: schedule %v is not one fma chain", s)
-		}
-		if cols < 4 || n.key.out == oracle.FP32 { // GEMMRow's own limits: nothing to nudge
-			return nil
-		}
-		wcols, err := d.pool.get(4 * rows * cols)
-		if err != nil {
-			return err
-		}
-		defer d.pool.put(wcols)
-		return d.launch("nudge_gemm", blocks, 1, 32*rowsAWarp, ptrArg(x), ptrArg(n.w), ptrArg(wcols), arg(rows), arg(cols),
-			arg(n.n), arg(dt), arg(n.key.out), n.seed, arg(0))
+	nd, ok := nudgerOf(n.key.op)
+	if !ok {
+		return fmt.Errorf("gpu: nudge %s rows: not an op the device nudges", n.key.op)
 	}
-	return fmt.Errorf("gpu: nudge %s rows: not an op the device nudges", n.key.op)
+	return nd.nudgeRows(d, x, blocks, rows, cols, dt, n)
 }

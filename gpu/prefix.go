@@ -118,11 +118,11 @@ func (h *Held) enqueuePrefix(v int, out, taps *buffer) error {
 }
 
 func (h *Held) enqueuePrefixOn(st cu.Stream, v int, out, taps *buffer) error {
-	s, err := h.schedule(v)
+	plan, err := h.plan(v)
 	if err != nil {
 		return err
 	}
-	return h.launchOn(st, v, s, out, taps, nil)
+	return h.launchPlan(st, plan, out, taps, nil)
 }
 
 // streamPrefixer is a prefixLauncher that can queue a prefix on any of

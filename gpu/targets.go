@@ -6,6 +6,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/attention"
+	"github.com/bitparity/bitparity/ops/gemm"
+	"github.com/bitparity/bitparity/ops/logprob"
+	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -19,6 +24,10 @@ import (
 type Target struct {
 	info   target.Info
 	policy func(b *target.Batch) oracle.Schedule
+	// rows, set in place of policy for a row drift model (drift_rows.go),
+	// gives the policy of a run: a schedule a row.
+	rows   func() rowPolicy
+	random bool // two runs of a batch may differ (Deterministic)
 	dev    *Device
 }
 
@@ -39,21 +48,16 @@ func (t *Target) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
 	}
-	o, err := d.Run(b, t.policy(b), rows)
+	var o *target.Output
+	if t.rows != nil {
+		o, err = t.runByRow(d, b, rows)
+	} else {
+		o, err = d.Run(b, t.policy(b), rows)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.info.Name, err)
 	}
 	return o, nil
-}
-
-// ExactSchedules are the schedules of the cuda-<op> targets: the oracle
-// targets' schedules, so cuda-<op> must equal oracle-<op> bit for bit.
-var ExactSchedules = map[spec.Op]oracle.Schedule{
-	spec.OpRMSNorm:     target.OracleRMSNormSchedule,
-	spec.OpGEMM:        target.OracleGEMMSchedule,
-	spec.OpLogProb:     target.OracleLogProbSchedule,
-	spec.OpAttnPrefill: target.OracleAttentionSchedule,
-	spec.OpAttnDecode:  target.OracleAttentionSchedule,
 }
 
 // Name returns the registry name of op's exact GPU target: cuda-<op>.
@@ -63,7 +67,7 @@ func Name(op spec.Op) string { return "cuda-" + string(op) }
 // the same policy.
 type drift struct {
 	name     string
-	op       spec.Op
+	op       ops.CaseOp
 	declared oracle.Schedule
 	policy   func(*target.Batch) oracle.Schedule
 	models   string
@@ -73,23 +77,23 @@ type drift struct {
 // Drifts lists the GPU drift models. Each must be found by the relations
 // in its expect list, exactly as its CPU twin (target/drift.go).
 var drifts = []drift{
-	{"cuda-drift-rmsnorm-te-mod32", spec.OpRMSNorm, target.OracleRMSNormSchedule, target.TERMSNormMod32,
+	{"cuda-drift-rmsnorm-te-mod32", rmsnorm.Op{}, target.OracleRMSNormSchedule, target.TERMSNormMod32,
 		"TransformerEngine RMSNorm on the GPU: reduction path chosen by rows % 32 (threads=64 vec=8 when rows % 32 == 0, else threads=32 vec=4)",
 		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
-	{"cuda-drift-rmsnorm-vllm-256", spec.OpRMSNorm,
+	{"cuda-drift-rmsnorm-vllm-256", rmsnorm.Op{},
 		oracle.RMSNormSchedule{Reduce: oracle.Reduction{Threads: 1024, Vec: 1}}, target.VLLMRMSNorm256,
 		"vLLM rms_norm on the GPU: 1024-thread blocks below 256 tokens, 256-thread blocks from 256 tokens on",
 		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
-	{"cuda-drift-gemm-splitk-by-m", spec.OpGEMM, target.OracleGEMMSchedule, target.GEMMSplitKByM,
+	{"cuda-drift-gemm-splitk-by-m", gemm.Op{}, target.OracleGEMMSchedule, target.GEMMSplitKByM,
 		"cuBLAS-like split-K chosen by M on the GPU: split-K 4 for M <= 64, none above",
 		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
-	{"cuda-drift-decode-splits-by-batch", spec.OpAttnDecode, target.OracleAttentionSchedule, target.DecodeSplitsByBatch,
+	{"cuda-drift-decode-splits-by-batch", attention.Decode{}, target.OracleAttentionSchedule, target.DecodeSplitsByBatch,
 		"FlashDecoding num_splits chosen by batch size on the GPU: 4 KV splits while requests x heads < 132 SMs, 1 from 132 on",
 		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
-	{"cuda-drift-attn-tile48", spec.OpAttnPrefill, target.Tile48, func(*target.Batch) oracle.Schedule { return target.Tile48 },
+	{"cuda-drift-attn-tile48", attention.Prefill{}, target.Tile48, func(*target.Batch) oracle.Schedule { return target.Tile48 },
 		"a FlashAttention generation with KV tile 48 on the GPU, against cuda-attn_prefill's tile 64: identical up to 48 KV tokens, different from 49",
 		[]string{spec.RelPathParity}},
-	{"cuda-drift-order-logprob-rows132", spec.OpLogProb, target.OracleLogProbSchedule, func(b *target.Batch) oracle.Schedule { return target.LogProbRows132(b) },
+	{"cuda-drift-order-logprob-rows132", logprob.Op{}, target.OracleLogProbSchedule, func(b *target.Batch) oracle.Schedule { return target.LogProbRows132(b) },
 		"a log-softmax kernel on the GPU whose block size follows the launch shape: 1024 threads per row below 132 rows, one warp per row from 132 on; only the fp32 sum of exponentials changes order (target.LogProbRows132)",
 		[]string{spec.RelBatchInvariance, spec.RelPadding, spec.RelOracleParity}},
 }
@@ -98,8 +102,10 @@ var drifts = []drift{
 func deviceName(d *Device) string { return fmt.Sprintf("cuda:%d (%s)", d.ord, d.name) }
 
 func init() {
-	for _, op := range spec.Ops {
-		op, s := op, ExactSchedules[op]
+	// cuda-<op> runs the op's oracle schedule, so it must equal
+	// oracle-<op> bit for bit
+	for _, k := range opKernels {
+		op, s := k.Name(), k.Schedule()
 		target.Register(Name(op), func() (target.Target, error) {
 			d, err := Default()
 			if err != nil {
@@ -121,17 +127,18 @@ func init() {
 				return nil, err
 			}
 			return &Target{
-				info: target.Info{Name: m.name, Op: m.op, Device: deviceName(d), Schedule: m.declared.String(),
+				info: target.Info{Name: m.name, Op: m.op.Name(), Device: deviceName(d), Schedule: m.declared.String(),
 					Models: m.models, Expect: m.expect},
 				policy: m.policy,
 				dev:    d,
 			}, nil
 		})
 	}
-	target.RegisterPair(target.Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
-		Targets: []string{Name(spec.OpAttnPrefill), Name(spec.OpAttnDecode)}})
-	target.RegisterPair(target.Pair{Op: spec.OpAttnPrefill, Relation: spec.RelPathParity,
-		Targets: []string{Name(spec.OpAttnPrefill), "cuda-drift-attn-tile48"}, Expect: true})
+	prefill, decode := attention.Prefill{}.Name(), attention.Decode{}.Name()
+	target.RegisterPair(target.Pair{Op: prefill, Relation: spec.RelPathParity,
+		Targets: []string{Name(prefill), Name(decode)}})
+	target.RegisterPair(target.Pair{Op: prefill, Relation: spec.RelPathParity,
+		Targets: []string{Name(prefill), "cuda-drift-attn-tile48"}, Expect: true})
 }
 
 // Reference returns a target computing schedule s exactly on t's device

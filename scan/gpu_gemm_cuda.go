@@ -7,6 +7,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/ops/gemm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -34,7 +35,7 @@ func init() {
 // sensitive draws, cublas-sgemm's widened inputs) is left to the host:
 // nil, nil, nil.
 func holdGEMMCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
-	if c.Op != spec.OpGEMM {
+	if c.Op != (gemm.Op{}).Name() {
 		return nil, nil, nil
 	}
 	x, w, err := fuzz.GEMMTensors(c)
@@ -54,5 +55,5 @@ func holdGEMMCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
 		return nil, nil, err
 	}
 	s := c.Shape
-	return h, &target.Batch{Op: spec.OpGEMM, In: x.DType, Out: out, GEMM: &oracle.GEMMInput{M: s.Rows, K: s.Hidden, N: s.N, Out: out}}, nil
+	return h, &target.Batch{Op: gemm.Op{}.Name(), In: x.DType, Out: out, GEMM: &oracle.GEMMInput{M: s.Rows, K: s.Hidden, N: s.N, Out: out}}, nil
 }

@@ -23,9 +23,6 @@ var opSwitches = map[string]string{
 	"power/family.go":          "its schedule family (power)",
 	"fuzz/external/request.go": "its tensors in the process protocol",
 	"fuzz/external/serve.go":   "its tensors in the process protocol",
-	"gpu/ops.go":               "its kernel",
-	"gpu/lazy.go":              "its kernel (lazy inputs)",
-	"gpu/nudge.go":             "its kernel (boundary nudge)",
 	"gpu/manifest.go":          "its kernel (user kernels)",
 	"gpu/userkernel_inputs.go": "its kernel's inputs (user kernels)",
 }

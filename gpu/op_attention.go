@@ -1,0 +1,253 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/bitparity/bitparity/ops/attention"
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/target"
+)
+
+// prefillKernel is op attn_prefill on the device: kernel prefill
+// (kernels/attention.cu), writing its taps when attnTaps is set.
+type prefillKernel struct{ attention.Prefill }
+
+func (prefillKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, attnTaps bool) (func() error, error) {
+	sch, err := scheduleOf[oracle.AttentionSchedule](s)
+	if err != nil {
+		return nil, err
+	}
+	return d.prefill(b, b.Prefill, b.In, sch, rows, sel, o, out, attnTaps)
+}
+
+// decodeKernel is op attn_decode on the device: kernels decode_split and
+// decode_combine (kernels/attention.cu), writing taps when attnTaps is set.
+type decodeKernel struct{ attention.Decode }
+
+func (decodeKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, attnTaps bool) (func() error, error) {
+	sch, err := scheduleOf[oracle.AttentionSchedule](s)
+	if err != nil {
+		return nil, err
+	}
+	return d.decode(b, b.Decode, b.In, sch, rows, sel, o, out, attnTaps)
+}
+
+// blockFor is the block size of the attention kernels: thread d owns
+// output column d.
+func blockFor(D int) int {
+	b := (D + 31) / 32 * 32
+	return max(b, 32)
+}
+
+// attnTaps is the taps buffer of an attention launch of n rows of D
+// columns: the fp32 outputs before rounding, as the oracle targets give
+// them (target.RunOracle: TapCols = Cols, none for fp32 outputs), so a
+// path or parity relation compares what the CPU twin compares. It is nil
+// (the kernels' null pointer: no taps written) when the output dtype is
+// fp32 or the caller wants none (under do).
+func (d *Device) attnTaps(o *target.Output, n, D int, outDT oracle.DType, want bool) (*buffer, error) {
+	if !want || outDT == oracle.FP32 {
+		return nil, nil
+	}
+	taps, err := d.tapsCols(o, n, D)
+	if err != nil {
+		return nil, err
+	}
+	return taps.buf, nil
+}
+
+func attnCheck(heads, kvHeads, headDim int, s oracle.AttentionSchedule) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if heads < 1 || kvHeads < 1 || headDim < 1 || heads%kvHeads != 0 {
+		return fmt.Errorf("heads %d kv heads %d head dim %d: %w", heads, kvHeads, headDim, oracle.ErrShape)
+	}
+	if headDim > 1024 {
+		return fmt.Errorf("head dim %d above the kernels' 1024: %w", headDim, oracle.ErrShape)
+	}
+	return nil
+}
+
+// attnInputs puts Q, K and V of an attention batch on the device (under
+// do): a lazy batch's made there (lazyAttn), any other's uploaded from host
+// bytes encoded before the call is queued (uploadAttn). The caller puts
+// the buffers back in the pool, on an error too (those not taken are nil).
+type attnInputs func() (q, k, v *buffer, err error)
+
+// lazyAttn returns the attnInputs of lazy batch b: q of qRows(it) rows a
+// item, qCols wide (positional for prefill), k and v kvRows(it) rows a
+// item of kvCols.
+func (d *Device) lazyAttn(b *target.Batch, dt oracle.DType, qCols, kvCols, qTotal, kvTotal int, qPositional bool, qRows, kvRows func(it uint64) int) attnInputs {
+	src, n := b.Source, b.Items()
+	return func() (q, k, v *buffer, err error) {
+		sz := dsize(dt)
+		if q, err = d.pool.get(qTotal * qCols * sz); err != nil {
+			return
+		}
+		if k, err = d.pool.get(kvTotal * kvCols * sz); err != nil {
+			return
+		}
+		if v, err = d.pool.get(kvTotal * kvCols * sz); err != nil {
+			return
+		}
+		if err = d.genItems(q, src, n, dt, src.QKV[0], qCols, qPositional, qRows); err != nil {
+			return
+		}
+		if err = d.genItems(k, src, n, dt, src.QKV[1], kvCols, true, kvRows); err != nil {
+			return
+		}
+		err = d.genItems(v, src, n, dt, src.QKV[2], kvCols, true, kvRows)
+		return
+	}
+}
+
+// uploadAttn returns the attnInputs that upload qb, kb and vb (host
+// bytes from encoded or hostBuf).
+func (d *Device) uploadAttn(qb, kb, vb []byte) attnInputs {
+	return func() (q, k, v *buffer, err error) {
+		if q, err = d.uploadBytes(qb); err != nil {
+			putHost(kb)
+			putHost(vb)
+			return
+		}
+		if k, err = d.uploadBytes(kb); err != nil {
+			putHost(vb)
+			return
+		}
+		v, err = d.uploadBytes(vb)
+		return
+	}
+}
+
+func (d *Device) prefill(b *target.Batch, in *oracle.PrefillInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, o *target.Output, out *devOut, wantTaps bool) (func() error, error) {
+	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim, s); err != nil {
+		return nil, err
+	}
+	if in.Seqs < 0 || in.SeqLen < 1 {
+		return nil, fmt.Errorf("seqs %d seq len %d: %w", in.Seqs, in.SeqLen, oracle.ErrShape)
+	}
+	D, H, KH := in.HeadDim, in.Heads, in.KVHeads
+	tokens := in.Seqs * in.SeqLen
+	var inputs attnInputs
+	if b.Lazy() {
+		L := func(uint64) int { return in.SeqLen }
+		inputs = d.lazyAttn(b, dt, H*D, KH*D, tokens, tokens, true, L, L)
+	} else {
+		kvn := tokens * KH * D
+		if err := firstErr(need("q", len(in.Q), tokens*H*D), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
+			return nil, err
+		}
+		inputs = d.uploadAttn(encoded(dt, in.Q), encoded(dt, in.K), encoded(dt, in.V))
+	}
+	return func() error {
+		n := len(sel)
+		q, k, v, err := inputs()
+		var rs *buffer
+		defer func() { d.pool.put(q, k, v, rs) }()
+		if err != nil {
+			return err
+		}
+		if rs, err = d.rowsel(rows, sel); err != nil {
+			return err
+		}
+		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
+			return err
+		}
+		taps, err := d.attnTaps(o, n, D, in.Out, wantTaps)
+		if err != nil {
+			return err
+		}
+		return d.launch("prefill", n, 1, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(out.buf), ptrArg(taps), ptrArg(rs),
+			arg(in.SeqLen), arg(H), arg(KH), arg(D), arg(s.Tile), arg(dt), arg(in.Out))
+	}, nil
+}
+
+func (d *Device) decode(b *target.Batch, in *oracle.DecodeInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, o *target.Output, out *devOut, wantTaps bool) (func() error, error) {
+	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim, s); err != nil {
+		return nil, err
+	}
+	B, D, H, KH := len(in.K), in.HeadDim, in.Heads, in.KVHeads
+	if len(in.V) != B {
+		return nil, fmt.Errorf("%d key caches but %d value caches: %w", B, len(in.V), oracle.ErrShape)
+	}
+	// request r's cache: lens[r] tokens from token off[r] of the packed
+	// caches
+	off := make([]int, B)
+	lens := make([]int, B)
+	total := 0
+	var kvLen func(it uint64) int
+	if b.Lazy() {
+		kvLen = func(it uint64) int { return b.Source.Case.Shape.KVLen(int(it)) }
+	}
+	for r := range in.K {
+		if kvLen != nil {
+			lens[r] = kvLen(b.Source.Key(r))
+		} else {
+			if len(in.K[r])%(KH*D) != 0 || len(in.V[r]) != len(in.K[r]) {
+				return nil, fmt.Errorf("request %d cache sizes k %d v %d not a multiple of kv heads x head dim %d: %w",
+					r, len(in.K[r]), len(in.V[r]), KH*D, oracle.ErrShape)
+			}
+			lens[r] = len(in.K[r]) / (KH * D)
+		}
+		if lens[r] < 1 {
+			return nil, fmt.Errorf("request %d has %d cached tokens: %w", r, lens[r], oracle.ErrShape)
+		}
+		off[r] = total
+		total += lens[r]
+	}
+	var inputs attnInputs
+	if kvLen != nil {
+		inputs = d.lazyAttn(b, dt, H*D, KH*D, B, total, false, func(uint64) int { return 1 }, kvLen)
+	} else {
+		if err := need("q", len(in.Q), B*H*D); err != nil {
+			return nil, err
+		}
+		// the caches packed request after request, encoded before the call is queued
+		pack := func(cache [][]float32) []byte {
+			sz := dsize(dt)
+			host := hostBuf(total * KH * D * sz)
+			for r, c := range cache {
+				encode(host[off[r]*KH*D*sz:], dt, c)
+			}
+			return host
+		}
+		inputs = d.uploadAttn(encoded(dt, in.Q), pack(in.K), pack(in.V))
+	}
+	return func() error {
+		n := len(sel)
+		q, k, v, err := inputs()
+		var ko, kl, rs, part *buffer
+		defer func() { d.pool.put(q, k, v, ko, kl, rs, part) }()
+		if err != nil {
+			return err
+		}
+		if ko, err = d.uploadInts(off, false); err != nil {
+			return err
+		}
+		if kl, err = d.uploadInts(lens, false); err != nil {
+			return err
+		}
+		if rs, err = d.rowsel(rows, sel); err != nil {
+			return err
+		}
+		if part, err = d.pool.get(4 * n * s.Splits * (D + 2)); err != nil {
+			return err
+		}
+		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
+			return err
+		}
+		taps, err := d.attnTaps(o, n, D, in.Out, wantTaps)
+		if err != nil {
+			return err
+		}
+		if err := d.launch("decode_split", n, s.Splits, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(ko), ptrArg(kl),
+			ptrArg(part), ptrArg(rs), arg(H), arg(KH), arg(D), arg(s.Tile), arg(s.Splits), arg(dt)); err != nil {
+			return err
+		}
+		return d.launch("decode_combine", n, 1, blockFor(D), ptrArg(kl), ptrArg(part), ptrArg(out.buf), ptrArg(taps), ptrArg(rs),
+			arg(H), arg(D), arg(s.Tile), arg(s.Splits), arg(in.Out))
+	}, nil
+}
