@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"internal/npy":           {"internal/atomicfile"},
 	"internal/golden":        {},
 	"target":                 {"oracle", "spec", "ops", "ops/all", "ops/rmsnorm", "ops/gemm", "ops/logprob", "ops/attention"},
-	"gpu":                    {"target", "oracle", "spec", "values", "boundary", "ops", "ops/all", "ops/moeroute", "ops/quantfp8"},
+	"gpu":                    {"target", "oracle", "spec", "values", "boundary", "ops", "ops/all", "ops/moeroute", "ops/quantfp8", "ops/rmsnorm", "ops/gemm", "ops/logprob", "ops/attention"},
 	"values":                 {"oracle", "spec"},
 	"boundary":               {"oracle"},
 	"power":                  {"oracle", "spec"},

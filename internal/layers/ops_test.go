@@ -26,8 +26,6 @@ var opSwitches = map[string]string{
 	"gpu/ops.go":               "its kernel",
 	"gpu/lazy.go":              "its kernel (lazy inputs)",
 	"gpu/nudge.go":             "its kernel (boundary nudge)",
-	"gpu/manifest.go":          "its kernel (user kernels)",
-	"gpu/userkernel_inputs.go": "its kernel's inputs (user kernels)",
 }
 
 // TestOpSwitches fails on a `case spec.OpXxx` clause (or `case OpXxx`
