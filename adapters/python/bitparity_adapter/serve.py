@@ -354,7 +354,7 @@ class Loop:
             "name": "%s.%s" % (self.name, want), "device": self.device,
             "invariant": "true" if o.invariant else "false",
             "schedule": o.schedule, "ulp_bound": o.ulp_bound,
-            "layout": "true" if o.layout else "false",
+            "layout": "true" if o.layout else "",  # "" as before the field: an old certificate's hello stays equal
             "about": o.about or self.about,
             "versions": self.arrays.versions(), "backend": self.arrays.kind,
             "scan": "" if want == "transformer" else str(scan.SCAN_VERSION),

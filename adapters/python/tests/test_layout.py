@@ -26,7 +26,7 @@ def prefill_request(seq, layout=None, S=2, L=20, H=2, KH=1, D=8):
 
 class LayoutTest(unittest.TestCase):
     def test_hello_says_layout(self):
-        for layout, want in [(False, "false"), (True, "true")]:
+        for layout, want in [(False, ""), (True, "true")]:
             _, got = converse({"attn_prefill": Op(lambda q, k, v, **kw: q, layout=layout)}, [hello("attn_prefill")], name="t")
             self.assertEqual(got[0][0]["layout"], want)
 
