@@ -1,6 +1,8 @@
 package external
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -51,5 +53,35 @@ func TestLayoutFields(t *testing.T) {
 	hello.meta["layout"] = "true"
 	if err := checkHello(hello, ""); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestServeHelloLayout: `bitparity worker` (Serve) says "layout": "true"
+// in its hello for a target that reads the layout (the attention
+// oracle; a user kernel whose manifest says so), and nothing for one
+// that does not.
+func TestServeHelloLayout(t *testing.T) {
+	for _, tt := range []struct {
+		target string
+		want   string
+	}{{"oracle-attn_prefill", "true"}, {"oracle-rmsnorm", ""}} {
+		tg, err := target.Lookup(tt.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in, out bytes.Buffer
+		if err := writeFrame(&in, &frame{meta: map[string]string{"frame": "hello", "protocol": "1", "seq": "0"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Serve(context.Background(), &in, &out, tg); err != nil {
+			t.Fatal(err)
+		}
+		h, _, err := readFrame(&out, nil, "hello frame 0", 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := h.meta["layout"]; got != tt.want || ok != (tt.want != "") {
+			t.Errorf("%s: hello layout %q (sent: %v), want %q", tt.target, got, ok, tt.want)
+		}
 	}
 }
