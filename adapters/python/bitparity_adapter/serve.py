@@ -50,8 +50,10 @@ class Op:
     page_size (attn_decode: the tokens a page of the paged KV cache, 0
     for the adapter's own). A request function reads req.chunk_from and
     req.page_size; an array function gets them as the keyword argument
-    chunk_from= (attn_prefill) or page_size= (attn_decode). The rows
-    below chunk_from are not compared: return any values there.
+    chunk_from= (attn_prefill) or page_size= (attn_decode) on a request,
+    and without it on a held scan's batches (which have no layout): give
+    the keyword a default of 0. The rows below chunk_from are not
+    compared: return any values there.
     """
 
     def __init__(self, fn, schedule="", ulp_bound=0, invariant=True, about="", request=False, layout=False):
