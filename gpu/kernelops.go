@@ -11,14 +11,14 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// KernelOp is what the kernel ABI (docs/kernel-abi.md) asks of a user
+// kernelOp is what the kernel ABI (docs/kernel-abi.md) asks of a user
 // kernel of one op, and how a batch of that op is handed to it: the
 // parameter names the ABI knows (device pointers to inputs, the output
 // pointer y, optional fp32 tap outputs such as attention's lse, the shape
 // sizes passed as 64-bit integers, and the scalars: eps and scale as
 // fp32, causal as 1, the dtype codes in_dtype and out_dtype as 0 fp32,
 // 1 bf16, 2 fp16).
-type KernelOp struct {
+type kernelOp struct {
 	Inputs, Taps, Sizes, Scalars []string
 	// Layout is the size through which a kernel reads the batch's
 	// target.Layout: attn_prefill's q_start (Layout.ChunkFrom),
@@ -46,11 +46,11 @@ type KernelOp struct {
 	args func(b *target.Batch, u *KernelArgs) error
 }
 
-// KernelOps are the ops a user kernel may implement, keyed by their op
+// kernelOps are the ops a user kernel may implement, keyed by their op
 // package's name (ops/all). Attention's large samples are llama3-8b's
 // heads at a head dim of 256: 1024 decode requests of up to 128Ki tokens
 // in pages of DecodePageSize, or 64 prefill sequences of 8192 tokens.
-var KernelOps = map[spec.Op]KernelOp{
+var kernelOps = map[spec.Op]kernelOp{
 	rmsnorm.Op{}.Name(): {
 		Inputs: []string{"x", "w"}, Sizes: []string{"rows", "hidden"}, Scalars: []string{"eps", "in_dtype", "out_dtype"},
 		DeviceRows: true,
@@ -96,7 +96,7 @@ var KernelOps = map[spec.Op]KernelOp{
 func kernelOpNames() string {
 	var ns []string
 	for _, op := range spec.Ops {
-		if _, ok := KernelOps[op]; ok {
+		if _, ok := kernelOps[op]; ok {
 			ns = append(ns, string(op))
 		}
 	}

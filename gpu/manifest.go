@@ -52,7 +52,7 @@ type Manifest struct {
 	Timeout    time.Duration
 	About      string
 	// Layout: the kernel reads the batch's layout through its op's
-	// KernelOp.Layout parameter (the manifest's "layout": true); its
+	// kernelOp.Layout parameter (the manifest's "layout": true); its
 	// target's Info.Layouts is set.
 	Layout bool
 }
@@ -153,7 +153,7 @@ func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, er
 		return nil, bad("name", "%q: want letters, digits, '.', '_' and '-'", m.Name)
 	}
 	m.Op = spec.Op(f.Op)
-	abi, ok := KernelOps[m.Op]
+	abi, ok := kernelOps[m.Op]
 	if !ok {
 		return nil, bad("op", "unknown op %q (user kernels implement %s)", f.Op, kernelOpNames())
 	}

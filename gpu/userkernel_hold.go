@@ -63,7 +63,7 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 	if b.Op != m.Op {
 		return nil, fmt.Errorf("target %s runs %s, not %s", k.info.Name, m.Op, b.Op)
 	}
-	abi := KernelOps[m.Op]
+	abi := kernelOps[m.Op]
 	if b.Lazy() && (!abi.DeviceRows || !generates(b.Op, b.Source)) {
 		return nil, fmt.Errorf("gpu: hold for %s: the device does not make the rows of this lazy %s batch: %w", k.info.Name, b.Op, target.ErrUnsupported)
 	}

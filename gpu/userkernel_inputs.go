@@ -36,7 +36,7 @@ type KernelTensor struct {
 }
 
 // KernelInputs names b's inputs, sizes and scalars as the ABI does
-// (KernelOps), for a device of sms multiprocessors (the size "sms" of an
+// (kernelOps), for a device of sms multiprocessors (the size "sms" of an
 // attention kernel). The tensors with one row per batch row (rmsnorm and
 // gemm x, logprob logits and targets) are the ones a held batch gathers;
 // the others (weights) are shared.
@@ -55,7 +55,7 @@ type KernelTensor struct {
 // tokens; slots past a request's kv_len hold NaN, so a kernel that reads
 // them shows it; block table entries past a request's pages are -1.
 func KernelInputs(b *target.Batch, sms int) (KernelArgs, error) {
-	k, ok := KernelOps[b.Op]
+	k, ok := kernelOps[b.Op]
 	if !ok {
 		return KernelArgs{}, fmt.Errorf("gpu: user kernels do not run %s", b.Op)
 	}
