@@ -33,7 +33,13 @@ def main(argv):
     device = torch.device(a.device or os.environ.get("BITPARITY_DEVICE") or "cuda")
     about = "%s %s, torch %s" % (a.lib, getattr(mod, "__version__", "?"), torch.__version__)
     fn = attnlibs.entry(a, mod, torch, device)
-    table = {a.op: bp.Op(fn, ulp_bound=2, invariant=True, about="%s; %s" % (attnlibs.name(a), about))}
+
+    def run(*args, **kw):
+        try:
+            return fn(*args, **kw)
+        except attnlibs.Unsupported as e:
+            raise bp.Unsupported(str(e)) from e
+    table = {a.op: bp.Op(run, ulp_bound=2, invariant=True, layout=True, about="%s; %s" % (attnlibs.name(a), about))}
     return bp.serve(table, name=attnlibs.name(a), arrays="torch", device=device, argv=[a.op])
 
 

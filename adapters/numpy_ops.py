@@ -26,6 +26,14 @@ What each op declares (hello frame):
   attn_prefill  exact: "tile=64 splits=1", the oracle's flash-style online
   attn_decode   softmax (fma dot products, the portable exp, a rescale per
                 tile of 64 KV tokens; decode combines its one split), GQA.
+                Both read the layout (hello "layout": "true"): a prefill
+                request's chunk_from computes only the chunk's queries
+                (positions >= chunk_from; the rows below are NaN, not
+                compared), each attending to K/V [0, i] in tiles counted
+                from position 0, so its rows are the whole prompt's bit for
+                bit; a decode request's page_size is accepted and ignored:
+                there is no paged cache here, and the rows are the same
+                whatever the page size.
 
 Exact ops emulate fp32 fused multiply-add: the product of two fp32 values is
 exact in float64; the float64 sum is made round-to-odd (TwoSum error, one
@@ -252,9 +260,9 @@ def _max32(a, b):
     return np.where(zero, np.float32(0), m).astype(np.float32)
 
 
-def _attend(q, k, v, grp, kvh, n, in_dtype):
+def _attend(q, k, v, grp, kvh, n, in_dtype, tile=ATTN_TILE):
     """The oracle's attendRange over KV tokens [0, n[r]) for each row r, in
-    tiles of ATTN_TILE, vectorized over rows:
+    tiles of `tile` (ATTN_TILE; a divisor of it), vectorized over rows:
 
         m = -Inf, l = +0, acc = +0
         per tile: s[j] = fma-dot(q, k[j]) * scale; mt = max(m, s[j]...)
@@ -271,7 +279,7 @@ def _attend(q, k, v, grp, kvh, n, in_dtype):
     m = np.full(R, -np.inf, dtype=np.float32)
     l = np.zeros(R, dtype=np.float32)
     acc = np.zeros((R, D), dtype=np.float32)
-    T = ATTN_TILE
+    T = tile
     exact = products_exact(in_dtype, q, k)
     with np.errstate(all="ignore"):
         for t0 in range(0, int(n.max()) if R else 0, T):
@@ -313,16 +321,24 @@ def _pad_tokens(x, lp):
     return out
 
 
-def attn_prefill(req):
+def attn_prefill(req, tile=None):
+    """The rows at positions >= req.chunk_from (all for a whole prompt),
+    each over K/V [0, i] in tiles of `tile` (ATTN_TILE) from position 0;
+    the rows below chunk_from are NaN."""
     q, k, v = req.f32("q"), req.f32("k"), req.f32("v")
     S, L, H, D = q.shape
     group = H // k.shape[2]
+    tile = tile or ATTN_TILE
     lp = -(-L // ATTN_TILE) * ATTN_TILE
     rows = np.arange(S * L * H)
     h, i, s = rows % H, (rows // H) % L, rows // H // L
-    m, l, acc = _attend(q.reshape(-1, D), _pad_tokens(k, lp), _pad_tokens(v, lp), s, h // group, i + 1, req.in_dtype)
+    chunk = np.nonzero(i >= req.chunk_from)[0]
+    y = np.full((S * L * H, D), np.nan, dtype=np.float32)
+    m, l, acc = _attend(q.reshape(-1, D)[chunk], _pad_tokens(k, lp), _pad_tokens(v, lp), s[chunk], h[chunk] // group,
+                        i[chunk] + 1, req.in_dtype, tile)
     with np.errstate(all="ignore"):
-        return canon(acc / l[:, None])
+        y[chunk] = acc / l[:, None]
+    return canon(y)
 
 
 def attn_decode(req):
@@ -361,10 +377,10 @@ def main(argv):
         "gemm": op(gemm, schedule=GEMM_SCHEDULE, about="numpy: sequential fp32 fma over k, exact"),
         "logprob": op(logprob, schedule=LOGPROB_SCHEDULE,
                       about="numpy: the oracle's exp/log, sequential fp32 sum, exact"),
-        "attn_prefill": op(attn_prefill, schedule=ATTN_SCHEDULE,
-                           about="numpy: the oracle's tiled online softmax, exact"),
-        "attn_decode": op(attn_decode, schedule=ATTN_SCHEDULE,
-                          about="numpy: the oracle's tiled online softmax, one split, exact"),
+        "attn_prefill": op(attn_prefill, schedule=ATTN_SCHEDULE, layout=True,
+                           about="numpy: the oracle's tiled online softmax, exact; a chunk's rows are the whole prompt's"),
+        "attn_decode": op(attn_decode, schedule=ATTN_SCHEDULE, layout=True,
+                          about="numpy: the oracle's tiled online softmax, one split, exact; no paged cache: page_size is ignored"),
     }
     name = "numpy"
     if blas:

@@ -15,13 +15,21 @@ usage: torch_ops.py [OP] [--device DEV] [--sdpa-backend B] [--decode-mask M]
                 then widened, the "compared in the wrong dtype" bug)
   attn_prefill  F.scaled_dot_product_attention(q, k, v, is_causal=True) on
                 [seqs, heads, seq_len, head_dim], GQA by enable_gqa (by
-                repeating the kv heads where the backend has no GQA)
+                repeating the kv heads where the backend has no GQA). It
+                reads the layout: a request's chunk (chunk_from > 0) is the
+                queries at positions >= chunk_from against every K/V
+                position, with the causal mask offset by chunk_from (a
+                boolean attn_mask: is_causal aligns the diagonal top-left);
+                rows below chunk_from are NaN. With --sdpa-backend flash
+                (no masks) a chunk is unsupported.
   attn_decode   the same with one query per request against its KV cache,
                 caches padded to the longest with a boolean mask; when every
                 request has the same length no mask is passed (--decode-mask
                 always forces one), which lets PyTorch pick another backend;
                 with --sdpa-backend flash (no masks) requests of different
-                lengths run as one call per length
+                lengths run as one call per length. SDPA has no paged
+                cache: a request's page_size is accepted and ignored (the
+                caches are dense whatever the page size)
 
 --moe-tie-probe: no serving; state torch.topk's order among equal values
 on the device (lowest index first, highest, or neither) over tie rows at
@@ -131,12 +139,20 @@ class Ops:
         return torch.log_softmax(logits.float(), dim=-1).gather(-1, targets[:, None])
 
     @torch.inference_mode()
-    def attn_prefill(self, q, k, v):
+    def attn_prefill(self, q, k, v, chunk_from=0):
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [S, H, L, D]
-        return self.sdpa(q, k, v, is_causal=True).transpose(1, 2)  # [S, L, H, D]
+        if chunk_from == 0:
+            return self.sdpa(q, k, v, is_causal=True).transpose(1, 2)  # [S, L, H, D]
+        L = q.shape[2]
+        pos = torch.arange(L, device=q.device)
+        mask = pos[None, :] <= pos[chunk_from:, None]  # [L - chunk_from, L]: query i sees K/V [0, i]
+        o = self.sdpa(q[:, :, chunk_from:], k, v, attn_mask=mask)
+        y = torch.full_like(q, float("nan"))
+        y[:, :, chunk_from:] = o
+        return y.transpose(1, 2)
 
     @torch.inference_mode()
-    def attn_decode(self, q, k, v, lens):
+    def attn_decode(self, q, k, v, lens, page_size=0):
         # q [B, H, D]; k, v [T, KH, D], the requests' caches one after another
         B, T = q.shape[0], k.shape[0]
         lmax = int(lens.max().item())
@@ -273,9 +289,9 @@ def main(argv):
         'Half'" on CPU), or a forced SDPA backend that cannot take the
         batch ("No available kernel", e.g. flash with a mask), is
         unsupported, not a crash."""
-        def run(*args):
+        def run(*args, **kw):
             try:
-                return fn(*args)
+                return fn(*args, **kw)
             except RuntimeError as e:
                 if "not implemented for" in str(e) or "No available kernel" in str(e):
                     raise bp.Unsupported(str(e)) from e
@@ -287,8 +303,9 @@ def main(argv):
         "gemm": bp.Op(capable(ops.gemm), ulp_bound=bound(2), invariant=inv, about="torch.matmul; " + about),
         "logprob": bp.Op(capable(ops.logprob), ulp_bound=bound(64), invariant=inv,
                          about="log_softmax(%s)+gather; %s" % (args.logprob_dtype, about)),
-        "attn_prefill": bp.Op(capable(ops.attn_prefill), ulp_bound=bound(2), invariant=inv, about="SDPA causal; " + about),
-        "attn_decode": bp.Op(capable(ops.attn_decode), ulp_bound=bound(2), invariant=inv,
+        "attn_prefill": bp.Op(capable(ops.attn_prefill), ulp_bound=bound(2), invariant=inv, layout=True,
+                              about="SDPA causal; " + about),
+        "attn_decode": bp.Op(capable(ops.attn_decode), ulp_bound=bound(2), invariant=inv, layout=True,
                              about="SDPA decode (mask %s); %s" % (args.decode_mask, about)),
     }
     name = "torch"

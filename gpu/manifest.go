@@ -51,6 +51,10 @@ type Manifest struct {
 	ULPBound   uint64
 	Timeout    time.Duration
 	About      string
+	// Layout: the kernel reads the batch's layout through its op's
+	// kernelOp.Layout parameter (the manifest's "layout": true); its
+	// target's Info.Layouts is set.
+	Layout bool
 }
 
 // manifestFile is the JSON form (docs/kernel-abi.md).
@@ -72,24 +76,7 @@ type manifestFile struct {
 	ULPBound *uint64  `json:"ulp_bound"`
 	Timeout  string   `json:"timeout"`
 	About    string   `json:"about"`
-}
-
-// OpParams lists, per op a user kernel may implement, the parameter names
-// the ABI knows (docs/kernel-abi.md): device pointers to inputs, the
-// output pointer y, optional fp32 tap outputs (attention's lse), the
-// shape sizes (passed as 64-bit integers), and the scalars: eps and scale
-// (fp32), causal (1) and the dtype codes in_dtype and out_dtype (0 fp32,
-// 1 bf16, 2 fp16).
-var OpParams = map[spec.Op]struct{ Inputs, Taps, Sizes, Scalars []string }{
-	spec.OpRMSNorm: {Inputs: []string{"x", "w"}, Sizes: []string{"rows", "hidden"}, Scalars: []string{"eps", "in_dtype", "out_dtype"}},
-	spec.OpGEMM:    {Inputs: []string{"x", "w"}, Sizes: []string{"m", "k", "n"}, Scalars: []string{"in_dtype", "out_dtype"}},
-	spec.OpLogProb: {Inputs: []string{"logits", "targets"}, Sizes: []string{"rows", "vocab"}, Scalars: []string{"in_dtype"}},
-	spec.OpAttnPrefill: {Inputs: []string{"q", "k", "v", "cu_seqlens"}, Taps: []string{"lse"},
-		Sizes:   []string{"seqs", "tokens", "max_seqlen", "heads", "kv_heads", "head_dim", "sms"},
-		Scalars: []string{"scale", "causal", "in_dtype", "out_dtype"}},
-	spec.OpAttnDecode: {Inputs: []string{"q", "k_cache", "v_cache", "block_table", "kv_lens"}, Taps: []string{"lse"},
-		Sizes:   []string{"requests", "heads", "kv_heads", "head_dim", "page_size", "max_pages", "pages", "max_kv", "sms"},
-		Scalars: []string{"scale", "in_dtype", "out_dtype"}},
+	Layout   bool     `json:"layout"`
 }
 
 // floatScalars are the parameters passed as fp32 bits.
@@ -166,9 +153,9 @@ func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, er
 		return nil, bad("name", "%q: want letters, digits, '.', '_' and '-'", m.Name)
 	}
 	m.Op = spec.Op(f.Op)
-	abi, ok := OpParams[m.Op]
+	abi, ok := kernelOps[m.Op]
 	if !ok {
-		return nil, bad("op", "unknown op %q (user kernels implement %s)", f.Op, opNames())
+		return nil, bad("op", "unknown op %q (user kernels implement %s)", f.Op, kernelOpNames())
 	}
 
 	// Image.
@@ -229,6 +216,14 @@ func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, er
 			return nil, bad("params", "missing pointer %q (op %s needs %s and y)", p, m.Op, strings.Join(abi.Inputs, ", "))
 		}
 	}
+	if m.Layout = f.Layout; m.Layout {
+		switch {
+		case abi.Layout == "":
+			return nil, bad("layout", "op %s has no layout to read", m.Op)
+		case !seen[abi.Layout]:
+			return nil, bad("params", "missing %q: a kernel that reads the layout (\"layout\": true) takes it", abi.Layout)
+		}
+	}
 	m.Params = f.Params
 	if !m.Cubin {
 		types, err := ptxParamTypes(m.Image, m.Entry)
@@ -247,9 +242,9 @@ func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, er
 	if m.In, err = parseDTypes(f.In); err != nil {
 		return nil, bad("in", "%v", err)
 	}
-	if m.Op == spec.OpLogProb {
+	if abi.OutFP32 {
 		if len(f.Out) > 0 && !slices.Equal(f.Out, []string{"fp32"}) {
-			return nil, bad("out", "logprob outputs are fp32")
+			return nil, bad("out", "%s outputs are fp32", m.Op)
 		}
 		m.Out = []oracle.DType{oracle.FP32}
 	} else if m.Out, err = parseDTypes(f.Out); err != nil {
@@ -274,7 +269,7 @@ func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, er
 			return nil, bad("shared", "%q: %v", f.Shared, err)
 		}
 	}
-	for _, sample := range sampleShapes(m.Op) {
+	for _, sample := range abi.Samples {
 		if _, _, _, err := m.Geometry(sample); err != nil {
 			var me *ManifestError
 			if errors.As(err, &me) {
@@ -293,7 +288,7 @@ func ParseManifest(path string, raw []byte, opts ManifestOptions) (*Manifest, er
 		if err != nil {
 			return nil, bad("schedule", "%v", err)
 		}
-		if a, ok := sch.(oracle.AttentionSchedule); ok && m.Op == spec.OpAttnPrefill && a.Splits != 1 {
+		if a, ok := sch.(oracle.AttentionSchedule); ok && abi.OneSplit && a.Splits != 1 {
 			return nil, bad("schedule", "%q: a prefill row is one split (want splits=1)", f.Schedule)
 		}
 		m.Schedule = f.Schedule
@@ -363,29 +358,6 @@ func parseDims(field string, src []string, dst *[3]*Expr, bad func(field, format
 		dst[i] = e
 	}
 	return nil
-}
-
-// sampleShapes are the shapes LoadManifest checks the geometry on: the
-// smallest and a large one of the op (attention: llama3-8b's heads, a
-// head dim of 256, 1024 decode requests of up to 128Ki tokens in pages of
-// DecodePageSize, or 64 prefill sequences of up to 8192 tokens).
-func sampleShapes(op spec.Op) []map[string]int64 {
-	switch op {
-	case spec.OpGEMM:
-		return []map[string]int64{{"m": 1, "k": 1, "n": 1}, {"m": 8192, "k": 16384, "n": 16384}}
-	case spec.OpLogProb:
-		return []map[string]int64{{"rows": 1, "vocab": 1}, {"rows": 8192, "vocab": 262144}}
-	case spec.OpAttnDecode:
-		return []map[string]int64{
-			{"requests": 1, "heads": 1, "kv_heads": 1, "head_dim": 1, "page_size": DecodePageSize, "max_pages": 1, "pages": 1, "max_kv": 1, "sms": 1},
-			{"requests": 1024, "heads": 32, "kv_heads": 8, "head_dim": 256, "page_size": DecodePageSize,
-				"max_pages": 131072 / DecodePageSize, "pages": 1024 * 131072 / DecodePageSize, "max_kv": 131072, "sms": 132}}
-	case spec.OpAttnPrefill:
-		return []map[string]int64{
-			{"seqs": 1, "tokens": 1, "max_seqlen": 1, "heads": 1, "kv_heads": 1, "head_dim": 1, "sms": 1},
-			{"seqs": 64, "tokens": 64 * 8192, "max_seqlen": 8192, "heads": 32, "kv_heads": 8, "head_dim": 256, "sms": 132}}
-	}
-	return []map[string]int64{{"rows": 1, "hidden": 1}, {"rows": 8192, "hidden": 16384}}
 }
 
 func shapeWords(s map[string]int64) string {
@@ -484,15 +456,16 @@ func (m *Manifest) ImageHash() string {
 }
 
 // Info is the target.Info of the user kernel target kernel:NAME: it claims
-// invariance (that is what is tested), and oracle parity by its schedule
-// (bitwise) or its ulp bound.
+// invariance (that is what is tested), oracle parity by its schedule
+// (bitwise) or its ulp bound, and that it reads the batch's layout when
+// its manifest says so.
 func (m *Manifest) Info(device string) target.Info {
 	about := m.About
 	if about == "" {
 		about = "user kernel " + m.Entry
 	}
 	return target.Info{Name: "kernel:" + m.Name, Op: m.Op, Device: device, Invariant: true,
-		Schedule: m.Schedule, ULPBound: m.ULPBound,
+		Schedule: m.Schedule, ULPBound: m.ULPBound, Layouts: m.Layout,
 		Models: fmt.Sprintf("%s (%s, entry %s, manifest %s)", about, filepath.Base(m.ImagePath), m.Entry, m.Path)}
 }
 
@@ -546,17 +519,6 @@ func checkParamTypes(names, types, inputs, taps []string) error {
 		}
 	}
 	return nil
-}
-
-// opNames lists the ops a user kernel may implement, in spec.Ops order.
-func opNames() string {
-	var ns []string
-	for _, op := range spec.Ops {
-		if _, ok := OpParams[op]; ok {
-			ns = append(ns, string(op))
-		}
-	}
-	return strings.Join(ns, ", ")
 }
 
 // ErrUnsupported is wrapped by a GPU target's Run error when it does not

@@ -112,6 +112,10 @@ func TestAttnManifests(t *testing.T) {
 		{"grid too large", edit(d, `"requests*heads"`, `"pages*256"`), nil, "grid", "want 1..2147483647"},
 		{"unknown field", edit(p, `"in": ["bf16", "fp16"]`, `"in": ["bf16", "fp16"], "x": 1`), nil, "", `unknown field "x"`},
 		{"in_dtype needed", edit(p, `"causal", "in_dtype"`, `"causal"`), nil, "params", "need the parameter in_dtype"},
+		{"prefill reads the layout", edit(edit(p, `"max_seqlen", `, `"max_seqlen", "q_start", `), `"schedule"`, `"layout": true, "schedule"`), nil, "", ""},
+		{"prefill layout without q_start", edit(p, `"schedule"`, `"layout": true, "schedule"`), nil, "params", `missing "q_start": a kernel that reads the layout ("layout": true) takes it`},
+		{"decode reads the layout", edit(d, `"schedule"`, `"layout": true, "schedule"`), nil, "", ""},
+		{"decode layout without page_size", edit(edit(d, `"page_size", `, ``), `"schedule"`, `"layout": true, "schedule"`), nil, "params", `missing "page_size"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,6 +153,9 @@ func TestAttnManifests(t *testing.T) {
 				}
 				if !slices.Equal(m.Params, f.Params) || m.Info("cpu").Schedule == "" {
 					t.Fatalf("manifest %+v", m)
+				}
+				if layout := strings.Contains(tt.js, `"layout": true`); m.Info("cpu").Layouts != layout {
+					t.Errorf("Info.Layouts %v, want %v (the manifest's layout)", m.Info("cpu").Layouts, layout)
 				}
 				return
 			}
@@ -241,7 +248,7 @@ func TestKernelInputsPrefill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{"seqs": 3, "tokens": 15, "max_seqlen": 5, "heads": 4, "kv_heads": 1, "head_dim": 8, "sms": 132}
+	want := map[string]int64{"seqs": 3, "tokens": 15, "max_seqlen": 5, "q_start": 0, "heads": 4, "kv_heads": 1, "head_dim": 8, "sms": 132}
 	for k, v := range want {
 		if a.Sizes[k] != v {
 			t.Errorf("size %s = %d, want %d", k, a.Sizes[k], v)
@@ -255,5 +262,72 @@ func TestKernelInputsPrefill(t *testing.T) {
 	}
 	if a.Causal != 1 || a.Scale != oracle.Scale(8) {
 		t.Errorf("causal %d scale %v", a.Causal, a.Scale)
+	}
+}
+
+// TestKernelInputsLayout: a chunk's q_start is the batch's
+// Layout.ChunkFrom, the queries below it NaN (not this chunk's) and the
+// rest the batch's; the decode cache's pages are Layout.PageSize tokens
+// (DecodePageSize at 0). A chunk past the prompt, or a negative page
+// size, is an error naming it.
+func TestKernelInputsLayout(t *testing.T) {
+	c := spec.Case{Version: spec.CaseVersion, Op: spec.OpAttnPrefill, Relation: spec.RelOracleParity,
+		Shape: spec.Shape{Seqs: 2, SeqLen: 5, Heads: 2, KVHeads: 1, HeadDim: 4},
+		In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 3, GenVersion: spec.GeneratorVersion}
+	b, err := fuzz.Inputs(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Layout.ChunkFrom = 3
+	a, err := KernelInputs(b, 132)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Sizes["q_start"] != 3 {
+		t.Errorf("q_start %d, want 3", a.Sizes["q_start"])
+	}
+	q, width := a.Tensors["q"].Vals, 2*4
+	for i, v := range q {
+		if pos := i / width % 5; (pos < 3) != math.IsNaN(float64(v)) || (pos >= 3 && v != b.Prefill.Q[i]) {
+			t.Fatalf("q value %d (position %d) is %v, the batch's %v", i, pos, v, b.Prefill.Q[i])
+		}
+	}
+	if math.IsNaN(float64(b.Prefill.Q[0])) {
+		t.Error("the batch's own q was changed")
+	}
+	b.Layout.ChunkFrom = 5
+	if _, err := KernelInputs(b, 132); err == nil || !strings.Contains(err.Error(), "chunk_from < seq_len") {
+		t.Errorf("a chunk from position 5 of 5: error %v", err)
+	}
+
+	lens := []int{11, 1}
+	d := spec.Case{Version: spec.CaseVersion, Op: spec.OpAttnDecode, Relation: spec.RelOracleParity,
+		Shape: spec.Shape{Rows: 2, KV: lens[0], KVLens: lens, Heads: 2, KVHeads: 1, HeadDim: 2},
+		In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5, GenVersion: spec.GeneratorVersion}
+	if b, err = fuzz.Inputs(d); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ page, size, pages int }{{0, DecodePageSize, 2}, {5, 5, 4}, {1, 1, 12}, {11, 11, 2}} {
+		b.Layout.PageSize = tt.page
+		a, err := KernelInputs(b, 132)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Sizes["page_size"] != int64(tt.size) || a.Sizes["pages"] != int64(tt.pages) {
+			t.Errorf("layout page size %d: page_size %d pages %d, want %d and %d", tt.page, a.Sizes["page_size"], a.Sizes["pages"], tt.size, tt.pages)
+		}
+		table, kc, mp := a.Tensors["block_table"].Ints, a.Tensors["k_cache"].Vals, int(a.Sizes["max_pages"])
+		for r, L := range lens {
+			for tok := range L {
+				off := (table[r*mp+tok/tt.size]*tt.size + tok%tt.size) * 2
+				if kc[off] != b.Decode.K[r][tok*2] {
+					t.Fatalf("page size %d: request %d token %d: cache %v, batch %v", tt.size, r, tok, kc[off], b.Decode.K[r][tok*2])
+				}
+			}
+		}
+	}
+	b.Layout.PageSize = -1
+	if _, err := KernelInputs(b, 132); err == nil || !strings.Contains(err.Error(), "page size -1") {
+		t.Errorf("page size -1: error %v", err)
 	}
 }

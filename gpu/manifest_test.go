@@ -99,6 +99,7 @@ func TestBadManifests(t *testing.T) {
 		{"absurd shared", edit(`"block*4"`, `"hidden*4"`), "shared", "want 0..49152"},
 		{"shared division by zero", edit(`"block*4"`, `"block/(rows-rows)"`), "shared", "division by zero"},
 		{"unknown dtype", edit(`["bf16", "fp32"]`, `["bf16", "fp8"]`), "in", `unknown dtype "fp8"`},
+		{"layout of an op without one", edit(`"schedule"`, `"layout": true, "schedule"`), "layout", "op rmsnorm has no layout to read"},
 		{"no dtypes", edit(`"out": ["bf16"],`, `"out": [],`), "out", "missing"},
 		{"dtype code needed", edit(`"in_dtype", "out_dtype"]`, `"out_dtype"]`), "params", ""},
 		{"bad schedule", edit(`threads=1 vec=1`, `threads=3 vec=1`), "schedule", "threads 3"},

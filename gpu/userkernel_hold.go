@@ -11,7 +11,6 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -60,17 +59,18 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	if b.Lazy() && (b.Op != spec.OpRMSNorm || !generates(spec.OpRMSNorm, b.Source)) {
-		return nil, fmt.Errorf("gpu: hold for %s: the device does not make the rows of this lazy %s batch: %w", k.info.Name, b.Op, target.ErrUnsupported)
-	}
 	m := k.m
 	if b.Op != m.Op {
 		return nil, fmt.Errorf("target %s runs %s, not %s", k.info.Name, m.Op, b.Op)
 	}
+	abi := kernelOps[m.Op]
+	if b.Lazy() && (!abi.DeviceRows || !generates(b.Op, b.Source)) {
+		return nil, fmt.Errorf("gpu: hold for %s: the device does not make the rows of this lazy %s batch: %w", k.info.Name, b.Op, target.ErrUnsupported)
+	}
 	if !slices.Contains(m.In, b.In) || !slices.Contains(m.Out, b.OutDType()) {
 		return nil, fmt.Errorf("target %s: %s -> %s: %w (manifest in %v out %v)", k.info.Name, b.In, b.OutDType(), ErrUnsupported, m.In, m.Out)
 	}
-	if b.Op == spec.OpAttnPrefill || b.Op == spec.OpAttnDecode {
+	if abi.Attention {
 		return nil, fmt.Errorf("gpu: %s: attention batches are not held (each step is run with Run): %w", k.info.Name, target.ErrUnsupported)
 	}
 	in, err := KernelInputs(b, k.d.sms)

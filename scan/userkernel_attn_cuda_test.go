@@ -74,7 +74,7 @@ var dtypePairs = [][2]spec.DType{{spec.BF16, spec.BF16}, {spec.FP16, spec.FP16},
 // gives its CPU twin's bits, outputs and lse taps, on every dtype pair,
 // on both sides of the max_seqlen rule and past one 64-token tile.
 func TestAttnPrefillKernelsTwins(t *testing.T) {
-	for _, name := range []string{"attn_prefill_fixed", "attn_prefill_maxseqlen"} {
+	for _, name := range []string{"attn_prefill_fixed", "attn_prefill_maxseqlen", "attn_prefill_prefix"} {
 		k, twin, _ := attnKernel(t, name)
 		for _, sz := range [][2]int{{1, 1}, {3, 9}, {2, 10}, {5, 33}, {2, 130}} {
 			for _, dt := range dtypePairs {
@@ -147,5 +147,70 @@ func TestAttnKernelScans(t *testing.T) {
 				t.Errorf("%s: map %q, want %q", name, r.Map.Rule, want)
 			}
 		}
+	}
+}
+
+// TestAttnKernelsLayouts: the example kernels read the batch's layout as
+// their twins do. Each prefill kernel on a chunk past a cached prefix of
+// 0..39 tokens (q_start) gives its twin's rows of the chunk, outputs and
+// lse; each decode kernel in a paged cache of 1..100-token pages gives its
+// twin's rows. Then the scans of TestAttnTwinLayouts on the GPU kernels
+// give the twins' results: the fixed prefill kernel certified over chunk
+// and prefix, the prefix kernel mapped `prefix % 16 == 0 -> B, otherwise
+// -> A`, the fixed decode kernel certified over page sizes.
+func TestAttnKernelsLayouts(t *testing.T) {
+	for _, name := range []string{"attn_prefill_fixed", "attn_prefill_maxseqlen", "attn_prefill_prefix"} {
+		k, twin, _ := attnKernel(t, name)
+		for _, dt := range dtypePairs {
+			b := inputs(t, prefillCase(2, 40, dt[0], dt[1], 40))
+			H, D := b.Prefill.Heads, b.Prefill.HeadDim
+			for _, from := range []int{0, 1, 15, 16, 17, 32, 39} {
+				what := fmt.Sprintf("%s, chunk from %d, %s->%s", name, from, dt[0], dt[1])
+				g := *b
+				g.Layout = target.Layout{ChunkFrom: from}
+				got, want := runAll(t, what, k, &g), runAll(t, what, twin, &g)
+				for s := range 2 {
+					lo, hi := (s*40+from)*H, (s+1)*40*H // the chunk's rows
+					if i := firstDiff(got.Values[lo*D:hi*D], want.Values[lo*D:hi*D]); i >= 0 {
+						t.Errorf("%s: sequence %d value %d is %v on the GPU, %v in the twin", what, s, i, got.Values[lo*D+i], want.Values[lo*D+i])
+					}
+					if i := firstDiff(got.Taps[lo:hi], want.Taps[lo:hi]); i >= 0 {
+						t.Errorf("%s: sequence %d lse %d is %v on the GPU, %v in the twin", what, s, i, got.Taps[lo+i], want.Taps[lo+i])
+					}
+				}
+			}
+		}
+	}
+	for _, name := range []string{"attn_decode_fixed", "attn_decode_sm"} {
+		k, twin, _ := attnKernel(t, name)
+		b := inputs(t, decodeCase(5, []int{200, 37, 64, 1, 129}, spec.BF16, spec.BF16, 5))
+		for _, page := range []int{1, 5, 16, 64, 100} {
+			what := fmt.Sprintf("%s, pages of %d", name, page)
+			g := *b
+			g.Layout = target.Layout{PageSize: page}
+			got, want := runAll(t, what, k, &g), runAll(t, what, twin, &g)
+			if i := firstDiff(got.Values, want.Values); i >= 0 {
+				t.Errorf("%s: value %d is %v on the GPU, %v in the twin", what, i, got.Values[i], want.Values[i])
+			}
+		}
+	}
+	scan := func(name, dim string, from, to int, sh spec.Shape) *Result {
+		k, _, _ := attnKernel(t, name)
+		sh.Heads, sh.KVHeads, sh.HeadDim = 4, 2, 16
+		start := time.Now()
+		r := run(t, spec.ScanSpec{Target: k.Info().Name, Dim: dim, From: from, To: to, Shape: sh, Seed: 1})
+		t.Logf("%s, %s %d..%d at %+v: %s, %d batches, %v", name, dim, from, to, sh, MapWords(r.Map), r.Batches, time.Since(start))
+		return r
+	}
+	for _, dim := range []string{spec.ScanChunk, spec.ScanPrefix} {
+		if r := scan("attn_prefill_fixed", dim, 1, 39, spec.Shape{SeqLen: 40}); r.Certificate == nil {
+			t.Errorf("fixed, %s: not certified: %s", dim, MapWords(r.Map))
+		}
+	}
+	if r, want := scan("attn_prefill_prefix", spec.ScanPrefix, 1, 79, spec.Shape{SeqLen: 80}), "prefix % 16 == 0 -> B, otherwise -> A"; r.Map.Rule != want {
+		t.Errorf("prefix kernel: map %q, want %q", r.Map.Rule, want)
+	}
+	if r := scan("attn_decode_fixed", spec.ScanPage, 1, 80, spec.Shape{Rows: 2, KV: 70}); r.Certificate == nil {
+		t.Errorf("fixed decode, page: not certified: %s", MapWords(r.Map))
 	}
 }

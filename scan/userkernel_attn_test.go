@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,12 +174,19 @@ func twinDecode(a gpu.KernelArgs, splitsOf func(requests, heads, sms int64) int6
 	return y, lse
 }
 
-// prefillTiles is each example prefill kernel's KV tile rule, by entry.
-var prefillTiles = map[string]func(maxSeqLen int64) int{
-	"attn_prefill_fixed": func(int64) int { return 64 },
-	"attn_prefill_maxseqlen": func(maxSeqLen int64) int {
-		if maxSeqLen >= 10 {
+// prefillTiles is each example prefill kernel's KV tile rule, by entry,
+// of its sizes (max_seqlen, q_start).
+var prefillTiles = map[string]func(sizes map[string]int64) int{
+	"attn_prefill_fixed": func(map[string]int64) int { return 64 },
+	"attn_prefill_maxseqlen": func(z map[string]int64) int {
+		if z["max_seqlen"]-z["q_start"] >= 10 {
 			return 4
+		}
+		return 64
+	},
+	"attn_prefill_prefix": func(z map[string]int64) int {
+		if q := z["q_start"]; q > 0 && q%16 == 0 {
+			return 16
 		}
 		return 64
 	},
@@ -188,7 +196,7 @@ var prefillTiles = map[string]func(maxSeqLen int64) int{
 // "twin:NAME", claiming what the manifest claims.
 type prefillTwin struct {
 	m    *gpu.Manifest
-	tile func(maxSeqLen int64) int
+	tile func(sizes map[string]int64) int
 }
 
 func (k prefillTwin) Info() target.Info {
@@ -205,7 +213,7 @@ func (k prefillTwin) Run(ctx context.Context, b *target.Batch, rows []int) (*tar
 	if err != nil {
 		return nil, err
 	}
-	y, lse := twinPrefill(a, k.tile(a.Sizes["max_seqlen"]), b.Out)
+	y, lse := twinPrefill(a, k.tile(a.Sizes), b.Out)
 	return twinOutput(b, rows, y, lse)
 }
 
@@ -225,9 +233,10 @@ func twinOutput(b *target.Batch, rows []int, y, lse []float32) (*target.Output, 
 }
 
 // twinPrefill is attn_prefill.cuh's prefill_row for every row r (token
-// r / heads of the packed batch, head r % heads) on the ABI's inputs, in
-// KV tiles of tile tokens from the sequence's start: y rounded to out,
-// and lse.
+// r / heads of the packed batch, head r % heads) at a position from
+// q_start on, on the ABI's inputs, in KV tiles of tile tokens from the
+// sequence's start: y rounded to out, and lse; the rows below q_start are
+// NaN (the kernel does not write them).
 func twinPrefill(a gpu.KernelArgs, tile int, out oracle.DType) (y, lse []float32) {
 	z := a.Sizes
 	T, H, KH, D := int(z["tokens"]), int(z["heads"]), int(z["kv_heads"]), int(z["head_dim"])
@@ -239,6 +248,14 @@ func twinPrefill(a gpu.KernelArgs, tile int, out oracle.DType) (y, lse []float32
 		s := 0
 		for s+1 < len(cu)-1 && cu[s+1] <= t {
 			s++
+		}
+		if int64(t-cu[s]) < z["q_start"] {
+			nan := float32(math.NaN())
+			for d := 0; d < D; d++ {
+				y[r*D+d] = nan
+			}
+			lse[r] = nan
+			continue
 		}
 		score := func(j int) float32 {
 			dot := float32(0)
@@ -492,6 +509,67 @@ func TestAttnPrefillTwinScans(t *testing.T) {
 			Shape: spec.Shape{SeqLen: 12, Heads: 4, KVHeads: 2, HeadDim: 16}}
 		if r := run(t, s); r.Certificate == nil {
 			t.Errorf("%s, seqs 1..6: no certificate: map %q", name, MapWords(r.Map))
+		}
+	}
+}
+
+// TestAttnTwinLayouts: the example kernels read the batch's layout
+// (their manifests say "layout": true, so the scan takes them for chunk,
+// prefix and page): the fixed prefill twin is certified on chunks and on
+// prefix-cache hits (its q_start rows are the whole prompt's), the
+// prefix twin maps the page-aligned path exactly as the control
+// drift-attn-prefix-block does, and the fixed decode twin (its paged
+// cache in pages of page_size, the batch's Layout.PageSize) is certified
+// over page sizes 1..80. On main the manifests had no layout: each scan
+// was refused.
+func TestAttnTwinLayouts(t *testing.T) {
+	sh := spec.Shape{SeqLen: 40, Heads: 4, KVHeads: 2, HeadDim: 16}
+	scan := func(name, dim string, from, to int, sh spec.Shape) *Result {
+		return run(t, spec.ScanSpec{Target: attnTwin(t, name), Dim: dim, From: from, To: to, Shape: sh, Seed: 1})
+	}
+	for _, dim := range []string{spec.ScanChunk, spec.ScanPrefix} {
+		if r := scan("attn_prefill_fixed", dim, 1, 39, sh); r.Certificate == nil || r.RowsCompared == 0 {
+			t.Errorf("fixed, %s: no certificate: map %q, diffs %+v", dim, MapWords(r.Map), r.Diffs)
+		}
+	}
+	r := scan("attn_prefill_prefix", spec.ScanPrefix, 1, 79, spec.Shape{SeqLen: 80, Heads: 4, KVHeads: 2, HeadDim: 16})
+	if want := "prefix % 16 == 0 -> B, otherwise -> A"; r.Certificate != nil || r.Map.Rule != want {
+		t.Errorf("prefix twin, prefix: map %q (%s), want %q", r.Map.Rule, MapWords(r.Map), want)
+	}
+	r = scan("attn_decode_fixed", spec.ScanPage, 1, 80, spec.Shape{Rows: 2, KV: 70, Heads: 4, KVHeads: 2, HeadDim: 16})
+	if r.Certificate == nil || r.RowsCompared == 0 {
+		t.Errorf("fixed decode, page: no certificate: map %q, diffs %+v", MapWords(r.Map), r.Diffs)
+	}
+}
+
+// TestAttnPrefixTwinIsControl: on a chunk past a cached prefix of every
+// length 0..39, the prefix twin's rows of the chunk are bitwise those of
+// drift-attn-prefix-block (the same rule, target.PrefixBlockPolicy), and
+// the rows below q_start are NaN: the kernel does not write them.
+func TestAttnPrefixTwinIsControl(t *testing.T) {
+	tw := twinOf(t, exampleAttnManifest(t, "attn_prefill_prefix"), target.SMs)
+	if !tw.Info().Layouts {
+		t.Fatal("the prefix kernel's target does not read the layout")
+	}
+	model, err := target.Lookup("drift-attn-prefix-block")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := inputs(t, prefillCase(2, 40, spec.BF16, spec.FP32, 7))
+	H, D := b.Prefill.Heads, b.Prefill.HeadDim
+	for from := 0; from < 40; from++ {
+		g := *b
+		g.Layout = target.Layout{ChunkFrom: from}
+		got, want := runAll(t, "twin", tw, &g), runAll(t, "model", model, &g)
+		for s := range 2 {
+			below := got.Values[s*40*H*D : (s*40+from)*H*D]
+			if i := slices.IndexFunc(below, func(v float32) bool { return !math.IsNaN(float64(v)) }); i >= 0 {
+				t.Fatalf("chunk from %d: sequence %d value %d below q_start is %v, want NaN", from, s, i, below[i])
+			}
+			lo, hi := (s*40+from)*H*D, (s+1)*40*H*D
+			if i := firstDiff(got.Values[lo:hi], want.Values[lo:hi]); i >= 0 {
+				t.Fatalf("chunk from %d: sequence %d value %d is %v, the control's %v", from, s, i, got.Values[lo+i], want.Values[lo+i])
+			}
 		}
 	}
 }

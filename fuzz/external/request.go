@@ -96,12 +96,29 @@ func requestFrame(b *target.Batch, rows []int, seq int, scratch []byte) (*frame,
 		"eps":      strconv.FormatFloat(float64(eps), 'g', -1, 32),
 		"eps_bits": fmt.Sprintf("%08x", math.Float32bits(eps)),
 	}}
+	layoutFields(f.meta, b.Layout)
 	for _, s := range specs {
 		lo := len(scratch)
 		scratch = s.enc(scratch)
 		f.tensors = append(f.tensors, tensor{name: s.name, dtype: s.dtype, shape: s.shape, data: scratch[lo:len(scratch):len(scratch)]})
 	}
 	return f, scratch, nil
+}
+
+// layoutFields sets the request fields of an engine's layout (an
+// adapter that reads them says "layout": "true" in its hello; the harness
+// sends a layout to no other): chunk_from (attn_prefill: the chunk's
+// queries are those at positions >= chunk_from) and page_size
+// (attn_decode: the tokens a page of the paged cache), each only when
+// set. A batch without a layout has neither: whole prompts, the
+// adapter's own page size.
+func layoutFields(meta map[string]string, l target.Layout) {
+	if l.ChunkFrom != 0 {
+		meta["chunk_from"] = strconv.Itoa(l.ChunkFrom)
+	}
+	if l.PageSize != 0 {
+		meta["page_size"] = strconv.Itoa(l.PageSize)
+	}
 }
 
 // replyLimit bounds the reply to a request for rows of b (all when rows is

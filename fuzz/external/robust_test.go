@@ -235,16 +235,20 @@ func TestHandshakeFailures(t *testing.T) {
 	}
 }
 
-// TestHelloDeclarations: the target's Info is what the adapter declared.
+// TestHelloDeclarations: the target's Info is what the adapter declared
+// (the NumPy attention reads the layout, its rmsnorm has none).
 func TestHelloDeclarations(t *testing.T) {
 	tg := numpyTarget(t, "", "attn_decode")
 	info := tg.Info()
 	if info.Name != "exec:numpy.attn_decode" || info.Op != spec.OpAttnDecode || info.Device != "process:cpu" ||
-		!info.Invariant || info.Schedule != "tile=64 splits=1" || info.ULPBound != 0 {
+		!info.Invariant || info.Schedule != "tile=64 splits=1" || info.ULPBound != 0 || !info.Layouts {
 		t.Fatalf("info %+v", info)
 	}
 	tg = numpyTarget(t, spec.OpRMSNorm)
 	if got := tg.Info().Schedule; got != "threads=1 vec=1 warp=butterfly cross=sequential out=(x*rstd)*w" {
 		t.Fatalf("rmsnorm schedule %q", got)
+	}
+	if tg.Info().Layouts {
+		t.Fatal("the NumPy rmsnorm says it reads a layout")
 	}
 }

@@ -49,6 +49,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, t target.Target) error
 	if info.Schedule == "" {
 		meta["ulp_bound"] = strconv.FormatUint(info.ULPBound, 10)
 	}
+	if info.Layouts {
+		meta["layout"] = "true"
+	}
 	if err := writeFrame(w, &frame{meta: meta}); err != nil {
 		return fmt.Errorf("write hello: %w", err)
 	}
@@ -244,6 +247,15 @@ func decodeRequest(f *frame, name string) (*target.Batch, []int, error) {
 		b.Decode = d
 	default:
 		return nil, nil, bad(`field "op"`, "unknown op %q", b.Op)
+	}
+	for field, dst := range map[string]*int{"chunk_from": &b.Layout.ChunkFrom, "page_size": &b.Layout.PageSize} {
+		if v, ok := f.meta[field]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return nil, nil, bad(fmt.Sprintf("field %q", field), "%q, want a decimal >= 0", truncate(v))
+			}
+			*dst = n
+		}
 	}
 	var rows []int
 	if _, ok := f.tensor("rows"); ok {

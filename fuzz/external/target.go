@@ -142,6 +142,7 @@ func NewContext(ctx context.Context, cmdline string, op spec.Op, opts Options) (
 		Invariant: h["invariant"] == "true",
 		Schedule:  h["schedule"],
 		ULPBound:  bound,
+		Layouts:   h["layout"] == "true",
 		Models:    fmt.Sprintf("external process %q (adapter %s: %s)", cmdline, h["name"], h["about"]),
 	}
 	return t, nil
@@ -265,6 +266,9 @@ func checkHello(rep *frame, op spec.Op) error {
 	}
 	if _, err := helloULPBound(m); err != nil {
 		return bad(`field "ulp_bound"`, "%v", err)
+	}
+	if l := m["layout"]; l != "" && l != "true" && l != "false" {
+		return bad(`field "layout"`, "%q, want \"true\" or \"false\"", truncate(l))
 	}
 	return nil
 }

@@ -103,3 +103,51 @@ func worstRelative(got, want *target.Output) (int, float64) {
 	}
 	return at, worst
 }
+
+// TestTorchChunk checks, with BITPARITY_TEST_TORCH=1, that the torch
+// adapter reads the layout (its hello) and prefills a chunk past a cached
+// prefix as the same op: every row at a position >= chunk_from within 3%
+// of its row's scale of the oracle's whole-prompt row (the oracle's rows
+// are the same whatever the layout), for chunks from 1, 5 and the last
+// position.
+func TestTorchChunk(t *testing.T) {
+	if os.Getenv("BITPARITY_TEST_TORCH") != "1" {
+		t.Skip("set BITPARITY_TEST_TORCH=1 to test adapters/torch_ops.py (needs torch)")
+	}
+	py := python(t)
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skipf("%s has no torch", py)
+	}
+	tg, err := New(adapterCmd(t, "adapters/torch_ops.py", "attn_prefill", "--device", "cpu"), spec.OpAttnPrefill, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if !tg.Info().Layouts {
+		t.Fatalf("the torch prefill does not say it reads the layout: hello %v", tg.Hello())
+	}
+	b, err := fuzz.Inputs(testCase(spec.OpAttnPrefill, spec.BF16, spec.BF16, spec.DistNormal, 9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := target.Lookup(target.OracleName(spec.OpAttnPrefill))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := b.Prefill
+	for _, from := range []int{1, 5, p.SeqLen - 1} {
+		var sel []int // the chunk's rows
+		for s := range p.Seqs {
+			for r := (s*p.SeqLen + from) * p.Heads; r < (s+1)*p.SeqLen*p.Heads; r++ {
+				sel = append(sel, r)
+			}
+		}
+		g := *b
+		g.Layout = target.Layout{ChunkFrom: from}
+		got, want := run(t, tg, &g, sel), run(t, ref, b, sel)
+		if i, rel := worstRelative(got, want); rel > 0.03 {
+			t.Fatalf("chunk from %d: row %d col %d: %v vs the oracle's %v, %.3g of the row's scale",
+				from, got.Rows[i/got.Cols], i%got.Cols, got.Values[i], want.Values[i], rel)
+		}
+	}
+}

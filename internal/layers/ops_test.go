@@ -23,8 +23,6 @@ var opSwitches = map[string]string{
 	"power/family.go":          "its schedule family (power)",
 	"fuzz/external/request.go": "its tensors in the process protocol",
 	"fuzz/external/serve.go":   "its tensors in the process protocol",
-	"gpu/manifest.go":          "its kernel (user kernels)",
-	"gpu/userkernel_inputs.go": "its kernel's inputs (user kernels)",
 }
 
 // TestOpSwitches fails on a `case spec.OpXxx` clause (or `case OpXxx`

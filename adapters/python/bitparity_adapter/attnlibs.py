@@ -7,13 +7,24 @@ options as adapter flags (adapters/attn_libs.py serves them).
 
   LIB flashinfer  attn_prefill: BatchPrefillWithRaggedKVCacheWrapper, causal;
                   attn_decode: BatchDecodeWithPagedKVCacheWrapper on a paged
-                  cache of PAGE_SIZE tokens a page. --fixed-split-size N and
+                  cache of the request's page_size tokens a page (PAGE_SIZE
+                  when it names none). --fixed-split-size N and
                   --disable-split-kv go to plan() (FlashInfer's batch-invariant
                   split-KV options).
   LIB flash-attn  attn_prefill: flash_attn_varlen_func, causal (--deterministic:
                   its deterministic backward flag, passed as the library takes
                   it); attn_decode: flash_attn_with_kvcache with cache_seqlens,
-                  --num-splits N (0: the library's heuristic, 1: no split).
+                  --num-splits N (0: the library's heuristic, 1: no split); a
+                  request's page_size puts the cache in pages of that many
+                  tokens with a block_table (flash-attn takes pages of a
+                  multiple of 256 tokens: any other is unsupported), 0 a
+                  dense cache.
+
+Both read the layout (hello "layout": "true"): a prefill request's chunk
+(chunk_from > 0) runs the queries at positions >= chunk_from against every
+K/V position, causal aligned bottom-right as both libraries align it when
+the queries are fewer than the keys (query i sees K/V [0, chunk_from + i]);
+rows below chunk_from are NaN.
 
 A library that does not import here (not installed, or built for another
 CUDA) is skipped: Skip says why, and the adapter exits SKIP_EXIT with that
@@ -34,6 +45,11 @@ SKIP_EXIT = 3
 
 class Skip(Exception):
     """The library does not import here; the message says why."""
+
+
+class Unsupported(Exception):
+    """The library cannot take this batch: attn_libs.py answers it as the
+    kit's Unsupported (an "unsupported" error frame, not a crash)."""
 
 
 def parse(argv):
@@ -115,21 +131,63 @@ def _padded(torch, k, v, lens):
     return kp, vp
 
 
+def _chunk_out(torch, q, o, chunk_from):
+    """The prefill output [S, L, H, D] of q whose rows at positions >=
+    chunk_from are o [S, L - chunk_from, H, D], NaN below."""
+    if chunk_from == 0:
+        return o.reshape(q.shape)
+    y = torch.full_like(q, float("nan"))
+    y[:, chunk_from:] = o.reshape(q.shape[0], q.shape[1] - chunk_from, *q.shape[2:])
+    return y
+
+
+def _paged(torch, k, v, lens, page):
+    """k and v [tokens, KH, D] in a paged cache [pages, page, KH, D], each
+    request's pages in order: (k cache, v cache, page indptr [B+1] int32,
+    the page of each request's token and its slot)."""
+    B = lens.shape[0]
+    pages = (lens + page - 1) // page
+    indptr = torch.zeros(B + 1, dtype=torch.int32, device=k.device)
+    indptr[1:] = torch.cumsum(pages, 0)
+    n = int(indptr[-1].item())
+    kc = k.new_zeros((n, page) + tuple(k.shape[1:]))
+    vc = v.new_zeros((n, page) + tuple(v.shape[1:]))
+    starts = torch.cumsum(lens, 0) - lens
+    b = torch.repeat_interleave(torch.arange(B, device=k.device), lens)
+    pos = torch.arange(k.shape[0], device=k.device) - torch.repeat_interleave(starts, lens)
+    at = indptr[b].long() + pos // page
+    kc[at, pos % page], vc[at, pos % page] = k, v
+    return kc, vc, indptr
+
+
 def _flash_attn(a, mod, torch, device):
     if a.op == "attn_prefill":
-        def prefill(q, k, v):
+        def prefill(q, k, v, chunk_from=0):
             S, L = q.shape[0], q.shape[1]
-            cu = torch.arange(0, (S + 1) * L, L, dtype=torch.int32, device=device)
-            o = mod.flash_attn_varlen_func(q.reshape(S * L, *q.shape[2:]), k.reshape(S * L, *k.shape[2:]),
-                                           v.reshape(S * L, *v.shape[2:]), cu, cu, L, L, causal=True,
+            Lq = L - chunk_from
+            cu_q = torch.arange(0, (S + 1) * Lq, Lq, dtype=torch.int32, device=device)
+            cu_k = torch.arange(0, (S + 1) * L, L, dtype=torch.int32, device=device)
+            o = mod.flash_attn_varlen_func(q[:, chunk_from:].reshape(S * Lq, *q.shape[2:]), k.reshape(S * L, *k.shape[2:]),
+                                           v.reshape(S * L, *v.shape[2:]), cu_q, cu_k, Lq, L, causal=True,
                                            deterministic=a.deterministic)
-            return o.reshape(q.shape)
+            return _chunk_out(torch, q, o, chunk_from)
         return prefill
 
-    def decode(q, k, v, lens):
-        kp, vp = _padded(torch, k, v, lens)
-        o = mod.flash_attn_with_kvcache(q[:, None], kp, vp, cache_seqlens=lens.to(torch.int32),
-                                        num_splits=a.num_splits)
+    def decode(q, k, v, lens, page_size=0):
+        kw = {}
+        if page_size == 0:
+            kc, vc = _padded(torch, k, v, lens)
+        elif page_size % 256:
+            raise Unsupported("flash-attn: page size %d (its paged KV cache takes a multiple of 256)" % page_size)
+        else:
+            kc, vc, indptr = _paged(torch, k, v, lens, page_size)
+            B, most = lens.shape[0], int((indptr[1:] - indptr[:-1]).max().item())
+            table = torch.zeros((B, most), dtype=torch.int32, device=device)
+            for r in range(B):
+                table[r, :int(indptr[r + 1] - indptr[r])] = torch.arange(int(indptr[r]), int(indptr[r + 1]), device=device)
+            kw["block_table"] = table
+        o = mod.flash_attn_with_kvcache(q[:, None], kc, vc, cache_seqlens=lens.to(torch.int32),
+                                        num_splits=a.num_splits, **kw)
         return o[:, 0]
     return decode
 
@@ -139,31 +197,24 @@ def _flashinfer(a, mod, torch, device):
     if a.op == "attn_prefill":
         w = mod.BatchPrefillWithRaggedKVCacheWrapper(workspace, "NHD")
 
-        def prefill(q, k, v):
+        def prefill(q, k, v, chunk_from=0):
             S, L, H, D = q.shape
-            indptr = torch.arange(0, (S + 1) * L, L, dtype=torch.int32, device=device)
-            w.plan(indptr, indptr, H, k.shape[2], D, causal=True, q_data_type=q.dtype, **split_kw(a))
-            o = w.run(q.reshape(S * L, H, D), k.reshape(S * L, *k.shape[2:]), v.reshape(S * L, *v.shape[2:]))
-            return o.reshape(q.shape)
+            Lq = L - chunk_from
+            qo = torch.arange(0, (S + 1) * Lq, Lq, dtype=torch.int32, device=device)
+            kv = torch.arange(0, (S + 1) * L, L, dtype=torch.int32, device=device)
+            w.plan(qo, kv, H, k.shape[2], D, causal=True, q_data_type=q.dtype, **split_kw(a))
+            o = w.run(q[:, chunk_from:].reshape(S * Lq, H, D), k.reshape(S * L, *k.shape[2:]), v.reshape(S * L, *v.shape[2:]))
+            return _chunk_out(torch, q, o, chunk_from)
         return prefill
     w = mod.BatchDecodeWithPagedKVCacheWrapper(workspace, "NHD")
 
-    def decode(q, k, v, lens):
+    def decode(q, k, v, lens, page_size=0):
         B, H, D = q.shape
-        KH = k.shape[1]
-        pages = (lens + PAGE_SIZE - 1) // PAGE_SIZE
-        indptr = torch.zeros(B + 1, dtype=torch.int32, device=device)
-        indptr[1:] = torch.cumsum(pages, 0)
+        page = page_size or PAGE_SIZE
+        kc, vc, indptr = _paged(torch, k, v, lens, page)
         n = int(indptr[-1].item())
-        kc = k.new_zeros((n, PAGE_SIZE, KH, D))
-        vc = v.new_zeros((n, PAGE_SIZE, KH, D))
-        starts = torch.cumsum(lens, 0) - lens
-        b = torch.repeat_interleave(torch.arange(B, device=device), lens)
-        pos = torch.arange(k.shape[0], device=device) - torch.repeat_interleave(starts, lens)
-        page = indptr[b].long() + pos // PAGE_SIZE
-        kc[page, pos % PAGE_SIZE], vc[page, pos % PAGE_SIZE] = k, v
-        last = (lens - 1) % PAGE_SIZE + 1
+        last = (lens - 1) % page + 1
         w.plan(indptr, torch.arange(n, dtype=torch.int32, device=device), last.to(torch.int32),
-               H, KH, D, PAGE_SIZE, q_data_type=q.dtype, **split_kw(a))
+               H, k.shape[1], D, page, q_data_type=q.dtype, **split_kw(a))
         return w.run(q, (kc, vc))
     return decode

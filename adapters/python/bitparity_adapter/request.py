@@ -22,6 +22,12 @@ class Request:
     in_dtype, out_dtype: "bf16", "fp16" or "fp32" (out is the dtype of the
     reply's "y"; "fp32" for logprob).
     eps: a numpy float32, bit-exact (from eps_bits).
+    chunk_from: attn_prefill's chunk (an adapter whose hello says
+    "layout": "true"): the queries at positions >= chunk_from are the
+    chunk's, attending to K/V of every position up to theirs (the earlier
+    ones a cached prefix); 0 for a whole prompt.
+    page_size: attn_decode's page size of the paged KV cache, 0 for the
+    adapter's own.
     meta: every metadata field as sent.
     Tensor names and shapes (docs/protocol.md):
       rmsnorm       x [rows, hidden], w [hidden]
@@ -45,6 +51,8 @@ class Request:
             self.eps = np.array([int(bits, 16)], dtype=np.uint32).view(np.float32)[0]
         else:
             self.eps = np.float32(meta.get("eps", "0"))
+        self.chunk_from = _count(meta, "chunk_from")
+        self.page_size = _count(meta, "page_size")
         self._t = tensors
         self._f32 = {}
 
@@ -110,3 +118,15 @@ class Request:
         """The output rows the harness asked for (the "rows" tensor), or
         None for all."""
         return self.ints("rows") if "rows" in self._t else None
+
+
+def _count(meta, field):
+    """A decimal field >= 0 of meta; 0 when absent."""
+    v = meta.get(field, "0")
+    try:
+        n = int(v, 10)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ValueError("field %r: %r, want a decimal >= 0" % (field, v))
+    return n

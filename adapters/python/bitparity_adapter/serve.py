@@ -43,9 +43,20 @@ class Op:
     compared dtype, when it declares no schedule.
     invariant: whether it claims batch invariance, padding invariance and
     determinism.
+    layout: whether it reads the engine's layout of an attention batch
+    (the hello says "layout": "true"; docs/protocol.md): a request's
+    chunk_from (attn_prefill: compute the queries at positions >=
+    chunk_from, attending to every K/V position up to theirs) and
+    page_size (attn_decode: the tokens a page of the paged KV cache, 0
+    for the adapter's own). A request function reads req.chunk_from and
+    req.page_size; an array function gets them as the keyword argument
+    chunk_from= (attn_prefill) or page_size= (attn_decode) on a request,
+    and without it on a held scan's batches (which have no layout): give
+    the keyword a default of 0. The rows below chunk_from are not
+    compared: return any values there.
     """
 
-    def __init__(self, fn, schedule="", ulp_bound=0, invariant=True, about="", request=False):
+    def __init__(self, fn, schedule="", ulp_bound=0, invariant=True, about="", request=False, layout=False):
         if not callable(fn):
             raise TypeError("Op: %r is not callable" % (fn,))
         self.fn = fn
@@ -54,6 +65,7 @@ class Op:
         self.invariant = bool(invariant)
         self.about = about
         self.request = bool(request)
+        self.layout = bool(layout)
 
 
 class Arrays:
@@ -133,6 +145,10 @@ def call(op, o, req, arrays):
     args = [arrays.convert(req.wire(n), req.bits(n)) for n in OP_INPUTS[op]]
     if op == "rmsnorm":
         args.append(float(req.eps))
+    if o.layout and op == "attn_prefill":
+        return o.fn(*args, chunk_from=req.chunk_from)
+    if o.layout and op == "attn_decode":
+        return o.fn(*args, page_size=req.page_size)
     return o.fn(*args)
 
 
@@ -340,6 +356,7 @@ class Loop:
             "name": "%s.%s" % (self.name, want), "device": self.device,
             "invariant": "true" if o.invariant else "false",
             "schedule": o.schedule, "ulp_bound": o.ulp_bound,
+            "layout": "true" if o.layout else "",  # "" as before the field: an old certificate's hello stays equal
             "about": o.about or self.about,
             "versions": self.arrays.versions(), "backend": self.arrays.kind,
             "scan": "" if want == "transformer" else str(scan.SCAN_VERSION),

@@ -31,7 +31,7 @@ struct prefill_args {
 	const int *cu_seqlens;
 	void *y;
 	float *lse;
-	long long seqs, tokens, heads, kv_heads, head_dim;
+	long long seqs, tokens, q_start, heads, kv_heads, head_dim;
 	float scale;
 	long long in_dtype, out_dtype;
 };
@@ -49,7 +49,9 @@ __device__ __forceinline__ float prefill_score(const prefill_args &a, long long 
 // prefill_row computes row blockIdx.x*PREFILL_BLOCK + threadIdx.x (token
 // t of sequence s, position i = t - cu_seqlens[s], head h) over KV tokens
 // cu_seqlens[s] .. t (causal) in tiles of `tile` from the sequence's
-// start:
+// start, for the positions i >= q_start (the chunk: the rows below were
+// prefilled by earlier chunks, or are a cached prefix; they are not
+// written, nor their q read):
 //
 //	m = -Inf, l = +0, acc[d] = +0
 //	per tile: mt = max(m, s[j] of the tile)  omax, j ascending
@@ -65,6 +67,7 @@ __device__ void prefill_row(const prefill_args &a, long long tile, float *shared
 	long long s = 0;
 	while (s + 1 < a.seqs && a.cu_seqlens[s + 1] <= t) s++;
 	const long long start = a.cu_seqlens[s];
+	if (t - start < a.q_start) return;
 	float *acc = shared + threadIdx.x * D;
 	float m = NEG_INF, l = 0.0f;
 	for (long long d = 0; d < D; d++) acc[d] = 0.0f;
