@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -111,21 +112,20 @@ func sameBatch(a, b *target.Batch) bool { return slices.Equal(rowValues(a), rowV
 // rowValues is the per-item tensor of an rmsnorm, gemm or logprob batch,
 // an attn_decode batch's q, K and V of each request in turn.
 func rowValues(b *target.Batch) []float32 {
-	switch {
-	case b.Decode != nil:
-		d := b.Decode
-		w := d.Heads * d.HeadDim
+	switch in := b.Input.(type) {
+	case *oracle.DecodeInput:
+		w := in.Heads * in.HeadDim
 		var v []float32
-		for i := range d.K {
-			v = append(append(append(v, d.Q[i*w:(i+1)*w]...), d.K[i]...), d.V[i]...)
+		for i := range in.K {
+			v = append(append(append(v, in.Q[i*w:(i+1)*w]...), in.K[i]...), in.V[i]...)
 		}
 		return v
-	case b.RMSNorm != nil:
-		return b.RMSNorm.X
-	case b.GEMM != nil:
-		return b.GEMM.X
+	case *oracle.RMSNormInput:
+		return in.X
+	case *oracle.GEMMInput:
+		return in.X
 	}
-	return b.LogProb.Logits
+	return b.Input.(*oracle.LogProbInput).Logits
 }
 
 // BenchmarkSensitiveDraw makes sensitive rmsnorm draws of 16 rows at

@@ -37,7 +37,7 @@ func (t *Target) Hold(b *target.Batch) (*Held, error) {
 	if b.Op != spec.OpRMSNorm || t.info.Op != spec.OpRMSNorm {
 		return nil, fmt.Errorf("gpu: hold a %s batch for %s: %w", b.Op, t.info.Name, target.ErrUnsupported)
 	}
-	in := *b.RMSNorm
+	in := *b.Input.(*oracle.RMSNormInput)
 	if in.Rows < 1 || in.Hidden < 1 {
 		return nil, fmt.Errorf("gpu: hold rows %d hidden %d: %w", in.Rows, in.Hidden, oracle.ErrShape)
 	}
@@ -113,7 +113,7 @@ func (h *Held) Release() {
 func (h *Held) schedule(n int) (oracle.RMSNormSchedule, error) {
 	in := h.in
 	in.Rows = n
-	s, err := scheduleOf[oracle.RMSNormSchedule](h.t.policy(&target.Batch{Op: spec.OpRMSNorm, In: h.dt, Out: in.Out, RMSNorm: &in}))
+	s, err := scheduleOf[oracle.RMSNormSchedule](h.t.policy(&target.Batch{Op: spec.OpRMSNorm, In: h.dt, Out: in.Out, Input: &in}))
 	if err != nil {
 		return s, err
 	}

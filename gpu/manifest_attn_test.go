@@ -210,9 +210,9 @@ func TestKernelInputsDecode(t *testing.T) {
 			off := (table[r*3+tok/DecodePageSize]*DecodePageSize + tok%DecodePageSize) * width
 			used[off/width] = true
 			for i := 0; i < width; i++ {
-				if kc[off+i] != b.Decode.K[r][tok*width+i] || vc[off+i] != b.Decode.V[r][tok*width+i] {
+				if kc[off+i] != b.Input.(*oracle.DecodeInput).K[r][tok*width+i] || vc[off+i] != b.Input.(*oracle.DecodeInput).V[r][tok*width+i] {
 					t.Fatalf("request %d token %d value %d: cache k %v v %v, batch k %v v %v", r, tok, i,
-						kc[off+i], vc[off+i], b.Decode.K[r][tok*width+i], b.Decode.V[r][tok*width+i])
+						kc[off+i], vc[off+i], b.Input.(*oracle.DecodeInput).K[r][tok*width+i], b.Input.(*oracle.DecodeInput).V[r][tok*width+i])
 				}
 			}
 		}

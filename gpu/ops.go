@@ -99,27 +99,27 @@ func (d *Device) run(b *target.Batch, s oracle.Schedule, rows []int, attnTaps bo
 	case spec.OpRMSNorm:
 		var sch oracle.RMSNormSchedule
 		if sch, err = scheduleOf[oracle.RMSNormSchedule](s); err == nil {
-			run, err = d.rmsnorm(b, b.RMSNorm, b.In, sch, rows, sel, o, out)
+			run, err = d.rmsnorm(b, b.Input.(*oracle.RMSNormInput), b.In, sch, rows, sel, o, out)
 		}
 	case spec.OpGEMM:
 		var sch oracle.GEMMSchedule
 		if sch, err = scheduleOf[oracle.GEMMSchedule](s); err == nil {
-			run, err = d.gemm(b, b.GEMM, b.In, sch, rows, sel, out)
+			run, err = d.gemm(b, b.Input.(*oracle.GEMMInput), b.In, sch, rows, sel, out)
 		}
 	case spec.OpLogProb:
 		var sch oracle.LogProbSchedule
 		if sch, err = scheduleOf[oracle.LogProbSchedule](s); err == nil {
-			run, err = d.logprob(b, b.LogProb, b.In, sch, rows, sel, o, out)
+			run, err = d.logprob(b, b.Input.(*oracle.LogProbInput), b.In, sch, rows, sel, o, out)
 		}
 	case spec.OpAttnPrefill:
 		var sch oracle.AttentionSchedule
 		if sch, err = scheduleOf[oracle.AttentionSchedule](s); err == nil {
-			run, err = d.prefill(b, b.Prefill, b.In, sch, rows, sel, o, out, attnTaps)
+			run, err = d.prefill(b, b.Input.(*oracle.PrefillInput), b.In, sch, rows, sel, o, out, attnTaps)
 		}
 	case spec.OpAttnDecode:
 		var sch oracle.AttentionSchedule
 		if sch, err = scheduleOf[oracle.AttentionSchedule](s); err == nil {
-			run, err = d.decode(b, b.Decode, b.In, sch, rows, sel, o, out, attnTaps)
+			run, err = d.decode(b, b.Input.(*oracle.DecodeInput), b.In, sch, rows, sel, o, out, attnTaps)
 		}
 	}
 	if err != nil {

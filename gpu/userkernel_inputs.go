@@ -49,17 +49,17 @@ func KernelInputs(b *target.Batch, sms int) (KernelArgs, error) {
 	u := KernelArgs{Tensors: map[string]KernelTensor{}, Sizes: map[string]int64{}, rowsKey: "rows"}
 	switch b.Op {
 	case spec.OpRMSNorm:
-		r := b.RMSNorm
+		r := b.Input.(*oracle.RMSNormInput)
 		u.Tensors["x"], u.Tensors["w"] = KernelTensor{Vals: r.X}, KernelTensor{Vals: r.W}
 		u.Sizes["rows"], u.Sizes["hidden"] = int64(r.Rows), int64(r.Hidden)
 		u.Eps, u.perRow = r.Eps, []string{"x"}
 	case spec.OpGEMM:
-		g := b.GEMM
+		g := b.Input.(*oracle.GEMMInput)
 		u.Tensors["x"], u.Tensors["w"] = KernelTensor{Vals: g.X}, KernelTensor{Vals: g.W}
 		u.Sizes["m"], u.Sizes["k"], u.Sizes["n"] = int64(g.M), int64(g.K), int64(g.N)
 		u.rowsKey, u.perRow = "m", []string{"x"}
 	case spec.OpLogProb:
-		l := b.LogProb
+		l := b.Input.(*oracle.LogProbInput)
 		ids := make([]int, len(l.Targets))
 		for i, t := range l.Targets {
 			ids[i] = int(t)
@@ -68,7 +68,7 @@ func KernelInputs(b *target.Batch, sms int) (KernelArgs, error) {
 		u.Sizes["rows"], u.Sizes["vocab"] = int64(l.Rows), int64(l.Vocab)
 		u.perRow = []string{"logits", "targets"}
 	case spec.OpAttnPrefill:
-		p := b.Prefill
+		p := b.Input.(*oracle.PrefillInput)
 		cu := make([]int, p.Seqs+1)
 		for s := range cu {
 			cu[s] = s * p.SeqLen
@@ -79,7 +79,7 @@ func KernelInputs(b *target.Batch, sms int) (KernelArgs, error) {
 		u.Sizes["heads"], u.Sizes["kv_heads"], u.Sizes["head_dim"] = int64(p.Heads), int64(p.KVHeads), int64(p.HeadDim)
 		u.Scale, u.Causal, u.rowsKey = oracle.Scale(p.HeadDim), 1, "seqs"
 	case spec.OpAttnDecode:
-		if err := pageDecode(b.Decode, &u); err != nil {
+		if err := pageDecode(b.Input.(*oracle.DecodeInput), &u); err != nil {
 			return KernelArgs{}, err
 		}
 	default:
