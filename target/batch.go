@@ -16,12 +16,11 @@ type Batch struct {
 	In  oracle.DType
 	Out oracle.DType
 
-	// Input is the op's input value, of the type the op package of Op
-	// holds (ops.CaseOp.Holds: *oracle.RMSNormInput for rmsnorm,
-	// *oracle.GEMMInput, *oracle.LogProbInput, *oracle.PrefillInput,
-	// *oracle.DecodeInput), made by that package (FromSeed, FromData,
-	// Gather and its siblings). Read it through the op's ops.CaseOp
-	// methods, or with a type assertion where the concrete type is needed.
+	// Input is the op's one input value, of the type the op package of
+	// Op holds (ops.CaseOp.Holds; *oracle.RMSNormInput for rmsnorm), made
+	// by that package (FromSeed, FromData, Gather and its siblings). Read
+	// it through the op's ops.CaseOp methods (Kind), or with a type
+	// assertion where the concrete type is needed.
 	Input ops.In
 
 	// Layout is how an attention engine holds the batch: chunked
