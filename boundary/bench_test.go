@@ -25,7 +25,7 @@ func BenchmarkRMSNormRows(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := batch.RMSNorm
+		r := batch.Input.(*oracle.RMSNormInput)
 		dt, out := batch.In, oracle.BF16
 		s := target.OracleRMSNormSchedule
 		x := make([]float32, len(r.X))

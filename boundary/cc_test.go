@@ -73,7 +73,7 @@ func TestCMatchesGo(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: %v", tc, err)
 		}
-		r := b.RMSNorm
+		r := b.Input.(*oracle.RMSNormInput)
 		rows := boundary.NewRMSNormRows(r.W, r.Eps, tc.in, tc.out, tc.s)
 		probes := rows.Probes()
 		if len(probes) == 0 {
@@ -111,7 +111,7 @@ func TestCMatchesGo(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				g := b.GEMM
+				g := b.Input.(*oracle.GEMMInput)
 				for i := range g.M {
 					x := slices.Clone(g.X[i*kk : (i+1)*kk])
 					col, odd := (i*5+ki)%n, i%2 == 1

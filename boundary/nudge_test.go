@@ -42,25 +42,15 @@ func nearShare(t *testing.T, c spec.Case, tuned func(int) bool) float64 {
 	}
 	cmp, _ := oracle.ParseDType(string(c.CompareDType()))
 	b.Out = oracle.FP32
-	for _, p := range []any{b.RMSNorm, b.GEMM, b.Prefill, b.Decode} {
-		switch in := p.(type) {
-		case *oracle.RMSNormInput:
-			if in != nil {
-				in.Out = oracle.FP32
-			}
-		case *oracle.GEMMInput:
-			if in != nil {
-				in.Out = oracle.FP32
-			}
-		case *oracle.PrefillInput:
-			if in != nil {
-				in.Out = oracle.FP32
-			}
-		case *oracle.DecodeInput:
-			if in != nil {
-				in.Out = oracle.FP32
-			}
-		}
+	switch in := b.Input.(type) {
+	case *oracle.RMSNormInput:
+		in.Out = oracle.FP32
+	case *oracle.GEMMInput:
+		in.Out = oracle.FP32
+	case *oracle.PrefillInput:
+		in.Out = oracle.FP32
+	case *oracle.DecodeInput:
+		in.Out = oracle.FP32
 	}
 	tg, err := target.Lookup(target.OracleName(c.Op))
 	if err != nil {
@@ -169,21 +159,21 @@ func tensors(b *target.Batch) map[string][]uint32 {
 		return out
 	}
 	m := map[string][]uint32{}
-	switch {
-	case b.RMSNorm != nil:
-		m["x"] = bits(b.RMSNorm.X)
-	case b.GEMM != nil:
-		m["x"] = bits(b.GEMM.X)
-	case b.LogProb != nil:
-		m["logits"] = bits(b.LogProb.Logits)
-	case b.Prefill != nil:
-		m["q"], m["k"], m["v"] = bits(b.Prefill.Q), bits(b.Prefill.K), bits(b.Prefill.V)
-	case b.Decode != nil:
+	switch in := b.Input.(type) {
+	case *oracle.RMSNormInput:
+		m["x"] = bits(in.X)
+	case *oracle.GEMMInput:
+		m["x"] = bits(in.X)
+	case *oracle.LogProbInput:
+		m["logits"] = bits(in.Logits)
+	case *oracle.PrefillInput:
+		m["q"], m["k"], m["v"] = bits(in.Q), bits(in.K), bits(in.V)
+	case *oracle.DecodeInput:
 		var k, v []float32
-		for r := range b.Decode.K {
-			k, v = append(k, b.Decode.K[r]...), append(v, b.Decode.V[r]...)
+		for r := range in.K {
+			k, v = append(k, in.K[r]...), append(v, in.V[r]...)
 		}
-		m["q"], m["k"], m["v"] = bits(b.Decode.Q), bits(k), bits(v)
+		m["q"], m["k"], m["v"] = bits(in.Q), bits(k), bits(v)
 	}
 	return m
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -91,7 +92,7 @@ func TestRoundTripBitExact(t *testing.T) {
 				}
 				if tc.c.In == spec.FP32 {
 					for i, h := range tc.c.Data.Tensors["x"] {
-						if got := math.Float32bits(b.RMSNorm.X[i]); hex32(got) != h {
+						if got := math.Float32bits(b.Input.(*oracle.RMSNormInput).X[i]); hex32(got) != h {
 							t.Errorf("x[%d] reached the batch as %08x, want %s", i, got, h)
 						}
 					}

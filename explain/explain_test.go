@@ -28,11 +28,11 @@ func batchAt(op spec.Op, v, heads int) *target.Batch {
 	b := &target.Batch{Op: op}
 	switch op {
 	case spec.OpRMSNorm:
-		b.RMSNorm = &oracle.RMSNormInput{Rows: v}
+		b.Input = &oracle.RMSNormInput{Rows: v}
 	case spec.OpGEMM:
-		b.GEMM = &oracle.GEMMInput{M: v}
+		b.Input = &oracle.GEMMInput{M: v}
 	case spec.OpAttnDecode:
-		b.Decode = &oracle.DecodeInput{K: make([][]float32, v), Heads: heads}
+		b.Input = &oracle.DecodeInput{K: make([][]float32, v), Heads: heads}
 	}
 	return b
 }
@@ -135,7 +135,7 @@ func (reversed) Info() target.Info {
 }
 
 func (reversed) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-	in := *b.RMSNorm
+	in := *b.Input.(*oracle.RMSNormInput)
 	H := in.Hidden
 	rev := func(xs []float32) []float32 {
 		out := slices.Clone(xs)
@@ -145,7 +145,7 @@ func (reversed) Run(ctx context.Context, b *target.Batch, rows []int) (*target.O
 		return out
 	}
 	in.X, in.W = rev(in.X), rev(in.W)
-	o, err := target.OracleWith(spec.OpRMSNorm, oracle.RMSNormSchedule{Reduce: oracle.Sequential}).Run(ctx, &target.Batch{Op: b.Op, In: b.In, Out: b.Out, RMSNorm: &in}, rows)
+	o, err := target.OracleWith(spec.OpRMSNorm, oracle.RMSNormSchedule{Reduce: oracle.Sequential}).Run(ctx, &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Input: &in}, rows)
 	if err != nil {
 		return nil, err
 	}

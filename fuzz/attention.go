@@ -31,7 +31,7 @@ func attnTensors(c spec.Case) []target.ItemTensor {
 	return ts
 }
 
-// attnInputs sets b's op field for attention case c with len(ids) items,
+// attnInputs sets b's Input for attention case c with len(ids) items,
 // item i being the case's item ids[i] (nil ids: the case's own items): the
 // sizes, after the shape and memory-budget checks, and, unless lazy, Q, K
 // and V. Boundary nudging is the caller's.

@@ -56,25 +56,25 @@ func inputHash(b *target.Batch) string {
 			binary.Write(h, binary.LittleEndian, oracle.ToBits(b.In, x))
 		}
 	}
-	switch b.Op {
-	case spec.OpRMSNorm:
-		put(b.RMSNorm.X)
-		put(b.RMSNorm.W)
-	case spec.OpGEMM:
-		put(b.GEMM.X)
-		put(b.GEMM.W)
-	case spec.OpLogProb:
-		put(b.LogProb.Logits)
-		binary.Write(h, binary.LittleEndian, b.LogProb.Targets)
-	case spec.OpAttnPrefill:
-		put(b.Prefill.Q)
-		put(b.Prefill.K)
-		put(b.Prefill.V)
-	case spec.OpAttnDecode:
-		put(b.Decode.Q)
-		for r := range b.Decode.K {
-			put(b.Decode.K[r])
-			put(b.Decode.V[r])
+	switch in := b.Input.(type) {
+	case *oracle.RMSNormInput:
+		put(in.X)
+		put(in.W)
+	case *oracle.GEMMInput:
+		put(in.X)
+		put(in.W)
+	case *oracle.LogProbInput:
+		put(in.Logits)
+		binary.Write(h, binary.LittleEndian, in.Targets)
+	case *oracle.PrefillInput:
+		put(in.Q)
+		put(in.K)
+		put(in.V)
+	case *oracle.DecodeInput:
+		put(in.Q)
+		for r := range in.K {
+			put(in.K[r])
+			put(in.V[r])
 		}
 	}
 	return fmt.Sprintf("%x", h.Sum(nil))

@@ -116,7 +116,7 @@ func materialize(b *target.Batch) error {
 		if err := attnInputs(c, full, src.Items, false); err != nil {
 			return err
 		}
-		b.Prefill, b.Decode = full.Prefill, full.Decode
+		b.Input = full.Input
 		return nil
 	}
 	x, cols := k.ItemRows(in), k.ItemValues(in, -1)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -146,7 +147,7 @@ func testLazyItems(t *testing.T, d spec.Dist) {
 	if got := h.Source.Items; len(got) != 2 || got[0] != 9 || got[1] != 0 {
 		t.Fatalf("composed items %v, want [9 0]", got)
 	}
-	if !h.Lazy() || h.RMSNorm.X != nil {
+	if !h.Lazy() || h.Input.(*oracle.RMSNormInput).X != nil {
 		t.Fatal("a lazy batch holds values before Materialize")
 	}
 	if err := h.Materialize(); err != nil {
@@ -156,10 +157,11 @@ func testLazyItems(t *testing.T, d spec.Dist) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	hx, ax := h.Input.(*oracle.RMSNormInput).X, all.Input.(*oracle.RMSNormInput).X
 	for i, id := range []int{9, 0} {
 		for j := 0; j < 16; j++ {
-			if h.RMSNorm.X[i*16+j] != all.RMSNorm.X[id*16+j] {
-				t.Fatalf("item %d value %d: %v, want item %d's %v", i, j, h.RMSNorm.X[i*16+j], id, all.RMSNorm.X[id*16+j])
+			if hx[i*16+j] != ax[id*16+j] {
+				t.Fatalf("item %d value %d: %v, want item %d's %v", i, j, hx[i*16+j], id, ax[id*16+j])
 			}
 		}
 	}
@@ -210,14 +212,15 @@ func TestLazyAttentionItems(t *testing.T) {
 			}
 			type tensors struct{ q, k, v []float32 }
 			of := func(b *target.Batch) tensors {
-				if b.Decode != nil {
+				if d, ok := b.Input.(*oracle.DecodeInput); ok && d != nil {
 					var k, v []float32
-					for r := range b.Decode.K {
-						k, v = append(k, b.Decode.K[r]...), append(v, b.Decode.V[r]...)
+					for r := range d.K {
+						k, v = append(k, d.K[r]...), append(v, d.V[r]...)
 					}
-					return tensors{b.Decode.Q, k, v}
+					return tensors{d.Q, k, v}
 				}
-				return tensors{b.Prefill.Q, b.Prefill.K, b.Prefill.V}
+				p := b.Input.(*oracle.PrefillInput)
+				return tensors{p.Q, p.K, p.V}
 			}
 			gt, wt := of(h), of(want)
 			for _, x := range []struct {
@@ -233,9 +236,9 @@ func TestLazyAttentionItems(t *testing.T) {
 					}
 				}
 			}
-			if h.Decode != nil {
+			if d, ok := h.Input.(*oracle.DecodeInput); ok && d != nil {
 				for r, it := range []int{9, 10, 0} {
-					if got, want := len(h.Decode.K[r]), c.Shape.KVLen(it)*c.Shape.KVHeads*c.Shape.HeadDim; got != want {
+					if got, want := len(d.K[r]), c.Shape.KVLen(it)*c.Shape.KVHeads*c.Shape.HeadDim; got != want {
 						t.Errorf("request %d (item %d): %d cached values, want %d", r, it, got, want)
 					}
 				}
@@ -300,11 +303,11 @@ func TestLazyPadded(t *testing.T) {
 				of := func(b *target.Batch) vals {
 					switch op {
 					case spec.OpRMSNorm:
-						return vals{x: b.RMSNorm.X}
+						return vals{x: b.Input.(*oracle.RMSNormInput).X}
 					case spec.OpGEMM:
-						return vals{x: b.GEMM.X}
+						return vals{x: b.Input.(*oracle.GEMMInput).X}
 					}
-					return vals{x: b.LogProb.Logits, t: b.LogProb.Targets}
+					return vals{x: b.Input.(*oracle.LogProbInput).Logits, t: b.Input.(*oracle.LogProbInput).Targets}
 				}
 				g, w := of(got), of(want)
 				if len(g.x) != len(w.x) || len(g.t) != len(w.t) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/ops/all"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -441,7 +442,7 @@ type kvClass struct {
 }
 
 func (k *kvClass) classify(v int) (string, error) {
-	if k.long == nil || k.long.Prefill.SeqLen < v {
+	if k.long == nil || k.long.Input.(*oracle.PrefillInput).SeqLen < v {
 		kc := k.c
 		kc.Data = nil
 		kc.Rel = spec.RelParams{}
@@ -456,7 +457,7 @@ func (k *kvClass) classify(v int) (string, error) {
 	b := truncate(k.long, v)
 	if k.ts[1].Info().Op != k.ts[0].Info().Op {
 		kc := k.c
-		kc.Shape.SeqLen, kc.Shape.Seqs = v, b.Prefill.Seqs
+		kc.Shape.SeqLen, kc.Shape.Seqs = v, b.Input.(*oracle.PrefillInput).Seqs
 		f, err := pathParity{}.Check(k.ctx, kc, b, k.ts)
 		if err != nil {
 			return "", err
@@ -482,7 +483,7 @@ func (k *kvClass) classify(v int) (string, error) {
 // truncate returns a prefill batch of the first v tokens of every sequence
 // of b.
 func truncate(b *target.Batch, v int) *target.Batch {
-	p := *b.Prefill
+	p := *b.Input.(*oracle.PrefillInput)
 	L := p.SeqLen
 	cut := func(x []float32, heads int) []float32 {
 		w := heads * p.HeadDim
@@ -494,7 +495,7 @@ func truncate(b *target.Batch, v int) *target.Batch {
 	}
 	p.Q, p.K, p.V = cut(p.Q, p.Heads), cut(p.K, p.KVHeads), cut(p.V, p.KVHeads)
 	p.SeqLen = v
-	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Prefill: &p}
+	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Input: &p}
 }
 
 // digest is the class label (driftmap.Digest) of an output's value bits

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -21,7 +22,7 @@ func (a attended) Run(ctx context.Context, b *target.Batch, rows []int) (*target
 	if rows == nil {
 		n = b.Rows()
 	}
-	a.tokens.Add(int64(n) * int64(b.Prefill.SeqLen))
+	a.tokens.Add(int64(n) * int64(b.Input.(*oracle.PrefillInput).SeqLen))
 	return a.Target.Run(ctx, b, rows)
 }
 

@@ -55,8 +55,9 @@ func init() {
 	// every row) to each output: NaN or Inf in any row leaks everywhere.
 	reg("test-leaky-nan", spec.OpRMSNorm, oracleThen(func(b *target.Batch, o *target.Output) {
 		leak := float32(0)
-		for r := 0; r < b.RMSNorm.Rows; r++ {
-			leak = oracle.Add32(leak, oracle.Mul32(0, b.RMSNorm.X[r*b.RMSNorm.Hidden]))
+		in := b.Input.(*oracle.RMSNormInput)
+		for r := 0; r < in.Rows; r++ {
+			leak = oracle.Add32(leak, oracle.Mul32(0, in.X[r*in.Hidden]))
 		}
 		for i := range o.Values {
 			o.Values[i] = oracle.Round(b.Out, oracle.Add32(o.Values[i], leak))
@@ -374,7 +375,7 @@ func TestExplicitData(t *testing.T) {
 		}
 		return out
 	}
-	x, w := hexes(b.RMSNorm.X), hexes(b.RMSNorm.W)
+	x, w := hexes(b.Input.(*oracle.RMSNormInput).X), hexes(b.Input.(*oracle.RMSNormInput).W)
 	c.Seed = 0
 	c.Data = &spec.Data{Tensors: map[string][]string{"x": x, "w": w}}
 	for _, tc := range []struct {
@@ -475,15 +476,16 @@ func TestPaddedFillers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Items() != 5 || len(p.Decode.K[4]) != len(b.Decode.K[0]) {
-			t.Fatalf("%s: %d items, filler cache %d", f, p.Items(), len(p.Decode.K[4]))
+		pd, bd := p.Input.(*oracle.DecodeInput), b.Input.(*oracle.DecodeInput)
+		if p.Items() != 5 || len(pd.K[4]) != len(bd.K[0]) {
+			t.Fatalf("%s: %d items, filler cache %d", f, p.Items(), len(pd.K[4]))
 		}
 		for i := 0; i < 2; i++ {
-			if p.Decode.K[i][3] != b.Decode.K[i][3] || p.Decode.Q[i*8+1] != b.Decode.Q[i*8+1] {
+			if pd.K[i][3] != bd.K[i][3] || pd.Q[i*8+1] != bd.Q[i*8+1] {
 				t.Fatalf("%s: real request %d differs from the case's", f, i)
 			}
 		}
-		q := p.Decode.Q[2*8]
+		q := pd.Q[2*8]
 		switch f {
 		case "nan":
 			if q == q {

@@ -174,7 +174,7 @@ func QueryShows(c spec.Case, keys []int) ([][]power.Set, error) {
 		if err != nil {
 			return nil, fmt.Errorf("query shows: compare dtype: %w", err)
 		}
-		_, rows, err := prefillRowPower(b.Prefill, f, cmp)
+		_, rows, err := prefillRowPower(b.Input.(*oracle.PrefillInput), f, cmp)
 		if err != nil {
 			return nil, fmt.Errorf("query shows: %w", err)
 		}
@@ -211,6 +211,13 @@ type sensitiveGen struct {
 	k         ops.CaseOp
 	rt        target.ItemTensor // a token op's item tensor
 	rows      ops.SensitiveRows // a token op's rows (ops.Sensitive)
+}
+
+// isPrefill reports whether g makes an attn_prefill case's sequences
+// (sensitive_prefill.go).
+func (g *sensitiveGen) isPrefill() bool {
+	_, ok := g.b.Input.(*oracle.PrefillInput)
+	return ok
 }
 
 // newSensitiveGen starts the rows of case c with row keys keys (nil: all
@@ -272,7 +279,7 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 func (g *sensitiveGen) fill() (sets, shown []power.Set, err error) {
 	keys := g.keys
 	var prior []power.Set
-	if g.draw >= 2 && g.b.Prefill == nil { // a prefill's rows take no prior (prefillSequence)
+	if g.draw >= 2 && !g.isPrefill() { // a prefill's rows take no prior (prefillSequence)
 		var err error
 		if prior, err = chainShown(g.c, g.draw, keys); err != nil {
 			return nil, nil, err
@@ -314,7 +321,7 @@ func (g *sensitiveGen) search(prior []power.Set) ([]power.Set, error) {
 		if prior != nil {
 			p = prior[j]
 		}
-		if g.b.Prefill != nil { // attn_prefill's sequences (sensitive_prefill.go)
+		if g.isPrefill() { // attn_prefill's sequences (sensitive_prefill.go)
 			sets[j], g.querySets[j], errs[j] = g.prefillSequence(j)
 			return
 		}

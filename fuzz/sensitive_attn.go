@@ -36,7 +36,7 @@ import (
 // of the row each) and x len(knobVariants) x (|Family|+1) x group KV
 // columns (L fmas each) for the knob steps.
 func (g *sensitiveGen) decodeRequest(j int, prior power.Set) (power.Set, choice, error) {
-	d := g.b.Decode
+	d := g.b.Input.(*oracle.DecodeInput)
 	H, KH, D := d.Heads, d.KVHeads, d.HeadDim
 	n := len(g.f.Alts)
 	want := n
@@ -120,7 +120,7 @@ func (g *sensitiveGen) decodeRequest(j int, prior power.Set) (power.Set, choice,
 // q, K and V of the request. It reads the slot's normal request, so it
 // runs before the slot is replaced.
 func (g *sensitiveGen) decodeCandidate(j, a int) (q, k, v []float32, err error) {
-	d := g.b.Decode
+	d := g.b.Input.(*oracle.DecodeInput)
 	H, KH, D := d.Heads, d.KVHeads, d.HeadDim
 	i := uint64(g.keys[j])
 	if a == 0 {

@@ -36,7 +36,7 @@ import (
 // scores once, then L exponentials and L·D fmas per group of
 // alternatives), for at most SensitiveAttempts candidates.
 func (g *sensitiveGen) prefillSequence(j int) (power.Set, []power.Set, error) {
-	p := g.b.Prefill
+	p := g.b.Input.(*oracle.PrefillInput)
 	H, L := p.Heads, p.SeqLen
 	i := uint64(g.keys[j])
 	rows := make([]power.Set, L*H)
@@ -53,10 +53,10 @@ func (g *sensitiveGen) prefillSequence(j int) (power.Set, []power.Set, error) {
 	return power.Shown(len(g.f.Alts), rows...), rows, nil
 }
 
-// prefillRow makes row r of g.b.Prefill (row key i, query position pos,
+// prefillRow makes row r of g's prefill input (row key i, query position pos,
 // head h; prefillSequence) and returns the alternatives it shows.
 func (g *sensitiveGen) prefillRow(r int, i uint64, pos, h int, odd bool) (power.Set, error) {
-	p := g.b.Prefill
+	p := g.b.Input.(*oracle.PrefillInput)
 	H, D := p.Heads, p.HeadDim
 	c, err := g.f.NewPrefillCheck(*p, r, g.cmp)
 	if err != nil {

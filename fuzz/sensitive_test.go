@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -113,29 +114,27 @@ func sameBatch(a, b *target.Batch) bool { return slices.Equal(rowValues(a), rowV
 // rowValues is the per-item tensor of an rmsnorm, gemm or logprob batch,
 // an attn_decode batch's q, K and V of each request in turn.
 func rowValues(b *target.Batch) []float32 {
-	switch {
-	case b.Prefill != nil: // each sequence's q, K and V in turn
-		p := b.Prefill
-		q, kv := p.SeqLen*p.Heads*p.HeadDim, p.SeqLen*p.KVHeads*p.HeadDim
+	switch in := b.Input.(type) {
+	case *oracle.PrefillInput: // each sequence's q, K and V in turn
+		q, kv := in.SeqLen*in.Heads*in.HeadDim, in.SeqLen*in.KVHeads*in.HeadDim
 		var v []float32
-		for s := range p.Seqs {
-			v = append(append(append(v, p.Q[s*q:(s+1)*q]...), p.K[s*kv:(s+1)*kv]...), p.V[s*kv:(s+1)*kv]...)
+		for s := range in.Seqs {
+			v = append(append(append(v, in.Q[s*q:(s+1)*q]...), in.K[s*kv:(s+1)*kv]...), in.V[s*kv:(s+1)*kv]...)
 		}
 		return v
-	case b.Decode != nil:
-		d := b.Decode
-		w := d.Heads * d.HeadDim
+	case *oracle.DecodeInput:
+		w := in.Heads * in.HeadDim
 		var v []float32
-		for i := range d.K {
-			v = append(append(append(v, d.Q[i*w:(i+1)*w]...), d.K[i]...), d.V[i]...)
+		for i := range in.K {
+			v = append(append(append(v, in.Q[i*w:(i+1)*w]...), in.K[i]...), in.V[i]...)
 		}
 		return v
-	case b.RMSNorm != nil:
-		return b.RMSNorm.X
-	case b.GEMM != nil:
-		return b.GEMM.X
+	case *oracle.RMSNormInput:
+		return in.X
+	case *oracle.GEMMInput:
+		return in.X
 	}
-	return b.LogProb.Logits
+	return b.Input.(*oracle.LogProbInput).Logits
 }
 
 // BenchmarkSensitiveDraw makes sensitive rmsnorm draws of 16 rows at

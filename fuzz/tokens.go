@@ -35,7 +35,7 @@ func itemTensor(c spec.Case) target.ItemTensor {
 	return target.ItemTensor(k.Tensors(c)[0])
 }
 
-// tokenInputs sets b's op field for token-op case c with len(ids) items,
+// tokenInputs sets b's Input for token-op case c with len(ids) items,
 // item i being the case's item ids[i] (nil ids: the case's own rows): the
 // sizes, after the shape and memory-budget checks, the shared weights
 // (like's when like is not nil: a batch of the same case), and, unless
@@ -56,7 +56,7 @@ func tokenInputs(c spec.Case, b *target.Batch, ids []int, lazy bool, like *targe
 	return seededInputs(k, c, b, ids, lazy, l)
 }
 
-// seededInputs sets b's op field (b has sizes and dtypes only) to op k's
+// seededInputs sets b's Input (b has sizes and dtypes only) to op k's
 // input of case c from its seed (ops.CaseOp.FromSeed), with len(ids)
 // items (nil ids: the case's own), the per-item tensors nil when lazy.
 func seededInputs(k ops.CaseOp, c spec.Case, b *target.Batch, ids []int, lazy bool, like ops.In) error {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 	"github.com/bitparity/bitparity/values"
@@ -29,7 +30,7 @@ func TestGEMMTensors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := b.GEMM
+		g := b.Input.(*oracle.GEMMInput)
 		same := func(name string, tn values.Tensor, rows, cols int, vs []float32) {
 			row := make([]float32, cols)
 			for r := range rows {

@@ -30,10 +30,10 @@ func (k rmsKernel) Info() target.Info {
 
 func (k rmsKernel) Run(_ context.Context, b *target.Batch, rows []int) (*target.Output, error) {
 	s := seqSchedule
-	if k.drift && b.RMSNorm.Rows%32 == 0 {
+	if k.drift && b.Input.(*oracle.RMSNormInput).Rows%32 == 0 {
 		s.Reduce = oracle.Reduction{Threads: 4, Vec: 1}
 	}
-	y, err := oracle.RMSNorm(*b.RMSNorm, s, rows)
+	y, err := oracle.RMSNorm(*b.Input.(*oracle.RMSNormInput), s, rows)
 	if err != nil {
 		return nil, err
 	}

@@ -214,7 +214,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := batch.RMSNorm
+	in := batch.Input.(*oracle.RMSNormInput)
 	s := target.OracleRMSNormSchedule
 	const small = 928
 	pairs := identityN(small)

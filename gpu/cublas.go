@@ -117,10 +117,10 @@ func (t *cublasTarget) Run(ctx context.Context, b *target.Batch, rows []int) (*t
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if b.Op != (gemm.Op{}).Name() || b.GEMM == nil {
+	g, ok := b.Input.(*oracle.GEMMInput)
+	if b.Op != (gemm.Op{}).Name() || !ok || g == nil {
 		return nil, fmt.Errorf("target %s runs gemm, not %s", t.info.Name, b.Op)
 	}
-	g := b.GEMM
 	if g.M < 0 || g.K < 1 || g.N < 1 || len(g.X) != g.M*g.K || len(g.W) != g.K*g.N {
 		return nil, fmt.Errorf("target %s: m %d k %d n %d with %d x and %d w values: %w", t.info.Name, g.M, g.K, g.N, len(g.X), len(g.W), oracle.ErrShape)
 	}

@@ -37,7 +37,7 @@ func TestCublasExact(t *testing.T) {
 				for i := range g.W {
 					g.W[i] = float32(i%5 - 2)
 				}
-				b := &target.Batch{Op: spec.OpGEMM, In: dt[0], Out: dt[1], GEMM: g}
+				b := &target.Batch{Op: spec.OpGEMM, In: dt[0], Out: dt[1], Input: g}
 				got, err := tg.Run(context.Background(), b, nil)
 				if err != nil {
 					t.Fatalf("%s %v m %d: %v", name, dt, m, err)

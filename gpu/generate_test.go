@@ -40,29 +40,31 @@ func tensorsOf(t *testing.T, c spec.Case) []genTensor {
 	s := c.Shape
 	switch c.Op {
 	case spec.OpRMSNorm:
-		return []genTensor{{"x", tn(values.TensorX, c.Dist, 1), gpu.RowKeys{}, s.Rows, s.Hidden, b.RMSNorm.X}}
+		return []genTensor{{"x", tn(values.TensorX, c.Dist, 1), gpu.RowKeys{}, s.Rows, s.Hidden, b.Input.(*oracle.RMSNormInput).X}}
 	case spec.OpGEMM:
+		g := b.Input.(*oracle.GEMMInput)
 		return []genTensor{
-			{"x", tn(values.TensorX, c.Dist, 1), gpu.RowKeys{}, s.Rows, s.Hidden, b.GEMM.X},
-			{"w", tn(values.TensorW, spec.DistNormal, 1/math.Sqrt(float64(s.Hidden))), gpu.RowKeys{}, s.Hidden, s.N, b.GEMM.W},
+			{"x", tn(values.TensorX, c.Dist, 1), gpu.RowKeys{}, s.Rows, s.Hidden, g.X},
+			{"w", tn(values.TensorW, spec.DistNormal, 1/math.Sqrt(float64(s.Hidden))), gpu.RowKeys{}, s.Hidden, s.N, g.W},
 		}
 	case spec.OpLogProb:
-		return []genTensor{{"logits", tn(values.TensorLogits, c.Dist, 3), gpu.RowKeys{}, s.Rows, s.Vocab, b.LogProb.Logits}}
+		return []genTensor{{"logits", tn(values.TensorLogits, c.Dist, 3), gpu.RowKeys{}, s.Rows, s.Vocab, b.Input.(*oracle.LogProbInput).Logits}}
 	case spec.OpAttnPrefill:
-		tokens, keys := s.Seqs*s.SeqLen, gpu.RowKeys{SeqLen: s.SeqLen}
+		tokens, keys, p := s.Seqs*s.SeqLen, gpu.RowKeys{SeqLen: s.SeqLen}, b.Input.(*oracle.PrefillInput)
 		return []genTensor{
-			{"q", tn(values.TensorQ, c.Dist, 1), keys, tokens, s.Heads * s.HeadDim, b.Prefill.Q},
-			{"k", tn(values.TensorK, c.Dist, 1), keys, tokens, s.KVHeads * s.HeadDim, b.Prefill.K},
-			{"v", tn(values.TensorV, spec.DistNormal, 1), keys, tokens, s.KVHeads * s.HeadDim, b.Prefill.V},
+			{"q", tn(values.TensorQ, c.Dist, 1), keys, tokens, s.Heads * s.HeadDim, p.Q},
+			{"k", tn(values.TensorK, c.Dist, 1), keys, tokens, s.KVHeads * s.HeadDim, p.K},
+			{"v", tn(values.TensorV, spec.DistNormal, 1), keys, tokens, s.KVHeads * s.HeadDim, p.V},
 		}
 	case spec.OpAttnDecode:
-		out := []genTensor{{"q", tn(values.TensorQ, c.Dist, 1), gpu.RowKeys{}, s.Rows, s.Heads * s.HeadDim, b.Decode.Q}}
+		d := b.Input.(*oracle.DecodeInput)
+		out := []genTensor{{"q", tn(values.TensorQ, c.Dist, 1), gpu.RowKeys{}, s.Rows, s.Heads * s.HeadDim, d.Q}}
 		kvd := s.KVHeads * s.HeadDim
-		for r := range b.Decode.K {
+		for r := range d.K {
 			keys := gpu.RowKeys{Base: uint64(r) << 32}
 			out = append(out,
-				genTensor{fmt.Sprintf("k[%d]", r), tn(values.TensorK, c.Dist, 1), keys, len(b.Decode.K[r]) / kvd, kvd, b.Decode.K[r]},
-				genTensor{fmt.Sprintf("v[%d]", r), tn(values.TensorV, spec.DistNormal, 1), keys, len(b.Decode.V[r]) / kvd, kvd, b.Decode.V[r]})
+				genTensor{fmt.Sprintf("k[%d]", r), tn(values.TensorK, c.Dist, 1), keys, len(d.K[r]) / kvd, kvd, d.K[r]},
+				genTensor{fmt.Sprintf("v[%d]", r), tn(values.TensorV, spec.DistNormal, 1), keys, len(d.V[r]) / kvd, kvd, d.V[r]})
 		}
 		return out
 	}

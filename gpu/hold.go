@@ -37,7 +37,7 @@ func (t *Target) Hold(b *target.Batch) (*Held, error) {
 	if op := (rmsnorm.Op{}).Name(); b.Op != op || t.info.Op != op {
 		return nil, fmt.Errorf("gpu: hold a %s batch for %s: %w", b.Op, t.info.Name, target.ErrUnsupported)
 	}
-	in := *b.RMSNorm
+	in := *b.Input.(*oracle.RMSNormInput)
 	if in.Rows < 1 || in.Hidden < 1 {
 		return nil, fmt.Errorf("gpu: hold rows %d hidden %d: %w", in.Rows, in.Hidden, oracle.ErrShape)
 	}
@@ -115,7 +115,7 @@ func (h *Held) Release() {
 func (h *Held) plan(n int) ([]rowRun, error) {
 	in := h.in
 	in.Rows = n
-	b := &target.Batch{Op: rmsnorm.Op{}.Name(), In: h.dt, Out: in.Out, RMSNorm: &in}
+	b := &target.Batch{Op: rmsnorm.Op{}.Name(), In: h.dt, Out: in.Out, Input: &in}
 	if h.t.rows != nil {
 		p := h.t.rows()
 		return rowRuns(n, func(j int) oracle.Schedule { return p(b, j) })

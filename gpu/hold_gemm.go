@@ -47,10 +47,10 @@ type GEMMHeld struct {
 // target.ErrUnsupported): a cuBLAS output rounded on the host to another
 // dtype, and a lazy batch, scan through Run.
 func HoldGEMM(t target.Target, b *target.Batch) (*GEMMHeld, error) {
-	if b.Op != (gemm.Op{}).Name() || b.GEMM == nil || b.Lazy() {
+	g, ok := b.Input.(*oracle.GEMMInput)
+	if b.Op != (gemm.Op{}).Name() || !ok || g == nil || b.Lazy() {
 		return nil, fmt.Errorf("gpu: hold a %s batch as gemm: %w", b.Op, target.ErrUnsupported)
 	}
-	g := b.GEMM
 	h, err := newGEMMHeld(t, b.In, g.Out, g.M, g.K, g.N)
 	if err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func newGEMMHeld(t target.Target, in, out oracle.DType, m, k, n int) (*GEMMHeld,
 		sizes := oracle.GEMMInput{K: k, N: n, Out: out}
 		h.mul = func(x, rs, y *buffer, m int) error {
 			sizes.M = m
-			s, err := scheduleOf[oracle.GEMMSchedule](t.policy(&target.Batch{Op: gemm.Op{}.Name(), In: in, Out: out, GEMM: &sizes}))
+			s, err := scheduleOf[oracle.GEMMSchedule](t.policy(&target.Batch{Op: gemm.Op{}.Name(), In: in, Out: out, Input: &sizes}))
 			if err == nil {
 				err = s.Validate()
 			}

@@ -101,7 +101,7 @@ func TestHoldGEMMEqualsRun(t *testing.T) {
 			r := rand.New(rand.NewSource(int64(tc.k*1000 + tc.n)))
 			g := &oracle.GEMMInput{M: m, K: tc.k, N: tc.n, Out: tc.out,
 				X: randomValues(r, m*tc.k, tc.in), W: randomValues(r, tc.k*tc.n, tc.in)}
-			b := &target.Batch{Op: spec.OpGEMM, In: tc.in, Out: tc.out, GEMM: g}
+			b := &target.Batch{Op: spec.OpGEMM, In: tc.in, Out: tc.out, Input: g}
 			h, err := HoldGEMM(tg, b)
 			if err != nil {
 				t.Fatal(err)
@@ -146,7 +146,7 @@ func TestHoldGEMMEqualsRun(t *testing.T) {
 			schedule := func(rows int) oracle.Schedule {
 				in := *g
 				in.M = rows
-				return gt.policy(&target.Batch{Op: spec.OpGEMM, In: tc.in, Out: tc.out, GEMM: &in})
+				return gt.policy(&target.Batch{Op: spec.OpGEMM, In: tc.in, Out: tc.out, Input: &in})
 			}
 			for _, ids := range heldRowLists() {
 				top := 0
@@ -198,7 +198,7 @@ func enqueuedGEMM(t *testing.T, h *GEMMHeld, v int) *target.Output {
 // held: the scan runs it through Run.
 func TestHoldGEMMRefusesHostRounding(t *testing.T) {
 	g := &oracle.GEMMInput{M: 4, K: 8, N: 8, Out: oracle.BF16, X: make([]float32, 32), W: make([]float32, 64)}
-	_, err := HoldGEMM(lookup(t, CublasSgemm), &target.Batch{Op: spec.OpGEMM, In: oracle.BF16, Out: oracle.BF16, GEMM: g})
+	_, err := HoldGEMM(lookup(t, CublasSgemm), &target.Batch{Op: spec.OpGEMM, In: oracle.BF16, Out: oracle.BF16, Input: g})
 	if !errors.Is(err, target.ErrUnsupported) {
 		t.Fatalf("hold: %v, want target.ErrUnsupported", err)
 	}
@@ -218,7 +218,7 @@ func TestHoldLogProbEqualsRun(t *testing.T) {
 			for i := range in.Targets {
 				in.Targets[i] = int32(r.Intn(vocab))
 			}
-			b := &target.Batch{Op: spec.OpLogProb, In: oracle.BF16, Out: oracle.FP32, LogProb: in}
+			b := &target.Batch{Op: spec.OpLogProb, In: oracle.BF16, Out: oracle.FP32, Input: in}
 			h, err := HoldLogProb(tg, b)
 			if err != nil {
 				t.Fatal(err)

@@ -32,10 +32,10 @@ type LogProbHeld struct {
 // target.ErrUnsupported.
 func HoldLogProb(t target.Target, b *target.Batch) (*LogProbHeld, error) {
 	g, ok := t.(*Target)
-	if op := (logprob.Op{}).Name(); !ok || g.info.Op != op || b.Op != op || b.LogProb == nil || b.Lazy() {
+	in, isLP := b.Input.(*oracle.LogProbInput)
+	if op := (logprob.Op{}).Name(); !ok || g.info.Op != op || b.Op != op || !isLP || in == nil || b.Lazy() {
 		return nil, fmt.Errorf("gpu: hold a %s batch for %s as logprob: %w", b.Op, t.Info().Name, target.ErrUnsupported)
 	}
-	in := b.LogProb
 	if in.Rows < 1 || in.Vocab < 1 {
 		return nil, fmt.Errorf("gpu: hold rows %d vocab %d: %w", in.Rows, in.Vocab, oracle.ErrShape)
 	}
@@ -76,7 +76,7 @@ func (h *LogProbHeld) Release() {
 // shape.
 func (h *LogProbHeld) schedule(n int) (oracle.LogProbSchedule, error) {
 	in := oracle.LogProbInput{Rows: n, Vocab: h.vocab}
-	s, err := scheduleOf[oracle.LogProbSchedule](h.t.policy(&target.Batch{Op: logprob.Op{}.Name(), In: h.dt, Out: oracle.FP32, LogProb: &in}))
+	s, err := scheduleOf[oracle.LogProbSchedule](h.t.policy(&target.Batch{Op: logprob.Op{}.Name(), In: h.dt, Out: oracle.FP32, Input: &in}))
 	if err != nil {
 		return s, fmt.Errorf("%s at %d rows: %w", h.t.info.Name, n, err)
 	}

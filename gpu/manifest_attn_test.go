@@ -217,9 +217,9 @@ func TestKernelInputsDecode(t *testing.T) {
 			off := (table[r*3+tok/DecodePageSize]*DecodePageSize + tok%DecodePageSize) * width
 			used[off/width] = true
 			for i := 0; i < width; i++ {
-				if kc[off+i] != b.Decode.K[r][tok*width+i] || vc[off+i] != b.Decode.V[r][tok*width+i] {
+				if kc[off+i] != b.Input.(*oracle.DecodeInput).K[r][tok*width+i] || vc[off+i] != b.Input.(*oracle.DecodeInput).V[r][tok*width+i] {
 					t.Fatalf("request %d token %d value %d: cache k %v v %v, batch k %v v %v", r, tok, i,
-						kc[off+i], vc[off+i], b.Decode.K[r][tok*width+i], b.Decode.V[r][tok*width+i])
+						kc[off+i], vc[off+i], b.Input.(*oracle.DecodeInput).K[r][tok*width+i], b.Input.(*oracle.DecodeInput).V[r][tok*width+i])
 				}
 			}
 		}
@@ -288,11 +288,11 @@ func TestKernelInputsLayout(t *testing.T) {
 	}
 	q, width := a.Tensors["q"].Vals, 2*4
 	for i, v := range q {
-		if pos := i / width % 5; (pos < 3) != math.IsNaN(float64(v)) || (pos >= 3 && v != b.Prefill.Q[i]) {
-			t.Fatalf("q value %d (position %d) is %v, the batch's %v", i, pos, v, b.Prefill.Q[i])
+		if pos := i / width % 5; (pos < 3) != math.IsNaN(float64(v)) || (pos >= 3 && v != b.Input.(*oracle.PrefillInput).Q[i]) {
+			t.Fatalf("q value %d (position %d) is %v, the batch's %v", i, pos, v, b.Input.(*oracle.PrefillInput).Q[i])
 		}
 	}
-	if math.IsNaN(float64(b.Prefill.Q[0])) {
+	if math.IsNaN(float64(b.Input.(*oracle.PrefillInput).Q[0])) {
 		t.Error("the batch's own q was changed")
 	}
 	b.Layout.ChunkFrom = 5
@@ -320,8 +320,8 @@ func TestKernelInputsLayout(t *testing.T) {
 		for r, L := range lens {
 			for tok := range L {
 				off := (table[r*mp+tok/tt.size]*tt.size + tok%tt.size) * 2
-				if kc[off] != b.Decode.K[r][tok*2] {
-					t.Fatalf("page size %d: request %d token %d: cache %v, batch %v", tt.size, r, tok, kc[off], b.Decode.K[r][tok*2])
+				if kc[off] != b.Input.(*oracle.DecodeInput).K[r][tok*2] {
+					t.Fatalf("page size %d: request %d token %d: cache %v, batch %v", tt.size, r, tok, kc[off], b.Input.(*oracle.DecodeInput).K[r][tok*2])
 				}
 			}
 		}

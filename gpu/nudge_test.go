@@ -86,10 +86,11 @@ func TestDeviceNudge(t *testing.T) {
 
 // itemValues is the per-item tensor of a token batch and its row length.
 func itemValues(b *target.Batch) ([]float32, int) {
-	if b.GEMM != nil {
-		return b.GEMM.X, b.GEMM.K
+	if g, ok := b.Input.(*oracle.GEMMInput); ok {
+		return g.X, g.K
 	}
-	return b.RMSNorm.X, b.RMSNorm.Hidden
+	r := b.Input.(*oracle.RMSNormInput)
+	return r.X, r.Hidden
 }
 
 // nudgedOnDevice makes the rows of rmsnorm or gemm case c (host: its
@@ -102,15 +103,16 @@ func nudgedOnDevice(d *Device, c spec.Case, host *target.Batch, nudge bool) ([]u
 	rows := len(vals) / cols
 	var w []float32
 	var nd *rowNudge
-	if host.GEMM != nil {
-		w = host.GEMM.W
+	if g, ok := host.Input.(*oracle.GEMMInput); ok {
+		w = g.W
 		if nudge {
-			nd = gemmNudge(host.GEMM, c.Seed, encoded(dt, w))
+			nd = gemmNudge(g, c.Seed, encoded(dt, w))
 		}
 	} else {
-		w = host.RMSNorm.W
+		r := host.Input.(*oracle.RMSNormInput)
+		w = r.W
 		if nudge {
-			nd = rmsNormNudge(host.RMSNorm, dt, encoded(dt, w))
+			nd = rmsNormNudge(r, dt, encoded(dt, w))
 		}
 	}
 	n := rows * cols
@@ -154,7 +156,7 @@ func BenchmarkDeviceNudge(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := one.RMSNorm
+	in := one.Input.(*oracle.RMSNormInput)
 	dt := one.In
 	for _, nudge := range []bool{false, true} {
 		name := map[bool]string{false: "generate", true: "nudge"}[nudge]

@@ -19,7 +19,7 @@ func (prefillKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows,
 	if err != nil {
 		return nil, err
 	}
-	return d.prefill(b, b.Prefill, b.In, sch, rows, sel, o, out, attnTaps)
+	return d.prefill(b, b.Input.(*oracle.PrefillInput), b.In, sch, rows, sel, o, out, attnTaps)
 }
 
 // decodeKernel is op attn_decode on the device: kernels decode_split and
@@ -31,7 +31,7 @@ func (decodeKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows, 
 	if err != nil {
 		return nil, err
 	}
-	return d.decode(b, b.Decode, b.In, sch, rows, sel, o, out, attnTaps)
+	return d.decode(b, b.Input.(*oracle.DecodeInput), b.In, sch, rows, sel, o, out, attnTaps)
 }
 
 // blockFor is the block size of the attention kernels: thread d owns

@@ -19,7 +19,7 @@ func (gemmKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows, se
 	if err != nil {
 		return nil, err
 	}
-	return d.gemm(b, b.GEMM, b.In, sch, rows, sel, out)
+	return d.gemm(b, b.Input.(*oracle.GEMMInput), b.In, sch, rows, sel, out)
 }
 
 func (d *Device) gemm(b *target.Batch, in *oracle.GEMMInput, dt oracle.DType, s oracle.GEMMSchedule, rows, sel []int, out *devOut) (func() error, error) {

@@ -19,7 +19,7 @@ func (logprobKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows,
 	if err != nil {
 		return nil, err
 	}
-	return d.logprob(b, b.LogProb, b.In, sch, rows, sel, o, out)
+	return d.logprob(b, b.Input.(*oracle.LogProbInput), b.In, sch, rows, sel, o, out)
 }
 
 func (d *Device) logprob(b *target.Batch, in *oracle.LogProbInput, dt oracle.DType, s oracle.LogProbSchedule, rows, sel []int, o *target.Output, out *devOut) (func() error, error) {

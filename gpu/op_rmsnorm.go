@@ -22,7 +22,7 @@ func (rmsnormKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows,
 	if err != nil {
 		return nil, err
 	}
-	return d.rmsnorm(b, b.RMSNorm, b.In, sch, rows, sel, o, out)
+	return d.rmsnorm(b, b.Input.(*oracle.RMSNormInput), b.In, sch, rows, sel, o, out)
 }
 
 func (d *Device) rmsnorm(b *target.Batch, in *oracle.RMSNormInput, dt oracle.DType, s oracle.RMSNormSchedule, rows, sel []int, o *target.Output, out *devOut) (func() error, error) {

@@ -36,16 +36,16 @@ func oracleRun(b *target.Batch, s oracle.Schedule, rows []int) (*target.Output, 
 	switch b.Op {
 	case spec.OpRMSNorm:
 		var taps []oracle.RMSNormTap
-		o.Values, taps, err = oracle.RMSNormTaps(*b.RMSNorm, s.(oracle.RMSNormSchedule), rows)
+		o.Values, taps, err = oracle.RMSNormTaps(*b.Input.(*oracle.RMSNormInput), s.(oracle.RMSNormSchedule), rows)
 		for _, t := range taps {
 			o.Taps = append(o.Taps, t.SumSq, t.Rstd)
 		}
 		o.TapCols = 2
 	case spec.OpGEMM:
-		o.Values, err = oracle.GEMM(*b.GEMM, s.(oracle.GEMMSchedule), rows)
+		o.Values, err = oracle.GEMM(*b.Input.(*oracle.GEMMInput), s.(oracle.GEMMSchedule), rows)
 	case spec.OpLogProb:
 		var taps []oracle.LogProbTap
-		o.Values, taps, err = oracle.LogProbTaps(*b.LogProb, s.(oracle.LogProbSchedule), rows)
+		o.Values, taps, err = oracle.LogProbTaps(*b.Input.(*oracle.LogProbInput), s.(oracle.LogProbSchedule), rows)
 		for _, t := range taps {
 			o.Taps = append(o.Taps, t.Max, t.SumExp)
 		}
@@ -306,7 +306,7 @@ func TestDecodeNegativeZero(t *testing.T) {
 	negZero := float32(math.Copysign(0, -1))
 	in := &oracle.DecodeInput{Q: []float32{1}, K: [][]float32{{0, 200}}, V: [][]float32{{-1, negZero}},
 		Heads: 1, KVHeads: 1, HeadDim: 1, Out: oracle.FP32}
-	b := &target.Batch{Op: spec.OpAttnDecode, In: oracle.FP32, Out: oracle.FP32, Decode: in}
+	b := &target.Batch{Op: spec.OpAttnDecode, In: oracle.FP32, Out: oracle.FP32, Input: in}
 	for _, splits := range []int{1, 2} {
 		s := oracle.AttentionSchedule{Tile: 1, Splits: splits}
 		want, err := oracle.Decode(*in, s, nil)

@@ -36,21 +36,21 @@ func (t TransformerOps) run(b *target.Batch, s oracle.Schedule, sel []int) ([]fl
 }
 
 func (t TransformerOps) RMSNorm(in oracle.RMSNormInput, s oracle.RMSNormSchedule, sel []int) ([]float32, error) {
-	return t.run(&target.Batch{Op: rmsnorm.Op{}.Name(), In: oracle.FP32, Out: in.Out, RMSNorm: &in}, s, sel)
+	return t.run(&target.Batch{Op: rmsnorm.Op{}.Name(), In: oracle.FP32, Out: in.Out, Input: &in}, s, sel)
 }
 
 func (t TransformerOps) GEMM(in oracle.GEMMInput, s oracle.GEMMSchedule, sel []int) ([]float32, error) {
-	return t.run(&target.Batch{Op: gemm.Op{}.Name(), In: oracle.FP32, Out: in.Out, GEMM: &in}, s, sel)
+	return t.run(&target.Batch{Op: gemm.Op{}.Name(), In: oracle.FP32, Out: in.Out, Input: &in}, s, sel)
 }
 
 func (t TransformerOps) LogProb(in oracle.LogProbInput, s oracle.LogProbSchedule, sel []int) ([]float32, error) {
-	return t.run(&target.Batch{Op: logprob.Op{}.Name(), In: oracle.FP32, Out: oracle.FP32, LogProb: &in}, s, sel)
+	return t.run(&target.Batch{Op: logprob.Op{}.Name(), In: oracle.FP32, Out: oracle.FP32, Input: &in}, s, sel)
 }
 
 func (t TransformerOps) Prefill(in oracle.PrefillInput, s oracle.AttentionSchedule, sel []int) ([]float32, error) {
-	return t.run(&target.Batch{Op: attention.Prefill{}.Name(), In: oracle.FP32, Out: in.Out, Prefill: &in}, s, sel)
+	return t.run(&target.Batch{Op: attention.Prefill{}.Name(), In: oracle.FP32, Out: in.Out, Input: &in}, s, sel)
 }
 
 func (t TransformerOps) Decode(in oracle.DecodeInput, s oracle.AttentionSchedule, sel []int) ([]float32, error) {
-	return t.run(&target.Batch{Op: attention.Decode{}.Name(), In: oracle.FP32, Out: in.Out, Decode: &in}, s, sel)
+	return t.run(&target.Batch{Op: attention.Decode{}.Name(), In: oracle.FP32, Out: in.Out, Input: &in}, s, sel)
 }

@@ -110,11 +110,12 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 		if !b.Lazy() {
 			return nil
 		}
-		x, err := d.generatedRows(b, b.RMSNorm, h.bufs["w"])
+		in := b.Input.(*oracle.RMSNormInput)
+		x, err := d.generatedRows(b, in, h.bufs["w"])
 		if err != nil {
 			return err
 		}
-		h.bufs["x"], h.rowBytes["x"] = x, b.RMSNorm.Hidden*dsize(h.dt)
+		h.bufs["x"], h.rowBytes["x"] = x, in.Hidden*dsize(h.dt)
 		return nil
 	})
 	h.in.Tensors = nil // the values live on the device now

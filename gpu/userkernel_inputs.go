@@ -70,7 +70,7 @@ func KernelInputs(b *target.Batch, sms int) (KernelArgs, error) {
 }
 
 func rmsnormArgs(b *target.Batch, u *KernelArgs) error {
-	r := b.RMSNorm
+	r := b.Input.(*oracle.RMSNormInput)
 	u.Tensors["x"], u.Tensors["w"] = KernelTensor{Vals: r.X}, KernelTensor{Vals: r.W}
 	u.Sizes["rows"], u.Sizes["hidden"] = int64(r.Rows), int64(r.Hidden)
 	u.Eps, u.perRow = r.Eps, []string{"x"}
@@ -78,7 +78,7 @@ func rmsnormArgs(b *target.Batch, u *KernelArgs) error {
 }
 
 func gemmArgs(b *target.Batch, u *KernelArgs) error {
-	g := b.GEMM
+	g := b.Input.(*oracle.GEMMInput)
 	u.Tensors["x"], u.Tensors["w"] = KernelTensor{Vals: g.X}, KernelTensor{Vals: g.W}
 	u.Sizes["m"], u.Sizes["k"], u.Sizes["n"] = int64(g.M), int64(g.K), int64(g.N)
 	u.rowsKey, u.perRow = "m", []string{"x"}
@@ -86,7 +86,7 @@ func gemmArgs(b *target.Batch, u *KernelArgs) error {
 }
 
 func logprobArgs(b *target.Batch, u *KernelArgs) error {
-	l := b.LogProb
+	l := b.Input.(*oracle.LogProbInput)
 	ids := make([]int, len(l.Targets))
 	for i, t := range l.Targets {
 		ids[i] = int(t)
@@ -100,7 +100,7 @@ func logprobArgs(b *target.Batch, u *KernelArgs) error {
 // prefillArgs lays out prefill batch b as attn_prefill's ABI inputs (see
 // KernelInputs).
 func prefillArgs(b *target.Batch, u *KernelArgs) error {
-	p := b.Prefill
+	p := b.Input.(*oracle.PrefillInput)
 	from := b.Layout.ChunkFrom
 	if from < 0 || from >= max(p.SeqLen, 1) {
 		return fmt.Errorf("gpu: a chunk from position %d of sequences of %d tokens: want 0 <= chunk_from < seq_len", from, p.SeqLen)
@@ -140,7 +140,7 @@ func decodeArgs(b *target.Batch, u *KernelArgs) error {
 	if ps < 0 {
 		return fmt.Errorf("gpu: page size %d: want >= 1 (0: %d)", ps, DecodePageSize)
 	}
-	return pageDecode(b.Decode, ps, u)
+	return pageDecode(b.Input.(*oracle.DecodeInput), ps, u)
 }
 
 // pageDecode lays out decode batch d as attn_decode's ABI inputs (see

@@ -10,8 +10,8 @@ import (
 
 // CaseOp is an op a spec.Case names (rmsnorm, gemm, logprob, attn_prefill,
 // attn_decode): its record is a row of spec's op table, its batch is a
-// target.Batch holding one oracle input value (*oracle.RMSNormInput and its
-// siblings), passed here as In. An op package implements CaseOp and is
+// target.Batch whose Input is one oracle input value (*oracle.RMSNormInput
+// and its siblings), passed here as In. An op package implements CaseOp and is
 // added to the literal list in ops/all (all.Cases); target and fuzz call
 // it instead of switching on the op.
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -126,11 +127,12 @@ func (sc *scanner) attnBatch(b *target.Batch, v int) *target.Batch {
 		g.Layout = target.Layout{PageSize: v}
 		return &g
 	case s.Op == spec.OpAttnDecode: // neighbour
-		d := *b.Decode
+		src := b.Input.(*oracle.DecodeInput)
+		d := *src
 		w := d.KVHeads * d.HeadDim
-		d.K = [][]float32{b.Decode.K[0][:s.Shape.KV*w], b.Decode.K[1][:v*w]}
-		d.V = [][]float32{b.Decode.V[0][:s.Shape.KV*w], b.Decode.V[1][:v*w]}
-		return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Decode: &d}
+		d.K = [][]float32{src.K[0][:s.Shape.KV*w], src.K[1][:v*w]}
+		d.V = [][]float32{src.V[0][:s.Shape.KV*w], src.V[1][:v*w]}
+		return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Input: &d}
 	}
 	return prefillCut(b, max(s.Shape.SeqLen, v))
 }
@@ -144,9 +146,9 @@ func (sc *scanner) watchedRows(g *target.Batch) int {
 	case sc.s.Dim == spec.ScanPage:
 		return g.Rows()
 	case sc.s.Op == spec.OpAttnDecode:
-		return g.Decode.Heads
+		return g.Input.(*oracle.DecodeInput).Heads
 	}
-	return sc.s.Shape.SeqLen * g.Prefill.Heads
+	return sc.s.Shape.SeqLen * g.Input.(*oracle.PrefillInput).Heads
 }
 
 // chunks are the chunks [c0, c1) of the prompts of L tokens that value v
@@ -184,7 +186,7 @@ func checkPrefix(s *spec.ScanSpec) error {
 // drawChunk scans the chunk or prefix dimension on draw k, b the whole
 // prompts.
 func (sc *scanner) drawChunk(ctx context.Context, k int, b *target.Batch) ([]string, error) {
-	p := b.Prefill
+	p := b.Input.(*oracle.PrefillInput)
 	L, H := p.SeqLen, p.Heads
 	sc.before(k, "the whole prompts, seq_len = %d", L)
 	ref, err := runChecked(ctx, sc.t, b)
@@ -238,5 +240,5 @@ func (sc *scanner) drawChunk(ctx context.Context, k int, b *target.Batch) ([]str
 // prefillCut is prefill batch b with every sequence cut to its first n
 // positions (cutPrefill).
 func prefillCut(b *target.Batch, n int) *target.Batch {
-	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Prefill: cutPrefill(b.Prefill, n)}
+	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Input: cutPrefill(b.Input.(*oracle.PrefillInput), n)}
 }

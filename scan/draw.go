@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -483,15 +484,16 @@ func (sc *scanner) drawKV(ctx context.Context, k int) ([]string, error) {
 // cutKV returns decode batch b with every request's KV cache cut to its
 // first v tokens (b's caches hold at least v).
 func cutKV(b *target.Batch, v int) *target.Batch {
-	d := *b.Decode
+	src := b.Input.(*oracle.DecodeInput)
+	d := *src
 	w := d.KVHeads * d.HeadDim
-	d.K = make([][]float32, len(b.Decode.K))
-	d.V = make([][]float32, len(b.Decode.V))
+	d.K = make([][]float32, len(src.K))
+	d.V = make([][]float32, len(src.V))
 	for r := range d.K {
-		d.K[r] = b.Decode.K[r][:v*w]
-		d.V[r] = b.Decode.V[r][:v*w]
+		d.K[r] = src.K[r][:v*w]
+		d.V[r] = src.V[r][:v*w]
 	}
-	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Decode: &d}
+	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Input: &d}
 }
 
 func identity(n int) []int {

@@ -165,7 +165,7 @@ func BenchmarkScanGPURowControlsLlama(b *testing.B) {
 // schedule under policy p than a row alone (a batch of one).
 func drifts(p func(b *target.Batch, row int) oracle.Schedule, n int) bool {
 	batch := func(n int) *target.Batch {
-		return &target.Batch{Op: spec.OpRMSNorm, In: oracle.BF16, Out: oracle.BF16, RMSNorm: &oracle.RMSNormInput{Rows: n, Hidden: 4096}}
+		return &target.Batch{Op: spec.OpRMSNorm, In: oracle.BF16, Out: oracle.BF16, Input: &oracle.RMSNormInput{Rows: n, Hidden: 4096}}
 	}
 	alone := p(batch(1), 0)
 	b := batch(n)

@@ -55,5 +55,5 @@ func holdGEMMCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
 		return nil, nil, err
 	}
 	s := c.Shape
-	return h, &target.Batch{Op: gemm.Op{}.Name(), In: x.DType, Out: out, GEMM: &oracle.GEMMInput{M: s.Rows, K: s.Hidden, N: s.N, Out: out}}, nil
+	return h, &target.Batch{Op: gemm.Op{}.Name(), In: x.DType, Out: out, Input: &oracle.GEMMInput{M: s.Rows, K: s.Hidden, N: s.N, Out: out}}, nil
 }

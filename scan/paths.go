@@ -134,7 +134,7 @@ func (sc *scanner) pathDraw(ctx context.Context, k int) ([]string, error) {
 		return nil, fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
 	}
 	if sc.opt.SaveInputs != "" {
-		if err := saveInputs(sc.opt.SaveInputs, c, b.Prefill); err != nil {
+		if err := saveInputs(sc.opt.SaveInputs, c, b.Input.(*oracle.PrefillInput)); err != nil {
 			return nil, fmt.Errorf("scan: %w", err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/internal/npy"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -80,7 +81,7 @@ func TestPathScanSavesInputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := b.Prefill
+		p := b.Input.(*oracle.PrefillInput)
 		for _, tn := range []struct {
 			name  string
 			heads int

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/ops/all"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -76,19 +77,20 @@ func (sc *scanner) addPower(k int) error {
 // gemm, logprob, attn_decode or attn_prefill; a lazy or device batch does
 // not).
 func rowsOnHost(b *target.Batch) bool {
-	switch {
-	case b == nil:
+	if b == nil {
 		return false
-	case b.RMSNorm != nil:
-		return b.RMSNorm.X != nil
-	case b.GEMM != nil:
-		return b.GEMM.X != nil
-	case b.LogProb != nil:
-		return b.LogProb.Logits != nil
-	case b.Decode != nil:
-		return b.Decode.Q != nil
-	case b.Prefill != nil:
-		return b.Prefill.Q != nil
+	}
+	switch in := b.Input.(type) {
+	case *oracle.RMSNormInput:
+		return in != nil && in.X != nil
+	case *oracle.GEMMInput:
+		return in != nil && in.X != nil
+	case *oracle.LogProbInput:
+		return in != nil && in.Logits != nil
+	case *oracle.DecodeInput:
+		return in != nil && in.Q != nil
+	case *oracle.PrefillInput:
+		return in != nil && in.Q != nil
 	}
 	return false
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/gpu"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -163,7 +164,7 @@ func TestAttnKernelsLayouts(t *testing.T) {
 		k, twin, _ := attnKernel(t, name)
 		for _, dt := range dtypePairs {
 			b := inputs(t, prefillCase(2, 40, dt[0], dt[1], 40))
-			H, D := b.Prefill.Heads, b.Prefill.HeadDim
+			H, D := b.Input.(*oracle.PrefillInput).Heads, b.Input.(*oracle.PrefillInput).HeadDim
 			for _, from := range []int{0, 1, 15, 16, 17, 32, 39} {
 				what := fmt.Sprintf("%s, chunk from %d, %s->%s", name, from, dt[0], dt[1])
 				g := *b

@@ -344,7 +344,7 @@ func TestAttnTwins(t *testing.T) {
 	}{{1, spec.BF16, spec.BF16}, {5, spec.FP32, spec.FP32}, {16, spec.BF16, spec.BF16}, {17, spec.BF16, spec.FP32}, {24, spec.FP16, spec.FP16}} {
 		b := inputs(t, decodeCase(tt.requests, kvs, tt.in, tt.out, uint64(tt.requests)))
 		name := fmt.Sprintf("%d requests %s->%s", tt.requests, tt.in, tt.out)
-		want, err := oracle.Decode(*b.Decode, oracle.AttentionSchedule{Tile: 64, Splits: 4}, nil)
+		want, err := oracle.Decode(*b.Input.(*oracle.DecodeInput), oracle.AttentionSchedule{Tile: 64, Splits: 4}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -472,7 +472,7 @@ func TestAttnPrefillTwins(t *testing.T) {
 	}{{1, 1, spec.BF16, spec.BF16}, {3, 9, spec.FP32, spec.FP32}, {2, 10, spec.BF16, spec.FP32}, {2, 70, spec.BF16, spec.BF16}, {1, 130, spec.FP16, spec.FP16}} {
 		b := inputs(t, prefillCase(tt.seqs, tt.seqLen, tt.in, tt.out, uint64(tt.seqLen)))
 		name := fmt.Sprintf("%d x %d tokens %s->%s", tt.seqs, tt.seqLen, tt.in, tt.out)
-		want, err := oracle.Prefill(*b.Prefill, oracle.AttentionSchedule{Tile: 64, Splits: 1}, nil)
+		want, err := oracle.Prefill(*b.Input.(*oracle.PrefillInput), oracle.AttentionSchedule{Tile: 64, Splits: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -556,7 +556,7 @@ func TestAttnPrefixTwinIsControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := inputs(t, prefillCase(2, 40, spec.BF16, spec.FP32, 7))
-	H, D := b.Prefill.Heads, b.Prefill.HeadDim
+	H, D := b.Input.(*oracle.PrefillInput).Heads, b.Input.(*oracle.PrefillInput).HeadDim
 	for from := 0; from < 40; from++ {
 		g := *b
 		g.Layout = target.Layout{ChunkFrom: from}

@@ -9,18 +9,19 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// Batch is one op's inputs, ready to run on any target. Exactly one of the
-// op fields is set, matching Op. Values are of dtype In (exact in fp32).
+// Batch is one op's inputs, ready to run on any target. Values are of
+// dtype In (exact in fp32).
 type Batch struct {
 	Op  spec.Op
 	In  oracle.DType
 	Out oracle.DType
 
-	RMSNorm *oracle.RMSNormInput
-	GEMM    *oracle.GEMMInput
-	LogProb *oracle.LogProbInput
-	Prefill *oracle.PrefillInput
-	Decode  *oracle.DecodeInput
+	// Input is the op's one input value, of the type the op package of
+	// Op holds (ops.CaseOp.Holds; *oracle.RMSNormInput for rmsnorm), made
+	// by that package (FromSeed, FromData, Gather and its siblings). Read
+	// it through the op's ops.CaseOp methods (Kind), or with a type
+	// assertion where the concrete type is needed.
+	Input ops.In
 
 	// Layout is how an attention engine holds the batch: chunked
 	// prefill, paged decode (the zero value: whole prompts, the target's
@@ -49,35 +50,6 @@ type Layout struct {
 // op no package holds.
 func (b *Batch) kind() (ops.CaseOp, bool) { return all.Case(b.Op) }
 
-// input returns b's input of op k: the op field k holds (nil when it is
-// not set).
-func (b *Batch) input(k ops.CaseOp) ops.In {
-	for _, in := range [...]ops.In{b.RMSNorm, b.GEMM, b.LogProb, b.Prefill, b.Decode} {
-		if k.Holds(in) {
-			return in
-		}
-	}
-	return nil
-}
-
-// setInput sets the op field of in's type to in.
-func (b *Batch) setInput(in ops.In) {
-	switch in := in.(type) {
-	case *oracle.RMSNormInput:
-		b.RMSNorm = in
-	case *oracle.GEMMInput:
-		b.GEMM = in
-	case *oracle.LogProbInput:
-		b.LogProb = in
-	case *oracle.PrefillInput:
-		b.Prefill = in
-	case *oracle.DecodeInput:
-		b.Decode = in
-	default:
-		panic(fmt.Sprintf("batch: input of type %T", in))
-	}
-}
-
 // Kind returns the op package of b.Op and b's input, or an error when no
 // package holds the op or b has no input of it (Validate).
 func (b *Batch) Kind() (ops.CaseOp, ops.In, error) {
@@ -85,20 +57,17 @@ func (b *Batch) Kind() (ops.CaseOp, ops.In, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("batch: unknown op %q", b.Op)
 	}
-	in := b.input(k)
-	if in == nil {
+	if !k.Holds(b.Input) {
 		return nil, nil, fmt.Errorf("batch: op %s has no %s input", b.Op, b.Op)
 	}
-	return k, in, nil
+	return k, b.Input, nil
 }
 
 // With returns a batch of b's op and dtypes (no layout, no source) whose
 // input is in: a value the op package made from b's (ops.CaseOp.Gather
 // and its siblings).
 func (b *Batch) With(in ops.In) *Batch {
-	nb := &Batch{Op: b.Op, In: b.In, Out: b.Out}
-	nb.setInput(in)
-	return nb
+	return &Batch{Op: b.Op, In: b.In, Out: b.Out, Input: in}
 }
 
 // Rows returns the number of output rows of the batch (the row contract of
@@ -128,7 +97,7 @@ func (b *Batch) OutDType() oracle.DType {
 	return b.Out
 }
 
-// Validate checks that the op field matching Op is set.
+// Validate checks that Input is a non-nil input of the op package of Op.
 func (b *Batch) Validate() error {
 	_, _, err := b.Kind()
 	return err

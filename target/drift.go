@@ -71,7 +71,7 @@ func VLLMRMSNorm256(b *Batch) oracle.Schedule {
 //	M <= 64: split-K 4, partials combined in order
 //	M > 64:  split-K 1 (declared)
 func GEMMSplitKByM(b *Batch) oracle.Schedule {
-	if b.GEMM.M <= 64 {
+	if b.Input.(*oracle.GEMMInput).M <= 64 {
 		return oracle.GEMMSchedule{SplitK: 4, Combine: oracle.CrossSequential}
 	}
 	return OracleGEMMSchedule
@@ -89,7 +89,7 @@ func GEMMSplitKByM(b *Batch) oracle.Schedule {
 // Splits are tile-aligned, so a KV cache of 64 tokens or fewer is one split
 // either way.
 func DecodeSplitsByBatch(b *Batch) oracle.Schedule {
-	if len(b.Decode.K)*b.Decode.Heads >= SMs {
+	if d := b.Input.(*oracle.DecodeInput); len(d.K)*d.Heads >= SMs {
 		return OracleAttentionSchedule
 	}
 	return oracle.AttentionSchedule{Tile: 64, Splits: 4}

@@ -43,7 +43,7 @@ const (
 // varlen batch is held padded to its max_seqlen_q, which leaves every row
 // of a causal prefill as it was, so max_seqlen_q is Prefill.SeqLen.
 func MaxSeqLenQ10(b *Batch) oracle.Schedule {
-	if b.Prefill.SeqLen >= MaxSeqLenQSwitch {
+	if b.Input.(*oracle.PrefillInput).SeqLen >= MaxSeqLenQSwitch {
 		return oracle.AttentionSchedule{Tile: maxSeqLenTile, Splits: 1}
 	}
 	return OracleAttentionSchedule
@@ -104,9 +104,9 @@ func PagedDecode(b *Batch) oracle.Schedule {
 	if p <= OracleAttentionSchedule.Tile {
 		return OracleAttentionSchedule
 	}
-	L := 0
-	for _, k := range b.Decode.K {
-		L = max(L, len(k)/(b.Decode.KVHeads*b.Decode.HeadDim))
+	d, L := b.Input.(*oracle.DecodeInput), 0
+	for _, k := range d.K {
+		L = max(L, len(k)/(d.KVHeads*d.HeadDim))
 	}
 	return oracle.AttentionSchedule{Tile: OracleAttentionSchedule.Tile, Splits: min(max((L+p-1)/p, 1), 128)}
 }
@@ -128,11 +128,11 @@ const SplitKVMinLen = 256
 // of the requests decoded together at every KV length (scan.ScanGrid)
 // maps, at 8 heads, `batch >= 17 and kv >= 256 -> B, otherwise -> A`.
 func SplitKV(b *Batch) oracle.Schedule {
-	L := 0
-	for _, k := range b.Decode.K {
-		L = max(L, len(k)/(b.Decode.KVHeads*b.Decode.HeadDim))
+	d, L := b.Input.(*oracle.DecodeInput), 0
+	for _, k := range d.K {
+		L = max(L, len(k)/(d.KVHeads*d.HeadDim))
 	}
-	if len(b.Decode.K)*b.Decode.Heads >= SMs || L < SplitKVMinLen {
+	if len(d.K)*d.Heads >= SMs || L < SplitKVMinLen {
 		return OracleAttentionSchedule
 	}
 	return oracle.AttentionSchedule{Tile: OracleAttentionSchedule.Tile, Splits: 4}

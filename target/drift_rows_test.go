@@ -26,7 +26,7 @@ func rmsBatch(n, hidden int, seed int64) *Batch {
 	oracle.RoundSlice(oracle.BF16, x)
 	oracle.RoundSlice(oracle.BF16, w)
 	return &Batch{Op: spec.OpRMSNorm, In: oracle.BF16, Out: oracle.BF16,
-		RMSNorm: &oracle.RMSNormInput{X: x, W: w, Rows: n, Hidden: hidden, Eps: 1e-6}}
+		Input: &oracle.RMSNormInput{X: x, W: w, Rows: n, Hidden: hidden, Eps: 1e-6}}
 }
 
 // differingRows runs tg on b and returns the rows whose fp32 taps differ

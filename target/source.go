@@ -103,7 +103,7 @@ type lazy struct {
 	err  error
 }
 
-// NewLazy returns b (its op field holding sizes only: every value slice
+// NewLazy returns b (its Input holding sizes only: every value slice
 // nil) as a lazy batch from src, whose Materialize calls fill once to set
 // the value slices.
 func NewLazy(b *Batch, src *Source, fill func(*Batch) error) *Batch {

@@ -37,8 +37,8 @@ func (k RMSNorm) Info() target.Info {
 
 // Run computes the selected rows of the batch (all rows when rows is nil).
 func (k RMSNorm) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-	in := b.RMSNorm
-	if in == nil {
+	in, ok := b.Input.(*oracle.RMSNormInput)
+	if !ok || in == nil {
 		return nil, fmt.Errorf("mykernel: not an rmsnorm batch")
 	}
 	lanes := k.Lanes

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -79,7 +80,7 @@ func BenchmarkEncodeRequest(b *testing.B) {
 // and widening 2274 x 4096 bf16 values.
 func BenchmarkDecodeReply(b *testing.B) {
 	bt := bigBatch(b)
-	y := encodeFloats(nil, bt.In, bt.RMSNorm.X)
+	y := encodeFloats(nil, bt.In, bt.Input.(*oracle.RMSNormInput).X)
 	var doc bytes.Buffer
 	writeFrame(&doc, &frame{meta: map[string]string{"frame": "reply", "seq": "1"},
 		tensors: []tensor{{name: "y", dtype: wireBF16, shape: []int{2274, 4096}, data: y}}})

@@ -19,7 +19,7 @@ func TestLayoutFields(t *testing.T) {
 	p := &oracle.PrefillInput{Q: make([]float32, 2*3*2), K: make([]float32, 2*3*2), V: make([]float32, 2*3*2),
 		Seqs: 2, SeqLen: 3, Heads: 1, KVHeads: 1, HeadDim: 2, Out: oracle.BF16}
 	for _, l := range []target.Layout{{}, {ChunkFrom: 2}, {PageSize: 5}} {
-		b := &target.Batch{Op: spec.OpAttnPrefill, In: oracle.BF16, Out: oracle.BF16, Prefill: p, Layout: l}
+		b := &target.Batch{Op: spec.OpAttnPrefill, In: oracle.BF16, Out: oracle.BF16, Input: p, Layout: l}
 		f, _, err := requestFrame(b, nil, 1, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -37,7 +37,7 @@ func TestLayoutFields(t *testing.T) {
 			t.Errorf("layout %+v came back as %+v", l, got.Layout)
 		}
 	}
-	b := &target.Batch{Op: spec.OpAttnPrefill, In: oracle.BF16, Out: oracle.BF16, Prefill: p}
+	b := &target.Batch{Op: spec.OpAttnPrefill, In: oracle.BF16, Out: oracle.BF16, Input: p}
 	f, _, err := requestFrame(b, nil, 1, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -30,23 +31,23 @@ func requestFrame(b *target.Batch, rows []int, seq int, scratch []byte) (*frame,
 	var eps float32
 	switch b.Op {
 	case spec.OpRMSNorm:
-		r := b.RMSNorm
+		r := b.Input.(*oracle.RMSNormInput)
 		eps = r.Eps
 		specs = append(specs, floats("x", r.X, r.Rows, r.Hidden), floats("w", r.W, r.Hidden))
 	case spec.OpGEMM:
-		g := b.GEMM
+		g := b.Input.(*oracle.GEMMInput)
 		specs = append(specs, floats("x", g.X, g.M, g.K), floats("w", g.W, g.K, g.N))
 	case spec.OpLogProb:
-		l := b.LogProb
+		l := b.Input.(*oracle.LogProbInput)
 		specs = append(specs, floats("logits", l.Logits, l.Rows, l.Vocab),
 			spec_{"targets", wireI32, []int{l.Rows}, func(d []byte) []byte { return encodeInt32s(d, l.Targets) }})
 	case spec.OpAttnPrefill:
-		p := b.Prefill
+		p := b.Input.(*oracle.PrefillInput)
 		specs = append(specs, floats("q", p.Q, p.Seqs, p.SeqLen, p.Heads, p.HeadDim),
 			floats("k", p.K, p.Seqs, p.SeqLen, p.KVHeads, p.HeadDim),
 			floats("v", p.V, p.Seqs, p.SeqLen, p.KVHeads, p.HeadDim))
 	case spec.OpAttnDecode:
-		d := b.Decode
+		d := b.Input.(*oracle.DecodeInput)
 		width := d.KVHeads * d.HeadDim
 		lens := make([]int32, len(d.K))
 		total := 0

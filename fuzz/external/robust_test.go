@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -29,8 +30,8 @@ func rmsBatch(t *testing.T, rows int) *target.Batch {
 func checkEcho(t *testing.T, b *target.Batch, o *target.Output) {
 	t.Helper()
 	for i, v := range o.Values {
-		if v != b.RMSNorm.X[i] {
-			t.Fatalf("value %d: got %v, sent %v", i, v, b.RMSNorm.X[i])
+		if v != b.Input.(*oracle.RMSNormInput).X[i] {
+			t.Fatalf("value %d: got %v, sent %v", i, v, b.Input.(*oracle.RMSNormInput).X[i])
 		}
 	}
 }
@@ -97,8 +98,8 @@ func TestMisbehavingAdapters(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the batch after the failure: %v", err)
 			}
-			if o.Rows[0] != 4 || o.Values[0] != ok5.RMSNorm.X[4*64] {
-				t.Fatalf("rows %v: first value %v, want row 4's %v", o.Rows, o.Values[0], ok5.RMSNorm.X[4*64])
+			if o.Rows[0] != 4 || o.Values[0] != ok5.Input.(*oracle.RMSNormInput).X[4*64] {
+				t.Fatalf("rows %v: first value %v, want row 4's %v", o.Rows, o.Values[0], ok5.Input.(*oracle.RMSNormInput).X[4*64])
 			}
 			want := 1
 			if tt.restart {

@@ -177,7 +177,7 @@ func decodeRequest(f *frame, name string) (*target.Batch, []int, error) {
 		if err != nil {
 			return nil, nil, bad(`field "eps_bits"`, "%v", err)
 		}
-		b.RMSNorm = &oracle.RMSNormInput{X: x, W: wv, Rows: xs[0], Hidden: xs[1], Eps: float32frombits(uint32(eps)), Out: out}
+		b.Input = &oracle.RMSNormInput{X: x, W: wv, Rows: xs[0], Hidden: xs[1], Eps: float32frombits(uint32(eps)), Out: out}
 	case spec.OpGEMM:
 		x, xs, err := floats("x", 2)
 		if err != nil {
@@ -187,7 +187,7 @@ func decodeRequest(f *frame, name string) (*target.Batch, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		b.GEMM = &oracle.GEMMInput{X: x, W: wv, M: xs[0], K: xs[1], N: ws[1], Out: out}
+		b.Input = &oracle.GEMMInput{X: x, W: wv, M: xs[0], K: xs[1], N: ws[1], Out: out}
 	case spec.OpLogProb:
 		l, ls, err := floats("logits", 2)
 		if err != nil {
@@ -201,7 +201,7 @@ func decodeRequest(f *frame, name string) (*target.Batch, []int, error) {
 		for i, v := range ids {
 			tg[i] = int32(v)
 		}
-		b.LogProb = &oracle.LogProbInput{Logits: l, Targets: tg, Rows: ls[0], Vocab: ls[1]}
+		b.Input = &oracle.LogProbInput{Logits: l, Targets: tg, Rows: ls[0], Vocab: ls[1]}
 	case spec.OpAttnPrefill:
 		q, qs, err := floats("q", 4)
 		if err != nil {
@@ -215,7 +215,7 @@ func decodeRequest(f *frame, name string) (*target.Batch, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		b.Prefill = &oracle.PrefillInput{Q: q, K: k, V: v, Seqs: qs[0], SeqLen: qs[1], Heads: qs[2], KVHeads: ks[2], HeadDim: qs[3], Out: out}
+		b.Input = &oracle.PrefillInput{Q: q, K: k, V: v, Seqs: qs[0], SeqLen: qs[1], Heads: qs[2], KVHeads: ks[2], HeadDim: qs[3], Out: out}
 	case spec.OpAttnDecode:
 		q, qs, err := floats("q", 3)
 		if err != nil {
@@ -244,7 +244,7 @@ func decodeRequest(f *frame, name string) (*target.Batch, []int, error) {
 			d.K, d.V = append(d.K, k[at:end]), append(d.V, v[at:end])
 			at = end
 		}
-		b.Decode = d
+		b.Input = d
 	default:
 		return nil, nil, bad(`field "op"`, "unknown op %q", b.Op)
 	}

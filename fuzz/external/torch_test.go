@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -134,7 +135,7 @@ func TestTorchChunk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := b.Prefill
+	p := b.Input.(*oracle.PrefillInput)
 	for _, from := range []int{1, 5, p.SeqLen - 1} {
 		var sel []int // the chunk's rows
 		for s := range p.Seqs {

@@ -16,7 +16,7 @@ import (
 // with the prefix "fuzz.". DriftModels lists them after this package's own.
 func fuzzDriftModels() []DriftModel {
 	rows := func(c Call) *target.Batch {
-		return &target.Batch{Op: rmsnorm.Op{}.Name(), RMSNorm: &oracle.RMSNormInput{Rows: c.Rows}}
+		return &target.Batch{Op: rmsnorm.Op{}.Name(), Input: &oracle.RMSNormInput{Rows: c.Rows}}
 	}
 	return []DriftModel{
 		DriftModel{
@@ -39,7 +39,7 @@ func fuzzDriftModels() []DriftModel {
 			Name: "fuzz.drift-gemm-splitk-by-m", Kind: KindGEMM, Dim: "rows",
 			Models: "target.GEMMSplitKByM: cuBLAS split-K 4 for M <= 64, none above",
 			Policy: func(c Call, s Schedule) Schedule {
-				b := &target.Batch{Op: gemm.Op{}.Name(), GEMM: &oracle.GEMMInput{M: c.Rows}}
+				b := &target.Batch{Op: gemm.Op{}.Name(), Input: &oracle.GEMMInput{M: c.Rows}}
 				s.GEMM = target.GEMMSplitKByM(b).(oracle.GEMMSchedule)
 				return s
 			},
@@ -52,7 +52,7 @@ func fuzzDriftModels() []DriftModel {
 					s.Attention = target.OracleAttentionSchedule
 					return s
 				}
-				b := &target.Batch{Op: attention.Decode{}.Name(), Decode: &oracle.DecodeInput{K: make([][]float32, c.Rows), Heads: c.Heads}}
+				b := &target.Batch{Op: attention.Decode{}.Name(), Input: &oracle.DecodeInput{K: make([][]float32, c.Rows), Heads: c.Heads}}
 				s.Attention = target.DecodeSplitsByBatch(b).(oracle.AttentionSchedule)
 				return s
 			},
