@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 
 	"github.com/bitparity/bitparity/power"
-	"github.com/bitparity/bitparity/spec"
 )
 
 // SensitiveCacheEnv names the environment variable that places the cache
@@ -40,7 +39,7 @@ var cacheLoads atomic.Int64 // draws read from the cache (tests)
 // (candidate, knob step) and set, then the sha256 of all before it. The
 // rows are made again from their choices (one nudge each, no search).
 func (g *sensitiveGen) cachePath() (string, bool) {
-	if !g.full || g.c.Op == spec.OpAttnDecode || len(g.keys)*len(g.slot(0)) < cacheMinValues { // attn_decode: made again (decodeRequest)
+	if !g.full || g.rows == nil || len(g.keys)*len(g.slot(0)) < cacheMinValues { // no token rows (attn_decode's requests): made again (decodeRequest)
 		return "", false
 	}
 	dir := os.Getenv(SensitiveCacheEnv)

@@ -186,6 +186,19 @@ type CaseOp interface {
 	AtModel(c *spec.Case, dt spec.DType, eps float32, inner spec.Shape)
 }
 
+// FixedOut reports whether k's outputs have one dtype whatever a case
+// declares (OutDType: log-probs are fp32): a case of such an op declares
+// the dtype its outputs are compared in (spec.Case.Compare), and a
+// profile's dtype does not become its out.
+func FixedOut(k CaseOp) bool {
+	for _, dt := range []oracle.DType{oracle.BF16, oracle.FP16, oracle.FP32} {
+		if k.OutDType(dt) != k.OutDType(oracle.BF16) {
+			return false
+		}
+	}
+	return true
+}
+
 // In is one batch's input of a CaseOp: a pointer to the op's oracle input.
 type In = any
 

@@ -131,3 +131,13 @@ func TestCaseWords(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedOut: of the case ops, only log-prob's outputs have one dtype
+// whatever a case declares.
+func TestFixedOut(t *testing.T) {
+	for _, k := range Cases {
+		if got, want := ops.FixedOut(k), k.Name() == "logprob"; got != want {
+			t.Errorf("FixedOut(%s) = %v, want %v", k.Name(), got, want)
+		}
+	}
+}
