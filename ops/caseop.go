@@ -53,6 +53,15 @@ type CaseOp interface {
 	// (spec.Data, read with e), its outputs in dtype out.
 	FromData(c spec.Case, out oracle.DType, e Explicit) (In, error)
 
+	// WireTensors are in's tensors in the process protocol
+	// (docs/protocol.md, "request"), in order, and the eps the request
+	// carries (rmsnorm's; 0 for an op without one); an error names sizes
+	// of in that do not fit together.
+	WireTensors(in In) (eps float32, ts []WireTensor, err error)
+	// FromWire is the input of a request frame whose tensors w reads
+	// (the inverse of WireTensors), its outputs in dtype out.
+	FromWire(w Wire, out oracle.DType) (In, error)
+
 	// Nudge steers in, the batch of a boundary case c whose values were
 	// drawn normal (dtypes dt -> out), onto rounding boundaries with
 	// package boundary and the op's oracle schedule, row by row with

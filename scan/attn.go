@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/all"
+	"github.com/bitparity/bitparity/ops/attention"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -48,11 +51,7 @@ func (sc *scanner) attnCase(c *spec.Case) {
 	switch s.Dim {
 	case spec.ScanNeighbour:
 		c.SetBatchRows(2)
-		if s.Op == spec.OpAttnDecode {
-			c.Shape.KV, c.Shape.KVLens = max(s.Shape.KV, s.To), nil
-		} else {
-			c.Shape.SeqLen = max(s.Shape.SeqLen, s.To)
-		}
+		sc.neighbour().NeighbourShape(&c.Shape, s.Shape, s.To)
 	case spec.ScanChunk, spec.ScanPrefix:
 		c.SetBatchRows(s.Shape.Seqs)
 	case spec.ScanPage:
@@ -125,14 +124,16 @@ func (sc *scanner) attnBatch(b *target.Batch, v int) *target.Batch {
 		g := *b
 		g.Layout = target.Layout{PageSize: v}
 		return &g
-	case s.Op == spec.OpAttnDecode: // neighbour
-		d := *b.Decode
-		w := d.KVHeads * d.HeadDim
-		d.K = [][]float32{b.Decode.K[0][:s.Shape.KV*w], b.Decode.K[1][:v*w]}
-		d.V = [][]float32{b.Decode.V[0][:s.Shape.KV*w], b.Decode.V[1][:v*w]}
-		return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Decode: &d}
 	}
-	return prefillCut(b, max(s.Shape.SeqLen, v))
+	_, in, _ := b.Kind() // fuzz.Inputs made it
+	return b.With(sc.neighbour().NeighbourCut(in, s.Shape, v))
+}
+
+// neighbour is the scan's op as an ops.Neighbour: an op whose ScanDims
+// hold the neighbour dimension is one (Normalize checked the dimension).
+func (sc *scanner) neighbour() ops.Neighbour {
+	k, _ := all.Case(sc.s.Op)
+	return k.(ops.Neighbour)
 }
 
 // watchedRows is the number of compared rows of a neighbour or page batch
@@ -140,13 +141,11 @@ func (sc *scanner) attnBatch(b *target.Batch, v int) *target.Batch {
 // watched sequence's first Shape.SeqLen positions (prefill neighbour),
 // every row (page).
 func (sc *scanner) watchedRows(g *target.Batch) int {
-	switch {
-	case sc.s.Dim == spec.ScanPage:
+	if sc.s.Dim == spec.ScanPage {
 		return g.Rows()
-	case sc.s.Op == spec.OpAttnDecode:
-		return g.Decode.Heads
 	}
-	return sc.s.Shape.SeqLen * g.Prefill.Heads
+	_, in, _ := g.Kind() // attnBatch made it
+	return sc.neighbour().NeighbourRows(in, sc.s.Shape)
 }
 
 // chunks are the chunks [c0, c1) of the prompts of L tokens that value v
@@ -236,7 +235,7 @@ func (sc *scanner) drawChunk(ctx context.Context, k int, b *target.Batch) ([]str
 }
 
 // prefillCut is prefill batch b with every sequence cut to its first n
-// positions (cutPrefill).
+// positions (attention.CutPrefill).
 func prefillCut(b *target.Batch, n int) *target.Batch {
-	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Prefill: cutPrefill(b.Prefill, n)}
+	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Prefill: attention.CutPrefill(b.Prefill, n)}
 }
