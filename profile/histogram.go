@@ -13,7 +13,7 @@ import (
 // Histogram counts a campaign's drawn cases by the decile of 1..Top (a
 // profile's max_tokens) their largest batch is in: the largest of rows
 // (requests; a prefill's tokens), the relation's other batch (not for an
-// op whose batch dimension is sequences, spec.OpInfo.Batch: a prefill's
+// op whose batch dimension (its record's Batch) is sequences: a prefill's
 // Rel.Batch counts sequences) and its padded size, cut to
 // Top. Add is safe for concurrent use.
 type Histogram struct {
@@ -51,7 +51,7 @@ func (h *Histogram) Write(w io.Writer, name string) {
 // ScanDTypes sets scan s's input and output dtypes and eps to the
 // profile's, each unless given (a flag the user set: in, out, eps):
 // an op whose outputs have one dtype (ops.FixedOut: log-prob writes fp32)
-// takes no out, and only an op that reads an eps (spec.OpInfo.Eps:
+// takes no out, and only an op that reads an eps (its record's Eps:
 // rmsnorm) takes one.
 func (p *Profile) ScanDTypes(s *spec.ScanSpec, given func(flag string) bool) {
 	if !given("in") {

@@ -3,6 +3,7 @@ package scan
 import (
 	"fmt"
 
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/profile"
@@ -146,9 +147,10 @@ func fillShape(sh *spec.Shape, from spec.Shape) {
 func opOf(s spec.ScanSpec, sub subject, k *Kernel) (spec.Op, error) {
 	switch sub {
 	case pathSubject:
-		return spec.OpAttnPrefill, nil
+		from, _ := pathOps()
+		return from, nil
 	case modelSubject:
-		return spec.OpModel, nil
+		return external.ModelOp, nil
 	case kernelSubject:
 		if k == nil {
 			return "", fmt.Errorf("%w: %s is a user kernel: pass its manifest (--kernel MANIFEST)", ErrBadSpec, s.Target)
