@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -23,11 +22,7 @@ func requestFrame(b *target.Batch, rows []int, seq int, scratch []byte) (*frame,
 		shape []int
 		enc   func([]byte) []byte
 	}
-	k, ok := all.Case(b.Op)
-	if !ok {
-		return nil, scratch, fmt.Errorf("request: unknown op %q", b.Op)
-	}
-	_, x, err := b.Kind()
+	k, x, err := b.Kind()
 	if err != nil {
 		return nil, scratch, fmt.Errorf("request: %w", err)
 	}
