@@ -116,17 +116,15 @@ func (sc *scanner) drawAttn(ctx context.Context, k int) ([]string, error) {
 }
 
 // attnBatch is the batch of value v of the neighbour or page dimension,
-// cut from draw's largest batch b.
+// cut from draw's largest batch b (ops.Neighbour.NeighbourCut).
 func (sc *scanner) attnBatch(b *target.Batch, v int) *target.Batch {
-	s := sc.s
-	switch {
-	case s.Dim == spec.ScanPage:
+	if sc.s.Dim == spec.ScanPage {
 		g := *b
 		g.Layout = target.Layout{PageSize: v}
 		return &g
 	}
 	_, in, _ := b.Kind() // fuzz.Inputs made it
-	return b.With(sc.neighbour().NeighbourCut(in, s.Shape, v))
+	return b.With(sc.neighbour().NeighbourCut(in, sc.s.Shape, v))
 }
 
 // neighbour is the scan's op as an ops.Neighbour: an op whose ScanDims
