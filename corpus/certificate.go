@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -134,15 +135,6 @@ func (d *Dir) Certificates() ([]string, error) {
 	return listNamed(d.path, IsCertName)
 }
 
-// helloOp is the op an adapter declares in its hello for a scan of op:
-// a model route (op model) declares "transformer" (docs/protocol.md).
-func helloOp(op spec.Op) string {
-	if op == spec.OpModel {
-		return "transformer"
-	}
-	return string(op)
-}
-
 // checkCertAdapter checks what a certificate records of an adapter: a
 // certificate of an exec: target names what it proves about, the adapter
 // and its hello (at least its name and op), which a recheck compares with
@@ -157,9 +149,9 @@ func checkCertAdapter(c *spec.Certificate) error {
 		return fmt.Errorf("certificate of adapter %s without the adapter and its hello: it does not say what it proves about", truncate(c.Scan.Target))
 	case c.Adapter.Target != c.Scan.Target:
 		return fmt.Errorf("certificate of %s records adapter %s", truncate(c.Scan.Target), truncate(c.Adapter.Target))
-	case c.Hello["name"] == "" || c.Hello["op"] != helloOp(c.Scan.Op):
+	case c.Hello["name"] == "" || c.Hello["op"] != external.HelloOp(c.Scan.Op):
 		return fmt.Errorf("certificate of %s: hello name %q op %q, want the adapter's name and op %s", truncate(c.Scan.Target),
-			truncate(c.Hello["name"]), truncate(c.Hello["op"]), helloOp(c.Scan.Op))
+			truncate(c.Hello["name"]), truncate(c.Hello["op"]), external.HelloOp(c.Scan.Op))
 	}
 	return nil
 }

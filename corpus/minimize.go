@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
@@ -28,7 +29,7 @@ func Minimize(ctx context.Context, f *File, opts shrink.Options) (*File, shrink.
 	if f.Finding == nil {
 		return nil, shrink.Stats{}, ErrNoFinding
 	}
-	if f.Case.Op == spec.OpModel {
+	if f.Case.Op == external.ModelOp {
 		return nil, shrink.Stats{}, ErrModelCase
 	}
 	want := BaseSignature(*f.Finding)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/bitparity/bitparity/ops/logprob"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -425,7 +426,7 @@ func (pathParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []
 type logprobParity struct{}
 
 func (logprobParity) Name() string   { return spec.RelLogProbParity }
-func (logprobParity) Ops() []spec.Op { return []spec.Op{spec.OpLogProb} }
+func (logprobParity) Ops() []spec.Op { return []spec.Op{logprob.Op{}.Name()} }
 func (logprobParity) Targets() int   { return 2 }
 
 func (logprobParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error) {

@@ -53,6 +53,15 @@ type CaseOp interface {
 	// (spec.Data, read with e), its outputs in dtype out.
 	FromData(c spec.Case, out oracle.DType, e Explicit) (In, error)
 
+	// WireTensors are in's tensors in the process protocol
+	// (docs/protocol.md, "request"), in order, and the eps the request
+	// carries (rmsnorm's; 0 for an op without one); an error names sizes
+	// of in that do not fit together.
+	WireTensors(in In) (eps float32, ts []WireTensor, err error)
+	// FromWire is the input of a request frame whose tensors w reads
+	// (the inverse of WireTensors), its outputs in dtype out.
+	FromWire(w Wire, out oracle.DType) (In, error)
+
 	// Nudge steers in, the batch of a boundary case c whose values were
 	// drawn normal (dtypes dt -> out), onto rounding boundaries with
 	// package boundary and the op's oracle schedule, row by row with
@@ -185,6 +194,19 @@ type CaseOp interface {
 	// log-prob: In and a declared Compare; Out stays fp32) and an
 	// rmsnorm's eps to eps, keeping its batch dimensions.
 	AtModel(c *spec.Case, dt spec.DType, eps float32, inner spec.Shape)
+}
+
+// FixedOut reports whether k's outputs have one dtype whatever a case
+// declares (OutDType: log-probs are fp32): a case of such an op declares
+// the dtype its outputs are compared in (spec.Case.Compare), and a
+// profile's dtype does not become its out.
+func FixedOut(k CaseOp) bool {
+	for _, dt := range []oracle.DType{oracle.BF16, oracle.FP16, oracle.FP32} {
+		if k.OutDType(dt) != k.OutDType(oracle.BF16) {
+			return false
+		}
+	}
+	return true
 }
 
 // In is one batch's input of a CaseOp: a pointer to the op's oracle input.

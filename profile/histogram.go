@@ -5,13 +5,16 @@ import (
 	"io"
 	"sync/atomic"
 
+	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 )
 
 // Histogram counts a campaign's drawn cases by the decile of 1..Top (a
 // profile's max_tokens) their largest batch is in: the largest of rows
-// (requests; a prefill's tokens), the relation's other batch (not for a
-// prefill, whose Rel.Batch counts sequences) and its padded size, cut to
+// (requests; a prefill's tokens), the relation's other batch (not for an
+// op whose batch dimension (its record's Batch) is sequences: a prefill's
+// Rel.Batch counts sequences) and its padded size, cut to
 // Top. Add is safe for concurrent use.
 type Histogram struct {
 	Top    int
@@ -21,7 +24,7 @@ type Histogram struct {
 // Add counts case c; Top must be set.
 func (h *Histogram) Add(c spec.Case) {
 	n := max(c.Shape.Rows, c.Shape.Seqs*c.Shape.SeqLen, c.Rel.Pad)
-	if c.Op != spec.OpAttnPrefill {
+	if o, ok := c.Op.Info(); !ok || o.Batch.Name != spec.DimSeqs.Name {
 		n = max(n, c.Rel.Batch)
 	}
 	n = min(max(n, 1), h.Top)
@@ -47,15 +50,17 @@ func (h *Histogram) Write(w io.Writer, name string) {
 
 // ScanDTypes sets scan s's input and output dtypes and eps to the
 // profile's, each unless given (a flag the user set: in, out, eps):
-// log-prob writes fp32 whatever the profile, and only rmsnorm has an eps.
+// an op whose outputs have one dtype (ops.FixedOut: log-prob writes fp32)
+// takes no out, and only an op that reads an eps (its record's Eps:
+// rmsnorm) takes one.
 func (p *Profile) ScanDTypes(s *spec.ScanSpec, given func(flag string) bool) {
 	if !given("in") {
 		s.In = p.DType
 	}
-	if !given("out") && s.Op != spec.OpLogProb {
+	if k, ok := all.Case(s.Op); !given("out") && (!ok || !ops.FixedOut(k)) {
 		s.Out = p.DType
 	}
-	if !given("eps") && s.Op == spec.OpRMSNorm {
+	if info, _ := s.Op.Info(); !given("eps") && info.Eps {
 		s.Eps = p.Eps
 	}
 }

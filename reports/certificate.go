@@ -28,7 +28,7 @@ func ScanWords(s spec.ScanSpec) string {
 	}
 	sh := s.Shape
 	rows, n := "rows", "n"
-	if s.Op == spec.OpModel { // a model route's shape: layers, the MLP width, requests decoded together
+	if o, _ := s.Op.Info(); o.Composite { // a composite's (a model route's) shape: layers, the MLP width, requests decoded together
 		rows, n = "layers", "ffn"
 	}
 	for _, f := range []struct {

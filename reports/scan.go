@@ -177,10 +177,7 @@ var verdictWords = map[string]string{
 // compared says how much a scan compared and how long it took:
 // "1784 row comparisons in 462 batches, 15 differ, 0.038s".
 func compared(s spec.ScanResult) string {
-	row := "row"
-	if s.Scan.Op == spec.OpModel {
-		row = "request"
-	}
+	row := words.Compared(s.Scan.Op)
 	differ := fmt.Sprintf("%d differ", s.Differing)
 	if s.Differ != nil || s.Verdict == spec.ScanAgree {
 		differ = fmt.Sprintf("differ at %d value(s)", len(s.Differ))

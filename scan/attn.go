@@ -6,6 +6,9 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/all"
+	"github.com/bitparity/bitparity/ops/attention"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -49,11 +52,7 @@ func (sc *scanner) attnCase(c *spec.Case) {
 	switch s.Dim {
 	case spec.ScanNeighbour:
 		c.SetBatchRows(2)
-		if s.Op == spec.OpAttnDecode {
-			c.Shape.KV, c.Shape.KVLens = max(s.Shape.KV, s.To), nil
-		} else {
-			c.Shape.SeqLen = max(s.Shape.SeqLen, s.To)
-		}
+		sc.neighbour().NeighbourShape(&c.Shape, s.Shape, s.To)
 	case spec.ScanChunk, spec.ScanPrefix:
 		c.SetBatchRows(s.Shape.Seqs)
 	case spec.ScanPage:
@@ -118,23 +117,22 @@ func (sc *scanner) drawAttn(ctx context.Context, k int) ([]string, error) {
 }
 
 // attnBatch is the batch of value v of the neighbour or page dimension,
-// cut from draw's largest batch b.
+// cut from draw's largest batch b (ops.Neighbour.NeighbourCut).
 func (sc *scanner) attnBatch(b *target.Batch, v int) *target.Batch {
-	s := sc.s
-	switch {
-	case s.Dim == spec.ScanPage:
+	if sc.s.Dim == spec.ScanPage {
 		g := *b
 		g.Layout = target.Layout{PageSize: v}
 		return &g
-	case s.Op == spec.OpAttnDecode: // neighbour
-		src := b.Input.(*oracle.DecodeInput)
-		d := *src
-		w := d.KVHeads * d.HeadDim
-		d.K = [][]float32{src.K[0][:s.Shape.KV*w], src.K[1][:v*w]}
-		d.V = [][]float32{src.V[0][:s.Shape.KV*w], src.V[1][:v*w]}
-		return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Input: &d}
 	}
-	return prefillCut(b, max(s.Shape.SeqLen, v))
+	_, in, _ := b.Kind() // fuzz.Inputs made it
+	return b.With(sc.neighbour().NeighbourCut(in, sc.s.Shape, v))
+}
+
+// neighbour is the scan's op as an ops.Neighbour: an op whose ScanDims
+// hold the neighbour dimension is one (Normalize checked the dimension).
+func (sc *scanner) neighbour() ops.Neighbour {
+	k, _ := all.Case(sc.s.Op)
+	return k.(ops.Neighbour)
 }
 
 // watchedRows is the number of compared rows of a neighbour or page batch
@@ -142,13 +140,11 @@ func (sc *scanner) attnBatch(b *target.Batch, v int) *target.Batch {
 // watched sequence's first Shape.SeqLen positions (prefill neighbour),
 // every row (page).
 func (sc *scanner) watchedRows(g *target.Batch) int {
-	switch {
-	case sc.s.Dim == spec.ScanPage:
+	if sc.s.Dim == spec.ScanPage {
 		return g.Rows()
-	case sc.s.Op == spec.OpAttnDecode:
-		return g.Input.(*oracle.DecodeInput).Heads
 	}
-	return sc.s.Shape.SeqLen * g.Input.(*oracle.PrefillInput).Heads
+	_, in, _ := g.Kind() // attnBatch made it
+	return sc.neighbour().NeighbourRows(in, sc.s.Shape)
 }
 
 // chunks are the chunks [c0, c1) of the prompts of L tokens that value v
@@ -238,7 +234,7 @@ func (sc *scanner) drawChunk(ctx context.Context, k int, b *target.Batch) ([]str
 }
 
 // prefillCut is prefill batch b with every sequence cut to its first n
-// positions (cutPrefill).
+// positions (attention.CutPrefill).
 func prefillCut(b *target.Batch, n int) *target.Batch {
-	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Input: cutPrefill(b.Input.(*oracle.PrefillInput), n)}
+	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Input: attention.CutPrefill(b.Input.(*oracle.PrefillInput), n)}
 }

@@ -182,10 +182,7 @@ func rowsWhy(res *Result) []string {
 	if res.Differing == 0 {
 		return nil
 	}
-	row := "row"
-	if res.Spec.Op == spec.OpModel {
-		row = "request"
-	}
+	row := words.Compared(res.Spec.Op)
 	why := []string{fmt.Sprintf("%d %s comparison(s) differ; drift map: %s", res.Differing, row, MapWords(res.Map))}
 	if len(res.Diffs) > 0 {
 		d := res.Diffs[0]

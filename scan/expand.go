@@ -3,6 +3,9 @@ package scan
 import (
 	"fmt"
 
+	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/profile"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -97,10 +100,10 @@ func withProfile(s spec.ScanSpec, p *profile.Profile, k *Kernel) ([]spec.ScanSpe
 		return nil, err
 	}
 	s.In = cmpOr(s.In, p.DType)
-	if op != spec.OpLogProb {
+	if k, ok := all.Case(op); !ok || !ops.FixedOut(k) { // log-prob writes fp32
 		s.Out = cmpOr(s.Out, p.DType)
 	}
-	if op == spec.OpRMSNorm && s.Eps == 0 {
+	if info, _ := op.Info(); info.Eps && s.Eps == 0 {
 		s.Eps = p.Eps
 	}
 	if sub == modelSubject {
@@ -144,9 +147,10 @@ func fillShape(sh *spec.Shape, from spec.Shape) {
 func opOf(s spec.ScanSpec, sub subject, k *Kernel) (spec.Op, error) {
 	switch sub {
 	case pathSubject:
-		return spec.OpAttnPrefill, nil
+		from, _ := pathOps()
+		return from, nil
 	case modelSubject:
-		return spec.OpModel, nil
+		return external.ModelOp, nil
 	case kernelSubject:
 		if k == nil {
 			return "", fmt.Errorf("%w: %s is a user kernel: pass its manifest (--kernel MANIFEST)", ErrBadSpec, s.Target)

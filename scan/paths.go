@@ -13,6 +13,7 @@ import (
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/npy"
 	"github.com/bitparity/bitparity/ops/all"
+	"github.com/bitparity/bitparity/ops/attention"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -168,7 +169,7 @@ func pathStep(ctx context.Context, pre, dec target.Target, b *target.Batch, v in
 	if err != nil {
 		return false, err
 	}
-	p := cutPrefill(in.(*oracle.PrefillInput), v)
+	p := attention.CutPrefill(in.(*oracle.PrefillInput), v)
 	path := k.Path(p)
 	rows := path.Rows
 	x, err := pre.Run(ctx, b.With(p), rows)
@@ -224,22 +225,6 @@ func saveInputs(dir string, c spec.Case, p *oracle.PrefillInput) error {
 		return fmt.Errorf("save the inputs: %w", err)
 	}
 	return nil
-}
-
-// cutPrefill returns prefill p with every sequence cut to its first v
-// tokens (p's sequences hold at least v).
-func cutPrefill(p *oracle.PrefillInput, v int) *oracle.PrefillInput {
-	c := *p
-	c.SeqLen = v
-	qw, kw := p.Heads*p.HeadDim, p.KVHeads*p.HeadDim
-	c.Q, c.K, c.V = nil, nil, nil
-	for s := range p.Seqs {
-		base := s * p.SeqLen
-		c.Q = append(c.Q, p.Q[base*qw:(base+v)*qw]...)
-		c.K = append(c.K, p.K[base*kw:(base+v)*kw]...)
-		c.V = append(c.V, p.V[base*kw:(base+v)*kw]...)
-	}
-	return &c
 }
 
 // Ranges writes ascending values as ranges: "49..64, 97, 100..128".

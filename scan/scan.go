@@ -44,6 +44,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
@@ -207,8 +208,8 @@ func (sc *scanner) newHeld(s spec.ScanSpec) error {
 	if err != nil {
 		return fmt.Errorf("%w: output dtype: %w", ErrBadSpec, err)
 	}
-	if s.Op == spec.OpLogProb {
-		dt = oracle.FP32
+	if k, ok := all.Case(s.Op); ok {
+		dt = k.OutDType(dt) // log-probs: fp32
 	}
 	sc.s, sc.t, sc.dt = s, t, dt
 	return nil

@@ -56,7 +56,7 @@ func subjectOf(s spec.ScanSpec, k *Kernel) subject {
 	case k != nil && k.Name == s.Target,
 		strings.HasPrefix(s.Target, "kernel:") && !target.Registered(s.Target):
 		return kernelSubject
-	case s.Op == spec.OpModel || external.IsModel(s.Target):
+	case s.Op == external.ModelOp || external.IsModel(s.Target):
 		return modelSubject
 	case IsOpTarget(s.Target):
 		return opSubject

@@ -6,8 +6,9 @@ import (
 	"io"
 	"slices"
 
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/reports"
-	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/reports/words"
 )
 
 // Text writes r as `bitparity scan` prints it: the scan in words
@@ -28,9 +29,9 @@ func (r *Result) Text(w io.Writer) {
 		fmt.Fprintf(w, "  FAULT: %v\n", r.Fault)
 		return
 	}
-	row, where := "row", "host"
-	if r.Spec.Op == spec.OpModel {
-		row, where = "request", "in the route"
+	row, where := words.Compared(r.Spec.Op), "host"
+	if r.Spec.Op == external.ModelOp {
+		where = "in the route"
 	}
 	if r.Resident {
 		where = "resident on the device"

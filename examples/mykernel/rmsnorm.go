@@ -9,8 +9,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -31,7 +31,7 @@ type RMSNorm struct {
 // Info declares the kernel: its name, op, and the oracle schedule it
 // implements bit for bit (so oracle parity is bitwise).
 func (k RMSNorm) Info() target.Info {
-	return target.Info{Name: "mykernel-rmsnorm", Op: spec.OpRMSNorm, Device: "cpu", Invariant: true,
+	return target.Info{Name: "mykernel-rmsnorm", Op: rmsnorm.Op{}.Name(), Device: "cpu", Invariant: true,
 		Schedule: fmt.Sprintf("threads=%d vec=1 warp=butterfly cross=sequential out=(x*rstd)*w", k.Lanes)}
 }
 

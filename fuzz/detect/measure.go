@@ -9,6 +9,8 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/internal/taps"
+	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -24,7 +26,8 @@ type Options struct {
 	// Dist is forced on every case (empty: spec.DistNormal).
 	Dist spec.Dist
 	// Out is forced as the output dtype, and as the compare dtype of
-	// log-prob cases (empty: bf16).
+	// cases of an op whose outputs have one dtype (ops.FixedOut: log-prob
+	// cases) (empty: bf16).
 	Out spec.DType
 	// Seed seeds the case stream (math/rand, as the campaign's per-pair
 	// streams are).
@@ -73,7 +76,7 @@ func RelationFor(model string) (string, error) {
 // each until one gives a finding or MaxCases have run:
 //
 //	for n := 1; n <= MaxCases; n++ {
-//		c := next case; c.Dist, c.Out = Dist, Out; c.Compare = Out (logprob)
+//		c := next case; c.Dist, c.Out = Dist, Out; c.Compare = Out (ops.FixedOut: logprob)
 //		if Check(c) finds: return {Found, n, elapsed}
 //	}
 func Measure(ctx context.Context, o Options) (Run, error) {
@@ -101,6 +104,8 @@ func Measure(ctx context.Context, o Options) (Run, error) {
 	if !o.Taps {
 		ctx = taps.Off(ctx)
 	}
+	k, ok := all.Case(op)
+	fixedOut := ok && ops.FixedOut(k) // log-probs: compared in Out
 	next := fuzz.Stream(int64(o.Seed), op, rel)
 	start := time.Now()
 	for n := 1; n <= maxCases; n++ {
@@ -109,7 +114,7 @@ func Measure(ctx context.Context, o Options) (Run, error) {
 		}
 		c := next()
 		c.Dist, c.Out = dist, out
-		if op == spec.OpLogProb {
+		if fixedOut {
 			c.Compare = out
 		}
 		c.Targets = targets

@@ -18,6 +18,15 @@ import (
 // (docs/protocol.md, "The model route").
 const HelloModel = "transformer"
 
+// HelloOp is the op an adapter declares in its hello for a case or scan
+// of op: a model route's (ModelOp) HelloModel, any other op's own name.
+func HelloOp(op spec.Op) string {
+	if op == ModelOp {
+		return HelloModel
+	}
+	return string(op)
+}
+
 // Model is a model route: an adapter process that runs its decoder on a
 // plan of requests twice, as a trainer (packed, teacher forcing) and as an
 // inference engine (prefill, then KV-cached decode in padded batches), and

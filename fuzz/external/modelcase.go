@@ -8,7 +8,8 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// ModelOp is the op of a model-route case (spec.OpModel): the case names
+// ModelOp is the op of a model-route case, the one place this package
+// names it (its record is spec's op table's): the case names
 // one model route (Targets = ["exec:NAME.transformer"]) and the shape of
 // the plan, encoded as a transformer case is (docs/transformer.md):
 // shape.rows layers, hidden, n (ffn), vocab, heads, kv_heads, head_dim,

@@ -6,14 +6,13 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
 // requestFrame builds the request frame of batch b (docs/protocol.md,
 // "request"): metadata op, in, out, eps, eps_bits, seq and the op's
-// tensors in the input dtype, plus "rows" (I64) when rows is not nil.
+// tensors (ops.CaseOp.WireTensors), floats in the input dtype, plus
+// "rows" (I64) when rows is not nil.
 // Tensor bytes are written into scratch (grown when short, returned for
 // reuse).
 func requestFrame(b *target.Batch, rows []int, seq int, scratch []byte) (*frame, []byte, error) {
@@ -23,55 +22,27 @@ func requestFrame(b *target.Batch, rows []int, seq int, scratch []byte) (*frame,
 		shape []int
 		enc   func([]byte) []byte
 	}
-	in := wireDType(b.In)
-	floats := func(name string, xs []float32, shape ...int) spec_ {
-		return spec_{name, in, shape, func(d []byte) []byte { return encodeFloats(d, b.In, xs) }}
+	k, x, err := b.Kind()
+	if err != nil {
+		return nil, scratch, fmt.Errorf("request: %w", err)
 	}
-	var specs []spec_
-	var eps float32
-	switch b.Op {
-	case spec.OpRMSNorm:
-		r := b.Input.(*oracle.RMSNormInput)
-		eps = r.Eps
-		specs = append(specs, floats("x", r.X, r.Rows, r.Hidden), floats("w", r.W, r.Hidden))
-	case spec.OpGEMM:
-		g := b.Input.(*oracle.GEMMInput)
-		specs = append(specs, floats("x", g.X, g.M, g.K), floats("w", g.W, g.K, g.N))
-	case spec.OpLogProb:
-		l := b.Input.(*oracle.LogProbInput)
-		specs = append(specs, floats("logits", l.Logits, l.Rows, l.Vocab),
-			spec_{"targets", wireI32, []int{l.Rows}, func(d []byte) []byte { return encodeInt32s(d, l.Targets) }})
-	case spec.OpAttnPrefill:
-		p := b.Input.(*oracle.PrefillInput)
-		specs = append(specs, floats("q", p.Q, p.Seqs, p.SeqLen, p.Heads, p.HeadDim),
-			floats("k", p.K, p.Seqs, p.SeqLen, p.KVHeads, p.HeadDim),
-			floats("v", p.V, p.Seqs, p.SeqLen, p.KVHeads, p.HeadDim))
-	case spec.OpAttnDecode:
-		d := b.Input.(*oracle.DecodeInput)
-		width := d.KVHeads * d.HeadDim
-		lens := make([]int32, len(d.K))
-		total := 0
-		for i, k := range d.K {
-			if len(k)%width != 0 || len(d.V[i]) != len(k) {
-				return nil, scratch, fmt.Errorf("decode request %d: cache sizes k %d v %d not a multiple of %d", i, len(k), len(d.V[i]), width)
-			}
-			lens[i] = int32(len(k) / width)
-			total += int(lens[i])
+	eps, ts, err := k.WireTensors(x)
+	if err != nil {
+		return nil, scratch, err
+	}
+	in := wireDType(b.In)
+	specs := make([]spec_, 0, len(ts)+1)
+	for _, t := range ts {
+		if t.Int {
+			specs = append(specs, spec_{t.Name, wireI32, t.Shape, func(d []byte) []byte { return encodeInt32s(d, t.Ints) }})
+			continue
 		}
-		cat := func(parts [][]float32) func([]byte) []byte {
-			return func(dst []byte) []byte {
-				for _, p := range parts {
-					dst = encodeFloats(dst, b.In, p)
-				}
-				return dst
+		specs = append(specs, spec_{t.Name, in, t.Shape, func(d []byte) []byte {
+			for _, p := range t.Floats {
+				d = encodeFloats(d, b.In, p)
 			}
-		}
-		specs = append(specs, floats("q", d.Q, len(d.K), d.Heads, d.HeadDim),
-			spec_{"k", in, []int{total, d.KVHeads, d.HeadDim}, cat(d.K)},
-			spec_{"v", in, []int{total, d.KVHeads, d.HeadDim}, cat(d.V)},
-			spec_{"kv_lens", wireI32, []int{len(d.K)}, func(dst []byte) []byte { return encodeInt32s(dst, lens) }})
-	default:
-		return nil, scratch, fmt.Errorf("request: unknown op %q", b.Op)
+			return d
+		}})
 	}
 	if rows != nil {
 		specs = append(specs, spec_{"rows", wireI64, []int{len(rows)}, func(d []byte) []byte { return encodeInt64s(d, rows) }})

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -141,113 +142,16 @@ func decodeRequest(f *frame, name string) (*target.Batch, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	floats := func(tn string, dims int) ([]float32, []int, error) {
-		t, ok := f.tensor(tn)
-		if !ok {
-			return nil, nil, bad(fmt.Sprintf("tensor %q", tn), "missing")
-		}
-		if len(t.shape) != dims {
-			return nil, nil, bad(fmt.Sprintf("tensor %q", tn), "shape %v, want %d dimensions", t.shape, dims)
-		}
-		v := make([]float32, len(t.data)/max(1, wireSize(t.dtype)))
-		if err := decodeFloats(v, t); err != nil {
-			return nil, nil, bad(fmt.Sprintf("tensor %q", tn), "%v", err)
-		}
-		return v, t.shape, nil
-	}
-	ints := func(tn string) ([]int64, error) {
-		t, ok := f.tensor(tn)
-		if !ok {
-			return nil, bad(fmt.Sprintf("tensor %q", tn), "missing")
-		}
-		return decodeInts(t)
-	}
 	b := &target.Batch{Op: spec.Op(f.meta["op"]), In: in, Out: out}
-	switch b.Op {
-	case spec.OpRMSNorm:
-		x, xs, err := floats("x", 2)
-		if err != nil {
-			return nil, nil, err
-		}
-		wv, _, err := floats("w", 1)
-		if err != nil {
-			return nil, nil, err
-		}
-		eps, err := strconv.ParseUint(f.meta["eps_bits"], 16, 32)
-		if err != nil {
-			return nil, nil, bad(`field "eps_bits"`, "%v", err)
-		}
-		b.Input = &oracle.RMSNormInput{X: x, W: wv, Rows: xs[0], Hidden: xs[1], Eps: float32frombits(uint32(eps)), Out: out}
-	case spec.OpGEMM:
-		x, xs, err := floats("x", 2)
-		if err != nil {
-			return nil, nil, err
-		}
-		wv, ws, err := floats("w", 2)
-		if err != nil {
-			return nil, nil, err
-		}
-		b.Input = &oracle.GEMMInput{X: x, W: wv, M: xs[0], K: xs[1], N: ws[1], Out: out}
-	case spec.OpLogProb:
-		l, ls, err := floats("logits", 2)
-		if err != nil {
-			return nil, nil, err
-		}
-		ids, err := ints("targets")
-		if err != nil {
-			return nil, nil, err
-		}
-		tg := make([]int32, len(ids))
-		for i, v := range ids {
-			tg[i] = int32(v)
-		}
-		b.Input = &oracle.LogProbInput{Logits: l, Targets: tg, Rows: ls[0], Vocab: ls[1]}
-	case spec.OpAttnPrefill:
-		q, qs, err := floats("q", 4)
-		if err != nil {
-			return nil, nil, err
-		}
-		k, ks, err := floats("k", 4)
-		if err != nil {
-			return nil, nil, err
-		}
-		v, _, err := floats("v", 4)
-		if err != nil {
-			return nil, nil, err
-		}
-		b.Input = &oracle.PrefillInput{Q: q, K: k, V: v, Seqs: qs[0], SeqLen: qs[1], Heads: qs[2], KVHeads: ks[2], HeadDim: qs[3], Out: out}
-	case spec.OpAttnDecode:
-		q, qs, err := floats("q", 3)
-		if err != nil {
-			return nil, nil, err
-		}
-		k, ks, err := floats("k", 3)
-		if err != nil {
-			return nil, nil, err
-		}
-		v, _, err := floats("v", 3)
-		if err != nil {
-			return nil, nil, err
-		}
-		lens, err := ints("kv_lens")
-		if err != nil {
-			return nil, nil, err
-		}
-		width := ks[1] * ks[2]
-		d := &oracle.DecodeInput{Q: q, Heads: qs[1], KVHeads: ks[1], HeadDim: qs[2], Out: out}
-		at := 0
-		for i, n := range lens {
-			end := at + int(n)*width
-			if n < 0 || end > len(k) || end > len(v) {
-				return nil, nil, bad(`tensor "kv_lens"`, "request %d: %d tokens past the cache", i, n)
-			}
-			d.K, d.V = append(d.K, k[at:end]), append(d.V, v[at:end])
-			at = end
-		}
-		b.Input = d
-	default:
+	k, ok := all.Case(b.Op)
+	if !ok {
 		return nil, nil, bad(`field "op"`, "unknown op %q", b.Op)
 	}
+	x, err := k.FromWire(requestWire{f, bad}, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	b = b.With(x)
 	for field, dst := range map[string]*int{"chunk_from": &b.Layout.ChunkFrom, "page_size": &b.Layout.PageSize} {
 		if v, ok := f.meta[field]; ok {
 			n, err := strconv.Atoi(v)
@@ -259,7 +163,7 @@ func decodeRequest(f *frame, name string) (*target.Batch, []int, error) {
 	}
 	var rows []int
 	if _, ok := f.tensor("rows"); ok {
-		rs, err := ints("rows")
+		rs, err := (requestWire{f, bad}).Ints("rows")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -271,7 +175,45 @@ func decodeRequest(f *frame, name string) (*target.Batch, []int, error) {
 	return b, rows, nil
 }
 
-func float32frombits(b uint32) float32 { return math.Float32frombits(b) }
+// requestWire reads a request frame's tensors for an op's FromWire
+// (ops.Wire); bad makes its errors.
+type requestWire struct {
+	f   *frame
+	bad func(field, format string, a ...any) error
+}
+
+func (w requestWire) Floats(name string, dims int) ([]float32, []int, error) {
+	t, ok := w.f.tensor(name)
+	if !ok {
+		return nil, nil, w.bad(fmt.Sprintf("tensor %q", name), "missing")
+	}
+	if len(t.shape) != dims {
+		return nil, nil, w.bad(fmt.Sprintf("tensor %q", name), "shape %v, want %d dimensions", t.shape, dims)
+	}
+	v := make([]float32, len(t.data)/max(1, wireSize(t.dtype)))
+	if err := decodeFloats(v, t); err != nil {
+		return nil, nil, w.bad(fmt.Sprintf("tensor %q", name), "%v", err)
+	}
+	return v, t.shape, nil
+}
+
+func (w requestWire) Ints(name string) ([]int64, error) {
+	t, ok := w.f.tensor(name)
+	if !ok {
+		return nil, w.bad(fmt.Sprintf("tensor %q", name), "missing")
+	}
+	return decodeInts(t)
+}
+
+func (w requestWire) Eps() (float32, error) {
+	eps, err := strconv.ParseUint(w.f.meta["eps_bits"], 16, 32)
+	if err != nil {
+		return 0, w.bad(`field "eps_bits"`, "%v", err)
+	}
+	return math.Float32frombits(uint32(eps)), nil
+}
+
+func (w requestWire) Bad(field, format string, a ...any) error { return w.bad(field, format, a...) }
 
 // decodeInts reads an I32 or I64 tensor.
 func decodeInts(t tensor) ([]int64, error) {

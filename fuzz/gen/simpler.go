@@ -48,7 +48,7 @@ func Dims(c spec.Case) []Dim {
 		return slices.ContainsFunc(o.Reads, func(r spec.Dim) bool { return r.Name == d.Name })
 	}
 	var ds []Dim
-	// the per-row dimensions the op reads (spec.OpInfo.Reads), the head
+	// the per-row dimensions the op reads (its record's Reads), the head
 	// dimensions apart
 	for _, d := range o.Reads {
 		switch d.Name {

@@ -21,8 +21,6 @@ import (
 var opSwitches = map[string]string{
 	// the op's own work
 	"power/family.go":          "its schedule family (power)",
-	"fuzz/external/request.go": "its tensors in the process protocol",
-	"fuzz/external/serve.go":   "its tensors in the process protocol",
 }
 
 // TestOpSwitches fails on a `case spec.OpXxx` clause (or `case OpXxx`

@@ -2,6 +2,7 @@ package all
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,6 +129,27 @@ func TestCaseWords(t *testing.T) {
 		}
 		if n := len(a.Tensors(c)); a.Token() != (n == 1) {
 			t.Errorf("%s: Token() = %v with %d seeded tensors", a.Name(), a.Token(), n)
+		}
+	}
+}
+
+// TestFixedOut: of the case ops, only log-prob's outputs have one dtype
+// whatever a case declares.
+func TestFixedOut(t *testing.T) {
+	for _, k := range Cases {
+		if got, want := ops.FixedOut(k), k.Name() == "logprob"; got != want {
+			t.Errorf("FixedOut(%s) = %v, want %v", k.Name(), got, want)
+		}
+	}
+}
+
+// TestNeighbour: every case op whose scan sweeps the neighbour dimension
+// says how (ops.Neighbour), which scan asks of it.
+func TestNeighbour(t *testing.T) {
+	for _, k := range Cases {
+		_, ok := k.(ops.Neighbour)
+		if sweeps := slices.Contains(k.ScanDims(), spec.ScanNeighbour); sweeps != ok {
+			t.Errorf("%s: neighbour in ScanDims %v, ops.Neighbour %v", k.Name(), sweeps, ok)
 		}
 	}
 }

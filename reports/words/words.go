@@ -151,6 +151,16 @@ func Ints(vs []int, max int) string {
 	return b.String()
 }
 
+// Compared is what one comparison of a scan of op is of: a composite op's
+// (a model route's) is one request's outputs, "request"; any other op's
+// one output row, "row".
+func Compared(op spec.Op) string {
+	if o, _ := op.Info(); o.Composite {
+		return "request"
+	}
+	return "row"
+}
+
 // Plural is one when n is 1, else many.
 func Plural(n int64, one, many string) string {
 	if n == 1 {

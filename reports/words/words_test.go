@@ -52,3 +52,13 @@ func TestCaseAndFinding(t *testing.T) {
 		t.Errorf("Detail:\n%s", b.String())
 	}
 }
+
+// TestCompared: a scan of a composite op (a model route) compares
+// requests, any other scan rows.
+func TestCompared(t *testing.T) {
+	for op, want := range map[spec.Op]string{spec.OpModel: "request", spec.OpTransformer: "request", spec.OpRMSNorm: "row", spec.OpAttnDecode: "row"} {
+		if got := Compared(op); got != want {
+			t.Errorf("Compared(%s) = %q, want %q", op, got, want)
+		}
+	}
+}
