@@ -117,7 +117,7 @@ class Sequences:
     def _prefill(self, v):
         """The prefill batch of the sequences cut to their first v tokens."""
         if self.dev is not None:
-            return {n: self.dev[n][:, :v] for n in ("q", "k", "v")}
+            return {n: _dense(self.dev[n][:, :v]) for n in ("q", "k", "v")}
         return {n: (w, np.ascontiguousarray(a[:, :v])) for n, (w, a) in self.t.items() if n in ("q", "k", "v")}
 
     def _decode(self, v):
@@ -127,8 +127,8 @@ class Sequences:
         lens = np.full(S, v, dtype=np.int32)
         if self.dev is not None:
             q, k, vv = self.dev["q"], self.dev["k"], self.dev["v"]
-            return {"q": q[:, v - 1], "k": k[:, :v].reshape((S * v,) + tuple(k.shape[2:])),
-                    "v": vv[:, :v].reshape((S * v,) + tuple(vv.shape[2:])),
+            return {"q": _dense(q[:, v - 1]), "k": _dense(k[:, :v].reshape((S * v,) + tuple(k.shape[2:]))),
+                    "v": _dense(vv[:, :v].reshape((S * v,) + tuple(vv.shape[2:]))),
                     "kv_lens": self.arrays.convert("I32", lens)}
         (wq, q), (wk, k), (wv, vv) = self.t["q"], self.t["k"], self.t["v"]
         return {"q": (wq, np.ascontiguousarray(q[:, v - 1])),
@@ -149,3 +149,13 @@ class Sequences:
                 raise TypeError("the op returned a tuple of %d values: want y or (y, taps)" % len(res))
             res, taps = res
         return res, taps
+
+
+def _dense(a):
+    """a laid out densely, as a request's tensor arrives (a torch slice of
+    the held sequences is a strided view: the op gets the layout it gets
+    from a request, whatever its kernels make of strides); JAX slices are
+    new arrays already."""
+    if scan._kind(a) == "torch":
+        return a.contiguous()
+    return a
