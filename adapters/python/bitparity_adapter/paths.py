@@ -77,21 +77,21 @@ class Sequences:
         cuts = np.asarray(cuts, dtype=np.int64).reshape(-1)
         if cuts.size and (cuts.min() < 1 or cuts.max() > self.seq_len):
             raise ValueError("step: KV cuts outside 1..%d (the held sequences' tokens)" % self.seq_len)
-        dy, dt, taps = [], [], None
+        ys, ts, taps = [], [], None
         for v in cuts.tolist():
             y, t = self.cut(v)
             tc = 0 if t is None else t.shape[1]
             if taps is not None and tc != taps:
                 raise ValueError("taps of %d columns at one KV cut and %d at another" % (taps, tc))
             taps = tc
-            dy.append(scan._row_digests(y))
-            dt.append(None if t is None else scan._row_digests(t))
+            ys.append(y)
+            ts.append(t)
         rows = len(cuts) * self.items * self.heads
         d = np.zeros((rows, 2), dtype=np.int64)
-        if rows:
-            d[:, 0] = scan._host_digests(dy)
+        if rows:  # the cuts' rows digested together, where they are, and read once
+            d[:, 0] = scan.digests(scan._cat(ys))
             if taps:
-                d[:, 1] = scan._host_digests(dt)
+                d[:, 1] = scan.digests(scan._cat(ts))
         return taps or 0, [("digests", "I64", d)]
 
     def cut(self, v):
