@@ -152,10 +152,12 @@ class Sequences:
 
 
 def _dense(a):
-    """a laid out densely, as a request's tensor arrives (a torch slice of
-    the held sequences is a strided view: the op gets the layout it gets
-    from a request, whatever its kernels make of strides); JAX slices are
-    new arrays already."""
+    """a as a fresh dense tensor, as a request's tensor arrives: a torch
+    slice of the held sequences is a view (strided, or at an offset into
+    the held storage), and a backend may pick its kernel by strides and
+    alignment, so the op gets a copy (a few MB at most: microseconds on a
+    GPU). JAX slices are new arrays already; NumPy ops get requests."""
     if scan._kind(a) == "torch":
-        return a.contiguous()
+        import torch
+        return a.clone(memory_format=torch.contiguous_format)
     return a
