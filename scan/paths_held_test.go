@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz/external"
@@ -110,4 +111,22 @@ func comparePathScans(t *testing.T, pre, dec string, ps PathSpec) (held, sent *R
 			Ranges(a.Differ), a.Batches, a.RowsCompared, Ranges(b.Differ), b.Batches, b.RowsCompared)
 	}
 	return a, b
+}
+
+// TestExecTargetNotesNoCuts: scan --exec of a path pair notes on its log
+// each adapter that takes no steps of KV cuts, and nothing for the kit's.
+func TestExecTargetNotesNoCuts(t *testing.T) {
+	py := numpyPython(t)
+	for _, cuts := range []string{"", "none"} {
+		pn, _ := pathTarget(t, adapter(py, "numpy_ops.py", "attn_prefill"), spec.OpAttnPrefill, cuts)
+		dn, _ := pathTarget(t, adapter(py, "numpy_ops.py", "attn_decode"), spec.OpAttnDecode, "")
+		var log strings.Builder
+		if _, err := ExecTarget([]string{pn, dn}, &log); err != nil {
+			t.Fatal(err)
+		}
+		note := "adapter " + pn + " takes no steps of KV cuts"
+		if got := log.String(); strings.Contains(got, note) != (cuts == "none") || strings.Contains(got, dn) {
+			t.Errorf("BITPARITY_SCAN_CUTS=%q for the prefill: log %q", cuts, got)
+		}
+	}
 }
