@@ -79,8 +79,9 @@ func TestTorchPathScanHeldCuts(t *testing.T) {
 // comparePathScans runs path scan ps of adapters pre and dec twice, held
 // (the adapters take steps of KV cuts) and with every length's batches
 // sent (BITPARITY_SCAN_CUTS=none), checks the routes each took by the
-// frames the prefill adapter got, and that the two Results are the same;
-// it returns them.
+// frames the prefill adapter got (and that scan --exec notes the adapters
+// without steps of KV cuts), and that the two Results are the same; it
+// returns them.
 func comparePathScans(t *testing.T, pre, dec string, ps PathSpec) (held, sent *Result) {
 	t.Helper()
 	var got [2]*Result
@@ -89,6 +90,13 @@ func comparePathScans(t *testing.T, pre, dec string, ps PathSpec) (held, sent *R
 		dn, dt := pathTarget(t, dec, spec.OpAttnDecode, cuts)
 		if pt.StepsCuts() != (cuts == "") || dt.StepsCuts() != (cuts == "") {
 			t.Fatalf("BITPARITY_SCAN_CUTS=%q: StepsCuts %v and %v, hellos %v %v", cuts, pt.StepsCuts(), dt.StepsCuts(), pt.Hello(), dt.Hello())
+		}
+		var log strings.Builder // scan --exec notes each adapter without steps of KV cuts
+		if _, err := ExecTarget([]string{pn, dn}, &log); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(log.String(), "takes no steps of KV cuts"); n != map[bool]int{true: 0, false: 2}[cuts == ""] {
+			t.Fatalf("BITPARITY_SCAN_CUTS=%q: %d notes on the log: %q", cuts, n, log.String())
 		}
 		s := ps
 		s.Prefill, s.Decode = pn, dn
@@ -111,22 +119,4 @@ func comparePathScans(t *testing.T, pre, dec string, ps PathSpec) (held, sent *R
 			Ranges(a.Differ), a.Batches, a.RowsCompared, Ranges(b.Differ), b.Batches, b.RowsCompared)
 	}
 	return a, b
-}
-
-// TestExecTargetNotesNoCuts: scan --exec of a path pair notes on its log
-// each adapter that takes no steps of KV cuts, and nothing for the kit's.
-func TestExecTargetNotesNoCuts(t *testing.T) {
-	py := numpyPython(t)
-	for _, cuts := range []string{"", "none"} {
-		pn, _ := pathTarget(t, adapter(py, "numpy_ops.py", "attn_prefill"), spec.OpAttnPrefill, cuts)
-		dn, _ := pathTarget(t, adapter(py, "numpy_ops.py", "attn_decode"), spec.OpAttnDecode, "")
-		var log strings.Builder
-		if _, err := ExecTarget([]string{pn, dn}, &log); err != nil {
-			t.Fatal(err)
-		}
-		note := "adapter " + pn + " takes no steps of KV cuts"
-		if got := log.String(); strings.Contains(got, note) != (cuts == "none") || strings.Contains(got, dn) {
-			t.Errorf("BITPARITY_SCAN_CUTS=%q for the prefill: log %q", cuts, got)
-		}
-	}
 }
