@@ -120,3 +120,32 @@ func comparePathScans(t *testing.T, pre, dec string, ps PathSpec) (held, sent *R
 	}
 	return a, b
 }
+
+// TestCutFrames: the frames of KV cuts keep the lengths in order, each at
+// most cutsPerFrame cuts and cutsWork prefill scores (one cut a frame
+// when one alone passes it).
+func TestCutFrames(t *testing.T) {
+	vs := make([]int, 1024)
+	for i := range vs {
+		vs[i] = i + 1
+	}
+	for _, tc := range []struct {
+		rows, frames int
+	}{{1, 16}, {32, 59}, {1 << 28, 1024}} {
+		fs := cutFrames(vs, tc.rows)
+		var all []int
+		for _, f := range fs {
+			work := 0
+			for _, v := range f {
+				work += tc.rows * v * v
+			}
+			if len(f) == 0 || len(f) > cutsPerFrame || len(f) > 1 && work > cutsWork {
+				t.Fatalf("rows %d: a frame of %d cuts, %d scores", tc.rows, len(f), work)
+			}
+			all = append(all, f...)
+		}
+		if !slices.Equal(all, vs) || len(fs) != tc.frames {
+			t.Errorf("rows %d: %d frames (want %d) holding %d lengths", tc.rows, len(fs), tc.frames, len(all))
+		}
+	}
+}
