@@ -131,7 +131,7 @@ func TestCutFrames(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		rows, frames int
-	}{{1, 16}, {32, 59}, {1 << 28, 1024}} {
+	}{{1, 16}, {32, 48}, {1 << 28, 1024}} {
 		fs := cutFrames(vs, tc.rows)
 		var all []int
 		for _, f := range fs {
