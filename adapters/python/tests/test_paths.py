@@ -77,19 +77,19 @@ class PathsTest(unittest.TestCase):
         self.assertIn("holds the sequences of a path scan", got[3][0]["message"])
         batch = dict(hold("attn_prefill", q, k)[0])
         del batch["path"]
-        code, got = converse({"attn_prefill": prefill}, [hello("attn_prefill"), (batch, hold("attn_prefill", q, k)[1]),
-                                                         cuts(2, 1)], name="t")
+        _, got = converse({"attn_prefill": prefill}, [hello("attn_prefill"), (batch, hold("attn_prefill", q, k)[1]),
+                                                      cuts(2, 1)], name="t")
         self.assertEqual([m["frame"] for m, _ in got], ["hello", "held", "error"])
         self.assertIn("a batch, not sequences", got[2][0]["message"])
 
     def test_hello(self):
         """scan_cuts is "1" for the attention ops, empty for the others and
         with BITPARITY_SCAN_CUTS=none."""
-        code, got = converse({"rmsnorm": lambda x, w, eps: x}, [hello("rmsnorm")], name="t")
+        _, got = converse({"rmsnorm": lambda x, w, eps: x}, [hello("rmsnorm")], name="t")
         self.assertEqual(got[0][0]["scan_cuts"], "")
         os.environ["BITPARITY_SCAN_CUTS"] = "none"
         try:
-            code, got = converse({"attn_decode": decode}, [hello("attn_decode")], name="t")
+            _, got = converse({"attn_decode": decode}, [hello("attn_decode")], name="t")
         finally:
             del os.environ["BITPARITY_SCAN_CUTS"]
         self.assertEqual(got[0][0]["scan_cuts"], "")
