@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,8 +19,8 @@ import (
 // a step of KV cuts (in any order) with the digests of the rows a batch
 // sent whole gives: at cut v the prefill's rows of position v-1 of the
 // sequences cut to v tokens, the decode's rows of the query at v-1 against
-// the first v tokens; and refuse a cut past the sequences and a step of
-// items.
+// the first v tokens; hold them again after a crash; and refuse a cut
+// past the sequences and a step of items.
 func TestStepCuts(t *testing.T) {
 	for _, op := range []spec.Op{spec.OpAttnPrefill, spec.OpAttnDecode} {
 		t.Run(string(op), func(t *testing.T) { checkStepCuts(t, numpyTarget(t, op)) })
@@ -82,6 +83,22 @@ func checkStepCuts(t *testing.T, tg *Target) {
 			if got := RowDigest(words); got != st.Digests[r] {
 				t.Fatalf("cut %d row %d: digest %016x, the batch sent whole gives %016x", v, r, st.Digests[r], got)
 			}
+		}
+	}
+	// A crash loses the held sequences: the step after it holds them again.
+	tg.mu.Lock()
+	killGroup(tg.proc.cmd)
+	tg.mu.Unlock()
+	if _, err := tg.StepCuts(ctx, cuts); err == nil {
+		t.Fatal("a step of KV cuts answered from a killed adapter")
+	}
+	again, err := tg.StepCuts(ctx, cuts)
+	if err != nil {
+		t.Fatalf("the step after the crash: %v", err)
+	}
+	for i, v := range cuts {
+		if !slices.Equal(again[i].Digests, sts[i].Digests) {
+			t.Fatalf("cut %d after the restart: other digests", v)
 		}
 	}
 	if _, err := tg.StepCuts(ctx, []int{71}); err == nil || !strings.Contains(err.Error(), "outside the held sequences' 1..70 tokens") {
