@@ -50,7 +50,11 @@ func heldPaths(pre, dec target.Target) (*external.Target, *external.Target) {
 // adapters at once. A value's class is pathAgree or pathDiffer, as
 // pathStep's.
 func (sc *scanner) pathCuts(ctx context.Context, pre, dec *external.Target, b *target.Batch, dist spec.Dist, noTaps bool) ([]string, error) {
-	p := b.Prefill
+	_, in, err := b.Kind()
+	if err != nil {
+		return nil, err
+	}
+	p := in.(*oracle.PrefillInput)
 	for _, t := range []*external.Target{pre, dec} {
 		if err := t.HoldSequences(ctx, b); err != nil {
 			return nil, fmt.Errorf("scan: draw %s: hold the sequences in %s: %w", dist, t.Info().Name, err)

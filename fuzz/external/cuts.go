@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -24,16 +25,21 @@ func (t *Target) StepsCuts() bool {
 		(t.op == spec.OpAttnPrefill || t.op == spec.OpAttnDecode)
 }
 
-// holdsSequences checks that the adapter takes the sequences b (an
-// attn_prefill batch) for a path scan.
-func (t *Target) holdsSequences(b *target.Batch) error {
+// sequencesOf returns the prefill input of b, the sequences of a path scan
+// the adapter is to hold (an attn_prefill batch); an error when the
+// adapter takes no steps of KV cuts or b is not such a batch.
+func (t *Target) sequencesOf(b *target.Batch) (*oracle.PrefillInput, error) {
 	if !t.StepsCuts() {
-		return fmt.Errorf("target %s: the adapter takes no steps of KV cuts (no scan_cuts=%d in its hello)", t.info.Name, CutsVersion)
+		return nil, fmt.Errorf("target %s: the adapter takes no steps of KV cuts (no scan_cuts=%d in its hello)", t.info.Name, CutsVersion)
 	}
-	if b.Op != spec.OpAttnPrefill || b.Prefill == nil {
-		return fmt.Errorf("target %s: the sequences of a path scan are an %s batch, got %s", t.info.Name, spec.OpAttnPrefill, b.Op)
+	var p *oracle.PrefillInput
+	if _, in, err := b.Kind(); err == nil && b.Op == spec.OpAttnPrefill {
+		p, _ = in.(*oracle.PrefillInput)
 	}
-	return nil
+	if p == nil {
+		return nil, fmt.Errorf("target %s: the sequences of a path scan are an %s batch, got %s", t.info.Name, spec.OpAttnPrefill, b.Op)
+	}
+	return p, nil
 }
 
 // HoldSequences sends the sequences b (an attn_prefill batch: q, k, v of
@@ -61,11 +67,10 @@ func (t *Target) StepCuts(ctx context.Context, cuts []int) ([]*Step, error) {
 	if len(cuts) == 0 {
 		return nil, nil
 	}
-	seqLen := h.b.Prefill.SeqLen
 	out := make([]*Step, len(cuts))
 	for k, v := range cuts {
-		if v < 1 || v > seqLen {
-			return nil, fmt.Errorf("target %s: KV cut %d outside the held sequences' 1..%d tokens", t.info.Name, v, seqLen)
+		if v < 1 || v > h.seqLen {
+			return nil, fmt.Errorf("target %s: KV cut %d outside the held sequences' 1..%d tokens", t.info.Name, v, h.seqLen)
 		}
 		out[k] = &Step{Rows: h.items * h.kr, Cols: h.cols}
 	}

@@ -68,7 +68,7 @@ func checkStepCuts(t *testing.T, tg *Target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := b.Prefill
+	p := prefillOf(t, b)
 	for i, v := range cuts {
 		want := cutRows(t, tg, b, v)
 		st := sts[i]
@@ -114,7 +114,7 @@ func checkStepCuts(t *testing.T, tg *Target) {
 // query at v-1 against the first v tokens.
 func cutRows(t *testing.T, tg *Target, b *target.Batch, v int) *target.Output {
 	t.Helper()
-	p := b.Prefill
+	p := prefillOf(t, b)
 	qw, kw := p.Heads*p.HeadDim, p.KVHeads*p.HeadDim
 	cut := *p
 	cut.SeqLen, cut.Q, cut.K, cut.V = v, nil, nil, nil
@@ -143,4 +143,14 @@ func cutRows(t *testing.T, tg *Target, b *target.Batch, v int) *target.Output {
 		t.Fatal(err)
 	}
 	return o
+}
+
+// prefillOf is the prefill input of batch b.
+func prefillOf(t *testing.T, b *target.Batch) *oracle.PrefillInput {
+	t.Helper()
+	_, in, err := b.Kind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in.(*oracle.PrefillInput)
 }

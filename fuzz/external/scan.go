@@ -56,9 +56,10 @@ type heldBatch struct {
 	dt              oracle.DType
 	start           int // t.starts when it was sent: a restart loses it
 	b               *target.Batch
-	// seqs: b is the sequences of a path scan (HoldSequences), which
-	// answer steps of KV cuts only (StepCuts).
-	seqs bool
+	// seqs: b is the sequences of a path scan (HoldSequences), of seqLen
+	// tokens, which answer steps of KV cuts only (StepCuts).
+	seqs   bool
+	seqLen int
 	// alone is what the harness knows of the rows the adapter keeps from
 	// the latest step of items each alone; nil before one, and after one
 	// failed.
@@ -171,10 +172,11 @@ func (t *Target) hold(ctx context.Context, b *target.Batch, seqs bool) error {
 	}
 	h := &heldBatch{items: b.Items(), kr: b.RowsPerItem(), cols: b.Cols(), dt: b.OutDType(), b: b, seqs: seqs}
 	if seqs {
-		if err := t.holdsSequences(b); err != nil {
+		p, err := t.sequencesOf(b)
+		if err != nil {
 			return err
 		}
-		h.kr = b.Prefill.Heads // a cut's rows: one position of each sequence, every head
+		h.kr, h.seqLen = p.Heads, p.SeqLen // a cut's rows: one position of each sequence, every head
 	} else if b.Op != t.op {
 		return fmt.Errorf("target %s runs %s, got a %s batch", t.info.Name, t.op, b.Op)
 	}
