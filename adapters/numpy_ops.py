@@ -26,10 +26,6 @@ What each op declares (hello frame):
   attn_prefill  exact: "tile=64 splits=1", the oracle's flash-style online
   attn_decode   softmax (fma dot products, the portable exp, a rescale per
                 tile of 64 KV tokens; decode combines its one split), GQA.
-  --attn-tile N the attention ops rescale per tile of N KV tokens instead
-                (schedule "tile=N splits=1"): a prefill with --attn-tile 48
-                against the tile-64 decode is the seed's drift, a control
-                for path scans (docs/scan.md).
 
 Exact ops emulate fp32 fused multiply-add: the product of two fp32 values is
 exact in float64; the float64 sum is made round-to-odd (TwoSum error, one
@@ -37,6 +33,10 @@ ulp toward it when the last bit is even), which rounds correctly to fp32.
 For bf16 and fp16 inputs whose products neither overflow nor underflow the
 product is exact in fp32, so a plain fp32 add is the fma (fast path). NaN
 results are the canonical NaN 0x7fffffff, as PTX fp32 arithmetic gives.
+
+--attn-tile N: the attention ops rescale per tile of N KV tokens instead of
+64 (schedule "tile=N splits=1"): a prefill with --attn-tile 48 against the
+tile-64 decode is the seed's drift, a control for path scans (docs/scan.md).
 """
 
 import os
