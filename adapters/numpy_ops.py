@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """NumPy adapter for bitparity: the five ops on the CPU, NumPy only.
 
-usage: numpy_ops.py [OP] [--blas] [--drift]
+usage: numpy_ops.py [OP] [--blas] [--drift] [--attn-tile N]
 
     bitparity run --exec 'python3 adapters/numpy_ops.py rmsnorm'
 
@@ -41,6 +41,10 @@ ulp toward it when the last bit is even), which rounds correctly to fp32.
 For bf16 and fp16 inputs whose products neither overflow nor underflow the
 product is exact in fp32, so a plain fp32 add is the fma (fast path). NaN
 results are the canonical NaN 0x7fffffff, as PTX fp32 arithmetic gives.
+
+--attn-tile N: the attention ops rescale per tile of N KV tokens instead of
+64 (schedule "tile=N splits=1"): a prefill with --attn-tile 48 against the
+tile-64 decode is the seed's drift, a control for path scans (docs/scan.md).
 """
 
 import os
@@ -365,9 +369,21 @@ def attn_decode(req):
 
 
 def main(argv):
+    global ATTN_TILE, ATTN_SCHEDULE
     blas = "--blas" in argv
     drift = "--drift" in argv
     argv = [a for a in argv if a not in ("--blas", "--drift")]
+    if "--attn-tile" in argv:
+        i = argv.index("--attn-tile")
+        try:
+            ATTN_TILE = int(argv[i + 1])
+            if ATTN_TILE < 1:
+                raise ValueError
+        except (IndexError, ValueError):
+            sys.stderr.write("numpy_ops.py: --attn-tile wants a number of KV tokens >= 1\n")
+            return 2
+        ATTN_SCHEDULE = "tile=%d splits=1" % ATTN_TILE
+        argv = argv[:i] + argv[i + 2:]
 
     def op(fn, **kw):
         return bp.Op(fn, request=True, **kw)
@@ -383,6 +399,8 @@ def main(argv):
                           about="numpy: the oracle's tiled online softmax, one split, exact; no paged cache: page_size is ignored"),
     }
     name = "numpy"
+    if ATTN_TILE != 64:
+        name = "numpy-tile%d" % ATTN_TILE
     if blas:
         name = "numpy-blas"
         ops["gemm"] = op(gemm_blas, ulp_bound=2, about="numpy: np.matmul float32 (BLAS %s)" % blas_name())

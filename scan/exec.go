@@ -267,11 +267,12 @@ func (r *digestRows) Release() {}
 
 // talkFields are the hello's fields that say how an adapter talks, not
 // what it computes: a certificate neither records nor compares them.
-var talkFields = map[string]bool{"frame": true, "seq": true, "protocol": true, "scan_against": true, "scan_batches": true}
+var talkFields = map[string]bool{"frame": true, "seq": true, "protocol": true, "scan_against": true, "scan_batches": true, "scan_cuts": true}
 
 // AdapterIdentity is what a certificate records of an adapter's hello:
-// every field but frame, seq, protocol, scan_against and scan_batches
-// (name, op, device, schedule, about, versions, backend, scan, ...).
+// every field but frame, seq, protocol, scan_against, scan_batches and
+// scan_cuts (name, op, device, schedule, about, versions, backend, scan,
+// ...).
 func AdapterIdentity(hello map[string]string) map[string]string {
 	id := make(map[string]string, len(hello))
 	for k, v := range hello {
@@ -305,8 +306,8 @@ func HelloDiff(recorded, here map[string]string) []string {
 
 // ExecTarget is the target of a scan of the adapters names (scan --exec,
 // started): one adapter, or a model route, by its name; two (prefill and
-// decode: a path scan, which sends each step's batch, paths.go) joined by
-// a comma. An adapter that predates the scan frames still scans, every
+// decode: a path scan, paths.go) joined by a comma; a note on log names
+// an adapter of a path scan that takes no steps of KV cuts. An adapter that predates the scan frames still scans, every
 // step through the pipe, and a note on log says so. A name that is not a
 // target, or a model route among several, is an error.
 func ExecTarget(names []string, log io.Writer) (string, error) {
@@ -317,6 +318,13 @@ func ExecTarget(names []string, log io.Writer) (string, error) {
 	}
 	name := strings.Join(names, ",")
 	if len(names) > 1 {
+		for _, n := range names {
+			t, _ := target.Lookup(n)
+			if et, ok := t.(*external.Target); ok && !et.StepsCuts() {
+				fmt.Fprintf(log, "scan: note: adapter %s takes no steps of KV cuts (its hello has no scan_cuts=%d): a path scan sends every KV length's batches through the pipe and back; the Python kit of this tree takes them (docs/protocol.md, Path scans)\n",
+					n, external.CutsVersion)
+			}
+		}
 		return name, nil
 	}
 	t, _ := target.Lookup(name)

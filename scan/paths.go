@@ -122,8 +122,9 @@ const (
 
 // pathDraw runs draw k of a path scan: the largest batch (Seqs sequences
 // of To tokens) is generated once, and for every KV length v both targets
-// run on its sequences cut to their first v tokens. A value's class is
-// pathAgree or pathDiffer.
+// run on its sequences cut to their first v tokens: held in two adapters
+// that take steps of KV cuts (pathCuts), else each length's two batches
+// sent (pathStep). A value's class is pathAgree or pathDiffer.
 func (sc *scanner) pathDraw(ctx context.Context, k int) ([]string, error) {
 	ps, _ := PathSpecOf(sc.s)
 	from, _ := pathOps()
@@ -138,6 +139,9 @@ func (sc *scanner) pathDraw(ctx context.Context, k int) ([]string, error) {
 		if err := saveInputs(sc.opt.SaveInputs, c, b.Input.(*oracle.PrefillInput)); err != nil {
 			return nil, fmt.Errorf("scan: %w", err)
 		}
+	}
+	if pre, dec := heldPaths(sc.t, sc.dec); pre != nil {
+		return sc.pathCuts(ctx, pre, dec, b, c.Dist, ps.NoTaps)
 	}
 	cls := make([]string, len(sc.values))
 	for i, v := range sc.values {
@@ -189,7 +193,16 @@ func pathStep(ctx context.Context, pre, dec target.Target, b *target.Batch, v in
 	if len(x.Rows) != len(rows) || len(y.Rows) != len(rows) {
 		return false, fmt.Errorf("prefill gave %d rows and decode %d, want %d each", len(x.Rows), len(y.Rows), len(rows))
 	}
-	every := identity(len(rows))
+	return pathDiffers(x, y, dt, noTaps)
+}
+
+// pathDiffers reports whether a row of prefill output x differs from the
+// same row of decode output y (rows in the same order): the bits in the
+// output dtype dt and, unless noTaps, the fp32 taps where both give the
+// same number of them. The one compare of a path scan, whether the rows
+// came back (pathStep) or their digests (pathCuts).
+func pathDiffers(x, y *target.Output, dt oracle.DType, noTaps bool) (bool, error) {
+	every := identity(len(x.Rows))
 	if x.TapCols != y.TapCols {
 		noTaps = true // taps compare only where both give the same ones
 	}

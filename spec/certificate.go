@@ -120,7 +120,7 @@ type Certificate struct {
 	Kernel *KernelManifest `json:"kernel,omitempty"`
 	// Adapter and Hello name the process a scan of an exec: target ran:
 	// its command line and its hello's fields (library versions, backend,
-	// device, driver, schedule; not frame, seq, protocol, scan_against or scan_batches). A recheck
+	// device, driver, schedule; not frame, seq, protocol, scan_against, scan_batches or scan_cuts). A recheck
 	// whose adapter says another hello invalidates the certificate.
 	Adapter *Adapter          `json:"adapter,omitempty"`
 	Hello   map[string]string `json:"hello,omitempty"`

@@ -56,6 +56,10 @@ type heldBatch struct {
 	dt              oracle.DType
 	start           int // t.starts when it was sent: a restart loses it
 	b               *target.Batch
+	// seqs: b is the sequences of a path scan (HoldSequences), of seqLen
+	// tokens, which answer steps of KV cuts only (StepCuts).
+	seqs   bool
+	seqLen int
 	// alone is what the harness knows of the rows the adapter keeps from
 	// the latest step of items each alone; nil before one, and after one
 	// failed.
@@ -154,21 +158,36 @@ type Step struct {
 // Hold sends batch b to the adapter to keep (a "hold" frame): later Steps
 // run on its items. It replaces an earlier held batch.
 func (t *Target) Hold(ctx context.Context, b *target.Batch) error {
+	return t.hold(ctx, b, false)
+}
+
+// hold sends the hold frame of b: a batch of the adapter's op, or with
+// seqs the sequences of a path scan (HoldSequences).
+func (t *Target) hold(ctx context.Context, b *target.Batch, seqs bool) error {
 	if !t.Scans() {
 		return fmt.Errorf("target %s: the adapter does not speak the scan frames (no scan=%d in its hello)", t.info.Name, ScanVersion)
 	}
 	if err := b.Validate(); err != nil {
 		return fmt.Errorf("target %s: %w", t.info.Name, err)
 	}
-	if b.Op != t.op {
+	h := &heldBatch{items: b.Items(), kr: b.RowsPerItem(), cols: b.Cols(), dt: b.OutDType(), b: b, seqs: seqs}
+	if seqs {
+		p, err := t.sequencesOf(b)
+		if err != nil {
+			return err
+		}
+		h.kr, h.seqLen = p.Heads, p.SeqLen // a cut's rows: one position of each sequence, every head
+	} else if b.Op != t.op {
 		return fmt.Errorf("target %s runs %s, got a %s batch", t.info.Name, t.op, b.Op)
 	}
-	h := &heldBatch{items: b.Items(), kr: b.RowsPerItem(), cols: b.Cols(), dt: b.OutDType(), b: b}
 	err := t.roundTrip(ctx, helloLimit, func(seq int) (*frame, error) {
 		req, scratch, err := requestFrame(b, nil, seq, t.scratch[:0])
 		t.scratch = scratch
 		if err == nil {
 			req.meta["frame"] = "hold"
+			if seqs {
+				req.meta["op"], req.meta["path"] = string(t.op), "sequences"
+			}
 		}
 		return req, err
 	}, func(rep *frame, seq int, name string) error {
@@ -192,16 +211,23 @@ func (t *Target) Hold(ctx context.Context, b *target.Batch) error {
 
 // holding returns the batch the adapter holds, held again first when the
 // adapter restarted since the hold (a crash); an error before any Hold.
-func (t *Target) holding(ctx context.Context) (*heldBatch, error) {
+// A step of items needs a held batch of the op (seqs false), a step of
+// cuts held sequences (seqs true).
+func (t *Target) holding(ctx context.Context, seqs bool) (*heldBatch, error) {
 	t.mu.Lock()
 	h := t.held
 	restarted := h != nil && (t.proc == nil || t.starts != h.start)
 	t.mu.Unlock()
-	if h == nil {
+	switch {
+	case h == nil:
 		return nil, fmt.Errorf("target %s: step before hold", t.info.Name)
+	case h.seqs && !seqs:
+		return nil, fmt.Errorf("target %s: a step of items, but the adapter holds the sequences of a path scan", t.info.Name)
+	case !h.seqs && seqs:
+		return nil, fmt.Errorf("target %s: a step of KV cuts, but the adapter holds a batch of %s, not sequences", t.info.Name, t.op)
 	}
 	if restarted {
-		if err := t.Hold(ctx, h.b); err != nil {
+		if err := t.hold(ctx, h.b, h.seqs); err != nil {
 			return nil, err
 		}
 	}
@@ -220,7 +246,7 @@ func (t *Target) holding(ctx context.Context) (*heldBatch, error) {
 // (a crash), the batch is held again first (and the items alone are
 // forgotten: later steps answer every digest).
 func (t *Target) Step(ctx context.Context, ids []int, each bool, fetch []int) (*Step, error) {
-	h, err := t.holding(ctx)
+	h, err := t.holding(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +319,7 @@ func (t *Target) againstAlone(h *heldBatch, ids []int) *aloneRows {
 // fetched): a scan's consecutive steps at the price of one round trip.
 // Compared with the items alone on the adapter's side as Step is.
 func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error) {
-	h, err := t.holding(ctx)
+	h, err := t.holding(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +392,7 @@ func (t *Target) StepBatches(ctx context.Context, batches [][]int) ([]*Step, err
 	if !t.StepsBatches() {
 		return nil, fmt.Errorf("target %s: the adapter takes no step of several batches (no scan_batches=%d in its hello)", t.info.Name, BatchesVersion)
 	}
-	h, err := t.holding(ctx)
+	h, err := t.holding(ctx, false)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import traceback
 
 import numpy as np
 
-from . import dtypes, frames, scan
+from . import dtypes, frames, paths, scan
 from .request import OP_INPUTS, Request
 
 
@@ -306,11 +306,22 @@ class Loop:
         elif kind == "hold":
             self.need_scan(meta)
             self.held = None  # the old batch goes first
-            self.held = scan.Held(self.op, self.ops[self.op], meta, tensors, self.arrays)
+            if meta.get("path", "") not in ("", "sequences"):
+                raise ValueError("hold: path=%r (this adapter holds: sequences)" % meta["path"])
+            kind = paths.Sequences if meta.get("path") == "sequences" else scan.Held
+            self.held = kind(self.op, self.ops[self.op], meta, tensors, self.arrays)
             self.conn.write({"frame": "held", "seq": seq, "items": self.held.items})
         elif kind == "step":
             if self.held is None:
                 raise frames.ProtocolError("step before hold")
+            if isinstance(self.held, paths.Sequences) != ("cuts" in tensors):
+                raise ValueError("step: %s, but the adapter holds %s" % (
+                    "KV cuts" if "cuts" in tensors else "a step of items",
+                    "the sequences of a path scan" if isinstance(self.held, paths.Sequences) else "a batch, not sequences"))
+            if "cuts" in tensors:
+                tap_cols, out = self.held.step(tensors["cuts"][1])
+                self.conn.write({"frame": "reply", "seq": seq, "tap_cols": tap_cols}, out)
+                return
             ids = self.held.check(tensors["items"][1] if "items" in tensors else np.zeros(0, dtype=np.int64))
             fetch = tensors["rows"][1].astype(np.int64) if "rows" in tensors else None
             sizes = None
@@ -362,4 +373,5 @@ class Loop:
             "scan": "" if want == "transformer" else str(scan.SCAN_VERSION),
             "scan_against": "" if want == "transformer" else scan.against(),
             "scan_batches": "" if want == "transformer" else scan.batches_field(),
+            "scan_cuts": paths.cuts_field(want),
         })

@@ -1,0 +1,151 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// pathTarget registers the attention adapter cmdline for op under a fresh
+// name, with the kit's BITPARITY_SCAN_CUTS set to cuts ("" leaves the
+// kit's default: the adapter takes steps of KV cuts), and returns the
+// name and the started target.
+func pathTarget(t testing.TB, cmdline string, op spec.Op, cuts string) (string, *external.Target) {
+	t.Helper()
+	name := fmt.Sprintf("exec:test-%d-%s-%s", execTargets.Add(1), op, cuts)
+	var env []string
+	if cuts != "" {
+		env = []string{"BITPARITY_SCAN_CUTS=" + cuts}
+	}
+	external.Register(name, cmdline, op, external.Options{Env: env})
+	tg, err := target.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	et := tg.(*external.Target)
+	t.Cleanup(func() { et.Close() })
+	return name, et
+}
+
+// TestPathScanHeldCuts: a path scan of two kit adapters that hold the
+// sequences and answer frames of KV cuts gives the Result of the same
+// scan with every KV length's batches sent (BITPARITY_SCAN_CUTS=none, the
+// frames before scan_cuts), count for count, in a few frames where the
+// other takes one a length. The pair is a control that both agrees and
+// differs: the NumPy prefill at tile 8 (the seed's drift, at a smaller
+// tile) against the tile-64 decode agrees up to 8 tokens and at a few
+// lengths past, and differs at the others, in fp32 outputs.
+func TestPathScanHeldCuts(t *testing.T) {
+	py := numpyPython(t)
+	a, b := comparePathScans(t, adapter(py, "numpy_ops.py", "attn_prefill", "--attn-tile", "8"), adapter(py, "numpy_ops.py", "attn_decode"),
+		PathSpec{To: 30, Seqs: 2, Heads: 2, KVHeads: 1, HeadDim: 8, Out: spec.FP32, Dists: []spec.Dist{spec.DistNormal}, Seed: 1})
+	if len(a.Differ) == 0 || a.Differ[0] <= 8 || len(a.Differ) == 30-8 {
+		t.Fatalf("differ at %q, want some lengths past 8, not all", Ranges(a.Differ))
+	}
+	t.Logf("map %s; differ at %s (both routes)", MapWords(b.Map), Ranges(a.Differ))
+}
+
+// TestTorchPathScanHeldCuts is TestPathScanHeldCuts for
+// adapters/torch_ops.py on the CPU (its held sequences are tensors, its
+// digests torch's), with BITPARITY_TEST_TORCH=1: torch 1.13's prefill and
+// decode differ at some KV lengths (docs/scan.md), the same ones on both
+// routes.
+func TestTorchPathScanHeldCuts(t *testing.T) {
+	if os.Getenv("BITPARITY_TEST_TORCH") != "1" {
+		t.Skip("set BITPARITY_TEST_TORCH=1 to test adapters/torch_ops.py (needs torch; about 20 s of torch start-ups)")
+	}
+	py := numpyPython(t)
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skipf("%s has no torch", py)
+	}
+	a, b := comparePathScans(t, adapter(py, "torch_ops.py", "attn_prefill", "--device", "cpu"),
+		adapter(py, "torch_ops.py", "attn_decode", "--device", "cpu"),
+		PathSpec{To: 80, Heads: 4, KVHeads: 2, HeadDim: 16, Dists: []spec.Dist{spec.DistNormal}, Seed: 1})
+	if len(a.Differ) == 0 {
+		t.Logf("torch's prefill and decode agree at every length here (map %s)", MapWords(b.Map))
+	}
+	t.Logf("map %s; differ at %s (both routes)", MapWords(b.Map), Ranges(a.Differ))
+}
+
+// comparePathScans runs path scan ps of adapters pre and dec twice, held
+// (the adapters take steps of KV cuts) and with every length's batches
+// sent (BITPARITY_SCAN_CUTS=none), checks the routes each took by the
+// frames the prefill adapter got (and that scan --exec notes the adapters
+// without steps of KV cuts), and that the two Results are the same; it
+// returns them.
+func comparePathScans(t *testing.T, pre, dec string, ps PathSpec) (held, sent *Result) {
+	t.Helper()
+	var got [2]*Result
+	for i, cuts := range []string{"", "none"} {
+		pn, pt := pathTarget(t, pre, spec.OpAttnPrefill, cuts)
+		dn, dt := pathTarget(t, dec, spec.OpAttnDecode, cuts)
+		if pt.StepsCuts() != (cuts == "") || dt.StepsCuts() != (cuts == "") {
+			t.Fatalf("BITPARITY_SCAN_CUTS=%q: StepsCuts %v and %v, hellos %v %v", cuts, pt.StepsCuts(), dt.StepsCuts(), pt.Hello(), dt.Hello())
+		}
+		var log strings.Builder // scan --exec notes each adapter without steps of KV cuts
+		if _, err := ExecTarget([]string{pn, dn}, &log); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(log.String(), "takes no steps of KV cuts"); n != map[bool]int{true: 0, false: 2}[cuts == ""] {
+			t.Fatalf("BITPARITY_SCAN_CUTS=%q: %d notes on the log: %q", cuts, n, log.String())
+		}
+		s := ps
+		s.Prefill, s.Decode = pn, dn
+		r, err := Run(context.Background(), s.ScanSpec(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lengths := len(ps.Dists) * (ps.To - max(ps.From, 1) + 1)
+		if f := pt.Frames(); (cuts == "") != (f < lengths) {
+			t.Fatalf("BITPARITY_SCAN_CUTS=%q: %d frames to the prefill adapter for %d KV lengths", cuts, f, lengths)
+		}
+		got[i] = r
+	}
+	a, b := got[0], got[1]
+	if a.Map.Rule != b.Map.Rule || !slices.Equal(a.Map.Values, b.Map.Values) || !reflect.DeepEqual(a.Map.Classes, b.Map.Classes) {
+		t.Errorf("maps differ: held %q, sent %q", MapWords(a.Map), MapWords(b.Map))
+	}
+	if !slices.Equal(a.Differ, b.Differ) || a.Differing != b.Differing || a.Batches != b.Batches || a.RowsCompared != b.RowsCompared {
+		t.Errorf("results differ: held differ at %s (%d batches, %d rows), sent %s (%d, %d)",
+			Ranges(a.Differ), a.Batches, a.RowsCompared, Ranges(b.Differ), b.Batches, b.RowsCompared)
+	}
+	return a, b
+}
+
+// TestCutFrames: the frames of KV cuts keep the lengths in order, each at
+// most cutsPerFrame cuts and cutsWork prefill scores (one cut a frame
+// when one alone passes it).
+func TestCutFrames(t *testing.T) {
+	vs := make([]int, 1024)
+	for i := range vs {
+		vs[i] = i + 1
+	}
+	for _, tc := range []struct {
+		rows, frames int
+	}{{1, 16}, {32, 48}, {1 << 28, 1024}} {
+		fs := cutFrames(vs, tc.rows)
+		var all []int
+		for _, f := range fs {
+			work := 0
+			for _, v := range f {
+				work += tc.rows * v * v
+			}
+			if len(f) == 0 || len(f) > cutsPerFrame || len(f) > 1 && work > cutsWork {
+				t.Fatalf("rows %d: a frame of %d cuts, %d scores", tc.rows, len(f), work)
+			}
+			all = append(all, f...)
+		}
+		if !slices.Equal(all, vs) || len(fs) != tc.frames {
+			t.Errorf("rows %d: %d frames (want %d) holding %d lengths", tc.rows, len(fs), tc.frames, len(all))
+		}
+	}
+}
