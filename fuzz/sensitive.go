@@ -9,6 +9,7 @@ import (
 	"github.com/bitparity/bitparity/boundary"
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
+	"github.com/bitparity/bitparity/ops/attention"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
@@ -153,8 +154,8 @@ func RowShows(c spec.Case, keys []int) ([]power.Set, error) {
 // keys alone, as sensitiveInputs makes them; of any other case, its
 // batch's rows. RowShows's set of a key is the union of its rows'.
 func QueryShows(c spec.Case, keys []int) ([][]power.Set, error) {
-	if c.Op != spec.OpAttnPrefill {
-		return nil, fmt.Errorf("query shows: op %s, want %s", c.Op, spec.OpAttnPrefill)
+	if op := (attention.Prefill{}).Name(); c.Op != op {
+		return nil, fmt.Errorf("query shows: op %s, want %s", c.Op, op)
 	}
 	for _, i := range keys {
 		if i < 0 || i >= c.BatchRows() {

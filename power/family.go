@@ -36,12 +36,10 @@ type Family struct {
 	Alts []oracle.Schedule
 }
 
-// Ops lists the ops Family measures.
-var Ops = []spec.Op{spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb, spec.OpAttnDecode, spec.OpAttnPrefill}
-
 // NewFamily returns the family of op at row length cols (hidden, gemm's
 // K, vocab) for inputs of dtype in (it picks gemm's tensor core) around
-// the declared schedule. Two reductions run the same operations when
+// the declared schedule, whose kind is the family's (an rmsnorm,
+// logprob, gemm or attention schedule; op only names it). Two reductions run the same operations when
 // they differ only where no row can tell: the vector width of one thread
 // (it visits the row in order whatever the width), the warp order of at
 // most 2 lanes, the cross-warp order of at most 2 warps (a + b either
@@ -65,32 +63,20 @@ func NewFamily(op spec.Op, cols int, in oracle.DType, declared oracle.Schedule) 
 			f.Alts = append(f.Alts, s)
 		}
 	}
-	switch op {
-	case spec.OpRMSNorm:
-		d, ok := declared.(oracle.RMSNormSchedule)
-		if !ok {
-			return nil, fmt.Errorf("power: rmsnorm family around a %T schedule", declared)
-		}
+	switch d := declared.(type) {
+	case oracle.RMSNormSchedule:
 		seen[sameOrder(d.Reduce)+d.Order.String()] = true
 		for _, r := range Reductions() {
 			for _, o := range ScaleOrders {
 				add(oracle.RMSNormSchedule{Reduce: r, Order: o}, sameOrder(r)+o.String())
 			}
 		}
-	case spec.OpLogProb:
-		d, ok := declared.(oracle.LogProbSchedule)
-		if !ok {
-			return nil, fmt.Errorf("power: logprob family around a %T schedule", declared)
-		}
+	case oracle.LogProbSchedule:
 		seen[sameOrder(d.Reduce)] = true
 		for _, r := range Reductions() {
 			add(oracle.LogProbSchedule{Reduce: r}, sameOrder(r))
 		}
-	case spec.OpGEMM:
-		d, ok := declared.(oracle.GEMMSchedule)
-		if !ok {
-			return nil, fmt.Errorf("power: gemm family around a %T schedule", declared)
-		}
+	case oracle.GEMMSchedule:
 		if err := d.Validate(); err != nil {
 			return nil, fmt.Errorf("power: gemm family: declared %w", err)
 		}
@@ -98,11 +84,7 @@ func NewFamily(op spec.Op, cols int, in oracle.DType, declared oracle.Schedule) 
 		for _, s := range GEMMSchedules(in) {
 			add(s, gemmKey(s, cols))
 		}
-	case spec.OpAttnDecode, spec.OpAttnPrefill:
-		d, ok := declared.(oracle.AttentionSchedule)
-		if !ok {
-			return nil, fmt.Errorf("power: %s family around a %T schedule", op, declared)
-		}
+	case oracle.AttentionSchedule:
 		if err := d.Validate(); err != nil {
 			return nil, fmt.Errorf("power: %s family: declared %w", op, err)
 		}
@@ -111,7 +93,7 @@ func NewFamily(op spec.Op, cols int, in oracle.DType, declared oracle.Schedule) 
 			add(s, decodeKey(s, cols))
 		}
 	default:
-		return nil, fmt.Errorf("power: no family for op %s (want one of %v)", op, Ops)
+		return nil, fmt.Errorf("power: %s: no family around a %T schedule (want an rmsnorm, logprob, gemm or attention schedule)", op, declared)
 	}
 	return f, nil
 }

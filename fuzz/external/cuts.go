@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/bitparity/bitparity/ops/all"
+	"github.com/bitparity/bitparity/ops/attention"
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -21,8 +22,8 @@ const CutsVersion = 1
 // attn_prefill or attn_decode adapter that speaks the scan frames):
 // HoldSequences and StepCuts work only then.
 func (t *Target) StepsCuts() bool {
-	return t.Scans() && t.hello["scan_cuts"] == strconv.Itoa(CutsVersion) &&
-		(t.op == spec.OpAttnPrefill || t.op == spec.OpAttnDecode)
+	k, ok := all.Case(t.op)
+	return t.Scans() && t.hello["scan_cuts"] == strconv.Itoa(CutsVersion) && ok && k.Layouts()
 }
 
 // sequencesOf returns the prefill input of b, the sequences of a path scan
@@ -33,11 +34,11 @@ func (t *Target) sequencesOf(b *target.Batch) (*oracle.PrefillInput, error) {
 		return nil, fmt.Errorf("target %s: the adapter takes no steps of KV cuts (no scan_cuts=%d in its hello)", t.info.Name, CutsVersion)
 	}
 	var p *oracle.PrefillInput
-	if _, in, err := b.Kind(); err == nil && b.Op == spec.OpAttnPrefill {
+	if _, in, err := b.Kind(); err == nil {
 		p, _ = in.(*oracle.PrefillInput)
 	}
 	if p == nil {
-		return nil, fmt.Errorf("target %s: the sequences of a path scan are an %s batch, got %s", t.info.Name, spec.OpAttnPrefill, b.Op)
+		return nil, fmt.Errorf("target %s: the sequences of a path scan are an %s batch, got %s", t.info.Name, attention.Prefill{}.Name(), b.Op)
 	}
 	return p, nil
 }

@@ -11,21 +11,21 @@ import (
 	"testing"
 )
 
-// opSwitches lists the non-test files that may hold a `case spec.OpXxx`
-// clause, each with why. What an op is (its batch dimension, the
-// dimensions it reads, its element and work counts, compared columns,
-// taps, fillers) is its record in spec's op table (spec/ops.go), read
-// everywhere else; a switch on the op belongs only where the op's own
-// work is done, and these are the places docs/architecture.md ("Where a
-// new thing goes") lists for a new op.
-var opSwitches = map[string]string{
-	// the op's own work
-	"power/family.go":          "its schedule family (power)",
+// opNames lists the non-test files outside spec and ops/ that may name an
+// op constant (spec.OpXxx), each with why: a composite op's own package
+// naming its op once. An op's behaviour lives in its package under ops/
+// (ops.CaseOp, ops.Op), listed in ops/all; everything else asks the op
+// package or reads spec's op table, so adding an op touches its package
+// and the lists (docs/architecture.md, "Where a new thing goes").
+var opNames = map[string]string{
+	"fuzz/external/modelcase.go":            "the model route's op (ModelOp), named once",
+	"fuzz/transformer/internal/e2e/case.go": "the end-to-end transformer's op (CaseOp), named once",
 }
 
-// TestOpSwitches fails on a `case spec.OpXxx` clause (or `case OpXxx`
-// inside spec) in a non-test file opSwitches does not list, and on a
-// listed file that no longer has one (the list must stay the truth).
+// TestOpSwitches fails on any use of an op constant (spec.OpXxx: a case
+// clause, a comparison, a map key, an argument) in a non-test file
+// outside spec and ops/ that opNames does not list, and on a listed file
+// that no longer names one (the list must stay the truth).
 func TestOpSwitches(t *testing.T) {
 	root := filepath.Join("..", "..")
 	found := map[string]int{}
@@ -44,26 +44,21 @@ func TestOpSwitches(t *testing.T) {
 		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
 		rel, err := filepath.Rel(root, path)
 		if err != nil {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		inSpec := f.Name.Name == "spec"
+		if strings.HasPrefix(rel, "spec/") || strings.HasPrefix(rel, "ops/") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			cc, ok := n.(*ast.CaseClause)
-			if !ok {
-				return true
-			}
-			for _, e := range cc.List {
-				if isOpConst(e, inSpec) {
-					found[rel]++
-					break
-				}
+			if e, ok := n.(ast.Expr); ok && isOpConst(e) {
+				found[rel]++
 			}
 			return true
 		})
@@ -73,7 +68,7 @@ func TestOpSwitches(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(found) == 0 {
-		t.Fatal("found no switch on an op at all: is the walk rooted at the module?")
+		t.Fatal("found no op constant at all, not even opNames': is the walk rooted at the module?")
 	}
 	var files []string
 	for f := range found {
@@ -81,26 +76,23 @@ func TestOpSwitches(t *testing.T) {
 	}
 	slices.Sort(files)
 	for _, f := range files {
-		if _, ok := opSwitches[f]; !ok {
-			t.Errorf("%s: %d case clause(s) on spec.Op: read the op table (spec.Op.Info) instead, or, where the op's own work is done, add the file to opSwitches and to docs/architecture.md's \"Where a new thing goes\"", f, found[f])
+		if _, ok := opNames[f]; !ok {
+			t.Errorf("%s: %d use(s) of an op constant (spec.OpXxx): ask the op's package (ops/all.Case(op), ops.CaseOp) or spec's op table (spec.Op.Info) instead", f, found[f])
 		}
 	}
-	for f, why := range opSwitches {
+	for f, why := range opNames {
 		if found[f] == 0 {
-			t.Errorf("%s is listed (%s) but has no case clause on spec.Op: remove it from opSwitches", f, why)
+			t.Errorf("%s is listed (%s) but names no op constant: remove it from opNames", f, why)
 		}
 	}
 }
 
-// isOpConst reports whether e names an op constant: spec.OpXxx, or OpXxx
-// in package spec itself.
-func isOpConst(e ast.Expr, inSpec bool) bool {
-	switch x := e.(type) {
-	case *ast.SelectorExpr:
-		id, ok := x.X.(*ast.Ident)
-		return ok && id.Name == "spec" && strings.HasPrefix(x.Sel.Name, "Op")
-	case *ast.Ident:
-		return inSpec && strings.HasPrefix(x.Name, "Op")
+// isOpConst reports whether e names an op constant: spec.OpXxx.
+func isOpConst(e ast.Expr) bool {
+	x, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
 	}
-	return false
+	id, ok := x.X.(*ast.Ident)
+	return ok && id.Name == "spec" && strings.HasPrefix(x.Sel.Name, "Op") && x.Sel.Name != "Op" && x.Sel.Name != "Ops"
 }
