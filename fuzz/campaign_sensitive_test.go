@@ -2,15 +2,17 @@ package fuzz
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/fuzz/internal/taps"
 	"github.com/bitparity/bitparity/spec"
 )
 
 // BenchmarkCampaignSensitive is the host cost of the sensitive draw in a
-// campaign: the boundary cases of the campaign stream (the first 300
+// campaign: the boundary cases of the campaign stream (the first 100
 // draws of every invariant pair, seed 1) that gen.Sensitive may make
 // sensitive (gen.SensitiveFits), checked with dist boundary and then with dist sensitive, in
 // every iteration so both see the same machine load. It reports each
@@ -22,7 +24,7 @@ import (
 //	go test -run '^$' -bench CampaignSensitive -benchtime 2x ./fuzz/
 func BenchmarkCampaignSensitive(b *testing.B) {
 	var cases []spec.Case
-	stream := campaignStream(b, 1, 300)
+	stream := campaignStream(b, 1, 100)
 	for _, c := range stream {
 		if c.Dist != spec.DistBoundary && c.Dist != spec.DistSensitive {
 			continue
@@ -51,4 +53,44 @@ func BenchmarkCampaignSensitive(b *testing.B) {
 	b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "ratio")
 	b.ReportMetric(100*float64(len(cases))/float64(len(stream)), "eligible-%")
 	b.ReportMetric(0, "ns/op")
+}
+
+// TestSensitiveFindingReplays: a campaign's sensitive case (one row of
+// hidden 1024 padded to 300, outputs only) finds the vLLM 256-row threshold, shrinks to a
+// case that still says dist sensitive, and that case, written as a case
+// file and read back, validates and finds the same bug again: its rows
+// depend on (seed, draw, row key) only.
+func TestSensitiveFindingReplays(t *testing.T) {
+	ctx := taps.Off(context.Background())
+	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
+		Relation: spec.RelPadding, Targets: []string{"drift-rmsnorm-vllm-256"},
+		Shape: spec.Shape{Rows: 1, Hidden: 1024}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6,
+		Dist: spec.DistSensitive, Seed: 4, Rel: spec.RelParams{Pad: 300, Filler: "zeros"}}
+	f, err := Check(ctx, c)
+	if err != nil || f == nil {
+		t.Fatalf("the sensitive case: finding %v, error %v; want a finding", f, err)
+	}
+	m, _, err := Minimize(ctx, f, MinimizeOptions{KeepMap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Case.Dist != spec.DistSensitive {
+		t.Fatalf("shrunk to dist %s: the test wants a sensitive minimal case", m.Case.Dist)
+	}
+	file, err := json.Marshal(m.Case)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back spec.Case
+	if err := json.Unmarshal(file, &back); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Validate(); err != nil {
+		t.Fatalf("the minimal case file %s: %v", file, err)
+	}
+	g, err := Check(ctx, back)
+	if err != nil || g == nil || g.Kind != m.Kind || !spec.SameSite(g.Site, m.Site) {
+		t.Fatalf("the minimal case file %s replays as %+v (error %v), want %+v", file, g, err, m)
+	}
+	t.Logf("minimal case: %s", file)
 }
