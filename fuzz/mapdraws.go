@@ -65,7 +65,11 @@ func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*sp
 				classify = append(classify, draws[k][i].Classify)
 				continue
 			}
-			p, err := newPanelClass(ctx, ts[0], randomDraw(f.Case, uint64(k+1)), max(slices.Max(values), sw.Far))
+			pc, err := panelDraw(ctx, ts[0], f.Case, k+1)
+			if err != nil {
+				return nil, fmt.Errorf("drift map, random draw %d: %w", k+1, err)
+			}
+			p, err := newPanelClass(ctx, ts[0], pc, max(slices.Max(values), sw.Far))
 			if err != nil {
 				return nil, fmt.Errorf("drift map, random draw %d: %w", k+1, err)
 			}
@@ -224,6 +228,36 @@ func slice(o *target.Output, lo, hi int) *target.Output {
 		s.Taps = o.Taps[lo*o.TapCols : hi*o.TapCols]
 	}
 	return s
+}
+
+// panelDraw returns the case of random draw k (1..mapDraws) of a drift
+// map's panel (panelClass) on target t: randomDraw(c, k), except that
+// draw 1 is sensitive (the first of a chain, fuzz/sensitive.go) when c's
+// op has a sensitive draw (SensitiveOps) and t shows its outputs only (no
+// fp32 taps: a GPU kernel, a process, a user's kernel; one item is run to
+// see). Each of its panelItems items then shows (nearly) every reduction
+// order of the op's family in its output bits, so a batch size whose
+// schedule differs from its neighbour's changes the panel's bits and the
+// items sweep's onset is exact; where the taps show every order change,
+// a normal draw does as well and costs microseconds a row where a
+// sensitive row costs milliseconds (docs/detection.md).
+func panelDraw(ctx context.Context, t target.Target, c spec.Case, k int) (spec.Case, error) {
+	d := randomDraw(c, uint64(k))
+	if k != 1 || !slices.Contains(SensitiveOps, c.Op) {
+		return d, nil
+	}
+	b, err := Inputs(withItems(d, 1))
+	if err != nil {
+		return d, err
+	}
+	out, err := hostRun(ctx, t, b, itemRows(b, 0, 1))
+	if err != nil {
+		return d, nil // the panel's own runs say how the target fails
+	}
+	if out.TapCols == 0 {
+		d.Dist = spec.DistSensitive
+	}
+	return d, nil
 }
 
 // randomDraw returns case c with generated normal values instead of its

@@ -12,6 +12,10 @@
 //
 // Spread redraws a case's batch dimensions over a model profile's
 // 1..max_tokens (its distribution is Tokens') and keeps its inner sizes.
+//
+// Sensitive makes a share of the small boundary cases sensitive (rows
+// that show nearly every reduction order of the op's family); Case,
+// Residue and Spread end with it.
 package gen
 
 import (
@@ -48,17 +52,81 @@ var dists = []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.
 // Dists returns the value distributions Case draws from.
 func Dists() []spec.Dist { return slices.Clone(dists) }
 
-// scanOnly are the distributions fuzz.Inputs derives that Case never
-// draws. spec.DistSensitive (rmsnorm, gemm, logprob) is a scan's draw: a
-// sensitive row is the best of up to fuzz.SensitiveAttempts boundary
-// nudges, each followed by family checks, and the scan's power loop adds
-// such draws until every position shows the family (docs/detection.md).
-// Drawing it here would change every rmsnorm and logprob seed's stream
-// and slow those pairs' cases; campaigns keep boundary as their nudged draw.
-var scanOnly = []spec.Dist{spec.DistSensitive}
+// Rewrites returns the distributions Case reaches only by rewriting a
+// case drawn with one of Dists (Sensitive: a small boundary batch becomes
+// sensitive), never by drawing them: a case decoded with one of them is
+// not a draw of Dists.
+func Rewrites() []spec.Dist { return []spec.Dist{spec.DistSensitive} }
 
-// ScanOnly returns the distributions Case leaves to scans (scanOnly).
-func ScanOnly() []spec.Dist { return slices.Clone(scanOnly) }
+// The sensitive draw (spec.DistSensitive, fuzz/sensitive.go): each row
+// the best of up to 4 boundary nudges, each followed by checks against a
+// family of reduction orders, so that it shows (nearly) every order of the
+// family. It costs about 20 ms a row for rmsnorm and logprob, 4 ms for
+// gemm and 1 to 40 ms a request for attn_decode at the campaign's shapes
+// (BenchmarkCampaignSensitive in package fuzz; a boundary row costs
+// microseconds), whatever the row length: the family's checks dominate.
+// So a campaign draws it for a share of its small batches only: a case
+// of an op with a family (ops.CaseOp.FamilyCols) that Case drew as
+// boundary becomes sensitive when
+//
+//	(Seed / 64) % SensitiveEvery == 0, its relation is not determinism
+//	(a sensitive row shows orders, not runs), its row is at least
+//	SensitiveMinCols long, and the relation keys at most SensitiveRows
+//	items (max(BatchRows, Rel.Batch): batch invariance makes the rows of
+//	its other batch by item key too; padding's filler is not keyed).
+//
+// Measured (docs/detection.md): such cases are 8% of a campaign's, 9.6 ms
+// sensitive against 0.66 ms boundary; a 60 s campaign beside main's ran
+// 28% fewer cases at one in 4, 11% at one in 8, none measurable at one
+// in 16; batches of 16 items cost seconds a case.
+//
+// The seed decides (Seed / 64, so that it is independent of the residue
+// draw's Seed % 9), no draw of r: every other case of a stream is drawn
+// as before. Sensitive applies the rule; Case, Residue and Spread end
+// with it, so a case whose batch is redrawn takes the draw its new batch
+// allows.
+const (
+	SensitiveEvery = 16
+	SensitiveRows  = 2
+)
+
+// Sensitive sets c.Dist to spec.DistSensitive or spec.DistBoundary by the
+// rule above when c.Dist is either (c.Draw is left as is: 0, the first
+// draw of a chain); other distributions are left.
+func Sensitive(c *spec.Case) {
+	if c.Dist != spec.DistBoundary && c.Dist != spec.DistSensitive {
+		return
+	}
+	c.Dist = spec.DistBoundary
+	if (c.Seed/64)%SensitiveEvery == 0 && SensitiveFits(*c) {
+		c.Dist = spec.DistSensitive
+	}
+}
+
+// SensitiveFits reports whether the rule above lets case c draw
+// sensitive, its seed aside: its op has a family at a row length of at
+// least SensitiveMinCols (sensitiveCols), its relation is not
+// determinism, and it keys at most SensitiveRows items.
+func SensitiveFits(c spec.Case) bool {
+	return c.Relation != spec.RelDeterminism && max(c.BatchRows(), c.Rel.Batch) <= SensitiveRows && sensitiveCols(c)
+}
+
+// SensitiveMinCols is the shortest row the sensitive draw takes: it tunes
+// an rmsnorm row's x[hidden-3] (fuzz/sensitive.go), and a shorter row
+// makes it index out of range, so neither a draw nor a shrink (Dims)
+// makes a sensitive case with a shorter row.
+const SensitiveMinCols = 3
+
+// sensitiveCols reports whether c's op has a family of reduction orders
+// (ops.CaseOp.FamilyCols) at a row length of at least SensitiveMinCols.
+func sensitiveCols(c spec.Case) bool {
+	k, ok := all.Case(c.Op)
+	if !ok {
+		return false
+	}
+	cols, family := k.FamilyCols(c.Shape)
+	return family && cols >= SensitiveMinCols
+}
 
 // rowWork returns the Work of one batch row of c (its inner dimensions
 // drawn): its op's work count (FMAs of its record in spec's op table: the reference's
@@ -97,7 +165,9 @@ func Work(c spec.Case) int {
 //  5. the remaining per-row dimensions (hidden, n, vocab) capped by the
 //     budget left for that many rows;
 //  6. the other relation parameters (row, position, perm seed, filler,
-//     mask).
+//     mask);
+//  7. a boundary draw of a small batch becomes sensitive for one seed in
+//     SensitiveEvery (Sensitive).
 //
 // So Work(c) <= the budget except where a dimension's minimum exceeds it.
 // It panics on an op or relation it does not know (programmer misuse).
@@ -143,6 +213,7 @@ func Case(r *rand.Rand, op spec.Op, relation string) spec.Case {
 	total := rows + extra
 	k.DrawPerRow(&c, g, rows, max(1, budget/total))
 	drawRel(r, &c)
+	Sensitive(&c)
 	return c
 }
 

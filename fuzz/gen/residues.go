@@ -139,7 +139,7 @@ const ResidueMax = 8192
 // more), with 1 sequence, a batch or pad of 1 + 1..4 and both indices 0:
 // a prefill's cost grows with the square of its length, so the two are
 // not large together. A log-prob mask keeps its positions inside the
-// rows.
+// rows, and the distribution follows the new batch (Sensitive).
 //
 // It panics when c is not a valid case (programmer misuse).
 func Residue(c spec.Case) spec.Case {
@@ -179,6 +179,7 @@ func Residue(c spec.Case) spec.Case {
 			c.Rel.Mask = []int{r.Intn(rows)}
 		}
 	}
+	Sensitive(&c)
 	return c
 }
 

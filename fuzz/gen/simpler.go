@@ -64,7 +64,7 @@ func Dims(c spec.Case) []Dim {
 			Set: func(c spec.Case, v int) (spec.Case, bool) {
 				c = clone(c)
 				d.Set(&c.Shape, v)
-				return c, true
+				return c, c.Dist != spec.DistSensitive || sensitiveCols(c)
 			},
 			Min:         one,
 			Interesting: func(c spec.Case, v int) []int { return interesting(1, v) },

@@ -92,7 +92,8 @@ func threshold(r *rand.Rand, top int) int {
 // An attn_decode KV length (gen's draw) is cut so that the batch fits
 // spec.MaxElements, and per-request KV lengths are drawn as gen does (one
 // case in five of up to 64 requests). The relation's watched row, position,
-// permutation and mask are drawn again (drawRel). A case that still needs
+// permutation and mask are drawn again (drawRel), and its distribution by
+// the new batch (Sensitive). A case that still needs
 // more than spec.MaxElements values (an lm_head or a vocabulary-wide
 // logprob at thousands of rows) is left so: the caller draws again.
 func Spread(r *rand.Rand, c *spec.Case, maxTokens int) {
@@ -108,4 +109,5 @@ func Spread(r *rand.Rand, c *spec.Case, maxTokens int) {
 	}
 	k.FitTokens(c, g, spec.SatAdd(rows, c.Rel.Batch, c.Rel.Pad))
 	drawRel(r, c)
+	Sensitive(c)
 }

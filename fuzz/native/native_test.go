@@ -563,7 +563,7 @@ func TestTargetSets(t *testing.T) {
 // TestDistsMatchInputs keeps gen's distributions in step with fuzz.Inputs,
 // op by op: every distribution gen draws must be derivable for every op,
 // and one that Inputs derives for an op but gen leaves out must be added
-// to gen, or be one gen leaves to scans (gen.ScanOnly, with its reason).
+// to gen, or be one gen reaches by rewriting a drawn case (gen.Rewrites).
 func TestDistsMatchInputs(t *testing.T) {
 	for _, op := range []spec.Op{spec.OpRMSNorm, spec.OpLogProb, spec.OpGEMM} {
 		for _, d := range spec.Dists {
@@ -580,8 +580,8 @@ func TestDistsMatchInputs(t *testing.T) {
 			if drawn && err != nil {
 				t.Errorf("%s: gen draws %s but fuzz.Inputs rejects it: %v", op, d, err)
 			}
-			if !drawn && err == nil && !slices.Contains(gen.ScanOnly(), d) {
-				t.Errorf("%s: fuzz.Inputs derives %s now: add it to gen's distributions (or to gen.ScanOnly, saying why)", op, d)
+			if !drawn && err == nil && !slices.Contains(gen.Rewrites(), d) {
+				t.Errorf("%s: fuzz.Inputs derives %s now: add it to gen's distributions (or to gen.Rewrites)", op, d)
 			}
 		}
 	}
