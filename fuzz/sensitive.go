@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/bitparity/bitparity/boundary"
+	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/ops/attention"
@@ -410,8 +411,15 @@ func (g *sensitiveGen) candidate(j, a int) ([]float32, int, error) {
 			return nil, 0, err
 		}
 	}
+	if len(x) < gen.SensitiveMinCols {
+		return nil, 0, fmt.Errorf("sensitive draw: a row of %d values has none to tune, want at least %d", len(x), gen.SensitiveMinCols)
+	}
 	g.rows.Nudge(x, j, odd)
-	return x, g.rows.Knob(x, j), nil
+	k := g.rows.Knob(x, j)
+	if k < 0 || k >= len(x) {
+		return nil, 0, fmt.Errorf("sensitive draw: knob %d of a row of %d values", k, len(x))
+	}
+	return x, k, nil
 }
 
 // rebuild writes slot j's row as choice c made it (row's result without

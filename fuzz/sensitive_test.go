@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/spec"
@@ -234,6 +236,20 @@ func TestSensitiveCache(t *testing.T) {
 		}
 		if now, _ := os.ReadFile(path); !bytes.Equal(now, good) {
 			t.Errorf("%s: the kept file is not the draw's after the read", tc.name)
+		}
+	}
+}
+
+// TestSensitiveShortRow: a sensitive case whose rows are too short to
+// tune (a hand-written case, a scan at hidden 2) is an error naming the
+// row, never a panic.
+func TestSensitiveShortRow(t *testing.T) {
+	for _, op := range []spec.Op{spec.OpRMSNorm, spec.OpLogProb} {
+		for cols := 1; cols < gen.SensitiveMinCols; cols++ {
+			c := powerCase(op, cols, 2, spec.BF16, spec.DistSensitive, 1)
+			if _, err := Inputs(c); err == nil || !strings.Contains(err.Error(), "to tune") {
+				t.Errorf("%s at %d values: err %v, want the row too short to tune", op, cols, err)
+			}
 		}
 	}
 }
