@@ -41,6 +41,28 @@ func cli(t *testing.T, dir string, args ...string) (stdout, stderr string, code 
 
 // numpyPython is a python3 that imports numpy; without one the test fails
 // unless BITPARITY_SKIP_PYTHON=1 (as in fuzz/external).
+// reproAndBundle checks, in dir, that case file caseFile (under corpus c)
+// reproduces with --exec drift (exit 1, REPRODUCED, output naming
+// recorded) and stays failing in corpus recheck, then bundles c's open
+// cases and unbundles them into theirs; it returns the case's path there.
+func reproAndBundle(t *testing.T, dir, drift, caseFile, recorded string) (theirs string) {
+	t.Helper()
+	out, errs, code := cli(t, dir, "repro", "--exec", drift, caseFile)
+	if code != spec.ExitFinding || !strings.Contains(out, "REPRODUCED") || !strings.Contains(out, recorded) {
+		t.Fatalf("repro --exec: exit %d, want 1 REPRODUCED with %q\n%s\n%s", code, recorded, out, errs)
+	}
+	if out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "c", "--exec", drift); code != spec.ExitFinding || !strings.Contains(out, "still failing") {
+		t.Fatalf("corpus recheck --exec: exit %d, want 1 still failing\n%s\n%s", code, out, errs)
+	}
+	if out, errs, code = cli(t, dir, "corpus", "bundle", "-dir", "c", "-open", "-o", "b.tar.gz"); code != 0 {
+		t.Fatalf("bundle: exit %d\n%s\n%s", code, out, errs)
+	}
+	if out, errs, code = cli(t, dir, "corpus", "unbundle", "-dir", "theirs", "b.tar.gz"); code != 0 {
+		t.Fatalf("unbundle: exit %d\n%s\n%s", code, out, errs)
+	}
+	return filepath.Join("theirs", filepath.Base(caseFile))
+}
+
 func numpyPython(t *testing.T) string {
 	t.Helper()
 	for _, c := range []string{os.Getenv("BITPARITY_PYTHON"), "/usr/bin/python3", "python3"} {
@@ -118,20 +140,7 @@ func TestExecFindingReplays(t *testing.T) {
 	}
 
 	// With --exec: reproduced here, and after a bundle's round trip.
-	out, errs, code = cli(t, dir, "repro", "--exec", drift, caseFile)
-	if code != spec.ExitFinding || !strings.Contains(out, "REPRODUCED") || !strings.Contains(out, "environment: as recorded") {
-		t.Fatalf("repro --exec: exit %d, want 1 REPRODUCED\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "c", "--exec", drift); code != spec.ExitFinding || !strings.Contains(out, "still failing") {
-		t.Fatalf("corpus recheck --exec: exit %d, want 1 still failing\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "bundle", "-dir", "c", "-open", "-o", "b.tar.gz"); code != 0 {
-		t.Fatalf("bundle: exit %d\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "unbundle", "-dir", "theirs", "b.tar.gz"); code != 0 {
-		t.Fatalf("unbundle: exit %d\n%s\n%s", code, out, errs)
-	}
-	theirs := filepath.Join("theirs", filepath.Base(names[0]))
+	theirs := reproAndBundle(t, dir, drift, caseFile, "environment: as recorded")
 	if out, errs, code = cli(t, dir, "repro", theirs); code != spec.ExitUsage || !strings.Contains(errs, drift) {
 		t.Fatalf("repro of the unbundled case without --exec: exit %d, want 2 quoting the command\n%s\n%s", code, out, errs)
 	}

@@ -66,20 +66,7 @@ func TestModelFindingReplays(t *testing.T) {
 	if out, errs, code = cli(t, dir, "repro", caseFile); code != spec.ExitUsage || !strings.Contains(errs, "pass --exec '"+drift+"'") {
 		t.Fatalf("repro without --exec: exit %d, want 2 quoting the command\n%s\n%s", code, out, errs)
 	}
-	out, errs, code = cli(t, dir, "repro", "--exec", drift, caseFile)
-	if code != spec.ExitFinding || !strings.Contains(out, "REPRODUCED") || !strings.Contains(out, "same row, column and bits as recorded") {
-		t.Fatalf("repro --exec: exit %d, want 1 REPRODUCED at the recorded spot\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "c", "--exec", drift); code != spec.ExitFinding || !strings.Contains(out, "still failing") {
-		t.Fatalf("corpus recheck --exec: exit %d, want 1 still failing\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "bundle", "-dir", "c", "-open", "-o", "b.tar.gz"); code != 0 {
-		t.Fatalf("bundle: exit %d\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "unbundle", "-dir", "theirs", "b.tar.gz"); code != 0 {
-		t.Fatalf("unbundle: exit %d\n%s\n%s", code, out, errs)
-	}
-	theirs := filepath.Join("theirs", filepath.Base(names[0]))
+	theirs := reproAndBundle(t, dir, drift, caseFile, "same row, column and bits as recorded")
 	if out, errs, code = cli(t, dir, "repro", "--exec", drift, theirs); code != spec.ExitFinding {
 		t.Fatalf("repro --exec of the unbundled case: exit %d, want 1\n%s\n%s", code, out, errs)
 	}

@@ -27,14 +27,7 @@ func TestScanJSONGolden(t *testing.T) {
 	if code != spec.ExitFinding {
 		t.Fatalf("exit %d, want %d\n%s%s", code, spec.ExitFinding, out, errs)
 	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res spec.ScanResults
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readJSON[spec.ScanResults](t, jsonPath)
 	if len(res.Scans) != 1 || res.Scans[0].Elapsed <= 0 || res.Duration < res.Scans[0].Elapsed {
 		t.Fatalf("scans %d, duration %v, elapsed %v", len(res.Scans), res.Duration, res.Scans[0].Elapsed)
 	}
