@@ -1,13 +1,10 @@
 package corpus
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -50,37 +47,24 @@ func CertName(c *spec.Certificate) (string, error) {
 func EncodeCertificate(c *spec.Certificate) ([]byte, error) {
 	g := *c
 	g.Format, g.Version = spec.CertificateFormat, spec.CertificateVersion
-	b, err := json.MarshalIndent(&g, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode certificate: %w", err)
-	}
-	return append(b, '\n'), nil
+	return encodeRecord("certificate", &g)
 }
 
 // DecodeCertificate reads a certificate file's content; name is for
 // errors. It refuses another format or version, unknown fields and files
 // over spec.MaxFileBytes.
 func DecodeCertificate(name string, data []byte) (*spec.Certificate, error) {
-	if len(data) > spec.MaxFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes, a certificate may have at most %d", name, len(data), spec.MaxFileBytes)
+	c, err := decodeRecord[spec.Certificate](name, "certificate", data)
+	if err != nil {
+		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var c spec.Certificate
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%s: not a certificate: %w", name, jsonErr(err))
+	if err := checkScanRecord(name, "certificate", c.Format, c.Version, c.Scan, spec.CertificateFormat, spec.CertificateVersion); err != nil {
+		return nil, err
 	}
-	if c.Format != spec.CertificateFormat || c.Version != spec.CertificateVersion {
-		return nil, fmt.Errorf("%s: format %q version %d, want %q version %d", name, truncate(c.Format), c.Version,
-			spec.CertificateFormat, spec.CertificateVersion)
-	}
-	if c.Scan.Target == "" || c.Scan.To < c.Scan.From {
-		return nil, fmt.Errorf("%s: certificate without a scan (target %q, range %d..%d)", name, truncate(c.Scan.Target), c.Scan.From, c.Scan.To)
-	}
-	if err := checkCertAdapter(&c); err != nil {
+	if err := checkCertAdapter(c); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &c, nil
+	return c, nil
 }
 
 // PutCertificate writes c to the folder under CertName, replacing
@@ -106,14 +90,7 @@ func (d *Dir) GetCertificate(name string) (*spec.Certificate, error) {
 	if !IsCertName(name) {
 		return nil, fmt.Errorf("%q is not a certificate file name (cert-, 16 lowercase hex digits, .json)", truncate(name))
 	}
-	path, err := d.resolve(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
-	}
-	if err != nil {
-		return nil, err
-	}
-	data, err := readLimited(path)
+	_, data, err := d.readEntry(name)
 	if err != nil {
 		return nil, err
 	}

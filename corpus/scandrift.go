@@ -1,15 +1,9 @@
 package corpus
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"time"
 
 	"github.com/bitparity/bitparity/internal/atomicfile"
@@ -47,11 +41,7 @@ func NewScanDrift(found spec.ScanResult, env spec.Env) *spec.ScanDriftRecord {
 func EncodeScanDrift(d *spec.ScanDriftRecord) ([]byte, error) {
 	g := *d
 	g.Format, g.Version = spec.ScanDriftFormat, spec.ScanDriftVersion
-	b, err := json.MarshalIndent(&g, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode scan drift: %w", err)
-	}
-	return append(b, '\n'), nil
+	return encodeRecord("scan drift", &g)
 }
 
 // DecodeScanDrift reads a scan drift file's content; name is for errors.
@@ -59,21 +49,12 @@ func EncodeScanDrift(d *spec.ScanDriftRecord) ([]byte, error) {
 // spec.MaxFileBytes, a record without a scan, a state other than open or
 // fixed, and a found result of another scan.
 func DecodeScanDrift(name string, data []byte) (*spec.ScanDriftRecord, error) {
-	if len(data) > spec.MaxFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes, a scan drift may have at most %d", name, len(data), spec.MaxFileBytes)
+	d, err := decodeRecord[spec.ScanDriftRecord](name, "scan drift", data)
+	if err != nil {
+		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var d spec.ScanDriftRecord
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("%s: not a scan drift: %w", name, jsonErr(err))
-	}
-	if d.Format != spec.ScanDriftFormat || d.Version != spec.ScanDriftVersion {
-		return nil, fmt.Errorf("%s: format %q version %d, want %q version %d", name, truncate(d.Format), d.Version,
-			spec.ScanDriftFormat, spec.ScanDriftVersion)
-	}
-	if d.Scan.Target == "" || d.Scan.To < d.Scan.From {
-		return nil, fmt.Errorf("%s: scan drift without a scan (target %q, range %d..%d)", name, truncate(d.Scan.Target), d.Scan.From, d.Scan.To)
+	if err := checkScanRecord(name, "scan drift", d.Format, d.Version, d.Scan, spec.ScanDriftFormat, spec.ScanDriftVersion); err != nil {
+		return nil, err
 	}
 	if d.Status.State != StateOpen && d.Status.State != StateFixed {
 		return nil, fmt.Errorf("%s: status %q, want %s or %s", name, truncate(d.Status.State), StateOpen, StateFixed)
@@ -82,7 +63,7 @@ func DecodeScanDrift(name string, data []byte) (*spec.ScanDriftRecord, error) {
 	if b, _ := CertHash(d.Found.Scan); a != b {
 		return nil, fmt.Errorf("%s: its found result is of another scan (%s, not %s)", name, truncate(d.Found.Scan.Target), truncate(d.Scan.Target))
 	}
-	return &d, nil
+	return d, nil
 }
 
 // PutScanDrift writes d to the folder under ScanDriftName, replacing an
@@ -105,10 +86,7 @@ func (d *Dir) GetScanDrift(name string) (*spec.ScanDriftRecord, error) {
 	if !IsScanDriftName(name) {
 		return nil, fmt.Errorf("%q is not a scan drift file name (drift-, 16 lowercase hex digits, .json)", truncate(name))
 	}
-	data, err := readLimited(d.PathOf(name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
-	}
+	_, data, err := d.readEntry(name)
 	if err != nil {
 		return nil, err
 	}
@@ -122,20 +100,10 @@ func (d *Dir) GetScanDrift(name string) (*spec.ScanDriftRecord, error) {
 	return r, nil
 }
 
-// ScanDrifts lists the scan drift file names in the folder, sorted.
+// ScanDrifts lists the names of the folder's entries named like scan
+// drift files, sorted, whatever their type (as Certificates).
 func (d *Dir) ScanDrifts() ([]string, error) {
-	ents, err := os.ReadDir(d.path)
-	if err != nil {
-		return nil, fmt.Errorf("corpus folder: %w", err)
-	}
-	var names []string
-	for _, e := range ents {
-		if IsScanDriftName(e.Name()) && e.Type().IsRegular() {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	return names, nil
+	return listNamed(d.path, IsScanDriftName)
 }
 
 // RecheckedScanDrift returns d after a rerun of its scan here in env

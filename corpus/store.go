@@ -129,14 +129,11 @@ func (d *Dir) Get(name string) (*File, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	path, err := d.resolve(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
-	}
+	path, data, err := d.readEntry(name)
 	if err != nil {
 		return nil, err
 	}
-	f, err := ReadFile(path)
+	f, err := Decode(filepath.Clean(path), data)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,67 @@
+package corpus
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/bitparity/bitparity/spec"
+)
+
+// A scan's records (certificates, scan drifts) are JSON files beside the
+// case files of a folder store, read and written alike.
+
+// encodeRecord is v as indented JSON and a newline; what names v in the
+// error.
+func encodeRecord(what string, v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", what, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// decodeRecord decodes data, the content of a what file (name for
+// errors), into a T: at most spec.MaxFileBytes, no unknown field.
+func decodeRecord[T any](name, what string, data []byte) (*T, error) {
+	if len(data) > spec.MaxFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes, a %s may have at most %d", name, len(data), what, spec.MaxFileBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var v T
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s: not a %s: %w", name, what, jsonErr(err))
+	}
+	return &v, nil
+}
+
+// checkScanRecord checks what a what record read from name says first:
+// format and version equal to wantFormat and wantVersion, and scan s a
+// target and a range (From <= To).
+func checkScanRecord(name, what, format string, version int, s spec.ScanSpec, wantFormat string, wantVersion int) error {
+	if format != wantFormat || version != wantVersion {
+		return fmt.Errorf("%s: format %q version %d, want %q version %d", name, truncate(format), version, wantFormat, wantVersion)
+	}
+	if s.Target == "" || s.To < s.From {
+		return fmt.Errorf("%s: %s without a scan (target %q, range %d..%d)", name, what, truncate(s.Target), s.From, s.To)
+	}
+	return nil
+}
+
+// readEntry reads the folder's entry name (a symbolic link followed
+// within the folder only, Dir.resolve): at most spec.MaxFileBytes, and
+// ErrNotFound where there is none. It returns the path it read.
+func (d *Dir) readEntry(name string) (string, []byte, error) {
+	path, err := d.resolve(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	data, err := readLimited(path)
+	return path, data, err
+}
