@@ -39,8 +39,6 @@ func cli(t *testing.T, dir string, args ...string) (stdout, stderr string, code 
 	return o.String(), e.String(), 0
 }
 
-// numpyPython is a python3 that imports numpy; without one the test fails
-// unless BITPARITY_SKIP_PYTHON=1 (as in fuzz/external).
 // reproAndBundle checks, in dir, that case file caseFile (under corpus c)
 // reproduces with --exec drift (exit 1, REPRODUCED, output naming
 // recorded) and stays failing in corpus recheck, then bundles c's open
@@ -63,6 +61,8 @@ func reproAndBundle(t *testing.T, dir, drift, caseFile, recorded string) (theirs
 	return filepath.Join("theirs", filepath.Base(caseFile))
 }
 
+// numpyPython is a python3 that imports numpy; without one the test fails
+// unless BITPARITY_SKIP_PYTHON=1 (as in fuzz/external).
 func numpyPython(t *testing.T) string {
 	t.Helper()
 	for _, c := range []string{os.Getenv("BITPARITY_PYTHON"), "/usr/bin/python3", "python3"} {
