@@ -23,19 +23,9 @@ const (
 	MMATF32
 )
 
-func (f MMAFormat) String() string {
-	switch f {
-	case MMANone:
-		return "none"
-	case MMABF16:
-		return "bf16"
-	case MMAFP16:
-		return "fp16"
-	case MMATF32:
-		return "tf32"
-	}
-	return fmt.Sprintf("mma(%d)", uint8(f))
-}
+var mmaNames = []string{MMANone: "none", MMABF16: "bf16", MMAFP16: "fp16", MMATF32: "tf32"}
+
+func (f MMAFormat) String() string { return enumName(mmaNames, uint8(f), "mma") }
 
 // minExp is the exponent of the format's smallest normal value, which its
 // subnormals are given.
