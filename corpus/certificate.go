@@ -5,11 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 
-	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -72,36 +70,14 @@ func DecodeCertificate(name string, data []byte) (*spec.Certificate, error) {
 // truncated file, a link); nothing there is taken on trust. An entry that
 // cannot be replaced (a folder) is an error.
 func (d *Dir) PutCertificate(c *spec.Certificate) (string, error) {
-	name, err := CertName(c)
-	if err != nil {
-		return "", err
-	}
-	data, err := EncodeCertificate(c)
-	if err != nil {
-		return "", err
-	}
-	return name, atomicfile.Write(filepath.Join(d.path, name), data)
+	return certificates.put(d, c)
 }
 
 // GetCertificate reads the certificate stored under name and checks that
 // its scan hashes to name; a symbolic link is followed within the folder
 // only, as by Get.
 func (d *Dir) GetCertificate(name string) (*spec.Certificate, error) {
-	if !IsCertName(name) {
-		return nil, fmt.Errorf("%q is not a certificate file name (cert-, 16 lowercase hex digits, .json)", truncate(name))
-	}
-	_, data, err := d.readEntry(name)
-	if err != nil {
-		return nil, err
-	}
-	c, err := DecodeCertificate(d.PathOf(name), data)
-	if err != nil {
-		return nil, err
-	}
-	if got, _ := CertName(c); got != name {
-		return nil, fmt.Errorf("%s: its scan hashes to %s: the file was renamed or its scan edited", d.PathOf(name), got)
-	}
-	return c, nil
+	return certificates.get(d, name)
 }
 
 // Certificates lists the names of the folder's entries named like

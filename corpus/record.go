@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 
+	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -64,4 +66,55 @@ func (d *Dir) readEntry(name string) (string, []byte, error) {
 	}
 	data, err := readLimited(path)
 	return path, data, err
+}
+
+// scanRecord is how one kind of a scan's records (certificates, scan
+// drifts) is named, encoded and decoded in a folder store.
+type scanRecord[T any] struct {
+	what   string // "certificate", in errors
+	prefix string // of its file names: "cert-"
+	isName func(base string) bool
+	nameOf func(*T) (string, error)
+	encode func(*T) ([]byte, error)
+	decode func(name string, data []byte) (*T, error)
+}
+
+var (
+	certificates = scanRecord[spec.Certificate]{"certificate", "cert-", IsCertName, CertName, EncodeCertificate, DecodeCertificate}
+	scanDrifts   = scanRecord[spec.ScanDriftRecord]{"scan drift", "drift-", IsScanDriftName,
+		func(r *spec.ScanDriftRecord) (string, error) { return ScanDriftName(r.Scan) }, EncodeScanDrift, DecodeScanDrift}
+)
+
+// put writes v to folder d under its name, replacing atomically whatever
+// is there.
+func (k scanRecord[T]) put(d *Dir, v *T) (string, error) {
+	name, err := k.nameOf(v)
+	if err != nil {
+		return "", err
+	}
+	data, err := k.encode(v)
+	if err != nil {
+		return "", err
+	}
+	return name, atomicfile.Write(filepath.Join(d.path, name), data)
+}
+
+// get reads the record stored under name in folder d (Dir.readEntry) and
+// checks that its scan hashes to name.
+func (k scanRecord[T]) get(d *Dir, name string) (*T, error) {
+	if !k.isName(name) {
+		return nil, fmt.Errorf("%q is not a %s file name (%s, 16 lowercase hex digits, .json)", truncate(name), k.what, k.prefix)
+	}
+	_, data, err := d.readEntry(name)
+	if err != nil {
+		return nil, err
+	}
+	v, err := k.decode(d.PathOf(name), data)
+	if err != nil {
+		return nil, err
+	}
+	if got, _ := k.nameOf(v); got != name {
+		return nil, fmt.Errorf("%s: its scan hashes to %s: the file was renamed or its scan edited", d.PathOf(name), got)
+	}
+	return v, nil
 }

@@ -2,11 +2,9 @@ package corpus
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"time"
 
-	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -69,35 +67,13 @@ func DecodeScanDrift(name string, data []byte) (*spec.ScanDriftRecord, error) {
 // PutScanDrift writes d to the folder under ScanDriftName, replacing an
 // earlier drift of the same scan, atomically.
 func (d *Dir) PutScanDrift(r *spec.ScanDriftRecord) (string, error) {
-	name, err := ScanDriftName(r.Scan)
-	if err != nil {
-		return "", err
-	}
-	data, err := EncodeScanDrift(r)
-	if err != nil {
-		return "", err
-	}
-	return name, atomicfile.Write(filepath.Join(d.path, name), data)
+	return scanDrifts.put(d, r)
 }
 
 // GetScanDrift reads the scan drift stored under name and checks that its
 // scan hashes to name.
 func (d *Dir) GetScanDrift(name string) (*spec.ScanDriftRecord, error) {
-	if !IsScanDriftName(name) {
-		return nil, fmt.Errorf("%q is not a scan drift file name (drift-, 16 lowercase hex digits, .json)", truncate(name))
-	}
-	_, data, err := d.readEntry(name)
-	if err != nil {
-		return nil, err
-	}
-	r, err := DecodeScanDrift(d.PathOf(name), data)
-	if err != nil {
-		return nil, err
-	}
-	if got, _ := ScanDriftName(r.Scan); got != name {
-		return nil, fmt.Errorf("%s: its scan hashes to %s: the file was renamed or its scan edited", d.PathOf(name), got)
-	}
-	return r, nil
+	return scanDrifts.get(d, name)
 }
 
 // ScanDrifts lists the names of the folder's entries named like scan
