@@ -102,20 +102,13 @@ func TestExecFindingReplays(t *testing.T) {
 			t.Errorf("run output lacks %q:\n%s", want, out)
 		}
 	}
-	names, err := filepath.Glob(filepath.Join(dir, "c", "*.json"))
-	if err != nil || len(names) != 1 {
-		t.Fatalf("corpus: %v %v, want one case file", names, err)
-	}
-	f, err := corpus.ReadFile(names[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	caseName, f := onlyCaseFile(t, filepath.Join(dir, "c"))
 	want := spec.Adapter{Target: "exec:numpy-drift.rmsnorm", Name: "numpy-drift.rmsnorm", Device: "cpu",
 		About: "numpy: planted drift, the sum of squares backwards when rows % 32 == 0", Exec: drift}
 	if len(f.Adapters) != 1 || f.Adapters[0] != want {
 		t.Fatalf("case file adapters = %+v, want [%+v]", f.Adapters, want)
 	}
-	caseFile := filepath.Join("c", filepath.Base(names[0]))
+	caseFile := filepath.Join("c", filepath.Base(caseName))
 
 	// Without --exec: exit 2, naming the recorded command; nothing runs it.
 	sentinel := filepath.Join(dir, "ran")
@@ -135,7 +128,7 @@ func TestExecFindingReplays(t *testing.T) {
 	if _, err := os.Stat(sentinel); err == nil {
 		t.Fatal("a command line from a case file was run")
 	}
-	if g, err := corpus.ReadFile(names[0]); err != nil || g.Status.State != corpus.StateOpen || !g.Status.Checked.IsZero() {
+	if g, err := corpus.ReadFile(caseName); err != nil || g.Status.State != corpus.StateOpen || !g.Status.Checked.IsZero() {
 		t.Fatalf("a refused recheck touched the case: %+v %v", g.Status, err)
 	}
 
