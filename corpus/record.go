@@ -3,9 +3,7 @@ package corpus
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 
 	"github.com/bitparity/bitparity/internal/atomicfile"
@@ -51,21 +49,6 @@ func checkScanRecord(name, what, format string, version int, s spec.ScanSpec, wa
 		return fmt.Errorf("%s: %s without a scan (target %q, range %d..%d)", name, what, truncate(s.Target), s.From, s.To)
 	}
 	return nil
-}
-
-// readEntry reads the folder's entry name (a symbolic link followed
-// within the folder only, Dir.resolve): at most spec.MaxFileBytes, and
-// ErrNotFound where there is none. It returns the path it read.
-func (d *Dir) readEntry(name string) (string, []byte, error) {
-	path, err := d.resolve(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
-	}
-	if err != nil {
-		return "", nil, err
-	}
-	data, err := readLimited(path)
-	return path, data, err
 }
 
 // scanRecord is how one kind of a scan's records (certificates, scan

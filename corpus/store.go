@@ -140,6 +140,21 @@ func (d *Dir) Get(name string) (*File, error) {
 	return named(d.PathOf(name), name, f)
 }
 
+// readEntry reads the folder's entry name (a symbolic link followed
+// within the folder only, Dir.resolve): at most spec.MaxFileBytes, and
+// ErrNotFound where there is none. It returns the path it read.
+func (d *Dir) readEntry(name string) (string, []byte, error) {
+	path, err := d.resolve(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	data, err := readLimited(path)
+	return path, data, err
+}
+
 // resolve returns the path to read the entry name from: the entry itself,
 // or, for a symbolic link, the file it resolves to when that lies inside
 // the folder. A link that leaves the folder, loops or dangles is an error
