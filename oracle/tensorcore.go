@@ -83,13 +83,10 @@ func (t TensorCore) Validate() error {
 	if t.Format == MMANone || t.Format > MMATF32 {
 		return fmt.Errorf("tensor core: unknown format %d", t.Format)
 	}
-	if t.K < 1 || t.K > 64 {
-		return fmt.Errorf("tensor core: k %d: want 1..64", t.K)
+	if err := inRange("tensor core: k", t.K, 1, 64); err != nil {
+		return err
 	}
-	if t.FracBits < 1 || t.FracBits > 40 {
-		return fmt.Errorf("tensor core: frac bits %d: want 1..40", t.FracBits)
-	}
-	return nil
+	return inRange("tensor core: frac bits", t.FracBits, 1, 40)
 }
 
 func (t TensorCore) String() string {
