@@ -32,37 +32,17 @@ func CertHash(s spec.ScanSpec) (string, error) {
 }
 
 // CertName returns the file name of certificate c.
-func CertName(c *spec.Certificate) (string, error) {
-	h, err := CertHash(c.Scan)
-	if err != nil {
-		return "", err
-	}
-	return "cert-" + h + ".json", nil
-}
+func CertName(c *spec.Certificate) (string, error) { return certificates.nameOf(c.Scan) }
 
 // EncodeCertificate writes c as indented JSON with its format and version
 // set.
-func EncodeCertificate(c *spec.Certificate) ([]byte, error) {
-	g := *c
-	g.Format, g.Version = spec.CertificateFormat, spec.CertificateVersion
-	return encodeRecord("certificate", &g)
-}
+func EncodeCertificate(c *spec.Certificate) ([]byte, error) { return certificates.encode(c) }
 
 // DecodeCertificate reads a certificate file's content; name is for
 // errors. It refuses another format or version, unknown fields and files
 // over spec.MaxFileBytes.
 func DecodeCertificate(name string, data []byte) (*spec.Certificate, error) {
-	c, err := decodeRecord[spec.Certificate](name, "certificate", data)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkScanRecord(name, "certificate", c.Format, c.Version, c.Scan, spec.CertificateFormat, spec.CertificateVersion); err != nil {
-		return nil, err
-	}
-	if err := checkCertAdapter(c); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return c, nil
+	return certificates.decode(name, data)
 }
 
 // PutCertificate writes c to the folder under CertName, replacing

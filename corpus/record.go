@@ -38,40 +38,80 @@ func decodeRecord[T any](name, what string, data []byte) (*T, error) {
 	return &v, nil
 }
 
-// checkScanRecord checks what a what record read from name says first:
-// format and version equal to wantFormat and wantVersion, and scan s a
-// target and a range (From <= To).
-func checkScanRecord(name, what, format string, version int, s spec.ScanSpec, wantFormat string, wantVersion int) error {
-	if format != wantFormat || version != wantVersion {
-		return fmt.Errorf("%s: format %q version %d, want %q version %d", name, truncate(format), version, wantFormat, wantVersion)
-	}
-	if s.Target == "" || s.To < s.From {
-		return fmt.Errorf("%s: %s without a scan (target %q, range %d..%d)", name, what, truncate(s.Target), s.From, s.To)
-	}
-	return nil
-}
-
-// scanRecord is how one kind of a scan's records (certificates, scan
-// drifts) is named, encoded and decoded in a folder store.
+// scanRecord is one kind of a scan's records (certificates, scan
+// drifts): what it is called, its file names (prefix + CertHash(scan) +
+// ".json"), its format and version, where a T keeps them and its scan
+// (head), and what else a T it reads must hold (check).
 type scanRecord[T any] struct {
-	what   string // "certificate", in errors
-	prefix string // of its file names: "cert-"
-	isName func(base string) bool
-	nameOf func(*T) (string, error)
-	encode func(*T) ([]byte, error)
-	decode func(name string, data []byte) (*T, error)
+	what    string // "certificate", in errors
+	prefix  string // "cert-"
+	isName  func(base string) bool
+	format  string
+	version int
+	head    func(*T) (format *string, version *int, scan *spec.ScanSpec)
+	check   func(name string, v *T) error
 }
 
 var (
-	certificates = scanRecord[spec.Certificate]{"certificate", "cert-", IsCertName, CertName, EncodeCertificate, DecodeCertificate}
-	scanDrifts   = scanRecord[spec.ScanDriftRecord]{"scan drift", "drift-", IsScanDriftName,
-		func(r *spec.ScanDriftRecord) (string, error) { return ScanDriftName(r.Scan) }, EncodeScanDrift, DecodeScanDrift}
+	certificates = scanRecord[spec.Certificate]{what: "certificate", prefix: "cert-", isName: IsCertName,
+		format: spec.CertificateFormat, version: spec.CertificateVersion,
+		head: func(c *spec.Certificate) (*string, *int, *spec.ScanSpec) { return &c.Format, &c.Version, &c.Scan },
+		check: func(name string, c *spec.Certificate) error {
+			if err := checkCertAdapter(c); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		}}
+	scanDrifts = scanRecord[spec.ScanDriftRecord]{what: "scan drift", prefix: "drift-", isName: IsScanDriftName,
+		format: spec.ScanDriftFormat, version: spec.ScanDriftVersion,
+		head:  func(d *spec.ScanDriftRecord) (*string, *int, *spec.ScanSpec) { return &d.Format, &d.Version, &d.Scan },
+		check: checkScanDrift}
 )
+
+// nameOf is the file name of the record of scan s.
+func (k scanRecord[T]) nameOf(s spec.ScanSpec) (string, error) {
+	h, err := CertHash(s)
+	if err != nil {
+		return "", err
+	}
+	return k.prefix + h + ".json", nil
+}
+
+// encode writes v as indented JSON with its format and version set.
+func (k scanRecord[T]) encode(v *T) ([]byte, error) {
+	g := *v
+	format, version, _ := k.head(&g)
+	*format, *version = k.format, k.version
+	return encodeRecord(k.what, &g)
+}
+
+// decode reads a record file's content; name is for errors. It refuses a
+// file over spec.MaxFileBytes, unknown fields, another format or
+// version, a record without a scan (a target and a range From <= To) and
+// what check refuses.
+func (k scanRecord[T]) decode(name string, data []byte) (*T, error) {
+	v, err := decodeRecord[T](name, k.what, data)
+	if err != nil {
+		return nil, err
+	}
+	format, version, s := k.head(v)
+	if *format != k.format || *version != k.version {
+		return nil, fmt.Errorf("%s: format %q version %d, want %q version %d", name, truncate(*format), *version, k.format, k.version)
+	}
+	if s.Target == "" || s.To < s.From {
+		return nil, fmt.Errorf("%s: %s without a scan (target %q, range %d..%d)", name, k.what, truncate(s.Target), s.From, s.To)
+	}
+	if err := k.check(name, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
 
 // put writes v to folder d under its name, replacing atomically whatever
 // is there.
 func (k scanRecord[T]) put(d *Dir, v *T) (string, error) {
-	name, err := k.nameOf(v)
+	_, _, s := k.head(v)
+	name, err := k.nameOf(*s)
 	if err != nil {
 		return "", err
 	}
@@ -96,7 +136,8 @@ func (k scanRecord[T]) get(d *Dir, name string) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
-	if got, _ := k.nameOf(v); got != name {
+	_, _, s := k.head(v)
+	if got, _ := k.nameOf(*s); got != name {
 		return nil, fmt.Errorf("%s: its scan hashes to %s: the file was renamed or its scan edited", d.PathOf(name), got)
 	}
 	return v, nil

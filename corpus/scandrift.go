@@ -19,13 +19,7 @@ var driftRE = regexp.MustCompile(`^drift-[0-9a-f]{16}\.json$`)
 func IsScanDriftName(base string) bool { return driftRE.MatchString(base) }
 
 // ScanDriftName returns the file name of the drift of scan s.
-func ScanDriftName(s spec.ScanSpec) (string, error) {
-	h, err := CertHash(s)
-	if err != nil {
-		return "", err
-	}
-	return "drift-" + h + ".json", nil
-}
+func ScanDriftName(s spec.ScanSpec) (string, error) { return scanDrifts.nameOf(s) }
 
 // NewScanDrift is the record of drift found, a scan's result, made in env
 // now: open, never rechecked.
@@ -36,32 +30,27 @@ func NewScanDrift(found spec.ScanResult, env spec.Env) *spec.ScanDriftRecord {
 
 // EncodeScanDrift writes d as indented JSON with its format and version
 // set.
-func EncodeScanDrift(d *spec.ScanDriftRecord) ([]byte, error) {
-	g := *d
-	g.Format, g.Version = spec.ScanDriftFormat, spec.ScanDriftVersion
-	return encodeRecord("scan drift", &g)
-}
+func EncodeScanDrift(d *spec.ScanDriftRecord) ([]byte, error) { return scanDrifts.encode(d) }
 
 // DecodeScanDrift reads a scan drift file's content; name is for errors.
 // It refuses another format or version, unknown fields, files over
 // spec.MaxFileBytes, a record without a scan, a state other than open or
 // fixed, and a found result of another scan.
 func DecodeScanDrift(name string, data []byte) (*spec.ScanDriftRecord, error) {
-	d, err := decodeRecord[spec.ScanDriftRecord](name, "scan drift", data)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkScanRecord(name, "scan drift", d.Format, d.Version, d.Scan, spec.ScanDriftFormat, spec.ScanDriftVersion); err != nil {
-		return nil, err
-	}
+	return scanDrifts.decode(name, data)
+}
+
+// checkScanDrift refuses a scan drift d (read from name) whose state is
+// other than open or fixed, or whose found result is of another scan.
+func checkScanDrift(name string, d *spec.ScanDriftRecord) error {
 	if d.Status.State != StateOpen && d.Status.State != StateFixed {
-		return nil, fmt.Errorf("%s: status %q, want %s or %s", name, truncate(d.Status.State), StateOpen, StateFixed)
+		return fmt.Errorf("%s: status %q, want %s or %s", name, truncate(d.Status.State), StateOpen, StateFixed)
 	}
 	a, _ := CertHash(d.Scan)
 	if b, _ := CertHash(d.Found.Scan); a != b {
-		return nil, fmt.Errorf("%s: its found result is of another scan (%s, not %s)", name, truncate(d.Found.Scan.Target), truncate(d.Scan.Target))
+		return fmt.Errorf("%s: its found result is of another scan (%s, not %s)", name, truncate(d.Found.Scan.Target), truncate(d.Scan.Target))
 	}
-	return d, nil
+	return nil
 }
 
 // PutScanDrift writes d to the folder under ScanDriftName, replacing an
