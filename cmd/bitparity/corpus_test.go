@@ -53,6 +53,19 @@ func writeCase(t *testing.T, f *corpus.File) string {
 	return p
 }
 
+// splitKFoundHere is a case file of the shipped split-K-by-M case with
+// the finding it gives here and now, so that its first difference is
+// current.
+func splitKFoundHere(t *testing.T) *corpus.File {
+	t.Helper()
+	_, k := knownFile(t, "split-K chosen by M")
+	fd, err := fuzz.Check(context.Background(), k.Case)
+	if err != nil || fd == nil {
+		t.Fatalf("the known split-K case finds nothing here: %v", err)
+	}
+	return corpus.NewFile(fd.Case, fd, fd.Env, "test")
+}
+
 // claimedFor is a copy of case file f whose case and finding name target
 // as the one that drifted, with the signature recomputed.
 func claimedFor(f *corpus.File, target string) *corpus.File {
@@ -65,13 +78,7 @@ func claimedFor(f *corpus.File, target string) *corpus.File {
 }
 
 func TestRepro(t *testing.T) {
-	// a finding made here and now, so its first difference is current
-	_, k := knownFile(t, "split-K chosen by M")
-	fd0, err := fuzz.Check(context.Background(), k.Case)
-	if err != nil || fd0 == nil {
-		t.Fatalf("the known split-K case finds nothing here: %v", err)
-	}
-	f := corpus.NewFile(fd0.Case, fd0, fd0.Env, "test")
+	f := splitKFoundHere(t)
 	drift := writeCase(t, f)
 	out, _, code := bp(t, "repro", drift)
 	if code != spec.ExitFinding || !strings.Contains(out, "REPRODUCED") || !strings.Contains(out, "same row, column and bits") {
@@ -201,12 +208,7 @@ func TestCorpusCommands(t *testing.T) {
 // warning naming it and fails ls (exit 2) and recheck (exit 3), never
 // skipped in silence.
 func TestCorpusSymlink(t *testing.T) {
-	_, k := knownFile(t, "split-K chosen by M")
-	fd, err := fuzz.Check(context.Background(), k.Case)
-	if err != nil || fd == nil {
-		t.Fatalf("the known split-K case finds nothing here: %v", err)
-	}
-	f := corpus.NewFile(fd.Case, fd, fd.Env, "test")
+	f := splitKFoundHere(t)
 	name, _ := f.Name()
 	data, _ := corpus.Encode(f)
 
