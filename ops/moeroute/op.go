@@ -60,18 +60,12 @@ func (Op) Seeded(d ops.Draw, keys []uint64) (ops.Input, error) {
 	if err := checkIn(d.DType); err != nil {
 		return nil, err
 	}
-	sensitive := d.Dist == DistSensitive
-	if sensitive {
-		d.Dist = string(spec.DistNormal)
-	}
-	b, err := ops.SeededRows(d, TensorLogits, e, keys)
+	b, err := ops.SeededRowsSensitive(d, TensorLogits, e, keys, DistSensitive, func(x []float32, key uint64) error {
+		SensitiveRow(x, k, d.DType, key)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("moe_route: %w", err)
-	}
-	if sensitive {
-		for i, key := range keys {
-			SensitiveRow(b.Row(i), k, d.DType, key)
-		}
 	}
 	return b, nil
 }

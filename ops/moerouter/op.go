@@ -60,22 +60,14 @@ func (Op) Seeded(d ops.Draw, keys []uint64) (ops.Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("moe_router: %w", err)
 	}
-	sensitive := d.Dist == DistSensitive
-	if sensitive {
-		d.Dist = string(spec.DistNormal)
-	}
-	rows, err := ops.SeededRows(d, TensorX, h, keys)
+	rows, err := ops.SeededRowsSensitive(d, TensorX, h, keys, DistSensitive, func(x []float32, key uint64) error {
+		if key%4 == 3 {
+			return nil // left as drawn
+		}
+		return SensitiveRow(x, w, e, k, d.DType)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("moe_router: %w", err)
-	}
-	if sensitive {
-		for i, key := range keys {
-			if key%4 != 3 {
-				if err := SensitiveRow(rows.Row(i), w, e, k, d.DType); err != nil {
-					return nil, err
-				}
-			}
-		}
 	}
 	return &Batch{Rows: rows, W: w}, nil
 }
