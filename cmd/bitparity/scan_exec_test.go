@@ -8,40 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/spec"
 )
 
 // tinyProfile is the small model of docs/python.md's first hour: hidden
 // 192, max_tokens 192.
-// onlyEntry opens corpus folder dir and returns it with the one name
-// list gives (Dir.Certificates, Dir.ScanDrifts), failing the test where
-// it gives none or more than one.
-func onlyEntry(t *testing.T, dir string, list func(*corpus.Dir) ([]string, error)) (*corpus.Dir, string) {
-	t.Helper()
-	d, err := corpus.OpenDir(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := list(d)
-	if err != nil || len(names) != 1 {
-		t.Fatalf("%s: %v %v, want one", dir, names, err)
-	}
-	return d, names[0]
-}
-
-// onlyCertificate is onlyEntry of the certificates of dir, with the
-// certificate.
-func onlyCertificate(t *testing.T, dir string) (*corpus.Dir, string, *spec.Certificate) {
-	t.Helper()
-	d, name := onlyEntry(t, dir, (*corpus.Dir).Certificates)
-	c, err := d.GetCertificate(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d, name, c
-}
-
 func tinyProfile() string { return adapterScript("examples/tiny-model.json") }
 
 // TestScanExecCertificate: scan --exec of the kit's exact NumPy RMSNorm at
