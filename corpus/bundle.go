@@ -218,11 +218,8 @@ func Unbundle(r io.Reader, dst Store) (*UnbundleReport, error) {
 	if err := json.Unmarshal(mdata, &m); err != nil {
 		return rep, fmt.Errorf("bundle: %s: %w", ManifestName, jsonErr(err))
 	}
-	if m.Format != BundleFormat {
-		return rep, fmt.Errorf("bundle: %s: format %q, want %q", ManifestName, truncate(m.Format), BundleFormat)
-	}
-	if m.Version != BundleVersion {
-		return rep, fmt.Errorf("bundle: %s: version %d, this build reads version %d", ManifestName, m.Version, BundleVersion)
+	if err := checkHead("bundle: "+ManifestName, m.Format, m.Version, BundleFormat, BundleVersion); err != nil {
+		return rep, err
 	}
 	if len(m.Files) > spec.MaxBundleFiles {
 		return rep, fmt.Errorf("bundle: %s lists %d files, the limit is %d", ManifestName, len(m.Files), spec.MaxBundleFiles)

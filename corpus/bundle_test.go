@@ -229,7 +229,7 @@ func TestUnbundleHostile(t *testing.T) {
 		want string
 	}{
 		{"not gzip", []byte("hello"), "not a gzip"},
-		{"wrong bundle version", makeBundle(t, &Manifest{Format: BundleFormat, Version: 7}), "version 7"},
+		{"wrong bundle version", makeBundle(t, &Manifest{Format: BundleFormat, Version: 7}), "version: 7"},
 		{"wrong bundle format", makeBundle(t, &Manifest{Format: "zip", Version: 1}), "format"},
 		{"no manifest first", func() []byte {
 			var buf bytes.Buffer

@@ -1,19 +1,14 @@
 package corpus
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/external"
-	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -38,50 +33,17 @@ func CertHash(s spec.ScanSpec) (string, error) {
 }
 
 // CertName returns the file name of certificate c.
-func CertName(c *spec.Certificate) (string, error) {
-	h, err := CertHash(c.Scan)
-	if err != nil {
-		return "", err
-	}
-	return "cert-" + h + ".json", nil
-}
+func CertName(c *spec.Certificate) (string, error) { return certificates.nameOf(c.Scan) }
 
 // EncodeCertificate writes c as indented JSON with its format and version
 // set.
-func EncodeCertificate(c *spec.Certificate) ([]byte, error) {
-	g := *c
-	g.Format, g.Version = spec.CertificateFormat, spec.CertificateVersion
-	b, err := json.MarshalIndent(&g, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode certificate: %w", err)
-	}
-	return append(b, '\n'), nil
-}
+func EncodeCertificate(c *spec.Certificate) ([]byte, error) { return certificates.encode(c) }
 
 // DecodeCertificate reads a certificate file's content; name is for
 // errors. It refuses another format or version, unknown fields and files
 // over spec.MaxFileBytes.
 func DecodeCertificate(name string, data []byte) (*spec.Certificate, error) {
-	if len(data) > spec.MaxFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes, a certificate may have at most %d", name, len(data), spec.MaxFileBytes)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var c spec.Certificate
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%s: not a certificate: %w", name, jsonErr(err))
-	}
-	if c.Format != spec.CertificateFormat || c.Version != spec.CertificateVersion {
-		return nil, fmt.Errorf("%s: format %q version %d, want %q version %d", name, truncate(c.Format), c.Version,
-			spec.CertificateFormat, spec.CertificateVersion)
-	}
-	if c.Scan.Target == "" || c.Scan.To < c.Scan.From {
-		return nil, fmt.Errorf("%s: certificate without a scan (target %q, range %d..%d)", name, truncate(c.Scan.Target), c.Scan.From, c.Scan.To)
-	}
-	if err := checkCertAdapter(&c); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return &c, nil
+	return certificates.decode(name, data)
 }
 
 // PutCertificate writes c to the folder under CertName, replacing
@@ -89,43 +51,14 @@ func DecodeCertificate(name string, data []byte) (*spec.Certificate, error) {
 // truncated file, a link); nothing there is taken on trust. An entry that
 // cannot be replaced (a folder) is an error.
 func (d *Dir) PutCertificate(c *spec.Certificate) (string, error) {
-	name, err := CertName(c)
-	if err != nil {
-		return "", err
-	}
-	data, err := EncodeCertificate(c)
-	if err != nil {
-		return "", err
-	}
-	return name, atomicfile.Write(filepath.Join(d.path, name), data)
+	return certificates.put(d, c)
 }
 
 // GetCertificate reads the certificate stored under name and checks that
 // its scan hashes to name; a symbolic link is followed within the folder
 // only, as by Get.
 func (d *Dir) GetCertificate(name string) (*spec.Certificate, error) {
-	if !IsCertName(name) {
-		return nil, fmt.Errorf("%q is not a certificate file name (cert-, 16 lowercase hex digits, .json)", truncate(name))
-	}
-	path, err := d.resolve(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
-	}
-	if err != nil {
-		return nil, err
-	}
-	data, err := readLimited(path)
-	if err != nil {
-		return nil, err
-	}
-	c, err := DecodeCertificate(d.PathOf(name), data)
-	if err != nil {
-		return nil, err
-	}
-	if got, _ := CertName(c); got != name {
-		return nil, fmt.Errorf("%s: its scan hashes to %s: the file was renamed or its scan edited", d.PathOf(name), got)
-	}
-	return c, nil
+	return certificates.get(d, name)
 }
 
 // Certificates lists the names of the folder's entries named like

@@ -254,6 +254,18 @@ type wire struct {
 	Adapters  json.RawMessage `json:"adapters,omitempty"`
 }
 
+// checkHead refuses a file (where, for the error) whose format and
+// version are not wantFormat and wantVersion.
+func checkHead(where, format string, version int, wantFormat string, wantVersion int) error {
+	if format != wantFormat {
+		return fmt.Errorf("%s: format: %q, want %q", where, truncate(format), wantFormat)
+	}
+	if version != wantVersion {
+		return fmt.Errorf("%s: version: %d, this build reads version %d", where, version, wantVersion)
+	}
+	return nil
+}
+
 // Decode parses and validates one case file; name (a path or a bundle
 // member) only labels errors. It checks, in order: the size (at most
 // spec.MaxFileBytes), the format and version, the schema (unknown top-level or
@@ -270,11 +282,8 @@ func Decode(name string, data []byte) (*File, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%s: not a case file: %w", name, jsonErr(err))
 	}
-	if head.Format != Format {
-		return nil, fmt.Errorf("%s: format: %q, want %q", name, truncate(head.Format), Format)
-	}
-	if head.Version != Version {
-		return nil, fmt.Errorf("%s: version: %d, this build reads version %d", name, head.Version, Version)
+	if err := checkHead(name, head.Format, head.Version, Format, Version); err != nil {
+		return nil, err
 	}
 	var w wire
 	if err := strict(data, &w); err != nil {

@@ -127,10 +127,10 @@ func TestPutCertificateReplacesJunk(t *testing.T) {
 	}
 }
 
-// TestSymlinkedEntries: a link under a case's or a certificate's name is
-// listed and followed when it resolves inside the folder, and refused with
-// an error naming it otherwise (never skipped in silence); a folder under a
-// case's name is listed and refused.
+// TestSymlinkedEntries: a link under a case's, a certificate's or a scan
+// drift's name is listed and followed when it resolves inside the folder,
+// and refused with an error naming it otherwise (never skipped in
+// silence); a folder under a case's name is listed and refused.
 func TestSymlinkedEntries(t *testing.T) {
 	d := mustDir(t)
 	f := NewFile(seedCase(1), sampleFinding(seedCase(1)), spec.Env{}, "test")
@@ -172,21 +172,34 @@ func TestSymlinkedEntries(t *testing.T) {
 		t.Errorf("Get of a link outside the folder: %v, want a refusal", err)
 	}
 
-	// certificates: the same rule
+	// certificates and scan drifts: the same rule
 	c := testCert()
 	cname, _ := CertName(c)
 	cdata, _ := EncodeCertificate(c)
-	write(t, filepath.Join(d.Path(), "keep", cname), cdata)
-	symlink(t, filepath.Join("keep", cname), d.PathOf(cname))
-	if certs, err := d.Certificates(); err != nil || len(certs) != 1 {
-		t.Fatalf("Certificates = %v %v, want the linked one", certs, err)
-	}
-	if _, err := d.GetCertificate(cname); err != nil {
-		t.Errorf("GetCertificate of a link inside the folder: %v", err)
-	}
-	os.Remove(d.PathOf(cname))
-	symlink(t, filepath.Join(t.TempDir(), "x"), d.PathOf(cname))
-	if _, err := d.GetCertificate(cname); err == nil || errors.Is(err, ErrNotFound) {
-		t.Errorf("GetCertificate of a dangling link: %v, want a refusal", err)
+	s := rmsnormScan("drift-rmsnorm-te-mod32", 40)
+	dname, _ := ScanDriftName(s)
+	ddata, _ := EncodeScanDrift(NewScanDrift(spec.ScanResult{Scan: s, Verdict: spec.ScanDrift}, spec.Env{}))
+	for _, k := range []struct {
+		what, name string
+		data       []byte
+		list       func() ([]string, error)
+		get        func(name string) error
+	}{
+		{"certificate", cname, cdata, d.Certificates, func(n string) error { _, err := d.GetCertificate(n); return err }},
+		{"scan drift", dname, ddata, d.ScanDrifts, func(n string) error { _, err := d.GetScanDrift(n); return err }},
+	} {
+		write(t, filepath.Join(d.Path(), "keep", k.name), k.data)
+		symlink(t, filepath.Join("keep", k.name), d.PathOf(k.name))
+		if names, err := k.list(); err != nil || len(names) != 1 {
+			t.Fatalf("%s list = %v %v, want the linked one", k.what, names, err)
+		}
+		if err := k.get(k.name); err != nil {
+			t.Errorf("get of a %s linked inside the folder: %v", k.what, err)
+		}
+		os.Remove(d.PathOf(k.name))
+		symlink(t, filepath.Join(t.TempDir(), "x"), d.PathOf(k.name))
+		if err := k.get(k.name); err == nil || errors.Is(err, ErrNotFound) {
+			t.Errorf("get of a dangling %s link: %v, want a refusal", k.what, err)
+		}
 	}
 }

@@ -1,18 +1,10 @@
 package corpus
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
 	"time"
 
-	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -27,13 +19,7 @@ var driftRE = regexp.MustCompile(`^drift-[0-9a-f]{16}\.json$`)
 func IsScanDriftName(base string) bool { return driftRE.MatchString(base) }
 
 // ScanDriftName returns the file name of the drift of scan s.
-func ScanDriftName(s spec.ScanSpec) (string, error) {
-	h, err := CertHash(s)
-	if err != nil {
-		return "", err
-	}
-	return "drift-" + h + ".json", nil
-}
+func ScanDriftName(s spec.ScanSpec) (string, error) { return scanDrifts.nameOf(s) }
 
 // NewScanDrift is the record of drift found, a scan's result, made in env
 // now: open, never rechecked.
@@ -44,98 +30,45 @@ func NewScanDrift(found spec.ScanResult, env spec.Env) *spec.ScanDriftRecord {
 
 // EncodeScanDrift writes d as indented JSON with its format and version
 // set.
-func EncodeScanDrift(d *spec.ScanDriftRecord) ([]byte, error) {
-	g := *d
-	g.Format, g.Version = spec.ScanDriftFormat, spec.ScanDriftVersion
-	b, err := json.MarshalIndent(&g, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode scan drift: %w", err)
-	}
-	return append(b, '\n'), nil
-}
+func EncodeScanDrift(d *spec.ScanDriftRecord) ([]byte, error) { return scanDrifts.encode(d) }
 
 // DecodeScanDrift reads a scan drift file's content; name is for errors.
 // It refuses another format or version, unknown fields, files over
 // spec.MaxFileBytes, a record without a scan, a state other than open or
 // fixed, and a found result of another scan.
 func DecodeScanDrift(name string, data []byte) (*spec.ScanDriftRecord, error) {
-	if len(data) > spec.MaxFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes, a scan drift may have at most %d", name, len(data), spec.MaxFileBytes)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var d spec.ScanDriftRecord
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("%s: not a scan drift: %w", name, jsonErr(err))
-	}
-	if d.Format != spec.ScanDriftFormat || d.Version != spec.ScanDriftVersion {
-		return nil, fmt.Errorf("%s: format %q version %d, want %q version %d", name, truncate(d.Format), d.Version,
-			spec.ScanDriftFormat, spec.ScanDriftVersion)
-	}
-	if d.Scan.Target == "" || d.Scan.To < d.Scan.From {
-		return nil, fmt.Errorf("%s: scan drift without a scan (target %q, range %d..%d)", name, truncate(d.Scan.Target), d.Scan.From, d.Scan.To)
-	}
+	return scanDrifts.decode(name, data)
+}
+
+// checkScanDrift refuses a scan drift d (read from name) whose state is
+// other than open or fixed, or whose found result is of another scan.
+func checkScanDrift(name string, d *spec.ScanDriftRecord) error {
 	if d.Status.State != StateOpen && d.Status.State != StateFixed {
-		return nil, fmt.Errorf("%s: status %q, want %s or %s", name, truncate(d.Status.State), StateOpen, StateFixed)
+		return fmt.Errorf("%s: status %q, want %s or %s", name, truncate(d.Status.State), StateOpen, StateFixed)
 	}
 	a, _ := CertHash(d.Scan)
 	if b, _ := CertHash(d.Found.Scan); a != b {
-		return nil, fmt.Errorf("%s: its found result is of another scan (%s, not %s)", name, truncate(d.Found.Scan.Target), truncate(d.Scan.Target))
+		return fmt.Errorf("%s: its found result is of another scan (%s, not %s)", name, truncate(d.Found.Scan.Target), truncate(d.Scan.Target))
 	}
-	return &d, nil
+	return nil
 }
 
 // PutScanDrift writes d to the folder under ScanDriftName, replacing an
 // earlier drift of the same scan, atomically.
 func (d *Dir) PutScanDrift(r *spec.ScanDriftRecord) (string, error) {
-	name, err := ScanDriftName(r.Scan)
-	if err != nil {
-		return "", err
-	}
-	data, err := EncodeScanDrift(r)
-	if err != nil {
-		return "", err
-	}
-	return name, atomicfile.Write(filepath.Join(d.path, name), data)
+	return scanDrifts.put(d, r)
 }
 
 // GetScanDrift reads the scan drift stored under name and checks that its
 // scan hashes to name.
 func (d *Dir) GetScanDrift(name string) (*spec.ScanDriftRecord, error) {
-	if !IsScanDriftName(name) {
-		return nil, fmt.Errorf("%q is not a scan drift file name (drift-, 16 lowercase hex digits, .json)", truncate(name))
-	}
-	data, err := readLimited(d.PathOf(name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
-	}
-	if err != nil {
-		return nil, err
-	}
-	r, err := DecodeScanDrift(d.PathOf(name), data)
-	if err != nil {
-		return nil, err
-	}
-	if got, _ := ScanDriftName(r.Scan); got != name {
-		return nil, fmt.Errorf("%s: its scan hashes to %s: the file was renamed or its scan edited", d.PathOf(name), got)
-	}
-	return r, nil
+	return scanDrifts.get(d, name)
 }
 
-// ScanDrifts lists the scan drift file names in the folder, sorted.
+// ScanDrifts lists the names of the folder's entries named like scan
+// drift files, sorted, whatever their type (as Certificates).
 func (d *Dir) ScanDrifts() ([]string, error) {
-	ents, err := os.ReadDir(d.path)
-	if err != nil {
-		return nil, fmt.Errorf("corpus folder: %w", err)
-	}
-	var names []string
-	for _, e := range ents {
-		if IsScanDriftName(e.Name()) && e.Type().IsRegular() {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	return names, nil
+	return listNamed(d.path, IsScanDriftName)
 }
 
 // RecheckedScanDrift returns d after a rerun of its scan here in env

@@ -129,18 +129,30 @@ func (d *Dir) Get(name string) (*File, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	path, err := d.resolve(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
-	}
+	path, data, err := d.readEntry(name)
 	if err != nil {
 		return nil, err
 	}
-	f, err := ReadFile(path)
+	f, err := Decode(filepath.Clean(path), data)
 	if err != nil {
 		return nil, err
 	}
 	return named(d.PathOf(name), name, f)
+}
+
+// readEntry reads the folder's entry name (a symbolic link followed
+// within the folder only, Dir.resolve): at most spec.MaxFileBytes, and
+// ErrNotFound where there is none. It returns the path it read.
+func (d *Dir) readEntry(name string) (string, []byte, error) {
+	path, err := d.resolve(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, fmt.Errorf("%s: %w", d.PathOf(name), ErrNotFound)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	data, err := readLimited(path)
+	return path, data, err
 }
 
 // resolve returns the path to read the entry name from: the entry itself,

@@ -75,6 +75,27 @@ func SeededRows(d Draw, tensor uint64, cols int, keys []uint64) (*Rows, error) {
 	return b, nil
 }
 
+// SeededRowsSensitive is SeededRows of d, except for a draw of
+// distribution sensitive (an op's own): the rows are drawn normal, then
+// sensitize moves each row, by the row's key, onto the op's decision
+// boundary.
+func SeededRowsSensitive(d Draw, tensor uint64, cols int, keys []uint64, sensitive string, sensitize func(row []float32, key uint64) error) (*Rows, error) {
+	if d.Dist != sensitive {
+		return SeededRows(d, tensor, cols, keys)
+	}
+	d.Dist = string(spec.DistNormal)
+	b, err := SeededRows(d, tensor, cols, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, key := range keys {
+		if err := sensitize(b.Row(i), key); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
 // ExplicitRows checks that values are whole rows of cols values, each
 // exactly a dt value, and returns them as a batch.
 func ExplicitRows(s Shape, dt oracle.DType, cols int, vals []float32) (*Rows, error) {

@@ -35,3 +35,22 @@ type SensitiveRows interface {
 	// Shows is the alternatives the batch's own row of slot j shows.
 	Shows(j int) (power.Set, error)
 }
+
+// Incremental measures one candidate row as its elements change (power's
+// RMSNormCheck and GEMMCheck).
+type Incremental interface {
+	Set(k int, v float32)
+	Shows() power.Set
+}
+
+// CheckOf is SensitiveRows.Check's function for c, made with err: it
+// stores v in element k through c and returns what c shows then.
+func CheckOf(c Incremental, err error) (func(k int, v float32) power.Set, error) {
+	if err != nil {
+		return nil, err
+	}
+	return func(k int, v float32) power.Set {
+		c.Set(k, v)
+		return c.Shows()
+	}, nil
+}

@@ -17,17 +17,9 @@ const (
 	FP16
 )
 
-func (d DType) String() string {
-	switch d {
-	case FP32:
-		return "fp32"
-	case BF16:
-		return "bf16"
-	case FP16:
-		return "fp16"
-	}
-	return fmt.Sprintf("dtype(%d)", uint8(d))
-}
+var dtypeNames = []string{FP32: "fp32", BF16: "bf16", FP16: "fp16"}
+
+func (d DType) String() string { return enumName(dtypeNames, uint8(d), "dtype") }
 
 // ParseDType parses "fp32", "bf16" or "fp16".
 func ParseDType(s string) (DType, error) {

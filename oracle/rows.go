@@ -65,3 +65,12 @@ func checkLen(name string, got, want int) error {
 	}
 	return nil
 }
+
+// inRange is nil for lo <= v <= hi, else the error "what v: want
+// lo..hi".
+func inRange(what string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("%s %d: want %d..%d", what, v, lo, hi)
+	}
+	return nil
+}

@@ -153,8 +153,8 @@ func (s GEMMSchedule) Chunk(K int) int {
 
 // Validate reports whether s is a schedule a kernel can run.
 func (s GEMMSchedule) Validate() error {
-	if s.SplitK < 1 || s.SplitK > 64 {
-		return fmt.Errorf("gemm schedule: split-k %d: want 1..64", s.SplitK)
+	if err := inRange("gemm schedule: split-k", s.SplitK, 1, 64); err != nil {
+		return err
 	}
 	if s.Combine == CrossTree && !isPow2(s.SplitK) {
 		return fmt.Errorf("gemm schedule: tree combine needs a power-of-two split-k, got %d", s.SplitK)
@@ -165,10 +165,7 @@ func (s GEMMSchedule) Validate() error {
 	if s.MMA > MMATF32 {
 		return fmt.Errorf("gemm schedule: unknown mma format %d", s.MMA)
 	}
-	if s.KTile < 0 || s.KTile > 4096 {
-		return fmt.Errorf("gemm schedule: k tile %d: want 0..4096", s.KTile)
-	}
-	return nil
+	return inRange("gemm schedule: k tile", s.KTile, 0, 4096)
 }
 
 // String is "splitk=S combine=C", with " mma=F" for a tensor core and
@@ -211,13 +208,10 @@ type AttentionSchedule struct {
 
 // Validate reports whether s is a schedule a kernel can run.
 func (s AttentionSchedule) Validate() error {
-	if s.Tile < 1 || s.Tile > 1024 {
-		return fmt.Errorf("attention schedule: tile %d: want 1..1024", s.Tile)
+	if err := inRange("attention schedule: tile", s.Tile, 1, 1024); err != nil {
+		return err
 	}
-	if s.Splits < 1 || s.Splits > 128 {
-		return fmt.Errorf("attention schedule: splits %d: want 1..128", s.Splits)
-	}
-	return nil
+	return inRange("attention schedule: splits", s.Splits, 1, 128)
 }
 
 func (s AttentionSchedule) String() string {

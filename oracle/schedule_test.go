@@ -208,3 +208,28 @@ func TestSchedulesAreReal(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateRanges: a schedule or tensor core step with a field out of
+// its range is refused, naming the field, its value and the range.
+func TestValidateRanges(t *testing.T) {
+	for _, tc := range []struct {
+		v    interface{ Validate() error }
+		want string
+	}{
+		{GEMMSchedule{SplitK: 65}, "gemm schedule: split-k 65: want 1..64"},
+		{GEMMSchedule{SplitK: 1, KTile: -1}, "gemm schedule: k tile -1: want 0..4096"},
+		{AttentionSchedule{Tile: 0, Splits: 1}, "attention schedule: tile 0: want 1..1024"},
+		{AttentionSchedule{Tile: 64, Splits: 129}, "attention schedule: splits 129: want 1..128"},
+		{TensorCore{Format: MMABF16, K: 65, FracBits: 25}, "tensor core: k 65: want 1..64"},
+		{TensorCore{Format: MMABF16, K: 16, FracBits: 41}, "tensor core: frac bits 41: want 1..40"},
+	} {
+		if err := tc.v.Validate(); err == nil || err.Error() != tc.want {
+			t.Errorf("%+v: %v, want %q", tc.v, err, tc.want)
+		}
+	}
+	for _, v := range []interface{ Validate() error }{GEMMSchedule{SplitK: 64, KTile: 4096}, AttentionSchedule{Tile: 1024, Splits: 128}, TensorCore{Format: MMATF32, K: 64, FracBits: 40}} {
+		if err := v.Validate(); err != nil {
+			t.Errorf("%+v: %v, want valid", v, err)
+		}
+	}
+}

@@ -23,19 +23,9 @@ const (
 	MMATF32
 )
 
-func (f MMAFormat) String() string {
-	switch f {
-	case MMANone:
-		return "none"
-	case MMABF16:
-		return "bf16"
-	case MMAFP16:
-		return "fp16"
-	case MMATF32:
-		return "tf32"
-	}
-	return fmt.Sprintf("mma(%d)", uint8(f))
-}
+var mmaNames = []string{MMANone: "none", MMABF16: "bf16", MMAFP16: "fp16", MMATF32: "tf32"}
+
+func (f MMAFormat) String() string { return enumName(mmaNames, uint8(f), "mma") }
 
 // minExp is the exponent of the format's smallest normal value, which its
 // subnormals are given.
@@ -93,13 +83,10 @@ func (t TensorCore) Validate() error {
 	if t.Format == MMANone || t.Format > MMATF32 {
 		return fmt.Errorf("tensor core: unknown format %d", t.Format)
 	}
-	if t.K < 1 || t.K > 64 {
-		return fmt.Errorf("tensor core: k %d: want 1..64", t.K)
+	if err := inRange("tensor core: k", t.K, 1, 64); err != nil {
+		return err
 	}
-	if t.FracBits < 1 || t.FracBits > 40 {
-		return fmt.Errorf("tensor core: frac bits %d: want 1..40", t.FracBits)
-	}
-	return nil
+	return inRange("tensor core: frac bits", t.FracBits, 1, 40)
 }
 
 func (t TensorCore) String() string {

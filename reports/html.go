@@ -132,18 +132,26 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"value":  words.Value,
 }).Parse(pageHTML))
 
-const pageHTML = `<!DOCTYPE html>
+// pageStart and pageCSS begin every HTML page the reports write (the
+// report's and the scan report's): the document's head up to its title,
+// and the style of its body, headings and meta line.
+const (
+	pageStart = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>bitparity: {{.R.Summary.Unexpected}} unexpected ({{.R.Summary.NewUnexpected}} new), {{.R.Summary.New}} new, {{.R.Summary.StillFailing}} still failing, {{.R.Summary.Fixed}} fixed</title>
-<style>
-body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1000px; padding: 1em 1.5em; color: #1b1b1b; }
+`
+	pageCSS = `body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1000px; padding: 1em 1.5em; color: #1b1b1b; }
 h1 { font-size: 1.5em; margin-bottom: 0.2em; }
 h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 1.6em; }
 .meta { color: #555; }
-.counts span { display: inline-block; padding: 0.25em 0.7em; margin: 0.3em 0.4em 0.3em 0; border-radius: 1em; font-weight: 600; }
+`
+)
+
+const pageHTML = pageStart + `<title>bitparity: {{.R.Summary.Unexpected}} unexpected ({{.R.Summary.NewUnexpected}} new), {{.R.Summary.New}} new, {{.R.Summary.StillFailing}} still failing, {{.R.Summary.Fixed}} fixed</title>
+<style>
+` + pageCSS + `.counts span { display: inline-block; padding: 0.25em 0.7em; margin: 0.3em 0.4em 0.3em 0; border-radius: 1em; font-weight: 600; }
 .b-new, .s-new, .c-fail { background: #fbd5d5; color: #8a1010; }
 .b-still_failing, .s-still_failing { background: #ffe4c2; color: #7a4100; }
 .b-fixed, .s-fixed, .c-pass { background: #d3f2d3; color: #135c13; }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/bitparity/bitparity/reports/words"
@@ -26,17 +25,11 @@ const LineInterval = 5 * time.Second
 // Update and Finish may be called from any goroutine. A nil *Progress does
 // nothing, so callers need not check.
 type Progress struct {
-	mu       sync.Mutex
-	w        io.Writer
+	display
 	total    time.Duration
-	now      func() time.Time
-	start    time.Time
-	lastLine time.Time
 	interval time.Duration
-	bar      *progressbar.ProgressBar // nil when not a terminal
 	cases    int64
 	findings int
-	finished bool
 }
 
 // NewProgress starts a progress display on w for a campaign of total
@@ -50,9 +43,8 @@ func NewProgress(w io.Writer, total time.Duration) *Progress {
 // newProgress is NewProgress with a clock, the terminal decision and the
 // bar's redraw throttle (measured by the bar on the real clock) given.
 func newProgress(w io.Writer, total time.Duration, now func() time.Time, terminal bool, throttle time.Duration) *Progress {
-	p := &Progress{w: w, total: total, now: now, interval: LineInterval}
-	p.start = now()
-	p.lastLine = p.start
+	p := &Progress{total: total, interval: LineInterval}
+	p.init(w, now)
 	if terminal {
 		max := int64(-1)
 		if total > 0 {
@@ -86,27 +78,24 @@ func (p *Progress) Update(cases int64, findings int) {
 	if p == nil {
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.finished {
-		return
-	}
-	p.cases, p.findings = cases, findings
-	now := p.now()
-	elapsed := now.Sub(p.start)
-	if p.bar != nil {
-		units := int64(elapsed / (100 * time.Millisecond))
-		if max := p.bar.GetMax64(); max > 0 && units >= max {
-			units = max - 1 // a full bar is finished and no longer redraws
+	p.update(func() {
+		p.cases, p.findings = cases, findings
+		now := p.now()
+		elapsed := now.Sub(p.start)
+		if p.bar != nil {
+			units := int64(elapsed / (100 * time.Millisecond))
+			if max := p.bar.GetMax64(); max > 0 && units >= max {
+				units = max - 1 // a full bar is finished and no longer redraws
+			}
+			p.bar.Set64(units)
+			p.bar.Describe(p.stats(elapsed, false))
+			return
 		}
-		p.bar.Set64(units)
-		p.bar.Describe(p.stats(elapsed, false))
-		return
-	}
-	if now.Sub(p.lastLine) >= p.interval {
-		p.lastLine = now
-		fmt.Fprintf(p.w, "progress: %s\n", p.stats(elapsed, true))
-	}
+		if now.Sub(p.lastLine) >= p.interval {
+			p.lastLine = now
+			fmt.Fprintf(p.w, "progress: %s\n", p.stats(elapsed, true))
+		}
+	})
 }
 
 // Finish ends the display with one final line:
@@ -116,19 +105,10 @@ func (p *Progress) Finish() {
 	if p == nil {
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.finished {
-		return
-	}
-	p.finished = true
-	elapsed := p.now().Sub(p.start)
-	if p.bar != nil {
-		p.bar.Clear()
-		p.bar.Exit()
-	}
-	fmt.Fprintf(p.w, "done: %s, %d cases (%s/s), %d %s\n", clock(elapsed), p.cases,
-		rate(p.cases, elapsed), p.findings, words.Plural(int64(p.findings), "finding", "findings"))
+	p.finish(func(elapsed time.Duration) {
+		fmt.Fprintf(p.w, "done: %s, %d cases (%s/s), %d %s\n", clock(elapsed), p.cases,
+			rate(p.cases, elapsed), p.findings, words.Plural(int64(p.findings), "finding", "findings"))
+	})
 }
 
 // stats says cases, cases/s, findings, elapsed and remaining time.

@@ -157,26 +157,39 @@ type Source struct {
 // spec.ResultVersion and files without a start time (a case file or a
 // report is not a result).
 func Load(paths ...string) ([]Source, error) {
+	return load("result", paths, func(p string, r *spec.Result) (Source, error) {
+		if r.Version < 1 || r.Version > spec.ResultVersion {
+			return Source{}, fmt.Errorf("version %d, this build reads 1 to %d", r.Version, spec.ResultVersion)
+		}
+		if r.Started.IsZero() {
+			return Source{}, errors.New("no start time: not a result file (bitparity run --json writes those)")
+		}
+		return Source{Path: p, Result: *r}, nil
+	})
+}
+
+// load reads each file of paths as JSON into a T (what names the files
+// in errors: "result", "scan results") and returns what source makes of
+// it, an error of source naming the file; no path is an error.
+func load[T, S any](what string, paths []string, source func(path string, v *T) (S, error)) ([]S, error) {
 	if len(paths) == 0 {
-		return nil, errors.New("no result files given")
+		return nil, fmt.Errorf("no %s files given", what)
 	}
-	srcs := make([]Source, 0, len(paths))
+	srcs := make([]S, 0, len(paths))
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return nil, fmt.Errorf("read result: %w", err)
+			return nil, fmt.Errorf("read %s: %w", what, err)
 		}
-		var r spec.Result
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("result %s: %w", p, err)
+		var v T
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", what, p, err)
 		}
-		if r.Version < 1 || r.Version > spec.ResultVersion {
-			return nil, fmt.Errorf("result %s: version %d, this build reads 1 to %d", p, r.Version, spec.ResultVersion)
+		s, err := source(p, &v)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", what, p, err)
 		}
-		if r.Started.IsZero() {
-			return nil, fmt.Errorf("result %s: no start time: not a result file (bitparity run --json writes those)", p)
-		}
-		srcs = append(srcs, Source{Path: p, Result: r})
+		srcs = append(srcs, s)
 	}
 	return srcs, nil
 }

@@ -104,34 +104,20 @@ type ScanSource struct {
 // verdict; fields it does not know are ignored (they are only added
 // within a version).
 func LoadScans(paths ...string) ([]ScanSource, error) {
-	if len(paths) == 0 {
-		return nil, errors.New("no scan results files given")
-	}
-	var srcs []ScanSource
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("read scan results: %w", err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		var r spec.ScanResults
-		if err := dec.Decode(&r); err != nil {
-			return nil, fmt.Errorf("scan results %s: %w", p, err)
-		}
+	return load("scan results", paths, func(p string, r *spec.ScanResults) (ScanSource, error) {
 		if r.Format != spec.ScanResultsFormat || r.Version < 1 || r.Version > spec.ScanResultsVersion {
-			return nil, fmt.Errorf("scan results %s: format %q version %d, this build reads %q versions 1 to %d",
-				p, r.Format, r.Version, spec.ScanResultsFormat, spec.ScanResultsVersion)
+			return ScanSource{}, fmt.Errorf("format %q version %d, this build reads %q versions 1 to %d",
+				r.Format, r.Version, spec.ScanResultsFormat, spec.ScanResultsVersion)
 		}
 		for i, s := range r.Scans {
 			switch s.Verdict {
 			case spec.ScanCertified, spec.ScanAgree, spec.ScanDrift, spec.ScanFault:
 			default:
-				return nil, fmt.Errorf("scan results %s: scan %d: verdict %q, want certified, agree, drift or fault", p, i, s.Verdict)
+				return ScanSource{}, fmt.Errorf("scan %d: verdict %q, want certified, agree, drift or fault", i, s.Verdict)
 			}
 		}
-		srcs = append(srcs, ScanSource{Path: p, Results: r})
-	}
-	return srcs, nil
+		return ScanSource{Path: p, Results: *r}, nil
+	})
 }
 
 // BuildScans makes the report of srcs, stamped with generated.

@@ -200,18 +200,9 @@ var scanPageTemplate = template.Must(template.New("scans").Funcs(template.FuncMa
 	"verdict": func(v string) string { return strings.ToLower(verdictWords[v]) },
 }).Parse(scanPageHTML))
 
-const scanPageHTML = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>bitparity scans: {{.R.Summary.Drift}} drift, {{.R.Summary.Fault}} fault, {{.R.Summary.Certified}} certified, {{.R.Summary.Agree}} agree</title>
+const scanPageHTML = pageStart + `<title>bitparity scans: {{.R.Summary.Drift}} drift, {{.R.Summary.Fault}} fault, {{.R.Summary.Certified}} certified, {{.R.Summary.Agree}} agree</title>
 <style>
-body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1000px; padding: 1em 1.5em; color: #1b1b1b; }
-h1 { font-size: 1.5em; margin-bottom: 0.2em; }
-h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 1.6em; }
-.meta { color: #555; }
-.status { font-size: 0.8em; font-weight: 700; padding: 0.1em 0.5em; border-radius: 0.6em; text-transform: uppercase; white-space: nowrap; }
+` + pageCSS + `.status { font-size: 0.8em; font-weight: 700; padding: 0.1em 0.5em; border-radius: 0.6em; text-transform: uppercase; white-space: nowrap; }
 .v-drift { background: #fbd5d5; color: #8a1010; }
 .v-fault { background: #5c1010; color: #fff; }
 .v-certified, .v-agree { background: #d3f2d3; color: #135c13; }

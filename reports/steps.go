@@ -3,7 +3,6 @@ package reports
 import (
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -18,16 +17,10 @@ import (
 //
 // A nil *Steps does nothing.
 type Steps struct {
-	mu       sync.Mutex
-	w        io.Writer
-	what     string
-	total    int
-	done     int
-	now      func() time.Time
-	start    time.Time
-	lastLine time.Time
-	bar      *progressbar.ProgressBar
-	finished bool
+	display
+	what  string
+	total int
+	done  int
 }
 
 // NewSteps starts a display of total steps on w, named what.
@@ -36,9 +29,8 @@ func NewSteps(w io.Writer, what string, total int) *Steps {
 }
 
 func newSteps(w io.Writer, what string, total int, now func() time.Time, terminal bool) *Steps {
-	s := &Steps{w: w, what: what, total: total, now: now}
-	s.start = now()
-	s.lastLine = s.start
+	s := &Steps{what: what, total: total}
+	s.init(w, now)
 	if terminal {
 		s.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(w),
@@ -66,26 +58,23 @@ func (s *Steps) UpdateOf(done, total int) {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.finished {
-		return
-	}
-	if total != s.total {
-		s.total = total
-		if s.bar != nil {
-			s.bar.ChangeMax(total)
+	s.update(func() {
+		if total != s.total {
+			s.total = total
+			if s.bar != nil {
+				s.bar.ChangeMax(total)
+			}
 		}
-	}
-	s.done = done
-	if s.bar != nil {
-		s.bar.Set(done)
-		return
-	}
-	if now := s.now(); now.Sub(s.lastLine) >= LineInterval {
-		s.lastLine = now
-		fmt.Fprintf(s.w, "%s: %s\n", s.what, s.line(now.Sub(s.start)))
-	}
+		s.done = done
+		if s.bar != nil {
+			s.bar.Set(done)
+			return
+		}
+		if now := s.now(); now.Sub(s.lastLine) >= LineInterval {
+			s.lastLine = now
+			fmt.Fprintf(s.w, "%s: %s\n", s.what, s.line(now.Sub(s.start)))
+		}
+	})
 }
 
 // line says steps done, the share, the elapsed time and the time left at
@@ -108,14 +97,5 @@ func (s *Steps) Finish() {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.finished {
-		return
-	}
-	s.finished = true
-	if s.bar != nil {
-		s.bar.Clear()
-		s.bar.Exit()
-	}
+	s.finish(nil)
 }

@@ -51,6 +51,8 @@ import time
 
 import numpy as np
 
+from sweep_summary import summarize
+
 PANEL = 64  # scan.PanelItems
 CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT = 14, 68, -1
 
@@ -208,21 +210,7 @@ def main(argv):
     be.sync()
     took = time.perf_counter() - t0
 
-    per_draw, panels = [], []
-    panel_rows = products = 0
-    for flags, panel, pr, pp in results:
-        per_draw.append([int(i) + 1 for i in np.nonzero(be.host(flags))[0]])
-        panels.append(be.host(panel))
-        panel_rows += pr
-        products += pp
-    classes, index = [], {}
-    for m in range(1, n + 1):
-        key = b"".join(p[m - 1].tobytes() for p in panels)
-        if key not in index:
-            index[key] = len(classes)
-            classes.append([])
-        classes[index[key]].append(m)
-    checked = a.draws * (n * (n + 1) // 2 + n)
+    per_draw, classes, panel_rows, products, checked = summarize(results, be.host, n)
     print(json.dumps({"backend": backend, "version": be.version, "rows": n, "k": K, "n": N, "draws": a.draws,
                       "seed": a.seed, "differ_by_draw": per_draw, "differ": sorted(set().union(*per_draw)),
                       "classes": classes, "rows_checked": checked, "panel_rows": panel_rows,

@@ -64,6 +64,8 @@ import re
 import sys
 import time
 
+from sweep_summary import summarize
+
 PANEL = 64  # scan.PanelItems
 DTYPES = {"fp32": 0, "bf16": 1, "fp16": 2}  # the kernel ABI's dtype codes
 PTX_TYPES = {"u64": "int64", "s64": "int64", "b64": "int64", "u32": "int32", "s32": "int32",
@@ -329,21 +331,7 @@ def main(argv):
     cp.cuda.Device().synchronize()
     took = time.perf_counter() - t0
 
-    per_draw, panels = [], []
-    panel_rows = launches = 0
-    for flags, panel, pr, nl in results:
-        per_draw.append([int(i) + 1 for i in cp.asnumpy(cp.nonzero(flags)[0])])
-        panels.append(cp.asnumpy(panel))
-        panel_rows += pr
-        launches += nl
-    classes, index = [], {}
-    for v in range(1, n + 1):
-        key = b"".join(p[v - 1].tobytes() for p in panels)
-        if key not in index:
-            index[key] = len(classes)
-            classes.append([])
-        classes[index[key]].append(v)
-    checked = a.draws * (n * (n + 1) // 2 + n)
+    per_draw, classes, panel_rows, launches, checked = summarize(results, cp.asnumpy, n)
     print(json.dumps({"backend": "cupy", "version": cp.__version__, "kernel": k.name, "image": k.image,
                       "rows": n, "hidden": a.hidden, "draws": a.draws, "seed": a.seed, "eps": a.eps,
                       "in": a.in_dt, "out": a.out_dt, "differ_by_draw": per_draw,

@@ -162,34 +162,38 @@ func Key(f spec.Finding) string {
 
 // Found records f as first found, then logs it.
 func (r *Recorder) Found(f spec.Finding) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return
-	}
-	_, where := r.record(f, false)
-	fmt.Fprintf(r.log, "found: %s %s (%s) after %s, %d cases%s\n", f.Relation, words.Targets(f), f.Kind,
-		time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore, where)
+	r.whileOpen(func() {
+		_, where := r.record(f, false)
+		fmt.Fprintf(r.log, "found: %s %s (%s) after %s, %d cases%s\n", f.Relation, words.Targets(f), f.Kind,
+			time.Duration(f.Elapsed).Round(time.Millisecond), f.CasesBefore, where)
+	})
 }
 
 // Shrunk records f, the minimal form of a finding recorded by Found, then
 // logs it. A finding Found never saw is recorded too.
 func (r *Recorder) Shrunk(f spec.Finding) {
+	r.whileOpen(func() {
+		key, where := r.record(f, true)
+		if name := caseName(f.Case); name != key && r.opts.Store != nil && r.created[key] && r.err == nil {
+			if err := r.opts.Store.Delete(key); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, corpus.ErrNotFound) {
+				r.fail(fmt.Errorf("corpus: replace %s by its shrunk form: %w", key, err))
+			} else {
+				delete(r.created, key)
+			}
+		}
+		fmt.Fprintf(r.log, "minimal: %s %s (%s) in %s%s\n", f.Relation, words.Targets(f), f.Kind,
+			time.Duration(f.ToMinimal).Round(time.Millisecond), where)
+	})
+}
+
+// whileOpen runs fn holding r's lock, unless r is closed (Partial or
+// Finish ran): a finding reported after that is not recorded.
+func (r *Recorder) whileOpen(fn func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
-		return
+	if !r.closed {
+		fn()
 	}
-	key, where := r.record(f, true)
-	if name := caseName(f.Case); name != key && r.opts.Store != nil && r.created[key] && r.err == nil {
-		if err := r.opts.Store.Delete(key); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, corpus.ErrNotFound) {
-			r.fail(fmt.Errorf("corpus: replace %s by its shrunk form: %w", key, err))
-		} else {
-			delete(r.created, key)
-		}
-	}
-	fmt.Fprintf(r.log, "minimal: %s %s (%s) in %s%s\n", f.Relation, words.Targets(f), f.Kind,
-		time.Duration(f.ToMinimal).Round(time.Millisecond), where)
 }
 
 // record notes f under its key, stores it in the corpus and journals it

@@ -53,14 +53,32 @@ func writeCase(t *testing.T, f *corpus.File) string {
 	return p
 }
 
-func TestRepro(t *testing.T) {
-	// a finding made here and now, so its first difference is current
+// splitKFoundHere is a case file of the shipped split-K-by-M case with
+// the finding it gives here and now, so that its first difference is
+// current.
+func splitKFoundHere(t *testing.T) *corpus.File {
+	t.Helper()
 	_, k := knownFile(t, "split-K chosen by M")
-	fd0, err := fuzz.Check(context.Background(), k.Case)
-	if err != nil || fd0 == nil {
+	fd, err := fuzz.Check(context.Background(), k.Case)
+	if err != nil || fd == nil {
 		t.Fatalf("the known split-K case finds nothing here: %v", err)
 	}
-	f := corpus.NewFile(fd0.Case, fd0, fd0.Env, "test")
+	return corpus.NewFile(fd.Case, fd, fd.Env, "test")
+}
+
+// claimedFor is a copy of case file f whose case and finding name target
+// as the one that drifted, with the signature recomputed.
+func claimedFor(f *corpus.File, target string) *corpus.File {
+	g, fd := *f, *f.Finding
+	g.Case.Targets = []string{target}
+	fd.Case, fd.TargetA = g.Case, target
+	fd.Signature = spec.Signature(fd)
+	g.Finding, g.Signature = &fd, fd.Signature
+	return &g
+}
+
+func TestRepro(t *testing.T) {
+	f := splitKFoundHere(t)
 	drift := writeCase(t, f)
 	out, _, code := bp(t, "repro", drift)
 	if code != spec.ExitFinding || !strings.Contains(out, "REPRODUCED") || !strings.Contains(out, "same row, column and bits") {
@@ -71,14 +89,9 @@ func TestRepro(t *testing.T) {
 	}
 
 	// the recorded finding, claimed for the invariant oracle: not reproduced
-	g := *f
-	g.Case.Targets = []string{"oracle-gemm"}
-	fd := *f.Finding
-	fd.Case, fd.TargetA = g.Case, "oracle-gemm"
-	fd.Signature = spec.Signature(fd)
-	g.Finding, g.Signature = &fd, fd.Signature
+	g := claimedFor(f, "oracle-gemm")
 	g.Env = spec.Env{Bitparity: "v0.9", GPU: "NVIDIA B300 (test)", CC: "10.0", KernelHash: "abc123"}
-	out, _, code = bp(t, "repro", writeCase(t, &g))
+	out, _, code = bp(t, "repro", writeCase(t, g))
 	if code != spec.ExitNotReproduced || !strings.Contains(out, "COULD NOT REPRODUCE") || !strings.Contains(out, "gpu: recorded NVIDIA B300 (test), here ") {
 		t.Errorf("fixed case: exit %d\n%s", code, out)
 	}
@@ -100,13 +113,7 @@ func TestRepro(t *testing.T) {
 		t.Errorf("no file: exit %d", code)
 	}
 
-	gpu := *f
-	gpu.Case.Targets = []string{"cuda-gemm-v9"}
-	fd2 := *f.Finding
-	fd2.Case, fd2.TargetA = gpu.Case, "cuda-gemm-v9"
-	fd2.Signature = spec.Signature(fd2)
-	gpu.Finding, gpu.Signature = &fd2, fd2.Signature
-	out, _, code = bp(t, "repro", writeCase(t, &gpu))
+	out, _, code = bp(t, "repro", writeCase(t, claimedFor(f, "cuda-gemm-v9")))
 	if code != spec.ExitInternal || !strings.Contains(out, "not in this build") {
 		t.Errorf("GPU case on a CPU build: exit %d\n%s", code, out)
 	}
@@ -201,12 +208,7 @@ func TestCorpusCommands(t *testing.T) {
 // warning naming it and fails ls (exit 2) and recheck (exit 3), never
 // skipped in silence.
 func TestCorpusSymlink(t *testing.T) {
-	_, k := knownFile(t, "split-K chosen by M")
-	fd, err := fuzz.Check(context.Background(), k.Case)
-	if err != nil || fd == nil {
-		t.Fatalf("the known split-K case finds nothing here: %v", err)
-	}
-	f := corpus.NewFile(fd.Case, fd, fd.Env, "test")
+	f := splitKFoundHere(t)
 	name, _ := f.Name()
 	data, _ := corpus.Encode(f)
 

@@ -39,6 +39,28 @@ func cli(t *testing.T, dir string, args ...string) (stdout, stderr string, code 
 	return o.String(), e.String(), 0
 }
 
+// reproAndBundle checks, in dir, that case file caseFile (under corpus c)
+// reproduces with --exec drift (exit 1, REPRODUCED, output naming
+// recorded) and stays failing in corpus recheck, then bundles c's open
+// cases and unbundles them into theirs; it returns the case's path there.
+func reproAndBundle(t *testing.T, dir, drift, caseFile, recorded string) (theirs string) {
+	t.Helper()
+	out, errs, code := cli(t, dir, "repro", "--exec", drift, caseFile)
+	if code != spec.ExitFinding || !strings.Contains(out, "REPRODUCED") || !strings.Contains(out, recorded) {
+		t.Fatalf("repro --exec: exit %d, want 1 REPRODUCED with %q\n%s\n%s", code, recorded, out, errs)
+	}
+	if out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "c", "--exec", drift); code != spec.ExitFinding || !strings.Contains(out, "still failing") {
+		t.Fatalf("corpus recheck --exec: exit %d, want 1 still failing\n%s\n%s", code, out, errs)
+	}
+	if out, errs, code = cli(t, dir, "corpus", "bundle", "-dir", "c", "-open", "-o", "b.tar.gz"); code != 0 {
+		t.Fatalf("bundle: exit %d\n%s\n%s", code, out, errs)
+	}
+	if out, errs, code = cli(t, dir, "corpus", "unbundle", "-dir", "theirs", "b.tar.gz"); code != 0 {
+		t.Fatalf("unbundle: exit %d\n%s\n%s", code, out, errs)
+	}
+	return filepath.Join("theirs", filepath.Base(caseFile))
+}
+
 // numpyPython is a python3 that imports numpy; without one the test fails
 // unless BITPARITY_SKIP_PYTHON=1 (as in fuzz/external).
 func numpyPython(t *testing.T) string {
@@ -80,20 +102,13 @@ func TestExecFindingReplays(t *testing.T) {
 			t.Errorf("run output lacks %q:\n%s", want, out)
 		}
 	}
-	names, err := filepath.Glob(filepath.Join(dir, "c", "*.json"))
-	if err != nil || len(names) != 1 {
-		t.Fatalf("corpus: %v %v, want one case file", names, err)
-	}
-	f, err := corpus.ReadFile(names[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	caseName, f := onlyCaseFile(t, filepath.Join(dir, "c"))
 	want := spec.Adapter{Target: "exec:numpy-drift.rmsnorm", Name: "numpy-drift.rmsnorm", Device: "cpu",
 		About: "numpy: planted drift, the sum of squares backwards when rows % 32 == 0", Exec: drift}
 	if len(f.Adapters) != 1 || f.Adapters[0] != want {
 		t.Fatalf("case file adapters = %+v, want [%+v]", f.Adapters, want)
 	}
-	caseFile := filepath.Join("c", filepath.Base(names[0]))
+	caseFile := filepath.Join("c", filepath.Base(caseName))
 
 	// Without --exec: exit 2, naming the recorded command; nothing runs it.
 	sentinel := filepath.Join(dir, "ran")
@@ -113,25 +128,12 @@ func TestExecFindingReplays(t *testing.T) {
 	if _, err := os.Stat(sentinel); err == nil {
 		t.Fatal("a command line from a case file was run")
 	}
-	if g, err := corpus.ReadFile(names[0]); err != nil || g.Status.State != corpus.StateOpen || !g.Status.Checked.IsZero() {
+	if g, err := corpus.ReadFile(caseName); err != nil || g.Status.State != corpus.StateOpen || !g.Status.Checked.IsZero() {
 		t.Fatalf("a refused recheck touched the case: %+v %v", g.Status, err)
 	}
 
 	// With --exec: reproduced here, and after a bundle's round trip.
-	out, errs, code = cli(t, dir, "repro", "--exec", drift, caseFile)
-	if code != spec.ExitFinding || !strings.Contains(out, "REPRODUCED") || !strings.Contains(out, "environment: as recorded") {
-		t.Fatalf("repro --exec: exit %d, want 1 REPRODUCED\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "c", "--exec", drift); code != spec.ExitFinding || !strings.Contains(out, "still failing") {
-		t.Fatalf("corpus recheck --exec: exit %d, want 1 still failing\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "bundle", "-dir", "c", "-open", "-o", "b.tar.gz"); code != 0 {
-		t.Fatalf("bundle: exit %d\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "unbundle", "-dir", "theirs", "b.tar.gz"); code != 0 {
-		t.Fatalf("unbundle: exit %d\n%s\n%s", code, out, errs)
-	}
-	theirs := filepath.Join("theirs", filepath.Base(names[0]))
+	theirs := reproAndBundle(t, dir, drift, caseFile, "environment: as recorded")
 	if out, errs, code = cli(t, dir, "repro", theirs); code != spec.ExitUsage || !strings.Contains(errs, drift) {
 		t.Fatalf("repro of the unbundled case without --exec: exit %d, want 2 quoting the command\n%s\n%s", code, out, errs)
 	}

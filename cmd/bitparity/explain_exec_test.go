@@ -18,11 +18,7 @@ func TestExplainExec(t *testing.T) {
 	if out, errs, code := cli(t, dir, "run", "--exec", adapter, "--relations", "batch_invariance", "--duration", "10s", "--corpus", "c"); code != 1 {
 		t.Fatalf("run --exec: exit %d, want 1 (the drift)\n%s\n%s", code, out, errs)
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "c", "*.json"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("case files %v %v, want one", files, err)
-	}
-	c := files[0]
+	c, _ := onlyCaseFile(t, filepath.Join(dir, "c"))
 	out, errs, code := cli(t, dir, "explain", "--exec", adapter, c)
 	if code != 0 || !strings.Contains(out, "rows <= 129 -> A, rows >= 130 -> B") || !strings.Contains(out, "rows >= 130: no schedule") {
 		t.Fatalf("explain --exec: exit %d, want 0 with the onset at 130 and no schedule past it\n%s\n%s", code, out, errs)

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,14 +21,7 @@ func TestFindingIDAgrees(t *testing.T) {
 	if code != spec.ExitFinding {
 		t.Fatalf("run: exit %d, want %d\n%s\n%s", code, spec.ExitFinding, out, errs)
 	}
-	b, err := os.ReadFile(result)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res spec.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readJSON[spec.Result](t, result)
 	if len(res.Findings) != 1 {
 		t.Fatalf("result holds %d findings, want 1", len(res.Findings))
 	}

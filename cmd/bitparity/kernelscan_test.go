@@ -5,7 +5,6 @@ import (
 	"os"
 
 	"errors"
-	"github.com/bitparity/bitparity/corpus"
 	"io"
 	"path/filepath"
 	"strings"
@@ -87,19 +86,8 @@ func kernelCertDir(t *testing.T, name string, rec *spec.KernelManifest) string {
 	if out, _, code := bp(t, "scan", "--target", "oracle-rmsnorm", "--to", "4", "--hidden", "16", "--dists", "normal", "--power", "0", "--dir", dir); code != spec.ExitOK {
 		t.Fatalf("scan: exit %d\n%s", code, out)
 	}
-	d, err := corpus.OpenDir(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := d.Certificates()
-	if err != nil || len(names) != 1 {
-		t.Fatalf("certificates %v %v", names, err)
-	}
-	c, err := d.GetCertificate(names[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(d.PathOf(names[0])); err != nil {
+	d, cert, c := onlyCertificate(t, dir)
+	if err := os.Remove(d.PathOf(cert)); err != nil {
 		t.Fatal(err)
 	}
 	c.Scan.Target, c.KernelHash, c.Kernel = "kernel:"+name, "ptx:0123456789abcdef", rec

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -60,18 +59,8 @@ func TestRunKnownNewDrift(t *testing.T) {
 	if code != spec.ExitFinding || !strings.Contains(out, "rows % 5 == 0") {
 		t.Fatalf("rows %% 5 drift without --known: exit %d\n%s\n%s", code, out, errs)
 	}
-	r, err := corpus.ReadResult(res)
-	if err != nil {
-		t.Fatal(err)
-	}
 	known := filepath.Join(dir, "known")
-	d, err := corpus.OpenDir(known, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if added, _, ierrs := corpus.ImportResult(d, r); len(ierrs) > 0 || len(added) == 0 {
-		t.Fatalf("import: %v %v", added, ierrs)
-	}
+	importResult(t, res, known)
 	out, errs, code = runArgs(append(args, "--known", known, "--seed", "4")...)
 	if code != spec.ExitOK || !strings.Contains(out, "known (--known "+known) {
 		t.Fatalf("the same drift with --known: exit %d\n%s\n%s", code, out, errs)

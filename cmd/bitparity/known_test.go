@@ -35,6 +35,26 @@ func init() {
 	})
 }
 
+// importResult imports the findings of result file res into the corpus
+// folder known (made if missing) and returns the case files it added,
+// failing the test on an error or when it adds none.
+func importResult(t *testing.T, res, known string) []string {
+	t.Helper()
+	r, err := corpus.ReadResult(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := corpus.OpenDir(known, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added, _, ierrs := corpus.ImportResult(d, r)
+	if len(ierrs) > 0 || len(added) == 0 {
+		t.Fatalf("import: %v %v", added, ierrs)
+	}
+	return added
+}
+
 // TestRunKnown: a real finding fails the run (exit 1); with the case in a
 // --known folder the same run lists it as known and exits 0; once the case
 // is marked fixed it is a regression and fails again. A --known folder
@@ -48,19 +68,8 @@ func TestRunKnown(t *testing.T) {
 	if code != spec.ExitFinding || !strings.Contains(out, "UNEXPECTED") {
 		t.Fatalf("without --known: exit %d\n%s\n%s", code, out, errs)
 	}
-	r, err := corpus.ReadResult(res)
-	if err != nil {
-		t.Fatal(err)
-	}
 	known := filepath.Join(dir, "known")
-	d, err := corpus.OpenDir(known, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	added, _, ierrs := corpus.ImportResult(d, r)
-	if len(ierrs) > 0 || len(added) == 0 {
-		t.Fatalf("import: %v %v", added, ierrs)
-	}
+	added := importResult(t, res, known)
 	out, errs, code = runArgs(append(args, "--known", known)...)
 	if code != spec.ExitOK || !strings.Contains(out, "known (--known "+known) || strings.Contains(out, "UNEXPECTED") {
 		t.Fatalf("with --known: exit %d\n%s\n%s", code, out, errs)

@@ -34,14 +34,7 @@ func TestModelFindingReplays(t *testing.T) {
 	if code != spec.ExitFinding || !strings.Contains(errs, "found: path_parity exec:numpy-model.transformer") {
 		t.Fatalf("run: exit %d, want 1 with a path_parity finding\n%s\n%s", code, out, errs)
 	}
-	names, err := filepath.Glob(filepath.Join(dir, "c", "*.json"))
-	if err != nil || len(names) != 1 {
-		t.Fatalf("corpus: %v %v, want one case file", names, err)
-	}
-	f, err := corpus.ReadFile(names[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	caseName, f := onlyCaseFile(t, filepath.Join(dir, "c"))
 	want := spec.Adapter{Target: "exec:numpy-model.transformer", Name: "numpy-model.transformer", Device: "cpu",
 		About: "numpy reference decoder, sequential fp32 reductions; planted drift: decode attention sums backwards for 2+ live requests",
 		Exec:  drift}
@@ -55,31 +48,18 @@ func TestModelFindingReplays(t *testing.T) {
 	if res, err := corpus.ReadResult(filepath.Join(dir, "r.json")); err != nil || len(res.Findings) != 1 || res.Findings[0].Signature != f.Signature {
 		t.Fatalf("result: %v, want the case file's finding", err)
 	}
-	caseFile := filepath.Join("c", filepath.Base(names[0]))
+	caseFile := filepath.Join("c", filepath.Base(caseName))
 	// The same campaign with the corpus as a baseline of filed bugs passes.
 	out, errs, code = cli(t, dir, "run", "--exec", drift, "--max-cases", "12", "--duration", "60s", "--seed", "5",
 		"--no-shrink", "--known", "c")
-	if code != 0 || !strings.Contains(out, "[known (--known c/"+filepath.Base(names[0])+")]") {
+	if code != 0 || !strings.Contains(out, "[known (--known c/"+filepath.Base(caseName)+")]") {
 		t.Fatalf("run --known: exit %d, want 0 with the finding known\n%s\n%s", code, out, errs)
 	}
 
 	if out, errs, code = cli(t, dir, "repro", caseFile); code != spec.ExitUsage || !strings.Contains(errs, "pass --exec '"+drift+"'") {
 		t.Fatalf("repro without --exec: exit %d, want 2 quoting the command\n%s\n%s", code, out, errs)
 	}
-	out, errs, code = cli(t, dir, "repro", "--exec", drift, caseFile)
-	if code != spec.ExitFinding || !strings.Contains(out, "REPRODUCED") || !strings.Contains(out, "same row, column and bits as recorded") {
-		t.Fatalf("repro --exec: exit %d, want 1 REPRODUCED at the recorded spot\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "c", "--exec", drift); code != spec.ExitFinding || !strings.Contains(out, "still failing") {
-		t.Fatalf("corpus recheck --exec: exit %d, want 1 still failing\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "bundle", "-dir", "c", "-open", "-o", "b.tar.gz"); code != 0 {
-		t.Fatalf("bundle: exit %d\n%s\n%s", code, out, errs)
-	}
-	if out, errs, code = cli(t, dir, "corpus", "unbundle", "-dir", "theirs", "b.tar.gz"); code != 0 {
-		t.Fatalf("unbundle: exit %d\n%s\n%s", code, out, errs)
-	}
-	theirs := filepath.Join("theirs", filepath.Base(names[0]))
+	theirs := reproAndBundle(t, dir, drift, caseFile, "same row, column and bits as recorded")
 	if out, errs, code = cli(t, dir, "repro", "--exec", drift, theirs); code != spec.ExitFinding {
 		t.Fatalf("repro --exec of the unbundled case: exit %d, want 1\n%s\n%s", code, out, errs)
 	}
@@ -90,7 +70,7 @@ func TestModelFindingReplays(t *testing.T) {
 	if out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "theirs", "--exec", route); code != 0 || !strings.Contains(out, "1 fixed") {
 		t.Fatalf("corpus recheck on the fixed route: exit %d, want 0 with 1 fixed\n%s\n%s", code, out, errs)
 	}
-	if out, errs, code = cli(t, dir, "corpus", "minimize", "-dir", "c", filepath.Base(names[0])); code != spec.ExitUsage || !strings.Contains(errs, "model campaign") {
+	if out, errs, code = cli(t, dir, "corpus", "minimize", "-dir", "c", filepath.Base(caseName)); code != spec.ExitUsage || !strings.Contains(errs, "model campaign") {
 		t.Fatalf("corpus minimize of a model case: exit %d, want 2\n%s\n%s", code, out, errs)
 	}
 

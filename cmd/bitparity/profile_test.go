@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,14 +41,7 @@ func TestRunProfileHoldsModelShape(t *testing.T) {
 	if code != spec.ExitOK && code != spec.ExitFinding {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res spec.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readJSON[spec.Result](t, path)
 	if len(res.Findings) != 1 {
 		t.Fatalf("%d findings in %d cases, want the drift\n%s", len(res.Findings), res.Cases, out)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -121,14 +120,7 @@ func TestReportCorpusAndSave(t *testing.T) {
 			t.Errorf("stdout does not list %s:\n%s", f.File, stdout)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(out, "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r reports.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readJSON[reports.Report](t, filepath.Join(out, "report.json"))
 	found := false
 	for _, e := range r.Findings {
 		if e.Signature == fd.Signature {

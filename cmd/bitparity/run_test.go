@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,14 +31,7 @@ func TestRunCampaign(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res spec.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readJSON[spec.Result](t, path)
 	if res.Version != spec.ResultVersion || res.Cases == 0 || len(res.Findings) == 0 || len(res.Targets) != 2 {
 		t.Fatalf("result: version %d, %d cases, %d findings, %d targets", res.Version, res.Cases, len(res.Findings), len(res.Targets))
 	}
@@ -130,14 +121,7 @@ func TestRunGeneratesForItsDuration(t *testing.T) {
 	if code != spec.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r spec.Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readJSON[spec.Result](t, path)
 	if d := time.Duration(r.Duration); d < 7*time.Second {
 		t.Errorf("the campaign ran %s of its 7s --duration", d)
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -32,18 +31,7 @@ func TestScanExecCertificate(t *testing.T) {
 	if strings.Contains(errs, "predates") {
 		t.Errorf("the kit's adapter was scanned through the slow path:\n%s", errs)
 	}
-	names, err := filepath.Glob(filepath.Join(dir, "c", "cert-*.json"))
-	if err != nil || len(names) != 1 {
-		t.Fatalf("certificates %v %v, want one", names, err)
-	}
-	data, err := os.ReadFile(names[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := corpus.DecodeCertificate(names[0], data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, name, c := onlyCertificate(t, filepath.Join(dir, "c"))
 	if c.Adapter == nil || c.Adapter.Exec != adapter || c.Hello["name"] != "numpy.rmsnorm" ||
 		!strings.Contains(c.Hello["versions"], "numpy=") || c.Hello["scan"] != "1" || c.Hello["seq"] != "" {
 		t.Fatalf("certificate adapter %+v hello %v: want the command line and the hello (versions, scan; no seq)", c.Adapter, c.Hello)
@@ -61,7 +49,7 @@ func TestScanExecCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(names[0], b, 0o644); err != nil {
+	if err := os.WriteFile(d.PathOf(name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, errs, code = cli(t, dir, "corpus", "recheck", "-dir", "c", "--exec", adapter)

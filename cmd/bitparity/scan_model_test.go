@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -30,18 +28,7 @@ func TestScanModelRequests(t *testing.T) {
 	if code != spec.ExitOK || !strings.Contains(out, "CERTIFIED: 0 differ") || !strings.Contains(out, "model, requests 1..6, layers 1") {
 		t.Fatalf("scan of the invariant route: exit %d\n%s\n%s", code, out, errs)
 	}
-	names, err := filepath.Glob(filepath.Join(dir, "c", "cert-*.json"))
-	if err != nil || len(names) != 1 {
-		t.Fatalf("certificates %v %v, want one", names, err)
-	}
-	data, err := os.ReadFile(names[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := corpus.DecodeCertificate(names[0], data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, c := onlyCertificate(t, filepath.Join(dir, "c"))
 	if c.Adapter == nil || c.Adapter.Exec != route || c.Hello["op"] != "transformer" || c.Scan.Op != spec.OpModel || c.RowsCompared != 2*(1+2+3+4+5+6) {
 		t.Errorf("certificate: adapter %+v, hello %v, op %s, %d requests compared", c.Adapter, c.Hello, c.Scan.Op, c.RowsCompared)
 	}

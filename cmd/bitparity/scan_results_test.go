@@ -27,14 +27,7 @@ func TestScanJSONGolden(t *testing.T) {
 	if code != spec.ExitFinding {
 		t.Fatalf("exit %d, want %d\n%s%s", code, spec.ExitFinding, out, errs)
 	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res spec.ScanResults
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readJSON[spec.ScanResults](t, jsonPath)
 	if len(res.Scans) != 1 || res.Scans[0].Elapsed <= 0 || res.Duration < res.Scans[0].Elapsed {
 		t.Fatalf("scans %d, duration %v, elapsed %v", len(res.Scans), res.Duration, res.Scans[0].Elapsed)
 	}
@@ -115,24 +108,17 @@ func TestScanDriftInCorpus(t *testing.T) {
 	if code != spec.ExitFinding || !strings.Contains(out, "stored: "+dir) {
 		t.Fatalf("scan: exit %d\n%s%s", code, out, errs)
 	}
-	d, err := corpus.OpenDir(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := d.ScanDrifts()
-	if err != nil || len(names) != 1 {
-		t.Fatalf("scan drifts %v %v", names, err)
-	}
-	if out, _, code := bp(t, "corpus", "ls", "-dir", dir); code != 0 || !strings.Contains(out, names[0]+"  open   27 differ  drift-rmsnorm-te-mod32") {
+	d, drift := onlyEntry(t, dir, (*corpus.Dir).ScanDrifts)
+	if out, _, code := bp(t, "corpus", "ls", "-dir", dir); code != 0 || !strings.Contains(out, drift+"  open   27 differ  drift-rmsnorm-te-mod32") {
 		t.Errorf("corpus ls: exit %d\n%s", code, out)
 	}
-	if out, _, code := bp(t, "corpus", "recheck", "-dir", dir); code != spec.ExitFinding || !strings.Contains(out, "scan drift OPEN   "+names[0]) ||
+	if out, _, code := bp(t, "corpus", "recheck", "-dir", dir); code != spec.ExitFinding || !strings.Contains(out, "scan drift OPEN   "+drift) ||
 		!strings.Contains(out, "1 scan drift(s): 0 fixed, 1 still drift") {
 		t.Errorf("corpus recheck of a drift: exit %d\n%s", code, out)
 	}
 
 	// the same scan of a target that no longer drifts (as if fixed since)
-	rec, err := d.GetScanDrift(names[0])
+	rec, err := d.GetScanDrift(drift)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -17,18 +15,11 @@ func TestScanCommand(t *testing.T) {
 	if code != spec.ExitOK || !strings.Contains(out, "CERTIFIED: 0 differ") {
 		t.Fatalf("oracle scan: exit %d\n%s%s", code, out, errs)
 	}
-	d, err := corpus.OpenDir(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := d.Certificates()
-	if err != nil || len(names) != 1 {
-		t.Fatalf("certificates %v %v", names, err)
-	}
-	if out, _, code := bp(t, "corpus", "ls", "-dir", dir); code != 0 || !strings.Contains(out, names[0]+"  valid") {
+	d, name, _ := onlyCertificate(t, dir)
+	if out, _, code := bp(t, "corpus", "ls", "-dir", dir); code != 0 || !strings.Contains(out, name+"  valid") {
 		t.Errorf("corpus ls: exit %d\n%s", code, out)
 	}
-	if out, _, code := bp(t, "corpus", "show", "-dir", dir, names[0]); code != 0 || !strings.Contains(out, "items 1..40, hidden 64") {
+	if out, _, code := bp(t, "corpus", "show", "-dir", dir, name); code != 0 || !strings.Contains(out, "items 1..40, hidden 64") {
 		t.Errorf("corpus show: exit %d\n%s", code, out)
 	}
 	if out, _, code := bp(t, "corpus", "recheck", "-dir", dir); code != 0 || !strings.Contains(out, "1 hold, 0 invalid") {
@@ -37,7 +28,7 @@ func TestScanCommand(t *testing.T) {
 
 	// a certificate of a target that drifts (as if it changed since):
 	// the recheck marks it invalid with the map and exits 1.
-	c, err := d.GetCertificate(names[0])
+	c, err := d.GetCertificate(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,13 +62,9 @@ func TestScanNondeterministic(t *testing.T) {
 		!strings.Contains(out, "differ from the same batch run again") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res spec.ScanResults
-	if err := json.Unmarshal(b, &res); err != nil || len(res.Scans) != 1 {
-		t.Fatalf("--json: %v, %d results", err, len(res.Scans))
+	res := readJSON[spec.ScanResults](t, jsonPath)
+	if len(res.Scans) != 1 {
+		t.Fatalf("--json: %d results", len(res.Scans))
 	}
 	rs := res.Scans
 	if rs[0].Verdict != spec.ScanDrift || rs[0].Map == nil {

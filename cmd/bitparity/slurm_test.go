@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -101,15 +100,7 @@ func runShardHere(t *testing.T, dir string, i, n int, maxCases int64) {
 
 func readVerdict(t *testing.T, dir string) slurm.Verdict {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, slurm.VerdictFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v slurm.Verdict
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return readJSON[slurm.Verdict](t, filepath.Join(dir, slurm.VerdictFile))
 }
 
 // TestSlurmMergeMissingShard: the merge of a campaign whose shard 2 never

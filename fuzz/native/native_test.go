@@ -313,21 +313,29 @@ func TestSeedCorpus(t *testing.T) {
 }
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
-	r := rand.New(rand.NewSource(11))
+	eachGenCase(11, 200, func(op spec.Op, rel string, i int, c spec.Case) {
+		if i%2 == 1 {
+			c.GenVersion = 1 // an older generator's case keeps its version
+		}
+		got, err := Decode(op, rel, Encode(c))
+		if err != nil {
+			t.Fatalf("%s/%s: decode of %+v: %v", op, rel, c, err)
+		}
+		if !equalCase(got, c) {
+			t.Fatalf("%s/%s: round trip\n got %+v\nwant %+v", op, rel, got, c)
+		}
+	})
+}
+
+// eachGenCase calls fn with n cases gen draws of every op and relation
+// (i counting them, 0..n-1), in the order of spec.Ops and spec.Relations,
+// from one generator of seed.
+func eachGenCase(seed int64, n int, fn func(op spec.Op, rel string, i int, c spec.Case)) {
+	r := rand.New(rand.NewSource(seed))
 	for _, op := range spec.Ops {
 		for _, rel := range spec.Relations {
-			for i := 0; i < 200; i++ {
-				c := gen.Case(r, op, rel)
-				if i%2 == 1 {
-					c.GenVersion = 1 // an older generator's case keeps its version
-				}
-				got, err := Decode(op, rel, Encode(c))
-				if err != nil {
-					t.Fatalf("%s/%s: decode of %+v: %v", op, rel, c, err)
-				}
-				if !equalCase(got, c) {
-					t.Fatalf("%s/%s: round trip\n got %+v\nwant %+v", op, rel, got, c)
-				}
+			for i := 0; i < n; i++ {
+				fn(op, rel, i, gen.Case(r, op, rel))
 			}
 		}
 	}
@@ -376,38 +384,32 @@ func TestDecodeAnyBytes(t *testing.T) {
 // seed, perm seed and distribution of a cut case are 0, 0 and normal.
 // Zeroing the first byte makes the batch dimension 1.
 func TestByteMinimizationShrinks(t *testing.T) {
-	r := rand.New(rand.NewSource(8))
-	for _, op := range spec.Ops {
-		for _, rel := range spec.Relations {
-			for i := 0; i < 50; i++ {
-				c := gen.Case(r, op, rel)
-				b := Encode(c)
-				for n := 0; n < len(b); n++ {
-					if n > 0 && b[n-1] >= 0x80 {
-						continue // inside a varint
-					}
-					d, err := Decode(op, rel, b[:n])
-					if err != nil {
-						continue // e.g. a cut that leaves too large a case
-					}
-					want := bytes.TrimRight(b[:n], "\x00")
-					if got := Encode(d); !bytes.Equal(got, want) {
-						t.Fatalf("%s/%s: cut %x to %x: re-encoded as %x", op, rel, b, b[:n], got)
-					}
-					if d.Seed != 0 || d.Rel.PermSeed != 0 && d.Rel.PermSeed != c.Rel.PermSeed {
-						t.Fatalf("%s/%s: cut %x to %x kept a seed: %+v", op, rel, b, b[:n], d)
-					}
-				}
-				z := slices.Clone(b)
-				if len(z) > 0 {
-					z[0] = 0
-					if d, err := Decode(op, rel, z); err == nil && d.BatchRows() != 1 {
-						t.Fatalf("%s/%s: zeroing the first byte of %x: batch rows %d, want 1", op, rel, b, d.BatchRows())
-					}
-				}
+	eachGenCase(8, 50, func(op spec.Op, rel string, _ int, c spec.Case) {
+		b := Encode(c)
+		for n := 0; n < len(b); n++ {
+			if n > 0 && b[n-1] >= 0x80 {
+				continue // inside a varint
+			}
+			d, err := Decode(op, rel, b[:n])
+			if err != nil {
+				continue // e.g. a cut that leaves too large a case
+			}
+			want := bytes.TrimRight(b[:n], "\x00")
+			if got := Encode(d); !bytes.Equal(got, want) {
+				t.Fatalf("%s/%s: cut %x to %x: re-encoded as %x", op, rel, b, b[:n], got)
+			}
+			if d.Seed != 0 || d.Rel.PermSeed != 0 && d.Rel.PermSeed != c.Rel.PermSeed {
+				t.Fatalf("%s/%s: cut %x to %x kept a seed: %+v", op, rel, b, b[:n], d)
 			}
 		}
-	}
+		z := slices.Clone(b)
+		if len(z) > 0 {
+			z[0] = 0
+			if d, err := Decode(op, rel, z); err == nil && d.BatchRows() != 1 {
+				t.Fatalf("%s/%s: zeroing the first byte of %x: batch rows %d, want 1", op, rel, b, d.BatchRows())
+			}
+		}
+	})
 	// a hand-made case: rows 32 (table index 4), hidden 4096 (index 8)
 	c, err := Decode(spec.OpRMSNorm, spec.RelOracleParity, []byte{4, 8})
 	if err != nil || c.Shape.Rows != 32 || c.Shape.Hidden != 4096 {

@@ -44,14 +44,7 @@ func (r *rows) Knob(x []float32, j int) int {
 }
 
 func (r *rows) Check(x []float32, j int) (func(k int, v float32) power.Set, error) {
-	c, err := r.f.NewGEMMCheck(x, r.cols[j], r.cmp)
-	if err != nil {
-		return nil, err
-	}
-	return func(k int, v float32) power.Set {
-		c.Set(k, v)
-		return c.Shows()
-	}, nil
+	return ops.CheckOf(r.f.NewGEMMCheck(x, r.cols[j], r.cmp))
 }
 
 func (r *rows) Shows(j int) (power.Set, error) {

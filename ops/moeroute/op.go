@@ -1,7 +1,6 @@
 package moeroute
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
@@ -61,18 +60,12 @@ func (Op) Seeded(d ops.Draw, keys []uint64) (ops.Input, error) {
 	if err := checkIn(d.DType); err != nil {
 		return nil, err
 	}
-	sensitive := d.Dist == DistSensitive
-	if sensitive {
-		d.Dist = string(spec.DistNormal)
-	}
-	b, err := ops.SeededRows(d, TensorLogits, e, keys)
+	b, err := ops.SeededRowsSensitive(d, TensorLogits, e, keys, DistSensitive, func(x []float32, key uint64) error {
+		SensitiveRow(x, k, d.DType, key)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("moe_route: %w", err)
-	}
-	if sensitive {
-		for i, key := range keys {
-			SensitiveRow(b.Row(i), k, d.DType, key)
-		}
 	}
 	return b, nil
 }
@@ -184,24 +177,12 @@ func run(in ops.Input, at func(items int) Policy) (*ops.Output, error) {
 	return o, nil
 }
 
-// target is a CPU router: the policy it runs is a function of the batch's
-// number of tokens.
-type target struct {
-	name, models string
-	declared     Policy
-	at           func(items int) Policy
-}
-
-func (t *target) Name() string     { return t.name }
-func (t *target) Op() ops.Op       { return Op{} }
-func (t *target) Declared() string { return t.declared.String() }
-func (t *target) Models() string   { return t.models }
-func (t *target) Invariant() bool  { return t.name == OracleName }
-func (t *target) Run(ctx context.Context, in ops.Input) (*ops.Output, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return run(in, t.at)
+// target is a CPU router named name (about: what it models) that
+// declares the default policy and runs at(tokens), the policy it takes
+// at a batch of that many tokens.
+func target(name, about string, at func(items int) Policy) ops.Target {
+	return &ops.PolicyTarget[Policy]{Of: Op{}, Called: name, About: about, Declares: Policy{},
+		Claims: name == OracleName, At: at, Compute: run}
 }
 
 // Target names.
@@ -222,21 +203,21 @@ const (
 func (Op) Targets() []ops.Target {
 	def := Policy{}
 	return []ops.Target{
-		&target{name: OracleName, models: "the CPU oracle with the default policy (tie=lowest sum=sequential), invariant by construction",
-			declared: def, at: func(int) Policy { return def }},
-		&target{name: TieHighName, models: fmt.Sprintf("a top-k whose path changes with the batch: ties broken lowest index first below %d tokens, highest index first from %d on (tie oracles differ between top-k kernels: NeMo-RL RFC #4039, vLLM #55514, torchtitan #3600)", TieHighFrom, TieHighFrom),
-			declared: def, at: func(n int) Policy {
+		target(OracleName, "the CPU oracle with the default policy (tie=lowest sum=sequential), invariant by construction",
+			func(int) Policy { return def }),
+		target(TieHighName, fmt.Sprintf("a top-k whose path changes with the batch: ties broken lowest index first below %d tokens, highest index first from %d on (tie oracles differ between top-k kernels: NeMo-RL RFC #4039, vLLM #55514, torchtitan #3600)", TieHighFrom, TieHighFrom),
+			func(n int) Policy {
 				if n >= TieHighFrom {
 					return Policy{Tie: TieHighest}
 				}
 				return def
-			}},
-		&target{name: PairwiseName, models: fmt.Sprintf("a router softmax whose block shape follows the batch: the denominator summed sequentially below %d tokens, pairwise from %d on; weights move by ulps and a near-tie at the top-k boundary flips experts", PairwiseFrom, PairwiseFrom),
-			declared: def, at: func(n int) Policy {
+			}),
+		target(PairwiseName, fmt.Sprintf("a router softmax whose block shape follows the batch: the denominator summed sequentially below %d tokens, pairwise from %d on; weights move by ulps and a near-tie at the top-k boundary flips experts", PairwiseFrom, PairwiseFrom),
+			func(n int) Policy {
 				if n >= PairwiseFrom {
 					return Policy{Sum: SumPairwise}
 				}
 				return def
-			}},
+			}),
 	}
 }

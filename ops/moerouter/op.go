@@ -1,7 +1,6 @@
 package moerouter
 
 import (
-	"context"
 	"fmt"
 	"math"
 
@@ -61,22 +60,14 @@ func (Op) Seeded(d ops.Draw, keys []uint64) (ops.Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("moe_router: %w", err)
 	}
-	sensitive := d.Dist == DistSensitive
-	if sensitive {
-		d.Dist = string(spec.DistNormal)
-	}
-	rows, err := ops.SeededRows(d, TensorX, h, keys)
+	rows, err := ops.SeededRowsSensitive(d, TensorX, h, keys, DistSensitive, func(x []float32, key uint64) error {
+		if key%4 == 3 {
+			return nil // left as drawn
+		}
+		return SensitiveRow(x, w, e, k, d.DType)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("moe_router: %w", err)
-	}
-	if sensitive {
-		for i, key := range keys {
-			if key%4 != 3 {
-				if err := SensitiveRow(rows.Row(i), w, e, k, d.DType); err != nil {
-					return nil, err
-				}
-			}
-		}
 	}
 	return &Batch{Rows: rows, W: w}, nil
 }
@@ -198,23 +189,12 @@ func (Op) Words(in ops.Input, want, got *ops.Output, rows []int) string {
 	return (moeroute.Op{}).Words(logits, want, got, rows)
 }
 
-// target is a CPU router whose GEMM schedule is a function of the batch's
-// number of tokens.
-type target struct {
-	name, models string
-	at           func(items int) Policy
-}
-
-func (t *target) Name() string     { return t.name }
-func (t *target) Op() ops.Op       { return Op{} }
-func (t *target) Declared() string { return Policy{SplitK: 1}.String() }
-func (t *target) Models() string   { return t.models }
-func (t *target) Invariant() bool  { return t.name == OracleName }
-func (t *target) Run(ctx context.Context, in ops.Input) (*ops.Output, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return route(in, t.at)
+// target is a CPU router named name (about: what it models) that
+// declares split_k=1 and runs its GEMM at at(tokens), the schedule it
+// takes at a batch of that many tokens.
+func target(name, about string, at func(items int) Policy) ops.Target {
+	return &ops.PolicyTarget[Policy]{Of: Op{}, Called: name, About: about, Declares: Policy{SplitK: 1},
+		Claims: name == OracleName, At: at, Compute: route}
 }
 
 // Target names.
@@ -229,14 +209,14 @@ const (
 // whose GEMM takes target.GEMMSplitKByM's policy.
 func (Op) Targets() []ops.Target {
 	return []ops.Target{
-		&target{name: OracleName, models: "the CPU oracle: router GEMM with split_k=1, then moe_route's default policy; invariant by construction",
-			at: func(int) Policy { return Policy{SplitK: 1} }},
-		&target{name: SplitKName, models: fmt.Sprintf("a router GEMM whose split-K is chosen by M, as cuBLAS's heuristic (drift-gemm-splitk-by-m): split-K %d for up to %d tokens, none above; logits move by ulps and a token at a near-tie changes experts", SplitKSmall, SplitKUpTo),
-			at: func(n int) Policy {
+		target(OracleName, "the CPU oracle: router GEMM with split_k=1, then moe_route's default policy; invariant by construction",
+			func(int) Policy { return Policy{SplitK: 1} }),
+		target(SplitKName, fmt.Sprintf("a router GEMM whose split-K is chosen by M, as cuBLAS's heuristic (drift-gemm-splitk-by-m): split-K %d for up to %d tokens, none above; logits move by ulps and a token at a near-tie changes experts", SplitKSmall, SplitKUpTo),
+			func(n int) Policy {
 				if n <= SplitKUpTo {
 					return Policy{SplitK: SplitKSmall}
 				}
 				return Policy{SplitK: 1}
-			}},
+			}),
 	}
 }

@@ -28,14 +28,7 @@ func (r *rows) Nudge(x []float32, _ int, odd bool) { r.rms.Nudge(x, odd) }
 func (r *rows) Knob(x []float32, _ int) int        { return len(x) - 3 }
 
 func (r *rows) Check(x []float32, _ int) (func(k int, v float32) power.Set, error) {
-	c, err := r.f.NewRMSNormCheck(x, r.in.W, r.in.Eps, r.cmp)
-	if err != nil {
-		return nil, err
-	}
-	return func(k int, v float32) power.Set {
-		c.Set(k, v)
-		return c.Shows()
-	}, nil
+	return ops.CheckOf(r.f.NewRMSNormCheck(x, r.in.W, r.in.Eps, r.cmp))
 }
 
 func (r *rows) Shows(j int) (power.Set, error) {

@@ -196,6 +196,22 @@ func (r *runner) mlp(l int, b *batch, m []float32) ([]float32, error) {
 	return r.gemm(Site{l, OpMLPDown}, b, act, c.FFN, L.Down, c.Hidden)
 }
 
+// finalNorm is the final RMSNorm (site Final, final_norm) of the hidden
+// states h of batch b.
+func (r *runner) finalNorm(b *batch, h []float32) ([]float32, error) {
+	return r.rmsnorm(Site{Final, OpFinalNorm}, b, h, r.m.FinalNorm)
+}
+
+// head is the model's head on every row of batch b: finalNorm of h, then
+// logprobs of targets.
+func (r *runner) head(b *batch, h []float32, targets []int32) ([]float32, error) {
+	f, err := r.finalNorm(b, h)
+	if err != nil {
+		return nil, err
+	}
+	return r.logprobs(b, f, targets)
+}
+
 // logprobs computes, for the head batch hb (rows whose next-token
 // log-prob is wanted), logits = round_dtype(x·Wlm) and the fp32 token
 // log-probs of targets, one per selected row (hb.real order, or all rows).

@@ -38,8 +38,10 @@ type golden struct {
 	EngineMask string    `json:"engine_reported"` // 1 reported, 0 never
 }
 
-func makeGolden(t *testing.T) golden {
-	c := (Gen{}).Case(42)
+// runCase sets case c up and runs it on both paths (Setup.Run, no taps),
+// failing the test on an error.
+func runCase(t *testing.T, c spec.Case) (*Setup, []float32, *Inference) {
+	t.Helper()
 	st, err := FromCase(c)
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +50,12 @@ func makeGolden(t *testing.T) golden {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st, train, inf
+}
+
+func makeGolden(t *testing.T) golden {
+	c := (Gen{}).Case(42)
+	st, train, inf := runCase(t, c)
 	m := st.Model
 	all := append(append([]float32(nil), m.Embed...), m.FinalNorm...)
 	all = append(all, m.LMHead...)
@@ -113,14 +121,7 @@ func TestEngine(t *testing.T) {
 		c := (Gen{}).Case(5)
 		c.Shape.Seqs, c.Shape.SeqLen = 6, 30
 		c.Rel.Pad = pad
-		st, err := FromCase(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, inf, err := st.Run(context.Background(), nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, _, inf := runCase(t, c)
 		want := pad
 		if pad == 0 {
 			want = 64

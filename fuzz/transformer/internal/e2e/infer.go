@@ -122,7 +122,7 @@ func RunInfer(m *Model, k Kernels, reqs []Request, e Engine, taps *Taps) (*Infer
 			if err != nil {
 				return nil, err
 			}
-			f, err := run.rmsnorm(Site{Final, OpFinalNorm}, b, h, m.FinalNorm)
+			f, err := run.finalNorm(b, h)
 			if err != nil {
 				return nil, err
 			}
@@ -213,11 +213,7 @@ func RunInfer(m *Model, k Kernels, reqs []Request, e Engine, taps *Taps) (*Infer
 		if err != nil {
 			return nil, err
 		}
-		f, err := run.rmsnorm(Site{Final, OpFinalNorm}, b, h, m.FinalNorm)
-		if err != nil {
-			return nil, err
-		}
-		lp, err := run.logprobs(b, f, targets)
+		lp, err := run.head(b, h, targets)
 		if err != nil {
 			return nil, err
 		}

@@ -40,11 +40,7 @@ func RunTrain(m *Model, k Kernels, reqs []Request, lpType oracle.DType, taps *Ta
 	if err != nil {
 		return nil, err
 	}
-	f, err := run.rmsnorm(Site{Final, OpFinalNorm}, b, h, m.FinalNorm)
-	if err != nil {
-		return nil, err
-	}
-	lp, err := run.logprobs(b, f, targets)
+	lp, err := run.head(b, h, targets)
 	if err != nil {
 		return nil, err
 	}
