@@ -334,3 +334,70 @@ def rows(seed, tensor, dist, scale, dtype, keys, cols, device=None):
         s = s_all[lo:lo + step].reshape(-1, 1)
         out[lo:lo + step] = _values(a, dist, dtype, float(scale), s, col, cols)
     return out
+
+
+# ---- generated holds (docs/protocol.md, "Generated holds") ----------------
+
+# ENV_GEN names the environment variable that withholds the hello's
+# scan_gen field when it is "none": the harness then sends a held batch's
+# rows through the pipe, as before the field existed (to compare the two).
+ENV_GEN = "BITPARITY_SCAN_GEN"
+
+_WIRE = {"bf16": ("BF16", np.uint16), "fp16": ("F16", np.float16), "fp32": ("F32", np.float32)}
+
+
+def field():
+    """The hello's scan_gen field: VERSION, or "" when the environment says
+    none."""
+    import os
+    return "" if os.environ.get(ENV_GEN, "").strip() == "none" else str(VERSION)
+
+
+def held_tensors(meta, tensors, device=None):
+    """The tensors of a hold frame with every tensor its recipe names made
+    (gen="2"): returns (tensors, made), tensors with each generated one as
+    (wire, NumPy array of the wire dtype) when device is None, and made
+    {name: torch tensor of the dtype, on device} otherwise (tensors then
+    hold the same torch tensor). A frame without gen is returned as it
+    is. Fields: gen_seed, gen_tensors (names), and for each name
+    gen_NAME_id, _dist, _scale, _dtype, _shape ("rows cols"); row i is
+    keyed i, or by the I64 tensor NAME_keys [rows] when the frame has it."""
+    g = meta.get("gen", "")
+    if g == "":
+        return tensors, {}
+    if g != str(VERSION):
+        raise ValueError("hold: gen=%r (this adapter makes generator version %d)" % (g, VERSION))
+    tensors = dict(tensors)
+    made = {}
+    try:
+        seed = int(meta["gen_seed"])
+        names = meta["gen_tensors"].split()
+    except (KeyError, ValueError) as e:
+        raise ValueError("hold: gen=%s without a valid gen_seed and gen_tensors: %s" % (g, e))
+    for n in names:
+        p = "gen_%s_" % n
+        try:
+            tid, dist, scale, dtype = int(meta[p + "id"]), meta[p + "dist"], float(meta[p + "scale"]), meta[p + "dtype"]
+            nrows, cols = (int(v) for v in meta[p + "shape"].split())
+        except (KeyError, ValueError) as e:
+            raise ValueError("hold: the recipe of tensor %r: %s" % (n, e))
+        if n in tensors:
+            raise ValueError("hold: tensor %r both sent and generated" % n)
+        if n + "_keys" in tensors:
+            keys = tensors.pop(n + "_keys")[1].astype(np.int64).view(np.uint64)
+            if len(keys) != nrows:
+                raise ValueError("hold: %d keys for the %d rows of tensor %r" % (len(keys), nrows, n))
+        else:
+            keys = np.arange(nrows, dtype=np.uint64)
+        wire, host = _WIRE.get(dtype, (None, None))
+        if wire is None:
+            raise ValueError("hold: tensor %r of dtype %r (want bf16, fp16 or fp32)" % (n, dtype))
+        b = rows(seed, tid, dist, scale, dtype, keys, cols, device=device)
+        if device is None:
+            tensors[n] = (wire, b.view(host))
+        else:
+            import torch
+            t = b.view({"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dtype])
+            made[n] = t
+            tensors[n] = (wire, t)
+    return tensors, made
