@@ -12,8 +12,8 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// TestExecScanGenerated: a scan of the NumPy kit, whose hello says
-// scan_gen="2", holds each draw's batch by its recipe (the kit makes the
+// TestExecScanGenerated: a scan of the NumPy kit whose hello says
+// scan_gen="2" (BITPARITY_SCAN_GEN=2), holds each draw's batch by its recipe (the kit makes the
 // rows), but for the boundary draw, whose rows are nudged on the host and
 // travel; and gives the same Result, certificate or map, count for count,
 // as the same scan with every batch's rows sent (BITPARITY_SCAN_GEN=none),
@@ -40,12 +40,9 @@ func TestExecScanGenerated(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got [2]*Result
-			for i, gen := range []string{"", "none"} {
+			for i, gen := range []string{"2", "none"} {
 				name := fmt.Sprintf("exec:test-%d-%s-gen-%s", execTargets.Add(1), t.Name(), gen)
-				var env []string
-				if gen != "" {
-					env = []string{"BITPARITY_SCAN_GEN=" + gen}
-				}
+				env := []string{"BITPARITY_SCAN_GEN=" + gen}
 				external.Register(name, tc.cmdline, tc.op, external.Options{Env: env})
 				tg, err := target.Lookup(name)
 				if err != nil {
@@ -59,12 +56,12 @@ func TestExecScanGenerated(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if et.Generates() != (gen == "") {
+				if et.Generates() != (gen == "2") {
 					t.Fatalf("BITPARITY_SCAN_GEN=%q: Generates %v, hello %v", gen, et.Generates(), et.Hello())
 				}
 				// the last draw's hold: generated but for a boundary draw
 				last := s.Dists[len(s.Dists)-1]
-				if want := gen == "" && last != spec.DistBoundary; et.HeldGenerated() != want {
+				if want := gen == "2" && last != spec.DistBoundary; et.HeldGenerated() != want {
 					t.Fatalf("BITPARITY_SCAN_GEN=%q, last draw %s: the held batch generated %v, want %v", gen, last, et.HeldGenerated(), want)
 				}
 				got[i] = r
