@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -267,11 +269,12 @@ func (r *digestRows) Release() {}
 
 // talkFields are the hello's fields that say how an adapter talks, not
 // what it computes: a certificate neither records nor compares them.
-var talkFields = map[string]bool{"frame": true, "seq": true, "protocol": true, "scan_against": true, "scan_batches": true, "scan_cuts": true}
+var talkFields = map[string]bool{"frame": true, "seq": true, "protocol": true, "scan_against": true, "scan_batches": true, "scan_cuts": true,
+	"scan_gen": true}
 
 // AdapterIdentity is what a certificate records of an adapter's hello:
-// every field but frame, seq, protocol, scan_against, scan_batches and
-// scan_cuts (name, op, device, schedule, about, versions, backend, scan,
+// every field but frame, seq, protocol, scan_against, scan_batches,
+// scan_cuts and scan_gen (name, op, device, schedule, about, versions, backend, scan,
 // ...).
 func AdapterIdentity(hello map[string]string) map[string]string {
 	id := make(map[string]string, len(hello))
@@ -333,4 +336,25 @@ func ExecTarget(names []string, log io.Writer) (string, error) {
 			name, external.ScanVersion)
 	}
 	return name, nil
+}
+
+func init() { caseHolders = append(caseHolders, holdExecCase) }
+
+// holdExecCase holds the largest batch of case c in an adapter that makes
+// a held batch's rows from the draw's recipe (external.Target.Generates):
+// the batch is lazy (fuzz.LazyInputs: sizes and shared tensors), so its
+// hold carries the recipe and no rows are made on the host nor written
+// to the pipe. A case whose rows the host makes (boundary, sensitive,
+// explicit data) is held with its rows, as before.
+func holdExecCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
+	et, ok := t.(*external.Target)
+	if !ok || !et.Generates() {
+		return nil, nil, nil
+	}
+	b, err := fuzz.LazyInputs(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := holdExec(t, b)
+	return h, b, err
 }

@@ -60,6 +60,8 @@ type heldBatch struct {
 	// tokens, which answer steps of KV cuts only (StepCuts).
 	seqs   bool
 	seqLen int
+	// generated: the adapter made the rows from the draw's recipe (gen.go).
+	generated bool
 	// alone is what the harness knows of the rows the adapter keeps from
 	// the latest step of items each alone; nil before one, and after one
 	// failed.
@@ -156,7 +158,9 @@ type Step struct {
 }
 
 // Hold sends batch b to the adapter to keep (a "hold" frame): later Steps
-// run on its items. It replaces an earlier held batch.
+// run on its items. It replaces an earlier held batch. A lazy batch's
+// per-item rows travel as their recipe when the adapter makes them
+// (Generates, gen.go), else b is materialized and they travel as rows.
 func (t *Target) Hold(ctx context.Context, b *target.Batch) error {
 	return t.hold(ctx, b, false)
 }
@@ -180,6 +184,15 @@ func (t *Target) hold(ctx context.Context, b *target.Batch, seqs bool) error {
 	} else if b.Op != t.op {
 		return fmt.Errorf("target %s runs %s, got a %s batch", t.info.Name, t.op, b.Op)
 	}
+	var rec *recipe // the rows' recipe, when the adapter makes them (gen.go)
+	if !seqs && t.Generates() {
+		rec = recipeOf(b)
+	}
+	if rec == nil {
+		if err := b.Materialize(); err != nil {
+			return fmt.Errorf("target %s: %w", t.info.Name, err)
+		}
+	}
 	err := t.roundTrip(ctx, helloLimit, func(seq int) (*frame, error) {
 		req, scratch, err := requestFrame(b, nil, seq, t.scratch[:0])
 		t.scratch = scratch
@@ -187,6 +200,9 @@ func (t *Target) hold(ctx context.Context, b *target.Batch, seqs bool) error {
 			req.meta["frame"] = "hold"
 			if seqs {
 				req.meta["op"], req.meta["path"] = string(t.op), "sequences"
+			}
+			if rec != nil {
+				rec.apply(req, b.In.String())
 			}
 		}
 		return req, err
@@ -198,6 +214,7 @@ func (t *Target) hold(ctx context.Context, b *target.Batch, seqs bool) error {
 			return &frameError{frame: name, field: `field "items"`, msg: fmt.Sprintf("%q, the batch has %d", n, h.items)}
 		}
 		h.start = t.starts
+		h.generated = rec != nil
 		return nil
 	})
 	if err != nil {

@@ -491,6 +491,10 @@ class Held:
     """The batch of a hold frame, and how its steps run."""
 
     def __init__(self, op, o, meta, tensors, arrays):
+        from . import gen
+        on_device = not o.request and arrays.kind == "torch"
+        # a generated hold (gen="2"): the rows made here, on the device for torch
+        tensors, made = gen.held_tensors(meta, tensors, arrays.device if on_device else None)
         self.op, self.o, self.meta, self.t, self.arrays = op, o, meta, tensors, arrays
         self.items = items_of(op, tensors)
         self.out = meta.get("out", "")
@@ -502,7 +506,7 @@ class Held:
         self.dev = None
         if not o.request and arrays.kind != "numpy":
             # array functions on a device: the inputs go there once.
-            self.dev = {n: arrays.convert(w, a) for n, (w, a) in tensors.items()}
+            self.dev = {n: made[n] if n in made else arrays.convert(w, a) for n, (w, a) in tensors.items()}
 
     def check(self, ids):
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)

@@ -6,7 +6,7 @@ import traceback
 
 import numpy as np
 
-from . import dtypes, frames, paths, scan
+from . import dtypes, frames, gen, paths, scan
 from .request import OP_INPUTS, Request
 
 
@@ -373,5 +373,6 @@ class Loop:
             "scan": "" if want == "transformer" else str(scan.SCAN_VERSION),
             "scan_against": "" if want == "transformer" else scan.against(),
             "scan_batches": "" if want == "transformer" else scan.batches_field(),
+            "scan_gen": "" if want == "transformer" else gen.field(self.arrays),
             "scan_cuts": paths.cuts_field(want),
         })
