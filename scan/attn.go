@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/bitparity/bitparity/fuzz"
-	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/ops/attention"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
