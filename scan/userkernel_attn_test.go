@@ -76,29 +76,32 @@ func exampleAttnManifest(t *testing.T, name string) *gpu.Manifest {
 	return m
 }
 
-// decodeTwin is the CPU twin of an example decode kernel: target
-// "twin:NAME", claiming what the manifest claims.
-type decodeTwin struct {
-	m      *gpu.Manifest
-	splits func(requests, heads, sms int64) int64
-	sms    int // the multiprocessors of the device it stands for
+// kernelTwin is the CPU twin of an example attention kernel: target
+// "twin:NAME", claiming what the manifest claims, whose rows are rows(a)
+// on the ABI's inputs a of a batch of op (gpu.KernelInputs for a device of
+// sms multiprocessors), y rounded to out and the lse taps.
+type kernelTwin struct {
+	m    *gpu.Manifest
+	op   spec.Op
+	sms  int
+	rows func(a gpu.KernelArgs, out oracle.DType) (y, lse []float32)
 }
 
-func (k decodeTwin) Info() target.Info {
+func (k kernelTwin) Info() target.Info {
 	i := k.m.Info("cpu")
 	i.Name = "twin:" + k.m.Name
 	return i
 }
 
-func (k decodeTwin) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-	if b.Op != spec.OpAttnDecode {
+func (k kernelTwin) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+	if b.Op != k.op {
 		return nil, fmt.Errorf("twin: %s", b.Op)
 	}
 	a, err := gpu.KernelInputs(b, k.sms)
 	if err != nil {
 		return nil, err
 	}
-	y, lse := twinDecode(a, k.splits, b.Out)
+	y, lse := k.rows(a, b.Out)
 	return twinOutput(b, rows, y, lse)
 }
 
@@ -192,31 +195,6 @@ var prefillTiles = map[string]func(sizes map[string]int64) int{
 	},
 }
 
-// prefillTwin is the CPU twin of an example prefill kernel: target
-// "twin:NAME", claiming what the manifest claims.
-type prefillTwin struct {
-	m    *gpu.Manifest
-	tile func(sizes map[string]int64) int
-}
-
-func (k prefillTwin) Info() target.Info {
-	i := k.m.Info("cpu")
-	i.Name = "twin:" + k.m.Name
-	return i
-}
-
-func (k prefillTwin) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-	if b.Op != spec.OpAttnPrefill {
-		return nil, fmt.Errorf("twin: %s", b.Op)
-	}
-	a, err := gpu.KernelInputs(b, target.SMs)
-	if err != nil {
-		return nil, err
-	}
-	y, lse := twinPrefill(a, k.tile(a.Sizes), b.Out)
-	return twinOutput(b, rows, y, lse)
-}
-
 // twinOutput is the selected rows of y (head_dim wide) and their lse taps.
 func twinOutput(b *target.Batch, rows []int, y, lse []float32) (*target.Output, error) {
 	sel, err := oracle.SelectRows(rows, b.Rows())
@@ -299,10 +277,14 @@ func twinPrefill(a gpu.KernelArgs, tile int, out oracle.DType) (y, lse []float32
 func twinOf(t *testing.T, m *gpu.Manifest, sms int) target.Target {
 	t.Helper()
 	if f := decodeSplits[m.Entry]; f != nil {
-		return decodeTwin{m: m, splits: f, sms: sms}
+		return kernelTwin{m: m, op: spec.OpAttnDecode, sms: sms, rows: func(a gpu.KernelArgs, out oracle.DType) (y, lse []float32) {
+			return twinDecode(a, f, out)
+		}}
 	}
 	if f := prefillTiles[m.Entry]; f != nil {
-		return prefillTwin{m: m, tile: f}
+		return kernelTwin{m: m, op: spec.OpAttnPrefill, sms: target.SMs, rows: func(a gpu.KernelArgs, out oracle.DType) (y, lse []float32) {
+			return twinPrefill(a, f(a.Sizes), out)
+		}}
 	}
 	t.Fatalf("no twin of entry %s", m.Entry)
 	return nil
