@@ -34,17 +34,7 @@ func TestUserHeld(t *testing.T) {
 	}
 	defer h.Release()
 	ctx := context.Background()
-	want := func(ids []int) []float32 {
-		g, err := fuzz.Gather(b, ids)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := k.Run(ctx, g, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o.Values
-	}
+	want := func(ids []int) []float32 { return runGathered(t, k, b, ids).Values }
 	same := func(what string, o *target.Output, w []float32) {
 		t.Helper()
 		defer o.Release()
