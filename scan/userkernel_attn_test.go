@@ -135,24 +135,7 @@ func twinDecode(a gpu.KernelArgs, splitsOf func(requests, heads, sms int64) int6
 		for c, bd := range bounds {
 			m, l, acc := negInf, float32(0), make([]float32, D)
 			for t0 := bd[0]; t0 < bd[1]; t0 += tile {
-				t1 := min(t0+tile, bd[1])
-				mt := m
-				for j := t0; j < t1; j++ {
-					mt = oracle.Max32(mt, score(j))
-				}
-				alpha := oracle.Exp32(oracle.Sub32(m, mt))
-				l = oracle.Mul32(l, alpha)
-				for d := range acc {
-					acc[d] = oracle.Mul32(acc[d], alpha)
-				}
-				for j := t0; j < t1; j++ {
-					p := oracle.Exp32(oracle.Sub32(score(j), mt))
-					l = oracle.Add32(l, p)
-					for d := range acc {
-						acc[d] = oracle.FMA32(p, vc[at(j)+d], acc[d])
-					}
-				}
-				m = mt
+				m, l = twinTile(m, l, acc, t0, min(t0+tile, bd[1]), score, vc, at)
 			}
 			ms[c], ls[c], accs[c] = m, l, acc
 		}
@@ -175,6 +158,31 @@ func twinDecode(a gpu.KernelArgs, splitsOf func(requests, heads, sms int64) int6
 	}
 	oracle.RoundSlice(out, y)
 	return y, lse
+}
+
+// twinTile is the kernels' online-softmax step over the KV tile of
+// tokens t0..t1-1: mt = max(m, score(j) for j in the tile); l and acc
+// scaled by alpha = exp32(m - mt); then for each j in order p =
+// exp32(score(j) - mt), l += p, acc[d] = fma(p, v[at(j)+d], acc[d]). It
+// returns the new m (mt) and l.
+func twinTile(m, l float32, acc []float32, t0, t1 int, score func(int) float32, v []float32, at func(int) int) (float32, float32) {
+	mt := m
+	for j := t0; j < t1; j++ {
+		mt = oracle.Max32(mt, score(j))
+	}
+	alpha := oracle.Exp32(oracle.Sub32(m, mt))
+	l = oracle.Mul32(l, alpha)
+	for d := range acc {
+		acc[d] = oracle.Mul32(acc[d], alpha)
+	}
+	for j := t0; j < t1; j++ {
+		p := oracle.Exp32(oracle.Sub32(score(j), mt))
+		l = oracle.Add32(l, p)
+		for d := range acc {
+			acc[d] = oracle.FMA32(p, v[at(j)+d], acc[d])
+		}
+	}
+	return mt, l
 }
 
 // prefillTiles is each example prefill kernel's KV tile rule, by entry,
@@ -243,25 +251,9 @@ func twinPrefill(a gpu.KernelArgs, tile int, out oracle.DType) (y, lse []float32
 			return oracle.Mul32(dot, a.Scale)
 		}
 		m, l, acc := float32(math.Inf(-1)), float32(0), make([]float32, D)
+		at := func(j int) int { return (j*KH + kvh) * D }
 		for t0 := cu[s]; t0 <= t; t0 += tile {
-			t1 := min(t0+tile, t+1)
-			mt := m
-			for j := t0; j < t1; j++ {
-				mt = oracle.Max32(mt, score(j))
-			}
-			alpha := oracle.Exp32(oracle.Sub32(m, mt))
-			l = oracle.Mul32(l, alpha)
-			for d := range acc {
-				acc[d] = oracle.Mul32(acc[d], alpha)
-			}
-			for j := t0; j < t1; j++ {
-				p := oracle.Exp32(oracle.Sub32(score(j), mt))
-				l = oracle.Add32(l, p)
-				for d := range acc {
-					acc[d] = oracle.FMA32(p, vv[(j*KH+kvh)*D+d], acc[d])
-				}
-			}
-			m = mt
+			m, l = twinTile(m, l, acc, t0, min(t0+tile, t+1), score, vv, at)
 		}
 		for d := range acc {
 			y[r*D+d] = oracle.Div32(acc[d], l)
