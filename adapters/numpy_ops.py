@@ -368,19 +368,20 @@ def attn_decode(req):
         return canon(num / den[:, None])
 
 
-def pop_int(argv, flag, default, least):
+def int_flag(argv, flag, default, least):
     """The number after flag in argv, both removed from argv, or default
-    where argv has no flag; ValueError where what follows flag is not a
-    number >= least."""
+    where argv has no flag. Where what follows flag is not a number >=
+    least it says so on stderr, naming the script, and exits 2."""
     if flag not in argv:
         return default
     i = argv.index(flag)
     try:
         v = int(argv[i + 1])
     except (IndexError, ValueError):
-        raise ValueError("%s wants a number" % flag) from None
-    if v < least:
-        raise ValueError("%s %d: want >= %d" % (flag, v, least))
+        v = None
+    if v is None or v < least:
+        sys.stderr.write("%s: %s wants a number >= %d\n" % (os.path.basename(sys.argv[0]), flag, least))
+        raise SystemExit(2)
     del argv[i:i + 2]
     return v
 
@@ -390,11 +391,7 @@ def main(argv):
     blas = "--blas" in argv
     drift = "--drift" in argv
     argv = [a for a in argv if a not in ("--blas", "--drift")]
-    try:
-        ATTN_TILE = pop_int(argv, "--attn-tile", ATTN_TILE, 1)
-    except ValueError:
-        sys.stderr.write("numpy_ops.py: --attn-tile wants a number of KV tokens >= 1\n")
-        return 2
+    ATTN_TILE = int_flag(argv, "--attn-tile", ATTN_TILE, 1)
     ATTN_SCHEDULE = "tile=%d splits=1" % ATTN_TILE
 
     def op(fn, **kw):

@@ -38,11 +38,7 @@ def prefix_prefill(block):
 
 
 def main(argv):
-    try:
-        block = numpy_ops.pop_int(argv, "--block", 16, 1)
-    except ValueError as e:
-        print("numpy_prefix.py: %s" % e, file=sys.stderr)
-        return 2
+    block = numpy_ops.int_flag(argv, "--block", 16, 1)
     if numpy_ops.ATTN_TILE % block:
         print("numpy_prefix.py: --block %d: want a divisor of %d" % (block, numpy_ops.ATTN_TILE), file=sys.stderr)
         return 2
