@@ -98,7 +98,7 @@ const (
 // through Run and the exact compare to learn which rows differ and how.
 func (h *Held) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
 	if h.x == nil {
-		return nil, fmt.Errorf("gpu: held batch already released")
+		return nil, errReleased
 	}
 	diffs, err := checkPrefixes(ctx, h, from, to, alone, taps)
 	if err != nil {

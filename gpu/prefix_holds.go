@@ -24,7 +24,7 @@ import (
 // taps.
 func (h *GEMMHeld) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
 	if h.released {
-		return nil, fmt.Errorf("gpu: held batch already released")
+		return nil, errReleased
 	}
 	diffs, err := checkPrefixes(ctx, h, from, to, alone, taps)
 	if err != nil {
@@ -43,7 +43,7 @@ func (h *GEMMHeld) prefixShape() prefixShape {
 // log-prob a row, and its two taps (row max, sum of exponentials).
 func (h *LogProbHeld) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
 	if h.released {
-		return nil, fmt.Errorf("gpu: held batch already released")
+		return nil, errReleased
 	}
 	diffs, err := checkPrefixes(ctx, h, from, to, alone, taps)
 	if err != nil {
@@ -68,7 +68,7 @@ func (h *LogProbHeld) prefixShape() prefixShape {
 // unusable is the kernel's and wraps target.ErrTargetCrashed.
 func (h *UserHeld) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
 	if h.bufs == nil {
-		return nil, fmt.Errorf("gpu: held batch already released")
+		return nil, errReleased
 	}
 	diffs, err := checkPrefixes(ctx, h, from, to, alone, taps)
 	if err == nil {
