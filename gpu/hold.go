@@ -167,6 +167,18 @@ func heldAlone(ctx context.Context, released bool, n, rows int) error {
 	return nil
 }
 
+// heldPrefix checks an enqueuePrefix of rows 0..v-1 on a held batch of
+// rows rows: the batch not released, 1 <= v <= rows.
+func heldPrefix(released bool, v, rows int) error {
+	if released {
+		return errReleased
+	}
+	if v < 1 || v > rows {
+		return fmt.Errorf("gpu: prefix of %d rows of %d held", v, rows)
+	}
+	return nil
+}
+
 // Run computes the batch whose row i is held row ids[i]: a prefix (ids
 // 0..n-1) reads the held rows in place, any other list through the
 // kernel's row selection. The output and its taps stay on the device; the

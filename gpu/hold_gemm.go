@@ -302,11 +302,8 @@ func (h *GEMMHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
 // makes for that prefix, and returns without waiting (under do). A gemm
 // has no taps: taps must be nil.
 func (h *GEMMHeld) enqueuePrefix(v int, out, taps *buffer) error {
-	if h.released {
-		return errReleased
-	}
-	if v < 1 || v > h.m {
-		return fmt.Errorf("gpu: prefix of %d rows of %d held", v, h.m)
+	if err := heldPrefix(h.released, v, h.m); err != nil {
+		return err
 	}
 	if taps != nil {
 		return fmt.Errorf("gpu: %s has no taps", h.name)

@@ -182,11 +182,8 @@ func (h *LogProbHeld) Alone(ctx context.Context, n int) (*target.Output, error) 
 // exponentials), with the schedule Run uses for v rows, and returns
 // without waiting (under do).
 func (h *LogProbHeld) enqueuePrefix(v int, out, taps *buffer) error {
-	if h.released {
-		return errReleased
-	}
-	if v < 1 || v > h.rows {
-		return fmt.Errorf("gpu: prefix of %d rows of %d held", v, h.rows)
+	if err := heldPrefix(h.released, v, h.rows); err != nil {
+		return err
 	}
 	if taps == nil {
 		return fmt.Errorf("gpu: %s writes taps: taps is nil", h.t.info.Name)
