@@ -368,22 +368,31 @@ def attn_decode(req):
         return canon(num / den[:, None])
 
 
+def int_flag(argv, flag, default, least):
+    """The number after flag in argv, both removed from argv, or default
+    where argv has no flag. Where what follows flag is not a number >=
+    least it says so on stderr, naming the script, and exits 2."""
+    if flag not in argv:
+        return default
+    i = argv.index(flag)
+    try:
+        v = int(argv[i + 1])
+    except (IndexError, ValueError):
+        v = None
+    if v is None or v < least:
+        sys.stderr.write("%s: %s wants a number >= %d\n" % (os.path.basename(sys.argv[0]), flag, least))
+        raise SystemExit(2)
+    del argv[i:i + 2]
+    return v
+
+
 def main(argv):
     global ATTN_TILE, ATTN_SCHEDULE
     blas = "--blas" in argv
     drift = "--drift" in argv
     argv = [a for a in argv if a not in ("--blas", "--drift")]
-    if "--attn-tile" in argv:
-        i = argv.index("--attn-tile")
-        try:
-            ATTN_TILE = int(argv[i + 1])
-            if ATTN_TILE < 1:
-                raise ValueError
-        except (IndexError, ValueError):
-            sys.stderr.write("numpy_ops.py: --attn-tile wants a number of KV tokens >= 1\n")
-            return 2
-        ATTN_SCHEDULE = "tile=%d splits=1" % ATTN_TILE
-        argv = argv[:i] + argv[i + 2:]
+    ATTN_TILE = int_flag(argv, "--attn-tile", ATTN_TILE, 1)
+    ATTN_SCHEDULE = "tile=%d splits=1" % ATTN_TILE
 
     def op(fn, **kw):
         return bp.Op(fn, request=True, **kw)

@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -127,24 +128,67 @@ func (h *Held) plan(n int) ([]rowRun, error) {
 	return []rowRun{{from: 0, to: n, s: s}}, s.Validate()
 }
 
+// errReleased is the error of a call on a held batch after its Release.
+var errReleased = errors.New("gpu: held batch already released")
+
+// heldRun checks a Run of rows ids on a held batch of rows rows
+// (released: after its Release): the context not done, the batch not
+// released, every id a held row. prefix says whether ids are 0..n-1,
+// which a Run reads in place.
+func heldRun(ctx context.Context, released bool, ids []int, rows int) (prefix bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if released {
+		return false, errReleased
+	}
+	prefix = true
+	for i, id := range ids {
+		if id < 0 || id >= rows {
+			return false, fmt.Errorf("gpu: held row %d of %d", id, rows)
+		}
+		prefix = prefix && id == i
+	}
+	return prefix, nil
+}
+
+// heldAlone checks an Alone of rows 0..n-1 on a held batch of rows rows,
+// as heldRun checks a Run.
+func heldAlone(ctx context.Context, released bool, n, rows int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if released {
+		return errReleased
+	}
+	if n < 0 || n > rows {
+		return fmt.Errorf("gpu: %d rows alone of %d held", n, rows)
+	}
+	return nil
+}
+
+// heldPrefix checks an enqueuePrefix of rows 0..v-1 on a held batch of
+// rows rows: the batch not released, 1 <= v <= rows.
+func heldPrefix(released bool, v, rows int) error {
+	if released {
+		return errReleased
+	}
+	if v < 1 || v > rows {
+		return fmt.Errorf("gpu: prefix of %d rows of %d held", v, rows)
+	}
+	return nil
+}
+
 // Run computes the batch whose row i is held row ids[i]: a prefix (ids
 // 0..n-1) reads the held rows in place, any other list through the
 // kernel's row selection. The output and its taps stay on the device; the
 // kernel is queued, not waited for.
 func (h *Held) Run(ctx context.Context, ids []int) (*target.Output, error) {
-	if err := ctx.Err(); err != nil {
+	prefix, err := heldRun(ctx, h.x == nil, ids, h.in.Rows)
+	if err != nil {
 		return nil, err
 	}
-	if h.x == nil {
-		return nil, fmt.Errorf("gpu: held batch already released")
-	}
-	n, prefix := len(ids), true
-	for i, id := range ids {
-		if id < 0 || id >= h.in.Rows {
-			return nil, fmt.Errorf("gpu: held row %d of %d", id, h.in.Rows)
-		}
-		prefix = prefix && id == i
-	}
+	n := len(ids)
 	plan, err := h.plan(n)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %s: %w", h.t.info.Name, err)
@@ -188,14 +232,8 @@ func (h *Held) Run(ctx context.Context, ids []int) (*target.Output, error) {
 // row i of the output and its taps. The launches are independent and are
 // spread over the lane's side streams (fanOut), so they run at once.
 func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
-	if err := ctx.Err(); err != nil {
+	if err := heldAlone(ctx, h.x == nil, n, h.in.Rows); err != nil {
 		return nil, err
-	}
-	if h.x == nil {
-		return nil, fmt.Errorf("gpu: held batch already released")
-	}
-	if n < 0 || n > h.in.Rows {
-		return nil, fmt.Errorf("gpu: %d rows alone of %d held", n, h.in.Rows)
 	}
 	plan, err := h.plan(1)
 	if err != nil {

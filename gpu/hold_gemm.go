@@ -196,13 +196,7 @@ func (h *GEMMHeld) Release() {
 // a scratch batch first, one device copy per run of consecutive ids (a
 // cuBLAS target). Nothing is waited for.
 func (h *GEMMHeld) Run(ctx context.Context, ids []int) (*target.Output, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if h.released {
-		return nil, fmt.Errorf("gpu: held batch already released")
-	}
-	prefix, err := heldIDs(ids, h.m)
+	prefix, err := heldRun(ctx, h.released, ids, h.m)
 	if err != nil {
 		return nil, err
 	}
@@ -249,14 +243,8 @@ func (h *GEMMHeld) Run(ctx context.Context, ids []int) (*target.Output, error) {
 // each at a multiple of allocAlign bytes, launch i reads a copy of row i
 // in an aligned scratch row and writes another, copied to row i.
 func (h *GEMMHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
-	if err := ctx.Err(); err != nil {
+	if err := heldAlone(ctx, h.released, n, h.m); err != nil {
 		return nil, err
-	}
-	if h.released {
-		return nil, fmt.Errorf("gpu: held batch already released")
-	}
-	if n < 0 || n > h.m {
-		return nil, fmt.Errorf("gpu: %d rows alone of %d held", n, h.m)
 	}
 	d := h.d
 	o := &target.Output{Rows: seq(n), Cols: h.n, DType: h.c}
@@ -314,29 +302,13 @@ func (h *GEMMHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
 // makes for that prefix, and returns without waiting (under do). A gemm
 // has no taps: taps must be nil.
 func (h *GEMMHeld) enqueuePrefix(v int, out, taps *buffer) error {
-	if h.released {
-		return fmt.Errorf("gpu: held batch already released")
-	}
-	if v < 1 || v > h.m {
-		return fmt.Errorf("gpu: prefix of %d rows of %d held", v, h.m)
+	if err := heldPrefix(h.released, v, h.m); err != nil {
+		return err
 	}
 	if taps != nil {
 		return fmt.Errorf("gpu: %s has no taps", h.name)
 	}
 	return h.mul(h.x, nil, out, v)
-}
-
-// heldIDs checks a row list of a held batch of rows rows and reports
-// whether it is the prefix 0..len(ids)-1.
-func heldIDs(ids []int, rows int) (prefix bool, err error) {
-	prefix = true
-	for i, id := range ids {
-		if id < 0 || id >= rows {
-			return false, fmt.Errorf("gpu: held row %d of %d", id, rows)
-		}
-		prefix = prefix && id == i
-	}
-	return prefix, nil
 }
 
 // allocAlign is the alignment of every device allocation (cuMemAlloc

@@ -37,6 +37,35 @@ func heldRowLists() [][]int {
 		seqFrom(60, 30, 80), seqFrom(3, 5, 80), {5, 6, 7, 70, 71, 0, 1}, rev, {79}}
 }
 
+// runGathered is tg's Run on the rows ids of b gathered into a batch of
+// their own (fuzz.Gather): what a held batch's Run of ids must give.
+func runGathered(t *testing.T, tg target.Target, b *target.Batch, ids []int) *target.Output {
+	t.Helper()
+	gb, err := fuzz.Gather(b, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := tg.Run(context.Background(), gb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// heldRunsGathered fails unless run (a held batch's Run) gives, for every
+// row list of lists, tg's Run on those rows of b gathered (runGathered),
+// bit for bit.
+func heldRunsGathered(t *testing.T, run func(context.Context, []int) (*target.Output, error), tg target.Target, b *target.Batch, lists [][]int) {
+	t.Helper()
+	for _, ids := range lists {
+		got, err := run(context.Background(), ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBits(t, "rows "+itoa(ids), got, runGathered(t, tg, b, ids))
+	}
+}
+
 // sameBits fails unless got and want hold the same rows, values and taps
 // bit for bit.
 func sameBits(t *testing.T, what string, got, want *target.Output) {
@@ -107,24 +136,8 @@ func TestHoldGEMMEqualsRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer h.Release()
-			unheld := func(ids []int) *target.Output {
-				gb, err := fuzz.Gather(b, ids)
-				if err != nil {
-					t.Fatal(err)
-				}
-				o, err := tg.Run(ctx, gb, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return o
-			}
-			for _, ids := range heldRowLists() {
-				got, err := h.Run(ctx, ids)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sameBits(t, "rows "+itoa(ids), got, unheld(ids))
-			}
+			unheld := func(ids []int) *target.Output { return runGathered(t, tg, b, ids) }
+			heldRunsGathered(t, h.Run, tg, b, heldRowLists())
 			alone, err := h.Alone(ctx, m)
 			if err != nil {
 				t.Fatal(err)
@@ -224,25 +237,8 @@ func TestHoldLogProbEqualsRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer h.Release()
-			unheld := func(ids []int) *target.Output {
-				gb, err := fuzz.Gather(b, ids)
-				if err != nil {
-					t.Fatal(err)
-				}
-				o, err := tg.Run(ctx, gb, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return o
-			}
-			lists := append(heldRowLists(), identityRows(131), identityRows(132), identityRows(rows), []int{139, 0, 138, 1})
-			for _, ids := range lists {
-				got, err := h.Run(ctx, ids)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sameBits(t, "rows "+itoa(ids), got, unheld(ids))
-			}
+			unheld := func(ids []int) *target.Output { return runGathered(t, tg, b, ids) }
+			heldRunsGathered(t, h.Run, tg, b, append(heldRowLists(), identityRows(131), identityRows(132), identityRows(rows), []int{139, 0, 138, 1}))
 			alone, err := h.Alone(ctx, rows)
 			if err != nil {
 				t.Fatal(err)

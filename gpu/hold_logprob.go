@@ -106,13 +106,7 @@ func (h *LogProbHeld) newOutput(n int) (o *target.Output, out, taps *buffer, err
 // selection (the kernel reads the target of the row it reads). Nothing is
 // waited for.
 func (h *LogProbHeld) Run(ctx context.Context, ids []int) (*target.Output, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if h.released {
-		return nil, fmt.Errorf("gpu: held batch already released")
-	}
-	prefix, err := heldIDs(ids, h.rows)
+	prefix, err := heldRun(ctx, h.released, ids, h.rows)
 	if err != nil {
 		return nil, err
 	}
@@ -151,14 +145,8 @@ func (h *LogProbHeld) Run(ctx context.Context, ids []int) (*target.Output, error
 // one-row batch, launch i reading logits row i and target i in place and
 // writing row i of the output and its taps.
 func (h *LogProbHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
-	if err := ctx.Err(); err != nil {
+	if err := heldAlone(ctx, h.released, n, h.rows); err != nil {
 		return nil, err
-	}
-	if h.released {
-		return nil, fmt.Errorf("gpu: held batch already released")
-	}
-	if n < 0 || n > h.rows {
-		return nil, fmt.Errorf("gpu: %d rows alone of %d held", n, h.rows)
 	}
 	s, err := h.schedule(1)
 	if err != nil {
@@ -194,11 +182,8 @@ func (h *LogProbHeld) Alone(ctx context.Context, n int) (*target.Output, error) 
 // exponentials), with the schedule Run uses for v rows, and returns
 // without waiting (under do).
 func (h *LogProbHeld) enqueuePrefix(v int, out, taps *buffer) error {
-	if h.released {
-		return fmt.Errorf("gpu: held batch already released")
-	}
-	if v < 1 || v > h.rows {
-		return fmt.Errorf("gpu: prefix of %d rows of %d held", v, h.rows)
+	if err := heldPrefix(h.released, v, h.rows); err != nil {
+		return err
 	}
 	if taps == nil {
 		return fmt.Errorf("gpu: %s writes taps: taps is nil", h.t.info.Name)

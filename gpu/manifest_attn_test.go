@@ -173,14 +173,10 @@ func TestAttnManifests(t *testing.T) {
 	}
 }
 
-// TestKernelInputsDecode: attn_decode's ABI inputs hold each request's
-// tokens where its block table says, pages handed out from the end of the
-// cache, NaN in the slots past kv_len, -1 past a request's pages.
-func TestKernelInputsDecode(t *testing.T) {
-	lens := []int{40, 1, 16, 17}
-	c := spec.Case{Version: spec.CaseVersion, Op: spec.OpAttnDecode, Relation: spec.RelOracleParity,
-		Shape: spec.Shape{Rows: len(lens), KV: lens[0], KVLens: lens, Heads: 4, KVHeads: 2, HeadDim: 3},
-		In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 7, GenVersion: spec.GeneratorVersion}
+// kernelInputsOf is case c's batch and its ABI inputs for a device of
+// 132 multiprocessors (an H200's), failing the test on an error.
+func kernelInputsOf(t *testing.T, c spec.Case) (*target.Batch, KernelArgs) {
+	t.Helper()
 	b, err := fuzz.Inputs(c)
 	if err != nil {
 		t.Fatal(err)
@@ -189,17 +185,35 @@ func TestKernelInputsDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b, a
+}
+
+// sameSizes fails unless sizes are exactly want.
+func sameSizes(t *testing.T, sizes, want map[string]int64) {
+	t.Helper()
+	for k, v := range want {
+		if sizes[k] != v {
+			t.Errorf("size %s = %d, want %d", k, sizes[k], v)
+		}
+	}
+	if len(sizes) != len(want) {
+		t.Errorf("sizes %v, want %v", sizes, want)
+	}
+}
+
+// TestKernelInputsDecode: attn_decode's ABI inputs hold each request's
+// tokens where its block table says, pages handed out from the end of the
+// cache, NaN in the slots past kv_len, -1 past a request's pages.
+func TestKernelInputsDecode(t *testing.T) {
+	lens := []int{40, 1, 16, 17}
+	c := spec.Case{Version: spec.CaseVersion, Op: spec.OpAttnDecode, Relation: spec.RelOracleParity,
+		Shape: spec.Shape{Rows: len(lens), KV: lens[0], KVLens: lens, Heads: 4, KVHeads: 2, HeadDim: 3},
+		In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 7, GenVersion: spec.GeneratorVersion}
+	b, a := kernelInputsOf(t, c)
 	// pages: 3 + 1 + 1 + 2 = 7; the widest request has 3
 	want := map[string]int64{"requests": 4, "heads": 4, "kv_heads": 2, "head_dim": 3, "page_size": DecodePageSize,
 		"max_pages": 3, "pages": 7, "max_kv": 40, "sms": 132}
-	for k, v := range want {
-		if a.Sizes[k] != v {
-			t.Errorf("size %s = %d, want %d", k, a.Sizes[k], v)
-		}
-	}
-	if len(a.Sizes) != len(want) {
-		t.Errorf("sizes %v, want %v", a.Sizes, want)
-	}
+	sameSizes(t, a.Sizes, want)
 	table := a.Tensors["block_table"].Ints
 	if wantTable := []int{6, 5, 4, 3, -1, -1, 2, -1, -1, 1, 0, -1}; !slices.Equal(table, wantTable) {
 		t.Errorf("block table %v, want %v", table, wantTable)
@@ -240,20 +254,9 @@ func TestKernelInputsPrefill(t *testing.T) {
 	c := spec.Case{Version: spec.CaseVersion, Op: spec.OpAttnPrefill, Relation: spec.RelOracleParity,
 		Shape: spec.Shape{Seqs: 3, SeqLen: 5, Heads: 4, KVHeads: 1, HeadDim: 8},
 		In:    spec.FP16, Out: spec.FP16, Dist: spec.DistNormal, Seed: 3, GenVersion: spec.GeneratorVersion}
-	b, err := fuzz.Inputs(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := KernelInputs(b, 132)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, a := kernelInputsOf(t, c)
 	want := map[string]int64{"seqs": 3, "tokens": 15, "max_seqlen": 5, "q_start": 0, "heads": 4, "kv_heads": 1, "head_dim": 8, "sms": 132}
-	for k, v := range want {
-		if a.Sizes[k] != v {
-			t.Errorf("size %s = %d, want %d", k, a.Sizes[k], v)
-		}
-	}
+	sameSizes(t, a.Sizes, want)
 	if cu := a.Tensors["cu_seqlens"].Ints; !slices.Equal(cu, []int{0, 5, 10, 15}) {
 		t.Errorf("cu_seqlens %v, want [0 5 10 15]", cu)
 	}

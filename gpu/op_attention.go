@@ -11,28 +11,12 @@ import (
 )
 
 // prefillKernel is op attn_prefill on the device: kernel prefill
-// (kernels/attention.cu), writing its taps when attnTaps is set.
+// (kernels/attention.cu), writing its taps when wantTaps is set.
 type prefillKernel struct{ attention.Prefill }
 
-func (prefillKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, attnTaps bool) (func() error, error) {
-	sch, err := scheduleOf[oracle.AttentionSchedule](s)
-	if err != nil {
-		return nil, err
-	}
-	return d.prefill(b, b.Input.(*oracle.PrefillInput), b.In, sch, rows, sel, o, out, attnTaps)
-}
-
 // decodeKernel is op attn_decode on the device: kernels decode_split and
-// decode_combine (kernels/attention.cu), writing taps when attnTaps is set.
+// decode_combine (kernels/attention.cu), writing taps when wantTaps is set.
 type decodeKernel struct{ attention.Decode }
-
-func (decodeKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, attnTaps bool) (func() error, error) {
-	sch, err := scheduleOf[oracle.AttentionSchedule](s)
-	if err != nil {
-		return nil, err
-	}
-	return d.decode(b, b.Input.(*oracle.DecodeInput), b.In, sch, rows, sel, o, out, attnTaps)
-}
 
 // blockFor is the block size of the attention kernels: thread d owns
 // output column d.
@@ -58,10 +42,7 @@ func (d *Device) attnTaps(o *target.Output, n, D int, outDT oracle.DType, want b
 	return taps.buf, nil
 }
 
-func attnCheck(heads, kvHeads, headDim int, s oracle.AttentionSchedule) error {
-	if err := s.Validate(); err != nil {
-		return err
-	}
+func attnCheck(heads, kvHeads, headDim int) error {
 	if heads < 1 || kvHeads < 1 || headDim < 1 || heads%kvHeads != 0 {
 		return fmt.Errorf("heads %d kv heads %d head dim %d: %w", heads, kvHeads, headDim, oracle.ErrShape)
 	}
@@ -122,8 +103,13 @@ func (d *Device) uploadAttn(qb, kb, vb []byte) attnInputs {
 	}
 }
 
-func (d *Device) prefill(b *target.Batch, in *oracle.PrefillInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, o *target.Output, out *devOut, wantTaps bool) (func() error, error) {
-	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim, s); err != nil {
+func (prefillKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, wantTaps bool) (func() error, error) {
+	in, s, err := opArgs[oracle.PrefillInput, oracle.AttentionSchedule](b, sched)
+	if err != nil {
+		return nil, err
+	}
+	dt := b.In
+	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim); err != nil {
 		return nil, err
 	}
 	if in.Seqs < 0 || in.SeqLen < 1 {
@@ -165,8 +151,13 @@ func (d *Device) prefill(b *target.Batch, in *oracle.PrefillInput, dt oracle.DTy
 	}, nil
 }
 
-func (d *Device) decode(b *target.Batch, in *oracle.DecodeInput, dt oracle.DType, s oracle.AttentionSchedule, rows, sel []int, o *target.Output, out *devOut, wantTaps bool) (func() error, error) {
-	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim, s); err != nil {
+func (decodeKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, wantTaps bool) (func() error, error) {
+	in, s, err := opArgs[oracle.DecodeInput, oracle.AttentionSchedule](b, sched)
+	if err != nil {
+		return nil, err
+	}
+	dt := b.In
+	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim); err != nil {
 		return nil, err
 	}
 	B, D, H, KH := len(in.K), in.HeadDim, in.Heads, in.KVHeads

@@ -14,18 +14,12 @@ import (
 // nudge_gemm (kernels/nudge.cu) for the rows of a boundary case.
 type gemmKernel struct{ gemm.Op }
 
-func (gemmKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows, sel []int, _ *target.Output, out *devOut, _ bool) (func() error, error) {
-	sch, err := scheduleOf[oracle.GEMMSchedule](s)
+func (gemmKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, rows, sel []int, _ *target.Output, out *devOut, _ bool) (func() error, error) {
+	in, s, err := opArgs[oracle.GEMMInput, oracle.GEMMSchedule](b, sched)
 	if err != nil {
 		return nil, err
 	}
-	return d.gemm(b, b.Input.(*oracle.GEMMInput), b.In, sch, rows, sel, out)
-}
-
-func (d *Device) gemm(b *target.Batch, in *oracle.GEMMInput, dt oracle.DType, s oracle.GEMMSchedule, rows, sel []int, out *devOut) (func() error, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
+	dt := b.In
 	if in.M < 0 || in.K < 1 || in.N < 1 {
 		return nil, fmt.Errorf("m %d k %d n %d: %w", in.M, in.K, in.N, oracle.ErrShape)
 	}

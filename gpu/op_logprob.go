@@ -14,18 +14,12 @@ import (
 // (kernels/logprob.cu).
 type logprobKernel struct{ logprob.Op }
 
-func (logprobKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, _ bool) (func() error, error) {
-	sch, err := scheduleOf[oracle.LogProbSchedule](s)
+func (logprobKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, _ bool) (func() error, error) {
+	in, s, err := opArgs[oracle.LogProbInput, oracle.LogProbSchedule](b, sched)
 	if err != nil {
 		return nil, err
 	}
-	return d.logprob(b, b.Input.(*oracle.LogProbInput), b.In, sch, rows, sel, o, out)
-}
-
-func (d *Device) logprob(b *target.Batch, in *oracle.LogProbInput, dt oracle.DType, s oracle.LogProbSchedule, rows, sel []int, o *target.Output, out *devOut) (func() error, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
+	dt := b.In
 	if in.Rows < 0 || in.Vocab < 1 {
 		return nil, fmt.Errorf("rows %d vocab %d: %w", in.Rows, in.Vocab, oracle.ErrShape)
 	}

@@ -17,18 +17,12 @@ import (
 // of a boundary case.
 type rmsnormKernel struct{ rmsnorm.Op }
 
-func (rmsnormKernel) launch(d *Device, b *target.Batch, s oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, _ bool) (func() error, error) {
-	sch, err := scheduleOf[oracle.RMSNormSchedule](s)
+func (rmsnormKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, _ bool) (func() error, error) {
+	in, s, err := opArgs[oracle.RMSNormInput, oracle.RMSNormSchedule](b, sched)
 	if err != nil {
 		return nil, err
 	}
-	return d.rmsnorm(b, b.Input.(*oracle.RMSNormInput), b.In, sch, rows, sel, o, out)
-}
-
-func (d *Device) rmsnorm(b *target.Batch, in *oracle.RMSNormInput, dt oracle.DType, s oracle.RMSNormSchedule, rows, sel []int, o *target.Output, out *devOut) (func() error, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
+	dt := b.In
 	if in.Rows < 0 || in.Hidden < 1 {
 		return nil, fmt.Errorf("rows %d hidden %d: %w", in.Rows, in.Hidden, oracle.ErrShape)
 	}

@@ -110,6 +110,24 @@ func scheduleOf[S oracle.Schedule](s oracle.Schedule) (S, error) {
 	return sch, nil
 }
 
+// opArgs is what an op kernel's launch takes from Device.run: b's input,
+// which must be an *I, and s, which must be the schedule type S of the
+// batch's op and valid (S.Validate).
+func opArgs[I any, S oracle.Schedule](b *target.Batch, s oracle.Schedule) (*I, S, error) {
+	sch, err := scheduleOf[S](s)
+	if err == nil {
+		err = sch.Validate()
+	}
+	if err != nil {
+		return nil, sch, err
+	}
+	in, ok := b.Input.(*I)
+	if !ok {
+		return nil, sch, fmt.Errorf("input %T, want %T", b.Input, in)
+	}
+	return in, sch, nil
+}
+
 // rowsel uploads the selected rows, or returns nil (all rows in order).
 func (d *Device) rowsel(rows, sel []int) (*buffer, error) {
 	if rows == nil {

@@ -97,14 +97,7 @@ const (
 // between steps; see prefixLauncher. The caller reruns a flagged prefix
 // through Run and the exact compare to learn which rows differ and how.
 func (h *Held) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
-	if h.x == nil {
-		return nil, fmt.Errorf("gpu: held batch already released")
-	}
-	diffs, err := checkPrefixes(ctx, h, from, to, alone, taps)
-	if err != nil {
-		return nil, fmt.Errorf("gpu: %s, prefixes %d..%d: %w", h.t.info.Name, from, to, err)
-	}
-	return diffs, nil
+	return checkHeld(ctx, h, h.x == nil, h.t.info.Name, from, to, alone, taps)
 }
 
 func (h *Held) prefixDevice() *Device { return h.t.dev }
@@ -138,6 +131,20 @@ type streamPrefixer interface {
 // prefixStreams is how many streams the bulk check spreads its steps over
 // when the launcher takes a stream.
 const prefixStreams = 4
+
+// checkHeld is the CheckPrefixes of a held batch of target name
+// (released: after its Release): checkPrefixes, its error naming the
+// target and the prefixes.
+func checkHeld(ctx context.Context, l prefixLauncher, released bool, name string, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
+	if released {
+		return nil, errReleased
+	}
+	diffs, err := checkPrefixes(ctx, l, from, to, alone, taps)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %s, prefixes %d..%d: %w", name, from, to, err)
+	}
+	return diffs, nil
+}
 
 // checkPrefixes is the bulk check of l's prefixes from..to against alone
 // (taps: with the taps); see prefixLauncher.

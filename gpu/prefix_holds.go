@@ -23,14 +23,7 @@ import (
 // digest with the same row alone (M = 1, Alone's output). A gemm has no
 // taps.
 func (h *GEMMHeld) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
-	if h.released {
-		return nil, fmt.Errorf("gpu: held batch already released")
-	}
-	diffs, err := checkPrefixes(ctx, h, from, to, alone, taps)
-	if err != nil {
-		return nil, fmt.Errorf("gpu: %s, prefixes %d..%d: %w", h.name, from, to, err)
-	}
-	return diffs, nil
+	return checkHeld(ctx, h, h.released, h.name, from, to, alone, taps)
 }
 
 func (h *GEMMHeld) prefixDevice() *Device { return h.d }
@@ -42,14 +35,7 @@ func (h *GEMMHeld) prefixShape() prefixShape {
 // CheckPrefixes is Held.CheckPrefixes for a held log-prob batch: one fp32
 // log-prob a row, and its two taps (row max, sum of exponentials).
 func (h *LogProbHeld) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
-	if h.released {
-		return nil, fmt.Errorf("gpu: held batch already released")
-	}
-	diffs, err := checkPrefixes(ctx, h, from, to, alone, taps)
-	if err != nil {
-		return nil, fmt.Errorf("gpu: %s, prefixes %d..%d: %w", h.t.info.Name, from, to, err)
-	}
-	return diffs, nil
+	return checkHeld(ctx, h, h.released, h.t.info.Name, from, to, alone, taps)
 }
 
 func (h *LogProbHeld) prefixDevice() *Device { return h.t.dev }
@@ -68,7 +54,7 @@ func (h *LogProbHeld) prefixShape() prefixShape {
 // unusable is the kernel's and wraps target.ErrTargetCrashed.
 func (h *UserHeld) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
 	if h.bufs == nil {
-		return nil, fmt.Errorf("gpu: held batch already released")
+		return nil, errReleased
 	}
 	diffs, err := checkPrefixes(ctx, h, from, to, alone, taps)
 	if err == nil {

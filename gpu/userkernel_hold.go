@@ -143,24 +143,16 @@ func (h *UserHeld) Release() {
 // into scratch buffers, one device copy per run of consecutive rows. A
 // launch or wait error wraps target.ErrTargetCrashed.
 func (h *UserHeld) Run(ctx context.Context, ids []int) (*target.Output, error) {
-	if err := ctx.Err(); err != nil {
+	prefix, err := heldRun(ctx, h.bufs == nil, ids, h.rows)
+	if err != nil {
 		return nil, err
 	}
-	if h.bufs == nil {
-		return nil, fmt.Errorf("gpu: held batch already released")
-	}
-	n, prefix := len(ids), true
-	for i, id := range ids {
-		if id < 0 || id >= h.rows {
-			return nil, fmt.Errorf("gpu: held row %d of %d", id, h.rows)
-		}
-		prefix = prefix && id == i
-	}
+	n := len(ids)
 	k, d := h.k, h.k.d
 	o := &target.Output{Rows: seq(n), Cols: h.cols, DType: h.out}
 	out := newDevOut(d, n, h.cols, h.out)
 	o.Device = out
-	err := d.do(func() error {
+	err = d.do(func() error {
 		ptrs := maps.Clone(h.bufs)
 		var scratch []*buffer
 		defer func() { d.pool.put(scratch...) }()
@@ -198,14 +190,8 @@ func (h *UserHeld) Run(ctx context.Context, ids []int) (*target.Output, error) {
 // output in row order: n launches for one row, queued one after another
 // and waited for once, after the last.
 func (h *UserHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
-	if err := ctx.Err(); err != nil {
+	if err := heldAlone(ctx, h.bufs == nil, n, h.rows); err != nil {
 		return nil, err
-	}
-	if h.bufs == nil {
-		return nil, fmt.Errorf("gpu: held batch already released")
-	}
-	if n < 0 || n > h.rows {
-		return nil, fmt.Errorf("gpu: %d rows alone of %d held", n, h.rows)
 	}
 	k, d := h.k, h.k.d
 	o := &target.Output{Rows: seq(n), Cols: h.cols, DType: h.out}

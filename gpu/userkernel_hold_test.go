@@ -19,32 +19,10 @@ import (
 // a prefix, a gather and the rows alone, the bits Run gives on the same
 // rows uploaded as a batch.
 func TestUserHeld(t *testing.T) {
-	m := exampleManifest(t, "rmsnorm_drift")
-	k, err := NewUserKernel(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := fuzz.Inputs(userCase(70, 96, spec.BF16, spec.BF16, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := HoldUserKernel(k, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, b, h := heldExample(t, "rmsnorm_drift", userCase(70, 96, spec.BF16, spec.BF16, 3))
 	defer h.Release()
 	ctx := context.Background()
-	want := func(ids []int) []float32 {
-		g, err := fuzz.Gather(b, ids)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := k.Run(ctx, g, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o.Values
-	}
+	want := func(ids []int) []float32 { return runGathered(t, k, b, ids).Values }
 	same := func(what string, o *target.Output, w []float32) {
 		t.Helper()
 		defer o.Release()
@@ -76,18 +54,29 @@ func TestUserHeld(t *testing.T) {
 		w = append(w, want([]int{i})...)
 	}
 	same("alone", alone, w)
-	if _, err := HoldUserKernel(mustTarget(t, "oracle-rmsnorm"), b); err == nil {
+	if _, err := HoldUserKernel(lookup(t, "oracle-rmsnorm"), b); err == nil {
 		t.Error("HoldUserKernel held a batch for a target that is not a user kernel")
 	}
 }
 
-func mustTarget(t *testing.T, name string) target.Target {
+// heldExample loads example kernel name and holds fuzz's batch of case c
+// on it: the kernel, the batch and the held batch, which the caller
+// releases.
+func heldExample(t *testing.T, name string, c spec.Case) (target.Target, *target.Batch, *UserHeld) {
 	t.Helper()
-	tg, err := target.Lookup(name)
+	k, err := NewUserKernel(exampleManifest(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tg
+	b, err := fuzz.Inputs(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := HoldUserKernel(k, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, b, h
 }
 
 // TestUserHeldCheckPrefixes: the bulk check of a held user kernel's
@@ -102,18 +91,7 @@ func mustTarget(t *testing.T, name string) target.Target {
 func TestUserHeldCheckPrefixes(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"rmsnorm_drift", "rmsnorm_invariant"} {
-		k, err := NewUserKernel(exampleManifest(t, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := fuzz.Inputs(userCase(70, 96, spec.BF16, spec.FP32, 3))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := HoldUserKernel(k, b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, _, h := heldExample(t, name, userCase(70, 96, spec.BF16, spec.FP32, 3))
 		alone, err := h.Alone(ctx, 70)
 		if err != nil {
 			t.Fatal(err)

@@ -42,7 +42,7 @@ func BenchmarkScanExec(b *testing.B) {
 	for _, against := range []string{"alone", "none"} {
 		name := map[string]string{"alone": "alone", "none": "digests"}[against]
 		b.Run(name, func(b *testing.B) {
-			target, _ := execTarget(b, adapter(py, "numpy_ops.py", "rmsnorm"), against)
+			target, _ := adapterTarget(b, adapter(py, "numpy_ops.py", "rmsnorm"), spec.OpRMSNorm, "BITPARITY_SCAN_AGAINST", against)
 			s := benchExec
 			s.Target = target
 			for b.Loop() {

@@ -43,21 +43,22 @@ func adapter(py, script string, args ...string) string {
 	return cl
 }
 
-// execTargets numbers the targets execTarget registers (a name is
+// adapterTargets numbers the targets adapterTarget registers (a name is
 // registered once).
-var execTargets atomic.Int64
+var adapterTargets atomic.Int64
 
-// execTarget registers the adapter cmdline under a fresh name, with the
-// kit's BITPARITY_SCAN_AGAINST set to against ("" leaves the kit's
-// default, "alone"), and returns the name and the started target.
-func execTarget(t testing.TB, cmdline, against string) (string, *external.Target) {
+// adapterTarget registers the adapter cmdline for op under a fresh name,
+// with the kit's environment variable key set to value ("" leaves the
+// kit's default), and returns the name and the started target, closed
+// when the test ends.
+func adapterTarget(t testing.TB, cmdline string, op spec.Op, key, value string) (string, *external.Target) {
 	t.Helper()
-	name := fmt.Sprintf("exec:test-%d-%s-%s", execTargets.Add(1), t.Name(), against)
+	name := fmt.Sprintf("exec:test-%d-%s-%s", adapterTargets.Add(1), op, value)
 	var env []string
-	if against != "" {
-		env = []string{"BITPARITY_SCAN_AGAINST=" + against}
+	if value != "" {
+		env = []string{key + "=" + value}
 	}
-	external.Register(name, cmdline, spec.OpRMSNorm, external.Options{Env: env})
+	external.Register(name, cmdline, op, external.Options{Env: env})
 	tg, err := target.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +98,7 @@ func TestExecScanAgainstAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got [2]*Result
 			for i, against := range []string{"", "none"} {
-				name, et := execTarget(t, tc.cmdline, against)
+				name, et := adapterTarget(t, tc.cmdline, spec.OpRMSNorm, "BITPARITY_SCAN_AGAINST", against)
 				if et.ComparesAlone() != (against == "") {
 					t.Fatalf("BITPARITY_SCAN_AGAINST=%q: ComparesAlone %v, hello %v", against, et.ComparesAlone(), et.Hello())
 				}
@@ -141,23 +142,13 @@ func TestExecScanBatches(t *testing.T) {
 	for _, cmdline := range []string{adapter(py, "numpy_ops.py", "rmsnorm"), adapter(py, "examples/numpy_split.py", "--from", "30")} {
 		var got [2]*Result
 		var frames [2]int
-		for i, env := range []string{"", "BITPARITY_SCAN_BATCHES=none"} {
-			name := fmt.Sprintf("exec:test-%d-%s", execTargets.Add(1), t.Name())
-			var opts external.Options
-			if env != "" {
-				opts.Env = []string{env}
-			}
-			external.Register(name, cmdline, spec.OpRMSNorm, opts)
-			tg, err := target.Lookup(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			et := tg.(*external.Target)
-			defer et.Close()
-			if et.StepsBatches() != (env == "") {
-				t.Fatalf("%s: StepsBatches %v, hello %v", env, et.StepsBatches(), et.Hello())
+		for i, batches := range []string{"", "none"} {
+			name, et := adapterTarget(t, cmdline, spec.OpRMSNorm, "BITPARITY_SCAN_BATCHES", batches)
+			if et.StepsBatches() != (batches == "") {
+				t.Fatalf("BITPARITY_SCAN_BATCHES=%s: StepsBatches %v, hello %v", batches, et.StepsBatches(), et.Hello())
 			}
 			s := spec.ScanSpec{Target: name, Dim: spec.ScanItems, From: 1, To: 40, Shape: spec.Shape{Hidden: 16}, Dists: dists, Seed: 1}
+			var err error
 			if got[i], err = Run(context.Background(), s, Options{}); err != nil {
 				t.Fatal(err)
 			}

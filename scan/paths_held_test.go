@@ -2,7 +2,6 @@ package scan
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"reflect"
@@ -10,31 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
-	"github.com/bitparity/bitparity/target"
 )
-
-// pathTarget registers the attention adapter cmdline for op under a fresh
-// name, with the kit's BITPARITY_SCAN_CUTS set to cuts ("" leaves the
-// kit's default: the adapter takes steps of KV cuts), and returns the
-// name and the started target.
-func pathTarget(t testing.TB, cmdline string, op spec.Op, cuts string) (string, *external.Target) {
-	t.Helper()
-	name := fmt.Sprintf("exec:test-%d-%s-%s", execTargets.Add(1), op, cuts)
-	var env []string
-	if cuts != "" {
-		env = []string{"BITPARITY_SCAN_CUTS=" + cuts}
-	}
-	external.Register(name, cmdline, op, external.Options{Env: env})
-	tg, err := target.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	et := tg.(*external.Target)
-	t.Cleanup(func() { et.Close() })
-	return name, et
-}
 
 // TestPathScanHeldCuts: a path scan of two kit adapters that hold the
 // sequences and answer frames of KV cuts gives the Result of the same
@@ -86,8 +62,8 @@ func comparePathScans(t *testing.T, pre, dec string, ps PathSpec) (held, sent *R
 	t.Helper()
 	var got [2]*Result
 	for i, cuts := range []string{"", "none"} {
-		pn, pt := pathTarget(t, pre, spec.OpAttnPrefill, cuts)
-		dn, dt := pathTarget(t, dec, spec.OpAttnDecode, cuts)
+		pn, pt := adapterTarget(t, pre, spec.OpAttnPrefill, "BITPARITY_SCAN_CUTS", cuts)
+		dn, dt := adapterTarget(t, dec, spec.OpAttnDecode, "BITPARITY_SCAN_CUTS", cuts)
 		if pt.StepsCuts() != (cuts == "") || dt.StepsCuts() != (cuts == "") {
 			t.Fatalf("BITPARITY_SCAN_CUTS=%q: StepsCuts %v and %v, hellos %v %v", cuts, pt.StepsCuts(), dt.StepsCuts(), pt.Hello(), dt.Hello())
 		}

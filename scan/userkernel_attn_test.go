@@ -76,29 +76,32 @@ func exampleAttnManifest(t *testing.T, name string) *gpu.Manifest {
 	return m
 }
 
-// decodeTwin is the CPU twin of an example decode kernel: target
-// "twin:NAME", claiming what the manifest claims.
-type decodeTwin struct {
-	m      *gpu.Manifest
-	splits func(requests, heads, sms int64) int64
-	sms    int // the multiprocessors of the device it stands for
+// kernelTwin is the CPU twin of an example attention kernel: target
+// "twin:NAME", claiming what the manifest claims, whose rows are rows(a)
+// on the ABI's inputs a of a batch of op (gpu.KernelInputs for a device of
+// sms multiprocessors), y rounded to out and the lse taps.
+type kernelTwin struct {
+	m    *gpu.Manifest
+	op   spec.Op
+	sms  int
+	rows func(a gpu.KernelArgs, out oracle.DType) (y, lse []float32)
 }
 
-func (k decodeTwin) Info() target.Info {
+func (k kernelTwin) Info() target.Info {
 	i := k.m.Info("cpu")
 	i.Name = "twin:" + k.m.Name
 	return i
 }
 
-func (k decodeTwin) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-	if b.Op != spec.OpAttnDecode {
+func (k kernelTwin) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
+	if b.Op != k.op {
 		return nil, fmt.Errorf("twin: %s", b.Op)
 	}
 	a, err := gpu.KernelInputs(b, k.sms)
 	if err != nil {
 		return nil, err
 	}
-	y, lse := twinDecode(a, k.splits, b.Out)
+	y, lse := k.rows(a, b.Out)
 	return twinOutput(b, rows, y, lse)
 }
 
@@ -132,24 +135,7 @@ func twinDecode(a gpu.KernelArgs, splitsOf func(requests, heads, sms int64) int6
 		for c, bd := range bounds {
 			m, l, acc := negInf, float32(0), make([]float32, D)
 			for t0 := bd[0]; t0 < bd[1]; t0 += tile {
-				t1 := min(t0+tile, bd[1])
-				mt := m
-				for j := t0; j < t1; j++ {
-					mt = oracle.Max32(mt, score(j))
-				}
-				alpha := oracle.Exp32(oracle.Sub32(m, mt))
-				l = oracle.Mul32(l, alpha)
-				for d := range acc {
-					acc[d] = oracle.Mul32(acc[d], alpha)
-				}
-				for j := t0; j < t1; j++ {
-					p := oracle.Exp32(oracle.Sub32(score(j), mt))
-					l = oracle.Add32(l, p)
-					for d := range acc {
-						acc[d] = oracle.FMA32(p, vc[at(j)+d], acc[d])
-					}
-				}
-				m = mt
+				m, l = twinTile(m, l, acc, t0, min(t0+tile, bd[1]), score, vc, at)
 			}
 			ms[c], ls[c], accs[c] = m, l, acc
 		}
@@ -174,6 +160,31 @@ func twinDecode(a gpu.KernelArgs, splitsOf func(requests, heads, sms int64) int6
 	return y, lse
 }
 
+// twinTile is the kernels' online-softmax step over the KV tile of
+// tokens t0..t1-1: mt = max(m, score(j) for j in the tile); l and acc
+// scaled by alpha = exp32(m - mt); then for each j in order p =
+// exp32(score(j) - mt), l += p, acc[d] = fma(p, v[at(j)+d], acc[d]). It
+// returns the new m (mt) and l.
+func twinTile(m, l float32, acc []float32, t0, t1 int, score func(int) float32, v []float32, at func(int) int) (float32, float32) {
+	mt := m
+	for j := t0; j < t1; j++ {
+		mt = oracle.Max32(mt, score(j))
+	}
+	alpha := oracle.Exp32(oracle.Sub32(m, mt))
+	l = oracle.Mul32(l, alpha)
+	for d := range acc {
+		acc[d] = oracle.Mul32(acc[d], alpha)
+	}
+	for j := t0; j < t1; j++ {
+		p := oracle.Exp32(oracle.Sub32(score(j), mt))
+		l = oracle.Add32(l, p)
+		for d := range acc {
+			acc[d] = oracle.FMA32(p, v[at(j)+d], acc[d])
+		}
+	}
+	return mt, l
+}
+
 // prefillTiles is each example prefill kernel's KV tile rule, by entry,
 // of its sizes (max_seqlen, q_start).
 var prefillTiles = map[string]func(sizes map[string]int64) int{
@@ -190,31 +201,6 @@ var prefillTiles = map[string]func(sizes map[string]int64) int{
 		}
 		return 64
 	},
-}
-
-// prefillTwin is the CPU twin of an example prefill kernel: target
-// "twin:NAME", claiming what the manifest claims.
-type prefillTwin struct {
-	m    *gpu.Manifest
-	tile func(sizes map[string]int64) int
-}
-
-func (k prefillTwin) Info() target.Info {
-	i := k.m.Info("cpu")
-	i.Name = "twin:" + k.m.Name
-	return i
-}
-
-func (k prefillTwin) Run(ctx context.Context, b *target.Batch, rows []int) (*target.Output, error) {
-	if b.Op != spec.OpAttnPrefill {
-		return nil, fmt.Errorf("twin: %s", b.Op)
-	}
-	a, err := gpu.KernelInputs(b, target.SMs)
-	if err != nil {
-		return nil, err
-	}
-	y, lse := twinPrefill(a, k.tile(a.Sizes), b.Out)
-	return twinOutput(b, rows, y, lse)
 }
 
 // twinOutput is the selected rows of y (head_dim wide) and their lse taps.
@@ -265,25 +251,9 @@ func twinPrefill(a gpu.KernelArgs, tile int, out oracle.DType) (y, lse []float32
 			return oracle.Mul32(dot, a.Scale)
 		}
 		m, l, acc := float32(math.Inf(-1)), float32(0), make([]float32, D)
+		at := func(j int) int { return (j*KH + kvh) * D }
 		for t0 := cu[s]; t0 <= t; t0 += tile {
-			t1 := min(t0+tile, t+1)
-			mt := m
-			for j := t0; j < t1; j++ {
-				mt = oracle.Max32(mt, score(j))
-			}
-			alpha := oracle.Exp32(oracle.Sub32(m, mt))
-			l = oracle.Mul32(l, alpha)
-			for d := range acc {
-				acc[d] = oracle.Mul32(acc[d], alpha)
-			}
-			for j := t0; j < t1; j++ {
-				p := oracle.Exp32(oracle.Sub32(score(j), mt))
-				l = oracle.Add32(l, p)
-				for d := range acc {
-					acc[d] = oracle.FMA32(p, vv[(j*KH+kvh)*D+d], acc[d])
-				}
-			}
-			m = mt
+			m, l = twinTile(m, l, acc, t0, min(t0+tile, t+1), score, vv, at)
 		}
 		for d := range acc {
 			y[r*D+d] = oracle.Div32(acc[d], l)
@@ -299,10 +269,14 @@ func twinPrefill(a gpu.KernelArgs, tile int, out oracle.DType) (y, lse []float32
 func twinOf(t *testing.T, m *gpu.Manifest, sms int) target.Target {
 	t.Helper()
 	if f := decodeSplits[m.Entry]; f != nil {
-		return decodeTwin{m: m, splits: f, sms: sms}
+		return kernelTwin{m: m, op: spec.OpAttnDecode, sms: sms, rows: func(a gpu.KernelArgs, out oracle.DType) (y, lse []float32) {
+			return twinDecode(a, f, out)
+		}}
 	}
 	if f := prefillTiles[m.Entry]; f != nil {
-		return prefillTwin{m: m, tile: f}
+		return kernelTwin{m: m, op: spec.OpAttnPrefill, sms: target.SMs, rows: func(a gpu.KernelArgs, out oracle.DType) (y, lse []float32) {
+			return twinPrefill(a, f(a.Sizes), out)
+		}}
 	}
 	t.Fatalf("no twin of entry %s", m.Entry)
 	return nil

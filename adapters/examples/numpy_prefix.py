@@ -38,12 +38,8 @@ def prefix_prefill(block):
 
 
 def main(argv):
-    block = 16
-    if "--block" in argv:
-        i = argv.index("--block")
-        block = int(argv[i + 1])
-        del argv[i:i + 2]
-    if block < 1 or numpy_ops.ATTN_TILE % block:
+    block = numpy_ops.int_flag(argv, "--block", 16, 1)
+    if numpy_ops.ATTN_TILE % block:
         print("numpy_prefix.py: --block %d: want a divisor of %d" % (block, numpy_ops.ATTN_TILE), file=sys.stderr)
         return 2
     op = bp.Op(prefix_prefill(block), request=True, schedule=numpy_ops.ATTN_SCHEDULE, layout=True,

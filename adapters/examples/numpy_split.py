@@ -44,11 +44,7 @@ def split_rmsnorm(start):
 
 
 def main(argv):
-    start = 150
-    if "--from" in argv:
-        i = argv.index("--from")
-        start = int(argv[i + 1])
-        del argv[i:i + 2]
+    start = numpy_ops.int_flag(argv, "--from", 150, 0)
     op = bp.Op(split_rmsnorm(start), request=True, ulp_bound=2,
                about="numpy: planted drift, the sum of squares in two halves from %d rows on" % start)
     return bp.serve({"rmsnorm": op}, name="numpy-split", argv=argv)

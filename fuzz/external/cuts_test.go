@@ -3,8 +3,6 @@ package external
 import (
 	"context"
 	"math"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -31,12 +29,7 @@ func TestStepCuts(t *testing.T) {
 // (torch's array functions: the sequences held as tensors, digested by
 // torch), with BITPARITY_TEST_TORCH=1.
 func TestTorchStepCuts(t *testing.T) {
-	if os.Getenv("BITPARITY_TEST_TORCH") != "1" {
-		t.Skip("set BITPARITY_TEST_TORCH=1 to test adapters/torch_ops.py (needs torch)")
-	}
-	if err := exec.Command(python(t), "-c", "import torch").Run(); err != nil {
-		t.Skipf("%s has no torch", python(t))
-	}
+	torchPython(t)
 	for _, op := range []spec.Op{spec.OpAttnPrefill, spec.OpAttnDecode} {
 		t.Run(string(op), func(t *testing.T) {
 			tg, err := New(adapterCmd(t, "adapters/torch_ops.py", string(op), "--device", "cpu"), op, Options{})

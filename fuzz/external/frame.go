@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -141,6 +142,27 @@ type frameError struct {
 	msg   string
 }
 
+// frameErrorf is the constructor of frame name's frameErrors: the field
+// (may be empty) and the message, formatted.
+func frameErrorf(name string) func(field, format string, a ...any) error {
+	return func(field, format string, a ...any) error {
+		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, a...)}
+	}
+}
+
+// checkReply checks that rep (frame name) is the reply to request seq: its
+// "frame" field says "reply" and its "seq" is the request's.
+func checkReply(rep *frame, seq int, name string) error {
+	bad := frameErrorf(name)
+	if k := rep.meta["frame"]; k != "reply" {
+		return bad(`field "frame"`, "%q, want \"reply\"", k)
+	}
+	if s := rep.meta["seq"]; s != strconv.Itoa(seq) {
+		return bad(`field "seq"`, "%q, want %d (the request's)", s, seq)
+	}
+	return nil
+}
+
 func (e *frameError) Error() string {
 	if e.field == "" {
 		return e.frame + ": " + e.msg
@@ -183,9 +205,7 @@ func readFrame(r io.Reader, buf []byte, name string, limit uint64) (*frame, []by
 // header length inside the document, JSON, known dtypes, shapes that match
 // their byte ranges, ranges that tile the data exactly.
 func parseSafetensors(doc []byte, name string) (*frame, error) {
-	bad := func(field, format string, a ...any) error {
-		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, a...)}
-	}
+	bad := frameErrorf(name)
 	h := binary.LittleEndian.Uint64(doc[:8])
 	if h > maxHeader || h > uint64(len(doc)-8) {
 		return nil, bad("header length", "%d bytes does not fit a %d-byte frame", h, len(doc))

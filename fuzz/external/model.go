@@ -155,14 +155,9 @@ func modelFrame(p ModelPlan, seq int) (*frame, error) {
 // "train/SITE" and "infer/SITE" of one float dtype and shape [reported
 // positions, width].
 func decodeModelReply(rep *frame, p ModelPlan, seq int, name string) (*ModelRun, error) {
-	bad := func(field, format string, a ...any) error {
-		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, a...)}
-	}
-	if k := rep.meta["frame"]; k != "reply" {
-		return nil, bad(`field "frame"`, "%q, want \"reply\"", k)
-	}
-	if s := rep.meta["seq"]; s != strconv.Itoa(seq) {
-		return nil, bad(`field "seq"`, "%q, want %d (the request's)", s, seq)
+	bad := frameErrorf(name)
+	if err := checkReply(rep, seq, name); err != nil {
+		return nil, err
 	}
 	np := p.Positions()
 	vec := func(tn, dtype string) ([]float32, error) {

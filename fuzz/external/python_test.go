@@ -50,6 +50,21 @@ func python(t testing.TB) string {
 	return pyPath
 }
 
+// torchPython is python(t) when it also imports torch, for the tests of
+// adapters/torch_ops.py; they run only with BITPARITY_TEST_TORCH=1 (torch
+// start-ups take seconds) and skip where the interpreter has no torch.
+func torchPython(t testing.TB) string {
+	t.Helper()
+	if os.Getenv("BITPARITY_TEST_TORCH") != "1" {
+		t.Skip("set BITPARITY_TEST_TORCH=1 to test adapters/torch_ops.py (needs torch; seconds of torch start-ups a test)")
+	}
+	py := python(t)
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skipf("%s has no torch", py)
+	}
+	return py
+}
+
 // repoRoot is the module root (two levels above this package).
 func repoRoot(t testing.TB) string {
 	_, file, _, _ := runtime.Caller(0)

@@ -110,14 +110,9 @@ func replyLimit(b *target.Batch, rows []int) uint64 {
 // output: frame "reply", the same seq, tensor "y" of the output dtype and
 // shape [selected rows, cols], optional "taps" F32 [selected rows, k].
 func decodeReply(rep *frame, b *target.Batch, rows []int, seq int, name string) (*target.Output, error) {
-	bad := func(field, format string, a ...any) error {
-		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, a...)}
-	}
-	if k := rep.meta["frame"]; k != "reply" {
-		return nil, bad(`field "frame"`, "%q, want \"reply\"", k)
-	}
-	if s := rep.meta["seq"]; s != strconv.Itoa(seq) {
-		return nil, bad(`field "seq"`, "%q, want %d (the request's)", s, seq)
+	bad := frameErrorf(name)
+	if err := checkReply(rep, seq, name); err != nil {
+		return nil, err
 	}
 	sel := rows
 	if sel == nil {

@@ -484,14 +484,9 @@ func allCovered(a *aloneRows, batches [][]int) bool {
 // [len(fetch), cols] in the output dtype and "taps" F32 [len(fetch),
 // tap_cols], whose rows must digest to the step's digests.
 func decodeStep(rep *frame, steps []*Step, h *heldBatch, fetch []int, seq int, name string, a *aloneRows, batches [][]int) error {
-	bad := func(field, format string, args ...any) error {
-		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, args...)}
-	}
-	if k := rep.meta["frame"]; k != "reply" {
-		return bad(`field "frame"`, "%q, want \"reply\"", k)
-	}
-	if s := rep.meta["seq"]; s != strconv.Itoa(seq) {
-		return bad(`field "seq"`, "%q, want %d (the request's)", s, seq)
+	bad := frameErrorf(name)
+	if err := checkReply(rep, seq, name); err != nil {
+		return err
 	}
 	tc, err := strconv.Atoi(rep.meta["tap_cols"])
 	if err != nil || tc < 0 || tc > h.cols+8 {
@@ -592,9 +587,7 @@ func decodeDigests(rep *frame, steps []*Step, name string) error {
 // of a prefix with no row named shares a's digests (Digests are read
 // only).
 func decodeAgainst(rep *frame, steps []*Step, a *aloneRows, batches [][]int, kr int, name string) error {
-	bad := func(field, format string, args ...any) error {
-		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, args...)}
-	}
+	bad := frameErrorf(name)
 	rows, tc := rowsOf(steps), steps[0].TapCols
 	p, ok := rep.tensor("differ")
 	if !ok {

@@ -3,8 +3,6 @@ package external
 import (
 	"context"
 	"encoding/binary"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -51,13 +49,7 @@ func TestScanFrames(t *testing.T) {
 // arrays held on the device, digests computed there), with
 // BITPARITY_TEST_TORCH=1.
 func TestTorchScanFrames(t *testing.T) {
-	if os.Getenv("BITPARITY_TEST_TORCH") != "1" {
-		t.Skip("set BITPARITY_TEST_TORCH=1 to test adapters/torch_ops.py (needs torch)")
-	}
-	py := python(t)
-	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
-		t.Skipf("%s has no torch", py)
-	}
+	torchPython(t)
 	for _, op := range spec.Ops {
 		t.Run(string(op), func(t *testing.T) {
 			tg, err := New(adapterCmd(t, "adapters/torch_ops.py", string(op)), op, Options{})

@@ -117,9 +117,7 @@ func hostValues(o *target.Output) error {
 // decodeRequest is the inverse of requestFrame: the batch and the selected
 // rows (nil: all) of a request frame.
 func decodeRequest(f *frame, name string) (*target.Batch, []int, error) {
-	bad := func(field, format string, a ...any) error {
-		return &frameError{frame: name, field: field, msg: fmt.Sprintf(format, a...)}
-	}
+	bad := frameErrorf(name)
 	if f.meta["frame"] != "request" {
 		return nil, nil, bad(`field "frame"`, "%q, want \"request\"", f.meta["frame"])
 	}

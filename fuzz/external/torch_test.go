@@ -3,8 +3,6 @@ package external
 import (
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
@@ -22,13 +20,7 @@ import (
 // inside). The ulp distances are logged, not asserted: the H200 run
 // measures them against the declared bounds.
 func TestTorchAdapter(t *testing.T) {
-	if os.Getenv("BITPARITY_TEST_TORCH") != "1" {
-		t.Skip("set BITPARITY_TEST_TORCH=1 to test adapters/torch_ops.py (needs torch; about 10 s of torch start-ups)")
-	}
-	py := python(t)
-	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
-		t.Skipf("%s has no torch", py)
-	}
+	torchPython(t)
 	tests := []struct {
 		op   spec.Op
 		args []string
@@ -112,13 +104,7 @@ func worstRelative(got, want *target.Output) (int, float64) {
 // are the same whatever the layout), for chunks from 1, 5 and the last
 // position.
 func TestTorchChunk(t *testing.T) {
-	if os.Getenv("BITPARITY_TEST_TORCH") != "1" {
-		t.Skip("set BITPARITY_TEST_TORCH=1 to test adapters/torch_ops.py (needs torch)")
-	}
-	py := python(t)
-	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
-		t.Skipf("%s has no torch", py)
-	}
+	torchPython(t)
 	tg, err := New(adapterCmd(t, "adapters/torch_ops.py", "attn_prefill", "--device", "cpu"), spec.OpAttnPrefill, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -143,12 +143,7 @@ class Sequences:
             res = call(self.op, self.o, Request(dict(self.meta, frame="request", op=self.op), args), self.arrays)
         else:
             res = self.o.fn(*[args[n] for n in OP_INPUTS[self.op]])
-        taps = None
-        if isinstance(res, tuple):
-            if len(res) != 2:
-                raise TypeError("the op returned a tuple of %d values: want y or (y, taps)" % len(res))
-            res, taps = res
-        return res, taps
+        return scan._split_taps(res)
 
 
 def _dense(a):

@@ -224,6 +224,16 @@ def _selection(ids):
     return ids
 
 
+def _split_taps(res):
+    """An op's result as (y, taps or None): an op returns y, or the tuple
+    (y, taps)."""
+    if not isinstance(res, tuple):
+        return res, None
+    if len(res) != 2:
+        raise TypeError("the op returned a tuple of %d values: want y or (y, taps)" % len(res))
+    return res
+
+
 def _picked(op, t, sel):
     """(name, (wire, array), index) for every tensor of t: index is a
     slice or an int64 array along the batch dimension, None for a tensor
@@ -528,12 +538,7 @@ class Held:
             if self.op == "rmsnorm":
                 args.append(float(self.eps))
             res = self.o.fn(*args)
-        taps = None
-        if isinstance(res, tuple):
-            if len(res) != 2:
-                raise TypeError("the op returned a tuple of %d values: want y or (y, taps)" % len(res))
-            res, taps = res
-        return res, taps
+        return _split_taps(res)
 
     def _index(self, ix):
         if isinstance(ix, slice):
