@@ -70,6 +70,7 @@ func (g *sensitiveGen) prefillRow(r int, i uint64, pos, h int, odd bool) (power.
 	var best []float32
 	var bestSet power.Set
 	bestN := -1
+	missing := c.Distinct()
 	for a := range SensitiveAttempts {
 		if a > 0 {
 			qt := attnTensors(g.c)[0]
@@ -78,8 +79,15 @@ func (g *sensitiveGen) prefillRow(r int, i uint64, pos, h int, odd bool) (power.
 				return nil, err
 			}
 			copy(q, tok[h*D:(h+1)*D])
+			if edges := c.Edges(missing); len(edges) > 0 {
+				steerQuery(c, g.b.In, edges[(a-1)%len(edges)], steerMargin)
+			}
 		}
-		knob, err := tuneQuery(c, g.b.In, g.cmp, odd)
+		col, dir, err := driftColumn(c, missing)
+		if err != nil {
+			return nil, err
+		}
+		knob, err := tuneQuery(c, g.b.In, g.cmp, col, dir, odd)
 		if err != nil {
 			return nil, err
 		}
@@ -92,6 +100,7 @@ func (g *sensitiveGen) prefillRow(r int, i uint64, pos, h int, odd bool) (power.
 			}
 			if n := s.Len(); n > bestN {
 				best, bestSet, bestN = slices.Clone(q), s, n
+				missing = c.Distinct().Minus(s)
 			}
 			if bestN == want {
 				break
@@ -118,17 +127,11 @@ func (g *sensitiveGen) prefillRow(r int, i uint64, pos, h int, odd bool) (power.
 // evaluations, started from the slope, its value kept in [-8, 8]. A cmp
 // of fp32 (no midpoint) or a row whose output has none (zero, NaN) is
 // left as it is: the knob is then the value of the largest slope.
-func tuneQuery(c *power.PrefillCheck, in, cmp oracle.DType, odd bool) (int, error) {
+func tuneQuery(c *power.PrefillCheck, in, cmp oracle.DType, col, dir int, odd bool) (int, error) {
 	q := c.Query()
 	y, err := c.Row()
 	if err != nil {
 		return 0, err
-	}
-	col := 0
-	for d := range y {
-		if math.Abs(float64(y[d])) > math.Abs(float64(y[col])) {
-			col = d
-		}
 	}
 	slopes := c.Slopes(col)
 	knobs := make([]int, len(q))
@@ -140,6 +143,9 @@ func tuneQuery(c *power.PrefillCheck, in, cmp oracle.DType, odd bool) (int, erro
 	t, evenBelow, ok := boundary.Midpoint(y[col], cmp)
 	if !ok || slopes[knobs[0]] == 0 || math.IsNaN(slopes[knobs[0]]) {
 		return knobs[0], nil
+	}
+	if dir != 0 {
+		odd = (dir > 0) != evenBelow
 	}
 	if odd {
 		b := math.Float32bits(t)
@@ -224,4 +230,121 @@ func prefillRowPower(p *oracle.PrefillInput, f *power.Family, cmp oracle.DType) 
 		seqs[s] = power.Shown(len(f.Alts), rows[s]...)
 	}
 	return seqs, rows, nil
+}
+
+// steerMargin is how far, in scaled scores, steerQuery puts the steered
+// token's score above every other token's: its weight is then e^0.5
+// times any other's or more, far enough that the tuning's knobs seldom
+// move the max elsewhere, near enough that the other tokens still weigh
+// in (a margin of 4 makes the softmax so peaked that the tuning misses).
+const steerMargin = 0.5
+
+// steerQuery adds λ·k[j] to the query of check c (values of dtype in), λ
+// >= 0 the least, in float64, for which token j's scaled score exceeds
+// every other token's by margin:
+//
+//	scale·(q·(k[j] - k[t]) + λ·(k[j]·k[j] - k[j]·k[t])) >= margin   for each t != j
+//
+// (a token t with k[j]·k[t] >= k[j]·k[j] cannot be passed this way and is
+// skipped), and rounds the query to in. With the max at a tile edge of
+// an alternative that the declared schedule lacks (power.PrefillCheck.Edges)
+// the alternative's running max grows there and the declared one's does
+// not, so the two round differently.
+func steerQuery(c *power.PrefillCheck, in oracle.DType, j int, margin float64) {
+	q, kj := c.Query(), c.Key(j)
+	scale := 1 / math.Sqrt(float64(len(q)))
+	dot := func(a, b []float32) float64 {
+		s := 0.0
+		for d := range a {
+			s += float64(a[d]) * float64(b[d])
+		}
+		return s
+	}
+	jj, qj := dot(kj, kj), dot(q, kj)
+	lambda := 0.0
+	for t := range c.Len() {
+		if t == j {
+			continue
+		}
+		kt := c.Key(t)
+		if den := jj - dot(kj, kt); den > 0 {
+			lambda = max(lambda, (margin/scale-(qj-dot(q, kt)))/den)
+		}
+	}
+	for d := range q {
+		q[d] = oracle.Round(in, float32(float64(q[d])+lambda*float64(kj[d])))
+	}
+}
+
+// driftColumn returns the output column to tune for the alternatives of
+// missing and the direction they move it (+1 up, -1 down), from the row's
+// fp32 outputs at the query as it is now (power.PrefillCheck.Rows): of
+// the columns that every group of missing moves the same way, the one
+// moved least far the most fp32 ulps (so that the tuning, within an ulp
+// or two of its target, lands with it on the other side of the
+// midpoint); else the column some group moves most, in that group's
+// direction; else (no group moves any column) the column of largest
+// magnitude, direction 0 (the row's side decides).
+func driftColumn(c *power.PrefillCheck, missing power.Set) (col, dir int, err error) {
+	rows, err := c.Rows(missing)
+	if err != nil {
+		return 0, 0, err
+	}
+	y := rows[0]
+	bestAll, bestAny := int64(0), int64(0)
+	anyCol, anyDir := -1, 0
+	col = -1
+	for d := range y {
+		lo, hi, far, farDir := int64(math.MaxInt64), int64(math.MinInt64), int64(0), 0
+		for _, r := range rows[1:] {
+			u := ordered(r[d]) - ordered(y[d])
+			lo, hi = min(lo, u), max(hi, u)
+			if abs64(u) > far {
+				far, farDir = abs64(u), sign64(u)
+			}
+		}
+		if far > bestAny {
+			bestAny, anyCol, anyDir = far, d, farDir
+		}
+		if lo > 0 && lo > bestAll {
+			bestAll, col, dir = lo, d, 1
+		} else if hi < 0 && -hi > bestAll {
+			bestAll, col, dir = -hi, d, -1
+		}
+	}
+	if col >= 0 {
+		return col, dir, nil
+	}
+	if anyCol >= 0 {
+		return anyCol, anyDir, nil
+	}
+	col = 0
+	for d := range y {
+		if math.Abs(float64(y[d])) > math.Abs(float64(y[col])) {
+			col = d
+		}
+	}
+	return col, 0, nil
+}
+
+// ordered maps a float32 to an integer in the order of the values, one
+// step per ulp (-0 and +0 both to 0).
+func ordered(x float32) int64 {
+	b := int64(math.Float32bits(x))
+	if b&(1<<31) != 0 {
+		return -(b &^ (1 << 31))
+	}
+	return b
+}
+
+func abs64(x int64) int64 { return max(x, -x) }
+
+func sign64(x int64) int {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
 }
