@@ -79,9 +79,9 @@ func (g *sensitiveGen) prefillRow(r int, i uint64, pos, h int, odd bool) (power.
 				return nil, err
 			}
 			copy(q, tok[h*D:(h+1)*D])
-			if edges := c.Edges(missing); len(edges) > 0 {
-				steerQuery(c, g.b.In, edges[(a-1)%len(edges)], steerMargin)
-			}
+		}
+		if edges := c.Edges(missing); len(edges) > 0 {
+			steerQuery(c, g.b.In, edges[a%len(edges)], steerMargin)
 		}
 		col, dir, err := driftColumn(c, missing)
 		if err != nil {
