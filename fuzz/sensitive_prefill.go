@@ -18,7 +18,7 @@ import (
 // too, and stay the normal draw's), so the rows are independent and each
 // targets the whole family at its own KV length p+1
 // (power.PrefillCheck.Distinct; a row before position 16 can show none
-// and keeps its query). Of at most SensitiveAttempts candidates a row
+// and keeps its query). Of at most prefillAttempts candidates a row
 // takes the one that shows the most (the first such; one that shows all
 // it can stops the search):
 //
@@ -26,15 +26,24 @@ import (
 //	candidate a   head h's values of the token's query re-drawn with
 //	              row key (i<<32 | p) ^ a<<60
 //
-// each tuned by tuneQuery (the side odd when i + seed + p + h is odd), then
-// tried with its finest knob moved by each of knobVariants. A row's bits
-// depend on (Seed, i, p, h) only; the chain's earlier draws do not steer
-// it (the next draw's seed re-draws K and V, and flips the side). Its
-// cost, for a row of KV length L and head dim D: about 15 evaluations of
-// the declared row (2·L·D fmas each) a candidate for the tuning, and at
-// most len(knobVariants) family checks (power.PrefillCheck.Shows: the
-// scores once, then L exponentials and L·D fmas per group of
-// alternatives), for at most SensitiveAttempts candidates.
+// each steered (steerQuery) so that its largest score falls on token
+// edges[a % len(edges)], edges the tile and split starts of the
+// alternatives the best candidate so far misses that the declared
+// schedule lacks (power.PrefillCheck.Edges: there the alternative's
+// running max grows and the declared one's does not), then tuned by
+// tuneQuery on the output column and to the side of the midpoint that
+// those alternatives move the row across (driftColumn; where they move
+// no column, the side odd when i + seed + p + h is odd), then tried with
+// its finest knob moved by each of knobVariants. A row's bits depend on
+// (Seed, i, p, h) only; the chain's earlier draws do not steer it (the
+// next draw's seed re-draws K and V). Its cost, for a row of KV length L
+// and head dim D, a candidate: the steering (L dot products of D values),
+// the row under each group of alternatives it misses once
+// (power.PrefillCheck.Rows), about 15 evaluations of the declared row
+// (2·L·D fmas each) for the tuning, and at most len(knobVariants) family
+// checks (power.PrefillCheck.Shows: the scores once, then L exponentials
+// and L·D fmas per group of alternatives), for at most prefillAttempts
+// candidates.
 func (g *sensitiveGen) prefillSequence(j int) (power.Set, []power.Set, error) {
 	p := g.b.Input.(*oracle.PrefillInput)
 	H, L := p.Heads, p.SeqLen
@@ -115,15 +124,19 @@ func (g *sensitiveGen) prefillRow(r int, i uint64, pos, h int, odd bool) (power.
 }
 
 // tuneQuery moves the query of check c (values of dtype in) so that the
-// row's fp32 output in its column of largest magnitude, under the
-// declared schedule, lands on the cmp midpoint target as boundary's
-// tuners aim (odd: one fp32 ulp to the odd side of it), and returns the
-// index of its finest knob. The knobs are the three query values of the
-// largest |slope| (power.PrefillCheck.Slopes); the second and third are
-// first set to 0, so that each later knob, tuned from 0, has the
-// resolution of its own small value: the first brings the output within
-// about 2^-8 of the distance, the second within 2^-8 of what is left, the
-// third within an ulp or two. Each knob is a secant search of at most 5
+// row's fp32 output in column col, under the declared schedule, lands on
+// the cmp midpoint target as boundary's tuners aim (odd: one fp32 ulp to
+// the odd side of it), and returns the index of its finest knob. A
+// direction dir != 0 (driftColumn: the way the alternatives move the
+// column) sets the side so that such a move crosses the midpoint: the
+// midpoint itself (which rounds to even) when dir points away from the
+// even neighbour, the odd side when it points towards it; dir 0 keeps odd.
+// The knobs are the three query values of the largest |slope|
+// (power.PrefillCheck.Slopes); the second and third are first set to 0,
+// so that each later knob, tuned from 0, has the resolution of its own
+// small value: the first brings the output within about 2^-8 of the
+// distance, the second within 2^-8 of what is left, the third within an
+// ulp or two. Each knob is a secant search of at most 5
 // evaluations, started from the slope, its value kept in [-8, 8]. A cmp
 // of fp32 (no midpoint) or a row whose output has none (zero, NaN) is
 // left as it is: the knob is then the value of the largest slope.
@@ -280,9 +293,8 @@ func steerQuery(c *power.PrefillCheck, in oracle.DType, j int, margin float64) {
 // missing and the direction they move it (+1 up, -1 down), from the row's
 // fp32 outputs at the query as it is now (power.PrefillCheck.Rows): of
 // the columns that every group of missing moves the same way, the one
-// moved least far the most fp32 ulps (so that the tuning, within an ulp
-// or two of its target, lands with it on the other side of the
-// midpoint); else the column some group moves most, in that group's
+// whose least move is the most fp32 ulps (the tuning lands within an ulp
+// or two of its target, so a move of several ulps crosses the midpoint); else the column some group moves most, in that group's
 // direction; else (no group moves any column) the column of largest
 // magnitude, direction 0 (the row's side decides).
 func driftColumn(c *power.PrefillCheck, missing power.Set) (col, dir int, err error) {
