@@ -249,7 +249,9 @@ func prefillRowPower(p *oracle.PrefillInput, f *power.Family, cmp oracle.DType) 
 // token's score above every other token's: its weight is then e^0.5
 // times any other's or more, far enough that the tuning's knobs seldom
 // move the max elsewhere, near enough that the other tokens still weigh
-// in (a margin of 4 makes the softmax so peaked that the tuning misses).
+// in. Measured (TestMutation/attn_prefill, the first sensitive draw):
+// 97.9% of the single-row drifts at 0.5, 96.4% at 0.25 and 1, 92.7% at 2,
+// 69.8% at 4 (the softmax so peaked that the tuning misses).
 const steerMargin = 0.5
 
 // steerQuery adds λ·k[j] to the query of check c (values of dtype in), λ
