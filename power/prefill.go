@@ -3,6 +3,7 @@ package power
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bitparity/bitparity/oracle"
 )
@@ -195,4 +196,73 @@ func (c *PrefillCheck) Slopes(col int) []float64 {
 		}
 	}
 	return g
+}
+
+// Key returns token j's key (HeadDim values, j in 0..the row's position),
+// as the row reads it. The caller must not change it.
+func (c *PrefillCheck) Key(j int) []float32 {
+	D := c.in.HeadDim
+	return c.in.K[0][j*D : (j+1)*D]
+}
+
+// Edges returns, ascending, the tokens j > 0 at which some alternative of
+// set s (indices into the family's Alts) starts a tile or a split of the
+// row's KV range 0..p and the declared schedule starts none: a max of
+// the scores at such a token makes the alternative's running max grow
+// where the declared one's does not (attendRange: alpha != 1), which is
+// what a tile alternative needs to change the row's bits.
+func (c *PrefillCheck) Edges(s Set) []int {
+	L := len(c.in.K[0]) / c.in.HeadDim
+	declared := tileStarts(c.ss[0], L)
+	var out []int
+	for a, alt := range c.f.Alts {
+		if !s.Has(a) {
+			continue
+		}
+		for j := range tileStarts(alt.(oracle.AttentionSchedule), L) {
+			if j > 0 && !declared[j] && !slices.Contains(out, j) {
+				out = append(out, j)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// tileStarts is the tokens at which schedule s starts a tile on a KV range
+// of L tokens: each split's bounds lo, lo+Tile, ... below its hi.
+func tileStarts(s oracle.AttentionSchedule, L int) map[int]bool {
+	starts := map[int]bool{}
+	for _, b := range oracle.SplitBounds(L, s.Tile, s.Splits) {
+		for j := b[0]; j < b[1]; j += s.Tile {
+			starts[j] = true
+		}
+	}
+	return starts
+}
+
+// Len is the row's KV length: its query position + 1.
+func (c *PrefillCheck) Len() int { return len(c.in.K[0]) / c.in.HeadDim }
+
+// Rows returns the row's fp32 output at the query as it is now under the
+// declared schedule, then under one schedule of each group of
+// alternatives that holds an alternative of s (groups in family order):
+// a search reads from them the columns, and the direction, in which those
+// alternatives move the row. It costs what Shows does.
+func (c *PrefillCheck) Rows(s Set) ([][]float32, error) {
+	ss := []oracle.AttentionSchedule{c.ss[0]}
+	for g, alts := range c.alts {
+		if slices.ContainsFunc(alts, s.Has) {
+			ss = append(ss, c.ss[g+1])
+		}
+	}
+	ps, err := oracle.NewDecodeProbes(c.in, ss, 0)
+	if err != nil {
+		return nil, fmt.Errorf("power: prefill row: %w", err)
+	}
+	rows := make([][]float32, len(ps))
+	for i, p := range ps {
+		rows[i] = p.Start()
+	}
+	return rows, nil
 }

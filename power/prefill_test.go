@@ -3,6 +3,7 @@ package power
 import (
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/bitparity/bitparity/oracle"
@@ -109,5 +110,86 @@ func TestPrefillFamilyAgainstOracle(t *testing.T) {
 			got = check("moved")
 			t.Logf("%s position %d: shows %d of %d (%d can)", out, pos, got.Len(), len(f.Alts), c.Distinct().Len())
 		}
+	}
+}
+
+// TestPrefillEdgesAndRows: Edges is the tokens past 0 where the given
+// alternatives start a tile or a split and the declared schedule (tile 64,
+// one split) does not, at a row of 34 tokens ([16 32] for the family, [32]
+// for the tile-32 alternatives alone, none for none); Rows is the row's fp32
+// output under the declared schedule (Row's bits), then under each group of
+// the given alternatives, as the oracle gives it.
+func TestPrefillEdgesAndRows(t *testing.T) {
+	const L, H, KH, D, pos = 40, 2, 1, 8, 33
+	decl := oracle.AttentionSchedule{Tile: 64, Splits: 1}
+	f, err := NewFamily(spec.OpAttnPrefill, L, oracle.BF16, decl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(3))
+	vals := func(n int) []float32 {
+		v := make([]float32, n)
+		for j := range v {
+			v[j] = oracle.Round(oracle.BF16, float32(rng.NormFloat64()))
+		}
+		return v
+	}
+	in := oracle.PrefillInput{Q: vals(L * H * D), K: vals(L * KH * D), V: vals(L * KH * D),
+		Seqs: 1, SeqLen: L, Heads: H, KVHeads: KH, HeadDim: D, Out: oracle.FP32}
+	r := pos*H + 1
+	c, err := f.NewPrefillCheck(in, r, oracle.BF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != pos+1 {
+		t.Errorf("Len %d, want %d", c.Len(), pos+1)
+	}
+	tile32 := NewSet(len(f.Alts))
+	for a, alt := range f.Alts {
+		if alt.(oracle.AttentionSchedule).Tile == 32 && c.Distinct().Has(a) {
+			tile32.Add(a)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		s    Set
+		want []int
+	}{
+		{"all", c.Distinct(), []int{16, 32}},
+		{"tile 32", tile32, []int{32}},
+		{"none", NewSet(len(f.Alts)), nil},
+	} {
+		if got := c.Edges(tc.s); !slices.Equal(got, tc.want) {
+			t.Errorf("Edges(%s) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	rows, err := c.Rows(c.Distinct())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+len(c.alts) {
+		t.Fatalf("Rows: %d rows, want the declared and %d groups", len(rows), len(c.alts))
+	}
+	row, err := c.Row()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameBits(rows[0], row) || !sameBits(rows[0], prefillWant(t, in, decl, r)) {
+		t.Errorf("Rows[0] %v, Row %v", rows[0], row)
+	}
+	for g, alts := range c.alts {
+		if want := prefillWant(t, in, f.Alts[alts[0]].(oracle.AttentionSchedule), r); !sameBits(rows[g+1], want) {
+			t.Errorf("Rows[%d] (%s) %v, the oracle %v", g+1, f.Alts[alts[0]], rows[g+1], want)
+		}
+	}
+	groups := 0 // tile 32 at 34 tokens: one split, and two ([0,32) [32,34))
+	for _, alts := range c.alts {
+		if slices.ContainsFunc(alts, tile32.Has) {
+			groups++
+		}
+	}
+	if rows, err := c.Rows(tile32); err != nil || groups != 2 || len(rows) != 1+groups {
+		t.Errorf("Rows(tile 32): %d rows (%v), want the declared and %d groups (2)", len(rows), err, groups)
 	}
 }

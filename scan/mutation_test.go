@@ -362,11 +362,10 @@ func queryCaught(f *power.Family, sets [][]power.Set, heads int) (caught, plante
 //  1. the test profile's heads (6, 2 KV heads) at head dim 16 and
 //     sequences of 32 tokens (-mutant-seq-len; the family: 2 alternatives
 //     at 32, 5 at 40, 11 at 70), -mutant-seqs random sequences of
-//     1..400: the share after the scan's draws must be >= 90% (measured
-//     92%, docs/detection.md: issue 38's 99% is not reached for prefill:
-//     a tile alternative shows only where the running max of the scores
-//     grows at a tile edge that the declared tile does not have, which the
-//     row's own query steers little);
+//     1..400: the share after the scan's draws must be >= 99% (issue 38;
+//     measured 100% after 3 draws in bf16, fp16 and fp32, docs/detection.md:
+//     each row's candidates aim the query at a token past a tile edge the
+//     declared tile lacks, so the alternative's running max grows there);
 //  2. real scans of the CPU twin over sequences 1..3 of 24 tokens at 2
 //     draws: 3 drifts the coverage holds must be caught, 3 it lacks must
 //     not.
@@ -385,8 +384,8 @@ func testPrefillMutation(t *testing.T) {
 			s.Out, len(keys), s.To, s.Shape.SeqLen, s.Shape.Heads, k, 100*float64(caught)/float64(planted), planted, len(f.Alts), s.Shape.SeqLen)
 	}
 	t.Logf("the draws' rows: %.2fs", time.Since(start).Seconds())
-	if caught, planted := queryCaught(f, after[len(after)-1], s.Shape.Heads); float64(caught) < 0.90*float64(planted) {
-		t.Errorf("caught %d of %d planted single-row drifts after %d draws, want >= 90%%", caught, planted, len(after))
+	if caught, planted := queryCaught(f, after[len(after)-1], s.Shape.Heads); float64(caught) < 0.99*float64(planted) {
+		t.Errorf("caught %d of %d planted single-row drifts after %d draws, want >= 99%%", caught, planted, len(after))
 	}
 	if *mutantProfile != "../profile/testdata/small.json" {
 		return
