@@ -13,6 +13,9 @@ type group struct {
 	// inTurn: every pair of the group is a source's job, and they take
 	// turns by cases (pick).
 	inTurn bool
+	// controlsFirst: a source's share, whose controls not yet found take
+	// their turns before its other jobs (pickGroup).
+	controlsFirst bool
 
 	// pick's scratch, under the runner's mu.
 	load     int64      // time of the group's cases so far (ns), 1 ms per case in flight
@@ -43,7 +46,7 @@ func groups(pairs []*pairState) ([]group, error) {
 		if !ok {
 			i = len(gs)
 			at[p.src] = i
-			gs = append(gs, group{share: s, inTurn: true})
+			gs = append(gs, group{share: s, inTurn: true, controlsFirst: true})
 			gs[0].share -= s
 		}
 		p.group = i
@@ -58,10 +61,16 @@ func groups(pairs []*pairState) ([]group, error) {
 	return gs, nil
 }
 
+// controlsFirst is added to the load of a share's job that is not a
+// control: its controls still live take their turns first, so they are
+// found within the share's first cases (as when the share ran alone
+// first), and its other jobs get the share's time after them.
+const controlsFirst = 1 << 40
+
 // pickGroup chooses among the live pairs of each group (live: the pair
 // is not retired and, when over, owes cases) the one of least load: its
 // spent time plus 1 ms per case in flight, or its cases in a group whose
-// pairs take turns. It returns the best pair of the group whose time so
+// pairs take turns, a share's controls first (controlsFirst). It returns the best pair of the group whose time so
 // far over its share is least, or nil when no pair is live. The caller
 // holds r.mu.
 func (r *runner) pickGroup(over bool) *pairState {
@@ -74,6 +83,9 @@ func (r *runner) pickGroup(over bool) *pairState {
 		g.load += load
 		if g.inTurn {
 			load = p.cases.Load()
+		}
+		if g.controlsFirst && p.job.Expect == "" {
+			load += controlsFirst
 		}
 		if p.retired.Load() || over && !p.owes() {
 			continue

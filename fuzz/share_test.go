@@ -83,6 +83,27 @@ func TestPickGroup(t *testing.T) {
 	}
 }
 
+// TestPickGroupControlsFirst: in a source's share, its controls not yet
+// found take their turns before its other jobs, fewer cases or not.
+func TestPickGroupControlsFirst(t *testing.T) {
+	src := &Source{Name: "s", Share: 0.5, Jobs: []Job{{Name: "inv", Invariant: true}, {Name: "ctl", Expect: spec.KindMismatch}}}
+	inv, ctl := &pairState{src: src, job: &src.Jobs[0]}, &pairState{src: src, job: &src.Jobs[1], jobIndex: 1}
+	pairs := []*pairState{inv, ctl}
+	gs, err := groups(pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{c: &Campaign{}, pairs: pairs, groups: gs}
+	ctl.cases.Store(5)
+	if p := r.pickGroup(false); p != ctl {
+		t.Fatalf("picked %s, want the control (5 cases) before the invariant job (0)", p.job.Name)
+	}
+	ctl.retired.Store(true) // found
+	if p := r.pickGroup(false); p != inv {
+		t.Fatalf("with the control found picked %+v, want the invariant job", p)
+	}
+}
+
 // TestGroupsRefuseBadShares: shares outside [0, 1], summing past 1, or to
 // 1 with pairs to share the rest, are errors naming the problem.
 func TestGroupsRefuseBadShares(t *testing.T) {
