@@ -52,7 +52,8 @@ type Source struct {
 	// together, which share the rest (1 - the shares). A group with nothing
 	// left to run leaves its time to the others. The shares of a campaign
 	// sum to at most 1, below 1 when it has pairs or sources without one.
-	// 0: its jobs run among the pairs.
+	// In a share, the controls not yet found take their turns before the
+	// other jobs. 0: its jobs run among the pairs.
 	Share float64
 	// ShrinkBudget, above 0, bounds the shrinking of one finding of its
 	// jobs in a campaign (0: the campaign's ShrinkBudget).
