@@ -88,8 +88,9 @@ type Campaign struct {
 	// Sources are composite ops' case sources (the end-to-end
 	// transformer, a model route): each Job of each runs as a pair of its
 	// own beside Pairs, drawn by the job, checked, shrunk and mapped by
-	// its source (source.go). Targets selects a source by its Name;
-	// Relations filter its jobs too.
+	// its source (source.go), in the source's time share (Source.Share)
+	// when it has one. Targets selects a source by its Name; Relations
+	// filter its jobs too.
 	Sources []*Source
 	// Env is the environment fingerprint the result and every finding
 	// record (zero: spec.HostEnv(), which has no device fields; the
@@ -132,6 +133,7 @@ type pairState struct {
 	src       *Source // a source's job (Pair.Targets is then its name)
 	job       *Job
 	jobIndex  int // of job in src.Jobs (its seeds: drawJob)
+	group     int // of its time share (share.go)
 
 	spent   atomic.Int64 // wall time of its cases (ns), for fair scheduling
 	busy    atomic.Int64 // cases drawn and not yet recorded
@@ -158,7 +160,8 @@ var ErrNoPairs = errors.New("no target and relation pair to run (bitparity list 
 // a pair whose cases keep failing (8 in a row) stops and Run returns the
 // last error with the result.
 //
-// Workers draw cases from the pair with the least time so far (next),
+// Workers draw cases from the pair with the least time so far (next) in
+// the group furthest behind its time share (Source.Share, share.go),
 // Check them and hand the first finding of each pair (each new kind and
 // site of a Job.Repeat) to one goroutine that shrinks and maps it
 // (minimizeAll) while the workers go on; findings still queued at the
@@ -171,7 +174,11 @@ func (c *Campaign) Run(ctx context.Context) (*spec.Result, error) {
 	if c.NoTaps {
 		ctx = taps.Off(ctx)
 	}
-	r := newRunner(c, pairs)
+	gs, err := groups(pairs)
+	if err != nil {
+		return nil, err
+	}
+	r := newRunner(c, pairs, gs)
 	// workCtx ends when the workers are done (or ctx ends): the shrinking
 	// grace counts from then.
 	workCtx, endWork := context.WithCancel(ctx)

@@ -28,5 +28,7 @@
 //   - source.go: composite ops (fuzz/transformer, a model route of
 //     fuzz/external) are Source values a caller passes to Check, Minimize
 //     and Campaign.Sources (their jobs, check, shrink steps and map), and
-//     Expected is the one rule for their controls' findings.
+//     Expected is the one rule for their controls' findings; share.go:
+//     a source's time share (Source.Share), which the campaign's one
+//     scheduler keeps.
 package fuzz

@@ -25,7 +25,7 @@ type runner struct {
 	deadline time.Time
 	found    chan found  // first finding of each pair, to minimizeAll
 	overtime atomic.Bool // past the deadline: only controls owed cases run (owes)
-	inTurn   bool        // every pair is a source's job: they take turns (pick)
+	groups   []group     // the pairs' time shares (share.go)
 
 	mu       sync.Mutex
 	cases    int64
@@ -44,8 +44,8 @@ func defaultWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
 
 // newRunner applies the defaults of c's zero fields: 60 s, defaultWorkers
 // workers, 10 s of shrinking per finding.
-func newRunner(c *Campaign, pairs []*pairState) *runner {
-	r := &runner{c: c, pairs: pairs, workers: c.Workers, shrink: c.ShrinkBudget, start: time.Now(),
+func newRunner(c *Campaign, pairs []*pairState, groups []group) *runner {
+	r := &runner{c: c, pairs: pairs, groups: groups, workers: c.Workers, shrink: c.ShrinkBudget, start: time.Now(),
 		found: make(chan found, 1024)}
 	dur := c.Duration
 	if dur <= 0 {
@@ -57,10 +57,6 @@ func newRunner(c *Campaign, pairs []*pairState) *runner {
 	}
 	if r.shrink <= 0 {
 		r.shrink = 10 * time.Second
-	}
-	r.inTurn = true
-	for _, p := range pairs {
-		r.inTurn = r.inTurn && p.job != nil
 	}
 	return r
 }
@@ -207,13 +203,13 @@ func (r *runner) drawJob(p *pairState) spec.Case {
 	return k
 }
 
-// pick chooses the live pair with the least load, its spent time plus 1 ms
-// for each of its cases in flight, and counts a case for it (busy, the
-// pair's and the run's counts), or returns nil when none is left or
-// MaxCases cases have been taken. In a campaign of sources' jobs alone
-// (inTurn) the load is the pair's cases: the jobs take turns, so with one
-// worker which case finds what depends on the seed, not on the machine's
-// speed. It holds r.mu for that scan alone.
+// pick chooses the next pair (pickGroup: the group furthest behind its
+// time share, and in it the live pair with the least load) and counts a
+// case for it (busy, the pair's and the run's counts), or returns nil
+// when none is left or MaxCases cases have been taken. In a group of
+// sources' jobs alone the load is the pair's cases: the jobs take turns,
+// so with one worker which case finds what depends on the seed, not on
+// the machine's speed. It holds r.mu for that scan alone.
 func (r *runner) pick() *pairState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -221,20 +217,7 @@ func (r *runner) pick() *pairState {
 	if !over && r.c.MaxCases > 0 && r.cases >= r.c.MaxCases {
 		over = true // only the cases owed to controls are left
 	}
-	var best *pairState
-	var bestLoad int64
-	for _, p := range r.pairs {
-		load := p.spent.Load() + p.busy.Load()*int64(time.Millisecond)
-		if r.inTurn {
-			load = p.cases.Load()
-		}
-		if over && !p.owes() {
-			continue
-		}
-		if !p.retired.Load() && (best == nil || load < bestLoad) {
-			best, bestLoad = p, load
-		}
-	}
+	best := r.pickGroup(over)
 	if best == nil {
 		return nil
 	}
@@ -372,6 +355,9 @@ func (r *runner) minimizeAll(grace context.Context) {
 		case r.c.NoShrink:
 		case grace.Err() == nil:
 			budget := r.shrink
+			if fd.p.src != nil && fd.p.src.ShrinkBudget > 0 {
+				budget = fd.p.src.ShrinkBudget
+			}
 			if time.Now().After(r.deadline) {
 				budget = min(budget, lateShrinkBudget)
 			}

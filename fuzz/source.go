@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -44,6 +45,19 @@ type Source struct {
 	Planted func(c spec.Case) *spec.Site
 	// Jobs are the case streams a campaign runs (each a pair of its own).
 	Jobs []Job
+	// Share, above 0, is the fraction of a campaign's worker time its jobs
+	// get: the campaign's scheduler (runner.pick) gives the next case to
+	// the group whose time so far, over its share, is least, where a group
+	// is one source with a Share, or the pairs and the sources without one
+	// together, which share the rest (1 - the shares). A group with nothing
+	// left to run leaves its time to the others. The shares of a campaign
+	// sum to at most 1, below 1 when it has pairs or sources without one.
+	// In a share, the controls not yet found take their turns before the
+	// other jobs. 0: its jobs run among the pairs.
+	Share float64
+	// ShrinkBudget, above 0, bounds the shrinking of one finding of its
+	// jobs in a campaign (0: the campaign's ShrinkBudget).
+	ShrinkBudget time.Duration
 }
 
 // Job is one case stream of a Source in a campaign.

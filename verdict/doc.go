@@ -15,10 +15,10 @@
 //   - Recorder is a finding's life: found -> stored -> shrunk, in a corpus
 //     store and a result journal as it happens, so a kill loses nothing
 //     printed.
-//   - Run is one bitparity run: the composite sources' campaigns (the
-//     end-to-end transformer's share, model routes) each for its time
-//     share and the single-op campaign, one result recorded by one
-//     Recorder and judged once (Run.Judge).
+//   - Run is one bitparity run: one campaign, whose composite sources
+//     (the end-to-end transformer, model routes) run in their time shares
+//     beside the single-op pairs, one result recorded by one Recorder and
+//     judged once (Run.Judge).
 //   - Launch starts one campaign's worker processes (--gpus, --procs) and
 //     Coordinator runs them and merges their results and corpus folders;
 //     ParseGPUs maps --gpus to each worker's CUDA_VISIBLE_DEVICES.

@@ -373,18 +373,30 @@ func (r *Recorder) Finish(res *spec.Result) error {
 // the store and the journal). The result of a campaign that ctx stopped is
 // marked Interrupted. A grace of 0 is the campaign's (c.ShrinkGrace).
 func (r *Recorder) Run(ctx context.Context, c *fuzz.Campaign, grace time.Duration) (*spec.Result, error) {
+	return r.run(ctx, c, grace, nil)
+}
+
+// run is Run recording only the findings keep keeps (nil: all of them).
+func (r *Recorder) run(ctx context.Context, c *fuzz.Campaign, grace time.Duration, keep func(spec.Finding) bool) (*spec.Result, error) {
 	if grace <= 0 {
 		grace = c.ShrinkGrace()
 	}
+	if keep == nil {
+		keep = func(spec.Finding) bool { return true }
+	}
 	found, shrunk, prog := c.OnFound, c.OnFinding, c.Progress
 	c.OnFound = func(f spec.Finding) {
-		r.Found(f)
+		if keep(f) {
+			r.Found(f)
+		}
 		if found != nil {
 			found(f)
 		}
 	}
 	c.OnFinding = func(f spec.Finding) {
-		r.Shrunk(f)
+		if keep(f) {
+			r.Shrunk(f)
+		}
 		if shrunk != nil {
 			shrunk(f)
 		}

@@ -6,37 +6,38 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/spec"
 )
 
-// Run is one bitparity run: one result, recorded by one Recorder and
-// judged once (Judge), from the single-op campaign and the composite
-// sources' campaigns, each of which runs for its Duration, its time share
-// of the run:
+// Run is one bitparity run: one campaign, its result recorded by one
+// Recorder and judged once (Judge). The campaign (Campaign) runs its
+// single-op pairs and its composite sources, each source's jobs in its
+// time share (fuzz.Source.Share), under the campaign's one scheduler, so
+// they interleave; or, with Elsewhere, its pairs run in worker processes
+// (Launch) instead.
 //
-//   - Shares run first (the end-to-end transformer's share of a full
-//     campaign, transformer.ShareCampaign); Main then gets what they left
-//     of its Duration (at least 1 s). A share's jobs are controls judged
-//     apart (Share); its unexpected findings are recorded as they come and
-//     folded, with its jobs and cases, into the result.
-//   - Main is the single-op campaign, run in this process or, with
-//     Elsewhere, in worker processes (Launch).
-//   - Routes, instead of Main, are model routes' campaigns
-//     (external.RouteCampaign), run in turn; the result is judged as a
-//     route (Route).
+//   - Shares are sources added to the campaign whose jobs are controls
+//     judged apart (Share): the end-to-end transformer
+//     (transformer.SharedSource). A share's findings (those of its Op)
+//     and its jobs' statistics make its part of the result (Shared); the
+//     run's result keeps its jobs, cases and only its unexpected findings,
+//     and records only those.
+//   - Routes says the campaign's sources are model routes
+//     (external.RouteCampaign): the result, on the recorder's head, is
+//     judged as a route (Route).
 type Run struct {
 	Recorder  *Recorder
-	Shares    []*fuzz.Campaign
-	Main      *fuzz.Campaign
+	Campaign  *fuzz.Campaign
+	Shares    []*fuzz.Source
 	Elsewhere func(ctx context.Context) (*spec.Result, error)
-	Routes    []*fuzz.Campaign
+	Routes    bool
 	// Progress, when set, gets the run's cases and findings so far.
 	Progress func(cases int64, findings int)
 
-	// Shared are the shares' results and verdicts, set by Start.
+	// Shared are the shares' parts of the result and their verdicts, set
+	// by Start.
 	Shared []Shared
 }
 
@@ -48,54 +49,96 @@ type Shared struct {
 	Verdict *Verdict
 }
 
-// Start runs the run's campaigns and returns the result (marked
-// Interrupted when ctx ended), with the error of a campaign that failed;
-// a nil result is a run that could not start or failed before its result
-// (fuzz.ErrNoPairs among the reasons).
+// Start runs the run's campaign (or Elsewhere) and returns the result
+// (marked Interrupted when ctx ended), with the error of a campaign that
+// failed; a nil result is a run, not of routes, that could not start or
+// failed before its result (fuzz.ErrNoPairs among the reasons).
 func (r *Run) Start(ctx context.Context) (*spec.Result, error) {
-	if len(r.Routes) > 0 {
-		return r.routes(ctx)
-	}
-	var before int64 // the cases of the shares, run before Main
-	for _, c := range r.Shares {
-		s, took, err := r.share(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		if s != nil {
-			r.Shared = append(r.Shared, *s)
-			r.Main.Duration -= took
-			before += s.Result.Cases
-			r.progress(before, 0)
-		}
-	}
-	r.Main.Duration = max(r.Main.Duration, time.Second)
 	var res *spec.Result
 	var err error
 	if r.Elsewhere != nil {
+		if len(r.Shares) > 0 {
+			return nil, errors.New("a run's shares run in its one campaign, in this process, not in worker processes")
+		}
 		res, err = r.Elsewhere(ctx)
 	} else {
-		prog := r.Main.Progress
-		r.Main.Progress = func(s fuzz.Stats) {
-			r.progress(before+s.Cases, 0)
-			if prog != nil {
-				prog(s)
-			}
-		}
-		res, err = r.Recorder.Run(ctx, r.Main, 0)
+		res, err = r.campaign(ctx)
+	}
+	if res == nil && r.Routes {
+		res = &spec.Result{} // a route's run always has a result (onHead)
 	}
 	if res == nil {
 		return nil, err
 	}
-	r.progress(before+res.Cases, len(res.Findings))
-	for _, s := range r.Shared {
-		res.Targets = append(res.Targets, s.Result.Targets...)
-		res.Cases += s.Result.Cases
-		res.InvariantCases += s.Result.InvariantCases
-		res.Findings = append(res.Findings, s.Verdict.Unexpected...)
-	}
+	r.progress(res.Cases, len(res.Findings))
 	res.Interrupted = res.Interrupted || ctx.Err() != nil
+	for _, s := range r.Shares {
+		r.Shared = append(r.Shared, split(res, s))
+	}
+	if r.Routes {
+		res = r.onHead(res)
+	}
 	return res, err
+}
+
+// campaign runs the one campaign, the shares among its sources, with the
+// recorder keeping every finding but a share's expected ones.
+func (r *Run) campaign(ctx context.Context) (*spec.Result, error) {
+	c := r.Campaign
+	c.Sources = append(c.Sources, r.Shares...)
+	prog := c.Progress
+	c.Progress = func(s fuzz.Stats) {
+		r.progress(s.Cases, 0)
+		if prog != nil {
+			prog(s)
+		}
+	}
+	return r.Recorder.run(ctx, c, 0, func(f spec.Finding) bool { return !f.Expected || r.shareOf(f) == nil })
+}
+
+// shareOf returns the share whose finding f is (the share of f's op), or
+// nil.
+func (r *Run) shareOf(f spec.Finding) *fuzz.Source {
+	for _, s := range r.Shares {
+		if f.Case.Op == s.Op {
+			return s
+		}
+	}
+	return nil
+}
+
+// split takes share s's part out of the run's result res: its jobs'
+// statistics (which res keeps), their cases and every finding of its op,
+// of which res keeps the unexpected ones; its verdict (Share) names the
+// controls it missed in the order of its jobs.
+func split(res *spec.Result, s *fuzz.Source) Shared {
+	part := &spec.Result{Version: res.Version, Started: res.Started, Seed: res.Seed, Env: res.Env,
+		Duration: res.Duration, Interrupted: res.Interrupted}
+	var names []string
+	for _, j := range s.Jobs {
+		if !slices.Contains(names, j.Name) {
+			names = append(names, j.Name)
+		}
+	}
+	for _, ts := range res.Targets {
+		if slices.Contains(names, ts.Target) {
+			part.Targets = append(part.Targets, ts)
+			part.Cases += ts.Cases
+			if ts.Invariant {
+				part.InvariantCases += ts.Cases
+			}
+		}
+	}
+	res.Findings = slices.DeleteFunc(res.Findings, func(f spec.Finding) bool {
+		if f.Case.Op != s.Op {
+			return false
+		}
+		part.Findings = append(part.Findings, f)
+		return f.Expected
+	})
+	v := Share(part)
+	v.Missed = slices.DeleteFunc(jobNames(part), func(n string) bool { return !slices.Contains(v.Missed, n) })
+	return Shared{Name: s.Name, Result: part, Verdict: v}
 }
 
 // progress reports cases and at least findings to Progress.
@@ -103,33 +146,6 @@ func (r *Run) progress(cases int64, findings int) {
 	if r.Progress != nil {
 		r.Progress(cases, max(findings, r.Recorder.Findings()))
 	}
-}
-
-// share runs one share's campaign c, recording its unexpected findings
-// as they come, and returns its part (nil when ctx ended before it had a
-// result) and the time it took; an error is a failure to run it.
-func (r *Run) share(ctx context.Context, c *fuzz.Campaign) (*Shared, time.Duration, error) {
-	start := time.Now()
-	unexpected := func(keep func(spec.Finding)) func(spec.Finding) {
-		return func(f spec.Finding) {
-			if !f.Expected {
-				keep(f)
-			}
-		}
-	}
-	c.OnFound, c.OnFinding = unexpected(r.Recorder.Found), unexpected(r.Recorder.Shrunk)
-	c.Progress = func(s fuzz.Stats) { r.progress(s.Cases, 0) }
-	name := strings.Join(c.Targets, ",")
-	res, err := c.Run(ctx)
-	if err != nil && ctx.Err() == nil {
-		return nil, 0, fmt.Errorf("%s: %w", name, err)
-	}
-	if res == nil {
-		return nil, 0, nil
-	}
-	v := Share(res)
-	v.Missed = slices.DeleteFunc(jobNames(res), func(n string) bool { return !slices.Contains(v.Missed, n) })
-	return &Shared{Name: name, Result: res, Verdict: v}, time.Since(start), nil
 }
 
 // jobNames are the names of res's per-target statistics, in order.
@@ -141,31 +157,21 @@ func jobNames(res *spec.Result) []string {
 	return out
 }
 
-// routes runs the route campaigns in turn into one result.
-func (r *Run) routes(ctx context.Context) (*spec.Result, error) {
-	start := time.Now()
-	res := r.Recorder.opts.Head
-	for _, c := range r.Routes {
-		got, err := r.Recorder.Run(ctx, c, 0)
-		if got != nil {
-			res.Cases += got.Cases
-			res.Targets = append(res.Targets, got.Targets...)
-			res.Findings = append(res.Findings, got.Findings...)
-		}
-		if err != nil {
-			return &res, fmt.Errorf("model route %s: %w", strings.Join(c.Targets, ","), err)
-		}
-	}
-	res.Duration = spec.Duration(time.Since(start))
-	res.Interrupted = ctx.Err() != nil
-	return &res, nil
+// onHead is the routes' result res on the recorder's head (its start,
+// environment and arguments): res's cases, statistics, findings,
+// duration and interruption.
+func (r *Run) onHead(res *spec.Result) *spec.Result {
+	h := r.Recorder.opts.Head
+	h.Cases, h.Targets, h.Findings = res.Cases, res.Targets, res.Findings
+	h.Duration, h.Interrupted = res.Duration, res.Interrupted
+	return &h
 }
 
 // Judge is the verdict of the run's result res: a route's (Route, with
 // opts.Known), or Of with opts, failed by a share that failed when the
 // campaign itself passed (WithShare; Err then says what the share missed).
 func (r *Run) Judge(res *spec.Result, opts Options) *Verdict {
-	if len(r.Routes) > 0 {
+	if r.Routes {
 		return Route(res, opts.Known)
 	}
 	v := Of(res, opts)

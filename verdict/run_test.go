@@ -30,20 +30,25 @@ func plantSource() *fuzz.Source {
 		Jobs: []fuzz.Job{job("found", 8, spec.KindMismatch, false), job("missed", 3, spec.KindMismatch, false), job("holds", 3, "", true)}}
 }
 
-// TestRunShare: a share runs first, its jobs and cases are folded into the
-// one result, and a campaign that passed takes the share's failure: its
-// control that found nothing is named by Err, in the order of its jobs.
+// TestRunShare: a share runs inside the one campaign, in its time share,
+// beside the single-op pairs; its jobs and cases are in the one result,
+// its expected findings only in its part, and a campaign that passed takes
+// the share's failure: its control that found nothing is named by Err, in
+// the order of its jobs.
 func TestRunShare(t *testing.T) {
 	rec, err := NewRecorder(RecorderOptions{Head: spec.Result{Version: spec.ResultVersion, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	share := &fuzz.Campaign{Duration: 200 * time.Millisecond, Seed: 1, Workers: 1, NoShrink: true,
-		Sources: []*fuzz.Source{plantSource()}, Targets: []string{"plant"}}
-	main := &fuzz.Campaign{Duration: 2 * time.Second, Seed: 1, Workers: 1, MaxCases: 20, NoShrink: true,
-		Targets: []string{"oracle-rmsnorm"}, Relations: []string{spec.RelDeterminism}}
+	share := plantSource()
+	share.Share = 0.5
+	for i := range share.Jobs {
+		share.Jobs[i].MinCases = 8
+	}
+	c := &fuzz.Campaign{Duration: 2 * time.Second, Seed: 1, Workers: 1, MaxCases: 40, NoShrink: true,
+		Targets: []string{"oracle-rmsnorm", "plant"}}
 	var last int64
-	run := &Run{Recorder: rec, Shares: []*fuzz.Campaign{share}, Main: main, Progress: func(cases int64, _ int) { last = cases }}
+	run := &Run{Recorder: rec, Shares: []*fuzz.Source{share}, Campaign: c, Progress: func(cases int64, _ int) { last = cases }}
 	res, err := run.Start(context.Background())
 	if err != nil || res == nil {
 		t.Fatalf("Start: %v", err)
@@ -52,12 +57,15 @@ func TestRunShare(t *testing.T) {
 		t.Fatalf("%d shares ran, want 1", len(run.Shared))
 	}
 	s := run.Shared[0]
-	if res.Cases != 20+s.Result.Cases || last != res.Cases {
-		t.Errorf("cases %d, want the campaign's 20 and the share's %d; progress last said %d", res.Cases, s.Result.Cases, last)
+	if s.Result.Cases == 0 || res.Cases < 40 || res.Cases <= s.Result.Cases || last != res.Cases {
+		t.Errorf("cases %d, the share's %d; progress last said %d: want both the campaign's pairs and the share", res.Cases, s.Result.Cases, last)
 	}
-	if len(res.Targets) != 1+len(s.Result.Targets) || len(res.Findings) != 0 {
-		t.Errorf("result: %d targets, %d findings; want the oracle and the share's %d jobs, no unexpected finding",
-			len(res.Targets), len(res.Findings), len(s.Result.Targets))
+	if len(res.Targets) != 1+len(s.Result.Targets) || len(s.Result.Targets) != 3 || len(res.Findings) != 0 {
+		t.Errorf("result: %d targets, %d findings; want the oracle and the share's 3 jobs, no unexpected finding",
+			len(res.Targets), len(res.Findings))
+	}
+	if len(s.Result.Findings) != 1 || !s.Result.Findings[0].Expected || rec.Findings() != 0 {
+		t.Errorf("share: %d findings, recorded %d; want the control's one, expected, not recorded", len(s.Result.Findings), rec.Findings())
 	}
 	v := run.Judge(res, Options{ExpectControls: true})
 	if v.Status != ControlsMissing || v.Code() != spec.ExitFinding {
@@ -72,22 +80,32 @@ func TestRunShare(t *testing.T) {
 	}
 }
 
-// TestRunRoutes: route campaigns run in turn into one result (cases and
-// targets summed, every finding recorded), judged as a route.
+// TestRunRoutes: routes are sources of one campaign, each in its share,
+// into one result on the recorder's head (cases and targets of both),
+// judged as a route.
 func TestRunRoutes(t *testing.T) {
-	rec, err := NewRecorder(RecorderOptions{Head: spec.Result{Version: spec.ResultVersion, Seed: 7}})
+	rec, err := NewRecorder(RecorderOptions{Head: spec.Result{Version: spec.ResultVersion, Seed: 7, Args: []string{"run"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	route := func() *fuzz.Campaign {
+	route := func(name string) *fuzz.Source {
 		src := plantSource()
+		src.Name, src.Share = name, 0.5
 		src.Jobs = src.Jobs[2:] // the invariant job: nothing to find
-		return &fuzz.Campaign{Duration: time.Second, Seed: 7, Workers: 1, MaxCases: 5, Sources: []*fuzz.Source{src}, Targets: []string{"plant"}}
+		src.Jobs[0].Name = name
+		return src
 	}
-	run := &Run{Recorder: rec, Routes: []*fuzz.Campaign{route(), route()}}
+	c := &fuzz.Campaign{Duration: time.Second, Seed: 7, Workers: 1, MaxCases: 10,
+		Sources: []*fuzz.Source{route("a"), route("b")}, Targets: []string{"a", "b"}}
+	run := &Run{Recorder: rec, Campaign: c, Routes: true}
 	res, err := run.Start(context.Background())
-	if err != nil || res == nil || res.Seed != 7 || res.Cases != 10 || len(res.Targets) != 2 {
+	if err != nil || res == nil || res.Seed != 7 || len(res.Args) != 1 || res.Cases != 10 || len(res.Targets) != 2 {
 		t.Fatalf("Start: %v; result %+v", err, res)
+	}
+	for _, ts := range res.Targets {
+		if ts.Cases == 0 {
+			t.Errorf("route %s ran no case: want the routes interleaved", ts.Target)
+		}
 	}
 	if v := run.Judge(res, Options{}); v.Status != Pass {
 		t.Errorf("status %s, want pass", v.Status)

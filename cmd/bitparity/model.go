@@ -11,23 +11,20 @@ import (
 	"github.com/bitparity/bitparity/verdict"
 )
 
-// routes is `bitparity run --exec` on model routes: each route's campaign
-// (external.RouteCampaign) for an equal share of --duration, in one
-// verdict.Run that records every finding (--corpus with its adapter,
-// --json's journal) and judges the result as a route (verdict.Route). It
-// prints each finding and a summary.
+// routes is `bitparity run --exec` on model routes: one campaign
+// (external.RouteCampaign) of every route's jobs, each route in an equal
+// time share of --duration, in one verdict.Run that records every finding
+// (--corpus with its adapter, --json's journal) and judges the result as
+// a route (verdict.Route). It prints each finding and a summary.
 func (r *runState) routes(ctx context.Context, models []string) error {
-	run := &verdict.Run{}
-	for _, m := range models {
-		c, err := external.RouteCampaign(m, runSplitList(*r.rels), *r.dur/time.Duration(len(models)), *r.seed)
-		if err != nil {
-			return usageErr("run: %v", err)
-		}
-		c.MaxCases, c.NoShrink = *r.maxCases, *r.noShrink
-		run.Routes = append(run.Routes, c)
+	c, err := external.RouteCampaign(models, runSplitList(*r.rels), *r.dur, *r.seed)
+	if err != nil {
+		return usageErr("run: %v", err)
 	}
+	c.MaxCases, c.NoShrink = *r.maxCases, *r.noShrink
+	run := &verdict.Run{Campaign: c, Routes: true}
 	var rels []string
-	for _, j := range run.Routes[0].Sources[0].Jobs {
+	for _, j := range c.Sources[0].Jobs {
 		rels = append(rels, j.Relation)
 	}
 	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, model route(s) %v: train path vs inference path, %s\n",

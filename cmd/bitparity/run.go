@@ -206,11 +206,11 @@ func (r *runState) recorder(head spec.Result) (*verdict.Recorder, error) {
 	return rec, nil
 }
 
-// campaign is one verdict.Run of the campaign the flags ask for: the
-// end-to-end transformer's share first in a full campaign (every target
-// and relation, in this process), then the single-op campaign, here or in
-// --gpus/--procs workers. It records, judges (verdict.Run.Judge) and
-// prints the result.
+// campaign is one verdict.Run of the campaign the flags ask for: in a full
+// campaign (every target and relation, in this process) the end-to-end
+// transformer's jobs run in their time share beside the single-op pairs
+// (transformer.SharedSource); the pairs run here or in --gpus/--procs
+// workers. It records, judges (verdict.Run.Judge) and prints the result.
 func (r *runState) campaign(ctx context.Context) error {
 	c, err := r.newCampaign()
 	if err != nil {
@@ -224,9 +224,9 @@ func (r *runState) campaign(ctx context.Context) error {
 		return usageErr("%v", err)
 	}
 	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *r.seed, *r.dur, c.CountPairs())
-	run := &verdict.Run{Recorder: rec, Main: c, Progress: prog.Update}
+	run := &verdict.Run{Recorder: rec, Campaign: c, Progress: prog.Update}
 	if *r.targets == "" && *r.rels == "" && len(r.procs) == 0 && !r.par.parallel() {
-		run.Shares = []*fuzz.Campaign{transformer.ShareCampaign(transformer.Share(*r.dur), *r.seed, r.trainOn, r.inferOn)}
+		run.Shares = []*fuzz.Source{transformer.SharedSource(*r.dur, r.trainOn, r.inferOn)}
 	}
 	if r.par.parallel() {
 		run.Elsewhere = func(ctx context.Context) (*spec.Result, error) {

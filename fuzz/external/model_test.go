@@ -113,14 +113,14 @@ func TestModelRoute(t *testing.T) {
 // finds nothing and counts its cases under the route's name.
 func TestModelCampaign(t *testing.T) {
 	m := startModel(t, "")
-	c, err := RouteCampaign(m.Name(), nil, time.Minute, 3)
+	c, err := RouteCampaign([]string{m.Name()}, nil, time.Minute, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Workers != 1 || c.Grace != RouteGrace || len(c.Sources) != 1 {
+	if c.Workers != 1 || c.Grace != RouteGrace || len(c.Sources) != 1 || c.Sources[0].Share != 1 {
 		t.Fatalf("RouteCampaign: %d worker(s), grace %s, %d source(s)", c.Workers, c.Grace, len(c.Sources))
 	}
-	if _, err := RouteCampaign("exec:none.transformer", nil, time.Minute, 3); err == nil {
+	if _, err := RouteCampaign([]string{m.Name(), "exec:none.transformer"}, nil, time.Minute, 3); err == nil {
 		t.Error("RouteCampaign of a route not started: no error")
 	}
 	c.MaxCases = 3

@@ -28,16 +28,24 @@ func ModelCase(c spec.Case, target string) spec.Case {
 // map's 30 s (fuzz.MinimizeOptions.MapBudget).
 const RouteGrace = 40 * time.Second
 
-// RouteCampaign is the campaign of the model route name for d: its source
-// (ModelSource) over relations, one worker, RouteGrace to shrink and map
-// what it found last.
-func RouteCampaign(name string, relations []string, d time.Duration, seed uint64) (*fuzz.Campaign, error) {
-	src, err := ModelSource(name, relations)
-	if err != nil {
-		return nil, err
+// RouteCampaign is the one campaign of the model routes names for d: each
+// route's source (ModelSource) over relations, in an equal time share
+// (fuzz.Source.Share), so the routes interleave; one worker; RouteGrace to
+// shrink and map what it found last.
+func RouteCampaign(names []string, relations []string, d time.Duration, seed uint64) (*fuzz.Campaign, error) {
+	if len(names) == 0 {
+		return nil, errors.New("no model route to run")
 	}
-	return &fuzz.Campaign{Duration: d, Seed: seed, Workers: 1, Grace: RouteGrace,
-		Sources: []*fuzz.Source{src}, Targets: []string{name}}, nil
+	c := &fuzz.Campaign{Duration: d, Seed: seed, Workers: 1, Grace: RouteGrace, Targets: names}
+	for _, name := range names {
+		src, err := ModelSource(name, relations)
+		if err != nil {
+			return nil, err
+		}
+		src.Share = 1 / float64(len(names))
+		c.Sources = append(c.Sources, src)
+	}
+	return c, nil
 }
 
 // ModelSource is model route name as a composite source of fuzz.Campaign,

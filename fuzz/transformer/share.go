@@ -6,18 +6,30 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 )
 
-// Share is the time of a full campaign of duration d given to the
-// end-to-end transformer (train path vs inference path): a sixth, at most
-// 10 s; its controls are found within about 2 s on 2 cores.
-func Share(d time.Duration) time.Duration { return min(d/6, 10*time.Second) }
+// shareCap is the most time of a full campaign the transformer's share
+// takes; its controls are found within about 2 s of it on 2 cores.
+const shareCap = 10 * time.Second
 
-// ShareCampaign is the campaign of the transformer's share: the jobs of
-// Source(train, infer) for d, one worker, each control's finding given a
-// tenth of d (at least 100 ms) to shrink and the grace all of them
-// together (one job, one finding).
-func ShareCampaign(d time.Duration, seed uint64, train, infer string) *fuzz.Campaign {
+// Share is the fraction of a full campaign of duration d (0: the
+// campaign's default, 60 s) given to the end-to-end transformer (train
+// path vs inference path): a sixth, at most 10 s of d.
+func Share(d time.Duration) float64 {
+	if d <= 0 {
+		d = 60 * time.Second
+	}
+	return min(d/6, shareCap).Seconds() / d.Seconds()
+}
+
+// SharedSource is Source(train, infer) as a source of a full campaign of
+// duration d: its jobs get Share(d) of the campaign's worker time
+// (fuzz.Source.Share), beside the single-op pairs, and each of its
+// findings a tenth of that time (at least 100 ms) to shrink.
+func SharedSource(d time.Duration, train, infer string) *fuzz.Source {
+	if d <= 0 {
+		d = 60 * time.Second
+	}
 	src := Source(train, infer)
-	shrink := max(100*time.Millisecond, d/10)
-	return &fuzz.Campaign{Duration: d, Seed: seed, Workers: 1, ShrinkBudget: shrink, Grace: time.Duration(len(src.Jobs)) * shrink,
-		Sources: []*fuzz.Source{src}, Targets: []string{"transformer"}}
+	src.Share = Share(d)
+	src.ShrinkBudget = max(100*time.Millisecond, min(d/6, shareCap)/10)
+	return src
 }
