@@ -2,14 +2,11 @@ package scan
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"slices"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/spec"
-	"github.com/bitparity/bitparity/target"
 )
 
 // TestExecScanGenerated: a scan of the NumPy kit whose hello says
@@ -41,15 +38,7 @@ func TestExecScanGenerated(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got [2]*Result
 			for i, gen := range []string{"2", "none"} {
-				name := fmt.Sprintf("exec:test-%d-%s-gen-%s", execTargets.Add(1), t.Name(), gen)
-				env := []string{"BITPARITY_SCAN_GEN=" + gen}
-				external.Register(name, tc.cmdline, tc.op, external.Options{Env: env})
-				tg, err := target.Lookup(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				et := tg.(*external.Target)
-				t.Cleanup(func() { et.Close() })
+				name, et := adapterTarget(t, tc.cmdline, tc.op, "BITPARITY_SCAN_GEN", gen)
 				s := tc.s
 				s.Target, s.Op = name, tc.op
 				r, err := Run(context.Background(), s, Options{})
