@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -209,6 +210,9 @@ func (p *process) exchange(ctx context.Context, req *frame, buf []byte, name str
 	stop := context.AfterFunc(ctx, func() { p.kill("canceled: " + context.Cause(ctx).Error()) })
 	defer stop()
 	if err := writeFrame(p.stdin, req); err != nil {
+		if errors.Is(err, syscall.EPIPE) { // it ended before reading the request
+			return nil, buf, fmt.Errorf("%s: the adapter exited without answering (writing the request: %w)", name, err)
+		}
 		return nil, buf, fmt.Errorf("%s: writing the request: %w", strings.Replace(name, "reply", "request", 1), err)
 	}
 	rep, buf, err := readFrame(p.stdout, buf, name, limit)

@@ -51,7 +51,8 @@ import (
 //	head_dim           table [64 128 256], else 1 + (v - 3)
 //	dtypes             v mod 36 = in + 3·out + 9·compare, in and out indexing
 //	                   [bf16 fp16 fp32], compare indexing ["" bf16 fp16 fp32]
-//	dist               nativeDists[v mod len(nativeDists)] (normal first)
+//	dist               nativeDists[v mod len(nativeDists)] (normal first; a
+//	                   sensitive case is written as boundary)
 //	eps                table [1e-5 1e-6 1e-12 1e-8], else the float32 with
 //	                   bits v - 4
 //	kv_lens            a count k (at most 64; 0: every request at kv), then k
@@ -102,9 +103,21 @@ type reader struct {
 
 // nativeDists are the distributions the byte format names: spec.Dists as
 // the format was made, so that a corpus's bytes keep their cases (the
-// sensitive draw, dearer per row, is a scan's, not the fuzzer's).
+// sensitive draw, dearer per row, is a scan's and a campaign's, not the
+// fuzzer's).
 var nativeDists = []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.DistConstant, spec.DistSignedZero,
 	spec.DistSubnormal, spec.DistNearOverflow, spec.DistTies, spec.DistBoundary}
+
+// distIndex is dist's index in nativeDists. A sensitive case is written
+// as the boundary draw it refines (gen draws it in place of a boundary
+// draw): its bytes decode to the boundary case of the same seed. A dist
+// the format does not name is written as normal.
+func distIndex(d spec.Dist) int {
+	if d == spec.DistSensitive {
+		d = spec.DistBoundary
+	}
+	return max(slices.Index(nativeDists, d), 0)
+}
 
 func (r *reader) next() uint64 {
 	var x uint64
@@ -303,7 +316,7 @@ func Encode(c spec.Case) []byte {
 	}
 	in, out, cmp := slices.Index(dtypes, c.In), slices.Index(dtypes, c.Out), slices.Index(compares, c.Compare)
 	w.put(uint64(max(in, 0) + 3*max(out, 0) + 9*max(cmp, 0)))
-	w.put(uint64(max(slices.Index(nativeDists, c.Dist), 0)))
+	w.put(uint64(distIndex(c.Dist)))
 	if ok {
 		k.OwnFields(&c, w)
 	}
