@@ -7,7 +7,7 @@ import traceback
 import numpy as np
 
 from . import dtypes, frames, gen, paths, scan
-from .request import OP_INPUTS, Request
+from .request import OP_INPUTS, OP_KEYWORDS, OP_OUTPUTS, Request
 
 
 class Unsupported(Exception):
@@ -143,6 +143,8 @@ def call(op, o, req, arrays):
     if o.request:
         return o.fn(req)
     args = [arrays.convert(req.wire(n), req.bits(n)) for n in OP_INPUTS[op]]
+    if op in OP_OUTPUTS:
+        return o.fn(*args, **{k: req.dims[k] for k in OP_KEYWORDS[op]})
     if op == "rmsnorm":
         args.append(float(req.eps))
     if o.layout and op == "attn_prefill":
@@ -187,6 +189,26 @@ def reply_tensors(req, result):
     out = [("y", wire, y)]
     if taps is not None:
         out.append(("taps", "F32", taps))
+    return out
+
+
+def column_tensors(req, result):
+    """An op package's result as the reply's tensors: one per output
+    column (request.OP_OUTPUTS), in order, each [rows, width] of the
+    column's wire dtype."""
+    cols = OP_OUTPUTS[req.op]
+    if not isinstance(result, (tuple, list)) or len(result) != len(cols):
+        raise TypeError("op %s returned %s: want a tuple of %d arrays (%s)" % (
+            req.op, type(result).__name__, len(cols), ", ".join(n for n, _ in cols)))
+    rows, out = req.rows(), []
+    for (name, wire), y in zip(cols, result):
+        try:
+            a = dtypes.to_column(y, wire)
+        except dtypes.DTypeError as e:
+            raise dtypes.DTypeError("column %s: %s" % (name, e)) from None
+        if rows == 0 or a.size % rows:
+            raise ValueError("column %s: %d values (shape %s) do not split into %d rows" % (name, a.size, list(a.shape), rows))
+        out.append((name, wire, a.reshape(rows, -1)))
     return out
 
 
@@ -301,7 +323,10 @@ class Loop:
                 self.conn.write(dict({"frame": "reply", "seq": seq}, **out_meta), out)
                 return
             req = Request(meta, tensors)
-            out = reply_tensors(req, call(self.op, o, req, self.arrays))
+            if self.op in OP_OUTPUTS:
+                out = column_tensors(req, call(self.op, o, req, self.arrays))
+            else:
+                out = reply_tensors(req, call(self.op, o, req, self.arrays))
             self.conn.write({"frame": "reply", "seq": seq}, out)
         elif kind == "hold":
             self.need_scan(meta)
@@ -343,8 +368,8 @@ class Loop:
     def need_scan(self, meta):
         if self.op is None:
             raise frames.ProtocolError("hold before hello")
-        if self.op == "transformer":
-            raise Unsupported("a model route does not scan")
+        if self.op == "transformer" or self.op in OP_OUTPUTS:
+            raise Unsupported("op %s does not scan with held batches" % self.op)
         if meta.get("op") != self.op:
             raise Unsupported("hold for op %r, this adapter runs %r" % (meta.get("op"), self.op))
 
@@ -362,6 +387,7 @@ class Loop:
             raise Unsupported("op %r not implemented (have %s)" % (want, ", ".join(sorted(self.ops))))
         self.op = want
         o = self.ops[want]
+        held = want not in ("transformer",) + tuple(OP_OUTPUTS)  # the ops the scan frames carry
         self.conn.write({
             "frame": "hello", "protocol": frames.PROTOCOL, "seq": seq, "op": want,
             "name": "%s.%s" % (self.name, want), "device": self.device,
@@ -370,9 +396,9 @@ class Loop:
             "layout": "true" if o.layout else "",  # "" as before the field: an old certificate's hello stays equal
             "about": o.about or self.about,
             "versions": self.arrays.versions(), "backend": self.arrays.kind,
-            "scan": "" if want == "transformer" else str(scan.SCAN_VERSION),
-            "scan_against": "" if want == "transformer" else scan.against(),
-            "scan_batches": "" if want == "transformer" else scan.batches_field(),
-            "scan_gen": "" if want == "transformer" else gen.field(self.arrays),
+            "scan": str(scan.SCAN_VERSION) if held else "",
+            "scan_against": scan.against() if held else "",
+            "scan_batches": scan.batches_field() if held else "",
+            "scan_gen": gen.field(self.arrays) if held else "",
             "scan_cuts": paths.cuts_field(want),
         })
