@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
@@ -129,15 +130,20 @@ func opCheck(ctx context.Context, t ops.Target, c spec.Case) (*spec.Finding, err
 }
 
 // opScanLine is the `bitparity scan` command that maps case c over batch
-// sizes 1..to.
+// sizes 1..to: --target NAME, or for an adapter (external.OpTarget) --exec
+// with the command line that started it.
 func opScanLine(c spec.Case, to int) string {
 	var dims []string
 	for k, v := range c.Shape.Dims {
 		dims = append(dims, fmt.Sprintf("%s=%d", k, v))
 	}
 	slices.Sort(dims)
-	return fmt.Sprintf("bitparity scan --target %s --to %d --in %s --dists %s --seed %d --shape %s",
-		c.Targets[0], to, c.In, c.Dist, c.Seed, strings.Join(dims, ","))
+	subject := "--target " + c.Targets[0]
+	if cl := external.Commands(c.Targets[0]); len(cl) == 1 {
+		subject = "--exec " + spec.ShellQuote(cl[0])
+	}
+	return fmt.Sprintf("bitparity scan %s --to %d --in %s --dists %s --seed %d --shape %s",
+		subject, to, c.In, c.Dist, c.Seed, strings.Join(dims, ","))
 }
 
 // opShrink is one group of smaller batches of c, the most reducing first:

@@ -35,11 +35,16 @@ func (t *Target) Adapter() spec.Adapter {
 
 // RecordAdapters writes into res the adapters of the external targets
 // names (their hello and command line, which case files keep), and gives
-// each finding on an external target a repro line with its --exec flags.
+// each finding on an external target a repro line with its --exec flags;
+// a finding of an op package's op keeps its own (the scan that maps it,
+// with --exec).
 func RecordAdapters(res *spec.Result, names []string) {
 	res.Adapters = Adapters(names...)
 	for i := range res.Findings {
 		f := &res.Findings[i]
+		if _, opPackage := wireOp(f.Case.Op); opPackage {
+			continue
+		}
 		if execs := Commands(f.Case.Targets...); len(execs) > 0 {
 			f.Repro = spec.ReproLine(f.Case, execs...)
 		}

@@ -223,3 +223,17 @@ func NotBuilt(c spec.Case) []string {
 	}
 	return out
 }
+
+// Lookup returns the adapter process of the started target called name,
+// an external target of the fuzz registry or an op package's OpTarget
+// alike (those of Add, AddAll and a started Register target).
+func Lookup(name string) (*Target, bool) {
+	openMu.Lock()
+	defer openMu.Unlock()
+	for _, t := range open {
+		if t.info.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
