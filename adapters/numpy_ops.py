@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""NumPy adapter for bitparity: the five ops, moe_route and quant_fp8 on
-the CPU, NumPy only.
+"""NumPy adapter for bitparity: the five ops, moe_route, moe_router and
+quant_fp8 on the CPU, NumPy only.
 
 usage: numpy_ops.py [OP] [--blas] [--drift] [--attn-tile N]
                     [--moe-tie lowest|highest] [--moe-tie-high-from N]
@@ -46,6 +46,8 @@ What each op declares (hello frame):
                 a planted drift (a control): declares the tie-break but
                 breaks ties highest index first in batches of N tokens or
                 more (drift-moe-route-tie-high-128's model).
+  moe_router    exact: "split_k=1", the router GEMM x.w as one fp32 fma
+                chain per logit, then moe_route's oracle.
   quant_fp8     exact: "scaling=per_token format=e4m3" (--fp8-scaling,
                 --fp8-format), ops/quantfp8's loop; per_tensor scaling
                 claims no invariance (a row depends on the batch's amax).
@@ -414,6 +416,19 @@ def moe_route(logits, top_k, tie="lowest", tie_high_from=0):
     return ids.astype(np.int32), w
 
 
+def moe_router(x, w, top_k):
+    """bitparity's moe_router oracle (ops/moerouter) at split_k=1, bit for
+    bit: the logits l[t, e] = fma(x[t, h], w[h, e], acc) for h ascending
+    from +0 (the GEMM's one chain), then moe_route (tie=lowest
+    sum=sequential). x [tokens, hidden], w [hidden, experts]."""
+    x, w = np.asarray(x, dtype=np.float32), np.asarray(w, dtype=np.float32)
+    acc = np.zeros((x.shape[0], w.shape[1]), dtype=np.float32)
+    with np.errstate(all="ignore"):
+        for h in range(x.shape[1]):
+            acc = fma32(x[:, h, None], w[None, h, :], acc)
+    return moe_route(canon(acc), top_k)
+
+
 FP8 = {"e4m3": (3, 7, 448.0), "e5m2": (2, 15, 57344.0)}
 
 
@@ -515,6 +530,8 @@ def main(argv):
                           about="numpy: the oracle's tiled online softmax, one split, exact; no paged cache: page_size is ignored"),
         "moe_route": bp.Op(lambda logits, top_k: moe_route(logits, top_k, tie, tie_from), schedule="tie=%s sum=sequential" % tie,
                            about="numpy: the oracle's softmax (Exp32, sequential sum), top-k tie=%s, renormalised, exact" % tie),
+        "moe_router": bp.Op(moe_router, schedule="split_k=1",
+                            about="numpy: the router GEMM as one fp32 fma chain, then moe_route's oracle, exact"),
         "quant_fp8": bp.Op(lambda x: quant_fp8(x, scaling, fmt), schedule="scaling=%s format=%s" % (scaling, fmt),
                            invariant=scaling == "per_token",
                            about="numpy: %s %s scaling, exact" % (scaling, fmt)),

@@ -26,7 +26,8 @@ func opAdapter(t testing.TB, cmdline string) string {
 // TestScanOpExec: scans of NumPy adapters of moe_route and quant_fp8
 // through the process protocol, as of the op's CPU targets (TestRunOpMaps):
 // the exact router is certified over tokens 1..48 on every draw (fp32 and
-// bf16 logits), bit for bit the oracle; a router that breaks ties highest
+// bf16 logits), bit for bit the oracle, and so is the router GEMM and
+// route (moe_router) over 1..24; a router that breaks ties highest
 // index first from 40 tokens is found at exactly 40, the tokens that
 // changed experts counted by a tie; per-tensor FP8 scaling drifts under
 // neighbour replacement from 2 tokens and per-token scaling is certified
@@ -44,6 +45,7 @@ func TestScanOpExec(t *testing.T) {
 		{[]string{"moe_route"}, spec.ScanSpec{To: 24, Shape: dims("experts", 8, "top_k", 2), In: "bf16"}, "", "", 0},
 		{[]string{"moe_route", "--moe-tie-high-from", "40"}, spec.ScanSpec{To: 44, Shape: dims("experts", 32, "top_k", 4), Dists: []spec.Dist{"sensitive"}},
 			"tokens <= 39 -> A, tokens >= 40 -> B", "by a tie", 40},
+		{[]string{"moe_router"}, spec.ScanSpec{To: 24, Shape: dims("hidden", 64, "experts", 16, "top_k", 2)}, "", "", 0},
 		{[]string{"quant_fp8", "--fp8-scaling", "per_tensor"}, spec.ScanSpec{Dim: DimNeighbours, To: 12, Shape: dims("hidden", 32)},
 			"tokens <= 1 -> A, tokens >= 2 -> B", "depend on other rows' values", 2},
 		{[]string{"quant_fp8"}, spec.ScanSpec{Dim: DimNeighbours, To: 12, Shape: dims("hidden", 32)}, "", "", 0},
