@@ -14,6 +14,7 @@ import (
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // OpSources returns a campaign source (fuzz.Source) for each name of
@@ -25,6 +26,17 @@ func OpSources(names []string) []*fuzz.Source {
 		if t, ok := all.Lookup(n); ok {
 			out = append(out, OpSource(t))
 		}
+	}
+	return out
+}
+
+// OpCheckers are OpSources(names) as the targets fuzz.Check takes beside
+// a case (verdict.Case, corpus.Replay): a replay of a case of an op
+// package's target (`run --case`, `repro`) goes to its source.
+func OpCheckers(names []string) []target.Target {
+	var out []target.Target
+	for _, s := range OpSources(names) {
+		out = append(out, s)
 	}
 	return out
 }

@@ -9,7 +9,8 @@ import (
 // quantizer": scan --exec of the NumPy moe_route certifies and stores a
 // certificate that corpus recheck --exec keeps valid; a router with a
 // planted tie-break flip is found at its onset by `scan` (exit 1) and by
-// `run --exec`, whose repro is the scan with the same --exec; per-tensor
+// `run --exec`, whose repro is the scan with the same --exec, and whose
+// minimal case `run --exec --case` replays; per-tensor
 // FP8 scaling drifts under neighbour replacement.
 func TestScanOpExec(t *testing.T) {
 	py := numpyPython(t)
@@ -30,6 +31,12 @@ func TestScanOpExec(t *testing.T) {
 	out, errs, _ = cli(t, dir, "run", "--exec", drift, "--duration", "5s")
 	if !strings.Contains(out, "tokens <= 29 -> A, tokens >= 30 -> B") || !strings.Contains(out, "repro: bitparity scan --exec '"+drift+"'") {
 		t.Fatalf("run --exec of the tie flip: want the map at 30 and the scan with --exec as repro\n%s\n%s", out, errs)
+	}
+	_, line, _ := strings.Cut(out, "minimal case: ")
+	c, _, _ := strings.Cut(line, "\n")
+	out, errs, code = cli(t, dir, "run", "--exec", drift, "--case", c)
+	if code != 1 || !strings.Contains(out, "changed experts") || !strings.Contains(out, "by a tie") {
+		t.Fatalf("run --case %s: exit %d, want 1 and the tokens that changed experts by a tie\n%s\n%s", c, code, out, errs)
 	}
 	quant := py + " " + adapterScript("numpy_ops.py") + " quant_fp8 --fp8-scaling per_tensor"
 	out, errs, code = cli(t, dir, "scan", "--exec", quant, "--dim", "neighbours", "--shape", "hidden=64", "--to", "8")

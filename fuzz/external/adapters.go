@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -58,7 +59,7 @@ func RecordAdapters(res *spec.Result, names []string) {
 func Missing(c spec.Case, recorded []spec.Adapter) []string {
 	var out []string
 	for _, t := range c.Targets {
-		if !strings.HasPrefix(t, "exec:") || slices.Contains(target.Names(), t) || IsModel(t) {
+		if _, started := all.Lookup(t); started || !strings.HasPrefix(t, "exec:") || slices.Contains(target.Names(), t) || IsModel(t) {
 			continue
 		}
 		i := slices.IndexFunc(recorded, func(a spec.Adapter) bool { return a.Target == t })
