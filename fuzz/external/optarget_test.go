@@ -139,6 +139,24 @@ func TestOpExecBadReply(t *testing.T) {
 	}
 }
 
+// TestOpExecHello: an adapter of an op package's op that declares a
+// policy the op does not read, or an ulp bound (its outputs are compared
+// bitwise), fails the handshake naming the field.
+func TestOpExecHello(t *testing.T) {
+	for _, tt := range []struct{ mode, want string }{
+		{"policy", `hello frame 0: field "schedule": moe_route policy "tie=random": unknown "tie=random"`},
+		{"ulp", `hello frame 0: field "ulp_bound": 2: op moe_route is compared bitwise`},
+	} {
+		et, err := Add(adapterCmd(t, "fuzz/external/testdata/badroute.py", tt.mode), "", Options{Name: "exec:test-hello-" + tt.mode})
+		if err == nil {
+			et.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one saying %q", tt.mode, err, tt.want)
+		}
+	}
+}
+
 // TestTorchMoERoute: adapters/torch_ops.py's router through the process
 // protocol (BITPARITY_TEST_TORCH=1 and a Python with torch, on the CPU):
 // on the ties draw (logits of a few values, many equal) it picks the

@@ -5,6 +5,8 @@ way argv[1] says: expert ids all 0 and weights 1/k, except
   shape    expert_ids with one column missing
   missing  no weights tensor
   good     nothing broken
+  policy   (hello) declares schedule "tie=random"
+  ulp      (hello) declares ulp_bound 2
 """
 import os
 import sys
@@ -27,7 +29,8 @@ def main():
         seq = meta["seq"]
         if meta["frame"] == "hello":
             conn.write({"frame": "hello", "protocol": 1, "seq": seq, "op": "moe_route", "name": "badroute-" + mode,
-                        "device": "cpu", "invariant": "true", "schedule": "", "about": "test"})
+                        "device": "cpu", "invariant": "true", "schedule": "tie=random" if mode == "policy" else "",
+                        "ulp_bound": "2" if mode == "ulp" else "0", "about": "test"})
             continue
         n, k = tensors["logits"][1].shape[0], int(meta["top_k"])
         ids = np.zeros((n, k), dtype=np.float32 if mode == "dtype" else np.int32)
