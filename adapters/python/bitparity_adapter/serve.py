@@ -36,7 +36,14 @@ class Op:
         attn_decode(q, k, v, kv_lens) -> o [requests, heads, head_dim]
     With request=True, fn(req) gets the Request itself. Either returns y,
     or (y, taps) with taps [rows, k] fp32 intermediates; y may be a NumPy
-    array, a torch tensor, a JAX array or Raw bits.
+    array, a torch tensor, a JAX array or Raw bits. The op packages' ops
+    return one array per output column (request.OP_OUTPUTS), compared
+    bitwise:
+        moe_route(logits, top_k)      -> (expert_ids [tokens, k] ints, weights [tokens, k] float32)
+        moe_router(x, w, top_k)       -> the same
+        quant_fp8(x)                  -> (q [tokens, hidden] uint8 fp8 codes, scale [tokens, 1] float32)
+    and declare their policy as schedule ("tie=lowest sum=sequential",
+    "split_k=1", "scaling=per_token format=e4m3"), no ulp_bound.
     schedule: the oracle schedule the op implements bit for bit, in the
     form of the Go schedule's String method; empty when it claims none.
     ulp_bound: the largest ulp distance to the oracle it claims, in the
@@ -248,8 +255,9 @@ def serve(ops, name=None, device=None, arrays="numpy", about="", argv=None, stdi
     return the exit status (0; 2 for a bad command line).
 
     ops: {op name: array function or Op}; op names are rmsnorm, gemm,
-    logprob, attn_prefill, attn_decode, and transformer (the model route,
-    a function of a ModelRequest: see bitparity_adapter.model).
+    logprob, attn_prefill, attn_decode, the op packages' moe_route,
+    moe_router and quant_fp8, and transformer (the model route, a
+    function of a ModelRequest: see bitparity_adapter.model).
     name: the adapter's name (the target is exec:NAME.OP); the script's
     file name when None.
     arrays, device: what the array functions take: "numpy", "torch" or
