@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""NumPy adapter for bitparity: the five ops on the CPU, NumPy only.
+"""NumPy adapter for bitparity: the five ops, moe_route, moe_router and
+quant_fp8 on the CPU, NumPy only.
 
 usage: numpy_ops.py [OP] [--blas] [--drift] [--attn-tile N]
+                    [--moe-tie lowest|highest] [--moe-tie-high-from N]
+                    [--fp8-scaling per_token|per_tensor] [--fp8-format e4m3|e5m2]
 
     bitparity run --exec 'python3 adapters/numpy_ops.py rmsnorm'
 
@@ -35,6 +38,20 @@ What each op declares (hello frame):
                 there is no paged cache here, and the rows are the same
                 whatever the page size.
 
+  moe_route     exact: "tie=lowest sum=sequential" (--moe-tie highest:
+                "tie=highest ..."), ops/moeroute's loop: the oracle's exp,
+                a sequential fp32 denominator, top-k with the declared
+                tie-break, the weights renormalised in rank order.
+  moe_route --moe-tie-high-from N
+                a planted drift (a control): declares the tie-break but
+                breaks ties highest index first in batches of N tokens or
+                more (drift-moe-route-tie-high-128's model).
+  moe_router    exact: "split_k=1", the router GEMM x.w as one fp32 fma
+                chain per logit, then moe_route's oracle.
+  quant_fp8     exact: "scaling=per_token format=e4m3" (--fp8-scaling,
+                --fp8-format), ops/quantfp8's loop; per_tensor scaling
+                claims no invariance (a row depends on the batch's amax).
+
 Exact ops emulate fp32 fused multiply-add: the product of two fp32 values is
 exact in float64; the float64 sum is made round-to-odd (TwoSum error, one
 ulp toward it when the last bit is even), which rounds correctly to fp32.
@@ -54,6 +71,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
 import bitparity_adapter as bp  # noqa: E402  (pip install ./adapters/python, or this checkout's copy)
+from bitparity_adapter import moe  # noqa: E402
 
 CANONICAL_NAN = np.array([0x7FFFFFFF], dtype=np.uint32).view(np.float32)[0]
 RMSNORM_SCHEDULE = "threads=1 vec=1 warp=butterfly cross=sequential out=(x*rstd)*w"
@@ -368,6 +386,106 @@ def attn_decode(req):
         return canon(num / den[:, None])
 
 
+# ---- the op packages' ops: moe_route and quant_fp8 (docs/moe.md) ----------
+
+def moe_route(logits, top_k, tie="lowest", tie_high_from=0):
+    """bitparity's moe_route oracle (ops/moeroute), bit for bit, on logits
+    [tokens, experts] (fp32, or bf16 held in fp32): m = the row max
+    (max.f32, NaN skipped), p = Exp32(x - m) (the oracle's exp), the
+    denominator S = ((p[0] + p[1]) + ...) + p[E-1] in fp32, q = p / S; the
+    top k of q in rank order with the declared tie-break (moe.select: a
+    larger q first, among equal q the lowest index first, or the highest;
+    NaN last); the weights q[ids] renormalised by their sum in rank order
+    (moe.renormalise). NaNs are the canonical NaN. Returns expert_ids
+    [tokens, k] int32 and weights [tokens, k] fp32.
+
+    tie_high_from > 0 plants a drift (a control): from that many tokens on,
+    ties go to the highest index, whatever the declared tie-break."""
+    x = np.asarray(logits, dtype=np.float32)
+    if tie_high_from and x.shape[0] >= tie_high_from:
+        tie = "highest"
+    with np.errstate(all="ignore"):
+        m = np.fmax.reduce(x, axis=1)
+        p = exp32((x - m[:, None]).astype(np.float32))
+        s = p[:, 0].copy()
+        for e in range(1, p.shape[1]):
+            s = (s + p[:, e]).astype(np.float32)
+        q = canon((p / s[:, None]).astype(np.float32))
+        ids = moe.select(q, top_k, tie)
+        w = canon(moe.renormalise(np.take_along_axis(q, ids, axis=1)))
+    return ids.astype(np.int32), w
+
+
+def moe_router(x, w, top_k):
+    """bitparity's moe_router oracle (ops/moerouter) at split_k=1, bit for
+    bit: the logits l[t, e] = fma(x[t, h], w[h, e], acc) for h ascending
+    from +0 (the GEMM's one chain), then moe_route (tie=lowest
+    sum=sequential). x [tokens, hidden], w [hidden, experts]."""
+    x, w = np.asarray(x, dtype=np.float32), np.asarray(w, dtype=np.float32)
+    acc = np.zeros((x.shape[0], w.shape[1]), dtype=np.float32)
+    with np.errstate(all="ignore"):
+        for h in range(x.shape[1]):
+            acc = fma32(x[:, h, None], w[None, h, :], acc)
+    return moe_route(canon(acc), top_k)
+
+
+FP8 = {"e4m3": (3, 7, 448.0), "e5m2": (2, 15, 57344.0)}
+
+
+def fp8_encode(y, fmt):
+    """quantfp8.Encode elementwise: fp32 y to fp8 codes (uint8), round to
+    nearest even with saturation at the largest finite value, NaN 0x7f,
+    zero keeping its sign; exact in float64 (frexp, ldexp, rint)."""
+    mant, bias, fmax = FP8[fmt]
+    y = np.asarray(y, dtype=np.float64)
+    sign = np.signbit(y).astype(np.uint8) << np.uint8(7)
+    a = np.abs(y)
+    emin = 1 - bias
+    with np.errstate(all="ignore"):
+        _, ex = np.frexp(a)
+        e = np.where(a >= np.ldexp(1.0, emin), ex - 1, emin)
+        n = np.rint(np.ldexp(a, mant - e))
+        v = np.minimum(np.ldexp(n, e - mant), fmax)
+        _, ev = np.frexp(v)
+        ev = ev - 1
+        frac = np.ldexp(v, -ev) - 1
+        normal = ((ev + bias) << mant) | np.ldexp(frac, mant).astype(np.int64)
+        sub = v < np.ldexp(1.0, emin)
+        bits = np.where(sub, np.where(np.isfinite(n), n, 0).astype(np.int64), normal)
+    return np.where(np.isnan(y), 0x7F, sign | bits.astype(np.uint8)).astype(np.uint8)
+
+
+def quant_fp8(x, scaling="per_token", fmt="e4m3"):
+    """bitparity's quant_fp8 oracle (ops/quantfp8), bit for bit, on x
+    [tokens, hidden]: amax = max |x| over the row (per_token) or over the
+    batch (per_tensor), NaN skipped, from +0; scale = amax / fmax in fp32
+    (448 e4m3, 57344 e5m2), 1 when amax is 0; q = fp8_encode(x / scale).
+    Returns q [tokens, hidden] uint8 and scale [tokens, 1] fp32."""
+    x = np.asarray(x, dtype=np.float32)
+    a = np.abs(x)
+    a = np.where(np.isnan(a), np.float32(0), a)
+    amax = a.max(axis=1) if x.shape[1] else np.zeros(x.shape[0], np.float32)
+    if scaling == "per_tensor":
+        amax = np.full(x.shape[0], amax.max() if amax.size else 0, dtype=np.float32)
+    with np.errstate(all="ignore"):
+        scale = np.where(amax == 0, np.float32(1), (amax / np.float32(FP8[fmt][2])).astype(np.float32)).astype(np.float32)
+        q = fp8_encode((x / scale[:, None]).astype(np.float32), fmt)
+    return q, scale[:, None]
+
+
+def str_flag(argv, flag, default, choices):
+    """The value of --flag V in argv (removed), one of choices."""
+    if flag not in argv:
+        return default
+    i = argv.index(flag)
+    v = argv[i + 1] if i + 1 < len(argv) else None
+    if v not in choices:
+        sys.stderr.write("%s: %s wants one of %s\n" % (os.path.basename(sys.argv[0]), flag, ", ".join(choices)))
+        raise SystemExit(2)
+    del argv[i:i + 2]
+    return v
+
+
 def int_flag(argv, flag, default, least):
     """The number after flag in argv, both removed from argv, or default
     where argv has no flag. Where what follows flag is not a number >=
@@ -393,6 +511,10 @@ def main(argv):
     argv = [a for a in argv if a not in ("--blas", "--drift")]
     ATTN_TILE = int_flag(argv, "--attn-tile", ATTN_TILE, 1)
     ATTN_SCHEDULE = "tile=%d splits=1" % ATTN_TILE
+    tie = str_flag(argv, "--moe-tie", "lowest", moe.TIES)
+    tie_from = int_flag(argv, "--moe-tie-high-from", 0, 1)
+    scaling = str_flag(argv, "--fp8-scaling", "per_token", ("per_token", "per_tensor"))
+    fmt = str_flag(argv, "--fp8-format", "e4m3", tuple(FP8))
 
     def op(fn, **kw):
         return bp.Op(fn, request=True, **kw)
@@ -406,6 +528,13 @@ def main(argv):
                            about="numpy: the oracle's tiled online softmax, exact; a chunk's rows are the whole prompt's"),
         "attn_decode": op(attn_decode, schedule=ATTN_SCHEDULE, layout=True,
                           about="numpy: the oracle's tiled online softmax, one split, exact; no paged cache: page_size is ignored"),
+        "moe_route": bp.Op(lambda logits, top_k: moe_route(logits, top_k, tie, tie_from), schedule="tie=%s sum=sequential" % tie,
+                           about="numpy: the oracle's softmax (Exp32, sequential sum), top-k tie=%s, renormalised, exact" % tie),
+        "moe_router": bp.Op(moe_router, schedule="split_k=1",
+                            about="numpy: the router GEMM as one fp32 fma chain, then moe_route's oracle, exact"),
+        "quant_fp8": bp.Op(lambda x: quant_fp8(x, scaling, fmt), schedule="scaling=%s format=%s" % (scaling, fmt),
+                           invariant=scaling == "per_token",
+                           about="numpy: %s %s scaling, exact" % (scaling, fmt)),
     }
     name = "numpy"
     if ATTN_TILE != 64:
@@ -413,6 +542,13 @@ def main(argv):
     if blas:
         name = "numpy-blas"
         ops["gemm"] = op(gemm_blas, ulp_bound=2, about="numpy: np.matmul float32 (BLAS %s)" % blas_name())
+    if scaling != "per_token" or fmt != "e4m3":
+        name += "-%s-%s" % (scaling.replace("_", "-"), fmt)
+    if tie != "lowest":
+        name += "-tie-" + tie
+    if tie_from:
+        name = "numpy-drift"
+        ops["moe_route"].about = "numpy: planted drift, ties to the highest index from %d tokens on (declares tie=%s)" % (tie_from, tie)
     if drift:
         name = "numpy-drift"
         ops["rmsnorm"] = op(rmsnorm_drift, ulp_bound=2,

@@ -35,9 +35,17 @@ usage: torch_ops.py [OP] [--device DEV] [--sdpa-backend B] [--decode-mask M]
 on the device (lowest index first, highest, or neither) over tie rows at
 8..1024 experts and 1..4096 rows, and check that --moe-tie (lowest, the
 default; highest; torch: torch.topk as it is) gives the declared order
-(exit 1 when not). Ops.moe_route is the router as torch runs it:
-torch.softmax in fp32, top-k by --moe-tie, weights renormalised; the
-process protocol does not carry op moe_route yet (docs/moe.md).
+(exit 1 when not).
+
+  moe_route     Ops.moe_route, the router as torch runs it: torch.softmax
+                in fp32, the top k by --moe-tie, the weights renormalised
+                in rank order; it declares "tie=lowest" or "tie=highest"
+                (--moe-tie torch: no tie-break, held to the default), and
+                is compared bitwise with the oracle of that policy, whose
+                exp is not torch's: bitparity scan --exec 'python3
+                adapters/torch_ops.py moe_route' tests its batch
+                invariance and reports where its weights leave the
+                oracle's (docs/moe.md).
 
 --device: cuda, cuda:N or cpu (default: $BITPARITY_DEVICE, else cuda when
 available). --sdpa-backend: flash, efficient, cudnn or math (default: let
@@ -307,6 +315,9 @@ def main(argv):
                               about="SDPA causal; " + about),
         "attn_decode": bp.Op(capable(ops.attn_decode), ulp_bound=bound(2), invariant=inv, layout=True,
                              about="SDPA decode (mask %s); %s" % (args.decode_mask, about)),
+        "moe_route": bp.Op(capable(lambda logits, top_k: ops.moe_route(logits, top_k, args.moe_tie)),
+                           schedule="" if args.moe_tie == "torch" else "tie=%s sum=sequential" % args.moe_tie,
+                           invariant=inv, about="torch.softmax fp32, top-k tie=%s; %s" % (args.moe_tie, about)),
     }
     name = "torch"
     if args.sdpa_backend:
@@ -315,6 +326,8 @@ def main(argv):
         name += "-nativelp"
     if args.deterministic:
         name += "-det"
+    if args.moe_tie != "lowest":
+        name += "-tie-" + args.moe_tie
     return bp.serve(table, name=name, arrays="torch", device=ops.device, argv=[args.op] if args.op else [])
 
 

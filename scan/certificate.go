@@ -63,6 +63,10 @@ func (sc *scanner) adapter() (spec.Adapter, map[string]string, bool) {
 		if et, ok := sc.t.(*external.Target); ok {
 			return et.Adapter(), et.Hello(), true
 		}
+	case opSubject:
+		if ot, ok := sc.op.(*external.OpTarget); ok {
+			return ot.Process().Adapter(), ot.Process().Hello(), true
+		}
 	}
 	return spec.Adapter{}, nil, false
 }

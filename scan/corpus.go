@@ -39,11 +39,9 @@ func WriteResults(path string, res *spec.ScanResults) error {
 // to w and sets r's certificate_file or drift_file.
 func Store(w io.Writer, d *corpus.Dir, r *spec.ScanResult, env spec.Env, kernel *spec.KernelManifest) error {
 	var adapter *spec.Adapter
-	if t, err := target.Lookup(r.Scan.Target); err == nil {
-		if et, ok := t.(*external.Target); ok {
-			a := et.Adapter()
-			adapter = &a
-		}
+	if et, ok := external.Lookup(r.Scan.Target); ok {
+		a := et.Adapter()
+		adapter = &a
 	}
 	kept, err := corpus.StoreScan(d, *r, env, kernel, adapter)
 	if kept.Certificate != "" {

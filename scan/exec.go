@@ -315,7 +315,7 @@ func HelloDiff(recorded, here map[string]string) []string {
 // target, or a model route among several, is an error.
 func ExecTarget(names []string, log io.Writer) (string, error) {
 	for _, n := range names {
-		if _, err := target.Lookup(n); err != nil && !(external.IsModel(n) && len(names) == 1) {
+		if _, err := target.Lookup(n); err != nil && !(external.IsModel(n) && len(names) == 1) && !IsOpTarget(n) {
 			return "", fmt.Errorf("--exec: %v (a model route scans alone)", err)
 		}
 	}

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // OpSources returns a campaign source (fuzz.Source) for each name of
@@ -24,6 +26,17 @@ func OpSources(names []string) []*fuzz.Source {
 		if t, ok := all.Lookup(n); ok {
 			out = append(out, OpSource(t))
 		}
+	}
+	return out
+}
+
+// OpCheckers are OpSources(names) as the targets fuzz.Check takes beside
+// a case (verdict.Case, corpus.Replay): a replay of a case of an op
+// package's target (`run --case`, `repro`) goes to its source.
+func OpCheckers(names []string) []target.Target {
+	var out []target.Target
+	for _, s := range OpSources(names) {
+		out = append(out, s)
 	}
 	return out
 }
@@ -129,15 +142,20 @@ func opCheck(ctx context.Context, t ops.Target, c spec.Case) (*spec.Finding, err
 }
 
 // opScanLine is the `bitparity scan` command that maps case c over batch
-// sizes 1..to.
+// sizes 1..to: --target NAME, or for an adapter (external.OpTarget) --exec
+// with the command line that started it.
 func opScanLine(c spec.Case, to int) string {
 	var dims []string
 	for k, v := range c.Shape.Dims {
 		dims = append(dims, fmt.Sprintf("%s=%d", k, v))
 	}
 	slices.Sort(dims)
-	return fmt.Sprintf("bitparity scan --target %s --to %d --in %s --dists %s --seed %d --shape %s",
-		c.Targets[0], to, c.In, c.Dist, c.Seed, strings.Join(dims, ","))
+	subject := "--target " + c.Targets[0]
+	if cl := external.Commands(c.Targets[0]); len(cl) == 1 {
+		subject = "--exec " + spec.ShellQuote(cl[0])
+	}
+	return fmt.Sprintf("bitparity scan %s --to %d --in %s --dists %s --seed %d --shape %s",
+		subject, to, c.In, c.Dist, c.Seed, strings.Join(dims, ","))
 }
 
 // opShrink is one group of smaller batches of c, the most reducing first:

@@ -304,7 +304,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 	if m := external.Missing(c, nil); len(m) > 0 {
 		return usageErr("run --case: %s", strings.Join(m, "; "))
 	}
-	res, err := verdict.Case(ctx, c, gpu.HereEnv(), []string{"run", "--case", js}, external.Composites()...)
+	res, err := verdict.Case(ctx, c, gpu.HereEnv(), []string{"run", "--case", js}, append(external.Composites(), scan.OpCheckers(c.Targets)...)...)
 	switch {
 	case fuzz.IsTargetFailure(err):
 		return withCode(spec.ExitInternal, fmt.Errorf("run --case: %w", err))

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -35,11 +36,16 @@ func (t *Target) Adapter() spec.Adapter {
 
 // RecordAdapters writes into res the adapters of the external targets
 // names (their hello and command line, which case files keep), and gives
-// each finding on an external target a repro line with its --exec flags.
+// each finding on an external target a repro line with its --exec flags;
+// a finding of an op package's op keeps its own (the scan that maps it,
+// with --exec).
 func RecordAdapters(res *spec.Result, names []string) {
 	res.Adapters = Adapters(names...)
 	for i := range res.Findings {
 		f := &res.Findings[i]
+		if _, opPackage := wireOp(f.Case.Op); opPackage {
+			continue
+		}
 		if execs := Commands(f.Case.Targets...); len(execs) > 0 {
 			f.Repro = spec.ReproLine(f.Case, execs...)
 		}
@@ -53,7 +59,7 @@ func RecordAdapters(res *spec.Result, names []string) {
 func Missing(c spec.Case, recorded []spec.Adapter) []string {
 	var out []string
 	for _, t := range c.Targets {
-		if !strings.HasPrefix(t, "exec:") || slices.Contains(target.Names(), t) || IsModel(t) {
+		if _, started := all.Lookup(t); started || !strings.HasPrefix(t, "exec:") || slices.Contains(target.Names(), t) || IsModel(t) {
 			continue
 		}
 		i := slices.IndexFunc(recorded, func(a spec.Adapter) bool { return a.Target == t })

@@ -37,10 +37,13 @@ const (
 	wireF32  = "F32"
 	wireI32  = "I32"
 	wireI64  = "I64"
+	wireU8   = "U8" // an op package's uint8 column (fp8 codes)
 )
 
 func wireSize(dtype string) int {
 	switch dtype {
+	case wireU8:
+		return 1
 	case wireBF16, wireF16:
 		return 2
 	case wireF32, wireI32:
@@ -235,7 +238,7 @@ func parseSafetensors(doc []byte, name string) (*frame, error) {
 		}
 		size := wireSize(e.DType)
 		if size == 0 {
-			return nil, bad(field, "unsupported dtype %q (want BF16, F16, F32, I32 or I64)", e.DType)
+			return nil, bad(field, "unsupported dtype %q (want BF16, F16, F32, I32, I64 or U8)", e.DType)
 		}
 		elems := int64(1)
 		for _, d := range e.Shape {

@@ -106,7 +106,10 @@ func Add(cmdline string, op spec.Op, opts Options) (*Target, error) {
 // AddContext starts cmdline, performs the handshake (NewContext: ctx ends a
 // stuck start at once), and registers the running target in the fuzz
 // registry under its name (opts.Name, or exec:NAME from the adapter's
-// hello); target.Lookup returns this same target.
+// hello); target.Lookup returns this same target. An adapter of an op
+// package's op (moe_route, moe_router, quant_fp8) is registered with the
+// op packages' targets instead (ops/all.Lookup returns its OpTarget), so
+// that `scan` and `run` take it as they take the op's CPU targets.
 func AddContext(ctx context.Context, cmdline string, op spec.Op, opts Options) (*Target, error) {
 	t, err := NewContext(ctx, cmdline, op, opts)
 	if err != nil {
@@ -117,6 +120,16 @@ func AddContext(ctx context.Context, cmdline string, op spec.Op, opts Options) (
 		if err := addModel(t, name, cmdline); err != nil {
 			return nil, err
 		}
+		return t, nil
+	}
+	if op, ok := wireOp(t.op); ok {
+		if _, dup := all.Lookup(name); dup {
+			t.Close()
+			return nil, fmt.Errorf("external target %q: a target named %s is already registered (set a name)", cmdline, name)
+		}
+		track(t)
+		remember(name, cmdline)
+		all.RegisterDevice(&OpTarget{t: t, op: op})
 		return t, nil
 	}
 	for _, n := range target.Names() {
@@ -209,4 +222,18 @@ func NotBuilt(c spec.Case) []string {
 		out = append(out, fmt.Sprintf("target %s: not in this build (%s)", t, hint))
 	}
 	return out
+}
+
+// Lookup returns the adapter process of the started target called name,
+// an external target of the fuzz registry or an op package's OpTarget
+// alike (those of Add, AddAll and a started Register target).
+func Lookup(name string) (*Target, bool) {
+	openMu.Lock()
+	defer openMu.Unlock()
+	for _, t := range open {
+		if t.info.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
 }

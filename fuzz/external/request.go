@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -16,12 +18,6 @@ import (
 // Tensor bytes are written into scratch (grown when short, returned for
 // reuse).
 func requestFrame(b *target.Batch, rows []int, seq int, scratch []byte) (*frame, []byte, error) {
-	type spec_ struct {
-		name  string
-		dtype string
-		shape []int
-		enc   func([]byte) []byte
-	}
 	k, x, err := b.Kind()
 	if err != nil {
 		return nil, scratch, fmt.Errorf("request: %w", err)
@@ -30,16 +26,40 @@ func requestFrame(b *target.Batch, rows []int, seq int, scratch []byte) (*frame,
 	if err != nil {
 		return nil, scratch, err
 	}
-	in := wireDType(b.In)
+	meta := map[string]string{
+		"frame":    "request",
+		"seq":      strconv.Itoa(seq),
+		"op":       string(b.Op),
+		"in":       b.In.String(),
+		"out":      b.OutDType().String(),
+		"eps":      strconv.FormatFloat(float64(eps), 'g', -1, 32),
+		"eps_bits": fmt.Sprintf("%08x", math.Float32bits(eps)),
+	}
+	layoutFields(meta, b.Layout)
+	f, scratch := tensorFrame(meta, ts, b.In, rows, scratch)
+	return f, scratch, nil
+}
+
+// tensorFrame is the frame of metadata meta and tensors ts (docs/protocol.md,
+// "request"): float tensors in dtype in, I32 tensors as they are, then
+// "rows" (I64) when rows is not nil. Tensor bytes are written into scratch
+// (grown when short, returned for reuse).
+func tensorFrame(meta map[string]string, ts []ops.WireTensor, in oracle.DType, rows []int, scratch []byte) (*frame, []byte) {
+	type spec_ struct {
+		name  string
+		dtype string
+		shape []int
+		enc   func([]byte) []byte
+	}
 	specs := make([]spec_, 0, len(ts)+1)
 	for _, t := range ts {
 		if t.Int {
 			specs = append(specs, spec_{t.Name, wireI32, t.Shape, func(d []byte) []byte { return encodeInt32s(d, t.Ints) }})
 			continue
 		}
-		specs = append(specs, spec_{t.Name, in, t.Shape, func(d []byte) []byte {
+		specs = append(specs, spec_{t.Name, wireDType(in), t.Shape, func(d []byte) []byte {
 			for _, p := range t.Floats {
-				d = encodeFloats(d, b.In, p)
+				d = encodeFloats(d, in, p)
 			}
 			return d
 		}})
@@ -59,22 +79,13 @@ func requestFrame(b *target.Batch, rows []int, seq int, scratch []byte) (*frame,
 		scratch = make([]byte, 0, size)
 	}
 	scratch = scratch[:0]
-	f := &frame{meta: map[string]string{
-		"frame":    "request",
-		"seq":      strconv.Itoa(seq),
-		"op":       string(b.Op),
-		"in":       b.In.String(),
-		"out":      b.OutDType().String(),
-		"eps":      strconv.FormatFloat(float64(eps), 'g', -1, 32),
-		"eps_bits": fmt.Sprintf("%08x", math.Float32bits(eps)),
-	}}
-	layoutFields(f.meta, b.Layout)
+	f := &frame{meta: meta}
 	for _, s := range specs {
 		lo := len(scratch)
 		scratch = s.enc(scratch)
 		f.tensors = append(f.tensors, tensor{name: s.name, dtype: s.dtype, shape: s.shape, data: scratch[lo:len(scratch):len(scratch)]})
 	}
-	return f, scratch, nil
+	return f, scratch
 }
 
 // layoutFields sets the request fields of an engine's layout (an

@@ -121,7 +121,12 @@ func NewContext(ctx context.Context, cmdline string, op spec.Op, opts Options) (
 	h := t.hello
 	t.op = spec.Op(h["op"])
 	bound, _ := helloULPBound(h) // checkHello refused a bad one
-	if s := h["schedule"]; s != "" {
+	if op, ok := wireOp(t.op); ok {
+		if err := op.CheckPolicy(h["schedule"]); err != nil {
+			t.Close()
+			return nil, fmt.Errorf("external target %q: hello frame 0: field \"schedule\": %w", cmdline, err)
+		}
+	} else if s := h["schedule"]; s != "" {
 		if _, err := target.ParseSchedule(t.op, s); err != nil {
 			t.Close()
 			return nil, fmt.Errorf("external target %q: hello frame 0: field \"schedule\": %w", cmdline, err)
@@ -251,6 +256,8 @@ func checkHello(rep *frame, op spec.Op) error {
 	for _, o := range spec.Ops {
 		known = known || o == got
 	}
+	_, opPackage := wireOp(got)
+	known = known || opPackage
 	if !known {
 		return bad(`field "op"`, "unknown op %q", m["op"])
 	}
@@ -264,8 +271,10 @@ func checkHello(rep *frame, op spec.Op) error {
 		return bad(`field "name"`, "%q (%d bytes) cannot name a target: \"exec:NAME\" must be 1..%d printable ASCII characters without spaces, as the cases of its findings name it",
 			truncate(m["name"]), len(m["name"]), spec.MaxNameLen)
 	}
-	if _, err := helloULPBound(m); err != nil {
+	if b, err := helloULPBound(m); err != nil {
 		return bad(`field "ulp_bound"`, "%v", err)
+	} else if opPackage && b != 0 {
+		return bad(`field "ulp_bound"`, "%d: op %s is compared bitwise (declare its policy in \"schedule\"), no ulp bound", b, got)
 	}
 	if l := m["layout"]; l != "" && l != "true" && l != "false" {
 		return bad(`field "layout"`, "%q, want \"true\" or \"false\"", truncate(l))

@@ -54,7 +54,7 @@ var allowed = map[string][]string{
 	"fuzz/internal/skiptest": {},
 	"fuzz/internal/casecost": {"spec", "ops/all"},
 	"fuzz/internal/taps":     {},
-	"fuzz/external":          {"target", "oracle", "spec", "fuzz", "fuzz/transformer", "fuzz/driftmap", "ops/all", "ops/attention", "values"},
+	"fuzz/external":          {"target", "oracle", "spec", "fuzz", "fuzz/transformer", "fuzz/driftmap", "ops", "ops/all", "ops/attention", "values"},
 	"fuzz/external/workers":  {"fuzz/external", "gpu", "target", "spec"},
 	"fuzz":                   {"ops/gemm", "ops/logprob", "ops/attention", "target", "oracle", "spec", "ops", "ops/all", "boundary", "power", "fuzz/driftmap", "fuzz/gen", "fuzz/shrink", "values", "fuzz/internal/casecost", "fuzz/internal/taps"},
 	"fuzz/native":            {"fuzz", "target", "spec", "ops/all", "fuzz/driftmap", "fuzz/gen", "fuzz/shrink", "internal/atomicfile", "internal/gofuzzfile", "reports/words"},

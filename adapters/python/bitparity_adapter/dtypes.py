@@ -147,3 +147,35 @@ def to_f32(y):
     if kind == "fp64":
         raise DTypeError("taps of dtype float64: return float32 (or narrower) taps")
     return np.ascontiguousarray(h, dtype=np.float32)
+
+
+def to_column(y, wire):
+    """An op package's output column (NumPy array, torch tensor, JAX array)
+    as the contiguous host array of its wire dtype, exactly: I32 from any
+    integer array whose values fit, U8 from uint8 or int8 bits (a torch or
+    ml_dtypes float8 array is taken as its bits), F32 from float32 only
+    (a float64 would round a second time)."""
+    mod = type(y).__module__
+    if mod.startswith("torch"):
+        import torch
+        y = y.detach().contiguous()
+        if "float8" in str(y.dtype):
+            y = y.view(torch.uint8)
+        y = y.cpu().numpy()
+    else:
+        y = np.asarray(y)
+    if "float8" in y.dtype.name:
+        y = y.view(np.uint8)
+    if wire == "I32":
+        if y.dtype.kind not in "iu":
+            raise DTypeError("column of dtype %s: want integers (int32 or int64 expert ids)" % y.dtype)
+        if y.size and (y.min() < -(1 << 31) or y.max() >= 1 << 31):
+            raise DTypeError("column values outside int32")
+        return np.ascontiguousarray(y, dtype="<i4")
+    if wire == "U8":
+        if y.dtype not in (np.dtype(np.uint8), np.dtype(np.int8)):
+            raise DTypeError("column of dtype %s: want uint8 bits (fp8 codes)" % y.dtype)
+        return np.ascontiguousarray(y).view(np.uint8)
+    if y.dtype != np.dtype(np.float32):
+        raise DTypeError("column of dtype %s: want float32" % y.dtype)
+    return np.ascontiguousarray(y, dtype="<f4")

@@ -26,6 +26,7 @@ WIRE_NUMPY = {
     "F32": np.dtype("<f4"),
     "I32": np.dtype("<i4"),
     "I64": np.dtype("<i8"),
+    "U8": np.dtype("u1"),  # an op package's uint8 column (fp8 codes)
 }
 
 # The largest frame this side accepts (the harness bounds its own).

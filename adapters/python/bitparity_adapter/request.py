@@ -11,14 +11,36 @@ OP_INPUTS = {
     "logprob": ("logits", "targets"),
     "attn_prefill": ("q", "k", "v"),
     "attn_decode": ("q", "k", "v", "kv_lens"),
+    "moe_route": ("logits",),
+    "moe_router": ("x", "w"),
+    "quant_fp8": ("x",),
 }
 OPS = tuple(OP_INPUTS)
+
+# The ops of bitparity's op packages (docs/protocol.md, "Ops of the op
+# packages"): each request field that is one of the op's sizes, and the
+# reply's tensors (the op's output columns), each a name and a wire dtype,
+# shape [rows, width]. An array function of such an op returns one array
+# per column, in this order; it takes the sizes its inputs' shapes do not
+# give (top_k) as keyword arguments.
+OP_DIMS = {
+    "moe_route": ("experts", "top_k"),
+    "moe_router": ("hidden", "experts", "top_k"),
+    "quant_fp8": ("hidden",),
+}
+OP_OUTPUTS = {
+    "moe_route": (("expert_ids", "I32"), ("weights", "F32")),
+    "moe_router": (("expert_ids", "I32"), ("weights", "F32")),
+    "quant_fp8": (("q", "U8"), ("scale", "F32")),
+}
+OP_KEYWORDS = {"moe_route": ("top_k",), "moe_router": ("top_k",), "quant_fp8": ()}
 
 
 class Request:
     """One batch.
 
-    op: "rmsnorm", "gemm", "logprob", "attn_prefill" or "attn_decode".
+    op: "rmsnorm", "gemm", "logprob", "attn_prefill", "attn_decode", or an
+    op package's: "moe_route", "moe_router", "quant_fp8".
     in_dtype, out_dtype: "bf16", "fp16" or "fp32" (out is the dtype of the
     reply's "y"; "fp32" for logprob).
     eps: a numpy float32, bit-exact (from eps_bits).
@@ -38,6 +60,10 @@ class Request:
       attn_decode   q [requests, heads, head_dim],
                     k, v [total_kv, kv_heads, head_dim] (the requests'
                     caches one after another), kv_lens I32 [requests]
+      moe_route     logits [tokens, experts]
+      moe_router    x [tokens, hidden], w [hidden, experts]
+      quant_fp8     x [tokens, hidden]
+    dims: an op package's sizes by name ({"experts": 128, "top_k": 8}).
     """
 
     def __init__(self, meta, tensors):
@@ -53,6 +79,7 @@ class Request:
             self.eps = np.float32(meta.get("eps", "0"))
         self.chunk_from = _count(meta, "chunk_from")
         self.page_size = _count(meta, "page_size")
+        self.dims = {d: _count(meta, d) for d in OP_DIMS.get(self.op, ())}
         self._t = tensors
         self._f32 = {}
 
@@ -94,6 +121,8 @@ class Request:
         """Output rows of the whole batch, in the op's row order: tokens
         (rmsnorm, gemm, logprob), seqs*seq_len*heads (prefill),
         requests*heads (decode)."""
+        if self.op in OP_DIMS:
+            return self.bits(OP_INPUTS[self.op][0]).shape[0]
         if self.op in ("rmsnorm", "gemm"):
             return self.bits("x").shape[0]
         if self.op == "logprob":

@@ -7,7 +7,7 @@ import traceback
 import numpy as np
 
 from . import dtypes, frames, gen, paths, scan
-from .request import OP_INPUTS, Request
+from .request import OP_INPUTS, OP_KEYWORDS, OP_OUTPUTS, Request
 
 
 class Unsupported(Exception):
@@ -36,7 +36,14 @@ class Op:
         attn_decode(q, k, v, kv_lens) -> o [requests, heads, head_dim]
     With request=True, fn(req) gets the Request itself. Either returns y,
     or (y, taps) with taps [rows, k] fp32 intermediates; y may be a NumPy
-    array, a torch tensor, a JAX array or Raw bits.
+    array, a torch tensor, a JAX array or Raw bits. The op packages' ops
+    return one array per output column (request.OP_OUTPUTS), compared
+    bitwise:
+        moe_route(logits, top_k)      -> (expert_ids [tokens, k] ints, weights [tokens, k] float32)
+        moe_router(x, w, top_k)       -> the same
+        quant_fp8(x)                  -> (q [tokens, hidden] uint8 fp8 codes, scale [tokens, 1] float32)
+    and declare their policy as schedule ("tie=lowest sum=sequential",
+    "split_k=1", "scaling=per_token format=e4m3"), no ulp_bound.
     schedule: the oracle schedule the op implements bit for bit, in the
     form of the Go schedule's String method; empty when it claims none.
     ulp_bound: the largest ulp distance to the oracle it claims, in the
@@ -143,6 +150,8 @@ def call(op, o, req, arrays):
     if o.request:
         return o.fn(req)
     args = [arrays.convert(req.wire(n), req.bits(n)) for n in OP_INPUTS[op]]
+    if op in OP_OUTPUTS:
+        return o.fn(*args, **{k: req.dims[k] for k in OP_KEYWORDS[op]})
     if op == "rmsnorm":
         args.append(float(req.eps))
     if o.layout and op == "attn_prefill":
@@ -190,6 +199,26 @@ def reply_tensors(req, result):
     return out
 
 
+def column_tensors(req, result):
+    """An op package's result as the reply's tensors: one per output
+    column (request.OP_OUTPUTS), in order, each [rows, width] of the
+    column's wire dtype."""
+    cols = OP_OUTPUTS[req.op]
+    if not isinstance(result, (tuple, list)) or len(result) != len(cols):
+        raise TypeError("op %s returned %s: want a tuple of %d arrays (%s)" % (
+            req.op, type(result).__name__, len(cols), ", ".join(n for n, _ in cols)))
+    rows, out = req.rows(), []
+    for (name, wire), y in zip(cols, result):
+        try:
+            a = dtypes.to_column(y, wire)
+        except dtypes.DTypeError as e:
+            raise dtypes.DTypeError("column %s: %s" % (name, e)) from None
+        if rows == 0 or a.size % rows:
+            raise ValueError("column %s: %d values (shape %s) do not split into %d rows" % (name, a.size, list(a.shape), rows))
+        out.append((name, wire, a.reshape(rows, -1)))
+    return out
+
+
 class Conn:
     """The adapter's end of the pipes. Frames go to the original stdout;
     anything else written to file descriptor 1 afterwards (print, C
@@ -226,8 +255,9 @@ def serve(ops, name=None, device=None, arrays="numpy", about="", argv=None, stdi
     return the exit status (0; 2 for a bad command line).
 
     ops: {op name: array function or Op}; op names are rmsnorm, gemm,
-    logprob, attn_prefill, attn_decode, and transformer (the model route,
-    a function of a ModelRequest: see bitparity_adapter.model).
+    logprob, attn_prefill, attn_decode, the op packages' moe_route,
+    moe_router and quant_fp8, and transformer (the model route, a
+    function of a ModelRequest: see bitparity_adapter.model).
     name: the adapter's name (the target is exec:NAME.OP); the script's
     file name when None.
     arrays, device: what the array functions take: "numpy", "torch" or
@@ -301,7 +331,10 @@ class Loop:
                 self.conn.write(dict({"frame": "reply", "seq": seq}, **out_meta), out)
                 return
             req = Request(meta, tensors)
-            out = reply_tensors(req, call(self.op, o, req, self.arrays))
+            if self.op in OP_OUTPUTS:
+                out = column_tensors(req, call(self.op, o, req, self.arrays))
+            else:
+                out = reply_tensors(req, call(self.op, o, req, self.arrays))
             self.conn.write({"frame": "reply", "seq": seq}, out)
         elif kind == "hold":
             self.need_scan(meta)
@@ -343,8 +376,8 @@ class Loop:
     def need_scan(self, meta):
         if self.op is None:
             raise frames.ProtocolError("hold before hello")
-        if self.op == "transformer":
-            raise Unsupported("a model route does not scan")
+        if self.op == "transformer" or self.op in OP_OUTPUTS:
+            raise Unsupported("op %s does not scan with held batches" % self.op)
         if meta.get("op") != self.op:
             raise Unsupported("hold for op %r, this adapter runs %r" % (meta.get("op"), self.op))
 
@@ -362,6 +395,7 @@ class Loop:
             raise Unsupported("op %r not implemented (have %s)" % (want, ", ".join(sorted(self.ops))))
         self.op = want
         o = self.ops[want]
+        held = want not in ("transformer",) + tuple(OP_OUTPUTS)  # the ops the scan frames carry
         self.conn.write({
             "frame": "hello", "protocol": frames.PROTOCOL, "seq": seq, "op": want,
             "name": "%s.%s" % (self.name, want), "device": self.device,
@@ -370,9 +404,9 @@ class Loop:
             "layout": "true" if o.layout else "",  # "" as before the field: an old certificate's hello stays equal
             "about": o.about or self.about,
             "versions": self.arrays.versions(), "backend": self.arrays.kind,
-            "scan": "" if want == "transformer" else str(scan.SCAN_VERSION),
-            "scan_against": "" if want == "transformer" else scan.against(),
-            "scan_batches": "" if want == "transformer" else scan.batches_field(),
-            "scan_gen": "" if want == "transformer" else gen.field(self.arrays),
+            "scan": str(scan.SCAN_VERSION) if held else "",
+            "scan_against": scan.against() if held else "",
+            "scan_batches": scan.batches_field() if held else "",
+            "scan_gen": gen.field(self.arrays) if held else "",
             "scan_cuts": paths.cuts_field(want),
         })

@@ -38,7 +38,7 @@ class FrameTest(unittest.TestCase):
             "not a frame length": struct.pack("<Q", 3) + b"abc",
             "not JSON": struct.pack("<QQ", 8 + 8, 8) + b"{nojson}",
             "header length": struct.pack("<QQ", 16, 99) + b"        ",
-            "dtype": self._with_entry('{"y":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', 1),
+            "dtype": self._with_entry('{"y":{"dtype":"U16","shape":[1],"data_offsets":[0,2]}}', 2),
             "disagree": self._with_entry('{"y":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}', 4),
         }
         for what, b in cases.items():
