@@ -104,6 +104,43 @@ func (a *KernelArgs) attnStep(ids []int) (attnStep, error) {
 	return st, nil
 }
 
+// widthTable is held decode inputs a's block table with every row cut to
+// its first w entries (w <= max_pages). The block table of a prefix, or of
+// an item alone, whose max_pages is w is consecutive rows of it (inPlace):
+// the device uploads it once per width, and a scan of requests of one KV
+// length has one width, the held table's.
+func (a *KernelArgs) widthTable(w int) []int {
+	held, table := int(a.Sizes["max_pages"]), a.Tensors["block_table"].Ints
+	cut := make([]int, 0, a.items()*w)
+	for r := range a.items() {
+		cut = append(cut, table[r*held:r*held+w]...)
+	}
+	return cut
+}
+
+// inPlace says where the device finds the per-step int32 tensors of step
+// st of held items off..off+n-1 (a prefix: off 0; item off alone: n 1)
+// among those it holds, with no upload a step: the entry each starts at.
+// kv_lens starts at entry off of the held kv_lens; cu_seqlens at entry 0
+// of the held one (every held sequence has max_seqlen tokens, so its first
+// n+1 entries are those of any n consecutive sequences, read from the
+// first's slabs); block_table at entry off x w of widthTable(w), w the
+// step's max_pages.
+func (st attnStep) inPlace(off int) map[string]int {
+	at := map[string]int{}
+	for name := range st.ints {
+		switch name {
+		case "kv_lens":
+			at[name] = off
+		case "cu_seqlens":
+			at[name] = 0
+		case "block_table":
+			at[name] = off * int(st.sizes["max_pages"])
+		}
+	}
+	return at
+}
+
 // items is the number of items of a batch's inputs a: its rows (rmsnorm,
 // logprob), m (gemm), requests or sequences (attention).
 func (a *KernelArgs) items() int { return int(a.Sizes[a.rowsKey]) }

@@ -96,6 +96,43 @@ func TestHeldAttnInputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameStepInputs(t, name, got, want, held)
+			if off, ok := consecutive(ids); ok {
+				sameInPlace(t, name, held, ids, off)
+			}
+		}
+	}
+}
+
+// consecutive reports whether ids are off..off+len(ids)-1 and are a
+// prefix (off 0) or one item: the steps the device runs in place.
+func consecutive(ids []int) (off int, ok bool) {
+	if len(ids) == 1 {
+		return ids[0], true
+	}
+	return 0, slices.Equal(ids, prefixIDs(len(ids)))
+}
+
+// sameInPlace fails unless the per-step int32 tensors of the step of held
+// items off..off+len(ids)-1 are where inPlace says the device finds them:
+// in the held kv_lens and cu_seqlens, and in widthTable of the step's
+// max_pages.
+func sameInPlace(t *testing.T, name string, held KernelArgs, ids []int, off int) {
+	t.Helper()
+	st, err := held.attnStep(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := st.inPlace(off)
+	if len(at) != len(st.ints) {
+		t.Fatalf("%s: in place %v, per-step tensors %d", name, at, len(st.ints))
+	}
+	for k, want := range st.ints {
+		src := held.Tensors[k].Ints
+		if k == "block_table" {
+			src = held.widthTable(int(st.sizes["max_pages"]))
+		}
+		if i := at[k]; i+len(want) > len(src) || !slices.Equal(src[i:i+len(want)], want) {
+			t.Errorf("%s: %s in place from entry %d of %v, want %v", name, k, i, src, want)
 		}
 	}
 }
