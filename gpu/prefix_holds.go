@@ -10,8 +10,8 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/bitparity/bitparity/ops/attention"
 	"github.com/bitparity/bitparity/oracle"
-	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -81,7 +81,7 @@ func (h *UserHeld) CheckPrefixes(ctx context.Context, from, to int, alone *targe
 // spreads them over side streams that wait for the lane's stream (under
 // do).
 func (h *UserHeld) prefixTables(from, to int) error {
-	if h.k.m.Op != spec.OpAttnDecode {
+	if h.k.m.Op != (attention.Decode{}).Name() {
 		return nil
 	}
 	for v := max(from, 1); v <= min(to, h.items); v++ {

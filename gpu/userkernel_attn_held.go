@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/ops/attention"
 )
 
 // A held attention batch (HoldUserKernel) is the ABI inputs of a draw's
@@ -67,7 +67,7 @@ func (a *KernelArgs) attnStep(ids []int) (attnStep, error) {
 	z := a.Sizes
 	st := attnStep{sizes: maps.Clone(z), ints: map[string][]int{}, slabs: map[string]int{}}
 	switch a.op {
-	case spec.OpAttnDecode:
+	case attention.Decode{}.Name():
 		st.slabs["q"] = int(z["heads"] * z["head_dim"])
 		lens, table := a.Tensors["kv_lens"].Ints, a.Tensors["block_table"].Ints
 		held, ps := int(z["max_pages"]), int(z["page_size"])
@@ -87,7 +87,7 @@ func (a *KernelArgs) attnStep(ids []int) (attnStep, error) {
 		}
 		st.ints["block_table"], st.ints["kv_lens"] = rows, kv
 		st.sizes["requests"], st.sizes["max_pages"], st.sizes["max_kv"] = int64(n), int64(maxPages), int64(maxKV)
-	case spec.OpAttnPrefill:
+	case attention.Prefill{}.Name():
 		L := z["max_seqlen"]
 		st.slabs["q"] = int(L * z["heads"] * z["head_dim"])
 		st.slabs["k"] = int(L * z["kv_heads"] * z["head_dim"])
