@@ -231,3 +231,35 @@ func TestHeldAttnInputsErrors(t *testing.T) {
 		t.Error("an rmsnorm batch: no error")
 	}
 }
+
+// TestKernelArgsItems: the size a held batch counts its items by is the
+// batch's item count for every op a user kernel implements (HoldUserKernel
+// holds a batch only when they agree): rows, m, requests, sequences.
+func TestKernelArgsItems(t *testing.T) {
+	for _, b := range []*target.Batch{
+		{Op: spec.OpRMSNorm, In: oracle.BF16, Out: oracle.BF16, Input: &oracle.RMSNormInput{Rows: 2, Hidden: 1, X: []float32{1, 2}, W: []float32{1}}},
+		{Op: spec.OpGEMM, In: oracle.BF16, Out: oracle.BF16, Input: &oracle.GEMMInput{M: 3, K: 1, N: 1, X: []float32{1, 2, 3}, W: []float32{1}}},
+		{Op: spec.OpLogProb, In: oracle.BF16, Input: &oracle.LogProbInput{Rows: 2, Vocab: 2, Logits: []float32{1, 2, 3, 4}, Targets: []int32{0, 1}}},
+	} {
+		a, err := KernelInputs(b, 132)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.items() != b.Items() {
+			t.Errorf("%s: %d items in the inputs, %d in the batch", b.Op, a.items(), b.Items())
+		}
+	}
+	for _, c := range []spec.Case{
+		{Version: spec.CaseVersion, Op: spec.OpAttnDecode, Relation: spec.RelOracleParity,
+			Shape: spec.Shape{Rows: 3, KV: 4, Heads: 2, KVHeads: 1, HeadDim: 2},
+			In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 1, GenVersion: spec.GeneratorVersion},
+		{Version: spec.CaseVersion, Op: spec.OpAttnPrefill, Relation: spec.RelOracleParity,
+			Shape: spec.Shape{Seqs: 3, SeqLen: 4, Heads: 2, KVHeads: 1, HeadDim: 2},
+			In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 1, GenVersion: spec.GeneratorVersion},
+	} {
+		b, a := kernelInputsOf(t, c)
+		if a.items() != b.Items() || a.items() != 3 {
+			t.Errorf("%s: %d items in the inputs, %d in the batch", c.Op, a.items(), b.Items())
+		}
+	}
+}
