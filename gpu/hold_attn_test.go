@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -16,8 +17,7 @@ import (
 // exact ones and the drift models, whose schedule follows the batch)
 // gives, for prefixes, gathers out of order with a repeat and the items
 // alone, the bits of values and taps that Run gives on the gathered batch
-// uploaded whole; a row drift model's batch, a lazy batch and an rmsnorm
-// batch are not held.
+// uploaded whole; a lazy batch and an rmsnorm batch are not held.
 func TestAttnHeld(t *testing.T) {
 	ctx := context.Background()
 	bits := func(o *target.Output, err error) ([]uint32, []uint32) {
@@ -68,6 +68,16 @@ func TestAttnHeld(t *testing.T) {
 		h.Release()
 		if _, err := h.Run(ctx, seq(1)); err == nil {
 			t.Errorf("%s: a run after Release: no error", name)
+		}
+		lb, err := fuzz.LazyInputs(cases[tg.Info().Op], tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, err := tg.HoldAttention(lb); lb.Lazy() && !errors.Is(err, target.ErrUnsupported) {
+			if h != nil {
+				h.Release()
+			}
+			t.Errorf("%s: a lazy batch: %v, want ErrUnsupported", name, err)
 		}
 	}
 	if _, err := lookup(t, Name(spec.OpRMSNorm)).(*Target).HoldAttention(&target.Batch{Op: spec.OpRMSNorm}); err == nil {
