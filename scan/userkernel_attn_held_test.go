@@ -33,8 +33,9 @@ func (k heldTwin) Info() target.Info {
 	return i
 }
 
-// twinHolds counts the batches holdTwin held.
-var twinHolds int
+// twinHolds counts the batches holdTwin held, twinBulk the windows of
+// prefixes their bulk checks ran.
+var twinHolds, twinBulk int
 
 // holdTwin holds b for a heldTwin: its ABI inputs, made once.
 func holdTwin(t target.Target, b *target.Batch) (held, error) {
@@ -79,6 +80,30 @@ func (h *twinHeld) alone(ctx context.Context, n int) (*target.Output, error) {
 	}
 	all.Rows = identity(len(all.Taps))
 	return all, nil
+}
+
+// checkPrefixes makes twinHeld a prefixChecker, the host's stand-in for
+// the device's bulk check (gpu.UserHeld.CheckPrefixes): for every v of
+// from..to, the rows of held items 0..v-1 whose values (or lse, when
+// taps) differ from the same rows alone.
+func (h *twinHeld) checkPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) (map[int]int, error) {
+	twinBulk++
+	m := map[int]int{}
+	for v := from; v <= to; v++ {
+		o, err := h.run(ctx, identity(v))
+		if err != nil {
+			return nil, err
+		}
+		rows := identity(len(o.Rows))
+		d, err := differing(o, alone, rows, rows, h.out, !taps)
+		if err != nil {
+			return nil, err
+		}
+		if len(d) > 0 {
+			m[v] = len(d)
+		}
+	}
+	return m, nil
 }
 
 func (h *twinHeld) resident() bool { return false }
@@ -157,7 +182,9 @@ func TestAttnTwinsOnHeldSteps(t *testing.T) {
 // gives the scan of its twin run step by step on gathered batches: the
 // same map, certificate, diffs and counts. The decode scans cross the SM
 // rule (requests x 8 heads against 132) at KV lengths of one tile and
-// past it; the prefill ones run sequences of 12 and 70 tokens.
+// past it, and to 80 requests, whose steps from 64 on the held twin
+// checks in bulk (checkPrefixes, as the device does); the prefill ones
+// run sequences of 12 and 70 tokens.
 func TestAttnTwinHeldScans(t *testing.T) {
 	type scanOf struct {
 		name  string
@@ -169,6 +196,7 @@ func TestAttnTwinHeldScans(t *testing.T) {
 		for _, kv := range []int{1, 65, 130} {
 			scans = append(scans, scanOf{name, 24, spec.Shape{KV: kv, Heads: 8, KVHeads: 2, HeadDim: 8}})
 		}
+		scans = append(scans, scanOf{name, 80, spec.Shape{KV: 130, Heads: 8, KVHeads: 2, HeadDim: 8}}) // 64..80 in bulk
 	}
 	for _, name := range attnExamples[2:] {
 		for _, L := range []int{12, 70} {
@@ -197,6 +225,9 @@ func TestAttnTwinHeldScans(t *testing.T) {
 	}
 	if split == 0 {
 		t.Error("every scan certified: no map of a drifting kernel was compared")
+	}
+	if twinBulk == 0 {
+		t.Error("no scan checked its prefixes in bulk")
 	}
 }
 
