@@ -90,25 +90,34 @@ func TestAttnKernelsHeld(t *testing.T) {
 }
 
 // TestAttnKernelsHeldLlama: held scans of both example decode kernels
-// over requests 1..256 at llama3-8b (32 heads, 8 KV heads, head dim 128,
-// bf16) and KV 4096, one normal draw (a per-step scan would make and
-// upload a 2 GiB cache a step): the fixed kernel certified, the SM
-// kernel mapped at its rule; each scan's time logged.
+// over requests 1..256 x KV 1, 64, 65 and 4096 (a grid) at llama3-8b (32
+// heads, 8 KV heads, head dim 128, bf16), one normal draw (a per-step
+// scan would make and upload a 2 GiB cache a step at KV 4096): the fixed
+// kernel certified at every KV length, the SM kernel certified at KV 1
+// and 64 (one tile: its splits do not change the order) and mapped at its
+// rule from 65 on; the grid's rule and time are logged.
 func TestAttnKernelsHeldLlama(t *testing.T) {
+	ctx := context.Background()
 	for _, name := range []string{"attn_decode_fixed", "attn_decode_sm"} {
 		k, _, sms := attnKernel(t, name)
 		s := spec.ScanSpec{Target: k.Info().Name, Op: spec.OpAttnDecode, From: 1, To: 256,
-			Shape: spec.Shape{KV: 4096, Heads: 32, KVHeads: 8, HeadDim: 128}, Dists: []spec.Dist{spec.DistNormal}}
+			Shape: spec.Shape{Heads: 32, KVHeads: 8, HeadDim: 128}, Dists: []spec.Dist{spec.DistNormal}}
 		start := time.Now()
-		r := run(t, s)
-		t.Logf("%s, requests 1..256 at kv 4096, llama3-8b, held: %s, %d batches, %v", name, MapWords(r.Map), r.Batches, time.Since(start))
-		want := "" // certified
-		if name == "attn_decode_sm" {
-			last := (sms+31)/32 - 1 // the most requests with requests*32 < sms
-			want = fmt.Sprintf("batch <= %d -> A, batch >= %d -> B", last, last+1)
+		g, err := ScanGrid(ctx, s, []int{1, 64, 65, 4096}, Options{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !r.Resident || (want == "") != (r.Certificate != nil) || want != "" && r.Map.Rule != want {
-			t.Errorf("%s at kv 4096: resident %v, map %q, want %q", name, r.Resident, r.Map.Rule, want)
+		t.Logf("%s, requests 1..256 x kv 1, 64, 65, 4096, llama3-8b, held: %s, %v", name, g.Rule, time.Since(start))
+		last := (sms+31)/32 - 1 // the most requests with requests*32 < sms
+		for kv, r := range g.Scans {
+			want := "" // certified
+			if name == "attn_decode_sm" && kv > 64 {
+				want = fmt.Sprintf("batch <= %d -> A, batch >= %d -> B", last, last+1)
+			}
+			t.Logf("%s, kv %d: %s, %d batches, %v", name, kv, MapWords(r.Map), r.Batches, r.Elapsed)
+			if !r.Resident || (want == "") != (r.Certificate != nil) || want != "" && r.Map.Rule != want {
+				t.Errorf("%s at kv %d: resident %v, map %q, want %q", name, kv, r.Resident, r.Map.Rule, want)
+			}
 		}
 	}
 }
