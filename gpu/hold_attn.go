@@ -52,6 +52,9 @@ func (t *Target) HoldAttention(b *target.Batch) (*AttnHeld, error) {
 		if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim); err != nil {
 			return nil, fmt.Errorf("gpu: hold: %w", err)
 		}
+		if in.SeqLen < 1 {
+			return nil, fmt.Errorf("gpu: hold: seq len %d: %w", in.SeqLen, oracle.ErrShape)
+		}
 		tokens := in.Seqs * in.SeqLen
 		kvn := tokens * in.KVHeads * in.HeadDim
 		if err := firstErr(need("q", len(in.Q), tokens*in.Heads*in.HeadDim), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
