@@ -32,7 +32,8 @@ type kernelOp struct {
 	// row is one split).
 	OneSplit bool
 	// Attention: the op's kernel is given the size "sms" (the device's
-	// multiprocessors) and its batches are not held (each step is Run).
+	// multiprocessors), and a held batch's steps are made as attnStep
+	// says (per-item slabs, a shared cache, int32 tensors per step).
 	Attention bool
 	// DeviceRows: a held lazy batch of the op whose rows the device makes
 	// (generates) has only its weights uploaded, its rows made there by

@@ -146,9 +146,18 @@ func (prefillKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, r
 		if err != nil {
 			return err
 		}
-		return d.launch("prefill", n, 1, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(out.buf), ptrArg(taps), ptrArg(rs),
-			arg(in.SeqLen), arg(H), arg(KH), arg(D), arg(s.Tile), arg(dt), arg(in.Out))
+		return d.prefillOn(q, k, v, rs, n, in, s, dt, out.buf, taps)
 	}, nil
+}
+
+// prefillOn queues kernel prefill on the n selected rows rs (nil: rows
+// 0..n-1) of prefill batch in (its sizes; q, k and v packed on the
+// device, of dtype dt), writing out and taps (nil: none) (under do; not
+// waited for).
+func (d *Device) prefillOn(q, k, v, rs *buffer, n int, in *oracle.PrefillInput, s oracle.AttentionSchedule, dt oracle.DType, out, taps *buffer) error {
+	D := in.HeadDim
+	return d.launch("prefill", n, 1, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(out), ptrArg(taps), ptrArg(rs),
+		arg(in.SeqLen), arg(in.Heads), arg(in.KVHeads), arg(D), arg(s.Tile), arg(dt), arg(in.Out))
 }
 
 func (decodeKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, wantTaps bool) (func() error, error) {
@@ -164,30 +173,13 @@ func (decodeKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, ro
 	if len(in.V) != B {
 		return nil, fmt.Errorf("%d key caches but %d value caches: %w", B, len(in.V), oracle.ErrShape)
 	}
-	// request r's cache: lens[r] tokens from token off[r] of the packed
-	// caches
-	off := make([]int, B)
-	lens := make([]int, B)
-	total := 0
 	var kvLen func(it uint64) int
 	if b.Lazy() {
 		kvLen = func(it uint64) int { return b.Source.Case.Shape.KVLen(int(it)) }
 	}
-	for r := range in.K {
-		if kvLen != nil {
-			lens[r] = kvLen(b.Source.Key(r))
-		} else {
-			if len(in.K[r])%(KH*D) != 0 || len(in.V[r]) != len(in.K[r]) {
-				return nil, fmt.Errorf("request %d cache sizes k %d v %d not a multiple of kv heads x head dim %d: %w",
-					r, len(in.K[r]), len(in.V[r]), KH*D, oracle.ErrShape)
-			}
-			lens[r] = len(in.K[r]) / (KH * D)
-		}
-		if lens[r] < 1 {
-			return nil, fmt.Errorf("request %d has %d cached tokens: %w", r, lens[r], oracle.ErrShape)
-		}
-		off[r] = total
-		total += lens[r]
+	off, lens, total, err := packedCaches(b, in, kvLen)
+	if err != nil {
+		return nil, err
 	}
 	var inputs attnInputs
 	if kvLen != nil {
@@ -210,8 +202,8 @@ func (decodeKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, ro
 	return func() error {
 		n := len(sel)
 		q, k, v, err := inputs()
-		var ko, kl, rs, part *buffer
-		defer func() { d.pool.put(q, k, v, ko, kl, rs, part) }()
+		var ko, kl, rs *buffer
+		defer func() { d.pool.put(q, k, v, ko, kl, rs) }()
 		if err != nil {
 			return err
 		}
@@ -224,9 +216,6 @@ func (decodeKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, ro
 		if rs, err = d.rowsel(rows, sel); err != nil {
 			return err
 		}
-		if part, err = d.pool.get(4 * n * s.Splits * (D + 2)); err != nil {
-			return err
-		}
 		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
 			return err
 		}
@@ -234,11 +223,53 @@ func (decodeKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, ro
 		if err != nil {
 			return err
 		}
-		if err := d.launch("decode_split", n, s.Splits, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(ko), ptrArg(kl),
-			ptrArg(part), ptrArg(rs), arg(H), arg(KH), arg(D), arg(s.Tile), arg(s.Splits), arg(dt)); err != nil {
-			return err
-		}
-		return d.launch("decode_combine", n, 1, blockFor(D), ptrArg(kl), ptrArg(part), ptrArg(out.buf), ptrArg(taps), ptrArg(rs),
-			arg(H), arg(D), arg(s.Tile), arg(s.Splits), arg(in.Out))
+		return d.decodeOn(q, k, v, ko, kl, rs, n, in, s, dt, out.buf, taps)
 	}, nil
+}
+
+// packedCaches lays out decode batch b's caches (input in) packed request
+// after request: request r's lens[r] tokens from token off[r], total
+// tokens in all. kvLen, when set, gives an item's KV length (a lazy
+// batch: no caches on the host); else the caches' sizes do.
+func packedCaches(b *target.Batch, in *oracle.DecodeInput, kvLen func(it uint64) int) (off, lens []int, total int, err error) {
+	B, width := len(in.K), in.KVHeads*in.HeadDim
+	off, lens = make([]int, B), make([]int, B)
+	for r := range in.K {
+		if kvLen != nil {
+			lens[r] = kvLen(b.Source.Key(r))
+		} else {
+			if len(in.K[r])%width != 0 || len(in.V[r]) != len(in.K[r]) {
+				return nil, nil, 0, fmt.Errorf("request %d cache sizes k %d v %d not a multiple of kv heads x head dim %d: %w",
+					r, len(in.K[r]), len(in.V[r]), width, oracle.ErrShape)
+			}
+			lens[r] = len(in.K[r]) / width
+		}
+		if lens[r] < 1 {
+			return nil, nil, 0, fmt.Errorf("request %d has %d cached tokens: %w", r, lens[r], oracle.ErrShape)
+		}
+		off[r] = total
+		total += lens[r]
+	}
+	return off, lens, total, nil
+}
+
+// decodeOn queues decode_split and decode_combine on the n selected rows
+// rs (nil: rows 0..n-1) of decode batch in (its sizes; q and the packed
+// caches on the device, of dtype dt; ko and kl each request's cache
+// offset and length), writing out and taps (nil: none); the partials'
+// scratch goes back to the pool in stream order (under do; not waited
+// for).
+func (d *Device) decodeOn(q, k, v, ko, kl, rs *buffer, n int, in *oracle.DecodeInput, s oracle.AttentionSchedule, dt oracle.DType, out, taps *buffer) error {
+	H, KH, D := in.Heads, in.KVHeads, in.HeadDim
+	part, err := d.pool.get(4 * n * s.Splits * (D + 2))
+	if err != nil {
+		return err
+	}
+	defer d.pool.put(part)
+	if err := d.launch("decode_split", n, s.Splits, blockFor(D), ptrArg(q), ptrArg(k), ptrArg(v), ptrArg(ko), ptrArg(kl),
+		ptrArg(part), ptrArg(rs), arg(H), arg(KH), arg(D), arg(s.Tile), arg(s.Splits), arg(dt)); err != nil {
+		return err
+	}
+	return d.launch("decode_combine", n, 1, blockFor(D), ptrArg(kl), ptrArg(part), ptrArg(out), ptrArg(taps), ptrArg(rs),
+		arg(H), arg(D), arg(s.Tile), arg(s.Splits), arg(in.Out))
 }

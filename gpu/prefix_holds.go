@@ -10,6 +10,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/bitparity/bitparity/ops/attention"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
 )
@@ -45,22 +46,28 @@ func (h *LogProbHeld) prefixShape() prefixShape {
 }
 
 // CheckPrefixes is Held.CheckPrefixes for a user kernel's held batch: the
-// kernel on held rows 0..v-1 in place (rows = v) for v = from..to, each
-// step's output filled with 0xff bytes before its launch, as Run's, and
-// every row compared by its digest with the same row alone (Alone's
-// output). No step is waited for by itself: a fault or a hang shows when
-// the window's end is waited for, and belongs to the window (the scan
-// announces it as one batch). An error after which the device's stream is
-// unusable is the kernel's and wraps target.ErrTargetCrashed.
+// kernel on held items 0..v-1 in place (rows = v; an attention batch's
+// step as attnStep says, its int32 tensors in place: inPlace) for v =
+// from..to, each step's output (and lse) filled with 0xff bytes before
+// its launch, as Run's, and every row compared by its digest with the
+// same row alone (Alone's output), and by its lse when taps and the
+// kernel writes it. No step is waited for by itself: a fault or a hang
+// shows when the window's end is waited for, and belongs to the window
+// (the scan announces it as one batch). An error after which the
+// device's stream is unusable is the kernel's and wraps
+// target.ErrTargetCrashed.
 func (h *UserHeld) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
 	if h.bufs == nil {
 		return nil, errReleased
 	}
-	diffs, err := checkPrefixes(ctx, h, from, to, alone, taps)
-	if err == nil {
-		return diffs, nil
-	}
 	d := h.k.d
+	err := d.do(func() error { return h.prefixTables(from, to) })
+	var diffs []PrefixDiff
+	if err == nil {
+		if diffs, err = checkPrefixes(ctx, h, from, to, alone, taps); err == nil {
+			return diffs, nil
+		}
+	}
 	if ctx.Err() == nil && !errors.Is(err, target.ErrTargetCrashed) {
 		if serr := d.do(func() error { return d.stream.Synchronize() }); serr != nil {
 			err = fmt.Errorf("%w: %w", target.ErrTargetCrashed, err)
@@ -69,10 +76,34 @@ func (h *UserHeld) CheckPrefixes(ctx context.Context, from, to int, alone *targe
 	return nil, fmt.Errorf("target %s, prefixes %d..%d: %w", h.k.info.Name, from, to, err)
 }
 
+// prefixTables uploads, on the lane's stream, the block tables (table)
+// the prefixes from..to of a held decode batch read, before the bulk check
+// spreads them over side streams that wait for the lane's stream (under
+// do).
+func (h *UserHeld) prefixTables(from, to int) error {
+	if h.k.m.Op != (attention.Decode{}).Name() {
+		return nil
+	}
+	for v := max(from, 1); v <= min(to, h.items); v++ {
+		st, err := h.in.attnStep(seq(v))
+		if err != nil {
+			return err
+		}
+		if _, err := h.table(int(st.sizes["max_pages"])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (h *UserHeld) prefixDevice() *Device { return h.k.d }
 
 func (h *UserHeld) prefixShape() prefixShape {
-	return prefixShape{items: h.rows, rowsPerItem: 1, cols: h.cols, dt: h.out}
+	sh := prefixShape{items: h.items, rowsPerItem: h.rowsPerItem, cols: h.cols, dt: h.out}
+	if h.lse {
+		sh.tapCols = 1
+	}
+	return sh
 }
 
 func (h *UserHeld) enqueuePrefix(v int, out, taps *buffer) error {
@@ -80,9 +111,9 @@ func (h *UserHeld) enqueuePrefix(v int, out, taps *buffer) error {
 }
 
 // enqueuePrefixOn makes UserHeld a streamPrefixer: the bulk check spreads
-// its steps over the lane's side streams, each step's clear and launch on
+// its steps over the lane's side streams, each step's clears and launch on
 // one of them.
-func (h *UserHeld) enqueuePrefixOn(st cu.Stream, v int, out, _ *buffer) error {
+func (h *UserHeld) enqueuePrefixOn(st cu.Stream, v int, out, taps *buffer) error {
 	if err := h.clear(st, out, v); err != nil {
 		return err
 	}
@@ -90,5 +121,15 @@ func (h *UserHeld) enqueuePrefixOn(st cu.Stream, v int, out, _ *buffer) error {
 		h.ptrs = maps.Clone(h.bufs)
 	}
 	h.ptrs["y"] = out
-	return h.launch(st, h.ptrs, v)
+	if h.lse {
+		if err := h.clearTaps(st, taps, v); err != nil {
+			return err
+		}
+		h.ptrs["lse"] = taps
+	}
+	shape, err := h.step(h.ptrs, seq(v), 0, nil)
+	if err != nil {
+		return err
+	}
+	return h.launch(st, h.ptrs, shape)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -24,8 +25,9 @@ type KernelArgs struct {
 	Eps     float32 // rmsnorm
 	Scale   float32 // attention's softmax scale, oracle.Scale(head_dim)
 	Causal  int64   // attention: 1 (the oracle's prefill is causal)
-	rowsKey string  // the size that counts the batch's rows when it is held
-	perRow  []string
+	op      spec.Op
+	rowsKey string   // the size that counts the batch's items when it is held
+	perRow  []string // the tensors of one slab an item, which a held batch gathers
 }
 
 // KernelTensor is one input: values of the batch's input dtype (NaN where
@@ -37,9 +39,11 @@ type KernelTensor struct {
 
 // KernelInputs names b's inputs, sizes and scalars as the ABI does
 // (kernelOps), for a device of sms multiprocessors (the size "sms" of an
-// attention kernel). The tensors with one row per batch row (rmsnorm and
-// gemm x, logprob logits and targets) are the ones a held batch gathers;
-// the others (weights) are shared.
+// attention kernel). The tensors of one slab per item (rmsnorm and gemm
+// x, logprob logits and targets, attention's q, prefill's k and v) are
+// the ones a held batch gathers; the others (weights, decode's paged K/V
+// cache) are shared, and an attention step's small int32 tensors are made
+// per step (attnStep).
 //
 // attn_prefill's q_start is b.Layout.ChunkFrom: the kernel computes the
 // rows of positions [q_start, max_seqlen) of each sequence, attending to
@@ -59,7 +63,7 @@ func KernelInputs(b *target.Batch, sms int) (KernelArgs, error) {
 	if !ok {
 		return KernelArgs{}, fmt.Errorf("gpu: user kernels do not run %s", b.Op)
 	}
-	u := KernelArgs{Tensors: map[string]KernelTensor{}, Sizes: map[string]int64{}, rowsKey: "rows"}
+	u := KernelArgs{Tensors: map[string]KernelTensor{}, Sizes: map[string]int64{}, op: b.Op, rowsKey: "rows"}
 	if err := k.args(b, &u); err != nil {
 		return KernelArgs{}, err
 	}
@@ -126,7 +130,7 @@ func prefillArgs(b *target.Batch, u *KernelArgs) error {
 	u.Sizes["seqs"], u.Sizes["tokens"], u.Sizes["max_seqlen"] = int64(p.Seqs), int64(p.Seqs*p.SeqLen), int64(p.SeqLen)
 	u.Sizes["q_start"] = int64(from)
 	u.Sizes["heads"], u.Sizes["kv_heads"], u.Sizes["head_dim"] = int64(p.Heads), int64(p.KVHeads), int64(p.HeadDim)
-	u.Scale, u.Causal, u.rowsKey = oracle.Scale(p.HeadDim), 1, "seqs"
+	u.Scale, u.Causal, u.rowsKey, u.perRow = oracle.Scale(p.HeadDim), 1, "seqs", []string{"q", "k", "v"}
 	return nil
 }
 
@@ -193,6 +197,6 @@ func pageDecode(d *oracle.DecodeInput, ps int, u *KernelArgs) error {
 	u.Tensors["block_table"], u.Tensors["kv_lens"] = KernelTensor{Ints: table}, KernelTensor{Ints: lens}
 	u.Sizes["requests"], u.Sizes["heads"], u.Sizes["kv_heads"], u.Sizes["head_dim"] = int64(B), int64(H), int64(KH), int64(D)
 	u.Sizes["page_size"], u.Sizes["max_pages"], u.Sizes["pages"], u.Sizes["max_kv"] = int64(ps), int64(maxPages), int64(pages), int64(maxKV)
-	u.Scale, u.rowsKey = oracle.Scale(D), "requests"
+	u.Scale, u.rowsKey, u.perRow = oracle.Scale(D), "requests", []string{"q"}
 	return nil
 }

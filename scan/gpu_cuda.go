@@ -13,10 +13,11 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// The GPU targets hold an rmsnorm batch on the device (gpu.Target.Hold),
-// and a user kernel any batch of its op (gpu.HoldUserKernel): a scan
-// uploads each draw's largest batch once, and every step runs a prefix or
-// a gather of the resident rows and compares on the device.
+// The GPU targets hold an rmsnorm batch on the device (gpu.Target.Hold)
+// and an attention batch (gpu.Target.HoldAttention), and a user kernel any
+// batch of its op (gpu.HoldUserKernel): a scan uploads each draw's largest
+// batch once, and every step runs a prefix or a gather of the resident
+// items and compares on the device.
 func init() {
 	holders = append(holders,
 		func(t target.Target, b *target.Batch) (held, error) {
@@ -26,6 +27,13 @@ func init() {
 			}
 			h, err := deviceHold(g.Hold(b))
 			return stepwise(g, h), err
+		},
+		func(t target.Target, b *target.Batch) (held, error) {
+			g, ok := t.(*gpu.Target)
+			if !ok {
+				return nil, nil
+			}
+			return deviceHold(g.HoldAttention(b))
 		},
 		func(t target.Target, b *target.Batch) (held, error) {
 			return deviceHold(gpu.HoldUserKernel(t, b))
@@ -125,7 +133,7 @@ func (g gpuPrefixHeld) checkPrefixes(ctx context.Context, from, to int, alone *t
 	return m, nil
 }
 
-// deviceHeld is gpu.Held and gpu.UserHeld.
+// deviceHeld is gpu.Held, gpu.AttnHeld and gpu.UserHeld.
 type deviceHeld interface {
 	Run(ctx context.Context, ids []int) (*target.Output, error)
 	Alone(ctx context.Context, n int) (*target.Output, error)

@@ -1,0 +1,97 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// TestAttnHeld: a held attention batch of each GPU attention target (the
+// exact ones and the drift models, whose schedule follows the batch)
+// gives, for prefixes, gathers out of order with a repeat and the items
+// alone, the bits of values and taps that Run gives on the gathered batch
+// uploaded whole; a lazy batch and an rmsnorm batch are not held.
+func TestAttnHeld(t *testing.T) {
+	ctx := context.Background()
+	bits := func(o *target.Output, err error) ([]uint32, []uint32) {
+		t.Helper()
+		return outBits(t, o, err)
+	}
+	lens := []int{130, 1, 64, 65, 17, 200, 300, 33}
+	var kvs []int
+	for i := range 24 {
+		kvs = append(kvs, lens[i%len(lens)])
+	}
+	cases := map[spec.Op]spec.Case{
+		spec.OpAttnDecode: {Version: spec.CaseVersion, Op: spec.OpAttnDecode, Relation: spec.RelOracleParity,
+			Shape: spec.Shape{Rows: len(kvs), KV: kvs[0], KVLens: kvs, Heads: 8, KVHeads: 2, HeadDim: 64},
+			In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 9, GenVersion: spec.GeneratorVersion},
+		spec.OpAttnPrefill: {Version: spec.CaseVersion, Op: spec.OpAttnPrefill, Relation: spec.RelOracleParity,
+			Shape: spec.Shape{Seqs: 6, SeqLen: 70, Heads: 4, KVHeads: 2, HeadDim: 64},
+			In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 9, GenVersion: spec.GeneratorVersion},
+	}
+	for _, name := range []string{Name(spec.OpAttnDecode), "cuda-drift-decode-splits-by-batch", Name(spec.OpAttnPrefill), "cuda-drift-attn-tile48"} {
+		tg := lookup(t, name).(*Target)
+		b, err := fuzz.Inputs(cases[tg.Info().Op])
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := tg.HoldAttention(b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		n := b.Items()
+		want := func(ids []int) ([]uint32, []uint32) { return bits(tg.Run(ctx, runGatheredBatch(t, b, ids), nil)) }
+		for _, ids := range [][]int{seq(1), seq(3), seq(n), {n - 1, 0, 2, 2}, {4, 5, 6}} {
+			gv, gt := bits(h.Run(ctx, ids))
+			wv, wt := want(ids)
+			if i, j := firstOther(gv, wv), firstOther(gt, wt); i >= 0 || j >= 0 || len(gt) == 0 {
+				t.Fatalf("%s, items %v: held differs from Run at value %d, tap %d (%d taps)", name, ids, i, j, len(gt))
+			}
+		}
+		av, at := bits(h.Alone(ctx, n))
+		var wv, wt []uint32
+		for i := range n {
+			v, tp := want([]int{i})
+			wv, wt = append(wv, v...), append(wt, tp...)
+		}
+		if i, j := firstOther(av, wv), firstOther(at, wt); i >= 0 || j >= 0 {
+			t.Fatalf("%s: items alone differ from Run at value %d, tap %d", name, i, j)
+		}
+		h.Release()
+		if _, err := h.Run(ctx, seq(1)); err == nil {
+			t.Errorf("%s: a run after Release: no error", name)
+		}
+		lb, err := fuzz.LazyInputs(cases[tg.Info().Op], tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, err := tg.HoldAttention(lb); lb.Lazy() && !errors.Is(err, target.ErrUnsupported) {
+			if h != nil {
+				h.Release()
+			}
+			t.Errorf("%s: a lazy batch: %v, want ErrUnsupported", name, err)
+		}
+	}
+	if _, err := lookup(t, Name(spec.OpRMSNorm)).(*Target).HoldAttention(&target.Batch{Op: spec.OpRMSNorm}); err == nil {
+		t.Error("an rmsnorm batch was held as attention")
+	}
+}
+
+// runGatheredBatch is fuzz's gather of items ids of b, b's layout kept.
+func runGatheredBatch(t *testing.T, b *target.Batch, ids []int) *target.Batch {
+	t.Helper()
+	g, err := fuzz.Gather(b, ids)
+	if err != nil {
+		t.Fatal(fmt.Errorf("gather %v: %w", ids, err))
+	}
+	g.Layout = b.Layout
+	return g
+}
