@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -16,7 +17,7 @@ import (
 // as the same scan with every batch's rows sent (BITPARITY_SCAN_GEN=none),
 // on an exact RMSNorm, a drifting one and logprob.
 func TestExecScanGenerated(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	tests := []struct {
 		name    string
 		cmdline string

@@ -3,8 +3,6 @@ package scan
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -13,25 +11,10 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
-
-// numpyPython returns a python3 that imports numpy, or skips the test
-// when there is none and BITPARITY_SKIP_PYTHON=1.
-func numpyPython(t testing.TB) string {
-	t.Helper()
-	for _, c := range []string{os.Getenv("BITPARITY_PYTHON"), "/usr/bin/python3", "python3"} {
-		if c != "" && exec.Command(c, "-c", "import numpy").Run() == nil {
-			return c
-		}
-	}
-	if os.Getenv("BITPARITY_SKIP_PYTHON") == "1" {
-		t.Skip("BITPARITY_SKIP_PYTHON=1 and no python3 with numpy")
-	}
-	t.Fatal("no python3 with numpy: apt-get install python3-numpy, or BITPARITY_SKIP_PYTHON=1 to skip")
-	return ""
-}
 
 // adapter returns the command line of a script under adapters/.
 func adapter(py, script string, args ...string) string {
@@ -77,7 +60,7 @@ func adapterTarget(t testing.TB, cmdline string, op spec.Op, key, value string) 
 // below 40 items, and a padding scan (whose filler items never ran alone:
 // its steps answer every digest) agrees.
 func TestExecScanAgainstAlone(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	split := adapter(py, "examples/numpy_split.py", "--from", "40")
 	exact := adapter(py, "numpy_ops.py", "rmsnorm")
 	dists := []spec.Dist{spec.DistNormal, spec.DistBoundary}
@@ -137,7 +120,7 @@ func TestExecScanAgainstAlone(t *testing.T) {
 // where a frame a batch costs hundreds, and gives the same Result, count
 // for count, on an exact and a drifting adapter.
 func TestExecScanBatches(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	dists := []spec.Dist{spec.DistNormal}
 	for _, cmdline := range []string{adapter(py, "numpy_ops.py", "rmsnorm"), adapter(py, "examples/numpy_split.py", "--from", "30")} {
 		var got [2]*Result
