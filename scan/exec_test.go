@@ -16,6 +16,20 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
+// sameScan reports where result a (called as in the errors) and result
+// b (bs) differ: their maps (rule, values, classes) or their counts
+// (batches, rows compared, differing, diffs).
+func sameScan(t *testing.T, as string, a *Result, bs string, b *Result) {
+	t.Helper()
+	if a.Map.Rule != b.Map.Rule || !slices.Equal(a.Map.Values, b.Map.Values) || !reflect.DeepEqual(a.Map.Classes, b.Map.Classes) {
+		t.Errorf("maps differ: %s %q, %s %q", as, a.Map.Rule, bs, b.Map.Rule)
+	}
+	if a.Batches != b.Batches || a.RowsCompared != b.RowsCompared || a.Differing != b.Differing || !slices.Equal(a.Diffs, b.Diffs) {
+		t.Errorf("counts differ: %s %d batches %d rows %d differing, %s %d %d %d",
+			as, a.Batches, a.RowsCompared, a.Differing, bs, b.Batches, b.RowsCompared, b.Differing)
+	}
+}
+
 // adapter returns the command line of a script under adapters/.
 func adapter(py, script string, args ...string) string {
 	_, file, _, _ := runtime.Caller(0)
@@ -103,13 +117,7 @@ func TestExecScanAgainstAlone(t *testing.T) {
 			case tc.rule != "" && tc.rule != "?" && a.Map.Rule != tc.rule:
 				t.Fatalf("map %q, want %q", a.Map.Rule, tc.rule)
 			}
-			if a.Map.Rule != b.Map.Rule || !slices.Equal(a.Map.Values, b.Map.Values) || !reflect.DeepEqual(a.Map.Classes, b.Map.Classes) {
-				t.Errorf("maps differ: against the items alone %q, every digest %q", a.Map.Rule, b.Map.Rule)
-			}
-			if a.Batches != b.Batches || a.RowsCompared != b.RowsCompared || a.Differing != b.Differing || !slices.Equal(a.Diffs, b.Diffs) {
-				t.Errorf("counts differ: against the items alone %d batches %d rows %d differing, every digest %d %d %d",
-					a.Batches, a.RowsCompared, a.Differing, b.Batches, b.RowsCompared, b.Differing)
-			}
+			sameScan(t, "against the items alone", a, "every digest", b)
 		})
 	}
 }
