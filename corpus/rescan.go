@@ -20,30 +20,14 @@ type CertRecheck struct {
 // every certificate rerun and every one that could not be read or rerun;
 // the error is a failure to list or to write back.
 func RecheckCertificates(d *Dir, rerun func(*spec.Certificate) (spec.Certificate, error), each func(CertRecheck)) error {
-	names, err := d.Certificates()
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		c, err := d.GetCertificate(name)
-		if err != nil {
-			each(CertRecheck{Name: name, Err: err})
-			continue
+	open := func(c *spec.Certificate) bool { return c.Status.State != spec.CertInvalid }
+	return recheck(d, certificates, open, rerun, func(name string, was, got *spec.Certificate, err error) {
+		r := CertRecheck{Name: name, Was: was, Err: err}
+		if got != nil {
+			r.Got = *got
 		}
-		if c.Status.State == spec.CertInvalid {
-			continue
-		}
-		got, err := rerun(c)
-		if err != nil {
-			each(CertRecheck{Name: name, Was: c, Err: err})
-			continue
-		}
-		if _, err := d.PutCertificate(&got); err != nil {
-			return fmt.Errorf("recheck %s: %w", name, err)
-		}
-		each(CertRecheck{Name: name, Was: c, Got: got})
-	}
-	return nil
+		each(r)
+	})
 }
 
 // DriftRecheck is one scan drift RecheckScanDrifts read.
@@ -61,29 +45,52 @@ type DriftRecheck struct {
 // order, every drift rerun and every one that could not be read or rerun;
 // the error is a failure to list or to write back.
 func RecheckScanDrifts(d *Dir, env spec.Env, rerun func(*spec.ScanDriftRecord) (spec.ScanResult, error), why func(spec.ScanResult) string, each func(DriftRecheck)) error {
-	names, err := d.ScanDrifts()
+	open := func(r *spec.ScanDriftRecord) bool { return r.Status.State == StateOpen }
+	var found spec.ScanResult // the last rerun's result
+	recorded := func(r *spec.ScanDriftRecord) (spec.ScanDriftRecord, error) {
+		var err error
+		if found, err = rerun(r); err != nil {
+			return spec.ScanDriftRecord{}, err
+		}
+		return RecheckedScanDrift(*r, found, env, why(found)), nil
+	}
+	return recheck(d, scanDrifts, open, recorded, func(name string, was, got *spec.ScanDriftRecord, err error) {
+		r := DriftRecheck{Name: name, Was: was, Err: err}
+		if got != nil {
+			r.Found, r.Got = found, *got
+		}
+		each(r)
+	})
+}
+
+// recheck reruns, in name order, every record of kind k in folder d that
+// open accepts, and writes back the record rerun gives. each sees every
+// record rerun (was and got) and every one that could not be read (was
+// nil) or rerun (got nil), with the error; recheck's own error is a
+// failure to list or to write back.
+func recheck[T any](d *Dir, k scanRecord[T], open func(*T) bool, rerun func(*T) (T, error), each func(name string, was, got *T, err error)) error {
+	names, err := listNamed(d.path, k.isName)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		r, err := d.GetScanDrift(name)
+		was, err := k.get(d, name)
 		if err != nil {
-			each(DriftRecheck{Name: name, Err: err})
+			each(name, nil, nil, err)
 			continue
 		}
-		if r.Status.State != StateOpen {
+		if !open(was) {
 			continue
 		}
-		found, err := rerun(r)
+		got, err := rerun(was)
 		if err != nil {
-			each(DriftRecheck{Name: name, Was: r, Err: err})
+			each(name, was, nil, err)
 			continue
 		}
-		got := RecheckedScanDrift(*r, found, env, why(found))
-		if _, err := d.PutScanDrift(&got); err != nil {
+		if _, err := k.put(d, &got); err != nil {
 			return fmt.Errorf("recheck %s: %w", name, err)
 		}
-		each(DriftRecheck{Name: name, Was: r, Found: found, Got: got})
+		each(name, was, &got, nil)
 	}
 	return nil
 }

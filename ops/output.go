@@ -100,6 +100,14 @@ func (o *Output) SameRow(r int, p *Output, q int) bool {
 	return true
 }
 
+// CopyRow copies row q of p into row r of o, every column. The outputs
+// must have the same columns.
+func (o *Output) CopyRow(r int, p *Output, q int) {
+	for c := range o.Columns {
+		copy(o.Row(c, r), p.Row(c, q))
+	}
+}
+
 // Digest is a short hash of row r's bits, column by column: the class
 // label of a row in a drift map.
 func (o *Output) Digest(r int) string {

@@ -35,9 +35,7 @@ func Alone(ctx context.Context, t Target, in Input) (*Output, error) {
 		if err := out.SameColumns(o); err != nil {
 			return nil, err
 		}
-		for c := range o.Columns {
-			copy(out.Row(c, i), o.Row(c, 0))
-		}
+		out.CopyRow(i, o, 0)
 	}
 	return out, nil
 }
@@ -46,19 +44,13 @@ func Alone(ctx context.Context, t Target, in Input) (*Output, error) {
 // with row r of alone (Alone's output on in), r = 0..v-1: row r of a batch
 // of v items must equal item r computed alone.
 func BatchInvariance(ctx context.Context, t Target, in Input, alone *Output, v int) (*Check, error) {
-	b, err := in.Gather(prefix(v))
+	b, got, err := runFirst(ctx, t, in, v)
 	if err != nil {
 		return nil, err
 	}
-	got, err := t.Run(ctx, b)
-	if err != nil {
-		return nil, fmt.Errorf("%s on a batch of %d: %w", t.Name(), v, err)
-	}
 	want := NewOutput(alone.Columns, v)
-	for c := range want.Columns {
-		for r := range v {
-			copy(want.Row(c, r), alone.Row(c, r))
-		}
+	for r := range v {
+		want.CopyRow(r, alone, r)
 	}
 	return compare(b, got, want)
 }
@@ -71,13 +63,9 @@ func BatchInvariance(ctx context.Context, t Target, in Input, alone *Output, v i
 // a row's bits must not depend on other rows' values. At v = 1 there is
 // no neighbour and the relation holds trivially.
 func NeighbourReplacement(ctx context.Context, t Target, in, other Input, v int) (*Check, error) {
-	a, err := in.Gather(prefix(v))
+	a, got, err := runFirst(ctx, t, in, v)
 	if err != nil {
 		return nil, err
-	}
-	got, err := t.Run(ctx, a)
-	if err != nil {
-		return nil, fmt.Errorf("%s on a batch of %d: %w", t.Name(), v, err)
 	}
 	want := NewOutput(got.Columns, v)
 	for keep := range 2 {
@@ -88,9 +76,7 @@ func NeighbourReplacement(ctx context.Context, t Target, in, other Input, v int)
 			}
 		}
 		if len(at) == 0 { // v = 1: no neighbour, the row is its own reference
-			for c := range want.Columns {
-				copy(want.Row(c, 0), got.Row(c, 0))
-			}
+			want.CopyRow(0, got, 0)
 			continue
 		}
 		repl, err := other.Gather(at) // other's item r replaces position r
@@ -109,12 +95,24 @@ func NeighbourReplacement(ctx context.Context, t Target, in, other Input, v int)
 			return nil, err
 		}
 		for r := keep; r < v; r += 2 {
-			for c := range want.Columns {
-				copy(want.Row(c, r), o.Row(c, r))
-			}
+			want.CopyRow(r, o, r)
 		}
 	}
 	return compare(a, got, want)
+}
+
+// runFirst runs t on the batch of the first v items of in and returns
+// the batch and t's output.
+func runFirst(ctx context.Context, t Target, in Input, v int) (Input, *Output, error) {
+	b, err := in.Gather(prefix(v))
+	if err != nil {
+		return nil, nil, err
+	}
+	got, err := t.Run(ctx, b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s on a batch of %d: %w", t.Name(), v, err)
+	}
+	return b, got, nil
 }
 
 // compare lists the rows of got that differ from want.

@@ -35,3 +35,48 @@ type Wire interface {
 	// Bad is an error about field of the frame (`tensor "kv_lens"`).
 	Bad(field, format string, a ...any) error
 }
+
+// WireReader reads the tensors of a request frame one after another for
+// an op's FromWire and keeps the first error (Err): a read after it
+// returns nothing, so FromWire checks once, before it uses a shape.
+type WireReader struct {
+	w   Wire
+	err error
+}
+
+// ReadWire is a WireReader of w.
+func ReadWire(w Wire) *WireReader { return &WireReader{w: w} }
+
+// Floats is Wire.Floats: the values and shape of float tensor name, of
+// dims dimensions.
+func (r *WireReader) Floats(name string, dims int) ([]float32, []int) {
+	if r.err != nil {
+		return nil, nil
+	}
+	v, shape, err := r.w.Floats(name, dims)
+	r.err = err
+	return v, shape
+}
+
+// Ints is Wire.Ints: the values of integer tensor name.
+func (r *WireReader) Ints(name string) []int64 {
+	if r.err != nil {
+		return nil
+	}
+	v, err := r.w.Ints(name)
+	r.err = err
+	return v
+}
+
+// Eps is Wire.Eps: the request's eps.
+func (r *WireReader) Eps() float32 {
+	if r.err != nil {
+		return 0
+	}
+	eps, err := r.w.Eps()
+	r.err = err
+	return eps
+}
+
+// Err is the first error of the reads, nil when all succeeded.
+func (r *WireReader) Err() error { return r.err }

@@ -9,28 +9,31 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
+// attnDecl is the declared schedule of the attention tests: tile 64, one split.
+var attnDecl = oracle.AttentionSchedule{Tile: 64, Splits: 1}
+
+// attnFamily is the bf16 family of op (attn_decode or attn_prefill) at
+// length L around attnDecl.
+func attnFamily(t *testing.T, op spec.Op, L int) *Family {
+	t.Helper()
+	f, err := NewFamily(op, L, oracle.BF16, attnDecl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // TestDecodeFamilyAgainstOracle: an attn_decode row shows alternative a
 // exactly when oracle.Decode gives the row other bits under a than under
 // the declared schedule, before and after V values move through
 // DecodeCheck.SetV (a value of the row's column, one of another head).
 func TestDecodeFamilyAgainstOracle(t *testing.T) {
 	const L, H, KH, D = 150, 4, 2, 8
-	decl := oracle.AttentionSchedule{Tile: 64, Splits: 1}
-	f, err := NewFamily(spec.OpAttnDecode, L, oracle.BF16, decl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := attnFamily(t, spec.OpAttnDecode, L)
 	if len(f.Alts) < 15 {
 		t.Fatalf("decode family at L %d has %d alternatives, want >= 15", L, len(f.Alts))
 	}
-	rng := rand.New(rand.NewSource(3))
-	vals := func(n int) []float32 {
-		v := make([]float32, n)
-		for j := range v {
-			v[j] = oracle.Round(oracle.BF16, float32(rng.NormFloat64()))
-		}
-		return v
-	}
+	vals := normals(rand.New(rand.NewSource(3)), oracle.BF16)
 	for _, out := range []oracle.DType{oracle.BF16, oracle.FP16, oracle.FP32} {
 		in := oracle.DecodeInput{Q: vals(H * D), K: [][]float32{vals(L * KH * D)}, V: [][]float32{vals(L * KH * D)},
 			Heads: H, KVHeads: KH, HeadDim: D, Out: out}
@@ -43,7 +46,7 @@ func TestDecodeFamilyAgainstOracle(t *testing.T) {
 		if out != oracle.FP32 {
 			// move the knob until the row shows some alternative (an
 			// untuned bf16 or fp16 row of 8 columns shows almost none)
-			p, _ := oracle.NewDecodeProbe(oracle.DecodeInput{Q: in.Q, K: in.K, V: in.V, Heads: H, KVHeads: KH, HeadDim: D, Out: oracle.FP32}, decl, r)
+			p, _ := oracle.NewDecodeProbe(oracle.DecodeInput{Q: in.Q, K: in.K, V: in.V, Heads: H, KVHeads: KH, HeadDim: D, Out: oracle.FP32}, attnDecl, r)
 			v0, y0 := in.V[0][knob], p.Col(2)
 			in.V[0][knob] = v0 + 0.5
 			slope := float64(p.Col(2)-y0) / 0.5
@@ -75,7 +78,7 @@ func TestDecodeFamilyAgainstOracle(t *testing.T) {
 				}
 				return y
 			}
-			ref := want(decl)
+			ref := want(attnDecl)
 			for a, alt := range f.Alts {
 				if diff := !sameBits(want(alt), ref); diff != got.Has(a) {
 					t.Fatalf("decode %s %s, %s: shows %v, the oracle differs %v", out, when, alt, got.Has(a), diff)
@@ -103,13 +106,9 @@ func TestDecodeFamilyAgainstOracle(t *testing.T) {
 // that run the declared schedule's operations there, and keeps one of
 // each other group.
 func TestDecodeFamilyKeys(t *testing.T) {
-	decl := oracle.AttentionSchedule{Tile: 64, Splits: 1}
 	for _, tc := range []struct{ L, want int }{{1, 0}, {16, 0}, {17, 2}, {150, -1}} {
-		f, err := NewFamily(spec.OpAttnDecode, tc.L, oracle.BF16, decl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]bool{decodeKey(decl, tc.L): true}
+		f := attnFamily(t, spec.OpAttnDecode, tc.L)
+		seen := map[string]bool{decodeKey(attnDecl, tc.L): true}
 		for _, a := range f.Alts {
 			k := decodeKey(a.(oracle.AttentionSchedule), tc.L)
 			if seen[k] {

@@ -9,6 +9,18 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
+// normals returns a function that draws n normal values from rng, each
+// rounded to dt.
+func normals(rng *rand.Rand, dt oracle.DType) func(n int) []float32 {
+	return func(n int) []float32 {
+		v := make([]float32, n)
+		for j := range v {
+			v[j] = oracle.Round(dt, float32(rng.NormFloat64()))
+		}
+		return v
+	}
+}
+
 // TestFamilyAgainstOracle: a row shows alternative a exactly when
 // oracle.RMSNorm (oracle.LogProb) gives the row other bits under a than
 // under the declared schedule, and a knob step through RMSNormCheck.Set
@@ -161,13 +173,7 @@ func TestGEMMFamilyAgainstOracle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vals := func(n int) []float32 {
-			v := make([]float32, n)
-			for j := range v {
-				v[j] = oracle.Round(dt, float32(rng.NormFloat64()))
-			}
-			return v
-		}
+		vals := normals(rng, dt)
 		shown, mma := 0, 0
 		for r := 0; r < 4; r++ {
 			x, w := vals(K), vals(K*N)

@@ -45,19 +45,8 @@ func prefillWant(t *testing.T, in oracle.PrefillInput, s oracle.AttentionSchedul
 // and between, of the second sequence, in bf16, fp16 and fp32.
 func TestPrefillFamilyAgainstOracle(t *testing.T) {
 	const S, L, H, KH, D = 2, 70, 4, 2, 8
-	decl := oracle.AttentionSchedule{Tile: 64, Splits: 1}
-	f, err := NewFamily(spec.OpAttnPrefill, L, oracle.BF16, decl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewSource(5))
-	vals := func(n int) []float32 {
-		v := make([]float32, n)
-		for j := range v {
-			v[j] = oracle.Round(oracle.BF16, float32(rng.NormFloat64()))
-		}
-		return v
-	}
+	f := attnFamily(t, spec.OpAttnPrefill, L)
+	vals := normals(rand.New(rand.NewSource(5)), oracle.BF16)
 	for _, out := range []oracle.DType{oracle.BF16, oracle.FP16, oracle.FP32} {
 		in := oracle.PrefillInput{Q: vals(S * L * H * D), K: vals(S * L * KH * D), V: vals(S * L * KH * D),
 			Seqs: S, SeqLen: L, Heads: H, KVHeads: KH, HeadDim: D, Out: out}
@@ -78,7 +67,7 @@ func TestPrefillFamilyAgainstOracle(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ref := prefillWant(t, in, decl, r)
+				ref := prefillWant(t, in, attnDecl, r)
 				row, err := c.Row()
 				if err != nil {
 					t.Fatal(err)
@@ -121,19 +110,8 @@ func TestPrefillFamilyAgainstOracle(t *testing.T) {
 // the given alternatives, as the oracle gives it.
 func TestPrefillEdgesAndRows(t *testing.T) {
 	const L, H, KH, D, pos = 40, 2, 1, 8, 33
-	decl := oracle.AttentionSchedule{Tile: 64, Splits: 1}
-	f, err := NewFamily(spec.OpAttnPrefill, L, oracle.BF16, decl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewSource(3))
-	vals := func(n int) []float32 {
-		v := make([]float32, n)
-		for j := range v {
-			v[j] = oracle.Round(oracle.BF16, float32(rng.NormFloat64()))
-		}
-		return v
-	}
+	f := attnFamily(t, spec.OpAttnPrefill, L)
+	vals := normals(rand.New(rand.NewSource(3)), oracle.BF16)
 	in := oracle.PrefillInput{Q: vals(L * H * D), K: vals(L * KH * D), V: vals(L * KH * D),
 		Seqs: 1, SeqLen: L, Heads: H, KVHeads: KH, HeadDim: D, Out: oracle.FP32}
 	r := pos*H + 1
@@ -175,7 +153,7 @@ func TestPrefillEdgesAndRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sameBits(rows[0], row) || !sameBits(rows[0], prefillWant(t, in, decl, r)) {
+	if !sameBits(rows[0], row) || !sameBits(rows[0], prefillWant(t, in, attnDecl, r)) {
 		t.Errorf("Rows[0] %v, Row %v", rows[0], row)
 	}
 	for g, alts := range c.alts {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -38,7 +39,7 @@ func rowsChecked(n int) int { return n*(n+1)/2 + n }
 //
 //	go test -run '^$' -bench ScanExec -benchtime 3x ./scan/
 func BenchmarkScanExec(b *testing.B) {
-	py := numpyPython(b)
+	py := pythontest.NumPy(b)
 	for _, against := range []string{"alone", "none"} {
 		name := map[string]string{"alone": "alone", "none": "digests"}[against]
 		b.Run(name, func(b *testing.B) {

@@ -2,10 +2,9 @@ package scan
 
 import (
 	"context"
-	"reflect"
-	"slices"
 	"testing"
 
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -16,7 +15,7 @@ import (
 // as the same scan with every batch's rows sent (BITPARITY_SCAN_GEN=none),
 // on an exact RMSNorm, a drifting one and logprob.
 func TestExecScanGenerated(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	tests := []struct {
 		name    string
 		cmdline string
@@ -62,13 +61,7 @@ func TestExecScanGenerated(t *testing.T) {
 			case tc.rule != "" && a.Map.Rule != tc.rule:
 				t.Fatalf("map %q, want %q", a.Map.Rule, tc.rule)
 			}
-			if a.Map.Rule != b.Map.Rule || !slices.Equal(a.Map.Values, b.Map.Values) || !reflect.DeepEqual(a.Map.Classes, b.Map.Classes) {
-				t.Errorf("maps differ: generated %q, rows sent %q", a.Map.Rule, b.Map.Rule)
-			}
-			if a.Batches != b.Batches || a.RowsCompared != b.RowsCompared || a.Differing != b.Differing || !slices.Equal(a.Diffs, b.Diffs) {
-				t.Errorf("counts differ: generated %d batches %d rows %d differing, rows sent %d %d %d",
-					a.Batches, a.RowsCompared, a.Differing, b.Batches, b.RowsCompared, b.Differing)
-			}
+			sameScan(t, "generated", a, "rows sent", b)
 			if (a.Certificate == nil) != (b.Certificate == nil) {
 				t.Errorf("certificate generated %v, rows sent %v", a.Certificate != nil, b.Certificate != nil)
 			}

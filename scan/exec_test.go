@@ -3,8 +3,6 @@ package scan
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -13,24 +11,23 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
-// numpyPython returns a python3 that imports numpy, or skips the test
-// when there is none and BITPARITY_SKIP_PYTHON=1.
-func numpyPython(t testing.TB) string {
+// sameScan reports where result a (called as in the errors) and result
+// b (bs) differ: their maps (rule, values, classes) or their counts
+// (batches, rows compared, differing, diffs).
+func sameScan(t *testing.T, as string, a *Result, bs string, b *Result) {
 	t.Helper()
-	for _, c := range []string{os.Getenv("BITPARITY_PYTHON"), "/usr/bin/python3", "python3"} {
-		if c != "" && exec.Command(c, "-c", "import numpy").Run() == nil {
-			return c
-		}
+	if a.Map.Rule != b.Map.Rule || !slices.Equal(a.Map.Values, b.Map.Values) || !reflect.DeepEqual(a.Map.Classes, b.Map.Classes) {
+		t.Errorf("maps differ: %s %q, %s %q", as, a.Map.Rule, bs, b.Map.Rule)
 	}
-	if os.Getenv("BITPARITY_SKIP_PYTHON") == "1" {
-		t.Skip("BITPARITY_SKIP_PYTHON=1 and no python3 with numpy")
+	if a.Batches != b.Batches || a.RowsCompared != b.RowsCompared || a.Differing != b.Differing || !slices.Equal(a.Diffs, b.Diffs) {
+		t.Errorf("counts differ: %s %d batches %d rows %d differing, %s %d %d %d",
+			as, a.Batches, a.RowsCompared, a.Differing, bs, b.Batches, b.RowsCompared, b.Differing)
 	}
-	t.Fatal("no python3 with numpy: apt-get install python3-numpy, or BITPARITY_SKIP_PYTHON=1 to skip")
-	return ""
 }
 
 // adapter returns the command line of a script under adapters/.
@@ -77,7 +74,7 @@ func adapterTarget(t testing.TB, cmdline string, op spec.Op, key, value string) 
 // below 40 items, and a padding scan (whose filler items never ran alone:
 // its steps answer every digest) agrees.
 func TestExecScanAgainstAlone(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	split := adapter(py, "examples/numpy_split.py", "--from", "40")
 	exact := adapter(py, "numpy_ops.py", "rmsnorm")
 	dists := []spec.Dist{spec.DistNormal, spec.DistBoundary}
@@ -120,13 +117,7 @@ func TestExecScanAgainstAlone(t *testing.T) {
 			case tc.rule != "" && tc.rule != "?" && a.Map.Rule != tc.rule:
 				t.Fatalf("map %q, want %q", a.Map.Rule, tc.rule)
 			}
-			if a.Map.Rule != b.Map.Rule || !slices.Equal(a.Map.Values, b.Map.Values) || !reflect.DeepEqual(a.Map.Classes, b.Map.Classes) {
-				t.Errorf("maps differ: against the items alone %q, every digest %q", a.Map.Rule, b.Map.Rule)
-			}
-			if a.Batches != b.Batches || a.RowsCompared != b.RowsCompared || a.Differing != b.Differing || !slices.Equal(a.Diffs, b.Diffs) {
-				t.Errorf("counts differ: against the items alone %d batches %d rows %d differing, every digest %d %d %d",
-					a.Batches, a.RowsCompared, a.Differing, b.Batches, b.RowsCompared, b.Differing)
-			}
+			sameScan(t, "against the items alone", a, "every digest", b)
 		})
 	}
 }
@@ -137,7 +128,7 @@ func TestExecScanAgainstAlone(t *testing.T) {
 // where a frame a batch costs hundreds, and gives the same Result, count
 // for count, on an exact and a drifting adapter.
 func TestExecScanBatches(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	dists := []spec.Dist{spec.DistNormal}
 	for _, cmdline := range []string{adapter(py, "numpy_ops.py", "rmsnorm"), adapter(py, "examples/numpy_split.py", "--from", "30")} {
 		var got [2]*Result

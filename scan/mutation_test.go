@@ -92,6 +92,40 @@ func (p *mutant) Run(ctx context.Context, b *target.Batch, rows []int) (*target.
 
 var registerPlanted sync.Mutex
 
+// scanPlanted registers p under its name and runs s on it.
+func scanPlanted(t *testing.T, s spec.ScanSpec, p *mutant) *Result {
+	t.Helper()
+	registerPlanted.Lock()
+	target.Register(p.info.Name, func() (target.Target, error) { return p, nil })
+	registerPlanted.Unlock()
+	s.Target = p.info.Name
+	r, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// drawScanner is the scanner of s, whose draws the coverage tests take
+// one by one (drawCase).
+func drawScanner(t *testing.T, s spec.ScanSpec) *scanner {
+	t.Helper()
+	sc, err := newScanner(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// drawCase is sc's case of draw k: the scan's own draws, then sensitive
+// draws as the power loop adds them.
+func drawCase(sc *scanner, k int) spec.Case {
+	if k >= len(sc.draws) {
+		sc.draws = append(sc.draws, spec.DistSensitive)
+	}
+	return sc.caseFor(k)
+}
+
 // mutationSpec is the scan of op at profile p (items 1..max_tokens, its
 // hidden or vocab, eps and dtype; out overrides the output dtype, for
 // logprob fp32), outputs only, default draws and power loop.
@@ -134,17 +168,11 @@ func mutationSpec(t *testing.T, op spec.Op, prof string, out spec.DType) spec.Sc
 // the coverage after each draw.
 func coverage(t *testing.T, s spec.ScanSpec, keys []int, draws int) []*power.Coverage {
 	t.Helper()
-	sc, err := newScanner(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := drawScanner(t, s)
 	cov := power.NewCoverage(sc.cov.Family, len(keys))
 	var after []*power.Coverage
 	for k := 0; k < draws; k++ {
-		if k >= len(sc.draws) {
-			sc.draws = append(sc.draws, spec.DistSensitive)
-		}
-		sets, err := fuzz.RowShows(sc.caseFor(k), keys)
+		sets, err := fuzz.RowShows(drawCase(sc, k), keys)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,15 +277,7 @@ func testMutation(t *testing.T, op spec.Op) {
 		p := &mutant{decl: decl, alt: f.Alts[pa[1]], pos: pos, lo: lo, hi: lo + rng.Intn(small.To-lo+1)}
 		name := fmt.Sprintf("test-planted-%s-%d", op, m)
 		p.info = target.Info{Name: name, Op: op, Device: "cpu", Schedule: decl.String()}
-		registerPlanted.Lock()
-		target.Register(name, func() (target.Target, error) { return p, nil })
-		registerPlanted.Unlock()
-		ms := small
-		ms.Target = name
-		r, err := Run(context.Background(), ms, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := scanPlanted(t, small, p)
 		if got := r.Certificate == nil; got != want {
 			t.Errorf("%s at position %d, batches %d..%d: caught %v, the coverage predicts %v (%s)", p.alt, p.pos, p.lo, p.hi, got, want, PowerWords(r.Power))
 		}
@@ -303,18 +323,12 @@ func TestPowerStatus(t *testing.T) {
 // where every row shows all that it can (power.Family.AtLength).
 func queryCoverage(t *testing.T, s spec.ScanSpec, keys []int, draws int) (*power.Family, [][][]power.Set) {
 	t.Helper()
-	sc, err := newScanner(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := drawScanner(t, s)
 	f := sc.cov.Family
 	var after [][][]power.Set
 	var cum [][]power.Set
 	for k := 0; k < draws; k++ {
-		if k >= len(sc.draws) {
-			sc.draws = append(sc.draws, spec.DistSensitive)
-		}
-		sets, err := fuzz.QueryShows(sc.caseFor(k), keys)
+		sets, err := fuzz.QueryShows(drawCase(sc, k), keys)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,15 +432,7 @@ func testPrefillMutation(t *testing.T) {
 		p := &mutant{decl: f.Declared, alt: f.Alts[d.alt], pos: d.pos, rows: []int{d.row}, lo: lo, hi: lo + rng.Intn(small.To-lo+1)}
 		name := fmt.Sprintf("test-planted-attn_prefill-%d", m)
 		p.info = target.Info{Name: name, Op: spec.OpAttnPrefill, Device: "cpu", Schedule: f.Declared.String()}
-		registerPlanted.Lock()
-		target.Register(name, func() (target.Target, error) { return p, nil })
-		registerPlanted.Unlock()
-		ms := small
-		ms.Target = name
-		r, err := Run(context.Background(), ms, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := scanPlanted(t, small, p)
 		if got := r.Certificate == nil; got != want {
 			t.Errorf("%s at sequence %d row %d, batches %d..%d: caught %v, the coverage predicts %v (%s)", p.alt, p.pos, d.row, p.lo, p.hi, got, want, PowerWords(r.Power))
 		}

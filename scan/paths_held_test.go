@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -21,7 +22,7 @@ import (
 // tile) against the tile-64 decode agrees up to 8 tokens and at a few
 // lengths past, and differs at the others, in fp32 outputs.
 func TestPathScanHeldCuts(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	a, b := comparePathScans(t, adapter(py, "numpy_ops.py", "attn_prefill", "--attn-tile", "8"), adapter(py, "numpy_ops.py", "attn_decode"),
 		PathSpec{To: 30, Seqs: 2, Heads: 2, KVHeads: 1, HeadDim: 8, Out: spec.FP32, Dists: []spec.Dist{spec.DistNormal}, Seed: 1})
 	if len(a.Differ) == 0 || a.Differ[0] <= 8 || len(a.Differ) == 30-8 {
@@ -39,7 +40,7 @@ func TestTorchPathScanHeldCuts(t *testing.T) {
 	if os.Getenv("BITPARITY_TEST_TORCH") != "1" {
 		t.Skip("set BITPARITY_TEST_TORCH=1 to test adapters/torch_ops.py (needs torch; about 20 s of torch start-ups)")
 	}
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
 		t.Skipf("%s has no torch", py)
 	}

@@ -77,6 +77,23 @@ func run(t *testing.T, s spec.ScanSpec) *Result {
 	return r
 }
 
+// runDrift runs s, whose target (what, in the error) must show a drift,
+// and checks its map: rule, over every value of the range.
+func runDrift(t *testing.T, s spec.ScanSpec, what, rule string) *Result {
+	t.Helper()
+	r := run(t, s)
+	if r.Certificate != nil || r.Differing == 0 {
+		t.Fatalf("%s was certified", what)
+	}
+	if r.Map.Rule != rule {
+		t.Errorf("map %s %q, want %q", r.Map.Kind, r.Map.Rule, rule)
+	}
+	if want := s.To - max(s.From, 1) + 1; len(r.Map.Values) != want {
+		t.Errorf("map of %d values, want every one of %d", len(r.Map.Values), want)
+	}
+	return r
+}
+
 func TestCertifiesOracle(t *testing.T) {
 	steps := 0
 	r, err := Run(context.Background(), rmsnormScan("oracle-rmsnorm", 64, 256), Options{Progress: func(done, total int) {
@@ -148,16 +165,7 @@ func TestDriftModelMaps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := run(t, tt.s)
-			if r.Certificate != nil || r.Differing == 0 {
-				t.Fatalf("a drift model was certified")
-			}
-			if r.Map.Rule != tt.rule {
-				t.Errorf("map %s %q, want %q", r.Map.Kind, r.Map.Rule, tt.rule)
-			}
-			if want := tt.s.To - max(tt.s.From, 1) + 1; len(r.Map.Values) != want {
-				t.Errorf("map of %d values, want every one of %d", len(r.Map.Values), want)
-			}
+			runDrift(t, tt.s, "a drift model", tt.rule)
 		})
 	}
 }

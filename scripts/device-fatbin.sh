@@ -47,26 +47,24 @@ fail() {
 	pack || true
 	exit 3
 }
-# step NAME CMD...: run CMD with its output in $logs/NAME.log; fail loudly.
-step() {
+# logged NAME CMD...: run CMD with its output in $logs/NAME.log; on a
+# failure show the log's last 40 lines and return 1.
+logged() {
 	local name=$1
 	shift
 	echo "== $name: $*" >&2
-	if ! "$@" >"$logs/$name.log" 2>&1; then
-		tail -n 40 "$logs/$name.log" >&2
-		fail "$name (log: $logs/$name.log)"
-	fi
+	"$@" >"$logs/$name.log" 2>&1 && return 0
+	tail -n 40 "$logs/$name.log" >&2
+	return 1
 }
+# step NAME CMD...: logged; fail loudly.
+step() { logged "$@" || fail "$1 (log: $logs/$1.log)"; }
 # check NAME CMD...: step, but a failure is recorded and the script goes on.
 failed=()
 check() {
-	local name=$1
-	shift
-	echo "== $name: $*" >&2
-	if ! "$@" >"$logs/$name.log" 2>&1; then
-		tail -n 40 "$logs/$name.log" >&2
-		echo "device-fatbin: FAILED: $name (log: $logs/$name.log)" >&2
-		failed+=("$name")
+	if ! logged "$@"; then
+		echo "device-fatbin: FAILED: $1 (log: $logs/$1.log)" >&2
+		failed+=("$1")
 	fi
 	return 0
 }

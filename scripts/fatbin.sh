@@ -22,15 +22,12 @@
 # Needs nvcc (CUDA_HOME/bin, /usr/local/cuda/bin or PATH). Idempotent: every
 # image is rebuilt and replaced only when nvcc succeeded.
 set -euo pipefail
-dir=${1:-"$(dirname "$0")/../gpu/kernels"}
+scripts=$(cd "$(dirname "$0")" && pwd)
+dir=${1:-"$scripts/../gpu/kernels"}
 cd "$dir"
 sumfile=${FATBIN_SUMS:-fatbin.sha256}
 
-nvcc=nvcc
-for d in "${CUDA_HOME:-}" /usr/local/cuda; do
-	if [ -n "$d" ] && [ -x "$d/bin/nvcc" ]; then nvcc=$d/bin/nvcc; break; fi
-done
-command -v "$nvcc" >/dev/null || { echo "fatbin: nvcc not found (set CUDA_HOME)" >&2; exit 3; }
+. "$scripts/nvcc.sh" fatbin
 
 # The SASS codes: sm_80 and sm_90 always, sm_100 when this nvcc builds it.
 listed=$("$nvcc" --list-gpu-code | tr -s " \t" "\n") || { echo "fatbin: $nvcc --list-gpu-code failed" >&2; exit 3; }
@@ -44,7 +41,7 @@ gencode=()
 for s in "${sass[@]}"; do gencode+=(-gencode "arch=compute_${s#sm_},code=$s"); done
 gencode+=(-gencode "arch=$ptxcode,code=$ptxcode")
 
-flags=(-fmad=false -prec-div=true -prec-sqrt=true -ftz=false -std=c++17)
+flags=("${exact[@]}")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

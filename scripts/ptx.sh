@@ -12,15 +12,10 @@
 # image (SASS for the GPUs we build for, beside PTX) from the same sources,
 # so PTX and fat images stay in step.
 set -euo pipefail
+. "$(dirname "$0")/nvcc.sh" ptx
 cd "$(dirname "$0")/../gpu/kernels"
 
-nvcc=nvcc
-for d in "${CUDA_HOME:-}" /usr/local/cuda; do
-	if [ -n "$d" ] && [ -x "$d/bin/nvcc" ]; then nvcc=$d/bin/nvcc; break; fi
-done
-command -v "$nvcc" >/dev/null || { echo "ptx: nvcc not found (set CUDA_HOME)" >&2; exit 3; }
-
-flags=(-arch=compute_80 -ptx -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -std=c++17)
+flags=(-arch=compute_80 -ptx "${exact[@]}")
 
 for cu in *.cu; do
 	out=${cu%.cu}.ptx

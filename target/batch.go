@@ -70,24 +70,22 @@ func (b *Batch) With(in ops.In) *Batch {
 	return &Batch{Op: b.Op, In: b.In, Out: b.Out, Input: in}
 }
 
-// Rows returns the number of output rows of the batch (the row contract of
-// its op); 0 for a batch Validate refuses.
-func (b *Batch) Rows() int {
+// size is size(k, in) for b's op package k and input in (Kind), or none
+// for a batch Validate refuses.
+func (b *Batch) size(none int, size func(ops.CaseOp, ops.In) int) int {
 	k, in, err := b.Kind()
 	if err != nil {
-		return 0
+		return none
 	}
-	return k.Rows(in)
+	return size(k, in)
 }
 
+// Rows returns the number of output rows of the batch (the row contract of
+// its op); 0 for a batch Validate refuses.
+func (b *Batch) Rows() int { return b.size(0, ops.CaseOp.Rows) }
+
 // Cols returns the number of output values per row.
-func (b *Batch) Cols() int {
-	k, in, err := b.Kind()
-	if err != nil {
-		return 0
-	}
-	return k.Cols(in)
-}
+func (b *Batch) Cols() int { return b.size(0, ops.CaseOp.Cols) }
 
 // OutDType is the dtype the op's outputs are exact in (log-probs are fp32).
 func (b *Batch) OutDType() oracle.DType {
@@ -109,23 +107,11 @@ func (b *Batch) Validate() error {
 // by copying items, so a row's inputs are the same bits in every batch.
 
 // Items returns the number of items of b.
-func (b *Batch) Items() int {
-	k, in, err := b.Kind()
-	if err != nil {
-		return 0
-	}
-	return k.Items(in)
-}
+func (b *Batch) Items() int { return b.size(0, ops.CaseOp.Items) }
 
 // RowsPerItem returns the number of output rows of one item; item i owns
 // output rows [i·RowsPerItem, (i+1)·RowsPerItem).
-func (b *Batch) RowsPerItem() int {
-	k, in, err := b.Kind()
-	if err != nil {
-		return 1
-	}
-	return k.RowsPerItem(in)
-}
+func (b *Batch) RowsPerItem() int { return b.size(1, ops.CaseOp.RowsPerItem) }
 
 // ItemValues returns the number of input values one item of b holds (a
 // lazy decode batch's first item: its KV length from the source case).

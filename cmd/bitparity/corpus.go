@@ -138,17 +138,9 @@ func (s *storeFlags) open(create bool) (*corpus.Layered, error) {
 // corpusCmd is `bitparity corpus SUBCOMMAND`: it parses the subcommand's
 // flags, checks its arguments, opens its store and runs it.
 func corpusCmd(stdout, stderr io.Writer, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		corpusUsage(stdout)
-		if len(args) == 0 {
-			return &exitError{code: spec.ExitUsage}
-		}
-		return nil
-	}
-	sub, ok := corpusSubs[args[0]]
-	if !ok {
-		corpusUsage(stderr)
-		return usageErr("corpus: unknown subcommand %q", args[0])
+	sub, done, err := lookupCommand(stdout, stderr, args, corpusSubs, corpusUsage, "corpus: unknown subcommand")
+	if done {
+		return err
 	}
 	usage := fmt.Sprintf("usage: bitparity corpus %s [flags] %s\n%s", args[0], sub.usage, sub.summary)
 	c := &corpusRun{stdout: stdout, stderr: stderr, st: &storeFlags{}, fs: newFlagSet("corpus "+args[0], stderr, usage)}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -61,22 +62,6 @@ func reproAndBundle(t *testing.T, dir, drift, caseFile, recorded string) (theirs
 	return filepath.Join("theirs", filepath.Base(caseFile))
 }
 
-// numpyPython is a python3 that imports numpy; without one the test fails
-// unless BITPARITY_SKIP_PYTHON=1 (as in fuzz/external).
-func numpyPython(t *testing.T) string {
-	t.Helper()
-	for _, c := range []string{os.Getenv("BITPARITY_PYTHON"), "/usr/bin/python3", "python3"} {
-		if c != "" && exec.Command(c, "-c", "import numpy").Run() == nil {
-			return c
-		}
-	}
-	if os.Getenv("BITPARITY_SKIP_PYTHON") == "1" {
-		t.Skip("BITPARITY_SKIP_PYTHON=1 and no python3 with numpy")
-	}
-	t.Fatal("no python3 with numpy: apt-get install python3-numpy, or BITPARITY_SKIP_PYTHON=1 to skip")
-	return ""
-}
-
 func adapterScript(name string) string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..", "adapters", name)
@@ -89,7 +74,7 @@ func adapterScript(name string) string {
 // never run it themselves; with --exec the finding reproduces, also after
 // travelling in a bundle.
 func TestExecFindingReplays(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	dir := t.TempDir()
 	drift := py + " " + adapterScript("numpy_ops.py") + " rmsnorm --drift"
 	out, errs, code := cli(t, dir, "run", "--exec", drift, "--relations", "batch_invariance", "--duration", "20s",
@@ -160,7 +145,7 @@ func TestExecFindingReplays(t *testing.T) {
 // campaign (the NumPy reference decoder holds), records the adapter in the
 // result, and refuses a model route mixed with other targets.
 func TestRunModelRoute(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	dir := t.TempDir()
 	route := py + " " + adapterScript(filepath.Join("examples", "numpy_model.py"))
 	out, errs, code := cli(t, dir, "run", "--exec", route, "--max-cases", "2", "--duration", "60s", "--json", "r.json")

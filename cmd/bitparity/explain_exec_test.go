@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bitparity/bitparity/internal/pythontest"
 )
 
 // TestExplainExec: explain takes the same --exec as run. The case file run
@@ -12,7 +14,7 @@ import (
 // schedule of the model space, the rows from it none); without --exec the
 // case's target is unknown and explain says so (exit 2).
 func TestExplainExec(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	dir := t.TempDir()
 	adapter := py + " " + adapterScript("examples/numpy_split.py") + " --from 130"
 	if out, errs, code := cli(t, dir, "run", "--exec", adapter, "--relations", "batch_invariance", "--duration", "10s", "--corpus", "c"); code != 1 {

@@ -83,19 +83,32 @@ func usage(w io.Writer) {
 
 func run(stdout, stderr io.Writer, args []string) error {
 	detect.RegisterTargets()
+	c, done, err := lookupCommand(stdout, stderr, args, commands, usage, "unknown command")
+	if done {
+		return err
+	}
+	return c.Run(stdout, stderr, args[1:])
+}
+
+// lookupCommand finds the (sub)command args[0] in cmds. With no args it writes
+// usage to stdout and exits 2; with -h, --help or help it writes usage
+// to stdout and exits 0; an unknown name writes usage to stderr and is a
+// usage error, unknown followed by the name. done says that no command is
+// to run: err is then the exit.
+func lookupCommand[C any](stdout, stderr io.Writer, args []string, cmds map[string]C, usage func(io.Writer), unknown string) (c C, done bool, err error) {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {
-			return &exitError{code: spec.ExitUsage}
+			return c, true, &exitError{code: spec.ExitUsage}
 		}
-		return nil
+		return c, true, nil
 	}
-	c, ok := commands[args[0]]
+	c, ok := cmds[args[0]]
 	if !ok {
 		usage(stderr)
-		return usageErr("unknown command %q", args[0])
+		return c, true, usageErr("%s %q", unknown, args[0])
 	}
-	return c.Run(stdout, stderr, args[1:])
+	return c, false, nil
 }
 
 // exitCode maps an error from run to the process exit code.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -21,7 +22,7 @@ import (
 // reproduce it (exit 4, naming how the adapter differs) and recheck marks
 // it fixed. The Python kit's test helper drives the same binary.
 func TestModelFindingReplays(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	dir := t.TempDir()
 	route := py + " " + adapterScript(filepath.Join("examples", "numpy_model.py"))
 	drift := route + " --drift"

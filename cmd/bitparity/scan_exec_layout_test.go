@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -16,7 +17,7 @@ import (
 // names the chunk sizes with a chunk starting at 16. On main each scan
 // was refused (the adapters did not say they read the layout).
 func TestScanExecLayouts(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	small := []string{"--heads", "2", "--kv-heads", "1", "--head-dim", "8", "--out", "fp32", "--dists", "normal", "--dir", "c"}
 	prefill := py + " " + adapterScript("numpy_ops.py") + " attn_prefill"
 	decode := py + " " + adapterScript("numpy_ops.py") + " attn_decode"

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -21,7 +22,7 @@ func tinyProfile() string { return adapterScript("examples/tiny-model.json") }
 // valid, without it says which --exec to pass, and a recorded hello that
 // differs from the adapter's (another NumPy) invalidates it.
 func TestScanExecCertificate(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	dir := t.TempDir()
 	adapter := py + " " + adapterScript("numpy_ops.py") + " rmsnorm"
 	out, errs, code := cli(t, dir, "scan", "--exec", adapter, "--profile", tinyProfile(), "--dists", "normal", "--dir", "c")
@@ -65,7 +66,7 @@ func TestScanExecCertificate(t *testing.T) {
 // map with every row's digest sent (BITPARITY_SCAN_AGAINST=none, as
 // adapters before that answer).
 func TestScanExecDriftMap(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	for _, env := range []string{"", "BITPARITY_SCAN_AGAINST=none "} {
 		dir := t.TempDir()
 		adapter := env + py + " " + adapterScript("examples/numpy_split.py") + " --from 130"
@@ -79,7 +80,7 @@ func TestScanExecDriftMap(t *testing.T) {
 // TestScanExecPredating: an adapter without the scan frames still scans
 // (every batch through the pipe) to the same verdict, with a note.
 func TestScanExecPredating(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	dir := t.TempDir()
 	_, file, _, _ := runtime.Caller(0)
 	adapter := py + " " + filepath.Join(filepath.Dir(file), "..", "..", "fuzz", "external", "testdata", "noscan.py") + " rmsnorm"
@@ -93,7 +94,7 @@ func TestScanExecPredating(t *testing.T) {
 // (two adapters) agrees at every KV length; the tile-48 prefill model
 // against the decode oracle differs past its tile edge (exit 1).
 func TestScanPaths(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	dir := t.TempDir()
 	pre := py + " " + adapterScript("numpy_ops.py") + " attn_prefill"
 	dec := py + " " + adapterScript("numpy_ops.py") + " attn_decode"

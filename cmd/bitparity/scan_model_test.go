@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 )
 
 // modelRoute is the command line of the NumPy model route with args.
 func modelRoute(t *testing.T, args ...string) string {
-	return strings.Join(append([]string{numpyPython(t), adapterScript("examples/numpy_model.py")}, args...), " ")
+	return strings.Join(append([]string{pythontest.NumPy(t), adapterScript("examples/numpy_model.py")}, args...), " ")
 }
 
 // TestScanModelRequests: scan --exec of the NumPy model route over the

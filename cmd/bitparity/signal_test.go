@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -106,7 +107,7 @@ func TestModelRouteInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	dir := t.TempDir()
 	route := py + " " + adapterScript(filepath.Join("examples", "numpy_model.py"))
 	p := startBitparity(t, dir, "--exec", route, "--duration", "60s", "--seed", "1", "--json", "r.json")

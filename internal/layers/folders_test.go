@@ -14,7 +14,7 @@ import (
 // layer or below (TestLayers checks allowed against it).
 var layer = map[string]int{
 	"oracle": 0, "spec": 0,
-	"internal/atomicfile": 0, "internal/gofuzzfile": 0, "internal/s3test": 0,
+	"internal/atomicfile": 0, "internal/gofuzzfile": 0, "internal/s3test": 0, "internal/pythontest": 0,
 	"internal/cctest": 0, "internal/layers": 0, "internal/gogc": 0, "internal/npy": 0, "internal/lifecycle": 0, "internal/golden": 0,
 
 	"target": 1, "reports/words": 1, "values": 1, "boundary": 1, "power": 1,

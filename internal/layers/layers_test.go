@@ -30,6 +30,7 @@ var allowed = map[string][]string{
 	"internal/layers":        {},
 	"internal/gofuzzfile":    {"spec"},
 	"internal/s3test":        {},
+	"internal/pythontest":    {},
 	"internal/gogc":          {},
 	"internal/lifecycle":     {"internal/gogc"},
 	"internal/npy":           {"internal/atomicfile"},

@@ -20,16 +20,11 @@ func (Prefill) WireTensors(in ops.In) (float32, []ops.WireTensor, error) {
 
 // FromWire reads q, k and v.
 func (Prefill) FromWire(w ops.Wire, out oracle.DType) (ops.In, error) {
-	q, qs, err := w.Floats("q", 4)
-	if err != nil {
-		return nil, err
-	}
-	k, ks, err := w.Floats("k", 4)
-	if err != nil {
-		return nil, err
-	}
-	v, _, err := w.Floats("v", 4)
-	if err != nil {
+	r := ops.ReadWire(w)
+	q, qs := r.Floats("q", 4)
+	k, ks := r.Floats("k", 4)
+	v, _ := r.Floats("v", 4)
+	if err := r.Err(); err != nil {
 		return nil, err
 	}
 	return &oracle.PrefillInput{Q: q, K: k, V: v, Seqs: qs[0], SeqLen: qs[1], Heads: qs[2], KVHeads: ks[2], HeadDim: qs[3], Out: out}, nil
@@ -62,20 +57,12 @@ func (Decode) WireTensors(in ops.In) (float32, []ops.WireTensor, error) {
 // FromWire reads q, k, v and kv_lens, and cuts k and v into the
 // requests' caches.
 func (Decode) FromWire(w ops.Wire, out oracle.DType) (ops.In, error) {
-	q, qs, err := w.Floats("q", 3)
-	if err != nil {
-		return nil, err
-	}
-	k, ks, err := w.Floats("k", 3)
-	if err != nil {
-		return nil, err
-	}
-	v, _, err := w.Floats("v", 3)
-	if err != nil {
-		return nil, err
-	}
-	lens, err := w.Ints("kv_lens")
-	if err != nil {
+	r := ops.ReadWire(w)
+	q, qs := r.Floats("q", 3)
+	k, ks := r.Floats("k", 3)
+	v, _ := r.Floats("v", 3)
+	lens := r.Ints("kv_lens")
+	if err := r.Err(); err != nil {
 		return nil, err
 	}
 	width := ks[1] * ks[2]

@@ -16,12 +16,10 @@ func (Op) WireTensors(in ops.In) (float32, []ops.WireTensor, error) {
 
 // FromWire reads x and w.
 func (Op) FromWire(w ops.Wire, out oracle.DType) (ops.In, error) {
-	x, xs, err := w.Floats("x", 2)
-	if err != nil {
-		return nil, err
-	}
-	wv, ws, err := w.Floats("w", 2)
-	if err != nil {
+	r := ops.ReadWire(w)
+	x, xs := r.Floats("x", 2)
+	wv, ws := r.Floats("w", 2)
+	if err := r.Err(); err != nil {
 		return nil, err
 	}
 	return &oracle.GEMMInput{X: x, W: wv, M: xs[0], K: xs[1], N: ws[1], Out: out}, nil

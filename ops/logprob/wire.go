@@ -16,12 +16,10 @@ func (Op) WireTensors(in ops.In) (float32, []ops.WireTensor, error) {
 
 // FromWire reads logits and targets; the outputs are fp32 whatever out.
 func (Op) FromWire(w ops.Wire, _ oracle.DType) (ops.In, error) {
-	l, ls, err := w.Floats("logits", 2)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := w.Ints("targets")
-	if err != nil {
+	r := ops.ReadWire(w)
+	l, ls := r.Floats("logits", 2)
+	ids := r.Ints("targets")
+	if err := r.Err(); err != nil {
 		return nil, err
 	}
 	tg := make([]int32, len(ids))

@@ -16,16 +16,11 @@ func (Op) WireTensors(in ops.In) (float32, []ops.WireTensor, error) {
 
 // FromWire reads x, w and the eps.
 func (Op) FromWire(w ops.Wire, out oracle.DType) (ops.In, error) {
-	x, xs, err := w.Floats("x", 2)
-	if err != nil {
-		return nil, err
-	}
-	wv, _, err := w.Floats("w", 1)
-	if err != nil {
-		return nil, err
-	}
-	eps, err := w.Eps()
-	if err != nil {
+	r := ops.ReadWire(w)
+	x, xs := r.Floats("x", 2)
+	wv, _ := r.Floats("w", 1)
+	eps := r.Eps()
+	if err := r.Err(); err != nil {
 		return nil, err
 	}
 	return &oracle.RMSNormInput{X: x, W: wv, Rows: xs[0], Hidden: xs[1], Eps: eps, Out: out}, nil

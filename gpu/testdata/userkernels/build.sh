@@ -8,12 +8,8 @@
 # userkernels.fatbin.sha256; a manifest's "fatbin" field names it.
 set -euo pipefail
 cd "$(dirname "$0")"
-nvcc=nvcc
-for d in "${CUDA_HOME:-}" /usr/local/cuda; do
-	if [ -n "$d" ] && [ -x "$d/bin/nvcc" ]; then nvcc=$d/bin/nvcc; break; fi
-done
-command -v "$nvcc" >/dev/null || { echo "build.sh: nvcc not found (set CUDA_HOME)" >&2; exit 3; }
-flags=(-arch=compute_80 -ptx -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -std=c++17)
+. ../../../scripts/nvcc.sh build.sh
+flags=(-arch=compute_80 -ptx "${exact[@]}")
 for cu in *.cu; do
 	"$nvcc" "${flags[@]}" -o "${cu%.cu}.ptx" "$cu"
 done
