@@ -18,11 +18,14 @@ import (
 
 // sameScan reports where result a (called as in the errors) and result
 // b (bs) differ: their maps (rule, values, classes) or their counts
-// (batches, rows compared, differing, diffs).
+// (batches, rows compared, differing, diffs), or whether each certified.
 func sameScan(t *testing.T, as string, a *Result, bs string, b *Result) {
 	t.Helper()
 	if a.Map.Rule != b.Map.Rule || !slices.Equal(a.Map.Values, b.Map.Values) || !reflect.DeepEqual(a.Map.Classes, b.Map.Classes) {
 		t.Errorf("maps differ: %s %q, %s %q", as, a.Map.Rule, bs, b.Map.Rule)
+	}
+	if (a.Certificate == nil) != (b.Certificate == nil) || !reflect.DeepEqual(a.Diffs, b.Diffs) {
+		t.Errorf("verdicts differ: %s certified %v, diffs %+v; %s %v, %+v", as, a.Certificate != nil, a.Diffs, bs, b.Certificate != nil, b.Diffs)
 	}
 	if a.Batches != b.Batches || a.RowsCompared != b.RowsCompared || a.Differing != b.Differing || !slices.Equal(a.Diffs, b.Diffs) {
 		t.Errorf("counts differ: %s %d batches %d rows %d differing, %s %d %d %d",

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -33,7 +34,7 @@ func opAdapter(t testing.TB, cmdline string) string {
 // neighbour replacement from 2 tokens and per-token scaling is certified
 // (e4m3 and e5m2).
 func TestScanOpExec(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	for _, tt := range []struct {
 		args  []string
 		s     spec.ScanSpec

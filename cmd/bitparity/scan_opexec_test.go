@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/bitparity/bitparity/internal/pythontest"
 )
 
 // TestScanOpExec: the commands of docs/moe.md's "Your own router or
@@ -13,7 +15,7 @@ import (
 // minimal case `run --exec --case` replays; per-tensor
 // FP8 scaling drifts under neighbour replacement.
 func TestScanOpExec(t *testing.T) {
-	py := numpyPython(t)
+	py := pythontest.NumPy(t)
 	dir := t.TempDir()
 	route := py + " " + adapterScript("numpy_ops.py") + " moe_route"
 	out, errs, code := cli(t, dir, "scan", "--exec", route, "--shape", "experts=32,top_k=4", "--to", "40", "--dir", "c")
