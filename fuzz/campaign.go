@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/fuzz/internal/taps"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
@@ -310,7 +311,7 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 			}
 			inv = inv && t.Info().Invariant
 		}
-		seed := int64(splitmix(c.Seed ^ splitmix(uint64(i)+1)))
+		seed := int64(inputs.Splitmix(c.Seed ^ inputs.Splitmix(uint64(i)+1)))
 		out = append(out, &pairState{Pair: p, stream: stream{rng: rand.New(rand.NewSource(seed))}, invariant: inv,
 			cpuBound: cpuBound(p)})
 	}

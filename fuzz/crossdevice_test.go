@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -68,7 +69,7 @@ func crossCase(t *testing.T, seed int64) (spec.Case, *target.Batch) {
 	t.Helper()
 	c := gen.Case(rand.New(rand.NewSource(seed)), spec.OpRMSNorm, spec.RelCrossDevice)
 	c.Targets = []string{target.OracleName(spec.OpRMSNorm)}
-	b, err := Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}

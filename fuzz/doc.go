@@ -1,10 +1,10 @@
 // Package fuzz is bitparity's engine; the vocabulary it runs (targets,
 // batches, outputs, the oracle targets and drift models) is package target.
 //
-//   - inputs.go, explicit.go, items.go: a case becomes a batch (every value
-//     derived from (seed, tensor, row), or explicit bits), and batches are
-//     built from the case's items by copy: alone, at another position,
-//     permuted, padded with filler.
+// A case becomes a batch in package fuzz/inputs (every value derived from
+// (seed, tensor, item), or explicit bits; batches built from the case's
+// items by copy: alone, at another position, permuted, padded).
+//
 //   - relation.go, relations.go: Check and the relations (batch invariance,
 //     padding, oracle parity, path parity, log-prob parity, determinism);
 //     compare.go compares every shared row, on the device when both outputs
@@ -20,8 +20,6 @@
 //   - reshape.go: a campaign at a model profile (Reshape, MaxTokens): the
 //     model's inner sizes and dtypes, batches over 1..max_tokens
 //     (gen.Spread), bounded by the work the CPU must do (cpuBound).
-//   - boundary_inputs.go: cases with dist "boundary" get values the oracle
-//     nudges onto output rounding midpoints (package boundary).
 //   - shard.go: --shard i/n (spec.Shard) splits each pair's case stream
 //     (draw k goes to shard k mod n) and MergeResults joins the shards'
 //     results.

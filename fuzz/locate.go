@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -45,14 +46,14 @@ func locateSweep(ctx context.Context, f *spec.Finding, t target.Target, top int)
 	c := f.Case
 	var cases []spec.Case
 	if c.Data == nil {
-		cases = append(cases, withItems(c, top))
+		cases = append(cases, inputs.WithItems(c, top))
 	}
 	for k := range mapDraws {
-		cases = append(cases, withItems(randomDraw(c, uint64(k+1)), top))
+		cases = append(cases, inputs.WithItems(randomDraw(c, uint64(k+1)), top))
 	}
 	l := &locate{ctx: ctx, t: t, moved: map[int]driftmap.Positions{}}
 	for _, dc := range cases {
-		b, err := Inputs(dc)
+		b, err := inputs.Of(dc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("drift map of prefixes: %w", err)
 		}
@@ -85,7 +86,7 @@ func (l *locate) classify(v int) (string, error) {
 		if v < 1 || v > b.Items() {
 			return "", fmt.Errorf("drift map of prefixes: %d items of %d", v, b.Items())
 		}
-		g, err := gather(b, identity(v))
+		g, err := inputs.Gather(b, identity(v))
 		if err != nil {
 			return "", err
 		}
@@ -118,7 +119,7 @@ func (l *locate) itemAlone(k, it int) (string, error) {
 	if d, ok := l.alone[k][it]; ok {
 		return d, nil
 	}
-	g, err := gather(l.draws[k], []int{it})
+	g, err := inputs.Gather(l.draws[k], []int{it})
 	if err != nil {
 		return "", err
 	}
@@ -193,7 +194,7 @@ func (l *locate) further(ctx context.Context, c spec.Case, a int) (bool, error) 
 		if e%2 == 0 && c.Data == nil {
 			dc.Dist = c.Dist // the case's own distribution (boundary values, say) every other draw
 		}
-		b, err := Inputs(withItems(dc, a))
+		b, err := inputs.Of(inputs.WithItems(dc, a))
 		if err != nil {
 			return false, fmt.Errorf("drift map of prefixes, further draw %d: %w", e+1, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -169,7 +170,7 @@ type panelClass struct {
 }
 
 func newPanelClass(ctx context.Context, t target.Target, c spec.Case, top int) (*panelClass, error) {
-	panel, err := Inputs(withItems(c, panelItems))
+	panel, err := inputs.Of(inputs.WithItems(c, panelItems))
 	if err != nil {
 		return nil, fmt.Errorf("a panel of %d items: %w", panelItems, err)
 	}
@@ -178,7 +179,7 @@ func newPanelClass(ctx context.Context, t target.Target, c spec.Case, top int) (
 		for i := range ids {
 			ids[i] = i % panelItems
 		}
-		return view(panel, ids)
+		return inputs.View(panel, ids)
 	}}
 	return &panelClass{ctx: ctx, c: c, t: t, panel: panel, cyclic: cyclic}, nil
 }
@@ -187,7 +188,7 @@ func (p *panelClass) classify(v int) (string, error) {
 	if v < 1 {
 		return "", fmt.Errorf("a batch of %d items", v)
 	}
-	if err := budget(p.c, v*p.panel.ItemValues()); err != nil {
+	if err := inputs.Budget(p.c, v*p.panel.ItemValues()); err != nil {
 		return "", err
 	}
 	k := p.panel.RowsPerItem()
@@ -198,7 +199,7 @@ func (p *panelClass) classify(v int) (string, error) {
 			return "", err
 		}
 		n := min(v, panelItems) // the batch's first n items are panel items first..first+n-1
-		out, err := hostRun(p.ctx, p.t, b, itemRows(b, 0, n))
+		out, err := hostRun(p.ctx, p.t, b, inputs.ItemRows(b, 0, n))
 		if err != nil {
 			return "", err
 		}
@@ -218,7 +219,7 @@ func (p *panelClass) batch(first, v int) (*target.Batch, error) {
 	for i := range ids {
 		ids[i] = (first + i) % panelItems
 	}
-	return view(p.panel, ids)
+	return inputs.View(p.panel, ids)
 }
 
 // slice returns the host output of positions [lo, hi) of o.
@@ -233,7 +234,7 @@ func slice(o *target.Output, lo, hi int) *target.Output {
 // panelDraw returns the case of random draw k (1..mapDraws) of a drift
 // map's panel (panelClass) on target t: randomDraw(c, k), except that
 // draw 1 is sensitive (the first of a chain, fuzz/sensitive.go) when c's
-// op has a sensitive draw (SensitiveOps) and t shows its outputs only (no
+// op has a sensitive draw (inputs.SensitiveOps) and t shows its outputs only (no
 // fp32 taps: a GPU kernel, a process, a user's kernel; one item is run to
 // see). Each of its panelItems items then shows (nearly) every reduction
 // order of the op's family in its output bits, so a batch size whose
@@ -243,14 +244,14 @@ func slice(o *target.Output, lo, hi int) *target.Output {
 // sensitive row costs milliseconds (docs/detection.md).
 func panelDraw(ctx context.Context, t target.Target, c spec.Case, k int) (spec.Case, error) {
 	d := randomDraw(c, uint64(k))
-	if k != 1 || !slices.Contains(SensitiveOps, c.Op) {
+	if k != 1 || !slices.Contains(inputs.SensitiveOps, c.Op) {
 		return d, nil
 	}
-	b, err := Inputs(withItems(d, 1))
+	b, err := inputs.Of(inputs.WithItems(d, 1))
 	if err != nil {
 		return d, err
 	}
-	out, err := hostRun(ctx, t, b, itemRows(b, 0, 1))
+	out, err := hostRun(ctx, t, b, inputs.ItemRows(b, 0, 1))
 	if err != nil {
 		return d, nil // the panel's own runs say how the target fails
 	}
@@ -261,12 +262,12 @@ func panelDraw(ctx context.Context, t target.Target, c spec.Case, k int) (spec.C
 }
 
 // randomDraw returns case c with generated normal values instead of its
-// own: no explicit data, dist normal, seed splitmix(c.Seed ^ k·golden),
+// own: no explicit data, dist normal, seed inputs.Splitmix(c.Seed ^ k·golden),
 // this build's generator. The shape, dtypes and relation parameters stay.
 func randomDraw(c spec.Case, k uint64) spec.Case {
 	c.Data = nil
 	c.Dist = spec.DistNormal
-	c.Seed = splitmix(c.Seed ^ k*0x9e3779b97f4a7c15)
+	c.Seed = inputs.Splitmix(c.Seed ^ k*0x9e3779b97f4a7c15)
 	c.GenVersion = spec.GeneratorVersion
 	return c
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -134,7 +135,7 @@ func sweepsFor(ctx context.Context, f *spec.Finding, ts []target.Target) ([]*Swe
 // watched returns the case's inputs and a batch of its watched item alone:
 // the item of the finding's first diverging row.
 func watched(f *spec.Finding) (full, one *target.Batch, item int, err error) {
-	full, err = Inputs(f.Case)
+	full, err = inputs.Of(f.Case)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("drift map: %w", err)
 	}
@@ -145,7 +146,7 @@ func watched(f *spec.Finding) (full, one *target.Batch, item int, err error) {
 	if f.Case.Relation == spec.RelBatchInvariance && f.Case.Rel.Row >= 0 && f.Case.Rel.Row < full.Items() {
 		item = f.Case.Rel.Row
 	}
-	one, err = gather(full, []int{item})
+	one, err = inputs.Gather(full, []int{item})
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("drift map: the watched item: %w", err)
 	}
@@ -167,13 +168,13 @@ func itemsSweep(ctx context.Context, f *spec.Finding, ts []target.Target) (*Swee
 		sw.Far = max(f.Original.BatchRows(), f.Original.Rel.Batch, f.Original.Rel.Pad)
 	}
 	many := &grown{top: max(slices.Max(sweepValues(dim, sw.Onset)), sw.Far), values: one.ItemValues(), build: func(n int) (*target.Batch, error) {
-		return view(one, make([]int, n))
+		return inputs.View(one, make([]int, n))
 	}}
 	copies := func(v int) (*target.Batch, error) {
 		if v < 1 {
 			return nil, fmt.Errorf("drift map: %s %d", dim, v)
 		}
-		if err := budget(c, spec.SatMul(v, one.ItemValues())); err != nil {
+		if err := inputs.Budget(c, spec.SatMul(v, one.ItemValues())); err != nil {
 			return nil, err
 		}
 		return many.first(v)
@@ -184,7 +185,7 @@ func itemsSweep(ctx context.Context, f *spec.Finding, ts []target.Target) (*Swee
 			if err != nil {
 				return "", err
 			}
-			return agreement(ctx, ts, b, itemRows(b, 0, v))
+			return agreement(ctx, ts, b, inputs.ItemRows(b, 0, v))
 		}
 		return sw, nil
 	}
@@ -193,7 +194,7 @@ func itemsSweep(ctx context.Context, f *spec.Finding, ts []target.Target) (*Swee
 		if err != nil {
 			return "", err
 		}
-		return bits(ctx, ts[0], b, itemRows(b, 0, 1))
+		return bits(ctx, ts[0], b, inputs.ItemRows(b, 0, 1))
 	}
 	return sw, nil
 }
@@ -221,7 +222,7 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 		ids[0] = row
 		row = 0
 	}
-	src, _, err := itemsFrom(c, full, ids) // item row is at position row
+	src, _, err := inputs.Items(c, full, ids) // item row is at position row
 	if err != nil {
 		return nil, fmt.Errorf("drift map of position: %w", err)
 	}
@@ -233,11 +234,11 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 		}
 		order := identity(B)
 		order[row], order[v] = order[v], order[row]
-		b, err := gather(src, order)
+		b, err := inputs.Gather(src, order)
 		if err != nil {
 			return "", err
 		}
-		return bits(ctx, t, b, itemRows(b, v, v+1))
+		return bits(ctx, t, b, inputs.ItemRows(b, v, v+1))
 	}
 	return sw, nil
 }
@@ -293,15 +294,15 @@ func padSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, er
 		}
 		if big == nil || big.Items() < v {
 			top := max(v, sw.Values[len(sw.Values)-1], sw.Far)
-			if big, err = padBatch(c, full, top, c.Rel.Filler); err != nil {
+			if big, err = inputs.PadCase(c, full, top, c.Rel.Filler); err != nil {
 				return "", err
 			}
 		}
-		b, err := firstItems(big, v)
+		b, err := inputs.FirstItems(big, v)
 		if err != nil {
 			return "", err
 		}
-		return bits(ctx, t, b, itemRows(b, item, item+1))
+		return bits(ctx, t, b, inputs.ItemRows(b, item, item+1))
 	}
 	return sw, nil
 }
@@ -311,7 +312,7 @@ func padSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Sweep, er
 const heldValues = 1 << 25
 
 // grown answers a sweep's batch of v items with the first v items
-// (firstItems, no copy) of one batch built once: at max(v, top) items when
+// (inputs.FirstItems, no copy) of one batch built once: at max(v, top) items when
 // that holds at most heldValues input values, else at v, and again only
 // when a later value is larger. build(n) makes the batch of n items, and
 // the batch of v items must be the first v items of build(n) for every
@@ -335,7 +336,7 @@ func (g *grown) first(v int) (*target.Batch, error) {
 		}
 		g.big = b
 	}
-	return firstItems(g.big, v)
+	return inputs.FirstItems(g.big, v)
 }
 
 // hostRun runs t on the rows of b and returns the output on the host,
@@ -448,7 +449,7 @@ func (k *kvClass) classify(v int) (string, error) {
 		kc.Rel = spec.RelParams{}
 		kc.Shape.SeqLen = max(v, 2*k.c.Shape.SeqLen+2)
 		kc.Shape.Seqs = max(1, (kvRows+kc.Shape.Heads-1)/max(1, kc.Shape.Heads))
-		b, err := Inputs(kc)
+		b, err := inputs.Of(kc)
 		if err != nil {
 			return "", err
 		}

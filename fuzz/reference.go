@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -63,7 +64,7 @@ func checkReference(ctx context.Context, c spec.Case, b *target.Batch, g *run, c
 		return nil, err
 	}
 	ids := referenceSample(b.Items(), c.Rel.Row, c.Seed)
-	s, uids, err := itemsFrom(c, b, ids)
+	s, uids, err := inputs.Items(c, b, ids)
 	if err != nil {
 		return nil, fmt.Errorf("reference sample: %w", err)
 	}

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/fuzz/internal/taps"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -204,7 +206,7 @@ func execute(ctx context.Context, t target.Target, b *target.Batch, uids []int, 
 	if rows != nil {
 		for i, u := range uids {
 			if u >= 0 {
-				rows = append(rows, itemRows(b, i, i+1)...)
+				rows = append(rows, inputs.ItemRows(b, i, i+1)...)
 			}
 		}
 		if len(rows) == 0 {
@@ -402,4 +404,45 @@ func mismatchFinding(ref, other *run, diffs []target.RowDiff, dt oracle.DType, t
 func shapeOK(o *target.Output, want, cols int) bool {
 	taps := len(o.Taps) == want*o.TapCols || o.Taps == nil && o.DeviceTaps != nil && o.TapCols > 0
 	return len(o.Rows) == want && o.Cols == cols && (o.Values == nil || len(o.Values) == want*o.Cols) && taps
+}
+
+// lazyRelations are the relations that touch a batch's values only through
+// execute and inputs.Items, and so can run on lazy batches.
+var lazyRelations = map[string]bool{
+	spec.RelBatchInvariance: true,
+	spec.RelPadding:         true,
+	spec.RelDeterminism:     true,
+	spec.RelOracleParity:    true,
+	spec.RelCrossDevice:     true,
+}
+
+// inputsFor returns the batch of case c for relation rel on targets ts:
+// lazy when the relation allows it and every target generates c's values,
+// else inputs.Of(c). Attention pads on the host (padded), so its padding
+// batches are not lazy; of the boundary cases only those of an op whose
+// nudge a device runs (ops.CaseOp.LazyBoundary) are.
+func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, error) {
+	if !lazyRelations[rel.Name()] || (!tokenOp(c.Op) && rel.Name() == spec.RelPadding) {
+		return inputs.Of(c)
+	}
+	return inputs.Lazy(c, ts...)
+}
+
+// ready returns b as target t takes it: b itself when it holds values or t
+// generates them, else b materialized on the host.
+func ready(t target.Target, b *target.Batch) error {
+	if !b.Lazy() {
+		return nil
+	}
+	if g, ok := t.(target.Generator); ok && g.Generates(b.Source) {
+		return nil
+	}
+	return b.Materialize()
+}
+
+// tokenOp reports whether op's items are one row of one tensor each (the
+// token ops), rather than spanning several tensors (attention's Q, K, V).
+func tokenOp(op spec.Op) bool {
+	k, ok := all.Case(op)
+	return !ok || k.Token()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/ops/logprob"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -17,66 +18,6 @@ func compareDType(c spec.Case) (oracle.DType, error) {
 		return 0, fmt.Errorf("case compare dtype: %w", err)
 	}
 	return dt, nil
-}
-
-// permutation returns a permutation of 0..n-1 drawn by Fisher-Yates from a
-// splitmix64 stream seeded with seed; n > 1 never gives the identity (it is
-// rotated by one when the draw is the identity).
-func permutation(n int, seed uint64) []int {
-	p := identity(n)
-	r := &rowRNG{s: splitmix(seed ^ 0x5045524d)}
-	for i := n - 1; i > 0; i-- {
-		j := int(r.next() % uint64(i+1))
-		p[i], p[j] = p[j], p[i]
-	}
-	if n > 1 {
-		same := true
-		for i, v := range p {
-			same = same && v == i
-		}
-		if same {
-			p = append(p[1:], p[0])
-		}
-	}
-	return p
-}
-
-// itemsFrom returns a batch of the items ids of case c, each a copy of the
-// case's own item with that index: from b when it holds them, else from the
-// case's generator asked for more items (rows are derived from (seed,
-// tensor, row) only, so they are the same bits). A case with explicit data
-// has only its own items: ids wrap modulo its item count, and the returned
-// uids say which item each copy is.
-func itemsFrom(c spec.Case, b *target.Batch, ids []int) (*target.Batch, []int, error) {
-	if b.Lazy() {
-		g, err := lazyItems(b, ids)
-		return g, append([]int(nil), ids...), err
-	}
-	n := b.Items()
-	maxID := 0
-	for _, id := range ids {
-		maxID = max(maxID, id)
-	}
-	uids := append([]int(nil), ids...)
-	src := b
-	if maxID >= n {
-		if c.Data != nil {
-			for i := range uids {
-				uids[i] %= n
-			}
-		} else {
-			big, err := Inputs(withItems(c, maxID+1))
-			if err != nil {
-				return nil, nil, fmt.Errorf("a batch of %d items: %w", maxID+1, err)
-			}
-			src = big
-		}
-	}
-	g, err := gather(src, uids)
-	if err != nil {
-		return nil, nil, err
-	}
-	return g, uids, nil
 }
 
 // batchInvariance: item Rel.Row of the case computed in the case's batch
@@ -133,7 +74,7 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *target.Batch, 
 		return nil, err
 	}
 	try := func(ids []int, what string) (*spec.Finding, error) {
-		g, uids, err := itemsFrom(c, b, ids)
+		g, uids, err := inputs.Items(c, b, ids)
 		if err != nil {
 			return fail(fmt.Errorf("batch invariance: %w", err))
 		}
@@ -161,7 +102,7 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *target.Batch, 
 		if pos < 0 || pos >= B {
 			return fail(fmt.Errorf("batch invariance: position %d outside a batch of %d", pos, B))
 		}
-		if err := budget(c, spec.SatMul(B, b.ItemValues())); err != nil {
+		if err := inputs.Budget(c, spec.SatMul(B, b.ItemValues())); err != nil {
 			return fail(fmt.Errorf("batch invariance: a batch of %d: %w", B, err))
 		}
 		ids := identity(B)
@@ -175,7 +116,7 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *target.Batch, 
 		}
 	}
 	if n > 1 {
-		if f, err := try(permutation(n, c.Rel.PermSeed), fmt.Sprintf("the batch of %d permuted (seed %d)", n, c.Rel.PermSeed)); f != nil || err != nil {
+		if f, err := try(inputs.Permutation(n, c.Rel.PermSeed), fmt.Sprintf("the batch of %d permuted (seed %d)", n, c.Rel.PermSeed)); f != nil || err != nil {
 			return f, err
 		}
 	}
@@ -202,7 +143,7 @@ func (padding) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []tar
 	if c.Rel.Pad < n {
 		return nil, fmt.Errorf("padding: pad %d is below the case's %d items", c.Rel.Pad, n)
 	}
-	if err := budget(c, spec.SatMul(c.Rel.Pad, b.ItemValues())); err != nil {
+	if err := inputs.Budget(c, spec.SatMul(c.Rel.Pad, b.ItemValues())); err != nil {
 		return nil, fmt.Errorf("padding: a batch of %d: %w", c.Rel.Pad, err)
 	}
 	x, err := execute(ctx, t, b, identity(n), fmt.Sprintf("the case's batch of %d", n))
@@ -210,7 +151,7 @@ func (padding) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []tar
 		return nil, err
 	}
 	defer x.release()
-	p, err := padBatch(c, b, c.Rel.Pad, c.Rel.Filler)
+	p, err := inputs.PadCase(c, b, c.Rel.Pad, c.Rel.Filler)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -364,7 +365,7 @@ func TestExplicitData(t *testing.T) {
 	c := suiteCase(spec.OpRMSNorm, spec.RelBatchInvariance, spec.Shape{Rows: 12, Hidden: 300},
 		spec.RelParams{Row: 1, Batch: 32, Position: 5, PermSeed: 2})
 	c.In = spec.FP32
-	b, err := Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +448,7 @@ func TestCompareHost(t *testing.T) {
 func TestPermutation(t *testing.T) {
 	for n := 1; n < 40; n++ {
 		for seed := uint64(0); seed < 20; seed++ {
-			p := permutation(n, seed)
+			p := inputs.Permutation(n, seed)
 			seen := make([]bool, n)
 			moved := false
 			for i, v := range p {
@@ -459,45 +460,6 @@ func TestPermutation(t *testing.T) {
 			}
 			if n > 1 && !moved {
 				t.Fatalf("n %d seed %d: identity", n, seed)
-			}
-		}
-	}
-}
-
-func TestPaddedFillers(t *testing.T) {
-	c := suiteCase(spec.OpAttnDecode, spec.RelPadding, spec.Shape{Rows: 2, KV: 5, Heads: 2, KVHeads: 1, HeadDim: 4}, spec.RelParams{})
-	b, err := Inputs(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sf := range spec.Fillers {
-		f := string(sf)
-		p, err := padded(c, b, 5, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pd, bd := p.Input.(*oracle.DecodeInput), b.Input.(*oracle.DecodeInput)
-		if p.Items() != 5 || len(pd.K[4]) != len(bd.K[0]) {
-			t.Fatalf("%s: %d items, filler cache %d", f, p.Items(), len(pd.K[4]))
-		}
-		for i := 0; i < 2; i++ {
-			if pd.K[i][3] != bd.K[i][3] || pd.Q[i*8+1] != bd.Q[i*8+1] {
-				t.Fatalf("%s: real request %d differs from the case's", f, i)
-			}
-		}
-		q := pd.Q[2*8]
-		switch f {
-		case "nan":
-			if q == q {
-				t.Errorf("nan filler: q = %v", q)
-			}
-		case "zeros":
-			if q != 0 {
-				t.Errorf("zero filler: q = %v", q)
-			}
-		case "huge":
-			if math.Abs(float64(q)) != float64(oracle.MaxFinite(oracle.BF16)) {
-				t.Errorf("huge filler: q = %v", q)
 			}
 		}
 	}

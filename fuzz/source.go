@@ -70,7 +70,7 @@ type Job struct {
 	// as invariant cases).
 	Invariant bool
 	// Draw makes the case of seed, or false to skip the seed. The n-th
-	// seed of job j of a source's J jobs is splitmix(Seed ^ splitmix(j +
+	// seed of job j of a source's J jobs is inputs.Splitmix(Seed ^ inputs.Splitmix(j +
 	// J*n)) for a campaign of Seed: the seeds of jobs taken in turn.
 	Draw func(seed uint64) (spec.Case, bool)
 	// Expect, for a control, is the kind of finding it must give: its

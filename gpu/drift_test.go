@@ -15,6 +15,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -168,7 +169,7 @@ func TestDriftModelsFound(t *testing.T) {
 			}
 			class := map[int]string{}
 			for _, v := range m.vals {
-				b, err := fuzz.Inputs(m.at(c, v))
+				b, err := inputs.Of(m.at(c, v))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -45,7 +45,7 @@ const (
 )
 
 // dists are the value distributions Case draws (spec.DistBoundary last:
-// fuzz.Inputs nudges it toward rounding boundaries, package boundary).
+// inputs.Of nudges it toward rounding boundaries, package boundary).
 var dists = []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.DistConstant,
 	spec.DistSignedZero, spec.DistSubnormal, spec.DistNearOverflow, spec.DistTies, spec.DistBoundary}
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
@@ -562,7 +563,7 @@ func TestTargetSets(t *testing.T) {
 	}
 }
 
-// TestDistsMatchInputs keeps gen's distributions in step with fuzz.Inputs,
+// TestDistsMatchInputs keeps gen's distributions in step with inputs.Of,
 // op by op: every distribution gen draws must be derivable for every op,
 // and one that Inputs derives for an op but gen leaves out must be added
 // to gen, or be one gen reaches by rewriting a drawn case (gen.Rewrites).
@@ -577,13 +578,13 @@ func TestDistsMatchInputs(t *testing.T) {
 			case spec.OpLogProb:
 				c.In, c.Out, c.Compare = spec.FP32, spec.FP32, spec.FP32
 			}
-			_, err := fuzz.Inputs(c)
+			_, err := inputs.Of(c)
 			drawn := slices.Contains(gen.Dists(), d)
 			if drawn && err != nil {
-				t.Errorf("%s: gen draws %s but fuzz.Inputs rejects it: %v", op, d, err)
+				t.Errorf("%s: gen draws %s but inputs.Of rejects it: %v", op, d, err)
 			}
 			if !drawn && err == nil && !slices.Contains(gen.Rewrites(), d) {
-				t.Errorf("%s: fuzz.Inputs derives %s now: add it to gen's distributions (or to gen.Rewrites)", op, d)
+				t.Errorf("%s: inputs.Of derives %s now: add it to gen's distributions (or to gen.Rewrites)", op, d)
 			}
 		}
 	}

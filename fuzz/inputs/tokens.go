@@ -1,4 +1,4 @@
-package fuzz
+package inputs
 
 import (
 	"fmt"
@@ -107,15 +107,15 @@ func (s seeded) Shared(t ops.Tensor, rows, cols int) ([]float32, error) {
 
 func (s seeded) First(tensor, key uint64) uint64 { return newRowRNG(s.c.Seed, tensor, key).next() }
 func (seeded) Positive(name string, v int) error { return positive(name, v) }
-func (s seeded) Budget(counts ...int) error      { return budget(s.c, counts...) }
+func (s seeded) Budget(counts ...int) error      { return Budget(s.c, counts...) }
 
 // GEMMTensors returns the recipes of gemm case c's tensors for a device
 // that makes them itself by generator version 2 (gpu.HoldGEMMCase): x,
 // the case's Rows rows of K values, row i keyed i (a boundary case's
 // rows generated as normal, then nudged as nudgeBoundary nudges them), and
-// w, K rows of N values, row k keyed k (gemm.Weights). Inputs(c) makes
+// w, K rows of N values, row k keyed k (gemm.Weights). Of(c) makes
 // the same bits on the host. The shape and memory budget are checked as
-// Inputs checks them; a case of another op or generator version, with
+// Of checks them; a case of another op or generator version, with
 // explicit data, or of the sensitive distribution (its rows are chosen on
 // the host) is refused with an error wrapping target.ErrUnsupported.
 func GEMMTensors(c spec.Case) (x, w values.Tensor, err error) {
@@ -129,7 +129,7 @@ func GEMMTensors(c spec.Case) (x, w values.Tensor, err error) {
 	}
 	s := c.Shape
 	if err := firstErr(positive("rows", s.Rows), positive("hidden (K)", s.Hidden), positive("n", s.N),
-		budget(c, spec.SatMul(s.Rows, s.Hidden), spec.SatMul(s.Hidden, s.N))); err != nil {
+		Budget(c, spec.SatMul(s.Rows, s.Hidden), spec.SatMul(s.Hidden, s.N))); err != nil {
 		return x, w, err
 	}
 	rt, wt := itemTensor(c), gemm.Weights(s)

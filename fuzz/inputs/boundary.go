@@ -1,4 +1,4 @@
-package fuzz
+package inputs
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // tensor, row), never on the batch it sits in:
 //
 //	rmsnorm:      every row, boundary.RMSNormRows (probes + 3 knobs)
-//	gemm:         row i tunes column splitmix(seed^i) % n (boundary.GEMMRow)
+//	gemm:         row i tunes column Splitmix(seed^i) % n (boundary.GEMMRow)
 //	logprob:      every row in the compare dtype (none when fp32)
 //	attn_decode:  every (request, head) on that request's V cache
 //	attn_prefill: the last query position of every sequence, every head
@@ -28,8 +28,8 @@ import (
 // either sign flips some rows.
 //
 // Row i is the case's item src.Key(i) (materialize's lazy batches), or
-// item i when src is nil (Inputs); a source's filler rows are left alone.
-// An op that is not a token op (attention) is nudged only from Inputs
+// item i when src is nil (Of); a source's filler rows are left alone.
+// An op that is not a token op (attention) is nudged only from Of
 // (src nil).
 func nudgeBoundary(c spec.Case, b *target.Batch, src *target.Source) error {
 	k, in, err := b.Kind()
@@ -46,7 +46,7 @@ func nudgeBoundary(c spec.Case, b *target.Batch, src *target.Source) error {
 type nudgeRows struct{ src *target.Source }
 
 func (n nudgeRows) Each(rows int, fn func(i int, item uint64)) { eachItem(rows, n.src, fn) }
-func (nudgeRows) Mix(x uint64) uint64                          { return splitmix(x) }
+func (nudgeRows) Mix(x uint64) uint64                          { return Splitmix(x) }
 
 // eachItem calls fn(i, item) for the n rows of a batch as eachRow does,
 // item being the case's item row i holds (src.Key(i); i when src is nil),

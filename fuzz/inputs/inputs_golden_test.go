@@ -1,4 +1,4 @@
-package fuzz
+package inputs
 
 import (
 	"crypto/sha256"
@@ -13,7 +13,7 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-var updateInputs = flag.Bool("update", false, "rewrite testdata/inputs_golden.json (the input hashes of both generator versions)")
+var update = flag.Bool("update", false, "rewrite testdata/inputs_golden.json (the input hashes of both generator versions)")
 
 // goldenInputCases are small cases of every op, several distributions
 // (boundary among them) and dtypes, with attention's row keys.
@@ -87,14 +87,14 @@ func inputHash(b *target.Batch) string {
 func TestInputsGolden(t *testing.T) {
 	got := map[string]string{}
 	for name, c := range goldenInputCases() {
-		b, err := Inputs(c)
+		b, err := Of(c)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		got[name] = inputHash(b)
 		if c.GenVersion == 1 {
 			c.GenVersion = 0
-			b0, err := Inputs(c)
+			b0, err := Of(c)
 			if err != nil {
 				t.Fatalf("%s as version 0: %v", name, err)
 			}
@@ -103,7 +103,7 @@ func TestInputsGolden(t *testing.T) {
 			}
 		}
 	}
-	if !golden.JSON(t, "testdata/inputs_golden.json", got, *updateInputs) {
+	if !golden.JSON(t, "testdata/inputs_golden.json", got, *update) {
 		t.Log("the generator changed")
 	}
 }
@@ -114,14 +114,14 @@ func TestInputsVersions(t *testing.T) {
 	c := goldenInputCases()["v2/rmsnorm-normal-bf16"]
 	for _, v := range []int{-1, spec.GeneratorVersion + 1} {
 		c.GenVersion = v
-		if _, err := Inputs(c); err == nil {
+		if _, err := Of(c); err == nil {
 			t.Errorf("gen_version %d accepted", v)
 		}
 	}
 	c.GenVersion = 1
-	b1, _ := Inputs(c)
+	b1, _ := Of(c)
 	c.GenVersion = 2
-	b2, _ := Inputs(c)
+	b2, _ := Of(c)
 	if inputHash(b1) == inputHash(b2) {
 		t.Error("versions 1 and 2 give the same inputs")
 	}

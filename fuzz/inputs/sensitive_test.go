@@ -1,4 +1,4 @@
-package fuzz
+package inputs
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ func TestSensitivePower(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := Inputs(c)
+			b, err := Of(c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,11 +67,11 @@ func TestSensitivePower(t *testing.T) {
 		if mean[spec.DistSensitive] <= mean[spec.DistBoundary] {
 			t.Errorf("%s: sensitive mean power %.3f, boundary %.3f", op, mean[spec.DistSensitive], mean[spec.DistBoundary])
 		}
-		small, err := Inputs(powerCase(op, 256, 8, spec.BF16, spec.DistSensitive, 5))
+		small, err := Of(powerCase(op, 256, 8, spec.BF16, spec.DistSensitive, 5))
 		if err != nil {
 			t.Fatal(err)
 		}
-		large, err := Inputs(powerCase(op, 256, 16, spec.BF16, spec.DistSensitive, 5))
+		large, err := Of(powerCase(op, 256, 16, spec.BF16, spec.DistSensitive, 5))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestSensitiveChain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again, err := Inputs(c); err != nil || !sameBatch(b, again) {
+		if again, err := Of(c); err != nil || !sameBatch(b, again) {
 			t.Fatalf("%s: a targeted draw made twice differs (%v)", op, err)
 		}
 		sensitiveChain.Lock()
@@ -166,12 +166,12 @@ func BenchmarkSensitiveDraw(b *testing.B) {
 			}
 			c := powerCase(tc.op, 4096, rows, spec.BF16, spec.DistSensitive, 21)
 			c.Draw = tc.draw
-			if _, err := Inputs(c); err != nil { // the chain's earlier draws, kept
+			if _, err := Of(c); err != nil { // the chain's earlier draws, kept
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for range b.N {
-				if _, err := Inputs(c); err != nil {
+				if _, err := Of(c); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -247,7 +247,7 @@ func TestSensitiveShortRow(t *testing.T) {
 	for _, op := range []spec.Op{spec.OpRMSNorm, spec.OpLogProb} {
 		for cols := 1; cols < gen.SensitiveMinCols; cols++ {
 			c := powerCase(op, cols, 2, spec.BF16, spec.DistSensitive, 1)
-			if _, err := Inputs(c); err == nil || !strings.Contains(err.Error(), "to tune") {
+			if _, err := Of(c); err == nil || !strings.Contains(err.Error(), "to tune") {
 				t.Errorf("%s at %d values: err %v, want the row too short to tune", op, cols, err)
 			}
 		}

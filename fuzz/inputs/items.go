@@ -1,4 +1,4 @@
-package fuzz
+package inputs
 
 import (
 	"fmt"
@@ -13,8 +13,8 @@ import (
 // sequence for prefill (SeqLen·Heads output rows). Relations build batches
 // by copying items, so a row's inputs are the same bits in every batch.
 
-// withItems returns c asking for n items (rows, requests or sequences).
-func withItems(c spec.Case, n int) spec.Case {
+// WithItems returns c asking for n items (rows, requests or sequences).
+func WithItems(c spec.Case, n int) spec.Case {
 	c.SetBatchRows(n)
 	return c
 }
@@ -36,19 +36,19 @@ func gather(src *target.Batch, ids []int) (*target.Batch, error) {
 	return pick(src, ids, ops.CaseOp.Gather)
 }
 
-// view is gather for a batch nobody writes to: a decode request's KV
+// View is gather for a batch nobody writes to: a decode request's KV
 // cache, a slice of its own, is shared with src instead of copied (a decode
 // sweep's batch of a thousand copies of one request then holds one cache);
 // every other tensor is copied as gather does. The caller must not write to
 // the batch it returns.
-func view(src *target.Batch, ids []int) (*target.Batch, error) {
+func View(src *target.Batch, ids []int) (*target.Batch, error) {
 	if src.Lazy() {
 		return gather(src, ids)
 	}
 	return pick(src, ids, ops.CaseOp.View)
 }
 
-// pick is gather and view: src with the input take makes of items ids of
+// pick is gather and View: src with the input take makes of items ids of
 // src's, each checked to be one of its items.
 func pick(src *target.Batch, ids []int, take func(ops.CaseOp, ops.In, []int) ops.In) (*target.Batch, error) {
 	k, in, err := src.Kind()
@@ -64,12 +64,12 @@ func pick(src *target.Batch, ids []int, take func(ops.CaseOp, ops.In, []int) ops
 	return src.With(take(k, in, ids)), nil
 }
 
-// firstItems returns a batch of the first n items of src that shares
+// FirstItems returns a batch of the first n items of src that shares
 // src's memory (no copy): a drift map's batch of v items is the prefix of
 // one built once at the largest v (grown), so a sweep over thousands of
 // sizes does not copy thousands of batches. The caller must not write to
 // it. A lazy batch, which has no values to share, is gathered.
-func firstItems(src *target.Batch, n int) (*target.Batch, error) {
+func FirstItems(src *target.Batch, n int) (*target.Batch, error) {
 	if n < 0 || n > src.Items() {
 		return nil, fmt.Errorf("first items: %d of a batch of %d", n, src.Items())
 	}
@@ -109,7 +109,7 @@ func padded(c spec.Case, b *target.Batch, pad int, filler string) (*target.Batch
 		return nil, fmt.Errorf("padding: pad %d is below the batch's %d items", pad, n)
 	}
 	if filler == "normal" && c.Data == nil {
-		big, err := Inputs(withItems(c, pad))
+		big, err := Of(WithItems(c, pad))
 		if err != nil {
 			return nil, fmt.Errorf("padding filler: %w", err)
 		}
@@ -145,12 +145,13 @@ func padded(c spec.Case, b *target.Batch, pad int, filler string) (*target.Batch
 	return out, nil
 }
 
-// padBatch is padded for a lazy batch b of the token ops: a lazy batch of
-// item numbers, whose filler items are the case's items (normal: items n,
-// n+1, ...; copy: the real items cyclically) or filler rows
-// (target.FillerItem) the target or materialize makes. Any other batch is
-// padded on the host.
-func padBatch(c spec.Case, b *target.Batch, pad int, filler string) (*target.Batch, error) {
+// PadCase returns case c's batch b followed by pad-b.Items() filler items
+// of kind filler (see padded). A lazy batch b of the token ops stays lazy:
+// a lazy batch of item numbers, whose filler items are the case's items
+// (normal: items n, n+1, ...; copy: the real items cyclically) or filler
+// rows (target.FillerItem) the target or materialize makes. Any other batch
+// is padded on the host (padded).
+func PadCase(c spec.Case, b *target.Batch, pad int, filler string) (*target.Batch, error) {
 	n := b.Items()
 	if !b.Lazy() || pad < n {
 		return padded(c, b, pad, filler)
@@ -195,12 +196,80 @@ func overlay(dst, b *target.Batch) (*target.Batch, error) {
 	return dst, nil
 }
 
-// itemRows returns the output rows of items [lo, hi) of b.
-func itemRows(b *target.Batch, lo, hi int) []int {
+// ItemRows returns the output rows of items [lo, hi) of b.
+func ItemRows(b *target.Batch, lo, hi int) []int {
 	k := b.RowsPerItem()
 	rows := make([]int, 0, (hi-lo)*k)
 	for r := lo * k; r < hi*k; r++ {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// Permutation returns a permutation of 0..n-1 drawn by Fisher-Yates from a
+// splitmix64 stream seeded with seed; n > 1 never gives the identity (it is
+// rotated by one when the draw is the identity).
+func Permutation(n int, seed uint64) []int {
+	p := identity(n)
+	r := &rowRNG{s: Splitmix(seed ^ 0x5045524d)}
+	for i := n - 1; i > 0; i-- {
+		j := int(r.next() % uint64(i+1))
+		p[i], p[j] = p[j], p[i]
+	}
+	if n > 1 {
+		same := true
+		for i, v := range p {
+			same = same && v == i
+		}
+		if same {
+			p = append(p[1:], p[0])
+		}
+	}
+	return p
+}
+
+// Items returns a batch of the items ids of case c, each a copy of the
+// case's own item with that index: from b when it holds them, else from the
+// case's generator asked for more items (rows are derived from (seed,
+// tensor, row) only, so they are the same bits). A case with explicit data
+// has only its own items: ids wrap modulo its item count, and the returned
+// uids say which item each copy is.
+func Items(c spec.Case, b *target.Batch, ids []int) (*target.Batch, []int, error) {
+	if b.Lazy() {
+		g, err := lazyItems(b, ids)
+		return g, append([]int(nil), ids...), err
+	}
+	n := b.Items()
+	maxID := 0
+	for _, id := range ids {
+		maxID = max(maxID, id)
+	}
+	uids := append([]int(nil), ids...)
+	src := b
+	if maxID >= n {
+		if c.Data != nil {
+			for i := range uids {
+				uids[i] %= n
+			}
+		} else {
+			big, err := Of(WithItems(c, maxID+1))
+			if err != nil {
+				return nil, nil, fmt.Errorf("a batch of %d items: %w", maxID+1, err)
+			}
+			src = big
+		}
+	}
+	g, err := gather(src, uids)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, uids, nil
+}
+
+func identity(n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
 }

@@ -1,4 +1,4 @@
-package fuzz
+package inputs
 
 import (
 	"fmt"
@@ -19,7 +19,9 @@ import (
 // share their first 928 rows bit for bit.
 type rowRNG struct{ s uint64 }
 
-func splitmix(x uint64) uint64 {
+// Splitmix is the splitmix64 finalizer, the mixer of every seeded stream
+// (rows, item choices, a campaign's case seeds).
+func Splitmix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
@@ -38,10 +40,10 @@ const (
 )
 
 func newRowRNG(seed, tensor, row uint64) *rowRNG {
-	return &rowRNG{s: splitmix(splitmix(seed^tensor*0x9e3779b97f4a7c15) ^ row)}
+	return &rowRNG{s: Splitmix(Splitmix(seed^tensor*0x9e3779b97f4a7c15) ^ row)}
 }
 
-func (r *rowRNG) next() uint64 { r.s += 0x9e3779b97f4a7c15; return splitmix(r.s) }
+func (r *rowRNG) next() uint64 { r.s += 0x9e3779b97f4a7c15; return Splitmix(r.s) }
 
 // uniform returns a float64 in [0, 1) with 53 random bits.
 func (r *rowRNG) uniform() float64 { return float64(r.next()>>11) / (1 << 53) }
@@ -175,10 +177,10 @@ func positive(name string, v int) error {
 	return nil
 }
 
-// budget refuses counts of input values (spec.SatMul products) whose sum
+// Budget refuses counts of input values (spec.SatMul products) whose sum
 // exceeds spec.MaxElements, the limit Case.Validate holds a case to (GEMM's
 // output is not an input and not counted).
-func budget(c spec.Case, counts ...int) error {
+func Budget(c spec.Case, counts ...int) error {
 	if spec.SatAdd(counts...) > spec.MaxElements {
 		return fmt.Errorf("case too large: %s %+v needs more than %d input values (the memory budget)", c.Op, c.Shape, spec.MaxElements)
 	}
@@ -196,12 +198,12 @@ func caseDTypes(c spec.Case) (in, out oracle.DType, err error) {
 	return in, out, nil
 }
 
-// Inputs derives the batch of case c from its seed (or its explicit Data)
+// Of derives the batch of case c from its seed (or its explicit Data)
 // by the case's generator version (GenVersion 2: package values; 1,
 // or 0 for a case that does not say, fillRow): the same case gives the
 // same bits on every machine. Shape errors and cases over the memory
 // budget are errors, never panics.
-func Inputs(c spec.Case) (*target.Batch, error) {
+func Of(c spec.Case) (*target.Batch, error) {
 	in, out, err := caseDTypes(c)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package fuzz
+package inputs
 
 import (
 	"strings"
@@ -21,7 +21,7 @@ func TestInputsRefuseOverflowingShapes(t *testing.T) {
 	}
 	for _, c := range cases {
 		c.Version, c.In, c.Out, c.Dist, c.GenVersion = spec.CaseVersion, spec.BF16, spec.BF16, spec.DistNormal, spec.GeneratorVersion
-		_, err := Inputs(c)
+		_, err := Of(c)
 		if err == nil || !strings.Contains(err.Error(), "too large") {
 			t.Errorf("%s %+v: got %v, want a 'case too large' error", c.Op, c.Shape, err)
 		}

@@ -1,4 +1,4 @@
-package fuzz
+package inputs
 
 import (
 	"fmt"
@@ -12,20 +12,10 @@ import (
 // Check hands a relation a batch that has sizes and a target.Source but no
 // values when every target makes the values itself (target.Generator),
 // relations build their other batches from it by item numbers
-// (itemsFrom), and execute materializes a batch on the host, once, only
+// (Items), and execute materializes a batch on the host, once, only
 // for a target that does not generate (a CPU oracle, a process). The bits
-// are those of Inputs either way: an item's values depend only on (seed,
+// are those of Of either way: an item's values depend only on (seed,
 // tensor, item).
-
-// lazyRelations are the relations that touch a batch's values only through
-// execute and itemsFrom, and so can run on lazy batches.
-var lazyRelations = map[string]bool{
-	spec.RelBatchInvariance: true,
-	spec.RelPadding:         true,
-	spec.RelDeterminism:     true,
-	spec.RelOracleParity:    true,
-	spec.RelCrossDevice:     true,
-}
 
 // attnOp reports whether op's items span several tensors (attnInputs:
 // attention's Q, K and V) rather than one row of one tensor each
@@ -35,29 +25,17 @@ func attnOp(op spec.Op) bool {
 	return ok && !k.Token()
 }
 
-// inputsFor returns the batch of case c for relation rel on targets ts:
-// lazy when the relation allows it and every target generates c's values,
-// else Inputs(c). Attention pads on the host (padded), so its padding
-// batches are not lazy; of the boundary cases only those of an op whose
-// nudge a device runs (ops.CaseOp.LazyBoundary) are.
-func inputsFor(c spec.Case, rel Relation, ts []target.Target) (*target.Batch, error) {
-	if !lazyRelations[rel.Name()] || (attnOp(c.Op) && rel.Name() == spec.RelPadding) {
-		return Inputs(c)
-	}
-	return LazyInputs(c, ts...)
-}
-
-// LazyInputs returns the batch of case c: lazy (sizes and shared tensors,
+// Lazy returns the batch of case c: lazy (sizes and shared tensors,
 // the per-item tensor left to the targets) when every target of ts makes
-// c's values on its device (target.Generator), else Inputs(c). Either way
-// its bits are those of Inputs(c). A sensitive case is never lazy: its rows
+// c's values on its device (target.Generator), else Of(c). Either way
+// its bits are those of Of(c). A sensitive case is never lazy: its rows
 // are chosen by the CPU oracle (sensitiveInputs), made on the host and
 // uploaded. A scan holds a GPU target's largest
 // batch from it without making its rows on the host.
-func LazyInputs(c spec.Case, ts ...target.Target) (*target.Batch, error) {
+func Lazy(c spec.Case, ts ...target.Target) (*target.Batch, error) {
 	k, ok := all.Case(c.Op) // every op package's batch may be lazy (tokenInputs and attnInputs set its sizes)
 	if !ok || c.Data != nil || (c.Dist == spec.DistBoundary && !k.LazyBoundary()) || c.Dist == spec.DistSensitive {
-		return Inputs(c)
+		return Of(c)
 	}
 	src := &target.Source{Case: c}
 	if !k.Token() {
@@ -68,7 +46,7 @@ func LazyInputs(c spec.Case, ts ...target.Target) (*target.Batch, error) {
 	for _, t := range ts {
 		g, ok := t.(target.Generator)
 		if !ok || !g.Generates(src) {
-			return Inputs(c)
+			return Of(c)
 		}
 	}
 	return lazyBatch(src, c.BatchRows(), nil)
@@ -101,7 +79,7 @@ func lazyBatch(src *target.Source, n int, like *target.Batch) (*target.Batch, er
 
 // materialize fills the per-item tensor of lazy batch b on the host, by
 // the recipe of its source (tokenInputs, then nudgeBoundary by item for a
-// boundary case): the bits Inputs makes for those items, and padded's for
+// boundary case): the bits Of makes for those items, and padded's for
 // filler rows.
 func materialize(b *target.Batch) error {
 	src := b.Source
@@ -148,7 +126,7 @@ func materialize(b *target.Batch) error {
 
 // lazyItems returns a lazy batch whose item i is item ids[i] of lazy batch
 // b's source (an item beyond b's own is the case generator's next item,
-// as itemsFrom makes it).
+// as Items makes it).
 func lazyItems(b *target.Batch, ids []int) (*target.Batch, error) {
 	src := b.Source
 	items := make([]int, len(ids))
@@ -167,16 +145,4 @@ func lazyItems(b *target.Batch, ids []int) (*target.Batch, error) {
 	s := *src
 	s.Items = items
 	return lazyBatch(&s, len(ids), b)
-}
-
-// ready returns b as target t takes it: b itself when it holds values or t
-// generates them, else b materialized on the host.
-func ready(t target.Target, b *target.Batch) error {
-	if !b.Lazy() {
-		return nil
-	}
-	if g, ok := t.(target.Generator); ok && g.Generates(b.Source) {
-		return nil
-	}
-	return b.Materialize()
 }

@@ -1,4 +1,4 @@
-package fuzz
+package inputs
 
 import (
 	"fmt"
@@ -51,4 +51,4 @@ func (e explicitData) Tensor(name string, want int) ([]float32, error) {
 	return vals, nil
 }
 
-func (e explicitData) Budget(counts ...int) error { return budget(e.c, counts...) }
+func (e explicitData) Budget(counts ...int) error { return Budget(e.c, counts...) }

@@ -1,4 +1,4 @@
-package fuzz
+package inputs
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ func TestGEMMTensors(t *testing.T) {
 		if dist == spec.DistBoundary {
 			want.Dist = spec.DistNormal
 		}
-		b, err := Inputs(want)
+		b, err := Of(want)
 		if err != nil {
 			t.Fatal(err)
 		}

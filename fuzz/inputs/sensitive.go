@@ -1,4 +1,4 @@
-package fuzz
+package inputs
 
 import (
 	"errors"
@@ -115,7 +115,7 @@ func sensitiveDraw(c spec.Case) (*target.Batch, []power.Set, error) {
 // other case, its batch's rows (RowPower).
 func RowShows(c spec.Case, keys []int) ([]power.Set, error) {
 	if c.Dist != spec.DistSensitive {
-		b, err := Inputs(c)
+		b, err := Of(c)
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +168,7 @@ func QueryShows(c spec.Case, keys []int) ([][]power.Set, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := Inputs(c)
+		b, err := Of(c)
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +235,7 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 	var b *target.Batch
 	full := keys == nil
 	if full {
-		if b, err = Inputs(base); err != nil {
+		if b, err = Of(base); err != nil {
 			return nil, err
 		}
 		keys = make([]int, base.BatchRows())
@@ -268,7 +268,7 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 	g := &sensitiveGen{c: base, draw: c.Draw, f: f, b: b, keys: keys, full: full, cmp: cmp, k: k}
 	if s, ok := k.(ops.Sensitive); ok && k.Token() { // attention's draw keeps its tensors in b
 		g.rt = itemTensor(base)
-		g.rows = s.SensitiveRows(base, in, keys, b.In, b.Out, cmp, f, splitmix)
+		g.rows = s.SensitiveRows(base, in, keys, b.In, b.Out, cmp, f, Splitmix)
 	}
 	return g, nil
 }
@@ -569,7 +569,7 @@ func RowPower(c spec.Case, b *target.Batch, f *power.Family) ([]power.Set, error
 	for i := range keys {
 		keys[i] = i
 	}
-	rows := s.SensitiveRows(c, in, keys, b.In, b.Out, cmp, f, splitmix)
+	rows := s.SensitiveRows(c, in, keys, b.In, b.Out, cmp, f, Splitmix)
 	sets := make([]power.Set, n)
 	errs := make([]error, n)
 	eachRow(n, func(i int) { sets[i], errs[i] = rows.Shows(i) })
