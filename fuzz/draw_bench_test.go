@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/spec"
 )
 
 // BenchmarkCampaignCases checks one fixed list of campaign draws (8 per
-// pair of fuzz.Pairs on the invariant targets, drawn as the campaign draws
+// pair of relate.Pairs on the invariant targets, drawn as the campaign draws
 // them, seed 1) with generator version 1 and then version 2 in every
 // iteration, so both see the same machine load, and reports each
 // version's cases/s and their ratio: the same shapes, relations and
@@ -21,7 +22,7 @@ import (
 func BenchmarkCampaignCases(b *testing.B) {
 	st := &stream{rng: rand.New(rand.NewSource(1))}
 	var cases []spec.Case
-	for _, p := range Pairs() {
+	for _, p := range relate.Pairs() {
 		if p.Expect {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/inputs"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -38,7 +39,7 @@ const mapDraws = 2
 // has no dimension to sweep; when a dimension after the first cannot be
 // mapped (the time is up), the maps made so far come back with the error.
 func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*spec.DriftMap, error) {
-	ts, err := resolve(f.Case.Targets, given)
+	ts, err := relate.Resolve(f.Case.Targets, given)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +234,7 @@ func slice(o *target.Output, lo, hi int) *target.Output {
 
 // panelDraw returns the case of random draw k (1..mapDraws) of a drift
 // map's panel (panelClass) on target t: randomDraw(c, k), except that
-// draw 1 is sensitive (the first of a chain, fuzz/sensitive.go) when c's
+// draw 1 is sensitive (the first of a chain, fuzz/inputs/sensitive.go) when c's
 // op has a sensitive draw (inputs.SensitiveOps) and t shows its outputs only (no
 // fp32 taps: a GPU kernel, a process, a user's kernel; one item is run to
 // see). Each of its panelItems items then shows (nearly) every reduction

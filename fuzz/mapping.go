@@ -8,6 +8,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/inputs"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -46,7 +47,7 @@ type Sweep struct {
 // its relation has no dimension to sweep (log-prob parity: its findings
 // are misuses, explained in their message).
 func SweepFor(ctx context.Context, f *spec.Finding, given ...target.Target) (*Sweep, error) {
-	ts, err := resolve(f.Case.Targets, given)
+	ts, err := relate.Resolve(f.Case.Targets, given)
 	if err != nil {
 		return nil, err
 	}
@@ -459,7 +460,11 @@ func (k *kvClass) classify(v int) (string, error) {
 	if k.ts[1].Info().Op != k.ts[0].Info().Op {
 		kc := k.c
 		kc.Shape.SeqLen, kc.Shape.Seqs = v, b.Input.(*oracle.PrefillInput).Seqs
-		f, err := pathParity{}.Check(k.ctx, kc, b, k.ts)
+		pp, err := relate.ByName(spec.RelPathParity)
+		if err != nil {
+			return "", err
+		}
+		f, err := pp.Check(k.ctx, kc, b, k.ts)
 		if err != nil {
 			return "", err
 		}
@@ -508,4 +513,12 @@ func digest(o *target.Output) string {
 		d.Write([]byte{0xff})
 	}
 	return d.Label()
+}
+
+func identity(n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
 }

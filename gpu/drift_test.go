@@ -16,6 +16,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/fuzz/inputs"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -210,7 +211,7 @@ func TestInvariantKernelsNoFindings(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(11))
 	checked := 0
-	for _, p := range fuzz.Pairs() {
+	for _, p := range relate.Pairs() {
 		if p.Expect || !strings.HasPrefix(p.Targets[0], "cuda-") || strings.Contains(strings.Join(p.Targets, ","), "drift") {
 			continue
 		}

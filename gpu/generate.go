@@ -16,7 +16,7 @@ import (
 // when SeqLen is 0, else Base + (i/SeqLen)<<32 + i%SeqLen. Token rows
 // (rmsnorm, gemm, logprob, decode queries) are RowKeys{}; attention
 // prefill's Q, K and V are RowKeys{SeqLen: seqLen}; the K and V cache of
-// decode request r is RowKeys{Base: r << 32} (fuzz/inputs.go).
+// decode request r is RowKeys{Base: r << 32} (fuzz/inputs/inputs.go).
 type RowKeys struct {
 	Base   uint64
 	SeqLen int

@@ -25,7 +25,7 @@ type genTensor struct {
 }
 
 // tensorsOf lists the generated tensors of version 2 case c with the
-// parameters fuzz/inputs.go uses for them (RMSNorm's weights, 1 + w, and
+// parameters fuzz/inputs/inputs.go uses for them (RMSNorm's weights, 1 + w, and
 // the log-prob targets stay on the host and are left out).
 func tensorsOf(t *testing.T, c spec.Case) []genTensor {
 	t.Helper()

@@ -20,6 +20,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/fuzz/inputs"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
@@ -189,10 +190,10 @@ var natives = []struct {
 	{"FuzzDecodeDeterminism", spec.OpAttnDecode, spec.RelDeterminism},
 }
 
-// TestNativesCoverPairs checks that every op and relation fuzz.Pairs runs
+// TestNativesCoverPairs checks that every op and relation relate.Pairs runs
 // against an invariant target has a native target.
 func TestNativesCoverPairs(t *testing.T) {
-	for _, p := range fuzz.Pairs() {
+	for _, p := range relate.Pairs() {
 		if p.Expect {
 			continue
 		}
@@ -448,13 +449,13 @@ func mutate(r *rand.Rand, data []byte) []byte {
 }
 
 // TestNativeFindsDriftModels is the negative control of the native path:
-// for every drift model fuzz.Pairs expects to be found, inputs built the
+// for every drift model relate.Pairs expects to be found, inputs built the
 // way the fuzzer builds them (the seed corpus, then mutations of it),
 // decoded and run through Find as FuzzXxx does, find it within maxInputs
 // inputs; the minimal case then still fails and is no larger.
 func TestNativeFindsDriftModels(t *testing.T) {
 	const maxInputs = 400
-	for _, p := range fuzz.Pairs() {
+	for _, p := range relate.Pairs() {
 		if !p.Expect {
 			continue
 		}
@@ -594,7 +595,7 @@ func TestDistsMatchInputs(t *testing.T) {
 // time of one generated case (gen.Case then fuzz.Check): the campaign's
 // rate is the inverse, per core.
 func BenchmarkGeneratedCases(b *testing.B) {
-	for _, p := range fuzz.Pairs() {
+	for _, p := range relate.Pairs() {
 		b.Run(strings.ReplaceAll(p.String(), " ", "/"), func(b *testing.B) {
 			r := rand.New(rand.NewSource(1))
 			ctx := context.Background()

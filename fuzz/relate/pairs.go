@@ -1,6 +1,8 @@
-package fuzz
+package relate
 
 import (
+	"slices"
+
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -34,14 +36,14 @@ func PairsNaming(names []string) []target.Pair {
 		}
 		avail[name] = true
 		info := t.Info()
-		if info.OnRequest && !contains(names, name) {
+		if info.OnRequest && !slices.Contains(names, name) {
 			continue
 		}
 		for _, rel := range relations {
 			if rel.Targets() != 1 || !hasOp(rel.Ops(), info.Op) || isPairOnly(rel) {
 				continue
 			}
-			expect := contains(info.Expect, rel.Name())
+			expect := slices.Contains(info.Expect, rel.Name())
 			if rel.Name() == spec.RelOracleParity && name == target.OracleName(info.Op) {
 				continue // the oracle against itself: true by construction
 			}
@@ -60,13 +62,4 @@ func PairsNaming(names []string) []target.Pair {
 		}
 	}
 	return ps
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

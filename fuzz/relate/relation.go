@@ -1,4 +1,4 @@
-package fuzz
+package relate
 
 import (
 	"context"
@@ -33,11 +33,11 @@ type Relation interface {
 
 var relations = []Relation{batchInvariance{}, padding{}, oracleParity{}, pathParity{}, logprobParity{}, determinism{}, crossDevice{}}
 
-// Relations lists every relation in the order of spec.Relations.
-func Relations() []Relation { return append([]Relation(nil), relations...) }
+// All lists every relation in the order of spec.Relations.
+func All() []Relation { return append([]Relation(nil), relations...) }
 
-// RelationByName returns the relation named name (a spec.Rel* constant).
-func RelationByName(name string) (Relation, error) {
+// ByName returns the relation named name (a spec.Rel* constant).
+func ByName(name string) (Relation, error) {
 	for _, r := range relations {
 		if r.Name() == name {
 			return r, nil
@@ -72,19 +72,13 @@ func IsTargetFailure(err error) bool {
 // environment. A target whose Run error wraps ErrTargetCrashed gives a
 // finding of kind "crash"; any other failure, and a bad case, is an error.
 //
-// A case of a composite op goes to the Source among ts that checks its op
-// (Source.Check); there is no other way to check one. Sources among ts are
-// left out of a single-op case's targets, so a caller may pass the sources
-// it knows with every case.
+// A case of a composite op is not a relation's: fuzz.Check hands it to
+// its fuzz.Source.
 func Check(ctx context.Context, c spec.Case, ts ...target.Target) (*spec.Finding, error) {
-	if s := sourceFor(c.Op, ts); s != nil {
-		return checkComposite(ctx, s, c)
-	}
 	if !slices.Contains(spec.Ops, c.Op) {
 		return nil, fmt.Errorf("case: op %q: no relation here runs it (a composite op's case needs its fuzz.Source among the targets)", c.Op)
 	}
-	ts = withoutSources(ts)
-	rel, err := RelationByName(c.Relation)
+	rel, err := ByName(c.Relation)
 	if err != nil {
 		return nil, fmt.Errorf("case: %w", err)
 	}
@@ -95,7 +89,7 @@ func Check(ctx context.Context, c spec.Case, ts ...target.Target) (*spec.Finding
 	if !hasOp(rel.Ops(), c.Op) {
 		return nil, fmt.Errorf("case: relation %s does not apply to op %s", rel.Name(), c.Op)
 	}
-	if ts, err = resolve(c.Targets, ts); err != nil {
+	if ts, err = Resolve(c.Targets, ts); err != nil {
 		return nil, fmt.Errorf("case: %w", err)
 	}
 	if op := ts[0].Info().Op; op != c.Op {
@@ -117,14 +111,14 @@ func Check(ctx context.Context, c spec.Case, ts ...target.Target) (*spec.Finding
 	if f == nil {
 		return nil, nil
 	}
-	complete(f, c)
+	Complete(f, c)
 	f.Expected = expectedBy(f, ts)
 	return f, nil
 }
 
-// resolve returns ts when given (as many as names), else the registered
+// Resolve returns ts when given (as many as names), else the registered
 // targets named names.
-func resolve(names []string, ts []target.Target) ([]target.Target, error) {
+func Resolve(names []string, ts []target.Target) ([]target.Target, error) {
 	if len(ts) > 0 {
 		if len(ts) != len(names) {
 			return nil, fmt.Errorf("%d target(s) given for %d named (%v)", len(ts), len(names), names)
@@ -158,8 +152,9 @@ func expectedBy(f *spec.Finding, ts []target.Target) bool {
 	return false
 }
 
-// complete fills the fields every finding shares.
-func complete(f *spec.Finding, c spec.Case) {
+// Complete fills the fields every finding of case c shares: the case,
+// relation, targets, repro line, environment, time and signature.
+func Complete(f *spec.Finding, c spec.Case) {
 	f.Case = c
 	f.Relation = c.Relation
 	if f.TargetA == "" && len(c.Targets) > 0 {

@@ -1,4 +1,4 @@
-package fuzz
+package relate
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 // to 5 of 2274 rows, about 1 in 500, and every row of a batch of up to 3).
 const referenceStride = 1024
 
-// deviceReference returns the reference oracle parity compares target t
+// DeviceReference returns the reference oracle parity compares target t
 // with on its device (target.Referencer with t's declared schedule), or
 // nil when t has none: then the CPU oracle computes every row.
-func deviceReference(t target.Target) target.Target {
+func DeviceReference(t target.Target) target.Target {
 	r, ok := t.(target.Referencer)
 	info := t.Info()
 	if !ok || info.Schedule == "" {

@@ -1,4 +1,4 @@
-package fuzz
+package relate
 
 import (
 	"context"
@@ -77,7 +77,7 @@ func crossCase(t *testing.T, seed int64) (spec.Case, *target.Batch) {
 }
 
 func TestCrossDevice(t *testing.T) {
-	rel, err := RelationByName(spec.RelCrossDevice)
+	rel, err := ByName(spec.RelCrossDevice)
 	if err != nil {
 		t.Fatal(err)
 	}

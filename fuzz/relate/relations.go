@@ -1,4 +1,4 @@
-package fuzz
+package relate
 
 import (
 	"context"
@@ -199,7 +199,7 @@ func (oracleParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts 
 	}
 	n := b.Items()
 	if bound == 0 {
-		if g := deviceReference(t); g != nil {
+		if g := DeviceReference(t); g != nil {
 			return oracleParityOnDevice(ctx, c, b, t, g, ref, dt)
 		}
 	}
