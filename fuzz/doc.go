@@ -1,8 +1,8 @@
 // Package fuzz is bitparity's engine; the vocabulary it runs (targets,
 // batches, outputs, the oracle targets and drift models) is package target.
 //
-// Its parts below it, imported one way (fuzz -> fuzz/relate ->
-// fuzz/inputs):
+// Its parts below it, imported one way (fuzz -> fuzz/mapper ->
+// fuzz/relate -> fuzz/inputs):
 //
 //   - fuzz/inputs: a case becomes a batch (every value derived from
 //     (seed, tensor, item), or explicit bits), and batches are built
@@ -13,16 +13,19 @@
 //     relate.Check of a single-op case and the compare of every shared
 //     row, on the device when both outputs live there; which relation
 //     runs on which target(s) (relate.Pairs).
+//   - fuzz/mapper: the drift map of a finding (mapper.Map): the dimension
+//     that decides it, swept with fuzz/driftmap on the finding's own data
+//     and random draws.
 //
 // This package:
 //
 //   - minimize.go: Minimize, which shrinks a finding (fuzz/shrink) and
-//     maps its drift (mapping.go: the dimension that decides it,
-//     swept with fuzz/driftmap over sweepValues).
-//   - campaign.go: the campaign's options and pairs, runner.go the loop that runs them,
-//     draw.go a pair's stream of cases, each bounded by the cost model
-//     (fuzz/internal/casecost), a share of them followed by residue cases
-//     (gen.Residue: every class mod m <= 128 of every batch dimension).
+//     maps its drift (fuzz/mapper).
+//   - campaign.go: the campaign's options and pairs; runner.go the loop
+//     that runs them; draw.go a pair's stream of cases, each bounded by
+//     the cost model (fuzz/internal/casecost), a share of them followed by
+//     residue cases (gen.Residue: every class mod m <= 128 of every batch
+//     dimension).
 //   - reshape.go: a campaign at a model profile (Reshape, MaxTokens): the
 //     model's inner sizes and dtypes, batches over 1..max_tokens
 //     (gen.Spread), bounded by the work the CPU must do (cpuBound).

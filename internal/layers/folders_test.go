@@ -23,7 +23,7 @@ var layer = map[string]int{
 
 	"gpu": 2, "profile": 2, "fuzz/gen": 2, "fuzz/shrink": 2, "fuzz/driftmap": 2, "fuzz/inputs": 2,
 
-	"fuzz": 3, "fuzz/relate": 3, "fuzz/internal/casecost": 3, "fuzz/internal/taps": 3, "fuzz/internal/skiptest": 3,
+	"fuzz": 3, "fuzz/mapper": 3, "fuzz/relate": 3, "fuzz/internal/casecost": 3, "fuzz/internal/taps": 3, "fuzz/internal/skiptest": 3,
 
 	"fuzz/native": 4, "fuzz/transformer": 4, "fuzz/transformer/internal/e2e": 4,
 	"fuzz/detect": 4, "fuzz/external": 4, "fuzz/external/workers": 5, "explain": 4, "reports": 4,

@@ -1,4 +1,4 @@
-package fuzz
+package mapper
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // uses beside the finding's own data.
 const mapDraws = 2
 
-// MapDrift maps each dimension finding f's relation varies (sweepsFor)
+// Map maps each dimension finding f's relation varies (sweepsFor)
 // over 1+mapDraws input draws: the finding's own data, then mapDraws draws
 // of the same case with normal values from seeds derived from the case's
 // (randomDraw), the items classified by a panel of panelItems distinct
@@ -38,7 +38,7 @@ const mapDraws = 2
 // the positions that differ, else last, saying the onset was not located. It returns nil and no error when the relation
 // has no dimension to sweep; when a dimension after the first cannot be
 // mapped (the time is up), the maps made so far come back with the error.
-func MapDrift(ctx context.Context, f *spec.Finding, given ...target.Target) (*spec.DriftMap, error) {
+func Map(ctx context.Context, f *spec.Finding, given ...target.Target) (*spec.DriftMap, error) {
 	ts, err := relate.Resolve(f.Case.Targets, given)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package fuzz
+package mapper
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -39,11 +40,11 @@ func TestLocatedMaps(t *testing.T) {
 			if tt.target == "test-odd-positions-100" {
 				given = append(given, oddPositions{})
 			}
-			f, err := Check(context.Background(), c, given...)
+			f, err := relate.Check(context.Background(), c, given...)
 			if err != nil || f == nil {
 				t.Fatalf("no finding: %v", err)
 			}
-			m, err := MapDrift(context.Background(), f, given...)
+			m, err := Map(context.Background(), f, given...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,10 +1,11 @@
-package fuzz
+package mapper
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/inputs"
@@ -521,4 +522,30 @@ func identity(n int) []int {
 		ids[i] = i
 	}
 	return ids
+}
+
+// sweepValues is the one rule for the values a drift map sweeps:
+// driftmap.Values around the onset plus, for the decode batch dimension,
+// the batch sizes where decode heuristics switch: around multiples of the
+// H200's 132 SMs and powers of two up to 1024 (a split heuristic's
+// threshold is requests x heads against the SMs, so it can sit far above a
+// minimal case's single request). Sorted, without repeats.
+func sweepValues(dim string, onset int) []int {
+	vs := driftmap.Values(dim, onset)
+	if dim == "batch" {
+		for _, m := range []int{target.SMs, 2 * target.SMs} {
+			vs = append(vs, m-1, m, m+1)
+		}
+		for p := 8; p <= 1024; p *= 2 {
+			vs = append(vs, p-1, p, p+1)
+		}
+	}
+	sort.Ints(vs)
+	out := vs[:0]
+	for i, v := range vs {
+		if i == 0 || v != vs[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
 }

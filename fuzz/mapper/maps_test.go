@@ -1,4 +1,4 @@
-package fuzz
+package mapper
 
 import (
 	"context"
@@ -129,7 +129,7 @@ func plantedCase(rel string, t target.Target, rows int, p spec.RelParams) spec.C
 
 // Every printed map of a planted target equals the planted truth, states
 // the range it swept, and never says "invariant". The printed maps are in
-// testdata/maps.golden (go test ./fuzz -run TestPlantedMaps -update).
+// testdata/maps.golden (go test ./fuzz/mapper -run TestPlantedMaps -update).
 func TestPlantedMaps(t *testing.T) {
 	ctx := context.Background()
 	nd := &nondeterministic{}
@@ -188,7 +188,7 @@ func TestPlantedMaps(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := tt.f
 			f.Relation = f.Case.Relation
-			m, err := MapDrift(ctx, &f, tt.ts...)
+			m, err := Map(ctx, &f, tt.ts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +220,7 @@ func TestMapNoDimensionSplits(t *testing.T) {
 		1, spec.RelParams{Batch: 8, Position: 3})
 	f := spec.Finding{Kind: spec.KindMismatch, Case: c, Relation: c.Relation}
 	fixed := target.Scheduled(plantedInfo("plant-fixed"), func(*target.Batch) oracle.Schedule { return plantA })
-	m, err := MapDrift(context.Background(), &f, fixed)
+	m, err := Map(context.Background(), &f, fixed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,23 +232,5 @@ func TestMapNoDimensionSplits(t *testing.T) {
 	if want := "no swept dimension splits: over rows 1..320"; !strings.HasPrefix(said, want) || !strings.Contains(said, "also over position 0..7 at rows=8 (every value") ||
 		!strings.Contains(said, "also over rows 1..8 at prefixes of the case's batch") || !strings.Contains(said, "the onset was not located") {
 		t.Errorf("words: %s", said)
-	}
-}
-
-// A crash found by a relation is shrunk and gets the map of the values
-// that crash (Minimize's map step).
-func TestMinimizeMapsCrash(t *testing.T) {
-	ctx := context.Background()
-	c := plantedCase(spec.RelBatchInvariance, crashing{}, 178, spec.RelParams{})
-	f, err := Check(ctx, c, crashing{})
-	if err != nil || f == nil || f.Kind != spec.KindCrash {
-		t.Fatalf("check: %+v, %v; want a crash finding", f, err)
-	}
-	g, _, err := Minimize(ctx, f, MinimizeOptions{Targets: []target.Target{crashing{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m := g.DriftMap; m == nil || m.Rule != "rows % 89 == 0 -> crash, otherwise -> runs" {
-		t.Fatalf("minimal crash %s: map %s", words.Case(g.Case), words.Drift(g.DriftMap))
 	}
 }

@@ -1,4 +1,4 @@
-package fuzz
+package mapper
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func TestDriftMapRandomDrawsCorrectConstantInputs(t *testing.T) {
 		t.Fatalf("the constant draw alone maps as %s %q; the test needs a draw that hides the drift", own.Kind, own.Rule)
 	}
 
-	dm, err := MapDrift(ctx, f)
+	dm, err := Map(ctx, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestPanelDrawSensitive(t *testing.T) {
 			Shape: spec.Shape{Rows: 140, Hidden: *panelHidden}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6,
 			Dist: spec.DistConstant, Seed: seed}
 		f := &spec.Finding{Kind: spec.KindMismatch, Case: c, Relation: c.Relation}
-		m, err := MapDrift(ctx, f, tgt)
+		m, err := Map(ctx, f, tgt)
 		if err != nil {
 			t.Fatal(err)
 		}

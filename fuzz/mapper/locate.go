@@ -1,4 +1,4 @@
-package fuzz
+package mapper
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // v: a drift that a row shows only at some positions of a batch (the
 // rows of a second wave, of the last partial tile, one row, the odd
 // positions) is never at a watched position. When none of them splits,
-// MapDrift sweeps the batch the way a scan does (locateSweep): the batch
+// Map sweeps the batch the way a scan does (locateSweep): the batch
 // of the case's first v items, each at its own position, every row
 // compared with its item alone. Where that splits too, the map has the
 // onset and a note of the positions that differ; where it does not, the
@@ -236,7 +236,7 @@ func (l *locate) note(m *spec.DriftMap, draws int) string {
 		m.From, m.To, m.Dim, draws)
 }
 
-// locates reports whether MapDrift sweeps the prefixes of finding f's
+// locates reports whether Map sweeps the prefixes of finding f's
 // batch when no dimension of its relation splits: a mismatch of batch
 // invariance or padding, the relations of a batch's composition, on one
 // target.
