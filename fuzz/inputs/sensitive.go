@@ -17,9 +17,9 @@ import (
 	"github.com/bitparity/bitparity/target"
 )
 
-// SensitiveAttempts bounds the candidates of one row of a sensitive case:
-// the row as drawn and at most SensitiveAttempts-1 re-draws.
-const SensitiveAttempts = 4
+// sensitiveAttempts bounds the candidates of one row of a sensitive case:
+// the row as drawn and at most sensitiveAttempts-1 re-draws.
+const sensitiveAttempts = 4
 
 // SensitiveOps lists the ops that have a sensitive draw: those of
 // ops/all.Cases with a family of reduction orders (ops.CaseOp.FamilyCols),
@@ -54,7 +54,7 @@ func Family(c spec.Case) (*power.Family, error) {
 }
 
 // sensitiveInputs makes the batch of a case with Dist "sensitive": each
-// row (item i) is, of at most SensitiveAttempts candidates, the one that
+// row (item i) is, of at most sensitiveAttempts candidates, the one that
 // shows the most alternatives of Family(c) that the row key's earlier
 // draws of the chain have not shown (power.Family.RMSNorm or LogProb;
 // ties: the most alternatives; the first such; a candidate that leaves
@@ -84,8 +84,8 @@ func Family(c spec.Case) (*power.Family, error) {
 // i), never on the batch; the chain's sets are kept in memory
 // (sensitiveChain), so a scan makes each earlier draw once; a large draw
 // is kept on disk (sensitive_cache.go). A row costs at most
-// SensitiveAttempts nudges (boundary.MaxEvals oracle row evaluations each)
-// and SensitiveAttempts x len(knobVariants) family checks (for rmsnorm a
+// sensitiveAttempts nudges (boundary.MaxEvals oracle row evaluations each)
+// and sensitiveAttempts x len(knobVariants) family checks (for rmsnorm a
 // knob step costs each distinct reduction a thread's partial and a
 // combine, power.RMSNormCheck; for gemm each schedule the rest of the
 // knob's chunk of the column's dot product, power.GEMMCheck; for logprob
@@ -358,7 +358,7 @@ func (g *sensitiveGen) row(j int, prior power.Set) (power.Set, choice, error) {
 	var bestSet power.Set
 	var bestC choice
 	bestNew, bestN := -1, -1
-	for a := range SensitiveAttempts {
+	for a := range sensitiveAttempts {
 		x, k, err := g.candidate(j, a)
 		if err != nil {
 			return nil, choice{}, err
@@ -425,7 +425,7 @@ func (g *sensitiveGen) candidate(j, a int) ([]float32, int, error) {
 // rebuild writes slot j's row as choice c made it (row's result without
 // the search).
 func (g *sensitiveGen) rebuild(j int, c choice) error {
-	if int(c.a) >= SensitiveAttempts || int(c.v) >= len(knobVariants) {
+	if int(c.a) >= sensitiveAttempts || int(c.v) >= len(knobVariants) {
 		return fmt.Errorf("candidate %d, knob step %d out of range", c.a, c.v)
 	}
 	x, k, err := g.candidate(j, int(c.a))

@@ -13,7 +13,7 @@ import (
 // decodeRequest picks the candidate of slot j of an attn_decode case (a
 // request, row key i = g.keys[j], whose rows are its heads), writes it
 // into g.b and returns the alternatives of the family that some head of
-// it shows, and which candidate it is. Of at most SensitiveAttempts
+// it shows, and which candidate it is. Of at most sensitiveAttempts
 // candidates it takes the one whose heads together show the most
 // alternatives prior (what key i showed in the chain's earlier draws)
 // has not (ties: the most alternatives; the first such; one that leaves
@@ -32,7 +32,7 @@ import (
 // family: then candidate 0 as nudged, its set measured by
 // power.Family.Decode). A request's bits depend on (Seed, Draw, i) only.
 // Its cost:
-// SensitiveAttempts x Heads x (|Family|+1) oracle.DecodeProbes (a decode
+// sensitiveAttempts x Heads x (|Family|+1) oracle.DecodeProbes (a decode
 // of the row each) and x len(knobVariants) x (|Family|+1) x group KV
 // columns (L fmas each) for the knob steps.
 func (g *sensitiveGen) decodeRequest(j int, prior power.Set) (power.Set, choice, error) {
@@ -57,7 +57,7 @@ func (g *sensitiveGen) decodeRequest(j int, prior power.Set) (power.Set, choice,
 	var bestSet power.Set
 	var bestC choice
 	bestNew, bestN := -1, -1
-	for a := range SensitiveAttempts {
+	for a := range sensitiveAttempts {
 		q, k, v, err := g.decodeCandidate(j, a)
 		if err != nil {
 			return nil, choice{}, err

@@ -13,10 +13,10 @@ import (
 	"github.com/bitparity/bitparity/power"
 )
 
-// SensitiveCacheEnv names the environment variable that places the cache
+// sensitiveCacheEnv names the environment variable that places the cache
 // of large sensitive draws: a folder, or "off" for none. Unset, the cache
 // is <user cache dir>/bitparity/sensitive.
-const SensitiveCacheEnv = "BITPARITY_SENSITIVE_CACHE"
+const sensitiveCacheEnv = "BITPARITY_SENSITIVE_CACHE"
 
 // cacheMinValues is the least rows x row length of a sensitive draw that
 // is kept: smaller draws are cheaper made again than read.
@@ -42,7 +42,7 @@ func (g *sensitiveGen) cachePath() (string, bool) {
 	if !g.full || g.rows == nil || len(g.keys)*len(g.slot(0)) < cacheMinValues { // attention: made again (decodeRequest, prefillSequence)
 		return "", false
 	}
-	dir := os.Getenv(SensitiveCacheEnv)
+	dir := os.Getenv(sensitiveCacheEnv)
 	if dir == "off" {
 		return "", false
 	}
@@ -54,7 +54,7 @@ func (g *sensitiveGen) cachePath() (string, bool) {
 		dir = filepath.Join(uc, "bitparity", "sensitive")
 	}
 	id := fmt.Sprintf("v%d %s rows %d family %d attempts %d steps %v", sensitiveCacheVersion,
-		chainKey(g.c, g.draw, g.draw), len(g.keys), len(g.f.Alts), SensitiveAttempts, knobVariants)
+		chainKey(g.c, g.draw, g.draw), len(g.keys), len(g.f.Alts), sensitiveAttempts, knobVariants)
 	h := sha256.Sum256([]byte(id))
 	return filepath.Join(dir, fmt.Sprintf("%x.bin", h[:16])), true
 }
@@ -126,7 +126,7 @@ func (g *sensitiveGen) load(prior []power.Set) ([]power.Set, bool, error) {
 	for j := range sets {
 		rec := body[j*(2+8*words) : (j+1)*(2+8*words)]
 		choices[j] = choice{rec[0], rec[1]}
-		if int(rec[0]) >= SensitiveAttempts || int(rec[1]) >= len(knobVariants) {
+		if int(rec[0]) >= sensitiveAttempts || int(rec[1]) >= len(knobVariants) {
 			return nil, false, nil
 		}
 		sets[j] = make(power.Set, words)

@@ -364,7 +364,7 @@ func sign64(x int64) int {
 }
 
 // prefillAttempts is the most candidates a prefill row tries (prefillRow),
-// twice SensitiveAttempts: a row shows a tile alternative only where the
+// twice sensitiveAttempts: a row shows a tile alternative only where the
 // max of its scores stays, through the tuning, at a tile edge the
 // declared schedule lacks, and more steered candidates make one draw
 // show nearly the whole family (TestMutation/attn_prefill: 98% of the

@@ -158,10 +158,10 @@ func BenchmarkSensitiveDraw(b *testing.B) {
 			name += "/kept"
 		}
 		b.Run(name, func(b *testing.B) {
-			b.Setenv(SensitiveCacheEnv, "off")
+			b.Setenv(sensitiveCacheEnv, "off")
 			cacheMinValues = 1 << 22
 			if tc.kept {
-				b.Setenv(SensitiveCacheEnv, b.TempDir())
+				b.Setenv(sensitiveCacheEnv, b.TempDir())
 				cacheMinValues = 0
 			}
 			c := powerCase(tc.op, 4096, rows, spec.BF16, spec.DistSensitive, 21)
@@ -185,7 +185,7 @@ func BenchmarkSensitiveDraw(b *testing.B) {
 // checksum fails, or whose choices are not the draw's (a stale algorithm),
 // is made again, with the same bits, and rewritten.
 func TestSensitiveCache(t *testing.T) {
-	t.Setenv(SensitiveCacheEnv, t.TempDir())
+	t.Setenv(sensitiveCacheEnv, t.TempDir())
 	defer func(n int) { cacheMinValues = n }(cacheMinValues)
 	cacheMinValues = 0
 	c := powerCase(spec.OpRMSNorm, 128, 12, spec.BF16, spec.DistSensitive, 31)

@@ -33,9 +33,6 @@ type Relation interface {
 
 var relations = []Relation{batchInvariance{}, padding{}, oracleParity{}, pathParity{}, logprobParity{}, determinism{}, crossDevice{}}
 
-// All lists every relation in the order of spec.Relations.
-func All() []Relation { return append([]Relation(nil), relations...) }
-
 // ByName returns the relation named name (a spec.Rel* constant).
 func ByName(name string) (Relation, error) {
 	for _, r := range relations {
