@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/boundary"
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -21,7 +21,7 @@ func BenchmarkRMSNormRows(b *testing.B) {
 	for _, in := range []spec.DType{spec.BF16, spec.FP32} {
 		c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm, In: in, Out: spec.BF16,
 			Dist: spec.DistNormal, Seed: 5, Eps: 1e-6, Shape: spec.Shape{Rows: 64, Hidden: 4096}}
-		batch, err := fuzz.Inputs(c)
+		batch, err := inputs.Of(c)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/boundary"
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/internal/cctest"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -69,7 +69,7 @@ func TestCMatchesGo(t *testing.T) {
 		c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
 			In: spec.DType(tc.in.String()), Out: spec.DType(tc.out.String()), Dist: tc.dist, Seed: uint64(1000 + ti),
 			Eps: tc.eps, Shape: spec.Shape{Rows: 8, Hidden: tc.hidden}}
-		b, err := fuzz.Inputs(c)
+		b, err := inputs.Of(c)
 		if err != nil {
 			t.Fatalf("%+v: %v", tc, err)
 		}
@@ -107,7 +107,7 @@ func TestCMatchesGo(t *testing.T) {
 				c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpGEMM,
 					In: spec.DType(in.String()), Out: spec.DType(out.String()), Dist: spec.DistNormal, Seed: uint64(7000 + ki),
 					Shape: spec.Shape{Rows: 4, Hidden: kk, N: n}}
-				b, err := fuzz.Inputs(c)
+				b, err := inputs.Of(c)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/internal/golden"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -46,7 +46,7 @@ func goldenCases() []spec.Case {
 // name in order.
 func inputsHash(t *testing.T, c spec.Case) string {
 	t.Helper()
-	b, err := fuzz.Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/boundary"
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -36,7 +36,7 @@ var nudgeCases = []struct {
 // midpoint of the compare dtype.
 func nearShare(t *testing.T, c spec.Case, tuned func(int) bool) float64 {
 	t.Helper()
-	b, err := fuzz.Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestNudgeRowsIndependent(t *testing.T) {
 		t.Run(string(tc.c.Op), func(t *testing.T) {
 			c := tc.c
 			c.Version, c.GenVersion, c.Seed, c.Dist = spec.CaseVersion, spec.GeneratorVersion, 5, spec.DistBoundary
-			small, err := fuzz.Inputs(c)
+			small, err := inputs.Of(c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,12 +112,12 @@ func TestNudgeRowsIndependent(t *testing.T) {
 			} else {
 				big.Shape.Rows *= 3
 			}
-			large, err := fuzz.Inputs(big)
+			large, err := inputs.Of(big)
 			if err != nil {
 				t.Fatal(err)
 			}
 			procs := runtime.GOMAXPROCS(1) // one goroutine: the same bits
-			again, err := fuzz.Inputs(c)
+			again, err := inputs.Of(c)
 			runtime.GOMAXPROCS(procs)
 			if err != nil {
 				t.Fatal(err)
@@ -133,7 +133,7 @@ func TestNudgeRowsIndependent(t *testing.T) {
 			}
 			plain := c
 			plain.Dist = spec.DistNormal
-			p, err := fuzz.Inputs(plain)
+			p, err := inputs.Of(plain)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -86,7 +86,7 @@ func TestRoundTripBitExact(t *testing.T) {
 					}
 				}
 				// the bits reach the batch unchanged (NaN payloads, -0, subnormals)
-				b, err := fuzz.Inputs(g.Case)
+				b, err := inputs.Of(g.Case)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/mapper"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -100,7 +101,7 @@ func TestKnownGenerate(t *testing.T) {
 		env := spec.HostEnv()
 		if fd != nil {
 			env = fd.Env
-			if fd.DriftMap, err = fuzz.MapDrift(context.Background(), fd); err != nil {
+			if fd.DriftMap, err = mapper.Map(context.Background(), fd); err != nil {
 				t.Fatalf("%s: drift map: %v", k.note, err)
 			}
 			fd.Signature = spec.Signature(*fd)
@@ -117,7 +118,7 @@ func TestKnownGenerate(t *testing.T) {
 
 // TestKnownReplay replays every case file shipped in corpus/known/: a
 // drift or misuse case must show its finding again, of the same kind and
-// signature, and its drift map swept again (fuzz.MapDrift; skipped with -short)
+// signature, and its drift map swept again (mapper.Map; skipped with -short)
 // must give the recorded rule; an invariant case must still pass. A first difference at another row, column or bits than
 // recorded is logged: it moves when the oracle's or a drift model's values
 // change, which their own golden tests pin. Every case of
@@ -186,7 +187,7 @@ func TestKnownReplay(t *testing.T) {
 						e.File.Finding.Row, e.File.Finding.Col, e.File.Finding.A.Hex, e.File.Finding.B.Hex)
 				}
 				if rec := e.File.Finding.DriftMap; rec != nil && !testing.Short() && sweeper[e.File.Signature].Name == e.Name {
-					dm, err := fuzz.MapDrift(context.Background(), o.Finding)
+					dm, err := mapper.Map(context.Background(), o.Finding)
 					if err != nil {
 						t.Fatalf("%s: drift map: %v", e.File.Note, err)
 					}

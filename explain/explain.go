@@ -15,7 +15,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/mapper"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -148,11 +148,11 @@ func probeValue(dm *spec.DriftMap, cl spec.DriftClass) int {
 }
 
 // Map computes the drift map of f, for a finding that has none, with the
-// campaign's mapper (fuzz.MapDrift: every dimension the relation varies,
+// campaign's mapper (mapper.Map: every dimension the relation varies,
 // over the finding's own data and the mapper's random draws), so explain
 // explains the classes a campaign would have printed.
 func Map(ctx context.Context, f *spec.Finding) (*spec.DriftMap, error) {
-	dm, err := fuzz.MapDrift(ctx, f)
+	dm, err := mapper.Map(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("explain: drift map: %w", err)
 	}

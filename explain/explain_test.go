@@ -194,7 +194,7 @@ func TestTensorCoreGEMM(t *testing.T) {
 }
 
 // TestMapIsCampaigns: a finding without a map is mapped by the campaign's
-// mapper (fuzz.MapDrift): its own data and the mapper's random draws, and
+// mapper (mapper.Map): its own data and the mapper's random draws, and
 // the rule a campaign prints.
 func TestMapIsCampaigns(t *testing.T) {
 	d := driftCases[2] // gemm split-K by M, the smallest

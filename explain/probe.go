@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -67,7 +67,7 @@ func probes(c spec.Case, dim string, v int, seed uint64) ([]probe, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := fuzz.Inputs(pc)
+		b, err := inputs.Of(pc)
 		if err != nil {
 			return nil, fmt.Errorf("explain: probe inputs at %s = %d: %w", dim, v, err)
 		}

@@ -15,7 +15,7 @@ import (
 // with sources finds, with its drift map (Map) when the check gave none.
 // A case that holds, and a finding that is not a mismatch (only a
 // mismatch has a schedule to infer), are errors; so is a check that
-// failed (fuzz.IsTargetFailure tells a target's failure from a bad case).
+// failed (relate.IsTargetFailure tells a target's failure from a bad case).
 func Case(ctx context.Context, c spec.Case, f *spec.Finding, sources ...target.Target) (*spec.Finding, error) {
 	if f == nil || f.DriftMap == nil {
 		g, err := fuzz.Check(ctx, c, sources...)

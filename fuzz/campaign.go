@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"math/rand"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/fuzz/internal/taps"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -284,19 +287,19 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 		}
 	}
 	for _, name := range c.Relations {
-		if _, err := RelationByName(name); err != nil {
+		if _, err := relate.ByName(name); err != nil {
 			return nil, err
 		}
 	}
 	var out []*pairState
-	for i, p := range PairsNaming(c.Targets) {
-		if len(c.Relations) > 0 && !contains(c.Relations, p.Relation) {
+	for i, p := range relate.PairsNaming(c.Targets) {
+		if len(c.Relations) > 0 && !slices.Contains(c.Relations, p.Relation) {
 			continue
 		}
 		if len(c.Targets) > 0 {
 			hit := false
 			for _, t := range p.Targets {
-				hit = hit || contains(c.Targets, t)
+				hit = hit || slices.Contains(c.Targets, t)
 			}
 			if !hit {
 				continue
@@ -310,17 +313,17 @@ func (c *Campaign) pairs() ([]*pairState, error) {
 			}
 			inv = inv && t.Info().Invariant
 		}
-		seed := int64(splitmix(c.Seed ^ splitmix(uint64(i)+1)))
+		seed := int64(inputs.Splitmix(c.Seed ^ inputs.Splitmix(uint64(i)+1)))
 		out = append(out, &pairState{Pair: p, stream: stream{rng: rand.New(rand.NewSource(seed))}, invariant: inv,
 			cpuBound: cpuBound(p)})
 	}
 	for _, src := range c.Sources {
-		if len(c.Targets) > 0 && !contains(c.Targets, src.Name) {
+		if len(c.Targets) > 0 && !slices.Contains(c.Targets, src.Name) {
 			continue
 		}
 		for j := range src.Jobs {
 			job := &src.Jobs[j]
-			if len(c.Relations) > 0 && !contains(c.Relations, job.Relation) {
+			if len(c.Relations) > 0 && !slices.Contains(c.Relations, job.Relation) {
 				continue
 			}
 			out = append(out, &pairState{Pair: target.Pair{Op: src.Op, Relation: job.Relation, Targets: []string{job.Name},
@@ -375,7 +378,7 @@ func targetStats(pairs []*pairState, findings []spec.Finding) []spec.TargetStats
 			s := &jobs[i]
 			s.Cases += p.cases.Load()
 			s.Findings += int(p.found.Load())
-			if !contains(s.Relations, p.Relation) {
+			if !slices.Contains(s.Relations, p.Relation) {
 				s.Relations = append(s.Relations, p.Relation)
 			}
 			continue
@@ -392,7 +395,7 @@ func targetStats(pairs []*pairState, findings []spec.Finding) []spec.TargetStats
 				names = append(names, name)
 			}
 			s.Cases += p.cases.Load()
-			if !contains(s.Relations, p.Relation) {
+			if !slices.Contains(s.Relations, p.Relation) {
 				s.Relations = append(s.Relations, p.Relation)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/internal/gogc"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -87,7 +88,7 @@ func BenchmarkCampaign(b *testing.B) {
 	ts := make([]target.Target, len(cases))
 	for i, k := range cases {
 		var err error
-		if batches[i], err = Inputs(k); err != nil {
+		if batches[i], err = inputs.Of(k); err != nil {
 			b.Fatal(err)
 		}
 		if ts[i], err = target.Lookup(k.Targets[0]); err != nil {

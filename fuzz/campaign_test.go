@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz/internal/casecost"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -27,7 +28,7 @@ func TestCampaignControls(t *testing.T) {
 		t.Fatalf("%d cases, %d findings, %d reported", res.Cases, len(res.Findings), len(got))
 	}
 	expect := map[string]bool{}
-	for _, p := range Pairs() {
+	for _, p := range relate.Pairs() {
 		if p.Expect {
 			expect[p.String()] = true
 		}
@@ -85,7 +86,8 @@ func TestCampaignFilters(t *testing.T) {
 }
 
 func TestCaseCostGrows(t *testing.T) {
-	small := suiteCase(spec.OpRMSNorm, spec.RelBatchInvariance, spec.Shape{Rows: 1, Hidden: 64}, spec.RelParams{Batch: 1})
+	small := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm, Relation: spec.RelBatchInvariance,
+		Shape: spec.Shape{Rows: 1, Hidden: 64}, In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 7, Eps: 1e-6, Rel: spec.RelParams{Batch: 1}}
 	big := small
 	big.Shape.Rows, big.Rel.Batch = 4548, 4548
 	if casecost.Of(small) >= casecost.Of(big) || casecost.Of(big) < casecost.Big {

@@ -35,7 +35,7 @@ func (s *stream) next(op spec.Op, relation string) spec.Case {
 
 // Stream returns the campaign's stream of cases of op under relation
 // seeded with seed (math/rand, as each pair's stream is; the campaign
-// seeds pair i with splitmix(Seed ^ splitmix(i+1))): each call returns the
+// seeds pair i with inputs.Splitmix(Seed ^ inputs.Splitmix(i+1))): each call returns the
 // next case, exactly as a campaign's pair draws it (drawSized's draws and
 // their residue cases), with Targets empty. Package detect measures
 // detection power on it.

@@ -3,10 +3,9 @@ package fuzz
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/fuzz/mapper"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -43,7 +42,7 @@ type MinimizeOptions struct {
 // Minimize shrinks and maps a finding. Campaigns (their composite sources
 // included), native fuzz targets, fuzztest and the corpus call it; a
 // scan's exact maps (package scan) map without shrinking, and explain maps
-// a finding without a map with MapDrift:
+// a finding without a map with mapper.Map:
 //
 //  1. shrink f's case to the smallest case on which Check still finds the
 //     same bug (opts.Same): with fuzz/shrink, or, for a composite op's
@@ -52,7 +51,7 @@ type MinimizeOptions struct {
 //     the case shrinking started from (f.Original when f was itself
 //     minimized), ShrinkSteps added to f's, and f's Elapsed and
 //     CasesBefore;
-//  3. map each dimension the relation varies (MapDrift: ranges, two runs a
+//  3. map each dimension the relation varies (mapper.Map: ranges, two runs a
 //     value, bisected gaps; a crash maps the values that crash; a source's
 //     Map, or the map its Check made) unless opts.KeepMap, and compute the
 //     signature.
@@ -119,7 +118,7 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 		defer cancel()
 		switch {
 		case src == nil:
-			dm, err := MapDrift(mctx, g, opts.Targets...)
+			dm, err := mapper.Map(mctx, g, opts.Targets...)
 			if err != nil {
 				g.Message += fmt.Sprintf(" (no drift map: %v)", err)
 			}
@@ -132,32 +131,6 @@ func Minimize(ctx context.Context, f *spec.Finding, opts MinimizeOptions) (*spec
 	}
 	g.Signature = spec.Signature(*g)
 	return g, st, nil
-}
-
-// sweepValues is the one rule for the values a drift map sweeps:
-// driftmap.Values around the onset plus, for the decode batch dimension,
-// the batch sizes where decode heuristics switch: around multiples of the
-// H200's 132 SMs and powers of two up to 1024 (a split heuristic's
-// threshold is requests x heads against the SMs, so it can sit far above a
-// minimal case's single request). Sorted, without repeats.
-func sweepValues(dim string, onset int) []int {
-	vs := driftmap.Values(dim, onset)
-	if dim == "batch" {
-		for _, m := range []int{target.SMs, 2 * target.SMs} {
-			vs = append(vs, m-1, m, m+1)
-		}
-		for p := 8; p <= 1024; p *= 2 {
-			vs = append(vs, p-1, p, p+1)
-		}
-	}
-	sort.Ints(vs)
-	out := vs[:0]
-	for i, v := range vs {
-		if i == 0 || v != vs[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // shrinkSteps shrinks c with a source's steps, in rounds:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/fuzz/internal/casecost"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -66,7 +67,7 @@ func cpuBound(p target.Pair) int64 {
 		case spec.RelLogProbParity:
 			return profileCPUCost
 		case spec.RelOracleParity:
-			if t.Info().Schedule == "" || t.Info().ULPBound != 0 || deviceReference(t) == nil {
+			if t.Info().Schedule == "" || t.Info().ULPBound != 0 || relate.DeviceReference(t) == nil {
 				return profileCPUCost
 			}
 		}

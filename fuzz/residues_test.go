@@ -12,6 +12,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/fuzz/internal/casecost"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -22,7 +23,7 @@ var residueCases = flag.Int("residue-cases", 10000, "cases per op and relation t
 // residuePairs returns every op and relation a campaign runs, once each.
 func residuePairs() []target.Pair {
 	var out []target.Pair
-	for _, p := range Pairs() {
+	for _, p := range relate.Pairs() {
 		if !slices.ContainsFunc(out, func(q target.Pair) bool { return q.Op == p.Op && q.Relation == p.Relation }) {
 			out = append(out, target.Pair{Op: p.Op, Relation: p.Relation})
 		}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -193,7 +194,7 @@ func (r *runner) drawJob(p *pairState) spec.Case {
 	var k spec.Case
 	jobs := uint64(len(p.src.Jobs))
 	for range 1000 {
-		seed := splitmix(r.c.Seed ^ splitmix(uint64(p.jobIndex)+jobs*uint64(p.drawn)))
+		seed := inputs.Splitmix(r.c.Seed ^ inputs.Splitmix(uint64(p.jobIndex)+jobs*uint64(p.drawn)))
 		p.drawn++
 		var ok bool
 		if k, ok = p.job.Draw(seed); ok {

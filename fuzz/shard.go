@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/bitparity/bitparity/spec"
@@ -77,7 +78,7 @@ func MergeResults(rs ...*spec.Result) (*spec.Result, error) {
 			}
 			s.Cases += ts.Cases
 			for _, rel := range ts.Relations {
-				if !contains(s.Relations, rel) {
+				if !slices.Contains(s.Relations, rel) {
 					s.Relations = append(s.Relations, rel)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -18,7 +19,7 @@ func TestShardStreamUnion(t *testing.T) {
 	const m = 11
 	for _, op := range spec.Ops {
 		for _, rel := range []string{spec.RelBatchInvariance, spec.RelPadding, spec.RelDeterminism} {
-			seed := int64(splitmix(uint64(len(op)) ^ uint64(len(rel))))
+			seed := int64(inputs.Splitmix(uint64(len(op)) ^ uint64(len(rel))))
 			var full []spec.Case
 			var drawn int64
 			st := &stream{rng: rand.New(rand.NewSource(seed))}

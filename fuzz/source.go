@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -70,7 +71,7 @@ type Job struct {
 	// as invariant cases).
 	Invariant bool
 	// Draw makes the case of seed, or false to skip the seed. The n-th
-	// seed of job j of a source's J jobs is splitmix(Seed ^ splitmix(j +
+	// seed of job j of a source's J jobs is inputs.Splitmix(Seed ^ inputs.Splitmix(j +
 	// J*n)) for a campaign of Seed: the seeds of jobs taken in turn.
 	Draw func(seed uint64) (spec.Case, bool)
 	// Expect, for a control, is the kind of finding it must give: its
@@ -106,6 +107,19 @@ func (s *Source) Run(context.Context, *target.Batch, []int) (*target.Output, err
 	return nil, fmt.Errorf("%s: a composite source checks whole cases, not batches: %w", s.Name, target.ErrUnsupported)
 }
 
+// Check runs case c: a case of a composite op with the Source among ts
+// that checks its op (Source.Check; there is no other way to check one),
+// any other case with relate.Check on ts without their sources, so a
+// caller may pass the sources it knows with every case. A crash of the
+// process behind a source (target.ErrTargetCrashed) is a finding of kind
+// crash, as in relate.Check.
+func Check(ctx context.Context, c spec.Case, ts ...target.Target) (*spec.Finding, error) {
+	if s := sourceFor(c.Op, ts); s != nil {
+		return checkComposite(ctx, s, c)
+	}
+	return relate.Check(ctx, c, withoutSources(ts)...)
+}
+
 // sourceFor returns the source among ts that checks op, or nil.
 func sourceFor(op spec.Op, ts []target.Target) *Source {
 	for _, t := range ts {
@@ -138,7 +152,7 @@ func checkComposite(ctx context.Context, s *Source, c spec.Case) (*spec.Finding,
 	if err != nil && errors.Is(err, target.ErrTargetCrashed) && ctx.Err() == nil {
 		f = &spec.Finding{Kind: spec.KindCrash, TargetA: s.Name, Error: err.Error(),
 			Message: "the target crashed (faulted, hung or answered garbage) on this case"}
-		complete(f, c)
+		relate.Complete(f, c)
 		return f, nil
 	}
 	return f, err

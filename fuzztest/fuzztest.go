@@ -44,6 +44,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/gen"
 	"github.com/bitparity/bitparity/fuzz/native"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/gofuzzfile"
@@ -168,7 +169,7 @@ func newPlan(opts Options) (*plan, error) {
 		rels = spec.Relations
 	}
 	for _, rn := range rels {
-		r, err := fuzz.RelationByName(rn)
+		r, err := relate.ByName(rn)
 		if err != nil {
 			return nil, fmt.Errorf("fuzztest: %w", err)
 		}

@@ -7,7 +7,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -52,7 +52,7 @@ func TestAttentionTaps(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: tt.op, In: spec.BF16, Out: out,
 					Dist: spec.DistNormal, Seed: uint64(31 + i), Shape: tt.shape}
-				b, err := fuzz.Inputs(c)
+				b, err := inputs.Of(c)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -15,7 +15,7 @@ import (
 
 	"gorgonia.org/cu"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -210,7 +210,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 	d := device(b)
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm, In: spec.BF16,
 		Out: spec.BF16, Dist: spec.DistNormal, Seed: 1, Eps: 1e-6, Shape: spec.Shape{Rows: 2274, Hidden: 4096}}
-	batch, err := fuzz.Inputs(c)
+	batch, err := inputs.Of(c)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -401,7 +401,7 @@ func BenchmarkRMSNormCheckEndToEnd(b *testing.B) {
 	mk := func(rows int) *target.Batch {
 		c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm, In: spec.BF16,
 			Out: spec.BF16, Dist: spec.DistNormal, Seed: 1, Eps: 1e-6, Shape: spec.Shape{Rows: rows, Hidden: 4096}}
-		bt, err := fuzz.Inputs(c)
+		bt, err := inputs.Of(c)
 		if err != nil {
 			b.Fatal(err)
 		}

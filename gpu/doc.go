@@ -8,7 +8,7 @@
 // the mismatch count, the first mismatching column and the largest ulp
 // distance, so only those summaries cross to the host; and input generator
 // version 2 on the device (Generate, kernels/gen.cu), bit for bit the
-// values fuzz.Inputs makes on the host.
+// values inputs.Of makes on the host.
 //
 // The kernels are CUDA C++ in kernels/*.cu, compiled to PTX for compute_80
 // by scripts/ptx.sh (make ptx) and embedded; kernels/kernels.sha256 records

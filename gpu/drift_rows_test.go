@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -23,7 +23,7 @@ func rowCase(n int) spec.Case {
 
 func mustInputs(t *testing.T, c spec.Case, ts ...target.Target) *target.Batch {
 	t.Helper()
-	b, err := fuzz.LazyInputs(c, ts...)
+	b, err := inputs.Lazy(c, ts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestRowDriftTwins(t *testing.T) {
 			}
 			defer held.Release()
 			for _, n := range vals {
-				host, err := fuzz.Inputs(rowCase(n))
+				host, err := inputs.Of(rowCase(n))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -153,7 +153,7 @@ func TestRowDriftAtomic(t *testing.T) {
 		t.Error("cuda-drift-rmsnorm-atomic-128 says it is deterministic")
 	}
 	for _, n := range []int{127, 128, 300} {
-		b, err := fuzz.Inputs(rowCase(n))
+		b, err := inputs.Of(rowCase(n))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/fuzz/inputs"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -168,7 +170,7 @@ func TestDriftModelsFound(t *testing.T) {
 			}
 			class := map[int]string{}
 			for _, v := range m.vals {
-				b, err := fuzz.Inputs(m.at(c, v))
+				b, err := inputs.Of(m.at(c, v))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -209,7 +211,7 @@ func TestInvariantKernelsNoFindings(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(11))
 	checked := 0
-	for _, p := range fuzz.Pairs() {
+	for _, p := range relate.Pairs() {
 		if p.Expect || !strings.HasPrefix(p.Targets[0], "cuda-") || strings.Contains(strings.Join(p.Targets, ","), "drift") {
 			continue
 		}

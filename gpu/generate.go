@@ -16,7 +16,7 @@ import (
 // when SeqLen is 0, else Base + (i/SeqLen)<<32 + i%SeqLen. Token rows
 // (rmsnorm, gemm, logprob, decode queries) are RowKeys{}; attention
 // prefill's Q, K and V are RowKeys{SeqLen: seqLen}; the K and V cache of
-// decode request r is RowKeys{Base: r << 32} (fuzz/inputs.go).
+// decode request r is RowKeys{Base: r << 32} (fuzz/inputs/inputs.go).
 type RowKeys struct {
 	Base   uint64
 	SeqLen int
@@ -35,13 +35,13 @@ type Generated struct {
 // Generate computes rows [r0, r1) of tensor t, cols values each, on the
 // device by input generator version 2 (kernels/gen.cu): row i of the result
 // is the row with key keys(r0 + i), bit for bit what t.Row writes for that
-// key, so what fuzz.Inputs makes for the tensor of a version 2 case. The
+// key, so what inputs.Of makes for the tensor of a version 2 case. The
 // kernel is queued, not waited for: Bits waits. Boundary values are
 // refused: their nudge needs the case's weights, which a lazy batch's run
-// has (nudge.go: rmsnorm and gemm); fuzz.Inputs makes them on the host.
+// has (nudge.go: rmsnorm and gemm); inputs.Of makes them on the host.
 func (d *Device) Generate(t values.Tensor, keys RowKeys, r0, r1, cols int) (*Generated, error) {
 	if t.Dist == spec.DistBoundary {
-		return nil, fmt.Errorf("gpu: generate: boundary values need the case's weights for their nudge; make them with fuzz.Inputs (or run a lazy batch: its rmsnorm and gemm rows are nudged on the device)")
+		return nil, fmt.Errorf("gpu: generate: boundary values need the case's weights for their nudge; make them with inputs.Of (or run a lazy batch: its rmsnorm and gemm rows are nudged on the device)")
 	}
 	code, err := values.DistCode(t.Dist)
 	if err != nil {

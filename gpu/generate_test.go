@@ -7,7 +7,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -15,7 +15,7 @@ import (
 )
 
 // genTensor is one tensor of a case as the device generates it, beside
-// the host's values (fuzz.Inputs).
+// the host's values (inputs.Of).
 type genTensor struct {
 	name       string
 	t          values.Tensor
@@ -25,11 +25,11 @@ type genTensor struct {
 }
 
 // tensorsOf lists the generated tensors of version 2 case c with the
-// parameters fuzz/inputs.go uses for them (RMSNorm's weights, 1 + w, and
+// parameters fuzz/inputs/inputs.go uses for them (RMSNorm's weights, 1 + w, and
 // the log-prob targets stay on the host and are left out).
 func tensorsOf(t *testing.T, c spec.Case) []genTensor {
 	t.Helper()
-	b, err := fuzz.Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func tensorsOf(t *testing.T, c spec.Case) []genTensor {
 
 // TestGenerateMatchesHost generates every tensor of cases of every op,
 // distribution (but boundary), dtype and a few seeds on the device and
-// compares each value's bits with fuzz.Inputs' (generator version 2); then
+// compares each value's bits with inputs.Of' (generator version 2); then
 // a row range [r0, r1) alone, which must be the same rows of the whole.
 func TestGenerateMatchesHost(t *testing.T) {
 	d, err := gpu.Default()

@@ -29,7 +29,7 @@ type Held struct {
 }
 
 // Hold uploads rmsnorm batch b (rows, weights) for Run and Alone; the rows
-// of a lazy batch (fuzz.LazyInputs: a case the target generates) are made
+// of a lazy batch (inputs.Lazy: a case the target generates) are made
 // on the device instead, by the case's generator (and nudged there for a
 // boundary case), as Run makes them, and copied into the held batch's own
 // buffer. Other ops are not held: their error wraps

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -26,7 +26,7 @@ func TestAttnStepRows(t *testing.T) {
 			Shape: spec.Shape{Seqs: 4, SeqLen: 9, Heads: 4, KVHeads: 2, HeadDim: 8},
 			In:    spec.BF16, Out: spec.FP32, Dist: spec.DistNormal, Seed: 3, GenVersion: spec.GeneratorVersion},
 	} {
-		b, err := fuzz.Inputs(c)
+		b, err := inputs.Of(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestAttnStepRows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := fuzz.Gather(b, ids)
+			w, err := inputs.Gather(b, ids)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -39,7 +39,7 @@ func TestAttnHeld(t *testing.T) {
 	}
 	for _, name := range []string{Name(spec.OpAttnDecode), "cuda-drift-decode-splits-by-batch", Name(spec.OpAttnPrefill), "cuda-drift-attn-tile48"} {
 		tg := lookup(t, name).(*Target)
-		b, err := fuzz.Inputs(cases[tg.Info().Op])
+		b, err := inputs.Of(cases[tg.Info().Op])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestAttnHeld(t *testing.T) {
 		if _, err := h.Run(ctx, seq(1)); err == nil {
 			t.Errorf("%s: a run after Release: no error", name)
 		}
-		lb, err := fuzz.LazyInputs(cases[tg.Info().Op], tg)
+		lb, err := inputs.Lazy(cases[tg.Info().Op], tg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestAttnHeld(t *testing.T) {
 // runGatheredBatch is fuzz's gather of items ids of b, b's layout kept.
 func runGatheredBatch(t *testing.T, b *target.Batch, ids []int) *target.Batch {
 	t.Helper()
-	g, err := fuzz.Gather(b, ids)
+	g, err := inputs.Gather(b, ids)
 	if err != nil {
 		t.Fatal(fmt.Errorf("gather %v: %w", ids, err))
 	}

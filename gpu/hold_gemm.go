@@ -74,11 +74,11 @@ func HoldGEMM(t target.Target, b *target.Batch) (*GEMMHeld, error) {
 }
 
 // HoldGEMMCase holds the largest batch of gemm case c for t with X and W
-// made on the device from their recipes x and w (fuzz.GEMMTensors): W is
+// made on the device from their recipes x and w (inputs.GEMMTensors): W is
 // gen_values of w, K rows of N (row k keyed k); X is gen_values of x, the
 // case's M = Rows rows of K (row i keyed i), and for a boundary case those
 // rows nudged on the device (nudge_gemm, with the case's seed and the W
-// just made), the bits fuzz.Inputs(c) makes on the host. Nothing is
+// just made), the bits inputs.Of(c) makes on the host. Nothing is
 // generated or encoded on the host, and nothing uploaded but the
 // launches' arguments. The targets are HoldGEMM's, and the launch must
 // read the case's input dtype (cublas-sgemm's fp32 widening of a bf16 or

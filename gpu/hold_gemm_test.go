@@ -11,7 +11,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -38,10 +38,10 @@ func heldRowLists() [][]int {
 }
 
 // runGathered is tg's Run on the rows ids of b gathered into a batch of
-// their own (fuzz.Gather): what a held batch's Run of ids must give.
+// their own (inputs.Gather): what a held batch's Run of ids must give.
 func runGathered(t *testing.T, tg target.Target, b *target.Batch, ids []int) *target.Output {
 	t.Helper()
-	gb, err := fuzz.Gather(b, ids)
+	gb, err := inputs.Gather(b, ids)
 	if err != nil {
 		t.Fatal(err)
 	}

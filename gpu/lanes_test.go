@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -58,7 +58,7 @@ func TestLanes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := fuzz.Inputs(spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
+	b, err := inputs.Of(spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
 		In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 3, Eps: 1e-6, Shape: spec.Shape{Rows: 37, Hidden: 130}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -177,7 +177,7 @@ func TestAttnManifests(t *testing.T) {
 // 132 multiprocessors (an H200's), failing the test on an error.
 func kernelInputsOf(t *testing.T, c spec.Case) (*target.Batch, KernelArgs) {
 	t.Helper()
-	b, err := fuzz.Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestKernelInputsLayout(t *testing.T) {
 	c := spec.Case{Version: spec.CaseVersion, Op: spec.OpAttnPrefill, Relation: spec.RelOracleParity,
 		Shape: spec.Shape{Seqs: 2, SeqLen: 5, Heads: 2, KVHeads: 1, HeadDim: 4},
 		In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 3, GenVersion: spec.GeneratorVersion}
-	b, err := fuzz.Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestKernelInputsLayout(t *testing.T) {
 	d := spec.Case{Version: spec.CaseVersion, Op: spec.OpAttnDecode, Relation: spec.RelOracleParity,
 		Shape: spec.Shape{Rows: 2, KV: lens[0], KVLens: lens, Heads: 2, KVHeads: 1, HeadDim: 2},
 		In:    spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 5, GenVersion: spec.GeneratorVersion}
-	if b, err = fuzz.Inputs(d); err != nil {
+	if b, err = inputs.Of(d); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ page, size, pages int }{{0, DecodePageSize, 2}, {5, 5, 4}, {1, 1, 12}, {11, 11, 2}} {

@@ -6,8 +6,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/fuzz/mapper"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -25,7 +25,7 @@ func TestDriftMapCublasConstantFinding(t *testing.T) {
 		Shape: spec.Shape{Rows: 8, Hidden: 96, N: 1}, In: spec.BF16, Out: spec.FP32,
 		Dist: spec.DistConstant, Seed: 1, Rel: spec.RelParams{Batch: 16}}
 	f := &spec.Finding{Case: c, Relation: c.Relation}
-	sw, err := fuzz.SweepFor(ctx, f)
+	sw, err := mapper.SweepFor(ctx, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestDriftMapCublasConstantFinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dm, err := fuzz.MapDrift(ctx, f)
+	dm, err := mapper.Map(ctx, f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -15,7 +15,7 @@ import (
 )
 
 // TestDeviceNudge checks the device's boundary rmsnorm and gemm rows bit
-// for bit against fuzz.Inputs (the host's nudge) over every input and
+// for bit against inputs.Of (the host's nudge) over every input and
 // output dtype (an fp32 output: no nudge), row lengths from the smallest
 // nudged past 4096 and not multiples of the schedule's vector or thread
 // count, eps values, column counts and seeds; then that the generated
@@ -44,7 +44,7 @@ func TestDeviceNudge(t *testing.T) {
 	for ci, c := range cases {
 		c.Version, c.GenVersion, c.Dist, c.Seed = spec.CaseVersion, 2, spec.DistBoundary, 0xb0+uint64(ci)
 		name := fmt.Sprintf("%s %s-%s/%dx%d", c.Op, c.In, c.Out, c.Shape.Rows, c.Shape.Hidden)
-		host, err := fuzz.Inputs(c)
+		host, err := inputs.Of(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestDeviceNudge(t *testing.T) {
 	for _, op := range []spec.Op{spec.OpRMSNorm, spec.OpGEMM} {
 		c := spec.Case{Version: spec.CaseVersion, GenVersion: 2, Op: op, In: spec.BF16, Out: spec.BF16,
 			Dist: spec.DistBoundary, Seed: 77, Eps: 1e-6, Shape: spec.Shape{Rows: 8, Hidden: 256, N: 16}}
-		host, err := fuzz.Inputs(c)
+		host, err := inputs.Of(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func nudgedOnDevice(d *Device, c spec.Case, host *target.Batch, nudge bool) ([]u
 // 2274 x 4096 bf16 batch (a new seed each iteration, so nothing is
 // cached): "generate" makes the rows alone (gen_values), "nudge" makes and
 // nudges them (gen_values, then nudge_rmsnorm), each waited for. The host
-// nudges the same rows with fuzz.Inputs (boundary.RMSNormRows, one
+// nudges the same rows with inputs.Of (boundary.RMSNormRows, one
 // goroutine a row) at about 0.2 ms a row of CPU.
 //
 //	go test -tags cuda -run '^$' -bench DeviceNudge ./gpu/
@@ -152,7 +152,7 @@ func BenchmarkDeviceNudge(b *testing.B) {
 	const rows, hidden = 2274, 4096
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: 2, Op: spec.OpRMSNorm, In: spec.BF16, Out: spec.BF16,
 		Dist: spec.DistBoundary, Seed: 1, Eps: 1e-6, Shape: spec.Shape{Rows: 1, Hidden: hidden}}
-	one, err := fuzz.Inputs(c) // the weights: the same for every seed's rows here
+	one, err := inputs.Of(c) // the weights: the same for every seed's rows here
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -132,7 +132,7 @@ func genParity(r *rand.Rand, op spec.Op, big bool) parityCase {
 	}
 	pc := parityCase{c: c, sched: s}
 	if r.IntN(3) == 0 {
-		b, err := fuzz.Inputs(c)
+		b, err := inputs.Of(c)
 		if err == nil {
 			n := b.Rows()
 			k := 1 + r.IntN(n)
@@ -171,7 +171,7 @@ func TestParity(t *testing.T) {
 			maxRows, maxKV := 0, 0
 			for i := 0; i < perOp; i++ {
 				pc := genParity(r, op, i%100 == 0)
-				b, err := fuzz.Inputs(pc.c)
+				b, err := inputs.Of(pc.c)
 				if err != nil {
 					t.Fatalf("case %d: inputs: %v", i, err)
 				}

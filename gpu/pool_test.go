@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -31,7 +31,7 @@ func TestPoolReuse(t *testing.T) {
 	}
 	step := func(seed uint64) {
 		c.Seed = seed
-		b, err := fuzz.Inputs(c)
+		b, err := inputs.Of(c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -77,7 +77,7 @@ func TestDigestRowsOnGPU(t *testing.T) {
 func TestCheckPrefixesMatchesCompare(t *testing.T) {
 	device(t)
 	const n, hidden = 600, 512
-	b, err := fuzz.Inputs(userCase(n, hidden, spec.BF16, spec.BF16, 5))
+	b, err := inputs.Of(userCase(n, hidden, spec.BF16, spec.BF16, 5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func short(ps []PrefixDiff) string {
 	return fmt.Sprint(ps)
 }
 
-// TestHoldLazy: a lazy batch (fuzz.LazyInputs: the rows made on the
+// TestHoldLazy: a lazy batch (inputs.Lazy: the rows made on the
 // device, nudged there for boundary) held gives the bits of the same case
 // made on the host and uploaded, on every draw a scan uses: the rows
 // alone, a prefix and the whole batch compare equal, values and taps.
@@ -178,11 +178,11 @@ func TestHoldLazy(t *testing.T) {
 	for _, dist := range []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy} {
 		c := userCase(n, hidden, spec.BF16, spec.BF16, 7)
 		c.GenVersion, c.Dist = spec.GeneratorVersion, dist
-		host, err := fuzz.Inputs(c)
+		host, err := inputs.Of(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		lazy, err := fuzz.LazyInputs(c, tg)
+		lazy, err := inputs.Lazy(c, tg)
 		if err != nil {
 			t.Fatal(err)
 		}

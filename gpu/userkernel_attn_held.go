@@ -37,7 +37,7 @@ import (
 // cache's page count (the cache is shared: a request gathered twice reads
 // its pages twice, where the gathered batch has two copies of them).
 //
-// So a step's inputs are KernelInputs of the gathered batch (fuzz.Gather
+// So a step's inputs are KernelInputs of the gathered batch (inputs.Gather
 // of ids, with the held batch's layout) up to where the pages lie: every
 // request reads the same tokens through its block table, the slots past
 // its kv_len are NaN and its entries past its pages -1 as there, but its

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -71,7 +71,7 @@ func TestHeldAttnInputs(t *testing.T) {
 		{"prefill chunk from 6", prefill(5, 7), target.Layout{ChunkFrom: 6}},
 		{"prefill one token", prefill(3, 1), target.Layout{}},
 	} {
-		b, err := fuzz.Inputs(tt.c)
+		b, err := inputs.Of(tt.c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestHeldAttnInputs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			g, err := fuzz.Gather(b, ids)
+			g, err := inputs.Gather(b, ids)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -29,7 +29,7 @@ func attnHeldCases(op spec.Op) []*target.Batch {
 			Shape: spec.Shape{Rows: len(kvs), KV: kvs[0], KVLens: kvs, Heads: 8, KVHeads: 2, HeadDim: 16},
 			In:    spec.BF16, Out: spec.FP32, Dist: spec.DistNormal, Seed: 9, GenVersion: spec.GeneratorVersion}
 		for _, ps := range []int{0, 1, 5, 64} {
-			b, _ := fuzz.Inputs(c)
+			b, _ := inputs.Of(c)
 			b.Layout.PageSize = ps
 			bs = append(bs, b)
 		}
@@ -39,7 +39,7 @@ func attnHeldCases(op spec.Op) []*target.Batch {
 		Shape: spec.Shape{Seqs: 6, SeqLen: 70, Heads: 4, KVHeads: 2, HeadDim: 16},
 		In:    spec.BF16, Out: spec.FP32, Dist: spec.DistNormal, Seed: 9, GenVersion: spec.GeneratorVersion}
 	for _, from := range []int{0, 16, 33} {
-		b, _ := fuzz.Inputs(c)
+		b, _ := inputs.Of(c)
 		b.Layout.ChunkFrom = from
 		bs = append(bs, b)
 	}
@@ -104,7 +104,7 @@ func TestUserHeldAttention(t *testing.T) {
 			}
 			n := b.Items()
 			want := func(ids []int) ([]uint32, []uint32) {
-				g, err := fuzz.Gather(b, ids)
+				g, err := inputs.Gather(b, ids)
 				if err != nil {
 					t.Fatal(err)
 				}

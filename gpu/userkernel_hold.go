@@ -53,7 +53,7 @@ func IsUserKernel(t target.Target) bool {
 
 // HoldUserKernel uploads batch b for user kernel t (a target NewUserKernel
 // made), with its layout (an attention batch's page size or chunk). The
-// rows of a lazy rmsnorm batch (fuzz.LazyInputs: sizes and weights, a
+// rows of a lazy rmsnorm batch (inputs.Lazy: sizes and weights, a
 // case of generator version 2) are made on the device instead,
 // by the case's generator (and nudged there for a boundary case), as a GPU
 // rmsnorm target's held batch makes them (Target.Hold): only the weights

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -68,7 +68,7 @@ func heldExample(t *testing.T, name string, c spec.Case) (target.Target, *target
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := fuzz.Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,11 +178,11 @@ func TestUserHeldLazy(t *testing.T) {
 	for _, dist := range []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy} {
 		c := userCase(70, 96, spec.BF16, spec.BF16, 3)
 		c.GenVersion, c.Dist = 2, dist
-		lb, err := fuzz.LazyInputs(c)
+		lb, err := inputs.Lazy(c)
 		if err != nil || !lb.Lazy() {
 			t.Fatalf("%s: lazy %v, %v", dist, lb != nil && lb.Lazy(), err)
 		}
-		hb, err := fuzz.Inputs(c)
+		hb, err := inputs.Of(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestUserHeldLazy(t *testing.T) {
 	}
 	c := userCase(8, 32, spec.BF16, spec.BF16, 3)
 	c.GenVersion = 1
-	lb, err := fuzz.LazyInputs(c)
+	lb, err := inputs.Lazy(c)
 	if err != nil {
 		t.Fatal(err)
 	}

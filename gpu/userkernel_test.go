@@ -16,6 +16,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -221,7 +222,7 @@ func worker(t *testing.T, name string, timeout time.Duration) *external.Target {
 
 func batch(t *testing.T, rows int) *target.Batch {
 	t.Helper()
-	b, err := fuzz.Inputs(userCase(rows, 256, spec.BF16, spec.BF16, 7))
+	b, err := inputs.Of(userCase(rows, 256, spec.BF16, spec.BF16, 7))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,9 +109,9 @@ type CaseOp interface {
 	PadFirst() bool
 
 	// Token is true for an op whose item is one row of one tensor
-	// (ItemRows), made by fuzz's token recipe (fuzz/tokens.go); false
+	// (ItemRows), made by fuzz's token recipe (fuzz/inputs/tokens.go); false
 	// for one whose items span several tensors (attention's Q, K and V,
-	// fuzz/attention.go), which pads on the host.
+	// fuzz/inputs/attention.go), which pads on the host.
 	Token() bool
 	// ItemRows is the tensor of a token op's input in holding its items,
 	// one row of ItemValues values each (x, logits), which a lazy batch

@@ -7,9 +7,9 @@ import (
 )
 
 // Sensitive is a token op (CaseOp.Token) with a sensitive draw and row
-// power (fuzz/sensitive.go): rmsnorm, gemm and logprob. attn_decode's
+// power (fuzz/inputs/sensitive.go): rmsnorm, gemm and logprob. attn_decode's
 // requests span several tensors; fuzz draws them on its own
-// (fuzz/sensitive_attn.go).
+// (fuzz/inputs/sensitive_attn.go).
 type Sensitive interface {
 	// SensitiveRows is the rows of batch in of case c (inputs of dtype
 	// dt, outputs out, compared in cmp), slot j of in holding row key

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/ops/attention"
@@ -64,7 +64,7 @@ func (sc *scanner) attnCase(c *spec.Case) {
 // drawAttn scans an attention dimension on draw k and returns each
 // value's class.
 func (sc *scanner) drawAttn(ctx context.Context, k int) ([]string, error) {
-	b, err := fuzz.Inputs(sc.caseFor(k))
+	b, err := inputs.Of(sc.caseFor(k))
 	if err != nil {
 		return nil, fmt.Errorf("scan: draw %s: %w", sc.draws[k], err)
 	}
@@ -124,7 +124,7 @@ func (sc *scanner) attnBatch(b *target.Batch, v int) *target.Batch {
 		g.Layout = target.Layout{PageSize: v}
 		return &g
 	}
-	_, in, _ := b.Kind() // fuzz.Inputs made it
+	_, in, _ := b.Kind() // inputs.Of made it
 	return b.With(sc.neighbour().NeighbourCut(in, sc.s.Shape, v))
 }
 

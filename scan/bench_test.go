@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -39,7 +39,7 @@ func BenchmarkScanCPU(b *testing.B) {
 func BenchmarkOracleBare(b *testing.B) {
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
 		Shape: spec.Shape{Rows: benchScan.To, Hidden: 1024}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Dist: spec.DistNormal, Seed: 1}
-	big, err := fuzz.Inputs(c)
+	big, err := inputs.Of(c)
 	if err != nil {
 		b.Fatal(err)
 	}

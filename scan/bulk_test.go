@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -216,7 +216,7 @@ func TestCaseHolders(t *testing.T) {
 		calls := 0
 		caseHolders = []func(target.Target, spec.Case) (held, *target.Batch, error){func(tg target.Target, c spec.Case) (held, *target.Batch, error) {
 			calls++
-			b, err := fuzz.Inputs(c)
+			b, err := inputs.Of(c)
 			if err != nil || !holds {
 				return nil, b, err
 			}

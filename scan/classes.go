@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -168,7 +168,7 @@ func (sc *scanner) pinOne(ctx context.Context, a, b int) (Onset, error) {
 // whether a's rows agree with b's on every row they share (items
 // 0..a-1).
 func (sc *scanner) againstOnset(ctx context.Context, c spec.Case, a, b int) (differs, agrees bool, err error) {
-	bt, err := fuzz.Inputs(c)
+	bt, err := inputs.Of(c)
 	if err != nil {
 		return false, false, err
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -164,13 +164,13 @@ func (sc *scanner) holdDraw(k int) (*target.Batch, held, error) {
 	}
 	if b == nil {
 		var err error
-		if b, err = fuzz.Inputs(c); err != nil {
+		if b, err = inputs.Of(c); err != nil {
 			return nil, nil, fmt.Errorf("scan: draw %s: %w", sc.draws[k], err)
 		}
 	}
 	if sc.s.Dim == spec.ScanPad {
 		var err error
-		if b, err = fuzz.Pad(b, sc.s.To, "zeros"); err != nil {
+		if b, err = inputs.Pad(b, sc.s.To, "zeros"); err != nil {
 			return nil, nil, fmt.Errorf("scan: %w", err)
 		}
 	}
@@ -442,7 +442,7 @@ func (sc *scanner) record(k, v int, rows, d []int, against string) {
 // on every row. A value's class is "A" when every row is bitwise equal,
 // "B" when one differs.
 func (sc *scanner) drawKV(ctx context.Context, k int) ([]string, error) {
-	b, err := fuzz.Inputs(sc.caseFor(k))
+	b, err := inputs.Of(sc.caseFor(k))
 	if err != nil {
 		return nil, fmt.Errorf("scan: draw %s: %w", sc.draws[k], err)
 	}

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -342,7 +342,7 @@ func init() { caseHolders = append(caseHolders, holdExecCase) }
 
 // holdExecCase holds the largest batch of case c in an adapter that makes
 // a held batch's rows from the draw's recipe (external.Target.Generates):
-// the batch is lazy (fuzz.LazyInputs: sizes and shared tensors), so its
+// the batch is lazy (inputs.Lazy: sizes and shared tensors), so its
 // hold carries the recipe and no rows are made on the host nor written
 // to the pipe. A case whose rows the host makes (boundary, sensitive,
 // explicit data) is held with its rows, as before.
@@ -351,7 +351,7 @@ func holdExecCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
 	if !ok || !et.Generates() {
 		return nil, nil, nil
 	}
-	b, err := fuzz.LazyInputs(c)
+	b, err := inputs.Lazy(c)
 	if err != nil {
 		return nil, nil, err
 	}

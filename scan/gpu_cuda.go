@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/spec"
@@ -42,7 +42,7 @@ func init() {
 }
 
 // holdUserKernelCase holds the largest batch of rmsnorm case c for a user
-// kernel with its rows made on the device (fuzz.LazyInputs,
+// kernel with its rows made on the device (inputs.Lazy,
 // gpu.HoldUserKernel): only the weights are made on the host and
 // uploaded. A case the device does not make (generator version 1,
 // explicit data, the sensitive draws) is left to the host: nil, nil, nil
@@ -51,7 +51,7 @@ func holdUserKernelCase(t target.Target, c spec.Case) (held, *target.Batch, erro
 	if c.Op != (rmsnorm.Op{}).Name() || !gpu.IsUserKernel(t) {
 		return nil, nil, nil
 	}
-	b, err := fuzz.LazyInputs(c)
+	b, err := inputs.Lazy(c)
 	if err != nil || !b.Lazy() {
 		return nil, b, err
 	}
@@ -63,7 +63,7 @@ func holdUserKernelCase(t target.Target, c spec.Case) (held, *target.Batch, erro
 }
 
 // holdRMSNormCase holds the largest batch of case c for a GPU rmsnorm
-// target with its rows made on the device (fuzz.LazyInputs, gpu.Target.Hold):
+// target with its rows made on the device (inputs.Lazy, gpu.Target.Hold):
 // the scan generates no rows on the host and uploads none. A case the
 // target does not generate comes back made on the host, not held.
 func holdRMSNormCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
@@ -71,7 +71,7 @@ func holdRMSNormCase(t target.Target, c spec.Case) (held, *target.Batch, error) 
 	if !ok || c.Op != (rmsnorm.Op{}).Name() {
 		return nil, nil, nil
 	}
-	b, err := fuzz.LazyInputs(c, t)
+	b, err := inputs.Lazy(c, t)
 	if err != nil || !b.Lazy() {
 		return nil, b, err
 	}

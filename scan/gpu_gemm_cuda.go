@@ -5,7 +5,7 @@ package scan
 import (
 	"errors"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/ops/gemm"
 	"github.com/bitparity/bitparity/oracle"
@@ -28,7 +28,7 @@ func init() {
 }
 
 // holdGEMMCase holds the largest batch of gemm case c for a GPU gemm or
-// cuBLAS target with X and W made on the device (fuzz.GEMMTensors,
+// cuBLAS target with X and W made on the device (inputs.GEMMTensors,
 // gpu.HoldGEMMCase). The batch it returns has the sizes and no values (a
 // gemm has one row an item; nothing else of it is read). A case or target
 // it does not serve (another op, generator version 1, explicit data, the
@@ -38,7 +38,7 @@ func holdGEMMCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
 	if c.Op != (gemm.Op{}).Name() {
 		return nil, nil, nil
 	}
-	x, w, err := fuzz.GEMMTensors(c)
+	x, w, err := inputs.GEMMTensors(c)
 	if errors.Is(err, target.ErrUnsupported) {
 		return nil, nil, nil
 	}

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -97,7 +97,7 @@ func TestScanGEMMHeld(t *testing.T) {
 }
 
 // A gemm case held with X and W made on the device (holdGEMMCase) gives
-// the outputs of the same case made on the host (fuzz.Inputs) and
+// the outputs of the same case made on the host (inputs.Of) and
 // uploaded (gpu.HoldGEMM), bit for bit, for every prefix the scan runs
 // and the rows alone: the device made the host's X and W (a boundary
 // case's rows nudged the same). cublas-sgemm of a bf16 case (its inputs
@@ -119,7 +119,7 @@ func TestHoldGEMMCase(t *testing.T) {
 			if b.Rows() != 70 || b.Cols() != 72 || b.RowsPerItem() != 1 {
 				t.Errorf("%s %s: batch of %d rows x %d, %d an item", name, dist, b.Rows(), b.Cols(), b.RowsPerItem())
 			}
-			hb, err := fuzz.Inputs(c)
+			hb, err := inputs.Of(c)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -108,7 +108,7 @@ func perStepAndBulk(t *testing.T, s spec.ScanSpec) (perStep, bulk *Result) {
 // be lower, and is equal where nothing differs.
 func TestScanGPUBulkMatchesPerStep(t *testing.T) {
 	needGPU(t)
-	b, err := fuzz.Inputs(spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
+	b, err := inputs.Of(spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
 		Shape: spec.Shape{Rows: 100, Hidden: 256}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Dist: spec.DistNormal, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -61,7 +61,7 @@ func (h *hostHeld) resident() bool { return false }
 func (h *hostHeld) release()       {}
 
 func (h *hostHeld) run(ctx context.Context, ids []int) (*target.Output, error) {
-	g, err := fuzz.Gather(h.b, ids)
+	g, err := inputs.Gather(h.b, ids)
 	if err != nil {
 		return nil, err
 	}

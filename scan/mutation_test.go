@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/profile"
@@ -162,7 +162,7 @@ func mutationSpec(t *testing.T, op spec.Op, prof string, out spec.DType) spec.Sc
 }
 
 // coverage replays the draws of scan s that found nothing on the row keys
-// keys alone: draw k's rows (fuzz.RowShows of the scan's case k) for k <
+// keys alone: draw k's rows (inputs.RowShows of the scan's case k) for k <
 // draws, without the power loop's stop, but for a coverage that holds the
 // whole family at every key (a later draw adds nothing to it). It returns
 // the coverage after each draw.
@@ -172,7 +172,7 @@ func coverage(t *testing.T, s spec.ScanSpec, keys []int, draws int) []*power.Cov
 	cov := power.NewCoverage(sc.cov.Family, len(keys))
 	var after []*power.Coverage
 	for k := 0; k < draws; k++ {
-		sets, err := fuzz.RowShows(drawCase(sc, k), keys)
+		sets, err := inputs.RowShows(drawCase(sc, k), keys)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func coverage(t *testing.T, s spec.ScanSpec, keys []int, draws int) []*power.Cov
 //     projection, K 768, N 1280; attn_decode: 6 heads, 2 KV heads, head
 //     dim 16, KV 128, a position being a request), bf16) the rows of
 //     -mutant-positions random positions are made for every draw up to
-//     the scan's most (fuzz.RowShows: a row's bits depend only on the
+//     the scan's most (inputs.RowShows: a row's bits depend only on the
 //     seed, its key and its draw, never on the batch), and every
 //     alternative planted at each: the share after all draws must be >=
 //     99%. (The power loop stops earlier only when every position shows
@@ -317,7 +317,7 @@ func TestPowerStatus(t *testing.T) {
 }
 
 // queryCoverage is coverage for attn_prefill, row by row: after each draw
-// of scan s (fuzz.QueryShows of the scan's case k on the sequences keys),
+// of scan s (inputs.QueryShows of the scan's case k on the sequences keys),
 // for each key and each row of it (query position·heads + head), the
 // alternatives the row showed in at least one draw so far; it stops early
 // where every row shows all that it can (power.Family.AtLength).
@@ -328,7 +328,7 @@ func queryCoverage(t *testing.T, s spec.ScanSpec, keys []int, draws int) (*power
 	var after [][][]power.Set
 	var cum [][]power.Set
 	for k := 0; k < draws; k++ {
-		sets, err := fuzz.QueryShows(drawCase(sc, k), keys)
+		sets, err := inputs.QueryShows(drawCase(sc, k), keys)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/npy"
 	"github.com/bitparity/bitparity/ops/all"
@@ -131,7 +131,7 @@ func (sc *scanner) pathDraw(ctx context.Context, k int) ([]string, error) {
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: ps.GenVersion, Op: from, Relation: spec.RelPathParity,
 		Targets: []string{ps.Prefill, ps.Decode}, In: ps.In, Out: ps.Out, Dist: sc.draws[k], Seed: ps.Seed + uint64(k),
 		Shape: spec.Shape{Seqs: ps.Seqs, SeqLen: ps.To, Heads: ps.Heads, KVHeads: ps.KVHeads, HeadDim: ps.HeadDim}}
-	b, err := fuzz.Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		return nil, fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
 	}

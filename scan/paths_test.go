@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/internal/npy"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -77,7 +77,7 @@ func TestPathScanSavesInputs(t *testing.T) {
 		if err := json.Unmarshal(js, &c); err != nil {
 			t.Fatal(err)
 		}
-		b, err := fuzz.Inputs(c)
+		b, err := inputs.Of(c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -12,14 +12,14 @@ import (
 )
 
 // hasFamily reports whether scan s measures power: its op has a family
-// (fuzz.SensitiveOps) and its values are batches whose positions are
+// (inputs.SensitiveOps) and its values are batches whose positions are
 // items (dims items, pad and position); an attention scan over KV
 // lengths, neighbours, chunks, pages or prefixes varies something else
 // than the items a family's coverage counts.
 func hasFamily(s spec.ScanSpec) bool {
 	switch s.Dim {
 	case spec.ScanItems, spec.ScanPad, spec.ScanPosition:
-		return slices.Contains(fuzz.SensitiveOps, s.Op)
+		return slices.Contains(inputs.SensitiveOps, s.Op)
 	}
 	return false
 }
@@ -59,11 +59,11 @@ func (sc *scanner) addPower(k int) error {
 	sc.batch = nil
 	if !rowsOnHost(b) {
 		var err error
-		if b, err = fuzz.Inputs(c); err != nil {
+		if b, err = inputs.Of(c); err != nil {
 			return fmt.Errorf("scan: draw %s, power: %w", sc.draws[k], err)
 		}
 	}
-	sets, err := fuzz.RowPower(c, b, sc.cov.Family)
+	sets, err := inputs.RowPower(c, b, sc.cov.Family)
 	if err != nil {
 		return fmt.Errorf("scan: draw %s, power: %w", sc.draws[k], err)
 	}

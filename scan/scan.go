@@ -40,9 +40,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
@@ -219,13 +219,13 @@ func (sc *scanner) newHeld(s spec.ScanSpec) error {
 // largest batch: a shape error is bad input before anything runs.
 func (sc *scanner) checkHeld() error {
 	if sc.s.Power > 0 {
-		f, err := fuzz.Family(sc.caseFor(0))
+		f, err := inputs.Family(sc.caseFor(0))
 		if err != nil {
 			return fmt.Errorf("%w: power: %w", ErrBadSpec, err)
 		}
 		sc.cov = power.NewCoverage(f, sc.refItems())
 	}
-	if _, err := fuzz.Inputs(sc.caseFor(0)); err != nil {
+	if _, err := inputs.Of(sc.caseFor(0)); err != nil {
 		return fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
 	}
 	return nil

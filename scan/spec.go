@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -19,7 +19,7 @@ var ErrBadSpec = errors.New("bad scan")
 // DefaultDists are the draws of a scan that names none: normal values and
 // values nudged next to rounding boundaries (where a reduction order
 // change flips output bits). Ops with a sensitive draw
-// (fuzz.SensitiveOps) take SensitiveDists instead.
+// (inputs.SensitiveOps) take SensitiveDists instead.
 var DefaultDists = []spec.Dist{spec.DistNormal, spec.DistBoundary}
 
 // SensitiveDists are the default draws of scans of an op with a family
@@ -29,7 +29,7 @@ var DefaultDists = []spec.Dist{spec.DistNormal, spec.DistBoundary}
 var SensitiveDists = []spec.Dist{spec.DistNormal, spec.DistSensitive}
 
 // Default power settings of a scan of an op with a family
-// (fuzz.SensitiveOps): the target share and the most draws in all.
+// (inputs.SensitiveOps): the target share and the most draws in all.
 const (
 	DefaultPower    = 0.99
 	DefaultMaxDraws = 8
@@ -99,7 +99,7 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 	case s.Power > 1:
 		return bad("power %g, want a share in [0, 1] (0: not measured)", s.Power)
 	case s.Power > 0 && !sensitive:
-		return bad("power: op %s over %s has no family of reduction orders (want one of %v, over items, pad or position)", s.Op, s.Dim, fuzz.SensitiveOps)
+		return bad("power: op %s over %s has no family of reduction orders (want one of %v, over items, pad or position)", s.Op, s.Dim, inputs.SensitiveOps)
 	case s.MaxDraws < 0:
 		return bad("max draws %d, want >= 0", s.MaxDraws)
 	}
@@ -107,7 +107,7 @@ func Normalize(s spec.ScanSpec) (spec.ScanSpec, error) {
 		s.MaxDraws = DefaultMaxDraws
 	}
 	if slices.Contains(s.Dists, spec.DistSensitive) && !sensitive {
-		return bad("distribution sensitive: op %s over %s has none (want one of %v, over items, pad or position)", s.Op, s.Dim, fuzz.SensitiveOps)
+		return bad("distribution sensitive: op %s over %s has none (want one of %v, over items, pad or position)", s.Op, s.Dim, inputs.SensitiveOps)
 	}
 	for i, d := range s.Dists {
 		if !slices.Contains(spec.Dists, d) {

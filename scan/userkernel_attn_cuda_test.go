@@ -39,7 +39,7 @@ func attnKernel(t *testing.T, name string) (target.Target, target.Target, int) {
 // fails the test (named what) where they differ in a value or an lse tap.
 func sameAsTwin(t *testing.T, what string, k, twin target.Target, c spec.Case) {
 	t.Helper()
-	b := inputs(t, c)
+	b := caseBatch(t, c)
 	got, want := runAll(t, what, k, b), runAll(t, what, twin, b)
 	if i := firstDiff(got.Values, want.Values); i >= 0 {
 		t.Errorf("%s: value %d is %v on the GPU, %v in the twin", what, i, got.Values[i], want.Values[i])
@@ -163,7 +163,7 @@ func TestAttnKernelsLayouts(t *testing.T) {
 	for _, name := range []string{"attn_prefill_fixed", "attn_prefill_maxseqlen", "attn_prefill_prefix"} {
 		k, twin, _ := attnKernel(t, name)
 		for _, dt := range dtypePairs {
-			b := inputs(t, prefillCase(2, 40, dt[0], dt[1], 40))
+			b := caseBatch(t, prefillCase(2, 40, dt[0], dt[1], 40))
 			H, D := b.Input.(*oracle.PrefillInput).Heads, b.Input.(*oracle.PrefillInput).HeadDim
 			for _, from := range []int{0, 1, 15, 16, 17, 32, 39} {
 				what := fmt.Sprintf("%s, chunk from %d, %s->%s", name, from, dt[0], dt[1])
@@ -184,7 +184,7 @@ func TestAttnKernelsLayouts(t *testing.T) {
 	}
 	for _, name := range []string{"attn_decode_fixed", "attn_decode_sm"} {
 		k, twin, _ := attnKernel(t, name)
-		b := inputs(t, decodeCase(5, []int{200, 37, 64, 1, 129}, spec.BF16, spec.BF16, 5))
+		b := caseBatch(t, decodeCase(5, []int{200, 37, 64, 1, 129}, spec.BF16, spec.BF16, 5))
 		for _, page := range []int{1, 5, 16, 64, 100} {
 			what := fmt.Sprintf("%s, pages of %d", name, page)
 			g := *b

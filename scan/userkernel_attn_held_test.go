@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -136,10 +136,10 @@ func TestAttnTwinsOnHeldSteps(t *testing.T) {
 		var b *target.Batch
 		var layouts []target.Layout
 		if tw.op == spec.OpAttnDecode {
-			b = inputs(t, decodeCase(len(kvs), kvs, spec.BF16, spec.BF16, 3))
+			b = caseBatch(t, decodeCase(len(kvs), kvs, spec.BF16, spec.BF16, 3))
 			layouts = []target.Layout{{}, {PageSize: 1}, {PageSize: 5}, {PageSize: 64}}
 		} else {
-			b = inputs(t, prefillCase(5, 20, spec.BF16, spec.FP32, 3))
+			b = caseBatch(t, prefillCase(5, 20, spec.BF16, spec.FP32, 3))
 			layouts = []target.Layout{{}, {ChunkFrom: 4}, {ChunkFrom: 16}, {ChunkFrom: 19}}
 		}
 		n := b.Items()
@@ -159,7 +159,7 @@ func TestAttnTwinsOnHeldSteps(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
-				g, err := fuzz.Gather(b, ids)
+				g, err := inputs.Gather(b, ids)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -316,7 +316,7 @@ func TestAttnTwins(t *testing.T) {
 		requests int
 		in, out  spec.DType
 	}{{1, spec.BF16, spec.BF16}, {5, spec.FP32, spec.FP32}, {16, spec.BF16, spec.BF16}, {17, spec.BF16, spec.FP32}, {24, spec.FP16, spec.FP16}} {
-		b := inputs(t, decodeCase(tt.requests, kvs, tt.in, tt.out, uint64(tt.requests)))
+		b := caseBatch(t, decodeCase(tt.requests, kvs, tt.in, tt.out, uint64(tt.requests)))
 		name := fmt.Sprintf("%d requests %s->%s", tt.requests, tt.in, tt.out)
 		want, err := oracle.Decode(*b.Input.(*oracle.DecodeInput), oracle.AttentionSchedule{Tile: 64, Splits: 4}, nil)
 		if err != nil {
@@ -366,10 +366,10 @@ func (tw attnTwins) run(t *testing.T, name string, b *target.Batch, want []float
 	return fixed, drift
 }
 
-// inputs is fuzz's batch of case c, failing the test on an error.
-func inputs(t *testing.T, c spec.Case) *target.Batch {
+// caseBatch is the batch of case c (inputs.Of), failing the test on an error.
+func caseBatch(t *testing.T, c spec.Case) *target.Batch {
 	t.Helper()
-	b, err := fuzz.Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +444,7 @@ func TestAttnPrefillTwins(t *testing.T) {
 		seqs, seqLen int
 		in, out      spec.DType
 	}{{1, 1, spec.BF16, spec.BF16}, {3, 9, spec.FP32, spec.FP32}, {2, 10, spec.BF16, spec.FP32}, {2, 70, spec.BF16, spec.BF16}, {1, 130, spec.FP16, spec.FP16}} {
-		b := inputs(t, prefillCase(tt.seqs, tt.seqLen, tt.in, tt.out, uint64(tt.seqLen)))
+		b := caseBatch(t, prefillCase(tt.seqs, tt.seqLen, tt.in, tt.out, uint64(tt.seqLen)))
 		name := fmt.Sprintf("%d x %d tokens %s->%s", tt.seqs, tt.seqLen, tt.in, tt.out)
 		want, err := oracle.Prefill(*b.Input.(*oracle.PrefillInput), oracle.AttentionSchedule{Tile: 64, Splits: 1}, nil)
 		if err != nil {
@@ -529,7 +529,7 @@ func TestAttnPrefixTwinIsControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := inputs(t, prefillCase(2, 40, spec.BF16, spec.FP32, 7))
+	b := caseBatch(t, prefillCase(2, 40, spec.BF16, spec.FP32, 7))
 	H, D := b.Input.(*oracle.PrefillInput).Heads, b.Input.(*oracle.PrefillInput).HeadDim
 	for from := 0; from < 40; from++ {
 		g := *b

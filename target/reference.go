@@ -7,7 +7,7 @@ import "github.com/bitparity/bitparity/oracle"
 // oracle's for every schedule they take). Oracle parity of such a target
 // compares it with that reference where both outputs live, and checks the
 // reference itself against the CPU oracle on a sample of rows
-// (fuzz/reference.go says which), so no verdict rests on the device alone.
+// (fuzz/relate/reference.go says which), so no verdict rests on the device alone.
 type Referencer interface {
 	// Reference returns a target computing schedule s exactly on the
 	// same device, or false when the device cannot run s.

@@ -44,6 +44,6 @@
 //	ties              h = d(i), m = (h mod 2^32) mod 33 - 16, p = (h>>32) mod 5;
 //	                  round(m·2^(p-5)·σ)
 //
-// Generator version 1 (package fuzz, fuzz/inputs.go) stays for the cases
+// Generator version 1 (package fuzz/inputs, fuzz/inputs/inputs.go) stays for the cases
 // it recorded.
 package values

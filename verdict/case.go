@@ -12,7 +12,7 @@ import (
 // Case checks the one case c (fuzz.Check, with sources among its targets)
 // and returns its result: started now, c's seed, one case, the counts of
 // each of c's registered targets, and the finding when there is one; env
-// and args are the result's. An error is fuzz.Check's (fuzz.IsTargetFailure
+// and args are the result's. An error is fuzz.Check's (relate.IsTargetFailure
 // tells a target's failure from a bad case).
 func Case(ctx context.Context, c spec.Case, env spec.Env, args []string, sources ...target.Target) (*spec.Result, error) {
 	start := time.Now()

@@ -10,8 +10,8 @@ import (
 
 	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/explain"
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
@@ -79,7 +79,7 @@ func explainFinding(ctx context.Context, arg string) (*spec.Finding, error) {
 // explainErr maps an error to its exit code: a target failure is 3,
 // anything else about the case is bad input (2).
 func explainErr(err error) error {
-	if fuzz.IsTargetFailure(err) {
+	if relate.IsTargetFailure(err) {
 		return withCode(spec.ExitInternal, err)
 	}
 	return withCode(spec.ExitUsage, err)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
@@ -28,7 +28,7 @@ func listCmd(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(stdout, "  %s\n", op)
 	}
 	fmt.Fprintln(stdout, "\nrelations:")
-	fuzz.WriteRelations(stdout)
+	relate.WriteRelations(stdout)
 	fmt.Fprintln(stdout, "\ntargets:")
 	if err := target.WriteTable(stdout); err != nil {
 		return err
@@ -38,6 +38,6 @@ func listCmd(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	fmt.Fprintln(stdout, "\ncampaign pairs (relation: targets):")
-	fuzz.WritePairs(stdout)
+	relate.WritePairs(stdout)
 	return nil
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/corpus"
-	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
@@ -65,7 +65,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 		if len(missing) > 0 {
 			return withCode(spec.ExitInternal, fmt.Errorf("repro: cannot run %s here: %s", name, strings.Join(missing, "; ")))
 		}
-		if fuzz.IsTargetFailure(err) {
+		if relate.IsTargetFailure(err) {
 			return withCode(spec.ExitInternal, fmt.Errorf("repro: %s: %w", name, err))
 		}
 		// the case itself cannot run (a relation that takes other targets,

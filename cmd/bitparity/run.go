@@ -13,6 +13,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/fuzz/transformer"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/internal/atomicfile"
@@ -177,7 +178,7 @@ func (r *runState) newCampaign() (*fuzz.Campaign, error) {
 		}
 	}
 	for _, name := range c.Relations {
-		if _, err := fuzz.RelationByName(name); err != nil {
+		if _, err := relate.ByName(name); err != nil {
 			return nil, usageErr("run: %v", err)
 		}
 	}
@@ -306,7 +307,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 	}
 	res, err := verdict.Case(ctx, c, gpu.HereEnv(), []string{"run", "--case", js}, append(external.Composites(), scan.OpCheckers(c.Targets)...)...)
 	switch {
-	case fuzz.IsTargetFailure(err):
+	case relate.IsTargetFailure(err):
 		return withCode(spec.ExitInternal, fmt.Errorf("run --case: %w", err))
 	case err != nil:
 		return usageErr("run --case: %v", err)

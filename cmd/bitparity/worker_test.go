@@ -14,6 +14,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/detect"
 	"github.com/bitparity/bitparity/fuzz/external"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -82,7 +83,7 @@ func rmsBatch(t *testing.T, rows int) *target.Batch {
 	t.Helper()
 	c := spec.Case{Version: spec.CaseVersion, Op: spec.OpRMSNorm, Relation: spec.RelDeterminism,
 		Shape: spec.Shape{Rows: rows, Hidden: 64}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Dist: spec.DistNormal, Seed: 3}
-	b, err := fuzz.Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}

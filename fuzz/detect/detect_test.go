@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -110,7 +110,7 @@ func TestLogProbRows132(t *testing.T) {
 	run := func(rows int) *target.Output {
 		c := spec.Case{Version: 1, GenVersion: 1, Op: spec.OpLogProb, Shape: spec.Shape{Rows: rows, Vocab: 4096},
 			In: spec.BF16, Out: spec.BF16, Dist: spec.DistNormal, Seed: 3}
-		b, err := fuzz.Inputs(c)
+		b, err := inputs.Of(c)
 		if err != nil {
 			t.Fatal(err)
 		}

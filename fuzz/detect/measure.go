@@ -9,6 +9,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/internal/taps"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
@@ -50,7 +51,7 @@ type Run struct {
 // pairFor returns the targets of the campaign pair that runs model under
 // relation.
 func pairFor(model, relation string) (spec.Op, []string, error) {
-	for _, p := range fuzz.Pairs() {
+	for _, p := range relate.Pairs() {
 		if p.Relation == relation && slices.Contains(p.Targets, model) {
 			return p.Op, p.Targets, nil
 		}

@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -17,7 +17,7 @@ import (
 func bigBatch(b *testing.B) *target.Batch {
 	c := testCase(spec.OpRMSNorm, spec.BF16, spec.BF16, spec.DistNormal, 1)
 	c.Shape = spec.Shape{Rows: 2274, Hidden: 4096}
-	bt, err := fuzz.Inputs(c)
+	bt, err := inputs.Of(c)
 	if err != nil {
 		b.Fatal(err)
 	}

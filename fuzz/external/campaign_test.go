@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -31,14 +32,14 @@ func TestCampaignOverNumpy(t *testing.T) {
 		t.Fatalf("names %v, want %v", names, want)
 	}
 	pairs := map[string]bool{}
-	for _, p := range fuzz.Pairs() {
+	for _, p := range relate.Pairs() {
 		pairs[p.String()] = true
 	}
 	for _, p := range []string{"path_parity exec:numpy.attn_prefill,exec:numpy.attn_decode",
 		"oracle_parity exec:numpy.rmsnorm", "batch_invariance exec:numpy.gemm", "padding exec:numpy.logprob",
 		"determinism exec:numpy.attn_decode"} {
 		if !pairs[p] {
-			t.Errorf("pair %q missing from fuzz.Pairs()", p)
+			t.Errorf("pair %q missing from relate.Pairs()", p)
 		}
 	}
 	c := &fuzz.Campaign{Duration: 5 * time.Second, Seed: 1, Targets: names, Workers: 2}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -49,7 +49,7 @@ func checkStepCuts(t *testing.T, tg *Target) {
 		t.Fatalf("hello %v: no scan_cuts=%d", tg.Hello(), CutsVersion)
 	}
 	c := testCase(spec.OpAttnPrefill, spec.BF16, spec.BF16, spec.DistNormal, 3)
-	b, err := fuzz.Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}

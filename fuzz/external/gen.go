@@ -47,7 +47,7 @@ type recipe struct {
 // recipeOf returns the recipe of lazy batch b's per-item tensor, or nil
 // when its rows must travel: b is not lazy, not of a token op, not of
 // generator version 2, of a boundary case (nudged on the host) or with
-// filler rows. A sensitive case is never lazy (fuzz.LazyInputs).
+// filler rows. A sensitive case is never lazy (inputs.Lazy).
 func recipeOf(b *target.Batch) *recipe {
 	src := b.Source
 	if !b.Lazy() || src == nil || src.QKV != nil || src.Filler != "" || src.Case.GenVersion != GenVersion {

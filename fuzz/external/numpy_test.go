@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -120,7 +120,7 @@ func TestNumpyOracleParity(t *testing.T) {
 		}
 		for _, dist := range tt.dists {
 			t.Run(fmt.Sprintf("%s%v/%s/%s", tt.op, tt.args, tt.in, dist), func(t *testing.T) {
-				b, err := fuzz.Inputs(testCase(tt.op, tt.in, tt.in, dist, 7))
+				b, err := inputs.Of(testCase(tt.op, tt.in, tt.in, dist, 7))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -175,12 +175,12 @@ func TestNumpyBatchInvariance(t *testing.T) {
 			tg := numpyTarget(t, tt.op, tt.args...)
 			c := testCase(tt.op, spec.BF16, spec.BF16, spec.DistNormal, 11)
 			c.Shape = tt.small
-			small, err := fuzz.Inputs(c)
+			small, err := inputs.Of(c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.Shape = tt.big
-			big, err := fuzz.Inputs(c)
+			big, err := inputs.Of(c)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 )
@@ -22,7 +23,7 @@ func TestRequestRoundTrip(t *testing.T) {
 				c = next()
 			}
 			c.Targets = nil
-			b, err := fuzz.Inputs(c)
+			b, err := inputs.Of(c)
 			if err != nil {
 				t.Fatal(err)
 			}

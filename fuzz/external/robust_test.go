@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -18,7 +18,7 @@ func rmsBatch(t *testing.T, rows int) *target.Batch {
 	t.Helper()
 	c := testCase(spec.OpRMSNorm, spec.BF16, spec.BF16, spec.DistNormal, 3)
 	c.Shape = spec.Shape{Rows: rows, Hidden: 64}
-	b, err := fuzz.Inputs(c)
+	b, err := inputs.Of(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -70,7 +70,7 @@ func checkScanFrames(t *testing.T, tg *Target) {
 	if !tg.Scans() {
 		t.Fatalf("the kit's adapter does not declare scan=%d: hello %v", ScanVersion, tg.Hello())
 	}
-	b, err := fuzz.Inputs(testCase(op, spec.BF16, spec.BF16, spec.DistNormal, 5))
+	b, err := inputs.Of(testCase(op, spec.BF16, spec.BF16, spec.DistNormal, 5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func checkScanFrames(t *testing.T, tg *Target) {
 	if b.Items() > 2 {
 		ids = append(ids, 2)
 	}
-	g, err := fuzz.Gather(b, ids)
+	g, err := inputs.Gather(b, ids)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -48,7 +48,7 @@ func TestTorchAdapter(t *testing.T) {
 			if tt.sh.Rows != 0 {
 				c.Shape = tt.sh
 			}
-			b, err := fuzz.Inputs(c)
+			b, err := inputs.Of(c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func TestTorchChunk(t *testing.T) {
 	if !tg.Info().Layouts {
 		t.Fatalf("the torch prefill does not say it reads the layout: hello %v", tg.Hello())
 	}
-	b, err := fuzz.Inputs(testCase(spec.OpAttnPrefill, spec.BF16, spec.BF16, spec.DistNormal, 9))
+	b, err := inputs.Of(testCase(spec.OpAttnPrefill, spec.BF16, spec.BF16, spec.DistNormal, 9))
 	if err != nil {
 		t.Fatal(err)
 	}

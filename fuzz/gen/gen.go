@@ -45,7 +45,7 @@ const (
 )
 
 // dists are the value distributions Case draws (spec.DistBoundary last:
-// fuzz.Inputs nudges it toward rounding boundaries, package boundary).
+// inputs.Of nudges it toward rounding boundaries, package boundary).
 var dists = []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.DistConstant,
 	spec.DistSignedZero, spec.DistSubnormal, spec.DistNearOverflow, spec.DistTies, spec.DistBoundary}
 
@@ -58,7 +58,7 @@ func Dists() []spec.Dist { return slices.Clone(dists) }
 // not a draw of Dists.
 func Rewrites() []spec.Dist { return []spec.Dist{spec.DistSensitive} }
 
-// The sensitive draw (spec.DistSensitive, fuzz/sensitive.go): each row
+// The sensitive draw (spec.DistSensitive, fuzz/inputs/sensitive.go): each row
 // the best of up to 4 boundary nudges, each followed by checks against a
 // family of reduction orders, so that it shows (nearly) every order of the
 // family. It costs about 20 ms a row for rmsnorm and logprob, 4 ms for
@@ -112,7 +112,7 @@ func SensitiveFits(c spec.Case) bool {
 }
 
 // SensitiveMinCols is the shortest row the sensitive draw takes: it tunes
-// an rmsnorm row's x[hidden-3] (fuzz/sensitive.go), and a shorter row
+// an rmsnorm row's x[hidden-3] (fuzz/inputs/sensitive.go), and a shorter row
 // makes it index out of range, so neither a draw nor a shrink (Dims)
 // makes a sensitive case with a shorter row.
 const SensitiveMinCols = 3

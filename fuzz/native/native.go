@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/gofuzzfile"
@@ -37,17 +38,17 @@ import (
 const EnvTargets = "BITPARITY_FUZZ_TARGETS"
 
 // TargetSets returns the target sets a native target of op under relation
-// runs: the pairs of fuzz.Pairs for them that must hold (Expect false);
+// runs: the pairs of relate.Pairs for them that must hold (Expect false);
 // for a two-target relation without one, the op's oracle against itself;
 // then the sets of EnvTargets that fit. An unknown target in EnvTargets is
 // an error.
 func TargetSets(op spec.Op, relation string) ([][]string, error) {
-	rel, err := fuzz.RelationByName(relation)
+	rel, err := relate.ByName(relation)
 	if err != nil {
 		return nil, err
 	}
 	var sets [][]string
-	for _, p := range fuzz.Pairs() {
+	for _, p := range relate.Pairs() {
 		if p.Op == op && p.Relation == relation && !p.Expect {
 			sets = append(sets, p.Targets)
 		}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/gen"
+	"github.com/bitparity/bitparity/fuzz/inputs"
+	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
@@ -188,10 +190,10 @@ var natives = []struct {
 	{"FuzzDecodeDeterminism", spec.OpAttnDecode, spec.RelDeterminism},
 }
 
-// TestNativesCoverPairs checks that every op and relation fuzz.Pairs runs
+// TestNativesCoverPairs checks that every op and relation relate.Pairs runs
 // against an invariant target has a native target.
 func TestNativesCoverPairs(t *testing.T) {
-	for _, p := range fuzz.Pairs() {
+	for _, p := range relate.Pairs() {
 		if p.Expect {
 			continue
 		}
@@ -450,13 +452,13 @@ func mutate(r *rand.Rand, data []byte) []byte {
 }
 
 // TestNativeFindsDriftModels is the negative control of the native path:
-// for every drift model fuzz.Pairs expects to be found, inputs built the
+// for every drift model relate.Pairs expects to be found, inputs built the
 // way the fuzzer builds them (the seed corpus, then mutations of it),
 // decoded and run through Find as FuzzXxx does, find it within maxInputs
 // inputs; the minimal case then still fails and is no larger.
 func TestNativeFindsDriftModels(t *testing.T) {
 	const maxInputs = 400
-	for _, p := range fuzz.Pairs() {
+	for _, p := range relate.Pairs() {
 		if !p.Expect {
 			continue
 		}
@@ -565,7 +567,7 @@ func TestTargetSets(t *testing.T) {
 	}
 }
 
-// TestDistsMatchInputs keeps gen's distributions in step with fuzz.Inputs,
+// TestDistsMatchInputs keeps gen's distributions in step with inputs.Of,
 // op by op: every distribution gen draws must be derivable for every op,
 // and one that Inputs derives for an op but gen leaves out must be added
 // to gen, or be one gen reaches by rewriting a drawn case (gen.Rewrites).
@@ -580,13 +582,13 @@ func TestDistsMatchInputs(t *testing.T) {
 			case spec.OpLogProb:
 				c.In, c.Out, c.Compare = spec.FP32, spec.FP32, spec.FP32
 			}
-			_, err := fuzz.Inputs(c)
+			_, err := inputs.Of(c)
 			drawn := slices.Contains(gen.Dists(), d)
 			if drawn && err != nil {
-				t.Errorf("%s: gen draws %s but fuzz.Inputs rejects it: %v", op, d, err)
+				t.Errorf("%s: gen draws %s but inputs.Of rejects it: %v", op, d, err)
 			}
 			if !drawn && err == nil && !slices.Contains(gen.Rewrites(), d) {
-				t.Errorf("%s: fuzz.Inputs derives %s now: add it to gen's distributions (or to gen.Rewrites)", op, d)
+				t.Errorf("%s: inputs.Of derives %s now: add it to gen's distributions (or to gen.Rewrites)", op, d)
 			}
 		}
 	}
@@ -596,7 +598,7 @@ func TestDistsMatchInputs(t *testing.T) {
 // time of one generated case (gen.Case then fuzz.Check): the campaign's
 // rate is the inverse, per core.
 func BenchmarkGeneratedCases(b *testing.B) {
-	for _, p := range fuzz.Pairs() {
+	for _, p := range relate.Pairs() {
 		b.Run(strings.ReplaceAll(p.String(), " ", "/"), func(b *testing.B) {
 			r := rand.New(rand.NewSource(1))
 			ctx := context.Background()

@@ -21,9 +21,9 @@ var layer = map[string]int{
 	"ops": 1, "ops/moeroute": 1, "ops/moerouter": 1, "ops/quantfp8": 1, "ops/all": 1,
 	"ops/rmsnorm": 1, "ops/gemm": 1, "ops/logprob": 1, "ops/attention": 1,
 
-	"gpu": 2, "profile": 2, "fuzz/gen": 2, "fuzz/shrink": 2, "fuzz/driftmap": 2,
+	"gpu": 2, "profile": 2, "fuzz/gen": 2, "fuzz/shrink": 2, "fuzz/driftmap": 2, "fuzz/inputs": 2,
 
-	"fuzz": 3, "fuzz/internal/casecost": 3, "fuzz/internal/taps": 3, "fuzz/internal/skiptest": 3,
+	"fuzz": 3, "fuzz/mapper": 3, "fuzz/relate": 3, "fuzz/internal/casecost": 3, "fuzz/internal/taps": 3, "fuzz/internal/skiptest": 3,
 
 	"fuzz/native": 4, "fuzz/transformer": 4, "fuzz/transformer/internal/e2e": 4,
 	"fuzz/detect": 4, "fuzz/external": 4, "fuzz/external/workers": 5, "explain": 4, "reports": 4,
@@ -64,7 +64,7 @@ func TestLayers(t *testing.T) {
 //     fuzz/transformer, fuzz/detect under fuzz);
 //   - a part of P: its layer is at most P's, and every package outside
 //     P's folder that imports it has P's layer or above, so it serves only
-//     what may use P (fuzz/gen, fuzz/driftmap under fuzz; reports/words
+//     what may use P (fuzz/gen, fuzz/driftmap, fuzz/inputs under fuzz; reports/words
 //     under reports).
 //
 // A package that a lower layer needs (gpu needs values and boundary) thus

@@ -18,7 +18,7 @@ func (Decode) ScanDims() []string { return []string{spec.ScanKV, spec.ScanNeighb
 // sequence's rows' KV lengths x head dim summed: the prefill draw tunes
 // every query position's row and checks it against the family at its own
 // KV length, about 30 + 9 x (groups of the family) single-row passes of
-// KV length x head dim a row (fuzz/sensitive_prefill.go,
+// KV length x head dim a row (fuzz/inputs/sensitive_prefill.go,
 // docs/detection.md).
 func (Prefill) SensitiveWork(s spec.Shape) int {
 	return s.Heads * s.HeadDim * s.SeqLen * (s.SeqLen + 1) / 2
