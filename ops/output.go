@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Elem is the element type of an output column.
@@ -98,6 +99,55 @@ func (o *Output) SameRow(r int, p *Output, q int) bool {
 		}
 	}
 	return true
+}
+
+// Element is one element of an output row, located and written out.
+type Element struct {
+	Column string // the column's name
+	Elem   Elem
+	Index  int    // the element's index within its column's row
+	Hex    string // its bits: 0x and 2 hex digits a byte, most significant first
+	Dec    string // its value: a decimal integer, or an fp32 as %g
+}
+
+// Where is the element's place in words: "expert_ids[3] (int32)".
+func (e Element) Where() string {
+	return fmt.Sprintf("%s[%d] (%s)", e.Column, e.Index, e.Elem)
+}
+
+// FirstDiff returns the first element, columns in order and elements in
+// order within a row, whose bits differ between row r of o (a) and row q
+// of p (b); ok is false when the rows are equal. The outputs must have
+// the same columns.
+func (o *Output) FirstDiff(r int, p *Output, q int) (a, b Element, ok bool) {
+	for c, col := range o.Columns {
+		x, y := o.Row(c, r), p.Row(c, q)
+		n := col.Elem.Size()
+		for i := 0; i < col.Width; i++ {
+			if !bytes.Equal(x[i*n:(i+1)*n], y[i*n:(i+1)*n]) {
+				return o.element(c, r, i), p.element(c, q, i), true
+			}
+		}
+	}
+	return Element{}, Element{}, false
+}
+
+// element is element i of row r of column c.
+func (o *Output) element(c, r, i int) Element {
+	col := o.Columns[c]
+	e := Element{Column: col.Name, Elem: col.Elem, Index: i}
+	switch col.Elem {
+	case Uint8:
+		v := o.Row(c, r)[i]
+		e.Hex, e.Dec = fmt.Sprintf("0x%02x", v), fmt.Sprint(v)
+	case FP32:
+		v := o.FP32(c, r, i)
+		e.Hex, e.Dec = fmt.Sprintf("0x%08x", math.Float32bits(v)), strconv.FormatFloat(float64(v), 'g', -1, 32)
+	default:
+		v := o.Int32(c, r, i)
+		e.Hex, e.Dec = fmt.Sprintf("0x%08x", uint32(v)), fmt.Sprint(v)
+	}
+	return e
 }
 
 // CopyRow copies row q of p into row r of o, every column. The outputs

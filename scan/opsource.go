@@ -112,7 +112,9 @@ func opInput(t ops.Target, c spec.Case) (ops.Input, error) {
 
 // opCheck checks case c on t: nil when every row of the batch has the
 // bits of its item alone, else a mismatch finding whose Message is the
-// op's words and whose Repro is the scan that maps it.
+// op's words, whose A and B are the first differing element (Element) of
+// the first differing row alone and in the batch, and whose Repro is the
+// scan that maps it.
 func opCheck(ctx context.Context, t ops.Target, c spec.Case) (*spec.Finding, error) {
 	start := time.Now()
 	if c.Relation != spec.RelBatchInvariance {
@@ -137,6 +139,10 @@ func opCheck(ctx context.Context, t ops.Target, c spec.Case) (*spec.Finding, err
 		Message: fmt.Sprintf("a batch of %d %ss against each %s alone (%s, %s %s draw, seed %d): %s", v, rec.Item, rec.Item,
 			ops.Shape(c.Shape.Dims), c.In, c.Dist, c.Seed, t.Op().Words(ch.Batch, ch.Want, ch.Got, ch.Rows)),
 		Repro: opScanLine(c, v+max(v/4, 16))}
+	if a, b, ok := ch.Want.FirstDiff(ch.Rows[0], ch.Got, ch.Rows[0]); ok {
+		f.Element, f.Col = a.Where(), a.Index
+		f.A, f.B = spec.Value{Hex: a.Hex, Dec: a.Dec}, spec.Value{Hex: b.Hex, Dec: b.Dec}
+	}
 	f.Signature = spec.Signature(*f)
 	return f, nil
 }

@@ -31,6 +31,12 @@ type Finding struct {
 	B          Value  `json:"b"`
 	ULPs       uint64 `json:"ulps"`
 	SignedZero bool   `json:"signed_zero,omitempty"` // +0 vs -0: 0 ulps, different bits
+	// Element, for a finding of an op package's op (whose outputs are
+	// columns of typed elements: expert ids, fp8 bits, fp32 weights), is
+	// where row Row first differs, "expert_ids[3] (int32)": A and B are
+	// that element's values, Col its index within its column, and ULPs is
+	// 0 (bits compared, no ulp scale). Empty for float rows.
+	Element string `json:"element,omitempty"`
 	// OnTaps is true when the outputs were bitwise equal and the relation
 	// found the difference in the fp32 intermediates (taps): A, B and ULPs
 	// are then fp32 values whatever the case's compare dtype (ValueDType).

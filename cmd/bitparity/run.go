@@ -224,7 +224,7 @@ func (r *runState) campaign(ctx context.Context) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, %d pairs of target and relation\n", *r.seed, *r.dur, c.CountPairs())
+	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, %d pairs of target and relation%s\n", *r.seed, *r.dur, c.CountPairs(), opSourcesWords(c))
 	run := &verdict.Run{Recorder: rec, Campaign: c, Progress: prog.Update}
 	if *r.targets == "" && *r.rels == "" && len(r.procs) == 0 && !r.par.parallel() {
 		run.Shares = []*fuzz.Source{transformer.SharedSource(*r.dur, r.trainOn, r.inferOn)}
@@ -336,4 +336,21 @@ func runSplitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// opSourcesWords names the campaign's targets of op packages for the head
+// line (", and the op targets A (batch_invariance), B (...)"), or "".
+func opSourcesWords(c *fuzz.Campaign) string {
+	var ns []string
+	for _, s := range c.Sources {
+		var rels []string
+		for _, j := range s.Jobs {
+			rels = append(rels, j.Relation)
+		}
+		ns = append(ns, fmt.Sprintf("%s (%s)", s.Name, strings.Join(rels, ", ")))
+	}
+	if len(ns) == 0 {
+		return ""
+	}
+	return ", and the op " + words.Plural(int64(len(ns)), "target ", "targets ") + strings.Join(ns, ", ")
 }

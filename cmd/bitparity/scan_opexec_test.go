@@ -37,8 +37,8 @@ func TestScanOpExec(t *testing.T) {
 	_, line, _ := strings.Cut(out, "minimal case: ")
 	c, _, _ := strings.Cut(line, "\n")
 	out, errs, code = cli(t, dir, "run", "--exec", drift, "--case", c)
-	if code != 1 || !strings.Contains(out, "changed experts") || !strings.Contains(out, "by a tie") {
-		t.Fatalf("run --case %s: exit %d, want 1 and the tokens that changed experts by a tie\n%s\n%s", c, code, out, errs)
+	if code != 1 || !strings.Contains(out, "changed experts") || !strings.Contains(out, "by a tie") || !strings.Contains(out, "expert_ids[0] (int32): A = ") {
+		t.Fatalf("run --case %s: exit %d, want 1, the first differing expert id and the tokens that changed experts by a tie\n%s\n%s", c, code, out, errs)
 	}
 	quant := py + " " + adapterScript("numpy_ops.py") + " quant_fp8 --fp8-scaling per_tensor"
 	out, errs, code = cli(t, dir, "scan", "--exec", quant, "--dim", "neighbours", "--shape", "hidden=64", "--to", "8")

@@ -50,7 +50,8 @@ func Finding(f spec.Finding) string {
 
 // Problem is the short form of what a finding found: for a mismatch "row R
 // col C: 0xA (a) vs 0xB (b), N ulps in DTYPE" (or "+0 vs -0 (0 ulps,
-// different bits)"), for a crash "crashed: ERROR", for a misuse "misuse:
+// different bits)"; for an op package's finding "row R, ELEMENT: a vs
+// b"), for a crash "crashed: ERROR", for a misuse "misuse:
 // MESSAGE".
 func Problem(f spec.Finding) string {
 	switch f.Kind {
@@ -64,6 +65,9 @@ func Problem(f spec.Finding) string {
 			return "misuse: " + f.Message
 		}
 		return "misuse"
+	}
+	if f.Element != "" {
+		return fmt.Sprintf("row %d, %s: %s vs %s", f.Row, f.Element, Value(f.A), Value(f.B))
 	}
 	s := fmt.Sprintf("row %d col %d: %s vs %s, ", f.Row, f.Col, Value(f.A), Value(f.B))
 	if f.Kind == spec.KindReference {
@@ -179,7 +183,8 @@ func Dash(s string) string {
 
 // Detail says a finding in a block of lines, each indented by two spaces:
 // the minimal case as JSON, what it was shrunk from, the first diverging
-// row and column with both values and the ulps (or the crash's error), the
+// row and column with both values and the ulps (an op package's finding:
+// the element, spec.Finding.Element, and both values; a crash: its error), the
 // message, the drift map, when it was found and the repro line.
 func Detail(w io.Writer, f spec.Finding) {
 	cj, _ := json.Marshal(f.Case)
@@ -187,9 +192,13 @@ func Detail(w io.Writer, f spec.Finding) {
 	if f.Original != nil {
 		fmt.Fprintf(w, "  shrunk in %d steps from %s\n", f.ShrinkSteps, Case(*f.Original))
 	}
-	if f.Kind == spec.KindCrash {
+	switch {
+	case f.Kind == spec.KindCrash:
 		fmt.Fprintf(w, "  error: %s\n", f.Error)
-	} else {
+	case f.Element != "":
+		fmt.Fprintf(w, "  first diverging row %d, %s: A = %s, B = %s; %d %s\n", f.Row, f.Element, Value(f.A), Value(f.B),
+			f.RowsDiffering, Plural(int64(f.RowsDiffering), "row differs", "rows differ"))
+	default:
 		fmt.Fprintf(w, "  first diverging row %d, column %d: A = %s, B = %s, %d %s in %s", f.Row, f.Col,
 			Value(f.A), Value(f.B), f.ULPs, Plural(int64(f.ULPs), "ulp", "ulps"), f.ValueDType())
 		if f.SignedZero {

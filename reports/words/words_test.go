@@ -20,6 +20,10 @@ func TestProblem(t *testing.T) {
 		{"signed zero", spec.Finding{Kind: "mismatch", Row: 1, SignedZero: true, Case: bf16,
 			A: spec.Value{Hex: "8000", Dec: "-0"}, B: spec.Value{Hex: "0000", Dec: "0"}},
 			"row 1 col 0: 0x8000 (-0) vs 0x0000 (0), +0 vs -0 (0 ulps, different bits)"},
+		{"op element", spec.Finding{Kind: "mismatch", Row: 30, Col: 0, Element: "expert_ids[0] (int32)",
+			Case: spec.Case{Op: "moe_route", In: spec.BF16, Out: spec.BF16},
+			A:    spec.Value{Hex: "0x00000001", Dec: "1"}, B: spec.Value{Hex: "0x0000000c", Dec: "12"}},
+			"row 30, expert_ids[0] (int32): 0x00000001 (1) vs 0x0000000c (12)"},
 		{"crash", spec.Finding{Kind: "crash", Error: "illegal address"}, "crashed: illegal address"},
 		{"misuse", spec.Finding{Kind: "misuse", Message: "compared in fp32"}, "misuse: compared in fp32"},
 	} {
