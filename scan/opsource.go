@@ -3,11 +3,13 @@ package scan
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/ops"
@@ -184,9 +186,9 @@ func opShrink(c spec.Case) [][]spec.Case {
 // first step that differs.
 func opMap(ctx context.Context, t ops.Target, f *spec.Finding) error {
 	c := f.Case
-	to := min(MaxOpItems, c.Shape.Rows+max(c.Shape.Rows/4, 16))
-	res, err := Run(ctx, spec.ScanSpec{Target: t.Name(), To: to, In: c.In, Dists: []spec.Dist{c.Dist}, Seed: c.Seed,
-		Shape: spec.Shape{Dims: maps.Clone(c.Shape.Dims)}}, Options{})
+	s := opMapScan(c)
+	to := s.To
+	res, err := Run(ctx, s, Options{})
 	if err != nil {
 		return fmt.Errorf("map %s: %w", t.Name(), err)
 	}
@@ -197,4 +199,37 @@ func opMap(ctx context.Context, t ops.Target, f *spec.Finding) error {
 	}
 	f.Signature = spec.Signature(*f)
 	return nil
+}
+
+// opMapScan is the scan that maps case c of an op package's target: its
+// target, draw and sizes over batch sizes 1..v + max(v/4, 16) (at most
+// MaxOpItems), v = c.Shape.Rows.
+func opMapScan(c spec.Case) spec.ScanSpec {
+	to := min(MaxOpItems, c.Shape.Rows+max(c.Shape.Rows/4, 16))
+	return spec.ScanSpec{Target: c.Targets[0], To: to, In: c.In, Dists: []spec.Dist{c.Dist}, Seed: c.Seed,
+		Shape: spec.Shape{Dims: maps.Clone(c.Shape.Dims)}}
+}
+
+// StoreOpFinding keeps finding f of an op package's target (whose case the
+// corpus has no case file for, corpus.Keeps) in the corpus folder d as
+// the drift of the scan that maps it (the scan its Repro names; Store:
+// with the adapter of an --exec target, so corpus recheck reruns it). It
+// returns the words for the run's log: "; scan drift PATH", or why
+// nothing was stored when the scan here does not show the drift (a
+// certificate is never stored for a finding). err is a failed scan or
+// write.
+func StoreOpFinding(ctx context.Context, d *corpus.Dir, f spec.Finding, env spec.Env) (string, error) {
+	s := opMapScan(f.Case)
+	res, err := Run(ctx, s, Options{Env: env})
+	if err != nil {
+		return "", fmt.Errorf("scan of the finding: %w", err)
+	}
+	rec := res.Record()
+	if rec.Certificate != nil || rec.Verdict == spec.ScanAgree {
+		return fmt.Sprintf(" (not stored: its scan over 1..%d did not show the drift here)", s.To), nil
+	}
+	if err := Store(io.Discard, d, &rec, env, nil); err != nil {
+		return "", err
+	}
+	return "; scan drift " + rec.DriftFile, nil
 }

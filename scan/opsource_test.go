@@ -2,11 +2,14 @@ package scan
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
+	"github.com/bitparity/bitparity/spec"
 )
 
 // TestOpSourceCampaign: a campaign over the op package target
@@ -41,10 +44,38 @@ func TestOpSourceCampaign(t *testing.T) {
 			t.Errorf("%s: %+v, want cases and no finding", oracle, s)
 		}
 	}
+	storeOpFinding(t, f, oracle)
 	src := OpSources([]string{drift})[0]
 	bad, _ := src.Jobs[0].Draw(1)
 	bad.Shape.Rows = 0
 	if _, err := src.Check(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "0 items") {
 		t.Errorf("a case of 0 items: error %v", err)
+	}
+}
+
+// storeOpFinding: StoreOpFinding keeps finding f as the drift of the scan
+// its Repro names (that scan's map, open), and stores nothing for the
+// same case on target invariant, whose scan shows no drift.
+func storeOpFinding(t *testing.T, f spec.Finding, invariant string) {
+	t.Helper()
+	d, err := corpus.OpenDir(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	where, err := StoreOpFinding(context.Background(), d, f, spec.HostEnv())
+	names, _ := d.ScanDrifts()
+	if err != nil || len(names) != 1 || where != "; scan drift "+d.PathOf(names[0]) {
+		t.Fatalf("StoreOpFinding: %q, %v; drifts %v", where, err, names)
+	}
+	rec, err := d.GetScanDrift(names[0])
+	if err != nil || rec.Status.State != "open" || rec.Found.Map == nil || rec.Found.Map.Rule != f.DriftMap.Rule ||
+		!strings.HasPrefix(f.Repro, fmt.Sprintf("bitparity scan --target %s --to %d ", rec.Scan.Target, rec.Scan.To)) {
+		t.Errorf("stored drift %+v (%v), want the open scan of %q", rec, err, f.Repro)
+	}
+	g := f
+	g.Case.Targets = []string{invariant}
+	where, err = StoreOpFinding(context.Background(), d, g, spec.HostEnv())
+	if names, _ := d.ScanDrifts(); err != nil || len(names) != 1 || !strings.Contains(where, "not stored") {
+		t.Errorf("the case on %s: %q, %v; drifts %v, want nothing stored", invariant, where, err, names)
 	}
 }

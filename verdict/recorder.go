@@ -35,6 +35,12 @@ type RecorderOptions struct {
 	Head spec.Result
 	// Source is the case files' source ("campaign", "go test FuzzX").
 	Source string
+	// StoreOp keeps a final finding whose op the corpus has no case file
+	// for (an op package's, corpus.Keeps) in Store when Store is a folder:
+	// scan.StoreOpFinding, as its scan's drift. It returns the words the
+	// log line ends with; err is a failed write. Nil: such a finding is
+	// not stored, and the line names the scan that would store it.
+	StoreOp func(d *corpus.Dir, f spec.Finding) (string, error)
 	// Log receives one line per finding found ("found: ...") and shrunk
 	// ("minimal: ..."), and each write failure. Nil: io.Discard.
 	Log io.Writer
@@ -202,7 +208,7 @@ func (r *Recorder) whileOpen(fn func()) {
 func (r *Recorder) record(f spec.Finding, shrunk bool) (key, where string) {
 	key = Key(f)
 	r.note(key, f)
-	where = r.store(f)
+	where = r.store(f, shrunk)
 	if r.journal != nil {
 		journal := r.journal.Found
 		if shrunk {
@@ -228,14 +234,14 @@ func caseName(c spec.Case) string {
 	return h + ".json"
 }
 
-// store puts f into the store and says where it went (for the logged
-// line), "" without a store.
-func (r *Recorder) store(f spec.Finding) string {
+// store puts f, final when shrunk is true, into the store and says where
+// it went (for the logged line), "" without a store.
+func (r *Recorder) store(f spec.Finding, shrunk bool) string {
 	if r.opts.Store == nil {
 		return ""
 	}
 	if !corpus.Keeps(f.Case.Op) {
-		return " (not stored: op " + string(f.Case.Op) + " is an op package's; its scan stores the drift: " + f.Repro + ")"
+		return r.storeOp(f, shrunk)
 	}
 	file := corpus.NewFile(f.Case, &f, r.opts.Head.Env, r.opts.Source)
 	file.Adapters = external.Adapters(f.Case.Targets...) // what an exec: target needs to replay
@@ -258,6 +264,24 @@ func (r *Recorder) store(f spec.Finding) string {
 		}
 	}
 	return "; case " + r.pathOf(name)
+}
+
+// storeOp keeps a finding of an op package's target as its scan's drift
+// (RecorderOptions.StoreOp) once it is final, and says so.
+func (r *Recorder) storeOp(f spec.Finding, final bool) string {
+	d, ok := r.opts.Store.(*corpus.Dir)
+	switch {
+	case r.opts.StoreOp == nil || !ok:
+		return " (not stored: op " + string(f.Case.Op) + " is an op package's; its scan stores the drift in a corpus folder: " + f.Repro + ")"
+	case !final:
+		return " (op " + string(f.Case.Op) + ": stored as its scan's drift once final)"
+	}
+	where, err := r.opts.StoreOp(d, f)
+	if err != nil {
+		r.fail(fmt.Errorf("corpus %s: %w", r.opts.Where, err))
+		return " (NOT stored: " + err.Error() + ")"
+	}
+	return where
 }
 
 func (r *Recorder) pathOf(name string) string {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/relate"
@@ -199,7 +200,10 @@ func (r *runState) head() spec.Result {
 // each finding in --corpus and in --json's journal as it is found,
 // replaced by its shrunk form), logging on stderr.
 func (r *runState) recorder(head spec.Result) (*verdict.Recorder, error) {
-	opts := verdict.RecorderOptions{JSON: *r.jsonPath, Head: head, Log: r.stderr, Source: "campaign"}
+	opts := verdict.RecorderOptions{JSON: *r.jsonPath, Head: head, Log: r.stderr, Source: "campaign",
+		StoreOp: func(d *corpus.Dir, f spec.Finding) (string, error) {
+			return scan.StoreOpFinding(context.Background(), d, f, head.Env)
+		}}
 	rec, err := verdict.OpenRecorder(context.Background(), r.par.corpus, opts)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)

@@ -11,7 +11,8 @@ import (
 // quantizer": scan --exec of the NumPy moe_route certifies and stores a
 // certificate that corpus recheck --exec keeps valid; a router with a
 // planted tie-break flip is found at its onset by `scan` (exit 1) and by
-// `run --exec`, whose repro is the scan with the same --exec, and whose
+// `run --exec`, whose repro is the scan with the same --exec, which its
+// --corpus keeps as a scan drift that corpus recheck reruns, and whose
 // minimal case `run --exec --case` replays; per-tensor
 // FP8 scaling drifts under neighbour replacement.
 func TestScanOpExec(t *testing.T) {
@@ -30,9 +31,16 @@ func TestScanOpExec(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "tokens <= 29 -> A, tokens >= 30 -> B") || !strings.Contains(out, "by a tie") {
 		t.Fatalf("scan of the tie flip: exit %d, want 1 and the map at 30 with ties\n%s\n%s", code, out, errs)
 	}
-	out, errs, _ = cli(t, dir, "run", "--exec", drift, "--duration", "5s")
-	if !strings.Contains(out, "tokens <= 29 -> A, tokens >= 30 -> B") || !strings.Contains(out, "repro: bitparity scan --exec '"+drift+"'") {
-		t.Fatalf("run --exec of the tie flip: want the map at 30 and the scan with --exec as repro\n%s\n%s", out, errs)
+	out, errs, _ = cli(t, dir, "run", "--exec", drift, "--duration", "5s", "--corpus", "rc")
+	if !strings.Contains(out, "tokens <= 29 -> A, tokens >= 30 -> B") || !strings.Contains(out, "repro: bitparity scan --exec '"+drift+"'") ||
+		!strings.Contains(errs, "; scan drift rc/drift-") {
+		t.Fatalf("run --exec of the tie flip: want the map at 30, the scan with --exec as repro and its drift stored\n%s\n%s", out, errs)
+	}
+	if ls, errs, _ := cli(t, dir, "corpus", "ls", "--dir", "rc"); !strings.Contains(ls, "open") || !strings.Contains(ls, "tokens <= 29 -> A, tokens >= 30 -> B") {
+		t.Errorf("corpus ls of the run's corpus lacks its scan drift\n%s\n%s", ls, errs)
+	}
+	if re, errs, _ := cli(t, dir, "corpus", "recheck", "--dir", "rc", "--exec", drift); !strings.Contains(re, "scan drift OPEN") {
+		t.Errorf("corpus recheck --exec of the run's drift: want it still open\n%s\n%s", re, errs)
 	}
 	_, line, _ := strings.Cut(out, "minimal case: ")
 	c, _, _ := strings.Cut(line, "\n")
