@@ -135,7 +135,7 @@ func BenchmarkCompare(b *testing.B) {
 	for i := range vals {
 		vals[i] = oracle.BF16ToF32(uint16(r.Uint32()))
 	}
-	pairs := identityN(rows)
+	pairs := spec.Iota(rows)
 	var x, y, pa *buffer
 	var res *slot
 	err = d.do(func() (err error) {
@@ -217,7 +217,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 	in := batch.Input.(*oracle.RMSNormInput)
 	s := target.OracleRMSNormSchedule
 	const small = 928
-	pairs := identityN(small)
+	pairs := spec.Iota(small)
 	var x, w, dpairs *buffer
 	var res, tres *slot
 	err = d.do(func() (err error) {
@@ -408,7 +408,7 @@ func BenchmarkRMSNormCheckEndToEnd(b *testing.B) {
 		return bt
 	}
 	big, small := mk(2274), mk(928)
-	pairs := identityN(928)
+	pairs := spec.Iota(928)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		o1, err := tg.Run(ctx, big, nil)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -170,7 +171,7 @@ func (h *AttnHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
 	rpi := h.rowsPerItem
 	o, out := h.newOutput(n * rpi)
 	err := d.do(func() error {
-		rs, err := d.uploadInts(itemRows(seq(n), rpi), false)
+		rs, err := d.uploadInts(itemRows(spec.Iota(n), rpi), false)
 		if err != nil {
 			return err
 		}
@@ -217,7 +218,7 @@ func (h *AttnHeld) schedule(ids []int) (oracle.AttentionSchedule, error) {
 
 // newOutput is the output of n rows, its buffers not taken yet (outputs).
 func (h *AttnHeld) newOutput(n int) (*target.Output, *devOut) {
-	o := &target.Output{Rows: seq(n), Cols: h.cols, DType: h.out}
+	o := &target.Output{Rows: spec.Iota(n), Cols: h.cols, DType: h.out}
 	out := newDevOut(h.t.dev, n, h.cols, h.out)
 	o.Device = out
 	return o, out

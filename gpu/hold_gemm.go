@@ -201,7 +201,7 @@ func (h *GEMMHeld) Run(ctx context.Context, ids []int) (*target.Output, error) {
 		return nil, err
 	}
 	m, d := len(ids), h.d
-	o := &target.Output{Rows: seq(m), Cols: h.n, DType: h.c}
+	o := &target.Output{Rows: spec.Iota(m), Cols: h.n, DType: h.c}
 	out := newDevOut(d, m, h.n, h.c)
 	o.Device = out
 	err = d.do(func() error {
@@ -247,7 +247,7 @@ func (h *GEMMHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
 		return nil, err
 	}
 	d := h.d
-	o := &target.Output{Rows: seq(n), Cols: h.n, DType: h.c}
+	o := &target.Output{Rows: spec.Iota(n), Cols: h.n, DType: h.c}
 	out := newDevOut(d, n, h.n, h.c)
 	o.Device = out
 	xrow, yrow := h.k*dsize(h.ab), h.n*dsize(h.c)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bitparity/bitparity/ops/logprob"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -88,7 +89,7 @@ func (h *LogProbHeld) schedule(n int) (oracle.LogProbSchedule, error) {
 // o.
 func (h *LogProbHeld) newOutput(n int) (o *target.Output, out, taps *buffer, err error) {
 	d := h.t.dev
-	o = &target.Output{Rows: seq(n), Cols: 1, DType: oracle.FP32}
+	o = &target.Output{Rows: spec.Iota(n), Cols: 1, DType: oracle.FP32}
 	dev := newDevOut(d, n, 1, oracle.FP32)
 	o.Device = dev
 	if dev.buf, err = d.pool.get(4 * n); err != nil {

@@ -111,7 +111,7 @@ func TestUserHeldAttention(t *testing.T) {
 				g.Layout = b.Layout
 				return bits(k.Run(ctx, g, nil))
 			}
-			for _, ids := range [][]int{seq(1), seq(3), seq(n), {n - 1, 0, 2, 2}, {4, 5, 6}} {
+			for _, ids := range [][]int{spec.Iota(1), spec.Iota(3), spec.Iota(n), {n - 1, 0, 2, 2}, {4, 5, 6}} {
 				gv, gt := bits(h.Run(ctx, ids))
 				wv, wt := want(ids)
 				if i, j := firstOther(gv, wv), firstOther(gt, wt); i >= 0 || j >= 0 || len(gt) == 0 {
@@ -153,7 +153,7 @@ func checkHeldPrefixes(t *testing.T, what string, h *UserHeld, n, rowsPerItem in
 	}
 	want := map[int]int{}
 	for v := 1; v <= n; v++ {
-		o, err := h.Run(ctx, seq(v))
+		o, err := h.Run(ctx, spec.Iota(v))
 		if err == nil {
 			err = o.ToHost()
 		}

@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -258,7 +259,7 @@ func at(b *buffer, off int) *buffer { return &buffer{ptr: b.ptr + cu.DevicePtr(o
 // (outputs).
 func (h *UserHeld) newOutput(n int) (*target.Output, *devOut) {
 	rows := n * h.rowsPerItem
-	o := &target.Output{Rows: seq(rows), Cols: h.cols, DType: h.out}
+	o := &target.Output{Rows: spec.Iota(rows), Cols: h.cols, DType: h.out}
 	out := newDevOut(h.k.d, rows, h.cols, h.out)
 	o.Device = out
 	return o, out

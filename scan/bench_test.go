@@ -51,11 +51,11 @@ func BenchmarkOracleBare(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		for v := 1; v <= benchScan.To; v++ {
-			if _, err := h.run(ctx, identity(v)); err != nil {
+			if _, err := h.run(ctx, spec.Iota(v)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		if _, err := h.run(ctx, identity(benchScan.To)); err != nil {
+		if _, err := h.run(ctx, spec.Iota(benchScan.To)); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := h.alone(ctx, benchScan.To); err != nil {

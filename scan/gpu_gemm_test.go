@@ -127,7 +127,7 @@ func TestHoldGEMMCase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, ids := range [][]int{identity(70), identity(33), {5, 3, 69}} {
+			for _, ids := range [][]int{spec.Iota(70), spec.Iota(33), {5, 3, 69}} {
 				if got, want := heldValues(t, dev, ids), heldValues(t, host, ids); !slices.Equal(got, want) {
 					t.Errorf("%s %s: batch of %d rows: the device-made case's output differs from the host-made one's", name, dist, len(ids))
 				}

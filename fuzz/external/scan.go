@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -82,7 +83,7 @@ type aloneRows struct {
 // newAloneRows records st, the answer to a step of held items ids each
 // alone.
 func newAloneRows(h *heldBatch, ids []int, st *Step) *aloneRows {
-	a := &aloneRows{at: make([]int, h.items), n: len(ids), ident: isPrefix(ids), tapCols: st.TapCols,
+	a := &aloneRows{at: make([]int, h.items), n: len(ids), ident: spec.IsIota(ids), tapCols: st.TapCols,
 		digests: st.Digests, tapDigests: st.TapDigests}
 	for i := range a.at {
 		a.at[i] = -1
@@ -112,7 +113,7 @@ func (a *aloneRows) covers(ids []int) bool {
 // digests of the rows of a batch of held items ids computed each alone,
 // and returns the rows written.
 func (a *aloneRows) fill(d, td []uint64, ids []int, kr int) int {
-	if a.ident && len(ids) <= a.n && isPrefix(ids) {
+	if a.ident && len(ids) <= a.n && spec.IsIota(ids) {
 		n := copy(d, a.digests[:len(ids)*kr])
 		if td != nil {
 			copy(td, a.tapDigests[:n])
@@ -129,16 +130,6 @@ func (a *aloneRows) fill(d, td []uint64, ids []int, kr int) int {
 		r += kr
 	}
 	return r
-}
-
-// isPrefix reports whether ids are 0, 1, ..., len(ids)-1.
-func isPrefix(ids []int) bool {
-	for i, id := range ids {
-		if id != i {
-			return false
-		}
-	}
-	return true
 }
 
 // Step is an adapter's answer to a step: a digest (RowDigest) of every
@@ -352,7 +343,7 @@ func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error)
 	}
 	out := make([]*Step, len(sizes))
 	batches := make([][]int, len(sizes))
-	ident := identity(slices.Max(sizes))
+	ident := spec.Iota(slices.Max(sizes))
 	for k, n := range sizes {
 		out[k] = &Step{Rows: n * h.kr, Cols: h.cols}
 		batches[k] = ident[:n]
@@ -429,7 +420,7 @@ func (t *Target) StepBatches(ctx context.Context, batches [][]int) ([]*Step, err
 				return nil, fmt.Errorf("target %s: item %d outside the %d held", t.info.Name, id, h.items)
 			}
 		}
-		if isPrefix(b) {
+		if spec.IsIota(b) {
 			kinds = append(kinds, 0, len(b))
 		} else {
 			kinds = append(kinds, 1, len(b))
@@ -624,7 +615,7 @@ func decodeAgainst(rep *frame, steps []*Step, a *aloneRows, batches [][]int, kr 
 			j++
 		}
 		ids := batches[b]
-		if j == i && a.ident && len(ids) <= a.n && isPrefix(ids) {
+		if j == i && a.ident && len(ids) <= a.n && spec.IsIota(ids) {
 			st.Digests = a.digests[:st.Rows:st.Rows]
 			if tc > 0 {
 				st.TapDigests = a.tapDigests[:st.Rows:st.Rows]
@@ -651,15 +642,6 @@ func decodeAgainst(rep *frame, steps []*Step, a *aloneRows, batches [][]int, kr 
 		at += st.Rows
 	}
 	return nil
-}
-
-// identity returns 0..n-1.
-func identity(n int) []int {
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
 }
 
 // wireWords returns the little-endian words of size ws (2 or 4 bytes) of

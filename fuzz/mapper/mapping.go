@@ -219,7 +219,7 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 	if spec.SatMul(B, full.ItemValues()) > mapElements {
 		return nil, nil
 	}
-	ids := identity(B)
+	ids := spec.Iota(B)
 	if row >= B {
 		ids[0] = row
 		row = 0
@@ -234,7 +234,7 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 		if v < 0 || v >= B {
 			return "", fmt.Errorf("drift map: position %d outside a batch of %d", v, B)
 		}
-		order := identity(B)
+		order := spec.Iota(B)
 		order[row], order[v] = order[v], order[row]
 		b, err := inputs.Gather(src, order)
 		if err != nil {
@@ -253,7 +253,7 @@ const mapElements = 1 << 23
 // takes (positionSweep), ascending.
 func sweptPositions(n, at int) []int {
 	if n <= 256 {
-		return identity(n)
+		return spec.Iota(n)
 	}
 	var ps []int
 	for p := 0; p < n; p++ {
@@ -514,14 +514,6 @@ func digest(o *target.Output) string {
 		d.Write([]byte{0xff})
 	}
 	return d.Label()
-}
-
-func identity(n int) []int {
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
 }
 
 // sweepValues is the one rule for the values a drift map sweeps:

@@ -171,7 +171,7 @@ func hostRows(vals []float32, dev target.DeviceOutput, pos []int) ([]float32, []
 	if err != nil {
 		return nil, nil, err
 	}
-	return v, identity(len(pos)), nil
+	return v, spec.Iota(len(pos)), nil
 }
 
 // renumber maps the positions of diffs, made against positions qa and qb,
