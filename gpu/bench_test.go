@@ -16,6 +16,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/fuzz/inputs"
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -268,7 +269,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 		}
 		diffs, err := big.Device.CompareRows(sm.Device, pairs, pairs, oracle.BF16)
 		tapDiffs, tapErr := waitTaps()
-		if err = firstErr(err, tapErr); err != nil {
+		if err = ops.FirstErr(err, tapErr); err != nil {
 			return err
 		}
 		if len(diffs)+len(tapDiffs) != 0 {

@@ -10,6 +10,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -43,7 +44,7 @@ func (t *Target) Hold(b *target.Batch) (*Held, error) {
 	if in.Rows < 1 || in.Hidden < 1 {
 		return nil, fmt.Errorf("gpu: hold rows %d hidden %d: %w", in.Rows, in.Hidden, oracle.ErrShape)
 	}
-	if err := firstErr(needItems(b, "x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
+	if err := ops.FirstErr(needItems(b, "x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
 		return nil, fmt.Errorf("gpu: hold: %w", err)
 	}
 	if b.Lazy() && !t.Generates(b.Source) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -58,7 +59,7 @@ func (t *Target) HoldAttention(b *target.Batch) (*AttnHeld, error) {
 		}
 		tokens := in.Seqs * in.SeqLen
 		kvn := tokens * in.KVHeads * in.HeadDim
-		if err := firstErr(need("q", len(in.Q), tokens*in.Heads*in.HeadDim), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
+		if err := ops.FirstErr(need("q", len(in.Q), tokens*in.Heads*in.HeadDim), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
 			return nil, fmt.Errorf("gpu: hold: %w", err)
 		}
 		qb, kb, vb = encoded(h.dt, in.Q), encoded(h.dt, in.K), encoded(h.dt, in.V)

@@ -8,6 +8,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/gemm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -55,7 +56,7 @@ func HoldGEMM(t target.Target, b *target.Batch) (*GEMMHeld, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := firstErr(need("x", len(g.X), g.M*g.K), need("w", len(g.W), g.K*g.N)); err != nil {
+	if err := ops.FirstErr(need("x", len(g.X), g.M*g.K), need("w", len(g.W), g.K*g.N)); err != nil {
 		return nil, fmt.Errorf("gpu: hold: %w", err)
 	}
 	d := h.d

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/logprob"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -40,7 +41,7 @@ func HoldLogProb(t target.Target, b *target.Batch) (*LogProbHeld, error) {
 	if in.Rows < 1 || in.Vocab < 1 {
 		return nil, fmt.Errorf("gpu: hold rows %d vocab %d: %w", in.Rows, in.Vocab, oracle.ErrShape)
 	}
-	if err := firstErr(need("logits", len(in.Logits), in.Rows*in.Vocab), need("targets", len(in.Targets), in.Rows)); err != nil {
+	if err := ops.FirstErr(need("logits", len(in.Logits), in.Rows*in.Vocab), need("targets", len(in.Targets), in.Rows)); err != nil {
 		return nil, fmt.Errorf("gpu: hold: %w", err)
 	}
 	tg := make([]int, in.Rows)

@@ -5,6 +5,7 @@ package gpu
 import (
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/attention"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
@@ -123,7 +124,7 @@ func (prefillKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, r
 		inputs = d.lazyAttn(b, dt, H*D, KH*D, tokens, tokens, true, L, L)
 	} else {
 		kvn := tokens * KH * D
-		if err := firstErr(need("q", len(in.Q), tokens*H*D), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
+		if err := ops.FirstErr(need("q", len(in.Q), tokens*H*D), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
 			return nil, err
 		}
 		inputs = d.uploadAttn(encoded(dt, in.Q), encoded(dt, in.K), encoded(dt, in.V))

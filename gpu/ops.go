@@ -183,12 +183,3 @@ func (d *Device) tapsCols(o *target.Output, n, cols int) (*devOut, error) {
 	o.DeviceTaps, o.TapCols = taps, cols
 	return taps, nil
 }
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}

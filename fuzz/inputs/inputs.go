@@ -237,12 +237,3 @@ func Of(c spec.Case) (*target.Batch, error) {
 	}
 	return b, nil
 }
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}

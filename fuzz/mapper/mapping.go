@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/inputs"
@@ -532,12 +531,6 @@ func sweepValues(dim string, onset int) []int {
 			vs = append(vs, p-1, p, p+1)
 		}
 	}
-	sort.Ints(vs)
-	out := vs[:0]
-	for i, v := range vs {
-		if i == 0 || v != vs[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
+	slices.Sort(vs)
+	return slices.Compact(vs)
 }
