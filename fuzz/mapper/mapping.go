@@ -47,15 +47,23 @@ type Sweep struct {
 // its relation has no dimension to sweep (log-prob parity: its findings
 // are misuses, explained in their message).
 func SweepFor(ctx context.Context, f *spec.Finding, given ...target.Target) (*Sweep, error) {
-	ts, err := relate.Resolve(f.Case.Targets, given)
-	if err != nil {
-		return nil, err
-	}
-	sws, err := sweepsFor(ctx, f, ts)
+	_, sws, err := resolvedSweeps(ctx, f, given)
 	if err != nil || len(sws) == 0 {
 		return nil, err
 	}
 	return sws[0], nil
+}
+
+// resolvedSweeps resolves finding f's targets (relate.Resolve: given, else
+// the registered targets the case names) and returns them with f's sweeps
+// (sweepsFor).
+func resolvedSweeps(ctx context.Context, f *spec.Finding, given []target.Target) ([]target.Target, []*Sweep, error) {
+	ts, err := relate.Resolve(f.Case.Targets, given)
+	if err != nil {
+		return nil, nil, err
+	}
+	sws, err := sweepsFor(ctx, f, ts)
+	return ts, sws, err
 }
 
 // sweepsFor returns the sweeps of the dimensions finding f's relation
