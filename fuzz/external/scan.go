@@ -328,18 +328,13 @@ func (t *Target) againstAlone(h *heldBatch, ids []int) *aloneRows {
 // Compared with the items alone on the adapter's side as Step is.
 func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error) {
 	h, err := t.holding(ctx, false)
-	if err != nil {
+	if err != nil || len(sizes) == 0 {
 		return nil, err
 	}
-	if len(sizes) == 0 {
-		return nil, nil
-	}
-	rows := 0
 	for _, n := range sizes {
 		if n < 1 || n > h.items {
 			return nil, fmt.Errorf("target %s: prefix of %d items, the adapter holds %d", t.info.Name, n, h.items)
 		}
-		rows += n * h.kr
 	}
 	out := make([]*Step, len(sizes))
 	batches := make([][]int, len(sizes))
@@ -348,20 +343,30 @@ func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error)
 		out[k] = &Step{Rows: n * h.kr, Cols: h.cols}
 		batches[k] = ident[:n]
 	}
-	var against *aloneRows
-	err = t.roundTrip(ctx, replySlack+uint64(rows)*24, func(seq int) (*frame, error) {
+	against := func() *aloneRows { return t.againstAlone(h, ident) }
+	return t.stepsFrame(ctx, h, out, batches, against, tensor{name: "sizes", dtype: wireI64, shape: []int{len(sizes)}, data: encodeInt64s(nil, sizes)})
+}
+
+// stepsFrame sends one step frame of several batches (the steps out,
+// made of the held batch h's items batches[k], nil for the cuts of a
+// path scan) carrying tensors, asks against="alone" when against returns
+// the items alone the batches are compared with (nil: not compared), and
+// decodes the reply's steps into out.
+func (t *Target) stepsFrame(ctx context.Context, h *heldBatch, out []*Step, batches [][]int, against func() *aloneRows, tensors ...tensor) ([]*Step, error) {
+	var alone *aloneRows
+	err := t.roundTrip(ctx, replySlack+uint64(rowsOf(out))*24, func(seq int) (*frame, error) {
 		f := &frame{meta: map[string]string{"frame": "step", "seq": strconv.Itoa(seq), "each": "false"}}
-		if against = t.againstAlone(h, ident); against != nil {
+		if alone = against(); alone != nil {
 			f.meta["against"] = "alone"
 		}
-		f.tensors = append(f.tensors, tensor{name: "sizes", dtype: wireI64, shape: []int{len(sizes)}, data: encodeInt64s(nil, sizes)})
+		f.tensors = append(f.tensors, tensors...)
 		return f, nil
 	}, func(rep *frame, seq int, name string) error {
-		if err := decodeStep(rep, out, h, nil, seq, name, against, batches); err != nil {
+		if err := decodeStep(rep, out, h, nil, seq, name, alone, batches); err != nil {
 			return err
 		}
-		if against != nil {
-			t.against += len(sizes)
+		if alone != nil {
+			t.against += len(out)
 		}
 		return nil
 	})
@@ -401,16 +406,12 @@ func (t *Target) StepBatches(ctx context.Context, batches [][]int) ([]*Step, err
 		return nil, fmt.Errorf("target %s: the adapter takes no step of several batches (no scan_batches=%d in its hello)", t.info.Name, BatchesVersion)
 	}
 	h, err := t.holding(ctx, false)
-	if err != nil {
+	if err != nil || len(batches) == 0 {
 		return nil, err
-	}
-	if len(batches) == 0 {
-		return nil, nil
 	}
 	out := make([]*Step, len(batches))
 	kinds := make([]int, 0, 2*len(batches))
 	var ids []int // the gathered batches' ids, one after another
-	rows := 0
 	for k, b := range batches {
 		if len(b) == 0 {
 			return nil, fmt.Errorf("target %s: batch %d of a step has no items", t.info.Name, k)
@@ -427,33 +428,16 @@ func (t *Target) StepBatches(ctx context.Context, batches [][]int) ([]*Step, err
 			ids = append(ids, b...)
 		}
 		out[k] = &Step{Rows: len(b) * h.kr, Cols: h.cols}
-		rows += len(b) * h.kr
 	}
-	var against *aloneRows
-	err = t.roundTrip(ctx, replySlack+uint64(rows)*24, func(seq int) (*frame, error) {
-		f := &frame{meta: map[string]string{"frame": "step", "seq": strconv.Itoa(seq), "each": "false"}}
-		against = nil
+	against := func() *aloneRows {
 		if a := t.againstAlone(h, nil); a != nil && allCovered(a, batches) {
-			against = a
-			f.meta["against"] = "alone"
-		}
-		f.tensors = append(f.tensors,
-			tensor{name: "items", dtype: wireI64, shape: []int{len(ids)}, data: encodeInt64s(nil, ids)},
-			tensor{name: "batches", dtype: wireI64, shape: []int{len(batches), 2}, data: encodeInt64s(nil, kinds)})
-		return f, nil
-	}, func(rep *frame, seq int, name string) error {
-		if err := decodeStep(rep, out, h, nil, seq, name, against, batches); err != nil {
-			return err
-		}
-		if against != nil {
-			t.against += len(batches)
+			return a
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return out, nil
+	return t.stepsFrame(ctx, h, out, batches, against,
+		tensor{name: "items", dtype: wireI64, shape: []int{len(ids)}, data: encodeInt64s(nil, ids)},
+		tensor{name: "batches", dtype: wireI64, shape: []int{len(batches), 2}, data: encodeInt64s(nil, kinds)})
 }
 
 // allCovered reports whether every item of every batch ran in the step
