@@ -101,6 +101,18 @@ func (d *Device) generatedRows(b *target.Batch, in *oracle.RMSNormInput, w *buff
 	return own, nil
 }
 
+// heldOrReleased returns h, the held batch of target name, when err (of
+// uploading or making its buffers) is nil; else it releases what h holds
+// and returns err, naming the target.
+func heldOrReleased[H interface{ Release() }](h H, name string, err error) (H, error) {
+	if err != nil {
+		h.Release()
+		var none H
+		return none, fmt.Errorf("gpu: hold for %s: %w", name, err)
+	}
+	return h, nil
+}
+
 // Release returns the held buffers to the device's pool.
 func (h *Held) Release() {
 	h.t.dev.locked(func() { h.t.dev.pool.put(h.x, h.w, h.ids) })

@@ -101,11 +101,7 @@ func (t *Target) HoldAttention(b *target.Batch) (*AttnHeld, error) {
 		h.kl, err = d.uploadInts(lens, false)
 		return err
 	})
-	if err != nil {
-		h.Release()
-		return nil, fmt.Errorf("gpu: hold for %s: %w", t.info.Name, err)
-	}
-	return h, nil
+	return heldOrReleased(h, t.info.Name, err)
 }
 
 // Release returns the held buffers to the device's pool.

@@ -67,11 +67,7 @@ func HoldGEMM(t target.Target, b *target.Batch) (*GEMMHeld, error) {
 		h.w, err = d.upload(h.ab, g.W)
 		return err
 	})
-	if err != nil {
-		h.Release()
-		return nil, fmt.Errorf("gpu: hold for %s: %w", h.name, err)
-	}
-	return h, nil
+	return heldOrReleased(h, h.name, err)
 }
 
 // HoldGEMMCase holds the largest batch of gemm case c for t with X and W

@@ -60,11 +60,7 @@ func HoldLogProb(t target.Target, b *target.Batch) (*LogProbHeld, error) {
 		h.tg, err = d.uploadInts(tg, true)
 		return err
 	})
-	if err != nil {
-		h.Release()
-		return nil, fmt.Errorf("gpu: hold for %s: %w", g.info.Name, err)
-	}
-	return h, nil
+	return heldOrReleased(h, g.info.Name, err)
 }
 
 // Release returns the held buffers to the device's pool.

@@ -134,11 +134,7 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 		}
 	}
 	h.in.Tensors = ints
-	if err != nil {
-		h.Release()
-		return nil, fmt.Errorf("gpu: hold for %s: %w", k.info.Name, err)
-	}
-	return h, nil
+	return heldOrReleased(h, k.info.Name, err)
 }
 
 // Release returns the held buffers to the device's pool.
