@@ -162,18 +162,8 @@ func TestUserHeldLazy(t *testing.T) {
 	ctx := context.Background()
 	bitsOf := func(o *target.Output, err error) []uint32 {
 		t.Helper()
-		if err == nil {
-			err = o.ToHost()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer o.Release()
-		b := make([]uint32, len(o.Values))
-		for i, v := range o.Values {
-			b[i] = math.Float32bits(v)
-		}
-		return b
+		vals, _ := outBits(t, o, err)
+		return vals
 	}
 	for _, dist := range []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy} {
 		c := userCase(70, 96, spec.BF16, spec.BF16, 3)
