@@ -114,14 +114,10 @@ func (r *RMSNormRows) Nudge(x []float32, odd bool) {
 	// stay), kept for the last rstd, and of the three knobs' outputs.
 	p0 := probes[0]
 	row, err := oracle.NewRMSNormProbe(x, w, eps, s)
-	if err != nil {
-		return // a schedule the oracle refuses: every evaluation would fail
-	}
-	tu, ok := newTuner(x, in, out, odd, MaxEvals, func() float32 { return row.Y(p0) })
+	tu, ok := probeTuner(row, err, x, in, out, odd, func(p *oracle.RMSNormProbe) float32 { return p.Y(p0) })
 	if !ok {
 		return
 	}
-	tu.set = row.Set
 	var y []float32
 	restRstd, rest := uint32(0), -1
 	tu.score = func(float32) int {
@@ -272,14 +268,10 @@ func GEMMRow(x, w []float32, n, col int, in, out oracle.DType, s oracle.GEMMSche
 	}
 	// A knob change recomputes the fma chain from the knob on (the probe).
 	g, err := oracle.NewGEMMProbe(x, wc, s)
-	if err != nil {
-		return // a schedule the oracle refuses: every evaluation would fail
-	}
-	tu, ok := newTuner(x, in, out, odd, MaxEvals, g.Y)
+	tu, ok := probeTuner(g, err, x, in, out, odd, (*oracle.GEMMProbe).Y)
 	if !ok {
 		return
 	}
-	tu.set = g.Set
 	linearKnobs(tu, x, in, order, coef, 64)
 }
 
@@ -432,14 +424,10 @@ func LogProbRow(x []float32, t int, in, cmp oracle.DType, s oracle.LogProbSchedu
 	// A fine knob's change recomputes its thread's partials (the probe);
 	// the peak's moves the max, and so every exponential.
 	row, err := oracle.NewLogProbProbe(x, t, s)
-	if err != nil {
-		return // a schedule the oracle refuses: every evaluation would fail
-	}
-	tu, ok := newTuner(x, in, cmp, odd, MaxEvals, row.LP)
+	tu, ok := probeTuner(row, err, x, in, cmp, odd, (*oracle.LogProbProbe).LP)
 	if !ok {
 		return
 	}
-	tu.set = row.Set
 	lim := float32(math.Abs(m) + 64)
 	tu.knob(t, lim)
 	for _, j := range fine {

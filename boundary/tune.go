@@ -32,6 +32,21 @@ type tuner struct {
 	maxEvals int
 }
 
+// probeTuner is newTuner (at most MaxEvals evaluations of eval on p) for
+// x, each knob stored through the oracle probe p, made with err: no tuner
+// (false) when the oracle refused the probe's schedule (err), as every
+// evaluation would fail, or when newTuner makes none.
+func probeTuner[P interface{ Set(k int, v float32) }](p P, err error, x []float32, in, out oracle.DType, odd bool, eval func(P) float32) (*tuner, bool) {
+	if err != nil {
+		return nil, false
+	}
+	tu, ok := newTuner(x, in, out, odd, MaxEvals, func() float32 { return eval(p) })
+	if ok {
+		tu.set = p.Set
+	}
+	return tu, ok
+}
+
 // newTuner evaluates the row once and picks the target: the dt midpoint t
 // nearest the primary output when odd is false, else the fp32 value one ulp
 // from t towards the odd neighbour (so that a drift of -1 ulp lands on t

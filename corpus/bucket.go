@@ -156,11 +156,7 @@ func (k *Bucket) key(name string) string { return strings.TrimSuffix(k.where, "/
 // a case file of that name (Get); anything else there (a truncated or
 // foreign object) is overwritten, and added is true.
 func (k *Bucket) Put(f *File) (string, bool, error) {
-	data, err := Encode(f)
-	if err != nil {
-		return "", false, err
-	}
-	name, err := f.Name()
+	name, data, err := encodeNamed(f)
 	if err != nil {
 		return "", false, err
 	}
@@ -266,11 +262,7 @@ func (k *Bucket) Delete(name string) error {
 // Update reads name, applies fn and writes the object back (the last of
 // concurrent Updates of one name wins, as in a folder).
 func (k *Bucket) Update(name string, fn func(*File) error) error {
-	f, err := k.Get(name)
-	if err != nil {
-		return err
-	}
-	data, err := updated(f, name, k.key(name), fn)
+	data, err := updated(k, name, k.key(name), fn)
 	if err != nil {
 		return err
 	}

@@ -83,11 +83,7 @@ func checkName(name string) error {
 // is replaced by f atomically, and added is true. An entry that cannot be
 // replaced (a folder) is an error: the case is stored or Put fails.
 func (d *Dir) Put(f *File) (string, bool, error) {
-	data, err := Encode(f)
-	if err != nil {
-		return "", false, err
-	}
-	name, err := f.Name()
+	name, data, err := encodeNamed(f)
 	if err != nil {
 		return "", false, err
 	}
@@ -228,26 +224,34 @@ func (d *Dir) Delete(name string) error {
 }
 
 func (d *Dir) Update(name string, fn func(*File) error) error {
-	f, err := d.Get(name)
-	if err != nil {
-		return err
-	}
-	return d.replace(name, f, fn)
-}
-
-// replace applies fn to f and writes it over name atomically.
-func (d *Dir) replace(name string, f *File, fn func(*File) error) error {
-	data, err := updated(f, name, name, fn)
+	data, err := updated(d, name, name, fn)
 	if err != nil {
 		return err
 	}
 	return atomicfile.Write(filepath.Join(d.path, name), data)
 }
 
-// updated applies fn to f, the file stored as name (at where, for the
-// error), and returns it encoded; fn must not change the case, whose hash
-// is the name.
-func updated(f *File, name, where string, fn func(*File) error) ([]byte, error) {
+// encodeNamed returns f's name (its case's hash) and f encoded, for a Put.
+func encodeNamed(f *File) (string, []byte, error) {
+	data, err := Encode(f)
+	if err != nil {
+		return "", nil, err
+	}
+	name, err := f.Name()
+	if err != nil {
+		return "", nil, err
+	}
+	return name, data, nil
+}
+
+// updated reads the file stored as name in s (at where, for the error),
+// applies fn to it and returns it encoded; fn must not change the case,
+// whose hash is the name.
+func updated(s Store, name, where string, fn func(*File) error) ([]byte, error) {
+	f, err := s.Get(name)
+	if err != nil {
+		return nil, err
+	}
 	if err := fn(f); err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func TestAttentionTaps(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					all := identityN(len(want.Rows))
+					all := spec.Iota(len(want.Rows))
 					diffs, err := got.DeviceTaps.CompareRows(up, all, all, oracle.FP32)
 					up.Release()
 					if err != nil {

@@ -16,6 +16,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/fuzz/inputs"
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -95,6 +96,19 @@ func (d *Device) timeSerial(reps int, f func() error) (time.Duration, error) {
 	return per, err
 }
 
+// benchDevice is a benchmark's device and its copy bandwidth over size
+// bytes (copyBandwidth, bytes read plus written per second), measured
+// first; an error fails b.
+func benchDevice(b *testing.B, size int) (*Device, float64) {
+	b.Helper()
+	d := device(b)
+	bw, err := d.copyBandwidth(size)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d, bw
+}
+
 // copyBandwidth measures device-to-device copy bandwidth (bytes read plus
 // bytes written per second) with cuMemcpyDtoD over two buffers of size
 // bytes.
@@ -123,22 +137,18 @@ func (d *Device) copyBandwidth(size int) (float64, error) {
 // reports its throughput, counting the bytes of both inputs, against the
 // device copy bandwidth measured in the same run (bytes read plus written).
 func BenchmarkCompare(b *testing.B) {
-	d := device(b)
 	const rows, cols = 65536, 4096
 	n := rows * cols
-	copyBW, err := d.copyBandwidth(2 * n)
-	if err != nil {
-		b.Fatal(err)
-	}
+	d, copyBW := benchDevice(b, 2*n)
 	r := rand.New(rand.NewPCG(3, 4))
 	vals := make([]float32, n)
 	for i := range vals {
 		vals[i] = oracle.BF16ToF32(uint16(r.Uint32()))
 	}
-	pairs := identityN(rows)
+	pairs := spec.Iota(rows)
 	var x, y, pa *buffer
 	var res *slot
-	err = d.do(func() (err error) {
+	err := d.do(func() (err error) {
 		if x, err = d.upload(oracle.BF16, vals); err != nil {
 			return err
 		}
@@ -217,7 +227,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 	in := batch.Input.(*oracle.RMSNormInput)
 	s := target.OracleRMSNormSchedule
 	const small = 928
-	pairs := identityN(small)
+	pairs := spec.Iota(small)
 	var x, w, dpairs *buffer
 	var res, tres *slot
 	err = d.do(func() (err error) {
@@ -268,7 +278,7 @@ func BenchmarkRMSNormInvariance(b *testing.B) {
 		}
 		diffs, err := big.Device.CompareRows(sm.Device, pairs, pairs, oracle.BF16)
 		tapDiffs, tapErr := waitTaps()
-		if err = firstErr(err, tapErr); err != nil {
+		if err = ops.FirstErr(err, tapErr); err != nil {
 			return err
 		}
 		if len(diffs)+len(tapDiffs) != 0 {
@@ -408,7 +418,7 @@ func BenchmarkRMSNormCheckEndToEnd(b *testing.B) {
 		return bt
 	}
 	big, small := mk(2274), mk(928)
-	pairs := identityN(928)
+	pairs := spec.Iota(928)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		o1, err := tg.Run(ctx, big, nil)
@@ -446,13 +456,9 @@ func lookup2(b *testing.B, name string) target.Target {
 // making the 2274 rows of a normal tensor, against the copy bandwidth
 // measured in the same run (bytes read plus written per second).
 func BenchmarkKernels(b *testing.B) {
-	d := device(b)
 	const rows, hidden = 2274, 4096
 	n := rows * hidden
-	copyBW, err := d.copyBandwidth(2 * n)
-	if err != nil {
-		b.Fatal(err)
-	}
+	d, copyBW := benchDevice(b, 2*n)
 	s := target.OracleRMSNormSchedule
 	tn := values.Tensor{Seed: 1, ID: values.TensorX, Dist: spec.DistNormal, DType: oracle.BF16, Scale: 1}
 	code, err := values.DistCode(tn.Dist)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestCompareLeavesCountersZero(t *testing.T) {
 	d := device(t)
 	for _, rows := range []int{1, 37, 1<<20 + 4099} {
-		a := &target.Output{Rows: identityN(rows), Cols: 3, DType: oracle.BF16, Values: make([]float32, rows*3)}
+		a := &target.Output{Rows: spec.Iota(rows), Cols: 3, DType: oracle.BF16, Values: make([]float32, rows*3)}
 		for i := range a.Values {
 			a.Values[i] = float32(i%251) / 8
 		}
@@ -35,7 +36,7 @@ func TestCompareLeavesCountersZero(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pairs := identityN(rows)
+		pairs := spec.Iota(rows)
 		want := fmt.Sprint([]target.RowDiff{{PosA: rows - 1, PosB: rows - 1, Count: 1, FirstCol: 2, MaxULPs: 1}})
 		for i, other := range []target.DeviceOutput{db, da, db, da} {
 			got, err := da.CompareRows(other, pairs, pairs, oracle.BF16)
@@ -66,7 +67,7 @@ func TestFetch(t *testing.T) {
 		{4, fetchAsyncMax / 4, oracle.BF16, []int{3, 0, 1}}, // 1.5 fetchAsyncMax
 	} {
 		rows, pos := tc.rows, tc.pos
-		o := &target.Output{Rows: identityN(rows), Cols: tc.cols, DType: tc.dt, Values: make([]float32, rows*tc.cols)}
+		o := &target.Output{Rows: spec.Iota(rows), Cols: tc.cols, DType: tc.dt, Values: make([]float32, rows*tc.cols)}
 		for i := range o.Values {
 			o.Values[i] = oracle.Round(tc.dt, float32(i%1013)/16-20)
 		}
@@ -107,7 +108,7 @@ func TestRowDigests(t *testing.T) {
 		{9, 7, oracle.FP16, []int{8, 0}},
 		{5, 3, oracle.FP32, []int{4, 1, 1}},
 	} {
-		o := &target.Output{Rows: identityN(tc.rows), Cols: tc.cols, DType: tc.dt, Values: make([]float32, tc.rows*tc.cols)}
+		o := &target.Output{Rows: spec.Iota(tc.rows), Cols: tc.cols, DType: tc.dt, Values: make([]float32, tc.rows*tc.cols)}
 		for i := range o.Values {
 			o.Values[i] = oracle.Round(tc.dt, float32(i%1013)/16-20)
 		}

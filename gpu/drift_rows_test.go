@@ -116,13 +116,13 @@ func TestRowDriftTwins(t *testing.T) {
 					}
 				}
 				// the held batch: its first n rows, and those rows reversed
-				got, err := held.Run(ctx, seq(n))
+				got, err := held.Run(ctx, spec.Iota(n))
 				if err != nil {
 					t.Fatal(err)
 				}
 				sameRows(t, fmt.Sprintf("held, %d rows", n), got, mustRun(t, cpuT, host, nil))
 				got.Release()
-				perm := seq(n)
+				perm := spec.Iota(n)
 				slices.Reverse(perm)
 				if got, err = held.Run(ctx, perm); err != nil {
 					t.Fatal(err)

@@ -20,13 +20,9 @@ import (
 //
 //	go test -tags cuda -run '^$' -bench Generate ./gpu/
 func BenchmarkGenerate(b *testing.B) {
-	d := device(b)
 	const rows, cols = 2274, 4096
 	n := rows * cols
-	copyBW, err := d.copyBandwidth(2 * n)
-	if err != nil {
-		b.Fatal(err)
-	}
+	d, copyBW := benchDevice(b, 2*n)
 	for _, dist := range []spec.Dist{spec.DistNormal, spec.DistHeavy, spec.DistOutlier, spec.DistConstant,
 		spec.DistSignedZero, spec.DistSubnormal, spec.DistNearOverflow, spec.DistTies} {
 		b.Run(string(dist), func(b *testing.B) {

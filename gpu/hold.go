@@ -10,8 +10,10 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -42,7 +44,7 @@ func (t *Target) Hold(b *target.Batch) (*Held, error) {
 	if in.Rows < 1 || in.Hidden < 1 {
 		return nil, fmt.Errorf("gpu: hold rows %d hidden %d: %w", in.Rows, in.Hidden, oracle.ErrShape)
 	}
-	if err := firstErr(needItems(b, "x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
+	if err := ops.FirstErr(needItems(b, "x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
 		return nil, fmt.Errorf("gpu: hold: %w", err)
 	}
 	if b.Lazy() && !t.Generates(b.Source) {
@@ -63,11 +65,7 @@ func (t *Target) Hold(b *target.Batch) (*Held, error) {
 		if err != nil {
 			return err
 		}
-		ids := make([]int, in.Rows)
-		for i := range ids {
-			ids[i] = i
-		}
-		h.ids, err = d.uploadInts(ids, false)
+		h.ids, err = d.uploadInts(spec.Iota(in.Rows), false)
 		return err
 	})
 	if err != nil {
@@ -86,7 +84,7 @@ func (d *Device) generatedRows(b *target.Batch, in *oracle.RMSNormInput, w *buff
 	if nudge != nil {
 		nudge.w = w
 	}
-	x, rs, _, err := d.itemInput(b, nil, in.Hidden, nil, seq(in.Rows), nudge)
+	x, rs, _, err := d.itemInput(b, nil, in.Hidden, nil, spec.Iota(in.Rows), nudge)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +99,18 @@ func (d *Device) generatedRows(b *target.Batch, in *oracle.RMSNormInput, w *buff
 		return nil, fmt.Errorf("copy the generated rows: %w", err)
 	}
 	return own, nil
+}
+
+// heldOrReleased returns h, the held batch of target name, when err (of
+// uploading or making its buffers) is nil; else it releases what h holds
+// and returns err, naming the target.
+func heldOrReleased[H interface{ Release() }](h H, name string, err error) (H, error) {
+	if err != nil {
+		h.Release()
+		var none H
+		return none, fmt.Errorf("gpu: hold for %s: %w", name, err)
+	}
+	return h, nil
 }
 
 // Release returns the held buffers to the device's pool.
@@ -194,7 +204,7 @@ func (h *Held) Run(ctx context.Context, ids []int) (*target.Output, error) {
 		return nil, fmt.Errorf("gpu: %s: %w", h.t.info.Name, err)
 	}
 	d := h.t.dev
-	o := &target.Output{Rows: seq(n), Cols: h.in.Hidden, DType: h.in.Out}
+	o := &target.Output{Rows: spec.Iota(n), Cols: h.in.Hidden, DType: h.in.Out}
 	out := newDevOut(d, n, h.in.Hidden, h.in.Out)
 	err = d.do(func() error {
 		var rs *buffer
@@ -242,7 +252,7 @@ func (h *Held) Alone(ctx context.Context, n int) (*target.Output, error) {
 	s := plan[0].s
 	d := h.t.dev
 	hidden, size := h.in.Hidden, dsize(h.in.Out)
-	o := &target.Output{Rows: seq(n), Cols: hidden, DType: h.in.Out}
+	o := &target.Output{Rows: spec.Iota(n), Cols: hidden, DType: h.in.Out}
 	out := newDevOut(d, n, hidden, h.in.Out)
 	err = d.do(func() error {
 		var err error
@@ -300,12 +310,4 @@ func (h *Held) launchOn(st cu.Stream, n int, s oracle.RMSNormSchedule, out, taps
 	r := s.Reduce
 	return h.t.dev.launchOn(st, "rmsnorm", n, 1, r.Threads, ptrArg(h.x), ptrArg(h.w), ptrArg(out), ptrArg(taps), ptrArg(rs),
 		arg(h.in.Hidden), arg(h.dt), arg(h.in.Out), arg(math.Float32bits(h.in.Eps)), arg(r.Vec), arg(r.Warp), arg(r.Cross), arg(s.Order))
-}
-
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }

@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -57,7 +59,7 @@ func (t *Target) HoldAttention(b *target.Batch) (*AttnHeld, error) {
 		}
 		tokens := in.Seqs * in.SeqLen
 		kvn := tokens * in.KVHeads * in.HeadDim
-		if err := firstErr(need("q", len(in.Q), tokens*in.Heads*in.HeadDim), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
+		if err := ops.FirstErr(need("q", len(in.Q), tokens*in.Heads*in.HeadDim), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
 			return nil, fmt.Errorf("gpu: hold: %w", err)
 		}
 		qb, kb, vb = encoded(h.dt, in.Q), encoded(h.dt, in.K), encoded(h.dt, in.V)
@@ -99,11 +101,7 @@ func (t *Target) HoldAttention(b *target.Batch) (*AttnHeld, error) {
 		h.kl, err = d.uploadInts(lens, false)
 		return err
 	})
-	if err != nil {
-		h.Release()
-		return nil, fmt.Errorf("gpu: hold for %s: %w", t.info.Name, err)
-	}
-	return h, nil
+	return heldOrReleased(h, t.info.Name, err)
 }
 
 // Release returns the held buffers to the device's pool.
@@ -170,7 +168,7 @@ func (h *AttnHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
 	rpi := h.rowsPerItem
 	o, out := h.newOutput(n * rpi)
 	err := d.do(func() error {
-		rs, err := d.uploadInts(itemRows(seq(n), rpi), false)
+		rs, err := d.uploadInts(itemRows(spec.Iota(n), rpi), false)
 		if err != nil {
 			return err
 		}
@@ -217,7 +215,7 @@ func (h *AttnHeld) schedule(ids []int) (oracle.AttentionSchedule, error) {
 
 // newOutput is the output of n rows, its buffers not taken yet (outputs).
 func (h *AttnHeld) newOutput(n int) (*target.Output, *devOut) {
-	o := &target.Output{Rows: seq(n), Cols: h.cols, DType: h.out}
+	o := &target.Output{Rows: spec.Iota(n), Cols: h.cols, DType: h.out}
 	out := newDevOut(h.t.dev, n, h.cols, h.out)
 	o.Device = out
 	return o, out

@@ -39,7 +39,7 @@ func TestAttnStepRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := b.Items()
-		for _, ids := range [][]int{{0}, {0, 1}, prefixIDs(n), {n - 1, 0, 2, 2}, {3}} {
+		for _, ids := range [][]int{{0}, {0, 1}, spec.Iota(n), {n - 1, 0, 2, 2}, {3}} {
 			what := fmt.Sprintf("%s, items %v", c.Op, ids)
 			g, err := attnStepBatch(b, ids)
 			if err != nil {

@@ -49,24 +49,9 @@ func TestAttnHeld(t *testing.T) {
 		}
 		n := b.Items()
 		want := func(ids []int) ([]uint32, []uint32) { return bits(tg.Run(ctx, runGatheredBatch(t, b, ids), nil)) }
-		for _, ids := range [][]int{seq(1), seq(3), seq(n), {n - 1, 0, 2, 2}, {4, 5, 6}} {
-			gv, gt := bits(h.Run(ctx, ids))
-			wv, wt := want(ids)
-			if i, j := firstOther(gv, wv), firstOther(gt, wt); i >= 0 || j >= 0 || len(gt) == 0 {
-				t.Fatalf("%s, items %v: held differs from Run at value %d, tap %d (%d taps)", name, ids, i, j, len(gt))
-			}
-		}
-		av, at := bits(h.Alone(ctx, n))
-		var wv, wt []uint32
-		for i := range n {
-			v, tp := want([]int{i})
-			wv, wt = append(wv, v...), append(wt, tp...)
-		}
-		if i, j := firstOther(av, wv), firstOther(at, wt); i >= 0 || j >= 0 {
-			t.Fatalf("%s: items alone differ from Run at value %d, tap %d", name, i, j)
-		}
+		checkHeldRuns(t, name, "tap", "taps", h, n, want)
 		h.Release()
-		if _, err := h.Run(ctx, seq(1)); err == nil {
+		if _, err := h.Run(ctx, spec.Iota(1)); err == nil {
 			t.Errorf("%s: a run after Release: no error", name)
 		}
 		lb, err := inputs.Lazy(cases[tg.Info().Op], tg)

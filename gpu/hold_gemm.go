@@ -8,6 +8,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/gemm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
@@ -55,7 +56,7 @@ func HoldGEMM(t target.Target, b *target.Batch) (*GEMMHeld, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := firstErr(need("x", len(g.X), g.M*g.K), need("w", len(g.W), g.K*g.N)); err != nil {
+	if err := ops.FirstErr(need("x", len(g.X), g.M*g.K), need("w", len(g.W), g.K*g.N)); err != nil {
 		return nil, fmt.Errorf("gpu: hold: %w", err)
 	}
 	d := h.d
@@ -66,11 +67,7 @@ func HoldGEMM(t target.Target, b *target.Batch) (*GEMMHeld, error) {
 		h.w, err = d.upload(h.ab, g.W)
 		return err
 	})
-	if err != nil {
-		h.Release()
-		return nil, fmt.Errorf("gpu: hold for %s: %w", h.name, err)
-	}
-	return h, nil
+	return heldOrReleased(h, h.name, err)
 }
 
 // HoldGEMMCase holds the largest batch of gemm case c for t with X and W
@@ -201,7 +198,7 @@ func (h *GEMMHeld) Run(ctx context.Context, ids []int) (*target.Output, error) {
 		return nil, err
 	}
 	m, d := len(ids), h.d
-	o := &target.Output{Rows: seq(m), Cols: h.n, DType: h.c}
+	o := &target.Output{Rows: spec.Iota(m), Cols: h.n, DType: h.c}
 	out := newDevOut(d, m, h.n, h.c)
 	o.Device = out
 	err = d.do(func() error {
@@ -247,7 +244,7 @@ func (h *GEMMHeld) Alone(ctx context.Context, n int) (*target.Output, error) {
 		return nil, err
 	}
 	d := h.d
-	o := &target.Output{Rows: seq(n), Cols: h.n, DType: h.c}
+	o := &target.Output{Rows: spec.Iota(n), Cols: h.n, DType: h.c}
 	out := newDevOut(d, n, h.n, h.c)
 	o.Device = out
 	xrow, yrow := h.k*dsize(h.ab), h.n*dsize(h.c)

@@ -150,7 +150,7 @@ func TestHoldGEMMEqualsRun(t *testing.T) {
 				sameBits(t, fmt.Sprint("row alone ", i), one, unheld([]int{i}))
 			}
 			for _, v := range []int{1, 64, 65, m} {
-				sameBits(t, fmt.Sprint("enqueuePrefix ", v), enqueuedGEMM(t, h, v), unheld(identityRows(v)))
+				sameBits(t, fmt.Sprint("enqueuePrefix ", v), enqueuedGEMM(t, h, v), unheld(spec.Iota(v)))
 			}
 			gt, ok := tg.(*Target)
 			if !ok {
@@ -173,7 +173,7 @@ func TestHoldGEMMEqualsRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pre, err := h.Run(ctx, identityRows(top+1))
+				pre, err := h.Run(ctx, spec.Iota(top+1))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -204,7 +204,7 @@ func enqueuedGEMM(t *testing.T, h *GEMMHeld, v int) *target.Output {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &target.Output{Rows: seq(v), Cols: h.n, DType: h.c, Device: out}
+	return &target.Output{Rows: spec.Iota(v), Cols: h.n, DType: h.c, Device: out}
 }
 
 // A cuBLAS output rounded on the host (bf16 out of cublas-sgemm) is not
@@ -238,7 +238,7 @@ func TestHoldLogProbEqualsRun(t *testing.T) {
 			}
 			defer h.Release()
 			unheld := func(ids []int) *target.Output { return runGathered(t, tg, b, ids) }
-			heldRunsGathered(t, h.Run, tg, b, append(heldRowLists(), identityRows(131), identityRows(132), identityRows(rows), []int{139, 0, 138, 1}))
+			heldRunsGathered(t, h.Run, tg, b, append(heldRowLists(), spec.Iota(131), spec.Iota(132), spec.Iota(rows), []int{139, 0, 138, 1}))
 			alone, err := h.Alone(ctx, rows)
 			if err != nil {
 				t.Fatal(err)
@@ -264,13 +264,11 @@ func TestHoldLogProbEqualsRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sameBits(t, fmt.Sprint("enqueuePrefix ", v), o, unheld(identityRows(v)))
+				sameBits(t, fmt.Sprint("enqueuePrefix ", v), o, unheld(spec.Iota(v)))
 			}
 		})
 	}
 }
-
-func identityRows(n int) []int { return seq(n) }
 
 // itoa names a row list in a failure: its first rows and its length.
 func itoa(ids []int) string {

@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/logprob"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -39,7 +41,7 @@ func HoldLogProb(t target.Target, b *target.Batch) (*LogProbHeld, error) {
 	if in.Rows < 1 || in.Vocab < 1 {
 		return nil, fmt.Errorf("gpu: hold rows %d vocab %d: %w", in.Rows, in.Vocab, oracle.ErrShape)
 	}
-	if err := firstErr(need("logits", len(in.Logits), in.Rows*in.Vocab), need("targets", len(in.Targets), in.Rows)); err != nil {
+	if err := ops.FirstErr(need("logits", len(in.Logits), in.Rows*in.Vocab), need("targets", len(in.Targets), in.Rows)); err != nil {
 		return nil, fmt.Errorf("gpu: hold: %w", err)
 	}
 	tg := make([]int, in.Rows)
@@ -58,11 +60,7 @@ func HoldLogProb(t target.Target, b *target.Batch) (*LogProbHeld, error) {
 		h.tg, err = d.uploadInts(tg, true)
 		return err
 	})
-	if err != nil {
-		h.Release()
-		return nil, fmt.Errorf("gpu: hold for %s: %w", g.info.Name, err)
-	}
-	return h, nil
+	return heldOrReleased(h, g.info.Name, err)
 }
 
 // Release returns the held buffers to the device's pool.
@@ -88,7 +86,7 @@ func (h *LogProbHeld) schedule(n int) (oracle.LogProbSchedule, error) {
 // o.
 func (h *LogProbHeld) newOutput(n int) (o *target.Output, out, taps *buffer, err error) {
 	d := h.t.dev
-	o = &target.Output{Rows: seq(n), Cols: 1, DType: oracle.FP32}
+	o = &target.Output{Rows: spec.Iota(n), Cols: 1, DType: oracle.FP32}
 	dev := newDevOut(d, n, 1, oracle.FP32)
 	o.Device = dev
 	if dev.buf, err = d.pool.get(4 * n); err != nil {

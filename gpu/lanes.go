@@ -101,6 +101,34 @@ func runRows(ctx context.Context, name string, b *ops.Rows, kernel func(d *Devic
 	return nil
 }
 
+// runRowsOp is Run of target name of a rows op: after ctx's error, a
+// batch in that is not *ops.Rows (want says what it should hold) and
+// op's columns for its shape, kernel, given the batch and its output,
+// returns what runRows runs to fill that output (or why the target
+// cannot run the batch).
+func runRowsOp(ctx context.Context, name, want string, op ops.Op, in ops.Input, kernel func(b *ops.Rows, o *ops.Output) (func(d *Device) error, error)) (*ops.Output, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b, ok := in.(*ops.Rows)
+	if !ok {
+		return nil, fmt.Errorf("target %s: a batch of %T, want %s (*ops.Rows)", name, in, want)
+	}
+	cols, err := op.Columns(b.Shape)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", name, err)
+	}
+	o := ops.NewOutput(cols, b.Items())
+	k, err := kernel(b, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := runRows(ctx, name, b, k); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
 // allLanes returns lane 0 and every lane made so far.
 func (d *Device) allLanes() []*Device {
 	r := d.root

@@ -74,7 +74,7 @@ func TestLanes(t *testing.T) {
 	if a0.Device.(*devOut).d != d || a2.Device.(*devOut).d != l2 {
 		t.Fatal("the outputs are not on lanes 0 and 2")
 	}
-	rows := identityN(37)
+	rows := spec.Iota(37)
 	v0, err := a0.Device.Fetch(rows)
 	if err != nil {
 		t.Fatal(err)

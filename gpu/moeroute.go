@@ -36,26 +36,13 @@ func (t *moeRoute) Invariant() bool  { return t.name == MoERouteName }
 // Run uploads the batch's logits, routes every token on the device and
 // copies the ids and weights back.
 func (t *moeRoute) Run(ctx context.Context, in ops.Input) (*ops.Output, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	b, ok := in.(*ops.Rows)
-	if !ok {
-		return nil, fmt.Errorf("target %s: a batch of %T, want router logits (*ops.Rows)", t.name, in)
-	}
-	cols, err := moeroute.Op{}.Columns(b.Shape)
-	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.name, err)
-	}
-	p := t.at(b.Items())
-	if p.Sum != moeroute.SumSequential {
-		return nil, fmt.Errorf("target %s: policy %s: the kernel sums sequentially", t.name, p)
-	}
-	o := ops.NewOutput(cols, b.Items())
-	if err := runRows(ctx, t.name, b, func(d *Device) error { return d.moeRoute(b, p.Tie, o) }); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return runRowsOp(ctx, t.name, "router logits", moeroute.Op{}, in, func(b *ops.Rows, o *ops.Output) (func(d *Device) error, error) {
+		p := t.at(b.Items())
+		if p.Sum != moeroute.SumSequential {
+			return nil, fmt.Errorf("target %s: policy %s: the kernel sums sequentially", t.name, p)
+		}
+		return func(d *Device) error { return d.moeRoute(b, p.Tie, o) }, nil
+	})
 }
 
 // moeRoute runs kernel moe_route on b with tie-break tie and fills o's

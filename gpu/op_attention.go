@@ -5,6 +5,7 @@ package gpu
 import (
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/attention"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
@@ -50,6 +51,41 @@ func attnCheck(heads, kvHeads, headDim int) error {
 		return fmt.Errorf("head dim %d above the kernels' 1024: %w", headDim, oracle.ErrShape)
 	}
 	return nil
+}
+
+// attnArgs is opArgs of an attention launch (I: oracle.PrefillInput or
+// oracle.DecodeInput) whose heads the kernels take (attnCheck).
+func attnArgs[I oracle.PrefillInput | oracle.DecodeInput](b *target.Batch, sched oracle.Schedule) (*I, oracle.AttentionSchedule, error) {
+	in, s, err := opArgs[I, oracle.AttentionSchedule](b, sched)
+	if err != nil {
+		return nil, s, err
+	}
+	switch x := any(in).(type) {
+	case *oracle.PrefillInput:
+		err = attnCheck(x.Heads, x.KVHeads, x.HeadDim)
+	case *oracle.DecodeInput:
+		err = attnCheck(x.Heads, x.KVHeads, x.HeadDim)
+	}
+	if err != nil {
+		return nil, s, err
+	}
+	return in, s, nil
+}
+
+// attnOut is the rest an attention launch of the n = len(sel) selected
+// rows needs on the device (under do): the rows' selection (rowsel; nil
+// for all rows in order), out's buffer of n rows of headDim values of
+// outDT, and the taps (attnTaps).
+func (d *Device) attnOut(rows, sel []int, o *target.Output, out *devOut, headDim int, outDT oracle.DType, wantTaps bool) (rs, taps *buffer, err error) {
+	n := len(sel)
+	if rs, err = d.rowsel(rows, sel); err != nil {
+		return nil, nil, err
+	}
+	if out.buf, err = d.pool.get(n * headDim * dsize(outDT)); err != nil {
+		return rs, nil, err
+	}
+	taps, err = d.attnTaps(o, n, headDim, outDT, wantTaps)
+	return rs, taps, err
 }
 
 // attnInputs puts Q, K and V of an attention batch on the device (under
@@ -104,14 +140,11 @@ func (d *Device) uploadAttn(qb, kb, vb []byte) attnInputs {
 }
 
 func (prefillKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, wantTaps bool) (func() error, error) {
-	in, s, err := opArgs[oracle.PrefillInput, oracle.AttentionSchedule](b, sched)
+	in, s, err := attnArgs[oracle.PrefillInput](b, sched)
 	if err != nil {
 		return nil, err
 	}
 	dt := b.In
-	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim); err != nil {
-		return nil, err
-	}
 	if in.Seqs < 0 || in.SeqLen < 1 {
 		return nil, fmt.Errorf("seqs %d seq len %d: %w", in.Seqs, in.SeqLen, oracle.ErrShape)
 	}
@@ -123,7 +156,7 @@ func (prefillKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, r
 		inputs = d.lazyAttn(b, dt, H*D, KH*D, tokens, tokens, true, L, L)
 	} else {
 		kvn := tokens * KH * D
-		if err := firstErr(need("q", len(in.Q), tokens*H*D), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
+		if err := ops.FirstErr(need("q", len(in.Q), tokens*H*D), need("k", len(in.K), kvn), need("v", len(in.V), kvn)); err != nil {
 			return nil, err
 		}
 		inputs = d.uploadAttn(encoded(dt, in.Q), encoded(dt, in.K), encoded(dt, in.V))
@@ -136,14 +169,8 @@ func (prefillKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, r
 		if err != nil {
 			return err
 		}
-		if rs, err = d.rowsel(rows, sel); err != nil {
-			return err
-		}
-		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
-			return err
-		}
-		taps, err := d.attnTaps(o, n, D, in.Out, wantTaps)
-		if err != nil {
+		var taps *buffer
+		if rs, taps, err = d.attnOut(rows, sel, o, out, D, in.Out, wantTaps); err != nil {
 			return err
 		}
 		return d.prefillOn(q, k, v, rs, n, in, s, dt, out.buf, taps)
@@ -161,14 +188,11 @@ func (d *Device) prefillOn(q, k, v, rs *buffer, n int, in *oracle.PrefillInput, 
 }
 
 func (decodeKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, rows, sel []int, o *target.Output, out *devOut, wantTaps bool) (func() error, error) {
-	in, s, err := opArgs[oracle.DecodeInput, oracle.AttentionSchedule](b, sched)
+	in, s, err := attnArgs[oracle.DecodeInput](b, sched)
 	if err != nil {
 		return nil, err
 	}
 	dt := b.In
-	if err := attnCheck(in.Heads, in.KVHeads, in.HeadDim); err != nil {
-		return nil, err
-	}
 	B, D, H, KH := len(in.K), in.HeadDim, in.Heads, in.KVHeads
 	if len(in.V) != B {
 		return nil, fmt.Errorf("%d key caches but %d value caches: %w", B, len(in.V), oracle.ErrShape)
@@ -213,14 +237,8 @@ func (decodeKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, ro
 		if kl, err = d.uploadInts(lens, false); err != nil {
 			return err
 		}
-		if rs, err = d.rowsel(rows, sel); err != nil {
-			return err
-		}
-		if out.buf, err = d.pool.get(n * D * dsize(in.Out)); err != nil {
-			return err
-		}
-		taps, err := d.attnTaps(o, n, D, in.Out, wantTaps)
-		if err != nil {
+		var taps *buffer
+		if rs, taps, err = d.attnOut(rows, sel, o, out, D, in.Out, wantTaps); err != nil {
 			return err
 		}
 		return d.decodeOn(q, k, v, ko, kl, rs, n, in, s, dt, out.buf, taps)

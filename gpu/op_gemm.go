@@ -5,6 +5,7 @@ package gpu
 import (
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/gemm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
@@ -23,7 +24,7 @@ func (gemmKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, rows
 	if in.M < 0 || in.K < 1 || in.N < 1 {
 		return nil, fmt.Errorf("m %d k %d n %d: %w", in.M, in.K, in.N, oracle.ErrShape)
 	}
-	if err := firstErr(needItems(b, "x", len(in.X), in.M*in.K), need("w", len(in.W), in.K*in.N)); err != nil {
+	if err := ops.FirstErr(needItems(b, "x", len(in.X), in.M*in.K), need("w", len(in.W), in.K*in.N)); err != nil {
 		return nil, err
 	}
 	if (in.N+255)/256 > 65535 {

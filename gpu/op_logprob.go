@@ -5,6 +5,7 @@ package gpu
 import (
 	"fmt"
 
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/logprob"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
@@ -23,7 +24,7 @@ func (logprobKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, r
 	if in.Rows < 0 || in.Vocab < 1 {
 		return nil, fmt.Errorf("rows %d vocab %d: %w", in.Rows, in.Vocab, oracle.ErrShape)
 	}
-	if err := firstErr(needItems(b, "logits", len(in.Logits), in.Rows*in.Vocab), need("targets", len(in.Targets), in.Rows)); err != nil {
+	if err := ops.FirstErr(needItems(b, "logits", len(in.Logits), in.Rows*in.Vocab), need("targets", len(in.Targets), in.Rows)); err != nil {
 		return nil, err
 	}
 	tg := make([]int, len(in.Targets))

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/bitparity/bitparity/boundary"
+	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
@@ -26,7 +27,7 @@ func (rmsnormKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, r
 	if in.Rows < 0 || in.Hidden < 1 {
 		return nil, fmt.Errorf("rows %d hidden %d: %w", in.Rows, in.Hidden, oracle.ErrShape)
 	}
-	if err := firstErr(needItems(b, "x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
+	if err := ops.FirstErr(needItems(b, "x", len(in.X), in.Rows*in.Hidden), need("w", len(in.W), in.Hidden)); err != nil {
 		return nil, err
 	}
 	xb, wb := encoded(dt, in.X), encoded(dt, in.W)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -158,7 +159,7 @@ func (d *Device) weightedInput(b *target.Batch, xb, wb []byte, cols int, rows, s
 // (under do): the device's identity list when it reads rows 0, 1, ... in
 // order, else an upload.
 func (d *Device) selection(sel []int) (*buffer, error) {
-	if isIdentity(sel) {
+	if spec.IsIota(sel) {
 		return d.identity(len(sel))
 	}
 	return d.uploadInts(sel, false)
@@ -181,13 +182,4 @@ func (d *Device) tapsCols(o *target.Output, n, cols int) (*devOut, error) {
 	}
 	o.DeviceTaps, o.TapCols = taps, cols
 	return taps, nil
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }

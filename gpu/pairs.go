@@ -9,6 +9,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/bitparity/bitparity/spec"
 	"gorgonia.org/cu"
 )
 
@@ -58,7 +59,7 @@ func (c *pairCache) key(list []int) uint64 {
 // until the stream has passed this point (a compare's slot), and queues an
 // asynchronous copy into a new cache entry.
 func (d *Device) pairs(list []int, host []byte) (*buffer, error) {
-	if isIdentity(list) {
+	if spec.IsIota(list) {
 		return d.identity(len(list))
 	}
 	c := &d.pairCache
@@ -118,16 +119,6 @@ func (d *Device) evictPair(keep *pairEntry) bool {
 	c.n--
 	c.bytes -= old.buf.cap
 	d.pool.put(old.buf)
-	return true
-}
-
-// isIdentity reports whether list is 0, 1, ..., len(list)-1.
-func isIdentity(list []int) bool {
-	for i, v := range list {
-		if v != i {
-			return false
-		}
-	}
 	return true
 }
 

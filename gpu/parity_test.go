@@ -183,7 +183,7 @@ func TestParity(t *testing.T) {
 				if err != nil {
 					t.Fatalf("case %d (%+v %v): gpu: %v", i, pc.c.Shape, pc.sched, err)
 				}
-				all := identityN(len(got.Rows))
+				all := spec.Iota(len(got.Rows))
 				if err := got.ToHost(); err != nil {
 					t.Fatal(err)
 				}
@@ -242,14 +242,6 @@ func TestParity(t *testing.T) {
 	t.Logf("three-way parity: %d cases over %d ops", total, len(spec.Ops))
 }
 
-func identityN(n int) []int {
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
-}
-
 // checkPlanted flips bits in some rows of the oracle output, compares on
 // the device and on the host, in the output dtype and in a narrower one,
 // and requires the same summaries.
@@ -270,7 +262,7 @@ func checkPlanted(t *testing.T, d *Device, r *rand.Rand, got *target.Output, val
 	defer up.Release()
 	host := &target.Output{Rows: got.Rows, Cols: got.Cols, DType: got.DType, Values: vals}
 	n := len(got.Rows)
-	ra, rb := identityN(n), identityN(n)
+	ra, rb := spec.Iota(n), spec.Iota(n)
 	r.Shuffle(n, func(i, j int) { ra[i], ra[j] = ra[j], ra[i]; rb[i], rb[j] = rb[j], rb[i] })
 	for _, cdt := range []oracle.DType{dt, oracle.BF16} {
 		dev, err := got.Device.CompareRows(up, ra, rb, cdt)

@@ -84,7 +84,7 @@ func TestConcurrentCompares(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(g), 7))
 			for it := 0; it < 40; it++ {
 				rows, cols := 1+r.IntN(300), 1+r.IntN(700)
-				a := &target.Output{Rows: identityN(rows), Cols: cols, DType: oracle.BF16, Values: make([]float32, rows*cols)}
+				a := &target.Output{Rows: spec.Iota(rows), Cols: cols, DType: oracle.BF16, Values: make([]float32, rows*cols)}
 				for i := range a.Values {
 					a.Values[i] = oracle.BF16ToF32(uint16(r.Uint32()) &^ 0x4000) // exponent below 128: finite
 				}
@@ -104,7 +104,7 @@ func TestConcurrentCompares(t *testing.T) {
 					errs <- err
 					return
 				}
-				pairs := identityN(rows)
+				pairs := spec.Iota(rows)
 				got, err := da.CompareRows(db, pairs, pairs, oracle.BF16)
 				da.Release()
 				db.Release()
@@ -143,7 +143,7 @@ func TestPairCache(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(3, 3))
 	mk := func(rows, cols int) *target.Output {
-		o := &target.Output{Rows: identityN(rows), Cols: cols, DType: oracle.FP32, Values: make([]float32, rows*cols)}
+		o := &target.Output{Rows: spec.Iota(rows), Cols: cols, DType: oracle.FP32, Values: make([]float32, rows*cols)}
 		for i := range o.Values {
 			o.Values[i] = float32(r.NormFloat64())
 		}
@@ -174,8 +174,8 @@ func TestPairCache(t *testing.T) {
 			t.Fatalf("pairs %v..: device %+v, host %+v", ra[:min(4, len(ra))], got, want)
 		}
 	}
-	all := identityN(200)
-	rot := append(identityN(200)[1:], 0)
+	all := spec.Iota(200)
+	rot := append(spec.Iota(200)[1:], 0)
 	check(rot, rot)
 	h0, m0, _ := stats()
 	check(rot, rot)
@@ -196,7 +196,7 @@ func TestPairCache(t *testing.T) {
 	for k := 0; k < 3*pairCacheEntries; k++ {
 		n := 1 + r.IntN(200)
 		ra := r.Perm(200)[:n]
-		check(ra, identityN(n))
+		check(ra, spec.Iota(n))
 	}
 	if _, _, n := stats(); n > pairCacheEntries {
 		t.Fatalf("%d pair lists cached, bound %d", n, pairCacheEntries)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bitparity/bitparity/ops/attention"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -85,7 +86,7 @@ func (h *UserHeld) prefixTables(from, to int) error {
 		return nil
 	}
 	for v := max(from, 1); v <= min(to, h.items); v++ {
-		st, err := h.in.attnStep(seq(v))
+		st, err := h.in.attnStep(spec.Iota(v))
 		if err != nil {
 			return err
 		}
@@ -127,7 +128,7 @@ func (h *UserHeld) enqueuePrefixOn(st cu.Stream, v int, out, taps *buffer) error
 		}
 		h.ptrs["lse"] = taps
 	}
-	shape, err := h.step(h.ptrs, seq(v), 0, nil)
+	shape, err := h.step(h.ptrs, spec.Iota(v), 0, nil)
 	if err != nil {
 		return err
 	}

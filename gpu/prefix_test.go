@@ -27,7 +27,7 @@ func TestDigestRowsOnGPU(t *testing.T) {
 	const rows = 37
 	for _, dt := range []oracle.DType{oracle.BF16, oracle.FP16, oracle.FP32} {
 		for _, cols := range []int{1, 2, 7, 8, 9, 64, 130, 4096, 4097} {
-			o := &target.Output{Rows: identityN(rows), Cols: cols, DType: dt, Values: make([]float32, rows*cols)}
+			o := &target.Output{Rows: spec.Iota(rows), Cols: cols, DType: dt, Values: make([]float32, rows*cols)}
 			for i := range o.Values {
 				o.Values[i] = oracle.Round(dt, float32(rng.NormFloat64()*4))
 			}
@@ -98,7 +98,7 @@ func TestCheckPrefixesMatchesCompare(t *testing.T) {
 		for _, taps := range []bool{true, false} {
 			var want []PrefixDiff
 			for v := 1; v <= n; v++ {
-				ids := identityN(v)
+				ids := spec.Iota(v)
 				o, err := h.Run(ctx, ids)
 				if err != nil {
 					t.Fatal(err)
@@ -199,7 +199,7 @@ func TestHoldLazy(t *testing.T) {
 		}
 		same := func(what string, a, b *target.Output, rows int) {
 			t.Helper()
-			ids := identityN(rows)
+			ids := spec.Iota(rows)
 			dv, err := a.Device.CompareRows(b.Device, ids, ids, oracle.BF16)
 			if err != nil {
 				t.Fatal(err)
@@ -215,11 +215,11 @@ func TestHoldLazy(t *testing.T) {
 			b.Release()
 		}
 		for _, v := range []int{1, 77, n} {
-			a, err := hh.Run(ctx, identityN(v))
+			a, err := hh.Run(ctx, spec.Iota(v))
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := hl.Run(ctx, identityN(v))
+			b, err := hl.Run(ctx, spec.Iota(v))
 			if err != nil {
 				t.Fatal(err)
 			}

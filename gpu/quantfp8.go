@@ -32,22 +32,9 @@ func (t *quantFP8) Models() string {
 // Run uploads the batch, quantizes every row on the device and copies the
 // codes and scales back.
 func (t *quantFP8) Run(ctx context.Context, in ops.Input) (*ops.Output, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	b, ok := in.(*ops.Rows)
-	if !ok {
-		return nil, fmt.Errorf("target %s: a batch of %T, want rows (*ops.Rows)", t.name, in)
-	}
-	cols, err := quantfp8.Op{}.Columns(b.Shape)
-	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.name, err)
-	}
-	o := ops.NewOutput(cols, b.Items())
-	if err := runRows(ctx, t.name, b, func(d *Device) error { return d.quantFP8(b, t.p, o) }); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return runRowsOp(ctx, t.name, "rows", quantfp8.Op{}, in, func(b *ops.Rows, o *ops.Output) (func(d *Device) error, error) {
+		return func(d *Device) error { return d.quantFP8(b, t.p, o) }, nil
+	})
 }
 
 // quantFP8 runs the quant_fp8 kernels on b with policy p and fills o's

@@ -16,7 +16,7 @@ import (
 // prefixes 1, 2 and n, a gather out of order with a repeat, and every
 // item alone.
 func heldSteps(n int) [][]int {
-	steps := [][]int{{0}, prefixIDs(n), {n - 1, 0, n / 2, n / 2}}
+	steps := [][]int{{0}, spec.Iota(n), {n - 1, 0, n / 2, n / 2}}
 	if n > 2 {
 		steps = append(steps, []int{0, 1})
 	}
@@ -24,15 +24,6 @@ func heldSteps(n int) [][]int {
 		steps = append(steps, []int{i})
 	}
 	return steps
-}
-
-// prefixIDs is 0..n-1.
-func prefixIDs(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }
 
 // TestHeldAttnInputs: the ABI inputs of a step of a held attention batch
@@ -109,7 +100,7 @@ func consecutive(ids []int) (off int, ok bool) {
 	if len(ids) == 1 {
 		return ids[0], true
 	}
-	return 0, slices.Equal(ids, prefixIDs(len(ids)))
+	return 0, slices.Equal(ids, spec.Iota(len(ids)))
 }
 
 // sameInPlace fails unless the per-step int32 tensors of the step of held

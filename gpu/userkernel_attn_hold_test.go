@@ -65,6 +65,40 @@ func outBits(t *testing.T, o *target.Output, err error) (vals, taps []uint32) {
 	return vals, taps
 }
 
+// heldRuns is a held attention batch: AttnHeld, UserHeld.
+type heldRuns interface {
+	Run(ctx context.Context, ids []int) (*target.Output, error)
+	Alone(ctx context.Context, n int) (*target.Output, error)
+}
+
+// checkHeldRuns fails unless h, what's held batch of n items, gives for
+// prefixes, gathers out of order with a repeat and the items alone the
+// bits of values and taps (tap, taps: their word in a message) that want
+// gives for the same items (Run on the gathered batch uploaded whole); a
+// run of h must have taps.
+func checkHeldRuns(t *testing.T, what, tap, taps string, h heldRuns, n int, want func(ids []int) (vals, taps []uint32)) {
+	t.Helper()
+	ctx := context.Background()
+	for _, ids := range [][]int{spec.Iota(1), spec.Iota(3), spec.Iota(n), {n - 1, 0, 2, 2}, {4, 5, 6}} {
+		o, err := h.Run(ctx, ids)
+		gv, gt := outBits(t, o, err)
+		wv, wt := want(ids)
+		if i, j := firstOther(gv, wv), firstOther(gt, wt); i >= 0 || j >= 0 || len(gt) == 0 {
+			t.Fatalf("%s, items %v: held differs from Run at value %d, %s %d (%d %s)", what, ids, i, tap, j, len(gt), taps)
+		}
+	}
+	o, err := h.Alone(ctx, n)
+	av, at := outBits(t, o, err)
+	var wv, wt []uint32
+	for i := range n {
+		v, tp := want([]int{i})
+		wv, wt = append(wv, v...), append(wt, tp...)
+	}
+	if i, j := firstOther(av, wv), firstOther(at, wt); i >= 0 || j >= 0 {
+		t.Fatalf("%s: items alone differ from Run at value %d, %s %d", what, i, tap, j)
+	}
+}
+
 // firstOther is the first index where a and b differ, or -1.
 func firstOther(a, b []uint32) int {
 	if len(a) != len(b) {
@@ -111,22 +145,7 @@ func TestUserHeldAttention(t *testing.T) {
 				g.Layout = b.Layout
 				return bits(k.Run(ctx, g, nil))
 			}
-			for _, ids := range [][]int{seq(1), seq(3), seq(n), {n - 1, 0, 2, 2}, {4, 5, 6}} {
-				gv, gt := bits(h.Run(ctx, ids))
-				wv, wt := want(ids)
-				if i, j := firstOther(gv, wv), firstOther(gt, wt); i >= 0 || j >= 0 || len(gt) == 0 {
-					t.Fatalf("%s, items %v: held differs from Run at value %d, lse %d (%d lse)", what, ids, i, j, len(gt))
-				}
-			}
-			av, at := bits(h.Alone(ctx, n))
-			var wv, wt []uint32
-			for i := range n {
-				v, tp := want([]int{i})
-				wv, wt = append(wv, v...), append(wt, tp...)
-			}
-			if i, j := firstOther(av, wv), firstOther(at, wt); i >= 0 || j >= 0 {
-				t.Fatalf("%s: items alone differ from Run at value %d, lse %d", what, i, j)
-			}
+			checkHeldRuns(t, what, "lse", "lse", h, n, want)
 			flagged := checkHeldPrefixes(t, what, h, n, b.RowsPerItem())
 			if drifts := name == "attn_decode_sm"; drifts != (len(flagged) > 0) {
 				t.Errorf("%s: prefixes differing from their items alone: %v (the kernel drifts: %v)", what, flagged, drifts)
@@ -153,7 +172,7 @@ func checkHeldPrefixes(t *testing.T, what string, h *UserHeld, n, rowsPerItem in
 	}
 	want := map[int]int{}
 	for v := 1; v <= n; v++ {
-		o, err := h.Run(ctx, seq(v))
+		o, err := h.Run(ctx, spec.Iota(v))
 		if err == nil {
 			err = o.ToHost()
 		}

@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -133,11 +134,7 @@ func HoldUserKernel(t target.Target, b *target.Batch) (*UserHeld, error) {
 		}
 	}
 	h.in.Tensors = ints
-	if err != nil {
-		h.Release()
-		return nil, fmt.Errorf("gpu: hold for %s: %w", k.info.Name, err)
-	}
-	return h, nil
+	return heldOrReleased(h, k.info.Name, err)
 }
 
 // Release returns the held buffers to the device's pool.
@@ -258,7 +255,7 @@ func at(b *buffer, off int) *buffer { return &buffer{ptr: b.ptr + cu.DevicePtr(o
 // (outputs).
 func (h *UserHeld) newOutput(n int) (*target.Output, *devOut) {
 	rows := n * h.rowsPerItem
-	o := &target.Output{Rows: seq(rows), Cols: h.cols, DType: h.out}
+	o := &target.Output{Rows: spec.Iota(rows), Cols: h.cols, DType: h.out}
 	out := newDevOut(h.k.d, rows, h.cols, h.out)
 	o.Device = out
 	return o, out

@@ -38,7 +38,7 @@ func TestUserHeld(t *testing.T) {
 			}
 		}
 	}
-	for _, ids := range [][]int{seq(32), seq(45), seq(70), {5, 6, 7, 40, 41, 0, 69}, {3}} {
+	for _, ids := range [][]int{spec.Iota(32), spec.Iota(45), spec.Iota(70), {5, 6, 7, 40, 41, 0, 69}, {3}} {
 		o, err := h.Run(ctx, ids)
 		if err != nil {
 			t.Fatal(err)
@@ -101,7 +101,7 @@ func TestUserHeldCheckPrefixes(t *testing.T) {
 		}
 		want := map[int]int{}
 		for v := 1; v <= 70; v++ {
-			o, err := h.Run(ctx, seq(v))
+			o, err := h.Run(ctx, spec.Iota(v))
 			if err == nil {
 				err = o.ToHost()
 			}
@@ -162,18 +162,8 @@ func TestUserHeldLazy(t *testing.T) {
 	ctx := context.Background()
 	bitsOf := func(o *target.Output, err error) []uint32 {
 		t.Helper()
-		if err == nil {
-			err = o.ToHost()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer o.Release()
-		b := make([]uint32, len(o.Values))
-		for i, v := range o.Values {
-			b[i] = math.Float32bits(v)
-		}
-		return b
+		vals, _ := outBits(t, o, err)
+		return vals
 	}
 	for _, dist := range []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy} {
 		c := userCase(70, 96, spec.BF16, spec.BF16, 3)
@@ -194,7 +184,7 @@ func TestUserHeldLazy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ids := range [][]int{seq(70), seq(33), {5, 6, 7, 40, 0, 69}} {
+		for _, ids := range [][]int{spec.Iota(70), spec.Iota(33), {5, 6, 7, 40, 0, 69}} {
 			if !slices.Equal(bitsOf(lazy.Run(ctx, ids)), bitsOf(host.Run(ctx, ids))) {
 				t.Errorf("%s: batch of %d rows: the device-made rows give other bits than the host-made", dist, len(ids))
 			}

@@ -3,6 +3,8 @@ package ops
 import (
 	"context"
 	"fmt"
+
+	"github.com/bitparity/bitparity/spec"
 )
 
 // Check is what one relation found on one batch: the batch it ran, the
@@ -104,7 +106,7 @@ func NeighbourReplacement(ctx context.Context, t Target, in, other Input, v int)
 // runFirst runs t on the batch of the first v items of in and returns
 // the batch and t's output.
 func runFirst(ctx context.Context, t Target, in Input, v int) (Input, *Output, error) {
-	b, err := in.Gather(prefix(v))
+	b, err := in.Gather(spec.Iota(v))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,13 +132,4 @@ func compare(b Input, got, want *Output) (*Check, error) {
 		}
 	}
 	return ch, nil
-}
-
-// prefix is 0..v-1.
-func prefix(v int) []int {
-	p := make([]int, v)
-	for i := range p {
-		p[i] = i
-	}
-	return p
 }

@@ -45,3 +45,14 @@ func FirstErr(errs ...error) error {
 	}
 	return nil
 }
+
+// TokenRows is the per-item tensor t of a token op's batch made with s,
+// cols values an item: the first non-nil error of s.Positive("rows",
+// s.Items()) and checks (the op's other shape and budget checks, in
+// order), else s.PerItem(t, s.Items(), cols, s.Item).
+func TokenRows(s Seeded, t Tensor, cols int, checks ...error) ([]float32, error) {
+	if err := FirstErr(append([]error{s.Positive("rows", s.Items())}, checks...)...); err != nil {
+		return nil, err
+	}
+	return s.PerItem(t, s.Items(), cols, s.Item)
+}

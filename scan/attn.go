@@ -96,7 +96,7 @@ func (sc *scanner) drawAttn(ctx context.Context, k int) ([]string, error) {
 			sc.step()
 			continue
 		}
-		all := identity(n)
+		all := spec.Iota(n)
 		d, err := differing(o, ref, all, all, sc.dt, sc.s.NoTaps)
 		if err == nil && len(d) > 0 {
 			cls[i], err = witness(o, 0, n)

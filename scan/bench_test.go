@@ -14,6 +14,27 @@ import (
 var benchScan = spec.ScanSpec{Target: "oracle-rmsnorm", To: 128, Shape: spec.Shape{Hidden: 1024},
 	Dists: []spec.Dist{spec.DistNormal}, Seed: 1}
 
+// loopScan runs scan s once per iteration of b's loop (b.Loop), failing
+// at an error or at a result that check (nil: none) refuses, and returns
+// the last result.
+func loopScan(b *testing.B, s spec.ScanSpec, check func(r *Result) error) *Result {
+	b.Helper()
+	var r *Result
+	for b.Loop() {
+		var err error
+		if r, err = Run(context.Background(), s, Options{}); err != nil {
+			b.Fatal(err)
+		}
+		if check == nil {
+			continue
+		}
+		if err := check(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return r
+}
+
 // rowsRun is the number of rows a scan of items 1..n computes: every batch
 // 1..n, the reference batch and each item alone.
 func rowsRun(n int) int { return n*(n+1)/2 + 2*n }
@@ -22,13 +43,7 @@ func rowsRun(n int) int { return n*(n+1)/2 + 2*n }
 // second (every batch of the range, the reference batch and each row
 // alone) and rows compared per second.
 func BenchmarkScanCPU(b *testing.B) {
-	var r *Result
-	for b.Loop() {
-		var err error
-		if r, err = Run(context.Background(), benchScan, Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	r := loopScan(b, benchScan, nil)
 	s := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(float64(rowsRun(benchScan.To))/s, "rows/s")
 	b.ReportMetric(float64(r.RowsCompared)/s, "compared/s")
@@ -51,11 +66,11 @@ func BenchmarkOracleBare(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		for v := 1; v <= benchScan.To; v++ {
-			if _, err := h.run(ctx, identity(v)); err != nil {
+			if _, err := h.run(ctx, spec.Iota(v)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		if _, err := h.run(ctx, identity(benchScan.To)); err != nil {
+		if _, err := h.run(ctx, spec.Iota(benchScan.To)); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := h.alone(ctx, benchScan.To); err != nil {

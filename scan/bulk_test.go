@@ -26,11 +26,11 @@ func (h *bulkHeld) checkPrefixes(ctx context.Context, from, to int, alone *targe
 	kr := h.b.RowsPerItem()
 	m := map[int]int{}
 	for v := from; v <= to; v++ {
-		o, err := h.run(ctx, identity(v))
+		o, err := h.run(ctx, spec.Iota(v))
 		if err != nil {
 			return nil, err
 		}
-		rows := rowsOf(identity(v), kr)
+		rows := rowsOf(spec.Iota(v), kr)
 		d, err := differing(o, alone, rows, rows, alone.DType, !taps)
 		if err != nil {
 			return nil, err

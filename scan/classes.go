@@ -183,12 +183,12 @@ func (sc *scanner) againstOnset(ctx context.Context, c spec.Case, a, b int) (dif
 		return false, false, fmt.Errorf("items alone: %w", err)
 	}
 	defer alone.Release()
-	oa, err := h.run(ctx, identity(a))
+	oa, err := h.run(ctx, spec.Iota(a))
 	if err != nil {
 		return false, false, err
 	}
 	defer oa.Release()
-	rows := rowsOf(identity(a), kr)
+	rows := rowsOf(spec.Iota(a), kr)
 	d, err := differing(oa, alone, rows, rows, sc.dt, sc.s.NoTaps)
 	sc.res.Batches += int64(a + 1)
 	sc.res.RowsCompared += int64(len(rows))
@@ -201,7 +201,7 @@ func (sc *scanner) againstOnset(ctx context.Context, c spec.Case, a, b int) (dif
 			sc.noteMoved(a, moved)
 		}
 	}()
-	ob, err := h.run(ctx, identity(b))
+	ob, err := h.run(ctx, spec.Iota(b))
 	if err != nil {
 		return true, false, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -165,7 +166,7 @@ func rowDigests(o *target.Output, pos []int) (vals, taps []uint64, err error) {
 		}
 		return vals, taps, nil
 	}
-	all := identity(len(pos))
+	all := spec.Iota(len(pos))
 	v, err := o.Device.Fetch(pos)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fetch the witness rows: %w", err)

@@ -24,13 +24,13 @@ import (
 func (sc *scanner) plan(v int) (ids, cmp []int) {
 	s := sc.s
 	if len(sc.ident) < s.To {
-		sc.ident = identity(s.To) // shared, never written
+		sc.ident = spec.Iota(s.To) // shared, never written
 	}
 	switch s.Dim {
 	case spec.ScanPad:
 		return sc.ident[:v], sc.ident[:s.Real]
 	case spec.ScanPosition:
-		ids = identity(s.To)
+		ids = spec.Iota(s.To)
 		ids[v], ids[s.Watch] = ids[s.Watch], ids[v]
 		return ids, sc.ident[:s.To]
 	}
@@ -72,13 +72,13 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 	}
 	defer alone.Release()
 	sc.before(k, "the reference batch, %s = %d", mapDim(sc.s), sc.refValue())
-	ref, err := h.run(ctx, identity(n))
+	ref, err := h.run(ctx, spec.Iota(n))
 	if err != nil {
 		return nil, fmt.Errorf("scan: draw %s, the reference batch: %w", sc.draws[k], err)
 	}
 	defer ref.Release()
 	sc.res.Batches += int64(n + 1)
-	all := rowsOf(identity(n), kr)
+	all := rowsOf(spec.Iota(n), kr)
 	d, err := differing(ref, alone, all, all, sc.dt, sc.s.NoTaps)
 	if err != nil {
 		return nil, fmt.Errorf("scan: draw %s, the reference batch against its items alone: %w", sc.draws[k], err)
@@ -371,7 +371,7 @@ func (sc *scanner) itemsClass(ctx context.Context, h held, v int, o *target.Outp
 			return "", err
 		}
 		n := min(v, p-first)
-		rows := rowsOf(identity(n), kr)
+		rows := rowsOf(spec.Iota(n), kr)
 		d, err := differing(x, alone, rows, rowsOf(ids[:n], kr), sc.dt, sc.s.NoTaps)
 		if err == nil {
 			step, err = panel(x, n, kr, itemsAt(rows, d, kr))
@@ -462,7 +462,7 @@ func (sc *scanner) drawKV(ctx context.Context, k int) ([]string, error) {
 			o.Release()
 			return nil, fmt.Errorf("scan: draw %s, kv = %d, oracle: %w", sc.draws[k], v, err)
 		}
-		all := identity(g.Rows())
+		all := spec.Iota(g.Rows())
 		d, err := differing(o, want, all, all, sc.dt, sc.s.NoTaps)
 		o.Release()
 		if err != nil {
@@ -494,14 +494,6 @@ func cutKV(b *target.Batch, v int) *target.Batch {
 		d.V[r] = src.V[r][:v*w]
 	}
 	return &target.Batch{Op: b.Op, In: b.In, Out: b.Out, Input: &d}
-}
-
-func identity(n int) []int {
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
 }
 
 // union merges two ascending index lists.

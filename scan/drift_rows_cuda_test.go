@@ -3,7 +3,6 @@
 package scan
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -103,13 +102,7 @@ func BenchmarkScanGPURowControlsLlama(b *testing.B) {
 	for _, tt := range tests {
 		b.Run(tt.target, func(b *testing.B) {
 			s := items(tt.target, 1, tt.to, 4096)
-			var r *Result
-			for b.Loop() {
-				var err error
-				if r, err = Run(context.Background(), s, Options{}); err != nil {
-					b.Fatal(err)
-				}
-			}
+			r := loopScan(b, s, nil)
 			b.ReportMetric(r.Elapsed.Seconds(), "s/scan")
 			b.Logf("%s over 1..%d at hidden 4096: %s; %d rows compared in %d batches, %v", s.Target, tt.to, MapWords(r.Map), r.RowsCompared, r.Batches, r.Elapsed)
 			if !r.Resident {

@@ -79,7 +79,7 @@ func (h *execHeld) run(ctx context.Context, ids []int) (*target.Output, error) {
 }
 
 func (h *execHeld) alone(ctx context.Context, n int) (*target.Output, error) {
-	return h.step(ctx, identity(n), true)
+	return h.step(ctx, spec.Iota(n), true)
 }
 
 // step runs the batch of held items ids (each: every item alone) and
@@ -95,7 +95,7 @@ func (h *execHeld) step(ctx context.Context, ids []int, each bool) (*target.Outp
 	var st *external.Step
 	var err error
 	switch {
-	case !each && isPrefix(ids):
+	case !each && spec.IsIota(ids):
 		st, err = h.prefix(ctx, len(ids))
 	case !each && h.isPanel(ids):
 		st, err = h.panel(ctx, ids)
@@ -106,7 +106,7 @@ func (h *execHeld) step(ctx context.Context, ids []int, each bool) (*target.Outp
 		return nil, err
 	}
 	if len(h.ident) < st.Rows {
-		h.ident = identity(max(st.Rows, h.b.Rows()))
+		h.ident = spec.Iota(max(st.Rows, h.b.Rows()))
 	}
 	o := &target.Output{Rows: h.ident[:st.Rows:st.Rows], Cols: h.cols, DType: h.dt, TapCols: st.TapCols,
 		Device: &digestRows{h: h, ids: ids, each: each, d: st.Digests}}
@@ -199,16 +199,6 @@ func (h *execHeld) panel(ctx context.Context, ids []int) (*external.Step, error)
 		h.panels[k] = sts[i+1]
 	}
 	return sts[0], nil
-}
-
-// isPrefix reports whether ids are 0, 1, ..., len(ids)-1.
-func isPrefix(ids []int) bool {
-	for i, id := range ids {
-		if id != i {
-			return false
-		}
-	}
-	return true
 }
 
 // digestRows is a step's output (or its taps) as the adapter's digests of

@@ -1,8 +1,8 @@
 package scan
 
 import (
-	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -46,15 +46,12 @@ func BenchmarkScanExec(b *testing.B) {
 			target, _ := adapterTarget(b, adapter(py, "numpy_ops.py", "rmsnorm"), spec.OpRMSNorm, "BITPARITY_SCAN_AGAINST", against)
 			s := benchExec
 			s.Target = target
-			for b.Loop() {
-				r, err := Run(context.Background(), s, Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
+			loopScan(b, s, func(r *Result) error {
 				if r.Certificate == nil {
-					b.Fatalf("no certificate: %d rows differ", r.Differing)
+					return fmt.Errorf("no certificate: %d rows differ", r.Differing)
 				}
-			}
+				return nil
+			})
 			b.ReportMetric(float64(rowsChecked(s.To))/(b.Elapsed().Seconds()/float64(b.N)), "rows/s")
 		})
 	}

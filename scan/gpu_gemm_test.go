@@ -4,6 +4,7 @@ package scan
 
 import (
 	"context"
+	"errors"
 	"math"
 	"reflect"
 	"slices"
@@ -127,7 +128,7 @@ func TestHoldGEMMCase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, ids := range [][]int{identity(70), identity(33), {5, 3, 69}} {
+			for _, ids := range [][]int{spec.Iota(70), spec.Iota(33), {5, 3, 69}} {
 				if got, want := heldValues(t, dev, ids), heldValues(t, host, ids); !slices.Equal(got, want) {
 					t.Errorf("%s %s: batch of %d rows: the device-made case's output differs from the host-made one's", name, dist, len(ids))
 				}
@@ -195,16 +196,12 @@ func BenchmarkScanGPUCublas(b *testing.B) {
 	needGPU(b)
 	s := spec.ScanSpec{Target: "cublas-gemmex", To: 256, Shape: spec.Shape{Hidden: 4096, N: 4096}, In: "bf16", Out: "bf16",
 		Dists: []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy}, Seed: 1}
-	var r *Result
-	for b.Loop() {
-		var err error
-		if r, err = Run(context.Background(), s, Options{}); err != nil {
-			b.Fatal(err)
-		}
+	r := loopScan(b, s, func(r *Result) error {
 		if !r.Resident {
-			b.Fatal("the inputs did not stay on the device")
+			return errors.New("the inputs did not stay on the device")
 		}
-	}
+		return nil
+	})
 	sec := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(sec, "s/scan")
 	b.ReportMetric(float64(r.RowsCompared)/sec, "rows/s")

@@ -4,6 +4,7 @@ package scan
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -177,16 +178,12 @@ func BenchmarkScanGPURMSNorm(b *testing.B) {
 	const n, h = 8192, 4096
 	s := spec.ScanSpec{Target: "cuda-rmsnorm", To: n, Shape: spec.Shape{Hidden: h},
 		Dists: []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy}, Seed: 1}
-	var r *Result
-	for b.Loop() {
-		var err error
-		if r, err = Run(context.Background(), s, Options{}); err != nil {
-			b.Fatal(err)
-		}
+	r := loopScan(b, s, func(r *Result) error {
 		if r.Certificate == nil {
-			b.Fatalf("cuda-rmsnorm not certified: %d differ", r.Differing)
+			return fmt.Errorf("cuda-rmsnorm not certified: %d differ", r.Differing)
 		}
-	}
+		return nil
+	})
 	draws := float64(len(s.Dists))
 	steps := float64(n) * float64(n+1) / 2
 	small := float64(PanelItems-1) * float64(PanelItems) / 2 // rows of the per-step values 1..63

@@ -202,7 +202,7 @@ func pathStep(ctx context.Context, pre, dec target.Target, b *target.Batch, v in
 // same number of them. The one compare of a path scan, whether the rows
 // came back (pathStep) or their digests (pathCuts).
 func pathDiffers(x, y *target.Output, dt oracle.DType, noTaps bool) (bool, error) {
-	every := identity(len(x.Rows))
+	every := spec.Iota(len(x.Rows))
 	if x.TapCols != y.TapCols {
 		noTaps = true // taps compare only where both give the same ones
 	}

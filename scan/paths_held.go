@@ -61,7 +61,7 @@ func (sc *scanner) pathCuts(ctx context.Context, pre, dec *external.Target, b *t
 		}
 	}
 	cls := make([]string, 0, len(sc.values))
-	every := identity(p.Seqs * p.Heads)
+	every := spec.Iota(p.Seqs * p.Heads)
 	for _, cuts := range cutFrames(sc.values, p.Seqs*p.Heads) {
 		var (
 			wg      sync.WaitGroup

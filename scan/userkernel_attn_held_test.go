@@ -65,7 +65,7 @@ func (h *twinHeld) run(ctx context.Context, ids []int) (*target.Output, error) {
 		return nil, err
 	}
 	y, lse := h.k.rows(a, h.out)
-	return &target.Output{Rows: identity(len(lse)), Cols: h.cols, DType: h.out, TapCols: 1, Values: y, Taps: lse}, nil
+	return &target.Output{Rows: spec.Iota(len(lse)), Cols: h.cols, DType: h.out, TapCols: 1, Values: y, Taps: lse}, nil
 }
 
 func (h *twinHeld) alone(ctx context.Context, n int) (*target.Output, error) {
@@ -77,7 +77,7 @@ func (h *twinHeld) alone(ctx context.Context, n int) (*target.Output, error) {
 		}
 		all.Values, all.Taps = append(all.Values, o.Values...), append(all.Taps, o.Taps...)
 	}
-	all.Rows = identity(len(all.Taps))
+	all.Rows = spec.Iota(len(all.Taps))
 	return all, nil
 }
 
@@ -89,11 +89,11 @@ func (h *twinHeld) checkPrefixes(ctx context.Context, from, to int, alone *targe
 	twinBulk++
 	m := map[int]int{}
 	for v := from; v <= to; v++ {
-		o, err := h.run(ctx, identity(v))
+		o, err := h.run(ctx, spec.Iota(v))
 		if err != nil {
 			return nil, err
 		}
-		rows := identity(len(o.Rows))
+		rows := spec.Iota(len(o.Rows))
 		d, err := differing(o, alone, rows, rows, h.out, !taps)
 		if err != nil {
 			return nil, err
@@ -143,7 +143,7 @@ func TestAttnTwinsOnHeldSteps(t *testing.T) {
 			layouts = []target.Layout{{}, {ChunkFrom: 4}, {ChunkFrom: 16}, {ChunkFrom: 19}}
 		}
 		n := b.Items()
-		steps := [][]int{{0}, {0, 1, 2}, identity(n), {n - 1, 0, 2, 2}}
+		steps := [][]int{{0}, {0, 1, 2}, spec.Iota(n), {n - 1, 0, 2, 2}}
 		for i := range n {
 			steps = append(steps, []int{i})
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -53,7 +54,7 @@ func (d *digesting) RowDigests(pos []int) ([]uint64, error) {
 // same rows in another order, get another digest.
 func TestWitnessesSameEverywhere(t *testing.T) {
 	const rows, cols = 6, 5
-	host := &target.Output{Rows: identity(rows), Cols: cols, DType: oracle.BF16, Values: make([]float32, rows*cols)}
+	host := &target.Output{Rows: spec.Iota(rows), Cols: cols, DType: oracle.BF16, Values: make([]float32, rows*cols)}
 	for i := range host.Values {
 		host.Values[i] = oracle.Round(oracle.BF16, float32(i)/3-4)
 	}

@@ -132,9 +132,5 @@ func (b *Batch) Rows0(rows []int) []int {
 	if rows != nil {
 		return rows
 	}
-	all := make([]int, b.Rows())
-	for i := range all {
-		all[i] = i
-	}
-	return all
+	return spec.Iota(b.Rows())
 }

@@ -188,13 +188,7 @@ func (t *rowScheduled) Run(ctx context.Context, b *Batch, rows []int) (*Output, 
 	if b.Op != t.info.Op {
 		return nil, fmt.Errorf("target %s runs %s, not %s", t.info.Name, t.info.Op, b.Op)
 	}
-	sel := rows
-	if sel == nil {
-		sel = make([]int, b.Rows())
-		for i := range sel {
-			sel[i] = i
-		}
-	}
+	sel := b.Rows0(rows)
 	policy := t.policy()
 	groups := map[string][]int{} // schedule -> indices into sel
 	sched := map[string]oracle.Schedule{}

@@ -36,13 +36,7 @@ func RunOracle(b *Batch, s oracle.Schedule, rows []int) (*Output, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	sel := rows
-	if sel == nil {
-		sel = make([]int, b.Rows())
-		for i := range sel {
-			sel[i] = i
-		}
-	}
+	sel := b.Rows0(rows)
 	k, in, _ := b.Kind()
 	o := &Output{Rows: sel, Cols: b.Cols(), DType: b.OutDType()}
 	y, taps, tapCols, err := k.Reference(in, s, sel)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 )
 
 // Output is what a target computed for the selected rows of a batch:
@@ -34,13 +35,7 @@ type Output struct {
 // DeviceTaps) to Values and Taps, where they are not on the host yet. The
 // device copies stay until Release.
 func (o *Output) ToHost() error {
-	all := func() []int {
-		p := make([]int, len(o.Rows))
-		for i := range p {
-			p[i] = i
-		}
-		return p
-	}
+	all := func() []int { return spec.Iota(len(o.Rows)) }
 	if o.Values == nil && o.Device != nil {
 		v, err := o.Device.Fetch(all())
 		if err != nil {

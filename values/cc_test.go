@@ -29,8 +29,8 @@ func TestCMatchesGo(t *testing.T) {
 	// N(u): edge draws (octave ends, the clamped octave, zero) and a stream.
 	us := []uint64{0, 1, 2, 3, 1 << 62, 1<<62 - 1, 1 << 63, 1<<63 | 1, math.MaxUint64, math.MaxUint64 >> 1, 1 << 58, 1<<59 | 1<<58}
 	for i := range uint64(20000) {
-		us = append(us, mix(i))
-		us = append(us, mix(i)>>(i%64)) // deep octaves
+		us = append(us, Mix(i))
+		us = append(us, Mix(i)>>(i%64)) // deep octaves
 	}
 	for _, u := range us {
 		fmt.Fprintf(&req, "n %d\n", u)

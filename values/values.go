@@ -51,7 +51,10 @@ func DistCode(d spec.Dist) (int, error) {
 
 const golden = 0x9e3779b97f4a7c15
 
-func mix(x uint64) uint64 {
+// Mix is splitmix64's step, the mixer of every seeded stream: the
+// generator's row states and draws, the campaign's case seeds, item
+// choices.
+func Mix(x uint64) uint64 {
 	x += golden
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
@@ -59,10 +62,10 @@ func mix(x uint64) uint64 {
 }
 
 // state is the row state s of (seed, tensor, key).
-func state(seed, tensor, key uint64) uint64 { return mix(mix(seed^tensor*golden) ^ key) }
+func state(seed, tensor, key uint64) uint64 { return Mix(Mix(seed^tensor*golden) ^ key) }
 
 // draw is d(k) of row state s.
-func draw(s, k uint64) uint64 { return mix(s + k*golden) }
+func draw(s, k uint64) uint64 { return Mix(s + k*golden) }
 
 // Normal table shape: octaves of probability, cells per octave.
 const (

@@ -62,11 +62,8 @@ func (t *Target) HoldSequences(ctx context.Context, b *target.Batch) error {
 // Prefill.Path and its decode).
 func (t *Target) StepCuts(ctx context.Context, cuts []int) ([]*Step, error) {
 	h, err := t.holding(ctx, true)
-	if err != nil {
+	if err != nil || len(cuts) == 0 {
 		return nil, err
-	}
-	if len(cuts) == 0 {
-		return nil, nil
 	}
 	out := make([]*Step, len(cuts))
 	for k, v := range cuts {
@@ -75,16 +72,6 @@ func (t *Target) StepCuts(ctx context.Context, cuts []int) ([]*Step, error) {
 		}
 		out[k] = &Step{Rows: h.items * h.kr, Cols: h.cols}
 	}
-	rows := rowsOf(out)
-	err = t.roundTrip(ctx, replySlack+uint64(rows)*24, func(seq int) (*frame, error) {
-		f := &frame{meta: map[string]string{"frame": "step", "seq": strconv.Itoa(seq), "each": "false"}}
-		f.tensors = append(f.tensors, tensor{name: "cuts", dtype: wireI64, shape: []int{len(cuts)}, data: encodeInt64s(nil, cuts)})
-		return f, nil
-	}, func(rep *frame, seq int, name string) error {
-		return decodeStep(rep, out, h, nil, seq, name, nil, nil)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	never := func() *aloneRows { return nil }
+	return t.stepsFrame(ctx, h, out, nil, never, tensor{name: "cuts", dtype: wireI64, shape: []int{len(cuts)}, data: encodeInt64s(nil, cuts)})
 }

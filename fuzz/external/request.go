@@ -125,15 +125,7 @@ func decodeReply(rep *frame, b *target.Batch, rows []int, seq int, name string) 
 	if err := checkReply(rep, seq, name); err != nil {
 		return nil, err
 	}
-	sel := rows
-	if sel == nil {
-		sel = make([]int, b.Rows())
-		for i := range sel {
-			sel[i] = i
-		}
-	} else {
-		sel = slices.Clone(rows)
-	}
+	sel := slices.Clone(b.Rows0(rows))
 	cols := b.Cols()
 	dt := b.OutDType()
 	y, ok := rep.tensor("y")

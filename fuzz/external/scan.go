@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -82,7 +83,7 @@ type aloneRows struct {
 // newAloneRows records st, the answer to a step of held items ids each
 // alone.
 func newAloneRows(h *heldBatch, ids []int, st *Step) *aloneRows {
-	a := &aloneRows{at: make([]int, h.items), n: len(ids), ident: isPrefix(ids), tapCols: st.TapCols,
+	a := &aloneRows{at: make([]int, h.items), n: len(ids), ident: spec.IsIota(ids), tapCols: st.TapCols,
 		digests: st.Digests, tapDigests: st.TapDigests}
 	for i := range a.at {
 		a.at[i] = -1
@@ -112,7 +113,7 @@ func (a *aloneRows) covers(ids []int) bool {
 // digests of the rows of a batch of held items ids computed each alone,
 // and returns the rows written.
 func (a *aloneRows) fill(d, td []uint64, ids []int, kr int) int {
-	if a.ident && len(ids) <= a.n && isPrefix(ids) {
+	if a.ident && len(ids) <= a.n && spec.IsIota(ids) {
 		n := copy(d, a.digests[:len(ids)*kr])
 		if td != nil {
 			copy(td, a.tapDigests[:n])
@@ -129,16 +130,6 @@ func (a *aloneRows) fill(d, td []uint64, ids []int, kr int) int {
 		r += kr
 	}
 	return r
-}
-
-// isPrefix reports whether ids are 0, 1, ..., len(ids)-1.
-func isPrefix(ids []int) bool {
-	for i, id := range ids {
-		if id != i {
-			return false
-		}
-	}
-	return true
 }
 
 // Step is an adapter's answer to a step: a digest (RowDigest) of every
@@ -337,40 +328,45 @@ func (t *Target) againstAlone(h *heldBatch, ids []int) *aloneRows {
 // Compared with the items alone on the adapter's side as Step is.
 func (t *Target) StepPrefixes(ctx context.Context, sizes []int) ([]*Step, error) {
 	h, err := t.holding(ctx, false)
-	if err != nil {
+	if err != nil || len(sizes) == 0 {
 		return nil, err
 	}
-	if len(sizes) == 0 {
-		return nil, nil
-	}
-	rows := 0
 	for _, n := range sizes {
 		if n < 1 || n > h.items {
 			return nil, fmt.Errorf("target %s: prefix of %d items, the adapter holds %d", t.info.Name, n, h.items)
 		}
-		rows += n * h.kr
 	}
 	out := make([]*Step, len(sizes))
 	batches := make([][]int, len(sizes))
-	ident := identity(slices.Max(sizes))
+	ident := spec.Iota(slices.Max(sizes))
 	for k, n := range sizes {
 		out[k] = &Step{Rows: n * h.kr, Cols: h.cols}
 		batches[k] = ident[:n]
 	}
-	var against *aloneRows
-	err = t.roundTrip(ctx, replySlack+uint64(rows)*24, func(seq int) (*frame, error) {
+	against := func() *aloneRows { return t.againstAlone(h, ident) }
+	return t.stepsFrame(ctx, h, out, batches, against, tensor{name: "sizes", dtype: wireI64, shape: []int{len(sizes)}, data: encodeInt64s(nil, sizes)})
+}
+
+// stepsFrame sends one step frame of several batches (the steps out,
+// made of the held batch h's items batches[k], nil for the cuts of a
+// path scan) carrying tensors, asks against="alone" when against returns
+// the items alone the batches are compared with (nil: not compared), and
+// decodes the reply's steps into out.
+func (t *Target) stepsFrame(ctx context.Context, h *heldBatch, out []*Step, batches [][]int, against func() *aloneRows, tensors ...tensor) ([]*Step, error) {
+	var alone *aloneRows
+	err := t.roundTrip(ctx, replySlack+uint64(rowsOf(out))*24, func(seq int) (*frame, error) {
 		f := &frame{meta: map[string]string{"frame": "step", "seq": strconv.Itoa(seq), "each": "false"}}
-		if against = t.againstAlone(h, ident); against != nil {
+		if alone = against(); alone != nil {
 			f.meta["against"] = "alone"
 		}
-		f.tensors = append(f.tensors, tensor{name: "sizes", dtype: wireI64, shape: []int{len(sizes)}, data: encodeInt64s(nil, sizes)})
+		f.tensors = append(f.tensors, tensors...)
 		return f, nil
 	}, func(rep *frame, seq int, name string) error {
-		if err := decodeStep(rep, out, h, nil, seq, name, against, batches); err != nil {
+		if err := decodeStep(rep, out, h, nil, seq, name, alone, batches); err != nil {
 			return err
 		}
-		if against != nil {
-			t.against += len(sizes)
+		if alone != nil {
+			t.against += len(out)
 		}
 		return nil
 	})
@@ -410,16 +406,12 @@ func (t *Target) StepBatches(ctx context.Context, batches [][]int) ([]*Step, err
 		return nil, fmt.Errorf("target %s: the adapter takes no step of several batches (no scan_batches=%d in its hello)", t.info.Name, BatchesVersion)
 	}
 	h, err := t.holding(ctx, false)
-	if err != nil {
+	if err != nil || len(batches) == 0 {
 		return nil, err
-	}
-	if len(batches) == 0 {
-		return nil, nil
 	}
 	out := make([]*Step, len(batches))
 	kinds := make([]int, 0, 2*len(batches))
 	var ids []int // the gathered batches' ids, one after another
-	rows := 0
 	for k, b := range batches {
 		if len(b) == 0 {
 			return nil, fmt.Errorf("target %s: batch %d of a step has no items", t.info.Name, k)
@@ -429,40 +421,23 @@ func (t *Target) StepBatches(ctx context.Context, batches [][]int) ([]*Step, err
 				return nil, fmt.Errorf("target %s: item %d outside the %d held", t.info.Name, id, h.items)
 			}
 		}
-		if isPrefix(b) {
+		if spec.IsIota(b) {
 			kinds = append(kinds, 0, len(b))
 		} else {
 			kinds = append(kinds, 1, len(b))
 			ids = append(ids, b...)
 		}
 		out[k] = &Step{Rows: len(b) * h.kr, Cols: h.cols}
-		rows += len(b) * h.kr
 	}
-	var against *aloneRows
-	err = t.roundTrip(ctx, replySlack+uint64(rows)*24, func(seq int) (*frame, error) {
-		f := &frame{meta: map[string]string{"frame": "step", "seq": strconv.Itoa(seq), "each": "false"}}
-		against = nil
+	against := func() *aloneRows {
 		if a := t.againstAlone(h, nil); a != nil && allCovered(a, batches) {
-			against = a
-			f.meta["against"] = "alone"
-		}
-		f.tensors = append(f.tensors,
-			tensor{name: "items", dtype: wireI64, shape: []int{len(ids)}, data: encodeInt64s(nil, ids)},
-			tensor{name: "batches", dtype: wireI64, shape: []int{len(batches), 2}, data: encodeInt64s(nil, kinds)})
-		return f, nil
-	}, func(rep *frame, seq int, name string) error {
-		if err := decodeStep(rep, out, h, nil, seq, name, against, batches); err != nil {
-			return err
-		}
-		if against != nil {
-			t.against += len(batches)
+			return a
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return out, nil
+	return t.stepsFrame(ctx, h, out, batches, against,
+		tensor{name: "items", dtype: wireI64, shape: []int{len(ids)}, data: encodeInt64s(nil, ids)},
+		tensor{name: "batches", dtype: wireI64, shape: []int{len(batches), 2}, data: encodeInt64s(nil, kinds)})
 }
 
 // allCovered reports whether every item of every batch ran in the step
@@ -624,7 +599,7 @@ func decodeAgainst(rep *frame, steps []*Step, a *aloneRows, batches [][]int, kr 
 			j++
 		}
 		ids := batches[b]
-		if j == i && a.ident && len(ids) <= a.n && isPrefix(ids) {
+		if j == i && a.ident && len(ids) <= a.n && spec.IsIota(ids) {
 			st.Digests = a.digests[:st.Rows:st.Rows]
 			if tc > 0 {
 				st.TapDigests = a.tapDigests[:st.Rows:st.Rows]
@@ -651,15 +626,6 @@ func decodeAgainst(rep *frame, steps []*Step, a *aloneRows, batches [][]int, kr 
 		at += st.Rows
 	}
 	return nil
-}
-
-// identity returns 0..n-1.
-func identity(n int) []int {
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
 }
 
 // wireWords returns the little-endian words of size ws (2 or 4 bytes) of

@@ -81,7 +81,7 @@ func checkScanFrames(t *testing.T, tg *Target) {
 	// every item alone first: the steps below are compared with them on
 	// the adapter's side, and their fetched rows check the digests Step
 	// fills in from the items alone.
-	if _, err := tg.Step(ctx, identity(b.Items()), true, nil); err != nil {
+	if _, err := tg.Step(ctx, spec.Iota(b.Items()), true, nil); err != nil {
 		t.Fatal(err)
 	}
 	against := tg.StepsAgainstAlone()
@@ -114,7 +114,7 @@ func checkScanFrames(t *testing.T, tg *Target) {
 		t.Fatal(err)
 	}
 	for k, n := range sizes {
-		one, err := tg.Step(ctx, identity(n), false, identity(n*b.RowsPerItem()))
+		one, err := tg.Step(ctx, spec.Iota(n), false, spec.Iota(n*b.RowsPerItem()))
 		if err != nil {
 			t.Fatal(err)
 		}

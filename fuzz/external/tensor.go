@@ -81,22 +81,24 @@ func chunks(n int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-func encodeInt32s(dst []byte, xs []int32) []byte {
-	n := len(dst)
-	dst = grow(dst, 4*len(xs))
-	out := dst[n:]
-	for i, x := range xs {
-		binary.LittleEndian.PutUint32(out[4*i:], uint32(x))
-	}
-	return dst
-}
+// encodeInt32s appends xs to dst as little-endian int32s (wire I32).
+func encodeInt32s(dst []byte, xs []int32) []byte { return encodeInts(dst, xs, 4) }
 
-func encodeInt64s(dst []byte, xs []int) []byte {
+// encodeInt64s appends xs to dst as little-endian int64s (wire I64).
+func encodeInt64s(dst []byte, xs []int) []byte { return encodeInts(dst, xs, 8) }
+
+// encodeInts appends xs to dst as little-endian integers of size bytes, 4
+// or 8, growing dst once.
+func encodeInts[T int | int32](dst []byte, xs []T, size int) []byte {
 	n := len(dst)
-	dst = grow(dst, 8*len(xs))
+	dst = grow(dst, size*len(xs))
 	out := dst[n:]
 	for i, x := range xs {
-		binary.LittleEndian.PutUint64(out[8*i:], uint64(x))
+		if size == 4 {
+			binary.LittleEndian.PutUint32(out[4*i:], uint32(x))
+		} else {
+			binary.LittleEndian.PutUint64(out[8*i:], uint64(x))
+		}
 	}
 	return dst
 }

@@ -2,7 +2,7 @@ package gen
 
 import (
 	"math/rand"
-	"sort"
+	"slices"
 )
 
 // Named row counts where real kernels were seen to switch paths: 928 and
@@ -272,12 +272,6 @@ func (c *candidates) pow2() {
 func (c *candidates) values() []int { return sortedUnique(c.s) }
 
 func sortedUnique(s []int) []int {
-	sort.Ints(s)
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
+	slices.Sort(s)
+	return slices.Compact(s)
 }

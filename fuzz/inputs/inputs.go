@@ -19,14 +19,9 @@ import (
 // share their first 928 rows bit for bit.
 type rowRNG struct{ s uint64 }
 
-// Splitmix is the splitmix64 finalizer, the mixer of every seeded stream
-// (rows, item choices, a campaign's case seeds).
-func Splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
-}
+// Splitmix is values.Mix, splitmix64's step: the mixer of every seeded
+// stream (rows, item choices, a campaign's case seeds).
+func Splitmix(x uint64) uint64 { return values.Mix(x) }
 
 // tensor ids, part of the generator's contract (both versions).
 const (
@@ -236,13 +231,4 @@ func Of(c spec.Case) (*target.Batch, error) {
 		}
 	}
 	return b, nil
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }

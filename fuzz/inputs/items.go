@@ -74,7 +74,7 @@ func FirstItems(src *target.Batch, n int) (*target.Batch, error) {
 		return nil, fmt.Errorf("first items: %d of a batch of %d", n, src.Items())
 	}
 	if src.Lazy() {
-		return gather(src, identity(n))
+		return gather(src, spec.Iota(n))
 	}
 	k, in, err := src.Kind()
 	if err != nil {
@@ -210,7 +210,7 @@ func ItemRows(b *target.Batch, lo, hi int) []int {
 // splitmix64 stream seeded with seed; n > 1 never gives the identity (it is
 // rotated by one when the draw is the identity).
 func Permutation(n int, seed uint64) []int {
-	p := identity(n)
+	p := spec.Iota(n)
 	r := &rowRNG{s: Splitmix(seed ^ 0x5045524d)}
 	for i := n - 1; i > 0; i-- {
 		j := int(r.next() % uint64(i+1))
@@ -264,12 +264,4 @@ func Items(c spec.Case, b *target.Batch, ids []int) (*target.Batch, []int, error
 		return nil, nil, err
 	}
 	return g, uids, nil
-}
-
-func identity(n int) []int {
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
 }

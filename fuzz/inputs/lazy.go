@@ -64,7 +64,7 @@ func lazyBatch(src *target.Source, n int, like *target.Batch) (*target.Batch, er
 	b := &target.Batch{Op: c.Op, In: in, Out: out}
 	ids := src.Items
 	if ids == nil {
-		ids = identity(n)
+		ids = spec.Iota(n)
 	}
 	if attnOp(c.Op) {
 		err = attnInputs(c, b, ids, true)

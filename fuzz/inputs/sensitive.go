@@ -238,10 +238,7 @@ func newSensitiveGen(c spec.Case, keys []int) (*sensitiveGen, error) {
 		if b, err = Of(base); err != nil {
 			return nil, err
 		}
-		keys = make([]int, base.BatchRows())
-		for i := range keys {
-			keys[i] = i
-		}
+		keys = spec.Iota(base.BatchRows())
 	} else {
 		in, out, err := caseDTypes(base)
 		if err != nil {
@@ -565,10 +562,7 @@ func RowPower(c spec.Case, b *target.Batch, f *power.Family) ([]power.Set, error
 		return nil, fmt.Errorf("row power: a %s batch without its rows on the host", c.Op)
 	}
 	n := k.Items(in)
-	keys := make([]int, n)
-	for i := range keys {
-		keys[i] = i
-	}
+	keys := spec.Iota(n)
 	rows := s.SensitiveRows(c, in, keys, b.In, b.Out, cmp, f, Splitmix)
 	sets := make([]power.Set, n)
 	errs := make([]error, n)

@@ -128,7 +128,7 @@ func GEMMTensors(c spec.Case) (x, w values.Tensor, err error) {
 		return x, w, err
 	}
 	s := c.Shape
-	if err := firstErr(positive("rows", s.Rows), positive("hidden (K)", s.Hidden), positive("n", s.N),
+	if err := ops.FirstErr(positive("rows", s.Rows), positive("hidden (K)", s.Hidden), positive("n", s.N),
 		Budget(c, spec.SatMul(s.Rows, s.Hidden), spec.SatMul(s.Hidden, s.N))); err != nil {
 		return x, w, err
 	}

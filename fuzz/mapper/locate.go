@@ -86,7 +86,7 @@ func (l *locate) classify(v int) (string, error) {
 		if v < 1 || v > b.Items() {
 			return "", fmt.Errorf("drift map of prefixes: %d items of %d", v, b.Items())
 		}
-		g, err := inputs.Gather(b, identity(v))
+		g, err := inputs.Gather(b, spec.Iota(v))
 		if err != nil {
 			return "", err
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/inputs"
-	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -39,11 +38,7 @@ const mapDraws = 2
 // has no dimension to sweep; when a dimension after the first cannot be
 // mapped (the time is up), the maps made so far come back with the error.
 func Map(ctx context.Context, f *spec.Finding, given ...target.Target) (*spec.DriftMap, error) {
-	ts, err := relate.Resolve(f.Case.Targets, given)
-	if err != nil {
-		return nil, err
-	}
-	sws, err := sweepsFor(ctx, f, ts)
+	ts, sws, err := resolvedSweeps(ctx, f, given)
 	if err != nil || len(sws) == 0 {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
 	"github.com/bitparity/bitparity/fuzz/inputs"
@@ -48,15 +47,23 @@ type Sweep struct {
 // its relation has no dimension to sweep (log-prob parity: its findings
 // are misuses, explained in their message).
 func SweepFor(ctx context.Context, f *spec.Finding, given ...target.Target) (*Sweep, error) {
-	ts, err := relate.Resolve(f.Case.Targets, given)
-	if err != nil {
-		return nil, err
-	}
-	sws, err := sweepsFor(ctx, f, ts)
+	_, sws, err := resolvedSweeps(ctx, f, given)
 	if err != nil || len(sws) == 0 {
 		return nil, err
 	}
 	return sws[0], nil
+}
+
+// resolvedSweeps resolves finding f's targets (relate.Resolve: given, else
+// the registered targets the case names) and returns them with f's sweeps
+// (sweepsFor).
+func resolvedSweeps(ctx context.Context, f *spec.Finding, given []target.Target) ([]target.Target, []*Sweep, error) {
+	ts, err := relate.Resolve(f.Case.Targets, given)
+	if err != nil {
+		return nil, nil, err
+	}
+	sws, err := sweepsFor(ctx, f, ts)
+	return ts, sws, err
 }
 
 // sweepsFor returns the sweeps of the dimensions finding f's relation
@@ -219,7 +226,7 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 	if spec.SatMul(B, full.ItemValues()) > mapElements {
 		return nil, nil
 	}
-	ids := identity(B)
+	ids := spec.Iota(B)
 	if row >= B {
 		ids[0] = row
 		row = 0
@@ -234,7 +241,7 @@ func positionSweep(ctx context.Context, f *spec.Finding, t target.Target) (*Swee
 		if v < 0 || v >= B {
 			return "", fmt.Errorf("drift map: position %d outside a batch of %d", v, B)
 		}
-		order := identity(B)
+		order := spec.Iota(B)
 		order[row], order[v] = order[v], order[row]
 		b, err := inputs.Gather(src, order)
 		if err != nil {
@@ -253,7 +260,7 @@ const mapElements = 1 << 23
 // takes (positionSweep), ascending.
 func sweptPositions(n, at int) []int {
 	if n <= 256 {
-		return identity(n)
+		return spec.Iota(n)
 	}
 	var ps []int
 	for p := 0; p < n; p++ {
@@ -516,14 +523,6 @@ func digest(o *target.Output) string {
 	return d.Label()
 }
 
-func identity(n int) []int {
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
-}
-
 // sweepValues is the one rule for the values a drift map sweeps:
 // driftmap.Values around the onset plus, for the decode batch dimension,
 // the batch sizes where decode heuristics switch: around multiples of the
@@ -540,12 +539,6 @@ func sweepValues(dim string, onset int) []int {
 			vs = append(vs, p-1, p, p+1)
 		}
 	}
-	sort.Ints(vs)
-	out := vs[:0]
-	for i, v := range vs {
-		if i == 0 || v != vs[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
+	slices.Sort(vs)
+	return slices.Compact(vs)
 }

@@ -18,15 +18,7 @@ func compareHostTaps(a, b *target.Output, pa, pb []int) ([]target.RowDiff, error
 	if !has(a) || !has(b) || a.TapCols != b.TapCols {
 		return nil, nil
 	}
-	av, qa, err := hostRows(a.Taps, a.DeviceTaps, pa)
-	if err != nil {
-		return nil, fmt.Errorf("fetch device taps: %w", err)
-	}
-	bv, qb, err := hostRows(b.Taps, b.DeviceTaps, pb)
-	if err != nil {
-		return nil, fmt.Errorf("fetch device taps: %w", err)
-	}
-	return renumber(target.CompareSlices(av, bv, a.TapCols, qa, qb, oracle.FP32), pa, pb, qa, qb), nil
+	return compareHost(a.Taps, b.Taps, a.DeviceTaps, b.DeviceTaps, pa, pb, a.TapCols, oracle.FP32, "taps")
 }
 
 // startDeviceTaps queues the device compare of the fp32 taps of positions
@@ -146,16 +138,24 @@ func startValues(a, b *target.Output, pa, pb []int, dt oracle.DType) func() ([]t
 		return startSorted(a.Device, b.Device, pa, pb, dt, "values")
 	}
 	return func() ([]target.RowDiff, error) {
-		av, qa, err := hostRows(a.Values, a.Device, pa)
-		if err != nil {
-			return nil, fmt.Errorf("fetch device output: %w", err)
-		}
-		bv, qb, err := hostRows(b.Values, b.Device, pb)
-		if err != nil {
-			return nil, fmt.Errorf("fetch device output: %w", err)
-		}
-		return renumber(target.CompareSlices(av, bv, a.Cols, qa, qb, dt), pa, pb, qa, qb), nil
+		return compareHost(a.Values, b.Values, a.Device, b.Device, pa, pb, a.Cols, dt, "output")
 	}
+}
+
+// compareHost compares row pa[i] of one output part (its host values av,
+// else its device copy da) with row pb[i] of another (bv, db) on the host,
+// cols values a row in dtype dt, fetching only the compared rows of a part
+// that is on the device (hostRows); what names the part in a fetch error.
+func compareHost(av, bv []float32, da, db target.DeviceOutput, pa, pb []int, cols int, dt oracle.DType, what string) ([]target.RowDiff, error) {
+	ha, qa, err := hostRows(av, da, pa)
+	if err != nil {
+		return nil, fmt.Errorf("fetch device %s: %w", what, err)
+	}
+	hb, qb, err := hostRows(bv, db, pb)
+	if err != nil {
+		return nil, fmt.Errorf("fetch device %s: %w", what, err)
+	}
+	return renumber(target.CompareSlices(ha, hb, cols, qa, qb, dt), pa, pb, qa, qb), nil
 }
 
 // hostRows returns the rows at positions pos of an output part on the
@@ -171,7 +171,7 @@ func hostRows(vals []float32, dev target.DeviceOutput, pos []int) ([]float32, []
 	if err != nil {
 		return nil, nil, err
 	}
-	return v, identity(len(pos)), nil
+	return v, spec.Iota(len(pos)), nil
 }
 
 // renumber maps the positions of diffs, made against positions qa and qb,

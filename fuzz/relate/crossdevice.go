@@ -38,9 +38,9 @@ func (crossDevice) Check(ctx context.Context, c spec.Case, b *target.Batch, ts [
 		return nil, err
 	}
 	n := b.Items()
-	rows := identity(b.Rows())
+	rows := spec.Iota(b.Rows())
 	on := func(t target.Target, what string) (*run, error) {
-		r, err := execute(ctx, t, b, identity(n), what)
+		r, err := execute(ctx, t, b, spec.Iota(n), what)
 		if err != nil {
 			return nil, err
 		}

@@ -254,14 +254,6 @@ func shared(ref, other *run) (ra, rb []int) {
 	return ra, rb
 }
 
-func identity(n int) []int {
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
-}
-
 // differ compares rows ra of ref with rows rb of other in dt and returns a
 // mismatch finding for the first differing row, or, when the outputs are
 // equal and both carry taps (and ctx is not taps.Off), a finding on the

@@ -41,7 +41,7 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *target.Batch, 
 	if row < 0 || row >= n {
 		return nil, fmt.Errorf("batch invariance: watched item %d of a batch of %d", row, n)
 	}
-	x, err := execute(ctx, t, b, identity(n), fmt.Sprintf("the case's batch of %d", n))
+	x, err := execute(ctx, t, b, spec.Iota(n), fmt.Sprintf("the case's batch of %d", n))
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (batchInvariance) Check(ctx context.Context, c spec.Case, b *target.Batch, 
 		if err := inputs.Budget(c, spec.SatMul(B, b.ItemValues())); err != nil {
 			return fail(fmt.Errorf("batch invariance: a batch of %d: %w", B, err))
 		}
-		ids := identity(B)
+		ids := spec.Iota(B)
 		if row < B {
 			ids[row], ids[pos] = ids[pos], ids[row]
 		} else {
@@ -146,7 +146,7 @@ func (padding) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []tar
 	if err := inputs.Budget(c, spec.SatMul(c.Rel.Pad, b.ItemValues())); err != nil {
 		return nil, fmt.Errorf("padding: a batch of %d: %w", c.Rel.Pad, err)
 	}
-	x, err := execute(ctx, t, b, identity(n), fmt.Sprintf("the case's batch of %d", n))
+	x, err := execute(ctx, t, b, spec.Iota(n), fmt.Sprintf("the case's batch of %d", n))
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (padding) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []tar
 	if err != nil {
 		return nil, err
 	}
-	uids := identity(c.Rel.Pad)
+	uids := spec.Iota(c.Rel.Pad)
 	for i := n; i < len(uids); i++ {
 		uids[i] = -1
 	}
@@ -203,17 +203,17 @@ func (oracleParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts 
 			return oracleParityOnDevice(ctx, c, b, t, g, ref, dt)
 		}
 	}
-	o, err := execute(ctx, ref, b, identity(n), oracleWords(t, ref))
+	o, err := execute(ctx, ref, b, spec.Iota(n), oracleWords(t, ref))
 	if err != nil {
 		return nil, err
 	}
 	defer o.release()
-	x, err := execute(ctx, t, b, identity(n), "the target")
+	x, err := execute(ctx, t, b, spec.Iota(n), "the target")
 	if err != nil {
 		return nil, err
 	}
 	defer x.release()
-	rows := identity(b.Rows())
+	rows := spec.Iota(b.Rows())
 	return differ(ctx, x, o, rows, rows, dt, bound)
 }
 
@@ -243,7 +243,7 @@ func oracleWords(t, ref target.Target) string {
 // disagrees with the CPU is its own finding, and then t gets no verdict.
 func oracleParityOnDevice(ctx context.Context, c spec.Case, b *target.Batch, t, g, cpu target.Target, dt oracle.DType) (*spec.Finding, error) {
 	n := b.Items()
-	o, err := execute(ctx, g, b, identity(n), "the device reference with the declared schedule "+g.Info().Schedule)
+	o, err := execute(ctx, g, b, spec.Iota(n), "the device reference with the declared schedule "+g.Info().Schedule)
 	if err != nil {
 		return nil, err
 	}
@@ -251,12 +251,12 @@ func oracleParityOnDevice(ctx context.Context, c spec.Case, b *target.Batch, t, 
 	if f, err := checkReference(ctx, c, b, o, cpu); f != nil || err != nil {
 		return f, err
 	}
-	x, err := execute(ctx, t, b, identity(n), "the target")
+	x, err := execute(ctx, t, b, spec.Iota(n), "the target")
 	if err != nil {
 		return nil, err
 	}
 	defer x.release()
-	rows := identity(b.Rows())
+	rows := spec.Iota(b.Rows())
 	return differ(ctx, x, o, rows, rows, dt, 0)
 }
 
@@ -286,7 +286,7 @@ func runRows(ctx context.Context, t target.Target, b *target.Batch, rows []int, 
 		return nil, &targetError{target: t.Info().Name, err: fmt.Errorf("%s: output has %d rows (%d values), want %d rows of %d: %w",
 			what, len(out.Rows), len(out.Values), len(rows), b.Cols(), target.ErrTargetCrashed)}
 	}
-	return &run{what: what, target: t, batch: b, uids: identity(b.Items()), out: out}, nil
+	return &run{what: what, target: t, batch: b, uids: spec.Iota(b.Items()), out: out}, nil
 }
 
 func (pathParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []target.Target) (*spec.Finding, error) {
@@ -316,17 +316,17 @@ func (pathParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []
 		return differ(ctx, x, y, rows, rows, dt, 0)
 	}
 	if opA == opB {
-		x, err := execute(ctx, ts[0], b, identity(n), ts[0].Info().Name+" on the case's batch")
+		x, err := execute(ctx, ts[0], b, spec.Iota(n), ts[0].Info().Name+" on the case's batch")
 		if err != nil {
 			return nil, err
 		}
 		defer x.release()
-		y, err := execute(ctx, ts[1], b, identity(n), ts[1].Info().Name+" on the case's batch")
+		y, err := execute(ctx, ts[1], b, spec.Iota(n), ts[1].Info().Name+" on the case's batch")
 		if err != nil {
 			return nil, err
 		}
 		defer y.release()
-		rows := identity(b.Rows())
+		rows := spec.Iota(b.Rows())
 		return differ(ctx, x, y, rows, rows, dt, 0)
 	}
 	if opA != b.Op || path.Next == "" || opB != path.Next {
@@ -338,13 +338,13 @@ func (pathParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts []
 	}
 	db := (&target.Batch{Op: path.Next, In: b.In, Out: b.Out}).With(next)
 	ra := path.Rows
-	rb := identity(len(ra))
+	rb := spec.Iota(len(ra))
 	x, err := runRows(ctx, ts[0], b, ra, path.FromWhat)
 	if err != nil {
 		return nil, err
 	}
 	defer x.release()
-	y, err := execute(ctx, ts[1], db, identity(n), path.NextWhat)
+	y, err := execute(ctx, ts[1], db, spec.Iota(n), path.NextWhat)
 	if err != nil {
 		return nil, err
 	}
@@ -381,19 +381,19 @@ func (logprobParity) Check(ctx context.Context, c spec.Case, b *target.Batch, ts
 	n := b.Items()
 	mask := c.Rel.Mask
 	if len(mask) == 0 {
-		mask = identity(n)
+		mask = spec.Iota(n)
 	}
 	for _, m := range mask {
 		if m < 0 || m >= n {
 			return nil, fmt.Errorf("logprob parity: mask position %d outside %d rows", m, n)
 		}
 	}
-	a, err := execute(ctx, ts[0], b, identity(n), ts[0].Info().Name)
+	a, err := execute(ctx, ts[0], b, spec.Iota(n), ts[0].Info().Name)
 	if err != nil {
 		return nil, err
 	}
 	defer a.release()
-	o, err := execute(ctx, ts[1], b, identity(n), ts[1].Info().Name)
+	o, err := execute(ctx, ts[1], b, spec.Iota(n), ts[1].Info().Name)
 	if err != nil {
 		return nil, err
 	}
@@ -477,16 +477,16 @@ func (determinism) Check(ctx context.Context, c spec.Case, b *target.Batch, ts [
 		return nil, err
 	}
 	n := b.Items()
-	x, err := execute(ctx, ts[0], b, identity(n), "first call")
+	x, err := execute(ctx, ts[0], b, spec.Iota(n), "first call")
 	if err != nil {
 		return nil, err
 	}
 	defer x.release()
-	y, err := execute(ctx, ts[0], b, identity(n), "second call")
+	y, err := execute(ctx, ts[0], b, spec.Iota(n), "second call")
 	if err != nil {
 		return nil, err
 	}
 	defer y.release()
-	rows := identity(b.Rows())
+	rows := spec.Iota(b.Rows())
 	return differ(ctx, x, y, rows, rows, dt, 0)
 }

@@ -23,11 +23,8 @@ func Weights(sh spec.Shape) ops.Tensor {
 // FromSeed makes x (Tensors) and W (Weights).
 func (o Op) FromSeed(c spec.Case, _, out oracle.DType, s ops.Seeded, like ops.In) (ops.In, error) {
 	sh, n := c.Shape, s.Items()
-	if err := ops.FirstErr(s.Positive("rows", n), s.Positive("hidden (K)", sh.Hidden), s.Positive("n", sh.N),
-		s.Budget(spec.SatMul(n, sh.Hidden), spec.SatMul(sh.Hidden, sh.N))); err != nil {
-		return nil, err
-	}
-	x, err := s.PerItem(o.Tensors(c)[0], n, sh.Hidden, s.Item)
+	x, err := ops.TokenRows(s, o.Tensors(c)[0], sh.Hidden, s.Positive("hidden (K)", sh.Hidden), s.Positive("n", sh.N),
+		s.Budget(spec.SatMul(n, sh.Hidden), spec.SatMul(sh.Hidden, sh.N)))
 	if err != nil {
 		return nil, err
 	}

@@ -17,10 +17,7 @@ func (Op) Tensors(c spec.Case) []ops.Tensor {
 // vocab (0 for a padding item).
 func (o Op) FromSeed(c spec.Case, _, _ oracle.DType, s ops.Seeded, _ ops.In) (ops.In, error) {
 	sh, n := c.Shape, s.Items()
-	if err := ops.FirstErr(s.Positive("rows", n), s.Positive("vocab", sh.Vocab), s.Budget(spec.SatMul(n, sh.Vocab))); err != nil {
-		return nil, err
-	}
-	x, err := s.PerItem(o.Tensors(c)[0], n, sh.Vocab, s.Item)
+	x, err := ops.TokenRows(s, o.Tensors(c)[0], sh.Vocab, s.Positive("vocab", sh.Vocab), s.Budget(spec.SatMul(n, sh.Vocab)))
 	if err != nil {
 		return nil, err
 	}

@@ -110,10 +110,7 @@ func SensitiveRow(x []float32, k int, d oracle.DType, key uint64) {
 // rank is the expert indices by logit, largest first, lowest index first
 // among equal logits.
 func rank(x []float32) []int {
-	order := make([]int, len(x))
-	for i := range order {
-		order[i] = i
-	}
+	order := spec.Iota(len(x))
 	slices.SortStableFunc(order, func(a, b int) int {
 		switch {
 		case x[a] > x[b]:

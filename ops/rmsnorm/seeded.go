@@ -16,10 +16,7 @@ func (Op) Tensors(c spec.Case) []ops.Tensor {
 // then round(1 + w).
 func (o Op) FromSeed(c spec.Case, dt, out oracle.DType, s ops.Seeded, like ops.In) (ops.In, error) {
 	sh, n := c.Shape, s.Items()
-	if err := ops.FirstErr(s.Positive("rows", n), s.Positive("hidden", sh.Hidden), s.Budget(spec.SatMul(n, sh.Hidden), sh.Hidden)); err != nil {
-		return nil, err
-	}
-	x, err := s.PerItem(o.Tensors(c)[0], n, sh.Hidden, s.Item)
+	x, err := ops.TokenRows(s, o.Tensors(c)[0], sh.Hidden, s.Positive("hidden", sh.Hidden), s.Budget(spec.SatMul(n, sh.Hidden), sh.Hidden))
 	if err != nil {
 		return nil, err
 	}
