@@ -15,6 +15,7 @@ import (
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
@@ -208,6 +209,33 @@ func opMapScan(c spec.Case) spec.ScanSpec {
 	to := min(MaxOpItems, c.Shape.Rows+max(c.Shape.Rows/4, 16))
 	return spec.ScanSpec{Target: c.Targets[0], To: to, In: c.In, Dists: []spec.Dist{c.Dist}, Seed: c.Seed,
 		Shape: spec.Shape{Dims: maps.Clone(c.Shape.Dims)}}
+}
+
+// OpFindingStore is StoreOpFinding in env as a run's recorder calls it
+// (verdict.RecorderOptions.StoreOp), outliving the run's context: a
+// finding is stored even when the run is interrupted.
+func OpFindingStore(env spec.Env) func(d *corpus.Dir, f spec.Finding) (string, error) {
+	return func(d *corpus.Dir, f spec.Finding) (string, error) {
+		return StoreOpFinding(context.Background(), d, f, env)
+	}
+}
+
+// SourcesWords names the campaign sources srcs of op packages' targets
+// for a run's head line, ", and the op target A (batch_invariance)", or
+// "" when there are none.
+func SourcesWords(srcs []*fuzz.Source) string {
+	var ns []string
+	for _, s := range srcs {
+		var rels []string
+		for _, j := range s.Jobs {
+			rels = append(rels, j.Relation)
+		}
+		ns = append(ns, fmt.Sprintf("%s (%s)", s.Name, strings.Join(rels, ", ")))
+	}
+	if len(ns) == 0 {
+		return ""
+	}
+	return ", and the op " + words.Plural(int64(len(ns)), "target ", "targets ") + strings.Join(ns, ", ")
 }
 
 // StoreOpFinding keeps finding f of an op package's target (whose case the

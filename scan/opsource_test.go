@@ -44,6 +44,12 @@ func TestOpSourceCampaign(t *testing.T) {
 			t.Errorf("%s: %+v, want cases and no finding", oracle, s)
 		}
 	}
+	if w := SourcesWords(OpSources([]string{drift, oracle})); w != ", and the op targets "+drift+" (batch_invariance), "+oracle+" (batch_invariance)" {
+		t.Errorf("SourcesWords: %q", w)
+	}
+	if w := SourcesWords(nil); w != "" {
+		t.Errorf("SourcesWords of no source: %q, want none", w)
+	}
 	storeOpFinding(t, f, oracle)
 	src := OpSources([]string{drift})[0]
 	bad, _ := src.Jobs[0].Draw(1)

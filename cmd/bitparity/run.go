@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/relate"
@@ -201,9 +200,7 @@ func (r *runState) head() spec.Result {
 // replaced by its shrunk form), logging on stderr.
 func (r *runState) recorder(head spec.Result) (*verdict.Recorder, error) {
 	opts := verdict.RecorderOptions{JSON: *r.jsonPath, Head: head, Log: r.stderr, Source: "campaign",
-		StoreOp: func(d *corpus.Dir, f spec.Finding) (string, error) {
-			return scan.StoreOpFinding(context.Background(), d, f, head.Env)
-		}}
+		StoreOp: scan.OpFindingStore(head.Env)}
 	rec, err := verdict.OpenRecorder(context.Background(), r.par.corpus, opts)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
@@ -228,7 +225,7 @@ func (r *runState) campaign(ctx context.Context) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, %d pairs of target and relation%s\n", *r.seed, *r.dur, c.CountPairs(), opSourcesWords(c))
+	fmt.Fprintf(r.stdout, "bitparity run: seed %d, %s, %d pairs of target and relation%s\n", *r.seed, *r.dur, c.CountPairs(), scan.SourcesWords(c.Sources))
 	run := &verdict.Run{Recorder: rec, Campaign: c, Progress: prog.Update}
 	if *r.targets == "" && *r.rels == "" && len(r.procs) == 0 && !r.par.parallel() {
 		run.Shares = []*fuzz.Source{transformer.SharedSource(*r.dur, r.trainOn, r.inferOn)}
@@ -340,21 +337,4 @@ func runSplitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// opSourcesWords names the campaign's targets of op packages for the head
-// line (", and the op targets A (batch_invariance), B (...)"), or "".
-func opSourcesWords(c *fuzz.Campaign) string {
-	var ns []string
-	for _, s := range c.Sources {
-		var rels []string
-		for _, j := range s.Jobs {
-			rels = append(rels, j.Relation)
-		}
-		ns = append(ns, fmt.Sprintf("%s (%s)", s.Name, strings.Join(rels, ", ")))
-	}
-	if len(ns) == 0 {
-		return ""
-	}
-	return ", and the op " + words.Plural(int64(len(ns)), "target ", "targets ") + strings.Join(ns, ", ")
 }
