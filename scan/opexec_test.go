@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz/external"
-	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/internal/pythontest"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 )
 
