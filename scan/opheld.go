@@ -6,15 +6,15 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/ops"
-	"github.com/bitparity/bitparity/spec"
 )
 
-// A scan of items of an op package's target runs its batches through an
+// A scan of an op package's target runs its batches through an
 // opRunner: a request a batch (opRequests, the op's CPU targets and
 // adapters that hold no op scan), or, for an adapter that holds op scans
-// (opHolder), the largest batch held once in the adapter's process and
-// each batch a step naming held items (opHeld), answered with a digest a
-// row (external.OpRowDigest). Rows travel in full only as witnesses, the
+// (opHolder), the draw's items (a scan of neighbours: and their
+// replacements) held once in the adapter's process and each batch a
+// step naming held items (opHeld), answered with a digest a row
+// (external.OpRowDigest). Rows travel in full only as witnesses, the
 // differing rows whose words a diff gives. Both give the same digests,
 // so the scan's map, classes, diffs, counts and certificate are the same.
 
@@ -38,12 +38,13 @@ type opRunner interface {
 	run(ctx context.Context, batches [][]int) ([]*opRows, error)
 }
 
-// newOpRunner is the runner of a scan of dimension dim of t on the
-// batch in: held in t's adapter when t holds op scans and dim is items,
-// else a request a batch. The one place that decides.
-func newOpRunner(t ops.Target, in ops.Input, dim string) opRunner {
-	if h, ok := t.(opHolder); ok && h.Holds() && dim == spec.ScanItems {
-		return &opHeld{h: h, in: in}
+// newOpRunner is the runner of a scan of t on the items of in: held in
+// t's adapter when t holds op scans, else a request a batch. The one
+// place that decides. The scan asks for the prefixes 1, 2, ..., upTo
+// in turn (0: it does not), which a held runner asks for ahead.
+func newOpRunner(t ops.Target, in ops.Input, upTo int) opRunner {
+	if h, ok := t.(opHolder); ok && h.Holds() {
+		return &opHeld{h: h, in: in, upTo: upTo}
 	}
 	return &opRequests{t: t, in: in}
 }
@@ -118,13 +119,14 @@ func (q *opRequests) run(ctx context.Context, batches [][]int) ([]*opRows, error
 }
 
 // opHeld runs every batch as a step of the adapter that holds in, sent
-// with the first step (Hold). A prefix of the held items asked for
-// alone is asked with the prefixes that follow it (the scan asks for
-// them next), within aheadSteps steps and aheadRows rows, and answered
-// from those.
+// with the first step (Hold). A prefix of n <= upTo held items asked for
+// alone is asked with the prefixes that follow it up to upTo (the scan
+// asks for them next), within aheadSteps steps and aheadRows rows, and
+// answered from those.
 type opHeld struct {
 	h     opHolder
 	in    ops.Input
+	upTo  int
 	sent  bool
 	ahead map[int]*opRows // answers to prefixes asked for ahead, by size
 }
@@ -156,7 +158,7 @@ func (q *opHeld) run(ctx context.Context, batches [][]int) ([]*opRows, error) {
 	if err := q.hold(ctx); err != nil {
 		return nil, err
 	}
-	if len(batches) == 1 && isPrefix(batches[0]) {
+	if len(batches) == 1 && isPrefix(batches[0]) && len(batches[0]) <= q.upTo {
 		r, err := q.prefix(ctx, len(batches[0]))
 		return []*opRows{r}, err
 	}
@@ -181,7 +183,7 @@ func (q *opHeld) prefix(ctx context.Context, n int) (*opRows, error) {
 	}
 	batches := [][]int{identity(n)}
 	rows := n
-	for m := n + 1; m <= q.in.Items() && len(batches) < aheadSteps && rows+m <= aheadRows; m++ {
+	for m := n + 1; m <= q.upTo && len(batches) < aheadSteps && rows+m <= aheadRows; m++ {
 		batches = append(batches, identity(m))
 		rows += m
 	}

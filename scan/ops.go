@@ -143,10 +143,10 @@ func (sc *scanner) newOp(s spec.ScanSpec) error {
 }
 
 // opDraw scans draw k of an op package's target's scan and returns the
-// class of each value (driftmap.Label of its bits). A scan of items runs
-// its batches through newOpRunner's runner: held in an adapter that holds
-// op scans, else a request a batch; a scan of neighbours sends each batch
-// as a request.
+// class of each value (driftmap.Label of its bits). Its batches run
+// through newOpRunner's runner, on the draw's items (and for a scan of
+// neighbours the replacements after them, withOther): held in an adapter
+// that holds op scans, else a request a batch.
 func (sc *scanner) opDraw(ctx context.Context, k int) ([]string, error) {
 	s, t, res, values := sc.s, sc.op, sc.res, sc.values
 	d := ops.Draw{Shape: s.Shape.Dims, DType: sc.dt, Dist: string(sc.draws[k]), Seed: s.Seed + uint64(k)}
@@ -155,18 +155,23 @@ func (sc *scanner) opDraw(ctx context.Context, k int) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
 	}
-	run := newOpRunner(t, in, s.Dim)
+	held, upTo := in, s.To      // the items the runner holds, the prefixes asked in turn
+	if s.Dim == DimNeighbours { // in, then other's items; prefixes from the start only
+		upTo = 0
+		other, err := op.Seeded(d, keys(1<<40, s.To))
+		if err != nil {
+			return nil, err
+		}
+		if held, err = withOther(in, other); err != nil {
+			return nil, err
+		}
+	}
+	run := newOpRunner(t, held, upTo)
 	alone, err := run.alone(ctx, s.To)
 	if err != nil {
 		return nil, err
 	}
 	res.Batches += int64(s.To)
-	var other ops.Input
-	if s.Dim == DimNeighbours {
-		if other, err = op.Seeded(d, keys(1<<40, s.To)); err != nil {
-			return nil, err
-		}
-	}
 	classes := make([]string, len(values))
 	prev := false // the previous value differed
 	for i, v := range values {
@@ -178,17 +183,15 @@ func (sc *scanner) opDraw(ctx context.Context, k int) ([]string, error) {
 		against := "item alone"
 		if s.Dim == DimNeighbours {
 			against = "other rows replaced"
-			ch, err := ops.NeighbourReplacement(ctx, t, in, other, v)
-			if err != nil {
+			var err error
+			if rows, words, err = neighbours(ctx, run, op, in, v, s.To); err != nil {
 				return nil, err
 			}
 			res.Batches += 3
 			classes[i] = "="
-			if len(ch.Rows) > 0 {
+			if len(rows) > 0 {
 				classes[i] = "differs"
 			}
-			rows = ch.Rows
-			words = func() (string, error) { return op.Words(ch.Batch, ch.Want, ch.Got, ch.Rows), nil }
 		} else {
 			got, err := run.run(ctx, [][]int{identity(v)})
 			if err != nil {
@@ -226,6 +229,81 @@ func (sc *scanner) opDraw(ctx context.Context, k int) ([]string, error) {
 		classes[i] = driftmap.Label(c)
 	}
 	return classes, nil
+}
+
+// withOther is the batch of the items of in followed by those of other
+// (as many): a scan of neighbours holds it, item to+r being other's item
+// r.
+func withOther(in, other ops.Input) (ops.Input, error) {
+	n := in.Items()
+	b, err := in.Gather(append(identity(n), identity(n)...))
+	if err != nil {
+		return nil, err
+	}
+	at := make([]int, n)
+	for i := range at {
+		at[i] = n + i
+	}
+	return b.Replace(at, other)
+}
+
+// neighbours is ops.NeighbourReplacement on the held items of a scan of
+// neighbours (withOther: in, then other's items from to on): the batch A
+// of the first v items, B keeping A's even positions and taking other's
+// items at the odd ones (held item to+r at position r), C keeping the odd
+// ones; it returns the rows of A that differ from B's (r even) or C's (r
+// odd), and their words. At v = 1 no neighbour is replaced: only A runs.
+func neighbours(ctx context.Context, run opRunner, op ops.Op, in ops.Input, v, to int) ([]int, func() (string, error), error) {
+	a := identity(v)
+	batches := [][]int{a}
+	if v > 1 {
+		for keep := range 2 {
+			b := identity(v)
+			for r := range b {
+				if r%2 != keep {
+					b[r] = to + r
+				}
+			}
+			batches = append(batches, b)
+		}
+	}
+	outs, err := run.run(ctx, batches)
+	if err != nil {
+		return nil, nil, fmt.Errorf("a batch of %d with its neighbours replaced: %w", v, err)
+	}
+	var kept [2][]int // the differing rows whose reference is B's (even) and C's (odd)
+	var all []int
+	for r := range v {
+		if v > 1 && outs[0].d[r] != outs[1+r%2].d[r] {
+			kept[r%2] = append(kept[r%2], r)
+			all = append(all, r)
+		}
+	}
+	words := func() (string, error) {
+		got, err := outs[0].rows(ctx, all)
+		if err != nil {
+			return "", err
+		}
+		want := ops.NewOutput(got.Columns, v)
+		for k, rs := range kept {
+			if len(rs) == 0 {
+				continue
+			}
+			o, err := outs[1+k].rows(ctx, rs)
+			if err != nil {
+				return "", err
+			}
+			for _, r := range rs {
+				want.CopyRow(r, o, r)
+			}
+		}
+		b, err := in.Gather(a)
+		if err != nil {
+			return "", err
+		}
+		return op.Words(b, want, got, all), nil
+	}
+	return all, words, nil
 }
 
 // itemsWords says how rows of the batch of the first v items of in (got)
