@@ -260,11 +260,11 @@ func (r *digestRows) Release() {}
 // talkFields are the hello's fields that say how an adapter talks, not
 // what it computes: a certificate neither records nor compares them.
 var talkFields = map[string]bool{"frame": true, "seq": true, "protocol": true, "scan_against": true, "scan_batches": true, "scan_cuts": true,
-	"scan_gen": true}
+	"scan_gen": true, "scan_ops": true}
 
 // AdapterIdentity is what a certificate records of an adapter's hello:
 // every field but frame, seq, protocol, scan_against, scan_batches,
-// scan_cuts and scan_gen (name, op, device, schedule, about, versions, backend, scan,
+// scan_cuts, scan_gen and scan_ops (name, op, device, schedule, about, versions, backend, scan,
 // ...).
 func AdapterIdentity(hello map[string]string) map[string]string {
 	id := make(map[string]string, len(hello))

@@ -3,11 +3,13 @@ package scan
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/internal/pythontest"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -72,4 +74,86 @@ func TestScanOpExec(t *testing.T) {
 			t.Errorf("%s: diffs %+v, want the first at %d saying %q", what, r.Diffs, tt.onset, tt.words)
 		}
 	}
+}
+
+// TestScanOpExecHeld: scans of items of the NumPy adapter's op-package
+// ops held in the adapter (its hello's scan_ops, the kit's default) give
+// the same map, classes, diffs, counts and certificate as the same scans
+// with every batch a request (BITPARITY_SCAN_OPS=none withholds the
+// field), in a fraction of the frames: the router that breaks ties
+// highest index first from 40 tokens (a drift, its diff's words from
+// fetched rows), the exact router and router GEMM, per-token FP8
+// (certified) and per-tensor FP8 (rows differ from 2 tokens on), over
+// tokens and over neighbours (the other rows replaced: the items and the
+// replacements held together).
+func TestScanOpExecHeld(t *testing.T) {
+	py := pythontest.NumPy(t)
+	for _, tt := range []struct {
+		args []string
+		s    spec.ScanSpec
+		rule string // "" certified, "*" any map
+	}{
+		{[]string{"moe_route", "--moe-tie-high-from", "40"}, spec.ScanSpec{To: 44, Shape: dims("experts", 32, "top_k", 4), Dists: []spec.Dist{"sensitive"}},
+			"tokens <= 39 -> A, tokens >= 40 -> B"},
+		{[]string{"moe_route"}, spec.ScanSpec{To: 70, Shape: dims("experts", 16, "top_k", 4)}, ""},
+		{[]string{"moe_router"}, spec.ScanSpec{To: 24, Shape: dims("hidden", 32, "experts", 16, "top_k", 2)}, ""},
+		{[]string{"quant_fp8"}, spec.ScanSpec{To: 40, Shape: dims("hidden", 64), In: "bf16"}, ""},
+		{[]string{"quant_fp8", "--fp8-scaling", "per_tensor"}, spec.ScanSpec{To: 12, Shape: dims("hidden", 32)}, "*"},
+		{[]string{"quant_fp8", "--fp8-scaling", "per_tensor"}, spec.ScanSpec{Dim: DimNeighbours, To: 12, Shape: dims("hidden", 32)}, "tokens <= 1 -> A, tokens >= 2 -> B"},
+		{[]string{"quant_fp8"}, spec.ScanSpec{Dim: DimNeighbours, To: 20, Shape: dims("hidden", 32)}, ""},
+		{[]string{"moe_route", "--moe-tie-high-from", "8"}, spec.ScanSpec{Dim: DimNeighbours, To: 16, Shape: dims("experts", 16, "top_k", 4), Dists: []spec.Dist{"ties"}}, "*"},
+	} {
+		what := strings.Join(tt.args, " ") + " " + tt.s.Dim
+		var res [2]*Result
+		var frames [2]int
+		for i, env := range []string{"", "BITPARITY_SCAN_OPS=none"} {
+			s := tt.s
+			var ot *external.OpTarget
+			s.Target, ot = opAdapterEnv(t, adapter(py, "numpy_ops.py", tt.args...), env)
+			if held := env == ""; ot.Holds() != held {
+				t.Fatalf("%s %s: Holds %v, want %v", what, env, ot.Holds(), held)
+			}
+			r, err := Run(context.Background(), s, Options{})
+			if err != nil {
+				t.Fatalf("%s %s: %v", what, env, err)
+			}
+			res[i], frames[i] = r, ot.Process().Frames()
+		}
+		held, req := res[0], res[1]
+		if (held.Certificate != nil) != (tt.rule == "") || tt.rule != "" && tt.rule != "*" && held.Map.Rule != tt.rule {
+			t.Errorf("%s: certificate %v, map %q, diffs %+v; want %q", what, held.Certificate != nil, held.Map.Rule, held.Diffs, tt.rule)
+		}
+		sameScan(t, what+" held", held, what+" per request", req)
+		if held.Certificate != nil && req.Certificate != nil {
+			a, b := held.Certificate, req.Certificate
+			if a.Schedule != b.Schedule || a.Batches != b.Batches || a.RowsCompared != b.RowsCompared || !reflect.DeepEqual(a.Hello, b.Hello) {
+				t.Errorf("%s: certificates differ: %+v against %+v", what, a, b)
+			}
+		}
+		if frames[0] >= frames[1] || tt.rule == "" && tt.s.Dim == "" && 4*frames[0] > frames[1] {
+			t.Errorf("%s: %d frames held, %d per request: want fewer (a quarter at most for a certified scan of tokens)", what, frames[0], frames[1])
+		}
+	}
+}
+
+// opAdapterEnv is opAdapter with the environment variable env
+// ("KEY=VALUE", "" none) set for the adapter; it returns the name and
+// the op target.
+func opAdapterEnv(t testing.TB, cmdline, env string) (string, *external.OpTarget) {
+	t.Helper()
+	name := fmt.Sprintf("exec:test-op-%d", adapterTargets.Add(1))
+	opts := external.Options{Name: name}
+	if env != "" {
+		opts.Env = []string{env}
+	}
+	et, err := external.Add(cmdline, "", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { et.Close() })
+	ot, ok := all.Lookup(name)
+	if !ok {
+		t.Fatalf("%s: not registered with the op packages' targets", name)
+	}
+	return name, ot.(*external.OpTarget)
 }

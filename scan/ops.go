@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/driftmap"
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/ops"
 	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/oracle"
@@ -142,7 +143,10 @@ func (sc *scanner) newOp(s spec.ScanSpec) error {
 }
 
 // opDraw scans draw k of an op package's target's scan and returns the
-// class of each value (driftmap.Label of its bits).
+// class of each value (driftmap.Label of its bits). Its batches run
+// through newOpRunner's runner, on the draw's items (and for a scan of
+// neighbours the replacements after them, withOther): held in an adapter
+// that holds op scans, else a request a batch.
 func (sc *scanner) opDraw(ctx context.Context, k int) ([]string, error) {
 	s, t, res, values := sc.s, sc.op, sc.res, sc.values
 	d := ops.Draw{Shape: s.Shape.Dims, DType: sc.dt, Dist: string(sc.draws[k]), Seed: s.Seed + uint64(k)}
@@ -151,54 +155,74 @@ func (sc *scanner) opDraw(ctx context.Context, k int) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
 	}
-	alone, err := ops.Alone(ctx, t, in)
+	held, upTo := in, s.To      // the items the runner holds, the prefixes asked in turn
+	if s.Dim == DimNeighbours { // in, then other's items; prefixes from the start only
+		upTo = 0
+		other, err := op.Seeded(d, keys(1<<40, s.To))
+		if err != nil {
+			return nil, err
+		}
+		if held, err = withOther(in, other); err != nil {
+			return nil, err
+		}
+	}
+	run := newOpRunner(t, held, upTo)
+	alone, err := run.alone(ctx, s.To)
 	if err != nil {
 		return nil, err
 	}
 	res.Batches += int64(s.To)
-	var other ops.Input
-	if s.Dim == DimNeighbours {
-		if other, err = op.Seeded(d, keys(1<<40, s.To)); err != nil {
-			return nil, err
-		}
-	}
 	classes := make([]string, len(values))
 	prev := false // the previous value differed
 	for i, v := range values {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		var ch *ops.Check
+		var rows []int
+		var words func() (string, error) // the diff's words, when it is kept
 		against := "item alone"
 		if s.Dim == DimNeighbours {
 			against = "other rows replaced"
-			ch, err = ops.NeighbourReplacement(ctx, t, in, other, v)
+			var err error
+			if rows, words, err = neighbours(ctx, run, op, in, v, s.To); err != nil {
+				return nil, err
+			}
 			res.Batches += 3
 			classes[i] = "="
-			if err == nil && len(ch.Rows) > 0 {
+			if len(rows) > 0 {
 				classes[i] = "differs"
 			}
 		} else {
-			ch, err = ops.BatchInvariance(ctx, t, in, alone, v)
-			res.Batches++
-			if err == nil {
-				classes[i], err = panelClass(ctx, t, in, alone, ch, v, s.To, res)
+			got, err := run.run(ctx, [][]int{identity(v)})
+			if err != nil {
+				return nil, err
 			}
-		}
-		if err != nil {
-			return nil, err
+			res.Batches++
+			for r := range v {
+				if got[0].d[r] != alone.d[r] {
+					rows = append(rows, r)
+				}
+			}
+			if classes[i], err = panelClass(ctx, run, alone, got[0], v, s.To, res); err != nil {
+				return nil, err
+			}
+			words = func() (string, error) { return itemsWords(ctx, op, in, alone, got[0], v, rows) }
 		}
 		res.RowsCompared += int64(v)
-		res.Differing += int64(len(ch.Rows))
-		differs := len(ch.Rows) > 0
+		res.Differing += int64(len(rows))
+		differs := len(rows) > 0
 		if differs && (!prev || v == s.To) {
-			res.Diffs = append(res.Diffs, Diff{Draw: spec.Dist(d.Dist), Value: v, Rows: len(ch.Rows), FirstRow: ch.Rows[0],
-				Against: against, Words: op.Words(ch.Batch, ch.Want, ch.Got, ch.Rows)})
+			w, err := words()
+			if err != nil {
+				return nil, err
+			}
+			res.Diffs = append(res.Diffs, Diff{Draw: spec.Dist(d.Dist), Value: v, Rows: len(rows), FirstRow: rows[0],
+				Against: against, Words: w})
 		}
 		prev = differs
 		sc.step()
 	}
-	if err := oracleParity(ctx, t, in, d.Dist, s.To, res); err != nil {
+	if err := oracleParity(ctx, t, run, in, d.Dist, s.To, res); err != nil {
 		return nil, err
 	}
 	for i, c := range classes {
@@ -207,69 +231,167 @@ func (sc *scanner) opDraw(ctx context.Context, k int) ([]string, error) {
 	return classes, nil
 }
 
-// oracleParity compares t's rows of the largest batch in with the oracle
-// of t's declared policy on the same batch.
-func oracleParity(ctx context.Context, t ops.Target, in ops.Input, dist string, to int, res *Result) error {
-	got, err := t.Run(ctx, in)
+// withOther is the batch of the items of in followed by those of other
+// (as many): a scan of neighbours holds it, item to+r being other's item
+// r.
+func withOther(in, other ops.Input) (ops.Input, error) {
+	n := in.Items()
+	b, err := in.Gather(append(identity(n), identity(n)...))
 	if err != nil {
-		return fmt.Errorf("%s on a batch of %d: %w", t.Name(), to, err)
+		return nil, err
+	}
+	at := make([]int, n)
+	for i := range at {
+		at[i] = n + i
+	}
+	return b.Replace(at, other)
+}
+
+// neighbours is ops.NeighbourReplacement on the held items of a scan of
+// neighbours (withOther: in, then other's items from to on): the batch A
+// of the first v items, B keeping A's even positions and taking other's
+// items at the odd ones (held item to+r at position r), C keeping the odd
+// ones; it returns the rows of A that differ from B's (r even) or C's (r
+// odd), and their words. At v = 1 no neighbour is replaced: only A runs.
+func neighbours(ctx context.Context, run opRunner, op ops.Op, in ops.Input, v, to int) ([]int, func() (string, error), error) {
+	a := identity(v)
+	batches := [][]int{a}
+	if v > 1 {
+		for keep := range 2 {
+			b := identity(v)
+			for r := range b {
+				if r%2 != keep {
+					b[r] = to + r
+				}
+			}
+			batches = append(batches, b)
+		}
+	}
+	outs, err := run.run(ctx, batches)
+	if err != nil {
+		return nil, nil, fmt.Errorf("a batch of %d with its neighbours replaced: %w", v, err)
+	}
+	var kept [2][]int // the differing rows whose reference is B's (even) and C's (odd)
+	var all []int
+	for r := range v {
+		if v > 1 && outs[0].d[r] != outs[1+r%2].d[r] {
+			kept[r%2] = append(kept[r%2], r)
+			all = append(all, r)
+		}
+	}
+	words := func() (string, error) {
+		got, err := outs[0].rows(ctx, all)
+		if err != nil {
+			return "", err
+		}
+		want := ops.NewOutput(got.Columns, v)
+		for k, rs := range kept {
+			if len(rs) == 0 {
+				continue
+			}
+			o, err := outs[1+k].rows(ctx, rs)
+			if err != nil {
+				return "", err
+			}
+			for _, r := range rs {
+				want.CopyRow(r, o, r)
+			}
+		}
+		b, err := in.Gather(a)
+		if err != nil {
+			return "", err
+		}
+		return op.Words(b, want, got, all), nil
+	}
+	return all, words, nil
+}
+
+// itemsWords says how rows of the batch of the first v items of in (got)
+// differ from the same items alone, in the op's words (Op.Words), from
+// those rows fetched in full.
+func itemsWords(ctx context.Context, op ops.Op, in ops.Input, alone, got *opRows, v int, rows []int) (string, error) {
+	b, err := in.Gather(identity(v))
+	if err != nil {
+		return "", err
+	}
+	a, err := alone.rows(ctx, rows)
+	if err != nil {
+		return "", err
+	}
+	g, err := got.rows(ctx, rows)
+	if err != nil {
+		return "", err
+	}
+	want := ops.NewOutput(a.Columns, v)
+	for _, r := range rows {
+		want.CopyRow(r, a, r)
+	}
+	return op.Words(b, want, g, rows), nil
+}
+
+// oracleParity compares t's rows of the largest batch in (run by run)
+// with the oracle of t's declared policy on the same batch, by their
+// digests (external.OpRowDigest).
+func oracleParity(ctx context.Context, t ops.Target, run opRunner, in ops.Input, dist string, to int, res *Result) error {
+	got, err := run.run(ctx, [][]int{identity(to)})
+	if err != nil {
+		return err
 	}
 	ref, err := t.Op().Reference(in, t.Declared())
 	if err != nil {
 		return err
 	}
-	if err := got.SameColumns(ref); err != nil {
-		return fmt.Errorf("%s against its oracle: %w", t.Name(), err)
-	}
 	var rows []int
 	for r := range to {
-		if !got.SameRow(r, ref, r) {
+		if got[0].d[r] != external.OpRowDigest(ref, r) {
 			rows = append(rows, r)
 		}
 	}
 	res.Batches++
 	res.RowsCompared += int64(to)
 	if len(rows) > 0 {
+		g, err := got[0].rows(ctx, rows)
+		if err != nil {
+			return err
+		}
+		if err := g.SameColumns(ref); err != nil {
+			return fmt.Errorf("%s against its oracle: %w", t.Name(), err)
+		}
 		res.Differing += int64(len(rows))
 		res.Diffs = append(res.Diffs, Diff{Draw: spec.Dist(dist), Value: to, Rows: len(rows), FirstRow: rows[0], Against: "oracle",
-			Words: t.Op().Words(in, ref, got, rows)})
+			Words: t.Op().Words(in, ref, g, rows)})
 	}
 	return nil
 }
 
 // panelClass is the class of v in a scan of items: panel items 0..P-1
-// computed in batches of v items (the step's batch ch, then for v < P
-// batches of items first..first+v-1 mod To, first = v, 2v, ...), each
-// written "=" when equal to the item alone, else as its row digest.
-func panelClass(ctx context.Context, t ops.Target, in ops.Input, alone *ops.Output, ch *ops.Check, v, to int, res *Result) (string, error) {
+// computed in batches of v items (got, the step's batch, then for v < P
+// the batches panelBatches(v, to), run together), each written "=" when
+// equal to the item alone, else as its row digest (external.OpRowDigest)
+// in hex.
+func panelClass(ctx context.Context, run opRunner, alone, got *opRows, v, to int, res *Result) (string, error) {
 	p := min(to, PanelItems)
 	bits := make([]string, 0, p)
-	add := func(o *ops.Output, r, item int) {
-		if o.SameRow(r, alone, item) {
+	add := func(d uint64, item int) {
+		if d == alone.d[item] {
 			bits = append(bits, "=")
 		} else {
-			bits = append(bits, o.Digest(r))
+			bits = append(bits, fmt.Sprintf("%016x", d))
 		}
 	}
 	for r := range min(v, p) {
-		add(ch.Got, r, r)
+		add(got.d[r], r)
 	}
-	for first := v; first < p; first += v {
-		ids := make([]int, v)
-		for i := range ids {
-			ids[i] = (first + i) % to
-		}
-		b, err := in.Gather(ids)
+	if bs := panelBatches(v, to); len(bs) > 0 {
+		outs, err := run.run(ctx, bs)
 		if err != nil {
 			return "", err
 		}
-		o, err := t.Run(ctx, b)
-		if err != nil {
-			return "", fmt.Errorf("%s on a batch of %d: %w", t.Name(), v, err)
-		}
-		res.Batches++
-		for i := range min(v, p-first) {
-			add(o, i, ids[i])
+		res.Batches += int64(len(bs))
+		for k, b := range bs {
+			for i := range min(v, p-b[0]) {
+				add(outs[k].d[i], b[i])
+			}
 		}
 	}
 	return strings.Join(bits, " "), nil

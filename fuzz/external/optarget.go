@@ -19,8 +19,9 @@ import (
 // packages"). It shares the process, its restarts and its errors with
 // the Target it wraps.
 type OpTarget struct {
-	t  *Target
-	op ops.WireOp
+	t    *Target
+	op   ops.WireOp
+	held *opHeld // the batch the adapter holds for a scan (opscan.go); t.mu guards it
 }
 
 var _ ops.Target = (*OpTarget)(nil)

@@ -29,7 +29,7 @@ import os
 import numpy as np
 
 from . import dtypes, frames
-from .request import OP_INPUTS, Request
+from .request import OP_INPUTS, OP_KEYWORDS, OP_OUTPUTS, Request
 
 SCAN_VERSION = 1
 # BATCHES_VERSION is the hello's scan_batches field: the adapter takes a
@@ -50,6 +50,26 @@ ENV_AGAINST = "BITPARITY_SCAN_AGAINST"
 # reads its compares (once, after its last batch): the batches past it
 # are run again when they have rows to name.
 KEEP_BYTES = 512 << 20
+
+
+# OPS_VERSION is the hello's scan_ops field (the op packages' ops:
+# moe_route, moe_router, quant_fp8): the adapter holds a scan's batch of
+# its op and answers steps with a digest of each row's words (OpHeld).
+OPS_VERSION = 1
+
+# ENV_OPS names the environment variable that withholds the hello's
+# scan_ops field when it is "none": the harness then sends every batch of
+# an op's scan as a request, as before the field existed (to compare the
+# two).
+ENV_OPS = "BITPARITY_SCAN_OPS"
+
+
+def ops_field(op):
+    """The hello's scan_ops field for op: OPS_VERSION for the op packages'
+    ops, "" for the others or when the environment says none."""
+    if op not in OP_OUTPUTS or os.environ.get(ENV_OPS, "").strip() == "none":
+        return ""
+    return str(OPS_VERSION)
 
 
 # ENV_BATCHES names the environment variable that withholds the hello's
@@ -148,7 +168,8 @@ def _torch_bits_digests(a):
 def items_of(op, t):
     """The number of items of a batch of tensors t (wire, array): rows
     (rmsnorm, gemm, logprob), sequences (prefill), requests (decode)."""
-    first = {"rmsnorm": "x", "gemm": "x", "logprob": "logits", "attn_prefill": "q", "attn_decode": "q"}[op]
+    first = {"rmsnorm": "x", "gemm": "x", "logprob": "logits", "attn_prefill": "q", "attn_decode": "q",
+             "moe_route": "logits", "moe_router": "x", "quant_fp8": "x"}[op]
     return t[first][1].shape[0]
 
 
@@ -252,7 +273,8 @@ def _picked(op, t, sel):
             tok = decode_tokens(lens, sel)
     along = {"rmsnorm": {"x": it}, "gemm": {"x": it}, "logprob": {"logits": it, "targets": it},
              "attn_prefill": {"q": it, "k": it, "v": it},
-             "attn_decode": {"q": it, "kv_lens": it, "k": tok, "v": tok}}[op]
+             "attn_decode": {"q": it, "kv_lens": it, "k": tok, "v": tok},
+             "moe_route": {"logits": it}, "moe_router": {"x": it}, "quant_fp8": {"x": it}}[op]
     return [(n, t[n], along.get(n)) for n in t]
 
 
@@ -676,6 +698,90 @@ class Held:
         out = [("y", wire, _host(_take(y, fetch)).view(frames.WIRE_NUMPY[wire]))]
         if t is not None:
             out.append(("taps", "F32", _host(_take(t, fetch)).view(np.float32)))
+        return out
+
+
+def column_words(op, cols):
+    """The op package's output columns (one array a column, as its array
+    function returns them) as the words of its rows' digests, [rows, n]
+    uint32 on the host: the columns one after another, each element one
+    word, the 32 bits of an int32 or float32 element, the byte of a uint8
+    one (dtypes.to_column's wire dtypes)."""
+    spec = OP_OUTPUTS[op]
+    if not isinstance(cols, (tuple, list)) or len(cols) != len(spec):
+        raise TypeError("op %s returned %s: want a tuple of %d arrays (%s)" % (
+            op, type(cols).__name__, len(spec), ", ".join(n for n, _ in spec)))
+    words, rows = [], None
+    for (name, wire), y in zip(spec, cols):
+        try:
+            a = dtypes.to_column(y, wire)
+        except dtypes.DTypeError as e:
+            raise dtypes.DTypeError("column %s: %s" % (name, e)) from None
+        if rows is None:
+            rows = a.shape[0] if a.ndim else 1
+        if rows == 0 or a.size % rows:
+            raise ValueError("column %s: %d values (shape %s) do not split into %d rows" % (name, a.size, list(a.shape), rows))
+        a = a.reshape(rows, -1)
+        words.append(a.astype(np.uint32) if wire == "U8" else a.view(np.uint32))
+    return np.ascontiguousarray(np.concatenate(words, axis=1))
+
+
+class OpHeld(Held):
+    """The batch of a hold frame of an op package's op (moe_route,
+    moe_router, quant_fp8) and how its steps run: as Held's, a row an
+    item, whose bits are the words of its columns (column_words), no
+    taps; fetched rows go back one tensor a column, as a request's reply."""
+
+    def __init__(self, op, o, meta, tensors, arrays):
+        if op not in OP_OUTPUTS:
+            raise ValueError("hold: op %r is not an op package's (want %s)" % (op, ", ".join(OP_OUTPUTS)))
+        self.op, self.o, self.meta, self.t, self.arrays = op, o, meta, tensors, arrays
+        self.items = items_of(op, tensors)
+        self.dims = Request(meta, {}).dims
+        # each column's width: the elements of a row (its words)
+        k = self.dims.get("top_k", 0)
+        self.widths = [self.dims["hidden"], 1] if op == "quant_fp8" else [k, k]
+        self.kr, self.cols, self.alone, self.dev = 1, sum(self.widths), None, None
+        if not o.request and arrays.kind != "numpy":
+            # array functions on a device: the inputs go there once.
+            self.dev = {n: arrays.convert(w, a) for n, (w, a) in tensors.items()}
+
+    def run(self, sel):
+        """The op's columns on the batch of held items sel."""
+        picked = _picked(self.op, self.t, sel)
+        kw = {k: self.dims[k] for k in OP_KEYWORDS[self.op]}
+        if self.dev is None:
+            from .serve import call
+            t = {n: (w, a[ix] if ix is not None else a) for n, (w, a), ix in picked}
+            return call(self.op, self.o, Request(dict(self.meta, frame="request"), t), self.arrays)
+        args = {n: self.dev[n] if ix is None else self.dev[n][self._index(ix)] for n, _, ix in picked}
+        return self.o.fn(*[args[n] for n in OP_INPUTS[self.op]], **kw)
+
+    def part(self, sel, at):
+        rows = len(sel)
+        w = column_words(self.op, self.run(sel))
+        if w.shape[0] != rows:
+            raise ValueError("op %s returned %d rows for a batch of %d items" % (self.op, w.shape[0], rows))
+        if w.shape[1] != self.cols:
+            raise ValueError("op %s returned rows of %d words, want %d (%s)" % (
+                self.op, w.shape[1], self.cols, ", ".join("%s %d" % (n, c) for (n, _), c in zip(OP_OUTPUTS[self.op], self.widths))))
+        return _Part(at, rows, w, None)
+
+    def _fetched(self, y, t, fetch):
+        """The rows fetch of bits y as the op's columns, one tensor a
+        column [len(fetch), width] of its wire dtype."""
+        if fetch is None:
+            return []
+        rows = _host(_take(y, fetch)).astype(np.uint32, copy=False)
+        out, at = [], 0
+        for (name, wire), width in zip(OP_OUTPUTS[self.op], self.widths):
+            c = np.ascontiguousarray(rows[:, at:at + width])
+            at += width
+            if wire == "U8":
+                a = c.astype(np.uint8)
+            else:
+                a = c.view("<i4" if wire == "I32" else "<f4")
+            out.append((name, wire, a))
         return out
 
 

@@ -341,7 +341,7 @@ class Loop:
             self.held = None  # the old batch goes first
             if meta.get("path", "") not in ("", "sequences"):
                 raise ValueError("hold: path=%r (this adapter holds: sequences)" % meta["path"])
-            kind = paths.Sequences if meta.get("path") == "sequences" else scan.Held
+            kind = paths.Sequences if meta.get("path") == "sequences" else scan.OpHeld if self.op in OP_OUTPUTS else scan.Held
             self.held = kind(self.op, self.ops[self.op], meta, tensors, self.arrays)
             self.conn.write({"frame": "held", "seq": seq, "items": self.held.items})
         elif kind == "step":
@@ -376,7 +376,7 @@ class Loop:
     def need_scan(self, meta):
         if self.op is None:
             raise frames.ProtocolError("hold before hello")
-        if self.op == "transformer" or self.op in OP_OUTPUTS:
+        if self.op == "transformer" or (self.op in OP_OUTPUTS and not scan.ops_field(self.op)):
             raise Unsupported("op %s does not scan with held batches" % self.op)
         if meta.get("op") != self.op:
             raise Unsupported("hold for op %r, this adapter runs %r" % (meta.get("op"), self.op))
@@ -396,6 +396,7 @@ class Loop:
         self.op = want
         o = self.ops[want]
         held = want not in ("transformer",) + tuple(OP_OUTPUTS)  # the ops the scan frames carry
+        held_op = scan.ops_field(want)  # an op package's op: its own scan frames (scan_ops)
         self.conn.write({
             "frame": "hello", "protocol": frames.PROTOCOL, "seq": seq, "op": want,
             "name": "%s.%s" % (self.name, want), "device": self.device,
@@ -405,8 +406,9 @@ class Loop:
             "about": o.about or self.about,
             "versions": self.arrays.versions(), "backend": self.arrays.kind,
             "scan": str(scan.SCAN_VERSION) if held else "",
-            "scan_against": scan.against() if held else "",
+            "scan_against": scan.against() if held or held_op else "",
             "scan_batches": scan.batches_field() if held else "",
             "scan_gen": gen.field(self.arrays) if held else "",
             "scan_cuts": paths.cuts_field(want),
+            "scan_ops": held_op,
         })
