@@ -6,6 +6,7 @@ import (
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/spec"
 )
 
 // A scan of an op package's target runs its batches through an
@@ -88,7 +89,7 @@ func (q *opRequests) alone(ctx context.Context, n int) (*opRows, error) {
 	in := q.in
 	if n != in.Items() {
 		var err error
-		if in, err = in.Gather(identity(n)); err != nil {
+		if in, err = in.Gather(spec.Iota(n)); err != nil {
 			return nil, err
 		}
 	}
@@ -103,7 +104,7 @@ func (q *opRequests) run(ctx context.Context, batches [][]int) ([]*opRows, error
 	out := make([]*opRows, len(batches))
 	for k, ids := range batches {
 		b := q.in
-		if len(ids) != b.Items() || !isPrefix(ids) {
+		if len(ids) != b.Items() || !spec.IsIota(ids) {
 			var err error
 			if b, err = q.in.Gather(ids); err != nil {
 				return nil, err
@@ -146,7 +147,7 @@ func (q *opHeld) alone(ctx context.Context, n int) (*opRows, error) {
 	if err := q.hold(ctx); err != nil {
 		return nil, err
 	}
-	ids := identity(n)
+	ids := spec.Iota(n)
 	st, err := q.h.Step(ctx, [][]int{ids}, true, nil)
 	if err != nil {
 		return nil, err
@@ -158,7 +159,7 @@ func (q *opHeld) run(ctx context.Context, batches [][]int) ([]*opRows, error) {
 	if err := q.hold(ctx); err != nil {
 		return nil, err
 	}
-	if len(batches) == 1 && isPrefix(batches[0]) && len(batches[0]) <= q.upTo {
+	if len(batches) == 1 && spec.IsIota(batches[0]) && len(batches[0]) <= q.upTo {
 		r, err := q.prefix(ctx, len(batches[0]))
 		return []*opRows{r}, err
 	}
@@ -181,10 +182,10 @@ func (q *opHeld) prefix(ctx context.Context, n int) (*opRows, error) {
 		delete(q.ahead, n)
 		return r, nil
 	}
-	batches := [][]int{identity(n)}
+	batches := [][]int{spec.Iota(n)}
 	rows := n
 	for m := n + 1; m <= q.upTo && len(batches) < aheadSteps && rows+m <= aheadRows; m++ {
-		batches = append(batches, identity(m))
+		batches = append(batches, spec.Iota(m))
 		rows += m
 	}
 	sts, err := q.h.Step(ctx, batches, false, nil)

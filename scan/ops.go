@@ -193,7 +193,7 @@ func (sc *scanner) opDraw(ctx context.Context, k int) ([]string, error) {
 				classes[i] = "differs"
 			}
 		} else {
-			got, err := run.run(ctx, [][]int{identity(v)})
+			got, err := run.run(ctx, [][]int{spec.Iota(v)})
 			if err != nil {
 				return nil, err
 			}
@@ -236,7 +236,7 @@ func (sc *scanner) opDraw(ctx context.Context, k int) ([]string, error) {
 // r.
 func withOther(in, other ops.Input) (ops.Input, error) {
 	n := in.Items()
-	b, err := in.Gather(append(identity(n), identity(n)...))
+	b, err := in.Gather(append(spec.Iota(n), spec.Iota(n)...))
 	if err != nil {
 		return nil, err
 	}
@@ -254,11 +254,11 @@ func withOther(in, other ops.Input) (ops.Input, error) {
 // ones; it returns the rows of A that differ from B's (r even) or C's (r
 // odd), and their words. At v = 1 no neighbour is replaced: only A runs.
 func neighbours(ctx context.Context, run opRunner, op ops.Op, in ops.Input, v, to int) ([]int, func() (string, error), error) {
-	a := identity(v)
+	a := spec.Iota(v)
 	batches := [][]int{a}
 	if v > 1 {
 		for keep := range 2 {
-			b := identity(v)
+			b := spec.Iota(v)
 			for r := range b {
 				if r%2 != keep {
 					b[r] = to + r
@@ -310,7 +310,7 @@ func neighbours(ctx context.Context, run opRunner, op ops.Op, in ops.Input, v, t
 // differ from the same items alone, in the op's words (Op.Words), from
 // those rows fetched in full.
 func itemsWords(ctx context.Context, op ops.Op, in ops.Input, alone, got *opRows, v int, rows []int) (string, error) {
-	b, err := in.Gather(identity(v))
+	b, err := in.Gather(spec.Iota(v))
 	if err != nil {
 		return "", err
 	}
@@ -333,7 +333,7 @@ func itemsWords(ctx context.Context, op ops.Op, in ops.Input, alone, got *opRows
 // with the oracle of t's declared policy on the same batch, by their
 // digests (external.OpRowDigest).
 func oracleParity(ctx context.Context, t ops.Target, run opRunner, in ops.Input, dist string, to int, res *Result) error {
-	got, err := run.run(ctx, [][]int{identity(to)})
+	got, err := run.run(ctx, [][]int{spec.Iota(to)})
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/bitparity/bitparity/spec"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/bitparity/bitparity/spec"
 )
 
 // TestPathSpecRoundTrip: a path scan stated as a ScanSpec reads back as

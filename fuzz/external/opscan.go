@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/spec"
 )
 
 // OpScanVersion is the version of the scan frames of the op packages'
@@ -171,7 +172,7 @@ func (o *OpTarget) Step(ctx context.Context, batches [][]int, each bool, fetch [
 				return nil, fmt.Errorf("target %s: item %d outside the %d held", o.Name(), id, h.items)
 			}
 		}
-		prefixes = prefixes && isPrefix(b)
+		prefixes = prefixes && spec.IsIota(b)
 		steps[k] = &Step{Rows: len(b)}
 		rows += len(b)
 	}
@@ -193,7 +194,7 @@ func (o *OpTarget) Step(ctx context.Context, batches [][]int, each bool, fetch [
 	default:
 		var ids, kinds []int
 		for _, b := range batches {
-			if isPrefix(b) {
+			if spec.IsIota(b) {
 				kinds = append(kinds, 0, len(b))
 			} else {
 				kinds = append(kinds, 1, len(b))

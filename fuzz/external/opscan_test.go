@@ -12,6 +12,7 @@ import (
 	"github.com/bitparity/bitparity/ops/moerouter"
 	"github.com/bitparity/bitparity/ops/quantfp8"
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -101,7 +102,7 @@ func opScanFrames(t *testing.T, ot *OpTarget, op ops.Op, s ops.Shape) {
 		}
 		return d
 	}
-	all := identity(in.Items())
+	all := spec.Iota(in.Items())
 	each, err := ot.Step(ctx, [][]int{all}, true, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func opScanFrames(t *testing.T, ot *OpTarget, op ops.Op, s ops.Shape) {
 	}
 	against := ot.Process().StepsAgainstAlone()
 	ids := []int{6, 0, 2, 2}
-	g, err := ot.Step(ctx, [][]int{ids}, false, identity(len(ids)))
+	g, err := ot.Step(ctx, [][]int{ids}, false, spec.Iota(len(ids)))
 	if err != nil {
 		t.Fatal(err)
 	}
