@@ -98,11 +98,8 @@ func (o *OpTarget) Hold(ctx context.Context, in ops.Input) error {
 		}
 		return req, err
 	}, func(rep *frame, seq int, name string) error {
-		if rep.meta["frame"] != "held" || rep.meta["seq"] != strconv.Itoa(seq) {
-			return &frameError{frame: name, field: `field "frame"`, msg: fmt.Sprintf("%q seq %q, want \"held\" seq %d", rep.meta["frame"], rep.meta["seq"], seq)}
-		}
-		if n := rep.meta["items"]; n != strconv.Itoa(h.items) {
-			return &frameError{frame: name, field: `field "items"`, msg: fmt.Sprintf("%q, the batch has %d", n, h.items)}
+		if err := heldReply(rep, seq, name, h.items); err != nil {
+			return err
 		}
 		h.start = t.starts
 		return nil

@@ -198,11 +198,8 @@ func (t *Target) hold(ctx context.Context, b *target.Batch, seqs bool) error {
 		}
 		return req, err
 	}, func(rep *frame, seq int, name string) error {
-		if rep.meta["frame"] != "held" || rep.meta["seq"] != strconv.Itoa(seq) {
-			return &frameError{frame: name, field: `field "frame"`, msg: fmt.Sprintf("%q seq %q, want \"held\" seq %d", rep.meta["frame"], rep.meta["seq"], seq)}
-		}
-		if n := rep.meta["items"]; n != strconv.Itoa(h.items) {
-			return &frameError{frame: name, field: `field "items"`, msg: fmt.Sprintf("%q, the batch has %d", n, h.items)}
+		if err := heldReply(rep, seq, name, h.items); err != nil {
+			return err
 		}
 		h.start = t.starts
 		h.generated = rec != nil
@@ -214,6 +211,18 @@ func (t *Target) hold(ctx context.Context, b *target.Batch, seqs bool) error {
 	t.mu.Lock()
 	t.held = h
 	t.mu.Unlock()
+	return nil
+}
+
+// heldReply checks rep, the reply named name to the hold frame seq of a
+// batch of items items: frame "held", that seq, and that many items.
+func heldReply(rep *frame, seq int, name string, items int) error {
+	if rep.meta["frame"] != "held" || rep.meta["seq"] != strconv.Itoa(seq) {
+		return &frameError{frame: name, field: `field "frame"`, msg: fmt.Sprintf("%q seq %q, want \"held\" seq %d", rep.meta["frame"], rep.meta["seq"], seq)}
+	}
+	if n := rep.meta["items"]; n != strconv.Itoa(items) {
+		return &frameError{frame: name, field: `field "items"`, msg: fmt.Sprintf("%q, the batch has %d", n, items)}
+	}
 	return nil
 }
 
