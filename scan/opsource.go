@@ -2,11 +2,13 @@ package scan
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bitparity/bitparity/corpus"
@@ -193,6 +195,9 @@ func opMap(ctx context.Context, t ops.Target, f *spec.Finding) error {
 	if err != nil {
 		return fmt.Errorf("map %s: %w", t.Name(), err)
 	}
+	if rec := res.Record(); isDrift(rec) {
+		opMaps.Store(opMapKey(s), rec)
+	}
 	f.DriftMap = res.Map
 	f.Repro = opScanLine(c, to)
 	if len(res.Diffs) > 0 {
@@ -200,6 +205,23 @@ func opMap(ctx context.Context, t ops.Target, f *spec.Finding) error {
 	}
 	f.Signature = spec.Signature(*f)
 	return nil
+}
+
+// opMaps holds the drift each opMap found, by its scan (opMapKey), until
+// StoreOpFinding stores it: a run keeps the scan its finding was mapped
+// with instead of running it again.
+var opMaps sync.Map
+
+// opMapKey names scan s in opMaps.
+func opMapKey(s spec.ScanSpec) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// isDrift reports whether scan result r shows a drift (neither a
+// certificate nor a path scan's agreement).
+func isDrift(r spec.ScanResult) bool {
+	return r.Certificate == nil && r.Verdict != spec.ScanAgree
 }
 
 // opMapScan is the scan that maps case c of an op package's target: its
@@ -240,7 +262,8 @@ func SourcesWords(srcs []*fuzz.Source) string {
 
 // StoreOpFinding keeps finding f of an op package's target (whose case the
 // corpus has no case file for, corpus.Keeps) in the corpus folder d as
-// the drift of the scan that maps it (the scan its Repro names; Store:
+// the drift of the scan that maps it (the scan its Repro names, as opMap
+// ran it when it mapped f, else run here; Store:
 // with the adapter of an --exec target, so corpus recheck reruns it). It
 // returns the words for the run's log: "; scan drift PATH", or why
 // nothing was stored when the scan here does not show the drift (a
@@ -248,12 +271,17 @@ func SourcesWords(srcs []*fuzz.Source) string {
 // write.
 func StoreOpFinding(ctx context.Context, d *corpus.Dir, f spec.Finding, env spec.Env) (string, error) {
 	s := opMapScan(f.Case)
-	res, err := Run(ctx, s, Options{Env: env})
-	if err != nil {
-		return "", fmt.Errorf("scan of the finding: %w", err)
+	var rec spec.ScanResult
+	if m, ok := opMaps.LoadAndDelete(opMapKey(s)); ok {
+		rec = m.(spec.ScanResult)
+	} else {
+		res, err := Run(ctx, s, Options{Env: env})
+		if err != nil {
+			return "", fmt.Errorf("scan of the finding: %w", err)
+		}
+		rec = res.Record()
 	}
-	rec := res.Record()
-	if rec.Certificate != nil || rec.Verdict == spec.ScanAgree {
+	if !isDrift(rec) {
 		return fmt.Sprintf(" (not stored: its scan over 1..%d did not show the drift here)", s.To), nil
 	}
 	if err := Store(io.Discard, d, &rec, env, nil); err != nil {
