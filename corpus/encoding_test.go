@@ -296,3 +296,35 @@ func roundTrip(t *testing.T, f *File) (*File, []byte) {
 	}
 	return g, b1
 }
+
+// TestOpPackageCaseFile: a case of an op package's op (moe_route) is kept
+// as a case file (Keeps) that round-trips; a file claiming a batch or
+// sizes beyond the op's case contract (ops.CheckCase) is refused with
+// the field named, before any input exists.
+func TestOpPackageCaseFile(t *testing.T) {
+	c := spec.Case{Version: spec.CaseVersion, Op: "moe_route", Relation: spec.RelBatchInvariance,
+		Targets: []string{"drift-moe-route-tie-high-128"}, Shape: spec.Shape{Rows: 128, Dims: map[string]int{"experts": 32, "top_k": 4}},
+		In: "bf16", Out: "bf16", Dist: "ties", Seed: 3, GenVersion: spec.GeneratorVersion}
+	if !Keeps(c.Op) || Keeps("nope") {
+		t.Errorf("Keeps(moe_route) %v, Keeps(nope) %v: want true, false", Keeps(c.Op), Keeps("nope"))
+	}
+	roundTrip(t, NewFile(c, nil, spec.Env{}, ""))
+	for _, tc := range []struct {
+		field string
+		edit  func(shape map[string]any)
+	}{
+		{"case.shape.rows: 1099511627776, want 1..65536", func(s map[string]any) { s["rows"] = 1 << 40 }},
+		{"case.shape.dims: moe_route: experts = 1048576, want 1..65536", func(s map[string]any) { s["dims"].(map[string]any)["experts"] = 1 << 20 }},
+		{"case.shape.dims.top_k: missing", func(s map[string]any) { delete(s["dims"].(map[string]any), "top_k") }},
+	} {
+		m := encodeRaw(t, NewFile(c, nil, spec.Env{}, ""))
+		tc.edit(m["case"].(map[string]any)["shape"].(map[string]any))
+		data, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode("x.json", data); err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("decode: %v, want %q", err, tc.field)
+		}
+	}
+}

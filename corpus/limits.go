@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/bitparity/bitparity/ops"
+	"github.com/bitparity/bitparity/ops/all"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -22,11 +24,17 @@ func fieldErr(field, format string, a ...any) error {
 }
 
 // ValidateCase checks a case read from a file: the one case contract
-// (spec.Case.Validate, model-route cases included), and that it names its
-// targets (a case file is replayed on them). Errors are *spec.FieldError
-// naming the field under prefix ("case.shape.rows").
+// (spec.Case.Validate, model-route cases included; for a case of an op
+// package's op, ops.CheckCase), and that it names its targets (a case
+// file is replayed on them). Errors are *spec.FieldError naming the field
+// under prefix ("case.shape.rows").
 func ValidateCase(prefix string, c spec.Case) error {
-	err := c.Validate()
+	var err error
+	if op, ok := packageOp(c.Op); ok {
+		err = ops.CheckCase(op, c)
+	} else {
+		err = c.Validate()
+	}
 	if err == nil && len(c.Targets) == 0 {
 		err = &spec.FieldError{Field: "targets", Msg: fmt.Sprintf("no targets, want 1..%d", spec.MaxTargets)}
 	}
@@ -34,6 +42,13 @@ func ValidateCase(prefix string, c spec.Case) error {
 		return fieldErr(prefix+"."+fe.Field, "%s", fe.Msg)
 	}
 	return err
+}
+
+// packageOp returns the op package of op when op is one of ops/all.Ops
+// (moe_route, moe_router, quant_fp8).
+func packageOp(op spec.Op) (ops.Op, bool) {
+	o, err := all.Op(string(op))
+	return o, err == nil
 }
 
 func validName(s string) bool { return spec.ValidName(s) }

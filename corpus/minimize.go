@@ -12,6 +12,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/shrink"
 	"github.com/bitparity/bitparity/reports/words"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // Minimize shrinks the case of a finding file again with package
@@ -24,8 +25,10 @@ import (
 // started from. f itself is not changed.
 //
 // A model-route case (op model) is refused with ErrModelCase: the model
-// campaign that found it shrank it on its adapter already.
-func Minimize(ctx context.Context, f *File, opts shrink.Options) (*File, shrink.Stats, error) {
+// campaign that found it shrank it on its adapter already. A case of an op
+// package's op shrinks through its checker among sources
+// (scan.OpCheckers), with the op's own steps (smaller batches).
+func Minimize(ctx context.Context, f *File, opts shrink.Options, sources ...target.Target) (*File, shrink.Stats, error) {
 	if f.Finding == nil {
 		return nil, shrink.Stats{}, ErrNoFinding
 	}
@@ -33,8 +36,12 @@ func Minimize(ctx context.Context, f *File, opts shrink.Options) (*File, shrink.
 		return nil, shrink.Stats{}, ErrModelCase
 	}
 	want := BaseSignature(*f.Finding)
-	got, st, err := fuzz.Minimize(ctx, f.Finding, fuzz.MinimizeOptions{Shrink: opts, KeepMap: true,
-		Same: func(f, g *spec.Finding) bool { return g.Kind == f.Kind && BaseSignature(*g) == want }})
+	mo := fuzz.MinimizeOptions{Shrink: opts, KeepMap: true,
+		Same: func(f, g *spec.Finding) bool { return g.Kind == f.Kind && BaseSignature(*g) == want }}
+	if _, pkg := packageOp(f.Case.Op); pkg {
+		mo.Targets = sources
+	}
+	got, st, err := fuzz.Minimize(ctx, f.Finding, mo)
 	if err != nil {
 		return nil, st, err
 	}
@@ -47,16 +54,17 @@ func Minimize(ctx context.Context, f *File, opts shrink.Options) (*File, shrink.
 	return g, st, nil
 }
 
-// MinimizeAll minimizes the case of each entry (Minimize) and stores the
+// MinimizeAll minimizes the case of each entry (Minimize, with sources)
+// and stores the
 // result in s; unless keep, it then deletes the entry's own file from s
 // when the minimal case has another name (a file s cannot delete is kept,
 // with a line on warn). It writes one line per entry on out: both names,
 // both cases, the steps, tries and time it took. It stops at the first
 // entry that cannot be minimized or stored, with an error naming it
 // (wrapping ErrNoFinding or ErrModelCase for a file that Minimize refuses).
-func MinimizeAll(ctx context.Context, s Store, entries []Entry, opts shrink.Options, keep bool, out, warn io.Writer) error {
+func MinimizeAll(ctx context.Context, s Store, entries []Entry, opts shrink.Options, keep bool, out, warn io.Writer, sources ...target.Target) error {
 	for _, e := range entries {
-		g, stats, err := Minimize(ctx, e.File, opts)
+		g, stats, err := Minimize(ctx, e.File, opts, sources...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}

@@ -27,12 +27,13 @@ func ReadResult(path string) (*spec.Result, error) {
 }
 
 // Keeps reports whether the corpus keeps case files of op o: the ops of
-// spec's op table. A finding of an op package's target (op moe_route,
-// moe_router, quant_fp8: a campaign's scan.OpSource) has no case file;
-// its scan (the finding's Repro) stores the drift.
+// spec's op table and those of the op packages (moe_route, moe_router,
+// quant_fp8: a campaign's scan.OpSource; replayed through
+// scan.OpCheckers).
 func Keeps(o spec.Op) bool {
 	_, ok := o.Info()
-	return ok
+	_, pkg := packageOp(o)
+	return ok || pkg
 }
 
 // ImportResult stores every finding of a campaign result as a case file

@@ -89,6 +89,9 @@ type Explanation struct {
 // Finding explains f's drift map class by class. f must have a drift map
 // (fuzz's minimize adds it; Map computes one).
 func Finding(ctx context.Context, f *spec.Finding, o Options) (*Explanation, error) {
+	if _, ok := f.Case.Op.Info(); !ok {
+		return nil, fmt.Errorf("explain: op %s has no reduction orders to infer here (explain covers %v); its finding says its rows in the op's own words", f.Case.Op, spec.Ops)
+	}
 	if f.DriftMap == nil || len(f.DriftMap.Classes) == 0 {
 		return nil, fmt.Errorf("explain: the finding has no drift map")
 	}

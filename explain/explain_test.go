@@ -210,3 +210,13 @@ func TestMapIsCampaigns(t *testing.T) {
 		t.Errorf("map over %d draws, rule %q; want the campaign's draws and %q", dm.Draws, dm.Rule, d.rule)
 	}
 }
+
+// TestOpPackageOp: a finding of an op package's op (moe_router) has no
+// reduction orders here; Finding says so instead of failing on its target.
+func TestOpPackageOp(t *testing.T) {
+	f := &spec.Finding{Case: spec.Case{Op: "moe_router", Targets: []string{"drift-moe-router-splitk-by-m"}},
+		DriftMap: &spec.DriftMap{Dim: "rows", Classes: []spec.DriftClass{{Label: "A", Values: []int{1}}}}}
+	if _, err := Finding(context.Background(), f, Options{}); err == nil || !strings.Contains(err.Error(), "op moe_router has no reduction orders") {
+		t.Errorf("explain of a moe_router finding: %v", err)
+	}
+}

@@ -57,8 +57,8 @@ func NormalizeOp(s spec.ScanSpec) (spec.ScanSpec, ops.Target, error) {
 	if s.From < 1 || s.To < s.From {
 		return s, nil, fmt.Errorf("%w: batch sizes %d..%d (want 1 <= --from <= --to)", ErrBadSpec, s.From, s.To)
 	}
-	if s.To > MaxOpItems {
-		return s, nil, fmt.Errorf("%w: --to %d is above %d items", ErrBadSpec, s.To, MaxOpItems)
+	if s.To > ops.MaxItems {
+		return s, nil, fmt.Errorf("%w: --to %d is above %d items", ErrBadSpec, s.To, ops.MaxItems)
 	}
 	if dense := (spec.Shape{Dims: s.Shape.Dims}); !reflect.DeepEqual(s.Shape, dense) || s.Out != "" {
 		return s, nil, fmt.Errorf("%w: %s takes its sizes by dimension name (--shape) and declares its outputs: no dense shape fields or out dtype", ErrBadSpec, rec.Name)
@@ -108,12 +108,9 @@ func NormalizeOp(s spec.ScanSpec) (spec.ScanSpec, ops.Target, error) {
 	return s, t, nil
 }
 
-// MaxOpItems bounds the largest batch of a scan of an op; maxOpWork its
-// CPU work (Work per row times To², the order of a scan's rows).
-const (
-	MaxOpItems = 1 << 16
-	maxOpWork  = 1 << 40
-)
+// maxOpWork bounds the CPU work of a scan of an op (Work per row times
+// To², the order of a scan's rows); ops.MaxItems its largest batch.
+const maxOpWork = 1 << 40
 
 // newOp fills sc for s, a scan of an op package's target (NormalizeOp).
 // Its loop (opDraw, for each draw k): the largest batch in = items

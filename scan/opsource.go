@@ -2,16 +2,12 @@ package scan
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/bitparity/bitparity/corpus"
 	"github.com/bitparity/bitparity/fuzz"
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/ops"
@@ -35,15 +31,65 @@ func OpSources(names []string) []*fuzz.Source {
 	return out
 }
 
-// OpCheckers are OpSources(names) as the targets fuzz.Check takes beside
-// a case (verdict.Case, corpus.Replay): a replay of a case of an op
-// package's target (`run --case`, `repro`) goes to its source.
-func OpCheckers(names []string) []target.Target {
+// OpCheckers are the checkers of cases of op packages' targets, one
+// source per op of ops/all.Ops, as fuzz.Check takes them beside a case
+// (verdict.Case, corpus.Replay and Recheck): each checks a case on the
+// target it names (ops/all.Lookup: a CPU target, a device target of this
+// build, or an adapter started with --exec), shrinks and maps it as the
+// campaign's OpSource does. `run --case`, `repro` and `corpus recheck`
+// replay such a case through them.
+func OpCheckers() []target.Target {
 	var out []target.Target
-	for _, s := range OpSources(names) {
-		out = append(out, s)
+	for _, op := range all.Ops {
+		name := op.Record().Name
+		out = append(out, &fuzz.Source{Name: name, Op: spec.Op(name),
+			Check: func(ctx context.Context, c spec.Case) (*spec.Finding, error) {
+				t, err := caseTarget(c)
+				if err != nil {
+					return nil, err
+				}
+				return opCheck(ctx, t, c)
+			},
+			Shrink: opShrink,
+			Map: func(ctx context.Context, f *spec.Finding) error {
+				t, err := caseTarget(f.Case)
+				if err != nil {
+					return err
+				}
+				return opMap(ctx, t, f)
+			}})
 	}
 	return out
+}
+
+// Checkers are every source a replayed case may need beside the
+// registered targets (fuzz.Check takes them): the composite ops'
+// (external.Composites: the transformer, the model routes started) and
+// the op packages' (OpCheckers). `run --case`, `repro` and `corpus
+// recheck` pass them.
+func Checkers() []target.Target {
+	return append(external.Composites(), OpCheckers()...)
+}
+
+// caseTarget is the target case c of an op package's op names.
+func caseTarget(c spec.Case) (ops.Target, error) {
+	op, err := all.Op(string(c.Op))
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.CheckCase(op, c); err != nil {
+		return nil, fmt.Errorf("case: %w", err)
+	}
+	t, ok := all.Lookup(c.Targets[0])
+	switch {
+	case !ok && strings.HasPrefix(c.Targets[0], "exec:"):
+		return nil, fmt.Errorf("target %s is an adapter's: start it with --exec", c.Targets[0])
+	case !ok:
+		return nil, fmt.Errorf("target %s: no op package has it in this build (see 'bitparity list')", c.Targets[0])
+	case t.Op().Record().Name != string(c.Op):
+		return nil, fmt.Errorf("case: %s is a target of op %s, not %s", t.Name(), t.Op().Record().Name, c.Op)
+	}
+	return t, nil
 }
 
 // opControlCases is how many cases a drift model's job runs before it
@@ -100,16 +146,14 @@ func opCase(t ops.Target, seed uint64) (spec.Case, bool) {
 	return c, true
 }
 
-// opInput is the batch of case c: items 0..Rows-1 of its draw.
+// opInput is the batch of case c (ops.CheckCase): items 0..Rows-1 of
+// its draw.
 func opInput(t ops.Target, c spec.Case) (ops.Input, error) {
-	dt, err := oracle.ParseDType(string(c.In))
-	if err != nil {
+	if err := ops.CheckCase(t.Op(), c); err != nil {
 		return nil, err
 	}
-	if c.Shape.Rows < 1 || c.Shape.Rows > MaxOpItems {
-		return nil, fmt.Errorf("%s case: %d items, want 1..%d", t.Name(), c.Shape.Rows, MaxOpItems)
-	}
-	if _, err := t.Op().Columns(c.Shape.Dims); err != nil {
+	dt, err := oracle.ParseDType(string(c.In))
+	if err != nil {
 		return nil, err
 	}
 	return t.Op().Seeded(ops.Draw{Shape: c.Shape.Dims, DType: dt, Dist: string(c.Dist), Seed: c.Seed}, keys(0, c.Shape.Rows))
@@ -122,9 +166,6 @@ func opInput(t ops.Target, c spec.Case) (ops.Input, error) {
 // scan that maps it.
 func opCheck(ctx context.Context, t ops.Target, c spec.Case) (*spec.Finding, error) {
 	start := time.Now()
-	if c.Relation != spec.RelBatchInvariance {
-		return nil, fmt.Errorf("%s case: relation %q, want %s", t.Name(), c.Relation, spec.RelBatchInvariance)
-	}
 	in, err := opInput(t, c)
 	if err != nil {
 		return nil, fmt.Errorf("%s case: %w", t.Name(), err)
@@ -195,9 +236,6 @@ func opMap(ctx context.Context, t ops.Target, f *spec.Finding) error {
 	if err != nil {
 		return fmt.Errorf("map %s: %w", t.Name(), err)
 	}
-	if rec := res.Record(); isDrift(rec) {
-		opMaps.Store(opMapKey(s), rec)
-	}
 	f.DriftMap = res.Map
 	f.Repro = opScanLine(c, to)
 	if len(res.Diffs) > 0 {
@@ -207,39 +245,13 @@ func opMap(ctx context.Context, t ops.Target, f *spec.Finding) error {
 	return nil
 }
 
-// opMaps holds the drift each opMap found, by its scan (opMapKey), until
-// StoreOpFinding stores it: a run keeps the scan its finding was mapped
-// with instead of running it again.
-var opMaps sync.Map
-
-// opMapKey names scan s in opMaps.
-func opMapKey(s spec.ScanSpec) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// isDrift reports whether scan result r shows a drift (neither a
-// certificate nor a path scan's agreement).
-func isDrift(r spec.ScanResult) bool {
-	return r.Certificate == nil && r.Verdict != spec.ScanAgree
-}
-
 // opMapScan is the scan that maps case c of an op package's target: its
 // target, draw and sizes over batch sizes 1..v + max(v/4, 16) (at most
-// MaxOpItems), v = c.Shape.Rows.
+// ops.MaxItems), v = c.Shape.Rows.
 func opMapScan(c spec.Case) spec.ScanSpec {
-	to := min(MaxOpItems, c.Shape.Rows+max(c.Shape.Rows/4, 16))
+	to := min(ops.MaxItems, c.Shape.Rows+max(c.Shape.Rows/4, 16))
 	return spec.ScanSpec{Target: c.Targets[0], To: to, In: c.In, Dists: []spec.Dist{c.Dist}, Seed: c.Seed,
 		Shape: spec.Shape{Dims: maps.Clone(c.Shape.Dims)}}
-}
-
-// OpFindingStore is StoreOpFinding in env as a run's recorder calls it
-// (verdict.RecorderOptions.StoreOp), outliving the run's context: a
-// finding is stored even when the run is interrupted.
-func OpFindingStore(env spec.Env) func(d *corpus.Dir, f spec.Finding) (string, error) {
-	return func(d *corpus.Dir, f spec.Finding) (string, error) {
-		return StoreOpFinding(context.Background(), d, f, env)
-	}
 }
 
 // SourcesWords names the campaign sources srcs of op packages' targets
@@ -258,34 +270,4 @@ func SourcesWords(srcs []*fuzz.Source) string {
 		return ""
 	}
 	return ", and the op " + words.Plural(int64(len(ns)), "target ", "targets ") + strings.Join(ns, ", ")
-}
-
-// StoreOpFinding keeps finding f of an op package's target (whose case the
-// corpus has no case file for, corpus.Keeps) in the corpus folder d as
-// the drift of the scan that maps it (the scan its Repro names, as opMap
-// ran it when it mapped f, else run here; Store:
-// with the adapter of an --exec target, so corpus recheck reruns it). It
-// returns the words for the run's log: "; scan drift PATH", or why
-// nothing was stored when the scan here does not show the drift (a
-// certificate is never stored for a finding). err is a failed scan or
-// write.
-func StoreOpFinding(ctx context.Context, d *corpus.Dir, f spec.Finding, env spec.Env) (string, error) {
-	s := opMapScan(f.Case)
-	var rec spec.ScanResult
-	if m, ok := opMaps.LoadAndDelete(opMapKey(s)); ok {
-		rec = m.(spec.ScanResult)
-	} else {
-		res, err := Run(ctx, s, Options{Env: env})
-		if err != nil {
-			return "", fmt.Errorf("scan of the finding: %w", err)
-		}
-		rec = res.Record()
-	}
-	if !isDrift(rec) {
-		return fmt.Sprintf(" (not stored: its scan over 1..%d did not show the drift here)", s.To), nil
-	}
-	if err := Store(io.Discard, d, &rec, env, nil); err != nil {
-		return "", err
-	}
-	return "; scan drift " + rec.DriftFile, nil
 }

@@ -2,7 +2,6 @@ package scan
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -50,38 +49,44 @@ func TestOpSourceCampaign(t *testing.T) {
 	if w := SourcesWords(nil); w != "" {
 		t.Errorf("SourcesWords of no source: %q, want none", w)
 	}
-	storeOpFinding(t, f, oracle)
+	replayOpFinding(t, f, oracle)
 	src := OpSources([]string{drift})[0]
 	bad, _ := src.Jobs[0].Draw(1)
 	bad.Shape.Rows = 0
-	if _, err := src.Check(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "0 items") {
+	if _, err := src.Check(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "shape.rows: 0, want 1..") {
 		t.Errorf("a case of 0 items: error %v", err)
 	}
 }
 
-// storeOpFinding: StoreOpFinding keeps finding f as the drift of the scan
-// its Repro names (that scan's map, open), and stores nothing for the
-// same case on target invariant, whose scan shows no drift.
-func storeOpFinding(t *testing.T, f spec.Finding, invariant string) {
+// replayOpFinding: finding f, kept as a case file (corpus.NewFile, as a
+// run's recorder stores it), reads back and reproduces through Checkers
+// at the same row, element and bits; the same case on target invariant
+// does not reproduce.
+func replayOpFinding(t *testing.T, f spec.Finding, invariant string) {
 	t.Helper()
 	d, err := corpus.OpenDir(t.TempDir(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	where, err := StoreOpFinding(context.Background(), d, f, spec.HostEnv())
-	names, _ := d.ScanDrifts()
-	if err != nil || len(names) != 1 || where != "; scan drift "+d.PathOf(names[0]) {
-		t.Fatalf("StoreOpFinding: %q, %v; drifts %v", where, err, names)
+	name, _, err := d.Put(corpus.NewFile(f.Case, &f, spec.HostEnv(), "campaign"))
+	if err != nil {
+		t.Fatalf("put the case of %s: %v", f.TargetA, err)
 	}
-	rec, err := d.GetScanDrift(names[0])
-	if err != nil || rec.Status.State != "open" || rec.Found.Map == nil || rec.Found.Map.Rule != f.DriftMap.Rule ||
-		!strings.HasPrefix(f.Repro, fmt.Sprintf("bitparity scan --target %s --to %d ", rec.Scan.Target, rec.Scan.To)) {
-		t.Errorf("stored drift %+v (%v), want the open scan of %q", rec, err, f.Repro)
+	file, err := corpus.ReadFile(d.PathOf(name))
+	if err != nil {
+		t.Fatal(err)
 	}
-	g := f
-	g.Case.Targets = []string{invariant}
-	where, err = StoreOpFinding(context.Background(), d, g, spec.HostEnv())
-	if names, _ := d.ScanDrifts(); err != nil || len(names) != 1 || !strings.Contains(where, "not stored") {
-		t.Errorf("the case on %s: %q, %v; drifts %v, want nothing stored", invariant, where, err, names)
+	o, err := corpus.Replay(context.Background(), file, Checkers()...)
+	if err != nil || o.Verdict != corpus.Reproduced || !o.SameSpot {
+		t.Fatalf("replay of %s: %+v, %v; want reproduced at the same spot", name, o, err)
+	}
+	file.Case.Targets = []string{invariant}
+	o, err = corpus.Replay(context.Background(), file, Checkers()...)
+	if err != nil || o.Verdict != corpus.NotReproduced {
+		t.Errorf("the case on %s: %+v, %v; want not reproduced", invariant, o, err)
+	}
+	file.Case.Targets = []string{"quant-fp8-per-token"}
+	if _, err := corpus.Replay(context.Background(), file, Checkers()...); err == nil || !strings.Contains(err.Error(), "quant-fp8-per-token is a target of op quant_fp8, not moe_router") {
+		t.Errorf("the case on another op's target: %v", err)
 	}
 }

@@ -35,12 +35,6 @@ type RecorderOptions struct {
 	Head spec.Result
 	// Source is the case files' source ("campaign", "go test FuzzX").
 	Source string
-	// StoreOp keeps a final finding whose op the corpus has no case file
-	// for (an op package's, corpus.Keeps) in Store when Store is a folder:
-	// scan.StoreOpFinding, as its scan's drift. It returns the words the
-	// log line ends with; err is a failed write. Nil: such a finding is
-	// not stored, and the line names the scan that would store it.
-	StoreOp func(d *corpus.Dir, f spec.Finding) (string, error)
 	// Log receives one line per finding found ("found: ...") and shrunk
 	// ("minimal: ..."), and each write failure. Nil: io.Discard.
 	Log io.Writer
@@ -241,7 +235,7 @@ func (r *Recorder) store(f spec.Finding, shrunk bool) string {
 		return ""
 	}
 	if !corpus.Keeps(f.Case.Op) {
-		return r.storeOp(f, shrunk)
+		return " (not stored: the corpus keeps no case of op " + string(f.Case.Op) + ")"
 	}
 	file := corpus.NewFile(f.Case, &f, r.opts.Head.Env, r.opts.Source)
 	file.Adapters = external.Adapters(f.Case.Targets...) // what an exec: target needs to replay
@@ -264,24 +258,6 @@ func (r *Recorder) store(f spec.Finding, shrunk bool) string {
 		}
 	}
 	return "; case " + r.pathOf(name)
-}
-
-// storeOp keeps a finding of an op package's target as its scan's drift
-// (RecorderOptions.StoreOp) once it is final, and says so.
-func (r *Recorder) storeOp(f spec.Finding, final bool) string {
-	d, ok := r.opts.Store.(*corpus.Dir)
-	switch {
-	case r.opts.StoreOp == nil || !ok:
-		return " (not stored: op " + string(f.Case.Op) + " is an op package's; its scan stores the drift in a corpus folder: " + f.Repro + ")"
-	case !final:
-		return " (op " + string(f.Case.Op) + ": stored as its scan's drift once final)"
-	}
-	where, err := r.opts.StoreOp(d, f)
-	if err != nil {
-		r.fail(fmt.Errorf("corpus %s: %w", r.opts.Where, err))
-		return " (NOT stored: " + err.Error() + ")"
-	}
-	return where
 }
 
 func (r *Recorder) pathOf(name string) string {

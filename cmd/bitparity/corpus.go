@@ -258,7 +258,7 @@ func corpusMinimize(fs *flag.FlagSet) func(c *corpusRun) error {
 		if err != nil {
 			return err
 		}
-		err = corpus.MinimizeAll(c.ctx, c.s, entries, shrink.Options{MaxTries: *tries}, *keep, c.stdout, c.stderr)
+		err = corpus.MinimizeAll(c.ctx, c.s, entries, shrink.Options{MaxTries: *tries}, *keep, c.stdout, c.stderr, scan.Checkers()...)
 		if errors.Is(err, corpus.ErrNoFinding) || errors.Is(err, corpus.ErrModelCase) {
 			return usageErr("corpus minimize: %w", err)
 		}
@@ -348,7 +348,7 @@ func corpusRecheck(fs *flag.FlagSet) func(c *corpusRun) error {
 		if *kernel != "" {
 			env.KernelHash = *kernel
 		}
-		res, err := corpus.Recheck(c.ctx, c.s, env, *all, external.Composites()...)
+		res, err := corpus.Recheck(c.ctx, c.s, env, *all, scan.Checkers()...)
 		if err != nil {
 			return err
 		}

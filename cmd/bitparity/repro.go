@@ -13,6 +13,7 @@ import (
 	"github.com/bitparity/bitparity/fuzz/relate"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/reports/words"
+	"github.com/bitparity/bitparity/scan"
 	"github.com/bitparity/bitparity/spec"
 )
 
@@ -59,7 +60,7 @@ func reproCmd(stdout, stderr io.Writer, args []string) error {
 	here := gpu.HereEnv()
 	diff := append(corpus.EnvDiff(f.Env, here), external.Differ(f.Adapters)...)
 	missing := external.NotBuilt(f.Case)
-	o, err := corpus.Replay(ctx, f, external.Composites()...)
+	o, err := corpus.Replay(ctx, f, scan.Checkers()...)
 	if err != nil {
 		fmt.Fprint(stdout, corpus.EnvWords(diff, missing))
 		if len(missing) > 0 {

@@ -199,8 +199,7 @@ func (r *runState) head() spec.Result {
 // each finding in --corpus and in --json's journal as it is found,
 // replaced by its shrunk form), logging on stderr.
 func (r *runState) recorder(head spec.Result) (*verdict.Recorder, error) {
-	opts := verdict.RecorderOptions{JSON: *r.jsonPath, Head: head, Log: r.stderr, Source: "campaign",
-		StoreOp: scan.OpFindingStore(head.Env)}
+	opts := verdict.RecorderOptions{JSON: *r.jsonPath, Head: head, Log: r.stderr, Source: "campaign"}
 	rec, err := verdict.OpenRecorder(context.Background(), r.par.corpus, opts)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
@@ -306,7 +305,7 @@ func runOneCase(ctx context.Context, stdout io.Writer, js, jsonPath string, expl
 	if m := external.Missing(c, nil); len(m) > 0 {
 		return usageErr("run --case: %s", strings.Join(m, "; "))
 	}
-	res, err := verdict.Case(ctx, c, gpu.HereEnv(), []string{"run", "--case", js}, append(external.Composites(), scan.OpCheckers(c.Targets)...)...)
+	res, err := verdict.Case(ctx, c, gpu.HereEnv(), []string{"run", "--case", js}, scan.Checkers()...)
 	switch {
 	case relate.IsTargetFailure(err):
 		return withCode(spec.ExitInternal, fmt.Errorf("run --case: %w", err))

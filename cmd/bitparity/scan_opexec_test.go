@@ -11,9 +11,10 @@ import (
 // quantizer": scan --exec of the NumPy moe_route certifies and stores a
 // certificate that corpus recheck --exec keeps valid; a router with a
 // planted tie-break flip is found at its onset by `scan` (exit 1) and by
-// `run --exec`, whose repro is the scan with the same --exec, which its
-// --corpus keeps as a scan drift that corpus recheck reruns, and whose
-// minimal case `run --exec --case` replays; per-tensor
+// `run --exec`, whose repro is the scan with the same --exec, whose
+// --corpus keeps its case, which `repro --exec` replays (and refuses
+// without its adapter, or with another) and corpus recheck finds still failing, and whose minimal case
+// `run --exec --case` replays; per-tensor
 // FP8 scaling drifts under neighbour replacement.
 func TestScanOpExec(t *testing.T) {
 	py := pythontest.NumPy(t)
@@ -32,15 +33,29 @@ func TestScanOpExec(t *testing.T) {
 		t.Fatalf("scan of the tie flip: exit %d, want 1 and the map at 30 with ties\n%s\n%s", code, out, errs)
 	}
 	out, errs, _ = cli(t, dir, "run", "--exec", drift, "--duration", "5s", "--corpus", "rc")
-	if !strings.Contains(out, "tokens <= 29 -> A, tokens >= 30 -> B") || !strings.Contains(out, "repro: bitparity scan --exec '"+drift+"'") ||
-		!strings.Contains(errs, "; scan drift rc/drift-") {
-		t.Fatalf("run --exec of the tie flip: want the map at 30, the scan with --exec as repro and its drift stored\n%s\n%s", out, errs)
+	stored := errs[strings.LastIndex(errs, "; case rc/")+len("; case rc/"):] // the minimal case's
+	stored, _, _ = strings.Cut(stored, "\n")
+	if !strings.Contains(out, "tokens <= 29 -> A, tokens >= 30 -> B") || !strings.Contains(out, "repro: bitparity scan --exec '"+drift+"'") || stored == "" {
+		t.Fatalf("run --exec of the tie flip: want the map at 30, the scan with --exec as repro and its case stored\n%s\n%s", out, errs)
 	}
-	if ls, errs, _ := cli(t, dir, "corpus", "ls", "--dir", "rc"); !strings.Contains(ls, "open") || !strings.Contains(ls, "tokens <= 29 -> A, tokens >= 30 -> B") {
-		t.Errorf("corpus ls of the run's corpus lacks its scan drift\n%s\n%s", ls, errs)
+	file := "rc/" + stored
+	if ls, errs, _ := cli(t, dir, "corpus", "ls", "--dir", "rc"); !strings.Contains(ls, "open") || !strings.Contains(ls, "moe_route batch_invariance on exec:numpy-drift.moe_route rows=") || !strings.Contains(ls, " top_k=") {
+		t.Errorf("corpus ls of the run's corpus lacks its case\n%s\n%s", ls, errs)
 	}
-	if re, errs, _ := cli(t, dir, "corpus", "recheck", "--dir", "rc", "--exec", drift); !strings.Contains(re, "scan drift OPEN") {
-		t.Errorf("corpus recheck --exec of the run's drift: want it still open\n%s\n%s", re, errs)
+	for _, r := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"repro", "--exec", drift, file}, 1, "REPRODUCED"},
+		{[]string{"repro", "--exec", route, file}, 2, "the --exec given serve exec:numpy.moe_route"},
+		{[]string{"repro", file}, 2, "pass --exec '" + drift + "', the command line recorded with the case"},
+		{[]string{"corpus", "recheck", "--dir", "rc", "--exec", drift}, 1, "still failing " + stored},
+	} {
+		out, errs, code := cli(t, dir, r.args...)
+		if code != r.code || !strings.Contains(out+errs, r.want) {
+			t.Errorf("%s: exit %d, want %d and %q\n%s\n%s", strings.Join(r.args, " "), code, r.code, r.want, out, errs)
+		}
 	}
 	_, line, _ := strings.Cut(out, "minimal case: ")
 	c, _, _ := strings.Cut(line, "\n")

@@ -212,7 +212,7 @@ func NotBuilt(c spec.Case) []string {
 	}
 	var out []string
 	for _, t := range c.Targets {
-		if have[t] || IsModel(t) {
+		if _, op := all.Lookup(t); have[t] || op || IsModel(t) {
 			continue
 		}
 		hint := "see 'bitparity list'"

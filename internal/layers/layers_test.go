@@ -69,7 +69,7 @@ var allowed = map[string][]string{
 	"scan":                   {"corpus", "ops", "ops/all", "ops/attention", "ops/rmsnorm", "ops/gemm", "fuzz", "fuzz/inputs", "target", "oracle", "spec", "fuzz/driftmap", "power", "gpu", "fuzz/external", "profile", "reports", "reports/words", "internal/atomicfile", "internal/npy"},
 	"reports/words":          {"spec"},
 	"reports":                {"spec", "oracle", "internal/atomicfile", "reports/words"},
-	"corpus":                 {"fuzz", "fuzz/external", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile", "reports/words", "ops/all"},
+	"corpus":                 {"fuzz", "fuzz/external", "target", "spec", "fuzz/gen", "fuzz/native", "fuzz/shrink", "fuzz/driftmap", "internal/atomicfile", "internal/gofuzzfile", "reports/words", "ops", "ops/all"},
 	"verdict":                {"corpus", "fuzz", "fuzz/external", "target", "spec", "internal/atomicfile", "reports/words"},
 	"fuzztest": {"fuzz/relate", "corpus", "verdict", "fuzz", "target", "spec", "fuzz/external", "fuzz/gen", "fuzz/native", "fuzz/shrink",
 		"internal/atomicfile", "internal/gofuzzfile", "reports/words"},

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -93,6 +95,9 @@ func Case(c spec.Case) string {
 		if v := d.Get(s); v != 0 {
 			parts = append(parts, d.Name+"="+strconv.Itoa(v))
 		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Dims)) {
+		parts = append(parts, k+"="+strconv.Itoa(s.Dims[k]))
 	}
 	for _, kv := range []struct {
 		k string
