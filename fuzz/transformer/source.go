@@ -18,12 +18,16 @@ const controlCases = 12
 // cases with the train path on backend train and the inference path on
 // backend infer ("" or CPU: the CPU oracle):
 //
-//   - "transformer/invariant/logprob_parity" and
-//     "transformer/invariant/path_parity": fixed kernels in both paths over
-//     fuzzed models and request mixes; any finding is unexpected;
+//   - "transformer/invariant/logprob_parity",
+//     "transformer/invariant/path_parity" and
+//     "transformer/invariant/moe_path_parity": fixed kernels in both paths
+//     over fuzzed models (dense; for the last, mixtures of experts,
+//     e2e.Gen.MoE) and request mixes; any finding is unexpected;
 //   - "transformer/drift/<model>": the drift model planted at a random site
 //     of its kind in both paths, under path parity; a control that must be
 //     found at the planted site (else the finding is not Expected);
+//   - "transformer/drift/gemm_splitk_by_m@router": the same, split-K by M
+//     planted at one layer's router GEMM of a mixture of experts;
 //   - "transformer/misuse/compare_fp32" and "transformer/misuse/zero_fill":
 //     the seed's harness bugs (log-probs compared in fp32 against the bf16
 //     training dtype; unreported positions zero-filled and compared);
@@ -36,6 +40,12 @@ func Source(train, infer string) *fuzz.Source {
 	return &fuzz.Source{Name: "transformer", Op: Op, Check: e2e.Check, Shrink: e2e.ShrinkSteps,
 		Planted: e2e.PlantedSite, Jobs: jobs(train, infer)}
 }
+
+// moeRouterModel is the drift model the MoE control plants at a layer's
+// router GEMM: split-K chosen by M, as cuBLAS's heuristic; the router's
+// logits move by ulps between the packed training batch and the decode
+// steps, and a near-tie token changes its experts.
+const moeRouterModel = "gemm_splitk_by_m"
 
 // jobs lists the source's jobs (Source).
 func jobs(train, infer string) []fuzz.Job {
@@ -58,6 +68,23 @@ func jobs(train, infer string) []fuzz.Job {
 				return on(c)
 			}},
 	}
+	js = append(js, fuzz.Job{Name: "transformer/invariant/moe_" + spec.RelPathParity, Relation: spec.RelPathParity, Invariant: true,
+		Draw: func(seed uint64) (spec.Case, bool) {
+			c := e2e.Gen{MoE: true}.Case(seed)
+			c.Relation = spec.RelPathParity
+			return on(c)
+		}},
+		fuzz.Job{Name: "transformer/drift/" + moeRouterModel + "@router", Relation: spec.RelPathParity,
+			Expect: spec.KindMismatch, MinCases: controlCases,
+			Draw: func(seed uint64) (spec.Case, bool) {
+				c := e2e.Gen{MoE: true, MinTokens: 96}.Case(seed)
+				c.Relation = spec.RelPathParity
+				c, err := e2e.Plant(c, moeRouterModel, e2e.RouterSite(seed, c.Shape.Rows))
+				if err != nil {
+					return c, false
+				}
+				return on(c)
+			}})
 	for _, m := range e2e.DriftModels {
 		js = append(js, fuzz.Job{Name: "transformer/drift/" + m.Name, Relation: spec.RelPathParity,
 			Expect: spec.KindMismatch, MinCases: controlCases,

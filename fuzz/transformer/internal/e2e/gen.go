@@ -19,6 +19,11 @@ type Gen struct {
 	// MinHidden raises Shape.Hidden to at least this: reductions over more
 	// than 256 elements let 256- and 1024-thread orders differ.
 	MinHidden int
+	// MoE makes every layer's MLP a mixture of experts (shape.dims),
+	// drawn from the seed's own stream (streamMoEShape; the other draws
+	// are those of the dense case): experts {4, 8}, top_k {1, 2}, and a
+	// near-tie router (Config.NearTie) in one case of 2.
+	MoE bool
 }
 
 // Case derives a random invariant case from seed: fixed kernels in both
@@ -70,6 +75,10 @@ func (g Gen) Case(seed uint64) spec.Case {
 	if minLen := max(2, (c.Shape.SeqLen+1)/2); c.Shape.Seqs*minLen < g.MinTokens {
 		c.Shape.Seqs = (g.MinTokens + minLen - 1) / minLen
 	}
+	if g.MoE {
+		m := newRNG(seed, streamMoEShape, 0)
+		c.Shape.Dims = map[string]int{DimExperts: []int{4, 8}[m.intn(2)], DimTopK: 1 + m.intn(2), DimNearTie: m.intn(2)}
+	}
 	reqs := Plan(seed, c.Shape.Seqs, c.Shape.SeqLen, c.Shape.Vocab)
 	_, positions := positionBase(reqs)
 	if mask := ReportedMask(reqs); len(mask) < positions {
@@ -108,6 +117,13 @@ func PlantSites(k Kind, layers int) []Site {
 		}
 	}
 	return s
+}
+
+// RouterSite is the router GEMM of one of layers layers (an MoE model's
+// OpRouter) that a campaign plants a GEMM drift model at for seed, drawn
+// from the seed's own stream.
+func RouterSite(seed uint64, layers int) Site {
+	return Site{newRNG(seed, 99, 1).intn(layers), OpRouter}
 }
 
 // RandomSite is the site of kind k in a model of layers layers that a

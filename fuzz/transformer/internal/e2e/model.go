@@ -112,6 +112,7 @@ const (
 	streamSchedule
 	streamRouter
 	streamExpertDown
+	streamMoEShape
 )
 
 // NewModel derives every weight of a model of shape c from seed: tensor t
