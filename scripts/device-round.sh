@@ -7,9 +7,16 @@
 # 530: a stage's limit is cut to what is left, a stage with too little
 # left is skipped and said so):
 #
+#   userkernels  gpu/testdata/userkernels/build.sh (the example user
+#                kernels' PTX and fat images, for the held-attention tests);
+#                not in the default list
 #   test-gpu     make test-gpu on the packages with GPU tests (TEST_PKGS,
 #                default ./gpu/ ./scan/ ./cmd/bitparity/ ./internal/layers/;
 #                about 140 s on the H200), -v (and -run $TEST_RUN when set)
+#                (TEST_LIMIT seconds, default 210)
+#   go-bench     make test-gpu -bench GO_BENCH (default .) -benchtime 1x on
+#                GO_BENCH_PKGS (default ./scan/), GO_BENCH_LIMIT seconds
+#                (default 240); not in the default list
 #   exec-rmsnorm scan --exec of torch's F.rms_norm (adapters/torch_ops.py),
 #                rows 1..8192 at hidden 4096 bf16, three draws (normal,
 #                boundary, heavy), then scripts/torch_scan.py over the same
@@ -197,14 +204,32 @@ timed version 30 "$bin" version
 say "version: $(grep -v '^$' "$logs/version.log" | sed -E 's/[[:space:]]+/ /g' | paste -sd ';' - | cut -c1-600)"
 pack
 
+# 0. The example user kernels' PTX and fat images (gpu/testdata/userkernels).
+if begin userkernels 30; then
+	timed userkernels "$(limit 180)" bash gpu/testdata/userkernels/build.sh
+	expect userkernels 0
+	say "userkernels: gpu/testdata/userkernels/build.sh: exit $rc in $secs s"
+	pack
+fi
+
 # 1. The GPU test suite, on the packages that have GPU tests.
 if begin test-gpu 60; then
 	pkgs=${TEST_PKGS:-./gpu/ ./scan/ ./cmd/bitparity/ ./internal/layers/}
 	tflags=-v
 	[ -n "${TEST_RUN:-}" ] && tflags="-v -run '$TEST_RUN'" # quoted: make hands it to sh
-	timed test-gpu "$(limit 210)" make test-gpu GPUTAGS="$tags" PKGS="$pkgs" TESTFLAGS="$tflags"
+	timed test-gpu "$(limit "${TEST_LIMIT:-210}")" make test-gpu GPUTAGS="$tags" PKGS="$pkgs" TESTFLAGS="$tflags"
 	expect test-gpu 0
 	say "test-gpu: make test-gpu GPUTAGS=$tags PKGS='$pkgs' TESTFLAGS=-v: exit $rc in $secs s: $(grep -E '^(ok|FAIL|---)[[:space:]]' "$logs/test-gpu.log" | grep -vE '^--- (PASS|SKIP)' |
+		sed -E 's|github.com/bitparity/bitparity/||; s/[[:space:]]+/ /g' | head -n 30 | paste -sd ';' -)"
+	pack
+fi
+
+# 1b. Go benchmarks of the GPU packages, one iteration each.
+if begin go-bench 30; then
+	timed go-bench "$(limit "${GO_BENCH_LIMIT:-240}")" make test-gpu GPUTAGS="$tags" PKGS="${GO_BENCH_PKGS:-./scan/}" \
+		TESTFLAGS="-run '^\$\$' -bench '${GO_BENCH:-.}' -benchtime 1x -v"
+	expect go-bench 0
+	say "go-bench: -bench '${GO_BENCH:-.}' in ${GO_BENCH_PKGS:-./scan/}: exit $rc in $secs s: $(grep -E '^(Benchmark|ok|FAIL)' "$logs/go-bench.log" |
 		sed -E 's|github.com/bitparity/bitparity/||; s/[[:space:]]+/ /g' | head -n 30 | paste -sd ';' -)"
 	pack
 fi
