@@ -47,6 +47,7 @@ func TestScanOpExec(t *testing.T) {
 		code int
 		want string
 	}{
+		{[]string{"corpus", "show", file}, 0, "finding: moe_route batch_invariance on exec:numpy-drift.moe_route: row "},
 		{[]string{"repro", "--exec", drift, file}, 1, "REPRODUCED"},
 		{[]string{"repro", "--exec", route, file}, 2, "the --exec given serve exec:numpy.moe_route"},
 		{[]string{"repro", file}, 2, "pass --exec '" + drift + "', the command line recorded with the case"},
