@@ -25,9 +25,11 @@ import (
 // started from. f itself is not changed.
 //
 // A model-route case (op model) is refused with ErrModelCase: the model
-// campaign that found it shrank it on its adapter already. A case of an op
-// package's op shrinks through its checker among sources
-// (scan.OpCheckers), with the op's own steps (smaller batches).
+// campaign that found it shrank it on its adapter already. sources are
+// what fuzz.Check takes beside a case: a case of an op package's op
+// shrinks through its checker among them (scan.OpCheckers), with the op's
+// own steps (smaller batches); a case of spec's ops on the registered
+// targets it names.
 func Minimize(ctx context.Context, f *File, opts shrink.Options, sources ...target.Target) (*File, shrink.Stats, error) {
 	if f.Finding == nil {
 		return nil, shrink.Stats{}, ErrNoFinding
@@ -36,12 +38,8 @@ func Minimize(ctx context.Context, f *File, opts shrink.Options, sources ...targ
 		return nil, shrink.Stats{}, ErrModelCase
 	}
 	want := BaseSignature(*f.Finding)
-	mo := fuzz.MinimizeOptions{Shrink: opts, KeepMap: true,
-		Same: func(f, g *spec.Finding) bool { return g.Kind == f.Kind && BaseSignature(*g) == want }}
-	if _, pkg := packageOp(f.Case.Op); pkg {
-		mo.Targets = sources
-	}
-	got, st, err := fuzz.Minimize(ctx, f.Finding, mo)
+	got, st, err := fuzz.Minimize(ctx, f.Finding, fuzz.MinimizeOptions{Shrink: opts, KeepMap: true, Targets: sources,
+		Same: func(f, g *spec.Finding) bool { return g.Kind == f.Kind && BaseSignature(*g) == want }})
 	if err != nil {
 		return nil, st, err
 	}

@@ -50,53 +50,46 @@ const moeRouterModel = "gemm_splitk_by_m"
 // jobs lists the source's jobs (Source).
 func jobs(train, infer string) []fuzz.Job {
 	on := func(c spec.Case) (spec.Case, bool) { return e2e.WithBackends(c, train, infer), true }
-	js := []fuzz.Job{
-		{Name: "transformer/invariant/" + spec.RelLogProbParity, Relation: spec.RelLogProbParity, Invariant: true,
+	// invariant is the job name of relation rel on fixed kernels, its
+	// case of seed drawn by gen(seed).
+	invariant := func(name, rel string, gen func(seed uint64) e2e.Gen) fuzz.Job {
+		return fuzz.Job{Name: "transformer/invariant/" + name, Relation: rel, Invariant: true,
 			Draw: func(seed uint64) (spec.Case, bool) {
-				c := e2e.Gen{}.Case(seed)
-				c.Relation = spec.RelLogProbParity
+				c := gen(seed).Case(seed)
+				c.Relation = rel
 				return on(c)
-			}},
-		{Name: "transformer/invariant/" + spec.RelPathParity, Relation: spec.RelPathParity, Invariant: true,
-			Draw: func(seed uint64) (spec.Case, bool) {
-				g := e2e.Gen{}
-				if seed%4 == 0 { // KV lengths past 48
-					g.MinSeqLen = 56
-				}
-				c := g.Case(seed)
-				c.Relation = spec.RelPathParity
-				return on(c)
-			}},
+			}}
 	}
-	js = append(js, fuzz.Job{Name: "transformer/invariant/moe_" + spec.RelPathParity, Relation: spec.RelPathParity, Invariant: true,
-		Draw: func(seed uint64) (spec.Case, bool) {
-			c := e2e.Gen{MoE: true}.Case(seed)
-			c.Relation = spec.RelPathParity
-			return on(c)
-		}},
-		fuzz.Job{Name: "transformer/drift/" + moeRouterModel + "@router", Relation: spec.RelPathParity,
+	// planted is the control name: drift model model planted at
+	// site(seed, layers) in gen's cases, under path parity.
+	planted := func(name string, gen e2e.Gen, model string, site func(seed uint64, layers int) e2e.Site) fuzz.Job {
+		return fuzz.Job{Name: "transformer/drift/" + name, Relation: spec.RelPathParity,
 			Expect: spec.KindMismatch, MinCases: controlCases,
 			Draw: func(seed uint64) (spec.Case, bool) {
-				c := e2e.Gen{MoE: true, MinTokens: 96}.Case(seed)
+				c := gen.Case(seed)
 				c.Relation = spec.RelPathParity
-				c, err := e2e.Plant(c, moeRouterModel, e2e.RouterSite(seed, c.Shape.Rows))
+				c, err := e2e.Plant(c, model, site(seed, c.Shape.Rows))
 				if err != nil {
 					return c, false
 				}
 				return on(c)
-			}})
+			}}
+	}
+	js := []fuzz.Job{
+		invariant(spec.RelLogProbParity, spec.RelLogProbParity, func(uint64) e2e.Gen { return e2e.Gen{} }),
+		invariant(spec.RelPathParity, spec.RelPathParity, func(seed uint64) e2e.Gen {
+			if seed%4 == 0 { // KV lengths past 48
+				return e2e.Gen{MinSeqLen: 56}
+			}
+			return e2e.Gen{}
+		}),
+		invariant("moe_"+spec.RelPathParity, spec.RelPathParity, func(uint64) e2e.Gen { return e2e.Gen{MoE: true} }),
+		planted(moeRouterModel+"@router", e2e.Gen{MoE: true, MinTokens: 96}, moeRouterModel, e2e.RouterSite),
+	}
 	for _, m := range e2e.DriftModels {
-		js = append(js, fuzz.Job{Name: "transformer/drift/" + m.Name, Relation: spec.RelPathParity,
-			Expect: spec.KindMismatch, MinCases: controlCases,
-			Draw: func(seed uint64) (spec.Case, bool) {
-				c := m.Needs.Case(seed)
-				c.Relation = spec.RelPathParity
-				c, err := e2e.Plant(c, m.Name, e2e.RandomSite(seed, m.Kind, c.Shape.Rows))
-				if err != nil {
-					return c, false
-				}
-				return on(c)
-			}})
+		js = append(js, planted(m.Name, m.Needs, m.Name, func(seed uint64, layers int) e2e.Site {
+			return e2e.RandomSite(seed, m.Kind, layers)
+		}))
 	}
 	misuse := func(name string, edit func(c *spec.Case) bool) fuzz.Job {
 		return fuzz.Job{Name: "transformer/misuse/" + name, Relation: spec.RelLogProbParity,
