@@ -194,9 +194,6 @@ func (decodeKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, ro
 	}
 	dt := b.In
 	B, D, H, KH := len(in.K), in.HeadDim, in.Heads, in.KVHeads
-	if len(in.V) != B {
-		return nil, fmt.Errorf("%d key caches but %d value caches: %w", B, len(in.V), oracle.ErrShape)
-	}
 	var kvLen func(it uint64) int
 	if b.Lazy() {
 		kvLen = func(it uint64) int { return b.Source.Case.Shape.KVLen(int(it)) }
@@ -251,6 +248,9 @@ func (decodeKernel) launch(d *Device, b *target.Batch, sched oracle.Schedule, ro
 // batch: no caches on the host); else the caches' sizes do.
 func packedCaches(b *target.Batch, in *oracle.DecodeInput, kvLen func(it uint64) int) (off, lens []int, total int, err error) {
 	B, width := len(in.K), in.KVHeads*in.HeadDim
+	if len(in.V) != B {
+		return nil, nil, 0, fmt.Errorf("%d key caches but %d value caches: %w", B, len(in.V), oracle.ErrShape)
+	}
 	off, lens = make([]int, B), make([]int, B)
 	for r := range in.K {
 		if kvLen != nil {

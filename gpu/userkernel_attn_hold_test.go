@@ -72,14 +72,15 @@ type heldRuns interface {
 }
 
 // checkHeldRuns fails unless h, what's held batch of n items, gives for
-// prefixes, gathers out of order with a repeat and the items alone the
+// prefixes, gathers out of order with a repeat, the last three items
+// (n >= 4) and the items alone the
 // bits of values and taps (tap, taps: their word in a message) that want
 // gives for the same items (Run on the gathered batch uploaded whole); a
 // run of h must have taps.
 func checkHeldRuns(t *testing.T, what, tap, taps string, h heldRuns, n int, want func(ids []int) (vals, taps []uint32)) {
 	t.Helper()
 	ctx := context.Background()
-	for _, ids := range [][]int{spec.Iota(1), spec.Iota(3), spec.Iota(n), {n - 1, 0, 2, 2}, {4, 5, 6}} {
+	for _, ids := range [][]int{spec.Iota(1), spec.Iota(3), spec.Iota(n), {n - 1, 0, 2, 2}, {n - 3, n - 2, n - 1}} {
 		o, err := h.Run(ctx, ids)
 		gv, gt := outBits(t, o, err)
 		wv, wt := want(ids)
