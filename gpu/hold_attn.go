@@ -32,12 +32,21 @@ type AttnHeld struct {
 	cols        int
 }
 
+// attentionInput reports whether in is an attention batch's input.
+func attentionInput(in ops.In) bool {
+	switch in.(type) {
+	case *oracle.PrefillInput, *oracle.DecodeInput:
+		return true
+	}
+	return false
+}
+
 // HoldAttention uploads attention batch b for t. A target whose policy
 // gives a schedule a row (a row drift model), a lazy batch, and a batch
 // of another op are not held: the error wraps target.ErrUnsupported.
 func (t *Target) HoldAttention(b *target.Batch) (*AttnHeld, error) {
 	unsupported := fmt.Errorf("gpu: hold a %s batch for %s: %w", b.Op, t.info.Name, target.ErrUnsupported)
-	if t.info.Op != b.Op || t.rows != nil || b.Lazy() {
+	if t.info.Op != b.Op || t.rows != nil || b.Lazy() || !attentionInput(b.Input) {
 		return nil, unsupported
 	}
 	if err := b.Validate(); err != nil {
