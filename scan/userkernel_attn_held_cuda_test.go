@@ -89,34 +89,42 @@ func TestAttnKernelsHeld(t *testing.T) {
 	}
 }
 
-// TestAttnKernelsHeldLlama: held scans of both example decode kernels
-// over requests 1..256 x KV 1, 64, 65 and 4096 (a grid) at llama3-8b (32
-// heads, 8 KV heads, head dim 128, bf16), one normal draw (a per-step
-// scan would make and upload a 2 GiB cache a step at KV 4096): the fixed
-// kernel certified at every KV length, the SM kernel certified at KV 1
-// and 64 (one tile: its splits do not change the order) and mapped at its
-// rule from 65 on; the grid's rule and time are logged.
+// TestAttnKernelsHeldLlama: held scans of both example decode kernels at
+// llama3-8b (32 heads, 8 KV heads, head dim 128, bf16), one normal draw,
+// on two grids: requests 1..256 x KV 1, 64, 65 and 500, and requests
+// 1..31 x KV 1, 64, 65 and 4096. A case may hold at most spec.MaxElements
+// input values (the caches of 256 requests of 4096 tokens are 2^31), so
+// each grid is the most requests its longest KV length allows. The fixed
+// kernel is certified at every KV length, the SM kernel at KV 1 and 64
+// (one tile: its splits do not change the order) and mapped at its rule
+// from 65 on; each grid's rule and time are logged.
 func TestAttnKernelsHeldLlama(t *testing.T) {
 	ctx := context.Background()
+	grids := []struct {
+		requests int
+		kvs      []int
+	}{{256, []int{1, 64, 65, 500}}, {31, []int{1, 64, 65, 4096}}}
 	for _, name := range []string{"attn_decode_fixed", "attn_decode_sm"} {
 		k, _, sms := attnKernel(t, name)
-		s := spec.ScanSpec{Target: k.Info().Name, Op: spec.OpAttnDecode, From: 1, To: 256,
-			Shape: spec.Shape{Heads: 32, KVHeads: 8, HeadDim: 128}, Dists: []spec.Dist{spec.DistNormal}}
-		start := time.Now()
-		g, err := ScanGrid(ctx, s, []int{1, 64, 65, 4096}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s, requests 1..256 x kv 1, 64, 65, 4096, llama3-8b, held: %s, %v", name, g.Rule, time.Since(start))
 		last := (sms+31)/32 - 1 // the most requests with requests*32 < sms
-		for kv, r := range g.Scans {
-			want := "" // certified
-			if name == "attn_decode_sm" && kv > 64 {
-				want = fmt.Sprintf("batch <= %d -> A, batch >= %d -> B", last, last+1)
+		for _, gr := range grids {
+			s := spec.ScanSpec{Target: k.Info().Name, Op: spec.OpAttnDecode, From: 1, To: gr.requests,
+				Shape: spec.Shape{Heads: 32, KVHeads: 8, HeadDim: 128}, Dists: []spec.Dist{spec.DistNormal}}
+			start := time.Now()
+			g, err := ScanGrid(ctx, s, gr.kvs, Options{})
+			if err != nil {
+				t.Fatalf("%s, requests 1..%d x kv %v: %v", name, gr.requests, gr.kvs, err)
 			}
-			t.Logf("%s, kv %d: %s, %d batches, %v", name, kv, MapWords(r.Map), r.Batches, r.Elapsed)
-			if !r.Resident || (want == "") != (r.Certificate != nil) || want != "" && r.Map.Rule != want {
-				t.Errorf("%s at kv %d: resident %v, map %q, want %q", name, kv, r.Resident, r.Map.Rule, want)
+			t.Logf("%s, requests 1..%d x kv %v, llama3-8b, held: %s, %v", name, gr.requests, gr.kvs, g.Rule, time.Since(start))
+			for kv, r := range g.Scans {
+				want := "" // certified
+				if name == "attn_decode_sm" && kv > 64 {
+					want = fmt.Sprintf("batch <= %d -> A, batch >= %d -> B", last, last+1)
+				}
+				t.Logf("%s, kv %d: %s, %d batches, %v", name, kv, MapWords(r.Map), r.Batches, r.Elapsed)
+				if !r.Resident || (want == "") != (r.Certificate != nil) || want != "" && r.Map.Rule != want {
+					t.Errorf("%s at kv %d: resident %v, map %q, want %q", name, kv, r.Resident, r.Map.Rule, want)
+				}
 			}
 		}
 	}

@@ -308,18 +308,21 @@ def load(p):
         return json.load(open(p))
     except (OSError, ValueError):
         return None
+def first_scan(res):
+    """The first scan of a scan --json file (format bitparity-scan-results)."""
+    return ((res or {}).get("scans") or [None])[0]
 sweep = load(os.path.join(logs, "sdpa-sweep.json"))
 print("sdpa: torch SDPA prefill vs decode at llama3-8b (bf16, 32 heads, 8 kv heads, head dim 128), KV 1..1024; bitparity draws %s, sweep seeds %s"
       % (dists, sweep["seeds"] if sweep else "?"))
 for b in backends:
     rc, secs = open(os.path.join(logs, "sdpa-%s.rc" % b)).read().split()
-    scan = load(os.path.join(logs, "sdpa-%s.json" % b))
+    scan = first_scan(load(os.path.join(logs, "sdpa-%s.json" % b)))
     sw = (sweep or {}).get("backends", {}).get(b)
     if scan is None:
         print("  %s: bitparity scan gave no result (exit %s, %s s; see sdpa-%s.log)" % (b, rc, secs, b))
         continue
-    got = sorted(scan.get("Differ") or [])
-    rule = (scan.get("Map") or {}).get("rule", "")
+    got = sorted(scan.get("differ") or [])
+    rule = (scan.get("map") or {}).get("rule", "")
     line = "  %s: bitparity (exit %s, %s s) DIFFER at %d: %s" % (b, rc, secs, len(got), ranges(got))
     if rule:
         line += " [map: %s]" % rule
@@ -404,18 +407,22 @@ def load(name):
         return json.load(open(os.path.join(logs, name + ".json")))
     except (OSError, ValueError):
         return None
+def differ(name):
+    """The differing values of the first scan of scan --json file NAME."""
+    res = load(name)
+    return sorted((((res or {}).get("scans") or [{}])[0] or {}).get("differ") or []) if res else None
 def lines(name, pat):
     try:
         return [l.strip() for l in open(os.path.join(logs, name + ".log")) if re.search(pat, l)]
     except OSError:
         return []
 print("maps:")
-g, c = load("tile48-gpu"), load("tile48-cpu")
+g, c = differ("tile48-gpu"), differ("tile48-cpu")
 for name, r in (("tile48-gpu", g), ("tile48-cpu", c)):
     print("  %s (exit %s, %s s): %s" % (name, *rc(name), " ".join(lines(name, r"DIFFER|AGREE|map over"))[:400] or "no result"))
-if g and c:
+if g is not None and c is not None:
     print("  tile48 GPU map equals its CPU twin's (KV 1..200, 4 heads, 2 kv heads, head dim 16, 2 sequences): %s"
-          % ("yes" if (g.get("Differ") or []) == (c.get("Differ") or []) else "NO"))
+          % ("yes" if g == c else "NO"))
 print("  logprob-scan (exit %s, %s s): %s" % (*rc("logprob-scan"), " ".join(lines("logprob-scan", r"CERTIFIED|DRIFT"))[:300] or "no result"))
 for name in ("tile48-run", "logprob-run"):
     res = load(name)
