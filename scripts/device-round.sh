@@ -40,6 +40,10 @@
 #   scan-profile the rmsnorm and cuBLAS scans of bench under --cpuprofile,
 #                with go tool pprof -top of each, and scripts/gemm_scan.py
 #                on torch (torch.matmul) beside the CuPy loop of bench
+#   power-profile the default-power scan of cuda-rmsnorm at llama3-8b over
+#                1..POWER_ROWS (8192) twice, an empty sensitive-draw cache
+#                then the kept draws, each under --cpuprofile (pprof -top
+#                flat and cumulative); not in the default list
 #   campaign     the 60 s campaign over every cuda- target (CAMPAIGN_SECONDS),
 #                seed 1, --known corpus/h200: its invariant case count, and
 #                the same for a baseline binary built from .device/base.tar.gz
@@ -464,6 +468,30 @@ if begin scan-profile 40; then
 		echo "scan-profile: $(grep -h -m1 'row comparisons in' "$logs/prof-rmsnorm.log" "$logs/prof-gemm.log" | paste -sd ';' -)"
 		echo "  torch loop over the cuBLAS comparisons: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("backend"), d.get("version"), d.get("seconds"), "s")' "$logs/gemm-loop-torch.json" 2>&1)"
 		for p in rmsnorm gemm; do echo "  $p profile:"; sed -n '1,16p' "$logs/$p.pprof.txt" | sed 's/^/    /'; done
+	} | tee -a "$summary" >&2
+	pack
+fi
+
+# 7b. Where a certificate's power goes: the default-power scan of
+# cuda-rmsnorm at llama3-8b over 1..POWER_ROWS (default 8192), twice
+# (an empty sensitive-draw cache, then the draws the first kept), each
+# under --cpuprofile, with go tool pprof -top (flat and cumulative).
+if begin power-profile 40; then
+	prow=${POWER_ROWS:-8192}
+	rm -rf "$work/sensitive-cache"
+	for pass in 1 2; do
+		timed "power-$pass" "$(limit 90)" env BITPARITY_SENSITIVE_CACHE="$work/sensitive-cache" "$bin" scan --target cuda-rmsnorm \
+			--profile llama3-8b --to "$prow" --dir "$work/corpus-power" --json "$logs/power-$pass.json" --cpuprofile "$logs/power-$pass.prof"
+		expect "power-$pass" 0
+		go tool pprof -top -nodecount=30 "$bin" "$logs/power-$pass.prof" >"$logs/power-$pass.pprof.txt" 2>&1
+		go tool pprof -top -cum -nodecount=60 "$bin" "$logs/power-$pass.prof" >"$logs/power-$pass.cum.txt" 2>&1
+	done
+	{
+		for pass in 1 2; do
+			result "power-$pass"
+			echo "power-profile: pass $pass (sensitive cache $([ "$pass" = 1 ] && echo empty || echo kept)): exit $rc in $secs s; $(grep -h -m1 'row comparisons in' "$logs/power-$pass.log"); $(grep -h -m1 'power:' "$logs/power-$pass.log" | cut -c1-200)"
+			sed -n '6,30p' "$logs/power-$pass.cum.txt" | sed 's/^/    /'
+		done
 	} | tee -a "$summary" >&2
 	pack
 fi
