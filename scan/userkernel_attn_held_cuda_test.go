@@ -91,19 +91,21 @@ func TestAttnKernelsHeld(t *testing.T) {
 
 // TestAttnKernelsHeldLlama: held scans of both example decode kernels at
 // llama3-8b (32 heads, 8 KV heads, head dim 128, bf16), one normal draw,
-// on two grids: requests 1..256 x KV 1, 64, 65 and 500, and requests
-// 1..31 x KV 1, 64, 65 and 4096. A case may hold at most spec.MaxElements
+// on two grids: requests 1..256 x KV 1, 64, 65, 66 and 500, and
+// requests 1..31 x KV 1, 64, 65, 66 and 4096. A case may hold at most spec.MaxElements
 // input values (the caches of 256 requests of 4096 tokens are 2^31), so
 // each grid is the most requests its longest KV length allows. The fixed
-// kernel is certified at every KV length, the SM kernel at KV 1 and 64
-// (one tile: its splits do not change the order) and mapped at its rule
-// from 65 on; each grid's rule and time are logged.
+// kernel is certified at every KV length, the SM kernel up to KV 65 and
+// mapped at its rule from 66 on: up to 64 tokens one tile holds the
+// cache, and at 65 the second split holds one token, whose combine
+// (fma(w1, v, w0·acc0), w0·l0 + w1) runs the operations of the one-split
+// kernel's last tile of one token; each grid's rule and time are logged.
 func TestAttnKernelsHeldLlama(t *testing.T) {
 	ctx := context.Background()
 	grids := []struct {
 		requests int
 		kvs      []int
-	}{{256, []int{1, 64, 65, 500}}, {31, []int{1, 64, 65, 4096}}}
+	}{{256, []int{1, 64, 65, 66, 500}}, {31, []int{1, 64, 65, 66, 4096}}}
 	for _, name := range []string{"attn_decode_fixed", "attn_decode_sm"} {
 		k, _, sms := attnKernel(t, name)
 		last := (sms+31)/32 - 1 // the most requests with requests*32 < sms
@@ -118,7 +120,7 @@ func TestAttnKernelsHeldLlama(t *testing.T) {
 			t.Logf("%s, requests 1..%d x kv %v, llama3-8b, held: %s, %v", name, gr.requests, gr.kvs, g.Rule, time.Since(start))
 			for kv, r := range g.Scans {
 				want := "" // certified
-				if name == "attn_decode_sm" && kv > 64 {
+				if name == "attn_decode_sm" && kv >= 66 {
 					want = fmt.Sprintf("batch <= %d -> A, batch >= %d -> B", last, last+1)
 				}
 				t.Logf("%s, kv %d: %s, %d batches, %v", name, kv, MapWords(r.Map), r.Batches, r.Elapsed)
