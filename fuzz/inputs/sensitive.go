@@ -105,6 +105,10 @@ func sensitiveDraw(c spec.Case) (*target.Batch, []power.Set, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("sensitive inputs: %w", err)
 	}
+	if g.rows != nil { // a token op's rows (RowPower reads their sets)
+		_, in, _ := g.b.Kind()
+		keepMeasured(g.b, *g.k.ItemRows(in), g.f, sets)
+	}
 	return g.b, sets, nil
 }
 
@@ -529,7 +533,10 @@ func keepShown(key string, keys []int, shown []power.Set) {
 // alternatives of f the row shows in c's compare dtype
 // (power.Family.RMSNorm; GEMM on the row's column gemm.Column, a lower
 // bound of the row's; LogProb; of a decode request, the union of its
-// heads' power.Family.Decode), rows checked in parallel.
+// heads' power.Family.Decode), rows checked in parallel. A whole
+// sensitive batch of rmsnorm, gemm or logprob that this package made, its
+// rows unchanged, is not measured again: its search's sets are read
+// (sensitive_measured.go).
 func RowPower(c spec.Case, b *target.Batch, f *power.Family) ([]power.Set, error) {
 	k, in, err := b.Kind()
 	if err != nil || k.Name() != c.Op {
@@ -562,6 +569,11 @@ func RowPower(c spec.Case, b *target.Batch, f *power.Family) ([]power.Set, error
 		return nil, fmt.Errorf("row power: a %s batch without its rows on the host", c.Op)
 	}
 	n := k.Items(in)
+	if c.Dist == spec.DistSensitive {
+		if sets, ok := measuredSets(b, *k.ItemRows(in), f, n); ok {
+			return sets, nil // measured by the draw's search
+		}
+	}
 	keys := spec.Iota(n)
 	rows := s.SensitiveRows(c, in, keys, b.In, b.Out, cmp, f, Splitmix)
 	sets := make([]power.Set, n)

@@ -1,0 +1,91 @@
+package inputs
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/power"
+	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
+)
+
+// TestRowPowerReadsSearch: RowPower of a sensitive batch Of made reads
+// the sets its search measured, and they are the sets measured row by row
+// (the same batch copied, which RowPower measures); a batch whose rows
+// changed since is measured again.
+func TestRowPowerReadsSearch(t *testing.T) {
+	for _, op := range []spec.Op{spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb} {
+		t.Run(string(op), func(t *testing.T) {
+			c := powerCase(op, 256, 12, spec.BF16, spec.DistSensitive, 41)
+			c.Draw = 1
+			b, err := Of(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := Family(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, in, _ := b.Kind()
+			rows := *k.ItemRows(in)
+			if _, ok := measuredSets(b, rows, f, k.Items(in)); !ok {
+				t.Fatal("the draw's sets were not kept")
+			}
+			read, err := RowPower(c, b, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copied := copyBatch(t, b)
+			measuredAgain, err := RowPower(c, copied, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(read, measuredAgain, slices.Equal[power.Set]) {
+				t.Fatalf("the search's sets differ from the rows measured again:\n%v\n%v", read, measuredAgain)
+			}
+			rows[len(rows)/2] = oracle.Round(b.In, rows[len(rows)/2]*1.5) // a row changed: measured again
+			if _, ok := measuredSets(b, rows, f, k.Items(in)); ok {
+				t.Fatal("sets of a changed batch were read")
+			}
+			changed, err := RowPower(c, b, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := RowPower(c, copyBatch(t, b), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(changed, want, slices.Equal[power.Set]) {
+				t.Fatal("a changed batch's sets are not its rows'")
+			}
+		})
+	}
+}
+
+// copyBatch is b with its item rows copied (another batch: RowPower
+// measures it).
+func copyBatch(t *testing.T, b *target.Batch) *target.Batch {
+	t.Helper()
+	k, in, err := b.Kind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := *b
+	switch x := in.(type) {
+	case *oracle.RMSNormInput:
+		y := *x
+		cp.Input = &y
+	case *oracle.GEMMInput:
+		y := *x
+		cp.Input = &y
+	case *oracle.LogProbInput:
+		y := *x
+		cp.Input = &y
+	default:
+		t.Fatalf("copy a %T", in)
+	}
+	_, cin, _ := cp.Kind()
+	*k.ItemRows(cin) = slices.Clone(*k.ItemRows(in))
+	return &cp
+}
