@@ -297,6 +297,8 @@ func (g *sensitiveGen) fill() (sets, shown []power.Set, err error) {
 			return nil, nil, err
 		}
 		g.save(sets)
+	} else if g.rows != nil {
+		keepMade(chainKey(g.c, g.draw, g.draw), keys, g.choices, sets)
 	}
 	if g.draw >= 1 { // what the keys showed in draws 1..draw: the next draw's prior
 		shown = sets
@@ -312,13 +314,15 @@ func (g *sensitiveGen) fill() (sets, shown []power.Set, err error) {
 }
 
 // search makes every row of g by row (prior[j]: what slot j's key showed
-// before, nil for none) and returns the sets.
+// before, nil for none) and returns the sets; a token op's row made
+// before for this draw (madeRows) is rebuilt from its choice.
 func (g *sensitiveGen) search(prior []power.Set) ([]power.Set, error) {
 	keys := g.keys
 	sets := make([]power.Set, len(keys))
 	g.choices = make([]choice, len(keys))
 	g.querySets = make([][]power.Set, len(keys))
 	errs := make([]error, len(keys))
+	made := chainKey(g.c, g.draw, g.draw) // the rows of this draw made before (madeRows)
 	eachRow(len(keys), func(j int) {
 		var p power.Set
 		if prior != nil {
@@ -332,12 +336,20 @@ func (g *sensitiveGen) search(prior []power.Set) ([]power.Set, error) {
 			sets[j], g.choices[j], errs[j] = g.decodeRequest(j, p)
 			return
 		}
+		if m, ok := lookupMade(made, keys[j]); ok { // made for another batch of this draw
+			sets[j], g.choices[j], errs[j] = m.set, m.c, g.rebuild(j, m.c)
+			return
+		}
+		rowsSearched.Add(1)
 		sets[j], g.choices[j], errs[j] = g.row(j, p)
 	})
 	for j, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("row %d: %w", keys[j], err)
 		}
+	}
+	if g.rows != nil {
+		keepMade(made, keys, g.choices, sets)
 	}
 	return sets, nil
 }

@@ -89,3 +89,40 @@ func copyBatch(t *testing.T, b *target.Batch) *target.Batch {
 	*k.ItemRows(cin) = slices.Clone(*k.ItemRows(in))
 	return &cp
 }
+
+// TestMadeRowsReused: a sensitive draw of more rows (the same case, seed
+// and draw) rebuilds the rows a draw of fewer made, bit for bit, and
+// searches only the rows past them; its sets are those of a search from
+// nothing.
+func TestMadeRowsReused(t *testing.T) {
+	t.Setenv(sensitiveCacheEnv, "off")
+	for _, op := range []spec.Op{spec.OpRMSNorm, spec.OpGEMM, spec.OpLogProb} {
+		t.Run(string(op), func(t *testing.T) {
+			c := powerCase(op, 128, 10, spec.BF16, spec.DistSensitive, 57)
+			c.Draw = 1
+			if _, err := Of(c); err != nil { // rows 0..9 made
+				t.Fatal(err)
+			}
+			more := c
+			more.SetBatchRows(16)
+			before := rowsSearched.Load()
+			b, sets, err := sensitiveDraw(more)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := rowsSearched.Load() - before; n != 6 {
+				t.Errorf("searched %d rows, want the 6 not made before", n)
+			}
+			forgetMade() // search every row again
+			fresh, freshSets, err := sensitiveDraw(more)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, in, _ := b.Kind()
+			_, fin, _ := fresh.Kind()
+			if !slices.Equal(*k.ItemRows(in), *k.ItemRows(fin)) || !slices.EqualFunc(sets, freshSets, slices.Equal[power.Set]) {
+				t.Fatal("rows rebuilt from their choices differ from rows searched")
+			}
+		})
+	}
+}
