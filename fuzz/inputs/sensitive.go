@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/bitparity/bitparity/boundary"
 	"github.com/bitparity/bitparity/fuzz/gen"
@@ -298,7 +297,7 @@ func (g *sensitiveGen) fill() (sets, shown []power.Set, err error) {
 		}
 		g.save(sets)
 	} else if g.rows != nil {
-		keepMade(chainKey(g.c, g.draw, g.draw), keys, g.choices, sets)
+		madeRows.put(chainKey(g.c, g.draw, g.draw), keys, func(j int) madeRow { return madeRow{g.choices[j], sets[j]} })
 	}
 	if g.draw >= 1 { // what the keys showed in draws 1..draw: the next draw's prior
 		shown = sets
@@ -308,7 +307,7 @@ func (g *sensitiveGen) fill() (sets, shown []power.Set, err error) {
 				shown[j] = power.Union(sets[j], prior[j])
 			}
 		}
-		keepShown(chainKey(g.c, g.draw, g.draw), keys, shown)
+		sensitiveChain.put(chainKey(g.c, g.draw, g.draw), keys, func(j int) power.Set { return shown[j] })
 	}
 	return sets, shown, nil
 }
@@ -336,7 +335,7 @@ func (g *sensitiveGen) search(prior []power.Set) ([]power.Set, error) {
 			sets[j], g.choices[j], errs[j] = g.decodeRequest(j, p)
 			return
 		}
-		if m, ok := lookupMade(made, keys[j]); ok { // made for another batch of this draw
+		if m, ok := madeRows.get(made, keys[j]); ok { // made for another batch of this draw
 			sets[j], g.choices[j], errs[j] = m.set, m.c, g.rebuild(j, m.c)
 			return
 		}
@@ -349,7 +348,7 @@ func (g *sensitiveGen) search(prior []power.Set) ([]power.Set, error) {
 		}
 	}
 	if g.rows != nil {
-		keepMade(made, keys, g.choices, sets)
+		madeRows.put(made, keys, func(j int) madeRow { return madeRow{g.choices[j], sets[j]} })
 	}
 	return sets, nil
 }
@@ -457,16 +456,10 @@ func (g *sensitiveGen) rebuild(j int, c choice) error {
 // alternatives whose sum is one ulp off.
 var knobVariants = []int{0, 1, -1, 2, -2, 3, -3, 4, -4}
 
-// sensitiveChain keeps, per chain, what each row key showed in draws
-// 1..k: a scan makes draw k+1 right after draw k, so each draw of the
-// chain is made once. A few chains are kept (the oldest is dropped).
-var sensitiveChain struct {
-	sync.Mutex
-	order []string
-	shown map[string]map[int]power.Set // chain key + draw k: row key -> the union over draws 1..k
-}
-
-const chainsKept = 16
+// sensitiveChain keeps, per chain key of draw k, what each row key
+// showed in draws 1..k (the union): a scan makes draw k+1 right after
+// draw k, so each draw of the chain is made once.
+var sensitiveChain rowMemo[power.Set]
 
 // chainKey names draw k of the chain of c (a case of dist normal, its
 // seed that of draw d): everything that decides its rows but the seed and
@@ -487,16 +480,13 @@ func chainShown(c spec.Case, d int, keys []int) ([]power.Set, error) {
 	key := chainKey(c, d, k)
 	sets := make([]power.Set, len(keys))
 	var missing []int
-	sensitiveChain.Lock()
-	kept := sensitiveChain.shown[key]
 	for j, i := range keys {
-		if s, ok := kept[i]; ok {
+		if s, ok := sensitiveChain.get(key, i); ok {
 			sets[j] = s
 		} else {
 			missing = append(missing, i)
 		}
 	}
-	sensitiveChain.Unlock()
 	if len(missing) == 0 {
 		return sets, nil
 	}
@@ -516,28 +506,6 @@ func chainShown(c spec.Case, d int, keys []int) ([]power.Set, error) {
 		}
 	}
 	return sets, nil
-}
-
-// keepShown keeps, under chain key key, what row keys keys showed.
-func keepShown(key string, keys []int, shown []power.Set) {
-	sensitiveChain.Lock()
-	defer sensitiveChain.Unlock()
-	if sensitiveChain.shown == nil {
-		sensitiveChain.shown = map[string]map[int]power.Set{}
-	}
-	m, ok := sensitiveChain.shown[key]
-	if !ok {
-		m = map[int]power.Set{}
-		sensitiveChain.shown[key] = m
-		sensitiveChain.order = append(sensitiveChain.order, key)
-		if len(sensitiveChain.order) > chainsKept {
-			delete(sensitiveChain.shown, sensitiveChain.order[0])
-			sensitiveChain.order = sensitiveChain.order[1:]
-		}
-	}
-	for j, i := range keys {
-		m[i] = shown[j]
-	}
 }
 
 // RowPower returns, for each row of batch b of case c (rmsnorm, gemm,

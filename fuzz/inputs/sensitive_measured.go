@@ -78,18 +78,13 @@ func rowsDigest(rows []float32) uint64 {
 	return h
 }
 
-// madeRows keeps, per chain key and draw (chainKey: the case but its
+// madeRows keeps, per chain key of a draw (chainKey: the case but its
 // targets and batch), the candidate each row key took and the set it
-// showed in the rows searched so far, for a few draws: a row's bits
-// depend only on (case, draw, row key), so a draw of another batch size
-// (a scan's further draws at each onset it pins, Seed and Draw alike)
-// rebuilds a row made before from its choice (one nudge) instead of
-// searching again.
-var madeRows struct {
-	sync.Mutex
-	order []string
-	rows  map[string]map[int]madeRow
-}
+// showed, for the rows searched so far: a row's bits depend only on
+// (case, draw, row key), so a draw of another batch size (a scan's
+// further draws at each onset it pins, Seed and Draw alike) rebuilds a
+// row made before from its choice (one nudge) instead of searching again.
+var madeRows rowMemo[madeRow]
 
 type madeRow struct {
 	c   choice
@@ -98,42 +93,3 @@ type madeRow struct {
 
 // rowsSearched counts the rows the sensitive search made (tests).
 var rowsSearched atomic.Int64
-
-// lookupMade returns the row key i's choice and set kept under chain key
-// key.
-func lookupMade(key string, i int) (madeRow, bool) {
-	madeRows.Lock()
-	defer madeRows.Unlock()
-	m, ok := madeRows.rows[key][i]
-	return m, ok
-}
-
-// forgetMade drops every row kept in madeRows (tests, benchmarks).
-func forgetMade() {
-	madeRows.Lock()
-	defer madeRows.Unlock()
-	madeRows.rows, madeRows.order = nil, nil
-}
-
-// keepMade keeps, under chain key key, row key keys[j]'s choice
-// choices[j] and set sets[j].
-func keepMade(key string, keys []int, choices []choice, sets []power.Set) {
-	madeRows.Lock()
-	defer madeRows.Unlock()
-	if madeRows.rows == nil {
-		madeRows.rows = map[string]map[int]madeRow{}
-	}
-	m, ok := madeRows.rows[key]
-	if !ok {
-		m = map[int]madeRow{}
-		madeRows.rows[key] = m
-		madeRows.order = append(madeRows.order, key)
-		if len(madeRows.order) > chainsKept {
-			delete(madeRows.rows, madeRows.order[0])
-			madeRows.order = madeRows.order[1:]
-		}
-	}
-	for j, i := range keys {
-		m[i] = madeRow{choices[j], sets[j]}
-	}
-}

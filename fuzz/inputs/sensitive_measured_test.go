@@ -113,7 +113,7 @@ func TestMadeRowsReused(t *testing.T) {
 			if n := rowsSearched.Load() - before; n != 6 {
 				t.Errorf("searched %d rows, want the 6 not made before", n)
 			}
-			forgetMade() // search every row again
+			madeRows.forget() // search every row again
 			fresh, freshSets, err := sensitiveDraw(more)
 			if err != nil {
 				t.Fatal(err)

@@ -95,9 +95,8 @@ func TestSensitiveChain(t *testing.T) {
 		if again, err := Of(c); err != nil || !sameBatch(b, again) {
 			t.Fatalf("%s: a targeted draw made twice differs (%v)", op, err)
 		}
-		sensitiveChain.Lock()
-		sensitiveChain.shown, sensitiveChain.order = nil, nil
-		sensitiveChain.Unlock()
+		sensitiveChain.forget()
+		madeRows.forget() // the chain made again from nothing
 		keys := []int{7, 2, 11}
 		got, err := RowShows(c, keys)
 		if err != nil {
@@ -171,7 +170,7 @@ func BenchmarkSensitiveDraw(b *testing.B) {
 			}
 			b.ResetTimer()
 			for range b.N {
-				forgetMade() // every row searched (or read from the cache) again
+				madeRows.forget() // every row searched (or read from the cache) again
 				if _, err := Of(c); err != nil {
 					b.Fatal(err)
 				}
