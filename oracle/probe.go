@@ -9,14 +9,17 @@ import (
 // RMSNormProbe evaluates one RMSNorm row again and again while single
 // elements of x change (a search that tunes a few elements), bitwise as
 // RMSNormTaps on that row with Out FP32: it keeps every thread's partial
-// sum of squares (s.Reduce), so changing x[j] recomputes only the partial
-// of the thread that owns j (Hidden/Threads fmas; all of them for one
-// thread) and the combine of the partials, instead of the whole row.
+// sum of squares (s.Reduce) and, for each element, its thread's partial
+// before it, so changing x[j] continues the partial of the thread that
+// owns j from j on (the fmas of that thread's elements from j to the
+// row's end: a few for the last elements) and recombines the partials,
+// instead of the whole row.
 type RMSNormProbe struct {
 	x, w     []float32
 	eps      float32
 	s        RMSNormSchedule
 	lanes    []float32 // thread t's partial sum of squares of x
+	before   []float32 // before[j]: the partial of j's thread before x[j]
 	scratch  []float32 // combineLanes overwrites its argument
 	tap      RMSNormTap
 	tapFresh bool
@@ -33,30 +36,44 @@ func NewRMSNormProbe(x, w []float32, eps float32, s RMSNormSchedule) (*RMSNormPr
 		return nil, fmt.Errorf("rmsnorm probe: x has %d values, w %d: %w", len(x), len(w), ErrShape)
 	}
 	T := s.Reduce.Threads
-	p := &RMSNormProbe{x: x, w: w, eps: eps, s: s, lanes: make([]float32, T), scratch: make([]float32, T)}
+	p := &RMSNormProbe{x: x, w: w, eps: eps, s: s, lanes: make([]float32, T), before: make([]float32, len(x)), scratch: make([]float32, T)}
 	for t := range T {
-		p.lanes[t] = p.lane(t)
+		p.lanes[t] = p.laneFrom(t, t*p.vec(), 0)
 	}
 	return p, nil
 }
 
-// lane is thread t's partial, as reduceSumSquares computes it.
-func (p *RMSNormProbe) lane(t int) float32 {
+// vec is the elements a thread reads at a time (all of them for one
+// thread: its partial is one chain over the row).
+func (p *RMSNormProbe) vec() int {
 	if p.s.Reduce.Threads == 1 {
-		return fmaChain(0, p.x, p.x)
+		return len(p.x)
 	}
-	return laneSumSquares(p.x, t, p.s.Reduce.Threads, p.s.Reduce.Vec)
+	return p.s.Reduce.Vec
 }
 
-// Set stores v in x[j] and updates the partial of the thread that owns j.
+// laneFrom continues thread t's partial a (its partial before x[j]) over
+// its elements from j on, as laneSumSquares visits them (fma(x, x, a) over
+// x[base : base+V] for base = t·V, t·V + T·V, ...), keeping each
+// element's partial before it, and returns the thread's partial.
+func (p *RMSNormProbe) laneFrom(t, j int, a float32) float32 {
+	T, V, n := p.s.Reduce.Threads, p.vec(), len(p.x)
+	for base := j - j%V; base < n; base += T * V {
+		for i := max(base, j); i < min(base+V, n); i++ {
+			p.before[i] = a
+			a = FMA32(p.x[i], p.x[i], a)
+		}
+	}
+	return a
+}
+
+// Set stores v in x[j] and continues the partial of the thread that owns
+// j from j on.
 func (p *RMSNormProbe) Set(j int, v float32) {
 	p.x[j] = v
-	T, V := p.s.Reduce.Threads, p.s.Reduce.Vec
-	t := 0
-	if T > 1 {
-		t = j / V % T
-	}
-	p.lanes[t] = p.lane(t)
+	V := p.vec()
+	t := j / V % p.s.Reduce.Threads
+	p.lanes[t] = p.laneFrom(t, j, p.before[j])
 	p.tapFresh = false
 }
 
