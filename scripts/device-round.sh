@@ -25,8 +25,9 @@
 #                llama3-8b profile (bf16, 32 heads, 8 KV heads, head dim 128),
 #                KV 1..1024, backends default, flash and efficient, beside
 #                scripts/sdpa_sweep.py --inputs (the scans' own inputs, saved
-#                by scan --save-inputs), all at once; the two sets of
-#                differing KV lengths compared
+#                by scan --save-inputs), all at once (SDPA_ALONE=1: each
+#                scan alone, then the sweep); the two sets of differing KV
+#                lengths compared
 #   profile-run  run --profile llama3-8b --kernel rmsnorm_drift.json for 60 s
 #                (less when the budget is short): the histogram of drawn
 #                batch sizes by decile, the findings' minimal cases
@@ -284,6 +285,9 @@ if begin sdpa 40; then
 		timed "sdpa-$b" "$lim" "$bin" scan --exec "python3 adapters/torch_ops.py attn_prefill$flag" \
 			--exec "python3 adapters/torch_ops.py attn_decode$flag" --profile llama3-8b --to 1024 --dists "$sdpa_dists" \
 			--dir "$work/corpus-sdpa" --json "$logs/sdpa-$b.json" &
+		# SDPA_ALONE=1: each scan alone on the GPU and the host (its time
+		# not shared with the other scans and the sweep)
+		[ -n "${SDPA_ALONE:-}" ] && wait
 	done
 	# the sweep runs on the scans' own inputs: one step at KV 1024 writes
 	# them (the inputs depend on --to, the draws and the seed, not --from)
