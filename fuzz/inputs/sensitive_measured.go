@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/bitparity/bitparity/power"
 	"github.com/bitparity/bitparity/target"
@@ -26,7 +27,7 @@ var measured struct {
 const measuredKept = 4
 
 type measuredDraw struct {
-	b      *target.Batch
+	b      weak.Pointer[target.Batch] // not kept alive by measured: a batch is 134 MB at 8192 x 4096
 	digest uint64
 	family string // familyKey of the family the sets are of
 	sets   []power.Set
@@ -36,7 +37,7 @@ type measuredDraw struct {
 // (a whole sensitive batch of a token op) whose item tensor's rows are
 // rows.
 func keepMeasured(b *target.Batch, rows []float32, f *power.Family, sets []power.Set) {
-	d := measuredDraw{b: b, digest: rowsDigest(rows), family: familyKey(f), sets: sets}
+	d := measuredDraw{b: weak.Make(b), digest: rowsDigest(rows), family: familyKey(f), sets: sets}
 	measured.Lock()
 	defer measured.Unlock()
 	measured.draws = append(measured.draws, d)
@@ -51,13 +52,14 @@ func keepMeasured(b *target.Batch, rows []float32, f *power.Family, sets []power
 func measuredSets(b *target.Batch, rows []float32, f *power.Family, n int) ([]power.Set, bool) {
 	measured.Lock()
 	var d measuredDraw
+	found := false
 	for _, m := range measured.draws {
-		if m.b == b {
-			d = m
+		if m.b.Value() == b {
+			d, found = m, true
 		}
 	}
 	measured.Unlock()
-	if d.b == nil || len(d.sets) != n || d.family != familyKey(f) || rowsDigest(rows) != d.digest {
+	if !found || len(d.sets) != n || d.family != familyKey(f) || rowsDigest(rows) != d.digest {
 		return nil, false
 	}
 	return append([]power.Set(nil), d.sets...), true
