@@ -65,7 +65,7 @@ func TestRowPowerReadsSearch(t *testing.T) {
 
 // copyBatch is b with its item rows copied (another batch: RowPower
 // measures it).
-func copyBatch(t *testing.T, b *target.Batch) *target.Batch {
+func copyBatch(t testing.TB, b *target.Batch) *target.Batch {
 	t.Helper()
 	k, in, err := b.Kind()
 	if err != nil {
@@ -122,6 +122,34 @@ func TestMadeRowsReused(t *testing.T) {
 			_, fin, _ := fresh.Kind()
 			if !slices.Equal(*k.ItemRows(in), *k.ItemRows(fin)) || !slices.EqualFunc(sets, freshSets, slices.Equal[power.Set]) {
 				t.Fatal("rows rebuilt from their choices differ from rows searched")
+			}
+		})
+	}
+}
+
+// BenchmarkRowPowerSensitive is RowPower of a sensitive rmsnorm batch of
+// 256 rows at hidden 4096 (bf16): read, the batch the draw made (its
+// search's sets), against measured, a copy of it (every row measured).
+func BenchmarkRowPowerSensitive(b *testing.B) {
+	c := powerCase(spec.OpRMSNorm, 4096, 256, spec.BF16, spec.DistSensitive, 61)
+	c.Draw = 1
+	made, err := Of(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := Family(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		batch *target.Batch
+	}{{"read", made}, {"measured", copyBatch(b, made)}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := RowPower(c, tc.batch, f); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
