@@ -205,10 +205,8 @@ func corpusShow(fs *flag.FlagSet) func(c *corpusRun) error {
 			return withCode(spec.ExitUsage, err) // an unreadable certificate is bad input
 		}
 		s, err := c.st.open(false)
-		if err != nil {
-			if st, ferr := os.Stat(fs.Arg(0)); ferr != nil || st.IsDir() {
-				return err // a case file's path needs no corpus folder (corpus.Resolve)
-			}
+		if st, ferr := os.Stat(fs.Arg(0)); err != nil && (ferr != nil || st.IsDir()) {
+			return err // a case file's path needs no corpus folder (corpus.Resolve)
 		}
 		e, err := corpus.Resolve(s, fs.Arg(0))
 		if err != nil {
