@@ -94,7 +94,7 @@ func BenchmarkScanGPURowControlsLlama(b *testing.B) {
 	}{
 		{"cuda-rmsnorm", 8192, nil, ""},
 		{"cuda-drift-rmsnorm-one-row-300", 8192, target.OneRow, "rows <= 299 -> A, rows >= 300 -> B"},
-		{"cuda-drift-rmsnorm-tail-tile-64", 8192, target.TailTileRows, ""},
+		{"cuda-drift-rmsnorm-tail-tile-64", 8192, target.TailTileRows, "rows % 64 != 0 and rows >= 900 -> B, otherwise -> A"},
 		{"cuda-drift-rmsnorm-second-wave-264", 8192, target.SecondWaveRows, "rows <= 264 -> A, rows >= 265 -> B"},
 		{"cuda-drift-rmsnorm-capture-buckets", 8192, target.CaptureBucketRows, "rows <= 248 -> A, rows >= 249 -> B"},
 		{"cuda-drift-rmsnorm-atomic-128", 1024, target.AtomicPartials(0), "rows <= 127 -> A, rows >= 128 -> nondeterministic"},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/oracle"
@@ -45,9 +44,12 @@ func heldPaths(pre, dec target.Target) (*external.Target, *external.Target) {
 }
 
 // pathCuts runs draw dist of a path scan on adapters that take steps of KV
-// cuts: both hold b, the draw's sequences of To tokens, and answer the
-// scan's KV lengths a frame of cuts at a time (cutFrames), the two
-// adapters at once. A value's class is pathAgree or pathDiffer, as
+// cuts: every process of the two adapters (cutProcs) holds b, the draw's
+// sequences of To tokens, and the scan's KV lengths go a frame of cuts at
+// a time (cutFrames) to the processes, frame i to pair i mod P in every
+// draw (an attention library plans a kernel per shape in each process
+// once), the prefill and decode of a frame at once; the frames are
+// classified in order. A value's class is pathAgree or pathDiffer, as
 // pathStep's.
 func (sc *scanner) pathCuts(ctx context.Context, pre, dec *external.Target, b *target.Batch, dist spec.Dist, noTaps bool) ([]string, error) {
 	_, in, err := b.Kind()
@@ -55,32 +57,26 @@ func (sc *scanner) pathCuts(ctx context.Context, pre, dec *external.Target, b *t
 		return nil, err
 	}
 	p := in.(*oracle.PrefillInput)
-	for _, t := range []*external.Target{pre, dec} {
-		if err := t.HoldSequences(ctx, b); err != nil {
-			return nil, fmt.Errorf("scan: draw %s: hold the sequences in %s: %w", dist, t.Info().Name, err)
-		}
+	procs, err := sc.cutProcs(ctx, pre, dec, len(sc.values))
+	if err != nil {
+		return nil, fmt.Errorf("scan: draw %s: %w", dist, err)
 	}
+	if err := procs.hold(ctx, b); err != nil {
+		return nil, fmt.Errorf("scan: draw %s: %w", dist, err)
+	}
+	frames := cutFrames(sc.values, p.Seqs*p.Heads, procs.size())
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	answers := procs.run(ctx, frames)
 	cls := make([]string, 0, len(sc.values))
 	every := spec.Iota(p.Seqs * p.Heads)
-	for _, cuts := range cutFrames(sc.values, p.Seqs*p.Heads) {
-		var (
-			wg      sync.WaitGroup
-			ds      []*external.Step
-			errD    error
-			between = fmt.Sprintf("kv = %d..%d", cuts[0], cuts[len(cuts)-1])
-		)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ds, errD = dec.StepCuts(ctx, cuts)
-		}()
-		ps, errP := pre.StepCuts(ctx, cuts)
-		wg.Wait()
-		if err := errors.Join(errP, errD); err != nil {
-			return nil, fmt.Errorf("scan: draw %s, %s: %w", dist, between, err)
+	for i, cuts := range frames {
+		a := <-answers[i]
+		if a.err != nil {
+			return nil, fmt.Errorf("scan: draw %s, kv = %d..%d: %w", dist, cuts[0], cuts[len(cuts)-1], a.err)
 		}
-		for i, v := range cuts {
-			d, err := pathDiffers(cutOutput(ps[i], every, sc.dt), cutOutput(ds[i], every, sc.dt), sc.dt, noTaps)
+		for j, v := range cuts {
+			d, err := pathDiffers(cutOutput(a.pre[j], every, sc.dt), cutOutput(a.dec[j], every, sc.dt), sc.dt, noTaps)
 			if err != nil {
 				return nil, fmt.Errorf("scan: draw %s, kv = %d: %w", dist, v, err)
 			}
@@ -98,13 +94,16 @@ func (sc *scanner) pathCuts(ctx context.Context, pre, dec *external.Target, b *t
 }
 
 // cutFrames splits the KV lengths vs into frames of at most cutsPerFrame
-// cuts whose prefill scores (rows x v x v, rows the sequences x heads)
-// sum to at most cutsWork, one cut a frame at least, in order.
-func cutFrames(vs []int, rows int) [][]int {
+// cuts, and at most len(vs) / (4 procs) (rounded up) so that each of procs
+// processes gets four frames or more, whose prefill scores (rows x v x
+// v, rows the sequences x heads) sum to at most cutsWork, one cut a frame
+// at least, in order.
+func cutFrames(vs []int, rows, procs int) [][]int {
+	most := min(cutsPerFrame, max(1, (len(vs)+4*procs-1)/(4*procs)))
 	var frames [][]int
 	for i := 0; i < len(vs); {
 		j, work := i, 0
-		for j < len(vs) && j-i < cutsPerFrame {
+		for j < len(vs) && j-i < most {
 			w := rows * vs[j] * vs[j]
 			if j > i && work+w > cutsWork {
 				break

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"reflect"
@@ -9,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/internal/pythontest"
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // TestPathScanHeldCuts: a path scan of two kit adapters that hold the
@@ -99,30 +102,81 @@ func comparePathScans(t *testing.T, pre, dec string, ps PathSpec) (held, sent *R
 }
 
 // TestCutFrames: the frames of KV cuts keep the lengths in order, each at
-// most cutsPerFrame cuts and cutsWork prefill scores (one cut a frame
-// when one alone passes it).
+// most cutsPerFrame cuts, a quarter of a process's share and cutsWork
+// prefill scores (one cut a frame when one alone passes it).
 func TestCutFrames(t *testing.T) {
 	vs := make([]int, 1024)
 	for i := range vs {
 		vs[i] = i + 1
 	}
 	for _, tc := range []struct {
-		rows, frames int
-	}{{1, 16}, {32, 48}, {1 << 28, 1024}} {
-		fs := cutFrames(vs, tc.rows)
+		rows, procs, frames int
+	}{{1, 1, 16}, {32, 1, 48}, {1 << 28, 1, 1024}, {1, 8, 32}, {32, 8, 55}, {1, 300, 1024}} {
+		fs := cutFrames(vs, tc.rows, tc.procs)
 		var all []int
 		for _, f := range fs {
 			work := 0
 			for _, v := range f {
 				work += tc.rows * v * v
 			}
-			if len(f) == 0 || len(f) > cutsPerFrame || len(f) > 1 && work > cutsWork {
-				t.Fatalf("rows %d: a frame of %d cuts, %d scores", tc.rows, len(f), work)
+			if len(f) == 0 || len(f) > cutsPerFrame || len(f) > (len(vs)+4*tc.procs-1)/(4*tc.procs) || len(f) > 1 && work > cutsWork {
+				t.Fatalf("rows %d, %d processes: a frame of %d cuts, %d scores", tc.rows, tc.procs, len(f), work)
 			}
 			all = append(all, f...)
 		}
 		if !slices.Equal(all, vs) || len(fs) != tc.frames {
-			t.Errorf("rows %d: %d frames (want %d) holding %d lengths", tc.rows, len(fs), tc.frames, len(all))
+			t.Errorf("rows %d, %d processes: %d frames (want %d) holding %d lengths", tc.rows, tc.procs, len(fs), tc.frames, len(all))
 		}
 	}
+}
+
+// TestPathScanProcs: a path scan spread over three processes of each
+// adapter (Options.Procs: the first and two clones) gives the Result of
+// the same scan on one process of each, count for count; the first
+// processes answer about a third of the frames.
+func TestPathScanProcs(t *testing.T) {
+	py := pythontest.NumPy(t)
+	ps := PathSpec{To: 30, Seqs: 2, Heads: 2, KVHeads: 1, HeadDim: 8, Out: spec.FP32, Dists: []spec.Dist{spec.DistNormal, spec.DistBoundary}, Seed: 1}
+	var got [2]*Result
+	var frames [2]int
+	for i, procs := range []int{1, 3} {
+		names := make([]string, 2)
+		var pre *external.Target
+		for j, cmd := range []string{adapter(py, "numpy_ops.py", "attn_prefill", "--attn-tile", "8"), adapter(py, "numpy_ops.py", "attn_decode")} {
+			op := []spec.Op{spec.OpAttnPrefill, spec.OpAttnDecode}[j]
+			names[j] = fmt.Sprintf("exec:test-procs-%d-%s", procs, op)
+			external.Register(names[j], cmd, op, external.Options{Procs: procs})
+			tg, err := target.Lookup(names[j])
+			if err != nil {
+				t.Fatal(err)
+			}
+			et := tg.(*external.Target)
+			t.Cleanup(func() { et.Close() })
+			if j == 0 {
+				pre = et
+			}
+		}
+		s := ps
+		s.Prefill, s.Decode = names[0], names[1]
+		r, err := Run(context.Background(), s.ScanSpec(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i], frames[i] = r, pre.Frames()
+	}
+	a, b := got[0], got[1]
+	if MapWords(a.Map) != MapWords(b.Map) || !slices.Equal(a.Differ, b.Differ) || a.Differing != b.Differing || a.Batches != b.Batches || a.RowsCompared != b.RowsCompared {
+		t.Errorf("one process: %s, differ at %s (%d batches, %d rows); three: %s, differ at %s (%d, %d)",
+			MapWords(a.Map), Ranges(a.Differ), a.Batches, a.RowsCompared, MapWords(b.Map), Ranges(b.Differ), b.Batches, b.RowsCompared)
+	}
+	// each draw: a hold, then frames 0, 3, 6, ... of the scan's frames
+	lengths := make([]int, ps.To)
+	for i := range lengths {
+		lengths[i] = i + 1
+	}
+	n := len(cutFrames(lengths, ps.Seqs*ps.Heads, 3))
+	if want := len(ps.Dists) * (1 + (n+2)/3); frames[1] != want {
+		t.Errorf("the first prefill process got %d frames of three processes' scan (%d frames a draw), want %d", frames[1], n, want)
+	}
+	t.Logf("differ at %s; frames to the first prefill process: %d alone, %d of three", Ranges(a.Differ), frames[0], frames[1])
 }

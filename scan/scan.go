@@ -182,6 +182,7 @@ type scanner struct {
 	batch *target.Batch
 
 	dec   target.Target   // path: the decode
+	procs *pathProcs      // path: the adapters' processes (paths_procs.go)
 	route *external.Model // model: the route
 	op    ops.Target      // op: the op package's target
 }

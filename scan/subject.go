@@ -105,6 +105,9 @@ func (sc *scanner) scan(ctx context.Context) (*Result, error) {
 	switch sc.subject {
 	case pathSubject:
 		res, err = sc.runDraws(ctx, "kv", sc.pathDraw)
+		if sc.procs != nil {
+			sc.procs.close()
+		}
 	case modelSubject:
 		res, err = sc.runDraws(ctx, sc.s.Dim, sc.modelDraw)
 	case opSubject:

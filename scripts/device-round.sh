@@ -460,9 +460,9 @@ fi
 if begin scan-profile 40; then
 	lim=$(limit 60)
 	timed prof-rmsnorm "$lim" "$bin" scan --target cuda-rmsnorm --to 8192 --hidden 4096 --in bf16 --out bf16 \
-		--dists normal,boundary,heavy --dir "$work/corpus-prof" --cpuprofile "$logs/rmsnorm.prof"
+		--dists normal,boundary,heavy --power 0 --dir "$work/corpus-prof" --cpuprofile "$logs/rmsnorm.prof"
 	timed prof-gemm "$lim" "$bin" scan --target cublas-gemmex --to 256 --hidden 4096 --n 4096 --in bf16 --out bf16 \
-		--dists normal,boundary,heavy --dir "$work/corpus-prof" --cpuprofile "$logs/gemm.prof"
+		--dists normal,boundary,heavy --power 0 --dir "$work/corpus-prof" --cpuprofile "$logs/gemm.prof"
 	for p in rmsnorm gemm; do
 		go tool pprof -top -nodecount=40 "$bin" "$logs/$p.prof" >"$logs/$p.pprof.txt" 2>&1
 	done

@@ -10,11 +10,11 @@ import (
 	"github.com/bitparity/bitparity/spec"
 )
 
-// execFlags are run's --exec, --exec-timeout and --exec-start-timeout.
+// execFlags are run's --exec, --exec-timeout and --exec-start-timeout (and scan's --exec-procs).
 type execFlags struct {
-	list    multiFlag // command lines of external targets speaking docs/protocol.md
-	timeout time.Duration
-	startTO time.Duration
+	list             multiFlag // command lines of external targets speaking docs/protocol.md
+	timeout, startTO time.Duration
+	procs            int
 }
 
 func runExecFlags(fs *flag.FlagSet) *execFlags {
@@ -51,5 +51,5 @@ func (e *execFlags) start(ctx context.Context, cmd string) ([]string, error) {
 
 // options are the external.Options the flags set.
 func (e *execFlags) options() external.Options {
-	return external.Options{Timeout: e.timeout, StartTimeout: e.startTO}
+	return external.Options{Timeout: e.timeout, StartTimeout: e.startTO, Procs: e.procs}
 }

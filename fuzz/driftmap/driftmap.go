@@ -330,7 +330,7 @@ func recognise(dim string, vs []int, ls []int, names []string) rule {
 		return rule{kind: Threshold, text: rangesRule(dim, rs, names)}
 	}
 	if m, res, ok := periodic(vs, ls); ok {
-		return rule{Periodic, periodicRule(dim, m, res, names, ""), m}
+		return rule{Periodic, periodicRule(dim, m, res, names, "", -1), m}
 	}
 	if n == 2 {
 		if r, ok := mixed(dim, vs, ls, names); ok {
@@ -395,19 +395,22 @@ func fits(vs []int, ls []int, m int) (map[int]int, bool) {
 	return res, true
 }
 
-// periodicRule writes the residue classes: the label holding the most
-// residues is "otherwise"; every other label lists its residues:
-// "rows % 32 == 0 -> B, otherwise -> A" or "rows % 4 in {1, 3} -> A, ...".
-// cond, when not empty, is joined to each listed class with "and".
-func periodicRule(dim string, m int, res map[int]int, names []string, cond string) string {
+// periodicRule writes the residue classes: label other is "otherwise"
+// (-1: the label holding the most residues); every other label lists its
+// residues: "rows % 32 == 0 -> B, otherwise -> A", "rows % 4 in {1, 3} ->
+// A, ..." or, for every residue of m but one, "rows % 64 != 0 -> B". cond,
+// when not empty, is joined to each listed class with "and".
+func periodicRule(dim string, m int, res map[int]int, names []string, cond string, other int) string {
 	byLab := make([][]int, len(names))
 	for r, l := range res {
 		byLab[l] = append(byLab[l], r)
 	}
-	other := 0
-	for l := range byLab {
-		if len(byLab[l]) > len(byLab[other]) {
-			other = l
+	if other < 0 {
+		other = 0
+		for l := range byLab {
+			if len(byLab[l]) > len(byLab[other]) {
+				other = l
+			}
 		}
 	}
 	var parts []string
@@ -420,6 +423,8 @@ func periodicRule(dim string, m int, res map[int]int, names []string, cond strin
 		switch {
 		case len(rs) == 1:
 			what = fmt.Sprintf("%s %% %d == %d", dim, m, rs[0])
+		case len(rs) == m-1:
+			what = fmt.Sprintf("%s %% %d != %d", dim, m, missing(rs, m))
 		case len(rs) > 3 && rs[len(rs)-1]-rs[0] == len(rs)-1:
 			what = fmt.Sprintf("%s %% %d in [%d, %d]", dim, m, rs[0], rs[len(rs)-1])
 		default:
@@ -437,10 +442,22 @@ func periodicRule(dim string, m int, res map[int]int, names []string, cond strin
 	return strings.Join(append(parts, "otherwise -> "+names[other]), ", ")
 }
 
+// missing is the residue of 0..m-1 that ascending rs (m-1 of them) lacks.
+func missing(rs []int, m int) int {
+	for i, r := range rs {
+		if r != i {
+			return i
+		}
+	}
+	return m - 1
+}
+
 // mixed recognises two classes where one (x) occurs only from a threshold
 // on (or only up to one) and is periodic there: the sampled values on
 // x's side of its first (last) occurrence must fit a modulus with at
 // least two periods, and every value on the other side is the other class.
+// x's residues are listed with the threshold; the other class is
+// "otherwise": "rows % 64 != 0 and rows >= 900 -> B, otherwise -> A".
 func mixed(dim string, vs []int, ls []int, names []string) (rule, bool) {
 	for x := 0; x < 2; x++ {
 		first, last := -1, -1
@@ -453,10 +470,10 @@ func mixed(dim string, vs []int, ls []int, names []string) (rule, bool) {
 			}
 		}
 		if m, res, ok := periodic(vs[first:], ls[first:]); ok {
-			return rule{Periodic, periodicRule(dim, m, res, names, fmt.Sprintf("%s >= %d", dim, vs[first])), m}, true
+			return rule{Periodic, periodicRule(dim, m, res, names, fmt.Sprintf("%s >= %d", dim, vs[first]), 1-x), m}, true
 		}
 		if m, res, ok := periodic(vs[:last+1], ls[:last+1]); ok {
-			return rule{kind: Periodic, text: periodicRule(dim, m, res, names, fmt.Sprintf("%s <= %d", dim, vs[last]))}, true
+			return rule{kind: Periodic, text: periodicRule(dim, m, res, names, fmt.Sprintf("%s <= %d", dim, vs[last]), 1-x)}, true
 		}
 	}
 	return rule{}, false
@@ -475,13 +492,13 @@ func piecewise(dim string, vs []int, ls []int, rs []run, names []string) (rule, 
 	i := sort.SearchInts(vs, last.from)
 	if m, res, ok := periodic(vs[:i], ls[:i]); ok {
 		return rule{kind: Periodic, text: fmt.Sprintf("%s <= %d: %s; %s >= %d -> %s", dim, vs[i-1],
-			periodicRule(dim, m, res, names, ""), dim, last.from, names[last.lab])}, true
+			periodicRule(dim, m, res, names, "", -1), dim, last.from, names[last.lab])}, true
 	}
 	first := rs[0]
 	j := sort.SearchInts(vs, first.to) + 1
 	if m, res, ok := periodic(vs[j:], ls[j:]); ok {
 		return rule{Periodic, fmt.Sprintf("%s <= %d -> %s; %s >= %d: %s", dim, first.to, names[first.lab],
-			dim, vs[j], periodicRule(dim, m, res, names, "")), m}, true
+			dim, vs[j], periodicRule(dim, m, res, names, "", -1)), m}, true
 	}
 	return rule{}, false
 }

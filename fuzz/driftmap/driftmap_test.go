@@ -62,6 +62,8 @@ func TestSweepRules(t *testing.T) {
 			Periodic, "rows % 8 in [4, 7] -> B, otherwise -> A"},
 		{"rows % 32 == 0 and rows >= 256", "rows", Values("rows", 256), func(v int) int { return b2i(v%32 == 0 && v >= 256) },
 			Periodic, "rows % 32 == 0 and rows >= 256 -> B, otherwise -> A"},
+		{"a tail tile from 900 rows", "rows", Values("rows", 1500), func(v int) int { return b2i(v >= 900 && v%64 != 0) },
+			Periodic, "rows % 64 != 0 and rows >= 900 -> B, otherwise -> A"},
 		{"rows % 32 == 0 and rows <= 128", "rows", Values("rows", 128), func(v int) int { return b2i(v%32 == 0 && v <= 128) },
 			Periodic, "rows % 32 == 0 and rows <= 128 -> B, otherwise -> A"},
 		{"ranges", "batch", Values("batch", 17), func(v int) int {

@@ -42,6 +42,9 @@ type Options struct {
 	// Stderr receives a copy of the adapter's stderr (its log); nil keeps
 	// only the last 8 KiB, which errors quote.
 	Stderr io.Writer
+	// Procs is how many processes of the adapter a path scan spreads its
+	// KV cuts over (Target.Procs, Target.Clone); 0: AutoProcs.
+	Procs int
 }
 
 // TimeoutFloor and TimeoutFactor make the adaptive request timeout (see
