@@ -129,20 +129,24 @@ class Ops:
 
     # ---- ops: array functions (the kit passes tensors on self.device) ----
 
+    @torch.inference_mode()
     def rmsnorm(self, x, w, eps):
         if hasattr(F, "rms_norm"):
             return F.rms_norm(x, (x.shape[-1],), weight=w, eps=eps)
         xf = x.float()  # torch < 2.4: the Llama/HF formula
         return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * w
 
+    @torch.inference_mode()
     def gemm(self, x, w):
         return torch.matmul(x, w)
 
+    @torch.inference_mode()
     def logprob(self, logits, targets):
         if self.args.logprob_dtype == "native":
             return torch.log_softmax(logits, dim=-1).gather(-1, targets[:, None]).float()
         return torch.log_softmax(logits.float(), dim=-1).gather(-1, targets[:, None])
 
+    @torch.inference_mode()
     def attn_prefill(self, q, k, v, chunk_from=0):
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [S, H, L, D]
         if chunk_from == 0:
@@ -155,6 +159,7 @@ class Ops:
         y[:, :, chunk_from:] = o
         return y.transpose(1, 2)
 
+    @torch.inference_mode()
     def attn_decode(self, q, k, v, lens, page_size=0):
         # q [B, H, D]; k, v [T, KH, D], the requests' caches one after another
         B, T = q.shape[0], k.shape[0]
@@ -180,6 +185,7 @@ class Ops:
         o = self.sdpa(q[:, :, None, :], kp.transpose(1, 2), vp.transpose(1, 2), **kw)  # [B, H, 1, D]
         return o[:, :, 0, :]
 
+    @torch.inference_mode()
     def moe_route(self, logits, k, tie):
         """The MoE router as a model runs it in torch (bitparity's op
         moe_route, docs/moe.md): torch.softmax in fp32, the top k
@@ -279,8 +285,7 @@ def main(argv):
     args = ap.parse_args(argv)
     ops = Ops(args)
     if args.moe_tie_probe:
-        with torch.inference_mode():
-            return moe_tie_probe(ops, args.moe_tie)
+        return moe_tie_probe(ops, args.moe_tie)
     inv = not args.no_invariant_claim
     about = ops.describe()
 
@@ -323,10 +328,7 @@ def main(argv):
         name += "-det"
     if args.moe_tie != "lowest":
         name += "-tie-" + args.moe_tie
-    # one inference mode for the whole run: entering and leaving it on
-    # every call cost about as much as F.rms_norm's launch itself
-    with torch.inference_mode():
-        return bp.serve(table, name=name, arrays="torch", device=ops.device, argv=[args.op] if args.op else [])
+    return bp.serve(table, name=name, arrays="torch", device=ops.device, argv=[args.op] if args.op else [])
 
 
 if __name__ == "__main__":

@@ -289,17 +289,13 @@ _FLOAT_OF = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 _UINT = {"BF16": np.uint16, "F16": np.uint16, "F32": np.uint32}
 
 
-_KINDS = {}  # type -> its kind, found once (a step asks a few times a row set)
-
-
 def _kind(a):
-    t = type(a)
-    k = _KINDS.get(t)
-    if k is None:
-        m = t.__module__
-        k = "torch" if m.startswith("torch") else "jax" if m.startswith("jax") else "numpy"
-        _KINDS[t] = k
-    return k
+    m = type(a).__module__
+    if m.startswith("torch"):
+        return "torch"
+    if m.startswith("jax"):
+        return "jax"
+    return "numpy"
 
 
 def out_bits(y, out_dtype, rows, cols):
