@@ -91,7 +91,8 @@ func TestScanExecPredating(t *testing.T) {
 }
 
 // TestScanPaths: a path scan of the kit's NumPy prefill against its decode
-// (two adapters) agrees at every KV length; the tile-48 prefill model
+// (two adapters) agrees at every KV length, on one process of each and
+// on three (--exec-procs; a negative count is refused); the tile-48 prefill model
 // against the decode oracle differs past its tile edge (exit 1).
 func TestScanPaths(t *testing.T) {
 	py := pythontest.NumPy(t)
@@ -102,6 +103,14 @@ func TestScanPaths(t *testing.T) {
 	out, errs, code := cli(t, dir, append([]string{"scan", "--exec", pre, "--exec", dec, "--to", "70"}, shape...)...)
 	if code != 0 || !strings.Contains(out, "AGREE at every KV length 1..70") {
 		t.Fatalf("numpy prefill vs decode: exit %d, want 0 AGREE\n%s\n%s", code, out, errs)
+	}
+	out, errs, code = cli(t, dir, append([]string{"scan", "--exec", pre, "--exec", dec, "--to", "70", "--exec-procs", "3"}, shape...)...)
+	if code != 0 || !strings.Contains(out, "AGREE at every KV length 1..70") {
+		t.Fatalf("the same over 3 processes of each adapter: exit %d, want 0 AGREE\n%s\n%s", code, out, errs)
+	}
+	_, errs, code = cli(t, dir, append([]string{"scan", "--exec", pre, "--exec", dec, "--to", "70", "--exec-procs", "-1"}, shape...)...)
+	if code != spec.ExitUsage || !strings.Contains(errs, "--exec-procs") {
+		t.Fatalf("--exec-procs -1: exit %d, want 2 and an error naming the flag\n%s", code, errs)
 	}
 	out, errs, code = cli(t, dir, append([]string{"scan", "--target", "drift-attn-tile48,oracle-attn_decode", "--to", "70"}, shape...)...)
 	if code != spec.ExitFinding || !strings.Contains(out, "DIFFER at") {
