@@ -90,8 +90,8 @@ def main(argv):
     for name, make in (("cublasGemmEx (cupy)", cupy_backend), ("torch.matmul", torch_backend)):
         try:
             out[name] = measure(make, a.max, a.k, a.n, a.reps)
-        except ImportError as e:
-            out[name] = {"error": str(e)}
+        except (ImportError, RuntimeError, AssertionError) as e:  # no CuPy, no CUDA build of torch, no GPU
+            out[name] = {"error": "%s: %s" % (type(e).__name__, e)}
     print(json.dumps(out))
     return 0
 
