@@ -25,10 +25,9 @@ func runExecFlags(fs *flag.FlagSet) *execFlags {
 	return e
 }
 
-// start starts each external process (fuzz/external.AddAll) and returns
-// the registered target names; external.CloseAll ends them. cmd names the
-// command in errors. When ctx ends during a start (Ctrl-C), the adapter's
-// process group is killed at once and the error says so (exit 3).
+// start starts each external process (fuzz/external.AddAll) and returns the registered target names;
+// external.CloseAll ends them. cmd names the command in errors. When ctx ends during a start (Ctrl-C),
+// the adapter's process group is killed at once and the error says so (exit 3).
 func (e *execFlags) start(ctx context.Context, cmd string) ([]string, error) {
 	if e.timeout < 0 {
 		return nil, usageErr("%s: --exec-timeout %s: want a positive duration, or 0 for the adaptive default", cmd, e.timeout)
@@ -39,7 +38,9 @@ func (e *execFlags) start(ctx context.Context, cmd string) ([]string, error) {
 	if len(e.list) == 0 {
 		return nil, nil
 	}
-	names, err := external.AddAll(ctx, e.list, e.options())
+	// a path scan's (scan's prefill and decode) processes, spares included, all start at once
+	opts := external.Options{Timeout: e.timeout, StartTimeout: e.startTO, Procs: e.procs, Prestart: cmd == "scan" && len(e.list) == 2}
+	names, err := external.AddAll(ctx, e.list, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, withCode(spec.ExitInternal, fmt.Errorf("%s: --exec: %w", cmd, err))
@@ -47,9 +48,4 @@ func (e *execFlags) start(ctx context.Context, cmd string) ([]string, error) {
 		return nil, usageErr("%s: --exec: %v", cmd, err)
 	}
 	return names, nil
-}
-
-// options are the external.Options the flags set.
-func (e *execFlags) options() external.Options {
-	return external.Options{Timeout: e.timeout, StartTimeout: e.startTO, Procs: e.procs}
 }

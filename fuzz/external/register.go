@@ -14,12 +14,19 @@ import (
 var (
 	openMu   sync.Mutex
 	open     []*Target             // targets started through this file, for CloseAll
+	clones   []*Target             // their further processes (clone.go), for CloseAll; never looked up
 	cmdlines = map[string]string{} // registered name -> command line
 )
 
 func track(t *Target) {
 	openMu.Lock()
 	open = append(open, t)
+	openMu.Unlock()
+}
+
+func trackClone(t *Target) {
+	openMu.Lock()
+	clones = append(clones, t)
 	openMu.Unlock()
 }
 
@@ -46,11 +53,11 @@ func Commands(names ...string) []string {
 	return out
 }
 
-// Stalls lists, for every target that Register, Add or AddAll started and
-// that stopped answering (Target.Stalled), its name and why.
+// Stalls lists, for every target that Register, Add or AddAll started (and
+// their clones) that stopped answering (Target.Stalled), its name and why.
 func Stalls() []string {
 	openMu.Lock()
-	ts := append([]*Target(nil), open...)
+	ts := append(append([]*Target(nil), open...), clones...)
 	openMu.Unlock()
 	var out []string
 	for _, t := range ts {
@@ -65,8 +72,8 @@ func Stalls() []string {
 // adapter also exits on its own when the harness exits (its stdin closes).
 func CloseAll() {
 	openMu.Lock()
-	ts := open
-	open = nil
+	ts := append(append([]*Target(nil), open...), clones...)
+	open, clones = nil, nil
 	openMu.Unlock()
 	for _, t := range ts {
 		t.Close()
@@ -115,33 +122,36 @@ func AddContext(ctx context.Context, cmdline string, op spec.Op, opts Options) (
 	if err != nil {
 		return nil, err
 	}
+	return t, register(t, cmdline)
+}
+
+// register is AddContext's registration of t, started from cmdline; on
+// error t is closed.
+func register(t *Target, cmdline string) error {
 	name := t.Info().Name
 	if t.op == HelloModel {
-		if err := addModel(t, name, cmdline); err != nil {
-			return nil, err
-		}
-		return t, nil
+		return addModel(t, name, cmdline)
 	}
 	if op, ok := wireOp(t.op); ok {
 		if _, dup := all.Lookup(name); dup {
 			t.Close()
-			return nil, fmt.Errorf("external target %q: a target named %s is already registered (set a name)", cmdline, name)
+			return fmt.Errorf("external target %q: a target named %s is already registered (set a name)", cmdline, name)
 		}
 		track(t)
 		remember(name, cmdline)
 		all.RegisterDevice(&OpTarget{t: t, op: op})
-		return t, nil
+		return nil
 	}
 	for _, n := range target.Names() {
 		if n == name {
 			t.Close()
-			return nil, fmt.Errorf("external target %q: a target named %s is already registered (set a name)", cmdline, name)
+			return fmt.Errorf("external target %q: a target named %s is already registered (set a name)", cmdline, name)
 		}
 	}
 	track(t)
 	remember(name, cmdline)
 	target.Register(name, func() (target.Target, error) { return t, nil })
-	return t, nil
+	return nil
 }
 
 // addModel registers t, a model route, under name (LookupModel).
@@ -159,23 +169,27 @@ func addModel(t *Target, name, cmdline string) error {
 }
 
 // AddAll is what `bitparity run --exec CMD` (repeatable) does: it adds each
-// command line (Add, op from the adapter's hello) and returns the target
-// names in order. When one adapter serves both attention forms (the same
+// command line (AddContext, op from the adapter's hello; the processes
+// started all at once, with their spares when opts.Prestart) and returns
+// the target names in order. When one adapter serves both attention forms (the same
 // adapter name before the op, e.g. torch_ops.py attn_prefill and
 // torch_ops.py attn_decode), it also registers the pair prefill vs decode
 // under path parity. On error (ctx's end among them: it stops a start at
 // once) the targets already started are closed.
 func AddAll(ctx context.Context, cmdlines []string, opts Options) ([]string, error) {
-	var ts []*Target
-	for _, cl := range cmdlines {
-		t, err := AddContext(ctx, cl, "", opts)
-		if err != nil {
-			for _, s := range ts {
-				s.Close()
+	ts, err := startAll(ctx, cmdlines, opts)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range ts {
+		if err := register(t, cmdlines[i]); err != nil {
+			for j, s := range ts {
+				if j != i { // register closed t
+					s.Close()
+				}
 			}
 			return nil, err
 		}
-		ts = append(ts, t)
 	}
 	names := make([]string, len(ts))
 	for i, t := range ts {

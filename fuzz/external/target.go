@@ -45,6 +45,9 @@ type Options struct {
 	// Procs is how many processes of the adapter a path scan spreads its
 	// KV cuts over (Target.Procs, Target.Clone); 0: AutoProcs.
 	Procs int
+	// Prestart has AddAll start the Procs-1 further processes with the
+	// first, all at once, for Clone to hand out (a path scan's).
+	Prestart bool
 }
 
 // TimeoutFloor and TimeoutFactor make the adaptive request timeout (see
@@ -98,6 +101,7 @@ type Target struct {
 	stall    string        // why the run ended with a request unanswered
 	held     *heldBatch    // the batch the adapter holds for a scan (scan.go)
 	against  int           // step batches answered against the items alone (scan.go)
+	spares   *spares       // processes started with this one for Clone (clone.go), or nil
 }
 
 var _ target.Target = (*Target)(nil)

@@ -1,0 +1,73 @@
+package external
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bitparity/bitparity/fuzz/inputs"
+	"github.com/bitparity/bitparity/spec"
+)
+
+// TestAddAllSpares: with Prestart, AddAll starts Procs-1 spares of the
+// command line beside the first process; Clone hands them out, then starts
+// further processes; every clone is the same adapter (its hello, its
+// name) and answers a step of KV cuts with the first process's digests.
+// A negative Procs is refused.
+func TestAddAllSpares(t *testing.T) {
+	ctx := context.Background()
+	cmd := adapterCmd(t, "adapters/numpy_ops.py", string(spec.OpAttnPrefill))
+	names, err := AddAll(ctx, []string{cmd}, Options{Name: "exec:test-spares", Procs: 3, Prestart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, ok := Lookup(names[0])
+	if !ok {
+		t.Fatalf("AddAll registered %v, Lookup finds none", names)
+	}
+	t.Cleanup(func() { first.Close() })
+	if first.spares == nil || first.spares.left != 2 {
+		t.Fatalf("spares %+v, want 2 left", first.spares)
+	}
+	b, err := inputs.Of(testCase(spec.OpAttnPrefill, spec.BF16, spec.BF16, spec.DistNormal, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuts := []int{1, 33, 70}
+	digests := func(tg *Target) [][]uint64 {
+		t.Helper()
+		if err := tg.HoldSequences(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		sts, err := tg.StepCuts(ctx, cuts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ds [][]uint64
+		for _, st := range sts {
+			ds = append(ds, st.Digests)
+		}
+		return ds
+	}
+	want := digests(first)
+	for i := range 3 { // two spares, then a process started at the call
+		c, err := first.Clone(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if c == first || c.Info().Name != first.Info().Name || c.Hello()["name"] != first.Hello()["name"] {
+			t.Fatalf("clone %d: %s (%v), the first %s", i, c.Info().Name, c.Hello(), first.Info().Name)
+		}
+		if got := digests(c); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("clone %d answered cuts %v with other digests", i, cuts)
+		}
+		if left := first.spares.left; left != max(0, 1-i) {
+			t.Fatalf("after clone %d: %d spares left", i, left)
+		}
+	}
+	if _, err := AddAll(ctx, []string{cmd}, Options{Procs: -1}); err == nil || !strings.Contains(err.Error(), "--exec-procs") {
+		t.Fatalf("Procs -1: %v, want an error naming --exec-procs", err)
+	}
+}
