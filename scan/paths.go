@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/internal/atomicfile"
 	"github.com/bitparity/bitparity/internal/npy"
@@ -142,6 +143,11 @@ func (sc *scanner) pathDraw(ctx context.Context, k int) ([]string, error) {
 	}
 	if pre, dec := heldPaths(sc.t, sc.dec); pre != nil {
 		return sc.pathCuts(ctx, pre, dec, b, c.Dist, ps.NoTaps)
+	}
+	for _, t := range []target.Target{sc.t, sc.dec} {
+		if et, ok := t.(*external.Target); ok {
+			et.DropSpares() // every length's batches go to the first processes
+		}
 	}
 	cls := make([]string, len(sc.values))
 	for i, v := range sc.values {

@@ -65,9 +65,8 @@ func (sc *scanner) pathCuts(ctx context.Context, pre, dec *external.Target, b *t
 		return nil, fmt.Errorf("scan: draw %s: %w", dist, err)
 	}
 	frames := cutFrames(sc.values, p.Seqs*p.Heads, procs.size())
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	answers := procs.run(ctx, frames)
+	answers, stop := procs.run(ctx, frames)
+	defer stop() // after an error: no further frame starts, the ones in flight end
 	cls := make([]string, 0, len(sc.values))
 	every := spec.Iota(p.Seqs * p.Heads)
 	for i, cuts := range frames {
@@ -94,12 +93,15 @@ func (sc *scanner) pathCuts(ctx context.Context, pre, dec *external.Target, b *t
 }
 
 // cutFrames splits the KV lengths vs into frames of at most cutsPerFrame
-// cuts, and at most len(vs) / (4 procs) (rounded up) so that each of procs
-// processes gets four frames or more, whose prefill scores (rows x v x
-// v, rows the sequences x heads) sum to at most cutsWork, one cut a frame
-// at least, in order.
+// cuts (spread over procs > 1 processes: at most len(vs) / (4 procs),
+// rounded up, so that the processes get about four frames each), whose
+// prefill scores (rows x v x v, rows the sequences x heads) sum to at
+// most cutsWork, one cut a frame at least, in order.
 func cutFrames(vs []int, rows, procs int) [][]int {
-	most := min(cutsPerFrame, max(1, (len(vs)+4*procs-1)/(4*procs)))
+	most := cutsPerFrame
+	if procs > 1 {
+		most = min(most, max(1, (len(vs)+4*procs-1)/(4*procs)))
+	}
 	var frames [][]int
 	for i := 0; i < len(vs); {
 		j, work := i, 0

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bitparity/bitparity/fuzz/external"
 	"github.com/bitparity/bitparity/target"
@@ -54,6 +55,8 @@ func (sc *scanner) cutProcs(ctx context.Context, pre, dec *external.Target, n in
 			return nil, fmt.Errorf("start %d processes of each adapter (--exec-procs): %w", more+1, err)
 		}
 	}
+	pre.DropSpares() // what was started beside them and is not needed
+	dec.DropSpares()
 	sc.procs = pp
 	return pp, nil
 }
@@ -81,18 +84,28 @@ func (pp *pathProcs) hold(ctx context.Context, b *target.Batch) error {
 
 // run sends the frames to the pairs, frame i to pair i mod size, each
 // pair's frames in order and its two adapters at once, and returns a
-// channel a frame that gets its answer. After an error a pair sends the
-// error for its remaining frames without running them; so does every pair
-// once ctx ends.
-func (pp *pathProcs) run(ctx context.Context, frames [][]int) []chan frameAnswer {
-	answers := make([]chan frameAnswer, len(frames))
+// channel a frame that gets its answer, and stop. After an error a pair
+// answers its remaining frames with it without running them; so does
+// every pair once ctx ends, or once stop was called: stop waits for the
+// frames in flight to end (their processes stay up) and for the pairs.
+func (pp *pathProcs) run(ctx context.Context, frames [][]int) (answers []chan frameAnswer, stop func()) {
+	answers = make([]chan frameAnswer, len(frames))
 	for i := range answers {
 		answers[i] = make(chan frameAnswer, 1)
 	}
+	var (
+		stopped atomic.Bool
+		wg      sync.WaitGroup
+	)
 	for w := range pp.size() {
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			var err error
 			for i := w; i < len(frames); i += pp.size() {
+				if err == nil && stopped.Load() {
+					err = errors.New("the scan stopped")
+				}
 				if err == nil {
 					err = ctx.Err()
 				}
@@ -106,7 +119,10 @@ func (pp *pathProcs) run(ctx context.Context, frames [][]int) []chan frameAnswer
 			}
 		}()
 	}
-	return answers
+	return answers, func() {
+		stopped.Store(true)
+		wg.Wait()
+	}
 }
 
 // step runs one frame of cuts on pair w, its prefill and decode at once.

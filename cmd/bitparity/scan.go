@@ -45,10 +45,10 @@ func scanCmd(stdout, stderr io.Writer, args []string) error {
 	if *f.kernelPath != "" && (f.s.Target != "" || len(f.ex.list) > 0) {
 		return usageErr("scan: give one of --target, --exec or --kernel")
 	}
+	defer external.CloseAll() // the adapters, their clones and spares, whatever happens below
 	if err := scanExecTarget(ctx, stderr, f.ex, &f.s); err != nil {
 		return err
 	}
-	defer external.CloseAll()
 	s, opt, err := f.spec(fs)
 	if err != nil {
 		return err

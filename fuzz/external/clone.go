@@ -28,12 +28,12 @@ func (t *Target) Procs() int {
 // a target of its own, after checking that it is the same adapter: its
 // hello names the same op, name, schedule, device and description, and
 // takes the same frames. It is one of the spares started with t
-// (Options.Prestart) while any is left, waiting for it to start, else a
-// process started now. The clone is closed by Close (and by CloseAll); it
+// (Options.Prestart) while any is left, waiting for it to start, else (or
+// when that spare failed to start) a process started now. The clone is closed by Close (and by CloseAll); it
 // is not registered under a name, and Lookup never returns it.
 func (t *Target) Clone(ctx context.Context) (*Target, error) {
 	c, err := t.spares.take(ctx)
-	if c == nil && err == nil {
+	if c == nil && ctx.Err() == nil { // no spare left, or one that failed to start (16 at once): start one now
 		if c, err = NewContext(ctx, t.cmdline, t.op, t.opts); err == nil {
 			trackClone(c)
 		}
@@ -141,6 +141,11 @@ func startSpares(ctx context.Context, cmdline string, opts Options) *spares {
 	}
 	return s
 }
+
+// DropSpares closes the spare processes started with t (Options.Prestart)
+// that Clone has not handed out, as they start: a scan that needs no more
+// clones gives back their memory at once.
+func (t *Target) DropSpares() { t.spares.drop() }
 
 // drop closes the spares that are left as they start.
 func (s *spares) drop() {

@@ -14,7 +14,7 @@ import (
 // command line beside the first process; Clone hands them out, then starts
 // further processes; every clone is the same adapter (its hello, its
 // name) and answers a step of KV cuts with the first process's digests.
-// A negative Procs is refused.
+// After DropSpares, Clone starts a process. A negative Procs is refused.
 func TestAddAllSpares(t *testing.T) {
 	ctx := context.Background()
 	cmd := adapterCmd(t, "adapters/numpy_ops.py", string(spec.OpAttnPrefill))
@@ -66,6 +66,21 @@ func TestAddAllSpares(t *testing.T) {
 		if left := first.spares.left; left != max(0, 1-i) {
 			t.Fatalf("after clone %d: %d spares left", i, left)
 		}
+	}
+	names, err = AddAll(ctx, []string{cmd}, Options{Name: "exec:test-spares-dropped", Procs: 3, Prestart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped, _ := Lookup(names[0])
+	t.Cleanup(func() { dropped.Close() })
+	dropped.DropSpares()
+	if left := dropped.spares.left; left != 0 {
+		t.Fatalf("DropSpares left %d spares", left)
+	}
+	if c, err := dropped.Clone(ctx); err != nil {
+		t.Fatalf("a clone after DropSpares: %v", err)
+	} else {
+		c.Close()
 	}
 	if _, err := AddAll(ctx, []string{cmd}, Options{Procs: -1}); err == nil || !strings.Contains(err.Error(), "--exec-procs") {
 		t.Fatalf("Procs -1: %v, want an error naming --exec-procs", err)

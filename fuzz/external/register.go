@@ -184,6 +184,7 @@ func AddAll(ctx context.Context, cmdlines []string, opts Options) ([]string, err
 	for i, t := range ts {
 		if err := register(t, cmdlines[i]); err != nil {
 			for j, s := range ts {
+				s.spares.drop()
 				if j != i { // register closed t
 					s.Close()
 				}
