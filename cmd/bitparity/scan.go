@@ -156,7 +156,7 @@ func newScanFlags(fs *flag.FlagSet) *scanFlags {
 	f.kpaths = kernelPathFlag(fs)
 	f.prof = addProfileFlag(fs, "the scan takes (gemm: one scan per projection; an op package's target: its dimensions by name)")
 	f.ex = runExecFlags(fs) // --exec CMD: scan an adapter (scan_exec.go)
-	fs.IntVar(&f.ex.procs, "exec-procs", 0, fmt.Sprintf("path scans: processes of each adapter the KV lengths are spread over (0: one per 2 CPU cores, at most 8: here %d)", external.AutoProcs()))
+	fs.IntVar(&f.ex.procs, "exec-procs", 0, fmt.Sprintf("path scans: processes of each adapter the KV lengths are spread over, 1 to %d (0: one per 2 CPU cores, at most 8: here %d)", external.MaxProcs, external.AutoProcs()))
 	return f
 }
 

@@ -8,6 +8,10 @@ import (
 	"sync"
 )
 
+// MaxProcs bounds Options.Procs: each process of an adapter holds its own
+// library and device context (half a GB of GPU memory for torch).
+const MaxProcs = 64
+
 // AutoProcs is Target.Procs when Options.Procs is 0: one process for every
 // two CPU cores, at most 8. What a process spends on a KV cut is mostly
 // host work (an attention library plans a kernel for every new shape:

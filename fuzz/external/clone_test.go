@@ -14,7 +14,8 @@ import (
 // command line beside the first process; Clone hands them out, then starts
 // further processes; every clone is the same adapter (its hello, its
 // name) and answers a step of KV cuts with the first process's digests.
-// After DropSpares, Clone starts a process. A negative Procs is refused.
+// After DropSpares, Clone starts a process. A negative Procs, or one past
+// MaxProcs, is refused.
 func TestAddAllSpares(t *testing.T) {
 	ctx := context.Background()
 	cmd := adapterCmd(t, "adapters/numpy_ops.py", string(spec.OpAttnPrefill))
@@ -82,7 +83,9 @@ func TestAddAllSpares(t *testing.T) {
 	} else {
 		c.Close()
 	}
-	if _, err := AddAll(ctx, []string{cmd}, Options{Procs: -1}); err == nil || !strings.Contains(err.Error(), "--exec-procs") {
-		t.Fatalf("Procs -1: %v, want an error naming --exec-procs", err)
+	for _, n := range []int{-1, MaxProcs + 1} {
+		if _, err := AddAll(ctx, []string{cmd}, Options{Procs: n}); err == nil || !strings.Contains(err.Error(), "--exec-procs") {
+			t.Fatalf("Procs %d: %v, want an error naming --exec-procs", n, err)
+		}
 	}
 }

@@ -121,8 +121,8 @@ func NewContext(ctx context.Context, cmdline string, op spec.Op, opts Options) (
 	if strings.TrimSpace(cmdline) == "" {
 		return nil, errors.New("external target: empty command line")
 	}
-	if opts.Procs < 0 {
-		return nil, fmt.Errorf("external target %q: %d processes of it for a path scan (--exec-procs): want 1 or more, or 0 for one per two CPU cores", cmdline, opts.Procs)
+	if opts.Procs < 0 || opts.Procs > MaxProcs {
+		return nil, fmt.Errorf("external target %q: %d processes of it for a path scan (--exec-procs): want 1 to %d, or 0 for one per two CPU cores", cmdline, opts.Procs, MaxProcs)
 	}
 	t := &Target{cmdline: cmdline, op: op, opts: opts}
 	if err := t.start(ctx); err != nil {
