@@ -216,8 +216,11 @@ func (sc *scanner) newHeld(s spec.ScanSpec) error {
 	return nil
 }
 
-// checkHeld sets up the power of a held scan and makes the first draw's
-// largest batch: a shape error is bad input before anything runs.
+// checkHeld sets up the power of a held scan and checks that the first
+// draw's largest batch can be made: a shape error is bad input before
+// anything runs. For a target that makes the rows on its device the batch
+// is lazy (inputs.Lazy: sizes and shared tensors, checked as Of checks
+// them), so no rows are made on the host only to be dropped.
 func (sc *scanner) checkHeld() error {
 	if sc.s.Power > 0 {
 		f, err := inputs.Family(sc.caseFor(0))
@@ -226,7 +229,7 @@ func (sc *scanner) checkHeld() error {
 		}
 		sc.cov = power.NewCoverage(f, sc.refItems())
 	}
-	if _, err := inputs.Of(sc.caseFor(0)); err != nil {
+	if _, err := inputs.Lazy(sc.caseFor(0), sc.t); err != nil {
 		return fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
 	}
 	return nil
