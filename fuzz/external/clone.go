@@ -21,9 +21,12 @@ func AutoProcs() int { return min(8, max(1, runtime.NumCPU()/2)) }
 
 // Procs is how many processes of the adapter a path scan spreads its
 // frames of KV cuts over: Options.Procs, or AutoProcs when that is 0.
-func (t *Target) Procs() int {
-	if t.opts.Procs > 0 {
-		return t.opts.Procs
+func (t *Target) Procs() int { return t.opts.procs() }
+
+// procs is Options.Procs, or AutoProcs when that is 0.
+func (o Options) procs() int {
+	if o.Procs > 0 {
+		return o.Procs
 	}
 	return AutoProcs()
 }
@@ -132,7 +135,7 @@ func startAll(ctx context.Context, cmdlines []string, opts Options) ([]*Target, 
 // startSpares starts Procs-1 processes of cmdline, each tracked and
 // delivered as it starts.
 func startSpares(ctx context.Context, cmdline string, opts Options) *spares {
-	n := (&Target{opts: opts}).Procs() - 1
+	n := opts.procs() - 1
 	s := &spares{left: n, ready: make(chan spare, n)}
 	for range n {
 		go func() {

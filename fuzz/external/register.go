@@ -122,7 +122,10 @@ func AddContext(ctx context.Context, cmdline string, op spec.Op, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	return t, register(t, cmdline)
+	if err := register(t, cmdline); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // register is AddContext's registration of t, started from cmdline; on

@@ -19,14 +19,7 @@ func TestRowPowerReadsSearch(t *testing.T) {
 		t.Run(string(op), func(t *testing.T) {
 			c := powerCase(op, 256, 12, spec.BF16, spec.DistSensitive, 41)
 			c.Draw = 1
-			b, err := Of(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := Family(c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b, f := batchAndFamily(t, c)
 			k, in, _ := b.Kind()
 			rows := *k.ItemRows(in)
 			if _, ok := measuredSets(b, rows, f, k.Items(in)); !ok {
@@ -133,14 +126,7 @@ func TestMadeRowsReused(t *testing.T) {
 func BenchmarkRowPowerSensitive(b *testing.B) {
 	c := powerCase(spec.OpRMSNorm, 4096, 256, spec.BF16, spec.DistSensitive, 61)
 	c.Draw = 1
-	made, err := Of(c)
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, err := Family(c)
-	if err != nil {
-		b.Fatal(err)
-	}
+	made, f := batchAndFamily(b, c)
 	for _, tc := range []struct {
 		name  string
 		batch *target.Batch
@@ -153,4 +139,19 @@ func BenchmarkRowPowerSensitive(b *testing.B) {
 			}
 		})
 	}
+}
+
+// batchAndFamily is case c's batch (Of) and its family of reduction
+// orders (Family).
+func batchAndFamily(tb testing.TB, c spec.Case) (*target.Batch, *power.Family) {
+	tb.Helper()
+	b, err := Of(c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f, err := Family(c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b, f
 }

@@ -45,14 +45,7 @@ func TestSensitivePower(t *testing.T) {
 		mean := map[spec.Dist]float64{}
 		for _, d := range []spec.Dist{spec.DistBoundary, spec.DistSensitive} {
 			c := powerCase(op, 256, 16, spec.BF16, d, 5)
-			f, err := Family(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := Of(c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b, f := batchAndFamily(t, c)
 			sets, err := RowPower(c, b, f)
 			if err != nil {
 				t.Fatal(err)
