@@ -16,7 +16,9 @@
 #             backend of GEMM_LOOPS (default torch: torch.matmul; cupy: the
 #             same cublasGemmEx call through CuPy)
 #   exec      scan --exec 'python3 adapters/torch_ops.py rmsnorm' over the
-#             rmsnorm's rows, hidden and draws, against the same torch loop
+#             rmsnorm's rows, hidden and draws, against the same torch loop,
+#             and the floor: the loop's F.rms_norm calls with no compare
+#             (scripts/torch_scan.py --op-only)
 #   kernel    scan --kernel KERNEL (the invariant example kernel) over the
 #             same, against scripts/kernel_loop.py (the same kernel
 #             launched in a plain CuPy loop over the same batches)
@@ -101,6 +103,7 @@ if has gemm && [ -n "$gemm_target" ]; then
 	done
 fi
 if has exec; then
+	run torch-ops 0 "$out/ops.json" python3 scripts/torch_scan.py "$rows" "$hidden" cuda --draws "$ndraws" --op-only
 	rm -rf "$out/exec-corpus"
 	run exec-scan 1 "$out/exec-scan.log" "$bin" scan --exec 'python3 adapters/torch_ops.py rmsnorm' "${size[@]}" \
 		--dir "$out/exec-corpus" --json "$out/exec-scan.json"

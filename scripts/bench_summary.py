@@ -7,7 +7,8 @@ figure says so and names its log.
 
 Files read (each optional): scan.log, loop.json, copy.json (rmsnorm);
 gemm-scan.log, gemm-loop-torch.json, gemm-loop-cupy.json (gemm);
-exec-scan.log and loop.json (exec); kernel-scan.log, kernel-loop.json
+exec-scan.log, loop.json and ops.json (exec: ops.json is the loop's
+F.rms_norm calls with no compare, the floor); kernel-scan.log, kernel-loop.json
 (kernel); power-1.log, power-2.log and their .wall files (power: wall
 seconds of each run).
 
@@ -159,9 +160,13 @@ def main(argv):
         else:
             print("  scan: no figure (see exec-scan.log)")
         torch_loop_line()
+        ops = d.json("ops.json")
+        if ops:
+            print("  floor (scripts/torch_scan.py --op-only: the same F.rms_norm calls, no compare): %.3f s" % ops["seconds"])
         if s and loop:
             print("  scan speed over the torch loop: %.2fx (want >= 1)" % (loop["seconds"] / s[0]))
         row("exec:torch rmsnorm", s, "torch F.rms_norm loop", loop and loop["seconds"], ">= 1x", lambda r: r >= 1)
+        row("exec:torch rmsnorm", s, "F.rms_norm calls alone", ops and ops["seconds"], "-", None)
 
     if d.has("kernel-scan.log"):
         s, lp = d.scan("kernel-scan.log"), d.json("kernel-loop.json")

@@ -25,7 +25,12 @@ the clock starts), and two counts:
 
 with rows_per_second = rows_checked / seconds.
 
-    python3 scripts/torch_scan.py [MAX] [HIDDEN] [DEVICE] [--draws N] [--seed S] [--eps E]
+With --op-only it makes the same F.rms_norm calls (every row alone, the
+largest batch, every prefix) and no compare: the time any scan that calls
+F.rms_norm on these batches cannot go below (the floor of `scan --exec`);
+its JSON has "op_only": true and no differing values.
+
+    python3 scripts/torch_scan.py [MAX] [HIDDEN] [DEVICE] [--draws N] [--seed S] [--eps E] [--op-only]
     python3 scripts/torch_scan.py 8192 4096 cuda --draws 3
 """
 import argparse
@@ -62,6 +67,18 @@ def sweep(x, w, eps):
     return flags, moved
 
 
+def ops_only(x, w, eps):
+    """The F.rms_norm calls of sweep, none compared: a flag tensor of no
+    differing step, and no moved row."""
+    n = x.shape[0]
+    for i in range(n):
+        rms_norm(x[i:i + 1], w, eps)
+    rms_norm(x, w, eps)
+    for v in range(1, n + 1):
+        rms_norm(x[:v], w, eps)
+    return torch.zeros(n, dtype=torch.bool, device=x.device), torch.zeros((), dtype=torch.int64)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="torch_scan.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("max", nargs="?", type=int, default=8192, help="largest batch (rows 1..MAX)")
@@ -70,6 +87,7 @@ def main(argv):
     ap.add_argument("--draws", type=int, default=1, help="input draws (seeds SEED, SEED+1, ...)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--eps", type=float, default=1e-6, help="as bitparity scan's --eps default")
+    ap.add_argument("--op-only", action="store_true", help="the F.rms_norm calls only, no compare (the floor)")
     a = ap.parse_args(argv)
     n, hidden, dev = a.max, a.hidden, a.device
     if n < 1 or hidden < 1 or a.draws < 1:
@@ -88,7 +106,8 @@ def main(argv):
     rms_norm(draws[0][0][:1], draws[0][1], a.eps)  # load the kernels before the clock
     sync()
     t0 = time.perf_counter()
-    results = [sweep(x, w, a.eps) for x, w in draws]
+    run = ops_only if a.op_only else sweep
+    results = [run(x, w, a.eps) for x, w in draws]
     sync()
     took = time.perf_counter() - t0
     per_draw, moved = [], []
@@ -99,7 +118,7 @@ def main(argv):
     checked = a.draws * (n * (n + 1) // 2 + n)
     compared = a.draws * (n * (n + 1) + n)
     print(json.dumps({"device": dev, "torch": torch.__version__, "rows": n, "hidden": hidden,
-                      "draws": a.draws, "seed": a.seed, "eps": a.eps,
+                      "draws": a.draws, "seed": a.seed, "eps": a.eps, "op_only": a.op_only,
                       "largest_batch_rows_moved": moved, "differ_by_draw": per_draw, "differ": union,
                       "rows_checked": checked, "row_comparisons": compared, "seconds": round(took, 3),
                       "rows_per_second": round(checked / took)}))
