@@ -127,26 +127,23 @@ class Ops:
                 v = v.repeat_interleave(group, dim=1)
             return F.scaled_dot_product_attention(q, k, v, **kw)
 
-    # ---- ops: array functions (the kit passes tensors on self.device) ----
+    # ---- ops: array functions (the kit passes tensors on self.device and
+    # calls them under torch.inference_mode(): no decorator here) ----
 
-    @torch.inference_mode()
     def rmsnorm(self, x, w, eps):
         if hasattr(F, "rms_norm"):
             return F.rms_norm(x, (x.shape[-1],), weight=w, eps=eps)
         xf = x.float()  # torch < 2.4: the Llama/HF formula
         return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * w
 
-    @torch.inference_mode()
     def gemm(self, x, w):
         return torch.matmul(x, w)
 
-    @torch.inference_mode()
     def logprob(self, logits, targets):
         if self.args.logprob_dtype == "native":
             return torch.log_softmax(logits, dim=-1).gather(-1, targets[:, None]).float()
         return torch.log_softmax(logits.float(), dim=-1).gather(-1, targets[:, None])
 
-    @torch.inference_mode()
     def attn_prefill(self, q, k, v, chunk_from=0):
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [S, H, L, D]
         if chunk_from == 0:
@@ -159,7 +156,6 @@ class Ops:
         y[:, :, chunk_from:] = o
         return y.transpose(1, 2)
 
-    @torch.inference_mode()
     def attn_decode(self, q, k, v, lens, page_size=0):
         # q [B, H, D]; k, v [T, KH, D], the requests' caches one after another
         B, T = q.shape[0], k.shape[0]
@@ -185,7 +181,6 @@ class Ops:
         o = self.sdpa(q[:, :, None, :], kp.transpose(1, 2), vp.transpose(1, 2), **kw)  # [B, H, 1, D]
         return o[:, :, 0, :]
 
-    @torch.inference_mode()
     def moe_route(self, logits, k, tie):
         """The MoE router as a model runs it in torch (bitparity's op
         moe_route, docs/moe.md): torch.softmax in fp32, the top k

@@ -264,18 +264,24 @@ def _picked(op, t, sel):
     else:
         it = sel
     tok = None
-    if op == "attn_decode":
+    if op in _TOKEN_DIM:
         lens = np.asarray(t["kv_lens"][1], dtype=np.int64)
         if isinstance(sel, range):
             start = int(lens[:sel.start].sum())
             tok = slice(start, start + int(lens[sel.start:sel.stop].sum()))
         else:
             tok = decode_tokens(lens, sel)
-    along = {"rmsnorm": {"x": it}, "gemm": {"x": it}, "logprob": {"logits": it, "targets": it},
-             "attn_prefill": {"q": it, "k": it, "v": it},
-             "attn_decode": {"q": it, "kv_lens": it, "k": tok, "v": tok},
-             "moe_route": {"logits": it}, "moe_router": {"x": it}, "quant_fp8": {"x": it}}[op]
-    return [(n, t[n], along.get(n)) for n in t]
+    batch, tokens = _BATCH_DIM[op], _TOKEN_DIM.get(op, ())
+    return [(n, t[n], it if n in batch else tok if n in tokens else None) for n in t]
+
+
+# _BATCH_DIM names each op's tensors taken along the batch (a batch of
+# items takes their rows), _TOKEN_DIM those taken along the tokens of the
+# items' KV cache (attn_decode's k and v); every other tensor is taken
+# whole (w).
+_BATCH_DIM = {"rmsnorm": ("x",), "gemm": ("x",), "logprob": ("logits", "targets"), "attn_prefill": ("q", "k", "v"),
+              "attn_decode": ("q", "kv_lens"), "moe_route": ("logits",), "moe_router": ("x",), "quant_fp8": ("x",)}
+_TOKEN_DIM = {"attn_decode": ("k", "v")}
 
 
 # ---- rows as bits, where they are ---------------------------------------
@@ -304,9 +310,13 @@ def out_bits(y, out_dtype, rows, cols):
     the host as a request's reply is (dtypes.to_wire, Raw as is)."""
     k = _kind(y)
     if k == "torch":
-        import torch
-        if y.dtype == getattr(torch, _FLOAT_OF[out_dtype]) and y.numel() == rows * cols:
-            return y.detach().reshape(rows, cols).view(torch.int32 if out_dtype == "fp32" else torch.int16)
+        float_of, bits_of = _torch_dtypes(out_dtype)
+        if y.dtype == float_of and y.numel() == rows * cols:
+            if y.requires_grad:
+                y = y.detach()
+            if y.shape != (rows, cols):
+                y = y.reshape(rows, cols)
+            return y.view(bits_of)
     elif k == "jax":
         import jax.numpy as jnp
         from jax import lax
@@ -314,6 +324,19 @@ def out_bits(y, out_dtype, rows, cols):
             return lax.bitcast_convert_type(y.reshape(rows, cols), jnp.int32 if out_dtype == "fp32" else jnp.int16)
     wire = dtypes.WIRE[out_dtype]
     return _wire_rows(y, out_dtype, wire, rows, cols).view(_UINT[wire])
+
+
+_torch_of = {}
+
+
+def _torch_dtypes(out_dtype):
+    """(the torch float dtype of out_dtype, the integer dtype of its bits),
+    looked up once."""
+    d = _torch_of.get(out_dtype)
+    if d is None:
+        import torch
+        d = _torch_of[out_dtype] = (getattr(torch, _FLOAT_OF[out_dtype]), torch.int32 if out_dtype == "fp32" else torch.int16)
+    return d
 
 
 def tap_bits(taps, rows):
@@ -381,9 +404,9 @@ def _differ(a, b, rows):
 def _wide(a):
     """Bits a [rows, cols] viewed as 64-bit words when a row is a whole
     number of them and the view is possible (torch, NumPy), else a as it
-    is: rows compare equal exactly when their 16- or 32-bit words do, and
+    is (None stays None): rows compare equal exactly when their 16- or 32-bit words do, and
     the compare makes a quarter (or half) of the flags."""
-    if a.ndim != 2 or (a.shape[1] * _itemsize(a)) % 8:
+    if a is None or a.ndim != 2 or _itemsize(a) == 8 or (a.shape[1] * _itemsize(a)) % 8:
         return a
     try:
         if _kind(a) == "torch":
@@ -392,6 +415,11 @@ def _wide(a):
         return a.view(np.uint64)
     except (RuntimeError, ValueError):  # not contiguous, or not aligned to 8 bytes
         return a
+
+
+def _same_shape(a, b):
+    """Whether a and b are both None or of one shape."""
+    return a is None and b is None or a is not None and b is not None and a.shape == b.shape
 
 
 def _itemsize(a):
@@ -490,25 +518,30 @@ class Alone:
     def __init__(self, ids, y, taps, kr, items):
         ids = np.asarray(ids, dtype=np.int64)
         self.y, self.taps, self.kr, self.n = y, taps, kr, len(ids)
+        # the same bits as 64-bit words where the rows allow (_wide), made
+        # once: a step's compare then widens only its own rows
+        self.wide = (None if y is None else _wide(y), None if taps is None else _wide(taps))
         self.at = np.full(items, -1, dtype=np.int64)
         u, first = np.unique(ids, return_index=True)
         self.at[u] = first * kr
         self.ident = bool((ids == np.arange(len(ids))).all())
 
-    def rows(self, sel):
+    def rows(self, sel, wide=False):
         """The rows (y, taps) of the items of sel alone: a slice of the kept
-        rows when they are in order, else gathered."""
+        rows when they are in order, else gathered; with wide, of their
+        64-bit words (self.wide)."""
         kr = self.kr
+        y, taps = self.wide if wide else (self.y, self.taps)
         if isinstance(sel, range) and self.ident and sel.stop <= self.n:
             s = slice(sel.start * kr, sel.stop * kr)
-            return self.y[s], (None if self.taps is None else self.taps[s])
+            return y[s], (None if taps is None else taps[s])
         items = np.arange(sel.start, sel.stop, dtype=np.int64) if isinstance(sel, range) else sel
         at = self.at[items]
         if (at < 0).any():
             raise ValueError("step against the items alone: item %d did not run in the latest step of items each alone"
                              % int(items[np.argmax(at < 0)]))
         idx = (at[:, None] + np.arange(kr, dtype=np.int64)[None, :]).reshape(-1)
-        return _take(self.y, idx), (None if self.taps is None else _take(self.taps, idx))
+        return _take(y, idx), (None if taps is None else _take(taps, idx))
 
 
 class _Part:
@@ -536,9 +569,16 @@ class Held:
         self.eps = Request(meta, {}).eps
         self.alone = None
         self.dev = None
+        self.sliced = None
         if not o.request and arrays.kind != "numpy":
             # array functions on a device: the inputs go there once.
             self.dev = {n: made[n] if n in made else arrays.convert(w, a) for n, (w, a) in tensors.items()}
+            if op not in _TOKEN_DIM and all(n in self.dev for n in OP_INPUTS[op]):
+                # the arguments of a batch of consecutive items, in order:
+                # (tensor, sliced along the batch), then eps
+                batch = _BATCH_DIM[op]
+                self.sliced = [(self.dev[n], n in batch) for n in OP_INPUTS[op]]
+                self.tail = [float(self.eps)] if op == "rmsnorm" else []
 
     def check(self, ids):
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
@@ -549,6 +589,9 @@ class Held:
     def run(self, sel):
         """The op on the batch of held items sel (a range: sliced; an int64
         array: gathered): (y, taps or None)."""
+        if self.sliced is not None and isinstance(sel, range):  # the steps' common case, in few calls
+            it = slice(sel.start, sel.stop)
+            return _split_taps(self.o.fn(*[a[it] if along else a for a, along in self.sliced], *self.tail))
         picked = _picked(self.op, self.t, sel)
         if self.dev is None:
             t = {n: (w, a[ix] if ix is not None else a) for n, (w, a), ix in picked}
@@ -688,8 +731,12 @@ class Held:
     def _differ(self, p, sel):
         """The rows of part p (the batch sel) that differ from their items
         alone, as a bool mask where p is."""
-        ry, rt = self.alone.rows(sel)
-        return _or(_differ(p.y, ry, p.rows), _differ(p.taps, rt, p.rows))
+        a, at = _wide(p.y), _wide(p.taps)
+        ry, rt = self.alone.rows(sel, wide=True)
+        if not (_same_shape(a, ry) and _same_shape(at, rt)):  # a side whose words could not widen
+            a, at = p.y, p.taps
+            ry, rt = self.alone.rows(sel)
+        return _or(_differ(a, ry, p.rows), _differ(at, rt, p.rows))
 
     def _fetched(self, y, t, fetch):
         if fetch is None:
