@@ -404,12 +404,16 @@ def _differ(a, b, rows):
 def _wide(a):
     """Bits a [rows, cols] viewed as 64-bit words when a row is a whole
     number of them and the view is possible (torch, NumPy), else a as it
-    is (None stays None): rows compare equal exactly when their 16- or 32-bit words do, and
-    the compare makes a quarter (or half) of the flags."""
-    if a is None or a.ndim != 2 or _itemsize(a) == 8 or (a.shape[1] * _itemsize(a)) % 8:
+    is (None, JAX and 64-bit words too): rows compare equal exactly when
+    their 16- or 32-bit words do, and the compare makes a quarter (or
+    half) of the flags."""
+    if a is None or a.ndim != 2:
+        return a
+    k = _kind(a)
+    if k == "jax" or _itemsize(a) == 8 or (a.shape[1] * _itemsize(a)) % 8:
         return a
     try:
-        if _kind(a) == "torch":
+        if k == "torch":
             import torch
             return a.view(torch.int64)
         return a.view(np.uint64)
@@ -520,7 +524,7 @@ class Alone:
         self.y, self.taps, self.kr, self.n = y, taps, kr, len(ids)
         # the same bits as 64-bit words where the rows allow (_wide), made
         # once: a step's compare then widens only its own rows
-        self.wide = (None if y is None else _wide(y), None if taps is None else _wide(taps))
+        self.wide = (_wide(y), _wide(taps))
         self.at = np.full(items, -1, dtype=np.int64)
         u, first = np.unique(ids, return_index=True)
         self.at[u] = first * kr
@@ -569,7 +573,7 @@ class Held:
         self.eps = Request(meta, {}).eps
         self.alone = None
         self.dev = None
-        self.sliced = None
+        self.sliced, self.tail = None, []
         if not o.request and arrays.kind != "numpy":
             # array functions on a device: the inputs go there once.
             self.dev = {n: made[n] if n in made else arrays.convert(w, a) for n, (w, a) in tensors.items()}
