@@ -2,7 +2,6 @@ package external
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -36,8 +35,9 @@ func (o Options) procs() int {
 // hello names the same op, name, schedule, device and description, and
 // takes the same frames. It is one of the spares started with t
 // (Options.Prestart) while any is left, waiting for it to start, else (or
-// when that spare failed to start) a process started now. The clone is closed by Close (and by CloseAll); it
-// is not registered under a name, and Lookup never returns it.
+// when that spare failed to start) a process started now. The clone is
+// closed by Close (and by CloseAll); it is not registered under a name,
+// and Lookup never returns it.
 func (t *Target) Clone(ctx context.Context) (*Target, error) {
 	c, err := t.spares.take(ctx)
 	if c == nil && ctx.Err() == nil { // no spare left, or one that failed to start (16 at once): start one now
@@ -113,18 +113,17 @@ func startAll(ctx context.Context, cmdlines []string, opts Options) ([]*Target, 
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
 		for i, t := range ts {
 			if t != nil {
 				t.Close()
 			}
 			sps[i].drop()
 		}
-		for _, e := range errs {
-			if e != nil {
-				return nil, e
-			}
-		}
+		return nil, err
 	}
 	for i, t := range ts {
 		t.spares = sps[i]

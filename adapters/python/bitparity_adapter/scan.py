@@ -390,14 +390,15 @@ def _differ(a, b, rows):
     if a is None or b is None or a.shape != b.shape:
         return _full(a if a is not None else b, rows)
     a, b = _alike(a, b)
+    wa, wb = _wide(a), _wide(b)
+    if wa.shape == wb.shape:  # both as 64-bit words, or both as they are when one cannot widen
+        a, b = wa, wb
     k = _kind(a)
     if k == "torch":
-        a, b = _wide(a), _wide(b)
         return (a != b).any(dim=1)
     if k == "jax":
         import jax.numpy as jnp
         return jnp.any(a != b, axis=1)
-    a, b = _wide(a), _wide(b)
     return (a != b).any(axis=1)
 
 
