@@ -95,7 +95,7 @@ func Available() error {
 // kernels lists each module's entry points.
 var kernels = map[string][]string{
 	"attention": {"prefill", "decode_split", "decode_combine"},
-	"compare":   {"compare_rows", "digest_rows", "check_digests"},
+	"compare":   {"compare_rows", "digest_rows", "check_steps"},
 	"gemm":      {"gemm"},
 	"gen":       {"gen_values"},
 	"logprob":   {"logprob"},

@@ -94,13 +94,16 @@ func (m ModuleImage) String() string {
 }
 
 // fatbinSet is kernels/fatbin.sha256 read and checked against the embedded
-// sources: the codes each fat image holds and the sha256 of each image.
-// When the record is absent or was made from other sources, note says so
-// and no fat image is used.
+// sources: the codes each fat image holds, the sha256 of each image, and
+// the sources changed since the images were made. When the record is
+// absent or unreadable, note says so and no fat image is used; a module
+// whose own sources changed (its .cu and the headers it includes) loads
+// its PTX.
 type fatbinSet struct {
-	codes  []string          // "sm_80", "sm_90", ..., "compute_90"
-	images map[string]string // "rmsnorm.fatbin" -> sha256
-	note   string            // why no fat image may be loaded, or ""
+	codes   []string          // "sm_80", "sm_90", ..., "compute_90"
+	images  map[string]string // "rmsnorm.fatbin" -> sha256
+	changed map[string]bool   // "compare.cu" -> true: not the source the images were made from
+	note    string            // why no fat image may be loaded, or ""
 }
 
 var (
@@ -115,9 +118,9 @@ func fatbins() fatbinSet {
 }
 
 // readFatbinSet reads dir/fatbin.sha256 in fsys ("# code: ..." and
-// "<sha256>  <file>" lines) and checks that every .cu and .cuh file in dir
-// is listed with its current hash: fat images made from other sources
-// are stale and are not used.
+// "<sha256>  <file>" lines) and notes every .cu and .cuh file in dir not
+// listed with its current hash: the fat images made from it are stale and
+// are not used (fatImage).
 func readFatbinSet(fsys fs.FS, dir string) fatbinSet {
 	raw, err := fs.ReadFile(fsys, dir+"/fatbin.sha256")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -137,7 +140,7 @@ func readFatbinSet(fsys fs.FS, dir string) fatbinSet {
 	if err != nil {
 		return fatbinSet{note: err.Error()}
 	}
-	set := fatbinSet{codes: codes, images: map[string]string{}}
+	set := fatbinSet{codes: codes, images: map[string]string{}, changed: map[string]bool{}}
 	for _, e := range ents {
 		name := e.Name()
 		if !strings.HasSuffix(name, ".cu") && !strings.HasSuffix(name, ".cuh") {
@@ -148,7 +151,7 @@ func readFatbinSet(fsys fs.FS, dir string) fatbinSet {
 			return fatbinSet{note: err.Error()}
 		}
 		if sums[name] != sha256Hex(b) {
-			return fatbinSet{note: fmt.Sprintf("the fat images are stale: %s changed since scripts/fatbin.sh ran", name)}
+			set.changed[name] = true
 		}
 	}
 	for f, h := range sums {
@@ -259,6 +262,26 @@ func ptxImage(fsys fs.FS, dir, name, note string) ([]byte, ModuleImage, error) {
 	return ptx, im, nil
 }
 
+// includeLine matches a local include: #include "digest.cuh".
+var includeLine = regexp.MustCompile(`(?m)^\s*#\s*include\s+"([^"]+)"`)
+
+// sources returns file and the files of dir it includes with #include
+// "...", transitively, in the order first reached.
+func sources(fsys fs.FS, dir, file string) []string {
+	seen := map[string]bool{file: true}
+	out := []string{file}
+	for i := 0; i < len(out); i++ {
+		b, _ := fs.ReadFile(fsys, dir+"/"+out[i]) // a missing file includes nothing; the image check said so
+		for _, m := range includeLine.FindAllSubmatch(b, -1) {
+			if f := string(m[1]); !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
 // fatImage checks module name's fat image against set and the GPU: "" when
 // it may be loaded, else why not.
 func fatImage(fsys fs.FS, dir string, set fatbinSet, name string, major, minor int) string {
@@ -273,6 +296,11 @@ func fatImage(fsys fs.FS, dir string, set fatbinSet, name string, major, minor i
 	}
 	if sha256Hex(img) != want {
 		return fmt.Sprintf("%s does not match fatbin.sha256: run make fatbin", file)
+	}
+	for _, src := range sources(fsys, dir, name+".cu") {
+		if set.changed[src] {
+			return fmt.Sprintf("the fat image is stale: %s changed since scripts/fatbin.sh ran", src)
+		}
 	}
 	if pickCode(set.codes, major, minor) == "" {
 		return fmt.Sprintf("the fat image holds %s, nothing sm_%d%d runs", strings.Join(set.codes, " "), major, minor)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"gorgonia.org/cu"
 
@@ -15,27 +16,31 @@ import (
 
 // The bulk check of prefixes: a scan of the items dimension runs the
 // batch of held items 0..v-1 for every v of its range and compares every
-// row with the same row computed alone. Done one Go-level step at a time
-// (Held.Run, two StartCompare, a wait) that costs about twice the GPU's own
-// work a step in host time; checkPrefixes queues the steps instead, with
-// no host wait per step:
+// row with the same row computed alone and in the reference batch. Done
+// one Go-level step at a time (Held.Run, two StartCompare, a wait) that
+// costs about twice the GPU's own work a step in host time; checkPrefixes
+// queues the steps instead, with no host wait per step:
 //
 //	once     digest_rows: the digest (external.RowDigest) of every row
-//	         alone and of its taps, into device buffers
+//	         alone, of the reference batch's, and of their taps, into
+//	         device buffers
 //	per step the target's launch on held items 0..v-1 into one output and
 //	         taps buffer sized for the largest prefix (stream order
 //	         serialises the steps, so one buffer serves them all), then
-//	         check_digests: each output row digested once and counted when
-//	         it, or its taps, digests to other than the row alone; the
-//	         count lands in page-locked host memory, one word a step
+//	         check_steps: each output row digested once and compared with
+//	         the row alone and in the reference batch; the step's record
+//	         (the count of rows differing from alone, a sum of every row's
+//	         digest, and for a step with such a row the digests of its
+//	         first panel rows and which rows differ) lands in page-locked
+//	         host memory
 //	chunks   prefixChunkSteps steps a do call, an event after each chunk;
 //	         at most prefixChunksInFlight chunks queued: the host reads a
-//	         chunk's counts while the next chunk runs, and the context is
+//	         chunk's records while the next chunk runs, and the context is
 //	         checked between chunks
 //
-// The check only says which prefixes need a closer look: the caller runs
-// those again through the exact compare (compare_rows), which names the
-// differing rows and columns.
+// So a flagged step is settled from its record, with nothing run again
+// and no row fetched: the scan checks the flagged steps a second time
+// the same way and compares the two records (determinism).
 
 // prefixLauncher is a batch held on a device whose prefixes the bulk
 // check runs: Held (rmsnorm), and any other held batch that can launch
@@ -62,12 +67,38 @@ type prefixShape struct {
 	dt                                oracle.DType
 }
 
-// PrefixDiff is a prefix the bulk check flagged: the batch of held items
-// 0..Items-1, of whose rows Rows digest (values or taps) to other than the
-// same row alone.
-type PrefixDiff struct {
+// PrefixCheck is one bulk check of a held batch's prefixes.
+type PrefixCheck struct {
+	// Items are the prefixes checked, ascending: the batches of held
+	// items 0..v-1 for v in Items.
+	Items []int
+	// Alone are the rows alone (Alone's output, at least the last
+	// prefix's rows); Ref, when not nil, the reference batch (Run of held
+	// items 0..n-1, n at least the last prefix), on the batch's device.
+	Alone, Ref *target.Output
+	// Taps compares the fp32 taps too.
+	Taps bool
+	// Panel is the number of first rows whose digests a flagged prefix
+	// returns.
+	Panel int
+}
+
+// PrefixStep is a prefix the bulk check flagged: the batch of held items
+// 0..Items-1, of which a row digests (values, or taps when compared) to
+// other than the same row alone.
+type PrefixStep struct {
 	Items int
-	Rows  int
+	// Alone are the rows that differ from the same row alone, Ref those
+	// that differ from the same row of the reference batch (none without
+	// one), ascending.
+	Alone, Ref []int
+	// Panel are the digests (external.RowDigest) of rows
+	// 0..min(rows, PrefixCheck.Panel)-1, PanelTaps of their taps (nil
+	// when the batch has none).
+	Panel, PanelTaps []uint64
+	// Sum digests every row of the output, and its taps when compared:
+	// two runs of the batch that answer alike have the same Sum.
+	Sum uint64
 }
 
 // Bulk check limits: steps queued in one do call, and chunks queued at
@@ -77,7 +108,7 @@ const (
 	prefixChunksInFlight = 2
 )
 
-// digestBlock is the block size of digest_rows and check_digests, and
+// digestBlock is the block size of digest_rows and check_steps, and
 // digestBlocksPerSM the blocks per multiprocessor their grids are capped
 // at (the grid strides over the rows). A block reads a row of 4096 bf16
 // values (8 KiB) in one round of 16-byte loads, four a thread in flight;
@@ -88,16 +119,17 @@ const (
 	digestBlocksPerSM = 16
 )
 
-// CheckPrefixes runs the batches of held rows 0..v-1 for v = from..to with
-// the schedule the target's policy gives v rows, as Run does, and returns
-// the prefixes of which some row differs from the same row in alone (held
-// rows 0..to-1 each computed alone, Alone's output): in its output bits
-// and, when taps, its fp32 taps. Rows are compared by their digests
+// CheckPrefixes runs the batches of held rows 0..v-1 for v in c.Items
+// with the schedule the target's policy gives v rows, as Run does, and
+// returns the prefixes of which some row differs from the same row in
+// c.Alone (held rows each computed alone, Alone's output): in its output
+// bits and, when c.Taps, its fp32 taps; with, for each, which rows differ
+// from the row alone and in c.Ref, the digests of its first c.Panel rows,
+// and a sum of its whole output. Rows are compared by their digests
 // (external.RowDigest), every step queued on the device with no host wait
-// between steps; see prefixLauncher. The caller reruns a flagged prefix
-// through Run and the exact compare to learn which rows differ and how.
-func (h *Held) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
-	return checkHeld(ctx, h, h.x == nil, h.t.info.Name, from, to, alone, taps)
+// between steps; see prefixLauncher.
+func (h *Held) CheckPrefixes(ctx context.Context, c PrefixCheck) ([]PrefixStep, error) {
+	return checkHeld(ctx, h, h.x == nil, h.t.info.Name, c)
 }
 
 func (h *Held) prefixDevice() *Device { return h.t.dev }
@@ -135,93 +167,125 @@ const prefixStreams = 4
 // checkHeld is the CheckPrefixes of a held batch of target name
 // (released: after its Release): checkPrefixes, its error naming the
 // target and the prefixes.
-func checkHeld(ctx context.Context, l prefixLauncher, released bool, name string, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
+func checkHeld(ctx context.Context, l prefixLauncher, released bool, name string, c PrefixCheck) ([]PrefixStep, error) {
 	if released {
 		return nil, errReleased
 	}
-	diffs, err := checkPrefixes(ctx, l, from, to, alone, taps)
+	steps, err := checkPrefixes(ctx, l, c)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: %s, prefixes %d..%d: %w", name, from, to, err)
+		return nil, fmt.Errorf("gpu: %s, %s: %w", name, prefixesWord(c.Items), err)
 	}
-	return diffs, nil
+	return steps, nil
 }
 
-// checkPrefixes is the bulk check of l's prefixes from..to against alone
-// (taps: with the taps); see prefixLauncher.
-func checkPrefixes(ctx context.Context, l prefixLauncher, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
-	c, err := newPrefixCheck(l, from, to, alone, taps)
+// prefixesWord names prefixes items in an error: "prefixes 64..1087".
+func prefixesWord(items []int) string {
+	if len(items) == 0 {
+		return "no prefixes"
+	}
+	return fmt.Sprintf("prefixes %d..%d", items[0], items[len(items)-1])
+}
+
+// checkPrefixes is the bulk check c of l's prefixes; see prefixLauncher.
+func checkPrefixes(ctx context.Context, l prefixLauncher, c PrefixCheck) ([]PrefixStep, error) {
+	pc, err := newPrefixCheck(l, c)
 	if err != nil {
 		return nil, err
 	}
-	defer c.release()
-	for first := from; first <= to; first += prefixChunkSteps {
+	defer pc.release()
+	for i := 0; i < len(c.Items); i += prefixChunkSteps {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := c.enqueue(first, min(first+prefixChunkSteps-1, to)); err != nil {
+		if err := pc.enqueue(c.Items[i:min(i+prefixChunkSteps, len(c.Items))]); err != nil {
 			return nil, err
 		}
-		if len(c.queued) == prefixChunksInFlight {
-			if err := c.finishOldest(); err != nil {
+		if len(pc.queued) == prefixChunksInFlight {
+			if err := pc.finishOldest(); err != nil {
 				return nil, err
 			}
 		}
 	}
-	for len(c.queued) > 0 {
-		if err := c.finishOldest(); err != nil {
+	for len(pc.queued) > 0 {
+		if err := pc.finishOldest(); err != nil {
 			return nil, err
 		}
 	}
-	return c.diffs, nil
+	return pc.steps, nil
 }
 
 // prefixCheck is one bulk check in progress.
 type prefixCheck struct {
-	d       *Device
-	l       prefixLauncher
-	sh      prefixShape
-	taps    bool
-	alone   *devOut // values of the rows alone
-	par     []prefixSide
-	ref     *buffer // digests of the rows alone, one uint64 a row
-	refTaps *buffer // digests of their taps
-	queued  []*prefixChunk
-	diffs   []PrefixDiff
+	d    *Device
+	l    prefixLauncher
+	sh   prefixShape
+	taps bool // the taps are compared
+	par  []prefixSide
+	// the digests of the rows alone and of the reference batch's rows,
+	// and of their taps, one uint64 a row (ref nil without a reference
+	// batch, the taps' nil when not compared)
+	aloneDg, aloneTapDg, refDg, refTapDg *buffer
+	panel, words                         int // panel rows and bitmap words a step
+	queued                               []*prefixChunk
+	steps                                []PrefixStep
 }
 
 // prefixSide is what the steps of one stream of the bulk check reuse: the
 // output and taps of a step (sized for the largest prefix), and
-// check_digests' two counters, which its last block leaves zero.
+// check_steps' counters, panel digests and row bitmaps, which its last
+// block leaves zero.
 type prefixSide struct {
-	out, tap, ctr *buffer
+	out, tap, ctr, panel, bits *buffer
 }
 
-// prefixChunk is a run of steps queued together: prefixes first..first+n-1,
-// whose counts check_digests stores in sl's page-locked memory (4 bytes a
-// step, in order), with sl's device counters and sl's event after them.
+// prefixChunk is a run of steps queued together, the prefixes items,
+// whose records check_steps stores in sl's page-locked memory (recordSize
+// bytes a step, in order), with sl's event after them.
 type prefixChunk struct {
-	first, n int
-	sl       *slot
+	items []int
+	sl    *slot
 }
+
+// recordSize is the bytes of one step's record (check_steps): a count, a
+// sum, the panel digests of values and taps, the two row bitmaps.
+func (c *prefixCheck) recordSize() int { return 16 + 16*c.panel + 8*c.words }
 
 // newPrefixCheck checks the arguments, takes the step buffers and queues
-// the digests of the rows alone.
-func newPrefixCheck(l prefixLauncher, from, to int, alone *target.Output, taps bool) (*prefixCheck, error) {
+// the digests of the rows alone and of the reference batch.
+func newPrefixCheck(l prefixLauncher, q PrefixCheck) (*prefixCheck, error) {
 	sh := l.prefixShape()
-	if from < 1 || to < from || to > sh.items {
-		return nil, fmt.Errorf("prefixes %d..%d of %d held items", from, to, sh.items)
+	if len(q.Items) == 0 || q.Items[0] < 1 || q.Items[len(q.Items)-1] > sh.items || !strictlyAscending(q.Items) {
+		return nil, fmt.Errorf("%s of %d held items: want ascending prefixes of 1..%d", prefixesWord(q.Items), sh.items, sh.items)
+	}
+	if q.Panel < 0 || q.Alone == nil {
+		return nil, fmt.Errorf("a check of %d panel rows against %v rows alone", q.Panel, q.Alone)
 	}
 	d := l.prefixDevice()
-	rows := to * sh.rowsPerItem
-	c := &prefixCheck{d: d, l: l, sh: sh, taps: taps && sh.tapCols > 0}
-	var err error
-	if c.alone, err = aloneOn(d, alone.Device, "values", rows, sh.cols, sh.dt); err != nil {
-		return nil, err
+	rows := q.Items[len(q.Items)-1] * sh.rowsPerItem
+	c := &prefixCheck{d: d, l: l, sh: sh, taps: q.Taps && sh.tapCols > 0, panel: min(q.Panel, rows), words: (rows + 31) / 32}
+	src := []struct {
+		o        target.DeviceOutput
+		what     string
+		cols     int
+		dt       oracle.DType
+		into     **buffer
+		compared bool
+	}{
+		{q.Alone.Device, "values of the rows alone", sh.cols, sh.dt, &c.aloneDg, true},
+		{q.Alone.DeviceTaps, "taps of the rows alone", sh.tapCols, oracle.FP32, &c.aloneTapDg, c.taps},
 	}
-	var aloneTaps *devOut
-	if c.taps {
-		if aloneTaps, err = aloneOn(d, alone.DeviceTaps, "taps", rows, sh.tapCols, oracle.FP32); err != nil {
-			return nil, err
+	if q.Ref != nil {
+		src = append(src, src[0], src[1])
+		src[2].o, src[2].what, src[2].into = q.Ref.Device, "values of the reference batch", &c.refDg
+		src[3].o, src[3].what, src[3].into = q.Ref.DeviceTaps, "taps of the reference batch", &c.refTapDg
+	}
+	outs := make([]*devOut, len(src))
+	var err error
+	for i, x := range src {
+		if x.compared {
+			if outs[i], err = aloneOn(d, x.o, x.what, rows, x.cols, x.dt); err != nil {
+				return nil, err
+			}
 		}
 	}
 	err = d.do(func() (err error) {
@@ -231,29 +295,18 @@ func newPrefixCheck(l prefixLauncher, from, to int, alone *target.Output, taps b
 		}
 		for range width {
 			c.par = append(c.par, prefixSide{}) // in c.par at once: release puts back what is taken
-			p := &c.par[len(c.par)-1]
-			if p.out, err = d.pool.get(rows * sh.cols * dsize(sh.dt)); err != nil {
+			if err := c.takeSide(&c.par[len(c.par)-1], rows); err != nil {
 				return err
 			}
-			if sh.tapCols > 0 { // the launcher writes its taps, compared or not
-				if p.tap, err = d.pool.get(4 * rows * sh.tapCols); err != nil {
+		}
+		for i, x := range src {
+			if outs[i] != nil {
+				if *x.into, err = d.digestRows(outs[i].buf, rows, x.cols, x.dt); err != nil {
 					return err
 				}
 			}
-			if p.ctr, err = d.pool.get(8); err != nil {
-				return err
-			}
-			if err := cu.MemsetD32Async(p.ctr.ptr, 0, 2, d.stream); err != nil {
-				return fmt.Errorf("zero the counters: %w", err)
-			}
 		}
-		if c.ref, err = d.digestRows(c.alone.buf, rows, sh.cols, sh.dt); err != nil {
-			return err
-		}
-		if c.taps {
-			c.refTaps, err = d.digestRows(aloneTaps.buf, rows, sh.tapCols, oracle.FP32)
-		}
-		return err
+		return nil
 	})
 	if err != nil {
 		c.release()
@@ -262,19 +315,61 @@ func newPrefixCheck(l prefixLauncher, from, to int, alone *target.Output, taps b
 	return c, nil
 }
 
-// aloneOn returns the device output of the rows alone, checked to be on d
-// with at least rows rows of cols values stored as dt.
+// strictlyAscending reports whether every value of vs is above the one
+// before it.
+func strictlyAscending(vs []int) bool {
+	for i := 1; i < len(vs); i++ {
+		if vs[i] <= vs[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// takeSide takes the buffers of one stream of the check for steps of up
+// to rows rows, and zeroes its counters and bitmaps (under do).
+func (c *prefixCheck) takeSide(p *prefixSide, rows int) error {
+	d, sh := c.d, c.sh
+	var err error
+	if p.out, err = d.pool.get(rows * sh.cols * dsize(sh.dt)); err != nil {
+		return err
+	}
+	if sh.tapCols > 0 { // the launcher writes its taps, compared or not
+		if p.tap, err = d.pool.get(4 * rows * sh.tapCols); err != nil {
+			return err
+		}
+	}
+	if p.panel, err = d.pool.get(max(16*c.panel, 16)); err != nil {
+		return err
+	}
+	if p.ctr, err = d.pool.get(24); err != nil {
+		return err
+	}
+	if p.bits, err = d.pool.get(8 * c.words); err != nil {
+		return err
+	}
+	if err := cu.MemsetD32Async(p.ctr.ptr, 0, 6, d.stream); err != nil {
+		return fmt.Errorf("zero the counters: %w", err)
+	}
+	if err := cu.MemsetD32Async(p.bits.ptr, 0, int64(2*c.words), d.stream); err != nil {
+		return fmt.Errorf("zero the row bitmaps: %w", err)
+	}
+	return nil
+}
+
+// aloneOn returns the device output o (what it holds, in an error),
+// checked to be on d with at least rows rows of cols values stored as dt.
 func aloneOn(d *Device, o target.DeviceOutput, what string, rows, cols int, dt oracle.DType) (*devOut, error) {
 	a, ok := o.(*devOut)
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("the %s of the rows alone (%T) are not on a GPU of this package", what, o)
+		return nil, fmt.Errorf("the %s (%T) are not on a GPU of this package", what, o)
 	case a.d != d:
-		return nil, fmt.Errorf("the %s of the rows alone live on another device or lane", what)
+		return nil, fmt.Errorf("the %s live on another device or lane", what)
 	case a.buf == nil:
-		return nil, fmt.Errorf("the %s of the rows alone were released", what)
+		return nil, fmt.Errorf("the %s were released", what)
 	case a.rows < rows || a.cols != cols || a.dt != dt:
-		return nil, fmt.Errorf("the %s of the rows alone are %d rows x %d %s, want %d x %d %s", what, a.rows, a.cols, a.dt, rows, cols, dt)
+		return nil, fmt.Errorf("the %s are %d rows x %d %s, want %d x %d %s", what, a.rows, a.cols, a.dt, rows, cols, dt)
 	}
 	return a, nil
 }
@@ -295,23 +390,23 @@ func (d *Device) digestRows(b *buffer, rows, cols int, dt oracle.DType) (*buffer
 	return out, nil
 }
 
-// enqueue queues the steps of prefixes first..last as one chunk: the
-// counts are set to countUnset first, so a step whose check did not run
-// is not read as "no row differs".
-func (c *prefixCheck) enqueue(first, last int) error {
-	ch := &prefixChunk{first: first, n: last - first + 1}
-	d, sh := c.d, c.sh
+// enqueue queues the steps of prefixes items as one chunk: the counts are
+// set to countUnset first, so a step whose check did not run is not read
+// as "no row differs".
+func (c *prefixCheck) enqueue(items []int) error {
+	ch := &prefixChunk{items: items}
+	d, sh, size := c.d, c.sh, c.recordSize()
 	err := d.do(func() error {
-		sl, err := d.takeSlot(4*ch.n, 8)
+		sl, err := d.takeSlot(size*len(items), 8)
 		if err != nil {
 			return err
 		}
-		for i := range ch.n {
-			binary.LittleEndian.PutUint32(sl.host[4*i:], countUnset)
+		for i := range items {
+			binary.LittleEndian.PutUint32(sl.host[size*i:], countUnset)
 		}
 		err = func() error {
 			step := func(i int, s cu.Stream) error {
-				v, p := first+i, c.par[i%len(c.par)] // fanOut's stream i mod width
+				v, p := items[i], c.par[i%len(c.par)] // fanOut's stream i mod width
 				var err error
 				if sp, ok := c.l.(streamPrefixer); ok {
 					err = sp.enqueuePrefixOn(s, v, p.out, p.tap)
@@ -319,7 +414,7 @@ func (c *prefixCheck) enqueue(first, last int) error {
 					err = c.l.enqueuePrefix(v, p.out, p.tap)
 				}
 				if err == nil {
-					err = c.launchCheck(s, p, v*sh.rowsPerItem, sl.hostAddr+cu.DevicePtr(4*i))
+					err = c.launchCheck(s, p, v*sh.rowsPerItem, sl.hostAddr+cu.DevicePtr(size*i))
 				}
 				if err != nil {
 					return fmt.Errorf("%d items: %w", v, err)
@@ -327,11 +422,11 @@ func (c *prefixCheck) enqueue(first, last int) error {
 				return nil
 			}
 			if len(c.par) > 1 {
-				if err := d.fanOut(ch.n, len(c.par), step); err != nil {
+				if err := d.fanOut(len(items), len(c.par), step); err != nil {
 					return err
 				}
 			} else {
-				for i := range ch.n {
+				for i := range items {
 					if err := step(i, d.stream); err != nil {
 						return err
 					}
@@ -361,21 +456,22 @@ func (c *prefixCheck) enqueue(first, last int) error {
 	return nil
 }
 
-// launchCheck launches check_digests on stream s over the first rows rows
-// of the step's output in p, with p's counters, the count stored at the
-// device address count of mapped page-locked memory (under do).
-func (c *prefixCheck) launchCheck(s cu.Stream, p prefixSide, rows int, count cu.DevicePtr) error {
-	tapCols := 0
-	var taps, refTaps *buffer
-	if c.taps {
-		tapCols, taps, refTaps = c.sh.tapCols, p.tap, c.refTaps
-	}
+// launchCheck launches check_steps on stream s over the first rows rows
+// of the step's output in p, with p's counters, panel and bitmaps, the
+// step's record at the device address record of mapped page-locked memory
+// (under do).
+func (c *prefixCheck) launchCheck(s cu.Stream, p prefixSide, rows int, record cu.DevicePtr) error {
 	grid := min(rows, digestBlocksPerSM*c.d.sms)
-	return c.d.launchOn(s, "check_digests", grid, 1, digestBlock, ptrArg(p.out), ptrArg(taps), arg(rows), arg(c.sh.cols),
-		arg(c.sh.dt), arg(tapCols), ptrArg(c.ref), ptrArg(refTaps), uint64(p.ctr.ptr), uint64(count))
+	cmpTaps := 0
+	if c.taps {
+		cmpTaps = 1
+	}
+	return c.d.launchOn(s, "check_steps", grid, 1, digestBlock, ptrArg(p.out), ptrArg(p.tap), arg(rows), arg(c.sh.cols),
+		arg(c.sh.dt), arg(c.sh.tapCols), arg(cmpTaps), ptrArg(c.aloneDg), ptrArg(c.aloneTapDg), ptrArg(c.refDg), ptrArg(c.refTapDg),
+		arg(c.panel), arg(c.words), ptrArg(p.panel), ptrArg(p.bits), ptrArg(p.ctr), uint64(record))
 }
 
-// finishOldest waits for the oldest queued chunk and reads its counts.
+// finishOldest waits for the oldest queued chunk and reads its records.
 func (c *prefixCheck) finishOldest() error {
 	ch := c.queued[0]
 	c.queued = c.queued[1:]
@@ -390,22 +486,74 @@ func (c *prefixCheck) finish(ch *prefixChunk) error {
 	defer d.putSlot(ch.sl)
 	if err := d.wait(ch.sl.ev); err != nil {
 		d.locked(func() { d.dropResult(ch.sl) })
-		return fmt.Errorf("prefixes %d..%d: %w", ch.first, ch.first+ch.n-1, err)
+		return fmt.Errorf("%s: %w", prefixesWord(ch.items), err)
 	}
-	for i := range ch.n {
-		v := ch.first + i
-		n := binary.LittleEndian.Uint32(ch.sl.host[4*i:])
-		switch {
-		case n == countUnset:
+	size := c.recordSize()
+	for i, v := range ch.items {
+		st, err := c.record(v, ch.sl.host[size*i:size*(i+1)])
+		if err != nil {
 			d.locked(func() { d.dropResult(ch.sl) })
-			return fmt.Errorf("%d items: check_digests completed without storing its count", v)
-		case int(n) > v*c.sh.rowsPerItem:
-			return fmt.Errorf("%d items: check_digests counted %d differing rows of %d", v, n, v*c.sh.rowsPerItem)
-		case n > 0:
-			c.diffs = append(c.diffs, PrefixDiff{Items: v, Rows: int(n)})
+			return fmt.Errorf("%d items: %w", v, err)
+		}
+		if st != nil {
+			c.steps = append(c.steps, *st)
 		}
 	}
 	return nil
+}
+
+// record reads the record rec of the step of v items (check_steps): nil
+// when no row differs from its row alone.
+func (c *prefixCheck) record(v int, rec []byte) (*PrefixStep, error) {
+	rows := v * c.sh.rowsPerItem
+	n := binary.LittleEndian.Uint32(rec)
+	switch {
+	case n == countUnset:
+		return nil, fmt.Errorf("check_steps completed without storing its record")
+	case int(n) > rows:
+		return nil, fmt.Errorf("check_steps counted %d differing rows of %d", n, rows)
+	case n == 0:
+		return nil, nil
+	}
+	st := &PrefixStep{Items: v, Sum: binary.LittleEndian.Uint64(rec[8:])}
+	p := min(rows, c.panel)
+	st.Panel = uint64s(rec[16:], p)
+	if c.sh.tapCols > 0 {
+		st.PanelTaps = uint64s(rec[16+8*c.panel:], p)
+	}
+	bits := rec[16+16*c.panel:]
+	st.Alone = setBits(bits, rows)
+	st.Ref = setBits(bits[4*c.words:], rows)
+	if len(st.Alone) != int(n) {
+		return nil, fmt.Errorf("check_steps counted %d differing rows and marked %d", n, len(st.Alone))
+	}
+	return st, nil
+}
+
+// uint64s reads n little-endian uint64 from b.
+func uint64s(b []byte, n int) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return out
+}
+
+// setBits returns the rows r < rows whose bit is set in the bitmap b
+// (little-endian uint32 words, bit r%32 of word r/32), ascending.
+func setBits(b []byte, rows int) []int {
+	var out []int
+	for w := 0; 32*w < rows; w++ {
+		x := binary.LittleEndian.Uint32(b[4*w:])
+		for x != 0 {
+			r := 32*w + bits.TrailingZeros32(x)
+			if r < rows {
+				out = append(out, r)
+			}
+			x &= x - 1
+		}
+	}
+	return out
 }
 
 // release waits for the chunks still queued (after an error) and returns
@@ -416,8 +564,8 @@ func (c *prefixCheck) release() {
 	}
 	c.d.locked(func() {
 		for _, p := range c.par {
-			c.d.pool.put(p.out, p.tap, p.ctr)
+			c.d.pool.put(p.out, p.tap, p.ctr, p.panel, p.bits)
 		}
-		c.d.pool.put(c.ref, c.refTaps)
+		c.d.pool.put(c.aloneDg, c.aloneTapDg, c.refDg, c.refTapDg)
 	})
 }

@@ -21,11 +21,11 @@ import (
 // enqueuePrefix.
 
 // CheckPrefixes is Held.CheckPrefixes for a held gemm batch: the batches
-// of X's rows 0..v-1 (M = v) for v = from..to, each row compared by its
-// digest with the same row alone (M = 1, Alone's output). A gemm has no
-// taps.
-func (h *GEMMHeld) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
-	return checkHeld(ctx, h, h.released, h.name, from, to, alone, taps)
+// of X's rows 0..v-1 (M = v) for v in c.Items, each row compared by its
+// digest with the same row alone (M = 1, Alone's output) and in the
+// reference batch. A gemm has no taps.
+func (h *GEMMHeld) CheckPrefixes(ctx context.Context, c PrefixCheck) ([]PrefixStep, error) {
+	return checkHeld(ctx, h, h.released, h.name, c)
 }
 
 func (h *GEMMHeld) prefixDevice() *Device { return h.d }
@@ -36,8 +36,8 @@ func (h *GEMMHeld) prefixShape() prefixShape {
 
 // CheckPrefixes is Held.CheckPrefixes for a held log-prob batch: one fp32
 // log-prob a row, and its two taps (row max, sum of exponentials).
-func (h *LogProbHeld) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
-	return checkHeld(ctx, h, h.released, h.t.info.Name, from, to, alone, taps)
+func (h *LogProbHeld) CheckPrefixes(ctx context.Context, c PrefixCheck) ([]PrefixStep, error) {
+	return checkHeld(ctx, h, h.released, h.t.info.Name, c)
 }
 
 func (h *LogProbHeld) prefixDevice() *Device { return h.t.dev }
@@ -48,25 +48,25 @@ func (h *LogProbHeld) prefixShape() prefixShape {
 
 // CheckPrefixes is Held.CheckPrefixes for a user kernel's held batch: the
 // kernel on held items 0..v-1 in place (rows = v; an attention batch's
-// step as attnStep says, its int32 tensors in place: inPlace) for v =
-// from..to, each step's output (and lse) filled with 0xff bytes before
+// step as attnStep says, its int32 tensors in place: inPlace) for v in
+// c.Items, each step's output (and lse) filled with 0xff bytes before
 // its launch, as Run's, and every row compared by its digest with the
-// same row alone (Alone's output), and by its lse when taps and the
-// kernel writes it. No step is waited for by itself: a fault or a hang
+// same row alone (Alone's output) and in the reference batch, and by its
+// lse when c.Taps and the kernel writes it. No step is waited for by itself: a fault or a hang
 // shows when the window's end is waited for, and belongs to the window
 // (the scan announces it as one batch). An error after which the
 // device's stream is unusable is the kernel's and wraps
 // target.ErrTargetCrashed.
-func (h *UserHeld) CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]PrefixDiff, error) {
+func (h *UserHeld) CheckPrefixes(ctx context.Context, c PrefixCheck) ([]PrefixStep, error) {
 	if h.bufs == nil {
 		return nil, errReleased
 	}
 	d := h.k.d
-	err := d.do(func() error { return h.prefixTables(from, to) })
-	var diffs []PrefixDiff
+	err := d.do(func() error { return h.prefixTables(c.Items) })
+	var steps []PrefixStep
 	if err == nil {
-		if diffs, err = checkPrefixes(ctx, h, from, to, alone, taps); err == nil {
-			return diffs, nil
+		if steps, err = checkPrefixes(ctx, h, c); err == nil {
+			return steps, nil
 		}
 	}
 	if ctx.Err() == nil && !errors.Is(err, target.ErrTargetCrashed) {
@@ -74,18 +74,21 @@ func (h *UserHeld) CheckPrefixes(ctx context.Context, from, to int, alone *targe
 			err = fmt.Errorf("%w: %w", target.ErrTargetCrashed, err)
 		}
 	}
-	return nil, fmt.Errorf("target %s, prefixes %d..%d: %w", h.k.info.Name, from, to, err)
+	return nil, fmt.Errorf("target %s, %s: %w", h.k.info.Name, prefixesWord(c.Items), err)
 }
 
 // prefixTables uploads, on the lane's stream, the block tables (table)
-// the prefixes from..to of a held decode batch read, before the bulk check
+// the prefixes items of a held decode batch read, before the bulk check
 // spreads them over side streams that wait for the lane's stream (under
 // do).
-func (h *UserHeld) prefixTables(from, to int) error {
+func (h *UserHeld) prefixTables(items []int) error {
 	if h.k.m.Op != (attention.Decode{}).Name() {
 		return nil
 	}
-	for v := max(from, 1); v <= min(to, h.items); v++ {
+	for _, v := range items {
+		if v < 1 || v > h.items {
+			continue // the check says why
+		}
 		st, err := h.in.attnStep(spec.Iota(v))
 		if err != nil {
 			return err

@@ -71,12 +71,14 @@ func TestDigestRowsOnGPU(t *testing.T) {
 // TestCheckPrefixesMatchesCompare: the bulk check flags exactly the
 // prefixes of which the exact compare (Run, then compare_rows of the
 // values and of the taps against the rows alone) finds differing rows,
-// with their number, over a range that spans several chunks; for the
-// exact target none, for the drift models the steps of the other
-// schedule. Without taps only the values count.
+// and names the same rows; its rows differing from the reference batch
+// are compare_rows' against it, its panel digests digest_rows' of the
+// same rows, and a second check gives the same records, over a range that
+// spans several chunks; for the exact target none, for the drift models
+// the steps of the other schedule. Without taps only the values count.
 func TestCheckPrefixesMatchesCompare(t *testing.T) {
 	device(t)
-	const n, hidden = 600, 512
+	const n, hidden, panel = 600, 512, 64
 	b, err := inputs.Of(userCase(n, hidden, spec.BF16, spec.BF16, 5))
 	if err != nil {
 		t.Fatal(err)
@@ -95,71 +97,138 @@ func TestCheckPrefixesMatchesCompare(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ref, err := h.Run(ctx, spec.Iota(n))
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, taps := range []bool{true, false} {
-			var want []PrefixDiff
+			var want []PrefixStep
 			for v := 1; v <= n; v++ {
-				ids := spec.Iota(v)
-				o, err := h.Run(ctx, ids)
+				o, err := h.Run(ctx, spec.Iota(v))
 				if err != nil {
 					t.Fatal(err)
 				}
-				rows := map[int]bool{}
-				ds, err := o.Device.CompareRows(alone.Device, ids, ids, oracle.BF16)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if taps {
-					dt, err := o.DeviceTaps.CompareRows(alone.DeviceTaps, ids, ids, oracle.FP32)
+				st := PrefixStep{Items: v, Alone: differingRows(t, o, alone, v, taps), Ref: differingRows(t, o, ref, v, taps)}
+				if len(st.Alone) > 0 {
+					pos := spec.Iota(min(v, panel))
+					if st.Panel, err = o.Device.(target.RowDigester).RowDigests(pos); err == nil {
+						st.PanelTaps, err = o.DeviceTaps.(target.RowDigester).RowDigests(pos)
+					}
 					if err != nil {
 						t.Fatal(err)
 					}
-					ds = append(ds, dt...)
+					want = append(want, st)
 				}
 				o.Release()
-				for _, d := range ds {
-					rows[d.PosA] = true
-				}
-				if len(rows) > 0 {
-					want = append(want, PrefixDiff{Items: v, Rows: len(rows)})
-				}
 			}
-			got, err := h.CheckPrefixes(ctx, 1, n, alone, taps)
+			c := PrefixCheck{Items: spec.Iota(n + 1)[1:], Alone: alone, Ref: ref, Taps: taps, Panel: panel}
+			got, err := h.CheckPrefixes(ctx, c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if name != "cuda-rmsnorm" && len(want) == 0 {
 				t.Errorf("%s, taps %v: no prefix differs from its rows alone: the test shows nothing", name, taps)
 			}
-			if !slices.Equal(got, want) {
-				t.Errorf("%s, taps %v: the bulk check flags %s, the exact compare %s", name, taps, short(got), short(want))
+			samePrefixSteps(t, fmt.Sprintf("%s, taps %v", name, taps), got, want)
+			// the flagged prefixes again: the same records, sums included
+			c.Items = nil
+			for _, st := range got {
+				c.Items = append(c.Items, st.Items)
+			}
+			if len(c.Items) > 0 {
+				again, err := h.CheckPrefixes(ctx, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.EqualFunc(again, got, func(a, b PrefixStep) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+					t.Errorf("%s, taps %v: the flagged prefixes checked again gave other records", name, taps)
+				}
 			}
 			// a range inside the held rows, from a value past the first chunk
-			sub, err := h.CheckPrefixes(ctx, 300, 450, alone, taps)
+			c.Items = spec.Iota(451)[300:]
+			sub, err := h.CheckPrefixes(ctx, c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := slices.DeleteFunc(slices.Clone(want), func(p PrefixDiff) bool { return p.Items < 300 || p.Items > 450 })
-			if !slices.Equal(sub, in) {
-				t.Errorf("%s, taps %v, 300..450: the bulk check flags %s, the exact compare %s", name, taps, short(sub), short(in))
+			in := slices.DeleteFunc(slices.Clone(want), func(p PrefixStep) bool { return p.Items < 300 || p.Items > 450 })
+			samePrefixSteps(t, fmt.Sprintf("%s, taps %v, 300..450", name, taps), sub, in)
+		}
+		full := PrefixCheck{Items: spec.Iota(n + 1)[1:], Alone: alone, Ref: ref, Taps: true, Panel: panel}
+		for _, bad := range []PrefixCheck{
+			{Items: []int{1, n + 1}, Alone: alone, Taps: true},
+			{Items: []int{5, 3}, Alone: alone, Taps: true},
+			{Items: []int{0, 3}, Alone: alone, Taps: true},
+		} {
+			if _, err := h.CheckPrefixes(ctx, bad); err == nil {
+				t.Errorf("%s: a check of prefixes %v of %d held rows succeeded", name, bad.Items, n)
 			}
 		}
-		alone.Release()
-		if _, err := h.CheckPrefixes(ctx, 1, n+1, alone, true); err == nil {
-			t.Errorf("%s: a check past the held rows succeeded", name)
+		ref.Release()
+		if _, err := h.CheckPrefixes(ctx, full); err == nil {
+			t.Errorf("%s: a check against a released reference batch succeeded", name)
 		}
+		alone.Release()
 		h.Release()
-		if _, err := h.CheckPrefixes(ctx, 1, n, alone, true); err == nil {
+		if _, err := h.CheckPrefixes(ctx, full); err == nil {
 			t.Errorf("%s: a check of a released batch succeeded", name)
 		}
 	}
 }
 
-// short prints the first few prefixes of ps.
-func short(ps []PrefixDiff) string {
-	if len(ps) > 8 {
-		return fmt.Sprintf("%v ... (%d)", ps[:8], len(ps))
+// differingRows returns the rows 0..v-1 of o that differ from the same
+// row of x (compare_rows), in their values or, when taps, their taps.
+func differingRows(t *testing.T, o, x *target.Output, v int, taps bool) []int {
+	t.Helper()
+	ids := spec.Iota(v)
+	ds, err := o.Device.CompareRows(x.Device, ids, ids, oracle.BF16)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return fmt.Sprint(ps)
+	if taps {
+		dt, err := o.DeviceTaps.CompareRows(x.DeviceTaps, ids, ids, oracle.FP32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, dt...)
+	}
+	var rows []int
+	for _, d := range ds {
+		if !slices.Contains(rows, d.PosA) {
+			rows = append(rows, d.PosA)
+		}
+	}
+	slices.Sort(rows)
+	return rows
+}
+
+// samePrefixSteps fails unless the bulk check's records got are want's,
+// the sums aside (want has none).
+func samePrefixSteps(t *testing.T, what string, got, want []PrefixStep) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: the bulk check flags %s, the exact compare %s", what, short(got), short(want))
+		return
+	}
+	for i, g := range got {
+		w := want[i]
+		w.Sum = g.Sum
+		if fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Errorf("%s: the bulk check's record\n%+v\nthe exact compare's\n%+v", what, g, w)
+			return
+		}
+	}
+}
+
+// short prints the prefixes of the first few of ps.
+func short(ps []PrefixStep) string {
+	items := make([]string, len(ps))
+	for i, p := range ps {
+		items[i] = fmt.Sprintf("%d:%d", p.Items, len(p.Alone))
+	}
+	if len(items) > 8 {
+		return fmt.Sprintf("%v ... (%d)", items[:8], len(items))
+	}
+	return fmt.Sprint(items)
 }
 
 // TestHoldLazy: a lazy batch (inputs.Lazy: the rows made on the

@@ -191,13 +191,13 @@ func checkHeldPrefixes(t *testing.T, what string, h *UserHeld, n, rowsPerItem in
 		}
 		o.Release()
 	}
-	diffs, err := h.CheckPrefixes(ctx, 1, n, alone, true)
+	diffs, err := h.CheckPrefixes(ctx, PrefixCheck{Items: spec.Iota(n + 1)[1:], Alone: alone, Taps: true})
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 	got := map[int]int{}
 	for _, d := range diffs {
-		got[d.Items] = d.Rows
+		got[d.Items] = len(d.Alone)
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("%s: the bulk check flagged %v, the runs differ at %v", what, got, want)

@@ -118,13 +118,13 @@ func TestUserHeldCheckPrefixes(t *testing.T) {
 			}
 			o.Release()
 		}
-		diffs, err := h.CheckPrefixes(ctx, 1, 70, alone, false)
+		diffs, err := h.CheckPrefixes(ctx, PrefixCheck{Items: spec.Iota(71)[1:], Alone: alone})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := map[int]int{}
 		for _, d := range diffs {
-			got[d.Items] = d.Rows
+			got[d.Items] = len(d.Alone)
 		}
 		if len(got) != len(want) {
 			t.Errorf("%s: the bulk check flagged %v, the runs differ at %v", name, got, want)

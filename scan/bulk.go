@@ -2,18 +2,23 @@ package scan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/bitparity/bitparity/spec"
+	"github.com/bitparity/bitparity/target"
 )
 
 // The bulk check of a draw's prefix steps. In a scan of the items
 // dimension on a batch held where the target computes (a prefixChecker:
-// the GPU's resident rmsnorm batch), the values v >= PanelItems are first
-// checked in windows of bulkWindow values by the device's bulk check:
-// every row of the batch of items 0..v-1 against its item alone, by
-// digests, with no host round trip a step. Then, value by value, in order:
+// the GPU's held batches), the values v >= PanelItems are checked in
+// windows of bulkWindow values by the device's bulk check: every row of
+// the batch of items 0..v-1 against its item alone and against the same
+// row of the reference batch, by digests, with no host round trip a step.
+// The check runs twice: the window, then again the values it flagged (a
+// row differing from its item alone), and a flagged value's two answers
+// must agree. Then, value by value, in order:
 //
 //	passed   (no row differs from its item alone) the class is every panel
 //	         item "=", as itemsClass gives a step whose rows all equal
@@ -22,12 +27,14 @@ import (
 //	         the reference batch differ from it here too (bitwise equality
 //	         is transitive), and are recorded against the largest batch as
 //	         compare would, without running that compare
-//	flagged  the step runs again through the per-step path (start,
-//	         finish: the exact compares, the class, the diffs); a rerun
-//	         whose count of rows differing from their items alone is not
-//	         the bulk check's means the target answered the same batch
-//	         twice with other bits: the value is nondeterministic
-//	         (determinism.go)
+//	flagged  settled from what the check found, as compare settles a
+//	         step it ran twice: the rows differing from their items alone
+//	         and from the largest batch recorded, the class the panel
+//	         items' bits (their row digests), "+tail" as itemsClass adds
+//	         it; two batches and 3*v*kr rows compared are counted (the
+//	         step, its compares with the items alone and the reference
+//	         batch, its second run). A value whose two answers differ is
+//	         nondeterministic (determinism.go).
 //
 // Values below PanelItems always take the per-step path: their class also
 // runs gathers of v items, which the prefix check does not cover.
@@ -36,13 +43,43 @@ import (
 // Options.Before and the context are served between windows.
 const bulkWindow = 1024
 
+// prefixQuery is one bulk check: the prefixes items (the batches of held
+// items 0..v-1, ascending), compared row by row with alone (the items
+// alone) and ref (the reference batch), with their fp32 taps when taps;
+// a flagged step returns the digests of its first panel rows.
+type prefixQuery struct {
+	items      []int
+	alone, ref *target.Output
+	taps       bool
+	panel      int
+}
+
+// prefixStep is what the bulk check found on a prefix with a row that
+// differs from its item alone.
+type prefixStep struct {
+	v int
+	// alone and ref are the step's rows that differ from the same row
+	// alone and in the reference batch, ascending.
+	alone, ref []int
+	// panel are the row digests (external.RowDigest) of the step's rows
+	// 0..min(v*kr, query's panel)-1, panelTaps of their taps (nil when
+	// the output has none).
+	panel, panelTaps []uint64
+	// sum digests the step's whole output (its values, and its taps when
+	// compared): two runs that answer alike have the same sum.
+	sum uint64
+	// again is "" when the check's second run of the step answered as
+	// the first, else how the two differ.
+	again string
+}
+
 // bulk is the bulk check of one draw.
 type bulk struct {
 	c       prefixChecker
-	lo      int         // the first value checked in bulk
-	to      int         // the last: the range's end
-	through int         // values lo..through are checked so far
-	flagged map[int]int // value -> rows the check found differing from their items alone
+	lo      int                 // the first value checked in bulk
+	to      int                 // the last: the range's end
+	through int                 // values lo..through are checked so far
+	found   map[int]*prefixStep // the values the check flagged
 	// refRows are the rows of the reference batch that differ from their
 	// items alone, ascending.
 	refRows []int
@@ -61,34 +98,112 @@ func (st *steps) newBulk(refRows []int) *bulk {
 	if !ok || sc.s.Dim != spec.ScanItems || lo > sc.s.To || st.alone.DType != sc.dt || sc.opt.perStep {
 		return nil
 	}
-	return &bulk{c: c, lo: lo, to: sc.s.To, through: lo - 1, flagged: map[int]int{}, refRows: refRows,
+	return &bulk{c: c, lo: lo, to: sc.s.To, through: lo - 1, found: map[int]*prefixStep{}, refRows: refRows,
 		equal: allEqual(min(sc.s.To, PanelItems))}
 }
 
 // checked reports whether value v was checked in bulk, checking the
-// window from v first when v is past what was checked; flagged is the
-// check's count of rows differing from their items alone (0: passed).
-func (st *steps) checked(v int) (ok bool, flagged int, err error) {
+// window from v first when v is past what was checked; f is what the
+// check found when it flagged v (nil: passed).
+func (st *steps) checked(v int) (ok bool, f *prefixStep, err error) {
 	b := st.bulk
 	if b == nil || v < b.lo {
-		return false, 0, nil
+		return false, nil, nil
 	}
 	if v > b.through {
 		last := min(v+bulkWindow-1, b.to)
-		st.sc.before(st.k, "%s = %d..%d, checked in bulk", mapDim(st.sc.s), v, last)
-		m, err := b.c.checkPrefixes(st.ctx, v, last, st.alone, !st.sc.s.NoTaps)
-		if err != nil {
-			return false, 0, fmt.Errorf("the bulk check of %d..%d: %w", v, last, err)
-		}
-		for u, n := range m {
-			if u < v || u > last || n <= 0 {
-				return false, 0, fmt.Errorf("the bulk check of %d..%d flagged value %d with %d rows", v, last, u, n)
-			}
-			b.flagged[u] = n
+		if err := st.checkWindow(v, last); err != nil {
+			return false, nil, fmt.Errorf("the bulk check of %d..%d: %w", v, last, err)
 		}
 		b.through = last
 	}
-	return true, b.flagged[v], nil
+	return true, b.found[v], nil
+}
+
+// checkWindow checks values v..last in bulk, then checks the values it
+// flagged again and keeps what it found on them.
+func (st *steps) checkWindow(v, last int) error {
+	sc, b := st.sc, st.bulk
+	q := prefixQuery{items: make([]int, 0, last-v+1), alone: st.alone, ref: st.ref, taps: !sc.s.NoTaps,
+		panel: min(sc.s.To, PanelItems) * st.kr}
+	for u := v; u <= last; u++ {
+		q.items = append(q.items, u)
+	}
+	sc.before(st.k, "%s = %d..%d, checked in bulk", mapDim(sc.s), v, last)
+	first, err := st.checkPrefixes(q)
+	if err != nil || len(first) == 0 {
+		return err
+	}
+	q.items = q.items[:0]
+	for _, f := range first {
+		q.items = append(q.items, f.v)
+	}
+	sc.before(st.k, "%s = %d..%d, the %d flagged values again", mapDim(sc.s), v, last, len(first))
+	second, err := st.checkPrefixes(q)
+	if err != nil {
+		return fmt.Errorf("the flagged values again: %w", err)
+	}
+	for _, f := range first {
+		i, found := slices.BinarySearchFunc(second, f.v, func(s *prefixStep, v int) int { return s.v - v })
+		f.again = answeredAlike(f, second, i, found)
+		b.found[f.v] = f
+	}
+	return nil
+}
+
+// answeredAlike returns "" when the second run of step f (second[i],
+// when found) answered as the first, else how the two differ.
+func answeredAlike(f *prefixStep, second []*prefixStep, i int, found bool) string {
+	switch {
+	case !found:
+		return fmt.Sprintf("the bulk check found %d rows differing from their items alone, the same batch run again none", len(f.alone))
+	case len(second[i].alone) != len(f.alone):
+		return fmt.Sprintf("the bulk check found %d rows differing from their items alone, the same batch run again %d",
+			len(f.alone), len(second[i].alone))
+	case second[i].sum != f.sum || !slices.Equal(second[i].alone, f.alone) || !slices.Equal(second[i].ref, f.ref) ||
+		!slices.Equal(second[i].panel, f.panel) || !slices.Equal(second[i].panelTaps, f.panelTaps):
+		return "the bulk check's two runs of the same batch gave other bits"
+	}
+	return ""
+}
+
+// checkPrefixes runs query q and checks what it returns: steps among q's
+// items, ascending, each with a row differing from its item alone and
+// every row and digest within its batch.
+func (st *steps) checkPrefixes(q prefixQuery) ([]*prefixStep, error) {
+	steps, err := st.bulk.c.checkPrefixes(st.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	j := 0
+	for _, f := range steps {
+		for j < len(q.items) && q.items[j] < f.v {
+			j++
+		}
+		if j == len(q.items) || q.items[j] != f.v {
+			return nil, fmt.Errorf("it returned value %d, not asked for or out of order", f.v)
+		}
+		if err := f.valid(f.v*st.kr, min(f.v*st.kr, q.panel)); err != nil {
+			return nil, fmt.Errorf("value %d: %w", f.v, err)
+		}
+	}
+	return steps, nil
+}
+
+// valid checks a flagged step of rows rows and panel panel rows.
+func (f *prefixStep) valid(rows, panel int) error {
+	inBatch := func(rs []int) bool {
+		return slices.IsSorted(rs) && (len(rs) == 0 || rs[0] >= 0 && rs[len(rs)-1] < rows)
+	}
+	switch {
+	case len(f.alone) == 0:
+		return fmt.Errorf("flagged with no row differing from its item alone")
+	case !inBatch(f.alone) || !inBatch(f.ref):
+		return fmt.Errorf("differing rows out of order or past its %d rows", rows)
+	case len(f.panel) != panel || f.panelTaps != nil && len(f.panelTaps) != panel:
+		return fmt.Errorf("%d panel digests and %d of taps, want %d", len(f.panel), len(f.panelTaps), panel)
+	}
+	return nil
 }
 
 // pass records value p.v, which the bulk check passed, and returns its
@@ -106,14 +221,37 @@ func (st *steps) pass(p *step) string {
 	return st.bulk.equal
 }
 
-// rerunAgrees checks a flagged value's rerun: dA are the rows of the
-// rerun that differ from their items alone.
-func (st *steps) rerunAgrees(p *step, dA []int) error {
-	if p.flagged == 0 || len(dA) == p.flagged {
-		return nil
+// settle records value p.v, which the bulk check flagged, from what the
+// check found (p.found), as compare records a step it ran twice, and
+// returns its class.
+func (st *steps) settle(p *step) string {
+	sc, f, kr := st.sc, p.found, st.kr
+	sc.res.Batches += 2
+	sc.res.RowsCompared += 3 * int64(p.v*kr)
+	if f.again != "" {
+		return st.nondeterministic(p, &nondeterminism{rows: 1, first: -1, detail: f.again})
 	}
-	return &nondeterminism{rows: 1, first: -1, detail: fmt.Sprintf("the bulk check found %d rows differing from their items alone, "+
-		"the same batch run again %d", p.flagged, len(dA))}
+	sc.recordRows(st.k, p.v, f.alone, "item alone")
+	sc.recordRows(st.k, p.v, f.ref, "largest batch")
+	sc.res.Differing += int64(len(union(f.alone, f.ref)))
+	moved := make(map[int]bool, len(f.alone))
+	for _, r := range f.alone {
+		moved[r/kr] = true
+	}
+	sc.noteMoved(p.v, moved)
+	n := len(f.panel) / kr
+	bits := make([]string, n)
+	for it := range n {
+		bits[it] = "="
+		if moved[it] {
+			var taps []uint64
+			if f.panelTaps != nil {
+				taps = f.panelTaps[it*kr : (it+1)*kr]
+			}
+			bits[it] = witnessDigest(f.panel[it*kr:(it+1)*kr], taps)
+		}
+	}
+	return withTail(strings.Join(bits, " "), n, moved)
 }
 
 // allEqual is the class of a value whose p panel items all equal

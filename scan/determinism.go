@@ -24,19 +24,9 @@ var errNondeterministic = errors.New("the target answered the same batch two way
 
 // sameTwice runs step p's batch again and compares its compared rows
 // with p's output; an error wrapping errNondeterministic says how many
-// differ. A step the bulk check flagged is not run again here: its first
-// answer is the check's run, p is its rerun, and the counts of rows
-// differing from their items alone must agree (rerunAgrees). The check's
-// run and compare of p's rows are counted here, as the per-step path
-// counts its second run: both paths count two batches and the same rows
-// for a step that differs.
-func (st *steps) sameTwice(p *step, dA []int) error {
+// differ.
+func (st *steps) sameTwice(p *step) error {
 	sc := st.sc
-	if p.flagged > 0 {
-		sc.res.Batches++
-		sc.res.RowsCompared += int64(len(p.pa))
-		return st.rerunAgrees(p, dA)
-	}
 	again, err := st.h.run(st.ctx, p.ids)
 	if err != nil {
 		return fmt.Errorf("the same batch again: %w", err)

@@ -199,26 +199,26 @@ type steps struct {
 // step is one value's batch, run, with its compare against the items
 // alone queued; or a value the bulk check passed (nothing run).
 type step struct {
-	i, v    int
-	passed  bool // the bulk check passed v: nothing is queued
-	flagged int  // the bulk check's count of rows differing from their items alone
-	o       *target.Output
-	ids     []int
-	items   []int // the held item of each compared position
-	pa, pb  []int // compared rows of o, and the same items' rows in alone and ref
-	waitA   func() ([]int, error)
+	i, v   int
+	passed bool        // the bulk check passed v: nothing is queued
+	found  *prefixStep // what the bulk check found on v, which it flagged: nothing is queued
+	o      *target.Output
+	ids    []int
+	items  []int // the held item of each compared position
+	pa, pb []int // compared rows of o, and the same items' rows in alone and ref
+	waitA  func() ([]int, error)
 }
 
 // start runs the batch of value v and queues its compare with the items
 // alone.
 func (st *steps) start(i, v int) (*step, error) {
 	sc, kr := st.sc, st.kr
-	bulk, flagged, err := st.checked(v)
+	bulk, found, err := st.checked(v)
 	if err != nil {
 		return nil, err
 	}
-	if bulk && flagged == 0 {
-		return &step{i: i, v: v, passed: true}, nil
+	if bulk {
+		return &step{i: i, v: v, passed: found == nil, found: found}, nil
 	}
 	ids, cmp := sc.plan(v)
 	sc.before(st.k, "%s = %d", mapDim(sc.s), v)
@@ -233,14 +233,14 @@ func (st *steps) start(i, v int) (*step, error) {
 			items[j] = ids[p]
 		}
 	}
-	p := &step{i: i, v: v, flagged: flagged, o: o, ids: ids, items: items, pa: rowsOf(cmp, kr), pb: rowsOf(items, kr)}
+	p := &step{i: i, v: v, o: o, ids: ids, items: items, pa: rowsOf(cmp, kr), pb: rowsOf(items, kr)}
 	p.waitA = startDiffering(o, st.alone, p.pa, p.pb, sc.dt, sc.s.NoTaps)
 	return p, nil
 }
 
 // drop waits for a started step's compare and releases its output.
 func (st *steps) drop(p *step) {
-	if p != nil && !p.passed {
+	if p != nil && p.o != nil {
 		p.waitA()
 		p.o.Release()
 	}
@@ -250,8 +250,13 @@ func (st *steps) drop(p *step) {
 // with the reference batch where that can differ, records what differs
 // and classifies the value.
 func (st *steps) finish(p *step) error {
-	if p.passed {
+	switch {
+	case p.passed:
 		st.cls[p.i] = st.pass(p)
+		st.sc.step()
+		return nil
+	case p.found != nil:
+		st.cls[p.i] = st.settle(p)
 		st.sc.step()
 		return nil
 	}
@@ -302,8 +307,8 @@ func (st *steps) compare(p *step) (string, error) {
 		}
 		sc.res.RowsCompared += int64(len(p.pa))
 	}
-	if len(dA) > 0 || p.flagged > 0 {
-		if err := st.sameTwice(p, dA); err != nil {
+	if len(dA) > 0 {
+		if err := st.sameTwice(p); err != nil {
 			return "", err
 		}
 	}
@@ -383,16 +388,22 @@ func (sc *scanner) itemsClass(ctx context.Context, h held, v int, o *target.Outp
 		bits = append(bits, step...)
 		sc.res.Batches++
 	}
-	class := strings.Join(bits, " ")
+	return withTail(strings.Join(bits, " "), p, moved), nil
+}
+
+// withTail is the class of panel bits class (p items), with " +tail"
+// when every panel item equals itself alone and an item past the panel
+// is in moved (differs from itself alone).
+func withTail(class string, p int, moved map[int]bool) string {
 	if class != allEqual(p) {
-		return class, nil
+		return class
 	}
 	for it := range moved {
 		if it >= p {
-			return class + " +tail", nil
+			return class + " +tail"
 		}
 	}
-	return class, nil
+	return class
 }
 
 // panel returns the bits of items 0..n-1 of o: "=" for an item equal to
@@ -431,9 +442,19 @@ func itemsAt(rows, idx []int, kr int) map[int]bool {
 	return m
 }
 
+// record records the rows rows[i], i in d (ascending), of value v on
+// draw k that differ from what against names.
 func (sc *scanner) record(k, v int, rows, d []int, against string) {
 	if len(d) > 0 {
 		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.draws[k], Value: v, Rows: len(d), FirstRow: rows[d[0]], Against: against})
+	}
+}
+
+// recordRows records the rows rows (ascending) of value v on draw k
+// that differ from what against names.
+func (sc *scanner) recordRows(k, v int, rows []int, against string) {
+	if len(rows) > 0 {
+		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.draws[k], Value: v, Rows: len(rows), FirstRow: rows[0], Against: against})
 	}
 }
 

@@ -110,9 +110,9 @@ func deviceHold[H deviceHeld](h H, err error) (held, error) {
 }
 
 // bulkChecker is a device-held batch with the bulk check of prefixes
-// (gpu.Held, gpu.GEMMHeld, gpu.LogProbHeld).
+// (gpu.Held, gpu.GEMMHeld, gpu.LogProbHeld, gpu.UserHeld).
 type bulkChecker interface {
-	CheckPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) ([]gpu.PrefixDiff, error)
+	CheckPrefixes(ctx context.Context, c gpu.PrefixCheck) ([]gpu.PrefixStep, error)
 }
 
 // gpuPrefixHeld is a device-held batch that is a prefixChecker.
@@ -121,16 +121,16 @@ type gpuPrefixHeld struct {
 	c bulkChecker
 }
 
-func (g gpuPrefixHeld) checkPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) (map[int]int, error) {
-	ds, err := g.c.CheckPrefixes(ctx, from, to, alone, taps)
+func (g gpuPrefixHeld) checkPrefixes(ctx context.Context, q prefixQuery) ([]*prefixStep, error) {
+	ds, err := g.c.CheckPrefixes(ctx, gpu.PrefixCheck{Items: q.items, Alone: q.alone, Ref: q.ref, Taps: q.taps, Panel: q.panel})
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[int]int, len(ds))
-	for _, d := range ds {
-		m[d.Items] = d.Rows
+	steps := make([]*prefixStep, len(ds))
+	for i, d := range ds {
+		steps[i] = &prefixStep{v: d.Items, alone: d.Alone, ref: d.Ref, panel: d.Panel, panelTaps: d.PanelTaps, sum: d.Sum}
 	}
-	return m, nil
+	return steps, nil
 }
 
 // deviceHeld is gpu.Held, gpu.AttnHeld and gpu.UserHeld.

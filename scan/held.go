@@ -107,12 +107,12 @@ func (h *hostHeld) alone(ctx context.Context, n int) (*target.Output, error) {
 }
 
 // prefixChecker is a held batch that checks the prefix steps of the
-// items dimension in bulk on its device (gpu.Held.CheckPrefixes): for
-// every v of from..to it runs held items 0..v-1 and compares each output
-// row, and its fp32 taps when taps, with the same row in alone (the items
-// alone, computed by alone), with no host round trip a step. It returns
-// the values with a differing row, each with the number of such rows;
-// those values are run again step by step (draw.go).
+// items dimension in bulk on its device (the gpu package's CheckPrefixes):
+// for every v of q.items it runs held items 0..v-1 and compares each
+// output row, and its fp32 taps when q.taps, with the same row in q.alone
+// (the items alone, computed by alone) and in q.ref (the reference batch),
+// with no host round trip a step. It returns, in q.items' order, the steps
+// with a row differing from its row alone (bulk.go).
 type prefixChecker interface {
-	checkPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) (map[int]int, error)
+	checkPrefixes(ctx context.Context, q prefixQuery) ([]*prefixStep, error)
 }

@@ -82,27 +82,10 @@ func (h *twinHeld) alone(ctx context.Context, n int) (*target.Output, error) {
 }
 
 // checkPrefixes makes twinHeld a prefixChecker, the host's stand-in for
-// the device's bulk check (gpu.UserHeld.CheckPrefixes): for every v of
-// from..to, the rows of held items 0..v-1 whose values (or lse, when
-// taps) differ from the same rows alone.
-func (h *twinHeld) checkPrefixes(ctx context.Context, from, to int, alone *target.Output, taps bool) (map[int]int, error) {
+// the device's bulk check (gpu.UserHeld.CheckPrefixes): hostPrefixSteps.
+func (h *twinHeld) checkPrefixes(ctx context.Context, q prefixQuery) ([]*prefixStep, error) {
 	twinBulk++
-	m := map[int]int{}
-	for v := from; v <= to; v++ {
-		o, err := h.run(ctx, spec.Iota(v))
-		if err != nil {
-			return nil, err
-		}
-		rows := spec.Iota(len(o.Rows))
-		d, err := differing(o, alone, rows, rows, h.out, !taps)
-		if err != nil {
-			return nil, err
-		}
-		if len(d) > 0 {
-			m[v] = len(d)
-		}
-	}
-	return m, nil
+	return hostPrefixSteps(ctx, h, q, nil)
 }
 
 func (h *twinHeld) resident() bool { return false }

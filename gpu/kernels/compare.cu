@@ -218,45 +218,112 @@ extern "C" __global__ void digest_rows(const void *rows, i64 nrows, i64 cols, i6
 	}
 }
 
-// check_digests counts the rows r < nrows whose digest differs from
-// ref[r] (vals: rows of cols words of dtype dt), or, when tap_cols > 0,
-// whose fp32 taps (tap_cols words a row of taps) digest to other than
-// ref_taps[r]: one step of a scan's bulk check, a batch's output against
-// the digests of its rows alone (digest_rows). Blocks stride over the
-// rows; each block adds its count to counters[0] once.
+// mix64 is splitmix64's finalizer: a bijection of u64 that spreads every
+// input bit over the output.
+__device__ __forceinline__ u64 mix64(u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+// check_steps is one step of a scan's bulk check: the batch's output
+// (vals: nrows rows of cols words of dtype dt; taps: tap_cols fp32 words a
+// row, none when tap_cols is 0) against the digests of the same rows alone
+// (alone, alone_taps; digest_rows) and, when ref is not null, in the
+// reference batch (ref, ref_taps). A row differs from a side when its
+// digest differs, or, when cmp_taps, its taps' digest. Blocks stride over
+// the rows; thread 0 of a block, for each of its rows r with digest d and
+// taps' digest t (0 without taps):
 //
-// counters[0] counts the differing rows and counters[1] the finished
-// blocks; both must be zero at launch. The last block to finish (after a
-// __threadfence) stores the count at *host_count, page-locked host memory
-// mapped into the device, and zeroes both counters again, as compare_rows
-// does: consecutive steps share the counters with no memset between them,
-// and the host reads each step's count with no copy.
-extern "C" __global__ void check_digests(const void *vals, const void *taps, i64 nrows, i64 cols, i64 dt, i64 tap_cols,
-					 const u64 *ref, const u64 *ref_taps, unsigned *counters, unsigned *host_count)
+//	differs from alone   counts it, sets bit r of bits[0..words)
+//	differs from ref     sets bit r of bits[words..2*words)
+//	r < panel_rows       panel[r] = d, panel[panel_rows + r] = t
+//	always               adds mix64(d ^ r*K) (and, when cmp_taps,
+//	                     mix64(t ^ ~(r*K))) to its sum, K = 2^64/phi
+//
+// then adds its count to counters[0] and its sum to counters[2] once.
+// counters[1] counts the finished blocks; all three, and bits, must be
+// zero at launch. The last block to finish (after a __threadfence) writes
+// the step's record to page-locked host memory mapped into the device:
+//
+//	record[0..4)    the count of rows differing from alone (u32)
+//	record[8..16)   the sum
+//	record[16..)    when the count is not 0: panel (2*panel_rows u64),
+//	                then bits (2*words u32)
+//
+// and leaves the counters and bits zero again, as compare_rows does:
+// consecutive steps share them with no memset between them, and the host
+// reads each step's record with no copy.
+extern "C" __global__ void check_steps(const void *vals, const void *taps, i64 nrows, i64 cols, i64 dt, i64 tap_cols,
+				       i64 cmp_taps, const u64 *alone, const u64 *alone_taps, const u64 *ref, const u64 *ref_taps,
+				       i64 panel_rows, i64 words, u64 *panel, unsigned *bits, u64 *counters, char *record)
 {
 	__shared__ u64 sa[32], sb[32];
+	__shared__ int last;
+	__shared__ u64 count, sum;
+	const u64 K = 0x9e3779b97f4a7c15ull;
 	const int ws = dt == DT_FP32 ? 4 : 2;
 	const int vec = ((cols * ws) % 16) == 0;
 	const DigestPowers pw = dg_powers(ws, threadIdx.x, blockDim.x);
-	unsigned differ = 0;
+	u64 differ = 0, mine = 0;
 	for (i64 r = blockIdx.x; r < nrows; r += gridDim.x) {
 		u64 d = dg_part((const char *)vals + (size_t)(r * cols) * ws, cols, ws, vec, threadIdx.x, blockDim.x, &pw);
-		u64 dtap = 0;
+		u64 t = 0;
 		if (tap_cols > 0)
-			dtap = dg_part((const char *)taps + (size_t)(r * tap_cols) * 4, tap_cols, 4, 0, threadIdx.x, blockDim.x, &pw);
-		block_sum2(d, dtap, sa, sb);
-		if (threadIdx.x == 0 && (d != ref[r] || (tap_cols > 0 && dtap != ref_taps[r])))
+			t = dg_part((const char *)taps + (size_t)(r * tap_cols) * 4, tap_cols, 4, 0, threadIdx.x, blockDim.x, &pw);
+		block_sum2(d, t, sa, sb);
+		if (threadIdx.x != 0)
+			continue;
+		const unsigned bit = 1u << (r % 32);
+		if (d != alone[r] || (cmp_taps && t != alone_taps[r])) {
 			differ++;
+			atomicOr(&bits[r / 32], bit);
+		}
+		if (ref != nullptr && (d != ref[r] || (cmp_taps && t != ref_taps[r])))
+			atomicOr(&bits[words + r / 32], bit);
+		if (r < panel_rows) {
+			panel[r] = d;
+			panel[panel_rows + r] = t;
+		}
+		mine += mix64(d ^ ((u64)r * K));
+		if (cmp_taps)
+			mine += mix64(t ^ ~((u64)r * K));
 	}
 	if (threadIdx.x == 0) {
 		if (differ > 0)
-			atomicAdd(&counters[0], differ);
+			atomicAdd((unsigned long long *)&counters[0], (unsigned long long)differ);
+		atomicAdd((unsigned long long *)&counters[2], (unsigned long long)mine);
 		__threadfence();
-		if (atomicAdd(&counters[1], 1u) == gridDim.x - 1) {
+		last = atomicAdd((unsigned long long *)&counters[1], 1ull) == gridDim.x - 1;
+		if (last) {
 			__threadfence();
-			const unsigned count = atomicExch(&counters[0], 0u);
-			atomicExch(&counters[1], 0u);
-			*(volatile unsigned *)host_count = count;
+			count = atomicExch((unsigned long long *)&counters[0], 0ull);
+			sum = atomicExch((unsigned long long *)&counters[2], 0ull);
+			atomicExch((unsigned long long *)&counters[1], 0ull);
 		}
+	}
+	__syncthreads();
+	if (!last)
+		return;
+	u64 *host_panel = (u64 *)(record + 16);
+	unsigned *host_bits = (unsigned *)(record + 16 + 16 * panel_rows);
+	if (count > 0) {
+		for (i64 i = threadIdx.x; i < 2 * panel_rows; i += blockDim.x)
+			host_panel[i] = ((volatile u64 *)panel)[i];
+	}
+	const i64 w = (nrows + 31) / 32;
+	for (i64 i = threadIdx.x; i < w; i += blockDim.x) {
+		const unsigned a = atomicExch(&bits[i], 0u), b = atomicExch(&bits[words + i], 0u);
+		if (count > 0) {
+			host_bits[i] = a;
+			host_bits[words + i] = b;
+		}
+	}
+	if (threadIdx.x == 0) {
+		*(volatile u64 *)(record + 8) = sum;
+		*(volatile unsigned *)record = (unsigned)count;
 	}
 }
