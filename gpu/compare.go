@@ -162,12 +162,6 @@ func (d *Device) enqueueCompare(a, b *buffer, adt, bdt, cdt oracle.DType, cols i
 	return sl, nil
 }
 
-// countUnset is what the host writes where compare_rows stores its count
-// before the launch: a count the kernel cannot give (it is at most the
-// number of pairs), so a kernel that did not finish is not read as
-// "no rows differ".
-const countUnset = ^uint32(0)
-
 // finishCompare waits for a queued compare (Device.wait: without the
 // device's lock, so other work is queued meanwhile) and decodes the
 // summaries: one per differing pair, ordered by i.

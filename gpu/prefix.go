@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 
 	"gorgonia.org/cu"
 
@@ -65,40 +64,6 @@ type prefixLauncher interface {
 type prefixShape struct {
 	items, rowsPerItem, cols, tapCols int
 	dt                                oracle.DType
-}
-
-// PrefixCheck is one bulk check of a held batch's prefixes.
-type PrefixCheck struct {
-	// Items are the prefixes checked, ascending: the batches of held
-	// items 0..v-1 for v in Items.
-	Items []int
-	// Alone are the rows alone (Alone's output, at least the last
-	// prefix's rows); Ref, when not nil, the reference batch (Run of held
-	// items 0..n-1, n at least the last prefix), on the batch's device.
-	Alone, Ref *target.Output
-	// Taps compares the fp32 taps too.
-	Taps bool
-	// Panel is the number of first rows whose digests a flagged prefix
-	// returns.
-	Panel int
-}
-
-// PrefixStep is a prefix the bulk check flagged: the batch of held items
-// 0..Items-1, of which a row digests (values, or taps when compared) to
-// other than the same row alone.
-type PrefixStep struct {
-	Items int
-	// Alone are the rows that differ from the same row alone, Ref those
-	// that differ from the same row of the reference batch (none without
-	// one), ascending.
-	Alone, Ref []int
-	// Panel are the digests (external.RowDigest) of rows
-	// 0..min(rows, PrefixCheck.Panel)-1, PanelTaps of their taps (nil
-	// when the batch has none).
-	Panel, PanelTaps []uint64
-	// Sum digests every row of the output, and its taps when compared:
-	// two runs of the batch that answer alike have the same Sum.
-	Sum uint64
 }
 
 // Bulk check limits: steps queued in one do call, and chunks queued at
@@ -246,9 +211,8 @@ type prefixChunk struct {
 	sl    *slot
 }
 
-// recordSize is the bytes of one step's record (check_steps): a count, a
-// sum, the panel digests of values and taps, the two row bitmaps.
-func (c *prefixCheck) recordSize() int { return 16 + 16*c.panel + 8*c.words }
+// recordSize is the bytes of one step's record (stepRecordSize).
+func (c *prefixCheck) recordSize() int { return stepRecordSize(c.panel, c.words) }
 
 // newPrefixCheck checks the arguments, takes the step buffers and queues
 // the digests of the rows alone and of the reference batch.
@@ -505,55 +469,7 @@ func (c *prefixCheck) finish(ch *prefixChunk) error {
 // record reads the record rec of the step of v items (check_steps): nil
 // when no row differs from its row alone.
 func (c *prefixCheck) record(v int, rec []byte) (*PrefixStep, error) {
-	rows := v * c.sh.rowsPerItem
-	n := binary.LittleEndian.Uint32(rec)
-	switch {
-	case n == countUnset:
-		return nil, fmt.Errorf("check_steps completed without storing its record")
-	case int(n) > rows:
-		return nil, fmt.Errorf("check_steps counted %d differing rows of %d", n, rows)
-	case n == 0:
-		return nil, nil
-	}
-	st := &PrefixStep{Items: v, Sum: binary.LittleEndian.Uint64(rec[8:])}
-	p := min(rows, c.panel)
-	st.Panel = uint64s(rec[16:], p)
-	if c.sh.tapCols > 0 {
-		st.PanelTaps = uint64s(rec[16+8*c.panel:], p)
-	}
-	bits := rec[16+16*c.panel:]
-	st.Alone = setBits(bits, rows)
-	st.Ref = setBits(bits[4*c.words:], rows)
-	if len(st.Alone) != int(n) {
-		return nil, fmt.Errorf("check_steps counted %d differing rows and marked %d", n, len(st.Alone))
-	}
-	return st, nil
-}
-
-// uint64s reads n little-endian uint64 from b.
-func uint64s(b []byte, n int) []uint64 {
-	out := make([]uint64, n)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-	return out
-}
-
-// setBits returns the rows r < rows whose bit is set in the bitmap b
-// (little-endian uint32 words, bit r%32 of word r/32), ascending.
-func setBits(b []byte, rows int) []int {
-	var out []int
-	for w := 0; 32*w < rows; w++ {
-		x := binary.LittleEndian.Uint32(b[4*w:])
-		for x != 0 {
-			r := 32*w + bits.TrailingZeros32(x)
-			if r < rows {
-				out = append(out, r)
-			}
-			x &= x - 1
-		}
-	}
-	return out
+	return readStepRecord(rec, v, v*c.sh.rowsPerItem, c.panel, c.words, c.sh.tapCols > 0)
 }
 
 // release waits for the chunks still queued (after an error) and returns

@@ -2,6 +2,7 @@
 // differing rows leave the device.
 #include "common.cuh"
 #include "digest.cuh"
+#include "steps.cuh"
 
 #define UNROLL 4
 
@@ -218,45 +219,20 @@ extern "C" __global__ void digest_rows(const void *rows, i64 nrows, i64 cols, i6
 	}
 }
 
-// mix64 is splitmix64's finalizer: a bijection of u64 that spreads every
-// input bit over the output.
-__device__ __forceinline__ u64 mix64(u64 x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-// check_steps is one step of a scan's bulk check: the batch's output
+// check_steps is one step of a scan's bulk check (steps.cuh says what it
+// does with each row and with the step's record): the batch's output
 // (vals: nrows rows of cols words of dtype dt; taps: tap_cols fp32 words a
 // row, none when tap_cols is 0) against the digests of the same rows alone
-// (alone, alone_taps; digest_rows) and, when ref is not null, in the
-// reference batch (ref, ref_taps). A row differs from a side when its
-// digest differs, or, when cmp_taps, its taps' digest. Blocks stride over
-// the rows; thread 0 of a block, for each of its rows r with digest d and
-// taps' digest t (0 without taps):
-//
-//	differs from alone   counts it, sets bit r of bits[0..words)
-//	differs from ref     sets bit r of bits[words..2*words)
-//	r < panel_rows       panel[r] = d, panel[panel_rows + r] = t
-//	always               adds mix64(d ^ r*K) (and, when cmp_taps,
-//	                     mix64(t ^ ~(r*K))) to its sum, K = 2^64/phi
-//
-// then adds its count to counters[0] and its sum to counters[2] once.
-// counters[1] counts the finished blocks; all three, and bits, must be
-// zero at launch. The last block to finish (after a __threadfence) writes
-// the step's record to page-locked host memory mapped into the device:
-//
-//	record[0..4)    the count of rows differing from alone (u32)
-//	record[8..16)   the sum
-//	record[16..)    when the count is not 0: panel (2*panel_rows u64),
-//	                then bits (2*words u32)
-//
-// and leaves the counters and bits zero again, as compare_rows does:
-// consecutive steps share them with no memset between them, and the host
-// reads each step's record with no copy.
+// and, when ref is not null, in the reference batch. Blocks stride over
+// the rows, each row digested once (digest.cuh) and checked by thread 0
+// (st_row); each block adds its count to counters[0] and its sum to
+// counters[2] once. counters[1] counts the finished blocks; all three,
+// and bits, must be zero at launch. The last block to finish (after a
+// __threadfence) writes the step's record to record, page-locked host
+// memory mapped into the device (st_record), and leaves the counters and
+// bits zero again, as compare_rows does: consecutive steps share them with
+// no memset between them, and the host reads each step's record with no
+// copy.
 extern "C" __global__ void check_steps(const void *vals, const void *taps, i64 nrows, i64 cols, i64 dt, i64 tap_cols,
 				       i64 cmp_taps, const u64 *alone, const u64 *alone_taps, const u64 *ref, const u64 *ref_taps,
 				       i64 panel_rows, i64 words, u64 *panel, unsigned *bits, u64 *counters, char *record)
@@ -264,7 +240,7 @@ extern "C" __global__ void check_steps(const void *vals, const void *taps, i64 n
 	__shared__ u64 sa[32], sb[32];
 	__shared__ int last;
 	__shared__ u64 count, sum;
-	const u64 K = 0x9e3779b97f4a7c15ull;
+	const StepCheck c = {alone, alone_taps, ref, ref_taps, panel_rows, words, panel, bits, (int)cmp_taps};
 	const int ws = dt == DT_FP32 ? 4 : 2;
 	const int vec = ((cols * ws) % 16) == 0;
 	const DigestPowers pw = dg_powers(ws, threadIdx.x, blockDim.x);
@@ -275,55 +251,23 @@ extern "C" __global__ void check_steps(const void *vals, const void *taps, i64 n
 		if (tap_cols > 0)
 			t = dg_part((const char *)taps + (size_t)(r * tap_cols) * 4, tap_cols, 4, 0, threadIdx.x, blockDim.x, &pw);
 		block_sum2(d, t, sa, sb);
-		if (threadIdx.x != 0)
-			continue;
-		const unsigned bit = 1u << (r % 32);
-		if (d != alone[r] || (cmp_taps && t != alone_taps[r])) {
-			differ++;
-			atomicOr(&bits[r / 32], bit);
-		}
-		if (ref != nullptr && (d != ref[r] || (cmp_taps && t != ref_taps[r])))
-			atomicOr(&bits[words + r / 32], bit);
-		if (r < panel_rows) {
-			panel[r] = d;
-			panel[panel_rows + r] = t;
-		}
-		mine += mix64(d ^ ((u64)r * K));
-		if (cmp_taps)
-			mine += mix64(t ^ ~((u64)r * K));
+		if (threadIdx.x == 0)
+			differ += st_row(&c, r, d, t, &mine);
 	}
 	if (threadIdx.x == 0) {
 		if (differ > 0)
-			atomicAdd((unsigned long long *)&counters[0], (unsigned long long)differ);
-		atomicAdd((unsigned long long *)&counters[2], (unsigned long long)mine);
+			atomicAdd(&counters[0], differ);
+		atomicAdd(&counters[2], mine);
 		__threadfence();
-		last = atomicAdd((unsigned long long *)&counters[1], 1ull) == gridDim.x - 1;
+		last = atomicAdd(&counters[1], 1ull) == gridDim.x - 1;
 		if (last) {
 			__threadfence();
-			count = atomicExch((unsigned long long *)&counters[0], 0ull);
-			sum = atomicExch((unsigned long long *)&counters[2], 0ull);
-			atomicExch((unsigned long long *)&counters[1], 0ull);
+			count = atomicExch(&counters[0], 0ull);
+			sum = atomicExch(&counters[2], 0ull);
+			atomicExch(&counters[1], 0ull);
 		}
 	}
 	__syncthreads();
-	if (!last)
-		return;
-	u64 *host_panel = (u64 *)(record + 16);
-	unsigned *host_bits = (unsigned *)(record + 16 + 16 * panel_rows);
-	if (count > 0) {
-		for (i64 i = threadIdx.x; i < 2 * panel_rows; i += blockDim.x)
-			host_panel[i] = ((volatile u64 *)panel)[i];
-	}
-	const i64 w = (nrows + 31) / 32;
-	for (i64 i = threadIdx.x; i < w; i += blockDim.x) {
-		const unsigned a = atomicExch(&bits[i], 0u), b = atomicExch(&bits[words + i], 0u);
-		if (count > 0) {
-			host_bits[i] = a;
-			host_bits[words + i] = b;
-		}
-	}
-	if (threadIdx.x == 0) {
-		*(volatile u64 *)(record + 8) = sum;
-		*(volatile unsigned *)record = (unsigned)count;
-	}
+	if (last)
+		st_record(&c, nrows, count, sum, record, threadIdx.x, blockDim.x);
 }

@@ -32,10 +32,8 @@ func Build(t testing.TB, kernels, driver, what string) string {
 	return bin
 }
 
-// Compare runs the driver bin with stdin and checks its output, line by
-// line, against want; a differing line i is reported (the first 10) with
-// mismatch(i, got), and a different line count fails t.
-func Compare(t testing.TB, bin string, stdin io.Reader, want []string, mismatch func(i int, got string) string) {
+// Run runs the driver bin with stdin and returns its output's lines.
+func Run(t testing.TB, bin string, stdin io.Reader) []string {
 	t.Helper()
 	run := exec.Command(bin)
 	run.Stdin = stdin
@@ -43,20 +41,32 @@ func Compare(t testing.TB, bin string, stdin io.Reader, want []string, mismatch 
 	if err != nil {
 		t.Fatalf("driver: %v", err)
 	}
+	var lines []string
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<24)
-	i, bad := 0, 0
 	for sc.Scan() {
-		if i < len(want) && sc.Text() != want[i] && bad < 10 {
-			t.Errorf("line %d: %s", i, mismatch(i, sc.Text()))
-			bad++
-		}
-		i++
+		lines = append(lines, sc.Text())
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatalf("driver output: %v", err)
 	}
-	if i != len(want) {
-		t.Fatalf("driver wrote %d lines, want %d", i, len(want))
+	return lines
+}
+
+// Compare runs the driver bin with stdin and checks its output, line by
+// line, against want; a differing line i is reported (the first 10) with
+// mismatch(i, got), and a different line count fails t.
+func Compare(t testing.TB, bin string, stdin io.Reader, want []string, mismatch func(i int, got string) string) {
+	t.Helper()
+	got := Run(t, bin, stdin)
+	bad := 0
+	for i, line := range got {
+		if i < len(want) && line != want[i] && bad < 10 {
+			t.Errorf("line %d: %s", i, mismatch(i, line))
+			bad++
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("driver wrote %d lines, want %d", len(got), len(want))
 	}
 }
