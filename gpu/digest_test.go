@@ -13,7 +13,7 @@ import (
 
 // TestDigestCMatchesGo compiles testdata/digest_driver.c, which computes
 // row digests through gpu/kernels/digest.cuh (the header digest_rows and
-// check_digests include) as a block of B threads does, each thread's part
+// check_steps include) as a block of B threads does, each thread's part
 // added up, with the system C compiler, and checks every digest against
 // external.RowDigest: 16- and 32-bit words, rows of whole 16-byte vectors
 // and not (odd and even lengths, shorter than a vector, longer than a

@@ -227,29 +227,14 @@ func newPrefixCheck(l prefixLauncher, q PrefixCheck) (*prefixCheck, error) {
 	d := l.prefixDevice()
 	rows := q.Items[len(q.Items)-1] * sh.rowsPerItem
 	c := &prefixCheck{d: d, l: l, sh: sh, taps: q.Taps && sh.tapCols > 0, panel: min(q.Panel, rows), words: (rows + 31) / 32}
-	src := []struct {
-		o        target.DeviceOutput
-		what     string
-		cols     int
-		dt       oracle.DType
-		into     **buffer
-		compared bool
-	}{
-		{q.Alone.Device, "values of the rows alone", sh.cols, sh.dt, &c.aloneDg, true},
-		{q.Alone.DeviceTaps, "taps of the rows alone", sh.tapCols, oracle.FP32, &c.aloneTapDg, c.taps},
+	alone, err := c.comparedOn(q.Alone, "the rows alone", rows)
+	if err != nil {
+		return nil, err
 	}
+	var ref compared
 	if q.Ref != nil {
-		src = append(src, src[0], src[1])
-		src[2].o, src[2].what, src[2].into = q.Ref.Device, "values of the reference batch", &c.refDg
-		src[3].o, src[3].what, src[3].into = q.Ref.DeviceTaps, "taps of the reference batch", &c.refTapDg
-	}
-	outs := make([]*devOut, len(src))
-	var err error
-	for i, x := range src {
-		if x.compared {
-			if outs[i], err = aloneOn(d, x.o, x.what, rows, x.cols, x.dt); err != nil {
-				return nil, err
-			}
+		if ref, err = c.comparedOn(q.Ref, "the reference batch", rows); err != nil {
+			return nil, err
 		}
 	}
 	err = d.do(func() (err error) {
@@ -263,20 +248,44 @@ func newPrefixCheck(l prefixLauncher, q PrefixCheck) (*prefixCheck, error) {
 				return err
 			}
 		}
-		for i, x := range src {
-			if outs[i] != nil {
-				if *x.into, err = d.digestRows(outs[i].buf, rows, x.cols, x.dt); err != nil {
-					return err
-				}
-			}
+		if c.aloneDg, c.aloneTapDg, err = c.digests(alone, rows); err != nil || ref.vals == nil {
+			return err
 		}
-		return nil
+		c.refDg, c.refTapDg, err = c.digests(ref, rows)
+		return err
 	})
 	if err != nil {
 		c.release()
 		return nil, err
 	}
 	return c, nil
+}
+
+// compared is an output the steps are compared with: its values, and its
+// taps when they are compared (else nil).
+type compared struct{ vals, taps *devOut }
+
+// comparedOn returns output o (name, in an error) as compared, checked
+// to be on the check's device with at least rows rows of the steps' shape.
+func (c *prefixCheck) comparedOn(o *target.Output, name string, rows int) (compared, error) {
+	var x compared
+	var err error
+	if x.vals, err = onDevice(c.d, o.Device, "values of "+name, rows, c.sh.cols, c.sh.dt); err != nil || !c.taps {
+		return x, err
+	}
+	x.taps, err = onDevice(c.d, o.DeviceTaps, "taps of "+name, rows, c.sh.tapCols, oracle.FP32)
+	return x, err
+}
+
+// digests queues digest_rows over the first rows rows of x's values and
+// taps and returns the buffers of their digests (taps nil when x has
+// none), those made so far on an error (under do).
+func (c *prefixCheck) digests(x compared, rows int) (vals, taps *buffer, err error) {
+	if vals, err = c.d.digestRows(x.vals.buf, rows, c.sh.cols, c.sh.dt); err != nil || x.taps == nil {
+		return vals, nil, err
+	}
+	taps, err = c.d.digestRows(x.taps.buf, rows, c.sh.tapCols, oracle.FP32)
+	return vals, taps, err
 }
 
 // strictlyAscending reports whether every value of vs is above the one
@@ -321,9 +330,9 @@ func (c *prefixCheck) takeSide(p *prefixSide, rows int) error {
 	return nil
 }
 
-// aloneOn returns the device output o (what it holds, in an error),
+// onDevice returns the device output o (what it holds, in an error),
 // checked to be on d with at least rows rows of cols values stored as dt.
-func aloneOn(d *Device, o target.DeviceOutput, what string, rows, cols int, dt oracle.DType) (*devOut, error) {
+func onDevice(d *Device, o target.DeviceOutput, what string, rows, cols int, dt oracle.DType) (*devOut, error) {
 	a, ok := o.(*devOut)
 	switch {
 	case !ok:

@@ -11,9 +11,9 @@ import (
 // step's value gets the class driftmap.Nondeterministic, is counted and
 // recorded like any drift (against "same batch run again"), and the scan
 // goes on. A step is asked twice where it drifts: a step with a row that
-// differs from its item alone runs again (or, checked in bulk, its rerun
-// is the second answer: rerunAgrees), and
-// the two outputs are compared on every compared row. An adapter's
+// differs from its item alone runs again, and the two outputs are
+// compared on every compared row (checked in bulk, the check runs a
+// flagged step twice and compares its two records: bulk.go). An adapter's
 // witness fetch, which runs the step again, tells the same
 // (digestRows.Fetch). A step whose rows all equal their items alone runs
 // once: a target that answers it two ways is not seen there.

@@ -1,6 +1,6 @@
 // digest.cuh: the row digest, external.RowDigest (the project's one row
 // digest, docs/protocol.md), for CUDA and for plain C alike, as gen.cuh
-// is: digest_rows and check_digests (compare.cu) run it on the device, and
+// is: digest_rows and check_steps (compare.cu) run it on the device, and
 // TestDigestCMatchesGo (gpu) compiles it with the system C compiler, runs
 // every thread's part of a block and checks the sum against RowDigest.
 //
