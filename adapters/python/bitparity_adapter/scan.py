@@ -449,6 +449,15 @@ def _or(a, b):
     return a | b
 
 
+def _alike_tensors(ts):
+    """Whether ts are torch tensors of one shape and dtype (torch.cat
+    joins them as their bits would be joined)."""
+    if not ts or _kind(ts[0]) != "torch":
+        return False
+    cls, shape, dtype = type(ts[0]), ts[0].shape, ts[0].dtype
+    return all(type(t) is cls and t.shape == shape and t.dtype == dtype for t in ts)
+
+
 def _cat(parts):
     """Arrays of bits (or masks) one after another along their first
     axis."""
@@ -617,11 +626,28 @@ class Held:
 
     def part(self, sel, at):
         """Run the batch sel and keep its output as bits."""
-        rows = len(sel) * self.kr
         y, taps = self.run(sel)
+        return self._bits(at, len(sel) * self.kr, y, taps)
+
+    def _bits(self, at, rows, y, taps):
+        """The part of rows rows from row at whose output is y, taps."""
         yb = out_bits(y, self.out, rows, self.cols)
         tb = None if taps is None else tap_bits(taps, rows)
         return _Part(at, rows, yb, tb)
+
+    def _each(self, sels):
+        """The parts of the batches sels, one item each, run one after
+        another: one part when the outputs are torch tensors of one shape
+        and dtype (their taps too), joined where they are and made bits
+        once; else a part a batch, as part makes it."""
+        outs = [self.run(sel) for sel in sels]
+        kr = self.kr
+        if _alike_tensors([y for y, _ in outs]) and (_alike_tensors([t for _, t in outs]) or all(t is None for _, t in outs)):
+            import torch
+            y = torch.cat([y for y, _ in outs])
+            t = None if outs[0][1] is None else torch.cat([t for _, t in outs])
+            return [self._bits(0, len(outs) * kr, y, t)]
+        return [self._bits(i * kr, kr, y, t) for i, (y, t) in enumerate(outs)]
 
     def step(self, ids, each, fetch, sizes=None, against=False, batches=None):
         """The reply of a step: (tap_cols, tensors). The step's batches:
@@ -652,8 +678,8 @@ class Held:
             return self._against(sels, fetch)
         keep = each or fetch is not None
         parts, dy, dt, taps, at = [], [], [], None, 0
-        for sel in sels:
-            p = self.part(sel, at)
+        for p in self._each(sels) if each else (self.part(sel, None) for sel in sels):
+            p.at = at
             taps = _tap_cols(taps, p)
             at += p.rows
             if keep:
@@ -818,6 +844,10 @@ class OpHeld(Held):
             raise ValueError("op %s returned rows of %d words, want %d (%s)" % (
                 self.op, w.shape[1], self.cols, ", ".join("%s %d" % (n, c) for (n, _), c in zip(OP_OUTPUTS[self.op], self.widths))))
         return _Part(at, rows, w, None)
+
+    def _each(self, sels):
+        """A part a batch: an op's columns are joined as words (part)."""
+        return [self.part(sel, None) for sel in sels]
 
     def _fetched(self, y, t, fetch):
         """The rows fetch of bits y as the op's columns, one tensor a

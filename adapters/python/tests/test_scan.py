@@ -265,6 +265,44 @@ class ScanTest(unittest.TestCase):
 
 @unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
 class TorchScanTest(unittest.TestCase):
+    def test_items_alone_joined_or_not(self):
+        """A step of items each alone on torch arrays gives the numpy
+        arrays' digests and taps, whether the outputs are joined at once
+        (one shape and dtype) or made bits one by one (shapes that
+        differ: some one-row outputs flattened)."""
+        import torch
+        hold_meta, tensors = rms_request(1, rows=6, hidden=4)
+        hold_meta = dict(hold_meta, frame="hold")
+        ids = ("items", "I64", np.array([5, 0, 3, 3, 1], dtype=np.int64))
+        each = {"frame": "step", "seq": "2", "each": "true"}
+
+        def taps(x):
+            return x[:, :2].float() if hasattr(x, "float") else x[:, :2].astype(np.float32)
+
+        def joined(x, w, eps):
+            return x * 2, taps(x)
+
+        calls = []
+
+        def ragged(x, w, eps):  # every other one-row output comes back as [hidden]
+            calls.append(1)
+            y = x * 2
+            if int(y.shape[0]) == 1 and len(calls) % 2:
+                y = y.reshape(-1)
+            return y, taps(x)
+
+        want = None
+        for fn in (joined, ragged):
+            for arrays in ("numpy", "torch"):
+                code, got = converse({"rmsnorm": fn}, [hello("rmsnorm"), (hold_meta, tensors), (each, [ids])], name="t", arrays=arrays)
+                self.assertEqual(code, 0)
+                meta, t = got[2]
+                self.assertEqual((meta["frame"], meta["tap_cols"]), ("reply", "2"), (fn.__name__, arrays, meta))
+                d = t["digests"][1]
+                if want is None:
+                    want = d
+                np.testing.assert_array_equal(d, want, err_msg="%s on %s arrays" % (fn.__name__, arrays))
+
     def test_device_digest_is_the_host_digest(self):
         import torch
         dev = "cuda" if torch.cuda.is_available() else "cpu"
