@@ -197,7 +197,8 @@ type steps struct {
 }
 
 // step is one value's batch, run, with its compare against the items
-// alone queued; or a value the bulk check passed (nothing run).
+// alone queued; or a value the bulk check passed or flagged (nothing run
+// here: bulk.go).
 type step struct {
 	i, v   int
 	passed bool        // the bulk check passed v: nothing is queued
