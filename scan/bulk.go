@@ -144,24 +144,27 @@ func (st *steps) checkWindow(v, last int) error {
 		return fmt.Errorf("the flagged values again: %w", err)
 	}
 	for _, f := range first {
-		i, found := slices.BinarySearchFunc(second, f.v, func(s *prefixStep, v int) int { return s.v - v })
-		f.again = answeredAlike(f, second, i, found)
+		var again *prefixStep
+		if i, ok := slices.BinarySearchFunc(second, f.v, func(s *prefixStep, v int) int { return s.v - v }); ok {
+			again = second[i]
+		}
+		f.again = f.answeredAs(again)
 		b.found[f.v] = f
 	}
 	return nil
 }
 
-// answeredAlike returns "" when the second run of step f (second[i],
-// when found) answered as the first, else how the two differ.
-func answeredAlike(f *prefixStep, second []*prefixStep, i int, found bool) string {
+// answeredAs returns "" when s, the check's second run of step f (nil:
+// not flagged then), answered as f, else how the two differ.
+func (f *prefixStep) answeredAs(s *prefixStep) string {
 	switch {
-	case !found:
+	case s == nil:
 		return fmt.Sprintf("the bulk check found %d rows differing from their items alone, the same batch run again none", len(f.alone))
-	case len(second[i].alone) != len(f.alone):
+	case len(s.alone) != len(f.alone):
 		return fmt.Sprintf("the bulk check found %d rows differing from their items alone, the same batch run again %d",
-			len(f.alone), len(second[i].alone))
-	case second[i].sum != f.sum || !slices.Equal(second[i].alone, f.alone) || !slices.Equal(second[i].ref, f.ref) ||
-		!slices.Equal(second[i].panel, f.panel) || !slices.Equal(second[i].panelTaps, f.panelTaps):
+			len(f.alone), len(s.alone))
+	case s.sum != f.sum || !slices.Equal(s.alone, f.alone) || !slices.Equal(s.ref, f.ref) ||
+		!slices.Equal(s.panel, f.panel) || !slices.Equal(s.panelTaps, f.panelTaps):
 		return "the bulk check's two runs of the same batch gave other bits"
 	}
 	return ""
