@@ -246,13 +246,16 @@ extern "C" __global__ void check_steps(const void *vals, const void *taps, i64 n
 	const DigestPowers pw = dg_powers(ws, threadIdx.x, blockDim.x);
 	u64 differ = 0, mine = 0;
 	for (i64 r = blockIdx.x; r < nrows; r += gridDim.x) {
+		StepSides sides = {0, 0, 0, 0};
+		if (threadIdx.x == 0)
+			sides = st_sides(&c, r);
 		u64 d = dg_part((const char *)vals + (size_t)(r * cols) * ws, cols, ws, vec, threadIdx.x, blockDim.x, &pw);
 		u64 t = 0;
 		if (tap_cols > 0)
 			t = dg_part((const char *)taps + (size_t)(r * tap_cols) * 4, tap_cols, 4, 0, threadIdx.x, blockDim.x, &pw);
 		block_sum2(d, t, sa, sb);
 		if (threadIdx.x == 0)
-			differ += st_row(&c, r, d, t, &mine);
+			differ += st_row(&c, r, d, t, sides, &mine);
 	}
 	if (threadIdx.x == 0) {
 		if (differ > 0)

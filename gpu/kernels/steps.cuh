@@ -70,15 +70,36 @@ ST_FN st_u64 st_mix(st_u64 x)
 	return x ^ (x >> 31);
 }
 
-// st_row checks row r, of digest d and taps' digest t, against c; adds
-// its part to *sum and returns 1 when it differs from its row alone.
-ST_FN int st_row(const StepCheck *c, long long r, st_u64 d, st_u64 t, st_u64 *sum)
+// StepSides are the digests row r is compared with: alone, alone's taps,
+// ref, ref's taps (0 where c has none). st_sides reads them before the
+// row is digested, so that their loads overlap its reads.
+typedef struct {
+	st_u64 alone, alone_taps, ref, ref_taps;
+} StepSides;
+
+ST_FN StepSides st_sides(const StepCheck *c, long long r)
+{
+	StepSides s = {c->alone[r], 0, 0, 0};
+	if (c->cmp_taps)
+		s.alone_taps = c->alone_taps[r];
+	if (c->ref) {
+		s.ref = c->ref[r];
+		if (c->cmp_taps)
+			s.ref_taps = c->ref_taps[r];
+	}
+	return s;
+}
+
+// st_row checks row r, of digest d and taps' digest t, against its sides
+// s (st_sides); adds its part to *sum and returns 1 when it differs from
+// its row alone.
+ST_FN int st_row(const StepCheck *c, long long r, st_u64 d, st_u64 t, StepSides s, st_u64 *sum)
 {
 	const unsigned bit = 1u << (r % 32);
-	const int alone = d != c->alone[r] || (c->cmp_taps && t != c->alone_taps[r]);
+	const int alone = d != s.alone || (c->cmp_taps && t != s.alone_taps);
 	if (alone)
 		ST_OR(&c->bits[r / 32], bit);
-	if (c->ref && (d != c->ref[r] || (c->cmp_taps && t != c->ref_taps[r])))
+	if (c->ref && (d != s.ref || (c->cmp_taps && t != s.ref_taps)))
 		ST_OR(&c->bits[c->words + r / 32], bit);
 	if (r < c->panel_rows) {
 		c->panel[r] = d;

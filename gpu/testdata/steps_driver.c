@@ -24,7 +24,7 @@ static void step(const StepCheck *c, long long n, long long grid, long long thre
 	for (long long b = 0; b < grid; b++) {
 		st_u64 differ = 0, mine = 0;
 		for (long long r = b; r < n; r += grid)
-			differ += (st_u64)st_row(c, r, d[r], t[r], &mine);
+			differ += (st_u64)st_row(c, r, d[r], t[r], st_sides(c, r), &mine);
 		count += differ;
 		sum += mine;
 	}
