@@ -21,6 +21,12 @@
 #                rows 1..8192 at hidden 4096 bf16, three draws (normal,
 #                boundary, heavy), then scripts/torch_scan.py over the same
 #                rows, hidden and number of draws: both rates, the ratio
+#   exec-ab      the exec scan of exec-rmsnorm with this tree's adapters and
+#                with an older copy's (EXEC_AB_OLD, default out/old: its
+#                adapters/ from `git archive REV adapters | tar -x -C out/old`,
+#                carried), alternated EXEC_AB_RUNS (2) times each, then the
+#                torch loop: each run's own time, the means, new / old; not
+#                in the default list
 #   sdpa         path scans (prefill against decode) of torch SDPA at the
 #                llama3-8b profile (bf16, 32 heads, 8 KV heads, head dim 128),
 #                KV 1..1024, backends default, flash and efficient, beside
@@ -271,6 +277,59 @@ if m and loop:
     print("  scan / loop: %.2fx the loop's rows/s (issue 31 wants >= 0.5: %s; issue 33 wants >= 2: %s); by time on the same rows: %.2fx"
           % (r, "met" if r >= 0.5 else "NOT met", "met" if r >= 2 else "NOT met", t))
 PY
+	pack
+fi
+
+# 2b. The exec scan with this tree's adapters against an older copy's,
+# alternated, beside the torch loop: two runs of one adapter can differ by
+# as much as a change gains, so each side runs EXEC_AB_RUNS times.
+if begin exec-ab 60; then
+	old=${EXEC_AB_OLD:-out/old}
+	ab_to=${EXEC_AB_TO:-8192} ab_hidden=${EXEC_AB_HIDDEN:-4096}
+	if [[ ! -f $old/adapters/torch_ops.py ]]; then
+		say "exec-ab: no $old/adapters/torch_ops.py: git archive REV adapters | tar -x -C $old, and carry $old"
+		failed+=("exec-ab (no old adapters in $old)")
+	else
+		names=()
+		for i in $(seq 1 "${EXEC_AB_RUNS:-2}"); do
+			for side in new old; do
+				dir=.
+				[[ $side == old ]] && dir=$old
+				timed "exec-ab-$i-$side" "$(limit 90)" "$bin" scan --exec "python3 $dir/adapters/torch_ops.py rmsnorm" --to "$ab_to" \
+					--hidden "$ab_hidden" --in bf16 --out bf16 --dists normal,boundary,heavy --power 0 --dir "$work/corpus-ab"
+				expect "exec-ab-$i-$side" 0 1
+				names+=("exec-ab-$i-$side")
+			done
+		done
+		timed exec-ab-loop "$(limit 60)" python3 scripts/torch_scan.py "$ab_to" "$ab_hidden" "${EXEC_AB_DEVICE:-cuda}" --draws 3
+		expect exec-ab-loop 0
+		jsonline "$logs/exec-ab-loop.log"
+		python3 - "$logs" "$old" "${names[@]}" <<'PY' | tee -a "$summary" >&2
+import json, re, statistics, sys
+logs, old, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+own = {"new": [], "old": []}
+print("exec-ab: scan --exec torch_ops.py rmsnorm, this tree's adapters (new) against %s/adapters (old), alternated:" % old)
+for n in names:
+    text = open("%s/%s.log" % (logs, n)).read()
+    rc, wall = open("%s/%s.rc" % (logs, n)).read().split()
+    m = re.search(r"row comparisons in \d+ batches, [^,]*, ([0-9.e+]+)s", text)
+    side = n.rsplit("-", 1)[1]
+    if m:
+        own[side].append(float(m.group(1)))
+    print("  %-14s exit %s, %s s of scan, %s s wall" % (n, rc, m.group(1) if m else "?", wall))
+try:
+    loop = json.load(open("%s/exec-ab-loop.json" % logs))["seconds"]
+except (OSError, ValueError, KeyError):
+    loop = None
+for side in ("new", "old"):
+    if own[side]:
+        mean = statistics.mean(own[side])
+        print("  %s: mean %.3f s of scan over %d runs%s" % (side, mean, len(own[side]),
+              ", %.2fx the torch loop's speed (loop %.3f s)" % (loop / mean, loop) if loop else ""))
+if own["new"] and own["old"]:
+    print("  new / old: %.2f of the mean time" % (statistics.mean(own["new"]) / statistics.mean(own["old"])))
+PY
+	fi
 	pack
 fi
 
