@@ -384,15 +384,13 @@ def _alike(a, b):
 
 def _differ(a, b, rows):
     """The rows of bits a whose bits differ from b's (a bool mask [rows] of
-    a's kind): every row when one is missing or their widths differ."""
+    a's kind): every row when one is missing or their widths differ. a and
+    b are words of one width (Held._differ widens both or neither)."""
     if a is None and b is None:
         return None
     if a is None or b is None or a.shape != b.shape:
         return _full(a if a is not None else b, rows)
     a, b = _alike(a, b)
-    wa, wb = _wide(a), _wide(b)
-    if wa.shape == wb.shape:  # both as 64-bit words, or both as they are when one cannot widen
-        a, b = wa, wb
     k = _kind(a)
     if k == "torch":
         return (a != b).any(dim=1)
@@ -761,7 +759,9 @@ class Held:
 
     def _differ(self, p, sel):
         """The rows of part p (the batch sel) that differ from their items
-        alone, as a bool mask where p is."""
+        alone, as a bool mask where p is: compared as 64-bit words
+        (_wide) when both sides of the values and of the taps widen, else
+        as they are."""
         a, at = _wide(p.y), _wide(p.taps)
         ry, rt = self.alone.rows(sel, wide=True)
         if not (_same_shape(a, ry) and _same_shape(at, rt)):  # a side whose words could not widen
