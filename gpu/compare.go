@@ -323,7 +323,7 @@ func (o *devOut) RowDigests(pos []int) ([]uint64, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	all := make([]uint64, n)
+	var all []uint64
 	err := o.d.do(func() error {
 		if o.buf == nil {
 			return fmt.Errorf("gpu digests: output already released")
@@ -337,9 +337,7 @@ func (o *devOut) RowDigests(pos []int) ([]uint64, error) {
 		if err := o.d.fromDevice(host, dg, 0); err != nil {
 			return fmt.Errorf("gpu digests: %w", err)
 		}
-		for i := range all {
-			all[i] = binary.LittleEndian.Uint64(host[8*i:])
-		}
+		all = uint64s(host, n)
 		return nil
 	})
 	if err != nil {
