@@ -14,7 +14,8 @@
 #   gemm      scan --target GEMM_TARGET (cublas-gemmex) over M 1..GEMM_M at
 #             K = GEMM_K, N = GEMM_N, against scripts/gemm_scan.py on each
 #             backend of GEMM_LOOPS (default torch: torch.matmul; cupy: the
-#             same cublasGemmEx call through CuPy)
+#             same cublasGemmEx call through CuPy), and the floor: the torch
+#             loop's products and gathers with no compare (--op-only)
 #   exec      scan --exec 'python3 adapters/torch_ops.py rmsnorm' over the
 #             rmsnorm's rows, hidden and draws, against the same torch loop,
 #             and the floor: the loop's F.rms_norm calls with no compare
@@ -101,6 +102,8 @@ if has gemm && [ -n "$gemm_target" ]; then
 		run "gemm-loop-$be" 0 "$out/gemm-loop-$be.json" python3 scripts/gemm_scan.py "$gemm_m" "$gemm_k" "$gemm_n" \
 			--draws "$ndraws" --backend "$be"
 	done
+	run gemm-ops 0 "$out/gemm-ops.json" python3 scripts/gemm_scan.py "$gemm_m" "$gemm_k" "$gemm_n" \
+		--draws "$ndraws" --backend torch --op-only
 fi
 if has exec; then
 	run torch-ops 0 "$out/ops.json" python3 scripts/torch_scan.py "$rows" "$hidden" cuda --draws "$ndraws" --op-only

@@ -6,7 +6,8 @@ not there was not run and is left out; one whose command ran but left no
 figure says so and names its log.
 
 Files read (each optional): scan.log, loop.json, copy.json (rmsnorm);
-gemm-scan.log, gemm-loop-torch.json, gemm-loop-cupy.json (gemm);
+gemm-scan.log, gemm-loop-torch.json, gemm-loop-cupy.json, gemm-ops.json (gemm:
+gemm-ops.json is the torch loop's products with no compare, the floor);
 exec-scan.log, loop.json and ops.json (exec: ops.json is the loop's
 F.rms_norm calls with no compare, the floor); kernel-scan.log, kernel-loop.json
 (kernel); power-1.log, power-2.log and their .wall files (power: wall
@@ -149,6 +150,11 @@ def main(argv):
                 print("  loop (%s): no figure (see gemm-loop-%s.log)" % (be, be))
             row(a.gemm_target, s, "torch.matmul loop" if be == "torch" else "CuPy cublasGemmEx loop",
                 lp and lp["seconds"], ">= 1.5x" if be == "torch" else "-", (lambda r: r >= 1.5) if be == "torch" else None)
+        ops = d.json("gemm-ops.json")
+        if ops:
+            print("  floor (scripts/gemm_scan.py --op-only: the torch loop's %d products and gathers, no compare): %.3f s"
+                  % (ops["products"], ops["seconds"]))
+            row(a.gemm_target, s, "torch.matmul products alone", ops["seconds"], "-", None)
 
     if d.has("exec-scan.log"):
         s = d.scan("exec-scan.log")

@@ -41,7 +41,12 @@ read once a draw, after the loop. It prints one JSON object:
   classes          the M grouped by their panel bits over every draw, in
                    the order of their first M
 
-    python3 scripts/gemm_scan.py [MAX] [K] [N] [--draws D] [--seed S] [--backend cupy|torch] [--device D]
+With --op-only it makes the same products and panel gathers and compares
+nothing: the time any scan making these products cannot go below (its JSON
+has "op_only": true and no differing M), as torch_scan.py --op-only is for
+F.rms_norm.
+
+    python3 scripts/gemm_scan.py [MAX] [K] [N] [--draws D] [--seed S] [--backend cupy|torch] [--device D] [--op-only]
     python3 scripts/gemm_scan.py 256 4096 4096 --draws 3
 """
 import argparse
@@ -141,10 +146,12 @@ def bits(be, a):
     return a if isinstance(be, CuPy) else a.view(be.torch.int16)
 
 
-def sweep(be, x, w, n):
+def sweep(be, x, w, n, op_only=False):
     """Runs M = 1..n on one draw; returns the per-step flags and the panel
     bits (True: the row differs from itself alone), both on the device,
-    and the counts of panel rows and products."""
+    and the counts of panel rows and products. With op_only it makes the
+    same products and gathers and compares nothing (flags and bits stay
+    False)."""
     P = min(n, PANEL)
     alone, ref = be.empty(n), be.empty(n)
     for i in range(n):
@@ -158,12 +165,19 @@ def sweep(be, x, w, n):
     idx = be.arange(n)
     for m in range(1, n + 1):
         be.gemm(x, w, m, y)
+        products += 1
+        if op_only:
+            for first in range(m, P, m):
+                g[:m] = x[(first + idx[:m]) % n]
+                be.gemm(g, w, m, yg)
+                panel_rows += min(m, P - first)
+                products += 1
+            continue
         Y = bits(be, y)[:m]
         dA = (Y != A[:m]).any(1)
         flags[m - 1] = (dA | (Y != R[:m]).any(1)).any()
         c = min(m, P)
         panel[m - 1, :c] = dA[:c]
-        products += 1
         for first in range(m, P, m):
             ids = (first + idx[:m]) % n
             g[:m] = x[ids]  # the gather a user writes: rows of X into a batch
@@ -184,6 +198,8 @@ def main(argv):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--backend", choices=["cupy", "torch"], help="default: cupy when it imports, else torch")
     ap.add_argument("--device", default="cuda", help="torch's device (cpu: a check of the loop, not a figure)")
+    ap.add_argument("--op-only", action="store_true",
+                    help="the same products and gathers, no compare: the floor of any scan making them")
     a = ap.parse_args(argv)
     n, K, N = a.max, a.k, a.n
     if n < 1 or K < 1 or N < 1 or a.draws < 1:
@@ -206,13 +222,13 @@ def main(argv):
     be.gemm(x, w, 1, be.empty(1))  # load the library's kernels before the clock
     be.sync()
     t0 = time.perf_counter()
-    results = [sweep(be, x, w, n) for x, w in draws]
+    results = [sweep(be, x, w, n, a.op_only) for x, w in draws]
     be.sync()
     took = time.perf_counter() - t0
 
     per_draw, classes, panel_rows, products, checked = summarize(results, be.host, n)
     print(json.dumps({"backend": backend, "version": be.version, "rows": n, "k": K, "n": N, "draws": a.draws,
-                      "seed": a.seed, "differ_by_draw": per_draw, "differ": sorted(set().union(*per_draw)),
+                      "seed": a.seed, "op_only": a.op_only, "differ_by_draw": per_draw, "differ": sorted(set().union(*per_draw)),
                       "classes": classes, "rows_checked": checked, "panel_rows": panel_rows,
                       "products": products, "seconds": round(took, 3),
                       "rows_per_second": round(checked / took)}))
