@@ -362,6 +362,10 @@ const PanelItems = 64
 // draws refine each other without splitting a schedule's values; 64
 // witnesses show a reduction-order change that one row shows only near a
 // rounding boundary.
+//
+// The further batches are all run, and their compares with the items
+// alone queued, before the first compare is waited for: on a device the
+// host waits once a value, not once a batch.
 func (sc *scanner) itemsClass(ctx context.Context, h held, v int, o *target.Output, kr int, alone *target.Output, moved map[int]bool) (string, error) {
 	p := min(sc.s.To, PanelItems)
 	bits := make([]string, 0, p)
@@ -370,19 +374,28 @@ func (sc *scanner) itemsClass(ctx context.Context, h held, v int, o *target.Outp
 		return "", err
 	}
 	bits = append(bits, step...)
+	var runs []*panelRun
+	defer func() {
+		for _, r := range runs {
+			r.drop()
+		}
+	}()
 	for _, ids := range panelBatches(v, sc.s.To) {
-		first := ids[0]
 		x, err := h.run(ctx, ids)
 		if err != nil {
 			return "", err
 		}
-		n := min(v, p-first)
+		n := min(v, p-ids[0])
 		rows := rowsOf(spec.Iota(n), kr)
-		d, err := differing(x, alone, rows, rowsOf(ids[:n], kr), sc.dt, sc.s.NoTaps)
+		runs = append(runs, &panelRun{x: x, n: n, rows: rows,
+			wait: startDiffering(x, alone, rows, rowsOf(ids[:n], kr), sc.dt, sc.s.NoTaps)})
+	}
+	for _, r := range runs {
+		d, err := r.wait()
+		r.wait = nil
 		if err == nil {
-			step, err = panel(x, n, kr, itemsAt(rows, d, kr))
+			step, err = panel(r.x, r.n, kr, itemsAt(r.rows, d, kr))
 		}
-		x.Release()
 		if err != nil {
 			return "", err
 		}
@@ -390,6 +403,24 @@ func (sc *scanner) itemsClass(ctx context.Context, h held, v int, o *target.Outp
 		sc.res.Batches++
 	}
 	return withTail(strings.Join(bits, " "), p, moved), nil
+}
+
+// panelRun is one further batch of itemsClass: its output x, whose first
+// n items are panel items (rows rows), and the wait for their compare
+// with the items alone (nil once waited for).
+type panelRun struct {
+	x    *target.Output
+	n    int
+	rows []int
+	wait func() ([]int, error)
+}
+
+// drop waits for r's compare if nobody did and releases its output.
+func (r *panelRun) drop() {
+	if r.wait != nil {
+		r.wait()
+	}
+	r.x.Release()
 }
 
 // withTail is the class of panel bits class (p items), with " +tail"
