@@ -396,6 +396,7 @@ func (sc *scanner) itemsClass(ctx context.Context, h held, v int, o *target.Outp
 		if err == nil {
 			step, err = panel(r.x, r.n, kr, itemsAt(r.rows, d, kr))
 		}
+		r.drop()
 		if err != nil {
 			return "", err
 		}
@@ -407,7 +408,7 @@ func (sc *scanner) itemsClass(ctx context.Context, h held, v int, o *target.Outp
 
 // panelRun is one further batch of itemsClass: its output x, whose first
 // n items are panel items (rows rows), and the wait for their compare
-// with the items alone (nil once waited for).
+// with the items alone (nil once waited for; x is nil once released).
 type panelRun struct {
 	x    *target.Output
 	n    int
@@ -415,12 +416,16 @@ type panelRun struct {
 	wait func() ([]int, error)
 }
 
-// drop waits for r's compare if nobody did and releases its output.
+// drop waits for r's compare if nobody did and releases its output, once.
 func (r *panelRun) drop() {
 	if r.wait != nil {
 		r.wait()
+		r.wait = nil
 	}
-	r.x.Release()
+	if r.x != nil {
+		r.x.Release()
+		r.x = nil
+	}
 }
 
 // withTail is the class of panel bits class (p items), with " +tail"

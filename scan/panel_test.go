@@ -11,15 +11,17 @@ import (
 )
 
 // compareQueue counts the compares queued on queuedOut outputs and not
-// yet waited for: open now, most at any one time.
-type compareQueue struct{ open, most int }
+// yet waited for (open now, most at any one time), and the outputs made,
+// released, and released more than once.
+type compareQueue struct{ open, most, made, released, twice int }
 
 // queuedOut is a device output whose rows are on the host and whose
 // compares are queued (target.CompareStarter) on a compareQueue until
 // their wait is called, as a GPU's are.
 type queuedOut struct {
-	o *target.Output
-	q *compareQueue
+	o    *target.Output
+	q    *compareQueue
+	gone bool
 }
 
 func (d *queuedOut) CompareRows(other target.DeviceOutput, ra, rb []int, dt oracle.DType) ([]target.RowDiff, error) {
@@ -44,7 +46,13 @@ func (d *queuedOut) Fetch(pos []int) ([]float32, error) {
 	return v, nil
 }
 
-func (d *queuedOut) Release() {}
+func (d *queuedOut) Release() {
+	if d.gone {
+		d.q.twice++
+	}
+	d.gone = true
+	d.q.released++
+}
 
 // queuedHeld is a batch held on the host whose outputs are queuedOut
 // device outputs (their taps too).
@@ -68,17 +76,19 @@ func (h *queuedHeld) onDevice(o *target.Output, err error) (*target.Output, erro
 		return nil, err
 	}
 	d := &target.Output{Rows: o.Rows, Cols: o.Cols, DType: o.DType, TapCols: o.TapCols, Device: &queuedOut{o: o, q: h.q}}
+	h.q.made++
 	if o.TapCols > 0 {
 		taps := &target.Output{Rows: o.Rows, Cols: o.TapCols, DType: oracle.FP32, Values: o.Taps}
 		d.DeviceTaps = &queuedOut{o: taps, q: h.q}
+		h.q.made++
 	}
 	return d, nil
 }
 
 // A value below the panel runs its further batches (panelBatches) and
 // queues all their compares before it waits for one: at v = 1, the 63
-// batches' compares are queued at once. The scan gives the map, diffs and
-// counts it gives on the host.
+// batches' compares are queued at once. Every output is released once,
+// and the scan gives the map, diffs and counts it gives on the host.
 func TestItemsClassQueuesPanelCompares(t *testing.T) {
 	s := spec.ScanSpec{Target: "drift-rmsnorm-te-mod32", From: 1, To: 100, Shape: spec.Shape{Hidden: 256},
 		Seed: 1, Dists: []spec.Dist{spec.DistNormal}}
@@ -98,6 +108,9 @@ func TestItemsClassQueuesPanelCompares(t *testing.T) {
 	}
 	if q.open != 0 {
 		t.Errorf("%d compares never waited for", q.open)
+	}
+	if q.released != q.made || q.twice != 0 {
+		t.Errorf("%d outputs made, %d releases, %d of an output already released", q.made, q.released, q.twice)
 	}
 	if !reflect.DeepEqual(got.Map, want.Map) || !reflect.DeepEqual(got.Diffs, want.Diffs) {
 		t.Errorf("map %s %q, diffs %d; on the host %s %q, %d", got.Map.Kind, got.Map.Rule, len(got.Diffs), want.Map.Kind, want.Map.Rule, len(want.Diffs))
