@@ -16,6 +16,7 @@ var layer = map[string]int{
 	"oracle": 0, "spec": 0,
 	"internal/atomicfile": 0, "internal/gofuzzfile": 0, "internal/s3test": 0, "internal/pythontest": 0,
 	"internal/cctest": 0, "internal/layers": 0, "internal/gogc": 0, "internal/npy": 0, "internal/lifecycle": 0, "internal/golden": 0,
+	"scripts": 0,
 
 	"target": 1, "reports/words": 1, "values": 1, "boundary": 1, "power": 1,
 	"ops": 1, "ops/moeroute": 1, "ops/moerouter": 1, "ops/quantfp8": 1, "ops/all": 1,

@@ -35,6 +35,7 @@ var allowed = map[string][]string{
 	"internal/lifecycle":     {"internal/gogc"},
 	"internal/npy":           {"internal/atomicfile"},
 	"internal/golden":        {},
+	"scripts":                {},
 	"target":                 {"oracle", "spec", "ops", "ops/all", "ops/rmsnorm", "ops/gemm", "ops/logprob", "ops/attention"},
 	"gpu":                    {"target", "oracle", "spec", "values", "boundary", "ops", "ops/all", "ops/moeroute", "ops/quantfp8", "ops/rmsnorm", "ops/gemm", "ops/logprob", "ops/attention"},
 	"values":                 {"oracle", "spec"},
