@@ -216,11 +216,9 @@ func (st *steps) pass(p *step) string {
 	sc, rows := st.sc, p.v*st.kr
 	sc.res.Batches++
 	sc.res.RowsCompared += int64(rows)
-	refRows := st.bulk.refRows
-	if n := sort.SearchInts(refRows, rows); n > 0 {
-		sc.res.Differing += int64(n)
-		sc.res.Diffs = append(sc.res.Diffs, Diff{Draw: sc.draws[st.k], Value: p.v, Rows: n, FirstRow: refRows[0], Against: "largest batch"})
-	}
+	moved := st.bulk.refRows[:sort.SearchInts(st.bulk.refRows, rows)]
+	sc.res.Differing += int64(len(moved))
+	sc.recordRows(st.k, p.v, moved, "largest batch")
 	return st.bulk.equal
 }
 

@@ -15,11 +15,11 @@ import (
 // released, and released more than once.
 type compareQueue struct{ open, most, made, released, twice int }
 
-// queuedOut is a device output whose rows are on the host and whose
-// compares are queued (target.CompareStarter) on a compareQueue until
+// queuedOut is a device output whose rows are on the host (fetched as
+// fetchOnly fetches them) and whose compares are queued (target.CompareStarter) on a compareQueue until
 // their wait is called, as a GPU's are.
 type queuedOut struct {
-	o    *target.Output
+	fetchOnly
 	q    *compareQueue
 	gone bool
 }
@@ -36,14 +36,6 @@ func (d *queuedOut) StartCompare(other target.DeviceOutput, ra, rb []int, dt ora
 		d.q.open--
 		return ds, err
 	}, nil
-}
-
-func (d *queuedOut) Fetch(pos []int) ([]float32, error) {
-	var v []float32
-	for _, p := range pos {
-		v = append(v, d.o.Values[p*d.o.Cols:(p+1)*d.o.Cols]...)
-	}
-	return v, nil
 }
 
 func (d *queuedOut) Release() {
@@ -75,11 +67,11 @@ func (h *queuedHeld) onDevice(o *target.Output, err error) (*target.Output, erro
 	if err != nil {
 		return nil, err
 	}
-	d := &target.Output{Rows: o.Rows, Cols: o.Cols, DType: o.DType, TapCols: o.TapCols, Device: &queuedOut{o: o, q: h.q}}
+	d := &target.Output{Rows: o.Rows, Cols: o.Cols, DType: o.DType, TapCols: o.TapCols, Device: &queuedOut{fetchOnly: fetchOnly{o: o}, q: h.q}}
 	h.q.made++
 	if o.TapCols > 0 {
 		taps := &target.Output{Rows: o.Rows, Cols: o.TapCols, DType: oracle.FP32, Values: o.Taps}
-		d.DeviceTaps = &queuedOut{o: taps, q: h.q}
+		d.DeviceTaps = &queuedOut{fetchOnly: fetchOnly{o: taps}, q: h.q}
 		h.q.made++
 	}
 	return d, nil

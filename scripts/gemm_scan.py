@@ -166,24 +166,19 @@ def sweep(be, x, w, n, op_only=False):
     for m in range(1, n + 1):
         be.gemm(x, w, m, y)
         products += 1
-        if op_only:
-            for first in range(m, P, m):
-                g[:m] = x[(first + idx[:m]) % n]
-                be.gemm(g, w, m, yg)
-                panel_rows += min(m, P - first)
-                products += 1
-            continue
-        Y = bits(be, y)[:m]
-        dA = (Y != A[:m]).any(1)
-        flags[m - 1] = (dA | (Y != R[:m]).any(1)).any()
-        c = min(m, P)
-        panel[m - 1, :c] = dA[:c]
+        if not op_only:
+            Y = bits(be, y)[:m]
+            dA = (Y != A[:m]).any(1)
+            flags[m - 1] = (dA | (Y != R[:m]).any(1)).any()
+            c = min(m, P)
+            panel[m - 1, :c] = dA[:c]
         for first in range(m, P, m):
             ids = (first + idx[:m]) % n
             g[:m] = x[ids]  # the gather a user writes: rows of X into a batch
             be.gemm(g, w, m, yg)
             c = min(m, P - first)
-            panel[m - 1, first:first + c] = (bits(be, yg)[:c] != A[ids[:c]]).any(1)
+            if not op_only:
+                panel[m - 1, first:first + c] = (bits(be, yg)[:c] != A[ids[:c]]).any(1)
             panel_rows += c
             products += 1
     return flags, panel, panel_rows, products
