@@ -47,7 +47,7 @@
 #                seconds (default 200: the kernel kind's CuPy loop alone
 #                takes about 66 s)
 #   scan-profile the rmsnorm and cuBLAS scans of bench under --cpuprofile,
-#                with go tool pprof -top of each, and scripts/gemm_scan.py
+#                with go tool pprof -top (flat and -cum) of each, and scripts/gemm_scan.py
 #                on torch (torch.matmul) beside the CuPy loop of bench
 #   power-profile the default-power scan of cuda-rmsnorm at llama3-8b over
 #                1..POWER_ROWS (8192) twice, an empty sensitive-draw cache
@@ -526,6 +526,7 @@ if begin scan-profile 40; then
 		--dists normal,boundary,heavy --power 0 --dir "$work/corpus-prof" --cpuprofile "$logs/gemm.prof"
 	for p in rmsnorm gemm; do
 		go tool pprof -top -nodecount=40 "$bin" "$logs/$p.prof" >"$logs/$p.pprof.txt" 2>&1
+		go tool pprof -top -cum -nodecount=80 "$bin" "$logs/$p.prof" >"$logs/$p.cum.txt" 2>&1
 	done
 	timed gemm-loop-torch "$lim" python3 scripts/gemm_scan.py 256 4096 4096 --draws 3 --backend torch
 	jsonline "$logs/gemm-loop-torch.log"
