@@ -24,7 +24,8 @@ type Seeded interface {
 	// key(r); nil (no error) in a lazy batch, whose targets make it.
 	PerItem(t Tensor, rows, cols int, key func(r int) uint64) ([]float32, error)
 	// Shared returns rows·cols values of t, row r with key r: a tensor
-	// every item shares (weights), made in a lazy batch too.
+	// every item shares (weights), made in a lazy batch too; nil (no
+	// error) in a check of sizes only, which makes no values.
 	Shared(t Tensor, rows, cols int) ([]float32, error)
 	// First is the first draw of generator version 1's stream of (seed,
 	// tensor, key), whatever the case's version (log-prob target ids).

@@ -218,9 +218,8 @@ func (sc *scanner) newHeld(s spec.ScanSpec) error {
 
 // checkHeld sets up the power of a held scan and checks that the first
 // draw's largest batch can be made: a shape error is bad input before
-// anything runs. For a target that makes the rows on its device the batch
-// is lazy (inputs.Lazy: sizes and shared tensors, checked as Of checks
-// them), so no rows are made on the host only to be dropped.
+// anything runs. The check makes no values (inputs.Check): each draw
+// makes its own batch, on the device where the target can.
 func (sc *scanner) checkHeld() error {
 	if sc.s.Power > 0 {
 		f, err := inputs.Family(sc.caseFor(0))
@@ -229,7 +228,7 @@ func (sc *scanner) checkHeld() error {
 		}
 		sc.cov = power.NewCoverage(f, sc.refItems())
 	}
-	if _, err := inputs.Lazy(sc.caseFor(0), sc.t); err != nil {
+	if err := inputs.Check(sc.caseFor(0)); err != nil {
 		return fmt.Errorf("%w: inputs: %w", ErrBadSpec, err)
 	}
 	return nil

@@ -70,12 +70,14 @@ func seededInputs(k ops.CaseOp, c spec.Case, b *target.Batch, ids []int, lazy bo
 
 // seeded is the generator a case's op package makes its input with
 // (ops.Seeded): fill for the case's generator version, items ids (nil:
-// the case's own BatchRows items).
+// the case's own BatchRows items). A lazy one makes no per-item tensor;
+// one for sizes only (Check) makes no tensor at all.
 type seeded struct {
-	c    spec.Case
-	dt   oracle.DType
-	ids  []int
-	lazy bool
+	c         spec.Case
+	dt        oracle.DType
+	ids       []int
+	lazy      bool
+	sizesOnly bool
 }
 
 func (s seeded) Items() int {
@@ -102,6 +104,9 @@ func (s seeded) PerItem(t ops.Tensor, rows, cols int, key func(r int) uint64) ([
 }
 
 func (s seeded) Shared(t ops.Tensor, rows, cols int) ([]float32, error) {
+	if s.sizesOnly {
+		return nil, nil
+	}
 	return fill(s.c, t.ID, t.Dist, s.dt, t.Scale, rows, cols, nil)
 }
 

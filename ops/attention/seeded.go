@@ -72,6 +72,9 @@ func (a Decode) FromSeed(c spec.Case, _, out oracle.DType, s ops.Seeded, _ ops.I
 	if err := groups(sh); err != nil {
 		return nil, err
 	}
+	if err := s.Budget(spec.SatMul(n, sh.Heads, sh.HeadDim)); err != nil {
+		return nil, err // q alone: refused before a length a request is allocated
+	}
 	lens := make([]int, n)
 	total := 0
 	for i := range lens {
