@@ -20,8 +20,11 @@ DURATION  ?= 60s
 SEED      ?= 1
 FUZZTIME  ?= 10s
 TESTFLAGS ?=
-# PKGS: the packages make test-gpu runs (default all)
+# PKGS: the packages make test-gpu runs (default all); TEST_TIMEOUT: go
+# test's -timeout there (a test still running then fails with every
+# goroutine's stack, naming it)
 PKGS ?= ./...
+TEST_TIMEOUT ?= 30m
 BENCHTIME ?= 20x
 # GPUTAGS: the build tags of GPU builds (cuda; cuda,nocloud on a host whose
 # module copy has no cloud SDKs, as scripts/device-prepare.sh packs it)
@@ -162,7 +165,7 @@ test-gpu:
 	@nvidia-smi -L >/dev/null 2>&1 || { echo "test-gpu: no GPU here (nvidia-smi -L failed)"; exit 3; }
 	@command -v $${BITPARITY_CHROMIUM:-chromium} >/dev/null || echo "test-gpu: no Chromium here: the HTML report's browser test is skipped (make test runs it)"
 	BITPARITY_SKIP_BROWSER=$${BITPARITY_SKIP_BROWSER:-$$(command -v $${BITPARITY_CHROMIUM:-chromium} >/dev/null || echo 1)} \
-		BITPARITY_BUILD_TAGS=$(GPUTAGS) $(GPU_ENV) $(GO) test -tags $(GPUTAGS) -count=1 $(TESTFLAGS) -timeout 30m $(PKGS)
+		BITPARITY_BUILD_TAGS=$(GPUTAGS) $(GPU_ENV) $(GO) test -tags $(GPUTAGS) -count=1 $(TESTFLAGS) -timeout $(TEST_TIMEOUT) $(PKGS)
 
 bench-gpu:
 	$(GPU_ENV) $(GO) test -tags $(GPUTAGS) -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./gpu/

@@ -36,8 +36,11 @@ type GEMMHeld struct {
 	// for rows 0..m-1 in order) with the target's launch for an m-row
 	// batch (under do); selects says it reads rs (else rs must be nil and
 	// Run gathers first).
-	mul      func(x, rs, y *buffer, m int) error
-	selects  bool
+	mul     func(x, rs, y *buffer, m int) error
+	selects bool
+	// warm prepares the launches of batches of sizes ms (cuBLAS:
+	// warmShapes); nil for a launch that needs nothing.
+	warm     func(ms []int) error
 	released bool
 }
 
@@ -172,6 +175,9 @@ func newGEMMHeld(t target.Target, in, out oracle.DType, m, k, n int) (*GEMMHeld,
 		}
 		h.d, h.ab, h.c = t.d, ab, c
 		h.mul = func(x, _, y *buffer, m int) error { return t.gemmOn(bh, x, h.w, y, m, h.n, h.k, h.ab, h.c) }
+		if t.ex {
+			h.warm = func(ms []int) error { return warmShapes(h.d, h.x, h.w, ms, h.n, h.k, h.ab, h.c) }
+		}
 	default:
 		return nil, fmt.Errorf("gpu: %s is not a GPU gemm target: %w", t.Info().Name, target.ErrUnsupported)
 	}
@@ -179,6 +185,28 @@ func newGEMMHeld(t target.Target, in, out oracle.DType, m, k, n int) (*GEMMHeld,
 		return nil, fmt.Errorf("gpu: hold m %d k %d n %d: %w", m, k, n, oracle.ErrShape)
 	}
 	return h, nil
+}
+
+// Warm prepares the target's launches for batches of each size of sizes
+// (1..the held rows) before they are run one at a time: cublas-gemmex
+// chooses and loads its kernel for each shape on several threads at once
+// (warmShapes); any other target needs nothing. Outputs are unchanged.
+func (h *GEMMHeld) Warm(ctx context.Context, sizes []int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if h.released {
+		return fmt.Errorf("gpu: %s: warm a released batch", h.name)
+	}
+	for _, m := range sizes {
+		if m < 1 || m > h.m {
+			return fmt.Errorf("gpu: %s: warm a batch of %d rows, want 1..%d", h.name, m, h.m)
+		}
+	}
+	if h.warm == nil {
+		return nil
+	}
+	return h.warm(sizes)
 }
 
 // Release returns the held buffers to the device's pool.

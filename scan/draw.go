@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/inputs"
@@ -63,6 +64,9 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 		sc.batch = b // addPower reads its rows when they are on the host
 	}
 	defer h.release()
+	if err := sc.warm(ctx, k, h); err != nil {
+		return nil, err
+	}
 	sc.res.Resident = h.resident()
 	n, kr := sc.refItems(), b.RowsPerItem()
 	sc.before(k, "items alone (1..%d)", n)
@@ -138,6 +142,24 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 		}
 	}
 	return st.cls, nil
+}
+
+// warm has the target of h prepare, once, on the first draw of a scan of
+// the items dimension, for every batch size the draws run: 1 (the items
+// alone), each value (its step and, below the panel, its further
+// batches) and the reference batch.
+func (sc *scanner) warm(ctx context.Context, k int, h held) error {
+	w, ok := h.(warmer)
+	if !ok || k > 0 || sc.s.Dim != spec.ScanItems {
+		return nil
+	}
+	sizes := append([]int{1, sc.refItems()}, sc.values...)
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	if err := w.warm(ctx, sizes); err != nil {
+		return fmt.Errorf("scan: draw %s, prepare the target for %d batch sizes: %w", sc.draws[k], len(sizes), err)
+	}
+	return nil
 }
 
 // holdDraw makes draw k's largest batch and holds it where the target

@@ -147,4 +147,15 @@ func (g gpuHeld) run(ctx context.Context, ids []int) (*target.Output, error) {
 }
 func (g gpuHeld) alone(ctx context.Context, n int) (*target.Output, error) { return g.h.Alone(ctx, n) }
 func (g gpuHeld) resident() bool                                           { return true }
-func (g gpuHeld) release()                                                 { g.h.Release() }
+
+// warm prepares the target's launches where the held batch can
+// (gpu.GEMMHeld.Warm).
+func (g gpuHeld) warm(ctx context.Context, sizes []int) error {
+	if w, ok := g.h.(interface {
+		Warm(context.Context, []int) error
+	}); ok {
+		return w.Warm(ctx, sizes)
+	}
+	return nil
+}
+func (g gpuHeld) release() { g.h.Release() }

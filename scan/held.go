@@ -22,6 +22,13 @@ type held interface {
 	release()
 }
 
+// warmer is a held batch whose target prepares its launches for batches
+// of given sizes, in items, before the scan runs them one at a time (a
+// cuBLAS gemm chooses its kernel per shape: gpu.GEMMHeld.Warm).
+type warmer interface {
+	warm(ctx context.Context, sizes []int) error
+}
+
 // holders are the ways this build can keep a batch on a target's device:
 // an adapter that speaks the scan frames (holdExec), and in the cuda
 // build the GPU targets (gpu_cuda.go adds them). Each returns nil and no

@@ -14,7 +14,8 @@
 #                default ./gpu/ ./scan/ ./cmd/bitparity/ ./internal/layers/;
 #                about 140 s on the H200, over 210 s on an H100 in session
 #                19), -v (and -run $TEST_RUN when set)
-#                (TEST_LIMIT seconds, default 330)
+#                (TEST_LIMIT seconds, default 330; go test's -timeout 20 s
+#                less, so a test still running is named with its stack)
 #   go-bench     make test-gpu -bench GO_BENCH (default .) -benchtime 1x on
 #                GO_BENCH_PKGS (default ./scan/), GO_BENCH_LIMIT seconds
 #                (default 240); not in the default list
@@ -230,7 +231,10 @@ if begin test-gpu 60; then
 	pkgs=${TEST_PKGS:-./gpu/ ./scan/ ./cmd/bitparity/ ./internal/layers/}
 	tflags=-v
 	[ -n "${TEST_RUN:-}" ] && tflags="-v -run '$TEST_RUN'" # quoted: make hands it to sh
-	timed test-gpu "$(limit "${TEST_LIMIT:-330}")" make test-gpu GPUTAGS="$tags" PKGS="$pkgs" TESTFLAGS="$tflags"
+	lim=$(limit "${TEST_LIMIT:-330}")
+	# go test's own timeout 20 s before the stage's: a test still running
+	# then fails with every goroutine's stack, which names it.
+	timed test-gpu "$lim" make test-gpu GPUTAGS="$tags" PKGS="$pkgs" TESTFLAGS="$tflags" TEST_TIMEOUT="$((lim > 40 ? lim - 20 : 20))s"
 	expect test-gpu 0
 	say "test-gpu: make test-gpu GPUTAGS=$tags PKGS='$pkgs' TESTFLAGS=-v: exit $rc in $secs s: $(grep -E '^(ok|FAIL|---)[[:space:]]' "$logs/test-gpu.log" | grep -vE '^--- (PASS|SKIP)' |
 		sed -E 's|github.com/bitparity/bitparity/||; s/[[:space:]]+/ /g' | head -n 30 | paste -sd ';' -)"
