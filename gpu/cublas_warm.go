@@ -62,7 +62,9 @@ const warmThreads = 8
 // computes y = x·w for its sizes (x: at least max(ms) rows of k values,
 // w: k x n, both only read) into a scratch output nobody reads. Each
 // handle is made as the scan's own is (cublasCreate, cuBLAS's defaults).
-// It returns when every thread is done.
+// It returns when every thread is done. On the H200 it saved about 0.07 s
+// of that first 0.27 s (the scan's map unchanged): most of the cost does
+// not spread over the threads.
 func warmShapes(d *Device, x, w *buffer, ms []int, n, k int, ab, c oracle.DType) error {
 	if len(ms) == 0 {
 		return nil
