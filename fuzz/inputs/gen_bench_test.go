@@ -39,3 +39,24 @@ func BenchmarkGen(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOfRMSNorm makes the batch of an rmsnorm case of 8192 rows x
+// 4096 bf16 on the host (Of, on GOMAXPROCS goroutines) for the normal and
+// the boundary draw: the host's share of a draw that an adapter or device
+// does not make itself (the boundary draw of scan --exec, whose nudges
+// need the oracle's schedule).
+//
+//	go test -run - -bench OfRMSNorm -benchtime 3x ./fuzz/inputs/
+func BenchmarkOfRMSNorm(b *testing.B) {
+	for _, d := range []spec.Dist{spec.DistNormal, spec.DistBoundary} {
+		b.Run(string(d), func(b *testing.B) {
+			c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm, In: spec.BF16, Out: spec.BF16,
+				Dist: d, Seed: 1, Eps: 1e-6, Shape: spec.Shape{Rows: 8192, Hidden: 4096}}
+			for b.Loop() {
+				if _, err := Of(c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
