@@ -52,12 +52,11 @@ import (
 // warmThreads is the most OS threads warmShapes runs on.
 const warmThreads = 8
 
-// warmShapes has cuBLAS choose and load its cublasGemmEx kernel for a
-// batch of each size M of ms, before a scan runs them one at a time.
-// cuBLAS chooses per shape on the host, the first time it sees one (about
-// 0.27 s for the 786 products of one draw of M = 1..256 at K = N = 4096
-// bf16 on an H200, against 0.018 s for the same products again); here
-// the sizes are split over up to warmThreads OS threads, each with the
+// warmShapes makes cuBLAS's first cublasGemmEx call for a batch of each
+// size M of ms, before a scan runs them one at a time. The first call at
+// a new shape is slow, once a process (about 0.27 s for the 786 products
+// of one draw of M = 1..256 at K = N = 4096 bf16 on an H200, against
+// 0.018 s for the same products again); here the sizes are split over up to warmThreads OS threads, each with the
 // device's context current and its own stream and handle, and each
 // computes y = x·w for its sizes (x: at least max(ms) rows of k values,
 // w: k x n, both only read) into a scratch output nobody reads. Each

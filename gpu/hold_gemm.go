@@ -189,7 +189,7 @@ func newGEMMHeld(t target.Target, in, out oracle.DType, m, k, n int) (*GEMMHeld,
 
 // Warm prepares the target's launches for batches of each size of sizes
 // (1..the held rows) before they are run one at a time: cublas-gemmex
-// chooses and loads its kernel for each shape on several threads at once
+// makes its slow first call at each shape on several threads at once
 // (warmShapes); any other target needs nothing. Outputs are unchanged.
 func (h *GEMMHeld) Warm(ctx context.Context, sizes []int) error {
 	if err := ctx.Err(); err != nil {

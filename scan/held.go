@@ -24,7 +24,7 @@ type held interface {
 
 // warmer is a held batch whose target prepares its launches for batches
 // of given sizes, in items, before the scan runs them one at a time (a
-// cuBLAS gemm chooses its kernel per shape: gpu.GEMMHeld.Warm).
+// cuBLAS gemm's first call at each shape is slow: gpu.GEMMHeld.Warm).
 type warmer interface {
 	warm(ctx context.Context, sizes []int) error
 }
