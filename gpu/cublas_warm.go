@@ -47,6 +47,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/bitparity/bitparity/oracle"
+	"github.com/bitparity/bitparity/target"
 )
 
 // warmThreads is the most OS threads warmShapes runs on.
@@ -56,14 +57,15 @@ const warmThreads = 8
 // size M of ms, before a scan runs them one at a time. The first call at
 // a new shape is slow, once a process (about 0.27 s for the 786 products
 // of one draw of M = 1..256 at K = N = 4096 bf16 on an H200, against
-// 0.018 s for the same products again); here the sizes are split over up to warmThreads OS threads, each with the
-// device's context current and its own stream and handle, and each
-// computes y = x·w for its sizes (x: at least max(ms) rows of k values,
-// w: k x n, both only read) into a scratch output nobody reads. Each
-// handle is made as the scan's own is (cublasCreate, cuBLAS's defaults).
-// It returns when every thread is done. On the H200 it saved about 0.07 s
-// of that first 0.27 s (the scan's map unchanged): most of the cost does
-// not spread over the threads.
+// 0.018 s for the same products again). Here the sizes are split over
+// up to warmThreads OS threads, each with the device's context current
+// and its own stream and handle, and each computes y = x·w for its sizes
+// (x: at least max(ms) rows of k values, w: k x n, both only read) into a
+// scratch output nobody reads. Each handle is made as the scan's own is
+// (cublasCreate, cuBLAS's defaults). It returns when every thread is
+// done; a failed call wraps target.ErrTargetCrashed, as gemmOn's does.
+// On the H200 it saved about 0.07 s of that first 0.27 s (the scan's map
+// unchanged): most of the cost does not spread over the threads.
 func warmShapes(d *Device, x, w *buffer, ms []int, n, k int, ab, c oracle.DType) error {
 	if len(ms) == 0 {
 		return nil
@@ -100,7 +102,7 @@ func warmShapes(d *Device, x, w *buffer, ms []int, n, k int, ab, c oracle.DType)
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("gpu: warm cuBLAS for %d sizes: %w", len(ms), err)
+		return fmt.Errorf("%w: warm cuBLAS for %d sizes: %w", target.ErrTargetCrashed, len(ms), err)
 	}
 	return nil
 }
