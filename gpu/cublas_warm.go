@@ -2,42 +2,6 @@
 
 package gpu
 
-// #include <cuda.h>
-// #include <cublas_v2.h>
-//
-// // bp_warm computes y = x·w (row-major, as bp_gemmex) once for each of
-// // the nm sizes ms, on a stream and a cuBLAS handle of its own, into a
-// // scratch output nobody reads, then waits for them and frees what it
-// // made. It returns the first failing call's status: a driver error as
-// // 1000 + its CUresult, a cuBLAS error as its cublasStatus_t.
-// static int bp_warm(const int *ms, int nm, int n, int k, unsigned long long x, unsigned long long w,
-// 		int ab, int c, int ysize) {
-// 	const float alpha = 1.0f, beta = 0.0f;
-// 	int maxm = 0;
-// 	for (int i = 0; i < nm; i++) if (ms[i] > maxm) maxm = ms[i];
-// 	CUstream s;
-// 	CUresult r = cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
-// 	if (r != CUDA_SUCCESS) return 1000 + r;
-// 	CUdeviceptr y;
-// 	if ((r = cuMemAlloc(&y, (size_t)maxm * n * ysize)) != CUDA_SUCCESS) { cuStreamDestroy(s); return 1000 + r; }
-// 	cublasHandle_t h;
-// 	cublasStatus_t st = cublasCreate(&h);
-// 	if (st == CUBLAS_STATUS_SUCCESS) {
-// 		st = cublasSetStream(h, (cudaStream_t)s);
-// 		for (int i = 0; i < nm && st == CUBLAS_STATUS_SUCCESS; i++)
-// 			st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, ms[i], k, &alpha,
-// 				(const void *)w, (cudaDataType)ab, n, (const void *)x, (cudaDataType)ab, k, &beta,
-// 				(void *)y, (cudaDataType)c, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-// 		cublasDestroy(h);
-// 	}
-// 	r = cuStreamSynchronize(s);
-// 	cuMemFree(y);
-// 	cuStreamDestroy(s);
-// 	if (st != CUBLAS_STATUS_SUCCESS) return st;
-// 	return r == CUDA_SUCCESS ? 0 : 1000 + r;
-// }
-import "C"
-
 import (
 	"errors"
 	"fmt"
@@ -77,9 +41,9 @@ func warmShapes(d *Device, x, w *buffer, ms []int, n, k int, ab, c oracle.DType)
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
 	for t := range threads {
-		var share []C.int // every threads-th size: each thread gets small and large M
+		var share []int // every threads-th size: each thread gets small and large M
 		for i := t; i < len(ms); i += threads {
-			share = append(share, C.int(ms[i]))
+			share = append(share, ms[i])
 		}
 		wg.Add(1)
 		go func() {
@@ -90,13 +54,8 @@ func warmShapes(d *Device, x, w *buffer, ms []int, n, k int, ab, c oracle.DType)
 				errs[t] = fmt.Errorf("make the context current: %w", err)
 				return
 			}
-			st := C.bp_warm(&share[0], C.int(len(share)), C.int(n), C.int(k), C.ulonglong(x.ptr), C.ulonglong(w.ptr),
-				cudaType(ab), cudaType(c), C.int(dsize(c)))
-			switch {
-			case st >= 1000:
-				errs[t] = fmt.Errorf("thread %d: CUDA error %d", t, int(st)-1000)
-			case st != 0:
-				errs[t] = fmt.Errorf("thread %d: cuBLAS status %d", t, int(st))
+			if err := warmGemmEx(share, x, w, n, k, ab, c); err != nil {
+				errs[t] = fmt.Errorf("thread %d: %w", t, err)
 			}
 		}()
 	}
