@@ -33,21 +33,24 @@ tar -C .device/vendor -cJf .device/vendor.tar.xz .
 rm -rf .device/vendor
 sed -i 's|^if \[ -d .device/vendor \]; then.*|if [ -f .device/vendor.tar.xz ]; then rm -rf vendor \&\& mkdir vendor \&\& tar -C vendor -xJf .device/vendor.tar.xz; fi|' .device/run.sh
 grep -q 'vendor.tar.xz' .device/run.sh || { echo "device-prepare: could not teach .device/run.sh to unpack vendor.tar.xz" >&2; exit 1; }
-# Go itself without its standard library's tests, their testdata and the
-# tools a build never runs (fix, preprofile): 37 MB of xz becomes about 31,
-# which the tree (about 28 MiB tracked) needs to stay under the transfer
+# Go itself without its standard library's tests, their testdata, the
+# tools a build never runs (fix, preprofile, cover, gofmt) and the sources
+# of the prebuilt compiler and of x/tools (go tool pprof still builds from
+# what is left), at xz -9: 37 MB of xz becomes about 24, which the tree
+# (about 30 MB tracked, 2,200 files) needs to stay under the transfer
 # limit. The slimmed archive is kept in the same cache folder prepare.sh
 # keeps Go in, so it is made once per Go version.
 goxz=.device/go.tar.xz
-slim="${XDG_CACHE_HOME:-$HOME/.cache}/bitparity-device/$(sha256sum "$goxz" | cut -c1-16).slim.tar.xz"
+slim="${XDG_CACHE_HOME:-$HOME/.cache}/bitparity-device/$(sha256sum "$goxz" | cut -c1-16).slim2.tar.xz"
 if [ ! -f "$slim" ]; then
 	mkdir -p "$(dirname "$slim")"
 	tmp=$(mktemp -d)
 	tar -C "$tmp" -xJf "$goxz"
 	find "$tmp/go/src" -type d -name testdata -prune -exec rm -rf {} +
 	find "$tmp/go/src" -name '*_test.go' -delete
-	rm -rf "$tmp"/go/pkg/tool/*/fix "$tmp"/go/pkg/tool/*/preprofile "$tmp/go/test" "$tmp/go/api" "$tmp/go/doc" "$tmp/go/misc"
-	tar -C "$tmp" -cf - go | xz -6 -T0 >"$slim.part" && mv "$slim.part" "$slim"
+	rm -rf "$tmp"/go/pkg/tool/*/fix "$tmp"/go/pkg/tool/*/preprofile "$tmp"/go/pkg/tool/*/cover "$tmp/go/bin/gofmt" \
+		"$tmp/go/test" "$tmp/go/api" "$tmp/go/doc" "$tmp/go/misc" "$tmp/go/src/cmd/compile" "$tmp/go/src/cmd/vendor/golang.org/x/tools"
+	tar -C "$tmp" -cf - go | xz -9 -T0 >"$slim.part" && mv "$slim.part" "$slim"
 	rm -rf "$tmp"
 fi
 cp "$slim" "$goxz"
