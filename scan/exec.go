@@ -126,10 +126,7 @@ func (h *execHeld) prefix(ctx context.Context, n int) (*external.Step, error) {
 		delete(h.ahead, n)
 		return st, nil
 	}
-	maxSteps, maxRows := aheadSteps, aheadRows
-	if h.t.ComparesAlone() {
-		maxSteps, maxRows = aheadAloneSteps, aheadAloneRows
-	}
+	maxSteps, maxRows := h.frameLimits()
 	sizes := []int{n}
 	rows := n * h.kr
 	for m := n + 1; m <= h.b.Items() && len(sizes) < maxSteps && rows+m*h.kr <= maxRows; m++ {
@@ -145,6 +142,16 @@ func (h *execHeld) prefix(ctx context.Context, n int) (*external.Step, error) {
 		h.ahead[m] = sts[i+1]
 	}
 	return sts[0], nil
+}
+
+// frameLimits are the steps and rows of one frame of prefix steps:
+// aheadSteps and aheadRows, or aheadAloneSteps and aheadAloneRows for an
+// adapter that compares with the items alone.
+func (h *execHeld) frameLimits() (steps, rows int) {
+	if h.t.ComparesAlone() {
+		return aheadAloneSteps, aheadAloneRows
+	}
+	return aheadSteps, aheadRows
 }
 
 // isPanel reports whether ids are a panel batch of a scan of the held

@@ -33,6 +33,16 @@ func sameScan(t *testing.T, as string, a *Result, bs string, b *Result) {
 	}
 }
 
+// firstOther is the first diff of a that b does not have at its index.
+func firstOther(a, b []Diff) any {
+	for i := range a {
+		if i >= len(b) || a[i] != b[i] {
+			return a[i]
+		}
+	}
+	return nil
+}
+
 // adapter returns the command line of a script under adapters/.
 func adapter(py, script string, args ...string) string {
 	_, file, _, _ := runtime.Caller(0)
@@ -182,5 +192,65 @@ func TestHelloIdentity(t *testing.T) {
 	here := map[string]string{"scan": "1", "name": "numpy.rmsnorm", "versions": "numpy=2.0"}
 	if d := HelloDiff(id, here); !slices.Equal(d, []string{`versions: recorded "numpy=1.24.2", here "numpy=2.0"`}) {
 		t.Errorf("HelloDiff = %q", d)
+	}
+}
+
+// TestExecScanBulkMatchesPerStep: a scan of an adapter's held batch checks
+// its prefixes from PanelItems on in bulk (exec_bulk.go) and gives what
+// the per-step path gives: the same map, diffs, differing rows, batches
+// and verdict, on an exact adapter, on one that drifts from 90 rows (the
+// values 64..89 pass in bulk while the reference batch differs from the
+// items alone, so transitivity settles their rows: fewer rows compared),
+// without the taps, and with every digest sent (no compare on the
+// adapter's side).
+func TestExecScanBulkMatchesPerStep(t *testing.T) {
+	py := pythontest.NumPy(t)
+	exact := adapter(py, "numpy_ops.py", "rmsnorm")
+	split := adapter(py, "examples/numpy_split.py", "--from", "90")
+	dists := []spec.Dist{spec.DistNormal, spec.DistBoundary}
+	s := spec.ScanSpec{Dim: spec.ScanItems, From: 1, To: 130, Shape: spec.Shape{Hidden: 32}, Dists: dists, Seed: 1}
+	noTaps := s
+	noTaps.NoTaps = true
+	tests := []struct {
+		name, cmdline, against string
+		s                      spec.ScanSpec
+		settled                bool // the bulk check settles rows by transitivity
+	}{
+		{"exact", exact, "", s, false},
+		{"split", split, "", s, true},
+		{"split no taps", split, "", noTaps, true},
+		{"split every digest", split, "none", s, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2]*Result
+			for i, perStep := range []bool{true, false} {
+				name, _ := adapterTarget(t, tc.cmdline, spec.OpRMSNorm, "BITPARITY_SCAN_AGAINST", tc.against)
+				s := tc.s
+				s.Target = name
+				r, err := Run(context.Background(), s, Options{perStep: perStep})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[i] = r
+			}
+			want, bulk := got[0], got[1]
+			if tc.cmdline == split && bulk.Map.Rule != "rows <= 89 -> A, rows >= 90 -> B" {
+				t.Errorf("map %q, want rows <= 89 -> A, rows >= 90 -> B", bulk.Map.Rule)
+			}
+			if bulk.Map.Rule != want.Map.Rule || !reflect.DeepEqual(bulk.Map.Classes, want.Map.Classes) {
+				t.Errorf("map %q %+v, per step %q %+v", bulk.Map.Rule, bulk.Map.Classes, want.Map.Rule, want.Map.Classes)
+			}
+			if !reflect.DeepEqual(bulk.Diffs, want.Diffs) || (bulk.Certificate == nil) != (want.Certificate == nil) {
+				t.Errorf("%d diffs (certified %v), per step %d (%v); first other: %+v", len(bulk.Diffs), bulk.Certificate != nil,
+					len(want.Diffs), want.Certificate != nil, firstOther(bulk.Diffs, want.Diffs))
+			}
+			if bulk.Differing != want.Differing || bulk.Batches != want.Batches {
+				t.Errorf("differing %d, batches %d; per step %d, %d", bulk.Differing, bulk.Batches, want.Differing, want.Batches)
+			}
+			if settled := bulk.RowsCompared < want.RowsCompared; settled != tc.settled || bulk.RowsCompared > want.RowsCompared {
+				t.Errorf("rows compared %d, per step %d: want the bulk check to settle rows %v", bulk.RowsCompared, want.RowsCompared, tc.settled)
+			}
+		})
 	}
 }

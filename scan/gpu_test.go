@@ -154,16 +154,6 @@ func TestScanGPUBulkMatchesPerStep(t *testing.T) {
 	}
 }
 
-// firstOther is the first diff of a that b does not have at its index.
-func firstOther(a, b []Diff) any {
-	for i := range a {
-		if i >= len(b) || a[i] != b[i] {
-			return a[i]
-		}
-	}
-	return nil
-}
-
 // BenchmarkScanGPURMSNorm is the scan: cuda-rmsnorm at hidden 4096
 // bf16, rows 1..8192, three draws, every row of every batch compared with
 // the row alone and in the 8192-row batch. Reported: seconds per scan,

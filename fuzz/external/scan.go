@@ -143,6 +143,12 @@ type Step struct {
 	// TapDigests holds the taps' digests when TapCols > 0.
 	TapDigests []uint64
 	TapCols    int
+	// Compared is true when the adapter compared the step with the items
+	// alone; Named are then the rows it named as differing from them (their
+	// values or their taps), ascending: every other row equals its item
+	// alone, bitwise.
+	Compared bool
+	Named    []int
 	// Values and Taps are the fetched rows (positions fetch), widened to
 	// fp32, fetched in order.
 	Values, Taps []float32
@@ -608,6 +614,10 @@ func decodeAgainst(rep *frame, steps []*Step, a *aloneRows, batches [][]int, kr 
 			j++
 		}
 		ids := batches[b]
+		st.Compared = true
+		for _, r := range named[i:j] {
+			st.Named = append(st.Named, r-at)
+		}
 		if j == i && a.ident && len(ids) <= a.n && spec.IsIota(ids) {
 			st.Digests = a.digests[:st.Rows:st.Rows]
 			if tc > 0 {
