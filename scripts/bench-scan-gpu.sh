@@ -32,6 +32,12 @@
 #   BITPARITY=bin/bitparity bash scripts/bench-scan-gpu.sh  # ROWS HIDDEN DISTS OUTDIR KINDS ...
 #   DRY_RUN=1 bash scripts/bench-scan-gpu.sh                # print the commands, run none (no GPU)
 #
+# RUNS (default 1) runs every scan and loop of rmsnorm, gemm and exec that
+# many times, alternated (run k's files carry .rK before their extension:
+# gemm-scan.r2.log); the summary takes each figure's median run, since a
+# loop's time moved by up to half between runs on one machine (0.39 and
+# 0.58 s). The copy bound, kernel and power run once.
+#
 # KINDS picks parts (default "rmsnorm gemm exec kernel power"); GEMM_TARGET=
 # (empty) skips gemm; PART_TIMEOUT (default 240) bounds each command in
 # seconds. Logs and JSON go to OUTDIR (default out/bench-scan-gpu);
@@ -53,6 +59,7 @@ gemm_n=${GEMM_N:-4096}
 gemm_loops=${GEMM_LOOPS:-torch}
 kernel=${KERNEL:-gpu/testdata/userkernels/rmsnorm_invariant.json}
 part_timeout=${PART_TIMEOUT:-240}
+runs=${RUNS:-1}
 dry=${DRY_RUN:-}
 ndraws=$(awk -F, '{print NF}' <<<"$dists")
 mkdir -p "$out"
@@ -86,31 +93,35 @@ run() {
 has() { [[ " $kinds " == *" $1 "* ]]; }
 size=(--to "$rows" --hidden "$hidden" --in bf16 --out bf16 --dists "$dists" --power 0)
 
-if has rmsnorm || has exec; then
-	run torch-loop 0 "$out/loop.json" python3 scripts/torch_scan.py "$rows" "$hidden" cuda --draws "$ndraws"
-fi
-if has rmsnorm; then
-	rm -rf "$out/corpus"
-	run scan 0 "$out/scan.log" "$bin" scan --target cuda-rmsnorm "${size[@]}" --dir "$out/corpus" --json "$out/scan.json"
-	run copy 0 "$out/copy.json" python3 scripts/copy_bandwidth.py
-fi
-if has gemm && [ -n "$gemm_target" ]; then
-	rm -rf "$out/gemm-corpus"
-	run gemm-scan 1 "$out/gemm-scan.log" "$bin" scan --target "$gemm_target" --to "$gemm_m" --hidden "$gemm_k" --n "$gemm_n" \
-		--in bf16 --out bf16 --dists "$dists" --power 0 --dir "$out/gemm-corpus" --json "$out/gemm-scan.json"
-	for be in $gemm_loops; do
-		run "gemm-loop-$be" 0 "$out/gemm-loop-$be.json" python3 scripts/gemm_scan.py "$gemm_m" "$gemm_k" "$gemm_n" \
-			--draws "$ndraws" --backend "$be"
-	done
-	run gemm-ops 0 "$out/gemm-ops.json" python3 scripts/gemm_scan.py "$gemm_m" "$gemm_k" "$gemm_n" \
-		--draws "$ndraws" --backend torch --op-only
-fi
-if has exec; then
-	run torch-ops 0 "$out/ops.json" python3 scripts/torch_scan.py "$rows" "$hidden" cuda --draws "$ndraws" --op-only
-	rm -rf "$out/exec-corpus"
-	run exec-scan 1 "$out/exec-scan.log" "$bin" scan --exec 'python3 adapters/torch_ops.py rmsnorm' "${size[@]}" \
-		--dir "$out/exec-corpus" --json "$out/exec-scan.json"
-fi
+# r NAME: NAME as run k's file (.rK before the extension from run 2 on).
+r() { if [ "$k" -eq 1 ]; then echo "$1"; else echo "${1%.*}.r$k.${1##*.}"; fi; }
+for k in $(seq 1 "$runs"); do
+	if has rmsnorm || has exec; then
+		run torch-loop 0 "$out/$(r loop.json)" python3 scripts/torch_scan.py "$rows" "$hidden" cuda --draws "$ndraws"
+	fi
+	if has rmsnorm; then
+		rm -rf "$out/corpus"
+		run scan 0 "$out/$(r scan.log)" "$bin" scan --target cuda-rmsnorm "${size[@]}" --dir "$out/corpus" --json "$out/$(r scan.json)"
+		[ "$k" -eq 1 ] && run copy 0 "$out/copy.json" python3 scripts/copy_bandwidth.py
+	fi
+	if has gemm && [ -n "$gemm_target" ]; then
+		rm -rf "$out/gemm-corpus"
+		run gemm-scan 1 "$out/$(r gemm-scan.log)" "$bin" scan --target "$gemm_target" --to "$gemm_m" --hidden "$gemm_k" --n "$gemm_n" \
+			--in bf16 --out bf16 --dists "$dists" --power 0 --dir "$out/gemm-corpus" --json "$out/$(r gemm-scan.json)"
+		for be in $gemm_loops; do
+			run "gemm-loop-$be" 0 "$out/$(r "gemm-loop-$be.json")" python3 scripts/gemm_scan.py "$gemm_m" "$gemm_k" "$gemm_n" \
+				--draws "$ndraws" --backend "$be"
+		done
+		run gemm-ops 0 "$out/$(r gemm-ops.json)" python3 scripts/gemm_scan.py "$gemm_m" "$gemm_k" "$gemm_n" \
+			--draws "$ndraws" --backend torch --op-only
+	fi
+	if has exec; then
+		run torch-ops 0 "$out/$(r ops.json)" python3 scripts/torch_scan.py "$rows" "$hidden" cuda --draws "$ndraws" --op-only
+		rm -rf "$out/exec-corpus"
+		run exec-scan 1 "$out/$(r exec-scan.log)" "$bin" scan --exec 'python3 adapters/torch_ops.py rmsnorm' "${size[@]}" \
+			--dir "$out/exec-corpus" --json "$out/$(r exec-scan.json)"
+	fi
+done
 if has kernel; then
 	rm -rf "$out/kernel-corpus"
 	run kernel-scan 1 "$out/kernel-scan.log" "$bin" scan --kernel "$kernel" "${size[@]}" \

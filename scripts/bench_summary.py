@@ -13,12 +13,19 @@ F.rms_norm calls with no compare, the floor); kernel-scan.log, kernel-loop.json
 (kernel); power-1.log, power-2.log and their .wall files (power: wall
 seconds of each run).
 
+With RUNS > 1 (bench-scan-gpu.sh) every scan and loop of rmsnorm, gemm and
+exec ran RUNS times, alternated; run k's files carry ".rK" before their
+extension (gemm-scan.r2.log, loop.r2.json). Each figure is then the
+median run's (the lower of the two middle ones for an even count), and a
+line per kind lists every run's seconds.
+
     python3 scripts/bench_summary.py OUTDIR [--rows R] [--hidden H] [--draws D] [--gemm-target T] [--gemm-m M] [--gemm-k K] [--gemm-n N] [--kernel MANIFEST]
 """
 import argparse
 import json
 import os
 import re
+import statistics
 import sys
 
 SCAN_LINE = re.compile(r"(\d+) row comparisons in (\d+) batches, ([^,]*), ([0-9.e+]+)s \(([0-9.e+]+) rows/s\)")
@@ -37,7 +44,32 @@ class Dir:
         except OSError:
             return None
 
+    def runs(self, name):
+        """name and the files of its later runs (name with .r2, .r3, ...
+        before its extension) that are there."""
+        stem, ext = os.path.splitext(name)
+        names, k = [name], 2
+        while self.has("%s.r%d%s" % (stem, k, ext)):
+            names.append("%s.r%d%s" % (stem, k, ext))
+            k += 1
+        return names
+
+    def seconds(self, name):
+        """Every run's seconds of a scan log or loop JSON, in run order."""
+        log = name.endswith(".log")
+        got = [self.scan_one(n) if log else self.json_one(n) for n in self.runs(name)]
+        return [g[0] if log else g["seconds"] for g in got if g]
+
     def json(self, name):
+        """The JSON object of name; the median run's (by its "seconds")
+        when name ran several times."""
+        got = [g for g in (self.json_one(n) for n in self.runs(name)) if g is not None]
+        if len(got) > 1 and all(isinstance(g, dict) and "seconds" in g for g in got):
+            mid = statistics.median_low([g["seconds"] for g in got])
+            return next(g for g in got if g["seconds"] == mid)
+        return got[0] if got else None
+
+    def json_one(self, name):
         t = self.text(name)
         try:
             return json.loads(t) if t else None
@@ -53,7 +85,14 @@ class Dir:
 
     def scan(self, name):
         """(seconds, comparisons, batches, where, rows/s, verdict) of a scan
-        log, or None."""
+        log, or None; the median run's when name ran several times."""
+        got = [r for r in (self.scan_one(n) for n in self.runs(name)) if r]
+        if len(got) > 1:
+            mid = statistics.median_low([r[0] for r in got])
+            return next(r for r in got if r[0] == mid)
+        return got[0] if got else None
+
+    def scan_one(self, name):
         t = self.text(name)
         m = SCAN_LINE.search(t or "")
         if not m:
@@ -89,6 +128,12 @@ def main(argv):
 
     loop = d.json("loop.json")
 
+    def runs_line(*names):
+        """Every run's seconds of the files names that ran more than once."""
+        parts = ["%s %s s" % (n, ", ".join("%.3f" % x for x in d.seconds(n))) for n in names if len(d.runs(n)) > 1]
+        if parts:
+            print("  runs (alternated; each figure is its median run's): " + "; ".join(parts))
+
     def torch_loop_line():
         if loop:
             print("  torch loop (scripts/torch_scan.py, torch %s): %.3f s, %d rows checked, %.3g rows/s, %d value(s) differ"
@@ -121,6 +166,7 @@ def main(argv):
         if s and bound:
             print("  scan / bound: %.2fx (want <= 2); the scan moves %.3g TB/s of the bound's bytes"
                   % (s[0] / bound, bound_bytes / s[0] / 1e12))
+        runs_line("scan.log", "loop.json")
         row("cuda-rmsnorm", s, "torch F.rms_norm loop", loop and loop["seconds"], ">= 2x", lambda r: r >= 2)
         if bound:
             table.append(("cuda-rmsnorm", "%.3f" % s[0] if s else "-", "copy bound", "%.3f" % bound,
@@ -150,6 +196,7 @@ def main(argv):
                 print("  loop (%s): no figure (see gemm-loop-%s.log)" % (be, be))
             row(a.gemm_target, s, "torch.matmul loop" if be == "torch" else "CuPy cublasGemmEx loop",
                 lp and lp["seconds"], ">= 1.5x" if be == "torch" else "-", (lambda r: r >= 1.5) if be == "torch" else None)
+        runs_line("gemm-scan.log", *["gemm-loop-%s.json" % be for be in ("torch", "cupy")], "gemm-ops.json")
         ops = d.json("gemm-ops.json")
         if ops:
             print("  floor (scripts/gemm_scan.py --op-only: the torch loop's %d products and gathers, no compare): %.3f s"
@@ -171,6 +218,7 @@ def main(argv):
             print("  floor (scripts/torch_scan.py --op-only: the same F.rms_norm calls, no compare): %.3f s" % ops["seconds"])
         if s and loop:
             print("  scan speed over the torch loop: %.2fx (want >= 1)" % (loop["seconds"] / s[0]))
+        runs_line("exec-scan.log", "loop.json", "ops.json")
         row("exec:torch rmsnorm", s, "torch F.rms_norm loop", loop and loop["seconds"], ">= 1x", lambda r: r >= 1)
         row("exec:torch rmsnorm", s, "F.rms_norm calls alone", ops and ops["seconds"], "-", None)
 

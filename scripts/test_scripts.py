@@ -52,6 +52,18 @@ class BenchSummary(unittest.TestCase):
         self.assertEqual(len(rows), 1, out)
         self.assertIn("0.11x", rows[0])  # 0.038 / 0.361
 
+    def test_runs_take_the_median(self):
+        loop = {"backend": "torch", "version": "2.11", "rows_checked": 99456, "panel_rows": 6048, "products": 2358, "differ": []}
+        files = {"gemm-loop-torch.json": dict(loop, seconds=0.391), "gemm-loop-torch.r2.json": dict(loop, seconds=0.6),
+                 "gemm-loop-torch.r3.json": dict(loop, seconds=0.45)}
+        for name, secs in (("gemm-scan.log", "0.361"), ("gemm-scan.r2.log", "0.5"), ("gemm-scan.r3.log", "0.3")):
+            files[name] = SCAN_LOG.replace("0.361s", secs + "s")
+        out = self.summary(files)
+        self.assertIn("gemm speedup over the torch loop: 1.25x", out)  # 0.45 / 0.361
+        self.assertIn("runs (alternated; each figure is its median run's): gemm-scan.log 0.361, 0.500, 0.300 s; "
+                      "gemm-loop-torch.json 0.391, 0.600, 0.450 s", out)
+        self.assertNotIn("runs", self.summary({"gemm-scan.log": SCAN_LOG, "gemm-loop-torch.json": dict(loop, seconds=0.391)}))
+
     def test_no_floor_without_its_file(self):
         loop = {"backend": "torch", "version": "2.11", "seconds": 0.391, "rows_checked": 99456, "panel_rows": 6048,
                 "products": 2358, "differ": []}
