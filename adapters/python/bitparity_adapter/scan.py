@@ -522,6 +522,34 @@ def _host_digests(ds):
     return np.concatenate(ds) if len(ds) > 1 else ds[0]
 
 
+def warm(device, generates):
+    """Runs once, on tiny tensors on a torch device, the kit's own kernels
+    that a held scan's frames run: the row digests, the compares with the
+    items alone and the read of their positions, and, when the adapter
+    generates held rows (generates: its hello's scan_gen), the generator's
+    kernels for every distribution and dtype it makes. CUDA loads a
+    kernel at its first launch: this moves those loads from the scan's
+    first frames to the adapter's start, as a user's loop runs its
+    kernels once before it starts its clock (on an H100, a generated
+    8192 x 4096 hold took 0.25 s in a fresh adapter and 0.09 s once its
+    kernels were loaded). Returns the number of generator calls made."""
+    import torch
+    from . import gen
+    a = torch.zeros((4, 8), dtype=torch.int16, device=device)
+    for bits in (a, torch.zeros((4, 8), dtype=torch.int32, device=device)):
+        _torch_bits_digests(bits)
+        m = (_wide(bits) != _wide(bits)).any(dim=1)
+        _positions(_cat([m, m]))
+        _take(bits, np.array([1, 2], dtype=np.int64))
+    n = 0
+    if generates:
+        for dist in gen.DISTS:
+            for dtype in gen.SMALLEST_NORMAL:
+                gen.rows(1, 1, dist, 1.0, dtype, np.arange(2, dtype=np.uint64), 8, device=device)
+                n += 1
+    return n
+
+
 class Alone:
     """The rows of the latest step of items each alone, kept where they
     were computed: y and taps as bits, and for every held item the first

@@ -406,6 +406,9 @@ class Loop:
         o = self.ops[want]
         held = want not in ("transformer",) + tuple(OP_OUTPUTS)  # the ops the scan frames carry
         held_op = scan.ops_field(want)  # an op package's op: its own scan frames (scan_ops)
+        scan_gen = gen.field(self.arrays) if held else ""
+        if (held or held_op) and self.arrays.kind == "torch" and self.arrays.device.type == "cuda":
+            scan.warm(self.arrays.device, scan_gen != "")
         self.conn.write({
             "frame": "hello", "protocol": frames.PROTOCOL, "seq": seq, "op": want,
             "name": "%s.%s" % (self.name, want), "device": self.device,
@@ -417,7 +420,7 @@ class Loop:
             "scan": str(scan.SCAN_VERSION) if held else "",
             "scan_against": scan.against() if held or held_op else "",
             "scan_batches": scan.batches_field() if held else "",
-            "scan_gen": gen.field(self.arrays) if held else "",
+            "scan_gen": scan_gen,
             "scan_cuts": paths.cuts_field(want),
             "scan_ops": held_op,
         })

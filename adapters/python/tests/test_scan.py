@@ -332,3 +332,22 @@ class TorchScanTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
+class WarmTest(unittest.TestCase):
+    """scan.warm runs the kit's kernels once on tiny tensors (here on the
+    CPU; the hello calls it for a torch adapter on CUDA): one generator
+    call for every distribution and dtype when the adapter generates, none
+    otherwise, and the generator then still makes the rows it made
+    before."""
+
+    def test_warm(self):
+        import torch
+        from bitparity_adapter import gen
+        cpu = torch.device("cpu")
+        keys = np.arange(3, dtype=np.uint64)
+        before = gen.rows(7, 2, "heavy", 1.0, "bf16", keys, 16, device=cpu).clone()
+        self.assertEqual(scan.warm(cpu, False), 0)
+        self.assertEqual(scan.warm(cpu, True), len(gen.DISTS) * len(gen.SMALLEST_NORMAL))
+        self.assertTrue(torch.equal(gen.rows(7, 2, "heavy", 1.0, "bf16", keys, 16, device=cpu), before))
