@@ -277,7 +277,7 @@ func TestCaseHolders(t *testing.T) {
 	t.Cleanup(func() { caseHolders = old })
 	for _, holds := range []bool{true, false} {
 		calls := 0
-		caseHolders = []func(target.Target, spec.Case) (held, *target.Batch, error){func(tg target.Target, c spec.Case) (held, *target.Batch, error) {
+		caseHolders = []func(target.Target, spec.Case, *target.Batch) (held, *target.Batch, error){func(tg target.Target, c spec.Case, _ *target.Batch) (held, *target.Batch, error) {
 			calls++
 			b, err := inputs.Of(c)
 			if err != nil || !holds {

@@ -60,6 +60,7 @@ func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	sc.makeAhead(k + 1) // while this draw runs
 	if sc.cov != nil {
 		sc.batch = b // addPower reads its rows when they are on the host
 	}
@@ -168,10 +169,14 @@ func (sc *scanner) warm(ctx context.Context, k int, h held) error {
 // pad dimension) and held by hold.
 func (sc *scanner) holdDraw(k int) (*target.Batch, held, error) {
 	c := sc.caseFor(k)
+	pre, err := sc.madeAhead(k, c)
+	if err != nil {
+		return nil, nil, fmt.Errorf("scan: draw %s: %w", sc.draws[k], err)
+	}
 	var b *target.Batch
 	if sc.s.Dim == spec.ScanItems {
 		for _, f := range caseHolders {
-			h, made, err := f(sc.t, c)
+			h, made, err := f(sc.t, c, pre)
 			if err != nil {
 				return nil, nil, fmt.Errorf("scan: draw %s, hold the batch: %w", sc.draws[k], err)
 			}
@@ -184,8 +189,10 @@ func (sc *scanner) holdDraw(k int) (*target.Batch, held, error) {
 			}
 		}
 	}
+	if b == nil && pre != nil {
+		b = pre
+	}
 	if b == nil {
-		var err error
 		if b, err = inputs.Of(c); err != nil {
 			return nil, nil, fmt.Errorf("scan: draw %s: %w", sc.draws[k], err)
 		}

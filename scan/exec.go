@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/bitparity/bitparity/fuzz/external"
-	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/spec"
 	"github.com/bitparity/bitparity/target"
@@ -343,12 +342,12 @@ func init() { caseHolders = append(caseHolders, holdExecCase) }
 // hold carries the recipe and no rows are made on the host nor written
 // to the pipe. A case whose rows the host makes (boundary, sensitive,
 // explicit data) is held with its rows, as before.
-func holdExecCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
+func holdExecCase(t target.Target, c spec.Case, pre *target.Batch) (held, *target.Batch, error) {
 	et, ok := t.(*external.Target)
 	if !ok || !et.Generates() {
 		return nil, nil, nil
 	}
-	b, err := inputs.Lazy(c)
+	b, err := lazy(pre, c)
 	if err != nil {
 		return nil, nil, err
 	}

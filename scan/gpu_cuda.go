@@ -47,11 +47,11 @@ func init() {
 // uploaded. A case the device does not make (generator version 1,
 // explicit data, the sensitive draws) is left to the host: nil, nil, nil
 // or the batch made there.
-func holdUserKernelCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
+func holdUserKernelCase(t target.Target, c spec.Case, pre *target.Batch) (held, *target.Batch, error) {
 	if c.Op != (rmsnorm.Op{}).Name() || !gpu.IsUserKernel(t) {
 		return nil, nil, nil
 	}
-	b, err := inputs.Lazy(c)
+	b, err := lazy(pre, c)
 	if err != nil || !b.Lazy() {
 		return nil, b, err
 	}
@@ -66,12 +66,12 @@ func holdUserKernelCase(t target.Target, c spec.Case) (held, *target.Batch, erro
 // target with its rows made on the device (inputs.Lazy, gpu.Target.Hold):
 // the scan generates no rows on the host and uploads none. A case the
 // target does not generate comes back made on the host, not held.
-func holdRMSNormCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
+func holdRMSNormCase(t target.Target, c spec.Case, pre *target.Batch) (held, *target.Batch, error) {
 	g, ok := t.(*gpu.Target)
 	if !ok || c.Op != (rmsnorm.Op{}).Name() {
 		return nil, nil, nil
 	}
-	b, err := inputs.Lazy(c, t)
+	b, err := lazy(pre, c, t)
 	if err != nil || !b.Lazy() {
 		return nil, b, err
 	}

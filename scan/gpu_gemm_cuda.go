@@ -34,7 +34,7 @@ func init() {
 // it does not serve (another op, generator version 1, explicit data, the
 // sensitive draws, cublas-sgemm's widened inputs) is left to the host:
 // nil, nil, nil.
-func holdGEMMCase(t target.Target, c spec.Case) (held, *target.Batch, error) {
+func holdGEMMCase(t target.Target, c spec.Case, _ *target.Batch) (held, *target.Batch, error) {
 	if c.Op != (gemm.Op{}).Name() {
 		return nil, nil, nil
 	}

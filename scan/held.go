@@ -41,7 +41,10 @@ var holders = []func(t target.Target, b *target.Batch) (held, error){holdExec}
 // returns the held batch and the batch (lazy: sizes and shared tensors);
 // or no held batch and the batch it made instead (Inputs), which the
 // caller holds as any other; or neither, for a target it does not serve.
-var caseHolders []func(t target.Target, c spec.Case) (held, *target.Batch, error)
+// pre is the case's batch when the scan made it ahead on the host
+// (ahead.go), else nil: a holder takes it where it would make that batch
+// (lazy).
+var caseHolders []func(t target.Target, c spec.Case, pre *target.Batch) (held, *target.Batch, error)
 
 // hold holds b for t: on t's device when a holder takes it, else on the
 // host (every run gathers the items and calls t.Run).

@@ -180,6 +180,9 @@ type scanner struct {
 	// batch is the last draw's largest batch when its rows are on the host.
 	cov   *power.Coverage
 	batch *target.Batch
+	// ahead is the next draw's batch, made on the host while a draw runs
+	// (ahead.go); nil when none is.
+	ahead *aheadBatch
 
 	dec   target.Target   // path: the decode
 	procs *pathProcs      // path: the adapters' processes (paths_procs.go)

@@ -25,6 +25,14 @@ func attnOp(op spec.Op) bool {
 	return ok && !k.Token()
 }
 
+// OnHost reports whether Lazy makes the batch of case c on the host
+// (Of(c)) whatever its targets: an op with no lazy batch, explicit data, a
+// boundary case of an op whose nudge no device runs, a sensitive case.
+func OnHost(c spec.Case) bool {
+	k, ok := all.Case(c.Op) // every op package's batch may be lazy (tokenInputs and attnInputs set its sizes)
+	return !ok || c.Data != nil || (c.Dist == spec.DistBoundary && !k.LazyBoundary()) || c.Dist == spec.DistSensitive
+}
+
 // Lazy returns the batch of case c: lazy (sizes and shared tensors,
 // the per-item tensor left to the targets) when every target of ts makes
 // c's values on its device (target.Generator), else Of(c). Either way
@@ -33,12 +41,11 @@ func attnOp(op spec.Op) bool {
 // uploaded. A scan holds a GPU target's largest
 // batch from it without making its rows on the host.
 func Lazy(c spec.Case, ts ...target.Target) (*target.Batch, error) {
-	k, ok := all.Case(c.Op) // every op package's batch may be lazy (tokenInputs and attnInputs set its sizes)
-	if !ok || c.Data != nil || (c.Dist == spec.DistBoundary && !k.LazyBoundary()) || c.Dist == spec.DistSensitive {
+	if OnHost(c) {
 		return Of(c)
 	}
 	src := &target.Source{Case: c}
-	if !k.Token() {
+	if attnOp(c.Op) {
 		src.QKV = attnTensors(c)
 	} else {
 		src.Tensor = itemTensor(c)
