@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/bitparity/bitparity/fuzz/inputs"
 	"github.com/bitparity/bitparity/gpu"
 	"github.com/bitparity/bitparity/ops/rmsnorm"
 	"github.com/bitparity/bitparity/spec"

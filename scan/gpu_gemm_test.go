@@ -113,7 +113,7 @@ func TestHoldGEMMCase(t *testing.T) {
 		for _, dist := range []spec.Dist{spec.DistNormal, spec.DistBoundary, spec.DistHeavy, spec.DistTies} {
 			c := spec.Case{Version: spec.CaseVersion, GenVersion: 2, Op: spec.OpGEMM, Relation: spec.RelBatchInvariance,
 				Targets: []string{name}, Shape: spec.Shape{Rows: 70, Hidden: 136, N: 72}, In: "bf16", Out: "bf16", Dist: dist, Seed: 5}
-			dev, b, err := holdGEMMCase(tg, c)
+			dev, b, err := holdGEMMCase(tg, c, nil)
 			if err != nil || dev == nil {
 				t.Fatalf("%s %s: held %v, %v", name, dist, dev != nil, err)
 			}
@@ -159,7 +159,7 @@ func TestHoldGEMMCase(t *testing.T) {
 	}
 	c := spec.Case{Version: spec.CaseVersion, GenVersion: 2, Op: spec.OpGEMM, Relation: spec.RelBatchInvariance,
 		Shape: spec.Shape{Rows: 8, Hidden: 16, N: 8}, In: "bf16", Out: "fp32", Dist: spec.DistNormal, Seed: 5}
-	if h, b, err := holdGEMMCase(sg, c); h != nil || b != nil || err != nil {
+	if h, b, err := holdGEMMCase(sg, c, nil); h != nil || b != nil || err != nil {
 		t.Errorf("cublas-sgemm of a bf16 case: held %v, batch %v, %v; want it left to the host", h != nil, b != nil, err)
 	}
 }

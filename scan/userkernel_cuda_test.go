@@ -29,7 +29,7 @@ func TestScanUserKernelBulk(t *testing.T) {
 			}
 			c := spec.Case{Version: spec.CaseVersion, GenVersion: spec.GeneratorVersion, Op: spec.OpRMSNorm,
 				Shape: spec.Shape{Rows: 300, Hidden: 256}, In: spec.BF16, Out: spec.BF16, Eps: 1e-6, Dist: spec.DistBoundary, Seed: 1}
-			h, _, err := holdUserKernelCase(k, c)
+			h, _, err := holdUserKernelCase(k, c, nil)
 			if err != nil || h == nil {
 				t.Fatalf("the case was not held with its rows made on the device: %v", err)
 			}
