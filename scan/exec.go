@@ -125,10 +125,9 @@ func (h *execHeld) prefix(ctx context.Context, n int) (*external.Step, error) {
 		delete(h.ahead, n)
 		return st, nil
 	}
-	maxSteps, maxRows := h.frameLimits()
 	sizes := []int{n}
 	rows := n * h.kr
-	for m := n + 1; m <= h.b.Items() && len(sizes) < maxSteps && rows+m*h.kr <= maxRows; m++ {
+	for m := n + 1; m <= h.b.Items() && h.fits(len(sizes), rows, m); m++ {
 		sizes = append(sizes, m)
 		rows += m * h.kr
 	}
@@ -143,14 +142,16 @@ func (h *execHeld) prefix(ctx context.Context, n int) (*external.Step, error) {
 	return sts[0], nil
 }
 
-// frameLimits are the steps and rows of one frame of prefix steps:
-// aheadSteps and aheadRows, or aheadAloneSteps and aheadAloneRows for an
-// adapter that compares with the items alone.
-func (h *execHeld) frameLimits() (steps, rows int) {
+// fits reports whether a prefix of m items fits in a frame of prefix
+// steps that holds steps steps of rows rows: at most aheadSteps steps and
+// aheadRows rows, or aheadAloneSteps and aheadAloneRows for an adapter
+// that compares with the items alone.
+func (h *execHeld) fits(steps, rows, m int) bool {
+	maxSteps, maxRows := aheadSteps, aheadRows
 	if h.t.ComparesAlone() {
-		return aheadAloneSteps, aheadAloneRows
+		maxSteps, maxRows = aheadAloneSteps, aheadAloneRows
 	}
-	return aheadSteps, aheadRows
+	return steps < maxSteps && rows+m*h.kr <= maxRows
 }
 
 // isPanel reports whether ids are a panel batch of a scan of the held

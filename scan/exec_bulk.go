@@ -9,7 +9,7 @@ import (
 )
 
 // The bulk check (bulk.go) of a batch an adapter holds. The prefixes of
-// a window go to the adapter in frames of prefix steps (frameLimits), as
+// a window go to the adapter in frames of prefix steps (fits), as
 // the per-step path asks for them ahead; the answers the per-step path
 // already asked for ahead are used, not asked again. A step the adapter
 // compared with the items alone (external.Step.Compared) names its rows
@@ -39,7 +39,6 @@ func (h *execHeld) checkPrefixes(ctx context.Context, q prefixQuery) ([]*prefixS
 			found = append(found, f)
 		}
 	}
-	maxSteps, maxRows := h.frameLimits()
 	var sizes []int
 	rows := 0
 	flush := func() error {
@@ -65,7 +64,7 @@ func (h *execHeld) checkPrefixes(ctx context.Context, q prefixQuery) ([]*prefixS
 			check(v, st)
 			continue
 		}
-		if len(sizes) == maxSteps || len(sizes) > 0 && rows+v*h.kr > maxRows {
+		if len(sizes) > 0 && !h.fits(len(sizes), rows, v) {
 			if err := flush(); err != nil {
 				return nil, err
 			}
