@@ -24,36 +24,6 @@ package gpu
 // 		(void *)y, (cudaDataType)c, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 // }
 //
-// // bp_warm makes bp_gemmex's call once for each of the nm sizes ms (M),
-// // on a stream and a cuBLAS handle of its own (the calling thread has
-// // the context current), into a scratch output nobody reads, then waits
-// // for them and frees what it made. It returns the first failing call's
-// // status: a driver error as 1000 + its CUresult, a cuBLAS error as its
-// // cublasStatus_t.
-// static int bp_warm(const int *ms, int nm, int n, int k, unsigned long long x, unsigned long long w,
-// 		int ab, int c, int ysize) {
-// 	int maxm = 0;
-// 	for (int i = 0; i < nm; i++) if (ms[i] > maxm) maxm = ms[i];
-// 	CUstream s;
-// 	CUresult r = cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
-// 	if (r != CUDA_SUCCESS) return 1000 + r;
-// 	CUdeviceptr y;
-// 	if ((r = cuMemAlloc(&y, (size_t)maxm * n * ysize)) != CUDA_SUCCESS) { cuStreamDestroy(s); return 1000 + r; }
-// 	cublasHandle_t h;
-// 	cublasStatus_t st = cublasCreate(&h);
-// 	if (st == CUBLAS_STATUS_SUCCESS) {
-// 		st = cublasSetStream(h, (cudaStream_t)s);
-// 		for (int i = 0; i < nm && st == CUBLAS_STATUS_SUCCESS; i++)
-// 			st = bp_gemmex(h, ms[i], n, k, x, w, (unsigned long long)y, ab, c);
-// 		cublasDestroy(h);
-// 	}
-// 	r = cuStreamSynchronize(s);
-// 	cuMemFree(y);
-// 	cuStreamDestroy(s);
-// 	if (st != CUBLAS_STATUS_SUCCESS) return st;
-// 	return r == CUDA_SUCCESS ? 0 : 1000 + r;
-// }
-//
 // static int bp_version(cublasHandle_t h) { int v = 0; cublasGetVersion(h, &v); return v; }
 import "C"
 
@@ -242,30 +212,6 @@ func (t *cublasTarget) gemmOn(bh *blasHandle, x, w, y *buffer, m, n, k int, ab, 
 	}
 	if st != C.CUBLAS_STATUS_SUCCESS {
 		return fmt.Errorf("%w: cublas gemm m %d n %d k %d: status %d", target.ErrTargetCrashed, m, n, k, int(st))
-	}
-	return nil
-}
-
-// warmGemmEx makes gemmOn's cublasGemmEx call (x: at least max(ms) rows
-// of k values, w: k x n) once for each M of ms on this OS thread, which
-// must have the device's context current, with a handle and a stream of
-// its own and a scratch output nobody reads (bp_warm); nothing is left
-// queued when it returns.
-func warmGemmEx(ms []int, x, w *buffer, n, k int, ab, c oracle.DType) error {
-	if len(ms) == 0 {
-		return nil
-	}
-	cms := make([]C.int, len(ms))
-	for i, m := range ms {
-		cms[i] = C.int(m)
-	}
-	st := C.bp_warm(&cms[0], C.int(len(cms)), C.int(n), C.int(k), C.ulonglong(x.ptr), C.ulonglong(w.ptr),
-		cudaType(ab), cudaType(c), C.int(dsize(c)))
-	switch {
-	case st >= 1000:
-		return fmt.Errorf("CUDA error %d", int(st)-1000)
-	case st != 0:
-		return fmt.Errorf("cuBLAS status %d", int(st))
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"github.com/bitparity/bitparity/oracle"
 	"github.com/bitparity/bitparity/target"
 )
 
@@ -19,23 +18,26 @@ const warmThreads = 8
 
 // warmShapes makes cuBLAS's first cublasGemmEx call for a batch of each
 // size M of ms, before a scan runs them one at a time. The first call at
-// a new shape is slow, once a process (about 0.27 s for the 786 products
-// of one draw of M = 1..256 at K = N = 4096 bf16 on an H200, against
-// 0.018 s for the same products again). Here the sizes are split over
-// up to warmThreads OS threads, each with the device's context current
-// and its own stream and handle, and each computes y = x·w for its sizes
-// (x: at least max(ms) rows of k values, w: k x n, both only read) into a
-// scratch output nobody reads. Each handle is made as the scan's own is
-// (cublasCreate, cuBLAS's defaults). It returns when every thread is
-// done; a failed call wraps target.ErrTargetCrashed, as gemmOn's does.
-// On the H200 it saved about 0.07 s of that first 0.27 s (the scan's map
-// unchanged): most of the cost does not spread over the threads.
-func warmShapes(d *Device, x, w *buffer, ms []int, n, k int, ab, c oracle.DType) error {
+// a new shape is slow, once a process: cuBLAS chooses the kernel on the
+// host and keeps its choice in a cache shared by every handle (on an H100,
+// M = 2..256 at K = N = 4096 bf16: 0.09 to 0.15 s on one thread, 0.004 s
+// again). Here the sizes are split over up to warmThreads OS threads, each
+// with the device's context current, and each calls mul(m) for its sizes:
+// the held batch's own launch on the device's own handle, into a scratch
+// output nobody reads. cuBLAS's functions may be called from several
+// threads with one handle while nobody changes its configuration, and
+// nothing does while this runs. The launches go to the handle's stream, in
+// order after X and W are made and before the scan's first batch; the
+// scratch output goes back to the pool in that order too. It returns when
+// every thread has queued its sizes; a failed call wraps
+// target.ErrTargetCrashed, as gemmOn's does.
+//
+// Handles of each thread's own cost more than they saved: in an H100
+// trace, a warm-up on eight new handles and streams took 0.15 s against
+// 0.075 s for eight threads calling through handles already made.
+func warmShapes(d *Device, ms []int, mul func(m int) error) error {
 	if len(ms) == 0 {
 		return nil
-	}
-	if err := d.do(func() error { return d.sync("warm cuBLAS: wait for X and W") }); err != nil {
-		return err
 	}
 	threads := min(warmThreads, runtime.NumCPU(), len(ms))
 	errs := make([]error, threads)
@@ -51,11 +53,14 @@ func warmShapes(d *Device, x, w *buffer, ms []int, n, k int, ab, c oracle.DType)
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			if err := cu.SetCurrentContext(d.ctx); err != nil {
-				errs[t] = fmt.Errorf("make the context current: %w", err)
+				errs[t] = fmt.Errorf("thread %d: make the context current: %w", t, err)
 				return
 			}
-			if err := warmGemmEx(share, x, w, n, k, ab, c); err != nil {
-				errs[t] = fmt.Errorf("thread %d: %w", t, err)
+			for _, m := range share {
+				if err := mul(m); err != nil {
+					errs[t] = fmt.Errorf("thread %d: %w", t, err)
+					return
+				}
 			}
 		}()
 	}

@@ -5,6 +5,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"gorgonia.org/cu"
 
@@ -176,7 +177,7 @@ func newGEMMHeld(t target.Target, in, out oracle.DType, m, k, n int) (*GEMMHeld,
 		h.d, h.ab, h.c = t.d, ab, c
 		h.mul = func(x, _, y *buffer, m int) error { return t.gemmOn(bh, x, h.w, y, m, h.n, h.k, h.ab, h.c) }
 		if t.ex {
-			h.warm = func(ms []int) error { return warmShapes(h.d, h.x, h.w, ms, h.n, h.k, h.ab, h.c) }
+			h.warm = func(ms []int) error { return h.warmOn(bh, t, ms) }
 		}
 	default:
 		return nil, fmt.Errorf("gpu: %s is not a GPU gemm target: %w", t.Info().Name, target.ErrUnsupported)
@@ -207,6 +208,21 @@ func (h *GEMMHeld) Warm(ctx context.Context, sizes []int) error {
 		return nil
 	}
 	return h.warm(sizes)
+}
+
+// warmOn runs warmShapes for sizes ms with t's cuBLAS call on handle bh,
+// x the held X and y one scratch output of max(ms) rows.
+func (h *GEMMHeld) warmOn(bh *blasHandle, t *cublasTarget, ms []int) error {
+	var y *buffer
+	err := h.d.do(func() (err error) {
+		y, err = h.d.pool.get(slices.Max(ms) * h.n * dsize(h.c))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("gpu: %s: warm: %w", h.name, err)
+	}
+	defer h.d.locked(func() { h.d.pool.put(y) })
+	return warmShapes(h.d, ms, func(m int) error { return t.gemmOn(bh, h.x, h.w, y, m, h.n, h.k, h.ab, h.c) })
 }
 
 // Release returns the held buffers to the device's pool.

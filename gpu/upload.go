@@ -26,15 +26,21 @@ const (
 // cuMemcpyHtoD waits for every kernel queued before it, which left the GPU
 // idle between the runs of concurrent checks.
 //
-// The ring is cut into chunks filled in turn. Bytes handed out are never
-// written again until the copies that read them have run: when the ring
-// leaves a chunk it records the chunk's event after that chunk's copies,
-// and before it writes the chunk again it waits for that event (by then
-// long past, unless uploads outrun the device by the whole ring). Owned by
-// the call running on the device (do).
+// The ring is cut into chunks filled in turn, each pinned when the ring
+// first reaches it: pinning costs about 0.5 ms a MiB on the host, so a
+// scan whose uploads are small pins one chunk, not the whole ring (the
+// whole ring, pinned at the first upload, took 47 to 76 ms of a cuBLAS
+// scan's first draw on an H100). Bytes handed out are never written again
+// until the copies that read them have run: when the ring leaves a chunk
+// it records the chunk's event after that chunk's copies, and before it
+// writes the chunk again it waits for that event (by then long past,
+// unless uploads outrun the device by the whole ring). Owned by the call
+// running on the device (do).
 type uploadRing struct {
-	mem      []byte // page-locked, uploadChunks*uploadChunk bytes; nil until first used
+	mem      [uploadChunks][]byte // page-locked, uploadChunk bytes each; nil until the ring first reaches it
 	ev       [uploadChunks]cu.Event
+	made     bool               // the events were made (with the first chunk)
+	failed   bool               // a chunk could not be pinned: uploads are synchronous from then on
 	recorded [uploadChunks]bool // ev[i] was recorded when the ring left chunk i
 	cur, off int                // the chunk being filled and its next free byte
 	waits    int                // waits for a chunk's event (tests read it)
@@ -45,27 +51,11 @@ type uploadRing struct {
 // the lane's, which the copies from the ring go to: a chunk's event is
 // recorded there.
 func (r *uploadRing) take(n int, stream cu.Stream) ([]byte, error) {
-	if n > uploadChunk {
+	if n > uploadChunk || r.failed {
 		return nil, nil
 	}
-	if r.mem == nil {
-		p, err := allocPinned(uploadChunks * uploadChunk)
-		if err != nil {
-			return nil, nil // fall back to synchronous uploads
-		}
-		for i := range r.ev {
-			if r.ev[i], err = cu.MakeEvent(cu.DisableTiming); err != nil {
-				for j := range i {
-					cu.DestroyEvent(&r.ev[j])
-				}
-				freePinned(p)
-				return nil, fmt.Errorf("gpu: create an upload event: %w", err)
-			}
-		}
-		r.mem = p
-	}
 	n = (n + 15) &^ 15 // keep every upload 16-byte aligned
-	if r.off+n > uploadChunk {
+	if r.mem[r.cur] != nil && r.off+n > uploadChunk {
 		if err := r.ev[r.cur].Record(stream); err != nil {
 			return nil, fmt.Errorf("gpu: record an upload event: %w", err)
 		}
@@ -79,19 +69,56 @@ func (r *uploadRing) take(n int, stream cu.Stream) ([]byte, error) {
 			r.recorded[r.cur] = false
 		}
 	}
-	at := r.cur*uploadChunk + r.off
+	if r.mem[r.cur] == nil {
+		if err := r.pin(); err != nil || r.failed {
+			return nil, err
+		}
+	}
+	at := r.off
 	r.off += n
-	return r.mem[at : at+n : at+n], nil
+	return r.mem[r.cur][at : at+n : at+n], nil
+}
+
+// pin pins the chunk the ring is at, making the ring's events with the
+// first; a chunk that cannot be pinned sets failed (uploads fall back to
+// synchronous copies).
+func (r *uploadRing) pin() error {
+	p, err := allocPinned(uploadChunk)
+	if err != nil {
+		r.failed = true
+		return nil
+	}
+	if !r.made {
+		for i := range r.ev {
+			if r.ev[i], err = cu.MakeEvent(cu.DisableTiming); err != nil {
+				for j := range i {
+					cu.DestroyEvent(&r.ev[j])
+				}
+				freePinned(p)
+				return fmt.Errorf("gpu: create an upload event: %w", err)
+			}
+		}
+		r.made = true
+	}
+	r.mem[r.cur] = p
+	return nil
 }
 
 // holds reports whether host lies in the ring.
 func (r *uploadRing) holds(host []byte) bool {
-	if len(r.mem) == 0 || len(host) == 0 {
+	if len(host) == 0 {
 		return false
 	}
 	p := uintptr(unsafe.Pointer(&host[0]))
-	lo := uintptr(unsafe.Pointer(&r.mem[0]))
-	return p >= lo && p < lo+uintptr(len(r.mem))
+	for _, c := range r.mem {
+		if len(c) > 0 {
+			lo := uintptr(unsafe.Pointer(&c[0]))
+			if p >= lo && p < lo+uintptr(len(c)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // stageUpload returns n bytes of host memory to fill with what toDevice

@@ -49,7 +49,7 @@ func (sc *scanner) refItems() int {
 }
 
 // draw scans every value on draw k and returns each value's class.
-func (sc *scanner) draw(ctx context.Context, k int) (cls []string, err error) {
+func (sc *scanner) draw(ctx context.Context, k int) ([]string, error) {
 	switch sc.s.Dim {
 	case spec.ScanKV:
 		return sc.drawKV(ctx, k)
@@ -65,12 +65,9 @@ func (sc *scanner) draw(ctx context.Context, k int) (cls []string, err error) {
 		sc.batch = b // addPower reads its rows when they are on the host
 	}
 	defer h.release()
-	wait := sc.warm(ctx, k, h)
-	defer func() {
-		if werr := wait(); werr != nil && err == nil {
-			cls, err = nil, werr
-		}
-	}()
+	if err := sc.warm(ctx, k, h); err != nil {
+		return nil, err
+	}
 	sc.res.Resident = h.resident()
 	n, kr := sc.refItems(), b.RowsPerItem()
 	sc.before(k, "items alone (1..%d)", n)
@@ -148,34 +145,22 @@ func (sc *scanner) draw(ctx context.Context, k int) (cls []string, err error) {
 	return st.cls, nil
 }
 
-// warm starts the target of h preparing, once, on the first draw of a
-// scan of the items dimension, for every batch size the draws run, in the
-// order the draw first runs them: 1 (the items alone), the reference
-// batch, then each value in turn (its step and, below the panel, its
-// further batches). The draw's batches run meanwhile, each size prepared
-// by whichever comes to it first: the preparation's threads or the
-// draw's own first batch of that size. The returned wait blocks until
-// the preparation is done and returns its error; the draw calls it
-// before its batch is released.
-func (sc *scanner) warm(ctx context.Context, k int, h held) (wait func() error) {
+// warm has the target of h prepare, once, on the first draw of a scan of
+// the items dimension, for every batch size the draws run: 1 (the items
+// alone), each value (its step and, below the panel, its further
+// batches) and the reference batch.
+func (sc *scanner) warm(ctx context.Context, k int, h held) error {
 	w, ok := h.(warmer)
 	if !ok || k > 0 || sc.s.Dim != spec.ScanItems {
-		return func() error { return nil }
-	}
-	sizes := []int{1, sc.refItems()}
-	for _, v := range sc.values {
-		if !slices.Contains(sizes[:2], v) {
-			sizes = append(sizes, v)
-		}
-	}
-	done := make(chan error, 1)
-	go func() { done <- w.warm(ctx, sizes) }()
-	return func() error {
-		if err := <-done; err != nil {
-			return fmt.Errorf("scan: draw %s, prepare the target for %d batch sizes: %w", sc.draws[k], len(sizes), err)
-		}
 		return nil
 	}
+	sizes := append([]int{1, sc.refItems()}, sc.values...)
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	if err := w.warm(ctx, sizes); err != nil {
+		return fmt.Errorf("scan: draw %s, prepare the target for %d batch sizes: %w", sc.draws[k], len(sizes), err)
+	}
+	return nil
 }
 
 // holdDraw makes draw k's largest batch and holds it where the target
