@@ -52,7 +52,8 @@ const (
 const CublasULPBound = 16
 
 // blasHandle is one cuBLAS handle per device, created on the device's
-// goroutine (its OS thread holds the CUDA context) and used only there.
+// goroutine (its OS thread holds the CUDA context) and used there, and by
+// warmShapes' threads before a held batch's first run.
 type blasHandle struct {
 	once    sync.Once
 	h       C.cublasHandle_t

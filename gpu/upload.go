@@ -31,12 +31,12 @@ const (
 // the whole ring: the whole ring, pinned at its first upload, took 47 to
 // 76 ms of a cuBLAS scan's first draw on an H100 (0.37 to 0.59 ms a MiB),
 // and the scan with chunks pinned as reached took 0.89 of the time (three
-// draws, medians of three alternated runs). Bytes handed out are never written again
-// until the copies that read them have run: when the ring leaves a chunk
-// it records the chunk's event after that chunk's copies, and before it
-// writes the chunk again it waits for that event (by then long past,
-// unless uploads outrun the device by the whole ring). Owned by the call
-// running on the device (do).
+// draws, medians of three alternated runs). Bytes handed out are never
+// written again until the copies that read them have run: when the ring
+// leaves a chunk it records the chunk's event after that chunk's copies,
+// and before it writes the chunk again it waits for that event (by then
+// long past, unless uploads outrun the device by the whole ring). Owned by
+// the call running on the device (do).
 type uploadRing struct {
 	mem      [uploadChunks][]byte // page-locked, uploadChunk bytes each; nil until the ring first reaches it
 	ev       [uploadChunks]cu.Event
