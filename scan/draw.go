@@ -189,7 +189,7 @@ func (sc *scanner) holdDraw(k int) (*target.Batch, held, error) {
 			}
 		}
 	}
-	if b == nil && pre != nil {
+	if b == nil {
 		b = pre
 	}
 	if b == nil {

@@ -31,6 +31,15 @@ import sys
 SCAN_LINE = re.compile(r"(\d+) row comparisons in (\d+) batches, ([^,]*), ([0-9.e+]+)s \(([0-9.e+]+) rows/s\)")
 
 
+def median_run(got, seconds):
+    """The run of got whose seconds(run) is the median (the lower of the
+    two middle ones for an even count); None when got is empty."""
+    if not got:
+        return None
+    mid = statistics.median_low([seconds(g) for g in got])
+    return next(g for g in got if seconds(g) == mid)
+
+
 class Dir:
     def __init__(self, path):
         self.path = path
@@ -64,9 +73,8 @@ class Dir:
         """The JSON object of name; the median run's (by its "seconds")
         when name ran several times."""
         got = [g for g in (self.json_one(n) for n in self.runs(name)) if g is not None]
-        if len(got) > 1 and all(isinstance(g, dict) and "seconds" in g for g in got):
-            mid = statistics.median_low([g["seconds"] for g in got])
-            return next(g for g in got if g["seconds"] == mid)
+        if all(isinstance(g, dict) and "seconds" in g for g in got):
+            return median_run(got, lambda g: g["seconds"])
         return got[0] if got else None
 
     def json_one(self, name):
@@ -86,11 +94,7 @@ class Dir:
     def scan(self, name):
         """(seconds, comparisons, batches, where, rows/s, verdict) of a scan
         log, or None; the median run's when name ran several times."""
-        got = [r for r in (self.scan_one(n) for n in self.runs(name)) if r]
-        if len(got) > 1:
-            mid = statistics.median_low([r[0] for r in got])
-            return next(r for r in got if r[0] == mid)
-        return got[0] if got else None
+        return median_run([r for r in (self.scan_one(n) for n in self.runs(name)) if r], lambda r: r[0])
 
     def scan_one(self, name):
         t = self.text(name)

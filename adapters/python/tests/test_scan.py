@@ -330,10 +330,6 @@ class TorchScanTest(unittest.TestCase):
             self.assertEqual(int(t["digests"][1][r, 0]) % (1 << 64), digest_ref(y[r]))
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 @unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
 class WarmTest(unittest.TestCase):
     """scan.warm runs the kit's kernels once on tiny tensors (here on the
@@ -351,3 +347,7 @@ class WarmTest(unittest.TestCase):
         self.assertEqual(scan.warm(cpu, False), 0)
         self.assertEqual(scan.warm(cpu, True), len(gen.DISTS) * len(gen.SMALLEST_NORMAL))
         self.assertTrue(torch.equal(gen.rows(7, 2, "heavy", 1.0, "bf16", keys, 16, device=cpu), before))
+
+
+if __name__ == "__main__":
+    unittest.main()
